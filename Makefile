@@ -1,0 +1,28 @@
+# logbook — the two set-up commands of the README are `make run` and `make test`.
+GO ?= go
+
+.PHONY: run test vet fmt-check fuzz-smoke bench
+
+# run drives runtime/session through a short agent turn and prints the log,
+# the surface and the derived messages (the main job until the CLI exists).
+run:
+	$(GO) run ./examples/agent-turn
+
+# test runs every test with the race detector.
+test:
+	$(GO) test -race -count=1 ./...
+
+vet:
+	$(GO) vet ./...
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$')); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+# fuzz-smoke runs every fuzz target for FUZZTIME (default 20s).
+FUZZTIME ?= 20s
+fuzz-smoke:
+	@.ci/fuzz-smoke $(FUZZTIME)
+
+bench:
+	$(GO) test -run='^$$' -bench=. -benchmem ./...

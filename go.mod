@@ -1,0 +1,3 @@
+module github.com/seed-e5e476df/logbook
+
+go 1.26

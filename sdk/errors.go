@@ -1,0 +1,132 @@
+package sdk
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Code is a stable, UPPER_SNAKE error code. A Code is itself an error, so the
+// sentinels ErrXxx are plain codes and errors.Is(err, ErrXxx) matches any
+// *Error carrying that code anywhere in its chain.
+type Code string
+
+// Error returns the code itself.
+func (c Code) Error() string { return string(c) }
+
+// Error is the error type of every logbook component. Only Code is stable;
+// Detail names the broken rule and the offending values for humans.
+type Error struct {
+	Code      Code
+	Op        string // component or operation: "session", "restore", "fork", "jsonl", "flush", …
+	SessionID string // "" when not applicable
+	Seq       int64  // offending seq; -1 when not applicable
+	Index     int    // index in a seed, restore input or batch; -1 when not applicable
+	Detail    string // the broken rule and the offending values
+	Err       error  // wrapped cause
+}
+
+// Errorf builds an *Error with no session, seq or index, and a formatted detail.
+func Errorf(code Code, op, format string, args ...any) *Error {
+	return &Error{Code: code, Op: op, Seq: -1, Index: -1, Detail: fmt.Sprintf(format, args...)}
+}
+
+// Error renders `<op>: <CODE>: <detail>` plus ` (session "<id>", seq <n>)`
+// for the parts that are set, and `: <cause>` when a cause is wrapped.
+func (e *Error) Error() string {
+	var b strings.Builder
+	if e.Op != "" {
+		b.WriteString(e.Op)
+		b.WriteString(": ")
+	}
+	b.WriteString(string(e.Code))
+	if e.Detail != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Detail)
+	}
+	var where []string
+	if e.SessionID != "" {
+		where = append(where, "session "+strconv.Quote(e.SessionID))
+	}
+	if e.Seq >= 0 {
+		where = append(where, "seq "+strconv.FormatInt(e.Seq, 10))
+	}
+	if e.Index >= 0 {
+		where = append(where, "index "+strconv.Itoa(e.Index))
+	}
+	if len(where) > 0 {
+		b.WriteString(" (")
+		b.WriteString(strings.Join(where, ", "))
+		b.WriteString(")")
+	}
+	if e.Err != nil {
+		b.WriteString(": ")
+		b.WriteString(e.Err.Error())
+	}
+	return b.String()
+}
+
+// Is reports whether target is the same Code, or an *Error with the same Code.
+func (e *Error) Is(target error) bool {
+	switch t := target.(type) {
+	case Code:
+		return e.Code == t
+	case *Error:
+		return t != nil && e.Code == t.Code
+	}
+	return false
+}
+
+// Unwrap returns the wrapped cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// WithSeq returns a copy of e with Seq set.
+func (e *Error) WithSeq(seq int64) *Error {
+	c := *e
+	c.Seq = seq
+	return &c
+}
+
+// Wrap returns a new *Error with the given code and op that wraps cause,
+// keeping the cause's session, seq and index when it is an *Error.
+func Wrap(code Code, op string, index int, cause error) *Error {
+	w := &Error{Code: code, Op: op, Seq: -1, Index: index, Err: cause}
+	var inner *Error
+	if errors.As(cause, &inner) {
+		w.SessionID = inner.SessionID
+	}
+	return w
+}
+
+// CodeOf returns the outermost code in err's chain, or "" when there is none.
+// For a joined error it returns the first code found in depth-first order.
+func CodeOf(err error) Code {
+	for err != nil {
+		switch e := err.(type) {
+		case *Error:
+			return e.Code
+		case Code:
+			return e
+		case interface{ Unwrap() []error }:
+			for _, inner := range e.Unwrap() {
+				if c := CodeOf(inner); c != "" {
+					return c
+				}
+			}
+			return ""
+		}
+		err = errors.Unwrap(err)
+	}
+	return ""
+}
+
+// Retryable reports whether err's outermost code is one a caller may retry:
+// IO_ERROR, BACKEND_BUSY or PLUGIN_UNAVAILABLE.
+func Retryable(err error) bool {
+	switch CodeOf(err) {
+	case CodeIOError, CodeBackendBusy, CodePluginUnavailable:
+		return true
+	}
+	return false
+}
