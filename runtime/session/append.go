@@ -1,0 +1,218 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/jsonv"
+)
+
+// AppendInput is one event to append (SPEC §2.4).
+type AppendInput struct {
+	Type            string
+	Data            json.RawMessage // exactly one of Data / Value
+	Value           any             // marshalled once with encoding/json; the bytes are then validated
+	SurfaceOp       *SurfaceOp      // nil = absent
+	SourceEventSeqs []sdk.Seq       // nil = absent; non-nil and empty = present and empty
+	Ignorable       bool
+}
+
+// Append validates in and commits it as the next event (SPEC §6.2). A
+// rejected input returns an *sdk.Error and changes nothing: no seq is
+// consumed and no state, snapshot or feed moves.
+func (s *Session) Append(ctx context.Context, in AppendInput) (Event, error) {
+	if err := s.writable(); err != nil {
+		return Event{}, err
+	}
+	s.appendMu.Lock()
+	defer s.appendMu.Unlock()
+	if err := s.writable(); err != nil {
+		return Event{}, err
+	}
+	if bp := s.opts.Backpressure; bp != nil {
+		if err := bp(ctx); err != nil {
+			return Event{}, err
+		}
+	}
+	if err := s.projectionRemoved(s.pub.Load()); err != nil {
+		return Event{}, err
+	}
+	seq := sdk.Seq(s.Len())
+	r, err := s.prepare(in, seq)
+	if err != nil {
+		return Event{}, s.writeError(err, seq)
+	}
+	pl, err := s.plan(ctx, r)
+	if err != nil {
+		return Event{}, s.writeError(err, seq)
+	}
+	if len(s.opts.Relational) > 0 {
+		events := s.Events()
+		for _, v := range s.opts.Relational {
+			if err := v.CheckAppend(events, Event{r}); err != nil {
+				return Event{}, s.writeError(err, seq)
+			}
+		}
+	}
+	s.stateMu.Lock()
+	s.commit(r, pl)
+	s.publish()
+	s.stateMu.Unlock()
+	ev := Event{r}
+	if cb := s.opts.OnCommit; cb != nil {
+		cb([]Event{ev})
+	}
+	return ev, nil
+}
+
+// AppendPluginRecord appends a plugin record plugin:<owner>/<record>
+// (SPEC §19.3); it always sets ignorable.
+func (s *Session) AppendPluginRecord(ctx context.Context, owner, record string, data json.RawMessage) (Event, error) {
+	return s.Append(ctx, AppendInput{Type: PluginRecordPrefix + owner + "/" + record, Data: data, Ignorable: true})
+}
+
+// writable runs steps A1–A3.
+func (s *Session) writable() error {
+	if s.closed.Load() {
+		return &sdk.Error{Code: sdk.CodeSessionClosed, Op: "session", SessionID: s.id, Seq: -1, Index: -1, Detail: "the session was released; open it again to append"}
+	}
+	if s.readOnly {
+		return &sdk.Error{Code: sdk.CodeSessionReadOnly, Op: "session", SessionID: s.id, Seq: -1, Index: -1, Detail: "an inspect view is read-only; open the session to append"}
+	}
+	if cause := s.Fenced(); cause != nil {
+		return &sdk.Error{Code: sdk.CodeSessionFenced, Op: "session", SessionID: s.id, Seq: -1, Index: -1, Detail: "a final persistence failure fenced the session", Err: cause}
+	}
+	return nil
+}
+
+// prepare runs steps A5–A9 and returns the record to plan.
+func (s *Session) prepare(in AppendInput, seq sdk.Seq) (*record, error) {
+	cls, err := s.appendClass(in.Type, in.Ignorable)
+	if err != nil {
+		return nil, err
+	}
+	// A6: the data bytes.
+	data := []byte(in.Data)
+	switch {
+	case in.Data != nil && in.Value != nil, in.Data == nil && in.Value == nil:
+		return nil, sdk.Errorf(sdk.CodePayloadInvalid, "session", "exactly one of Data and Value must be set (type %q)", in.Type)
+	case in.Value != nil:
+		b, err := json.Marshal(in.Value)
+		if err != nil {
+			return nil, &sdk.Error{Code: sdk.CodeJSONSyntax, Op: "session", Seq: -1, Index: -1, Detail: "Value does not marshal to JSON", Err: err}
+		}
+		data = b
+	}
+	if max := 2 * s.opts.MaxEventBytes; len(data) > max {
+		return nil, sdk.Errorf(sdk.CodeEventTooLarge, "session", "data of type %q is %d bytes; the raw input cap is %d (2 × MaxEventBytes)", in.Type, len(data), max)
+	}
+	meta := surfaceMeta{}
+	if in.SurfaceOp != nil {
+		meta.opPresent, meta.opOK, meta.op = true, true, *in.SurfaceOp
+	}
+	if in.SourceEventSeqs != nil {
+		meta.srcPresent, meta.srcOK, meta.sources = true, true, append([]sdk.Seq{}, in.SourceEventSeqs...)
+	}
+	r, err := buildEnvelope(seq, s.opts.Clock.NowMillis(), in.Type, data, &meta, in.Ignorable, jsonv.DefaultMaxDepth)
+	if err != nil {
+		return nil, err
+	}
+	// A7: surface metadata within the Seq domain.
+	if op := meta.op; meta.opPresent && op.Replace && (!inSeqDomain(op.StartSeq) || !inSeqDomain(op.EndSeq)) {
+		return nil, sdk.Errorf(sdk.CodeSurfaceOpInvalid, "session", "surfaceOp replace endpoints must be in 0 … 2^53−1; got startSeq %d, endSeq %d", op.StartSeq, op.EndSeq)
+	}
+	for _, src := range meta.sources {
+		if !inSeqDomain(src) {
+			return nil, sdk.Errorf(sdk.CodeSourcesInvalid, "session", "sourceEventSeqs element %d is outside 0 … 2^53−1", src)
+		}
+	}
+	// A8: time within its domain and the size cap.
+	if t := r.time; t < 0 || t > sdk.MaxSeq {
+		return nil, sdk.Errorf(sdk.CodeInvalidSeq, "session", "clock time %d is outside 0 … 2^53−1", t)
+	}
+	if len(r.env) > s.opts.MaxEventBytes {
+		return nil, sdk.Errorf(sdk.CodeEventTooLarge, "session", "canonical envelope of type %q is %d bytes; MaxEventBytes is %d", in.Type, len(r.env), s.opts.MaxEventBytes)
+	}
+	r.cls = cls
+	// A9: event-local validation.
+	if err := s.checkLocal(r); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func inSeqDomain(s sdk.Seq) bool { return s >= 0 && s <= sdk.MaxSeq }
+
+// appendClass runs step A5: the type grammar, reservation, class and
+// ignorable rules of SPEC §4.4 (append side).
+func (s *Session) appendClass(typ string, ignorable bool) (class, error) {
+	if !validTypeName(typ) {
+		return 0, sdk.Errorf(sdk.CodeEventTypeInvalid, "session", "type %s does not match ^[a-z][a-z0-9-]*(?:[/:][a-z0-9][a-z0-9._-]*)+$ within 128 bytes", strconv.Quote(typ))
+	}
+	if c, ok := coreClass(typ); ok {
+		if c == classX {
+			return 0, sdk.Errorf(sdk.CodeEventTypeReserved, "session", "type %q is written only by the store", typ)
+		}
+		if ignorable {
+			return 0, sdk.Errorf(sdk.CodeIgnorableNotAllowed, "session", "core type %q must not be ignorable", typ)
+		}
+		return c, nil
+	}
+	if decl, ok := s.opts.PluginTypes[typ]; ok {
+		if ignorable && !decl {
+			return 0, sdk.Errorf(sdk.CodeIgnorableNotAllowed, "session", "plugin type %q is declared not ignorable", typ)
+		}
+		if !ignorable && decl {
+			return 0, sdk.Errorf(sdk.CodeIgnorableRequired, "session", "plugin type %q is declared ignorable", typ)
+		}
+		return classP, nil
+	}
+	if strings.HasPrefix(typ, ProjectionPrefix) {
+		owner, name, ok := splitOwned(typ, ProjectionPrefix)
+		if !ok || !validPluginName(owner) || name == "" {
+			return 0, sdk.Errorf(sdk.CodeEventTypeInvalid, "session", "projection type %q must be projection:<owner>/<name>", typ)
+		}
+		if _, found := s.lookupProjection(typ); !found {
+			return 0, projectionRequired(typ, owner)
+		}
+		if ignorable {
+			return 0, sdk.Errorf(sdk.CodeIgnorableNotAllowed, "session", "projection type %q must not be ignorable", typ)
+		}
+		return classJ, nil
+	}
+	if strings.HasPrefix(typ, PluginRecordPrefix) {
+		owner, record, ok := splitOwned(typ, PluginRecordPrefix)
+		if !ok || !validPluginName(owner) || !validRecordName(record) {
+			return 0, sdk.Errorf(sdk.CodeEventTypeInvalid, "session", "plugin record type %q must be plugin:<owner>/<record> with owner [a-z0-9][a-z0-9._-]{0,63} and record [a-z0-9][a-z0-9._/-]*", typ)
+		}
+		if !ignorable {
+			return 0, sdk.Errorf(sdk.CodeIgnorableRequired, "session", "plugin record %q must be ignorable", typ)
+		}
+		return classR, nil
+	}
+	if !ignorable {
+		return 0, sdk.Errorf(sdk.CodeUnknownEventType, "session", "type %q is not known to this build; only ignorable events of unknown types may be appended", typ)
+	}
+	return classU, nil
+}
+
+// checkLocal runs the event-local validation of SPEC §6.4.
+func (s *Session) checkLocal(r *record) error {
+	switch r.cls {
+	case classS, classB, classL, classX:
+		if err := checkPayload(r.typ, r.data, s.folds.header != nil); err != nil {
+			return err
+		}
+	case classJ:
+		if err := checkProjectionTargets(r.data, r.seq); err != nil {
+			return err
+		}
+	}
+	if r.cls == classS {
+		r.msg, r.yields = recordedMessage(r)
+	}
+	return nil
+}

@@ -1,0 +1,334 @@
+package session
+
+import (
+	"strconv"
+
+	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/jsonv"
+)
+
+// SurfaceOp is an event's surface operation (SPEC §2.3). Replace=false means
+// "append"; Replace=true replaces the current span StartSeq..EndSeq (inclusive,
+// in surface order) with the event.
+type SurfaceOp struct {
+	Replace  bool
+	StartSeq sdk.Seq
+	EndSeq   sdk.Seq
+}
+
+// Event is one accepted, immutable event. It is a small handle to a record
+// that nobody can change: byte accessors return copies and DataView offers
+// only read methods. The zero Event is not an event; IsZero reports it.
+type Event struct{ r *record }
+
+// record is the immutable body of an Event. Every field is written before the
+// record is published and never again.
+type record struct {
+	env       []byte // canonical envelope; never handed out without a copy
+	seq       sdk.Seq
+	time      int64
+	typ       string
+	ignorable bool
+	data      jsonv.Value // spans are offsets into env
+	meta      surfaceMeta
+	cls       class
+	msg       *msgRec // recorded message of a surface event; nil when it has none (§7.2)
+	yields    bool    // msg is a model message (non-empty content where §7.2 asks)
+}
+
+// surfaceMeta is an event's surface metadata: interpreted when well-formed,
+// raw (for class U, and for the surface pipeline's shape checks) when read
+// from an envelope.
+type surfaceMeta struct {
+	opPresent  bool
+	opRaw      jsonv.Value // invalid on the append path
+	opOK       bool        // op holds the interpreted value
+	op         SurfaceOp
+	srcPresent bool
+	srcRaw     jsonv.Value
+	srcOK      bool
+	sources    []sdk.Seq
+}
+
+// IsZero reports whether e is the zero Event.
+func (e Event) IsZero() bool { return e.r == nil }
+
+// Seq returns the event's position in its log.
+func (e Event) Seq() sdk.Seq { return e.r.seq }
+
+// Time returns the event's epoch-millisecond time from the session clock.
+func (e Event) Time() int64 { return e.r.time }
+
+// Type returns the event type.
+func (e Event) Type() string { return e.r.typ }
+
+// Ignorable reports whether the envelope carries "ignorable": true.
+func (e Event) Ignorable() bool { return e.r.ignorable }
+
+// SurfaceOp returns the interpreted surface operation; ok is false when the
+// event has none, or (class U only) when it is not a well-formed one.
+func (e Event) SurfaceOp() (op SurfaceOp, ok bool) {
+	return e.r.meta.op, e.r.meta.opOK
+}
+
+// Data returns a fresh copy of the canonical data bytes.
+func (e Event) Data() []byte { return e.r.data.Bytes() }
+
+// DataView returns a read-only view of the parsed data.
+func (e Event) DataView() jsonv.Value { return e.r.data }
+
+// SourceEventSeqs returns a fresh copy of the sources; nil when absent (or,
+// for class U, not a well-formed list).
+func (e Event) SourceEventSeqs() []sdk.Seq {
+	if !e.r.meta.srcOK {
+		return nil
+	}
+	return append([]sdk.Seq{}, e.r.meta.sources...)
+}
+
+// Envelope returns a fresh copy of the canonical envelope (SPEC §2.2).
+func (e Event) Envelope() []byte { return append([]byte(nil), e.r.env...) }
+
+// AppendEnvelope appends the canonical envelope to dst.
+func (e Event) AppendEnvelope(dst []byte) []byte { return append(dst, e.r.env...) }
+
+// EnvelopeLen returns the size of the canonical envelope in bytes.
+func (e Event) EnvelopeLen() int { return len(e.r.env) }
+
+// buildEnvelope renders the canonical envelope around data (rules A6, A8):
+// data is validated by the lossless-JSON pass while it is copied into the
+// envelope buffer, so the bytes are scanned exactly once.
+func buildEnvelope(seq sdk.Seq, time int64, typ string, data []byte, meta *surfaceMeta, ignorable bool, maxDepth int) (*record, error) {
+	size := 48 + len(typ) + len(data) + 64 + 20*len(meta.sources)
+	buf := make([]byte, 0, size)
+	buf = append(buf, `{"seq":`...)
+	buf = strconv.AppendInt(buf, int64(seq), 10)
+	buf = append(buf, `,"time":`...)
+	buf = strconv.AppendInt(buf, time, 10)
+	buf = append(buf, `,"type":`...)
+	buf = jsonv.AppendString(buf, typ)
+	buf = append(buf, `,"data":`...)
+	buf, doc, err := jsonv.AppendParse(buf, data, jsonv.Options{MaxDepth: jsonv.DefaultMaxDepth})
+	if err != nil {
+		return nil, err
+	}
+	buf = appendMeta(buf, meta)
+	if ignorable {
+		buf = append(buf, `,"ignorable":true`...)
+	}
+	buf = append(buf, '}')
+	return &record{env: buf[:len(buf):len(buf)], seq: seq, time: time, typ: typ, ignorable: ignorable, data: doc.Root(), meta: *meta}, nil
+}
+
+// appendMeta renders surfaceOp and sourceEventSeqs in canonical form.
+func appendMeta(buf []byte, meta *surfaceMeta) []byte {
+	if meta.opPresent {
+		if meta.opOK {
+			buf = append(buf, `,"surfaceOp":`...)
+			buf = appendSurfaceOp(buf, meta.op)
+		} else {
+			buf = append(buf, `,"surfaceOp":`...)
+			buf = meta.opRaw.AppendRaw(buf)
+		}
+	}
+	if meta.srcPresent {
+		buf = append(buf, `,"sourceEventSeqs":`...)
+		if meta.srcOK {
+			buf = appendSeqs(buf, meta.sources)
+		} else {
+			buf = meta.srcRaw.AppendRaw(buf)
+		}
+	}
+	return buf
+}
+
+func appendSurfaceOp(buf []byte, op SurfaceOp) []byte {
+	if !op.Replace {
+		return append(buf, `"append"`...)
+	}
+	buf = append(buf, `{"op":"replace","startSeq":`...)
+	buf = strconv.AppendInt(buf, int64(op.StartSeq), 10)
+	buf = append(buf, `,"endSeq":`...)
+	buf = strconv.AppendInt(buf, int64(op.EndSeq), 10)
+	return append(buf, '}')
+}
+
+func appendSeqs(buf []byte, seqs []sdk.Seq) []byte {
+	buf = append(buf, '[')
+	for i, s := range seqs {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = strconv.AppendInt(buf, int64(s), 10)
+	}
+	return append(buf, ']')
+}
+
+// envelopeMembers is the canonical member order of SPEC §2.2.
+var envelopeMembers = [...]string{"seq", "time", "type", "data", "surfaceOp", "sourceEventSeqs", "ignorable"}
+
+// ParseEnvelope reads one stored envelope (SPEC §2.2, §3): the whole envelope
+// is checked by the lossless-JSON rules, its members by the envelope rules
+// (ENVELOPE_INVALID naming the member). The returned Event has not been
+// through the class, payload or surface rules; Restore runs those. The
+// bytes are copied; the Event never aliases b.
+func ParseEnvelope(b []byte, maxEventBytes int) (Event, error) {
+	r, err := parseEnvelope(b, maxEventBytes)
+	if err != nil {
+		return Event{}, err
+	}
+	return Event{r}, nil
+}
+
+func parseEnvelope(b []byte, maxEventBytes int) (*record, error) {
+	if maxEventBytes <= 0 {
+		maxEventBytes = DefaultMaxEventBytes
+	}
+	if len(b) > 2*maxEventBytes {
+		return nil, sdk.Errorf(sdk.CodeEventTooLarge, "restore", "envelope is %d bytes; the raw input cap is %d (2 × MaxEventBytes)", len(b), 2*maxEventBytes)
+	}
+	doc, err := jsonv.Parse(b, jsonv.Options{MaxDepth: jsonv.DefaultMaxDepth + 1})
+	if err != nil {
+		return nil, err
+	}
+	root := doc.Root()
+	if root.Kind() != jsonv.Object {
+		return nil, envelopeError("", "the envelope must be a JSON object")
+	}
+	var vals [len(envelopeMembers)]jsonv.Value
+	ordered, last := true, -1
+	for k, v := range root.Members() {
+		idx := -1
+		for i, name := range envelopeMembers {
+			if k.StrEqual(name) {
+				idx = i
+				break
+			}
+		}
+		if idx < 0 {
+			name, _ := k.Str()
+			return nil, envelopeError(name, "unknown envelope member "+strconv.Quote(name))
+		}
+		if idx < last {
+			ordered = false
+		}
+		last = idx
+		vals[idx] = v
+	}
+	for _, i := range [...]int{0, 1, 2, 3} {
+		if !vals[i].Exists() {
+			return nil, envelopeError(envelopeMembers[i], "required member "+strconv.Quote(envelopeMembers[i])+" is missing")
+		}
+	}
+	seq, ok := seqValue(vals[0])
+	if !ok {
+		return nil, envelopeError("seq", "seq must be an integer-form number in 0 … 2^53−1; got "+string(vals[0].Bytes()))
+	}
+	tm, ok := seqValue(vals[1])
+	if !ok {
+		return nil, envelopeError("time", "time must be an integer-form number in 0 … 2^53−1; got "+string(vals[1].Bytes()))
+	}
+	typ, ok := vals[2].Str()
+	if !ok {
+		return nil, envelopeError("type", "type must be a string; got "+string(vals[2].Bytes()))
+	}
+	ignorable := false
+	if vals[6].Exists() {
+		if b, ok := vals[6].Bool(); !ok || !b {
+			return nil, envelopeError("ignorable", "ignorable must be the literal true when present; got "+string(vals[6].Bytes()))
+		}
+		ignorable = true
+	}
+	meta := surfaceMeta{
+		opPresent: vals[4].Exists(), opRaw: vals[4],
+		srcPresent: vals[5].Exists(), srcRaw: vals[5],
+	}
+	meta.op, meta.opOK = interpretSurfaceOp(vals[4])
+	meta.sources, meta.srcOK = interpretSources(vals[5])
+	if !ordered {
+		// Rebuild in canonical member order, then read the rebuilt bytes so
+		// every span points into the envelope the record keeps.
+		buf := make([]byte, 0, len(b))
+		buf = append(buf, `{"seq":`...)
+		buf = strconv.AppendInt(buf, int64(seq), 10)
+		buf = append(buf, `,"time":`...)
+		buf = strconv.AppendInt(buf, int64(tm), 10)
+		buf = append(buf, `,"type":`...)
+		buf = jsonv.AppendString(buf, typ)
+		buf = append(buf, `,"data":`...)
+		buf = vals[3].AppendRaw(buf)
+		buf = appendMeta(buf, &meta)
+		if ignorable {
+			buf = append(buf, `,"ignorable":true`...)
+		}
+		buf = append(buf, '}')
+		return parseEnvelope(buf, maxEventBytes)
+	}
+	env := canonicalBytes(doc)
+	if len(env) > maxEventBytes {
+		return nil, sdk.Errorf(sdk.CodeEventTooLarge, "restore", "canonical envelope of type %q is %d bytes; MaxEventBytes is %d", typ, len(env), maxEventBytes)
+	}
+	return &record{env: env, seq: sdk.Seq(seq), time: int64(tm), typ: typ, ignorable: ignorable, data: vals[3], meta: meta}, nil
+}
+
+// canonicalBytes returns the document's canonical buffer as a clipped view.
+func canonicalBytes(doc *jsonv.Doc) []byte {
+	_, end := doc.Root().Span()
+	return doc.Buffer()[:end:end]
+}
+
+func envelopeError(member, detail string) error {
+	e := sdk.Errorf(sdk.CodeEnvelopeInvalid, "restore", "%s", detail)
+	if member != "" {
+		e.Detail = "member " + strconv.Quote(member) + ": " + detail
+	}
+	return e
+}
+
+// seqValue reads an integer-form number in the Seq domain.
+func seqValue(v jsonv.Value) (sdk.Seq, bool) {
+	if v.Kind() != jsonv.Number || !v.IsIntegerForm() {
+		return 0, false
+	}
+	n, ok := v.Int()
+	if !ok || n < 0 || n > sdk.MaxSeq {
+		return 0, false
+	}
+	return sdk.Seq(n), true
+}
+
+// interpretSurfaceOp reads "append" or {"op":"replace","startSeq":…,"endSeq":…}
+// with exactly those members and Seq endpoints (rule S2e).
+func interpretSurfaceOp(v jsonv.Value) (SurfaceOp, bool) {
+	switch v.Kind() {
+	case jsonv.String:
+		return SurfaceOp{}, v.StrEqual("append")
+	case jsonv.Object:
+		if v.Len() != 3 || !v.Get("op").StrEqual("replace") {
+			return SurfaceOp{}, false
+		}
+		start, ok1 := seqValue(v.Get("startSeq"))
+		end, ok2 := seqValue(v.Get("endSeq"))
+		if !ok1 || !ok2 {
+			return SurfaceOp{}, false
+		}
+		return SurfaceOp{Replace: true, StartSeq: start, EndSeq: end}, true
+	}
+	return SurfaceOp{}, false
+}
+
+// interpretSources reads an array of Seqs (rule S4b).
+func interpretSources(v jsonv.Value) ([]sdk.Seq, bool) {
+	if v.Kind() != jsonv.Array {
+		return nil, false
+	}
+	out := make([]sdk.Seq, 0, v.Len())
+	for _, el := range v.Elements() {
+		s, ok := seqValue(el)
+		if !ok {
+			return nil, false
+		}
+		out = append(out, s)
+	}
+	return out, true
+}

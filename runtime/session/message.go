@@ -1,0 +1,88 @@
+package session
+
+import (
+	"encoding/json"
+
+	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/jsonv"
+)
+
+// msgRec is one model message: the recorded message of a surface event, or a
+// message a projection decided for a node. Immutable once built.
+type msgRec struct {
+	seq  sdk.Seq     // the node it belongs to
+	typ  string      // the node's event type
+	val  jsonv.Value // the message object
+	json []byte      // its canonical bytes (clipped view, never written)
+}
+
+func newMsgRec(seq sdk.Seq, typ string, buf []byte, val jsonv.Value) *msgRec {
+	start, end := val.Span()
+	return &msgRec{seq: seq, typ: typ, val: val, json: buf[start:end:end]}
+}
+
+// MessageView is a read-only view of one derived model message.
+type MessageView struct{ m *msgRec }
+
+// IsZero reports whether v is the zero MessageView (no message).
+func (v MessageView) IsZero() bool { return v.m == nil }
+
+// ID returns the message id.
+func (v MessageView) ID() string { s, _ := v.m.val.Get("id").Str(); return s }
+
+// Role returns the message role.
+func (v MessageView) Role() string { s, _ := v.m.val.Get("role").Str(); return s }
+
+// NodeSeq returns the seq of the surface node the message belongs to.
+func (v MessageView) NodeSeq() sdk.Seq { return v.m.seq }
+
+// JSON returns a fresh copy of the message's canonical JSON.
+func (v MessageView) JSON() []byte { return append([]byte(nil), v.m.json...) }
+
+// View returns a read-only view of the parsed message.
+func (v MessageView) View() jsonv.Value { return v.m.val }
+
+// Decode unmarshals the message into v with encoding/json.
+func (v MessageView) Decode(dst any) error { return json.Unmarshal(v.m.json, dst) }
+
+// recordedMessage computes the message an event records (SPEC §7.2, without
+// projections) and whether it yields a model message: user/message → its
+// data; system, developer and assistant messages → data.message, yielding
+// nothing when content is empty; tool/result → data.message (even if empty).
+func recordedMessage(r *record) (m *msgRec, yields bool) {
+	var val jsonv.Value
+	switch r.typ {
+	case TypeUserMessage:
+		val = r.data
+	case TypeSystemMessage, TypeDeveloperMessage, TypeAssistantMessage, TypeToolResult:
+		val = r.data.Get("message")
+	default:
+		return nil, false
+	}
+	if val.Kind() != jsonv.Object {
+		return nil, false
+	}
+	m = newMsgRec(r.seq, r.typ, r.env, val)
+	switch r.typ {
+	case TypeSystemMessage, TypeDeveloperMessage, TypeAssistantMessage:
+		return m, val.Get("content").Len() > 0
+	}
+	return m, true
+}
+
+// MessageOf returns the model message of a node (SPEC §7.2): projected[seq]
+// when present, else the message the event records; ok is false when the
+// node yields none. Detached readers pass Fold's Projected.
+func MessageOf(e Event, projected map[sdk.Seq]MessageView) (MessageView, bool) {
+	if p, ok := projected[e.r.seq]; ok {
+		return p, true
+	}
+	if e.r.msg != nil && e.r.yields {
+		return MessageView{e.r.msg}, true
+	}
+	m, yields := recordedMessage(e.r)
+	if !yields {
+		return MessageView{}, false
+	}
+	return MessageView{m}, true
+}

@@ -1,0 +1,248 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"strconv"
+
+	"github.com/seed-e5e476df/logbook/sdk"
+)
+
+// Source says where restored events come from; it decides how a failure is
+// reported (SPEC §6.5).
+type Source uint8
+
+const (
+	// FromStorage: failures are CORRUPT_LOG wrapping the rule's error.
+	FromStorage Source = iota
+	// FromSeed: a caller's seed; failures are SEED_INVALID wrapping it.
+	FromSeed
+)
+
+// RestoreOptions tune Restore.
+type RestoreOptions struct {
+	Source Source
+	// ReadOnly builds an inspect view that refuses appends.
+	ReadOnly bool
+	// PendingRepair counts trailing events that exist only in memory.
+	PendingRepair int
+}
+
+// Restore rebuilds a session from stored envelopes through the restore
+// pipeline (SPEC §6.5): envelope, lossless JSON, S1, class rules, event-local
+// validation, S2–S7, then the lineage rules of SPEC §10.3 against
+// opts.Header. Format refusals (FORMAT_*, PROJECTION_REQUIRED) are returned
+// unwrapped; other failures are CORRUPT_LOG or SEED_INVALID (per ro.Source)
+// wrapping the rule's error, with Index = the event's position.
+// FirstLiveSeq of the result is its length.
+func Restore(ctx context.Context, opts Options, ro RestoreOptions, envelopes [][]byte) (*Session, error) {
+	s, err := newSession(opts, 0)
+	if err != nil {
+		return nil, err
+	}
+	for i, b := range envelopes {
+		r, err := parseEnvelope(b, s.opts.MaxEventBytes)
+		if err != nil {
+			return nil, s.restoreError(ro.Source, i, sdk.Seq(i), err)
+		}
+		if err := s.restoreOne(ctx, r, sdk.Seq(i)); err != nil {
+			return nil, s.restoreError(ro.Source, i, sdk.Seq(i), err)
+		}
+	}
+	return s.finishRestore(ro)
+}
+
+// RestoreEvents is Restore over events that were already parsed (a seed, a
+// fork prefix, a stored log plus its closers). The events are re-validated;
+// the Event values are shared, never changed.
+func RestoreEvents(ctx context.Context, opts Options, ro RestoreOptions, events []Event) (*Session, error) {
+	s, err := newSession(opts, 0)
+	if err != nil {
+		return nil, err
+	}
+	for i, e := range events {
+		if err := s.restoreOne(ctx, e.r, sdk.Seq(i)); err != nil {
+			return nil, s.restoreError(ro.Source, i, sdk.Seq(i), err)
+		}
+	}
+	return s.finishRestore(ro)
+}
+
+func (s *Session) finishRestore(ro RestoreOptions) (*Session, error) {
+	if err := s.checkLineage(); err != nil {
+		code := sdk.CodeCorruptLog
+		if ro.Source == FromSeed {
+			code = sdk.CodeSeedInvalid
+		}
+		w := sdk.Wrap(code, "restore", -1, err)
+		w.SessionID = s.id
+		return nil, w
+	}
+	s.readOnly = ro.ReadOnly
+	s.pendingRepair = ro.PendingRepair
+	s.firstLive = s.Len()
+	s.publish()
+	return s, nil
+}
+
+// checkLineage runs the lineage rules of SPEC §10.3.
+func (s *Session) checkLineage() error {
+	h := s.opts.Header
+	inherited := s.folds.inherited
+	switch {
+	case h.IsSeeded && inherited < 0:
+		return sdk.Errorf(sdk.CodeSeedInvalid, "restore", "the header says isSeeded but the log has no {inherited: true} session/end-seed")
+	case !h.IsSeeded && inherited >= 0:
+		return sdk.Errorf(sdk.CodeSeedInvalid, "restore", "the log has an {inherited: true} session/end-seed at seq %d but the header is not seeded", inherited)
+	case h.IsSeeded && h.InheritedEventCount != inherited:
+		return sdk.Errorf(sdk.CodeSeedInvalid, "restore", "header inheritedEventCount %d differs from the seq %d of the last inherited marker", h.InheritedEventCount, inherited)
+	}
+	return nil
+}
+
+// restoreOne runs the restore steps for one parsed event and commits it.
+func (s *Session) restoreOne(ctx context.Context, src *record, expected sdk.Seq) error {
+	if src.seq != expected { // S1
+		return sdk.Errorf(sdk.CodeSeqNotContiguous, "restore", "event seq %d is not the expected next seq %d", src.seq, expected)
+	}
+	r := *src // the validation fields below are written to a private copy
+	cls, err := s.restoreClass(r.typ, r.ignorable)
+	if err != nil {
+		return err
+	}
+	r.cls = cls
+	if err := s.checkLocal(&r); err != nil {
+		if !(s.surf.base > 0 && errors.Is(err, sdk.CodeHeaderReasonInvalid)) {
+			return err
+		}
+		// A window cannot tell whether a header precedes it.
+	}
+	pl, err := s.plan(ctx, &r)
+	if err != nil {
+		return err
+	}
+	s.stateMu.Lock()
+	s.commit(&r, pl)
+	s.stateMu.Unlock()
+	return nil
+}
+
+// restoreClass runs the class rules of SPEC §4.4, restore side.
+func (s *Session) restoreClass(typ string, ignorable bool) (class, error) {
+	if !validTypeName(typ) {
+		return 0, sdk.Errorf(sdk.CodeEventTypeInvalid, "restore", "type %q does not match the type grammar", typ)
+	}
+	known := classU
+	if c, ok := coreClass(typ); ok {
+		known = c
+	} else if decl, ok := s.opts.PluginTypes[typ]; ok {
+		if ignorable != decl {
+			code := sdk.CodeIgnorableNotAllowed
+			if decl {
+				code = sdk.CodeIgnorableRequired
+			}
+			return 0, sdk.Errorf(code, "restore", "plugin type %q is declared with ignorable=%v", typ, decl)
+		}
+		return classP, nil
+	} else if owner, _, ok := splitOwned(typ, ProjectionPrefix); ok {
+		if _, found := s.lookupProjection(typ); !found {
+			return 0, projectionRequired(typ, owner)
+		}
+		known = classJ
+	} else if owner, _, ok := splitOwned(typ, PluginRecordPrefix); ok && ignorable && s.opts.Plugins[owner] {
+		return classR, nil
+	}
+	if known == classU {
+		if !ignorable {
+			return 0, sdk.Errorf(sdk.CodeFormatUnknownEventType, "restore", "type %q is not ignorable and unknown to this build: written by a newer build or by a plugin that is not loaded", typ)
+		}
+		return classU, nil
+	}
+	if ignorable {
+		return 0, sdk.Errorf(sdk.CodeIgnorableNotAllowed, "restore", "type %q must not be ignorable", typ)
+	}
+	return known, nil
+}
+
+// restoreError wraps a rule's error per SPEC §6.5.
+func (s *Session) restoreError(src Source, index int, seq sdk.Seq, err error) error {
+	switch sdk.CodeOf(err) {
+	case sdk.CodeFormatTooNew, sdk.CodeFormatUnsupported, sdk.CodeFormatUnknownEventType, sdk.CodeFormatMigrationRefused, sdk.CodeProjectionRequired:
+		if e, ok := err.(*sdk.Error); ok {
+			c := *e
+			c.SessionID, c.Seq, c.Index = s.id, int64(seq), index
+			return &c
+		}
+		return err
+	}
+	code := sdk.CodeCorruptLog
+	if src == FromSeed {
+		code = sdk.CodeSeedInvalid
+	}
+	w := sdk.Wrap(code, "restore", index, err)
+	w.SessionID, w.Seq = s.id, int64(seq)
+	w.Detail = "event " + strconv.Itoa(index) + " breaks " + string(sdk.CodeOf(err))
+	return w
+}
+
+// SurfaceFold is the result of folding a log from scratch (SPEC §7.1).
+type SurfaceFold struct {
+	Nodes        []sdk.Seq
+	Replacements []Replacement
+	Projected    map[sdk.Seq]MessageView
+}
+
+// Fold replays events (contiguous from seq 0) with the given projection
+// definitions and returns the surface, the replacements and the projected
+// messages. It runs the restore steps and returns the first rule's error
+// unwrapped, with Index set.
+func Fold(ctx context.Context, events []Event, defs Projections) (SurfaceFold, error) {
+	w := NewSurface(0, defs)
+	for _, e := range events {
+		if err := w.Apply(ctx, e); err != nil {
+			return SurfaceFold{}, err
+		}
+	}
+	return w.Fold(), nil
+}
+
+// Window folds a window of a log starting at a base seq (SPEC §7.1): a
+// replacement reaching before the window fails with REPLACE_START_NOT_FOUND
+// or REPLACE_END_NOT_FOUND. Not safe for concurrent use.
+type Window struct{ s *Session }
+
+// NewSurface returns an empty window whose first event has seq base.
+func NewSurface(base sdk.Seq, defs Projections) *Window {
+	s, err := newSession(Options{Projections: defs}, base)
+	if err != nil {
+		panic(err) // the zero options are always valid
+	}
+	return &Window{s}
+}
+
+// Apply folds the next event of the window.
+func (w *Window) Apply(ctx context.Context, e Event) error {
+	index := int(w.s.Len() - sdk.Offset(w.s.surf.base))
+	if err := w.s.restoreOne(ctx, e.r, sdk.Seq(w.s.Len())); err != nil {
+		if se, ok := err.(*sdk.Error); ok {
+			c := *se
+			c.Index, c.Seq = index, int64(e.r.seq)
+			return &c
+		}
+		return err
+	}
+	return nil
+}
+
+// Fold returns the window's current fold.
+func (w *Window) Fold() SurfaceFold {
+	s := w.s
+	f := SurfaceFold{Nodes: s.surf.appendNodes(nil), Replacements: append([]Replacement{}, s.replacements...)}
+	if len(s.projected) > 0 {
+		f.Projected = make(map[sdk.Seq]MessageView, len(s.projected))
+		for seq, m := range s.projected {
+			f.Projected[seq] = MessageView{m}
+		}
+	}
+	return f
+}

@@ -1,0 +1,149 @@
+package session
+
+import "strings"
+
+// class is an event type's class (SPEC §4.1).
+type class uint8
+
+const (
+	classU class = iota // unknown to this build: retained verbatim
+	classS              // surface event
+	classB              // execution boundary
+	classL              // core log-only fact
+	classX              // reserved, written only by the store
+	classP              // log-only type declared by a loaded plugin
+	classJ              // message projection
+	classR              // plugin record
+)
+
+func (c class) String() string {
+	return [...]string{"U", "S", "B", "L", "X", "P", "J", "R"}[c]
+}
+
+// The core event types of format version 1 (SPEC §4.2).
+const (
+	TypeTurnStart         = "turn/start"
+	TypeTurnEnd           = "turn/end"
+	TypeStepStart         = "step/start"
+	TypeStepEnd           = "step/end"
+	TypeSystemMessage     = "system/message"
+	TypeDeveloperMessage  = "developer/message"
+	TypeUserMessage       = "user/message"
+	TypeAssistantMessage  = "assistant/message"
+	TypeAssistantAttempt  = "assistant/attempt"
+	TypeToolCall          = "tool/call"
+	TypeToolResult        = "tool/result"
+	TypeTodoWrite         = "todo/write"
+	TypeRequestHeader     = "request/header"
+	TypeRequestContext    = "request/context"
+	TypeSessionEndSeed    = "session/end-seed"
+	TypeSessionRecovered  = "session/recovered"
+	TypeCompactionStart   = "compaction/start"
+	TypeCompactionSummary = "compaction/summary"
+	TypeCompactionEnd     = "compaction/end"
+	TypeCompactionPrune   = "compaction/prune"
+)
+
+// Prefixes of the plugin-owned type families (SPEC §19).
+const (
+	ProjectionPrefix   = "projection:"
+	PluginRecordPrefix = "plugin:"
+)
+
+// Tool-error codes stored in tool/result event data (not Go errors).
+const (
+	ToolNotStarted         = "TOOL_NOT_STARTED"
+	ToolOutcomeUnknown     = "TOOL_OUTCOME_UNKNOWN"
+	AbortedBeforeDispatch  = "ABORTED_BEFORE_DISPATCH"
+	toolNotStartedName     = "ToolNotStartedError"
+	toolOutcomeUnknownName = "ToolOutcomeUnknownError"
+)
+
+func coreClass(typ string) (class, bool) {
+	switch typ {
+	case TypeSystemMessage, TypeDeveloperMessage, TypeUserMessage, TypeAssistantMessage, TypeToolResult:
+		return classS, true
+	case TypeTurnStart, TypeTurnEnd, TypeStepStart, TypeStepEnd:
+		return classB, true
+	case TypeAssistantAttempt, TypeToolCall, TypeTodoWrite, TypeRequestHeader, TypeRequestContext,
+		TypeCompactionStart, TypeCompactionSummary, TypeCompactionEnd, TypeCompactionPrune:
+		return classL, true
+	case TypeSessionEndSeed, TypeSessionRecovered:
+		return classX, true
+	}
+	return classU, false
+}
+
+// IsCoreType reports whether typ is one of the core types of format version 1.
+func IsCoreType(typ string) bool {
+	_, ok := coreClass(typ)
+	return ok
+}
+
+// validTypeName checks the type grammar of SPEC §4.1:
+// 1–128 bytes matching ^[a-z][a-z0-9-]*(?:[/:][a-z0-9][a-z0-9._-]*)+$.
+func validTypeName(t string) bool {
+	if len(t) == 0 || len(t) > 128 || !isLower(t[0]) {
+		return false
+	}
+	i := 1
+	for i < len(t) && (isLower(t[i]) || isDigit(t[i]) || t[i] == '-') {
+		i++
+	}
+	segments := 0
+	for i < len(t) {
+		if t[i] != '/' && t[i] != ':' {
+			return false
+		}
+		i++
+		if i >= len(t) || !(isLower(t[i]) || isDigit(t[i])) {
+			return false
+		}
+		i++
+		for i < len(t) && (isLower(t[i]) || isDigit(t[i]) || t[i] == '.' || t[i] == '_' || t[i] == '-') {
+			i++
+		}
+		segments++
+	}
+	return segments > 0
+}
+
+// validPluginName checks [a-z0-9][a-z0-9._-]{0,63} (SPEC §1.3).
+func validPluginName(n string) bool {
+	if len(n) == 0 || len(n) > 64 || !(isLower(n[0]) || isDigit(n[0])) {
+		return false
+	}
+	for i := 1; i < len(n); i++ {
+		c := n[i]
+		if !(isLower(c) || isDigit(c) || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// validRecordName checks [a-z0-9][a-z0-9._/-]* (SPEC §19.3).
+func validRecordName(n string) bool {
+	if len(n) == 0 || !(isLower(n[0]) || isDigit(n[0])) {
+		return false
+	}
+	for i := 1; i < len(n); i++ {
+		c := n[i]
+		if !(isLower(c) || isDigit(c) || c == '.' || c == '_' || c == '-' || c == '/') {
+			return false
+		}
+	}
+	return true
+}
+
+// splitOwned splits "prefix<owner>/<rest>" into owner and rest.
+func splitOwned(typ, prefix string) (owner, rest string, ok bool) {
+	if !strings.HasPrefix(typ, prefix) {
+		return "", "", false
+	}
+	owner, rest, ok = strings.Cut(typ[len(prefix):], "/")
+	return owner, rest, ok
+}
+
+func isLower(c byte) bool { return c >= 'a' && c <= 'z' }
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }

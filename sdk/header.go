@@ -1,0 +1,41 @@
+package sdk
+
+import (
+	"strconv"
+	"unicode/utf8"
+)
+
+// FormatVersion is the logbook on-disk format version this build writes and
+// reads (SPEC §15).
+const FormatVersion = 1
+
+// Header is a session's identity and lineage (SPEC §11.1), fixed at creation.
+type Header struct {
+	FormatVersion       int
+	ID                  string
+	CreatedAt           int64  // epoch ms
+	CWD                 string // "" or absolute
+	ParentSession       string
+	Origin              string // "" or "subagent"
+	DelegationDepth     int64  // ≥ 0
+	AgentPreset         string
+	IsSeeded            bool
+	InheritedEventCount int64 // meaningful only when IsSeeded
+}
+
+// ValidateSessionID checks SPEC §11.1: 1–80 bytes of valid UTF-8 without
+// U+0000–U+001F or U+007F. It returns an INVALID_SESSION_ID *Error.
+func ValidateSessionID(id string) error {
+	if len(id) == 0 || len(id) > 80 {
+		return Errorf(CodeInvalidSessionID, "session", "session id must be 1–80 bytes; got %d bytes", len(id))
+	}
+	if !utf8.ValidString(id) {
+		return Errorf(CodeInvalidSessionID, "session", "session id %s is not valid UTF-8", strconv.Quote(id))
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; c < 0x20 || c == 0x7f {
+			return Errorf(CodeInvalidSessionID, "session", "session id %s has control byte 0x%02x at %d", strconv.Quote(id), c, i)
+		}
+	}
+	return nil
+}

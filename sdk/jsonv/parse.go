@@ -1,0 +1,231 @@
+package jsonv
+
+import (
+	"slices"
+
+	"github.com/seed-e5e476df/logbook/sdk"
+)
+
+// Parse validates src against rules J2–J9 of SPEC §3.1 in one pass and returns
+// the document. The canonical encoding (SPEC §3.2) goes to a fresh buffer;
+// the Doc never aliases src. Errors are *sdk.Error with Op "json" and a
+// JSON_* code; the first violation in document order wins. (The one
+// exception: an input of 4 GiB or more, beyond anything SPEC J1 admits, is
+// refused with EVENT_TOO_LARGE.)
+func Parse(src []byte, opt Options) (*Doc, error) {
+	_, d, err := parse(nil, src, opt)
+	return d, err
+}
+
+// AppendParse is Parse writing the canonical encoding to dst[len(dst):]. The
+// canonical encoding is never longer than src, so when cap(dst)-len(dst) ≥
+// len(src) no reallocation happens and the caller may keep appending to the
+// returned buffer within its capacity: the Doc keeps referring to the same
+// backing array, and spans (Value.Span) are offsets into it.
+//
+// On error buf is dst (same length), though bytes of dst's spare capacity
+// may have been overwritten.
+func AppendParse(dst, src []byte, opt Options) (buf []byte, doc *Doc, err error) {
+	return parse(dst, src, opt)
+}
+
+// parse is the scanner: one loop over src, no recursion. Scalars are
+// scanned by helpers; containers push a tape node whose next field links to
+// the enclosing open container until it is closed.
+func parse(dst, src []byte, opt Options) ([]byte, *Doc, error) {
+	maxDepth := opt.MaxDepth
+	if maxDepth <= 0 {
+		maxDepth = DefaultMaxDepth
+	}
+	base, n := len(dst), len(src)
+	if uint64(base)+uint64(n) > maxBuf {
+		return dst, nil, sdk.Errorf(sdk.CodeEventTooLarge, op,
+			"input of %d bytes after %d buffered bytes exceeds the %d-byte limit of jsonv offsets", n, base, uint64(maxBuf))
+	}
+	out := dst
+	if cap(out)-base < n {
+		out = slices.Grow(dst, n)
+	}
+	out = out[:base+n]
+	tape := make([]node, 0, n/32+4)
+
+	var keys keySets // hash sets of member names of large open objects
+	w, i := base, 0
+	cur := noParent // innermost open container
+	curObj := false // tape[cur] is an object
+	depth := 0
+	needKey := false // a member name comes next
+
+	for {
+		if i < n && src[i] <= ' ' {
+			i = skipWS(src, i)
+		}
+		if needKey {
+			needKey = false
+			if i >= n || src[i] != '"' {
+				return dst, nil, syntaxErr(src, i, "expecting a member name")
+			}
+			ks := w
+			ni, nw, esc, err := scanString(src, i+1, out, w)
+			if err != nil {
+				return dst, nil, err
+			}
+			k := uint32(len(tape))
+			tape = append(tape, node{start: uint32(ks), end: uint32(nw), next: k + 1, meta: uint32(String) | esc})
+			tape[cur].addChild()
+			if keys.duplicate(tape, out, cur, k) {
+				return dst, nil, duplicateErr(tape, out, cur, k, i)
+			}
+			i, w = ni, nw
+			if i < n && src[i] <= ' ' {
+				i = skipWS(src, i)
+			}
+			if i >= n || src[i] != ':' {
+				return dst, nil, syntaxErr(src, i, "expecting ':' after a member name")
+			}
+			out[w] = ':'
+			w++
+			i++
+			if i < n && src[i] <= ' ' {
+				i = skipWS(src, i)
+			}
+		}
+		if i >= n {
+			return dst, nil, syntaxErr(src, i, "expecting a value")
+		}
+		if cur != noParent && !curObj {
+			tape[cur].addChild()
+		}
+		switch c := src[i]; c {
+		case '"':
+			ni, nw, esc, err := scanString(src, i+1, out, w)
+			if err != nil {
+				return dst, nil, err
+			}
+			k := uint32(len(tape))
+			tape = append(tape, node{start: uint32(w), end: uint32(nw), next: k + 1, meta: uint32(String) | esc})
+			i, w = ni, nw
+		case '{', '[':
+			if depth >= maxDepth {
+				return dst, nil, sdk.Errorf(sdk.CodeJSONTooDeep, op,
+					"nesting deeper than %d at JSON pointer %s (byte offset %d)",
+					maxDepth, quotePointer(pointerOf(tape, out, cur, true)), i)
+			}
+			depth++
+			kind := Array
+			if c == '{' {
+				kind = Object
+			}
+			tape = append(tape, node{start: uint32(w), next: cur, meta: uint32(kind)})
+			cur = uint32(len(tape) - 1)
+			curObj = c == '{'
+			out[w] = c
+			w++
+			i++
+			if i < n && src[i] <= ' ' {
+				i = skipWS(src, i)
+			}
+			if i >= n || src[i] != c+2 { // '{'+2 == '}', '['+2 == ']'
+				needKey = curObj
+				continue
+			}
+			// Empty container: close it here and go on after it.
+			out[w] = c + 2
+			w++
+			i++
+			t := &tape[cur]
+			t.end = uint32(w)
+			cur, t.next = t.next, uint32(len(tape))
+			depth--
+			curObj = cur != noParent && tape[cur].kind() == Object
+		case 't', 'f', 'n':
+			lit, meta := "null", uint32(Null)
+			if c == 't' {
+				lit, meta = "true", uint32(Bool)|flagTrue
+			} else if c == 'f' {
+				lit, meta = "false", uint32(Bool)
+			}
+			if n-i < len(lit) || string(src[i:i+len(lit)]) != lit {
+				return dst, nil, literalErr(src, i, lit)
+			}
+			k := uint32(len(tape))
+			tape = append(tape, node{start: uint32(w), end: uint32(w + len(lit)), next: k + 1, meta: meta})
+			w += copy(out[w:], lit)
+			i += len(lit)
+		default:
+			if c != '-' && c-'0' > 9 {
+				return dst, nil, syntaxErr(src, i, "expecting a value")
+			}
+			end, flags, rule, bad := scanNumber(src, i)
+			if bad >= 0 {
+				return dst, nil, numberSyntaxErr(src, i, bad)
+			}
+			if rule != "" {
+				return dst, nil, numberRuleErr(rule, src[i:end], pointerOf(tape, out, cur, true), i)
+			}
+			k := uint32(len(tape))
+			nw := w + copy(out[w:], src[i:end])
+			tape = append(tape, node{start: uint32(w), end: uint32(nw), next: k + 1, meta: uint32(Number) | flags})
+			i, w = end, nw
+		}
+
+		// A value is complete: close containers, or find the next value.
+		for {
+			if i < n && src[i] <= ' ' {
+				i = skipWS(src, i)
+			}
+			if cur == noParent {
+				if i < n {
+					return dst, nil, trailingErr(src, i)
+				}
+				buf := out[:w]
+				return buf, &Doc{buf: buf, tape: tape}, nil
+			}
+			if i >= n {
+				if curObj {
+					return dst, nil, syntaxErr(src, i, "expecting ',' or '}'")
+				}
+				return dst, nil, syntaxErr(src, i, "expecting ',' or ']'")
+			}
+			c := src[i]
+			if c == ',' {
+				out[w] = ','
+				w++
+				i++
+				needKey = curObj
+				break
+			}
+			if curObj && c == '}' || !curObj && c == ']' {
+				out[w] = c
+				w++
+				i++
+				if curObj {
+					keys.closed(cur)
+				}
+				t := &tape[cur]
+				t.end = uint32(w)
+				cur, t.next = t.next, uint32(len(tape))
+				depth--
+				curObj = cur != noParent && tape[cur].kind() == Object
+				continue
+			}
+			if curObj {
+				return dst, nil, syntaxErr(src, i, "expecting ',' or '}'")
+			}
+			return dst, nil, syntaxErr(src, i, "expecting ',' or ']'")
+		}
+	}
+}
+
+// skipWS returns the index of the first byte at or after i that is not
+// JSON whitespace.
+func skipWS(src []byte, i int) int {
+	for ; i < len(src); i++ {
+		switch src[i] {
+		case ' ', '\t', '\n', '\r':
+		default:
+			return i
+		}
+	}
+	return i
+}

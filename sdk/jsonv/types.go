@@ -1,0 +1,82 @@
+package jsonv
+
+// Kind is the JSON type of a Value.
+type Kind uint8
+
+// The kinds. Invalid is the zero Value (an absent member or element).
+const (
+	Invalid Kind = iota
+	Null
+	Bool
+	Number
+	String
+	Array
+	Object
+)
+
+// DefaultMaxDepth is MaxJSONDepth of SPEC §1.5 (rule J6).
+const DefaultMaxDepth = 512
+
+// Options tunes Parse.
+type Options struct {
+	// MaxDepth is the deepest allowed nesting; the outermost container is
+	// depth 1. 0 (or any value below 1) means DefaultMaxDepth.
+	MaxDepth int
+}
+
+// Doc is one parsed, validated JSON value and its canonical encoding. A Doc is
+// immutable and safe for concurrent reads.
+type Doc struct {
+	buf  []byte // canonical encoding; for AppendParse, the caller's prefix too
+	tape []node // one node per value, document order
+}
+
+// Root returns the document's value.
+func (d *Doc) Root() Value {
+	if d == nil || len(d.tape) == 0 {
+		return Value{}
+	}
+	return Value{d: d, i: 0}
+}
+
+// node is one value on the tape. See the package doc, section Layout.
+type node struct {
+	start uint32 // canonical encoding is buf[start:end]
+	end   uint32
+	// next is the tape index just past this value's subtree. While a
+	// container is being parsed it holds the index of the enclosing open
+	// container instead (noParent at the top), which is the parse stack.
+	next uint32
+	// meta is kind (bits 0–2) | flags (bits 3–7) | count << countShift,
+	// count being the number of elements or members of a container,
+	// saturating at countMax.
+	meta uint32
+}
+
+const (
+	kindMask   = 7
+	flagTrue   = 1 << 3 // Bool: true
+	flagEsc    = 1 << 4 // String: the canonical encoding contains a backslash
+	flagInt    = 1 << 5 // Number: integer form (no '.', no exponent)
+	countShift = 8
+	countMax   = 1<<(32-countShift) - 1
+	countOne   = 1 << countShift
+
+	noParent = ^uint32(0)
+	// maxBuf bounds len(dst)+len(src) so that every offset and tape index
+	// fits a uint32 and stays below noParent.
+	maxBuf = 1<<32 - 2
+)
+
+func (n *node) kind() Kind { return Kind(n.meta & kindMask) }
+
+// count returns the container's element or member count, or countMax when
+// it saturated.
+func (n *node) count() int { return int(n.meta >> countShift) }
+
+// addChild counts one more element or member, saturating at countMax.
+func (n *node) addChild() {
+	if n.meta>>countShift < countMax {
+		n.meta += countOne
+	}
+}
