@@ -24,10 +24,10 @@ const (
 // plan is the validated effect of one event, computed without mutating.
 type plan struct {
 	kind     planKind
-	shadowed []sdk.Seq         // replace: the span, in surface order
-	project  []*msgRec         // project: decided messages
-	projType string            // project: the definition's type
-	projID   string            // project: the definition's identity
+	shadowed []sdk.Seq // replace: the span, in surface order
+	project  []*msgRec // project: decided messages
+	projType string    // project: the definition's type
+	projID   string    // project: the definition's identity
 }
 
 // plan runs the surface pipeline S2–S7 (S1 is the caller's) for r.

@@ -93,10 +93,10 @@ type Session struct {
 	appendMu sync.Mutex // serializes appends: held from A4 to A12
 	stateMu  sync.Mutex // guards the mutable structures below during commit and lazy snapshot rebuilds
 
-	readOnly     bool
-	closed       atomic.Bool
-	fenced       atomic.Pointer[error]
-	firstLive    sdk.Offset
+	readOnly      bool
+	closed        atomic.Bool
+	fenced        atomic.Pointer[error]
+	firstLive     sdk.Offset
 	pendingRepair int
 
 	// Written only by the appender (under appendMu, and stateMu while
@@ -155,7 +155,9 @@ func (s *Session) ID() string { return s.id }
 func (s *Session) Header() sdk.Header { return s.opts.Header }
 
 // Len returns the number of events in the log.
-func (s *Session) Len() sdk.Offset { return sdk.Offset(len(s.pub.Load().records)) + sdk.Offset(s.surf.base) }
+func (s *Session) Len() sdk.Offset {
+	return sdk.Offset(len(s.pub.Load().records)) + sdk.Offset(s.surf.base)
+}
 
 // FirstLiveSeq returns the log length after the events written by the
 // operation that built the session (restore, seed, repair), which are not
