@@ -40,7 +40,7 @@ func (s *Session) Append(ctx context.Context, in AppendInput) (Event, error) {
 	if err := s.projectionRemoved(s.pub.Load()); err != nil {
 		return Event{}, err
 	}
-	seq := sdk.Seq(s.Len())
+	seq := s.nextSeq()
 	r, err := s.prepare(in, seq)
 	if err != nil {
 		return Event{}, s.writeError(err, seq)
@@ -212,7 +212,7 @@ func (s *Session) checkLocal(r *record) error {
 		}
 	}
 	if r.cls == classS {
-		r.msg, r.yields = recordedMessage(r)
+		r.msg, r.yields = recordedMessage(r, &r.msgBody)
 	}
 	return nil
 }

@@ -32,7 +32,8 @@ type record struct {
 	data      jsonv.Value // spans are offsets into env
 	meta      surfaceMeta
 	cls       class
-	msg       *msgRec // recorded message of a surface event; nil when it has none (§7.2)
+	msg       *msgRec // recorded message of a surface event; nil when it has none (§7.2); points at msgBody
+	msgBody   msgRec
 	yields    bool    // msg is a model message (non-empty content where §7.2 asks)
 }
 
@@ -228,7 +229,7 @@ func parseEnvelope(b []byte, maxEventBytes int) (*record, error) {
 	if !ok {
 		return nil, envelopeError("time", "time must be an integer-form number in 0 … 2^53−1; got "+string(vals[1].Bytes()))
 	}
-	typ, ok := vals[2].Str()
+	typ, ok := typeString(vals[2])
 	if !ok {
 		return nil, envelopeError("type", "type must be a string; got "+string(vals[2].Bytes()))
 	}
@@ -269,6 +270,17 @@ func parseEnvelope(b []byte, maxEventBytes int) (*record, error) {
 		return nil, sdk.Errorf(sdk.CodeEventTooLarge, "restore", "canonical envelope of type %q is %d bytes; MaxEventBytes is %d", typ, len(env), maxEventBytes)
 	}
 	return &record{env: env, seq: sdk.Seq(seq), time: int64(tm), typ: typ, ignorable: ignorable, data: vals[3], meta: meta}, nil
+}
+
+// typeString reads the type member, reusing the constant for core types so
+// the common case does not allocate.
+func typeString(v jsonv.Value) (string, bool) {
+	for _, t := range coreTypes {
+		if v.StrEqual(t) {
+			return t, true
+		}
+	}
+	return v.Str()
 }
 
 // canonicalBytes returns the document's canonical buffer as a clipped view.

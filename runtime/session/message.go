@@ -45,11 +45,11 @@ func (v MessageView) View() jsonv.Value { return v.m.val }
 // Decode unmarshals the message into v with encoding/json.
 func (v MessageView) Decode(dst any) error { return json.Unmarshal(v.m.json, dst) }
 
-// recordedMessage computes the message an event records (SPEC §7.2, without
+// recordedMessage computes, into *into, the message an event records (SPEC §7.2, without
 // projections) and whether it yields a model message: user/message → its
 // data; system, developer and assistant messages → data.message, yielding
 // nothing when content is empty; tool/result → data.message (even if empty).
-func recordedMessage(r *record) (m *msgRec, yields bool) {
+func recordedMessage(r *record, into *msgRec) (m *msgRec, yields bool) {
 	var val jsonv.Value
 	switch r.typ {
 	case TypeUserMessage:
@@ -62,7 +62,9 @@ func recordedMessage(r *record) (m *msgRec, yields bool) {
 	if val.Kind() != jsonv.Object {
 		return nil, false
 	}
-	m = newMsgRec(r.seq, r.typ, r.env, val)
+	start, end := val.Span()
+	*into = msgRec{seq: r.seq, typ: r.typ, val: val, json: r.env[start:end:end]}
+	m = into
 	switch r.typ {
 	case TypeSystemMessage, TypeDeveloperMessage, TypeAssistantMessage:
 		return m, val.Get("content").Len() > 0
@@ -80,7 +82,7 @@ func MessageOf(e Event, projected map[sdk.Seq]MessageView) (MessageView, bool) {
 	if e.r.msg != nil && e.r.yields {
 		return MessageView{e.r.msg}, true
 	}
-	m, yields := recordedMessage(e.r)
+	m, yields := recordedMessage(e.r, new(msgRec))
 	if !yields {
 		return MessageView{}, false
 	}

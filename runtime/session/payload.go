@@ -2,7 +2,6 @@ package session
 
 import (
 	"strconv"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/seed-e5e476df/logbook/sdk"
@@ -15,9 +14,17 @@ import (
 // the targets member of projection events (§19.1).
 //
 // The shapes are tables of members (name, required, rule); one walker checks
-// closed and open objects against them. Nothing is allocated on the valid path
-// beyond what jsonv itself does: JSON paths are linked frames on the stack and
-// are rendered to text only when an error is reported.
+// closed and open objects against them. The valid path allocates only a copy
+// of each image block's data (for the base64 check) and, past dupLinear tool
+// names or tool-call ids, a map: the JSON path is a fixed stack of segments
+// inside the checker, rendered to text only for an error, and strings are
+// compared on their canonical bytes without decoding them.
+//
+// Order: members in document order, then missing required members; for a
+// message the role comes first (MESSAGE_ROLE_MISMATCH), then its members,
+// source, toolCallId pairing and blocks; then the rules that need the whole
+// payload (headerSeq binding, error ⇒ isError). request/header follows the
+// precedence of §6.4.
 //
 // Decisions where SPEC is silent:
 //   - compactionId is a non-empty string; sourceCommandId any string.
@@ -40,7 +47,10 @@ import (
 //     text and plugin:* allowed, so a tool-addition there is TOOL_CHANGE_ROLE.
 //   - Shape errors of data, header (not an object, missing) are
 //     PAYLOAD_INVALID; a missing or non-object config is HEADER_INVALID; a
-//     non-Seq headerSeq is PAYLOAD_INVALID (binding errors are §8.3's).
+//     missing or non-string reason is HEADER_REASON_INVALID; a non-Seq
+//     headerSeq is PAYLOAD_INVALID (binding errors are §8.3's).
+//   - A missing or non-string message role is PAYLOAD_INVALID.
+//   - Projection details name "projection event" (the type is not passed).
 
 const pluginMemberPrefix = "plugin:"
 
@@ -212,8 +222,7 @@ func surfaceMsgOf(eventType string) *surfaceMsg {
 // for a type outside the core vocabulary. Errors have Op "session", Seq -1
 // and Index -1; the caller sets the seq.
 func checkPayload(typ string, data jsonv.Value, headerSeen bool) *sdk.Error {
-	c := pchecker{typ: typ, code: sdk.CodePayloadInvalid}
-	root := jpath{name: "data"}
+	c := newChecker(typ, "data")
 	var s pshape
 	switch typ {
 	case "turn/start":
@@ -225,12 +234,12 @@ func checkPayload(typ string, data jsonv.Value, headerSeen bool) *sdk.Error {
 	case "system/message":
 		s = shapeSystem
 	case "developer/message":
-		if err := c.object(&root, data, shapeDeveloper, false); err != nil {
+		if err := c.object(data, shapeDeveloper, false); err != nil {
 			return err
 		}
-		return c.headerSeqBinding(&root, data)
+		return c.headerSeqBinding(data)
 	case "user/message":
-		return c.message(&root, data)
+		return c.message(data)
 	case "assistant/message":
 		s = shapeAssistant
 	case "assistant/attempt":
@@ -238,14 +247,14 @@ func checkPayload(typ string, data jsonv.Value, headerSeen bool) *sdk.Error {
 	case "tool/call":
 		s = shapeToolCall
 	case "tool/result":
-		if err := c.object(&root, data, shapeToolResult, false); err != nil {
+		if err := c.object(data, shapeToolResult, false); err != nil {
 			return err
 		}
-		return c.errorNeedsIsError(&root, data)
+		return c.errorNeedsIsError(data)
 	case "todo/write":
 		s = shapeTodoWrite
 	case "request/header":
-		return checkHeader(data, headerSeen)
+		return c.header(data, headerSeen)
 	case "request/context":
 		s = shapeContext
 	case "session/end-seed":
@@ -263,7 +272,7 @@ func checkPayload(typ string, data jsonv.Value, headerSeen bool) *sdk.Error {
 	default:
 		return nil
 	}
-	return c.object(&root, data, s, false)
+	return c.object(data, s, false)
 }
 
 // checkMessage validates msg as the message of an event of type eventType
@@ -271,201 +280,253 @@ func checkPayload(typ string, data jsonv.Value, headerSeen bool) *sdk.Error {
 // message member of surface events and the messages returned by projection
 // plugins; paths in the detail start at "message".
 func checkMessage(eventType string, msg jsonv.Value) *sdk.Error {
-	c := pchecker{typ: eventType, code: sdk.CodePayloadInvalid}
-	root := jpath{name: "message"}
-	return c.message(&root, msg)
+	c := newChecker(eventType, "message")
+	return c.message(msg)
 }
 
 // checkProjectionTargets checks the §19.1 targets member of a projection
 // event's data: a non-empty array of distinct Seqs, each < seq. Other members
 // belong to the plugin. Violations are PAYLOAD_INVALID naming the element.
 func checkProjectionTargets(data jsonv.Value, seq sdk.Seq) *sdk.Error {
-	c := pchecker{typ: "projection event", code: sdk.CodePayloadInvalid}
-	root := jpath{name: "data"}
+	c := newChecker("projection event", "data")
 	if data.Kind() != jsonv.Object {
-		return c.bad(c.code, &root, data, "must be an object with targets")
+		return c.bad(c.code, data, "must be an object with targets")
 	}
-	tp := root.member("targets")
+	c.in("targets")
 	targets := data.Get("targets")
 	if targets.Kind() != jsonv.Array || targets.Len() == 0 {
-		return c.bad(c.code, &tp, targets, "must be a non-empty array of Seqs")
+		return c.bad(c.code, targets, "must be a non-empty array of Seqs")
 	}
-	var small [16]int64
-	seen := small[:0]
-	var big map[int64]struct{}
+	var seen intSet
 	for i, t := range targets.Elements() {
-		ep := tp.elem(i)
-		if err := c.value(&ep, t, rSeq); err != nil {
+		c.at(i)
+		if err := c.value(t, rSeq); err != nil {
 			return err
 		}
 		n, _ := t.Int()
 		if n >= int64(seq) {
-			return c.badf(c.code, &ep, "%d: must be less than the event's seq %d", n, seq)
+			return c.badf(c.code, "%d: must be less than the event's seq %d", n, seq)
 		}
-		if dupInt(&seen, &big, n) {
-			return c.badf(c.code, &ep, "%d: duplicate target", n)
+		if seen.add(n) {
+			return c.badf(c.code, "%d: duplicate target", n)
 		}
+		c.out()
 	}
 	return nil
 }
 
-// pchecker carries the event type (for details) and the code of shape errors.
+// maxPathDepth bounds the JSON paths of the shapes above (the deepest is
+// data.message.content[i].<member>, five segments).
+const maxPathDepth = 8
+
+// pchecker walks one value. It carries the event type and the code of shape
+// errors for details, and the JSON path of the value being checked as a
+// fixed stack of segments: in/at push, out pops, and the text is rendered only
+// when an error is reported. Error returns leave the path as it is.
 type pchecker struct {
 	typ  string
 	code sdk.Code
+	n    int
+	path [maxPathDepth]pathSeg
+}
+
+type pathSeg struct {
+	name  string // member name; "" for an array element
+	index int
+}
+
+func newChecker(typ, root string) pchecker {
+	c := pchecker{typ: typ, code: sdk.CodePayloadInvalid}
+	c.in(root)
+	return c
+}
+
+func (c *pchecker) in(name string) { c.path[c.n] = pathSeg{name: name}; c.n++ }
+func (c *pchecker) at(i int)       { c.path[c.n] = pathSeg{index: i}; c.n++ }
+func (c *pchecker) out()           { c.n-- }
+
+// where renders the current path, e.g. data.message.content[2].type.
+func (c *pchecker) where() string {
+	var b []byte
+	for i, s := range c.path[:c.n] {
+		switch {
+		case s.name == "":
+			b = append(b, '[')
+			b = strconv.AppendInt(b, int64(s.index), 10)
+			b = append(b, ']')
+		case i > 0:
+			b = append(b, '.')
+			fallthrough
+		default:
+			b = append(b, s.name...)
+		}
+	}
+	return string(b)
+}
+
+// bad reports v at the current path breaking rule; an absent v is reported
+// as missing.
+func (c *pchecker) bad(code sdk.Code, v jsonv.Value, rule string) *sdk.Error {
+	if !v.Exists() {
+		return sdk.Errorf(code, "session", "%s: %s: missing; %s", c.typ, c.where(), rule)
+	}
+	return sdk.Errorf(code, "session", "%s: %s = %s: %s", c.typ, c.where(), showValue(v), rule)
+}
+
+// badf reports a formatted rule at the current path.
+func (c *pchecker) badf(code sdk.Code, format string, args ...any) *sdk.Error {
+	e := sdk.Errorf(code, "session", format, args...)
+	e.Detail = c.typ + ": " + c.where() + ": " + e.Detail
+	return e
 }
 
 // object checks v against s: every listed member obeys its rule, required
 // members are present and, unless open, every other member is named plugin:*.
 // Members are checked in document order; missing ones after that.
-func (c *pchecker) object(p *jpath, v jsonv.Value, s pshape, open bool) *sdk.Error {
+func (c *pchecker) object(v jsonv.Value, s pshape, open bool) *sdk.Error {
 	if v.Kind() != jsonv.Object {
-		return c.bad(c.code, p, v, "must be an object")
+		return c.bad(c.code, v, "must be an object")
 	}
 	var seen uint32
 	for key, mv := range v.Members() {
 		i := s.find(key)
 		if i < 0 {
-			if open {
+			if open || hasPluginPrefix(key, 0) {
 				continue
 			}
 			name, _ := key.Str()
-			if strings.HasPrefix(name, pluginMemberPrefix) {
-				continue
-			}
-			mp := p.member(name)
-			return c.badf(c.code, &mp, "unknown member")
+			c.in(name)
+			return c.badf(c.code, "unknown member")
 		}
 		seen |= 1 << i
-		mp := p.member(s[i].name)
-		if err := c.value(&mp, mv, s[i].rule); err != nil {
+		c.in(s[i].name)
+		if err := c.value(mv, s[i].rule); err != nil {
 			return err
 		}
+		c.out()
 	}
 	for i := range s {
 		if s[i].req && seen&(1<<i) == 0 {
-			mp := p.member(s[i].name)
-			return c.badf(c.code, &mp, "missing")
+			c.in(s[i].name)
+			return c.badf(c.code, "missing")
 		}
 	}
 	return nil
 }
 
 // value checks one value against r.
-func (c *pchecker) value(p *jpath, v jsonv.Value, r prule) *sdk.Error {
+func (c *pchecker) value(v jsonv.Value, r prule) *sdk.Error {
 	switch r {
 	case rAny:
 		return nil
 	case rString:
 		if v.Kind() != jsonv.String {
-			return c.bad(c.code, p, v, "must be a string")
+			return c.bad(c.code, v, "must be a string")
 		}
 	case rNonEmpty:
 		if v.Kind() != jsonv.String || v.StrEqual("") {
-			return c.bad(c.code, p, v, "must be a non-empty string")
+			return c.bad(c.code, v, "must be a non-empty string")
 		}
 	case rNat:
-		if n, ok := intForm(v); !ok || n < 0 {
-			return c.bad(c.code, p, v, "must be a non-negative safe integer")
+		if n, ok := v.Int(); !ok || n < 0 {
+			return c.bad(c.code, v, "must be a non-negative safe integer")
 		}
 	case rSeq:
-		if n, ok := intForm(v); !ok || n < 0 || n > sdk.MaxSeq {
-			return c.bad(c.code, p, v, "must be a Seq (integer 0 … 2^53−1)")
+		if n, ok := v.Int(); !ok || n < 0 || n > sdk.MaxSeq {
+			return c.bad(c.code, v, "must be a Seq (integer 0 … 2^53−1)")
 		}
 	case rInt:
-		if _, ok := intForm(v); !ok {
-			return c.bad(c.code, p, v, "must be an integer")
+		if _, ok := v.Int(); !ok {
+			return c.bad(c.code, v, "must be an integer")
 		}
 	case rNatOrNull:
 		if v.Kind() == jsonv.Null {
 			return nil
 		}
-		if n, ok := intForm(v); !ok || n < 0 {
-			return c.bad(c.code, p, v, "must be a non-negative safe integer or null")
+		if n, ok := v.Int(); !ok || n < 0 {
+			return c.bad(c.code, v, "must be a non-negative safe integer or null")
 		}
 	case rTrue:
 		if b, ok := v.Bool(); !ok || !b {
-			return c.bad(c.code, p, v, "must be true when present")
+			return c.bad(c.code, v, "must be true when present")
 		}
 	case rBool:
 		if _, ok := v.Bool(); !ok {
-			return c.bad(c.code, p, v, "must be a boolean")
+			return c.bad(c.code, v, "must be a boolean")
 		}
 	case rNumber:
 		if v.Kind() != jsonv.Number {
-			return c.bad(c.code, p, v, "must be a number")
+			return c.bad(c.code, v, "must be a number")
 		}
 	case rObject:
 		if v.Kind() != jsonv.Object {
-			return c.bad(c.code, p, v, "must be an object")
+			return c.bad(c.code, v, "must be an object")
 		}
 	case rArray:
 		if v.Kind() != jsonv.Array {
-			return c.bad(c.code, p, v, "must be an array")
+			return c.bad(c.code, v, "must be an array")
 		}
-	case rSeqs:
+	case rSeqs, rStop:
+		if r == rStop && v.Kind() == jsonv.String {
+			return nil
+		}
 		if v.Kind() != jsonv.Array {
-			return c.bad(c.code, p, v, "must be an array of Seqs")
+			if r == rStop {
+				return c.bad(c.code, v, "must be a string or an array of strings")
+			}
+			return c.bad(c.code, v, "must be an array of Seqs")
+		}
+		elem := rSeq
+		if r == rStop {
+			elem = rString
 		}
 		for i, e := range v.Elements() {
-			ep := p.elem(i)
-			if err := c.value(&ep, e, rSeq); err != nil {
+			c.at(i)
+			if err := c.value(e, elem); err != nil {
 				return err
 			}
+			c.out()
 		}
 	case rMsgID:
-		s, ok := v.Str()
-		if !ok || s == "" || len(s) > 256 {
-			return c.bad(c.code, p, v, "must be a non-empty string of at most 256 bytes")
+		if !validMessageID(v) {
+			return c.bad(c.code, v, "must be a non-empty string of at most 256 bytes")
 		}
 	case rBase64:
 		s, ok := v.Str()
 		if !ok || !validBase64(s) {
-			return c.bad(c.code, p, v, "must be a base64 string (standard encoding, padded)")
-		}
-	case rStop:
-		if v.Kind() == jsonv.String {
-			return nil
-		}
-		if v.Kind() != jsonv.Array {
-			return c.bad(c.code, p, v, "must be a string or an array of strings")
-		}
-		for i, e := range v.Elements() {
-			ep := p.elem(i)
-			if err := c.value(&ep, e, rString); err != nil {
-				return err
-			}
+			return c.bad(c.code, v, "must be a base64 string (standard encoding, padded)")
 		}
 	case rUsage:
-		return c.object(p, v, shapeUsage, true)
+		return c.object(v, shapeUsage, true)
 	case rToolError:
-		return c.object(p, v, shapeToolError, false)
+		return c.object(v, shapeToolError, false)
 	case rRange:
-		return c.object(p, v, shapeRange, false)
+		return c.object(v, shapeRange, false)
 	case rReason:
-		return c.reason(p, v)
+		return c.reason(v)
 	case rCause:
-		return c.cause(p, v)
+		return c.cause(v)
 	case rErrorInfo:
-		return c.object(p, v, shapeErrorInfo, true)
+		return c.object(v, shapeErrorInfo, true)
 	case rTodos:
 		if v.Kind() != jsonv.Array {
-			return c.bad(c.code, p, v, "must be an array")
+			return c.bad(c.code, v, "must be an array")
 		}
 		for i, e := range v.Elements() {
-			ep := p.elem(i)
-			if err := c.object(&ep, e, shapeTodo, false); err != nil {
+			c.at(i)
+			if err := c.object(e, shapeTodo, false); err != nil {
 				return err
 			}
+			c.out()
 		}
 	case rTodoStatus:
 		if !v.StrEqual("pending") && !v.StrEqual("in_progress") && !v.StrEqual("completed") {
-			return c.bad(c.code, p, v, `must be "pending", "in_progress" or "completed"`)
+			return c.bad(c.code, v, `must be "pending", "in_progress" or "completed"`)
 		}
 	case rSummary:
-		return c.blocks(p, v, summaryBlocks, "compaction/summary summary")
+		return c.blocks(v, summaryBlocks, "compaction/summary")
 	case rMessage:
-		return c.message(p, v)
+		return c.message(v)
 	default:
 		panic("session: unknown payload rule " + strconv.Itoa(int(r)))
 	}
@@ -473,162 +534,166 @@ func (c *pchecker) value(p *jpath, v jsonv.Value, r prule) *sdk.Error {
 }
 
 // reason checks a TurnEndReason (§4.3).
-func (c *pchecker) reason(p *jpath, v jsonv.Value) *sdk.Error {
+func (c *pchecker) reason(v jsonv.Value) *sdk.Error {
 	if v.Kind() != jsonv.Object {
-		return c.bad(c.code, p, v, "must be an object with a kind")
+		return c.bad(c.code, v, "must be an object with a kind")
 	}
-	kp := p.member("kind")
 	kind := v.Get("kind")
 	switch {
-	case kind.Kind() != jsonv.String:
-		return c.bad(c.code, &kp, kind, "must be a string")
 	case kind.StrEqual("completed"), kind.StrEqual("blocked"), kind.StrEqual("max-tokens"),
 		kind.StrEqual("interrupted"), kind.StrEqual("forked"):
-		return c.object(p, v, shapeReasonPlain, false)
+		return c.object(v, shapeReasonPlain, false)
 	case kind.StrEqual("aborted"):
-		return c.object(p, v, shapeReasonAborted, false)
+		return c.object(v, shapeReasonAborted, false)
 	case kind.StrEqual("error"):
-		return c.object(p, v, shapeReasonError, false)
-	case isPluginName(kind):
+		return c.object(v, shapeReasonError, false)
+	case hasPluginPrefix(kind, 1):
 		return nil // opaque
 	}
-	return c.bad(c.code, &kp, kind, "unknown turn end reason kind (want completed, aborted, blocked, error, max-tokens, interrupted, forked or plugin:<name>)")
+	c.in("kind")
+	return c.bad(c.code, kind, "unknown turn end reason kind (want completed, aborted, blocked, error, max-tokens, interrupted, forked or plugin:<name>)")
 }
 
 // cause checks the cause of an aborted turn (§4.3).
-func (c *pchecker) cause(p *jpath, v jsonv.Value) *sdk.Error {
+func (c *pchecker) cause(v jsonv.Value) *sdk.Error {
 	if v.Kind() != jsonv.Object {
-		return c.bad(c.code, p, v, "must be an object with a kind")
+		return c.bad(c.code, v, "must be an object with a kind")
 	}
-	kp := p.member("kind")
 	kind := v.Get("kind")
 	switch {
 	case kind.StrEqual("user"), kind.StrEqual("parent"), kind.StrEqual("disposed"):
-		return c.object(p, v, shapeCausePlain, false)
+		return c.object(v, shapeCausePlain, false)
 	case kind.StrEqual("hook"):
-		return c.object(p, v, shapeCauseHook, false)
+		return c.object(v, shapeCauseHook, false)
 	}
-	return c.bad(c.code, &kp, kind, `must be "user", "parent", "disposed" or "hook"`)
+	c.in("kind")
+	return c.bad(c.code, kind, `must be "user", "parent", "disposed" or "hook"`)
 }
 
 // message checks a message of the checker's event type (§5.1): role first,
 // then the members, the source, the tool-call id pairing, then the blocks.
-func (c *pchecker) message(p *jpath, msg jsonv.Value) *sdk.Error {
+func (c *pchecker) message(msg jsonv.Value) *sdk.Error {
 	mk := surfaceMsgOf(c.typ)
 	if mk == nil {
-		return c.badf(c.code, p, "%s carries no message", c.typ)
+		return c.badf(c.code, "%s carries no message", c.typ)
 	}
 	if msg.Kind() != jsonv.Object {
-		return c.bad(c.code, p, msg, "must be a message object")
+		return c.bad(c.code, msg, "must be a message object")
 	}
-	rp := p.member("role")
-	role := msg.Get("role")
-	if role.Kind() != jsonv.String {
-		return c.bad(c.code, &rp, role, "must be a string")
+	if role := msg.Get("role"); !role.StrEqual(mk.role) {
+		c.in("role")
+		if role.Kind() != jsonv.String {
+			return c.bad(c.code, role, "must be a string")
+		}
+		return c.bad(sdk.CodeMessageRoleMismatch, role, "must be "+strconv.Quote(mk.role)+" in "+mk.typ)
 	}
-	if !role.StrEqual(mk.role) {
-		return c.bad(sdk.CodeMessageRoleMismatch, &rp, role, "must be "+strconv.Quote(mk.role)+" in "+mk.typ)
-	}
-	if err := c.object(p, msg, mk.shape, false); err != nil {
+	if err := c.object(msg, mk.shape, false); err != nil {
 		return err
 	}
-	if err := c.source(p, msg, mk); err != nil {
+	if err := c.source(msg, mk); err != nil {
 		return err
 	}
-	cp := p.member("content")
-	return c.blocks(&cp, msg.Get("content"), mk.blocks, mk.typ+" messages")
+	c.in("content")
+	if err := c.blocks(msg.Get("content"), mk.blocks, mk.typ); err != nil {
+		return err
+	}
+	c.out()
+	return nil
 }
 
 // source checks message.source: the generic rule (object, non-empty string
 // kind) with PAYLOAD_INVALID, the per-type rules of §5.1 with
 // MESSAGE_SOURCE_INVALID, and toolCallId == source.callId for tool messages.
-func (c *pchecker) source(p *jpath, msg jsonv.Value, mk *surfaceMsg) *sdk.Error {
-	sp := p.member("source")
+func (c *pchecker) source(msg jsonv.Value, mk *surfaceMsg) *sdk.Error {
 	src := msg.Get("source")
-	kp := sp.member("kind")
+	c.in("source")
 	kind := src.Get("kind")
 	if kind.Kind() != jsonv.String || kind.StrEqual("") {
-		return c.bad(c.code, &kp, kind, "must be a non-empty string")
+		c.in("kind")
+		return c.bad(c.code, kind, "must be a non-empty string")
 	}
 	switch mk.role {
 	case "system":
-		return c.sourceKind(&kp, kind, "system-prompt")
+		if err := c.sourceKind(kind, "system-prompt"); err != nil {
+			return err
+		}
 	case "assistant":
-		if err := c.sourceKind(&kp, kind, "model"); err != nil {
+		if err := c.sourceKind(kind, "model"); err != nil {
 			return err
 		}
-		if err := c.sourceString(&sp, src, "provider"); err != nil {
+		if err := c.sourceString(src, "provider"); err != nil {
 			return err
 		}
-		return c.sourceString(&sp, src, "model")
+		if err := c.sourceString(src, "model"); err != nil {
+			return err
+		}
 	case "user":
 		if !kind.StrEqual("compact-checkpoint") {
-			return nil
+			break
 		}
-		if err := c.sourceString(&sp, src, "compactionId"); err != nil {
+		if err := c.sourceString(src, "compactionId"); err != nil {
 			return err
 		}
 		if v := src.Get("sourceCommandId"); v.Exists() && v.Kind() != jsonv.String {
-			np := sp.member("sourceCommandId")
-			return c.bad(sdk.CodeMessageSourceInvalid, &np, v, "must be a string")
+			c.in("sourceCommandId")
+			return c.bad(sdk.CodeMessageSourceInvalid, v, "must be a string")
 		}
 	case "tool":
-		if err := c.sourceKind(&kp, kind, "tool"); err != nil {
+		if err := c.sourceKind(kind, "tool"); err != nil {
 			return err
 		}
-		if err := c.sourceString(&sp, src, "callId"); err != nil {
+		if err := c.sourceString(src, "callId"); err != nil {
 			return err
 		}
-		callID := src.Get("callId")
-		tid, _ := msg.Get("toolCallId").Str()
-		if !callID.StrEqual(tid) {
+		callID, toolCallID := src.Get("callId"), msg.Get("toolCallId")
+		if !sameString(callID, toolCallID) {
+			c.in("callId")
+			cidPath := c.where()
+			c.out()
+			c.out()
+			c.in("toolCallId")
+			tid, _ := toolCallID.Str()
 			cid, _ := callID.Str()
-			tp := p.member("toolCallId")
-			cp := sp.member("callId")
-			return c.badf(sdk.CodeToolCallIDMismatch, &tp, "%q differs from %s = %q", tid, cp.String(), cid)
+			return c.badf(sdk.CodeToolCallIDMismatch, "%q differs from %s = %q", tid, cidPath, cid)
 		}
 	}
+	c.out()
 	return nil
 }
 
 // sourceKind requires source.kind == want (MESSAGE_SOURCE_INVALID).
-func (c *pchecker) sourceKind(kp *jpath, kind jsonv.Value, want string) *sdk.Error {
+func (c *pchecker) sourceKind(kind jsonv.Value, want string) *sdk.Error {
 	if kind.StrEqual(want) {
 		return nil
 	}
-	return c.bad(sdk.CodeMessageSourceInvalid, kp, kind, "must be "+strconv.Quote(want)+" in "+c.typ)
+	c.in("kind")
+	return c.bad(sdk.CodeMessageSourceInvalid, kind, "must be "+strconv.Quote(want)+" in "+c.typ)
 }
 
 // sourceString requires source.<name> to be a non-empty string
 // (MESSAGE_SOURCE_INVALID).
-func (c *pchecker) sourceString(sp *jpath, src jsonv.Value, name string) *sdk.Error {
+func (c *pchecker) sourceString(src jsonv.Value, name string) *sdk.Error {
 	v := src.Get(name)
 	if v.Kind() == jsonv.String && !v.StrEqual("") {
 		return nil
 	}
-	np := sp.member(name)
-	return c.bad(sdk.CodeMessageSourceInvalid, &np, v, "must be a non-empty string")
+	c.in(name)
+	return c.bad(sdk.CodeMessageSourceInvalid, v, "must be a non-empty string")
 }
 
 // blocks checks a content array (§5.2) with the block kinds in allowed; where
-// names the container for details.
-func (c *pchecker) blocks(p *jpath, content jsonv.Value, allowed blockSet, where string) *sdk.Error {
+// names the event type for details.
+func (c *pchecker) blocks(content jsonv.Value, allowed blockSet, where string) *sdk.Error {
 	if content.Kind() != jsonv.Array {
-		return c.bad(c.code, p, content, "must be an array of blocks")
+		return c.bad(c.code, content, "must be an array of blocks")
 	}
-	var small [8]string
-	ids := small[:0]
-	var big map[string]struct{}
+	var ids stringSet
 	for i, b := range content.Elements() {
-		bp := p.elem(i)
+		c.at(i)
 		if b.Kind() != jsonv.Object {
-			return c.bad(c.code, &bp, b, "must be a block object")
+			return c.bad(c.code, b, "must be a block object")
 		}
-		tp := bp.member("type")
 		t := b.Get("type")
-		if t.Kind() != jsonv.String {
-			return c.bad(c.code, &tp, t, "must be a string")
-		}
 		kind, k := blockSet(0), -1
 		for j := range blockKinds {
 			if t.StrEqual(blockKinds[j].name) {
@@ -637,53 +702,58 @@ func (c *pchecker) blocks(p *jpath, content jsonv.Value, allowed blockSet, where
 			}
 		}
 		if k < 0 {
-			if !isPluginName(t) {
-				return c.bad(c.code, &tp, t, "unknown block type")
+			if !hasPluginPrefix(t, 1) {
+				c.in("type")
+				if t.Kind() != jsonv.String {
+					return c.bad(c.code, t, "must be a string")
+				}
+				return c.bad(c.code, t, "unknown block type")
 			}
 			kind = bPlugin
 		}
 		if allowed&kind == 0 {
+			c.in("type")
 			if kind&(bToolAddition|bToolRemoval) != 0 {
-				return c.bad(sdk.CodeToolChangeRole, &tp, t, "allowed only in developer/message messages, not in "+where)
+				return c.bad(sdk.CodeToolChangeRole, t, "allowed only in developer/message, not in "+where)
 			}
-			return c.bad(c.code, &tp, t, "block type not allowed in "+where)
+			return c.bad(c.code, t, "block type not allowed in "+where)
 		}
 		if kind == bPlugin {
+			c.out()
 			continue // opaque
 		}
-		if kind == bToolAddition {
-			if tool := b.Get("tool"); tool.Exists() {
-				mp := bp.member("tool")
-				return c.badf(sdk.CodeToolAdditionInlineDefinition, &mp,
-					"a tool-addition names a tool of the request header (headerSeq) and carries no definition")
-			}
+		if kind == bToolAddition && b.Get("tool").Exists() {
+			c.in("tool")
+			return c.badf(sdk.CodeToolAdditionInlineDefinition,
+				"a tool-addition names a tool of the request header (headerSeq) and carries no definition")
 		}
-		if err := c.object(&bp, b, blockKinds[k].shape, false); err != nil {
+		if err := c.object(b, blockKinds[k].shape, false); err != nil {
 			return err
 		}
 		switch kind {
 		case bToolAddition, bToolRemoval:
 			if b.Get("toolName").StrEqual("") {
-				np := bp.member("toolName")
-				return c.badf(sdk.CodeToolChangeNameEmpty, &np, `"": must be a non-empty tool name`)
+				c.in("toolName")
+				return c.badf(sdk.CodeToolChangeNameEmpty, `"": must be a non-empty tool name`)
 			}
 		case bToolCall:
-			id, _ := b.Get("id").Str()
-			if dupString(&ids, &big, id) {
-				ip := bp.member("id")
-				return c.badf(c.code, &ip, "%q: duplicate tool-call id in the message", id)
+			if id := b.Get("id"); ids.add(id) {
+				c.in("id")
+				s, _ := id.Str()
+				return c.badf(c.code, "%q: duplicate tool-call id in the message", s)
 			}
 		}
+		c.out()
 	}
 	return nil
 }
 
 // headerSeqBinding checks the §6.4 rule of developer/message: headerSeq
 // present ⇔ at least one tool-addition block. The shape is already valid.
-func (c *pchecker) headerSeqBinding(p *jpath, data jsonv.Value) *sdk.Error {
-	additions := 0
-	first := -1
-	for i, b := range data.Get("message").Get("content").Elements() {
+func (c *pchecker) headerSeqBinding(data jsonv.Value) *sdk.Error {
+	content := data.Get("message").Get("content")
+	additions, first := 0, -1
+	for i, b := range content.Elements() {
 		if b.Get("type").StrEqual("tool-addition") {
 			if additions == 0 {
 				first = i
@@ -691,15 +761,16 @@ func (c *pchecker) headerSeqBinding(p *jpath, data jsonv.Value) *sdk.Error {
 			additions++
 		}
 	}
-	hp := p.member("headerSeq")
 	hs := data.Get("headerSeq")
 	switch {
 	case hs.Exists() && additions == 0:
-		return c.bad(sdk.CodeDeveloperHeaderSeqMismatch, &hp, hs,
+		c.in("headerSeq")
+		return c.bad(sdk.CodeDeveloperHeaderSeqMismatch, hs,
 			"present but the message has no tool-addition block (removal-only messages carry no headerSeq)")
 	case !hs.Exists() && additions > 0:
-		name, _ := data.Get("message").Get("content").Index(first).Get("toolName").Str()
-		return c.badf(sdk.CodeDeveloperHeaderSeqMismatch, &hp,
+		c.in("headerSeq")
+		name, _ := content.Index(first).Get("toolName").Str()
+		return c.badf(sdk.CodeDeveloperHeaderSeqMismatch,
 			"missing but the message has %d tool-addition block(s) (first %q at content[%d])", additions, name, first)
 	}
 	return nil
@@ -707,7 +778,7 @@ func (c *pchecker) headerSeqBinding(p *jpath, data jsonv.Value) *sdk.Error {
 
 // errorNeedsIsError checks the §6.4 rule of tool/result: error present ⇒
 // message.isError == true. The shape is already valid.
-func (c *pchecker) errorNeedsIsError(p *jpath, data jsonv.Value) *sdk.Error {
+func (c *pchecker) errorNeedsIsError(data jsonv.Value) *sdk.Error {
 	if !data.Get("error").Exists() {
 		return nil
 	}
@@ -715,154 +786,128 @@ func (c *pchecker) errorNeedsIsError(p *jpath, data jsonv.Value) *sdk.Error {
 	if b, ok := ie.Bool(); ok && b {
 		return nil
 	}
-	mp := p.member("message")
-	ip := mp.member("isError")
+	c.in("message")
+	c.in("isError")
 	if !ie.Exists() {
-		return c.badf(sdk.CodeToolResultErrorWithoutIserror, &ip, "missing but data.error is present; must be true")
+		return c.badf(sdk.CodeToolResultErrorWithoutIserror, "missing but data.error is present; must be true")
 	}
-	return c.bad(sdk.CodeToolResultErrorWithoutIserror, &ip, ie, "must be true when data.error is present")
+	return c.bad(sdk.CodeToolResultErrorWithoutIserror, ie, "must be true when data.error is present")
 }
 
-// checkHeader validates request/header data in the precedence of §6.4: the
+// header validates request/header data in the precedence of §6.4: the
 // header rules first (system, empty tools, empty adapterDefaults, shapes of
 // config, adapterDefaults, tools and startsSeries, reason), then the closed
 // member rule of data and header.
-func checkHeader(data jsonv.Value, headerSeen bool) *sdk.Error {
-	c := pchecker{typ: "request/header", code: sdk.CodePayloadInvalid}
-	hc := pchecker{typ: "request/header", code: sdk.CodeHeaderInvalid}
-	root := jpath{name: "data"}
+func (c *pchecker) header(data jsonv.Value, headerSeen bool) *sdk.Error {
 	if data.Kind() != jsonv.Object {
-		return c.bad(c.code, &root, data, "must be an object")
+		return c.bad(c.code, data, "must be an object")
 	}
-	hp := root.member("header")
 	h := data.Get("header")
+	c.in("header")
 	if h.Kind() != jsonv.Object {
-		return c.bad(c.code, &hp, h, "must be an EpochHeader object")
+		return c.bad(c.code, h, "must be an EpochHeader object")
 	}
 	if sys := h.Get("system"); sys.Exists() {
-		sp := hp.member("system")
-		return c.badf(sdk.CodeHeaderSystemForbidden, &sp, "forbidden; the system prompt is a system/message")
+		c.in("system")
+		return c.badf(sdk.CodeHeaderSystemForbidden, "forbidden; the system prompt is a system/message")
 	}
-	tp := hp.member("tools")
 	tools := h.Get("tools")
 	if tools.Kind() == jsonv.Array && tools.Len() == 0 {
-		return c.badf(sdk.CodeHeaderEmptyTools, &tp, "[]: omit tools instead of sending an empty list")
+		c.in("tools")
+		return c.badf(sdk.CodeHeaderEmptyTools, "[]: omit tools instead of sending an empty list")
 	}
-	ap := hp.member("adapterDefaults")
 	ad := h.Get("adapterDefaults")
 	if ad.Kind() == jsonv.Object && ad.Len() == 0 {
-		return c.badf(sdk.CodeHeaderEmptyAdapterDefaults, &ap, "{}: omit adapterDefaults instead of sending an empty object")
+		c.in("adapterDefaults")
+		return c.badf(sdk.CodeHeaderEmptyAdapterDefaults, "{}: omit adapterDefaults instead of sending an empty object")
 	}
-	cp := hp.member("config")
+
+	c.code = sdk.CodeHeaderInvalid
 	config := h.Get("config")
-	if err := hc.object(&cp, config, shapeConfig, true); err != nil {
+	c.in("config")
+	if err := c.object(config, shapeConfig, true); err != nil {
 		return err
 	}
+	c.out()
 	if ad.Exists() {
+		c.in("adapterDefaults")
 		if ad.Kind() != jsonv.Object {
-			return hc.bad(hc.code, &ap, ad, "must be an object")
+			return c.bad(c.code, ad, "must be an object")
 		}
 		for key, v := range ad.Members() {
-			name, _ := key.Str()
-			mp := ap.member(name)
-			if name != "reasoningEffort" && name != "maxTokens" {
-				return hc.badf(hc.code, &mp, "unknown member (allowed: reasoningEffort, maxTokens)")
+			name := "reasoningEffort"
+			if !key.StrEqual(name) {
+				name = "maxTokens"
+			}
+			if !key.StrEqual(name) {
+				s, _ := key.Str()
+				c.in(s)
+				return c.badf(c.code, "unknown member (allowed: reasoningEffort, maxTokens)")
 			}
 			if b, ok := v.Bool(); !ok || !b {
-				return hc.bad(hc.code, &mp, v, "must be true")
+				c.in(name)
+				return c.bad(c.code, v, "must be true")
 			}
 			if !config.Get(name).Exists() {
-				return hc.badf(hc.code, &mp, "marks data.header.config.%s, which is absent", name)
+				c.in(name)
+				return c.badf(c.code, "marks data.header.config.%s, which is absent", name)
 			}
 		}
+		c.out()
 	}
 	if tools.Exists() {
+		c.in("tools")
 		if tools.Kind() != jsonv.Array {
-			return hc.bad(hc.code, &tp, tools, "must be an array of ToolSchema")
+			return c.bad(c.code, tools, "must be an array of ToolSchema")
 		}
-		var small [16]string
-		names := small[:0]
-		var big map[string]struct{}
+		var names stringSet
 		for i, t := range tools.Elements() {
-			ep := tp.elem(i)
-			if err := hc.object(&ep, t, shapeToolSchema, true); err != nil {
+			c.at(i)
+			if err := c.object(t, shapeToolSchema, true); err != nil {
 				return err
 			}
-			name, _ := t.Get("name").Str()
-			if dupString(&names, &big, name) {
-				np := ep.member("name")
-				return hc.badf(hc.code, &np, "%q: duplicate tool name", name)
+			if name := t.Get("name"); names.add(name) {
+				c.in("name")
+				s, _ := name.Str()
+				return c.badf(c.code, "%q: duplicate tool name", s)
 			}
+			c.out()
 		}
+		c.out()
 	}
+	c.out() // header
 	if ss := data.Get("startsSeries"); ss.Exists() {
 		if b, ok := ss.Bool(); !ok || !b {
-			sp := root.member("startsSeries")
-			return hc.bad(hc.code, &sp, ss, "must be true when present")
+			c.in("startsSeries")
+			return c.bad(c.code, ss, "must be true when present")
 		}
 	}
-	rp := root.member("reason")
+
 	reason := data.Get("reason")
 	initial := reason.StrEqual("initial")
 	if !initial && !reason.StrEqual("resume") && !reason.StrEqual("change") && !reason.StrEqual("series") {
-		return c.bad(sdk.CodeHeaderReasonInvalid, &rp, reason, `must be "initial", "resume", "change" or "series"`)
+		c.in("reason")
+		return c.bad(sdk.CodeHeaderReasonInvalid, reason, `must be "initial", "resume", "change" or "series"`)
 	}
 	if initial && headerSeen {
-		return c.bad(sdk.CodeHeaderReasonInvalid, &rp, reason, "the log already has a request/header")
+		c.in("reason")
+		return c.bad(sdk.CodeHeaderReasonInvalid, reason, "the log already has a request/header")
 	}
 	if !initial && !headerSeen {
-		return c.bad(sdk.CodeHeaderReasonInvalid, &rp, reason, `the first request/header of a log must have reason "initial"`)
+		c.in("reason")
+		return c.bad(sdk.CodeHeaderReasonInvalid, reason, `the first request/header of a log must have reason "initial"`)
 	}
-	if err := c.object(&root, data, shapeHeaderData, false); err != nil {
+
+	c.code = sdk.CodePayloadInvalid
+	if err := c.object(data, shapeHeaderData, false); err != nil {
 		return err
 	}
-	return c.object(&hp, h, shapeHeader, false)
+	c.in("header")
+	return c.object(h, shapeHeader, false)
 }
 
-// jpath is a JSON path as a chain of stack frames, rendered only for errors.
-type jpath struct {
-	up    *jpath
-	name  string // member name; "" for an array element
-	index int
-}
-
-func (p *jpath) member(name string) jpath { return jpath{up: p, name: name} }
-func (p *jpath) elem(i int) jpath         { return jpath{up: p, index: i} }
-
-func (p *jpath) String() string { return string(p.appendTo(nil)) }
-
-func (p *jpath) appendTo(b []byte) []byte {
-	if p.up != nil {
-		b = p.up.appendTo(b)
-	}
-	if p.name == "" {
-		b = append(b, '[')
-		b = strconv.AppendInt(b, int64(p.index), 10)
-		return append(b, ']')
-	}
-	if p.up != nil {
-		b = append(b, '.')
-	}
-	return append(b, p.name...)
-}
-
-// bad reports v at p breaking rule; an absent v is reported as missing.
-func (c *pchecker) bad(code sdk.Code, p *jpath, v jsonv.Value, rule string) *sdk.Error {
-	if !v.Exists() {
-		return sdk.Errorf(code, "session", "%s: %s: missing; %s", c.typ, p.String(), rule)
-	}
-	return sdk.Errorf(code, "session", "%s: %s = %s: %s", c.typ, p.String(), showValue(v), rule)
-}
-
-// badf reports a formatted rule at p.
-func (c *pchecker) badf(code sdk.Code, p *jpath, format string, args ...any) *sdk.Error {
-	e := sdk.Errorf(code, "session", format, args...)
-	e.Detail = c.typ + ": " + p.String() + ": " + e.Detail
-	return e
-}
-
-// showValue renders a value for a detail: scalars as (shortened) JSON, containers
-// by kind and size.
+// showValue renders a value for a detail: scalars as (shortened) JSON,
+// containers by kind and size.
 func showValue(v jsonv.Value) string {
 	switch v.Kind() {
 	case jsonv.Object:
@@ -882,75 +927,120 @@ func showValue(v jsonv.Value) string {
 	return string(b[:n]) + "…"
 }
 
-// intForm returns the value of an integer-form number.
-func intForm(v jsonv.Value) (int64, bool) {
-	if v.Kind() != jsonv.Number || !v.IsIntegerForm() {
-		return 0, false
+// The helpers below compare canonical encodings copied into stack buffers:
+// jsonv's canonical string encoding is unique (SPEC §3.2), so equal bytes
+// mean equal strings, and Str (which allocates) is left to error reports.
+
+// hasPluginPrefix reports whether v is a string "plugin:" followed by at
+// least minName bytes.
+func hasPluginPrefix(v jsonv.Value, minName int) bool {
+	const quoted = `"` + pluginMemberPrefix
+	if v.Kind() != jsonv.String {
+		return false
 	}
-	return v.Int()
+	var buf [64]byte
+	raw := v.AppendRaw(buf[:0])
+	return len(raw) >= len(quoted)+minName+1 && string(raw[:len(quoted)]) == quoted
 }
 
-func isPluginName(v jsonv.Value) bool {
-	s, ok := v.Str()
-	return ok && len(s) > len(pluginMemberPrefix) && strings.HasPrefix(s, pluginMemberPrefix)
+// sameString reports whether a and b are equal strings.
+func sameString(a, b jsonv.Value) bool {
+	if a.Kind() != jsonv.String || b.Kind() != jsonv.String {
+		return false
+	}
+	var ba, bb [64]byte
+	return string(a.AppendRaw(ba[:0])) == string(b.AppendRaw(bb[:0]))
 }
 
-// dupLinear is the size up to which duplicate checks scan a slice; beyond it
+// validMessageID reports whether v is a non-empty string of at most 256
+// bytes. The canonical body is never shorter than the decoded string, so
+// only long ids are decoded.
+func validMessageID(v jsonv.Value) bool {
+	if v.Kind() != jsonv.String || v.StrEqual("") {
+		return false
+	}
+	if start, end := v.Span(); end-start-2 <= 256 {
+		return true
+	}
+	s, _ := v.Str()
+	return len(s) <= 256
+}
+
+// dupLinear is the size up to which the sets below scan an array; beyond it
 // they switch to a map so hostile inputs stay linear.
-const dupLinear = 32
+const dupLinear = 64
 
-// dupString reports whether s was seen before and records it.
-func dupString(seen *[]string, big *map[string]struct{}, s string) bool {
-	if *big == nil {
-		for _, x := range *seen {
-			if x == s {
+// stringSet detects repeated string values (tool-call ids, tool names). The
+// zero value is empty and lives on the caller's stack until it outgrows
+// dupLinear.
+type stringSet struct {
+	n     int
+	small [dupLinear]jsonv.Value
+	big   map[string]struct{}
+}
+
+// add reports whether v equals a string added before, and adds it.
+func (s *stringSet) add(v jsonv.Value) (dup bool) {
+	if s.big == nil {
+		for _, x := range s.small[:s.n] {
+			if sameString(x, v) {
 				return true
 			}
 		}
-		if len(*seen) < dupLinear {
-			*seen = append(*seen, s)
+		if s.n < dupLinear {
+			s.small[s.n] = v
+			s.n++
 			return false
 		}
-		*big = make(map[string]struct{}, 2*dupLinear)
-		for _, x := range *seen {
-			(*big)[x] = struct{}{}
+		s.big = make(map[string]struct{}, 4*dupLinear)
+		for _, x := range s.small {
+			k, _ := x.Str()
+			s.big[k] = struct{}{}
 		}
 	}
-	if _, ok := (*big)[s]; ok {
+	k, _ := v.Str()
+	if _, ok := s.big[k]; ok {
 		return true
 	}
-	(*big)[s] = struct{}{}
+	s.big[k] = struct{}{}
 	return false
 }
 
-// dupInt is dupString for integers.
-func dupInt(seen *[]int64, big *map[int64]struct{}, n int64) bool {
-	if *big == nil {
-		for _, x := range *seen {
-			if x == n {
+// intSet is stringSet for integers (projection targets).
+type intSet struct {
+	n     int
+	small [dupLinear]int64
+	big   map[int64]struct{}
+}
+
+// add reports whether v was added before, and adds it.
+func (s *intSet) add(v int64) (dup bool) {
+	if s.big == nil {
+		for _, x := range s.small[:s.n] {
+			if x == v {
 				return true
 			}
 		}
-		if len(*seen) < dupLinear {
-			*seen = append(*seen, n)
+		if s.n < dupLinear {
+			s.small[s.n] = v
+			s.n++
 			return false
 		}
-		*big = make(map[int64]struct{}, 2*dupLinear)
-		for _, x := range *seen {
-			(*big)[x] = struct{}{}
+		s.big = make(map[int64]struct{}, 4*dupLinear)
+		for _, x := range s.small {
+			s.big[x] = struct{}{}
 		}
 	}
-	if _, ok := (*big)[n]; ok {
+	if _, ok := s.big[v]; ok {
 		return true
 	}
-	(*big)[n] = struct{}{}
+	s.big[v] = struct{}{}
 	return false
 }
 
 // validBase64 reports whether base64.StdEncoding decodes s: groups of four
 // alphabet characters, the last group possibly ending in "=" or "==", CR and
-// LF ignored anywhere (as that decoder does). It checks without decoding, so
-// large images cost no allocation.
+// LF ignored anywhere (as that decoder does). It checks without decoding.
 func validBase64(s string) bool {
 	n, pad := 0, 0
 	for i := 0; i < len(s); i++ {

@@ -23,13 +23,13 @@ func parseValue(t testing.TB, src string) jsonv.Value {
 
 // Building blocks of the fixtures.
 const (
-	sysMsg   = `{"id":"s1","role":"system","content":[{"type":"text","text":"be brief"}],"source":{"kind":"system-prompt"}}`
-	devMsg   = `{"id":"d1","role":"developer","content":[{"type":"tool-addition","toolName":"search"},{"type":"tool-removal","toolName":"grep"},{"type":"text","text":"tools changed"}],"source":{"kind":"tools"}}`
-	asstMsg  = `{"id":"a1","role":"assistant","content":[{"type":"reasoning","text":"t","signature":"sig"},{"type":"text","text":"ok"},{"type":"tool-call","id":"a","name":"read","arguments":"{}"},{"type":"tool-call","id":"b","name":"read","arguments":""},{"type":"plugin:x/y","z":1}],"source":{"kind":"model","provider":"p","model":"m"}}`
-	toolMsg  = `{"id":"r1","role":"tool","toolCallId":"a","isError":true,"source":{"kind":"tool","callId":"a"},"content":[{"type":"text","text":"fail"},{"type":"image","mediaType":"image/png","data":"iVBORw0KGgo="}]}`
-	header   = `{"config":{"provider":"p","model":"m"}}`
-	summary  = `"summary":[{"type":"text","text":"s"}],"shadowedRange":{"start":1,"end":4},"shadowedSeqs":[1,2,4],"shadowedTokenCount":900,"provider":"p","model":"m"`
-	userData = `{"id":"u1","role":"user","content":[{"type":"text","text":"hi"}],"source":{"kind":"prompt"}}`
+	plSysMsg   = `{"id":"s1","role":"system","content":[{"type":"text","text":"be brief"}],"source":{"kind":"system-prompt"}}`
+	plDevMsg   = `{"id":"d1","role":"developer","content":[{"type":"tool-addition","toolName":"search"},{"type":"tool-removal","toolName":"grep"},{"type":"text","text":"tools changed"}],"source":{"kind":"tools"}}`
+	plAsstMsg  = `{"id":"a1","role":"assistant","content":[{"type":"reasoning","text":"t","signature":"sig"},{"type":"text","text":"ok"},{"type":"tool-call","id":"a","name":"read","arguments":"{}"},{"type":"tool-call","id":"b","name":"read","arguments":""},{"type":"plugin:x/y","z":1}],"source":{"kind":"model","provider":"p","model":"m"}}`
+	plToolMsg  = `{"id":"r1","role":"tool","toolCallId":"a","isError":true,"source":{"kind":"tool","callId":"a"},"content":[{"type":"text","text":"fail"},{"type":"image","mediaType":"image/png","data":"iVBORw0KGgo="}]}`
+	plHeader   = `{"config":{"provider":"p","model":"m"}}`
+	plSummary  = `"summary":[{"type":"text","text":"s"}],"shadowedRange":{"start":1,"end":4},"shadowedSeqs":[1,2,4],"shadowedTokenCount":900,"provider":"p","model":"m"`
+	plUserData = `{"id":"u1","role":"user","content":[{"type":"text","text":"hi"}],"source":{"kind":"prompt"}}`
 )
 
 func TestCheckPayloadAcceptsValidCoreEvents(t *testing.T) {
@@ -52,23 +52,23 @@ func TestCheckPayloadAcceptsValidCoreEvents(t *testing.T) {
 		{"turn end plugin kind opaque", "turn/end", `{"turn":1,"reason":{"kind":"plugin:x","anything":[1,{"a":null}]}}`, false},
 		{"step start", "step/start", `{"turn":1,"step":0}`, false},
 		{"step end", "step/end", `{"turn":1,"step":2}`, false},
-		{"system message", "system/message", `{"turn":0,"step":0,"message":` + sysMsg + `}`, false},
-		{"developer message with additions", "developer/message", `{"turn":1,"step":1,"headerSeq":3,"message":` + devMsg + `}`, false},
+		{"system message", "system/message", `{"turn":0,"step":0,"message":` + plSysMsg + `}`, false},
+		{"developer message with additions", "developer/message", `{"turn":1,"step":1,"headerSeq":3,"message":` + plDevMsg + `}`, false},
 		{"developer message removal only", "developer/message", `{"turn":1,"step":1,"message":{"id":"d2","role":"developer","content":[{"type":"tool-removal","toolName":"grep"}],"source":{"kind":"tools"}}}`, false},
 		{"user message", "user/message", `{"id":"u1","role":"user","content":[{"type":"text","text":"hi"},{"type":"image","mediaType":"image/png","data":"iVBO\r\nRw0KGgo="},{"type":"plugin:x/y","anything":[1]}],"source":{"kind":"prompt","extra":1},"plugin:a":true}`, false},
 		{"user message empty content", "user/message", `{"id":"u1","role":"user","content":[],"source":{"kind":"prompt"}}`, false},
 		{"user message 256-byte id", "user/message", `{"id":"` + strings.Repeat("é", 128) + `","role":"user","content":[],"source":{"kind":"prompt"}}`, false},
 		{"user checkpoint", "user/message", `{"id":"compaction-c1","role":"user","content":[{"type":"text","text":"sum"}],"source":{"kind":"compact-checkpoint","compactionId":"c1","sourceCommandId":"cmd"}}`, false},
-		{"assistant message", "assistant/message", `{"turn":1,"step":1,"message":` + asstMsg + `,"stream":[{"dt":0},"x",null],"usage":{"input":1,"output":2,"cacheRead":0,"cacheWrite":3,"extra":"open"},"interrupted":true}`, false},
+		{"assistant message", "assistant/message", `{"turn":1,"step":1,"message":` + plAsstMsg + `,"stream":[{"dt":0},"x",null],"usage":{"input":1,"output":2,"cacheRead":0,"cacheWrite":3,"extra":"open"},"interrupted":true}`, false},
 		{"assistant message minimal", "assistant/message", `{"turn":1,"step":1,"message":{"id":"a","role":"assistant","content":[],"source":{"kind":"model","provider":"p","model":"m"}},"stream":[]}`, false},
 		{"assistant attempt", "assistant/attempt", `{"turn":1,"step":1,"stream":[{"dt":3,"error":"x"}]}`, false},
 		{"tool call", "tool/call", `{"turn":1,"step":1,"callId":"a","name":"read","arguments":"{\"p\":1}"}`, false},
-		{"tool result with error", "tool/result", `{"turn":1,"step":1,"message":` + toolMsg + `,"error":{"name":"ToolNotStartedError","code":"TOOL_NOT_STARTED"},"meta":{"any":[1,2]}}`, false},
+		{"tool result with error", "tool/result", `{"turn":1,"step":1,"message":` + plToolMsg + `,"error":{"name":"ToolNotStartedError","code":"TOOL_NOT_STARTED"},"meta":{"any":[1,2]}}`, false},
 		{"tool result plain", "tool/result", `{"turn":1,"step":1,"message":{"id":"r2","role":"tool","toolCallId":"b","source":{"kind":"tool","callId":"b"},"content":[]},"meta":null}`, false},
 		{"todo write", "todo/write", `{"todos":[{"content":"a","status":"pending"},{"content":"b","status":"in_progress"},{"content":"c","status":"completed"}]}`, false},
 		{"todo write empty", "todo/write", `{"todos":[]}`, false},
 		{"request header initial", "request/header", `{"header":{"config":{"provider":"p","model":"m","reasoningEffort":"high","maxTokens":100,"temperature":0.5,"stop":["x"],"custom":{"open":true}},"adapterDefaults":{"maxTokens":true,"reasoningEffort":true},"tools":[{"name":"search","description":"d","parameters":{"type":"object"},"deferLoading":true,"extra":1},{"name":"read"}]},"reason":"initial","startsSeries":true}`, false},
-		{"request header resume", "request/header", `{"header":` + header + `,"reason":"resume"}`, true},
+		{"request header resume", "request/header", `{"header":` + plHeader + `,"reason":"resume"}`, true},
 		{"request header change stop string", "request/header", `{"header":{"config":{"provider":"p","model":"m","stop":"END"}},"reason":"change","plugin:x":1}`, true},
 		{"request header series", "request/header", `{"header":{"config":{"provider":"p","model":"m"},"plugin:y":2},"reason":"series"}`, true},
 		{"request context", "request/context", `{"provider":"p","model":"m","contextWindow":200000,"systemPromptUpdate":"replace"}`, false},
@@ -78,7 +78,7 @@ func TestCheckPayloadAcceptsValidCoreEvents(t *testing.T) {
 		{"recovered", "session/recovered", `{"tornBytes":12,"tornFromSeq":7,"artifact":"/tmp/x"}`, false},
 		{"compaction start standalone", "compaction/start", `{"compactionId":"c1","turn":null}`, false},
 		{"compaction start numbered", "compaction/start", `{"compactionId":"c1","sourceCommandId":"cmd","turn":2}`, false},
-		{"compaction summary", "compaction/summary", `{"compactionId":"c1",` + summary + `,"maxTokens":8192,"usage":{"input":1,"output":2},"rawOutput":{"x":1}}`, false},
+		{"compaction summary", "compaction/summary", `{"compactionId":"c1",` + plSummary + `,"maxTokens":8192,"usage":{"input":1,"output":2},"rawOutput":{"x":1}}`, false},
 		{"compaction summary plugin block, sign of token count left to §16.3", "compaction/summary", `{"compactionId":"c1","sourceCommandId":"x","summary":[{"type":"plugin:a/b"}],"shadowedRange":{"start":0,"end":0},"shadowedSeqs":[],"shadowedTokenCount":-1,"provider":"p","model":"m"}`, false},
 		{"compaction end", "compaction/end", `{"compactionId":"c1","turn":null,"error":"boom"}`, false},
 		{"compaction prune", "compaction/prune", `{"shadowedRange":{"start":3,"end":3},"shadowedSeqs":[3],"shadowedTokenCount":10}`, false},
@@ -153,12 +153,12 @@ func TestCheckPayloadShapeRules(t *testing.T) {
 		{"aborted hook without reason", "turn/end", `{"turn":1,"reason":{"kind":"aborted","cause":{"kind":"hook"}}}`, false, P, []string{"data.reason.cause.reason: missing"}},
 		{"error without code", "turn/end", `{"turn":1,"reason":{"kind":"error","error":{"message":"m"}}}`, false, P, []string{"data.reason.error.code: missing"}},
 		{"stream not an array", "assistant/attempt", `{"turn":1,"step":1,"stream":{}}`, false, P, []string{"data.stream = an object of 0 members", "must be an array"}},
-		{"interrupted false", "assistant/message", `{"turn":1,"step":1,"message":` + asstMsg + `,"stream":[],"interrupted":false}`, false, P, []string{"data.interrupted = false", "must be true"}},
-		{"usage negative", "assistant/message", `{"turn":1,"step":1,"message":` + asstMsg + `,"stream":[],"usage":{"input":-1,"output":0}}`, false, P, []string{"data.usage.input = -1"}},
-		{"usage missing output", "assistant/message", `{"turn":1,"step":1,"message":` + asstMsg + `,"stream":[],"usage":{"input":1}}`, false, P, []string{"data.usage.output: missing"}},
+		{"interrupted false", "assistant/message", `{"turn":1,"step":1,"message":` + plAsstMsg + `,"stream":[],"interrupted":false}`, false, P, []string{"data.interrupted = false", "must be true"}},
+		{"usage negative", "assistant/message", `{"turn":1,"step":1,"message":` + plAsstMsg + `,"stream":[],"usage":{"input":-1,"output":0}}`, false, P, []string{"data.usage.input = -1"}},
+		{"usage missing output", "assistant/message", `{"turn":1,"step":1,"message":` + plAsstMsg + `,"stream":[],"usage":{"input":1}}`, false, P, []string{"data.usage.output: missing"}},
 		{"tool call arguments not a string", "tool/call", `{"turn":1,"step":1,"callId":"a","name":"n","arguments":{}}`, false, P, []string{"data.arguments = an object of 0 members", "must be a string"}},
-		{"tool error missing code", "tool/result", `{"turn":1,"step":1,"message":` + toolMsg + `,"error":{"name":"E"}}`, false, P, []string{"data.error.code: missing"}},
-		{"tool error unknown member", "tool/result", `{"turn":1,"step":1,"message":` + toolMsg + `,"error":{"name":"E","code":"C","trace":1}}`, false, P, []string{"data.error.trace: unknown member"}},
+		{"tool error missing code", "tool/result", `{"turn":1,"step":1,"message":` + plToolMsg + `,"error":{"name":"E"}}`, false, P, []string{"data.error.code: missing"}},
+		{"tool error unknown member", "tool/result", `{"turn":1,"step":1,"message":` + plToolMsg + `,"error":{"name":"E","code":"C","trace":1}}`, false, P, []string{"data.error.trace: unknown member"}},
 		{"todo status unknown", "todo/write", `{"todos":[{"content":"a","status":"pending"},{"content":"b","status":"done"}]}`, false, P, []string{`data.todos[1].status = "done"`}},
 		{"todo unknown member", "todo/write", `{"todos":[{"content":"a","status":"pending","prio":1}]}`, false, P, []string{"data.todos[0].prio: unknown member"}},
 		{"context window negative", "request/context", `{"provider":"p","model":"m","contextWindow":-5}`, false, P, []string{"data.contextWindow = -5"}},
@@ -174,7 +174,13 @@ func TestCheckPayloadShapeRules(t *testing.T) {
 		{"summary token count not integer", "compaction/summary", `{"compactionId":"c1","summary":[],"shadowedRange":{"start":1,"end":1},"shadowedSeqs":[1],"shadowedTokenCount":1.5,"provider":"p","model":"m"}`, false, P, []string{"data.shadowedTokenCount = 1.5"}},
 		{"summary tool-call block", "compaction/summary", `{"compactionId":"c1","summary":[{"type":"tool-call","id":"a","name":"n","arguments":""}],"shadowedRange":{"start":1,"end":1},"shadowedSeqs":[1],"shadowedTokenCount":1,"provider":"p","model":"m"}`, false, P, []string{`data.summary[0].type = "tool-call"`, "not allowed"}},
 		{"summary missing provider", "compaction/summary", `{"compactionId":"c1","summary":[],"shadowedRange":{"start":1,"end":1},"shadowedSeqs":[1],"shadowedTokenCount":1,"model":"m"}`, false, P, []string{"data.provider: missing"}},
-		{"header seq negative", "developer/message", `{"turn":1,"step":1,"headerSeq":-1,"message":` + devMsg + `}`, false, P, []string{"data.headerSeq = -1", "Seq"}},
+		{"shadowed seqs not an array", "compaction/prune", `{"shadowedRange":{"start":3,"end":3},"shadowedSeqs":3,"shadowedTokenCount":1}`, false, P, []string{"data.shadowedSeqs = 3", "array of Seqs"}},
+		{"summary not an array", "compaction/summary", `{"compactionId":"c1","summary":"s","shadowedRange":{"start":1,"end":1},"shadowedSeqs":[1],"shadowedTokenCount":1,"provider":"p","model":"m"}`, false, P, []string{`data.summary = "s"`}},
+		{"todos not an array", "todo/write", `{"todos":{}}`, false, P, []string{"data.todos = an object of 0 members"}},
+		{"reason not an object", "turn/end", `{"turn":1,"reason":"completed"}`, false, P, []string{`data.reason = "completed"`}},
+		{"cause not an object", "turn/end", `{"turn":1,"reason":{"kind":"aborted","cause":"user"}}`, false, P, []string{`data.reason.cause = "user"`}},
+		{"long string shortened at a rune", "todo/write", `{"todos":[{"content":"a","status":"` + strings.Repeat("é", 100) + `"}]}`, false, P, []string{`data.todos[0].status = "` + strings.Repeat("é", 39) + "…"}},
+		{"header seq negative", "developer/message", `{"turn":1,"step":1,"headerSeq":-1,"message":` + plDevMsg + `}`, false, P, []string{"data.headerSeq = -1", "Seq"}},
 	})
 }
 
@@ -212,7 +218,7 @@ func TestCheckPayloadMessageRules(t *testing.T) {
 		{"tool-call id empty", "assistant/message", asst(`[{"type":"tool-call","id":"","name":"n","arguments":""}]`), false, P, []string{`data.message.content[0].id = ""`}},
 		{"tool-call name empty", "assistant/message", asst(`[{"type":"tool-call","id":"a","name":"","arguments":""}]`), false, P, []string{`data.message.content[0].name = ""`}},
 		{"tool-call id duplicate", "assistant/message", asst(`[{"type":"tool-call","id":"a","name":"n","arguments":""},{"type":"text","text":""},{"type":"tool-call","id":"a","name":"m","arguments":""}]`), false, P, []string{"data.message.content[2].id", `"a": duplicate tool-call id`}},
-		{"tool-call id duplicate among many", "assistant/message", asst(manyToolCalls(40, 37)), false, P, []string{"data.message.content[40].id", `"c37": duplicate`}},
+		{"tool-call id duplicate among many", "assistant/message", asst(manyToolCalls(80, 37)), false, P, []string{"data.message.content[80].id", `"c37": duplicate`}},
 		{"isError not a bool", "tool/result", `{"turn":1,"step":1,"message":{"id":"r","role":"tool","toolCallId":"a","isError":"yes","source":{"kind":"tool","callId":"a"},"content":[]}}`, false, P, []string{`data.message.isError = "yes"`}},
 		{"toolCallId empty", "tool/result", `{"turn":1,"step":1,"message":{"id":"r","role":"tool","toolCallId":"","source":{"kind":"tool","callId":""},"content":[]}}`, false, P, []string{`data.message.toolCallId = ""`}},
 		{"toolCallId missing", "tool/result", `{"turn":1,"step":1,"message":{"id":"r","role":"tool","source":{"kind":"tool","callId":"a"},"content":[]}}`, false, P, []string{"data.message.toolCallId: missing"}},
@@ -304,7 +310,7 @@ func TestCheckPayloadDeveloperHeaderSeqMismatch(t *testing.T) {
 }
 
 func TestCheckPayloadRequestHeaderRules(t *testing.T) {
-	hdr := func(header, rest string) string { return `{"header":` + header + `,"reason":"initial"` + rest + `}` }
+	hdr := func(h, rest string) string { return `{"header":` + h + `,"reason":"initial"` + rest + `}` }
 	H := sdk.CodeHeaderInvalid
 	runPayloadCases(t, []payloadCase{
 		{"system forbidden", "request/header", hdr(`{"config":{"provider":"p","model":"m"},"system":"you are"}`, ``), false,
@@ -326,6 +332,7 @@ func TestCheckPayloadRequestHeaderRules(t *testing.T) {
 		{"reasoningEffort empty", "request/header", hdr(`{"config":{"provider":"p","model":"m","reasoningEffort":""}}`, ``), false, H, []string{`data.header.config.reasoningEffort = ""`}},
 		{"maxTokens negative", "request/header", hdr(`{"config":{"provider":"p","model":"m","maxTokens":-1}}`, ``), false, H, []string{"data.header.config.maxTokens = -1"}},
 		{"temperature not a number", "request/header", hdr(`{"config":{"provider":"p","model":"m","temperature":"hot"}}`, ``), false, H, []string{`data.header.config.temperature = "hot"`}},
+		{"stop not a string or array", "request/header", hdr(`{"config":{"provider":"p","model":"m","stop":7}}`, ``), false, H, []string{"data.header.config.stop = 7", "string or an array"}},
 		{"stop element not a string", "request/header", hdr(`{"config":{"provider":"p","model":"m","stop":["a",1]}}`, ``), false, H, []string{"data.header.config.stop[1] = 1"}},
 		{"adapterDefaults without config member", "request/header", hdr(`{"config":{"provider":"p","model":"m"},"adapterDefaults":{"maxTokens":true}}`, ``), false, H, []string{"data.header.adapterDefaults.maxTokens", "config.maxTokens", "absent"}},
 		{"adapterDefaults flag false", "request/header", hdr(`{"config":{"provider":"p","model":"m","maxTokens":1},"adapterDefaults":{"maxTokens":false}}`, ``), false, H, []string{"data.header.adapterDefaults.maxTokens = false"}},
@@ -337,32 +344,41 @@ func TestCheckPayloadRequestHeaderRules(t *testing.T) {
 		{"tool parameters not an object", "request/header", hdr(`{"config":{"provider":"p","model":"m"},"tools":[{"name":"a","parameters":[]}]}`, ``), false, H, []string{"data.header.tools[0].parameters"}},
 		{"tool deferLoading false", "request/header", hdr(`{"config":{"provider":"p","model":"m"},"tools":[{"name":"a","deferLoading":false}]}`, ``), false, H, []string{"data.header.tools[0].deferLoading = false"}},
 		{"tool names duplicate", "request/header", hdr(`{"config":{"provider":"p","model":"m"},"tools":[{"name":"a"},{"name":"b"},{"name":"a"}]}`, ``), false, H, []string{"data.header.tools[2].name", `"a": duplicate tool name`}},
-		{"tool names duplicate among many", "request/header", hdr(`{"config":{"provider":"p","model":"m"},"tools":`+manyTools(50, 44)+`}`, ``), false, H, []string{"data.header.tools[50].name", `"t44"`}},
-		{"startsSeries false", "request/header", hdr(header, `,"startsSeries":false`), false, H, []string{"data.startsSeries = false"}},
+		{"tool names duplicate among many", "request/header", hdr(`{"config":{"provider":"p","model":"m"},"tools":`+manyTools(100, 44)+`}`, ``), false, H, []string{"data.header.tools[100].name", `"t44"`}},
+		{"startsSeries false", "request/header", hdr(plHeader, `,"startsSeries":false`), false, H, []string{"data.startsSeries = false"}},
 		{"header shape before reason", "request/header", `{"header":{"config":{"provider":"p"}},"reason":"bogus"}`, false, H, []string{"data.header.config.model: missing"}},
 		{"header rules before closed members", "request/header", `{"header":{"config":{"provider":"p","model":""},"bogus":1},"reason":"initial","bogus":1}`, false, H, []string{"data.header.config.model"}},
 	})
 }
 
-// manyTools returns n tool schemas t0…t(n-1) plus a repeat of t(dup).
-func manyTools(n, dup int) string {
+// manyToolsNoDup returns n tool schemas t0…t(n-1).
+func manyToolsNoDup(n int) string {
 	var b strings.Builder
 	b.WriteByte('[')
 	for i := 0; i < n; i++ {
-		fmt.Fprintf(&b, `{"name":"t%d"},`, i)
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"name":"t%d","description":"d","parameters":{}}`, i)
 	}
-	fmt.Fprintf(&b, `{"name":"t%d"}]`, dup)
+	b.WriteByte(']')
 	return b.String()
+}
+
+// manyTools returns n tool schemas t0…t(n-1) plus a repeat of t(dup).
+func manyTools(n, dup int) string {
+	s := manyToolsNoDup(n)
+	return s[:len(s)-1] + fmt.Sprintf(`,{"name":"t%d"}]`, dup)
 }
 
 func TestCheckPayloadHeaderReasonInvalid(t *testing.T) {
 	R := sdk.CodeHeaderReasonInvalid
 	runPayloadCases(t, []payloadCase{
-		{"unknown reason", "request/header", `{"header":` + header + `,"reason":"restart"}`, true, R, []string{`data.reason = "restart"`, `"series"`}},
-		{"reason missing", "request/header", `{"header":` + header + `}`, false, R, []string{"data.reason: missing"}},
-		{"reason not a string", "request/header", `{"header":` + header + `,"reason":1}`, false, R, []string{"data.reason = 1"}},
-		{"initial after a header", "request/header", `{"header":` + header + `,"reason":"initial"}`, true, R, []string{`data.reason = "initial"`, "already has a request/header"}},
-		{"first header not initial", "request/header", `{"header":` + header + `,"reason":"change"}`, false, R, []string{`data.reason = "change"`, `must have reason "initial"`}},
+		{"unknown reason", "request/header", `{"header":` + plHeader + `,"reason":"restart"}`, true, R, []string{`data.reason = "restart"`, `"series"`}},
+		{"reason missing", "request/header", `{"header":` + plHeader + `}`, false, R, []string{"data.reason: missing"}},
+		{"reason not a string", "request/header", `{"header":` + plHeader + `,"reason":1}`, false, R, []string{"data.reason = 1"}},
+		{"initial after a header", "request/header", `{"header":` + plHeader + `,"reason":"initial"}`, true, R, []string{`data.reason = "initial"`, "already has a request/header"}},
+		{"first header not initial", "request/header", `{"header":` + plHeader + `,"reason":"change"}`, false, R, []string{`data.reason = "change"`, `must have reason "initial"`}},
 		{"reason before closed members", "request/header", `{"header":{"config":{"provider":"p","model":"m"},"bogus":1},"reason":"resume","bogus":2}`, false, R, []string{`data.reason = "resume"`}},
 	})
 }
@@ -373,18 +389,18 @@ func TestCheckPayloadRequestHeaderClosedMembers(t *testing.T) {
 		{"data not an object", "request/header", `null`, false, P, []string{"data = null"}},
 		{"header missing", "request/header", `{"reason":"initial"}`, false, P, []string{"data.header: missing"}},
 		{"header not an object", "request/header", `{"header":[],"reason":"initial"}`, false, P, []string{"data.header = an array of 0 elements"}},
-		{"unknown data member", "request/header", `{"header":` + header + `,"reason":"initial","series":1}`, false, P, []string{"data.series: unknown member"}},
+		{"unknown data member", "request/header", `{"header":` + plHeader + `,"reason":"initial","series":1}`, false, P, []string{"data.series: unknown member"}},
 		{"unknown header member", "request/header", `{"header":{"config":{"provider":"p","model":"m"},"prompt":"x"},"reason":"initial"}`, false, P, []string{"data.header.prompt: unknown member"}},
 	})
 }
 
 func TestCheckMessage(t *testing.T) {
 	for _, tc := range []struct{ typ, msg string }{
-		{"system/message", sysMsg},
-		{"developer/message", devMsg},
-		{"user/message", userData},
-		{"assistant/message", asstMsg},
-		{"tool/result", toolMsg},
+		{"system/message", plSysMsg},
+		{"developer/message", plDevMsg},
+		{"user/message", plUserData},
+		{"assistant/message", plAsstMsg},
+		{"tool/result", plToolMsg},
 	} {
 		if err := checkMessage(tc.typ, parseValue(t, tc.msg)); err != nil {
 			t.Errorf("checkMessage(%s) = %v, want nil", tc.typ, err)
@@ -394,7 +410,7 @@ func TestCheckMessage(t *testing.T) {
 	assertPayloadError(t, err, sdk.CodeMessageRoleMismatch, []string{"user/message: message.role", `"assistant"`, `must be "user"`})
 	err = checkMessage("assistant/message", parseValue(t, `{"id":"a","role":"assistant","content":[{"type":"image","mediaType":"m","data":""}],"source":{"kind":"model","provider":"p","model":"m"}}`))
 	assertPayloadError(t, err, sdk.CodePayloadInvalid, []string{"assistant/message: message.content[0].type", `"image"`})
-	err = checkMessage("turn/start", parseValue(t, userData))
+	err = checkMessage("turn/start", parseValue(t, plUserData))
 	assertPayloadError(t, err, sdk.CodePayloadInvalid, []string{"turn/start", "carries no message"})
 }
 
@@ -413,7 +429,7 @@ func TestCheckProjectionTargets(t *testing.T) {
 	}
 	var many strings.Builder
 	many.WriteString(`{"targets":[`)
-	for i := 0; i < 60; i++ {
+	for i := 0; i < 100; i++ {
 		fmt.Fprintf(&many, "%d,", i)
 	}
 	many.WriteString(`33]}`)
@@ -432,7 +448,7 @@ func TestCheckProjectionTargets(t *testing.T) {
 		{"element not earlier", `{"targets":[1,5]}`, 5, []string{"data.targets[1]", "5", "seq 5"}},
 		{"element later", `{"targets":[9]}`, 5, []string{"data.targets[0]", "9", "seq 5"}},
 		{"element duplicate", `{"targets":[2,1,2]}`, 5, []string{"data.targets[2]", "2: duplicate"}},
-		{"element duplicate among many", many.String(), 100, []string{"data.targets[60]", "33: duplicate"}},
+		{"element duplicate among many", many.String(), 200, []string{"data.targets[100]", "33: duplicate"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := checkProjectionTargets(parseValue(t, tc.data), tc.seq)
@@ -477,8 +493,33 @@ func TestValidBase64MatchesStdEncoding(t *testing.T) {
 	}
 }
 
+// TestCheckPayloadValidPathDoesNotAllocate guards the cost of A9 on every
+// append: without image blocks, a valid payload is checked without allocating.
+func TestCheckPayloadValidPathDoesNotAllocate(t *testing.T) {
+	for _, tc := range []struct{ typ, data string }{
+		{"assistant/message", `{"turn":1,"step":1,"message":` + plAsstMsg + `,"stream":[{"dt":0}],"usage":{"input":1,"output":2}}`},
+		{"developer/message", `{"turn":1,"step":1,"headerSeq":3,"message":` + plDevMsg + `}`},
+		{"tool/result", `{"turn":1,"step":1,"message":{"id":"r1","role":"tool","toolCallId":"a","isError":true,"source":{"kind":"tool","callId":"a"},"content":[{"type":"text","text":"x"}]},"error":{"name":"E","code":"C"}}`},
+		{"request/header", `{"header":{"config":{"provider":"p","model":"m","maxTokens":1},"adapterDefaults":{"maxTokens":true},"tools":` + manyToolsNoDup(40) + `},"reason":"change"}`},
+		{"turn/end", `{"turn":1,"reason":{"kind":"aborted","cause":{"kind":"hook","reason":"r"}}}`},
+		{"compaction/summary", `{"compactionId":"c1",` + plSummary + `}`},
+	} {
+		data := parseValue(t, tc.data)
+		if err := checkPayload(tc.typ, data, true); err != nil {
+			t.Fatalf("%s: %v", tc.typ, err)
+		}
+		if n := testing.AllocsPerRun(20, func() { _ = checkPayload(tc.typ, data, true) }); n != 0 {
+			t.Errorf("%s: %v allocations per check, want 0", tc.typ, n)
+		}
+	}
+	targets := parseValue(t, `{"targets":[3,1,2]}`)
+	if n := testing.AllocsPerRun(20, func() { _ = checkProjectionTargets(targets, 9) }); n != 0 {
+		t.Errorf("checkProjectionTargets: %v allocations per check, want 0", n)
+	}
+}
+
 func BenchmarkCheckPayloadAssistantMessage(b *testing.B) {
-	data := parseValue(b, `{"turn":1,"step":1,"message":`+asstMsg+`,"stream":[{"dt":0},"x",null],"usage":{"input":1,"output":2}}`)
+	data := parseValue(b, `{"turn":1,"step":1,"message":`+plAsstMsg+`,"stream":[{"dt":0},"x",null],"usage":{"input":1,"output":2}}`)
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := checkPayload("assistant/message", data, true); err != nil {

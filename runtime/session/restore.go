@@ -45,7 +45,7 @@ func Restore(ctx context.Context, opts Options, ro RestoreOptions, envelopes [][
 		if err != nil {
 			return nil, s.restoreError(ro.Source, i, sdk.Seq(i), err)
 		}
-		if err := s.restoreOne(ctx, r, sdk.Seq(i)); err != nil {
+		if err := s.restoreOne(ctx, r, sdk.Seq(i), true); err != nil {
 			return nil, s.restoreError(ro.Source, i, sdk.Seq(i), err)
 		}
 	}
@@ -61,7 +61,7 @@ func RestoreEvents(ctx context.Context, opts Options, ro RestoreOptions, events 
 		return nil, err
 	}
 	for i, e := range events {
-		if err := s.restoreOne(ctx, e.r, sdk.Seq(i)); err != nil {
+		if err := s.restoreOne(ctx, e.r, sdk.Seq(i), false); err != nil {
 			return nil, s.restoreError(ro.Source, i, sdk.Seq(i), err)
 		}
 	}
@@ -80,8 +80,8 @@ func (s *Session) finishRestore(ro RestoreOptions) (*Session, error) {
 	}
 	s.readOnly = ro.ReadOnly
 	s.pendingRepair = ro.PendingRepair
-	s.firstLive = s.Len()
 	s.publish()
+	s.firstLive = s.Len()
 	return s, nil
 }
 
@@ -101,28 +101,34 @@ func (s *Session) checkLineage() error {
 }
 
 // restoreOne runs the restore steps for one parsed event and commits it.
-func (s *Session) restoreOne(ctx context.Context, src *record, expected sdk.Seq) error {
+// A record the caller does not own (shared with another session) is copied
+// before the validation fields are written.
+func (s *Session) restoreOne(ctx context.Context, src *record, expected sdk.Seq, owned bool) error {
 	if src.seq != expected { // S1
 		return sdk.Errorf(sdk.CodeSeqNotContiguous, "restore", "event seq %d is not the expected next seq %d", src.seq, expected)
 	}
-	r := *src // the validation fields below are written to a private copy
+	r := src
+	if !owned {
+		c := *src
+		r = &c
+	}
 	cls, err := s.restoreClass(r.typ, r.ignorable)
 	if err != nil {
 		return err
 	}
 	r.cls = cls
-	if err := s.checkLocal(&r); err != nil {
+	if err := s.checkLocal(r); err != nil {
 		if !(s.surf.base > 0 && errors.Is(err, sdk.CodeHeaderReasonInvalid)) {
 			return err
 		}
 		// A window cannot tell whether a header precedes it.
 	}
-	pl, err := s.plan(ctx, &r)
+	pl, err := s.plan(ctx, r)
 	if err != nil {
 		return err
 	}
 	s.stateMu.Lock()
-	s.commit(&r, pl)
+	s.commit(r, pl)
 	s.stateMu.Unlock()
 	return nil
 }
@@ -222,8 +228,8 @@ func NewSurface(base sdk.Seq, defs Projections) *Window {
 
 // Apply folds the next event of the window.
 func (w *Window) Apply(ctx context.Context, e Event) error {
-	index := int(w.s.Len() - sdk.Offset(w.s.surf.base))
-	if err := w.s.restoreOne(ctx, e.r, sdk.Seq(w.s.Len())); err != nil {
+	index := len(w.s.records)
+	if err := w.s.restoreOne(ctx, e.r, w.s.nextSeq(), false); err != nil {
 		if se, ok := err.(*sdk.Error); ok {
 			c := *se
 			c.Index, c.Seq = index, int64(e.r.seq)

@@ -159,6 +159,10 @@ func (s *Session) Len() sdk.Offset {
 	return sdk.Offset(len(s.pub.Load().records)) + sdk.Offset(s.surf.base)
 }
 
+// nextSeq is the seq of the next event, for the appender (and restore, which
+// publishes only at the end).
+func (s *Session) nextSeq() sdk.Seq { return s.surf.base + sdk.Seq(len(s.records)) }
+
 // FirstLiveSeq returns the log length after the events written by the
 // operation that built the session (restore, seed, repair), which are not
 // delivered as live events.

@@ -59,6 +59,14 @@ const (
 	toolOutcomeUnknownName = "ToolOutcomeUnknownError"
 )
 
+// coreTypes lists the core types, most frequent first.
+var coreTypes = [...]string{
+	TypeAssistantMessage, TypeToolResult, TypeToolCall, TypeUserMessage, TypeStepStart, TypeStepEnd,
+	TypeTurnStart, TypeTurnEnd, TypeRequestHeader, TypeRequestContext, TypeSystemMessage, TypeDeveloperMessage,
+	TypeAssistantAttempt, TypeTodoWrite, TypeSessionEndSeed, TypeSessionRecovered,
+	TypeCompactionStart, TypeCompactionSummary, TypeCompactionEnd, TypeCompactionPrune,
+}
+
 func coreClass(typ string) (class, bool) {
 	switch typ {
 	case TypeSystemMessage, TypeDeveloperMessage, TypeUserMessage, TypeAssistantMessage, TypeToolResult:

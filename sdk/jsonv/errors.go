@@ -31,6 +31,22 @@ func badUTF8At(src []byte, off int) bool {
 	return r == utf8.RuneError && size == 1
 }
 
+// unterminatedErr reports the end of input inside a string; run is an
+// offset inside the string, before which its opening quote is found.
+func unterminatedErr(src []byte, run int) *sdk.Error {
+	open := run - 1
+	for open > 0 && src[open] != '"' {
+		open--
+	}
+	return sdk.Errorf(sdk.CodeJSONSyntax, op,
+		"unexpected end of input at byte offset %d in the string starting at byte offset %d", len(src), open)
+}
+
+func controlErr(c byte, off int) *sdk.Error {
+	return sdk.Errorf(sdk.CodeJSONSyntax, op,
+		"raw control character U+%04X in a string at byte offset %d (it must be escaped)", c, off)
+}
+
 // syntaxErr reports that the grammar fails at src[off] (off == len(src):
 // at the end of input). J2 outranks J3: an invalid UTF-8 byte there is
 // reported as JSON_INVALID_UTF8.

@@ -4,7 +4,7 @@ import "hash/maphash"
 
 // smallObject is the member count up to which a new member name is checked
 // against the earlier ones by a linear scan; larger objects get a hash set.
-const smallObject = 8
+const smallObject = 32
 
 // keySets detects duplicate member names (rule J5) while parsing. Names
 // are compared by their canonical bytes, which is exact because the

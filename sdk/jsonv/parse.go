@@ -13,7 +13,7 @@ import (
 // exception: an input of 4 GiB or more, beyond anything SPEC J1 admits, is
 // refused with EVENT_TOO_LARGE.)
 func Parse(src []byte, opt Options) (*Doc, error) {
-	_, d, err := parse(nil, src, opt)
+	_, d, err := parse(nil, src, opt, true)
 	return d, err
 }
 
@@ -26,13 +26,15 @@ func Parse(src []byte, opt Options) (*Doc, error) {
 // On error buf is dst (same length), though bytes of dst's spare capacity
 // may have been overwritten.
 func AppendParse(dst, src []byte, opt Options) (buf []byte, doc *Doc, err error) {
-	return parse(dst, src, opt)
+	return parse(dst, src, opt, false)
 }
 
 // parse is the scanner: one loop over src, no recursion. Scalars are
 // scanned by helpers; containers push a tape node whose next field links to
-// the enclosing open container until it is closed.
-func parse(dst, src []byte, opt Options) ([]byte, *Doc, error) {
+// the enclosing open container until it is closed. With own, the buffer is
+// the Doc's alone and is trimmed when the canonical encoding came out much
+// shorter than src.
+func parse(dst, src []byte, opt Options, own bool) ([]byte, *Doc, error) {
 	maxDepth := opt.MaxDepth
 	if maxDepth <= 0 {
 		maxDepth = DefaultMaxDepth
@@ -47,7 +49,7 @@ func parse(dst, src []byte, opt Options) ([]byte, *Doc, error) {
 		out = slices.Grow(dst, n)
 	}
 	out = out[:base+n]
-	tape := make([]node, 0, n/32+4)
+	tape := make([]node, 0, tapeEstimate(n))
 
 	var keys keySets // hash sets of member names of large open objects
 	w, i := base, 0
@@ -71,7 +73,7 @@ func parse(dst, src []byte, opt Options) ([]byte, *Doc, error) {
 				return dst, nil, err
 			}
 			k := uint32(len(tape))
-			tape = append(tape, node{start: uint32(ks), end: uint32(nw), next: k + 1, meta: uint32(String) | esc})
+			tape = push(tape, node{start: uint32(ks), end: uint32(nw), next: k + 1, meta: uint32(String) | esc})
 			tape[cur].addChild()
 			if keys.duplicate(tape, out, cur, k) {
 				return dst, nil, duplicateErr(tape, out, cur, k, i)
@@ -103,7 +105,7 @@ func parse(dst, src []byte, opt Options) ([]byte, *Doc, error) {
 				return dst, nil, err
 			}
 			k := uint32(len(tape))
-			tape = append(tape, node{start: uint32(w), end: uint32(nw), next: k + 1, meta: uint32(String) | esc})
+			tape = push(tape, node{start: uint32(w), end: uint32(nw), next: k + 1, meta: uint32(String) | esc})
 			i, w = ni, nw
 		case '{', '[':
 			if depth >= maxDepth {
@@ -116,7 +118,7 @@ func parse(dst, src []byte, opt Options) ([]byte, *Doc, error) {
 			if c == '{' {
 				kind = Object
 			}
-			tape = append(tape, node{start: uint32(w), next: cur, meta: uint32(kind)})
+			tape = push(tape, node{start: uint32(w), next: cur, meta: uint32(kind)})
 			cur = uint32(len(tape) - 1)
 			curObj = c == '{'
 			out[w] = c
@@ -149,7 +151,7 @@ func parse(dst, src []byte, opt Options) ([]byte, *Doc, error) {
 				return dst, nil, literalErr(src, i, lit)
 			}
 			k := uint32(len(tape))
-			tape = append(tape, node{start: uint32(w), end: uint32(w + len(lit)), next: k + 1, meta: meta})
+			tape = push(tape, node{start: uint32(w), end: uint32(w + len(lit)), next: k + 1, meta: meta})
 			w += copy(out[w:], lit)
 			i += len(lit)
 		default:
@@ -165,7 +167,7 @@ func parse(dst, src []byte, opt Options) ([]byte, *Doc, error) {
 			}
 			k := uint32(len(tape))
 			nw := w + copy(out[w:], src[i:end])
-			tape = append(tape, node{start: uint32(w), end: uint32(nw), next: k + 1, meta: uint32(Number) | flags})
+			tape = push(tape, node{start: uint32(w), end: uint32(nw), next: k + 1, meta: uint32(Number) | flags})
 			i, w = end, nw
 		}
 
@@ -179,6 +181,12 @@ func parse(dst, src []byte, opt Options) ([]byte, *Doc, error) {
 					return dst, nil, trailingErr(src, i)
 				}
 				buf := out[:w]
+				if own && n-w > w/4+256 {
+					buf = slices.Clone(buf)
+				}
+				if cap(tape)-len(tape) > len(tape)/2+64 {
+					tape = slices.Clone(tape)
+				}
 				return buf, &Doc{buf: buf, tape: tape}, nil
 			}
 			if i >= n {
@@ -228,4 +236,18 @@ func skipWS(src []byte, i int) int {
 		}
 	}
 	return i
+}
+
+// tapeEstimate is the initial tape capacity for n input bytes: about one
+// node per 16 bytes, which covers typical event payloads without growing.
+// A tape that ends up much shorter is trimmed after the parse.
+func tapeEstimate(n int) int { return n/16 + 8 }
+
+// push appends x to the tape, doubling its capacity when full (append alone
+// grows large slices by 1.25×, which would copy a big tape many times).
+func push(tape []node, x node) []node {
+	if len(tape) == cap(tape) {
+		tape = slices.Grow(tape, len(tape))
+	}
+	return append(tape, x)
 }

@@ -3,6 +3,7 @@ package jsonv
 import (
 	"bytes"
 	"encoding/binary"
+	"math/bits"
 	"unicode/utf8"
 
 	"github.com/seed-e5e476df/logbook/sdk"
@@ -14,6 +15,14 @@ import (
 var plain = func() (t [256]bool) {
 	for c := 0x20; c < 0x80; c++ {
 		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// keepEscape[c] reports whether the escape \c is already canonical.
+var keepEscape = func() (t [256]bool) {
+	for _, c := range `"\\bfnrt` {
+		t[c] = true
 	}
 	return t
 }()
@@ -64,23 +73,21 @@ func special(x uint64) uint64 {
 // through the closing quote, writing its canonical encoding, quotes
 // included, to out[w:]. It returns the indices past the string in src and
 // out, and flagEsc when the encoding contains an escape.
+//
+// Bytes that stay as they are (printable ASCII, valid UTF-8, and the
+// escapes \" \\ \b \f \n \r \t, which are already canonical) are skipped
+// eight at a time where possible and copied in one run; only \/ and \u
+// escapes end a run.
 func scanString(src []byte, i int, out []byte, w int) (int, int, uint32, *sdk.Error) {
 	n := len(src)
-	open := i - 1
 	out[w] = '"'
 	w++
 	var flags uint32
-	run := i // src[run:i] is copied verbatim when a quote or escape ends it
+	run := i // src[run:i] is copied verbatim when the string or run ends
 	for {
-		for i+8 <= n && special(binary.LittleEndian.Uint64(src[i:])) == 0 {
-			i += 8
-		}
-		for i < n && plain[src[i]] {
-			i++
-		}
+		i = skipPlain(src, i)
 		if i >= n {
-			return 0, 0, 0, sdk.Errorf(sdk.CodeJSONSyntax, op,
-				"unexpected end of input at byte offset %d in the string starting at byte offset %d", n, open)
+			return 0, 0, 0, unterminatedErr(src, run)
 		}
 		switch c := src[i]; {
 		case c == '"':
@@ -88,6 +95,11 @@ func scanString(src []byte, i int, out []byte, w int) (int, int, uint32, *sdk.Er
 			out[w] = '"'
 			return i + 1, w + 1, flags, nil
 		case c == '\\':
+			if i+1 < n && keepEscape[src[i+1]] {
+				flags = flagEsc
+				i += 2
+				continue
+			}
 			w += copy(out[w:], src[run:i])
 			var err *sdk.Error
 			var esc bool
@@ -100,8 +112,7 @@ func scanString(src []byte, i int, out []byte, w int) (int, int, uint32, *sdk.Er
 			}
 			run = i
 		case c < 0x20:
-			return 0, 0, 0, sdk.Errorf(sdk.CodeJSONSyntax, op,
-				"raw control character U+%04X in a string at byte offset %d (it must be escaped)", c, i)
+			return 0, 0, 0, controlErr(c, i)
 		default:
 			if c < 0xE0 && c >= 0xC2 && i+1 < n && src[i+1]&0xC0 == 0x80 {
 				i += 2 // two-byte sequence, the common non-ASCII case
@@ -114,6 +125,22 @@ func scanString(src []byte, i int, out []byte, w int) (int, int, uint32, *sdk.Er
 			i += size
 		}
 	}
+}
+
+// skipPlain returns the index of the first byte at or after i that is a
+// quote, a backslash, a control character or from 0x80 up (len(src) if
+// none), testing eight bytes at a time.
+func skipPlain(src []byte, i int) int {
+	for ; i+8 <= len(src); i += 8 {
+		if m := special(binary.LittleEndian.Uint64(src[i:])); m != 0 {
+			// The lowest flagged byte is a true one: borrows only run upward.
+			return i + bits.TrailingZeros64(m)>>3
+		}
+	}
+	for i < len(src) && plain[src[i]] {
+		i++
+	}
+	return i
 }
 
 // unescape decodes the escape at src[i] ('\\') and writes its canonical

@@ -1,0 +1,247 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+
+	"github.com/seed-e5e476df/logbook/sdk"
+)
+
+// assistant1KiB is a realistic ~1 KiB assistant/message with one tool call:
+// a short explanation, and an edit_file call whose JSON-encoded arguments
+// carry Go code with escapes.
+var assistant1KiB = func() []byte {
+	args, _ := json.Marshal(map[string]string{
+		"path": "internal/cache/lru.go",
+		"patch": "func (c *LRU) Get(key string) (v []byte, ok bool) {\n\tc.mu.Lock()\n\tdefer c.mu.Unlock()\n" +
+			"\tel, ok := c.items[key]\n\tif !ok {\n\t\tc.misses++\n\t\treturn nil, false\n\t}\n\tc.order.MoveToFront(el)\n" +
+			"\treturn el.Value.(*entry).val, true\n}\n// \"hits\" are counted by the caller\n",
+	})
+	data, _ := json.Marshal(map[string]any{
+		"turn": 3, "step": 2,
+		"message": map[string]any{
+			"id": "msg_01HZX3K9T7Q2M4", "role": "assistant",
+			"content": []any{
+				map[string]any{"type": "text", "text": "The cache misses because Get never moves the entry to the front, so hot keys are evicted first. I'll fix Get to refresh the entry's position and count misses under the lock."},
+				map[string]any{"type": "tool-call", "id": "call_7f3a9c", "name": "edit_file", "arguments": string(args)},
+			},
+			"source": map[string]any{"kind": "model", "provider": "deepseek", "model": "deepseek-chat"},
+		},
+		"stream": []any{},
+		"usage":  map[string]any{"input": 18234, "output": 412, "cacheRead": 16384},
+	})
+	return data
+}()
+
+func benchAppendOp() *SurfaceOp { return &SurfaceOp{} }
+
+// BenchmarkJSONValid1KiB is the yardstick: encoding/json.Valid on the data
+// bytes of BenchmarkAppend1KiB.
+func BenchmarkJSONValid1KiB(b *testing.B) {
+	b.SetBytes(int64(len(assistant1KiB)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if !json.Valid(assistant1KiB) {
+			b.Fatal("invalid")
+		}
+	}
+}
+
+// BenchmarkAppend1KiB times the whole append of a ~1 KiB assistant message
+// with one tool call: validate, canonicalize, fold, commit.
+func BenchmarkAppend1KiB(b *testing.B) {
+	ctx := context.Background()
+	in := AppendInput{Type: TypeAssistantMessage, Data: assistant1KiB, SurfaceOp: benchAppendOp()}
+	b.SetBytes(int64(len(assistant1KiB)))
+	b.ReportAllocs()
+	s := mustNew(b)
+	n := 0
+	for b.Loop() {
+		if n == 50_000 { // bound the fixture's memory
+			b.StopTimer()
+			s, n = mustNew(b), 0
+			b.StartTimer()
+		}
+		if _, err := s.Append(ctx, in); err != nil {
+			b.Fatal(err)
+		}
+		n++
+	}
+}
+
+func mustNew(tb testing.TB) *Session {
+	s, err := New(Options{Clock: ClockFunc(func() int64 { return 1_700_000_000_000 })})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}
+
+var nodeData = []byte(`{"id":"n","role":"user","content":[{"type":"text","text":"a short note"}],"source":{"kind":"user"}}`)
+
+// fillNodes appends n small user messages.
+func fillNodes(tb testing.TB, s *Session, n int) {
+	ctx := context.Background()
+	in := AppendInput{Type: TypeUserMessage, Data: nodeData, SurfaceOp: benchAppendOp()}
+	for range n {
+		if _, err := s.Append(ctx, in); err != nil {
+			tb.Fatal(err)
+		}
+	}
+}
+
+var replaceFixtures sync.Map // size → *Session, built once per benchmark function
+
+func replaceFixture(b *testing.B, size int) *Session {
+	if s, ok := replaceFixtures.Load(size); ok {
+		return s.(*Session)
+	}
+	s := mustNew(b)
+	fillNodes(b, s, size)
+	replaceFixtures.Store(size, s)
+	return s
+}
+
+// pickSpans chooses k disjoint spans of 10 consecutive current nodes at
+// pseudo-random positions. Disjoint spans stay valid while the others are
+// replaced.
+func pickSpans(s *Session, rng *rand.Rand, k int) [][]sdk.Seq {
+	used := make(map[sdk.Seq]bool)
+	spans := make([][]sdk.Seq, 0, k)
+	n := int64(s.Len())
+	for len(spans) < k {
+		start := sdk.Seq(rng.Int64N(n))
+		if !s.surf.isNode(start) {
+			continue
+		}
+		span := make([]sdk.Seq, 0, 10)
+		ok := true
+		for cur := int64(start); len(span) < 10; cur = s.surf.at(sdk.Seq(cur)).next {
+			if cur < 0 || used[sdk.Seq(cur)] {
+				ok = false
+				break
+			}
+			span = append(span, sdk.Seq(cur))
+		}
+		if !ok {
+			continue
+		}
+		for _, x := range span {
+			used[x] = true
+		}
+		spans = append(spans, span)
+	}
+	return spans
+}
+
+func benchmarkReplace10(b *testing.B, size int) {
+	ctx := context.Background()
+	s := replaceFixture(b, size)
+	rng := rand.New(rand.NewPCG(1, uint64(size)))
+	// Refill often enough that the surface stays within ±10% of size: each
+	// op removes 9 nodes.
+	batch := min(100, size/10/9)
+	summary := []byte(`{"id":"sum","role":"user","content":[{"type":"text","text":"summary of ten notes"}],"source":{"kind":"user"}}`)
+	var spans [][]sdk.Seq
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if len(spans) == 0 {
+			b.StopTimer()
+			if missing := size - s.surf.count; missing > 0 {
+				fillNodes(b, s, missing)
+			}
+			spans = pickSpans(s, rng, batch)
+			b.StartTimer()
+		}
+		span := spans[len(spans)-1]
+		spans = spans[:len(spans)-1]
+		_, err := s.Append(ctx, AppendInput{
+			Type: TypeUserMessage, Data: summary,
+			SurfaceOp:       &SurfaceOp{Replace: true, StartSeq: span[0], EndSeq: span[9]},
+			SourceEventSeqs: span,
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	if c := s.surf.count; c < size*9/10 || c > size*11/10 {
+		b.Fatalf("surface drifted to %d nodes (size %d)", c, size)
+	}
+}
+
+// BenchmarkReplace10Of1M replaces a fresh 10-node span at a pseudo-random
+// position of a 1,000,000-node surface with one node.
+func BenchmarkReplace10Of1M(b *testing.B) { benchmarkReplace10(b, 1_000_000) }
+
+// BenchmarkReplace10Of1K is the same on a 1,000-node surface.
+func BenchmarkReplace10Of1K(b *testing.B) { benchmarkReplace10(b, 1_000) }
+
+var messagesFixture = sync.OnceValues(func() (*Session, error) {
+	s, err := New(Options{Clock: ClockFunc(func() int64 { return 1 })})
+	if err != nil {
+		return nil, err
+	}
+	ctx := context.Background()
+	in := AppendInput{Type: TypeUserMessage, Data: nodeData, SurfaceOp: benchAppendOp()}
+	for range 1_000_000 {
+		if _, err := s.Append(ctx, in); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+})
+
+// BenchmarkMessagesNoChange1M calls Messages() with nothing appended since
+// the last call on a 1,000,000-message session.
+func BenchmarkMessagesNoChange1M(b *testing.B) {
+	s, err := messagesFixture()
+	if err != nil {
+		b.Fatal(err)
+	}
+	first, err := s.Messages()
+	if err != nil || first.Len() != 1_000_000 {
+		b.Fatalf("fixture: %d messages, %v", first.Len(), err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		m, _ := s.Messages()
+		if m.Len() != 1_000_000 {
+			b.Fatal("changed")
+		}
+	}
+}
+
+var restoreCorpus = sync.OnceValue(func() [][]byte {
+	out := make([][]byte, 100_000)
+	for i := range out {
+		out[i] = []byte(fmt.Sprintf(`{"seq":%d,"time":1700000000000,"type":"assistant/message","data":%s,"surfaceOp":"append"}`, i, assistant1KiB))
+	}
+	return out
+})
+
+// BenchmarkRestore100K runs the restore pipeline over 100,000 canonical
+// envelopes of ~1 KiB assistant messages.
+func BenchmarkRestore100K(b *testing.B) {
+	envs := restoreCorpus()
+	total := 0
+	for _, e := range envs {
+		total += len(e)
+	}
+	b.SetBytes(int64(total))
+	b.ReportAllocs()
+	for b.Loop() {
+		s, err := Restore(context.Background(), Options{}, RestoreOptions{}, envs)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if s.Len() != 100_000 {
+			b.Fatal("short")
+		}
+	}
+}

@@ -1,0 +1,101 @@
+package jsonv
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestCanonicalEncoding(t *testing.T) {
+	for _, c := range []struct{ name, src, want string }{
+		{"order and literals kept", `{"b":1,"a":1.50}`, `{"b":1,"a":1.50}`},
+		{"literals byte for byte", `[1E3, 1e+3, -0.5e-7, 9007199254740992.0, 0.10]`, `[1E3,1e+3,-0.5e-7,9007199254740992.0,0.10]`},
+		{"whitespace removed", " {\n\t\"a\" : [ 1 , 2 ] ,\r\n \"b\" : { } , \"c\" : [ ] } ", `{"a":[1,2],"b":{},"c":[]}`},
+		{"scalars", ` true `, `true`},
+		{"short escapes kept", `"\" \\ \b \t \n \f \r"`, `"\" \\ \b \t \n \f \r"`},
+		{"hex escapes to short", `"\u0022\u005c\u0008\u0009\u000a\u000c\u000d"`, `"\"\\\b\t\n\f\r"`},
+		{"other controls lowercase hex", `"\u0000\u001F\u001b\u0007"`, `"\u0000\u001f\u001b\u0007"`},
+		{"solidus unescaped", `"a\/b</script>"`, `"a/b</script>"`},
+		{"no HTML escaping", `"\u003c\u003e\u0026"`, `"<>&"`},
+		{"line separators literal", `"\u2028\u2029"`, "\"\u2028\u2029\""},
+		{"non-ASCII literal", `"\u00e9\u4e2d\ud83d\ude00"`, `"é中😀"`},
+		{"raw non-ASCII kept", `"é中😀"`, `"é中😀"`},
+		{"DEL literal", "\"\u007f\\u007f\"", "\"\x7f\x7f\""},
+		{"ASCII escapes decoded", `"\u0041\u0062"`, `"Ab"`},
+		{"names too", `{"\u0041":1, "\/":2}`, `{"A":1,"/":2}`},
+		{"long run", `"` + strings.Repeat("abcdefgh", 20) + `\n"`, `"` + strings.Repeat("abcdefgh", 20) + `\n"`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d, err := Parse([]byte(c.src), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := d.Root().Bytes()
+			if string(got) != c.want {
+				t.Fatalf("canonical %q, want %q", got, c.want)
+			}
+			// Idempotent.
+			d2, err := Parse(got, Options{})
+			if err != nil || !bytes.Equal(d2.Root().Bytes(), got) {
+				t.Fatalf("re-parse: %v %q", err, d2.Root().Bytes())
+			}
+			// Never longer than the input.
+			if len(got) > len(c.src) {
+				t.Errorf("canonical longer than input")
+			}
+		})
+	}
+}
+
+// TestAppendStringMatchesParse checks AppendString against the canonical
+// encoding Parse produces for the same string, over every character class.
+func TestAppendStringMatchesParse(t *testing.T) {
+	var all strings.Builder
+	for r := rune(0); r < 0x300; r++ {
+		all.WriteRune(r)
+	}
+	for _, s := range []string{"", "plain", "\"\\/", "\u2028\u2029<>&", "😀 é 中", "\x00\x1f\x7f", all.String()} {
+		enc := AppendString([]byte("x"), s)
+		if enc[0] != 'x' {
+			t.Fatalf("prefix lost")
+		}
+		enc = enc[1:]
+		var viaJSON []byte
+		viaJSON, _ = json.Marshal(s)
+		d, err := Parse(viaJSON, Options{})
+		if err != nil {
+			t.Fatalf("Parse(%q): %v", viaJSON, err)
+		}
+		if got := d.Root().Bytes(); !bytes.Equal(got, enc) {
+			t.Errorf("AppendString(%q) = %q, Parse canonical %q", s, enc, got)
+		}
+		if v, _ := d.Root().Str(); v != s {
+			t.Errorf("Str() = %q, want %q", v, s)
+		}
+	}
+	if got := string(AppendString(nil, "a\xffb")); got != "\"a\uFFFDb\"" {
+		t.Errorf("invalid UTF-8: %q", got)
+	}
+	if got := string(AppendString(nil, "\n\"x")); got != `"\n\"x"` {
+		t.Errorf("got %q", got)
+	}
+}
+
+// TestCanonicalShorterThanInput checks the bound that AppendParse relies on,
+// on inputs where every escape is at its shortest.
+func TestCanonicalShorterThanInput(t *testing.T) {
+	for _, s := range []string{`"\u0001"`, `"\n"`, `"\""`, `"\\"`, `"\u0000\u001f"`, `"\ud83d\ude00"`, `1`, `[]`} {
+		d, err := Parse([]byte(s), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(d.Root().Bytes()); n > len(s) {
+			t.Errorf("%s: canonical %d bytes > %d", s, n, len(s))
+		}
+		if !utf8.Valid(d.Root().Bytes()) {
+			t.Errorf("%s: canonical not UTF-8", s)
+		}
+	}
+}
