@@ -31,18 +31,21 @@ type keySet struct {
 // an earlier member name of object obj.
 func (s *keySets) duplicate(tape []node, out []byte, obj, k uint32) bool {
 	m := tape[obj].count()
-	if m == 1 {
-		return false
+	if m > smallObject {
+		return s.duplicateLarge(tape, out, obj, k, m)
 	}
-	if m <= smallObject {
-		name := out[tape[k].start:tape[k].end]
-		for j := obj + 1; j < k; j = tape[j+1].next {
-			if string(out[tape[j].start:tape[j].end]) == string(name) {
-				return true
-			}
+	kn := tape[k]
+	size := kn.end - kn.start
+	for j := obj + 1; j < k; j = tape[j+1].next {
+		if jn := tape[j]; jn.end-jn.start == size && string(out[jn.start:jn.end]) == string(out[kn.start:kn.end]) {
+			return true
 		}
-		return false
 	}
+	return false
+}
+
+// duplicateLarge is duplicate for objects past smallObject members (m).
+func (s *keySets) duplicateLarge(tape []node, out []byte, obj, k uint32, m int) bool {
 	if !s.seeded {
 		s.seed, s.seeded = maphash.MakeSeed(), true
 	}

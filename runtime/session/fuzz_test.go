@@ -1,0 +1,161 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/seed-e5e476df/logbook/sdk"
+)
+
+// fuzzBase builds a small valid session: a system node 0, a header, an
+// assistant message with a tool call and its result, a user message.
+func fuzzBase(tb testing.TB) *Session {
+	s := mustNew(tb)
+	ctx := context.Background()
+	app := &SurfaceOp{}
+	for _, in := range []AppendInput{
+		{Type: TypeSystemMessage, SurfaceOp: app, Data: []byte(`{"turn":0,"step":0,"message":{"id":"s","role":"system","content":[{"type":"text","text":"sys"}],"source":{"kind":"system-prompt"}}}`)},
+		{Type: TypeTurnStart, Data: []byte(`{"turn":1}`)},
+		{Type: TypeRequestHeader, Data: []byte(`{"header":{"config":{"provider":"p","model":"m"},"tools":[{"name":"search","description":"d","parameters":{}}]},"reason":"initial"}`)},
+		{Type: TypeAssistantMessage, SurfaceOp: app, Data: []byte(`{"turn":1,"step":1,"message":{"id":"a","role":"assistant","content":[{"type":"tool-call","id":"c","name":"search","arguments":"{}"}],"source":{"kind":"model","provider":"p","model":"m"}},"stream":[]}`)},
+		{Type: TypeToolResult, SurfaceOp: app, Data: []byte(`{"turn":1,"step":1,"message":{"id":"r","role":"tool","toolCallId":"c","content":[{"type":"text","text":"out"}],"source":{"kind":"tool","callId":"c"}}}`)},
+		{Type: TypeUserMessage, SurfaceOp: app, Data: []byte(`{"id":"u","role":"user","content":[{"type":"text","text":"hi"}],"source":{"kind":"user"}}`)},
+	} {
+		if _, err := s.Append(ctx, in); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return s
+}
+
+type fuzzState struct {
+	n     sdk.Offset
+	nodes []sdk.Seq
+	gen   uint64
+	msgs  []string
+}
+
+func captureFuzz(tb testing.TB, s *Session) fuzzState {
+	v, err := s.Surface()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	l, err := s.Messages()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	st := fuzzState{n: s.Len(), nodes: v.Nodes(), gen: v.ContentGeneration()}
+	for _, m := range l.All() {
+		st.msgs = append(st.msgs, string(m.JSON()))
+	}
+	return st
+}
+
+// FuzzAppend feeds arbitrary appends to a small valid session: the pipeline
+// never panics, a rejection carries a code and changes nothing, and an
+// accepted event replays to the same state.
+func FuzzAppend(f *testing.F) {
+	f.Add("user/message", []byte(`{"id":"x","role":"user","content":[],"source":{"kind":"user"}}`), uint8(1), int64(0), int64(0), []byte{})
+	f.Add("user/message", []byte(`{"id":"x","role":"user","content":[],"source":{"kind":"user"}}`), uint8(2), int64(3), int64(5), []byte{3, 4, 5})
+	f.Add("tool/result", []byte(`{"turn":1,"step":1,"message":{"id":"r","role":"tool","toolCallId":"c","content":[],"source":{"kind":"tool","callId":"c"}}}`), uint8(2), int64(4), int64(4), []byte{4})
+	f.Add("system/message", []byte(`{"turn":0,"step":0,"message":{"id":"s2","role":"system","content":[],"source":{"kind":"system-prompt"}}}`), uint8(2), int64(0), int64(0), []byte{0})
+	f.Add("todo/write", []byte(`{"todos":[{"content":"a","status":"pending"}],"x":-0}`), uint8(0), int64(0), int64(0), []byte(nil))
+	f.Add("x-ext/thing", []byte(`{"a":[1,2,{"b":null}]}`), uint8(1), int64(-1), int64(9), []byte{200})
+	f.Fuzz(func(t *testing.T, typ string, data []byte, opKind uint8, start, end int64, src []byte) {
+		s := fuzzBase(t)
+		before := captureFuzz(t, s)
+		held, _ := s.Messages()
+		in := AppendInput{Type: typ, Data: data, Ignorable: opKind&4 != 0}
+		switch opKind % 4 {
+		case 1:
+			in.SurfaceOp = &SurfaceOp{}
+		case 2:
+			in.SurfaceOp = &SurfaceOp{Replace: true, StartSeq: sdk.Seq(start), EndSeq: sdk.Seq(end)}
+		}
+		if src != nil {
+			in.SourceEventSeqs = []sdk.Seq{}
+			for _, b := range src {
+				in.SourceEventSeqs = append(in.SourceEventSeqs, sdk.Seq(b)-1)
+			}
+		}
+		e, err := s.Append(context.Background(), in)
+		after := captureFuzz(t, s)
+		if err != nil {
+			if sdk.CodeOf(err) == "" {
+				t.Fatalf("error without a code: %v", err)
+			}
+			if after.n != before.n || !slices.Equal(after.nodes, before.nodes) || after.gen != before.gen || !slices.Equal(after.msgs, before.msgs) {
+				t.Fatalf("rejected append (%v) changed the session", err)
+			}
+			if held.Len() != len(before.msgs) {
+				t.Fatal("an earlier snapshot changed")
+			}
+			return
+		}
+		if after.n != before.n+1 || e.Seq() != sdk.Seq(before.n) {
+			t.Fatalf("accepted append: len %d → %d, seq %d", before.n, after.n, e.Seq())
+		}
+		replayed, err := RestoreEvents(context.Background(), Options{}, RestoreOptions{}, s.Events().Slice())
+		if err != nil {
+			t.Fatalf("accepted event does not replay: %v\n%s", err, e.Envelope())
+		}
+		if got := captureFuzz(t, replayed); !slices.Equal(got.nodes, after.nodes) || !slices.Equal(got.msgs, after.msgs) {
+			t.Fatal("replay != live")
+		}
+		if _, err := ParseEnvelope(e.Envelope(), 0); err != nil {
+			t.Fatalf("canonical envelope does not parse: %v", err)
+		}
+	})
+}
+
+// FuzzRestore feeds arbitrary newline-separated envelopes to the restore
+// pipeline: it never panics, failures are coded, and an accepted log
+// restores again from its own canonical envelopes to the same state.
+func FuzzRestore(f *testing.F) {
+	base := fuzzBase(f)
+	var log bytes.Buffer
+	for _, e := range base.Events().All() {
+		log.Write(e.Envelope())
+		log.WriteByte('\n')
+	}
+	f.Add(log.Bytes())
+	f.Add([]byte(`{"seq":0,"time":1,"type":"turn/start","data":{"turn":1}}`))
+	f.Add([]byte(`{"type":"turn/start","seq":0,"data":{"turn":1},"time":1}`))
+	f.Add([]byte(`{"seq":0,"time":1,"type":"x-ext/y","data":{},"surfaceOp":{"weird":[1]},"ignorable":true}`))
+	f.Add([]byte(`{"seq":0,"time":1,"type":"user/message","data":{"id":"u","role":"user","content":[],"source":{"kind":"user"}},"surfaceOp":{"op":"replace","startSeq":0}}`))
+	f.Add([]byte(`{"seq":1,"time":1,"type":"turn/start","data":{"turn":1}}`))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		var envs [][]byte
+		for line := range bytes.SplitSeq(in, []byte{'\n'}) {
+			if len(line) > 0 {
+				envs = append(envs, line)
+			}
+		}
+		s, err := Restore(context.Background(), Options{}, RestoreOptions{}, envs)
+		if err != nil {
+			if sdk.CodeOf(err) == "" {
+				t.Fatalf("error without a code: %v", err)
+			}
+			return
+		}
+		var again [][]byte
+		for _, e := range s.Events().All() {
+			again = append(again, e.Envelope())
+		}
+		s2, err := Restore(context.Background(), Options{}, RestoreOptions{}, again)
+		if err != nil {
+			t.Fatalf("canonical envelopes do not restore: %v", err)
+		}
+		a, b := captureFuzz(t, s), captureFuzz(t, s2)
+		if !slices.Equal(a.nodes, b.nodes) || !slices.Equal(a.msgs, b.msgs) {
+			t.Fatal("restore of canonical envelopes differs")
+		}
+		for i, e := range s2.Events().All() {
+			if !bytes.Equal(e.Envelope(), again[i]) {
+				t.Fatal("canonical envelope not idempotent")
+			}
+		}
+	})
+}

@@ -1,0 +1,72 @@
+package sdk
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// MinSupportedFormat is the oldest format version this build reads (SPEC §15).
+const MinSupportedFormat = 1
+
+// Edge migrates a session from format From to From+1 (SPEC §15). Header and
+// Events are streaming stages: an edge carries unknown ignorable events
+// forward byte-exact or refuses with FORMAT_MIGRATION_REFUSED, never drops
+// them.
+type Edge struct {
+	From, To int
+	Header   func(header []byte) ([]byte, error)
+	Events   func(envelope []byte) ([][]byte, error)
+}
+
+// migrations returns the static, build-time list of adjacent edges. At
+// format version 1 it is empty; plugins cannot add edges.
+func migrations() []Edge { return nil }
+
+// Migrations returns the migration edges in order, after checking that they
+// form a gap-free chain from MinSupportedFormat to FormatVersion. A broken
+// chain is a bug in this build, so it panics.
+func Migrations() []Edge {
+	edges := migrations()
+	next := MinSupportedFormat
+	for _, e := range edges {
+		if e.From != next || e.To != e.From+1 {
+			panic(fmt.Sprintf("sdk: migration edge %d→%d breaks the chain at %d", e.From, e.To, next))
+		}
+		next = e.To
+	}
+	if next != FormatVersion {
+		panic(fmt.Sprintf("sdk: migrations reach v%d, not the current v%d", next, FormatVersion))
+	}
+	return edges
+}
+
+// CheckFormatVersion is the format gate of SPEC §15, run on the raw version
+// literal of a stored session before any other decoding. literal is the JSON
+// number as written (for SQLite, the decimal column value); artifact names
+// the file or database for the message. A literal that is not an
+// integer-form number is CORRUPT_LOG; a newer version is FORMAT_TOO_NEW; an
+// older unsupported one FORMAT_UNSUPPORTED.
+func CheckFormatVersion(id, literal, artifact string) (int, error) {
+	v, err := strconv.ParseInt(literal, 10, 64)
+	if err != nil || literal == "" || literal[0] == '+' || (len(literal) > 1 && literal[0] == '0') || (len(literal) > 1 && literal[0] == '-' && literal[1] == '0') {
+		return 0, Errorf(CodeCorruptLog, "format", "session %s: format version %q is not an integer%s", strconv.Quote(id), literal, where(artifact))
+	}
+	switch {
+	case v > FormatVersion:
+		e := Errorf(CodeFormatTooNew, "format", "session %s uses logbook format v%d; this build reads v%d; upgrade logbook to open it%s", strconv.Quote(id), v, FormatVersion, where(artifact))
+		e.SessionID = id
+		return 0, e
+	case v < MinSupportedFormat:
+		e := Errorf(CodeFormatUnsupported, "format", "session %s uses logbook format v%d; this build reads v%d to v%d%s", strconv.Quote(id), v, MinSupportedFormat, FormatVersion, where(artifact))
+		e.SessionID = id
+		return 0, e
+	}
+	return int(v), nil
+}
+
+func where(artifact string) string {
+	if artifact == "" {
+		return ""
+	}
+	return " (" + artifact + ")"
+}

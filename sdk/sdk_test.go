@@ -1,0 +1,105 @@
+package sdk
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func TestErrorRendersOpCodeDetailAndWhere(t *testing.T) {
+	e := &Error{Code: CodeReplaceCoverage, Op: "session", SessionID: "s1", Seq: 9, Index: -1, Detail: "sourceEventSeqs must include every shadowed node; missing 4, 7"}
+	want := `session: REPLACE_COVERAGE: sourceEventSeqs must include every shadowed node; missing 4, 7 (session "s1", seq 9)`
+	if e.Error() != want {
+		t.Fatalf("got %q\nwant %q", e.Error(), want)
+	}
+}
+
+func TestErrorIsMatchesCodeThroughWrapping(t *testing.T) {
+	inner := Errorf(CodeReplaceCoverage, "session", "missing 4")
+	outer := Wrap(CodeCorruptLog, "restore", 3, inner)
+	if !errors.Is(outer, ErrReplaceCoverage) || !errors.Is(outer, ErrCorruptLog) {
+		t.Fatal("errors.Is must match both codes in the chain")
+	}
+	if errors.Is(outer, ErrSeedInvalid) {
+		t.Fatal("errors.Is matched a code that is not in the chain")
+	}
+	if !errors.Is(fmt.Errorf("ctx: %w", outer), &Error{Code: CodeCorruptLog}) {
+		t.Fatal("errors.Is must match an *Error target by code")
+	}
+	if CodeOf(outer) != CodeCorruptLog || CodeOf(fmt.Errorf("x: %w", inner)) != CodeReplaceCoverage || CodeOf(errors.New("plain")) != "" {
+		t.Fatal("CodeOf must return the outermost code")
+	}
+	joined := errors.Join(errors.New("plain"), Errorf(CodeIOError, "flush", "disk"))
+	if CodeOf(joined) != CodeIOError || !Retryable(joined) {
+		t.Fatal("CodeOf must look into joined errors")
+	}
+}
+
+func TestAllCodesAreUniqueUpperSnake(t *testing.T) {
+	seen := map[Code]bool{}
+	for _, c := range AllCodes() {
+		if seen[c] {
+			t.Fatalf("duplicate code %s", c)
+		}
+		seen[c] = true
+		if strings.ToUpper(string(c)) != string(c) || strings.ContainsAny(string(c), " -") {
+			t.Fatalf("code %q is not UPPER_SNAKE", c)
+		}
+	}
+	if len(seen) < 100 {
+		t.Fatalf("only %d codes", len(seen))
+	}
+}
+
+func TestNewSeqRejectsOutOfDomain(t *testing.T) {
+	for _, v := range []int64{-1, MaxSeq + 1} {
+		_, err := NewSeq("startSeq", v)
+		if !errors.Is(err, ErrInvalidSeq) || !strings.Contains(err.Error(), "startSeq") || !strings.Contains(err.Error(), fmt.Sprint(v)) {
+			t.Fatalf("NewSeq(%d) = %v", v, err)
+		}
+	}
+	if _, err := NewCursor("c", -1); err != nil {
+		t.Fatal("cursor -1 is valid")
+	}
+	if _, err := NewCursor("c", -2); !errors.Is(err, ErrInvalidSeq) {
+		t.Fatal("cursor -2 is invalid")
+	}
+	if s, err := NewOffset("o", MaxSeq); err != nil || s != MaxSeq {
+		t.Fatal("MaxSeq is a valid offset")
+	}
+}
+
+func TestValidateSessionID(t *testing.T) {
+	for _, bad := range []string{"", strings.Repeat("a", 81), "a\x00b", "tab\there", "del\x7f", "\xff"} {
+		if err := ValidateSessionID(bad); !errors.Is(err, ErrInvalidSessionID) {
+			t.Fatalf("ValidateSessionID(%q) = %v", bad, err)
+		}
+	}
+	for _, good := range []string{"a", strings.Repeat("é", 40), "s/../x", "0195f7c2-7d3e-7000-8000-000000000000"} {
+		if err := ValidateSessionID(good); err != nil {
+			t.Fatalf("ValidateSessionID(%q) = %v", good, err)
+		}
+	}
+}
+
+func TestFormatGate(t *testing.T) {
+	if v, err := CheckFormatVersion("s", "1", "x"); err != nil || v != 1 {
+		t.Fatalf("v1: %d %v", v, err)
+	}
+	_, err := CheckFormatVersion("s", "2", "/data/s/events.v2.jsonl")
+	if !errors.Is(err, ErrFormatTooNew) || !strings.Contains(err.Error(), "v2") || !strings.Contains(err.Error(), "upgrade logbook") || !strings.Contains(err.Error(), "/data/s/events.v2.jsonl") {
+		t.Fatalf("v2: %v", err)
+	}
+	if _, err := CheckFormatVersion("s", "0", ""); !errors.Is(err, ErrFormatUnsupported) {
+		t.Fatalf("v0: %v", err)
+	}
+	for _, bad := range []string{"1.0", "\"1\"", "", "01", "+1", "1e0", "-0"} {
+		if _, err := CheckFormatVersion("s", bad, ""); !errors.Is(err, ErrCorruptLog) {
+			t.Fatalf("%q: %v", bad, err)
+		}
+	}
+	if len(Migrations()) != 0 {
+		t.Fatal("format v1 has no migration edges")
+	}
+}
