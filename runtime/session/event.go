@@ -246,6 +246,9 @@ func parseEnvelope(b []byte, maxEventBytes int) (*record, error) {
 	}
 	meta.op, meta.opOK = interpretSurfaceOp(vals[4])
 	meta.sources, meta.srcOK = interpretSources(vals[5])
+	if meta.opOK && meta.op.Replace && string(vals[4].Bytes()) != string(appendSurfaceOp(nil, meta.op)) {
+		ordered = false // the replace object's members are not in canonical order
+	}
 	if !ordered {
 		// Rebuild in canonical member order, then read the rebuilt bytes so
 		// every span points into the envelope the record keeps.

@@ -31,15 +31,9 @@ func badUTF8At(src []byte, off int) bool {
 	return r == utf8.RuneError && size == 1
 }
 
-// unterminatedErr reports the end of input inside a string; run is an
-// offset inside the string, before which its opening quote is found.
-func unterminatedErr(src []byte, run int) *sdk.Error {
-	open := run - 1
-	for open > 0 && src[open] != '"' {
-		open--
-	}
-	return sdk.Errorf(sdk.CodeJSONSyntax, op,
-		"unexpected end of input at byte offset %d in the string starting at byte offset %d", len(src), open)
+// unterminatedErr reports the end of input inside a string.
+func unterminatedErr(src []byte, off int) *sdk.Error {
+	return sdk.Errorf(sdk.CodeJSONSyntax, op, "unexpected end of input at byte offset %d inside a string", off)
 }
 
 func controlErr(c byte, off int) *sdk.Error {

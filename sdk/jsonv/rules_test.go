@@ -119,7 +119,7 @@ func TestJ3Syntax(t *testing.T) {
 		{"missing comma", `[1 2]`, []string{"offset 3", `"2"`}},
 		{"number name", `{1:2}`, []string{"offset 1", `"1"`}},
 		{"single quotes", `['a']`, []string{"offset 1", `'\''`}},
-		{"unterminated string", `"abc`, []string{"offset 4", "end of input", "offset 0"}},
+		{"unterminated string", `"abc`, []string{"offset 4", "end of input"}},
 		{"unterminated name", `{"a`, []string{"offset 3", "end of input"}},
 		{"unterminated array", `[1,2`, []string{"offset 4", "end of input"}},
 		{"unterminated object", `{"a":1`, []string{"offset 6", "end of input"}},

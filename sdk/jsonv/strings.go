@@ -75,32 +75,50 @@ func special(x uint64) uint64 {
 // out, and flagEsc when the encoding contains an escape.
 //
 // Bytes that stay as they are (printable ASCII, valid UTF-8, and the
-// escapes \" \\ \b \f \n \r \t, which are already canonical) are skipped
-// eight at a time where possible and copied in one run; only \/ and \u
-// escapes end a run.
+// escapes \" \\ \b \f \n \r \t, which are already canonical) are copied
+// as they are scanned, eight at a time where possible. Writing whole words
+// is safe because the output never runs ahead of the input: w-i only
+// shrinks, and out is as long as base+len(src).
 func scanString(src []byte, i int, out []byte, w int) (int, int, uint32, *sdk.Error) {
 	n := len(src)
 	out[w] = '"'
 	w++
 	var flags uint32
-	run := i // src[run:i] is copied verbatim when the string or run ends
 	for {
-		i = skipPlain(src, i)
+		for i+8 <= n {
+			x := binary.LittleEndian.Uint64(src[i:])
+			binary.LittleEndian.PutUint64(out[w:], x)
+			if m := special(x); m != 0 {
+				// The lowest flagged byte is a true one: borrows only run
+				// upward.
+				k := bits.TrailingZeros64(m) >> 3
+				i += k
+				w += k
+				break
+			}
+			i += 8
+			w += 8
+		}
+		for i < n && plain[src[i]] {
+			out[w] = src[i]
+			i++
+			w++
+		}
 		if i >= n {
-			return 0, 0, 0, unterminatedErr(src, run)
+			return 0, 0, 0, unterminatedErr(src, i)
 		}
 		switch c := src[i]; {
 		case c == '"':
-			w += copy(out[w:], src[run:i])
 			out[w] = '"'
 			return i + 1, w + 1, flags, nil
 		case c == '\\':
 			if i+1 < n && keepEscape[src[i+1]] {
+				out[w], out[w+1] = '\\', src[i+1]
 				flags = flagEsc
 				i += 2
+				w += 2
 				continue
 			}
-			w += copy(out[w:], src[run:i])
 			var err *sdk.Error
 			var esc bool
 			i, w, esc, err = unescape(src, i, out, w)
@@ -110,37 +128,23 @@ func scanString(src []byte, i int, out []byte, w int) (int, int, uint32, *sdk.Er
 			if esc {
 				flags = flagEsc
 			}
-			run = i
 		case c < 0x20:
 			return 0, 0, 0, controlErr(c, i)
 		default:
 			if c < 0xE0 && c >= 0xC2 && i+1 < n && src[i+1]&0xC0 == 0x80 {
-				i += 2 // two-byte sequence, the common non-ASCII case
+				out[w], out[w+1] = c, src[i+1] // two-byte sequence, the common case
+				i += 2
+				w += 2
 				continue
 			}
 			r, size := utf8.DecodeRune(src[i:])
 			if r == utf8.RuneError && size == 1 {
 				return 0, 0, 0, invalidUTF8(i)
 			}
+			w += copy(out[w:], src[i:i+size])
 			i += size
 		}
 	}
-}
-
-// skipPlain returns the index of the first byte at or after i that is a
-// quote, a backslash, a control character or from 0x80 up (len(src) if
-// none), testing eight bytes at a time.
-func skipPlain(src []byte, i int) int {
-	for ; i+8 <= len(src); i += 8 {
-		if m := special(binary.LittleEndian.Uint64(src[i:])); m != 0 {
-			// The lowest flagged byte is a true one: borrows only run upward.
-			return i + bits.TrailingZeros64(m)>>3
-		}
-	}
-	for i < len(src) && plain[src[i]] {
-		i++
-	}
-	return i
 }
 
 // unescape decodes the escape at src[i] ('\\') and writes its canonical
