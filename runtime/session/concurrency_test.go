@@ -6,11 +6,11 @@ import (
 	"testing"
 )
 
-// TestConcurrentReadersDuringAppends runs readers against an appender that
+// TestConcurrentSnapshotsStayFixed runs readers against an appender that
 // appends, replaces and rewrites; under -race this proves readers and the
 // commit section do not race, and every snapshot a reader took stays what
 // it was.
-func TestConcurrentReadersDuringAppends(t *testing.T) {
+func TestConcurrentSnapshotsStayFixed(t *testing.T) {
 	g := newLogGen(t, 42)
 	var done atomic.Bool
 	var wg sync.WaitGroup

@@ -189,20 +189,16 @@ type surfSnapshot struct{ view SurfaceView }
 // or projection it rebuilds once, reusing the per-node messages. The only
 // error is PROJECTION_REMOVED.
 func (s *Session) Messages() (MessageList, error) {
-	p := s.pub.Load()
-	if len(p.usedProj) > 0 {
-		if err := s.projectionRemoved(p); err != nil {
-			return MessageList{}, err
-		}
+	p, logLen, err := s.current()
+	if err != nil {
+		return MessageList{}, err
 	}
-	logLen := sdk.Offset(len(p.records)) + sdk.Offset(s.surf.base)
 	if c := s.msgCache.Load(); c != nil && c.list.logLen == logLen && c.list.gen == p.contentGen {
 		return c.list, nil
 	}
 	s.stateMu.Lock()
 	defer s.stateMu.Unlock()
-	p = s.pub.Load() // stable while stateMu is held
-	logLen = sdk.Offset(len(p.records)) + sdk.Offset(s.surf.base)
+	p, logLen, _ = s.current() // stable while stateMu is held
 	c := s.msgCache.Load()
 	if c != nil && c.list.logLen == logLen && c.list.gen == p.contentGen {
 		return c.list, nil
@@ -227,24 +223,32 @@ func (s *Session) Messages() (MessageList, error) {
 // Surface returns the surface nodes as an immutable snapshot, with the same
 // costs as Messages.
 func (s *Session) Surface() (SurfaceView, error) {
-	p := s.pub.Load()
-	if len(p.usedProj) > 0 {
-		if err := s.projectionRemoved(p); err != nil {
-			return SurfaceView{}, err
-		}
+	p, logLen, err := s.current()
+	if err != nil {
+		return SurfaceView{}, err
 	}
-	logLen := sdk.Offset(len(p.records)) + sdk.Offset(s.surf.base)
 	if c := s.surfCache.Load(); c != nil && c.view.logLen == logLen && c.view.contentGen == p.contentGen {
 		return c.view, nil
 	}
 	s.stateMu.Lock()
 	defer s.stateMu.Unlock()
-	p = s.pub.Load()
-	logLen = sdk.Offset(len(p.records)) + sdk.Offset(s.surf.base)
+	p, logLen, _ = s.current()
 	flat := s.flatNodesLocked()
 	v := SurfaceView{nodes: flat[:len(flat):len(flat)], replaceGen: p.replaceGen, contentGen: p.contentGen, logLen: logLen, index: &surfaceIndex{}}
 	s.surfCache.Store(&surfSnapshot{view: v})
 	return v, nil
+}
+
+// current loads the published state and its log length, or reports
+// PROJECTION_REMOVED.
+func (s *Session) current() (*published, sdk.Offset, error) {
+	p := s.pub.Load()
+	if len(p.usedProj) > 0 {
+		if err := s.projectionRemoved(p); err != nil {
+			return nil, 0, err
+		}
+	}
+	return p, sdk.Offset(len(p.records)) + sdk.Offset(s.surf.base), nil
 }
 
 // flatNodesLocked returns the nodes in order, rebuilding the flat array from
