@@ -34,21 +34,22 @@ type record struct {
 	cls       class
 	msg       *msgRec // recorded message of a surface event; nil when it has none (§7.2); points at msgBody
 	msgBody   msgRec
-	yields    bool    // msg is a model message (non-empty content where §7.2 asks)
+	yields    bool // msg is a model message (non-empty content where §7.2 asks)
 }
 
 // surfaceMeta is an event's surface metadata: interpreted when well-formed,
 // raw (for class U, and for the surface pipeline's shape checks) when read
 // from an envelope.
 type surfaceMeta struct {
-	opPresent  bool
-	opRaw      jsonv.Value // invalid on the append path
-	opOK       bool        // op holds the interpreted value
-	op         SurfaceOp
-	srcPresent bool
-	srcRaw     jsonv.Value
-	srcOK      bool
-	sources    []sdk.Seq
+	opPresent   bool
+	opRaw       jsonv.Value // invalid on the append path
+	opOK        bool        // op holds the interpreted value
+	opCanonical bool        // render op canonically even though opRaw is set (core surface types)
+	op          SurfaceOp
+	srcPresent  bool
+	srcRaw      jsonv.Value
+	srcOK       bool
+	sources     []sdk.Seq
 }
 
 // IsZero reports whether e is the zero Event.
@@ -124,7 +125,7 @@ func buildEnvelope(seq sdk.Seq, time int64, typ string, data []byte, meta *surfa
 // appendMeta renders surfaceOp and sourceEventSeqs in canonical form.
 func appendMeta(buf []byte, meta *surfaceMeta) []byte {
 	if meta.opPresent {
-		if meta.opOK {
+		if meta.opOK && !meta.opRaw.Exists() || meta.opOK && meta.opCanonical {
 			buf = append(buf, `,"surfaceOp":`...)
 			buf = appendSurfaceOp(buf, meta.op)
 		} else {
@@ -245,9 +246,12 @@ func parseEnvelope(b []byte, maxEventBytes int) (*record, error) {
 		srcPresent: vals[5].Exists(), srcRaw: vals[5],
 	}
 	meta.op, meta.opOK = interpretSurfaceOp(vals[4])
+	if c, _ := coreClass(typ); c == classS {
+		meta.opCanonical = true
+	}
 	meta.sources, meta.srcOK = interpretSources(vals[5])
-	if meta.opOK && meta.op.Replace && string(vals[4].Bytes()) != string(appendSurfaceOp(nil, meta.op)) {
-		ordered = false // the replace object's members are not in canonical order
+	if meta.opCanonical && meta.opOK && meta.op.Replace && string(vals[4].Bytes()) != string(appendSurfaceOp(nil, meta.op)) {
+		ordered = false // a surface event's replace op is rendered canonically; other types keep theirs verbatim
 	}
 	if !ordered {
 		// Rebuild in canonical member order, then read the rebuilt bytes so

@@ -21,6 +21,9 @@ func ForkSeed(events []Event, boundary *sdk.Seq, now int64) (seed []Event, inher
 		b = -1
 	case boundary == nil:
 		b = n - 1
+		if events[b].r.seq != sdk.Seq(b) {
+			return nil, 0, sdk.Errorf(sdk.CodeInvalidBoundary, "fork", "the last event at position %d has seq %d; the source log must start at seq 0", b, events[b].r.seq)
+		}
 	case *boundary < 0 || *boundary > sdk.MaxSeq:
 		return nil, 0, sdk.Errorf(sdk.CodeInvalidBoundary, "fork", "boundary %d is outside 0 … 2^53−1", *boundary)
 	case int64(*boundary) >= n:

@@ -161,21 +161,24 @@ func FuzzRestore(f *testing.F) {
 }
 
 func TestParseEnvelopeCanonicalizesMemberOrder(t *testing.T) {
+	// Envelope members come out in SPEC §2.2 order; an unknown (class U)
+	// event keeps its uninterpreted surfaceOp byte-exact.
 	in := []byte(`{"surfaceOp":{"endSeq":0,"startSeq":0,"op":"replace"},"data":{"b":1,"a":1.50},"type":"x-ext/y","time":5,"seq":1,"ignorable":true,"sourceEventSeqs":[0]}`)
 	e, err := ParseEnvelope(in, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"seq":1,"time":5,"type":"x-ext/y","data":{"b":1,"a":1.50},"surfaceOp":{"op":"replace","startSeq":0,"endSeq":0},"sourceEventSeqs":[0],"ignorable":true}`
+	want := `{"seq":1,"time":5,"type":"x-ext/y","data":{"b":1,"a":1.50},"surfaceOp":{"endSeq":0,"startSeq":0,"op":"replace"},"sourceEventSeqs":[0],"ignorable":true}`
 	if string(e.Envelope()) != want {
 		t.Fatalf("got  %s\nwant %s", e.Envelope(), want)
 	}
-	ordered := []byte(`{"seq":1,"time":5,"type":"x-ext/y","data":{},"surfaceOp":{"startSeq":0,"op":"replace","endSeq":0},"ignorable":true}`)
-	e, err = ParseEnvelope(ordered, 0)
+	// A surface event's replace op is rendered canonically.
+	user := []byte(`{"seq":1,"time":5,"type":"user/message","data":{},"surfaceOp":{"startSeq":0,"op":"replace","endSeq":0}}`)
+	e, err = ParseEnvelope(user, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := `{"seq":1,"time":5,"type":"x-ext/y","data":{},"surfaceOp":{"op":"replace","startSeq":0,"endSeq":0},"ignorable":true}`; string(e.Envelope()) != want {
+	if want := `{"seq":1,"time":5,"type":"user/message","data":{},"surfaceOp":{"op":"replace","startSeq":0,"endSeq":0}}`; string(e.Envelope()) != want {
 		t.Fatalf("replace op not canonical: %s", e.Envelope())
 	}
 }

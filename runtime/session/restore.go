@@ -32,7 +32,8 @@ type RestoreOptions struct {
 // pipeline (SPEC §6.5): envelope, lossless JSON, S1, class rules, event-local
 // validation, S2–S7, then the lineage rules of SPEC §10.3 against
 // opts.Header. Format refusals (FORMAT_*, PROJECTION_REQUIRED) are returned
-// unwrapped; other failures are CORRUPT_LOG or SEED_INVALID (per ro.Source)
+// unwrapped, and so is PROJECTION_FAILED (a failing plugin is not a corrupt
+// log); other failures are CORRUPT_LOG or SEED_INVALID (per ro.Source)
 // wrapping the rule's error, with Index = the event's position.
 // FirstLiveSeq of the result is its length.
 func Restore(ctx context.Context, opts Options, ro RestoreOptions, envelopes [][]byte) (*Session, error) {
@@ -94,6 +95,8 @@ func (s *Session) checkLineage() error {
 		return sdk.Errorf(sdk.CodeSeedInvalid, "restore", "the header says isSeeded but the log has no {inherited: true} session/end-seed")
 	case !h.IsSeeded && inherited >= 0:
 		return sdk.Errorf(sdk.CodeSeedInvalid, "restore", "the log has an {inherited: true} session/end-seed at seq %d but the header is not seeded", inherited)
+	case !h.IsSeeded && h.InheritedEventCount != 0:
+		return sdk.Errorf(sdk.CodeSeedInvalid, "restore", "an unseeded header must not carry inheritedEventCount (got %d)", h.InheritedEventCount)
 	case h.IsSeeded && h.InheritedEventCount != inherited:
 		return sdk.Errorf(sdk.CodeSeedInvalid, "restore", "header inheritedEventCount %d differs from the seq %d of the last inherited marker", h.InheritedEventCount, inherited)
 	}
@@ -173,7 +176,8 @@ func (s *Session) restoreClass(typ string, ignorable bool) (class, error) {
 // restoreError wraps a rule's error per SPEC §6.5.
 func (s *Session) restoreError(src Source, index int, seq sdk.Seq, err error) error {
 	switch sdk.CodeOf(err) {
-	case sdk.CodeFormatTooNew, sdk.CodeFormatUnsupported, sdk.CodeFormatUnknownEventType, sdk.CodeFormatMigrationRefused, sdk.CodeProjectionRequired:
+	case sdk.CodeFormatTooNew, sdk.CodeFormatUnsupported, sdk.CodeFormatUnknownEventType, sdk.CodeFormatMigrationRefused, sdk.CodeProjectionRequired,
+		sdk.CodeProjectionFailed: // a failing plugin is not a corrupt log
 		if e, ok := err.(*sdk.Error); ok {
 			c := *e
 			c.SessionID, c.Seq, c.Index = s.id, int64(seq), index

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -198,8 +199,14 @@ func (s *Session) Close() { s.closed.Store(true) }
 func (s *Session) Closed() bool { return s.closed.Load() }
 
 // Fence refuses every later append with SESSION_FENCED wrapping cause (a final
-// persistence failure, SPEC §12.4). The first cause wins.
-func (s *Session) Fence(cause error) { s.fenced.CompareAndSwap(nil, &cause) }
+// persistence failure, SPEC §12.4). The first cause wins; a nil cause is
+// recorded as an unspecified one.
+func (s *Session) Fence(cause error) {
+	if cause == nil {
+		cause = errors.New("fenced without a stated cause")
+	}
+	s.fenced.CompareAndSwap(nil, &cause)
+}
 
 // Fenced returns the fencing cause, or nil.
 func (s *Session) Fenced() error {

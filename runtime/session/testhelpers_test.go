@@ -12,6 +12,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,7 +24,7 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
-// T0 is the fake clock's default start (epoch ms).
+// tT0 is the fake clock's default start (epoch ms).
 const tT0 = int64(1_700_000_000_000)
 
 // fakeClock is a deterministic, goroutine-safe epoch-millisecond clock.
@@ -231,8 +233,12 @@ func evDeveloper(id string, headerSeq int64, blocks ...string) AppendInput {
 	return AppendInput{Type: TypeDeveloperMessage, Data: tcRaw(data), SurfaceOp: opAppend()}
 }
 
-func blockAddition(name string) string { return `{"type":"tool-addition","toolName":` + tcQuote(name) + `}` }
-func blockRemoval(name string) string  { return `{"type":"tool-removal","toolName":` + tcQuote(name) + `}` }
+func blockAddition(name string) string {
+	return `{"type":"tool-addition","toolName":` + tcQuote(name) + `}`
+}
+func blockRemoval(name string) string {
+	return `{"type":"tool-removal","toolName":` + tcQuote(name) + `}`
+}
 
 // replacing returns in with a replace surfaceOp and the given sources.
 func replacing(in AppendInput, start, end sdk.Seq, sources ...sdk.Seq) AppendInput {
@@ -428,6 +434,10 @@ func equalBytesList(a, b [][]byte) bool {
 
 // ---- errors ----
 
+// showDetails logs every checked detail (LOGBOOK_TEST_SHOW_DETAILS=1) so a
+// reviewer can read what users will see.
+var showDetails = os.Getenv("LOGBOOK_TEST_SHOW_DETAILS") != ""
+
 // findCode returns the first *sdk.Error with the given code in err's chain.
 func findCode(err error, code sdk.Code) *sdk.Error {
 	for err != nil {
@@ -459,6 +469,9 @@ func requireCode(t testing.TB, err error, code sdk.Code) *sdk.Error {
 // requireDetail asserts that e's Detail mentions every part.
 func requireDetail(t testing.TB, e *sdk.Error, parts ...string) {
 	t.Helper()
+	if showDetails {
+		t.Logf("%s: %s", e.Code, e.Detail)
+	}
 	for _, p := range parts {
 		if !strings.Contains(e.Detail, p) {
 			t.Errorf("%s detail %q does not mention %q", e.Code, e.Detail, p)
@@ -592,6 +605,7 @@ func requireReplayEqual(t testing.TB, s *Session, mods ...func(*Options)) {
 }
 
 func stateOfNoFeed(t testing.TB, s *Session) sessionState {
+	t.Helper()
 	st := stateOf(t, s)
 	st.feed = 0
 	return st
@@ -619,16 +633,6 @@ func requireSameState(t testing.TB, what string, want, got sessionState) {
 	}
 }
 
-// decodeData unmarshals an event's data into a generic value.
-func decodeData(t testing.TB, e Event) map[string]any {
-	t.Helper()
-	var m map[string]any
-	if err := json.Unmarshal(e.Data(), &m); err != nil {
-		t.Fatalf("event %d data %s: %v", e.Seq(), e.Data(), err)
-	}
-	return m
-}
-
 // noPanic runs f and fails the test if it panics.
 func noPanic(t testing.TB, what string, f func()) {
 	t.Helper()
@@ -638,4 +642,88 @@ func noPanic(t testing.TB, what string, f func()) {
 		}
 	}()
 	f()
+}
+
+// ---- the helpers themselves ----
+
+// recordingTB captures what a helper reports instead of failing the test.
+type recordingTB struct {
+	testing.TB
+	mu       sync.Mutex
+	failures []string
+}
+
+func (r *recordingTB) Helper()             {}
+func (r *recordingTB) Logf(string, ...any) {}
+
+func (r *recordingTB) Errorf(format string, args ...any) {
+	r.mu.Lock()
+	r.failures = append(r.failures, fmt.Sprintf(format, args...))
+	r.mu.Unlock()
+}
+
+func (r *recordingTB) Fatalf(format string, args ...any) {
+	r.Errorf(format, args...)
+	runtime.Goexit()
+}
+
+// failuresOf runs f with a recording TB and returns what it reported.
+func failuresOf(t *testing.T, f func(tb testing.TB)) []string {
+	r := &recordingTB{TB: t}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f(r)
+	}()
+	<-done
+	return r.failures
+}
+
+// TestHelpersDetectChanges makes sure the checks used everywhere above can
+// fail: a helper that never fails would make every test vacuous.
+func TestHelpersDetectChanges(t *testing.T) {
+	s, _ := newTestSession(t)
+	mustAppend(t, s, evU("u0", "a"))
+	before := stateOf(t, s)
+	if f := failuresOf(t, func(tb testing.TB) { requireUnchanged(tb, before, s) }); len(f) != 0 {
+		t.Errorf("requireUnchanged on an unchanged session reported %v", f)
+	}
+	mustAppend(t, s, evU("u1", "b"))
+	if f := failuresOf(t, func(tb testing.TB) { requireUnchanged(tb, before, s) }); len(f) < 4 {
+		t.Errorf("requireUnchanged missed an append: %v", f)
+	}
+	mustAppend(t, s, evTurnStart(1)) // no node, no message: only the log and feed move
+	mid := stateOf(t, s)
+	mustAppend(t, s, evTurnEnd(1))
+	if f := failuresOf(t, func(tb testing.TB) { requireUnchanged(tb, mid, s) }); len(f) < 2 {
+		t.Errorf("requireUnchanged missed a log-only append: %v", f)
+	}
+	broken := stateOf(t, s)
+	broken.messages = broken.messages[:1]
+	if f := failuresOf(t, func(tb testing.TB) { requireSnapshotsIntact(tb, broken) }); len(f) == 0 {
+		t.Errorf("requireSnapshotsIntact missed a changed snapshot")
+	}
+	if f := failuresOf(t, func(tb testing.TB) { rejectAppend(tb, s, evU("u9", "ok"), sdk.CodePayloadInvalid) }); len(f) == 0 {
+		t.Errorf("rejectAppend accepted an accepted append")
+	}
+	if f := failuresOf(t, func(tb testing.TB) {
+		rejectAppend(tb, s, evRaw(TypeUserMessage, dataUser("x", "y")), sdk.CodePayloadInvalid)
+	}); len(f) == 0 {
+		t.Errorf("rejectAppend accepted the wrong code")
+	}
+	if f := failuresOf(t, func(tb testing.TB) {
+		rejectAppend(tb, s, evRaw(TypeUserMessage, dataUser("x", "y")), sdk.CodeSurfaceMarkerRequired, "no such text")
+	}); len(f) == 0 {
+		t.Errorf("rejectAppend accepted a detail without the wanted part")
+	}
+	if f := failuresOf(t, func(tb testing.TB) {
+		rejectRestore(tb, restoreOpts(), RestoreOptions{}, envelopesOf(s), sdk.CodeCorruptLog, sdk.CodeSeqNotContiguous, 0)
+	}); len(f) == 0 {
+		t.Errorf("rejectRestore accepted a valid log")
+	}
+	if f := failuresOf(t, func(tb testing.TB) {
+		rejectRestore(tb, restoreOpts(), RestoreOptions{}, [][]byte{envLine(1, TypeTurnStart, `{"turn":1}`, "")}, sdk.CodeSeedInvalid, sdk.CodeSeqNotContiguous, 0)
+	}); len(f) == 0 {
+		t.Errorf("rejectRestore accepted the wrong wrapper")
+	}
 }

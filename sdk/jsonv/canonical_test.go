@@ -2,7 +2,10 @@ package jsonv
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
+	"math/bits"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -97,5 +100,61 @@ func TestCanonicalShorterThanInput(t *testing.T) {
 		if !utf8.Valid(d.Root().Bytes()) {
 			t.Errorf("%s: canonical not UTF-8", s)
 		}
+	}
+}
+
+// TestSpecialWord checks the eight-byte test of scanString against a byte
+// loop: zero exactly when no byte needs attention, and the lowest flagged
+// byte always one that does.
+func TestSpecialWord(t *testing.T) {
+	needs := func(c byte) bool { return !plain[c] }
+	check := func(b [8]byte) {
+		x := binary.LittleEndian.Uint64(b[:])
+		m := special(x)
+		first := -1
+		for k, c := range b {
+			if needs(c) {
+				first = k
+				break
+			}
+		}
+		if first < 0 {
+			if m != 0 {
+				t.Fatalf("%q: flagged %x without a special byte", b, m)
+			}
+			return
+		}
+		if m == 0 || bits.TrailingZeros64(m)>>3 != first {
+			t.Fatalf("%q: mask %x, first special byte %d", b, m, first)
+		}
+	}
+	// Every byte value at every position, among plain and borrow-prone
+	// neighbours.
+	for _, fill := range []byte{'a', ' ', '!', '#', '[', ']', 0x7f} {
+		for pos := range 8 {
+			for c := range 256 {
+				var b [8]byte
+				for k := range b {
+					b[k] = fill
+				}
+				b[pos] = byte(c)
+				check(b)
+				if pos < 7 {
+					b[pos+1] = 0
+					check(b)
+				}
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 200_000 {
+		var b [8]byte
+		for k := range b {
+			b[k] = byte(r.IntN(256))
+			if r.IntN(2) == 0 {
+				b[k] = byte(0x20 + r.IntN(0x60))
+			}
+		}
+		check(b)
 	}
 }

@@ -48,19 +48,29 @@
 // stores its kind and flags, the [start, end) offsets of its canonical
 // encoding in the buffer, the tape index just past its subtree (so siblings
 // are reached by a jump, never by a walk through descendants) and, for arrays
-// and objects, the number of elements or members. An object's members are
-// stored as name node, value node, name node, value node, … .
+// and objects, the number of elements or members (saturating at 2^24−1,
+// past which Len counts by walking). An object's members are stored as name
+// node, value node, name node, value node, … .
 //
-// Parse allocates the canonical buffer (len(src) bytes, the upper bound),
-// the tape and the Doc; AppendParse reuses the caller's buffer when its
-// spare capacity is at least len(src). Large objects (more than a few
-// members) also get a temporary hash set of member names so that duplicate
-// detection stays linear; it is dropped when Parse returns. Nesting is
-// tracked on the tape itself (an open container's node links to its parent),
-// never on the Go stack, so deep input costs nothing beyond the tape and is
-// rejected at the first level past MaxDepth. Offsets are 32-bit: the
-// destination buffer plus the input must stay under 4 GiB, far above the
-// 2 × MaxEventBytes that SPEC J1 admits.
+// Parse makes two allocations: the canonical buffer (len(src) bytes, the
+// upper bound; copied to its exact size when whitespace made it much
+// shorter) and the Doc, which holds the tape inline up to 256 nodes. With
+// spare capacity of at least len(src) in dst, AppendParse makes only the
+// second. The tape starts at one node per 16 input bytes and doubles when
+// full; a much-too-long tape is trimmed.
+//
+// Duplicate member names (J5) are found without a quadratic scan: objects
+// of up to 32 members keep a 64-bit filter of their names and scan their
+// earlier names only on a filter hit (below depth 32 they always scan, at
+// most 31 names); larger objects get a temporary hash set (hash/maphash,
+// randomly seeded) that is dropped when they close.
+//
+// Nesting is tracked on the tape itself (an open container's node links to
+// its parent), never on the Go stack, so deep input costs nothing beyond
+// the tape and is rejected at the first level past MaxDepth. Equal and
+// FirstDifference walk with an explicit stack as well. Offsets are 32-bit:
+// the destination buffer plus the input must stay under 4 GiB, far above
+// the 2 × MaxEventBytes that SPEC J1 admits.
 //
 // # Why hand-written
 //

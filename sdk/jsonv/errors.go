@@ -211,13 +211,13 @@ func quoteCut(s string) string { return strconv.Quote(cut(s, maxDetailValue)) }
 // bytes.
 func quotePointer(p string) string { return strconv.Quote(cut(p, maxDetailPointer)) }
 
-// cut shortens s to at most max bytes on a rune boundary, marking the cut
+// cut shortens s to at most limit bytes on a rune boundary, marking the cut
 // with "…".
-func cut(s string, max int) string {
-	if len(s) <= max {
+func cut(s string, limit int) string {
+	if len(s) <= limit {
 		return s
 	}
-	i := max
+	i := limit
 	for i > 0 && !utf8.RuneStart(s[i]) {
 		i--
 	}

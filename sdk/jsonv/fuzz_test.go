@@ -5,7 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"reflect"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/seed-e5e476df/logbook/sdk"
@@ -137,6 +141,56 @@ func walk(t *testing.T, v Value, depth int) {
 		}
 		if n != v.Len() {
 			t.Fatalf("Len %d, %d members", v.Len(), n)
+		}
+	}
+}
+
+// TestFuzzSeedsCoverRules checks that the seed corpus holds an accepted
+// input and a rejection for every rule, named after it.
+func TestFuzzSeedsCoverRules(t *testing.T) {
+	codes := map[string]sdk.Code{
+		"accept": "",
+		"j2":     sdk.CodeJSONInvalidUTF8,
+		"j3":     sdk.CodeJSONSyntax,
+		"j4":     sdk.CodeJSONInvalidUTF8,
+		"j5":     sdk.CodeJSONDuplicateKey,
+		"j6":     sdk.CodeJSONTooDeep,
+		"j7":     sdk.CodeJSONNegativeZero,
+		"j8":     sdk.CodeJSONNumberNotFinite,
+		"j9":     sdk.CodeJSONUnsafeInteger,
+	}
+	seen := map[string]bool{}
+	dir := filepath.Join("testdata", "fuzz", "FuzzParse")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		header, lit, _ := strings.Cut(string(data), "\n")
+		lit = strings.TrimSuffix(strings.TrimSpace(lit), ")")
+		lit, ok := strings.CutPrefix(lit, "[]byte(")
+		src, qerr := strconv.Unquote(lit)
+		if header != "go test fuzz v1" || !ok || qerr != nil {
+			t.Fatalf("%s: not a fuzz corpus file", e.Name())
+		}
+		rule, _, _ := strings.Cut(e.Name(), "_")
+		want, known := codes[rule]
+		if !known {
+			t.Fatalf("%s: name does not start with a rule", e.Name())
+		}
+		seen[rule] = true
+		_, err = Parse([]byte(src), Options{})
+		if sdk.CodeOf(err) != want {
+			t.Errorf("%s: got %v, want %q", e.Name(), err, want)
+		}
+	}
+	for rule := range codes {
+		if !seen[rule] {
+			t.Errorf("no seed for %s", rule)
 		}
 	}
 }

@@ -23,8 +23,9 @@ func Parse(src []byte, opt Options) (*Doc, error) {
 // returned buffer within its capacity: the Doc keeps referring to the same
 // backing array, and spans (Value.Span) are offsets into it.
 //
-// On error buf is dst (same length), though bytes of dst's spare capacity
-// may have been overwritten.
+// dst's spare capacity must not overlap src. On error buf is dst (same
+// length), though bytes of dst's spare capacity may have been overwritten;
+// on success the bytes past len(buf) are unspecified.
 func AppendParse(dst, src []byte, opt Options) (buf []byte, doc *Doc, err error) {
 	return parse(dst, src, opt, false)
 }
@@ -44,14 +45,17 @@ func parse(dst, src []byte, opt Options, own bool) ([]byte, *Doc, error) {
 		return dst, nil, sdk.Errorf(sdk.CodeEventTooLarge, op,
 			"input of %d bytes after %d buffered bytes exceeds the %d-byte limit of jsonv offsets", n, base, uint64(maxBuf))
 	}
-	out := dst
-	if cap(out)-base < n {
-		out = slices.Grow(dst, n)
+	var out []byte
+	if cap(dst)-base >= n {
+		out = dst[:base+n]
+	} else {
+		out = make([]byte, base+n)
+		copy(out, dst)
 	}
-	out = out[:base+n]
-	tape := make([]node, 0, tapeEstimate(n))
+	doc, tape := newDoc(tapeEstimate(n))
 
-	var keys keySets // hash sets of member names of large open objects
+	var keys keySets       // hash sets of member names of large open objects
+	var filters [32]uint64 // name filters of the open objects, by depth
 	w, i := base, 0
 	cur := noParent // innermost open container
 	curObj := false // tape[cur] is an object
@@ -75,7 +79,20 @@ func parse(dst, src []byte, opt Options, own bool) ([]byte, *Doc, error) {
 			k := uint32(len(tape))
 			tape = push(tape, node{start: uint32(ks), end: uint32(nw), next: k + 1, meta: uint32(String) | esc})
 			tape[cur].addChild()
-			if keys.duplicate(tape, out, cur, k) {
+			// Rule J5. Small objects at shallow depth keep a 64-bit filter
+			// of their names; only a filter hit needs the scan.
+			m := tape[cur].count()
+			if m <= smallObject && depth <= len(filters) {
+				bit := uint64(1) << nameHash(out[ks:nw])
+				f := &filters[depth-1]
+				if m == 1 {
+					*f = bit
+				} else if *f&bit == 0 {
+					*f |= bit
+				} else if keys.duplicate(tape, out, cur, k) {
+					return dst, nil, duplicateErr(tape, out, cur, k, i)
+				}
+			} else if m > 1 && keys.duplicate(tape, out, cur, k) {
 				return dst, nil, duplicateErr(tape, out, cur, k, i)
 			}
 			i, w = ni, nw
@@ -184,10 +201,11 @@ func parse(dst, src []byte, opt Options, own bool) ([]byte, *Doc, error) {
 				if own && n-w > w/4+256 {
 					buf = slices.Clone(buf)
 				}
-				if cap(tape)-len(tape) > len(tape)/2+64 {
-					tape = slices.Clone(tape)
+				if cap(tape) > inlineNodes && cap(tape)-len(tape) > len(tape)/2+64 {
+					tape = slices.Clone(tape) // a separate allocation: trim it
 				}
-				return buf, &Doc{buf: buf, tape: tape}, nil
+				doc.buf, doc.tape = buf, tape
+				return buf, doc, nil
 			}
 			if i >= n {
 				if curObj {
@@ -243,11 +261,61 @@ func skipWS(src []byte, i int) int {
 // A tape that ends up much shorter is trimmed after the parse.
 func tapeEstimate(n int) int { return n/16 + 8 }
 
+// inlineNodes is the largest tape allocated together with its Doc.
+const inlineNodes = 256
+
+// newDoc returns a Doc and an empty tape of capacity at least nodes. Up to
+// inlineNodes nodes the tape lives in the same allocation as the Doc.
+func newDoc(nodes int) (*Doc, []node) {
+	switch {
+	case nodes <= 16:
+		p := new(struct {
+			d Doc
+			a [16]node
+		})
+		return &p.d, p.a[:0]
+	case nodes <= 40:
+		p := new(struct {
+			d Doc
+			a [40]node
+		})
+		return &p.d, p.a[:0]
+	case nodes <= 72:
+		p := new(struct {
+			d Doc
+			a [72]node
+		})
+		return &p.d, p.a[:0]
+	case nodes <= 136:
+		p := new(struct {
+			d Doc
+			a [136]node
+		})
+		return &p.d, p.a[:0]
+	case nodes <= inlineNodes:
+		p := new(struct {
+			d Doc
+			a [inlineNodes]node
+		})
+		return &p.d, p.a[:0]
+	}
+	return new(Doc), make([]node, 0, nodes)
+}
+
 // push appends x to the tape, doubling its capacity when full (append alone
 // grows large slices by 1.25×, which would copy a big tape many times).
 func push(tape []node, x node) []node {
 	if len(tape) == cap(tape) {
-		tape = slices.Grow(tape, len(tape))
+		t := make([]node, len(tape), 2*cap(tape))
+		copy(t, tape)
+		tape = t
 	}
 	return append(tape, x)
+}
+
+// nameHash picks one of 64 filter bits for a canonical member name (quotes
+// included) from its length and its first and last characters.
+func nameHash(name []byte) uint {
+	l := len(name)
+	return (uint(l)*7 + uint(name[1])*3 + uint(name[l-2])) & 63
 }

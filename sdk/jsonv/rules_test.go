@@ -310,4 +310,3 @@ func TestScenario15(t *testing.T) {
 		t.Errorf(`{"b":1,"a":1.50} → %v, %v`, d, err)
 	}
 }
-

@@ -59,14 +59,13 @@ const (
 	msb = 0x8080808080808080
 )
 
-// special reports (nonzero) whether any of the 8 bytes of x (taken from a
-// string body) needs attention: a quote, a backslash, a control character or
-// a byte from 0x80 up. The borrow tricks are exact about whether such a
-// byte exists, which is all that is asked.
+// special flags (bit 7 of each byte) the bytes of x, eight bytes of a
+// string body, that need attention: a quote, a backslash, a control
+// character or a byte from 0x80 up. It is zero exactly when there are none,
+// and its lowest flagged byte is always a true one: a subtraction borrows
+// only out of a byte that is itself flagged, and only into higher bytes.
 func special(x uint64) uint64 {
-	q := x ^ (lsb * '"')
-	b := x ^ (lsb * '\\')
-	return (x | (x-lsb*0x20)&^x | (q-lsb)&^q | (b-lsb)&^b) & msb
+	return ((x - lsb*0x20) | (x ^ lsb*'"' - lsb) | (x ^ lsb*'\\' - lsb) | x) & msb
 }
 
 // scanString scans a string body from src[i] (just past the opening quote)
@@ -85,29 +84,33 @@ func scanString(src []byte, i int, out []byte, w int) (int, int, uint32, *sdk.Er
 	w++
 	var flags uint32
 	for {
-		for i+8 <= n {
+		var c byte
+		for {
+			if i+8 > n {
+				for i < n && plain[src[i]] {
+					out[w] = src[i]
+					i++
+					w++
+				}
+				if i >= n {
+					return 0, 0, 0, unterminatedErr(src, i)
+				}
+				c = src[i]
+				break
+			}
 			x := binary.LittleEndian.Uint64(src[i:])
 			binary.LittleEndian.PutUint64(out[w:], x)
 			if m := special(x); m != 0 {
-				// The lowest flagged byte is a true one: borrows only run
-				// upward.
-				k := bits.TrailingZeros64(m) >> 3
-				i += k
-				w += k
+				tz := bits.TrailingZeros64(m) // 8k+7 for byte k
+				i += tz >> 3
+				w += tz >> 3
+				c = byte(x >> (tz &^ 7))
 				break
 			}
 			i += 8
 			w += 8
 		}
-		for i < n && plain[src[i]] {
-			out[w] = src[i]
-			i++
-			w++
-		}
-		if i >= n {
-			return 0, 0, 0, unterminatedErr(src, i)
-		}
-		switch c := src[i]; {
+		switch {
 		case c == '"':
 			out[w] = '"'
 			return i + 1, w + 1, flags, nil
@@ -167,7 +170,7 @@ func unescape(src []byte, i int, out []byte, w int) (int, int, bool, *sdk.Error)
 	case 'u':
 	default:
 		if e >= 0x80 {
-			return 0, 0, false, syntaxErr(src, i+1, "")
+			return 0, 0, false, syntaxErr(src, i+1, "expecting an escape character")
 		}
 		return 0, 0, false, sdk.Errorf(sdk.CodeJSONSyntax, op,
 			"invalid escape %s at byte offset %d", quoteCut(string(src[i:i+2])), i)
