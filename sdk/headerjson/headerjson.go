@@ -1,0 +1,156 @@
+// Package headerjson encodes and decodes the canonical session header JSON of
+// SPEC §13.2: the JSONL header line, the SQLite header column and the wire
+// form of the persistence protocol (§12.2).
+package headerjson
+
+import (
+	"strconv"
+
+	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/jsonv"
+)
+
+// Encode renders h as the canonical session header JSON of SPEC §13.2
+// (the JSONL header line without its newline, the SQLite header column and
+// the wire form of §12.2): members in canonical order, optional members only
+// when set, inheritedEventCount only when seeded.
+func Encode(h sdk.Header) []byte {
+	version := h.FormatVersion
+	if version == 0 {
+		version = sdk.FormatVersion
+	}
+	b := []byte(`{"type":"session","version":`)
+	b = strconv.AppendInt(b, int64(version), 10)
+	b = append(b, `,"id":`...)
+	b = jsonv.AppendString(b, h.ID)
+	b = append(b, `,"createdAt":`...)
+	b = strconv.AppendInt(b, h.CreatedAt, 10)
+	b = append(b, `,"isSeeded":`...)
+	b = strconv.AppendBool(b, h.IsSeeded)
+	b = append(b, `,"delegationDepth":`...)
+	b = strconv.AppendInt(b, h.DelegationDepth, 10)
+	for _, m := range [...]struct{ name, val string }{{"cwd", h.CWD}, {"parentSession", h.ParentSession}, {"origin", h.Origin}, {"agentPreset", h.AgentPreset}} {
+		if m.val != "" {
+			b = append(b, `,"`+m.name+`":`...)
+			b = jsonv.AppendString(b, m.val)
+		}
+	}
+	if h.IsSeeded {
+		b = append(b, `,"inheritedEventCount":`...)
+		b = strconv.AppendInt(b, h.InheritedEventCount, 10)
+	}
+	return append(b, '}')
+}
+
+var headerMembers = map[string]bool{
+	"type": true, "version": true, "id": true, "createdAt": true, "isSeeded": true, "delegationDepth": true,
+	"cwd": true, "parentSession": true, "origin": true, "agentPreset": true, "inheritedEventCount": true,
+}
+
+// Decode reads a stored session header (SPEC §13.2, §15): the format
+// gate on the raw version first (FORMAT_TOO_NEW, FORMAT_UNSUPPORTED), then the
+// identity check against wantID when it is not "" (IDENTITY_MISMATCH), then
+// the shape rules (CORRUPT_LOG naming the member). artifact names the file or
+// database in messages.
+func Decode(b []byte, wantID, artifact string) (sdk.Header, error) {
+	corrupt := func(format string, args ...any) (sdk.Header, error) {
+		e := sdk.Errorf(sdk.CodeCorruptLog, "header", format, args...)
+		if artifact != "" {
+			e.Detail += " (" + artifact + ")"
+		}
+		e.SessionID = wantID
+		return sdk.Header{}, e
+	}
+	doc, err := jsonv.Parse(b, jsonv.Options{})
+	if err != nil {
+		return corrupt("the session header is not lossless JSON: %v", err)
+	}
+	root := doc.Root()
+	if root.Kind() != jsonv.Object {
+		return corrupt("the session header is not a JSON object")
+	}
+	id, _ := root.Get("id").Str()
+	ver := root.Get("version")
+	if ver.Kind() != jsonv.Number {
+		return corrupt("the session header has no numeric version; got %s", ver.Bytes())
+	}
+	v, err := sdk.CheckFormatVersion(id, ver.Literal(), artifact)
+	if err != nil {
+		return sdk.Header{}, err
+	}
+	if wantID != "" && root.Get("id").Kind() == jsonv.String && id != wantID {
+		e := sdk.Errorf(sdk.CodeIdentityMismatch, "header", "requested session %s but the stored header names %s", strconv.Quote(wantID), strconv.Quote(id))
+		e.SessionID = wantID
+		return sdk.Header{}, e
+	}
+	for k := range root.Members() {
+		name, _ := k.Str()
+		if !headerMembers[name] {
+			return corrupt("unknown header member %s", strconv.Quote(name))
+		}
+	}
+	if !root.Get("type").StrEqual("session") {
+		return corrupt(`header member "type" must be "session"; got %s`, root.Get("type").Bytes())
+	}
+	if root.Get("id").Kind() != jsonv.String {
+		return corrupt(`header member "id" must be a string`)
+	}
+	h := sdk.Header{FormatVersion: v, ID: id}
+	intMember := func(name string, required bool) (int64, bool, error) {
+		m := root.Get(name)
+		if !m.Exists() {
+			if required {
+				_, err := corrupt("header member %q is missing", name)
+				return 0, false, err
+			}
+			return 0, false, nil
+		}
+		n, ok := m.Int()
+		if !ok || n < 0 {
+			_, err := corrupt("header member %q must be an integer-form number in 0 … 2^53−1; got %s", name, m.Bytes())
+			return 0, false, err
+		}
+		return n, true, nil
+	}
+	var err2 error
+	if h.CreatedAt, _, err2 = intMember("createdAt", true); err2 != nil {
+		return sdk.Header{}, err2
+	}
+	if h.DelegationDepth, _, err2 = intMember("delegationDepth", true); err2 != nil {
+		return sdk.Header{}, err2
+	}
+	seeded, ok := root.Get("isSeeded").Bool()
+	if !ok {
+		return corrupt(`header member "isSeeded" must be a boolean`)
+	}
+	h.IsSeeded = seeded
+	count, present, err2 := intMember("inheritedEventCount", false)
+	if err2 != nil {
+		return sdk.Header{}, err2
+	}
+	if present != seeded {
+		return corrupt("inheritedEventCount must be present exactly when isSeeded is true")
+	}
+	h.InheritedEventCount = count
+	for _, m := range [...]struct {
+		name string
+		dst  *string
+	}{{"cwd", &h.CWD}, {"parentSession", &h.ParentSession}, {"origin", &h.Origin}, {"agentPreset", &h.AgentPreset}} {
+		v := root.Get(m.name)
+		if !v.Exists() {
+			continue
+		}
+		s, ok := v.Str()
+		if !ok {
+			return corrupt("header member %q must be a string", m.name)
+		}
+		*m.dst = s
+	}
+	if h.CWD != "" && h.CWD[0] != '/' {
+		return corrupt("header cwd %s is not absolute", strconv.Quote(h.CWD))
+	}
+	if h.Origin != "" && h.Origin != "subagent" {
+		return corrupt(`header origin must be "subagent" when present; got %s`, strconv.Quote(h.Origin))
+	}
+	return h, nil
+}
