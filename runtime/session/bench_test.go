@@ -94,16 +94,24 @@ func fillNodes(tb testing.TB, s *Session, n int) {
 	}
 }
 
-var replaceFixtures sync.Map // size → *Session, built once per benchmark function
+// replaceFixture keeps one surface fixture, built once per benchmark
+// function and size and reused across its runs; it is rebuilt (outside the
+// timer) only when the log has grown past four times the surface size, which
+// bounds memory under -count.
+var replaceFixture struct {
+	size int
+	s    *Session
+}
 
-func replaceFixture(b *testing.B, size int) *Session {
-	if s, ok := replaceFixtures.Load(size); ok {
-		return s.(*Session)
+func replaceSession(b *testing.B, size int) *Session {
+	f := &replaceFixture
+	if f.s == nil || f.size != size || int(f.s.Len()) > 4*size {
+		f.s, f.size = nil, size
+		s := mustNew(b)
+		fillNodes(b, s, size)
+		f.s = s
 	}
-	s := mustNew(b)
-	fillNodes(b, s, size)
-	replaceFixtures.Store(size, s)
-	return s
+	return f.s
 }
 
 // pickSpans chooses k disjoint spans of 10 consecutive current nodes at
@@ -140,7 +148,7 @@ func pickSpans(s *Session, rng *rand.Rand, k int) [][]sdk.Seq {
 
 func benchmarkReplace10(b *testing.B, size int) {
 	ctx := context.Background()
-	s := replaceFixture(b, size)
+	s := replaceSession(b, size)
 	rng := rand.New(rand.NewPCG(1, uint64(size)))
 	// Refill often enough that the surface stays within ±10% of size: each
 	// op removes 9 nodes.
@@ -152,6 +160,9 @@ func benchmarkReplace10(b *testing.B, size int) {
 	for i := 0; i < b.N; i++ {
 		if len(spans) == 0 {
 			b.StopTimer()
+			if int(s.Len()) > 4*size {
+				s = replaceSession(b, size)
+			}
 			if missing := size - s.surf.count; missing > 0 {
 				fillNodes(b, s, missing)
 			}

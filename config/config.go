@@ -1,0 +1,404 @@
+package config
+
+import (
+	_ "embed"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/seed-e5e476df/logbook/sdk"
+)
+
+// Defaults of the top-level keys (SPEC §1.5, §12.4).
+const (
+	DefaultDataDir            = "./logbook-data"
+	DefaultWriteWindow        = 200 * time.Millisecond
+	DefaultMaxPendingBytes    = 64 << 20 // 64 MiB
+	DefaultRetryMaxBackoff    = 5 * time.Second
+	DefaultMaxEventBytes      = 16 << 20 // 16 MiB
+	DefaultRPCMaxBytes        = sdk.DefaultRPCMaxBytes
+	DefaultPluginStartTimeout = 10 * time.Second
+)
+
+// Defaults of the bundled persistence backends (SPEC §13.1, §14.1).
+const (
+	DefaultJSONLCompression  = "zstd"
+	DefaultJSONLZstdLevel    = "default"
+	DefaultSQLitePath        = "sessions.db"
+	DefaultSQLiteJournalMode = "wal"
+	DefaultSQLiteBusyTimeout = 5000 * time.Millisecond
+)
+
+// Defaults of the compaction block (SPEC §16.11, §17.2, §18).
+const (
+	DefaultThresholdRatio      = 0.8
+	DefaultRetainRatio         = 0.16
+	DefaultMaxTokens           = 8192
+	DefaultCompactionRetries   = 1
+	DefaultMaxOverflowRetries  = 1
+	DefaultPruneThresholdChars = 8192
+	DefaultPruneHeadChars      = 4096
+	DefaultPruneTailChars      = 1024
+	DefaultSpillRoot           = "spill" // relative to DataDir
+)
+
+// PruneMarkerCodePoints is cp(M), the length in code points of the pruner's
+// marker "\n\n[... middle of tool output removed ...]\n\n" (SPEC §17.2),
+// which the budget rule head + cp(M) + tail ≤ threshold counts.
+const PruneMarkerCodePoints = 43
+
+// Config is a loaded configuration. Every field holds its effective value:
+// what the file says, or the documented default. Parse returns a fresh
+// value; callers may modify it.
+type Config struct {
+	// DataDir is the directory relative persistence and spill paths resolve
+	// against. Key data_dir; default "./logbook-data". A relative data_dir is
+	// joined to the config file's directory at parse time (the working
+	// directory for the embedded files), so DataDir is absolute only when the
+	// file path or data_dir was.
+	DataDir string
+
+	// WriteWindow is the write-behind window (SPEC §12.4). Key write_window;
+	// default 200ms; 1ms – 60s.
+	WriteWindow time.Duration
+
+	// MaxPendingBytes bounds each write-behind queue of a session (SPEC
+	// §12.4). Key max_pending_bytes; default 64 MiB; ≥ MaxEventBytes.
+	MaxPendingBytes int64
+
+	// RetryMaxBackoff caps the write-behind retry backoff, which starts at
+	// WriteWindow and doubles (SPEC §12.4). Key retry_max_backoff; default
+	// 5s; ≥ WriteWindow.
+	RetryMaxBackoff time.Duration
+
+	// MaxEventBytes is the largest canonical event (SPEC §3). Key
+	// max_event_bytes; default 16 MiB; 1 KiB – 1 GiB.
+	MaxEventBytes int64
+
+	// RPCMaxBytes is the gRPC max message size for plugins (SPEC §1.3). Key
+	// rpc_max_bytes; default 32 MiB; ≥ MaxEventBytes + 1 MiB and
+	// ≤ 2 GiB − 1.
+	RPCMaxBytes int64
+
+	// PluginStartTimeout bounds a plugin's launch and handshake. Key
+	// plugin_start_timeout; default 10s; > 0.
+	PluginStartTimeout time.Duration
+
+	// AutoMTLS enables go-plugin's automatic mutual TLS between host and
+	// plugins. Key auto_mtls; default true. Turn it off only in tests.
+	AutoMTLS bool
+
+	// Persistence holds the persistence blocks in file order; the first is
+	// the primary (reads, listing, ownership), the others are mirrors
+	// (SPEC §12.6). At least one; labels are unique.
+	Persistence []Persistence
+
+	// Compaction is the compaction block, or nil when there is none (a
+	// headless profile: no summarizer, pruner or spill).
+	Compaction *Compaction
+
+	// Plugins holds the plugin blocks in file order; names are unique.
+	// A bundled plugin needs no block.
+	Plugins []Plugin
+}
+
+// Persistence is one persistence "<name>" block.
+type Persistence struct {
+	// Name is the block label: the backend plugin's name, either a bundled
+	// backend ("jsonl", "sqlite", "memory") or a plugin with a command in a
+	// plugin block.
+	Name string
+
+	// JSONL holds the settings when Name is "jsonl"; nil otherwise.
+	JSONL *JSONL
+
+	// SQLite holds the settings when Name is "sqlite"; nil otherwise.
+	SQLite *SQLite
+
+	// Config is the JSON object the host passes to the backend's Configure:
+	// for a bundled backend its effective settings keyed by their HCL names
+	// (paths resolved, busy_timeout in milliseconds); for a third-party
+	// backend the block body converted as the package doc describes. Never
+	// empty: "{}" when there is nothing to say.
+	Config json.RawMessage
+}
+
+// JSONL is the body of a persistence "jsonl" block (SPEC §13.1).
+type JSONL struct {
+	// Root is the directory holding the sessions. Key root; default
+	// DataDir; a relative root is resolved against DataDir.
+	Root string
+
+	// Compression is "zstd" or "none". Key compression; default "zstd".
+	Compression string
+
+	// ZstdLevel is the zstd encoder level: "fastest", "default", "better"
+	// or "best". Key zstd_level; default "default"; "" when Compression is
+	// "none" (setting zstd_level then is an error).
+	ZstdLevel string
+}
+
+// SQLite is the body of a persistence "sqlite" block (SPEC §14.1).
+type SQLite struct {
+	// Path is the database file. Key path; default "sessions.db"; a
+	// relative path is resolved against DataDir; ":memory:" is kept as is.
+	Path string
+
+	// JournalMode is "wal", "delete", "truncate" or "persist". Key
+	// journal_mode; default "wal".
+	JournalMode string
+
+	// BusyTimeout is SQLite's busy timeout. Key busy_timeout, in whole
+	// milliseconds, 0 – 2147483647; default 5000.
+	BusyTimeout time.Duration
+
+	// CompressData enables zstd compression of large event data. Key
+	// compress_data; default true.
+	CompressData bool
+}
+
+// Compaction is the compaction block (SPEC §16.11, §17.2, §18).
+type Compaction struct {
+	// Summarizer names the summarizer plugin. Key summarizer; required.
+	Summarizer string
+
+	// Pruner names the tool-result pruner plugin. Key pruner; default ""
+	// (no pruner); pruner = "" also means none, so env("PRUNER") may
+	// leave it off.
+	Pruner string
+
+	// Auto enables pressure-driven compaction; false = manual only. Key
+	// auto; default true.
+	Auto bool
+
+	// ThresholdRatio is the fraction of the context window that triggers
+	// compaction. Key threshold_ratio; default 0.8; in (0, 1].
+	ThresholdRatio float64
+
+	// RetainRatio is the fraction of the context window kept verbatim after
+	// compaction. Key retain_ratio; default 0.16; in (0, 1] and below
+	// ThresholdRatio; 0 when RetainTokens is set (the two keys are
+	// exclusive).
+	RetainRatio float64
+
+	// RetainTokens, when non-nil, replaces RetainRatio with a token count.
+	// Key retain_tokens; default unset; ≥ 0. That it is below the threshold
+	// in tokens depends on the model's context window and is checked when
+	// compaction runs, not here.
+	RetainTokens *int64
+
+	// SummarizationProvider and SummarizationModel select the model that
+	// writes summaries; both "" means the session's current target. Keys
+	// summarization_provider, summarization_model; default ""; both or
+	// neither.
+	SummarizationProvider string
+	SummarizationModel    string
+
+	// MaxTokens is the summary's output token budget. Key max_tokens;
+	// default 8192; ≥ 1.
+	MaxTokens int64
+
+	// CompactionRetries is how often a failed summary is retried. Key
+	// compaction_retries; default 1; ≥ 0.
+	CompactionRetries int
+
+	// MaxOverflowRetries is how often an overflowing request is compacted
+	// and retried (SPEC §16.8). Key max_overflow_retries; default 1; ≥ 0.
+	MaxOverflowRetries int
+
+	// ModelPolicies are the model_policy blocks in file order, each with
+	// its effective values. Default none; (provider, model) pairs are
+	// unique.
+	ModelPolicies []ModelPolicy
+
+	// Prune is the pruner's budget (SPEC §17.2).
+	Prune PruneBudget
+
+	// Spill is the spill policy (SPEC §18).
+	Spill Spill
+}
+
+// ModelPolicy is a model_policy block: overrides for one provider and model.
+// Fields the block leaves unset hold the compaction block's values, so each
+// policy is complete on its own.
+type ModelPolicy struct {
+	// Provider and Model select the target. Keys provider, model; both
+	// required and non-empty.
+	Provider string
+	Model    string
+
+	// ThresholdRatio: key threshold_ratio; in (0, 1].
+	ThresholdRatio float64
+
+	// RetainRatio: key retain_ratio; in (0, 1], below ThresholdRatio;
+	// 0 when RetainTokens is set. Exclusive with retain_tokens in the block.
+	RetainRatio float64
+
+	// RetainTokens: key retain_tokens; ≥ 0; nil when a retain ratio applies.
+	RetainTokens *int64
+
+	// MaxTokens: key max_tokens; ≥ 1.
+	MaxTokens int64
+}
+
+// PruneBudget is the pruner budget of SPEC §17.2, in code points. Keys
+// prune_threshold_chars, prune_head_chars, prune_tail_chars in the
+// compaction block; defaults 8192 / 4096 / 1024; all ≥ 0 and
+// HeadChars + PruneMarkerCodePoints + TailChars ≤ ThresholdChars.
+type PruneBudget struct {
+	ThresholdChars int64
+	HeadChars      int64
+	TailChars      int64
+}
+
+// Spill is the spill policy of SPEC §18.
+type Spill struct {
+	// MaxInlineBytes is the largest tool result kept inline; 0 disables
+	// spilling. Key spill_max_inline_bytes; default 0; ≥ 0 (a typical value
+	// is 50000).
+	MaxInlineBytes int64
+
+	// ExemptTools are tools whose results are never spilled. Key
+	// spill_exempt_tools; default ["read"]; names non-empty.
+	ExemptTools []string
+
+	// Root is the local artifact store. Key spill_root; default
+	// DataDir/spill; a relative root is resolved against DataDir.
+	Root string
+}
+
+// Plugin is a plugin "<name>" block.
+type Plugin struct {
+	// Name matches [a-z0-9][a-z0-9._-]{0,63}.
+	Name string
+
+	// Command is the plugin binary; "" means the bundled plugin of that
+	// name (which must exist, see BundledPlugins). A relative command with a
+	// path separator is resolved against the config file's directory; a bare
+	// name is left for a PATH lookup. A command given for a bundled name
+	// replaces the bundled binary.
+	Command string
+
+	// Args are extra arguments for Command. Key args; default none.
+	Args []string
+
+	// SHA256 is the expected SHA-256 of Command's binary, 64 lowercase hex
+	// digits, checked by go-plugin's SecureConfig; "" = not checked. Only
+	// with Command.
+	SHA256 string
+
+	// Config is the plugin's config block as a JSON object (see the package
+	// doc), passed to Configure; "{}" when there is no config block.
+	Config json.RawMessage
+}
+
+// BundledPlugin is a plugin compiled into the logbook binary.
+type BundledPlugin struct {
+	Name string
+	Kind sdk.Kind
+}
+
+// bundled is the one list of bundled plugins; extend it when a plugin
+// lands in plugins/.
+var bundled = []BundledPlugin{
+	{Name: "jsonl", Kind: sdk.KindPersistence},
+	{Name: "sqlite", Kind: sdk.KindPersistence},
+	{Name: "memory", Kind: sdk.KindPersistence},
+	{Name: "compactor-summary", Kind: sdk.KindSummarizer},
+	{Name: "pruner", Kind: sdk.KindPruner},
+}
+
+// BundledPlugins returns the plugins bundled into the logbook binary, which
+// a config may name without a command. The slice is a fresh copy.
+func BundledPlugins() []BundledPlugin { return slices.Clone(bundled) }
+
+// LookupBundled reports the kind of the bundled plugin called name.
+func LookupBundled(name string) (sdk.Kind, bool) {
+	for _, b := range bundled {
+		if b.Name == name {
+			return b.Kind, true
+		}
+	}
+	return "", false
+}
+
+//go:embed default.hcl
+var defaultHCL []byte
+
+//go:embed headless.hcl
+var headlessHCL []byte
+
+// Default returns the embedded default configuration (config/default.hcl),
+// parsed afresh on every call. Its data_dir is relative to the working
+// directory. It panics only if the embedded file is invalid, which the
+// package tests rule out.
+func Default() *Config { return mustParse(defaultHCL, "default.hcl") }
+
+// Headless returns the embedded headless configuration
+// (config/headless.hcl): the default's persistence and no compaction block.
+func Headless() *Config { return mustParse(headlessHCL, "headless.hcl") }
+
+func mustParse(src []byte, name string) *Config {
+	c, err := Parse(src, name)
+	if err != nil {
+		panic("config: embedded " + name + " is invalid: " + err.Error())
+	}
+	return c
+}
+
+// Load reads and parses the config file at path. A relative data_dir in it
+// is resolved against the file's directory. Errors are described in the
+// package doc; a file that cannot be read is CONFIG_INVALID wrapping the
+// cause. To run without a file, use LoadOrDefault("") or Default.
+func Load(path string) (*Config, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		e := sdk.Errorf(sdk.CodeConfigInvalid, "config", "%s: cannot read config file", path)
+		e.Err = err
+		return nil, e
+	}
+	return Parse(src, path)
+}
+
+// LoadOrDefault is Load, except that path "" (no config file given) returns
+// the embedded default (Default) with a data_dir relative to the working
+// directory.
+func LoadOrDefault(path string) (*Config, error) {
+	if path == "" {
+		return Default(), nil
+	}
+	return Load(path)
+}
+
+// Parse parses src, the contents of the config file named filename. The
+// name prefixes every error position, and a relative data_dir is resolved
+// against filepath.Dir(filename). env() calls read the process environment
+// now. Parse is safe for concurrent use.
+func Parse(src []byte, filename string) (*Config, error) {
+	return parse(src, filename)
+}
+
+// ResolvePath resolves p against DataDir: "" is DataDir itself, an absolute
+// p is cleaned, and a relative p is joined to DataDir. It does not touch the
+// filesystem.
+func (c *Config) ResolvePath(p string) string {
+	switch {
+	case p == "":
+		return c.DataDir
+	case filepath.IsAbs(p):
+		return filepath.Clean(p)
+	}
+	return filepath.Join(c.DataDir, p)
+}
+
+// Plugin returns the plugin block called name, or nil when there is none.
+func (c *Config) Plugin(name string) *Plugin {
+	for i := range c.Plugins {
+		if c.Plugins[i].Name == name {
+			return &c.Plugins[i]
+		}
+	}
+	return nil
+}

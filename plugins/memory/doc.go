@@ -1,0 +1,78 @@
+// Package memory is logbook's in-memory persistence backend (SPEC §12.1): a
+// complete sdk.Persistence with the semantics of a disk backend and nothing
+// on disk. The host uses it in tests; the conformance suite
+// sdk/persistencetest runs against it like against every other backend.
+//
+// # Storage model
+//
+// New returns an instance over a fresh, empty store. Peer returns a second
+// instance over the same store, as a second process over the same data
+// directory would see it: the instances share the stored sessions and the
+// write claims, and each has its own handles and its own unmaterialized
+// creates. Nothing survives the store.
+//
+// A session is its canonical header JSON (sdk/headerjson) plus its events,
+// each one canonical envelope kept byte for byte. Events are copied in at
+// Append and copied out at Read; no caller buffer is ever aliased, and a
+// stored event is never written again.
+//
+// # Decisions
+//
+//   - Materialization. Create only reserves the id in this instance and
+//     holds its write claim there. The session is stored, header and first
+//     batch together, at the first Append or Flush of the create handle.
+//     Until then Stat and Open report SESSION_NOT_FOUND, other instances
+//     see nothing, and only this instance's List shows it (SPEC §12.1:
+//     "plus those created in this instance"). Closing the create handle
+//     first abandons the id: nothing was stored, and it can be created
+//     again. Create of an id that is stored, or pending in this instance,
+//     is SESSION_ALREADY_EXISTS; a create racing one in another instance
+//     loses at materialization with SESSION_ALREADY_EXISTS and never
+//     overwrites.
+//   - Ownership. One write claim per session across all instances of a
+//     store (the in-process analogue of flock, SPEC §13.6). A second
+//     Open(write) is ALREADY_OWNED; Open(read) takes no claim; Close
+//     releases it. Ownership never changes a revision.
+//   - Identity. Ids are map keys, so IDENTITY_MISMATCH cannot occur; ids
+//     are still checked (INVALID_SESSION_ID) at Create, Open and Stat.
+//   - Format gate. The stored header is decoded with headerjson.Decode at
+//     every Open, Stat and List, so a stored version other than 1 gives
+//     FORMAT_TOO_NEW, FORMAT_UNSUPPORTED or CORRUPT_LOG exactly as on disk
+//     (see SetStoredFormatVersion).
+//   - Envelopes. The backend reads only the seq of each envelope, from its
+//     canonical prefix {"seq":N, (SPEC §2.2 member order, §3.2 encoding). An
+//     element without that prefix is ENVELOPE_INVALID naming its batch
+//     index; the rest of the envelope is the host's business.
+//   - Append. Checks run in this order: HANDLE_CLOSED, READ_ONLY_HANDLE,
+//     OWNERSHIP_LOST, INVALID_SEQ (negative firstSeq), ENVELOPE_INVALID,
+//     SEQ_NOT_CONTIGUOUS, then the compare-and-set (SEQ_CONFLICT naming
+//     firstSeq and the stored next seq). A rejected batch changes nothing.
+//     An empty batch is a compare-and-set probe: it neither stores nor
+//     materializes anything.
+//   - Read. Chunks hold at most 512 events or about 1 MiB; fn never gets an
+//     empty chunk; an error from fn ends the read and is returned as is.
+//     Offset past the end reads nothing. Offset or length outside their
+//     domain (length may be -1) is INVALID_SEQ.
+//   - Flush. A write handle's Flush materializes a pending create; on a
+//     read handle Flush is allowed and reports the stored next seq.
+//   - Stat. EventCount is exact; SizeBytes counts the stored bytes: the
+//     canonical header plus every event.
+//   - Revision. "<store>:<generation>", where the store part is random per
+//     store and the generation counts the changes of the session
+//     (materialization, each non-empty append, SetStoredFormatVersion). An
+//     unmaterialized session's revision is "".
+//   - Handles. Names are never reused within a store; an unknown or closed
+//     handle is HANDLE_CLOSED (Close of one is a no-op).
+//   - Context. Every call but Close fails with IO_ERROR wrapping ctx.Err()
+//     when ctx has ended, before changing anything; Read also checks
+//     between chunks. Close always runs, so a claim can always be released.
+//   - Errors are *sdk.Error with Op "memory".
+//
+// # Test hooks
+//
+// FailNextAppends, LoseNextAppendReplies, SetAppendDelay, DropOwnership
+// and SetStoredFormatVersion inject faults for tests of the host. They are
+// not part of sdk.Persistence and no production code calls them.
+//
+// Every method is safe for concurrent use.
+package memory

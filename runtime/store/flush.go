@@ -1,0 +1,236 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+
+	"github.com/seed-e5e476df/logbook/runtime/session"
+	"github.com/seed-e5e476df/logbook/sdk"
+)
+
+// BackendStatus is one backend's part of a flush.
+type BackendStatus struct {
+	Name       string
+	DurableSeq sdk.Cursor // the backend's acknowledged watermark after the flush
+	Err        error
+}
+
+// FlushResult reports a flush fan-out (SPEC §12.5).
+type FlushResult struct {
+	// Participated is true when at least one backend was attached and asked
+	// to flush; false is no proof of durability.
+	Participated bool
+	// Backends lists every attached backend, in configuration order.
+	Backends []BackendStatus
+}
+
+// FlushError names every backend that failed a flush. Its code is
+// FLUSH_FAILED.
+type FlushError struct {
+	SessionID string
+	Failures  []BackendStatus
+}
+
+// Error lists the failed backends.
+func (e *FlushError) Error() string {
+	parts := make([]string, len(e.Failures))
+	for i, f := range e.Failures {
+		parts[i] = f.Name + ": " + f.Err.Error()
+	}
+	return "flush: FLUSH_FAILED: session " + e.SessionID + ": " + strings.Join(parts, "; ")
+}
+
+// Unwrap returns each failure's error.
+func (e *FlushError) Unwrap() []error {
+	errs := make([]error, len(e.Failures))
+	for i, f := range e.Failures {
+		errs[i] = f.Err
+	}
+	return errs
+}
+
+// Is matches FLUSH_FAILED.
+func (e *FlushError) Is(target error) bool {
+	if c, ok := target.(sdk.Code); ok {
+		return c == sdk.CodeFlushFailed
+	}
+	return false
+}
+
+// Flush drains every backend of the session concurrently, waits for all of
+// them to settle — an early failure does not stop the wait — and returns each
+// backend's watermark, plus a *FlushError naming every failed backend.
+func (st *Store) Flush(ctx context.Context, s *session.Session) (FlushResult, error) {
+	ls, err := st.liveOf(s, "flush")
+	if err != nil {
+		return FlushResult{}, err
+	}
+	return ls.flush(ctx)
+}
+
+func (ls *live) flush(ctx context.Context) (FlushResult, error) {
+	res := FlushResult{Participated: len(ls.queues) > 0, Backends: make([]BackendStatus, len(ls.queues))}
+	var wg sync.WaitGroup
+	for i, q := range ls.queues {
+		wg.Go(func() {
+			err := q.drain(ctx)
+			res.Backends[i] = BackendStatus{Name: q.b.name, DurableSeq: q.durable(), Err: err}
+		})
+	}
+	wg.Wait()
+	fe := &FlushError{SessionID: ls.s.ID()}
+	for _, b := range res.Backends {
+		if b.Err != nil {
+			fe.Failures = append(fe.Failures, b)
+		}
+	}
+	if len(fe.Failures) > 0 {
+		return res, fe
+	}
+	return res, nil
+}
+
+// Release drains and flushes every backend, closes the handles, takes the
+// session out of the live set and closes it. When the primary cannot be
+// drained the session stays live (nothing queued is dropped) and the error is
+// returned; mirror failures are returned but do not stop the release.
+func (st *Store) Release(ctx context.Context, s *session.Session) error {
+	ls, err := st.liveOf(s, "release")
+	if err != nil {
+		return err
+	}
+	return st.release(ctx, ls)
+}
+
+func (st *Store) release(ctx context.Context, ls *live) error {
+	_, ferr := ls.flush(ctx)
+	var fe *FlushError
+	if errors.As(ferr, &fe) {
+		for _, f := range fe.Failures {
+			if f.Name == ls.queues[0].b.name && ls.s.Fenced() == nil {
+				return ferr // the primary still holds queued events: keep the session live
+			}
+		}
+	} else if ferr != nil {
+		return ferr
+	}
+	st.mu.Lock()
+	if st.live[ls.s.ID()] != ls {
+		st.mu.Unlock()
+		return &sdk.Error{Code: sdk.CodeSessionNotLive, Op: "release", SessionID: ls.s.ID(), Seq: -1, Index: -1, Detail: "released concurrently"}
+	}
+	delete(st.live, ls.s.ID())
+	st.mu.Unlock()
+	ls.s.Close()
+	st.stopQueues(ls)
+	var errs []error
+	if ferr != nil {
+		errs = append(errs, ferr)
+	}
+	cctx, cancel := context.WithTimeout(context.Background(), st.opts.CallTimeout)
+	defer cancel()
+	for _, q := range ls.queues {
+		if err := q.b.p.Close(cctx, q.b.handle); err != nil {
+			errs = append(errs, wrapBackend(err, "release", q.b.name, ls.s.ID()))
+		}
+	}
+	st.feed.sessionReleased(ls.s)
+	return errors.Join(errs...)
+}
+
+// Close releases every live session concurrently and refuses new ones; it
+// returns the joined errors.
+func (st *Store) Close(ctx context.Context) error {
+	st.mu.Lock()
+	st.closed = true
+	all := make([]*live, 0, len(st.live))
+	for _, ls := range st.live {
+		all = append(all, ls)
+	}
+	st.mu.Unlock()
+	errs := make([]error, len(all))
+	var wg sync.WaitGroup
+	for i, ls := range all {
+		wg.Go(func() { errs[i] = st.release(ctx, ls) })
+	}
+	wg.Wait()
+	st.feed.close()
+	return errors.Join(errs...)
+}
+
+// ListEntry is one session of List.
+type ListEntry struct {
+	ID       string
+	Header   sdk.Header
+	Live     bool
+	Revision string
+	Err      error // the session cannot be read; the entry is still listed
+}
+
+// List returns the live sessions plus the primary's stored ones; a broken
+// session is an entry with Err, never a failed list.
+func (st *Store) List(ctx context.Context) ([]ListEntry, error) {
+	st.mu.Lock()
+	var out []ListEntry
+	seen := map[string]bool{}
+	for id, ls := range st.live {
+		out = append(out, ListEntry{ID: id, Header: ls.s.Header(), Live: true})
+		seen[id] = true
+	}
+	st.mu.Unlock()
+	if p, ok := st.primary(); ok {
+		err := p.Persistence.List(ctx, func(e sdk.ListEntry) error {
+			if seen[e.ID] {
+				for i := range out {
+					if out[i].ID == e.ID {
+						out[i].Revision = e.Revision
+					}
+				}
+				return nil
+			}
+			out = append(out, ListEntry{ID: e.ID, Header: e.Header, Revision: e.Revision, Err: e.Err})
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// Import stores an exported session verbatim (SPEC §11.2): the header comes
+// from the export, the events are validated by the restore pipeline and stored
+// byte-identical on every backend, with no marker and no closers; the
+// session is not left live.
+func (st *Store) Import(ctx context.Context, h sdk.Header, envelopes [][]byte) error {
+	if err := sdk.ValidateSessionID(h.ID); err != nil {
+		return err
+	}
+	if err := st.checkFree(ctx, h.ID); err != nil {
+		return err
+	}
+	s, err := session.Restore(ctx, st.sessionOptions(h, nil), session.RestoreOptions{Source: session.FromSeed}, envelopes)
+	if err != nil {
+		return err
+	}
+	events := s.Events().Slice()
+	var created []*backend
+	defer func() { st.closeBackends(created) }()
+	for _, b := range st.opts.Backends {
+		o, err := b.Persistence.Create(ctx, h)
+		if err != nil {
+			return err
+		}
+		bk := &backend{name: b.Name, p: b.Persistence, handle: o.Handle}
+		created = append(created, bk)
+		if err := appendAll(ctx, bk, events, st.opts.RPCMaxBytes); err != nil {
+			return err
+		}
+		if _, err := b.Persistence.Flush(ctx, o.Handle); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,220 @@
+package store
+
+import (
+	"context"
+	"errors"
+
+	"github.com/seed-e5e476df/logbook/runtime/session"
+	"github.com/seed-e5e476df/logbook/sdk"
+)
+
+// RepairReport says what Open repaired (SPEC §9.3).
+type RepairReport struct {
+	TornBytes   int64   // bytes the primary's write open cut
+	TornFromSeq sdk.Seq // first seq of the cut tail
+	Artifact    string  // where the cut bytes were kept
+	Closers     int     // closer events appended for an interrupted turn
+}
+
+// Open resumes a stored session (SPEC §11.2, §9.3): the primary's write open,
+// a full read through the restore pipeline, then one batch — session/recovered
+// when a torn tail was cut, the interrupted closers and the lifecycle marker —
+// appended and flushed before the session goes live; mirrors are caught up
+// from the primary. On failure ownership is released.
+func (st *Store) Open(ctx context.Context, id string) (*session.Session, RepairReport, error) {
+	var rep RepairReport
+	if err := sdk.ValidateSessionID(id); err != nil {
+		return nil, rep, err
+	}
+	if _, ok := st.Get(id); ok {
+		return nil, rep, &sdk.Error{Code: sdk.CodeAlreadyOwned, Op: "open", SessionID: id, Seq: -1, Index: -1, Detail: "the session is live in this store"}
+	}
+	p, ok := st.primary()
+	if !ok {
+		return nil, rep, &sdk.Error{Code: sdk.CodeSessionNotFound, Op: "open", SessionID: id, Seq: -1, Index: -1, Detail: "no persistence backend is configured"}
+	}
+	o, err := p.Persistence.Open(ctx, id, sdk.AccessWrite)
+	if err != nil {
+		return nil, rep, err
+	}
+	prim := &backend{name: p.Name, p: p.Persistence, primary: true, handle: o.Handle}
+	fail := func(err error) (*session.Session, RepairReport, error) {
+		st.closeBackends([]*backend{prim})
+		return nil, RepairReport{}, err
+	}
+	ls := &live{space: make(chan struct{})}
+	s, err := st.restoreFrom(ctx, prim, o, st.sessionOptions(o.Header, ls))
+	if err != nil {
+		return fail(err)
+	}
+	var torn *session.Torn
+	if o.Torn.Bytes > 0 {
+		torn = &session.Torn{Bytes: o.Torn.Bytes, FromSeq: o.Torn.FromSeq, Artifact: o.Torn.Artifact}
+		rep.TornBytes, rep.TornFromSeq, rep.Artifact = o.Torn.Bytes, o.Torn.FromSeq, o.Torn.Artifact
+	}
+	batch := session.ResumeBatch(s.Events().Slice(), torn, st.now())
+	for _, e := range batch {
+		switch e.Type() {
+		case session.TypeToolResult, session.TypeStepEnd, session.TypeTurnEnd:
+			rep.Closers++
+		}
+	}
+	if err := s.Extend(ctx, batch, session.FromStorage); err != nil {
+		return fail(err)
+	}
+	if err := appendAll(ctx, prim, batch, st.opts.RPCMaxBytes); err != nil {
+		return fail(err)
+	}
+	if _, err := prim.p.Flush(ctx, prim.handle); err != nil {
+		return fail(err)
+	}
+	if rep.TornBytes > 0 || rep.Closers > 0 {
+		st.log.Info("session repaired at open", "session", id, "torn_bytes", rep.TornBytes, "torn_from_seq", rep.TornFromSeq, "closers", rep.Closers)
+	}
+	ls.s = s
+	last := sdk.Cursor(s.Len()) - 1
+	ls.queues = append(ls.queues, newQueue(st, ls, prim, last))
+	for _, m := range st.opts.Backends[1:] {
+		mb, err := st.catchUp(ctx, m, o.Header, s.Events())
+		q := newQueue(st, ls, mb, last)
+		if err != nil {
+			q.mu.Lock()
+			q.setFinal(err)
+			q.mu.Unlock()
+		}
+		ls.queues = append(ls.queues, q)
+	}
+	if err := st.goLive(ls); err != nil {
+		st.stopQueues(ls)
+		var bs []*backend
+		for _, q := range ls.queues {
+			bs = append(bs, q.b)
+		}
+		st.closeBackends(bs)
+		return nil, RepairReport{}, err
+	}
+	return s, rep, nil
+}
+
+// restoreFrom reads a whole stored log through the restore pipeline.
+func (st *Store) restoreFrom(ctx context.Context, b *backend, o sdk.Opened, opts session.Options) (*session.Session, error) {
+	envs := make([][]byte, 0, int(o.NextSeq))
+	err := b.p.Read(ctx, o.Handle, 0, -1, func(chunk [][]byte) error {
+		envs = append(envs, chunk...)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return session.Restore(ctx, opts, session.RestoreOptions{Source: session.FromStorage}, envs)
+}
+
+// appendAll appends events to a backend in requests below the RPC limit.
+func appendAll(ctx context.Context, b *backend, events []session.Event, rpcMax int) error {
+	for i := 0; i < len(events); {
+		var part [][]byte
+		size := 0
+		j := i
+		for ; j < len(events); j++ {
+			n := events[j].EnvelopeLen() + 16
+			if j > i && size+n > rpcMax-(1<<16) {
+				break
+			}
+			part = append(part, events[j].Envelope())
+			size += n
+		}
+		if _, err := b.p.Append(ctx, b.handle, events[i].Seq(), part); err != nil {
+			return err
+		}
+		i = j
+	}
+	return nil
+}
+
+// catchUp brings a mirror up to the primary's log at Open (SPEC §12.6): a
+// missing session is created, a mirror behind gets the rest by CAS appends,
+// a mirror ahead or with a different last event is reported diverged.
+func (st *Store) catchUp(ctx context.Context, m Backend, h sdk.Header, events session.EventList) (*backend, error) {
+	b := &backend{name: m.Name, p: m.Persistence}
+	o, err := m.Persistence.Open(ctx, h.ID, sdk.AccessWrite)
+	if errors.Is(err, sdk.ErrSessionNotFound) {
+		o, err = m.Persistence.Create(ctx, h)
+	}
+	if err != nil {
+		return b, err
+	}
+	b.handle = o.Handle
+	n, total := int(o.NextSeq), events.Len()
+	if n > total {
+		return b, sdk.Errorf(sdk.CodeMirrorDiverged, "open", "mirror %s holds %d events, the primary %d", m.Name, n, total)
+	}
+	if n > 0 {
+		var last []byte
+		if err := m.Persistence.Read(ctx, o.Handle, sdk.Offset(n-1), 1, func(c [][]byte) error {
+			if len(c) > 0 {
+				last = c[0]
+			}
+			return nil
+		}); err != nil {
+			return b, err
+		}
+		if string(last) != string(events.At(n-1).Envelope()) {
+			return b, sdk.Errorf(sdk.CodeMirrorDiverged, "open", "mirror %s differs from the primary at seq %d", m.Name, n-1)
+		}
+	}
+	if err := appendAll(ctx, b, events.Range(sdk.Offset(n), sdk.Offset(total)).Slice(), st.opts.RPCMaxBytes); err != nil {
+		return b, err
+	}
+	if _, err := m.Persistence.Flush(ctx, o.Handle); err != nil {
+		return b, err
+	}
+	return b, nil
+}
+
+// InspectReport says what a resume would do to an inspected session.
+type InspectReport struct {
+	TornBytes   int64 // bytes a write open would cut
+	TornFromSeq sdk.Seq
+	Live        bool // the view is a snapshot of a live session
+}
+
+// Inspect returns a read-only view (SPEC §11.2): of the live session when it
+// is live here (it may end in an open turn), else of the stored log plus the
+// closers a resume would append, in memory only (PendingRepair counts them).
+// Storage and its revision are unchanged.
+func (st *Store) Inspect(ctx context.Context, id string) (*session.Session, InspectReport, error) {
+	if s, ok := st.Get(id); ok {
+		v, err := session.RestoreEvents(ctx, st.sessionOptions(s.Header(), nil), session.RestoreOptions{ReadOnly: true}, s.Events().Slice())
+		return v, InspectReport{Live: true}, err
+	}
+	if err := sdk.ValidateSessionID(id); err != nil {
+		return nil, InspectReport{}, err
+	}
+	p, ok := st.primary()
+	if !ok {
+		return nil, InspectReport{}, &sdk.Error{Code: sdk.CodeSessionNotFound, Op: "inspect", SessionID: id, Seq: -1, Index: -1, Detail: "no persistence backend is configured"}
+	}
+	v, o, err := st.readStored(ctx, p, id)
+	if err != nil {
+		return nil, InspectReport{}, err
+	}
+	closers := session.InterruptedTurnClosers(v.Events().Slice())
+	if err := v.Extend(ctx, closers, session.FromStorage); err != nil {
+		return nil, InspectReport{}, err
+	}
+	v.SetReadOnly(len(closers))
+	return v, InspectReport{TornBytes: o.Torn.Bytes, TornFromSeq: o.Torn.FromSeq}, nil
+}
+
+// readStored opens a stored session read-only and restores it; the handle is
+// closed before returning.
+func (st *Store) readStored(ctx context.Context, p Backend, id string) (*session.Session, sdk.Opened, error) {
+	o, err := p.Persistence.Open(ctx, id, sdk.AccessRead)
+	if err != nil {
+		return nil, o, err
+	}
+	b := &backend{name: p.Name, p: p.Persistence, handle: o.Handle}
+	defer st.closeBackends([]*backend{b})
+	v, err := st.restoreFrom(ctx, b, o, st.sessionOptions(o.Header, nil))
+	return v, o, err
+}

@@ -1,0 +1,386 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/seed-e5e476df/logbook/runtime/session"
+	"github.com/seed-e5e476df/logbook/sdk"
+)
+
+// Backend is a persistence backend attached to the store, under the name
+// the configuration gives it. The first backend is the primary.
+type Backend struct {
+	Name        string
+	Persistence sdk.Persistence
+}
+
+// Options configure a Store. Every zero field takes the default of SPEC §1.5.
+type Options struct {
+	// Backends in configuration order; the first is the primary (reads,
+	// listing, existence, ownership). None: sessions live only in memory.
+	Backends []Backend
+	// Clock drives event times, the write window and retry backoff;
+	// default SystemClock.
+	Clock Clock
+	// NewID generates session ids; default lowercase UUIDv7.
+	NewID func() string
+	// WriteWindow is the write-behind window; default 200 ms.
+	WriteWindow time.Duration
+	// RetryMaxBackoff caps the retry backoff; default 5 s.
+	RetryMaxBackoff time.Duration
+	// MaxPendingBytes bounds each session × backend queue; appends block
+	// while a queue holds at least this much. Default 64 MiB.
+	MaxPendingBytes int64
+	// MaxEventBytes caps one canonical envelope; default 16 MiB.
+	MaxEventBytes int
+	// RPCMaxBytes bounds one backend request; batches are split below it.
+	// Default 32 MiB.
+	RPCMaxBytes int
+	// CallTimeout bounds each backend call made in the background; default 60 s.
+	CallTimeout time.Duration
+	// PluginTypes, Plugins and Projections are handed to every session (see
+	// session.Options).
+	PluginTypes map[string]bool
+	Plugins     map[string]bool
+	Projections session.Projections
+	// Relational validators for every live session (step A11); a function
+	// so each session gets its own.
+	Relational func() []session.Relational
+	// Logger; default a null logger.
+	Logger hclog.Logger
+}
+
+func (o Options) withDefaults() (Options, error) {
+	if o.Clock == nil {
+		o.Clock = SystemClock{}
+	}
+	if o.NewID == nil {
+		o.NewID = func() string { return uuid.Must(uuid.NewV7()).String() }
+	}
+	if o.WriteWindow == 0 {
+		o.WriteWindow = 200 * time.Millisecond
+	}
+	if o.RetryMaxBackoff == 0 {
+		o.RetryMaxBackoff = 5 * time.Second
+	}
+	if o.MaxEventBytes == 0 {
+		o.MaxEventBytes = session.DefaultMaxEventBytes
+	}
+	if o.MaxPendingBytes == 0 {
+		o.MaxPendingBytes = 64 << 20
+	}
+	if o.RPCMaxBytes == 0 {
+		o.RPCMaxBytes = sdk.DefaultRPCMaxBytes
+	}
+	if o.CallTimeout == 0 {
+		o.CallTimeout = 60 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = hclog.NewNullLogger()
+	}
+	bad := func(format string, args ...any) (Options, error) {
+		return o, sdk.Errorf(sdk.CodeConfigInvalid, "store", format, args...)
+	}
+	switch {
+	case o.WriteWindow < time.Millisecond || o.WriteWindow > time.Minute:
+		return bad("write window %v is outside 1ms – 60s", o.WriteWindow)
+	case o.RetryMaxBackoff < o.WriteWindow:
+		return bad("retry max backoff %v is below the write window %v", o.RetryMaxBackoff, o.WriteWindow)
+	case o.MaxPendingBytes < int64(o.MaxEventBytes):
+		return bad("max pending bytes %d is below max event bytes %d", o.MaxPendingBytes, o.MaxEventBytes)
+	case o.RPCMaxBytes < o.MaxEventBytes+1<<20:
+		return bad("rpc max bytes %d is below max event bytes + 1 MiB", o.RPCMaxBytes)
+	}
+	names := map[string]bool{}
+	for _, b := range o.Backends {
+		if b.Name == "" || names[b.Name] || b.Persistence == nil {
+			return bad("backend names must be unique and non-empty, each with a persistence: %q", b.Name)
+		}
+		names[b.Name] = true
+	}
+	return o, nil
+}
+
+// Store owns live sessions: their lifecycle, write-behind to every backend,
+// flush fan-out and the event feed (SPEC §10–§12). Safe for concurrent use.
+type Store struct {
+	opts  Options
+	clock Clock
+	log   hclog.Logger
+
+	mu     sync.Mutex
+	live   map[string]*live
+	closed bool
+	feed   feed
+}
+
+// live is a live session and its backends' queues.
+type live struct {
+	s      *session.Session
+	queues []*queue // configuration order
+
+	spaceMu sync.Mutex
+	space   chan struct{} // closed when a queue frees space
+}
+
+// New returns a store over the given backends.
+func New(opts Options) (*Store, error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	st := &Store{opts: o, clock: o.Clock, log: o.Logger, live: map[string]*live{}}
+	st.feed.init()
+	return st, nil
+}
+
+func (st *Store) primary() (Backend, bool) {
+	if len(st.opts.Backends) == 0 {
+		return Backend{}, false
+	}
+	return st.opts.Backends[0], true
+}
+
+func (st *Store) now() int64 { return st.clock.Now().UnixMilli() }
+
+// sessionOptions builds a session's options; the hooks reach ls once it is
+// filled in.
+func (st *Store) sessionOptions(h sdk.Header, ls *live) session.Options {
+	o := session.Options{
+		Header:        h,
+		Clock:         sessionClock{st.clock},
+		MaxEventBytes: st.opts.MaxEventBytes,
+		PluginTypes:   st.opts.PluginTypes,
+		Plugins:       st.opts.Plugins,
+		Projections:   st.opts.Projections,
+	}
+	if st.opts.Relational != nil {
+		o.Relational = st.opts.Relational()
+	}
+	if ls != nil {
+		o.Backpressure = ls.waitForSpace(st.opts.MaxPendingBytes)
+		o.OnCommit = func(evs []session.Event) {
+			for _, q := range ls.queues {
+				q.enqueue(evs)
+			}
+			st.feed.notify()
+		}
+	}
+	return o
+}
+
+// waitForSpace returns the A4 hook: block while any queue of the session
+// holds MaxPendingBytes or more.
+func (ls *live) waitForSpace(limit int64) func(context.Context) error {
+	return func(ctx context.Context) error {
+		for {
+			ls.spaceMu.Lock()
+			ch := ls.space
+			ls.spaceMu.Unlock()
+			full := false
+			for _, q := range ls.queues {
+				q.mu.Lock()
+				full = full || q.bytes >= limit
+				q.mu.Unlock()
+			}
+			if !full {
+				return nil
+			}
+			select {
+			case <-ch:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+	}
+}
+
+func (ls *live) spaceFreed() {
+	ls.spaceMu.Lock()
+	close(ls.space)
+	ls.space = make(chan struct{})
+	ls.spaceMu.Unlock()
+}
+
+// CreateOptions are the caller's part of a new session's header, and an
+// optional replay seed (SPEC §10.3 b).
+type CreateOptions struct {
+	ID              string // "" = generated (lowercase UUIDv7)
+	CWD             string // "" or absolute
+	Origin          string // "" or "subagent"
+	DelegationDepth int64
+	AgentPreset     string
+	ParentSession   string
+	// Seed nil = fresh, no events; non-nil (even empty) = a replay seed,
+	// validated like a restore, without {inherited: true} markers (use Fork).
+	Seed []session.Event
+}
+
+// Create makes a new live session on every backend (SPEC §11.2).
+func (st *Store) Create(ctx context.Context, opts CreateOptions) (*session.Session, error) {
+	id := opts.ID
+	if id == "" {
+		id = st.opts.NewID()
+	}
+	if err := sdk.ValidateSessionID(id); err != nil {
+		return nil, err
+	}
+	switch {
+	case opts.CWD != "" && opts.CWD[0] != '/':
+		return nil, sdk.Errorf(sdk.CodeSeedInvalid, "create", "cwd %q must be absolute", opts.CWD)
+	case opts.Origin != "" && opts.Origin != "subagent":
+		return nil, sdk.Errorf(sdk.CodeSeedInvalid, "create", `origin must be "" or "subagent"; got %q`, opts.Origin)
+	case opts.DelegationDepth < 0:
+		return nil, sdk.Errorf(sdk.CodeSeedInvalid, "create", "delegation depth %d is negative", opts.DelegationDepth)
+	}
+	if err := st.checkFree(ctx, id); err != nil {
+		return nil, err
+	}
+	h := sdk.Header{FormatVersion: sdk.FormatVersion, ID: id, CreatedAt: st.now(), CWD: opts.CWD, ParentSession: opts.ParentSession,
+		Origin: opts.Origin, DelegationDepth: opts.DelegationDepth, AgentPreset: opts.AgentPreset}
+	var seed []session.Event
+	if opts.Seed != nil {
+		var err error
+		if seed, err = session.SeedWithMarker(opts.Seed, st.now()); err != nil {
+			return nil, err
+		}
+	}
+	return st.createWith(ctx, h, seed)
+}
+
+// checkFree refuses an id that is live here or stored in the primary.
+func (st *Store) checkFree(ctx context.Context, id string) error {
+	st.mu.Lock()
+	_, isLive := st.live[id]
+	st.mu.Unlock()
+	if isLive {
+		return sdk.Errorf(sdk.CodeSessionAlreadyExists, "create", "session %q is live in this store", id)
+	}
+	if p, ok := st.primary(); ok {
+		_, err := p.Persistence.Stat(ctx, id)
+		switch {
+		case err == nil:
+			return sdk.Errorf(sdk.CodeSessionAlreadyExists, "create", "session %q is stored in %s", id, p.Name)
+		case !errors.Is(err, sdk.ErrSessionNotFound):
+			return err
+		}
+	}
+	return nil
+}
+
+// createWith builds a session from a seed (nil = fresh), creates it on every
+// backend, queues the seed and makes it live.
+func (st *Store) createWith(ctx context.Context, h sdk.Header, seed []session.Event) (*session.Session, error) {
+	ls := &live{space: make(chan struct{})}
+	var (
+		s   *session.Session
+		err error
+	)
+	if seed == nil {
+		s, err = session.New(st.sessionOptions(h, ls))
+	} else {
+		s, err = session.RestoreEvents(ctx, st.sessionOptions(h, ls), session.RestoreOptions{Source: session.FromSeed}, seed)
+	}
+	if err != nil {
+		return nil, err
+	}
+	backends := make([]*backend, 0, len(st.opts.Backends))
+	for i, b := range st.opts.Backends {
+		o, err := b.Persistence.Create(ctx, h)
+		if err != nil {
+			st.closeBackends(backends)
+			if i == 0 && errors.Is(err, sdk.ErrSessionAlreadyExists) {
+				return nil, err
+			}
+			return nil, wrapBackend(err, "create", b.Name, h.ID)
+		}
+		backends = append(backends, &backend{name: b.Name, p: b.Persistence, primary: i == 0, handle: o.Handle})
+	}
+	ls.s = s
+	for _, b := range backends {
+		ls.queues = append(ls.queues, newQueue(st, ls, b, sdk.NoEvent))
+	}
+	if err := st.goLive(ls); err != nil {
+		st.stopQueues(ls)
+		st.closeBackends(backends)
+		return nil, err
+	}
+	if seed != nil {
+		for _, q := range ls.queues {
+			q.enqueue(s.Events().Slice())
+		}
+	}
+	return s, nil
+}
+
+func (st *Store) goLive(ls *live) error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.closed {
+		return sdk.Errorf(sdk.CodeSessionClosed, "store", "the store is closed")
+	}
+	if _, dup := st.live[ls.s.ID()]; dup {
+		return sdk.Errorf(sdk.CodeSessionAlreadyExists, "create", "session %q is live in this store", ls.s.ID())
+	}
+	st.live[ls.s.ID()] = ls
+	st.feed.sessionLive(ls.s)
+	return nil
+}
+
+func (st *Store) closeBackends(bs []*backend) {
+	ctx, cancel := context.WithTimeout(context.Background(), st.opts.CallTimeout)
+	defer cancel()
+	for _, b := range bs {
+		_ = b.p.Close(ctx, b.handle)
+	}
+}
+
+func (st *Store) stopQueues(ls *live) {
+	for _, q := range ls.queues {
+		q.shutdown()
+	}
+}
+
+func wrapBackend(err error, op, name, id string) error {
+	var e *sdk.Error
+	if errors.As(err, &e) {
+		return err
+	}
+	return &sdk.Error{Code: sdk.CodeIOError, Op: op, SessionID: id, Seq: -1, Index: -1, Detail: "backend " + name, Err: err}
+}
+
+// Get returns the live session with this id.
+func (st *Store) Get(id string) (*session.Session, bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	ls, ok := st.live[id]
+	if !ok {
+		return nil, false
+	}
+	return ls.s, true
+}
+
+// liveOf returns the live entry of s, or SESSION_NOT_LIVE.
+func (st *Store) liveOf(s *session.Session, op string) (*live, error) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if s != nil {
+		if ls, ok := st.live[s.ID()]; ok && ls.s == s {
+			return ls, nil
+		}
+	}
+	id := ""
+	if s != nil {
+		id = s.ID()
+	}
+	return nil, &sdk.Error{Code: sdk.CodeSessionNotLive, Op: op, SessionID: id, Seq: -1, Index: -1, Detail: "the session is not the live instance of this store"}
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

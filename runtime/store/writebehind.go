@@ -1,0 +1,369 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/seed-e5e476df/logbook/runtime/session"
+	"github.com/seed-e5e476df/logbook/sdk"
+)
+
+// backend is one persistence backend attached to a live session.
+type backend struct {
+	name    string
+	p       sdk.Persistence
+	primary bool
+	handle  string
+}
+
+// queue is the write-behind queue of one session × backend (SPEC §12.4). A
+// worker goroutine, owned by the live session, writes it; the session's
+// commit hook fills it. Events stay queued, in seq order, until the backend
+// acknowledges them: nothing is ever dropped.
+type queue struct {
+	st  *Store
+	ls  *live
+	b   *backend
+	mu  sync.Mutex
+	evs []session.Event
+	arr []time.Time // arrival time of each queued event
+	// bytes is the size of the queued envelopes.
+	bytes     int64
+	watermark sdk.Cursor // highest acknowledged seq
+	timer     Timer
+	writing   bool
+	drains    []chan error // explicit drains waiting for the next barrier
+	retryAt   time.Time    // end of the current backoff
+	streak    int          // consecutive retryable failures
+	reopen    bool         // the handle may be dead: re-open before writing
+	final     error        // fenced (primary) or detached (mirror); set once
+	wake      chan struct{}
+	stop      chan struct{}
+	done      chan struct{}
+}
+
+func newQueue(st *Store, ls *live, b *backend, watermark sdk.Cursor) *queue {
+	q := &queue{st: st, ls: ls, b: b, watermark: watermark, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	go q.run()
+	return q
+}
+
+func (q *queue) poke() {
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// enqueue adds committed events (called under the session's append lock,
+// so in seq order).
+func (q *queue) enqueue(evs []session.Event) {
+	now := q.st.clock.Now()
+	q.mu.Lock()
+	if q.final != nil && !q.b.primary {
+		q.mu.Unlock() // a detached mirror gets nothing more
+		return
+	}
+	wasEmpty := len(q.evs) == 0
+	for _, e := range evs {
+		q.evs = append(q.evs, e)
+		q.arr = append(q.arr, now)
+		q.bytes += int64(e.EnvelopeLen())
+	}
+	q.mu.Unlock()
+	if wasEmpty {
+		q.poke() // the worker arms the window timer
+	}
+}
+
+// drain writes everything queued (including events committed meanwhile) and
+// then flushes the backend; concurrent drains share one barrier. It returns
+// the attempt's error; ctx only bounds the wait.
+func (q *queue) drain(ctx context.Context) error {
+	ch := make(chan error, 1)
+	q.mu.Lock()
+	if q.final != nil {
+		err := q.final
+		q.mu.Unlock()
+		return err
+	}
+	q.drains = append(q.drains, ch)
+	q.mu.Unlock()
+	q.poke()
+	select {
+	case err := <-ch:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (q *queue) shutdown() {
+	close(q.stop)
+	<-q.done
+}
+
+func (q *queue) run() {
+	defer close(q.done)
+	for {
+		select {
+		case <-q.wake:
+			q.work()
+		case <-q.stop:
+			q.mu.Lock()
+			if q.timer != nil {
+				q.timer.Stop()
+			}
+			q.mu.Unlock()
+			return
+		}
+	}
+}
+
+// work writes whatever is due, then arms the timer for what is not.
+func (q *queue) work() {
+	for {
+		q.mu.Lock()
+		if q.final != nil {
+			q.reply(q.final)
+			q.mu.Unlock()
+			return
+		}
+		now := q.st.clock.Now()
+		draining := len(q.drains) > 0
+		backoff := now.Before(q.retryAt)
+		due := len(q.evs) > 0 && (draining || !backoff && !now.Before(q.arr[0].Add(q.st.opts.WriteWindow)))
+		if q.reopen && (due || draining) {
+			q.mu.Unlock()
+			err := q.recover()
+			q.mu.Lock()
+			if err != nil {
+				q.failed(err, draining)
+			} else {
+				q.reopen = false
+			}
+			q.mu.Unlock()
+			continue
+		}
+		if !due {
+			if draining { // queue empty: the barrier
+				waiters := q.drains
+				q.drains = nil
+				q.mu.Unlock()
+				err := q.flushBackend()
+				for _, w := range waiters {
+					w <- err
+				}
+				continue
+			}
+			q.armTimer(now, backoff)
+			q.mu.Unlock()
+			return
+		}
+		if q.timer != nil {
+			q.timer.Stop()
+			q.timer = nil
+		}
+		batch := q.evs
+		q.writing = true
+		q.mu.Unlock()
+
+		acked, err := q.write(batch)
+
+		q.mu.Lock()
+		q.writing = false
+		if acked > 0 {
+			for _, e := range batch[:acked] {
+				q.bytes -= int64(e.EnvelopeLen())
+			}
+			q.evs = q.evs[acked:]
+			q.arr = q.arr[acked:]
+			q.watermark = sdk.Cursor(batch[acked-1].Seq())
+			q.ls.spaceFreed()
+		}
+		if err == nil {
+			q.streak, q.retryAt = 0, time.Time{}
+			q.mu.Unlock()
+			continue
+		}
+		q.failed(err, draining)
+		q.mu.Unlock()
+	}
+}
+
+// failed handles a write or flush failure; called with q.mu held.
+func (q *queue) failed(err error, draining bool) {
+	if sdk.Retryable(err) || sdk.CodeOf(err) == sdk.CodeHandleClosed {
+		if c := sdk.CodeOf(err); c == sdk.CodePluginUnavailable || c == sdk.CodeHandleClosed {
+			q.reopen = true
+		}
+		q.streak++
+		if q.streak == 1 {
+			q.st.log.Warn("write-behind failed; will retry", "session", q.ls.s.ID(), "backend", q.b.name, "error", err)
+		}
+		backoff := q.st.opts.WriteWindow << min(q.streak-1, 30)
+		if backoff > q.st.opts.RetryMaxBackoff || backoff <= 0 {
+			backoff = q.st.opts.RetryMaxBackoff
+		}
+		q.retryAt = q.st.clock.Now().Add(backoff)
+		if draining {
+			q.reply(err) // an explicit drain makes one immediate attempt
+		}
+		return
+	}
+	q.setFinal(err)
+}
+
+// setFinal fences the session (primary) or detaches the mirror; q.mu held.
+func (q *queue) setFinal(err error) {
+	if q.b.primary {
+		q.final = err
+		q.ls.s.Fence(err)
+		q.st.log.Error("primary backend failed; session fenced", "session", q.ls.s.ID(), "backend", q.b.name, "error", err)
+	} else {
+		q.final = &sdk.Error{Code: sdk.CodeMirrorDiverged, Op: "flush", SessionID: q.ls.s.ID(), Seq: -1, Index: -1,
+			Detail: "mirror " + q.b.name + " is detached for this session until it is released", Err: err}
+		q.evs, q.arr, q.bytes = nil, nil, 0
+		q.ls.spaceFreed()
+		q.st.log.Error("mirror detached", "session", q.ls.s.ID(), "backend", q.b.name, "error", err)
+	}
+	q.reply(q.final)
+}
+
+func (q *queue) reply(err error) {
+	for _, w := range q.drains {
+		w <- err
+	}
+	q.drains = nil
+}
+
+// armTimer schedules the next wake-up: the window deadline of the first
+// queued event, or the end of the backoff. Called with q.mu held.
+func (q *queue) armTimer(now time.Time, backoff bool) {
+	if q.timer != nil || len(q.evs) == 0 {
+		return
+	}
+	at := q.arr[0].Add(q.st.opts.WriteWindow)
+	if backoff && q.retryAt.After(at) {
+		at = q.retryAt
+	}
+	q.timer = q.st.clock.AfterFunc(at.Sub(now), func() {
+		q.mu.Lock()
+		q.timer = nil
+		q.mu.Unlock()
+		q.poke()
+	})
+}
+
+// write appends batch, split so each request stays under RPCMaxBytes; it
+// returns how many events the backend acknowledged.
+func (q *queue) write(batch []session.Event) (int, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), q.st.opts.CallTimeout)
+	defer cancel()
+	acked := 0
+	for acked < len(batch) {
+		part, size := [][]byte{}, 0
+		for _, e := range batch[acked:] {
+			if len(part) > 0 && size+e.EnvelopeLen()+16 > q.st.opts.RPCMaxBytes-(1<<16) {
+				break
+			}
+			part = append(part, e.Envelope())
+			size += e.EnvelopeLen() + 16
+		}
+		first := batch[acked].Seq()
+		d, err := q.b.p.Append(ctx, q.b.handle, first, part)
+		if err != nil {
+			return acked, err
+		}
+		if want := sdk.Offset(first) + sdk.Offset(len(part)); d.NextSeq != want {
+			return acked, &sdk.Error{Code: sdk.CodeSeqConflict, Op: "flush", SessionID: q.ls.s.ID(), Seq: int64(first), Index: -1,
+				Detail: "backend " + q.b.name + " acknowledged next seq " + itoa(int64(d.NextSeq)) + ", expected " + itoa(int64(want))}
+		}
+		acked += len(part)
+	}
+	return acked, nil
+}
+
+// flushBackend is the barrier after the queue drained.
+func (q *queue) flushBackend() error {
+	ctx, cancel := context.WithTimeout(context.Background(), q.st.opts.CallTimeout)
+	defer cancel()
+	d, err := q.b.p.Flush(ctx, q.b.handle)
+	if err == nil && int64(d.NextSeq)-1 < int64(q.durable()) {
+		err = &sdk.Error{Code: sdk.CodeLogShrank, Op: "flush", SessionID: q.ls.s.ID(), Seq: -1, Index: -1,
+			Detail: "backend " + q.b.name + " reports durable next seq " + itoa(int64(d.NextSeq)) + " below the acknowledged watermark " + itoa(int64(q.durable()))}
+	}
+	if err != nil {
+		q.mu.Lock()
+		q.failed(err, false)
+		q.mu.Unlock()
+	}
+	return err
+}
+
+// durable returns the acknowledged watermark.
+func (q *queue) durable() sdk.Cursor {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.watermark
+}
+
+// recover re-opens the backend after an ambiguous failure or a plugin
+// restart (SPEC §12.3): the stored next seq becomes the watermark after the
+// stored events beyond the old watermark are verified byte for byte against
+// the queue, which then drops them.
+func (q *queue) recover() error {
+	ctx, cancel := context.WithTimeout(context.Background(), q.st.opts.CallTimeout)
+	defer cancel()
+	id := q.ls.s.ID()
+	_ = q.b.p.Close(ctx, q.b.handle) // idempotent; a dead process has forgotten it anyway
+	o, err := q.b.p.Open(ctx, id, sdk.AccessWrite)
+	if err != nil {
+		if errors.Is(err, sdk.ErrAlreadyOwned) {
+			return &sdk.Error{Code: sdk.CodeOwnershipLost, Op: "flush", SessionID: id, Seq: -1, Index: -1, Detail: "another owner holds " + q.b.name + " after a reconnect", Err: err}
+		}
+		return err
+	}
+	q.b.handle = o.Handle
+	q.mu.Lock()
+	wm, queued := q.watermark, q.evs
+	q.mu.Unlock()
+	stored := int64(o.NextSeq) - 1
+	if stored < int64(wm) {
+		return &sdk.Error{Code: sdk.CodeLogShrank, Op: "flush", SessionID: id, Seq: stored, Index: -1,
+			Detail: "backend " + q.b.name + " holds up to seq " + itoa(stored) + " below the acknowledged " + itoa(int64(wm))}
+	}
+	extra := stored - int64(wm)
+	if extra == 0 {
+		return nil
+	}
+	if extra > int64(len(queued)) {
+		return &sdk.Error{Code: sdk.CodeSeqConflict, Op: "flush", SessionID: id, Seq: stored, Index: -1,
+			Detail: "backend " + q.b.name + " holds seqs this host never sent (up to " + itoa(stored) + ")"}
+	}
+	i := 0
+	err = q.b.p.Read(ctx, o.Handle, sdk.Offset(wm+1), extra, func(chunk [][]byte) error {
+		for _, b := range chunk {
+			if i >= len(queued) || string(b) != string(queued[i].Envelope()) {
+				return &sdk.Error{Code: sdk.CodeSeqConflict, Op: "flush", SessionID: id, Seq: int64(wm) + 1 + int64(i), Index: -1,
+					Detail: "stored event differs from the queued one after a reconnect to " + q.b.name}
+			}
+			i++
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	q.mu.Lock()
+	for _, e := range q.evs[:extra] {
+		q.bytes -= int64(e.EnvelopeLen())
+	}
+	q.evs, q.arr = q.evs[extra:], q.arr[extra:]
+	q.watermark = sdk.Cursor(stored)
+	q.mu.Unlock()
+	q.ls.spaceFreed()
+	return nil
+}
