@@ -35,6 +35,10 @@
 //     releases it. Ownership never changes a revision.
 //   - Identity. Ids are map keys, so IDENTITY_MISMATCH cannot occur; ids
 //     are still checked (INVALID_SESSION_ID) at Create, Open and Stat.
+//     Create refuses a header that would not read back (HEADER_INVALID
+//     wrapping the decoder's error) and a format version other than 0 or
+//     1 (FORMAT_UNSUPPORTED); 0 means the current version. Open with an
+//     access other than read or write is USAGE.
 //   - Format gate. The stored header is decoded with headerjson.Decode at
 //     every Open, Stat and List, so a stored version other than 1 gives
 //     FORMAT_TOO_NEW, FORMAT_UNSUPPORTED or CORRUPT_LOG exactly as on disk
@@ -43,10 +47,12 @@
 //     canonical prefix {"seq":N, (SPEC §2.2 member order, §3.2 encoding). An
 //     element without that prefix is ENVELOPE_INVALID naming its batch
 //     index; the rest of the envelope is the host's business.
-//   - Append. Checks run in this order: HANDLE_CLOSED, READ_ONLY_HANDLE,
-//     OWNERSHIP_LOST, INVALID_SEQ (negative firstSeq), ENVELOPE_INVALID,
-//     SEQ_NOT_CONTIGUOUS, then the compare-and-set (SEQ_CONFLICT naming
-//     firstSeq and the stored next seq). A rejected batch changes nothing.
+//   - Append. Checks run in this order: the context, the armed test hooks,
+//     HANDLE_CLOSED, READ_ONLY_HANDLE, OWNERSHIP_LOST, INVALID_SEQ (negative
+//     firstSeq), ENVELOPE_INVALID, SEQ_NOT_CONTIGUOUS, the compare-and-set
+//     (SEQ_CONFLICT naming firstSeq and the stored next seq), and for a
+//     pending create SESSION_ALREADY_EXISTS when another instance stored the
+//     id first. A rejected batch changes nothing.
 //     An empty batch is a compare-and-set probe: it neither stores nor
 //     materializes anything.
 //   - Read. Chunks hold at most 512 events or about 1 MiB; fn never gets an

@@ -9,8 +9,9 @@ import (
 )
 
 // FailNextAppends makes the next n calls to Append on this instance return
-// err before doing anything else (so nothing is stored), whatever their
-// arguments. A nil err means a retryable IO_ERROR. n ≤ 0 disarms the hook.
+// err before any check of their arguments (so nothing is stored); only a
+// call whose context has already ended fails with that instead and does
+// not count. A nil err means a retryable IO_ERROR. n ≤ 0 disarms the hook.
 // Test hook.
 func (b *Backend) FailNextAppends(n int, err error) {
 	if err == nil {

@@ -1,0 +1,92 @@
+// Package persistencetest is the conformance suite of the logbook
+// persistence contract (SPEC §12.1): one behaviour suite that every backend
+// runs, in process and as a real plugin subprocess, the way nats-server runs
+// one suite against every JetStream store.
+//
+// A backend's test calls Run with a Harness whose New returns a fresh,
+// empty instance. Whatever sits between the suite and the storage — a
+// direct call, go-plugin's in-memory gRPC connection, a plugin subprocess —
+// is the harness's business: the suite sees only sdk.Persistence.
+//
+//	func TestConformance(t *testing.T) {
+//		persistencetest.Run(t, persistencetest.Harness{
+//			New: func(t *testing.T) sdk.Persistence { return mybackend.New(t.TempDir()) },
+//		})
+//	}
+//
+// # What it checks
+//
+// Subtests are grouped by rule and named after it; a failure names the
+// rule, the code expected and the offending values. Each subtest starts from
+// its own New instance.
+//
+//	Describe     name and format version
+//	Create       write handle at seq 0; header stored as given; materialization on
+//	             the first Append or Flush (before that: listed in this instance,
+//	             SESSION_NOT_FOUND for Stat and Open); Close abandons an
+//	             unmaterialized create; SESSION_ALREADY_EXISTS; INVALID_SESSION_ID
+//	Open         header, next seq, revision, no torn tail; SESSION_NOT_FOUND;
+//	             INVALID_SESSION_ID; handle names never reused
+//	RoundTrip    byte-equal envelopes, 1 MiB events, 10 000 events read in
+//	             windows; no aliasing of caller or reply buffers
+//	CAS          SEQ_CONFLICT naming firstSeq and the stored next seq, storage
+//	             unchanged (scenario 31); SEQ_NOT_CONTIGUOUS; ENVELOPE_INVALID
+//	Ownership    ALREADY_OWNED; reads beside a writer; Close releases the claim
+//	             and is idempotent; HANDLE_CLOSED; READ_ONLY_HANDLE
+//	Freshness    Read, Stat, List and Flush show every acknowledged prefix
+//	Revision     changes on every append; equal across Open, Append, Flush, Stat
+//	             and List while nothing changes; reads, rejected appends and
+//	             ownership changes leave it alone
+//	Read         offset/length windows, -1, past the end; INVALID_SEQ; fn errors
+//	Stat, List   counts; SESSION_NOT_FOUND; entries once each; fn errors
+//	Context      an ended context fails every call but Close and changes nothing
+//	Concurrency  appenders on different sessions beside readers (run with -race);
+//	             racing appends, write opens and creates have one winner
+//	Instances    (Reopen) visibility, single writer and create races across
+//	             two instances over one storage
+//	FormatGate   (SetFormatVersion) FORMAT_TOO_NEW, FORMAT_UNSUPPORTED, CORRUPT_LOG,
+//	             and (with Corrupt) the gate runs before any event is decoded
+//	TornTail     (Tear) read opens report the cut and change nothing; write opens
+//	             cut, keep an artifact and go on; LOG_SHRANK under a read handle
+//	Corruption   (Corrupt) damage before a later turn/end is CORRUPT_LOG, never
+//	             absence; without one it is a torn tail (scenario 26)
+//
+// Every expected failure is checked with errors.Is against its code, for
+// an *sdk.Error, and for the offending values in its message (RequireCode).
+// Every rejected write is also checked to leave the stored events, the
+// event count and the revision unchanged.
+//
+// # Skips
+//
+// A subtest skips for one reason only: the Harness hook it needs (Reopen,
+// Tear, Corrupt, SetFormatVersion) is nil, and the skip message names the
+// hook. Nothing else skips, so a backend that sets every hook its storage
+// allows runs the whole suite. The in-memory backend (plugins/memory) sets
+// Reopen and SetFormatVersion but has no bytes to tear or corrupt; the
+// TornTail and Corruption groups run against the disk backends.
+//
+// # Contract decisions the suite pins
+//
+// Where SPEC §12.1 leaves room, the suite pins the choice every first-party
+// backend makes, so the host can rely on it:
+//
+//   - Stat and Open of an unmaterialized create are SESSION_NOT_FOUND; only
+//     List in the creating instance shows it. Closing its handle abandons
+//     the id, which can then be created again.
+//   - Read past the end returns no events and no error; an offset below 0
+//     or a length below -1 is INVALID_SEQ; an error returned by fn ends the
+//     read and comes back unchanged (errors.Is).
+//   - An element that is not an envelope with an integer seq is
+//     ENVELOPE_INVALID naming its batch index.
+//   - Handle names are never reused; calls on a closed handle are
+//     HANDLE_CLOSED naming it; Close twice is fine.
+//   - Revisions: any change makes a revision never seen before, and while
+//     nothing changes every call reports the same revision.
+//   - An ended context makes every call but Close fail with an *sdk.Error
+//     that wraps the context error or carries a retryable code (what a gRPC
+//     client reports), and changes nothing.
+//
+// The test envelopes are canonical JSON built by hand (Envelope, Batch):
+// this package imports only sdk, so plugins can import it without pulling
+// in the host.
+package persistencetest

@@ -1,0 +1,526 @@
+package pluginrpc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/hashicorp/go-plugin"
+	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/headerjson"
+	logbookv1 "github.com/seed-e5e476df/logbook/sdk/proto/logbook/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// Client is the host's view of one connected plugin process: typed
+// accessors over a go-plugin ClientProtocol. It is safe for concurrent use.
+// Each accessor dispenses its kind once and returns the same adapter on
+// later calls. Dispensing a kind the plugin does not serve succeeds, but its
+// calls fail; check Info().Kinds first.
+type Client struct {
+	rpc plugin.ClientProtocol
+
+	mu        sync.Mutex
+	dispensed map[string]any
+}
+
+// NewClient wraps a connected go-plugin client, as returned by
+// (*plugin.Client).Client() for a config built with NewClientConfig.
+func NewClient(rpc plugin.ClientProtocol) *Client {
+	return &Client{rpc: rpc, dispensed: map[string]any{}}
+}
+
+// Info asks the plugin to describe itself (PluginInfo.GetInfo).
+func (c *Client) Info(ctx context.Context) (sdk.Info, error) {
+	ic, err := dispense[*infoClient](c, InfoPluginName)
+	if err != nil {
+		return sdk.Info{}, err
+	}
+	return ic.getInfo(ctx)
+}
+
+// Configure passes the plugin block's config, a JSON object ("{}" when
+// empty), to the plugin (PluginInfo.Configure). The host calls it once,
+// after Info and before any other call.
+func (c *Client) Configure(ctx context.Context, config []byte) error {
+	ic, err := dispense[*infoClient](c, InfoPluginName)
+	if err != nil {
+		return err
+	}
+	_, err = ic.rpc.Configure(ctx, &logbookv1.ConfigureRequest{ConfigJson: config})
+	return fromStatus(ctx, "info.Configure", err)
+}
+
+// Persistence returns the plugin's backend. Append keeps one long-lived
+// gRPC stream per handle and splits batches larger than RPCMaxBytes into
+// consecutive compare-and-set appends; see the package documentation.
+func (c *Client) Persistence() (sdk.Persistence, error) {
+	return dispense[*persistenceClient](c, string(sdk.KindPersistence))
+}
+
+// Summarizer returns the plugin's summarizer. The value also implements
+// sdk.RangeSelector; a plugin without the "select-range" capability answers
+// SelectRange with OK false.
+func (c *Client) Summarizer() (sdk.Summarizer, error) {
+	return dispense[*summarizerClient](c, string(sdk.KindSummarizer))
+}
+
+// Pruner returns the plugin's tool-result pruner.
+func (c *Client) Pruner() (sdk.Pruner, error) {
+	return dispense[*prunerClient](c, string(sdk.KindPruner))
+}
+
+// Projector returns the plugin's message projections.
+func (c *Client) Projector() (sdk.Projector, error) {
+	return dispense[*projectionClient](c, string(sdk.KindProjection))
+}
+
+// dispense returns the cached adapter of a plugin name, dispensing it first.
+func dispense[T any](c *Client, name string) (T, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var zero T
+	raw, ok := c.dispensed[name]
+	if !ok {
+		var err error
+		raw, err = c.rpc.Dispense(name)
+		if err != nil {
+			return zero, &sdk.Error{Code: sdk.CodePluginUnavailable, Op: errOp, Seq: -1, Index: -1,
+				Detail: fmt.Sprintf("cannot dispense the %q plugin", name), Err: err}
+		}
+		c.dispensed[name] = raw
+	}
+	v, ok := raw.(T)
+	if !ok {
+		return zero, &sdk.Error{Code: sdk.CodePluginUnavailable, Op: errOp, Seq: -1, Index: -1,
+			Detail: fmt.Sprintf("the %q plugin dispensed %T; build the host's go-plugin config with pluginrpc.PluginSets", name, raw)}
+	}
+	return v, nil
+}
+
+type infoClient struct {
+	rpc logbookv1.PluginInfoClient
+}
+
+func (c *infoClient) getInfo(ctx context.Context) (sdk.Info, error) {
+	r, err := c.rpc.GetInfo(ctx, &logbookv1.GetInfoRequest{})
+	if err != nil {
+		return sdk.Info{}, fromStatus(ctx, "info.GetInfo", err)
+	}
+	info := sdk.Info{
+		Name:         r.GetName(),
+		Version:      r.GetVersion(),
+		ConfigSchema: r.GetConfigSchema(),
+		Capabilities: r.GetCapabilities(),
+	}
+	for _, k := range r.GetKinds() {
+		info.Kinds = append(info.Kinds, sdk.Kind(k))
+	}
+	for _, v := range r.GetProtocolVersions() {
+		info.ProtocolVersions = append(info.ProtocolVersions, int(v))
+	}
+	for _, d := range r.GetEventTypes() {
+		info.EventTypes = append(info.EventTypes, sdk.EventTypeDecl{Type: d.GetType(), Ignorable: d.GetIgnorable()})
+	}
+	return info, nil
+}
+
+// persistenceClient implements sdk.Persistence over gRPC.
+type persistenceClient struct {
+	rpc      logbookv1.PersistenceClient
+	done     context.Context // ends when the plugin process is gone
+	maxBytes int
+
+	mu      sync.Mutex
+	streams map[string]*appendStream // by handle
+}
+
+func newPersistenceClient(done context.Context, rpc logbookv1.PersistenceClient, maxBytes int) *persistenceClient {
+	if done == nil {
+		done = context.Background()
+	}
+	return &persistenceClient{rpc: rpc, done: done, maxBytes: maxBytes, streams: map[string]*appendStream{}}
+}
+
+func (c *persistenceClient) Describe(ctx context.Context) (sdk.Description, error) {
+	r, err := c.rpc.Describe(ctx, &logbookv1.DescribeRequest{})
+	if err != nil {
+		return sdk.Description{}, fromStatus(ctx, "persistence.Describe", err)
+	}
+	return sdk.Description{Name: r.GetName(), FormatVersion: int(r.GetFormatVersion()), Compression: r.GetCompression()}, nil
+}
+
+// Create returns the header given as Opened.Header.
+func (c *persistenceClient) Create(ctx context.Context, h sdk.Header) (sdk.Opened, error) {
+	r, err := c.rpc.Create(ctx, &logbookv1.CreateRequest{Header: headerjson.Encode(h)})
+	if err != nil {
+		return sdk.Opened{}, fromStatus(ctx, "persistence.Create", err)
+	}
+	o := opened(r)
+	o.Header = h
+	return o, nil
+}
+
+func (c *persistenceClient) Open(ctx context.Context, id string, access sdk.Access) (sdk.Opened, error) {
+	r, err := c.rpc.Open(ctx, &logbookv1.OpenRequest{Id: id, Access: logbookv1.Access(access)})
+	if err != nil {
+		return sdk.Opened{}, fromStatus(ctx, "persistence.Open", err)
+	}
+	h, err := headerjson.Decode(r.GetHeader(), id, "")
+	if err != nil {
+		return sdk.Opened{}, err
+	}
+	o := opened(r)
+	o.Header = h
+	return o, nil
+}
+
+func opened(r *logbookv1.HandleReply) sdk.Opened {
+	return sdk.Opened{
+		Handle:   r.GetHandle(),
+		NextSeq:  sdk.Offset(r.GetNextSeq()),
+		Revision: r.GetRevision(),
+		Torn: sdk.Torn{
+			Bytes:    r.GetTornBytes(),
+			FromSeq:  sdk.Seq(r.GetTornFromSeq()),
+			Artifact: r.GetTornArtifact(),
+		},
+	}
+}
+
+// Append sends the batch over the handle's long-lived Append stream. A batch
+// whose request would exceed RPCMaxBytes goes as several consecutive
+// compare-and-set appends, each of the largest prefix that fits, first_seq
+// advancing; they are not atomic together: when a later part fails, the
+// earlier parts stay stored and the error is that part's. An event that
+// cannot fit a request alone is refused with EVENT_TOO_LARGE before
+// anything is sent. The reply is the last part's.
+func (c *persistenceClient) Append(ctx context.Context, handle string, firstSeq sdk.Seq, events [][]byte) (sdk.Durable, error) {
+	parts, err := splitBatch(handle, firstSeq, events, c.maxBytes)
+	if err != nil {
+		return sdk.Durable{}, err
+	}
+	s := c.stream(handle)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var d sdk.Durable
+	seq := firstSeq
+	for _, part := range parts {
+		r, err := s.roundTrip(ctx, c, &logbookv1.AppendRequest{Handle: handle, FirstSeq: int64(seq), Events: part})
+		if err != nil {
+			return sdk.Durable{}, err
+		}
+		d = sdk.Durable{NextSeq: sdk.Offset(r.GetNextSeq()), Revision: r.GetRevision()}
+		seq += sdk.Seq(len(part))
+	}
+	return d, nil
+}
+
+// splitBatch cuts events into the consecutive parts sent as one request
+// each, so that no request encodes to more than maxBytes. An empty batch is
+// one empty part: the backend decides what it means.
+func splitBatch(handle string, firstSeq sdk.Seq, events [][]byte, maxBytes int) ([][][]byte, error) {
+	// handle (field 1) and the largest first_seq (field 2, 10-byte varint).
+	base := 1 + protowire.SizeBytes(len(handle)) + 1 + 10
+	var parts [][][]byte
+	start, size := 0, base
+	for i, e := range events {
+		n := eventFieldSize(len(e))
+		if base+n > maxBytes {
+			return nil, &sdk.Error{Code: sdk.CodeEventTooLarge, Op: errOp, Seq: int64(firstSeq) + int64(i), Index: i,
+				Detail: fmt.Sprintf("event of %d bytes does not fit one request of RPCMaxBytes = %d; raise RPCMaxBytes above MaxEventBytes + 1 MiB", len(e), maxBytes)}
+		}
+		if size+n > maxBytes {
+			parts = append(parts, events[start:i])
+			start, size = i, base
+		}
+		size += n
+	}
+	return append(parts, events[start:]), nil
+}
+
+// stream returns the handle's append stream state, creating it.
+func (c *persistenceClient) stream(handle string) *appendStream {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s, ok := c.streams[handle]
+	if !ok {
+		s = &appendStream{}
+		c.streams[handle] = s
+	}
+	return s
+}
+
+// appendStream is one handle's long-lived Append stream, opened lazily. mu
+// serializes batches: one request in flight, its reply awaited. A failed
+// batch, or a caller context that ends mid-batch, ends the stream; the next
+// batch opens a new one.
+type appendStream struct {
+	mu     sync.Mutex
+	stream grpc.BidiStreamingClient[logbookv1.AppendRequest, logbookv1.AppendReply]
+	cancel context.CancelFunc
+}
+
+// roundTrip sends one request and waits for its reply. The stream outlives
+// the call, so the caller's deadline and cancellation are applied by
+// cancelling the stream when ctx ends first. Call with s.mu held.
+func (s *appendStream) roundTrip(ctx context.Context, c *persistenceClient, req *logbookv1.AppendRequest) (*logbookv1.AppendReply, error) {
+	const call = "persistence.Append"
+	if err := ctx.Err(); err != nil {
+		return nil, fromStatus(ctx, call, err)
+	}
+	if s.stream == nil {
+		sctx, cancel := context.WithCancel(c.done)
+		st, err := c.rpc.Append(sctx)
+		if err != nil {
+			cancel()
+			return nil, fromStatus(ctx, call, err)
+		}
+		s.stream, s.cancel = st, cancel
+	}
+	stop := context.AfterFunc(ctx, s.cancel)
+	err := s.stream.Send(req)
+	var r *logbookv1.AppendReply
+	if err == nil {
+		r, err = s.stream.Recv()
+	} else if errors.Is(err, io.EOF) {
+		// The server ended the stream; Recv returns its status.
+		_, err = s.stream.Recv()
+	}
+	if !stop() || err != nil {
+		// ctx ended (the stream is cancelled) or the batch failed: this
+		// stream is done either way.
+		s.reset()
+	}
+	if errors.Is(err, io.EOF) {
+		return nil, &sdk.Error{Code: sdk.CodeIOError, Op: errOp, Seq: -1, Index: -1, Detail: call + ": the plugin ended the stream without a reply"}
+	}
+	if err != nil {
+		return nil, fromStatus(ctx, call, err)
+	}
+	return r, nil
+}
+
+// reset ends the stream, if any. Call with s.mu held.
+func (s *appendStream) reset() {
+	if s.stream != nil {
+		s.cancel()
+		s.stream, s.cancel = nil, nil
+	}
+}
+
+func (c *persistenceClient) Read(ctx context.Context, handle string, offset sdk.Offset, length int64, fn func(events [][]byte) error) error {
+	const call = "persistence.Read"
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	st, err := c.rpc.Read(rctx, &logbookv1.ReadRequest{Handle: handle, Offset: int64(offset), Length: length})
+	if err != nil {
+		return fromStatus(ctx, call, err)
+	}
+	for {
+		chunk, err := st.Recv()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fromStatus(ctx, call, err)
+		}
+		if len(chunk.GetEvents()) == 0 {
+			continue
+		}
+		if err := fn(chunk.GetEvents()); err != nil {
+			return err
+		}
+	}
+}
+
+func (c *persistenceClient) Flush(ctx context.Context, handle string) (sdk.Durable, error) {
+	r, err := c.rpc.Flush(ctx, &logbookv1.HandleRequest{Handle: handle})
+	if err != nil {
+		return sdk.Durable{}, fromStatus(ctx, "persistence.Flush", err)
+	}
+	return sdk.Durable{NextSeq: sdk.Offset(r.GetDurableNextSeq()), Revision: r.GetRevision()}, nil
+}
+
+// Close ends the handle's Append stream (waiting for a batch in flight on
+// it), then closes the handle in the plugin.
+func (c *persistenceClient) Close(ctx context.Context, handle string) error {
+	c.mu.Lock()
+	s := c.streams[handle]
+	delete(c.streams, handle)
+	c.mu.Unlock()
+	if s != nil {
+		s.mu.Lock()
+		s.reset()
+		s.mu.Unlock()
+	}
+	_, err := c.rpc.Close(ctx, &logbookv1.HandleRequest{Handle: handle})
+	return fromStatus(ctx, "persistence.Close", err)
+}
+
+func (c *persistenceClient) Stat(ctx context.Context, id string) (sdk.Stat, error) {
+	r, err := c.rpc.Stat(ctx, &logbookv1.StatRequest{Id: id})
+	if err != nil {
+		return sdk.Stat{}, fromStatus(ctx, "persistence.Stat", err)
+	}
+	h, err := headerjson.Decode(r.GetHeader(), id, "")
+	if err != nil {
+		return sdk.Stat{}, err
+	}
+	st := sdk.Stat{Header: h, Revision: r.GetRevision(), FormatVersion: int(r.GetFormatVersion()), EventCount: -1, SizeBytes: -1}
+	if r.EventCount != nil {
+		st.EventCount = r.GetEventCount()
+	}
+	if r.SizeBytes != nil {
+		st.SizeBytes = r.GetSizeBytes()
+	}
+	return st, nil
+}
+
+// List decodes each entry's header; an entry whose header does not decode
+// carries the decoding error.
+func (c *persistenceClient) List(ctx context.Context, fn func(sdk.ListEntry) error) error {
+	const call = "persistence.List"
+	lctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	st, err := c.rpc.List(lctx, &logbookv1.ListRequest{})
+	if err != nil {
+		return fromStatus(ctx, call, err)
+	}
+	for {
+		r, err := st.Recv()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fromStatus(ctx, call, err)
+		}
+		e := sdk.ListEntry{ID: r.GetId(), Revision: r.GetRevision()}
+		if r.GetError() != nil {
+			e.Err = errorFromProto(r.GetError())
+		}
+		if len(r.GetHeader()) > 0 {
+			h, herr := headerjson.Decode(r.GetHeader(), r.GetId(), "")
+			if herr != nil && e.Err == nil {
+				e.Err = herr
+			}
+			if herr == nil {
+				e.Header = h
+			}
+		}
+		if err := fn(e); err != nil {
+			return err
+		}
+	}
+}
+
+// summarizerClient implements sdk.Summarizer and sdk.RangeSelector over gRPC.
+type summarizerClient struct {
+	rpc logbookv1.SummarizerClient
+}
+
+func (c *summarizerClient) Summarize(ctx context.Context, r sdk.SummarizeRequest) (sdk.SummarizeReply, error) {
+	rep, err := c.rpc.Summarize(ctx, &logbookv1.SummarizeRequest{
+		SessionId:    r.SessionID,
+		CompactionId: r.CompactionID,
+		Provider:     r.Provider,
+		Model:        r.Model,
+		MaxTokens:    r.MaxTokens,
+		System:       r.System,
+		Tools:        r.Tools,
+		Config:       r.Config,
+		Messages:     r.Messages,
+		Instruction:  r.Instruction,
+	})
+	if err != nil {
+		return sdk.SummarizeReply{}, fromStatus(ctx, "summarizer.Summarize", err)
+	}
+	return sdk.SummarizeReply{
+		Summary:   rep.GetSummary(),
+		Provider:  rep.GetProvider(),
+		Model:     rep.GetModel(),
+		Usage:     rep.GetUsage(),
+		RawOutput: rep.GetRawOutput(),
+	}, nil
+}
+
+func (c *summarizerClient) SelectRange(ctx context.Context, r sdk.SelectRangeRequest) (sdk.SelectRangeReply, error) {
+	rep, err := c.rpc.SelectRange(ctx, &logbookv1.SelectRangeRequest{
+		SessionId:    r.SessionID,
+		Nodes:        fromSeqs(r.Nodes),
+		Tokens:       r.Tokens,
+		Messages:     r.Messages,
+		RetainTokens: r.RetainTokens,
+	})
+	if err != nil {
+		return sdk.SelectRangeReply{}, fromStatus(ctx, "summarizer.SelectRange", err)
+	}
+	return sdk.SelectRangeReply{Start: sdk.Seq(rep.GetStart()), End: sdk.Seq(rep.GetEnd()), OK: rep.GetOk()}, nil
+}
+
+// prunerClient implements sdk.Pruner over gRPC.
+type prunerClient struct {
+	rpc logbookv1.PrunerClient
+}
+
+func (c *prunerClient) Prune(ctx context.Context, sessionID string, nodes []sdk.PruneNode, budget sdk.PruneBudget) ([]sdk.PruneReplacement, error) {
+	req := &logbookv1.PruneRequest{
+		SessionId: sessionID,
+		Nodes:     make([]*logbookv1.PruneNode, 0, len(nodes)),
+		Budget: &logbookv1.PruneBudget{
+			ThresholdChars: budget.ThresholdChars,
+			HeadChars:      budget.HeadChars,
+			TailChars:      budget.TailChars,
+		},
+	}
+	for _, n := range nodes {
+		req.Nodes = append(req.Nodes, &logbookv1.PruneNode{Seq: int64(n.Seq), CallId: n.CallID, Message: n.Message})
+	}
+	rep, err := c.rpc.Prune(ctx, req)
+	if err != nil {
+		return nil, fromStatus(ctx, "pruner.Prune", err)
+	}
+	var out []sdk.PruneReplacement
+	for _, p := range rep.GetReplacements() {
+		out = append(out, sdk.PruneReplacement{Seq: sdk.Seq(p.GetSeq()), Content: p.GetContent(), CharsBefore: p.GetCharsBefore(), CharsAfter: p.GetCharsAfter()})
+	}
+	return out, nil
+}
+
+// projectionClient implements sdk.Projector over gRPC.
+type projectionClient struct {
+	rpc logbookv1.ProjectionClient
+}
+
+func (c *projectionClient) Declare(ctx context.Context) ([]string, error) {
+	rep, err := c.rpc.Declare(ctx, &logbookv1.DeclareRequest{})
+	if err != nil {
+		return nil, fromStatus(ctx, "projection.Declare", err)
+	}
+	return rep.GetTypes(), nil
+}
+
+func (c *projectionClient) Project(ctx context.Context, r sdk.ProjectRequest) ([]sdk.ProjectTarget, error) {
+	rep, err := c.rpc.Project(ctx, &logbookv1.ProjectRequest{
+		SessionId: r.SessionID,
+		Event:     r.Event,
+		Nodes:     fromSeqs(r.Nodes),
+		Targets:   targetsToProto(r.Targets),
+	})
+	if err != nil {
+		return nil, fromStatus(ctx, "projection.Project", err)
+	}
+	return targetsFromProto(rep.GetMessages()), nil
+}
+
+// Compile-time checks of the adapters.
+var (
+	_ sdk.Persistence   = (*persistenceClient)(nil)
+	_ sdk.Summarizer    = (*summarizerClient)(nil)
+	_ sdk.RangeSelector = (*summarizerClient)(nil)
+	_ sdk.Pruner        = (*prunerClient)(nil)
+	_ sdk.Projector     = (*projectionClient)(nil)
+)

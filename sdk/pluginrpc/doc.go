@@ -1,0 +1,41 @@
+// Package pluginrpc carries the plain-Go plugin interfaces of package sdk
+// (Persistence, Summarizer, Pruner, Projector) across a process boundary with
+// HashiCorp go-plugin over gRPC (SPEC §1.3). It holds both ends:
+//
+//   - Plugin side: Serve, called from a plugin's main, wires go-plugin for the
+//     author: handshake, VersionedPlugins, the gRPC server with the message
+//     size limit, and the mapping of returned *sdk.Error values to gRPC
+//     status (SPEC §1.4).
+//   - Host side: NewClientConfig (or PluginSets, GRPCDialOptions and
+//     Handshake) builds the go-plugin ClientConfig; NewClient wraps the
+//     connected plugin.ClientProtocol in a Client whose accessors return
+//     adapters implementing the sdk interfaces over gRPC.
+//
+// # Wire
+//
+// The services are those of sdk/proto/logbook/v1 (package logbook.v1): one
+// service per kind plus PluginInfo, which every plugin process serves. The
+// go-plugin plugin names are the kind strings ("persistence", "summarizer",
+// "pruner", "projection") plus "info"; all are served under the one integer
+// protocol version sdk.ProtocolVersion. Session headers travel as canonical
+// header JSON (sdk/headerjson); events and messages as canonical JSON bytes.
+//
+// Every request and reply stays under RPCMaxBytes: the Persistence client
+// splits an Append batch whose encoding would exceed it into consecutive
+// compare-and-set appends (SPEC §12.2), and the server streams Read replies
+// in chunks of at most RPCMaxBytes/2 bytes. The gRPC limits are RPCMaxBytes
+// plus 1 MiB of headroom on both ends.
+//
+// # Errors
+//
+// An *sdk.Error returned by a plugin travels as a gRPC status whose details
+// hold a google.rpc.ErrorInfo {reason: CODE, domain: "logbook", metadata:
+// {op, session_id, seq, index, detail, cause}}; the host rebuilds the same
+// *sdk.Error (the wrapped cause comes back as its text). A status without
+// that detail becomes PLUGIN_UNAVAILABLE (gRPC Unavailable, DeadlineExceeded,
+// Aborted, Canceled) or IO_ERROR (any other), wrapping the status error, and
+// the caller's context error when the context ended.
+//
+// The package lives beside sdk rather than in it because the header codec
+// (sdk/headerjson) imports sdk.
+package pluginrpc

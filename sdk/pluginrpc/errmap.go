@@ -1,0 +1,230 @@
+package pluginrpc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/seed-e5e476df/logbook/sdk"
+	logbookv1 "github.com/seed-e5e476df/logbook/sdk/proto/logbook/v1"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// errorDomain is the google.rpc.ErrorInfo domain of logbook errors.
+const errorDomain = "logbook"
+
+// errOp is the Op of the errors this package makes itself.
+const errOp = "plugin"
+
+// maxErrorText bounds the status message and each ErrorInfo metadata value:
+// they travel in HTTP/2 trailers, whose size is limited.
+const maxErrorText = 8 << 10
+
+// grpcCode is the gRPC code a logbook code travels under (SPEC §1.4). The
+// host rebuilds the code from the ErrorInfo detail, so this choice only
+// informs generic gRPC tooling.
+func grpcCode(c sdk.Code) codes.Code {
+	switch c {
+	case sdk.CodePluginUnavailable, sdk.CodeBackendBusy:
+		return codes.Unavailable
+	case sdk.CodeSessionAlreadyExists:
+		return codes.AlreadyExists
+	case sdk.CodeSessionNotFound:
+		return codes.NotFound
+	case sdk.CodeCorruptLog:
+		return codes.DataLoss
+	case sdk.CodeIOError, sdk.CodeFlushFailed, sdk.CodeCompactionInvariant,
+		sdk.CodeProjectionFailed, sdk.CodeCompactionSummaryFailed,
+		sdk.CodeCompactionCommitFailed, sdk.CodeCompactionPersistenceFailed:
+		return codes.Internal
+	case sdk.CodeCompactionCancelled:
+		return codes.Canceled
+	case sdk.CodeSeqConflict, sdk.CodeLogShrank, sdk.CodeAlreadyOwned,
+		sdk.CodeOwnershipLost, sdk.CodeHandleClosed, sdk.CodeHandleBroken,
+		sdk.CodeReadOnlyHandle, sdk.CodeIdentityMismatch,
+		sdk.CodeCompressionMismatch, sdk.CodeSchemaMismatch,
+		sdk.CodeMirrorDiverged, sdk.CodeFormatTooNew, sdk.CodeFormatUnsupported,
+		sdk.CodeFormatUnknownEventType, sdk.CodeFormatMigrationRefused,
+		sdk.CodeSessionClosed, sdk.CodeSessionReadOnly, sdk.CodeSessionFenced,
+		sdk.CodeSessionNotLive, sdk.CodeCompactionBusy,
+		sdk.CodeCompactionChanged, sdk.CodeCompactionTurnOpen,
+		sdk.CodeCompactionNoOpenTurn, sdk.CodeProjectionRemoved,
+		sdk.CodeProjectionRequired:
+		return codes.FailedPrecondition
+	}
+	return codes.InvalidArgument
+}
+
+// toStatus turns an error returned by a plugin implementation into the gRPC
+// status error its handler returns. An *sdk.Error (or a bare sdk.Code)
+// anywhere in the chain travels with an ErrorInfo detail; a context error
+// keeps its gRPC meaning; a status error passes through; anything else is
+// codes.Unknown without detail (the host sees IO_ERROR).
+func toStatus(err error) error {
+	if err == nil {
+		return nil
+	}
+	var e *sdk.Error
+	if !errors.As(err, &e) {
+		var c sdk.Code
+		if errors.As(err, &c) {
+			e = &sdk.Error{Code: c, Seq: -1, Index: -1}
+		}
+	}
+	if e != nil {
+		md := map[string]string{"op": clip(e.Op), "detail": clip(e.Detail)}
+		if e.SessionID != "" {
+			md["session_id"] = clip(e.SessionID)
+		}
+		if e.Seq >= 0 {
+			md["seq"] = strconv.FormatInt(e.Seq, 10)
+		}
+		if e.Index >= 0 {
+			md["index"] = strconv.Itoa(e.Index)
+		}
+		if e.Err != nil {
+			md["cause"] = clip(e.Err.Error())
+		}
+		st := status.New(grpcCode(e.Code), clip(err.Error()))
+		withInfo, derr := st.WithDetails(&errdetails.ErrorInfo{Reason: string(e.Code), Domain: errorDomain, Metadata: md})
+		if derr != nil {
+			// Only a detail that cannot be marshaled fails here; ErrorInfo
+			// always can.
+			return st.Err()
+		}
+		return withInfo.Err()
+	}
+	if _, ok := status.FromError(err); ok {
+		return err
+	}
+	switch {
+	case errors.Is(err, context.Canceled):
+		return status.Error(codes.Canceled, clip(err.Error()))
+	case errors.Is(err, context.DeadlineExceeded):
+		return status.Error(codes.DeadlineExceeded, clip(err.Error()))
+	}
+	return status.Error(codes.Unknown, clip(err.Error()))
+}
+
+// fromStatus turns an error of a gRPC call into the error the sdk interface
+// returns. call names the call ("persistence.Append") in messages; ctx is the
+// caller's context, whose error is wrapped when it ended.
+func fromStatus(ctx context.Context, call string, err error) error {
+	if err == nil {
+		return nil
+	}
+	st, isStatus := status.FromError(err)
+	if !isStatus && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		st, isStatus = status.FromContextError(err), true
+	}
+	if isStatus {
+		for _, d := range st.Details() {
+			info, ok := d.(*errdetails.ErrorInfo)
+			if !ok || info.GetDomain() != errorDomain || info.GetReason() == "" {
+				continue
+			}
+			return errorFromInfo(info)
+		}
+	}
+	code := sdk.CodeIOError
+	switch st.Code() {
+	case codes.Unavailable, codes.DeadlineExceeded, codes.Aborted, codes.Canceled:
+		code = sdk.CodePluginUnavailable
+	}
+	cause := err
+	if cerr := ctx.Err(); cerr != nil {
+		cause = fmt.Errorf("%w: %w", cerr, err)
+	}
+	detail := fmt.Sprintf("%s failed with gRPC %s", call, st.Code())
+	if !isStatus {
+		detail = call + " failed"
+	}
+	return &sdk.Error{Code: code, Op: errOp, Seq: -1, Index: -1, Detail: detail, Err: cause}
+}
+
+// errorFromInfo rebuilds the *sdk.Error an ErrorInfo carries.
+func errorFromInfo(info *errdetails.ErrorInfo) *sdk.Error {
+	md := info.GetMetadata()
+	e := &sdk.Error{
+		Code:      sdk.Code(info.GetReason()),
+		Op:        md["op"],
+		SessionID: md["session_id"],
+		Seq:       -1,
+		Index:     -1,
+		Detail:    md["detail"],
+	}
+	if v, err := strconv.ParseInt(md["seq"], 10, 64); err == nil && v >= 0 {
+		e.Seq = v
+	}
+	if v, err := strconv.Atoi(md["index"]); err == nil && v >= 0 {
+		e.Index = v
+	}
+	if c, ok := md["cause"]; ok {
+		e.Err = errors.New(c)
+	}
+	return e
+}
+
+// clip shortens s to at most maxErrorText bytes on a UTF-8 boundary.
+func clip(s string) string {
+	if len(s) <= maxErrorText {
+		return s
+	}
+	const mark = "…"
+	n := maxErrorText - len(mark)
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + mark
+}
+
+// errorToProto renders an error carried inside a reply (a List entry's). An
+// error without an *sdk.Error in its chain becomes IO_ERROR with its text as
+// the detail.
+func errorToProto(err error) *logbookv1.PluginError {
+	if err == nil {
+		return nil
+	}
+	var e *sdk.Error
+	if !errors.As(err, &e) {
+		c := sdk.CodeOf(err)
+		if c == "" {
+			return &logbookv1.PluginError{Code: string(sdk.CodeIOError), Op: errOp, Detail: clip(err.Error())}
+		}
+		e = &sdk.Error{Code: c, Seq: -1, Index: -1, Detail: clip(err.Error())}
+	}
+	p := &logbookv1.PluginError{Code: string(e.Code), Op: e.Op, SessionId: e.SessionID, Detail: e.Detail}
+	if e.Seq >= 0 {
+		p.Seq = &e.Seq
+	}
+	if e.Index >= 0 {
+		idx := int64(e.Index)
+		p.Index = &idx
+	}
+	if e.Err != nil {
+		p.Cause = e.Err.Error()
+	}
+	return p
+}
+
+// errorFromProto rebuilds the *sdk.Error of errorToProto.
+func errorFromProto(p *logbookv1.PluginError) *sdk.Error {
+	e := &sdk.Error{Code: sdk.Code(p.GetCode()), Op: p.GetOp(), SessionID: p.GetSessionId(), Seq: -1, Index: -1, Detail: p.GetDetail()}
+	if e.Code == "" {
+		e.Code = sdk.CodeIOError
+	}
+	if p.Seq != nil && *p.Seq >= 0 {
+		e.Seq = *p.Seq
+	}
+	if p.Index != nil && *p.Index >= 0 {
+		e.Index = int(*p.Index)
+	}
+	if p.GetCause() != "" {
+		e.Err = errors.New(p.GetCause())
+	}
+	return e
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package pluginrpc_test
+
+const raceEnabled = false
