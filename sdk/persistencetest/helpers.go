@@ -66,8 +66,8 @@ func readRange(t testing.TB, p sdk.Persistence, handle string, offset sdk.Offset
 
 // RequireCode fails the test unless err is an *sdk.Error that matches code
 // with errors.Is and whose message names every value. Integers must appear
-// as whole numbers (7 does not match "17"); other values are rendered with
-// fmt.Sprint and must appear as substrings.
+// as whole numbers (7 matches neither "17" nor "7.5"); other values are
+// rendered with fmt.Sprint and must appear as substrings.
 func RequireCode(t testing.TB, err error, code sdk.Code, values ...any) {
 	t.Helper()
 	if err == nil {
@@ -91,7 +91,9 @@ func missingValues(msg string, values []any) []string {
 		s := fmt.Sprint(v)
 		switch v.(type) {
 		case int, int64, sdk.Seq, sdk.Offset, sdk.Cursor:
-			if !regexp.MustCompile(`(^|[^0-9])` + regexp.QuoteMeta(s) + `([^0-9]|$)`).MatchString(msg) {
+			// Not part of a longer number: no digit, '.' or '-' before it,
+			// no digit or decimal fraction after it.
+			if !regexp.MustCompile(`(^|[^0-9.-])` + regexp.QuoteMeta(s) + `($|[^0-9.]|\.($|[^0-9]))`).MatchString(msg) {
 				missing = append(missing, s)
 			}
 		default:
