@@ -72,7 +72,8 @@ type Persistence interface {
 	// Open opens a stored session for reading or writing.
 	Open(ctx context.Context, id string, access Access) (Opened, error)
 	// Append stores events[0] at firstSeq onwards, all or nothing, under
-	// compare-and-set on firstSeq; success means durable.
+	// compare-and-set on firstSeq; success means durable. The event buffers
+	// are valid only during the call: a backend that keeps them copies them.
 	Append(ctx context.Context, handle string, firstSeq Seq, events [][]byte) (Durable, error)
 	// Read calls fn with consecutive chunks of the events
 	// [offset, min(offset+length, end)); length -1 reads to the end. The

@@ -39,6 +39,8 @@ type queue struct {
 	streak    int          // consecutive retryable failures
 	reopen    bool         // the handle may be dead: re-open before writing
 	final     error        // fenced (primary) or detached (mirror); set once
+	scratch   []byte       // reused envelope buffer of the worker's writes
+	parts     [][]byte
 	wake      chan struct{}
 	stop      chan struct{}
 	done      chan struct{}
@@ -264,14 +266,20 @@ func (q *queue) write(batch []session.Event) (int, error) {
 	defer cancel()
 	acked := 0
 	for acked < len(batch) {
-		part, size := [][]byte{}, 0
+		// The envelopes are copied into one reused buffer: backends may not
+		// keep what Append hands them (see sdk.Persistence.Append).
+		q.scratch, q.parts = q.scratch[:0], q.parts[:0]
+		size := 0
 		for _, e := range batch[acked:] {
-			if len(part) > 0 && size+e.EnvelopeLen()+16 > q.st.opts.RPCMaxBytes-(1<<16) {
+			if len(q.parts) > 0 && size+e.EnvelopeLen()+16 > q.st.opts.RPCMaxBytes-(1<<16) {
 				break
 			}
-			part = append(part, e.Envelope())
+			start := len(q.scratch)
+			q.scratch = e.AppendEnvelope(q.scratch)
+			q.parts = append(q.parts, q.scratch[start:len(q.scratch):len(q.scratch)])
 			size += e.EnvelopeLen() + 16
 		}
+		part := q.parts // parts filled before scratch grew keep their old array alive
 		first := batch[acked].Seq()
 		d, err := q.b.p.Append(ctx, q.b.handle, first, part)
 		if err != nil {

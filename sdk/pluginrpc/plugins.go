@@ -20,6 +20,11 @@ const InfoPluginName = "info"
 // request of RPCMaxBytes plus its framing always passes (SPEC §1.3).
 const grpcHeadroom = 1 << 20
 
+// flowWindow is the HTTP/2 flow-control window of plugin connections: write-
+// behind batches are megabytes, and gRPC's default 64 KiB window would make
+// every batch wait for many window updates.
+const flowWindow = 16 << 20
+
 // minRPCMaxBytes is the smallest RPCMaxBytes accepted.
 const minRPCMaxBytes = 4 << 10
 
@@ -56,7 +61,8 @@ func PluginSets(rpcMaxBytes int) map[int]plugin.PluginSet {
 // rpcMaxBytes (0 means sdk.DefaultRPCMaxBytes) plus 1 MiB of headroom.
 func GRPCDialOptions(rpcMaxBytes int) []grpc.DialOption {
 	n := grpcLimit(rpcLimit(rpcMaxBytes))
-	return []grpc.DialOption{grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(n), grpc.MaxCallSendMsgSize(n))}
+	return []grpc.DialOption{grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(n), grpc.MaxCallSendMsgSize(n)),
+		grpc.WithInitialWindowSize(flowWindow), grpc.WithInitialConnWindowSize(flowWindow)}
 }
 
 // NewClientConfig returns a go-plugin client configuration with every field

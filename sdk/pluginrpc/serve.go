@@ -104,7 +104,8 @@ func (c ServeConfig) GoPluginServeConfig() (*plugin.ServeConfig, error) {
 		HandshakeConfig:  Handshake(),
 		VersionedPlugins: map[int]plugin.PluginSet{sdk.ProtocolVersion: set},
 		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
-			opts = append(opts, grpc.MaxRecvMsgSize(limit), grpc.MaxSendMsgSize(limit))
+			opts = append(opts, grpc.MaxRecvMsgSize(limit), grpc.MaxSendMsgSize(limit),
+				grpc.InitialWindowSize(flowWindow), grpc.InitialConnWindowSize(flowWindow))
 			return grpc.NewServer(opts...)
 		},
 		Logger: logger,

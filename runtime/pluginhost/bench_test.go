@@ -1,0 +1,115 @@
+package pluginhost
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/seed-e5e476df/logbook/plugins/memory"
+	"github.com/seed-e5e476df/logbook/runtime/session"
+	"github.com/seed-e5e476df/logbook/runtime/store"
+	"github.com/seed-e5e476df/logbook/sdk"
+)
+
+// event1KiB is a ~1 KiB user message.
+var event1KiB = session.AppendInput{
+	Type:      session.TypeUserMessage,
+	SurfaceOp: &session.SurfaceOp{},
+	Data:      []byte(`{"id":"u","role":"user","content":[{"type":"text","text":"` + strings.Repeat("lorem ipsum dolor sit amet, ", 34) + `"}],"source":{"kind":"user"}}`),
+}
+
+// benchmarkIngest appends b.N ~1 KiB events through a store into p,
+// flushing every 4,096 events; ns/op is per event.
+func benchmarkIngest(b *testing.B, p sdk.Persistence) {
+	ctx := context.Background()
+	st, err := store.New(store.Options{Backends: []store.Backend{{Name: "mem", Persistence: p}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close(ctx)
+	s, err := st.Create(ctx, store.CreateOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(event1KiB.Data)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 1; i <= b.N; i++ {
+		if _, err := s.Append(ctx, event1KiB); err != nil {
+			b.Fatal(err)
+		}
+		if i%4096 == 0 || i == b.N {
+			if _, err := st.Flush(ctx, s); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// BenchmarkIngestInProcessMem ingests into the memory backend in process.
+func BenchmarkIngestInProcessMem(b *testing.B) { benchmarkIngest(b, memory.New()) }
+
+// BenchmarkIngestPluginMem ingests into the memory backend through a real
+// plugin subprocess (AutoMTLS on).
+func BenchmarkIngestPluginMem(b *testing.B) {
+	p := startBench(b)
+	benchmarkIngest(b, p.Persistence())
+}
+
+func startBench(b *testing.B) *Plugin {
+	h, err := New(Options{Executable: logbookBin})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(h.Close)
+	p, err := h.Start(context.Background(), Spec{Name: "memory"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return p
+}
+
+// BenchmarkFlushOnePluginMem appends one ~1 KiB event and flushes it through
+// a real plugin subprocess.
+func BenchmarkFlushOnePluginMem(b *testing.B) {
+	ctx := context.Background()
+	p := startBench(b)
+	st, err := store.New(store.Options{Backends: []store.Backend{{Name: "mem", Persistence: p.Persistence()}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close(ctx)
+	s, err := st.Create(ctx, store.CreateOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := s.Append(ctx, event1KiB); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := st.Flush(ctx, s); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkPluginStart starts the bundled memory plugin: launch, handshake
+// with AutoMTLS, GetInfo and Configure.
+func BenchmarkPluginStart(b *testing.B) {
+	h, err := New(Options{Executable: logbookBin})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer h.Close()
+	for b.Loop() {
+		p, err := h.Start(context.Background(), Spec{Name: "memory"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		p.Stop()
+		b.StartTimer()
+	}
+}
