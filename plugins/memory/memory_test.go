@@ -12,21 +12,34 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk/persistencetest"
 )
 
-// mode is one way the conformance suite reaches a memory backend: connect
-// puts a transport in front of an instance. The gRPC modes (go-plugin's
-// in-memory connection and a plugin subprocess) are one entry each.
+// mode is one way the conformance suite reaches a memory backend of this
+// process: connect puts a transport in front of an instance.
 type mode struct {
 	name    string
 	connect func(t *testing.T, b *memory.Backend) sdk.Persistence
 }
 
-var modes = []mode{
-	{"in-process", func(_ *testing.T, b *memory.Backend) sdk.Persistence { return b }},
+// transport is one entry of the conformance matrix: the subtest name and
+// the harness that reaches the backend through it.
+type transport struct {
+	name    string
+	harness func() persistencetest.Harness
+}
+
+// modes are the transports the suite runs through, one entry each: a direct
+// call, go-plugin's in-memory gRPC connection, and a real plugin subprocess
+// (see modes_test.go).
+var modes = []transport{
+	{"in-process", func() persistencetest.Harness {
+		return harness(mode{"in-process", func(_ *testing.T, b *memory.Backend) sdk.Persistence { return b }})
+	}},
+	{"grpc-in-memory", func() persistencetest.Harness { return harness(mode{"grpc-in-memory", overGRPC}) }},
+	{"subprocess", subprocessHarness},
 }
 
 func TestConformance(t *testing.T) {
 	for _, m := range modes {
-		t.Run(m.name, func(t *testing.T) { persistencetest.Run(t, harness(m)) })
+		t.Run(m.name, func(t *testing.T) { persistencetest.Run(t, m.harness()) })
 	}
 }
 

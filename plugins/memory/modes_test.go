@@ -1,0 +1,104 @@
+package memory_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/seed-e5e476df/logbook/plugins/memory"
+	"github.com/seed-e5e476df/logbook/runtime/pluginhost"
+	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/persistencetest"
+	"github.com/seed-e5e476df/logbook/sdk/pluginrpc"
+	"github.com/seed-e5e476df/logbook/sdk/plugintest"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if logbook.dir != "" {
+		os.RemoveAll(logbook.dir)
+	}
+	os.Exit(code)
+}
+
+// overGRPC serves b through go-plugin's in-process gRPC connection (the
+// production server, client and message limits) and returns the host's
+// adapter. Reopen connects a second time to b.Peer(), so every hook works.
+func overGRPC(t *testing.T, b *memory.Backend) sdk.Persistence {
+	c := plugintest.Connect(t, pluginrpc.ServeConfig{
+		Info:        sdk.Info{Name: memory.Name, Kinds: []sdk.Kind{sdk.KindPersistence}},
+		Persistence: b,
+	})
+	p, err := c.Persistence()
+	if err != nil {
+		t.Fatalf("dispensing the persistence adapter: %v", err)
+	}
+	return p
+}
+
+// subprocessHarness reaches a real `logbook plugin memory` child through
+// runtime/pluginhost with AutoMTLS on. Every New starts a child of its own,
+// so each subtest starts from an empty backend.
+//
+// Reopen and SetFormatVersion stay nil: the child serves one memory.New()
+// and nothing else. The protocol has no call that opens a second instance
+// over the same store (a second Start is another process with another
+// store, and a second adapter over the same process shares its handles,
+// which Reopen must not), and none that rewrites a stored format version;
+// the memory backend has no files another process could reach either. The
+// grpc-in-memory mode runs the Instances and FormatGate groups over gRPC.
+func subprocessHarness() persistencetest.Harness {
+	return persistencetest.Harness{
+		Name:         memory.Name,
+		Capabilities: persistencetest.Capabilities{StatCounts: true},
+		New: func(t *testing.T) sdk.Persistence {
+			bin := logbookBinary(t)
+			h, err := pluginhost.New(pluginhost.Options{Executable: bin})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(h.Close)
+			p, err := h.Start(t.Context(), pluginhost.Spec{Name: memory.Name})
+			if err != nil {
+				t.Fatalf("starting `logbook plugin memory`: %v", err)
+			}
+			return p.Persistence()
+		},
+	}
+}
+
+// logbook is the logbook binary the subprocess mode runs, built on first
+// use so that fuzzing and the other tests do not pay for it; TestMain
+// removes dir.
+var logbook struct {
+	once sync.Once
+	dir  string
+	bin  string
+	err  error
+}
+
+func logbookBinary(t *testing.T) string {
+	t.Helper()
+	logbook.once.Do(func() {
+		dir, err := os.MkdirTemp("", "logbook-memory-test")
+		if err != nil {
+			logbook.err = err
+			return
+		}
+		logbook.dir = dir
+		bin := filepath.Join(dir, "logbook")
+		out, err := exec.Command("go", "build", "-o", bin, "github.com/seed-e5e476df/logbook/cmd/logbook").CombinedOutput()
+		if err != nil {
+			logbook.err = fmt.Errorf("%v\n%s", err, out)
+			return
+		}
+		logbook.bin = bin
+	})
+	if logbook.err != nil {
+		t.Fatalf("building the logbook binary: %v", logbook.err)
+	}
+	return logbook.bin
+}

@@ -1,0 +1,153 @@
+// Package engine assembles a running logbook from a configuration: it starts
+// the configured plugins as subprocesses, attaches the persistence backends
+// to a store in configuration order (the first is the primary), registers
+// the log-only types and message projections the plugins declare, and shuts
+// everything down in order — flush and close every session, then stop the
+// plugins.
+package engine
+
+import (
+	"context"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/seed-e5e476df/logbook/config"
+	"github.com/seed-e5e476df/logbook/runtime/pluginhost"
+	"github.com/seed-e5e476df/logbook/runtime/session"
+	"github.com/seed-e5e476df/logbook/runtime/store"
+	"github.com/seed-e5e476df/logbook/sdk"
+)
+
+// Options are what the configuration does not say.
+type Options struct {
+	// Executable is the logbook binary bundled plugins re-exec; default
+	// os.Executable().
+	Executable string
+	// Logger; default a null logger.
+	Logger hclog.Logger
+	// Clock for the store; default the system clock.
+	Clock store.Clock
+}
+
+// Engine is a running logbook: a store over plugin-hosted backends.
+type Engine struct {
+	Store       *store.Store
+	Host        *pluginhost.Host
+	Plugins     map[string]*pluginhost.Plugin // by configured name
+	Projections *pluginhost.Projections
+}
+
+// Start launches every configured plugin and builds the store. On failure
+// everything started so far is stopped.
+func Start(ctx context.Context, cfg *config.Config, opts Options) (*Engine, error) {
+	host, err := pluginhost.New(pluginhost.Options{
+		Executable:     opts.Executable,
+		InsecureNoMTLS: !cfg.AutoMTLS,
+		StartTimeout:   cfg.PluginStartTimeout,
+		RPCMaxBytes:    int(cfg.RPCMaxBytes),
+		Logger:         opts.Logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{Host: host, Plugins: map[string]*pluginhost.Plugin{}, Projections: &pluginhost.Projections{}}
+	fail := func(err error) (*Engine, error) {
+		host.Close()
+		return nil, err
+	}
+	var backends []store.Backend
+	for _, p := range cfg.Persistence {
+		pl, err := e.start(ctx, cfg, p.Name, p.Config)
+		if err != nil {
+			return fail(err)
+		}
+		if !serves(pl.Info(), sdk.KindPersistence) {
+			return fail(sdk.Errorf(sdk.CodeConfigInvalid, "engine", "plugin %q named in a persistence block serves no persistence", p.Name))
+		}
+		backends = append(backends, store.Backend{Name: p.Name, Persistence: pl.Persistence()})
+	}
+	for _, p := range cfg.Plugins {
+		if _, started := e.Plugins[p.Name]; started {
+			continue
+		}
+		if _, err := e.start(ctx, cfg, p.Name, p.Config); err != nil {
+			return fail(err)
+		}
+	}
+	pluginTypes, names := map[string]bool{}, map[string]bool{}
+	owner := map[string]string{}
+	for name, pl := range e.Plugins {
+		names[name] = true
+		info := pl.Info()
+		for _, d := range info.EventTypes {
+			if session.IsCoreType(d.Type) {
+				return fail(sdk.Errorf(sdk.CodeEventTypeReserved, "engine", "plugin %q declares the core type %q", name, d.Type))
+			}
+			if other, dup := owner[d.Type]; dup {
+				return fail(sdk.Errorf(sdk.CodeEventTypeReserved, "engine", "plugins %q and %q both declare %q", other, name, d.Type))
+			}
+			owner[d.Type] = name
+			pluginTypes[d.Type] = d.Ignorable
+		}
+		if serves(info, sdk.KindProjection) {
+			if err := e.Projections.Register(ctx, pl); err != nil {
+				return fail(err)
+			}
+		}
+	}
+	st, err := store.New(store.Options{
+		Backends:        backends,
+		Clock:           opts.Clock,
+		WriteWindow:     cfg.WriteWindow,
+		RetryMaxBackoff: cfg.RetryMaxBackoff,
+		MaxPendingBytes: cfg.MaxPendingBytes,
+		MaxEventBytes:   int(cfg.MaxEventBytes),
+		RPCMaxBytes:     int(cfg.RPCMaxBytes),
+		PluginTypes:     pluginTypes,
+		Plugins:         names,
+		Projections:     e.Projections,
+		Logger:          opts.Logger,
+	})
+	if err != nil {
+		return fail(err)
+	}
+	e.Store = st
+	return e, nil
+}
+
+// start launches one plugin under its configured name.
+func (e *Engine) start(ctx context.Context, cfg *config.Config, name string, conf []byte) (*pluginhost.Plugin, error) {
+	spec := pluginhost.Spec{Name: name, Config: conf}
+	if p := cfg.Plugin(name); p != nil {
+		spec.Command, spec.Args, spec.SHA256 = p.Command, p.Args, p.SHA256
+		if len(p.Config) > 0 && len(conf) == 0 {
+			spec.Config = p.Config
+		}
+	}
+	pl, err := e.Host.Start(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	e.Plugins[name] = pl
+	return pl, nil
+}
+
+func serves(info sdk.Info, k sdk.Kind) bool {
+	for _, x := range info.Kinds {
+		if x == k {
+			return true
+		}
+	}
+	return false
+}
+
+// Close shuts down in order: every live session is flushed and its handles
+// closed, then every plugin is stopped. It returns the store's errors.
+func (e *Engine) Close(ctx context.Context) error {
+	var err error
+	if e.Store != nil {
+		err = e.Store.Close(ctx)
+	}
+	e.Host.Close()
+	return err
+}

@@ -1,0 +1,83 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/seed-e5e476df/logbook/config"
+	"github.com/seed-e5e476df/logbook/runtime/session"
+	"github.com/seed-e5e476df/logbook/runtime/store"
+)
+
+var logbookBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "logbook-engine-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	logbookBin = filepath.Join(dir, "logbook")
+	build := exec.Command("go", "build", "-o", logbookBin, "github.com/seed-e5e476df/logbook/cmd/logbook")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		os.RemoveAll(dir)
+		fmt.Fprintln(os.Stderr, "building the logbook binary:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// The embedded default runs a session through a real plugin subprocess, and
+// Close flushes, closes and then stops the plugin.
+func TestDefaultConfigEndToEndAndOrderlyShutdown(t *testing.T) {
+	ctx := context.Background()
+	e, err := Start(ctx, config.Default(), Options{Executable: logbookBin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	for _, p := range e.Plugins {
+		pids = append(pids, p.Pid())
+	}
+	s, err := e.Store.Create(ctx, store.CreateOptions{ID: "s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 10 {
+		if _, err := s.Append(ctx, session.AppendInput{Type: "turn/start", Data: []byte(`{"turn":1}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := e.Store.Flush(ctx, s)
+	if err != nil || !res.Participated || res.Backends[0].DurableSeq != 9 {
+		t.Fatalf("flush %+v %v", res, err)
+	}
+	if err := e.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !s.Closed() {
+		t.Fatal("Close did not release the session")
+	}
+	for _, pid := range pids {
+		if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil && !strings.Contains(string(b), ") Z ") {
+			t.Fatalf("plugin %d still runs after Close", pid)
+		}
+	}
+}
+
+func TestUnknownBundledPluginFailsCleanly(t *testing.T) {
+	cfg := config.Default()
+	cfg.Persistence[0].Name = "nope"
+	if _, err := Start(context.Background(), cfg, Options{Executable: logbookBin}); err == nil {
+		t.Fatal("a plugin the binary does not bundle must fail to start")
+	}
+}
