@@ -81,3 +81,5 @@ func TestUnknownBundledPluginFailsCleanly(t *testing.T) {
 		t.Fatal("a plugin the binary does not bundle must fail to start")
 	}
 }
+
+func sessionOpts(id string) store.CreateOptions { return store.CreateOptions{ID: id} }

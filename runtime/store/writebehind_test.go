@@ -256,3 +256,39 @@ func TestRecoveryAfterAmbiguousFailureStoresOnce(t *testing.T) {
 		}
 	}
 }
+
+// restarted models a plugin process that died before the session
+// materialized: the first append fails unavailable and the new process
+// knows neither the handle nor the session.
+type restarted struct {
+	sdk.Persistence
+	died bool
+}
+
+func (r *restarted) Append(ctx context.Context, h string, first sdk.Seq, evs [][]byte) (sdk.Durable, error) {
+	if !r.died {
+		r.died = true
+		r.Persistence = mem() // the new process starts empty
+		return sdk.Durable{}, sdk.Errorf(sdk.CodePluginUnavailable, "test", "plugin exited")
+	}
+	return r.Persistence.Append(ctx, h, first, evs)
+}
+
+// A plugin that dies before anything was acknowledged gets the session
+// created again on recovery; nothing is lost.
+func TestRecoveryRecreatesAnUnmaterializedSession(t *testing.T) {
+	clock := newFakeClock()
+	r := &restarted{Persistence: mem()}
+	st := newTestStore(t, clock, Backend{Name: "mem", Persistence: r})
+	s, _ := st.Create(context.Background(), CreateOptions{ID: "s"})
+	mustAppend(t, s, user("a"), user("b"))
+	if _, err := st.Flush(context.Background(), s); !errors.Is(err, sdk.ErrPluginUnavailable) {
+		t.Fatalf("first flush: %v", err)
+	}
+	if _, err := st.Flush(context.Background(), s); err != nil {
+		t.Fatalf("flush after the restart: %v", err)
+	}
+	if got := stored(t, r, "s"); len(got) != 2 {
+		t.Fatalf("stored %d events", len(got))
+	}
+}
