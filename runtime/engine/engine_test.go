@@ -2,39 +2,20 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/seed-e5e476df/logbook/config"
+	"github.com/seed-e5e476df/logbook/internal/testbin"
 	"github.com/seed-e5e476df/logbook/runtime/session"
 	"github.com/seed-e5e476df/logbook/runtime/store"
 )
 
 var logbookBin string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "logbook-engine-test")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	logbookBin = filepath.Join(dir, "logbook")
-	build := exec.Command("go", "build", "-o", logbookBin, "github.com/seed-e5e476df/logbook/cmd/logbook")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		os.RemoveAll(dir)
-		fmt.Fprintln(os.Stderr, "building the logbook binary:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testbin.Main(m, &logbookBin) }
 
 // The embedded default runs a session through a real plugin subprocess, and
 // Close flushes, closes and then stops the plugin.

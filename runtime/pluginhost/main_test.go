@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
+
+	"github.com/seed-e5e476df/logbook/internal/testbin"
 )
 
 // logbookBin is the logbook binary built once for the process tests.
@@ -17,22 +17,7 @@ func TestMain(m *testing.M) {
 		hostProcess(bin) // the test binary re-executed as a plugin host
 		return
 	}
-	dir, err := os.MkdirTemp("", "logbook-pluginhost-test")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	logbookBin = filepath.Join(dir, "logbook")
-	build := exec.Command("go", "build", "-o", logbookBin, "github.com/seed-e5e476df/logbook/cmd/logbook")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building the logbook binary:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	testbin.Main(m, &logbookBin)
 }
 
 // hostProcess starts the memory plugin, prints its pid and waits to be

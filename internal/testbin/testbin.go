@@ -1,0 +1,35 @@
+// Package testbin builds the logbook binary once per test process, for tests
+// that launch real plugin subprocesses (`logbook plugin <name>`).
+package testbin
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// Main builds the logbook binary into a temporary directory, runs the tests
+// with its path, removes the directory and exits with the tests' status. Use
+// it as a package's TestMain body:
+//
+//	func TestMain(m *testing.M) { testbin.Main(m, &logbookBin) }
+func Main(m *testing.M, path *string) {
+	dir, err := os.MkdirTemp("", "logbook-test-bin")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testbin:", err)
+		os.Exit(1)
+	}
+	*path = filepath.Join(dir, "logbook")
+	build := exec.Command("go", "build", "-o", *path, "github.com/seed-e5e476df/logbook/cmd/logbook")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		os.RemoveAll(dir)
+		fmt.Fprintln(os.Stderr, "testbin: building the logbook binary:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
