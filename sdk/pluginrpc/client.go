@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/hashicorp/go-plugin"
 	"github.com/seed-e5e476df/logbook/sdk"
@@ -155,6 +156,9 @@ func (c *persistenceClient) Describe(ctx context.Context) (sdk.Description, erro
 
 // Create returns the header given as Opened.Header.
 func (c *persistenceClient) Create(ctx context.Context, h sdk.Header) (sdk.Opened, error) {
+	if err := sdk.ValidateSessionID(h.ID); err != nil {
+		return sdk.Opened{}, err // proto strings cannot carry it, and the header JSON would alter it
+	}
 	r, err := c.rpc.Create(ctx, &logbookv1.CreateRequest{Header: headerjson.Encode(h)})
 	if err != nil {
 		return sdk.Opened{}, fromStatus(ctx, "persistence.Create", err)
@@ -165,6 +169,9 @@ func (c *persistenceClient) Create(ctx context.Context, h sdk.Header) (sdk.Opene
 }
 
 func (c *persistenceClient) Open(ctx context.Context, id string, access sdk.Access) (sdk.Opened, error) {
+	if err := sdk.ValidateSessionID(id); err != nil {
+		return sdk.Opened{}, err
+	}
 	r, err := c.rpc.Open(ctx, &logbookv1.OpenRequest{Id: id, Access: logbookv1.Access(access)})
 	if err != nil {
 		return sdk.Opened{}, fromStatus(ctx, "persistence.Open", err)
@@ -199,6 +206,9 @@ func opened(r *logbookv1.HandleReply) sdk.Opened {
 // cannot fit a request alone is refused with EVENT_TOO_LARGE before
 // anything is sent. The reply is the last part's.
 func (c *persistenceClient) Append(ctx context.Context, handle string, firstSeq sdk.Seq, events [][]byte) (sdk.Durable, error) {
+	if err := checkHandle(handle); err != nil {
+		return sdk.Durable{}, err
+	}
 	parts, err := splitBatch(handle, firstSeq, events, c.maxBytes)
 	if err != nil {
 		return sdk.Durable{}, err
@@ -313,6 +323,9 @@ func (s *appendStream) reset() {
 }
 
 func (c *persistenceClient) Read(ctx context.Context, handle string, offset sdk.Offset, length int64, fn func(events [][]byte) error) error {
+	if err := checkHandle(handle); err != nil {
+		return err
+	}
 	const call = "persistence.Read"
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -338,6 +351,9 @@ func (c *persistenceClient) Read(ctx context.Context, handle string, offset sdk.
 }
 
 func (c *persistenceClient) Flush(ctx context.Context, handle string) (sdk.Durable, error) {
+	if err := checkHandle(handle); err != nil {
+		return sdk.Durable{}, err
+	}
 	r, err := c.rpc.Flush(ctx, &logbookv1.HandleRequest{Handle: handle})
 	if err != nil {
 		return sdk.Durable{}, fromStatus(ctx, "persistence.Flush", err)
@@ -348,6 +364,9 @@ func (c *persistenceClient) Flush(ctx context.Context, handle string) (sdk.Durab
 // Close ends the handle's Append stream (waiting for a batch in flight on
 // it), then closes the handle in the plugin.
 func (c *persistenceClient) Close(ctx context.Context, handle string) error {
+	if !utf8.ValidString(handle) {
+		return nil // no plugin ever issued it; closing is idempotent
+	}
 	c.mu.Lock()
 	s := c.streams[handle]
 	delete(c.streams, handle)
@@ -362,6 +381,9 @@ func (c *persistenceClient) Close(ctx context.Context, handle string) error {
 }
 
 func (c *persistenceClient) Stat(ctx context.Context, id string) (sdk.Stat, error) {
+	if err := sdk.ValidateSessionID(id); err != nil {
+		return sdk.Stat{}, err
+	}
 	r, err := c.rpc.Stat(ctx, &logbookv1.StatRequest{Id: id})
 	if err != nil {
 		return sdk.Stat{}, fromStatus(ctx, "persistence.Stat", err)
@@ -524,3 +546,12 @@ var (
 	_ sdk.Pruner        = (*prunerClient)(nil)
 	_ sdk.Projector     = (*projectionClient)(nil)
 )
+
+// checkHandle refuses a handle no plugin can have issued: proto strings
+// carry only valid UTF-8.
+func checkHandle(handle string) error {
+	if utf8.ValidString(handle) {
+		return nil
+	}
+	return sdk.Errorf(sdk.CodeHandleClosed, "persistence", "handle %q was never issued", handle)
+}
