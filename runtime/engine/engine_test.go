@@ -15,7 +15,13 @@ import (
 
 var logbookBin string
 
-func TestMain(m *testing.M) { testbin.Main(m, &logbookBin) }
+func TestMain(m *testing.M) {
+	if os.Getenv("LOGBOOK_TEST_WRITER") != "" {
+		writerProcess() // the test binary re-executed as a crash-test writer
+		return
+	}
+	testbin.Main(m, &logbookBin)
+}
 
 // The embedded default runs a session through a real plugin subprocess, and
 // Close flushes, closes and then stops the plugin.
