@@ -1,0 +1,299 @@
+package jsonl
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/persistencetest"
+)
+
+func turnEnd(seq int) []byte {
+	return persistencetest.Envelope(seq, "turn/end", `{"turn":1,"reason":{"kind":"completed"}}`)
+}
+
+// scenario26Log is events 0–9, each its own batch (so each its own frame),
+// with a turn/end at 8 when closed.
+func scenario26Log(closed bool) [][][]byte {
+	var batches [][][]byte
+	for seq := range 10 {
+		ev := persistencetest.Batch(seq, 1)
+		if closed && seq == 8 {
+			ev = [][]byte{turnEnd(8)}
+		}
+		batches = append(batches, ev)
+	}
+	return batches
+}
+
+// requireNoArtifact fails when dir holds a torn-*.bin.
+func requireNoArtifact(t *testing.T, dir string) {
+	t.Helper()
+	m, _ := filepath.Glob(filepath.Join(dir, "torn-*.bin"))
+	if len(m) > 0 {
+		t.Fatalf("artifacts %v after opens that must not cut anything", m)
+	}
+}
+
+// TestScenario26PartialLine: header + events 0–9 + a partial line → a read
+// returns 10 events; a write open saves the partial bytes and truncates
+// them before appending.
+func TestScenario26PartialLine(t *testing.T) {
+	cfg := Config{Root: t.TempDir(), Compression: CompressionNone}
+	b := newTestBackend(t, cfg)
+	all := storeEvents(t, b, "s1", scenario26Log(false)...)
+	path := sessionLog(cfg, "s1")
+	partial := persistencetest.Batch(10, 1)[0][:17]
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write(partial)
+	f.Close()
+	r, events := readEvents(t, b, "s1", sdk.AccessRead)
+	if r.NextSeq != 10 || r.Torn.Bytes != int64(len(partial)) || r.Torn.FromSeq != 10 {
+		t.Fatalf("Open(read) = %+v; want 10 events and %d torn bytes from seq 10", r, len(partial))
+	}
+	requireEqualEvents(t, "read", events, all)
+	w, _ := readEvents(t, b, "s1", sdk.AccessWrite)
+	if got := mustRead(t, w.Torn.Artifact); !bytes.Equal(got, partial) {
+		t.Fatalf("artifact holds %q; want %q", got, partial)
+	}
+	if _, err := b.Append(t.Context(), w.Handle, 10, persistencetest.Batch(10, 1)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestScenario26DamagedLine: an unparsable line for event 4 (line 6)
+// followed later by a valid turn/end is CORRUPT_LOG naming line 6, from
+// every open, with nothing changed; with no later turn/end the same damage
+// is a torn tail: events 0–3, and a write open cuts at line 6.
+func TestScenario26DamagedLine(t *testing.T) {
+	damages := map[string]func([]byte) []byte{
+		"unparsable": func(l []byte) []byte { l[0] = '#'; return l },
+		"not canonical": func(l []byte) []byte {
+			return append([]byte("{ "), l[1:]...)
+		},
+		"wrong seq": func(l []byte) []byte { return bytes.Replace(l, []byte(`"seq":4`), []byte(`"seq":5`), 1) },
+		"unknown member": func(l []byte) []byte {
+			return append(l[:len(l)-1:len(l)-1], []byte(`,"extra":1}`)...)
+		},
+	}
+	for name, damage := range damages {
+		for _, closed := range []bool{true, false} {
+			t.Run(name+"/turn-end-later="+strconv.FormatBool(closed), func(t *testing.T) {
+				cfg := Config{Root: t.TempDir(), Compression: CompressionNone}
+				b := newTestBackend(t, cfg)
+				all := storeEvents(t, b, "s1", scenario26Log(closed)...)
+				path := sessionLog(cfg, "s1")
+				data := mustRead(t, path)
+				us := units(t, data, false)
+				line6 := us[5]
+				bad := damage(bytes.Clone(data[line6[0] : line6[1]-1]))
+				damaged := append(append(append([]byte{}, data[:line6[0]]...), bad...), data[line6[1]-1:]...)
+				if err := os.WriteFile(path, damaged, 0o600); err != nil {
+					t.Fatal(err)
+				}
+				if closed {
+					for _, a := range []sdk.Access{sdk.AccessRead, sdk.AccessWrite} {
+						_, err := b.Open(t.Context(), "s1", a)
+						persistencetest.RequireCode(t, err, sdk.CodeCorruptLog, "line 6", path, "line 10")
+						if errors.Is(err, sdk.ErrSessionNotFound) {
+							t.Fatal("corruption reported as absence")
+						}
+					}
+					if got := mustRead(t, path); !bytes.Equal(got, damaged) {
+						t.Fatal("a refused open changed the file")
+					}
+					requireNoArtifact(t, filepath.Dir(path))
+					// The header still reads: Stat and List work.
+					if _, err := b.Stat(t.Context(), "s1"); err != nil {
+						t.Fatalf("Stat of a corrupt log: %v", err)
+					}
+					return
+				}
+				r, events := readEvents(t, b, "s1", sdk.AccessRead)
+				requireEqualEvents(t, "read", events, all[:4])
+				if r.Torn.FromSeq != 4 || r.Torn.Bytes != int64(len(damaged)-line6[0]) {
+					t.Fatalf("Open(read) torn %+v; want from seq 4, %d bytes", r.Torn, len(damaged)-line6[0])
+				}
+				w, _ := readEvents(t, b, "s1", sdk.AccessWrite)
+				if got := mustRead(t, w.Torn.Artifact); !bytes.Equal(got, damaged[line6[0]:]) {
+					t.Fatal("the artifact does not hold the cut bytes from line 6 on")
+				}
+				if got := mustRead(t, path); !bytes.Equal(got, data[:line6[0]]) {
+					t.Fatal("the write open did not cut the log at line 6")
+				}
+			})
+		}
+	}
+}
+
+// TestZstdDamage covers SPEC §13.4 for frames: a final frame cut short
+// loses only that batch; a damaged earlier frame followed by a frame with a
+// turn/end is CORRUPT_LOG naming the damaged frame's byte offset, also
+// when the damage breaks the frame's length fields (the scanner then finds
+// the later frame by resynchronizing on its magic); without a later
+// turn/end the same damage is a torn tail.
+func TestZstdDamage(t *testing.T) {
+	type damage struct {
+		name string
+		do   func(frame []byte) // damages the frame of event 4 in place
+	}
+	damages := []damage{
+		{"checksum", func(f []byte) { f[len(f)-1] ^= 0x55 }},
+		{"content", func(f []byte) { f[len(f)-6] ^= 0x01 }},
+		{"magic", func(f []byte) { f[0] = 0 }},
+		{"block size grows past the file", func(f []byte) {
+			// The first block header follows the frame header; raise its
+			// size to 128 KiB − 1, so that the frame seems to run past
+			// every later frame.
+			h := headerSizeOf(f)
+			f[h], f[h+1], f[h+2] = f[h]|0xF8, 0xFF, 0x0F
+		}},
+		{"reserved block type", func(f []byte) { h := headerSizeOf(f); f[h] |= 0x06 }},
+	}
+	for _, d := range damages {
+		for _, closed := range []bool{true, false} {
+			t.Run(d.name+"/turn-end-later="+strconv.FormatBool(closed), func(t *testing.T) {
+				cfg := Config{Root: t.TempDir(), Compression: CompressionZstd}
+				b := newTestBackend(t, cfg)
+				all := storeEvents(t, b, "s1", scenario26Log(closed)...)
+				path := sessionLog(cfg, "s1")
+				data := mustRead(t, path)
+				us := units(t, data, true)
+				f4 := us[1+4]
+				damaged := bytes.Clone(data)
+				d.do(damaged[f4[0]:f4[1]])
+				if err := os.WriteFile(path, damaged, 0o600); err != nil {
+					t.Fatal(err)
+				}
+				if closed {
+					for _, a := range []sdk.Access{sdk.AccessRead, sdk.AccessWrite} {
+						_, err := b.Open(t.Context(), "s1", a)
+						persistencetest.RequireCode(t, err, sdk.CodeCorruptLog, "byte offset "+strconv.Itoa(f4[0]), "byte offset "+strconv.Itoa(us[1+8][0]))
+					}
+					if got := mustRead(t, path); !bytes.Equal(got, damaged) {
+						t.Fatal("a refused open changed the file")
+					}
+					requireNoArtifact(t, filepath.Dir(path))
+					return
+				}
+				r, events := readEvents(t, b, "s1", sdk.AccessRead)
+				requireEqualEvents(t, "read", events, all[:4])
+				if r.Torn.FromSeq != 4 || r.Torn.Bytes != int64(len(data)-f4[0]) {
+					t.Fatalf("Open(read) torn %+v; want from seq 4, %d bytes", r.Torn, len(data)-f4[0])
+				}
+				w, _ := readEvents(t, b, "s1", sdk.AccessWrite)
+				if got := mustRead(t, w.Torn.Artifact); !bytes.Equal(got, damaged[f4[0]:]) {
+					t.Fatal("the artifact does not hold the cut bytes")
+				}
+				if _, err := b.Append(t.Context(), w.Handle, 4, persistencetest.Batch(4, 2)); err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
+	}
+	t.Run("final-frame-cut-short-loses-only-that-batch", func(t *testing.T) {
+		cfg := Config{Root: t.TempDir(), Compression: CompressionZstd}
+		b := newTestBackend(t, cfg)
+		all := storeEvents(t, b, "s1", persistencetest.Batch(0, 4), persistencetest.Batch(4, 5))
+		path := sessionLog(cfg, "s1")
+		data := mustRead(t, path)
+		if err := os.WriteFile(path, data[:len(data)-10], 0o600); err != nil {
+			t.Fatal(err)
+		}
+		r, events := readEvents(t, b, "s1", sdk.AccessRead)
+		if r.NextSeq != 4 || r.Torn.FromSeq != 4 {
+			t.Fatalf("Open(read) = %+v; want the first batch only", r)
+		}
+		requireEqualEvents(t, "read", events, all[:4])
+	})
+}
+
+// headerSizeOf is the frame header size of frame f.
+// (RFC 8878 §3.1.1.1: magic, descriptor, window, dictionary id, FCS).
+func headerSizeOf(f []byte) int {
+	fhd := f[4]
+	n := 5
+	if fhd&(1<<5) == 0 {
+		n++
+	}
+	n += [4]int{0, 1, 2, 4}[fhd&3]
+	fcs := [4]int{0, 2, 4, 8}[fhd>>6]
+	if fhd>>6 == 0 && fhd&(1<<5) != 0 {
+		fcs = 1
+	}
+	return n + fcs
+}
+
+// TestScenario27FormatGateBeforeEvents: a header with version 2 is
+// FORMAT_TOO_NEW from Open, Stat and List even when every event line is
+// garbage (the header is decoded first), naming the file; restoring
+// version 1 then shows the damage.
+func TestScenario27FormatGateBeforeEvents(t *testing.T) {
+	for _, comp := range []string{CompressionZstd, CompressionNone} {
+		t.Run(comp, func(t *testing.T) {
+			cfg := Config{Root: t.TempDir(), Compression: comp}
+			b := newTestBackend(t, cfg)
+			storeEvents(t, b, "s1", persistencetest.Batch(0, 3), [][]byte{turnEnd(3)})
+			path := sessionLog(cfg, "s1")
+			setFormatVersion(t, path, "2")
+			data := mustRead(t, path)
+			hdrEnd := bytes.IndexByte(data, '\n') + 1
+			if comp == CompressionZstd {
+				hdrEnd, _, _ = frameSpan(data)
+			}
+			garbage := []byte("garbage\n\x00\xff{\"seq\":\n\x28\xb5\x2f\xfd junk\n")
+			if err := os.WriteFile(path, append(append(data[:hdrEnd:hdrEnd], garbage...), data[hdrEnd:]...), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			for _, a := range []sdk.Access{sdk.AccessRead, sdk.AccessWrite} {
+				_, err := b.Open(t.Context(), "s1", a)
+				persistencetest.RequireCode(t, err, sdk.CodeFormatTooNew, "s1", 2, path, "upgrade logbook")
+			}
+			_, err := b.Stat(t.Context(), "s1")
+			persistencetest.RequireCode(t, err, sdk.CodeFormatTooNew, "s1", 2)
+			var entry sdk.ListEntry
+			if err := b.List(t.Context(), func(e sdk.ListEntry) error { entry = e; return nil }); err != nil {
+				t.Fatal(err)
+			}
+			persistencetest.RequireCode(t, entry.Err, sdk.CodeFormatTooNew, "s1", 2)
+			setFormatVersion(t, path, "1")
+			_, err = b.Open(t.Context(), "s1", sdk.AccessRead)
+			persistencetest.RequireCode(t, err, sdk.CodeCorruptLog, path)
+		})
+	}
+}
+
+// TestHighestGenerationIsTheLog: with events.v1 and events.v2 present, v2
+// is the log (its version-2 header is FORMAT_TOO_NEW naming it) and v1 is
+// left byte-identical.
+func TestHighestGenerationIsTheLog(t *testing.T) {
+	cfg := Config{Root: t.TempDir(), Compression: CompressionNone}
+	b := newTestBackend(t, cfg)
+	storeEvents(t, b, "s1", persistencetest.Batch(0, 2))
+	v1 := sessionLog(cfg, "s1")
+	before := mustRead(t, v1)
+	v2 := filepath.Join(filepath.Dir(v1), logName(2, false))
+	if err := os.WriteFile(v2, bytes.Replace(before, []byte(`"version":1`), []byte(`"version":2`), 1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range []sdk.Access{sdk.AccessRead, sdk.AccessWrite} {
+		_, err := b.Open(t.Context(), "s1", a)
+		persistencetest.RequireCode(t, err, sdk.CodeFormatTooNew, v2)
+	}
+	if !bytes.Equal(mustRead(t, v1), before) {
+		t.Fatal("events.v1 changed")
+	}
+	// Names that only look like generations are ignored.
+	for _, n := range []string{"events.v01.jsonl", "events.v0.jsonl", "events.v3.jsonl.zst.abc.tmp", "events.v9.json"} {
+		if _, _, ok := parseLogName(n); ok {
+			t.Errorf("parseLogName(%q) accepted it", n)
+		}
+	}
+}

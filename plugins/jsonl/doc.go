@@ -1,0 +1,136 @@
+// Package jsonl is logbook's JSONL persistence backend (SPEC §13): one
+// append-only file of JSON lines per session, optionally as Zstandard
+// frames, behind the sdk.Persistence contract (SPEC §12.1). The logbook
+// binary serves it as `logbook plugin jsonl`; cmd/logbook-jsonl is the same
+// plugin as a binary of its own. Both serve ServeConfig.
+//
+// # On-disk format
+//
+//	<root>/<enc(id)>/session.lock                 flock target; never deleted
+//	<root>/<enc(id)>/events.v<N>.jsonl            compression "none"
+//	<root>/<enc(id)>/events.v<N>.jsonl.zst        compression "zstd"
+//	<root>/<enc(id)>/torn-<epoch ms>.bin          bytes cut by a repair (0600)
+//	<root>/<enc(id)>/events.v<N>.jsonl[.zst].<12 hex>.tmp   materialization in progress
+//
+// enc(id) is EncodeID: a–z, 0–9, '_', '-' and a non-leading '.' stay, every
+// other byte becomes '~' and two uppercase hex digits. N is the format
+// generation (1 today): the highest present is the log, lower ones are
+// never touched (SPEC §15). Directories are created 0700, files 0600.
+//
+// A log is a sequence of lines, each ending in '\n'. Line 1 is the session
+// header, exactly sdk/headerjson.Encode:
+//
+//	{"type":"session","version":1,"id":…,"createdAt":…,"isSeeded":…,"delegationDepth":…,"cwd"?,…}
+//
+// Every further line is one event: its canonical envelope (SPEC §2.2,
+// §3.2), byte for byte as appended, event k on line k+2. Canonical JSON
+// escapes every control character, so a raw '\n' only ever ends a line.
+//
+// With compression "zstd" the file is a concatenation of independent
+// Zstandard frames (RFC 8878), each with a content checksum (XXH64): frame
+// 1 holds exactly the header line, and every acknowledged Append batch is
+// exactly one more frame holding its lines. Each frame decodes to complete
+// lines, so `zstd -dc events.v1.jsonl.zst` prints the plain log.
+//
+// # Units, torn tails and corruption (SPEC §13.4)
+//
+// A unit is a line (none) or a frame (zstd). A unit is good when it is
+// complete (a line ends in '\n'; a frame's header and block headers are
+// whole, its checksum matches and it decodes to complete lines) and every
+// line in it is a canonical envelope with the expected seq. Scanning stops
+// advancing at the first unit that is not good (committedEnd); the rest is
+// then examined: the remaining lines one by one, or, for zstd, a decode
+// attempt at every later frame magic 28 B5 2F FD. If any of them yields a
+// valid turn/end envelope the damage sits inside the committed log:
+// CORRUPT_LOG naming the path and the line number (none) or the byte
+// offset of the damaged frame (zstd). Otherwise everything from
+// committedEnd on is a torn tail: a batch whose write a crash interrupted,
+// never acknowledged. A damaged header unit is CORRUPT_LOG. The header is
+// decoded first of all, so the format gate (FORMAT_TOO_NEW …) and the
+// identity check (IDENTITY_MISMATCH) come before any event is decoded.
+//
+// A read open reports the torn tail (Torn.Bytes, Torn.FromSeq) and changes
+// nothing. A write open, holding the lock, copies the torn bytes to
+// torn-<epoch ms>.bin (created O_EXCL, fsynced, its directory fsynced),
+// truncates the log to committedEnd, fsyncs it and reports the artifact's
+// path. Repair never removes anything the rule does not classify as torn.
+//
+// # Write path (SPEC §13.5)
+//
+// Create writes nothing. The first non-empty Append (or Flush) of a create
+// materializes the session: the root and session directories (their
+// parents fsynced), the lock, a temp file created O_EXCL holding the header
+// unit and the first batch, fdatasync, link(2) to the final name (an
+// existing log is never overwritten: SESSION_ALREADY_EXISTS), fsync of the
+// directory, removal of the temp name. Stale temp files are removed at the
+// next write open.
+//
+// An Append validates its batch (ENVELOPE_INVALID, SEQ_NOT_CONTIGUOUS),
+// checks the compare-and-set, and makes one write (one frame for zstd,
+// from one reused encoder) and one fdatasync. On failure the file is
+// truncated back to its previous size and fsynced, and the call is
+// IO_ERROR with nothing stored; if that rollback fails too the handle is
+// broken and every later call on it is HANDLE_BROKEN (final).
+//
+// # Ownership, reads, revisions (SPEC §13.5, §13.6)
+//
+// Write ownership is flock(LOCK_EX|LOCK_NB) on session.lock, taken at a
+// write open or just before materialization and held until Close; the
+// kernel drops it when the process dies. An in-process claim table refuses
+// a second claim in one Backend before any file is touched. A lock held
+// elsewhere is ALREADY_OWNED (SESSION_ALREADY_EXISTS while materializing).
+//
+// A read handle scans the log at its open and, at each later Read, only
+// the bytes added since; it rescans from 0 only when the file was replaced
+// (dev/ino) or cut below what it had committed, and reports LOG_SHRANK
+// when that leaves fewer events than it had shown. A read takes the size at
+// its start and reads only below it, so it finishes beside a writer.
+//
+// The revision is dev:ino:size:mtimeNs:ctimeNs of the log. Stat reads only
+// the header unit (EventCount -1: unknown), and so does List.
+//
+// # Decisions where SPEC §13 is silent
+//
+//   - Envelope validation. Append refuses, and the scanner treats as a bad
+//     unit, any event that is not canonical JSON (jsonv.Parse, then the
+//     canonical bytes must equal the input) with the members of SPEC §2.2
+//     (seq, time, type, data required; seq and time integers in 0 … 2^53−1;
+//     type a string; ignorable only true; no other member). Member order
+//     is free. So the backend never stores a line it would later call bad.
+//     A batch (or a run of stored lines) is checked with one parse, as the
+//     JSON array of its lines, each element required to span exactly its
+//     line; only a failing run is rechecked line by line to name the
+//     culprit. An Append thus costs a handful of allocations per batch,
+//     none per event.
+//   - Plain units are lines, not batches: a crash inside a multi-line batch
+//     keeps its complete lines, which are valid events (SPEC §13.4 rule 1).
+//   - Frames. A frame is bad when it is skippable, needs a dictionary, has
+//     no content checksum, a reserved block type, a block over 128 KiB, or
+//     a content size its blocks cannot hold; frames are sized by walking
+//     the block headers before decoding, which bounds the memory a damaged
+//     file can make the decoder take. An incomplete unit is examined like a
+//     bad one (nothing follows it in a genuinely torn log, and damaged
+//     length fields must not hide a later turn/end).
+//   - Torn artifacts are named after the backend's clock; when the name
+//     exists the milliseconds are incremented until a free name is found.
+//     Torn.Artifact is the artifact's absolute path.
+//   - Materialization whose directory fsync fails removes the final link
+//     again, so failure means nothing stored.
+//   - Handles are "<8 hex>-h<n>": random per Backend, so a handle of one
+//     plugin process is never valid in a restarted one.
+//   - Configure may be called again only while no handle is open. Before
+//     Configure, Create, Open, Stat and List are CONFIG_INVALID (and no
+//     handle exists for the other calls to use).
+//   - A relative root is resolved against the working directory at New or
+//     Configure.
+//   - Describe reports the configured compression.
+//   - Everything else (materialization, handles, the check order of
+//     Append, Read chunking, context handling) mirrors plugins/memory.
+//
+// # Testing
+//
+// All file access goes through FS. OS is the real file system; FaultFS is
+// an in-memory one that injects ENOSPC, EIO, short writes, fsync failures
+// and crashes that keep only synced bytes and synced directory entries.
+// Errors are *sdk.Error with Op "jsonl".
+package jsonl

@@ -1,0 +1,300 @@
+package jsonl
+
+import (
+	"bytes"
+	"errors"
+	"syscall"
+	"testing"
+
+	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/persistencetest"
+)
+
+const faultRoot = "/data/sessions"
+
+// faultBackend returns a backend over a fresh FaultFS.
+func faultBackend(t *testing.T, comp string) (*Backend, *FaultFS, Config) {
+	t.Helper()
+	ffs := NewFaultFS()
+	cfg := Config{Root: faultRoot, Compression: comp}
+	return newTestBackend(t, cfg, WithFS(ffs)), ffs, cfg
+}
+
+func ffsRead(t *testing.T, ffs *FaultFS, path string) []byte {
+	t.Helper()
+	data, err := ffs.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// TestAppendFaultsRollBack: ENOSPC and EIO on the write, a short write,
+// and ENOSPC and EIO on the fdatasync each fail the Append with a
+// retryable IO_ERROR, leave the file at its previous size with the stored
+// events unchanged, and a retry of the same batch succeeds once the fault
+// clears.
+func TestAppendFaultsRollBack(t *testing.T) {
+	faults := []struct {
+		name  string
+		fault Fault
+	}{
+		{"ENOSPC on write", Fault{Op: OpWrite, Err: syscall.ENOSPC}},
+		{"EIO on write", Fault{Op: OpWrite, Err: syscall.EIO}},
+		{"short write", Fault{Op: OpWrite, Err: syscall.ENOSPC, Keep: 7}},
+		{"ENOSPC on fsync", Fault{Op: OpSync, Err: syscall.ENOSPC, Times: 1}},
+		{"EIO on fsync", Fault{Op: OpSync, Err: syscall.EIO, Times: 1}},
+	}
+	for _, comp := range []string{CompressionZstd, CompressionNone} {
+		for _, f := range faults {
+			t.Run(comp+"/"+f.name, func(t *testing.T) {
+				b, ffs, cfg := faultBackend(t, comp)
+				o, err := b.Create(t.Context(), testHeader("s1"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				first := persistencetest.Batch(0, 3)
+				d0, err := b.Append(t.Context(), o.Handle, 0, first)
+				if err != nil {
+					t.Fatal(err)
+				}
+				path := sessionLog(cfg, "s1")
+				before := ffsRead(t, ffs, path)
+
+				fault := f.fault
+				fault.Name = logName(1, comp == CompressionZstd)
+				remove := ffs.Inject(fault)
+				batch := persistencetest.Batch(3, 4)
+				_, err = b.Append(t.Context(), o.Handle, 3, batch)
+				persistencetest.RequireCode(t, err, sdk.CodeIOError, "s1", path)
+				if !sdk.Retryable(err) || !errors.Is(err, fault.Err) {
+					t.Fatalf("got %v; want a retryable IO_ERROR wrapping %v", err, fault.Err)
+				}
+				if got := ffsRead(t, ffs, path); !bytes.Equal(got, before) {
+					t.Fatalf("after the failed append the file has %d bytes; want the previous %d", len(got), len(before))
+				}
+				requireEqualEvents(t, "the write handle after the failure", persistencetest.ReadAll(t, b, o.Handle), first)
+				if d, err := b.Flush(t.Context(), o.Handle); err != nil || d.NextSeq != 3 {
+					t.Fatalf("Flush after the failure = %+v, %v; want next seq 3", d, err)
+				}
+				remove()
+
+				d, err := b.Append(t.Context(), o.Handle, 3, batch)
+				if err != nil {
+					t.Fatalf("retry after the fault cleared: %v", err)
+				}
+				if d.NextSeq != 7 || d.Revision == d0.Revision {
+					t.Fatalf("retry = %+v; want next seq 7 and a new revision", d)
+				}
+				b.Close(t.Context(), o.Handle)
+				_, events := readEvents(t, b, "s1", sdk.AccessRead)
+				requireEqualEvents(t, "stored after the retry", events, append(first, batch...))
+			})
+		}
+	}
+}
+
+// TestFailedRollbackBreaksTheHandle: when the write fails and cutting the
+// file back fails too, the Append is HANDLE_BROKEN joining both errors, and
+// so is every later call on the handle but Close; Close releases the
+// claim, and a new write open cuts the unknown tail and goes on.
+func TestFailedRollbackBreaksTheHandle(t *testing.T) {
+	for _, comp := range []string{CompressionZstd, CompressionNone} {
+		t.Run(comp, func(t *testing.T) {
+			b, ffs, _ := faultBackend(t, comp)
+			o, err := b.Create(t.Context(), testHeader("s1"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			first := persistencetest.Batch(0, 2)
+			if _, err := b.Append(t.Context(), o.Handle, 0, first); err != nil {
+				t.Fatal(err)
+			}
+			name := logName(1, comp == CompressionZstd)
+			ffs.Inject(Fault{Op: OpWrite, Name: name, Err: syscall.EIO, Keep: 5, Times: 1})
+			rmTrunc := ffs.Inject(Fault{Op: OpTruncate, Name: name, Err: syscall.EROFS})
+			_, err = b.Append(t.Context(), o.Handle, 2, persistencetest.Batch(2, 2))
+			persistencetest.RequireCode(t, err, sdk.CodeHandleBroken, "s1", o.Handle)
+			if !errors.Is(err, syscall.EIO) || !errors.Is(err, syscall.EROFS) || sdk.Retryable(err) {
+				t.Fatalf("got %v; want a final HANDLE_BROKEN joining EIO and EROFS", err)
+			}
+			rmTrunc()
+			_, err = b.Append(t.Context(), o.Handle, 2, persistencetest.Batch(2, 2))
+			persistencetest.RequireCode(t, err, sdk.CodeHandleBroken, o.Handle)
+			err = b.Read(t.Context(), o.Handle, 0, -1, func([][]byte) error { return nil })
+			persistencetest.RequireCode(t, err, sdk.CodeHandleBroken, o.Handle)
+			_, err = b.Flush(t.Context(), o.Handle)
+			persistencetest.RequireCode(t, err, sdk.CodeHandleBroken, o.Handle)
+			if err := b.Close(t.Context(), o.Handle); err != nil {
+				t.Fatal(err)
+			}
+			w, err := b.Open(t.Context(), "s1", sdk.AccessWrite)
+			if err != nil {
+				t.Fatalf("Open(write) after closing the broken handle: %v", err)
+			}
+			if w.NextSeq != 2 || w.Torn.Bytes != 5 || w.Torn.FromSeq != 2 {
+				t.Fatalf("Open(write) = %+v; want next seq 2 and the 5 written bytes cut", w)
+			}
+			if _, err := b.Append(t.Context(), w.Handle, 2, persistencetest.Batch(2, 2)); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestCrashKeepsOnlyAcknowledgedBatches: a crash during an Append (after
+// its write, before its fsync completes) loses that batch and nothing
+// else: a backend started after the crash sees exactly the acknowledged
+// batches, with no torn tail, and appends after them.
+func TestCrashKeepsOnlyAcknowledgedBatches(t *testing.T) {
+	crashes := []struct {
+		name  string
+		fault Fault
+	}{
+		{"at the fsync", Fault{Op: OpSync, Crash: true, Times: 1}},
+		{"inside the write", Fault{Op: OpWrite, Keep: 9, Crash: true, Times: 1}},
+	}
+	for _, comp := range []string{CompressionZstd, CompressionNone} {
+		for _, c := range crashes {
+			t.Run(comp+"/"+c.name, func(t *testing.T) {
+				b, ffs, cfg := faultBackend(t, comp)
+				o, err := b.Create(t.Context(), testHeader("s1"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				var acked [][]byte
+				for first := 0; first < 9; first += 3 {
+					batch := persistencetest.Batch(first, 3)
+					if _, err := b.Append(t.Context(), o.Handle, sdk.Seq(first), batch); err != nil {
+						t.Fatal(err)
+					}
+					acked = append(acked, batch...)
+				}
+				fault := c.fault
+				fault.Name = logName(1, comp == CompressionZstd)
+				ffs.Inject(fault)
+				if _, err := b.Append(t.Context(), o.Handle, 9, persistencetest.Batch(9, 3)); err == nil {
+					t.Fatal("the append the crash interrupted succeeded")
+				}
+
+				after := newTestBackend(t, cfg, WithFS(ffs)) // the process after the reboot
+				w, err := after.Open(t.Context(), "s1", sdk.AccessWrite)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if w.NextSeq != 9 || w.Torn != (sdk.Torn{}) {
+					t.Fatalf("Open(write) after the crash = next seq %d, torn %+v; want 9 and none", w.NextSeq, w.Torn)
+				}
+				requireEqualEvents(t, "after the crash", persistencetest.ReadAll(t, after, w.Handle), acked)
+				if _, err := after.Append(t.Context(), w.Handle, 9, persistencetest.Batch(9, 3)); err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
+	}
+}
+
+// TestCrashDuringMaterialization: a session whose materialization crashed
+// before its directory was synced does not exist afterwards (SPEC §12.1
+// visibility) and can be created again; the temp file a crash leaves is
+// removed by the next write open.
+func TestCrashDuringMaterialization(t *testing.T) {
+	for _, comp := range []string{CompressionZstd, CompressionNone} {
+		t.Run(comp, func(t *testing.T) {
+			b, ffs, cfg := faultBackend(t, comp)
+			o, err := b.Create(t.Context(), testHeader("s1"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ffs.Inject(Fault{Op: OpSyncDir, Name: EncodeID("s1"), Crash: true, Times: 1})
+			_, err = b.Append(t.Context(), o.Handle, 0, persistencetest.Batch(0, 2))
+			persistencetest.RequireCode(t, err, sdk.CodeIOError, "s1")
+
+			after := newTestBackend(t, cfg, WithFS(ffs))
+			for _, a := range []sdk.Access{sdk.AccessRead, sdk.AccessWrite} {
+				_, err := after.Open(t.Context(), "s1", a)
+				persistencetest.RequireCode(t, err, sdk.CodeSessionNotFound, "s1")
+			}
+			n := 0
+			after.List(t.Context(), func(sdk.ListEntry) error { n++; return nil })
+			if n != 0 {
+				t.Fatalf("List after the crash has %d entries; want none", n)
+			}
+			storeEvents(t, after, "s1", persistencetest.Batch(0, 2))
+			_, events := readEvents(t, after, "s1", sdk.AccessRead)
+			requireEqualEvents(t, "created again", events, persistencetest.Batch(0, 2))
+
+			// A temp file left behind goes at the next write open, not at a
+			// read open.
+			tmp := sessionLog(cfg, "s1") + ".0123456789ab.tmp"
+			if err := ffs.WriteFile(tmp, []byte("partial"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			readEvents(t, after, "s1", sdk.AccessRead)
+			if _, err := ffs.Stat(tmp); err != nil {
+				t.Fatal("a read open removed the temp file")
+			}
+			readEvents(t, after, "s1", sdk.AccessWrite)
+			if _, err := ffs.Stat(tmp); err == nil {
+				t.Fatal("the write open left the stale temp file")
+			}
+		})
+	}
+}
+
+// TestMaterializationFaultsStoreNothing: a failure anywhere in
+// materialization (ENOSPC on the temp file, a failed fsync, a failed
+// link, a failed directory fsync) is IO_ERROR with nothing stored and no
+// temp file left; the same handle materializes once the fault clears.
+func TestMaterializationFaultsStoreNothing(t *testing.T) {
+	for _, f := range []Fault{
+		{Op: OpWrite, Name: "*.tmp", Err: syscall.ENOSPC},
+		{Op: OpSync, Name: "*.tmp", Err: syscall.EIO},
+		{Op: OpLink, Err: syscall.EIO},
+		{Op: OpSyncDir, Name: EncodeID("s1"), Err: syscall.EIO},
+		{Op: OpMkdir, Err: syscall.ENOSPC},
+	} {
+		t.Run(string(f.Op)+" "+f.Name, func(t *testing.T) {
+			b, ffs, cfg := faultBackend(t, CompressionZstd)
+			o, err := b.Create(t.Context(), testHeader("s1"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			remove := ffs.Inject(f)
+			_, err = b.Append(t.Context(), o.Handle, 0, persistencetest.Batch(0, 1))
+			persistencetest.RequireCode(t, err, sdk.CodeIOError, "s1")
+			_, err = b.Stat(t.Context(), "s1")
+			persistencetest.RequireCode(t, err, sdk.CodeSessionNotFound, "s1")
+			if names, _ := ffs.ReadDir(cfg.Root + "/" + EncodeID("s1")); len(names) > 1 {
+				t.Fatalf("after the failure the session directory holds %v; want at most session.lock", names)
+			}
+			remove()
+			if _, err := b.Append(t.Context(), o.Handle, 0, persistencetest.Batch(0, 1)); err != nil {
+				t.Fatalf("retry: %v", err)
+			}
+		})
+	}
+}
+
+// TestRepairFaultsChangeNothing: when keeping the torn tail fails, the
+// write open is IO_ERROR, takes no claim and leaves the log as it was.
+func TestRepairFaultsChangeNothing(t *testing.T) {
+	b, ffs, cfg := faultBackend(t, CompressionNone)
+	storeEvents(t, b, "s1", persistencetest.Batch(0, 3))
+	path := sessionLog(cfg, "s1")
+	data := ffsRead(t, ffs, path)
+	if err := ffs.WriteFile(path, data[:len(data)-4], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	remove := ffs.Inject(Fault{Op: OpSync, Name: "torn-*.bin", Err: syscall.EIO})
+	_, err := b.Open(t.Context(), "s1", sdk.AccessWrite)
+	persistencetest.RequireCode(t, err, sdk.CodeIOError, "s1")
+	if got := ffsRead(t, ffs, path); len(got) != len(data)-4 {
+		t.Fatal("the failed repair changed the log")
+	}
+	remove()
+	w, err := b.Open(t.Context(), "s1", sdk.AccessWrite) // no claim was left behind
+	if err != nil || w.NextSeq != 2 || w.Torn.Bytes == 0 {
+		t.Fatalf("Open(write) after the fault cleared = %+v, %v", w, err)
+	}
+}

@@ -1,0 +1,599 @@
+package jsonl
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+
+	"github.com/klauspost/compress/zstd"
+	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/headerjson"
+	"github.com/seed-e5e476df/logbook/sdk/jsonv"
+)
+
+// frameMagic starts every Zstandard frame (RFC 8878 §3.1.1); the scanner
+// resynchronizes on it after a damaged frame (SPEC §13.4).
+var frameMagic = []byte{0x28, 0xB5, 0x2F, 0xFD}
+
+// maxBlock is Block_Maximum_Size (RFC 8878 §3.1.1.2.4): no block holds or
+// decodes to more, so a frame of k blocks decodes to at most k × maxBlock
+// bytes, which bounds what a damaged frame header can make the decoder
+// allocate.
+const maxBlock = 128 << 10
+
+// index is the committed prefix of a log (SPEC §13.4): where it ends, how
+// many events it holds and where they are. Its slices only grow; an element,
+// once published, is never written again, so a reader may keep a
+// capacity-clipped copy of the slice header without a lock.
+type index struct {
+	hdrEnd int64 // end of the header unit
+	end    int64 // committedEnd: the offset after the last good unit
+	next   int64 // the committed event count, i.e. the seq expected next
+	// none: the file offset of each committed event's line
+	starts []int64
+	// zstd: the committed batch frames, in order
+	frames []frameRef
+}
+
+// frameRef is one committed batch frame.
+type frameRef struct {
+	off, size    int64 // its bytes in the file
+	first, count int64 // its first seq and event count
+}
+
+// snapshot returns a copy of ix whose slices are clipped to their length.
+func (ix *index) snapshot() index {
+	c := *ix
+	c.starts = ix.starts[:len(ix.starts):len(ix.starts)]
+	c.frames = ix.frames[:len(ix.frames):len(ix.frames)]
+	return c
+}
+
+// lineEnd is the offset of event k's terminating '\n' (ix is plain).
+func (ix *index) lineEnd(k int64) int64 {
+	if k+1 < int64(len(ix.starts)) {
+		return ix.starts[k+1] - 1
+	}
+	return ix.end - 1
+}
+
+// damage is committed corruption (SPEC §13.4 rule 3): a bad unit followed
+// later by a valid turn/end.
+type damage struct {
+	zstd    bool
+	at      int64 // none: line number (1-based, the header is line 1); zstd: byte offset of the bad frame
+	reason  string
+	turnEnd int64 // where the turn/end is: a line number or the byte offset of its frame
+}
+
+func (d *damage) where() string {
+	if d.zstd {
+		return "byte offset " + strconv.FormatInt(d.at, 10)
+	}
+	return "line " + strconv.FormatInt(d.at, 10)
+}
+
+func (d *damage) error(id, path string) error {
+	later := "a valid turn/end follows at line " + strconv.FormatInt(d.turnEnd, 10)
+	if d.zstd {
+		later = "the frame at byte offset " + strconv.FormatInt(d.turnEnd, 10) + " holds a valid turn/end"
+	}
+	e := sdk.Errorf(sdk.CodeCorruptLog, op, "%s: %s: %s; %s, so the damage is inside the committed log, not a torn tail; restore the file from a backup or cut it by hand after keeping a copy",
+		path, d.where(), d.reason, later)
+	e.SessionID = id
+	return e
+}
+
+// checker validates units. It owns scratch buffers, so one checker serves
+// one goroutine at a time.
+type checker struct {
+	dec     *zstd.Decoder // nil for plain logs
+	scratch []byte        // canonical encoding of the line being checked
+	decoded []byte        // the content of the frame being checked
+	arr     []byte        // a run of lines as one JSON array
+	lines   [][]byte      // the lines of the run being checked
+	// maxContent, when > 0, refuses frames that may decode to more bytes
+	// (by their content size, or 128 KiB per block): the fuzz targets set
+	// it so that a few bytes of RLE blocks cannot make each input decode
+	// hundreds of MiB. The backend sets none: a batch may be any size.
+	maxContent uint64
+}
+
+// Scratch buffers larger than keepScratch are dropped after use, so that
+// one huge batch does not pin its size in every handle.
+const keepScratch = 1 << 20
+
+// envelope checks one stored or appended line: a canonical envelope (SPEC
+// §2.2, §3), byte for byte. It returns its seq and whether its type is
+// turn/end, or a reason for refusing it.
+func (c *checker) envelope(ev []byte) (seq int64, turnEnd bool, reason string) {
+	buf, doc, err := jsonv.AppendParse(c.scratchFor(len(ev)), ev, jsonv.Options{})
+	c.keep(buf)
+	if err != nil {
+		return 0, false, "not lossless JSON: " + err.Error()
+	}
+	if !bytes.Equal(buf, ev) {
+		return 0, false, "not in canonical form (SPEC §3.2)"
+	}
+	return members(doc.Root())
+}
+
+// scratchFor returns c.scratch emptied, with room for n bytes.
+func (c *checker) scratchFor(n int) []byte {
+	if cap(c.scratch) < n {
+		c.scratch = make([]byte, 0, max(n, 4096))
+	}
+	return c.scratch[:0]
+}
+
+func (c *checker) keep(buf []byte) {
+	if cap(buf) <= keepScratch {
+		c.scratch = buf[:0]
+	} else {
+		c.scratch = nil
+	}
+}
+
+// members checks the members of a parsed envelope (SPEC §2.2): seq, time,
+// type and data present; seq and time integers in 0 … 2^53−1; type a
+// string; ignorable only the literal true; no other member. Order is free.
+func members(v jsonv.Value) (seq int64, turnEnd bool, reason string) {
+	if v.Kind() != jsonv.Object {
+		return 0, false, "not a JSON object"
+	}
+	const hasSeq, hasTime, hasType, hasData = 1, 2, 4, 8
+	var seen int
+	for k, m := range v.Members() {
+		switch {
+		case k.StrEqual("seq"), k.StrEqual("time"):
+			n, ok := m.Int()
+			if !ok || n < 0 || n > sdk.MaxSeq {
+				return 0, false, fmt.Sprintf("member %s is not an integer in 0 … 2^53−1", k.Bytes())
+			}
+			if k.StrEqual("seq") {
+				seq, seen = n, seen|hasSeq
+			} else {
+				seen |= hasTime
+			}
+		case k.StrEqual("type"):
+			if m.Kind() != jsonv.String {
+				return 0, false, `member "type" is not a string`
+			}
+			turnEnd, seen = m.StrEqual("turn/end"), seen|hasType
+		case k.StrEqual("data"):
+			seen |= hasData
+		case k.StrEqual("surfaceOp"), k.StrEqual("sourceEventSeqs"):
+		case k.StrEqual("ignorable"):
+			if b, ok := m.Bool(); !ok || !b {
+				return 0, false, `member "ignorable" is not the literal true`
+			}
+		default:
+			return 0, false, fmt.Sprintf("unknown member %s", clipBytes(k.Bytes()))
+		}
+	}
+	for _, m := range [...]struct {
+		bit  int
+		name string
+	}{{hasSeq, "seq"}, {hasTime, "time"}, {hasType, "type"}, {hasData, "data"}} {
+		if seen&m.bit == 0 {
+			return 0, false, fmt.Sprintf("member %q is missing", m.name)
+		}
+	}
+	return seq, turnEnd, ""
+}
+
+// lineFault is the first bad line of a run: its index and why (reason),
+// or, with reason "", the seq it has instead of the expected one.
+type lineFault struct {
+	index  int
+	seq    int64
+	reason string
+}
+
+func (f lineFault) String(first int64) string {
+	if f.reason != "" {
+		return f.reason
+	}
+	return fmt.Sprintf("seq %d where %d was expected", f.seq, first+int64(f.index))
+}
+
+// envelopes checks a run of lines as envelope would, each with seq first
+// plus its index, and reports the first bad one (ok false). It parses the
+// run once, as the JSON array [l0,l1,…]: the array's canonical form equals
+// its input exactly when every element's does, and each element must span
+// exactly its line, so the run costs one parse and O(log n) allocations
+// instead of a Doc per line. Only when that fails does it check line by
+// line, to find and name the culprit.
+func (c *checker) envelopes(lines [][]byte, first int64) (lineFault, bool) {
+	n := 2
+	for _, l := range lines {
+		n += len(l) + 1
+	}
+	arr := slices.Grow(c.arr[:0], n)
+	arr = append(arr, '[')
+	for i, l := range lines {
+		if i > 0 {
+			arr = append(arr, ',')
+		}
+		arr = append(arr, l...)
+	}
+	arr = append(arr, ']')
+	if cap(arr) <= keepScratch {
+		c.arr = arr[:0]
+	} else {
+		c.arr = nil
+	}
+	buf, doc, err := jsonv.AppendParse(c.scratchFor(len(arr)), arr, jsonv.Options{MaxDepth: jsonv.DefaultMaxDepth + 1})
+	c.keep(buf)
+	if err == nil && bytes.Equal(buf, arr) && doc.Root().Len() == len(lines) {
+		off, i := 1, 0
+		for _, el := range doc.Root().Elements() {
+			if s, e := el.Span(); s != off || e != off+len(lines[i]) {
+				break // a line that is not exactly one value
+			}
+			seq, _, reason := members(el)
+			if reason != "" || seq != first+int64(i) {
+				return lineFault{index: i, seq: seq, reason: reason}, false
+			}
+			off += len(lines[i]) + 1
+			i++
+		}
+		if i == len(lines) {
+			return lineFault{}, true
+		}
+	}
+	for i, l := range lines {
+		seq, _, reason := c.envelope(l)
+		if reason != "" || seq != first+int64(i) {
+			return lineFault{index: i, seq: seq, reason: reason}, false
+		}
+	}
+	return lineFault{}, true
+}
+
+// isTurnEnd reports whether line is a valid envelope of type turn/end,
+// whatever its seq.
+func (c *checker) isTurnEnd(line []byte) bool {
+	_, te, reason := c.envelope(line)
+	return reason == "" && te
+}
+
+// checkBatch checks an Append batch: every element a canonical envelope
+// (ENVELOPE_INVALID naming its index) with seq firstSeq + index
+// (SEQ_NOT_CONTIGUOUS).
+func (c *checker) checkBatch(firstSeq sdk.Seq, events [][]byte) *sdk.Error {
+	f, ok := c.envelopes(events, int64(firstSeq))
+	switch {
+	case ok:
+		return nil
+	case f.reason != "":
+		e := sdk.Errorf(sdk.CodeEnvelopeInvalid, op, "batch event %d is not a canonical envelope: %s", f.index, f.reason)
+		e.Index = f.index
+		return e
+	}
+	want := int64(firstSeq) + int64(f.index)
+	e := sdk.Errorf(sdk.CodeSeqNotContiguous, op, "batch event %d has seq %d; expected %d (firstSeq %d + %d)", f.index, f.seq, want, firstSeq, f.index)
+	e.Seq, e.Index = f.seq, f.index
+	return e
+}
+
+// unitStatus classifies the unit at some position.
+type unitStatus int
+
+const (
+	unitGood       unitStatus = iota
+	unitIncomplete            // the data ends inside it (SPEC §13.4 rule 2)
+	unitBad                   // complete but not what this backend writes
+)
+
+// frameSpan returns the length of the Zstandard frame at the start of b,
+// walking its frame header (zstd.Header) and block headers without
+// decoding: incomplete when b ends inside it; bad when it is not a frame
+// this backend writes (no magic, a skippable frame, a dictionary, no content
+// checksum, a reserved block type, an oversized block, a content size its
+// blocks cannot hold).
+func frameSpan(b []byte) (int, unitStatus, string) {
+	n, _, st, reason := frameBounds(b)
+	return n, st, reason
+}
+
+// frameBounds is frameSpan that also returns the most bytes the frame can
+// decode to.
+func frameBounds(b []byte) (int, uint64, unitStatus, string) {
+	var h zstd.Header
+	if err := h.Decode(b); err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) && (len(b) >= 4 || bytes.HasPrefix(frameMagic, b)) {
+			return 0, 0, unitIncomplete, "the data ends inside the frame header"
+		}
+		return 0, 0, unitBad, "not a zstd frame header: " + err.Error()
+	}
+	switch {
+	case h.Skippable:
+		return 0, 0, unitBad, "a skippable frame"
+	case !h.HasCheckSum:
+		return 0, 0, unitBad, "a frame without content checksum"
+	case h.DictionaryID != 0:
+		return 0, 0, unitBad, "a frame that needs a dictionary"
+	}
+	pos, blocks := h.HeaderSize, uint64(0)
+	for {
+		if len(b)-pos < 3 {
+			return 0, 0, unitIncomplete, "the data ends inside the frame"
+		}
+		bh := uint32(b[pos]) | uint32(b[pos+1])<<8 | uint32(b[pos+2])<<16
+		last, typ, size := bh&1 != 0, (bh>>1)&3, int(bh>>3)
+		content := size
+		switch typ {
+		case 1: // RLE: one byte, repeated size times
+			content = 1
+		case 3:
+			return 0, 0, unitBad, "a reserved block type"
+		}
+		if size > maxBlock {
+			return 0, 0, unitBad, fmt.Sprintf("a block of %d bytes (at most %d)", size, maxBlock)
+		}
+		pos += 3
+		if len(b)-pos < content {
+			return 0, 0, unitIncomplete, "the data ends inside the frame"
+		}
+		pos += content
+		blocks++
+		if last {
+			break
+		}
+	}
+	if len(b)-pos < 4 {
+		return 0, 0, unitIncomplete, "the data ends inside the frame checksum"
+	}
+	pos += 4
+	bound := blocks * maxBlock
+	if h.HasFCS {
+		if h.FrameContentSize > bound {
+			return 0, 0, unitBad, fmt.Sprintf("a content size of %d bytes that %d blocks cannot hold", h.FrameContentSize, blocks)
+		}
+		bound = h.FrameContentSize
+	}
+	return pos, bound, unitGood, ""
+}
+
+// decodeFrame decodes one structurally complete frame, which decodes to
+// at most bound bytes, into c.decoded, verifying its checksum.
+func (c *checker) decodeFrame(frame []byte, bound uint64) ([]byte, error) {
+	if c.maxContent > 0 && bound > c.maxContent {
+		return nil, fmt.Errorf("the frame may decode to %d bytes, over this checker's limit of %d", bound, c.maxContent)
+	}
+	out, err := c.dec.DecodeAll(frame, c.decoded[:0])
+	if cap(out) <= 4<<20 {
+		c.decoded = out[:0]
+	} else {
+		c.decoded = nil // do not keep a huge buffer
+	}
+	return out, err
+}
+
+// headerUnit splits the header unit off the start of a log: the first line
+// (none) or the first frame, which must decode to exactly one line (zstd).
+// It returns the header line without its '\n' and the unit's length. The
+// line aliases c's scratch for zstd.
+func (c *checker) headerUnit(data []byte, zst bool) (line []byte, n int, st unitStatus, reason string) {
+	if !zst {
+		nl := bytes.IndexByte(data, '\n')
+		if nl < 0 {
+			return nil, 0, unitIncomplete, "the header line has no terminating newline"
+		}
+		return data[:nl], nl + 1, unitGood, ""
+	}
+	n, bound, st, reason := frameBounds(data)
+	if st != unitGood {
+		return nil, 0, st, "the header frame: " + reason
+	}
+	out, err := c.decodeFrame(data[:n], bound)
+	if err != nil {
+		return nil, 0, unitBad, "the header frame does not decode: " + err.Error()
+	}
+	if len(out) == 0 || out[len(out)-1] != '\n' || bytes.IndexByte(out, '\n') != len(out)-1 {
+		return nil, 0, unitBad, "the header frame does not hold exactly one line"
+	}
+	return out[:len(out)-1], n, unitGood, ""
+}
+
+// scanLog classifies a whole log (SPEC §13.4): the header unit first
+// (the format gate, the identity check and the header shape, before any
+// event is decoded), then the events. It returns the header and the
+// committed prefix; len(data) − ix.end bytes after it are a torn tail. A
+// bad header unit, or damage followed by a valid turn/end, is CORRUPT_LOG.
+// id "" skips the identity check.
+func (c *checker) scanLog(data []byte, zst bool, id, path string) (sdk.Header, *index, error) {
+	line, n, st, reason := c.headerUnit(data, zst)
+	if st != unitGood {
+		e := sdk.Errorf(sdk.CodeCorruptLog, op, "%s: %s: %s", path, firstUnit(zst), reason)
+		e.SessionID = id
+		return sdk.Header{}, nil, e
+	}
+	h, err := headerjson.Decode(line, id, path)
+	if err != nil {
+		return sdk.Header{}, nil, err
+	}
+	ix := &index{hdrEnd: int64(n), end: int64(n)}
+	var d *damage
+	if zst {
+		d = c.scanFrames(data[n:], int64(n), ix)
+	} else {
+		d = c.scanLines(data[n:], int64(n), ix)
+	}
+	if d != nil {
+		return sdk.Header{}, nil, d.error(h.ID, path)
+	}
+	return h, ix, nil
+}
+
+func firstUnit(zst bool) string {
+	if zst {
+		return "byte offset 0"
+	}
+	return "line 1"
+}
+
+// scanLines continues ix over data, the bytes of a plain log from file
+// offset base == ix.end on. It appends every good line to ix and returns
+// the damage when a bad line is followed by a valid turn/end line; nil
+// means the bytes after ix.end, if any, are a torn tail.
+func (c *checker) scanLines(data []byte, base int64, ix *index) *damage {
+	const runLines, runBytes = 1024, 1 << 20 // lines checked by one parse
+	pos := 0
+	var bad string
+	for pos < len(data) {
+		lines := c.lines[:0]
+		for q := pos; q < len(data) && len(lines) < runLines && q-pos < runBytes; {
+			nl := bytes.IndexByte(data[q:], '\n')
+			if nl < 0 {
+				break
+			}
+			lines = append(lines, data[q:q+nl])
+			q += nl + 1
+		}
+		c.lines = lines[:0]
+		if len(lines) == 0 {
+			bad = "an incomplete final line (no newline)"
+			break
+		}
+		f, ok := c.envelopes(lines, ix.next)
+		good := lines
+		if !ok {
+			good = lines[:f.index]
+		}
+		for _, l := range good {
+			ix.starts = append(ix.starts, base+int64(pos))
+			ix.next++
+			pos += len(l) + 1
+		}
+		ix.end = base + int64(pos)
+		if !ok {
+			bad = f.String(ix.next - int64(f.index))
+			break
+		}
+	}
+	clear(c.lines[:cap(c.lines)]) // drop the references into data
+	if bad == "" {
+		return nil
+	}
+	// Rule 3: examine the remaining lines one by one.
+	badLine := ix.next + 2
+	nl := bytes.IndexByte(data[pos:], '\n')
+	if nl < 0 {
+		return nil
+	}
+	lineNo := badLine + 1
+	for q := pos + nl + 1; q < len(data); lineNo++ {
+		nl := bytes.IndexByte(data[q:], '\n')
+		if nl < 0 {
+			break // not a line
+		}
+		if c.isTurnEnd(data[q : q+nl]) {
+			return &damage{at: badLine, reason: bad, turnEnd: lineNo}
+		}
+		q += nl + 1
+	}
+	return nil
+}
+
+// scanFrames continues ix over data, the bytes of a zstd log from file
+// offset base == ix.end on, frame by frame; see scanLines.
+func (c *checker) scanFrames(data []byte, base int64, ix *index) *damage {
+	pos := 0
+	var bad string
+	for pos < len(data) {
+		n, bound, st, reason := frameBounds(data[pos:])
+		if st == unitGood {
+			count, r := c.frameEvents(data[pos:pos+n], bound, ix.next)
+			if r == "" {
+				ix.frames = append(ix.frames, frameRef{off: base + int64(pos), size: int64(n), first: ix.next, count: count})
+				ix.next += count
+				pos += n
+				ix.end = base + int64(pos)
+				continue
+			}
+			reason = r
+		}
+		bad = reason
+		break
+	}
+	if bad == "" {
+		return nil
+	}
+	// Rule 3: resynchronize on every later frame magic and try to decode
+	// from there.
+	for q := pos + 1; q < len(data); {
+		k := bytes.Index(data[q:], frameMagic)
+		if k < 0 {
+			break
+		}
+		at := q + k
+		q = at + 1
+		n, bound, st, _ := frameBounds(data[at:])
+		if st != unitGood {
+			continue
+		}
+		out, err := c.decodeFrame(data[at:at+n], bound)
+		if err != nil {
+			continue
+		}
+		if c.holdsTurnEnd(out) {
+			return &damage{zstd: true, at: base + int64(pos), reason: "the batch frame: " + bad, turnEnd: base + int64(at)}
+		}
+		q = at + n
+	}
+	return nil
+}
+
+// frameEvents decodes a structurally complete batch frame and checks that
+// it holds complete lines, each a valid envelope with the next expected
+// seq from first on. It returns the event count or a reason.
+func (c *checker) frameEvents(frame []byte, bound uint64, first int64) (int64, string) {
+	out, err := c.decodeFrame(frame, bound)
+	if err != nil {
+		return 0, "not decodable: " + err.Error()
+	}
+	if len(out) == 0 || out[len(out)-1] != '\n' {
+		return 0, "not a sequence of complete lines"
+	}
+	lines := c.lines[:0]
+	for len(out) > 0 {
+		nl := bytes.IndexByte(out, '\n')
+		lines = append(lines, out[:nl])
+		out = out[nl+1:]
+	}
+	c.lines = lines[:0]
+	f, ok := c.envelopes(lines, first)
+	clear(lines)
+	if !ok {
+		return 0, fmt.Sprintf("its line %d: %s", f.index+1, f.String(first))
+	}
+	return int64(len(lines)), ""
+}
+
+// holdsTurnEnd reports whether any complete line of decoded content is a
+// valid turn/end envelope.
+func (c *checker) holdsTurnEnd(out []byte) bool {
+	for len(out) > 0 {
+		nl := bytes.IndexByte(out, '\n')
+		if nl < 0 {
+			return false
+		}
+		if c.isTurnEnd(out[:nl]) {
+			return true
+		}
+		out = out[nl+1:]
+	}
+	return false
+}
+
+func clipBytes(b []byte) string {
+	if len(b) > 64 {
+		return string(b[:64]) + "…"
+	}
+	return string(b)
+}

@@ -1,0 +1,75 @@
+package jsonl
+
+import (
+	"io/fs"
+)
+
+// FS is the file system the backend reaches its files through (SPEC
+// §13.1): every open, write, fsync, link and lock goes through it, so tests
+// inject ENOSPC, EIO, short writes and crashes without an external harness
+// (see FaultFS). OS is the production implementation.
+//
+// Names are absolute paths. Errors follow the os package: they wrap
+// syscall errnos, so errors.Is(err, fs.ErrNotExist) and errors.Is(err,
+// fs.ErrExist) work, and File.Lock reports a lock held elsewhere with an
+// error matching syscall.EWOULDBLOCK.
+type FS interface {
+	// OpenFile opens name with os.O_* flags; perm is the mode of a file it
+	// creates.
+	OpenFile(name string, flag int, perm fs.FileMode) (File, error)
+	// Stat describes the file or directory name.
+	Stat(name string) (FileInfo, error)
+	// Mkdir creates the directory name; its parent must exist.
+	Mkdir(name string, perm fs.FileMode) error
+	// Link makes newname a second name of the file oldname; an existing
+	// newname is an error (fs.ErrExist), never replaced.
+	Link(oldname, newname string) error
+	// Rename renames oldname to newname, replacing newname.
+	Rename(oldname, newname string) error
+	// Remove removes the file or empty directory name.
+	Remove(name string) error
+	// ReadDir returns the names in directory name, sorted.
+	ReadDir(name string) ([]string, error)
+	// SyncDir makes the entries of directory name durable (fsync of the
+	// directory).
+	SyncDir(name string) error
+}
+
+// File is an open file of an FS. ReadAt may run concurrently with every
+// other method; the backend never calls the others concurrently on one
+// File.
+type File interface {
+	// ReadAt reads len(p) bytes at off, as io.ReaderAt.
+	ReadAt(p []byte, off int64) (int, error)
+	// WriteAt writes p at off; n < len(p) comes with an error.
+	WriteAt(p []byte, off int64) (int, error)
+	// Sync makes the file's data and size durable (fdatasync).
+	Sync() error
+	// Truncate changes the file's size (ftruncate).
+	Truncate(size int64) error
+	// Stat describes the open file (fstat).
+	Stat() (FileInfo, error)
+	// Lock takes an exclusive advisory lock without waiting
+	// (flock(LOCK_EX|LOCK_NB)); a lock held through another open file,
+	// in this process or another, fails with syscall.EWOULDBLOCK. Close
+	// releases it, and so does the death of the process.
+	Lock() error
+	// Unlock releases the lock (flock(LOCK_UN)).
+	Unlock() error
+	// Close closes the file.
+	Close() error
+}
+
+// FileInfo is what Stat reports: enough for the revision of SPEC §13.5
+// (dev:ino:size:mtimeNs:ctimeNs).
+type FileInfo struct {
+	Size    int64
+	Mode    fs.FileMode
+	Dev     uint64
+	Ino     uint64
+	MtimeNs int64
+	CtimeNs int64
+}
+
+// IsDir reports whether the FileInfo describes a directory.
+func (fi FileInfo) IsDir() bool { return fi.Mode.IsDir() }

@@ -1,0 +1,141 @@
+// Package sqlite is logbook's SQLite persistence backend (SPEC §12.1, §14):
+// a complete sdk.Persistence over one database file, through
+// modernc.org/sqlite (pure Go) and database/sql. The logbook binary serves
+// it as `logbook plugin sqlite` (ServeConfig); cmd/logbook-sqlite is the
+// same plugin as a binary of its own.
+//
+// # On-disk format
+//
+// The database is identified by PRAGMA application_id = 1280264002
+// (0x4C4F4742, "LOGB") and PRAGMA user_version = 1, and holds exactly the
+// schema of SPEC §14.2:
+//
+//	store_state(singleton = 1, store_id)          one row; store_id is a random UUID
+//	sessions(id, format_version, created_at, header, next_seq, incarnation, revision)
+//	events(session_id, seq, type, time, data, surface_op, source_event_seqs, ignorable)
+//
+// All three tables are STRICT. A session row holds the canonical header
+// JSON (sdk/headerjson, the JSONL header line), its logbook format version
+// (1), next_seq (the committed event count), a random incarnation UUID made
+// when the session was stored, and a revision counter. One events row per
+// event: an envelope (SPEC §2.2) split into its members. type and time are
+// columns; data is the canonical JSON of the data member as TEXT, or, when
+// it is 4096 bytes or more and compress_data is on, a zstd frame of it
+// (level 3, content checksum) stored as a BLOB when the frame is smaller;
+// surface_op and source_event_seqs hold the canonical JSON of those members
+// or NULL; ignorable is 1 or NULL. Reading reassembles the envelope in the
+// member order of SPEC §2.2, byte-equal to the one appended: Append accepts
+// only envelopes that reassemble to exactly their own bytes (canonical JSON,
+// members in order, nothing else), and refuses the rest as
+// ENVELOPE_INVALID.
+//
+// Beside the database file:
+//
+//	<path>.locks/<enc(id)>.lock               flock target of the write claim (0700 dir, 0600 files, never deleted)
+//	<path>.torn/<enc(id)>.<epoch ms>.jsonl    rows a write open cut (0700 dir, 0600 files)
+//
+// enc(id) is the file-name encoding of SPEC §13.1.
+//
+// # Opening
+//
+// The file-safety rules of SPEC §14.1 come first, each refusal a
+// CONFIG_INVALID that says how to fix it: the parent directory is not group-
+// or world-writable; the database (and an existing -wal, -shm or -journal
+// file) is a regular file, not a symlink, owned by this user, without group
+// or other permission bits; a new database is created with O_EXCL, mode
+// 0600, and its directory synced. The connection is opened with
+// busy_timeout, trusted_schema = OFF, foreign_keys = ON and synchronous =
+// FULL, each read back. Inside BEGIN IMMEDIATE a pristine database
+// (application_id 0, user_version 0, no schema objects) gets the schema, a
+// store id and its identity pragmas; any other database must have
+// application_id 1280264002, user_version 1 and schema objects equal to the
+// reference DDL (compared after normalizing whitespace, comments and case;
+// SQLite's statistics tables are ignored), or Open fails with
+// SCHEMA_MISMATCH naming what it found. Only then is journal_mode set (wal
+// by default; memory for ":memory:") and read back, so a foreign database
+// is never converted. A file that is not an SQLite database is
+// SCHEMA_MISMATCH too.
+//
+// # Operations
+//
+//   - Append: one BEGIN IMMEDIATE transaction per batch with prepared
+//     statements (32 rows per INSERT): application_id and user_version
+//     re-checked; a pending create is stored (a new incarnation, next_seq
+//     0, revision 0); firstSeq compared with next_seq (SEQ_CONFLICT naming
+//     both); the rows inserted; next_seq and revision + 1 written; COMMIT.
+//     Any error rolls back, so a rejected batch changes nothing. SQLITE_BUSY
+//     after busy_timeout is BACKEND_BUSY (retryable). Normal appends never
+//     update or delete a row; the (session_id, seq) primary key makes a
+//     second row for a seq impossible, and a row some other writer left
+//     past next_seq is reported as SEQ_CONFLICT.
+//   - Read: rows offset ≤ seq < min(offset+length, end) by seq, in chunks
+//     of at most 512 events or about 1 MiB, each row decoded and checked
+//     (a BLOB's checksum and JSON); a missing or undecodable row below
+//     next_seq is CORRUPT_LOG naming its seq. end is next_seq; for a read
+//     handle opened on a torn log it is the end of the valid prefix until a
+//     write open has cut the tail (seen as a new revision). A read never
+//     shows fewer events than an earlier one on the handle (LOG_SHRANK).
+//   - Stat: header, revision, format version, EventCount = next_seq, and
+//     SizeBytes -1: the schema keeps no size, and summing would read every
+//     row.
+//   - List: every sessions row in id order, then this Backend's pending
+//     creates; a row failing the format gate or the header check is listed
+//     with Err.
+//   - Revision: <store_id>:<incarnation>:<revision>. It changes with every
+//     stored change (materialization, each non-empty append, a cut) and with
+//     nothing else; ownership never touches it.
+//   - Format gate (SPEC §15): sessions.format_version first, then the
+//     header's own version member (headerjson.Decode), before any event is
+//     decoded.
+//
+// # Ownership
+//
+// Write ownership (SPEC §14.3, §13.6) is an in-process claim table shared by
+// every Backend over the database, plus a non-blocking flock on the
+// session's lock file, taken at Open(write) or just before a create is
+// stored and held until Close. Held elsewhere: ALREADY_OWNED at Open, and
+// SESSION_ALREADY_EXISTS at materialization. Before each append the backend
+// checks that it still holds the claim and that the lock file it locked is
+// still the one at that path; otherwise OWNERSHIP_LOST. A session row whose
+// incarnation changed under a write handle is OWNERSHIP_LOST too.
+//
+// # Torn rows (SPEC §14.4)
+//
+// Open scans the session's rows in seq order, rows as the units of §13.4.
+// Rows with seq ≥ next_seq are torn. Below next_seq the first missing row
+// (a seq gap) or row that does not decode starts a torn tail, unless a
+// later row decodes to a turn/end: then it is CORRUPT_LOG naming the seq
+// and the reason, and nothing is changed. A read open reports the tail
+// (Torn.Bytes, FromSeq) and reads the prefix; a write open writes the torn
+// rows as canonical JSON lines to <path>.torn/… (O_EXCL, fsync, directory
+// fsync), then deletes them and sets next_seq in one BEGIN IMMEDIATE
+// transaction. A line is the row's envelope when it decodes,
+// {"undecodable":{…columns…},"reason":…} when it does not, and
+// {"missing":{"fromSeq":a,"toSeq":b}} for absent rows; Torn.Bytes is the
+// size of those lines with their newlines, the same for a read open and
+// the write open that cuts.
+//
+// # Decisions where SPEC §14 is silent
+//
+//   - Process model: one *sql.DB per database file per process (keyed by
+//     device and inode, so two paths to one file share it), with one
+//     connection (see store). Backends configured with one file must agree
+//     on journal_mode and busy_timeout (CONFIG_INVALID otherwise); each has
+//     its own compress_data.
+//   - Materialization, handles, Read chunking, the context rule and the
+//     order of checks mirror plugins/memory: Create reserves the id in the
+//     Backend; the session is stored at the first Append or Flush; Close
+//     of an unstored create abandons it; an empty batch is a compare-and-set
+//     probe; handle names are never reused; every call but Close fails with
+//     IO_ERROR wrapping ctx.Err() when ctx has ended.
+//   - ":memory:" is a private database per Open; Peer shares it. It takes no
+//     flock, and its torn rows go to a temporary directory.
+//   - Config keys are the snake_case keys of the HCL block: path,
+//     journal_mode, busy_timeout (milliseconds), compress_data; unknown keys
+//     are CONFIG_INVALID. Calls before Configure are CONFIG_INVALID.
+//   - Errors are *sdk.Error with Op "sqlite". Other SQLite failures are
+//     IO_ERROR (retryable), SQLITE_CORRUPT is CORRUPT_LOG, SQLITE_NOTADB is
+//     SCHEMA_MISMATCH.
+//
+// Every method of Backend is safe for concurrent use.
+package sqlite

@@ -1,0 +1,379 @@
+package sqlite
+
+import (
+	"bytes"
+	"database/sql"
+	"encoding/base64"
+	"fmt"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/jsonv"
+)
+
+// compressMin is the size from which data is compressed (SPEC §1.5, §14.2).
+const compressMin = 4096
+
+// maxDecodedData bounds what one compressed data value may expand to: the
+// largest MaxEventBytes SPEC §1.5 allows. A frame claiming more is damage.
+const maxDecodedData = 1 << 30
+
+// envelopeMembers are the members of a canonical envelope in their order
+// (SPEC §2.2); the first four are required.
+var envelopeMembers = [...]string{"seq", "time", "type", "data", "surfaceOp", "sourceEventSeqs", "ignorable"}
+
+const (
+	mSeq = iota
+	mTime
+	mType
+	mData
+	mSurfaceOp
+	mSources
+	mIgnorable
+	requiredMembers = mData + 1
+)
+
+// row is one event as the events table holds it (SPEC §14.2).
+type row struct {
+	seq, time int64
+	typ       string
+	data      []byte // canonical JSON of the data member
+	blob      []byte // the zstd frame stored instead of data; nil for TEXT
+	surfaceOp []byte // canonical JSON; nil = NULL
+	sources   []byte // canonical JSON; nil = NULL
+	ignorable bool
+}
+
+// dataValue is what the data column is bound to: the frame as a BLOB, or the
+// canonical JSON as TEXT.
+func (r *row) dataValue() any {
+	if r.blob != nil {
+		return r.blob
+	}
+	return string(r.data)
+}
+
+func nullText(b []byte) any {
+	if b == nil {
+		return nil
+	}
+	return string(b)
+}
+
+func (r *row) ignorableValue() any {
+	if r.ignorable {
+		return int64(1)
+	}
+	return nil
+}
+
+// appendEnvelope appends the canonical envelope of r to dst: the inverse of
+// splitEnvelope.
+func (r *row) appendEnvelope(dst []byte) []byte {
+	dst = append(dst, `{"seq":`...)
+	dst = strconv.AppendInt(dst, r.seq, 10)
+	dst = append(dst, `,"time":`...)
+	dst = strconv.AppendInt(dst, r.time, 10)
+	dst = append(dst, `,"type":`...)
+	dst = jsonv.AppendString(dst, r.typ)
+	dst = append(dst, `,"data":`...)
+	dst = append(dst, r.data...)
+	if r.surfaceOp != nil {
+		dst = append(dst, `,"surfaceOp":`...)
+		dst = append(dst, r.surfaceOp...)
+	}
+	if r.sources != nil {
+		dst = append(dst, `,"sourceEventSeqs":`...)
+		dst = append(dst, r.sources...)
+	}
+	if r.ignorable {
+		dst = append(dst, `,"ignorable":true`...)
+	}
+	return append(dst, '}')
+}
+
+func (r *row) envelopeLen() int {
+	return 64 + len(r.typ) + len(r.data) + len(r.surfaceOp) + len(r.sources)
+}
+
+// splitEnvelope splits one canonical envelope into its columns. The
+// envelope must be a JSON object whose members are those of SPEC §2.2 in
+// their order, with seq and time integer-form in 0 … MaxSeq, type a string
+// and ignorable true, and must be in canonical form (SPEC §3.2), so that
+// appendEnvelope gives back exactly the same bytes. Anything else is
+// ENVELOPE_INVALID. The row's slices point into a fresh buffer.
+func splitEnvelope(ev []byte) (row, error) {
+	var r row
+	invalid := func(format string, args ...any) (row, error) {
+		return row{}, sdk.Errorf(sdk.CodeEnvelopeInvalid, op, format, args...)
+	}
+	// The data member's outermost container is depth 1 (rule J6); inside
+	// the envelope it is depth 2.
+	doc, err := jsonv.Parse(ev, jsonv.Options{MaxDepth: jsonv.DefaultMaxDepth + 1})
+	if err != nil {
+		return row{}, &sdk.Error{Code: sdk.CodeEnvelopeInvalid, Op: op, Seq: -1, Index: -1, Detail: "the event is not lossless JSON", Err: err}
+	}
+	root := doc.Root()
+	if root.Kind() != jsonv.Object {
+		return invalid("the event is not a JSON object")
+	}
+	buf := doc.Buffer()
+	next := 0
+	for k, v := range root.Members() {
+		name, _ := k.Str()
+		m := slices.Index(envelopeMembers[:], name)
+		if m < 0 {
+			return invalid("member %s is not an envelope member (seq, time, type, data, surfaceOp, sourceEventSeqs, ignorable)", strconv.Quote(name))
+		}
+		if m < next || (next < requiredMembers && m != next && root.Get(envelopeMembers[next]).Exists()) {
+			return invalid("member %s is out of the canonical order seq, time, type, data, surfaceOp, sourceEventSeqs, ignorable", strconv.Quote(name))
+		}
+		if next < requiredMembers && m != next {
+			return invalid("member %s is missing", strconv.Quote(envelopeMembers[next]))
+		}
+		next = m + 1
+		start, end := v.Span()
+		raw := buf[start:end:end]
+		switch m {
+		case mSeq, mTime:
+			n, ok := v.Int()
+			if !ok || n < 0 || n > sdk.MaxSeq {
+				return invalid("member %s must be an integer in 0 … 2^53−1; got %s", strconv.Quote(name), raw)
+			}
+			if m == mSeq {
+				r.seq = n
+			} else {
+				r.time = n
+			}
+		case mType:
+			s, ok := v.Str()
+			if !ok {
+				return invalid(`member "type" must be a string; got %s`, raw)
+			}
+			r.typ = s
+		case mData:
+			r.data = raw
+		case mSurfaceOp:
+			r.surfaceOp = raw
+		case mSources:
+			r.sources = raw
+		case mIgnorable:
+			if b, ok := v.Bool(); !ok || !b {
+				return invalid(`member "ignorable" must be true when present; got %s`, raw)
+			}
+			r.ignorable = true
+		}
+	}
+	if next < requiredMembers {
+		return invalid("member %s is missing", strconv.Quote(envelopeMembers[next]))
+	}
+	if !bytes.Equal(r.appendEnvelope(make([]byte, 0, len(ev))), ev) {
+		return invalid("the event is not in canonical form (SPEC §3.2: no whitespace, canonical string escapes)")
+	}
+	return r, nil
+}
+
+// codec compresses and decompresses data values. Both halves are safe for
+// concurrent use.
+type codec struct {
+	enc *zstd.Encoder
+	dec *zstd.Decoder
+}
+
+func newCodec() (*codec, error) {
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(3)), zstd.WithEncoderCRC(true))
+	if err != nil {
+		return nil, err
+	}
+	dec, err := zstd.NewReader(nil, zstd.WithDecoderMaxMemory(maxDecodedData))
+	if err != nil {
+		enc.Close()
+		return nil, err
+	}
+	return &codec{enc: enc, dec: dec}, nil
+}
+
+func (c *codec) close() {
+	c.enc.Close()
+	c.dec.Close()
+}
+
+// compress sets r.blob when r.data is at least compressMin bytes and its
+// zstd frame is smaller.
+func (c *codec) compress(r *row) {
+	if len(r.data) < compressMin {
+		return
+	}
+	if frame := c.enc.EncodeAll(r.data, make([]byte, 0, len(r.data)/2)); len(frame) < len(r.data) {
+		r.blob = frame
+	}
+}
+
+// rowError is why a stored row does not decode.
+type rowError struct{ reason string }
+
+func (e *rowError) Error() string { return e.reason }
+
+func badRow(format string, args ...any) *rowError {
+	return &rowError{reason: fmt.Sprintf(format, args...)}
+}
+
+// rawRow is one events row as scanned (rowColumns), before decoding. data
+// is a view valid until the next row is scanned.
+type rawRow struct {
+	seq       int64
+	typ       string
+	time      int64
+	dataType  string // typeof(data): "text", "blob", "integer", "real"
+	data      sql.RawBytes
+	surfaceOp sql.NullString
+	sources   sql.NullString
+	ignorable sql.NullInt64
+}
+
+// rowColumns are the columns scanRow reads, in its order.
+const rowColumns = "seq, type, time, typeof(data), data, surface_op, source_event_seqs, ignorable"
+
+func scanRow(rows *sql.Rows, raw *rawRow) error {
+	return rows.Scan(&raw.seq, &raw.typ, &raw.time, &raw.dataType, &raw.data, &raw.surfaceOp, &raw.sources, &raw.ignorable)
+}
+
+// scratch holds the buffers decode reuses from row to row.
+type scratch struct{ json, data []byte }
+
+// decode checks a stored row and returns it as a row whose envelope is
+// canonical: type valid UTF-8, time in 0 … MaxSeq, data TEXT canonical JSON
+// or a BLOB holding a zstd frame of it (checksum verified), surface_op and
+// source_event_seqs NULL or canonical JSON, ignorable NULL or 1. The row's
+// data may point into raw or sc; use it before the next call.
+func (c *codec) decode(raw *rawRow, sc *scratch) (row, *rowError) {
+	r := row{seq: raw.seq, typ: raw.typ, time: raw.time}
+	if !utf8.ValidString(raw.typ) {
+		return row{}, badRow("type is not valid UTF-8")
+	}
+	if raw.time < 0 || raw.time > sdk.MaxSeq {
+		return row{}, badRow("time %d is outside 0 … 2^53−1", raw.time)
+	}
+	switch raw.dataType {
+	case "text":
+		r.data = raw.data
+	case "blob":
+		out, err := c.dec.DecodeAll(raw.data, sc.data[:0])
+		if err != nil {
+			return row{}, badRow("the compressed data does not decode: %v", err)
+		}
+		sc.data = out[:0]
+		r.data = out
+	default:
+		return row{}, badRow("data holds %s %s, neither TEXT nor a BLOB", raw.dataType, raw.data)
+	}
+	if err := canonical(r.data, "data", sc); err != nil {
+		return row{}, err
+	}
+	var err *rowError
+	if r.surfaceOp, err = optionalJSON(raw.surfaceOp, "surface_op", sc); err != nil {
+		return row{}, err
+	}
+	if r.sources, err = optionalJSON(raw.sources, "source_event_seqs", sc); err != nil {
+		return row{}, err
+	}
+	if raw.ignorable.Valid {
+		if raw.ignorable.Int64 != 1 {
+			return row{}, badRow("ignorable is %d, neither NULL nor 1", raw.ignorable.Int64)
+		}
+		r.ignorable = true
+	}
+	return r, nil
+}
+
+func optionalJSON(v sql.NullString, column string, sc *scratch) ([]byte, *rowError) {
+	if !v.Valid {
+		return nil, nil
+	}
+	b := []byte(v.String)
+	return b, canonical(b, column, sc)
+}
+
+// canonical requires b to be lossless JSON in canonical form.
+func canonical(b []byte, column string, sc *scratch) *rowError {
+	buf, _, err := jsonv.AppendParse(sc.json[:0], b, jsonv.Options{})
+	sc.json = buf[:0]
+	if err != nil {
+		return badRow("%s is not lossless JSON: %v", column, err)
+	}
+	if !bytes.Equal(buf, b) {
+		return badRow("%s is not canonical JSON", column)
+	}
+	return nil
+}
+
+// rawLine renders a row that does not decode as one canonical JSON line
+// of a torn-row artifact: its columns as stored (TEXT as a string, or as
+// base64 when it is not UTF-8; a BLOB as base64) and why it does not
+// decode.
+func rawLine(raw *rawRow, reason string) []byte {
+	b := []byte(`{"undecodable":{"seq":`)
+	b = strconv.AppendInt(b, raw.seq, 10)
+	b = append(b, `,"time":`...)
+	b = strconv.AppendInt(b, raw.time, 10)
+	b = append(b, `,"type":`...)
+	b = appendText(b, raw.typ)
+	b = append(b, `,"data":`...)
+	switch raw.dataType {
+	case "blob":
+		b = append(b, `{"blobBase64":"`...)
+		b = base64.StdEncoding.AppendEncode(b, raw.data)
+		b = append(b, `"}`...)
+	case "text":
+		b = appendText(b, string(raw.data))
+	default: // a number, rendered by SQLite
+		b = append(b, `{"`+raw.dataType+`":`...)
+		b = jsonv.AppendString(b, string(raw.data))
+		b = append(b, '}')
+	}
+	for _, col := range [...]struct {
+		name string
+		v    sql.NullString
+	}{{"surfaceOp", raw.surfaceOp}, {"sourceEventSeqs", raw.sources}} {
+		b = append(b, `,"`+col.name+`":`...)
+		if col.v.Valid {
+			b = appendText(b, col.v.String)
+		} else {
+			b = append(b, "null"...)
+		}
+	}
+	b = append(b, `,"ignorable":`...)
+	if raw.ignorable.Valid {
+		b = strconv.AppendInt(b, raw.ignorable.Int64, 10)
+	} else {
+		b = append(b, "null"...)
+	}
+	b = append(b, `},"reason":`...)
+	b = appendText(b, reason)
+	return append(b, '}')
+}
+
+// appendText appends s as a JSON string, or as {"textBase64":…} when s is
+// not valid UTF-8, so that the bytes survive.
+func appendText(b []byte, s string) []byte {
+	if utf8.ValidString(s) {
+		return jsonv.AppendString(b, s)
+	}
+	b = append(b, `{"textBase64":"`...)
+	b = base64.StdEncoding.AppendEncode(b, []byte(s))
+	return append(b, `"}`...)
+}
+
+// missingLine renders seqs [from, to] absent below next_seq as one line of
+// a torn-row artifact.
+func missingLine(from, to int64) []byte {
+	b := []byte(`{"missing":{"fromSeq":`)
+	b = strconv.AppendInt(b, from, 10)
+	b = append(b, `,"toSeq":`...)
+	b = strconv.AppendInt(b, to, 10)
+	return append(b, "}}"...)
+}

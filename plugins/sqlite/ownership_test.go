@@ -1,0 +1,180 @@
+package sqlite_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/seed-e5e476df/logbook/plugins/sqlite"
+	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/persistencetest"
+)
+
+// TestWriteClaimIsExclusiveAcrossProcesses is scenario 31 across OS
+// processes: this test process and a `logbook plugin sqlite` child over one
+// database file.
+func TestWriteClaimIsExclusiveAcrossProcesses(t *testing.T) {
+	path := dbPath(t)
+	b := openBackend(t, sqlite.DefaultConfig(path))
+	o, err := b.Create(t.Context(), header("s1"))
+	must(t, err)
+	events := persistencetest.Batch(0, 2)
+	appendOK(t, b, o.Handle, events)
+
+	p := subprocess(t, path)
+	_, err = p.Open(t.Context(), "s1", sdk.AccessWrite)
+	persistencetest.RequireCode(t, err, sdk.CodeAlreadyOwned, `"s1"`, "another process", "flock")
+	r, err := p.Open(t.Context(), "s1", sdk.AccessRead)
+	must(t, err)
+	requireRead(t, "the other process's reader", p, r.Handle, events)
+	_, err = p.Create(t.Context(), header("s1"))
+	persistencetest.RequireCode(t, err, sdk.CodeSessionAlreadyExists, `"s1"`)
+
+	// Racing creates: both reserve s2; the first to store it wins, the
+	// other's first append is SESSION_ALREADY_EXISTS and stores nothing.
+	theirs, err := p.Create(t.Context(), header("s2"))
+	must(t, err)
+	mine, err := b.Create(t.Context(), header("s2"))
+	must(t, err)
+	appendOK(t, b, mine.Handle, persistencetest.Batch(0, 1))
+	_, err = p.Append(t.Context(), theirs.Handle, 0, persistencetest.Batch(0, 3))
+	persistencetest.RequireCode(t, err, sdk.CodeSessionAlreadyExists, `"s2"`)
+	if n := queryInt(t, path, "SELECT count(*) FROM events WHERE session_id = 's2'"); n != 1 {
+		t.Fatalf("s2 holds %d rows after the lost race; want 1", n)
+	}
+
+	// Closing the owner hands the claim to the other process.
+	must(t, b.Close(t.Context(), o.Handle))
+	w, err := p.Open(t.Context(), "s1", sdk.AccessWrite)
+	must(t, err)
+	_, err = b.Open(t.Context(), "s1", sdk.AccessWrite)
+	persistencetest.RequireCode(t, err, sdk.CodeAlreadyOwned, `"s1"`)
+	appendOK(t, p, w.Handle, persistencetest.Batch(2, 1))
+}
+
+// TestKilledOwnerReleasesTheClaim: the kernel drops the flock of a process
+// that dies, so kill -9 of the owner frees the session.
+func TestKilledOwnerReleasesTheClaim(t *testing.T) {
+	path := dbPath(t)
+	plugin := startPlugin(t, configJSON(t, path, nil))
+	p := plugin.Persistence()
+	o, err := p.Create(t.Context(), header("s1"))
+	must(t, err)
+	appendOK(t, p, o.Handle, persistencetest.Batch(0, 3))
+	b := openBackend(t, sqlite.DefaultConfig(path))
+	_, err = b.Open(t.Context(), "s1", sdk.AccessWrite)
+	persistencetest.RequireCode(t, err, sdk.CodeAlreadyOwned, `"s1"`)
+
+	must(t, syscall.Kill(plugin.Pid(), syscall.SIGKILL))
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		w, err := b.Open(t.Context(), "s1", sdk.AccessWrite)
+		if err == nil {
+			appendOK(t, b, w.Handle, persistencetest.Batch(3, 1))
+			return
+		}
+		if !errors.Is(err, sdk.ErrAlreadyOwned) || time.Now().After(deadline) {
+			t.Fatalf("Open(write) after the owner was killed: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond) // polling for the kernel to reap the owner
+	}
+}
+
+func TestRemovedLockFileIsOWNERSHIP_LOST(t *testing.T) {
+	path := dbPath(t)
+	b := openBackend(t, sqlite.DefaultConfig(path))
+	o, err := b.Create(t.Context(), header("s1"))
+	must(t, err)
+	appendOK(t, b, o.Handle, persistencetest.Batch(0, 2))
+	must(t, os.Remove(filepath.Join(path+".locks", "s1.lock")))
+	_, err = b.Append(t.Context(), o.Handle, 2, persistencetest.Batch(2, 1))
+	persistencetest.RequireCode(t, err, sdk.CodeOwnershipLost, `"s1"`, "lock file is gone")
+	_, err = b.Flush(t.Context(), o.Handle)
+	persistencetest.RequireCode(t, err, sdk.CodeOwnershipLost, `"s1"`)
+	if n := queryInt(t, path, "SELECT count(*) FROM events"); n != 2 {
+		t.Fatalf("%d rows after a fenced append; want 2", n)
+	}
+}
+
+func TestStaleFirstSeqIsSEQ_CONFLICTAndNeverADuplicateRow(t *testing.T) {
+	path := dbPath(t)
+	b := openBackend(t, sqlite.DefaultConfig(path))
+	o, err := b.Create(t.Context(), header("s1"))
+	must(t, err)
+	appendOK(t, b, o.Handle, persistencetest.Batch(0, 5))
+	rows := func(seq int) int64 {
+		return queryInt(t, path, "SELECT count(*) FROM events WHERE session_id = 's1' AND seq = ?", seq)
+	}
+
+	_, err = b.Append(t.Context(), o.Handle, 3, persistencetest.Batch(3, 2))
+	persistencetest.RequireCode(t, err, sdk.CodeSeqConflict, 3, 5)
+	if rows(3) != 1 || rows(4) != 1 || queryInt(t, path, "SELECT count(*) FROM events") != 5 {
+		t.Fatal("a stale append changed the rows")
+	}
+
+	// A writer outside this backend moves next_seq on: the compare-and-set
+	// in the transaction sees it.
+	rawExec(t, path, `INSERT INTO events(session_id, seq, type, time, data) VALUES ('s1', 5, 'todo/write', 1, '{}')`)
+	rawExec(t, path, "UPDATE sessions SET next_seq = 6, revision = revision + 1")
+	_, err = b.Append(t.Context(), o.Handle, 5, persistencetest.Batch(5, 1))
+	persistencetest.RequireCode(t, err, sdk.CodeSeqConflict, 5, 6)
+	if rows(5) != 1 {
+		t.Fatalf("seq 5 has %d rows; want 1", rows(5))
+	}
+
+	// A row written past next_seq behind the backend's back: the primary
+	// key refuses a second row for seq 6, as a SEQ_CONFLICT.
+	rawExec(t, path, `INSERT INTO events(session_id, seq, type, time, data) VALUES ('s1', 6, 'todo/write', 1, '{}')`)
+	_, err = b.Append(t.Context(), o.Handle, 6, persistencetest.Batch(6, 2))
+	persistencetest.RequireCode(t, err, sdk.CodeSeqConflict, 6)
+	if rows(6) != 1 || rows(7) != 0 || queryInt(t, path, "SELECT next_seq FROM sessions") != 6 {
+		t.Fatal("a conflicting append stored part of its batch")
+	}
+}
+
+func TestLockHeldPastBusyTimeoutIsBACKEND_BUSY(t *testing.T) {
+	path := dbPath(t)
+	cfg := sqlite.DefaultConfig(path)
+	cfg.BusyTimeout = 50 * time.Millisecond
+	b := openBackend(t, cfg)
+	o, err := b.Create(t.Context(), header("s1"))
+	must(t, err)
+	appendOK(t, b, o.Handle, persistencetest.Batch(0, 1))
+
+	release := holdWriteLock(t, path)
+	start := time.Now()
+	_, err = b.Append(t.Context(), o.Handle, 1, persistencetest.Batch(1, 1))
+	persistencetest.RequireCode(t, err, sdk.CodeBackendBusy, "busy_timeout 50 ms")
+	if !sdk.Retryable(err) || time.Since(start) < 50*time.Millisecond {
+		t.Fatalf("BACKEND_BUSY after %v, retryable %t; want a retryable error after ≥ 50 ms", time.Since(start), sdk.Retryable(err))
+	}
+	release()
+	appendOK(t, b, o.Handle, persistencetest.Batch(1, 1)) // nothing was consumed
+
+	// Opening a database waits for the lock too: its schema check runs in
+	// BEGIN IMMEDIATE.
+	other := newDatabase(t)
+	release = holdWriteLock(t, other)
+	defer release()
+	cfg.Path = other
+	_, err = sqlite.Open(t.Context(), cfg)
+	persistencetest.RequireCode(t, err, sdk.CodeBackendBusy, other)
+}
+
+// holdWriteLock takes the write lock of the database at path on a
+// connection of the test's own until release is called.
+func holdWriteLock(t *testing.T, path string) (release func()) {
+	t.Helper()
+	conn, err := rawDB(t, path).Conn(t.Context())
+	must(t, err)
+	if _, err := conn.ExecContext(t.Context(), "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		conn.ExecContext(t.Context(), "ROLLBACK")
+		conn.Close()
+	}
+}

@@ -1,0 +1,183 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/seed-e5e476df/logbook/sdk"
+)
+
+// The database identity of SPEC §14.1: PRAGMA application_id ("LOGB") and
+// PRAGMA user_version (the schema version).
+const (
+	ApplicationID = 1280264002 // 0x4C4F4742, "LOGB"
+	UserVersion   = 1
+)
+
+// schema is the reference DDL of SPEC §14.2, in creation order.
+var schema = []struct{ name, ddl string }{
+	{"store_state", `CREATE TABLE store_state(singleton INTEGER PRIMARY KEY CHECK (singleton = 1), store_id TEXT NOT NULL) STRICT`},
+	{"sessions", `CREATE TABLE sessions(
+  id TEXT PRIMARY KEY, format_version INTEGER NOT NULL, created_at INTEGER NOT NULL,
+  header TEXT NOT NULL,
+  next_seq INTEGER NOT NULL, incarnation TEXT NOT NULL, revision INTEGER NOT NULL) STRICT`},
+	{"events", `CREATE TABLE events(
+  session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+  seq INTEGER NOT NULL, type TEXT NOT NULL, time INTEGER NOT NULL,
+  data ANY NOT NULL,
+  surface_op TEXT, source_event_seqs TEXT,
+  ignorable INTEGER CHECK (ignorable IS NULL OR ignorable = 1),
+  PRIMARY KEY(session_id, seq)) STRICT`},
+}
+
+// schemaObject is one row of sqlite_master.
+type schemaObject struct {
+	typ, name, table string
+	sql              sql.NullString
+}
+
+func (o schemaObject) String() string { return o.typ + " " + strconv.Quote(o.name) }
+
+// expectedObjects is sqlite_master of a database holding exactly the
+// reference schema: the three tables and the indexes SQLite makes for the
+// two non-integer primary keys. SQL text is compared after normalizeSQL.
+func expectedObjects() []schemaObject {
+	var want []schemaObject
+	for _, t := range schema {
+		want = append(want, schemaObject{typ: "table", name: t.name, table: t.name, sql: sql.NullString{String: t.ddl, Valid: true}})
+	}
+	return append(want,
+		schemaObject{typ: "index", name: "sqlite_autoindex_sessions_1", table: "sessions"},
+		schemaObject{typ: "index", name: "sqlite_autoindex_events_1", table: "events"})
+}
+
+// normalizeSQL makes DDL text comparable across formatting: comments
+// dropped, whitespace runs collapsed, no space around punctuation, keywords
+// and identifiers folded to lower case (SQLite's are case-insensitive;
+// the reference DDL has no quoted strings whose case matters).
+func normalizeSQL(s string) string {
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '-' && i+1 < len(s) && s[i+1] == '-' {
+			for i+1 < len(s) && s[i+1] != '\n' {
+				i++
+			}
+			c = ' '
+		}
+		switch {
+		case c == '\t' || c == '\n' || c == '\r':
+			c = ' '
+		case c >= 'A' && c <= 'Z':
+			c += 'a' - 'A'
+		}
+		if c == ' ' && (len(b) == 0 || b[len(b)-1] == ' ') {
+			continue
+		}
+		b = append(b, c)
+	}
+	punct := func(c byte) bool { return c == '(' || c == ')' || c == ',' || c == '=' }
+	out := b[:0]
+	for i, c := range b {
+		if c == ' ' && (len(out) == 0 || punct(out[len(out)-1]) || i+1 == len(b) || punct(b[i+1])) {
+			continue
+		}
+		out = append(out, c)
+	}
+	return string(out)
+}
+
+// identity is what a database says about itself.
+type identity struct {
+	applicationID, userVersion int64
+	objects                    []schemaObject // sqlite_master but statistics tables
+}
+
+func readIdentity(ctx context.Context, tx *sql.Tx) (identity, error) {
+	var id identity
+	if err := tx.QueryRowContext(ctx, "PRAGMA application_id").Scan(&id.applicationID); err != nil {
+		return id, err
+	}
+	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&id.userVersion); err != nil {
+		return id, err
+	}
+	rows, err := tx.QueryContext(ctx, "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite\\_stat%' ESCAPE '\\' ORDER BY type, name")
+	if err != nil {
+		return id, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var o schemaObject
+		if err := rows.Scan(&o.typ, &o.name, &o.table, &o.sql); err != nil {
+			return id, err
+		}
+		id.objects = append(id.objects, o)
+	}
+	return id, rows.Err()
+}
+
+// pristine reports a database nobody has used: SPEC §14.1.
+func (id identity) pristine() bool {
+	return id.applicationID == 0 && id.userVersion == 0 && len(id.objects) == 0
+}
+
+// mismatch describes how id differs from a logbook database, or returns ""
+// when it is one.
+func (id identity) mismatch() string {
+	var diffs []string
+	if id.applicationID != ApplicationID {
+		diffs = append(diffs, fmt.Sprintf("application_id is %d (want %d)", id.applicationID, ApplicationID))
+	}
+	if id.userVersion != UserVersion {
+		diffs = append(diffs, fmt.Sprintf("user_version is %d (want %d)", id.userVersion, UserVersion))
+	}
+	want := expectedObjects()
+	for _, w := range want {
+		i := slices.IndexFunc(id.objects, func(o schemaObject) bool { return o.typ == w.typ && o.name == w.name })
+		switch {
+		case i < 0:
+			diffs = append(diffs, "missing "+w.String())
+		case id.objects[i].table != w.table || id.objects[i].sql.Valid != w.sql.Valid ||
+			normalizeSQL(id.objects[i].sql.String) != normalizeSQL(w.sql.String):
+			diffs = append(diffs, fmt.Sprintf("%s differs from the reference DDL: found %s", w, strconv.Quote(id.objects[i].sql.String)))
+		}
+	}
+	for _, o := range id.objects {
+		if !slices.ContainsFunc(want, func(w schemaObject) bool { return o.typ == w.typ && o.name == w.name }) {
+			diffs = append(diffs, "unexpected "+o.String())
+		}
+	}
+	return strings.Join(diffs, "; ")
+}
+
+// initialize gives a pristine database the schema, its store id and its
+// identity pragmas, inside tx (BEGIN IMMEDIATE), and returns the store id.
+func initialize(ctx context.Context, tx *sql.Tx) (string, error) {
+	for _, t := range schema {
+		if _, err := tx.ExecContext(ctx, t.ddl); err != nil {
+			return "", err
+		}
+	}
+	storeID := uuid.NewString()
+	if _, err := tx.ExecContext(ctx, "INSERT INTO store_state(singleton, store_id) VALUES (1, ?)", storeID); err != nil {
+		return "", err
+	}
+	if _, err := tx.ExecContext(ctx, "PRAGMA application_id = "+strconv.Itoa(ApplicationID)); err != nil {
+		return "", err
+	}
+	if _, err := tx.ExecContext(ctx, "PRAGMA user_version = "+strconv.Itoa(UserVersion)); err != nil {
+		return "", err
+	}
+	return storeID, nil
+}
+
+// schemaMismatch is the SCHEMA_MISMATCH error for the database at path.
+func schemaMismatch(path, what string) *sdk.Error {
+	return sdk.Errorf(sdk.CodeSchemaMismatch, op, "%s is not a logbook database this build can use: %s; point path at a logbook database or at a new file", strconv.Quote(path), what)
+}

@@ -1,0 +1,69 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"strings"
+)
+
+// statements are the prepared statements of the hot paths, prepared once
+// on the store's one connection; transactions use them through
+// tx.StmtContext, which reuses the preparation.
+type statements struct {
+	identity      *sql.Stmt // application_id, user_version
+	session       *sql.Stmt // one sessions row by id
+	insertSession *sql.Stmt
+	insertEvent   *sql.Stmt // one row
+	insertEvents  *sql.Stmt // insertRows rows
+	advance       *sql.Stmt // next_seq and revision after an append
+	events        *sql.Stmt // a window of events by seq
+}
+
+const eventColumns = "seq, type, time, data, surface_op, source_event_seqs, ignorable"
+
+// insertRows is how many rows one execution of insertEvents inserts: one
+// statement per row costs a bind-step-reset round of the driver each, which
+// dominates an append of small events.
+const insertRows = 32
+
+func insertSQL(rows int) string {
+	var b strings.Builder
+	b.WriteString("INSERT INTO events(session_id, " + eventColumns + ") VALUES ")
+	for i := range rows {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?)")
+	}
+	return b.String()
+}
+
+func (st *statements) prepare(ctx context.Context, s *store) error {
+	for _, p := range []struct {
+		dst **sql.Stmt
+		sql string
+	}{
+		{&st.identity, "SELECT a.application_id, u.user_version FROM pragma_application_id AS a, pragma_user_version AS u"},
+		{&st.session, "SELECT format_version, header, next_seq, incarnation, revision FROM sessions WHERE id = ?"},
+		{&st.insertSession, "INSERT INTO sessions(id, format_version, created_at, header, next_seq, incarnation, revision) VALUES (?, ?, ?, ?, 0, ?, 0)"},
+		{&st.insertEvent, insertSQL(1)},
+		{&st.insertEvents, insertSQL(insertRows)},
+		{&st.advance, "UPDATE sessions SET next_seq = ?, revision = revision + 1 WHERE id = ? RETURNING revision"},
+		{&st.events, "SELECT " + rowColumns + " FROM events WHERE session_id = ? AND seq >= ? AND seq < ? ORDER BY seq LIMIT ?"},
+	} {
+		stmt, err := s.db.PrepareContext(ctx, p.sql)
+		if err != nil {
+			return s.dbErr(ctx, "", "preparing "+p.sql, err)
+		}
+		*p.dst = stmt
+	}
+	return nil
+}
+
+func (st *statements) close() {
+	for _, stmt := range []*sql.Stmt{st.identity, st.session, st.insertSession, st.insertEvent, st.insertEvents, st.advance, st.events} {
+		if stmt != nil {
+			stmt.Close()
+		}
+	}
+}

@@ -1,0 +1,245 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/seed-e5e476df/logbook/sdk"
+)
+
+// openSession is the storage half of Backend.Open: in one read transaction the
+// sessions row, the format gate and the header check, the write claim for a
+// write handle, and the torn-row scan; then, for a write open of a torn
+// log, the cut in a BEGIN IMMEDIATE transaction of its own. A claim taken
+// here is the caller's to release on error.
+func (s *store) openSession(ctx context.Context, id string, hd *handle) (sdk.Opened, error) {
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true}) // a deferred BEGIN: a snapshot
+	if err != nil {
+		return sdk.Opened{}, s.dbErr(ctx, id, "open", err)
+	}
+	defer tx.Rollback()
+	r, found, err := s.session(ctx, tx.StmtContext(ctx, s.stmts.session), id)
+	if err != nil {
+		return sdk.Opened{}, s.dbErr(ctx, id, "open", err)
+	}
+	if !found {
+		return sdk.Opened{}, notFound(id)
+	}
+	h, err := s.header(r, id)
+	if err != nil {
+		return sdk.Opened{}, err
+	}
+	if hd.write {
+		if err := s.acquire(id, hd); err != nil {
+			if errors.Is(err, errClaimed) {
+				return sdk.Opened{}, newErr(sdk.CodeAlreadyOwned, id, "session %s is already open for writing (%v); close that handle first", strconv.Quote(id), err)
+			}
+			return sdk.Opened{}, withSession(err, id)
+		}
+	}
+	sc, err := s.scan(ctx, tx, id, r.nextSeq)
+	if err != nil {
+		return sdk.Opened{}, err
+	}
+	// The one connection is free again only after the read transaction.
+	if err := tx.Rollback(); err != nil {
+		return sdk.Opened{}, s.dbErr(ctx, id, "open", err)
+	}
+	if sc.torn.Bytes > 0 && hd.write {
+		if r, sc, err = s.cut(ctx, id); err != nil {
+			return sdk.Opened{}, err
+		}
+	}
+	hd.incarnation = r.incarnation
+	return sdk.Opened{Handle: hd.name, Header: h, NextSeq: sdk.Offset(sc.end), Revision: s.revision(r), Torn: sc.torn}, nil
+}
+
+// scanned is the outcome of a torn-row scan.
+type scanned struct {
+	end   int64    // length of the valid, committed prefix
+	torn  sdk.Torn // zero when nothing is torn; Artifact is set by cut
+	lines [][]byte // the torn rows as artifact lines, without newlines
+}
+
+// scan examines every row of session id in seq order, as SPEC §14.4
+// applies §13.4 with rows as units. Rows with seq ≥ next_seq are torn.
+// Below next_seq, the first row that is missing (a seq gap) or does not
+// decode starts a torn tail, unless a later row decodes to a turn/end: then
+// the damage is inside the committed log and scan returns CORRUPT_LOG
+// naming its seq. The torn rows come back as artifact lines: a decodable
+// row as its envelope, another as its raw columns with the reason, a gap as
+// {"missing":…}; Torn.Bytes counts those lines with their newlines.
+func (s *store) scan(ctx context.Context, tx *sql.Tx, id string, nextSeq int64) (scanned, error) {
+	rows, err := tx.QueryContext(ctx, "SELECT "+rowColumns+" FROM events WHERE session_id = ? ORDER BY seq", id)
+	if err != nil {
+		return scanned{}, s.dbErr(ctx, id, "scanning for a torn tail", err)
+	}
+	defer rows.Close()
+	var (
+		out         scanned
+		raw         rawRow
+		sc          scratch
+		want        int64 // the seq the next row should have
+		bad         = int64(-1)
+		reason      string
+		turnEnd     = int64(-1) // a decodable turn/end after bad
+		missingFrom int64
+	)
+	add := func(line []byte) {
+		out.lines = append(out.lines, line)
+		out.torn.Bytes += int64(len(line)) + 1
+	}
+	// missing records seqs [missingFrom, to] absent below next_seq.
+	missing := func(to int64) {
+		add(missingLine(missingFrom, to))
+		if bad < 0 {
+			bad, reason = missingFrom, fmt.Sprintf("the rows of events %d … %d are missing", missingFrom, to)
+		}
+	}
+	for rows.Next() {
+		if err := scanRow(rows, &raw); err != nil {
+			return scanned{}, s.dbErr(ctx, id, "scanning for a torn tail", err)
+		}
+		if raw.seq < 0 {
+			return scanned{}, corruptAt(id, raw.seq, "a row has the negative seq %d; the database was written by something other than logbook", raw.seq)
+		}
+		if raw.seq > want && want < nextSeq {
+			missingFrom = want
+			missing(min(raw.seq, nextSeq) - 1)
+		}
+		want = raw.seq + 1
+		r, rerr := s.codec.decode(&raw, &sc)
+		if bad < 0 && raw.seq < nextSeq {
+			if rerr == nil {
+				continue // a good committed row
+			}
+			bad, reason = raw.seq, rerr.reason
+		}
+		// A torn row: after the first bad one, or past next_seq.
+		if rerr != nil {
+			add(rawLine(&raw, rerr.reason))
+			continue
+		}
+		if bad >= 0 && turnEnd < 0 && r.typ == "turn/end" {
+			turnEnd = r.seq
+		}
+		add(r.appendEnvelope(make([]byte, 0, r.envelopeLen())))
+	}
+	if err := rows.Err(); err != nil {
+		return scanned{}, s.dbErr(ctx, id, "scanning for a torn tail", err)
+	}
+	if want < nextSeq {
+		missingFrom = want
+		missing(nextSeq - 1)
+	}
+	if bad >= 0 && turnEnd >= 0 {
+		return scanned{}, corruptAt(id, bad, "event %d in %s: %s, but the later event %d is a turn/end, so the damage is inside the committed log, not a torn tail; restore the database from a backup",
+			bad, strconv.Quote(s.path), reason, turnEnd)
+	}
+	out.end = nextSeq
+	if bad >= 0 {
+		out.end = bad
+	}
+	if len(out.lines) > 0 {
+		out.torn.FromSeq = sdk.Seq(out.end)
+	}
+	return out, nil
+}
+
+// cut is the write open's repair of SPEC §14.4: in one BEGIN IMMEDIATE
+// transaction it scans again, writes the torn rows as canonical JSON lines
+// to <path>.torn/<enc(id)>.<epoch ms>.jsonl (fsynced), deletes them, and
+// sets next_seq to the end of the valid prefix (revision + 1). It returns
+// the new sessions row and the scan with Torn.Artifact set.
+func (s *store) cut(ctx context.Context, id string) (sessionRow, scanned, error) {
+	tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE
+	if err != nil {
+		return sessionRow{}, scanned{}, s.dbErr(ctx, id, "cutting the torn tail", err)
+	}
+	defer tx.Rollback()
+	fail := func(err error) (sessionRow, scanned, error) {
+		return sessionRow{}, scanned{}, s.dbErr(ctx, id, "cutting the torn tail", err)
+	}
+	if err := s.checkIdentity(ctx, tx); err != nil {
+		return fail(err)
+	}
+	r, found, err := s.session(ctx, tx.StmtContext(ctx, s.stmts.session), id)
+	if err != nil {
+		return fail(err)
+	}
+	if !found {
+		return fail(notFound(id))
+	}
+	sc, err := s.scan(ctx, tx, id, r.nextSeq)
+	if err != nil || sc.torn.Bytes == 0 {
+		return r, sc, err // the tail went away meanwhile: nothing to cut
+	}
+	dir, err := s.tornDirectory()
+	if err != nil {
+		return fail(err)
+	}
+	if sc.torn.Artifact, err = writeArtifact(dir, id, sc.lines); err != nil {
+		return fail(err)
+	}
+	if _, err := tx.ExecContext(ctx, "DELETE FROM events WHERE session_id = ? AND seq >= ?", id, sc.end); err != nil {
+		return fail(err)
+	}
+	if err := tx.StmtContext(ctx, s.stmts.advance).QueryRowContext(ctx, sc.end, id).Scan(&r.revision); err != nil {
+		return fail(err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fail(err)
+	}
+	r.nextSeq = sc.end
+	sc.lines = nil
+	return r, sc, nil
+}
+
+// writeArtifact writes lines, each followed by a newline, to a new file
+// <dir>/<enc(id)>.<epoch ms>.jsonl (O_EXCL, 0600; the next millisecond when
+// the name is taken), fsyncs it and dir, and returns its path.
+func writeArtifact(dir, id string, lines [][]byte) (string, error) {
+	var buf []byte
+	for _, l := range lines {
+		buf = append(append(buf, l...), '\n')
+	}
+	ms := time.Now().UnixMilli()
+	for {
+		path := filepath.Join(dir, encID(id)+"."+strconv.FormatInt(ms, 10)+".jsonl")
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+		if errors.Is(err, fs.ErrExist) {
+			ms++
+			continue
+		}
+		if err != nil {
+			return "", artifactErr(path, err)
+		}
+		_, err = f.Write(buf)
+		if err == nil {
+			err = f.Sync()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = syncDir(dir)
+		}
+		if err != nil {
+			return "", artifactErr(path, err)
+		}
+		return path, nil
+	}
+}
+
+func artifactErr(path string, err error) error {
+	return sdk.Wrap(sdk.CodeIOError, op, -1, fmt.Errorf("saving the torn rows to %s: %w", strconv.Quote(path), err))
+}

@@ -1,0 +1,330 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+	"golang.org/x/sys/unix"
+	_ "modernc.org/sqlite"
+
+	"github.com/seed-e5e476df/logbook/config"
+	"github.com/seed-e5e476df/logbook/internal/corpus"
+	"github.com/seed-e5e476df/logbook/runtime/session"
+	"github.com/seed-e5e476df/logbook/runtime/store"
+	"github.com/seed-e5e476df/logbook/sdk"
+)
+
+// benchBatch is the ingest batch size of the persistence benchmarks.
+const benchBatch = 256
+
+// benchEvents is the corpus the ingest benchmarks write, parsed once.
+func benchEvents(b *testing.B, n int) []session.Event {
+	envs := corpus.Session(42, n)
+	out := make([]session.Event, len(envs))
+	for i, e := range envs {
+		out[i] = parse(b, e)
+	}
+	return out
+}
+
+func parse(tb testing.TB, env []byte) session.Event {
+	ev, err := session.ParseEnvelope(env, 0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return ev
+}
+
+// appendInputOf turns a stored event back into the input that appends it.
+func appendInputOf(ev session.Event) session.AppendInput {
+	in := session.AppendInput{Type: ev.Type(), Data: ev.Data()}
+	if op, ok := ev.SurfaceOp(); ok {
+		in.SurfaceOp = &op
+	}
+	return in
+}
+
+func backendConfig(name, dir string) *config.Config {
+	var conf []byte
+	switch name {
+	case "jsonl":
+		conf, _ = json.Marshal(map[string]any{"root": dir, "compression": "zstd", "zstd_level": "default"})
+	case "sqlite":
+		conf, _ = json.Marshal(map[string]any{"path": filepath.Join(dir, "sessions.db")})
+	}
+	cfg := config.Default()
+	cfg.Persistence = []config.Persistence{{Name: name, Config: conf}}
+	cfg.WriteWindow = time.Minute // only the benchmark's flushes write
+	cfg.RetryMaxBackoff = time.Minute
+	return cfg
+}
+
+// benchmarkIngest times durable ingest through the plugin subprocess: each
+// batch of 256 corpus events is appended to the session outside the timer,
+// then pushed by the store's write-behind to the plugin and made durable
+// (Flush) inside it. ns/op is per event.
+func benchmarkIngest(b *testing.B, backend string) {
+	ctx := context.Background()
+	e, err := Start(ctx, backendConfig(backend, b.TempDir()), Options{Executable: logbookBin})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close(ctx)
+	events := benchEvents(b, 20_000)
+	var s *session.Session
+	newSession := func() {
+		if s != nil {
+			_ = e.Store.Release(ctx, s)
+		}
+		if s, err = e.Store.Create(ctx, store.CreateOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	newSession()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for done := 0; done < b.N; {
+		b.StopTimer()
+		n := min(benchBatch, b.N-done)
+		if int(s.Len())+n > len(events) {
+			newSession()
+		}
+		for i := range n {
+			if _, err := s.Append(ctx, appendInputOf(events[int(s.Len())%len(events)])); err != nil {
+				b.Fatalf("append %d: %v", i, err)
+			}
+		}
+		b.StartTimer()
+		if _, err := e.Store.Flush(ctx, s); err != nil {
+			b.Fatal(err)
+		}
+		done += n
+	}
+}
+
+// BenchmarkJSONLIngest: durable ingest through the JSONL plugin subprocess,
+// zstd, 256-event batches.
+func BenchmarkJSONLIngest(b *testing.B) { benchmarkIngest(b, "jsonl") }
+
+// BenchmarkSQLiteIngest: the same through the SQLite plugin (synchronous=FULL).
+func BenchmarkSQLiteIngest(b *testing.B) { benchmarkIngest(b, "sqlite") }
+
+// canonicalBatches renders the benchmark corpus as the canonical envelopes a
+// session would store, in batches of 256.
+func canonicalBatches(b *testing.B) [][][]byte {
+	envs := corpus.Session(42, 20_000)
+	var out [][][]byte
+	for i := 0; i < len(envs); i += benchBatch {
+		out = append(out, envs[i:min(i+benchBatch, len(envs))])
+	}
+	return out
+}
+
+// BenchmarkJSONLRawLimit is the in-process limit of the JSONL write path:
+// compress each batch with a reused encoder (SpeedDefault), write, fdatasync.
+func BenchmarkJSONLRawLimit(b *testing.B) {
+	batches := canonicalBatches(b)
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderCRC(true))
+	if err != nil {
+		b.Fatal(err)
+	}
+	f, err := os.OpenFile(filepath.Join(b.TempDir(), "raw.jsonl.zst"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	var plain, frame []byte
+	b.ResetTimer()
+	for done, k := 0, 0; done < b.N; k++ {
+		batch := batches[k%len(batches)]
+		n := min(len(batch), b.N-done)
+		plain = plain[:0]
+		for _, e := range batch[:n] {
+			plain = append(append(plain, e...), '\n')
+		}
+		frame = enc.EncodeAll(plain, frame[:0])
+		if _, err := f.Write(frame); err != nil {
+			b.Fatal(err)
+		}
+		if err := unix.Fdatasync(int(f.Fd())); err != nil {
+			b.Fatal(err)
+		}
+		done += n
+	}
+}
+
+// BenchmarkSQLiteRawLimit is the in-process limit of the SQLite write path:
+// modernc.org/sqlite inserting the same rows, one transaction per batch,
+// WAL and synchronous=FULL.
+func BenchmarkSQLiteRawLimit(b *testing.B) {
+	batches := canonicalBatches(b)
+	db := rawDB(b, filepath.Join(b.TempDir(), "raw.db"))
+	defer db.Close()
+	type row struct {
+		seq, time           int64
+		typ, data, surfOp string
+	}
+	rows := make([][]row, len(batches))
+	for i, batch := range batches {
+		for _, env := range batch {
+			ev, _ := session.ParseEnvelope(env, 0)
+			op := ""
+			if _, ok := ev.SurfaceOp(); ok {
+				op = `"append"`
+			}
+			rows[i] = append(rows[i], row{int64(ev.Seq()), ev.Time(), ev.Type(), string(ev.Data()), op})
+		}
+	}
+	seq := int64(0)
+	b.ResetTimer()
+	for done, k := 0, 0; done < b.N; k++ {
+		batch := rows[k%len(rows)]
+		n := min(len(batch), b.N-done)
+		tx, err := db.Begin()
+		if err != nil {
+			b.Fatal(err)
+		}
+		st, err := tx.Prepare("INSERT INTO events(session_id, seq, type, time, data, surface_op) VALUES ('s', ?, ?, ?, ?, ?)")
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, r := range batch[:n] {
+			if _, err := st.Exec(seq, r.typ, r.time, r.data, sql.NullString{String: r.surfOp, Valid: r.surfOp != ""}); err != nil {
+				b.Fatal(err)
+			}
+			seq++
+		}
+		st.Close()
+		if _, err := tx.Exec("UPDATE sessions SET next_seq = ?, revision = revision + 1 WHERE id = 's'", seq); err != nil {
+			b.Fatal(err)
+		}
+		if err := tx.Commit(); err != nil {
+			b.Fatal(err)
+		}
+		done += n
+	}
+}
+
+// rawDB opens a database with the events table and the pragmas of §14.
+func rawDB(b *testing.B, path string) *sql.DB {
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)")
+	if err != nil {
+		b.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	for _, q := range []string{
+		`CREATE TABLE sessions(id TEXT PRIMARY KEY, next_seq INTEGER NOT NULL, revision INTEGER NOT NULL) STRICT`,
+		`INSERT INTO sessions VALUES ('s', 0, 0)`,
+		`CREATE TABLE events(session_id TEXT NOT NULL, seq INTEGER NOT NULL, type TEXT NOT NULL, time INTEGER NOT NULL, data ANY NOT NULL,
+		  surface_op TEXT, source_event_seqs TEXT, ignorable INTEGER, PRIMARY KEY(session_id, seq)) STRICT`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return db
+}
+
+// coldFixture stores a 100,000-event corpus session in a backend once per
+// benchmark and returns the engine config, the session id and the canonical
+// bytes stored.
+func coldFixture(b *testing.B, backend string) (*config.Config, int64) {
+	ctx := context.Background()
+	cfg := backendConfig(backend, b.TempDir())
+	e, err := Start(ctx, cfg, Options{Executable: logbookBin})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close(ctx)
+	envs := corpus.Session(99, 100_000)
+	var h sdk.Header
+	h.ID, h.FormatVersion, h.CreatedAt = "cold", sdk.FormatVersion, 1
+	if err := e.Store.Import(ctx, h, envs); err != nil {
+		b.Fatal(err)
+	}
+	total := int64(0)
+	for _, x := range envs {
+		total += int64(len(x))
+	}
+	return cfg, total
+}
+
+// benchmarkColdOpen times Open(read) + Read all + host restore validation of
+// the stored 100,000-event session, through the plugin subprocess; MB/s is
+// of canonical JSON.
+func benchmarkColdOpen(b *testing.B, backend string) {
+	ctx := context.Background()
+	cfg, total := coldFixture(b, backend)
+	e, err := Start(ctx, cfg, Options{Executable: logbookBin})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close(ctx)
+	b.SetBytes(total)
+	b.ResetTimer()
+	for b.Loop() {
+		s, _, err := e.Store.Inspect(ctx, "cold")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if s.Len() != 100_000 {
+			b.Fatalf("read %d events", s.Len())
+		}
+	}
+}
+
+// BenchmarkJSONLColdOpen100K: cold open of a 100,000-event session from JSONL+zstd.
+func BenchmarkJSONLColdOpen100K(b *testing.B) { benchmarkColdOpen(b, "jsonl") }
+
+// BenchmarkSQLiteColdOpen100K: the same through the SQLite plugin.
+func BenchmarkSQLiteColdOpen100K(b *testing.B) { benchmarkColdOpen(b, "sqlite") }
+
+// BenchmarkSQLiteRawRead is the in-process read limit: modernc.org/sqlite
+// selecting the same 100,000 rows ordered by seq.
+func BenchmarkSQLiteRawRead(b *testing.B) {
+	envs := corpus.Session(99, 100_000)
+	db := rawDB(b, filepath.Join(b.TempDir(), "raw.db"))
+	defer db.Close()
+	tx, _ := db.Begin()
+	total := int64(0)
+	for _, env := range envs {
+		ev, _ := session.ParseEnvelope(env, 0)
+		if _, err := tx.Exec("INSERT INTO events(session_id, seq, type, time, data) VALUES ('s', ?, ?, ?, ?)", int64(ev.Seq()), ev.Type(), ev.Time(), string(ev.Data())); err != nil {
+			b.Fatal(err)
+		}
+		total += int64(len(env))
+	}
+	if err := tx.Commit(); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(total)
+	b.ResetTimer()
+	for b.Loop() {
+		rows, err := db.Query("SELECT seq, type, time, data, surface_op, source_event_seqs, ignorable FROM events WHERE session_id = 's' ORDER BY seq")
+		if err != nil {
+			b.Fatal(err)
+		}
+		n := 0
+		for rows.Next() {
+			var seq, tm int64
+			var typ string
+			var data any
+			var op, src sql.NullString
+			var ign sql.NullInt64
+			if err := rows.Scan(&seq, &typ, &tm, &data, &op, &src, &ign); err != nil {
+				b.Fatal(err)
+			}
+			n++
+		}
+		rows.Close()
+		if n != len(envs) {
+			b.Fatal("short read")
+		}
+	}
+}
