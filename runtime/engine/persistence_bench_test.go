@@ -167,7 +167,7 @@ func BenchmarkSQLiteRawLimit(b *testing.B) {
 	db := rawDB(b, filepath.Join(b.TempDir(), "raw.db"))
 	defer db.Close()
 	type row struct {
-		seq, time           int64
+		seq, time         int64
 		typ, data, surfOp string
 	}
 	rows := make([][]row, len(batches))
