@@ -37,20 +37,62 @@ type RestoreOptions struct {
 // wrapping the rule's error, with Index = the event's position.
 // FirstLiveSeq of the result is its length.
 func Restore(ctx context.Context, opts Options, ro RestoreOptions, envelopes [][]byte) (*Session, error) {
+	r, err := NewRestorer(ctx, opts, ro)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.Add(envelopes); err != nil {
+		return nil, err
+	}
+	return r.Finish()
+}
+
+// Restorer runs the restore pipeline of Restore over envelopes as they
+// arrive, so a reader can validate chunks while the next ones are read.
+type Restorer struct {
+	ctx context.Context
+	s   *Session
+	ro  RestoreOptions
+	err error
+}
+
+// NewRestorer starts a restore; see Restore.
+func NewRestorer(ctx context.Context, opts Options, ro RestoreOptions) (*Restorer, error) {
 	s, err := newSession(opts, 0)
 	if err != nil {
 		return nil, err
 	}
-	for i, b := range envelopes {
-		r, err := parseEnvelope(b, s.opts.MaxEventBytes)
-		if err != nil {
-			return nil, s.restoreError(ro.Source, i, sdk.Seq(i), err)
+	return &Restorer{ctx: ctx, s: s, ro: ro}, nil
+}
+
+// Add validates and folds the next envelopes. After an error every later
+// call returns it.
+func (r *Restorer) Add(envelopes [][]byte) error {
+	if r.err != nil {
+		return r.err
+	}
+	s := r.s
+	for _, b := range envelopes {
+		i := len(s.records)
+		rec, err := parseEnvelope(b, s.opts.MaxEventBytes)
+		if err == nil {
+			err = s.restoreOne(r.ctx, rec, sdk.Seq(i), true)
 		}
-		if err := s.restoreOne(ctx, r, sdk.Seq(i), true); err != nil {
-			return nil, s.restoreError(ro.Source, i, sdk.Seq(i), err)
+		if err != nil {
+			r.err = s.restoreError(r.ro.Source, i, sdk.Seq(i), err)
+			return r.err
 		}
 	}
-	return s.finishRestore(ro)
+	return nil
+}
+
+// Finish checks the lineage and returns the session; FirstLiveSeq is its
+// length.
+func (r *Restorer) Finish() (*Session, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
+	return r.s.finishRestore(r.ro)
 }
 
 // RestoreEvents is Restore over events that were already parsed (a seed, a

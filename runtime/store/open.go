@@ -98,15 +98,15 @@ func (st *Store) Open(ctx context.Context, id string) (*session.Session, RepairR
 
 // restoreFrom reads a whole stored log through the restore pipeline.
 func (st *Store) restoreFrom(ctx context.Context, b *backend, o sdk.Opened, opts session.Options) (*session.Session, error) {
-	envs := make([][]byte, 0, int(o.NextSeq))
-	err := b.p.Read(ctx, o.Handle, 0, -1, func(chunk [][]byte) error {
-		envs = append(envs, chunk...)
-		return nil
-	})
+	r, err := session.NewRestorer(ctx, opts, session.RestoreOptions{Source: session.FromStorage})
 	if err != nil {
 		return nil, err
 	}
-	return session.Restore(ctx, opts, session.RestoreOptions{Source: session.FromStorage}, envs)
+	// Each chunk is validated as it arrives, while the backend reads on.
+	if err := b.p.Read(ctx, o.Handle, 0, -1, r.Add); err != nil {
+		return nil, err
+	}
+	return r.Finish()
 }
 
 // appendAll appends events to a backend in requests below the RPC limit.
