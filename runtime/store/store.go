@@ -40,6 +40,11 @@ type Options struct {
 	MaxPendingBytes int64
 	// MaxEventBytes caps one canonical envelope; default 16 MiB.
 	MaxEventBytes int
+	// EagerBytes writes a queue at once, without waiting for the window, when
+	// it holds at least this many bytes, so large ingest overlaps with the
+	// backend's work; default 1 MiB. The window still bounds the delay of
+	// everything smaller.
+	EagerBytes int64
 	// RPCMaxBytes bounds one backend request; batches are split below it.
 	// Default 32 MiB.
 	RPCMaxBytes int
@@ -78,6 +83,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.RPCMaxBytes == 0 {
 		o.RPCMaxBytes = sdk.DefaultRPCMaxBytes
+	}
+	if o.EagerBytes == 0 {
+		o.EagerBytes = 1 << 20
 	}
 	if o.CallTimeout == 0 {
 		o.CallTimeout = 60 * time.Second

@@ -68,15 +68,16 @@ func (q *queue) enqueue(evs []session.Event) {
 		q.mu.Unlock() // a detached mirror gets nothing more
 		return
 	}
-	wasEmpty := len(q.evs) == 0
+	wasEmpty, wasSmall := len(q.evs) == 0, q.bytes < q.st.opts.EagerBytes
 	for _, e := range evs {
 		q.evs = append(q.evs, e)
 		q.arr = append(q.arr, now)
 		q.bytes += int64(e.EnvelopeLen())
 	}
+	eager := wasSmall && q.bytes >= q.st.opts.EagerBytes
 	q.mu.Unlock()
-	if wasEmpty {
-		q.poke() // the worker arms the window timer
+	if wasEmpty || eager {
+		q.poke() // the worker arms the window timer, or writes a full queue at once
 	}
 }
 
@@ -136,7 +137,7 @@ func (q *queue) work() {
 		now := q.st.clock.Now()
 		draining := len(q.drains) > 0
 		backoff := now.Before(q.retryAt)
-		due := len(q.evs) > 0 && (draining || !backoff && !now.Before(q.arr[0].Add(q.st.opts.WriteWindow)))
+		due := len(q.evs) > 0 && (draining || !backoff && (q.bytes >= q.st.opts.EagerBytes || !now.Before(q.arr[0].Add(q.st.opts.WriteWindow))))
 		if q.reopen && (due || draining) {
 			q.mu.Unlock()
 			err := q.recover()

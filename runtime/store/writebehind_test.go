@@ -292,3 +292,22 @@ func TestRecoveryRecreatesAnUnmaterializedSession(t *testing.T) {
 		t.Fatalf("stored %d events", len(got))
 	}
 }
+
+// A queue holding EagerBytes is written at once, before its window expires.
+func TestWriteBehindEagerWriteOfAFullQueue(t *testing.T) {
+	clock := newFakeClock()
+	rec := newRecorder(mem(), clock)
+	st, err := New(Options{Backends: []Backend{{Name: "mem", Persistence: rec}}, Clock: clock, EagerBytes: 4 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close(context.Background())
+	s, _ := st.Create(context.Background(), CreateOptions{ID: "s"})
+	for queuedBytes(st, s) < 4<<10 && len(rec.appends()) == 0 {
+		mustAppend(t, s, user("0123456789012345678901234567890123456789012345678901234567890123456789"))
+	}
+	c := rec.waitAppend(t)
+	if c.err != nil || !c.at.Equal(clock.Now()) || c.n == 0 {
+		t.Fatalf("eager append %+v at %v", c, clock.Now())
+	}
+}
