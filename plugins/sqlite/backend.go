@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,6 +28,9 @@ const (
 	readChunkBytes  = 1 << 20
 	// listPage is how many sessions rows List reads per query.
 	listPage = 256
+	// prepareMin is the fewest events per part when Append prepares a batch
+	// in parallel.
+	prepareMin = 64
 )
 
 // Backend is one instance of the SQLite backend: an sdk.Persistence and an
@@ -58,6 +62,9 @@ type handle struct {
 	floor       int64      // most events this handle has seen
 	clampEnd    int64      // read handle of a torn log: end of its valid prefix; -1 none
 	clampRev    string     // the revision clampEnd belongs to
+	cache       [][]byte   // envelopes [0, len) the Open scan decoded, for the first Read; nil none
+	cacheRev    string     // the revision cache belongs to
+	cacheData   int64      // the PRAGMA data_version cache belongs to
 }
 
 // New returns an unconfigured Backend, as a plugin process serves it: the
@@ -291,22 +298,52 @@ func (b *Backend) Append(ctx context.Context, handle string, firstSeq sdk.Seq, e
 		return sdk.Durable{}, withSession(err, hd.id)
 	}
 	rows := make([]row, len(events))
-	for i, ev := range events {
-		r, err := splitEnvelope(ev)
-		if err != nil {
-			e := err.(*sdk.Error)
-			e.SessionID, e.Index = hd.id, i
+	// prepare splits, checks and compresses events [from, to) into rows and
+	// returns the error of the first bad one, or nil.
+	prepare := func(from, to int) *sdk.Error {
+		for i := from; i < to; i++ {
+			r, err := splitEnvelope(events[i])
+			if err != nil {
+				e := err.(*sdk.Error)
+				e.SessionID, e.Index = hd.id, i
+				return e
+			}
+			if want := int64(firstSeq) + int64(i); r.seq != want {
+				e := newErr(sdk.CodeSeqNotContiguous, hd.id, "batch event %d has seq %d; expected %d (firstSeq %d + %d)", i, r.seq, want, firstSeq, i)
+				e.Seq, e.Index = r.seq, i
+				return e
+			}
+			if b.compress {
+				st.codec.compress(&r)
+			}
+			rows[i] = r
+		}
+		return nil
+	}
+	// Large batches are prepared in parallel parts; the error reported is
+	// that of the lowest bad index, as a sequential pass would find it.
+	parts := min(runtime.GOMAXPROCS(0), len(events)/prepareMin)
+	if parts <= 1 {
+		if e := prepare(0, len(events)); e != nil {
 			return sdk.Durable{}, e
 		}
-		if want := int64(firstSeq) + int64(i); r.seq != want {
-			e := newErr(sdk.CodeSeqNotContiguous, hd.id, "batch event %d has seq %d; expected %d (firstSeq %d + %d)", i, r.seq, want, firstSeq, i)
-			e.Seq, e.Index = r.seq, i
-			return sdk.Durable{}, e
+	} else {
+		errs := make([]*sdk.Error, parts)
+		var wg sync.WaitGroup
+		for p := range parts {
+			from, to := p*len(events)/parts, (p+1)*len(events)/parts
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[p] = prepare(from, to)
+			}()
 		}
-		if b.compress {
-			st.codec.compress(&r)
+		wg.Wait()
+		for _, e := range errs {
+			if e != nil {
+				return sdk.Durable{}, e
+			}
 		}
-		rows[i] = r
 	}
 	hd.ops.Lock()
 	defer hd.ops.Unlock()
@@ -384,13 +421,44 @@ func (b *Backend) Read(ctx context.Context, handle string, offset sdk.Offset, le
 			return withSession(err, hd.id)
 		}
 	}
-	end, _, err := b.end(ctx, st, hd, true)
+	b.mu.Lock()
+	cache, cacheRev, cacheData := hd.cache, hd.cacheRev, hd.cacheData
+	hd.cache = nil // used by the first Read only
+	b.mu.Unlock()
+	end, r, err := b.end(ctx, st, hd, true)
 	if err != nil || end == 0 {
 		return err
 	}
 	stop := end
 	if length != -1 && int64(offset) < end && length < end-int64(offset) {
 		stop = int64(offset) + length
+	}
+	if cache != nil && stop <= int64(len(cache)) && st.revision(r) == cacheRev {
+		var dv int64
+		if err := st.stmts.dataVersion.QueryRowContext(ctx).Scan(&dv); err != nil || dv != cacheData {
+			cache = nil
+		}
+	}
+	if cache != nil && stop <= int64(len(cache)) && st.revision(r) == cacheRev {
+		// The rows are those the Open scan decoded: this connection has
+		// not appended to or cut the session since (same revision), and
+		// no other connection has committed anything (same data_version).
+		for seq := int64(offset); seq < stop; {
+			if err := ended(ctx, "read"); err != nil {
+				return err
+			}
+			n, size := int64(0), 0
+			for seq+n < stop && n < readChunkEvents && size < readChunkBytes {
+				size += len(cache[seq+n])
+				n++
+			}
+			chunk := cache[seq : seq+n : seq+n]
+			if err := fn(chunk); err != nil {
+				return err
+			}
+			seq += n
+		}
+		return nil
 	}
 	for seq := int64(offset); seq < stop; {
 		if err := ended(ctx, "read"); err != nil {

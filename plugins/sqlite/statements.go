@@ -17,6 +17,7 @@ type statements struct {
 	insertEvents  *sql.Stmt // insertRows rows
 	advance       *sql.Stmt // next_seq and revision after an append
 	events        *sql.Stmt // a window of events by seq
+	dataVersion   *sql.Stmt // PRAGMA data_version
 }
 
 const eventColumns = "seq, type, time, data, surface_op, source_event_seqs, ignorable"
@@ -49,6 +50,7 @@ func (st *statements) prepare(ctx context.Context, s *store) error {
 		{&st.insertEvent, insertSQL(1)},
 		{&st.insertEvents, insertSQL(insertRows)},
 		{&st.advance, "UPDATE sessions SET next_seq = ?, revision = revision + 1 WHERE id = ? RETURNING revision"},
+		{&st.dataVersion, "PRAGMA data_version"},
 		{&st.events, "SELECT " + rowColumns + " FROM events WHERE session_id = ? AND seq >= ? AND seq < ? ORDER BY seq LIMIT ?"},
 	} {
 		stmt, err := s.db.PrepareContext(ctx, p.sql)
@@ -61,7 +63,7 @@ func (st *statements) prepare(ctx context.Context, s *store) error {
 }
 
 func (st *statements) close() {
-	for _, stmt := range []*sql.Stmt{st.identity, st.session, st.insertSession, st.insertEvent, st.insertEvents, st.advance, st.events} {
+	for _, stmt := range []*sql.Stmt{st.identity, st.session, st.insertSession, st.insertEvent, st.insertEvents, st.advance, st.events, st.dataVersion} {
 		if stmt != nil {
 			stmt.Close()
 		}

@@ -46,9 +46,18 @@ func (s *store) openSession(ctx context.Context, id string, hd *handle) (sdk.Ope
 			return sdk.Opened{}, withSession(err, id)
 		}
 	}
-	sc, err := s.scan(ctx, tx, id, r.nextSeq)
+	sc, err := s.scan(ctx, tx, id, r.nextSeq, true)
 	if err != nil {
 		return sdk.Opened{}, err
+	}
+	// The kept envelopes are good only while no other connection has
+	// committed (data_version) and this one has not appended to or cut
+	// the session (revision).
+	var dataVersion int64
+	if sc.events != nil {
+		if err := tx.StmtContext(ctx, s.stmts.dataVersion).QueryRowContext(ctx).Scan(&dataVersion); err != nil {
+			sc.events = nil
+		}
 	}
 	// The one connection is free again only after the read transaction.
 	if err := tx.Rollback(); err != nil {
@@ -59,6 +68,9 @@ func (s *store) openSession(ctx context.Context, id string, hd *handle) (sdk.Ope
 			return sdk.Opened{}, err
 		}
 	}
+	if sc.events != nil && int64(len(sc.events)) == sc.end {
+		hd.cache, hd.cacheRev, hd.cacheData = sc.events, s.revision(r), dataVersion
+	}
 	hd.incarnation = r.incarnation
 	return sdk.Opened{Handle: hd.name, Header: h, NextSeq: sdk.Offset(sc.end), Revision: s.revision(r), Torn: sc.torn}, nil
 }
@@ -68,7 +80,14 @@ type scanned struct {
 	end   int64    // length of the valid, committed prefix
 	torn  sdk.Torn // zero when nothing is torn; Artifact is set by cut
 	lines [][]byte // the torn rows as artifact lines, without newlines
+	// events are the envelopes of the valid prefix [0, end) when the scan
+	// was asked to keep them (and they fit in scanKeepBytes); else nil.
+	events [][]byte
 }
+
+// scanKeepBytes bounds the envelopes an Open keeps from its scan for the
+// handle's first Read.
+const scanKeepBytes = 256 << 20
 
 // scan examines every row of session id in seq order, as SPEC §14.4
 // applies §13.4 with rows as units. Rows with seq ≥ next_seq are torn.
@@ -78,7 +97,11 @@ type scanned struct {
 // naming its seq. The torn rows come back as artifact lines: a decodable
 // row as its envelope, another as its raw columns with the reason, a gap as
 // {"missing":…}; Torn.Bytes counts those lines with their newlines.
-func (s *store) scan(ctx context.Context, tx *sql.Tx, id string, nextSeq int64) (scanned, error) {
+//
+// With keep, scan also returns the envelopes of the valid prefix (see
+// scanned.events), so that the handle's first Read need not decode the
+// rows again.
+func (s *store) scan(ctx context.Context, tx *sql.Tx, id string, nextSeq int64, keep bool) (scanned, error) {
 	rows, err := tx.QueryContext(ctx, "SELECT "+rowColumns+" FROM events WHERE session_id = ? ORDER BY seq", id)
 	if err != nil {
 		return scanned{}, s.dbErr(ctx, id, "scanning for a torn tail", err)
@@ -93,7 +116,12 @@ func (s *store) scan(ctx context.Context, tx *sql.Tx, id string, nextSeq int64) 
 		reason      string
 		turnEnd     = int64(-1) // a decodable turn/end after bad
 		missingFrom int64
+		slab        []byte
+		kept        int64
 	)
+	if keep && nextSeq > 0 {
+		out.events = make([][]byte, 0, min(nextSeq, 1<<20))
+	}
 	add := func(line []byte) {
 		out.lines = append(out.lines, line)
 		out.torn.Bytes += int64(len(line)) + 1
@@ -119,8 +147,21 @@ func (s *store) scan(ctx context.Context, tx *sql.Tx, id string, nextSeq int64) 
 		want = raw.seq + 1
 		r, rerr := s.codec.decode(&raw, &sc)
 		if bad < 0 && raw.seq < nextSeq {
-			if rerr == nil {
-				continue // a good committed row
+			if rerr == nil { // a good committed row
+				if out.events != nil {
+					n := r.envelopeLen()
+					if kept += int64(n); kept > scanKeepBytes {
+						out.events = nil
+						continue
+					}
+					if cap(slab)-len(slab) < n {
+						slab = make([]byte, 0, max(n, 1<<20))
+					}
+					start := len(slab)
+					slab = r.appendEnvelope(slab)
+					out.events = append(out.events, slab[start:len(slab):len(slab)])
+				}
+				continue
 			}
 			bad, reason = raw.seq, rerr.reason
 		}
@@ -179,7 +220,7 @@ func (s *store) cut(ctx context.Context, id string) (sessionRow, scanned, error)
 	if !found {
 		return fail(notFound(id))
 	}
-	sc, err := s.scan(ctx, tx, id, r.nextSeq)
+	sc, err := s.scan(ctx, tx, id, r.nextSeq, false)
 	if err != nil || sc.torn.Bytes == 0 {
 		return r, sc, err // the tail went away meanwhile: nothing to cut
 	}
