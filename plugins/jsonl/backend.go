@@ -127,7 +127,16 @@ type handle struct {
 	chk     checker    // guarded by mu
 	buf     []byte     // append scratch: the batch's lines
 	frame   []byte     // append scratch: the batch's frame
+	// kept is the decoded content of ix.frames[:len(kept)] as the open's
+	// scan checked it, so that the first Read serves those frames without
+	// reading and decoding them again; that Read (whatever its range), a
+	// rescan or Close drops it.
+	kept [][]byte
 }
+
+// retainDecoded bounds hd.kept: an open keeps at most this many decoded
+// bytes of the frames it scanned.
+const retainDecoded = 128 << 20
 
 // Describe reports the name "jsonl", format version 1 and the configured
 // compression ("" before Configure).
@@ -320,7 +329,7 @@ func (b *Backend) openLog(hd *handle, cfg Config) (sdk.Opened, error) {
 		return sdk.Opened{}, err
 	}
 	hd.chk.dec = dec
-	h, data, err := hd.scanAll()
+	h, data, err := hd.scanAll(retainDecoded)
 	if err != nil {
 		return sdk.Opened{}, err
 	}
@@ -344,8 +353,10 @@ func (b *Backend) openLog(hd *handle, cfg Config) (sdk.Opened, error) {
 }
 
 // scanAll reads hd.f from offset 0 to its current size and scans it,
-// replacing hd.ix; hd.info becomes what was scanned. hd.mu is held.
-func (hd *handle) scanAll() (sdk.Header, []byte, error) {
+// replacing hd.ix; hd.info becomes what was scanned, and hd.kept up to
+// retain bytes of the decoded frames (zstd). hd.mu is held.
+func (hd *handle) scanAll(retain int64) (sdk.Header, []byte, error) {
+	hd.kept = nil
 	fi, err := hd.f.Stat()
 	if err != nil {
 		return sdk.Header{}, nil, ioError(hd.id, "fstat "+hd.path, err)
@@ -354,11 +365,15 @@ func (hd *handle) scanAll() (sdk.Header, []byte, error) {
 	if err := readFull(hd.f, data, 0); err != nil {
 		return sdk.Header{}, nil, ioError(hd.id, "reading "+hd.path, err)
 	}
+	hd.chk.retain, hd.chk.scanning = retain, true
 	h, ix, err := hd.chk.scanLog(data, hd.zst, hd.id, hd.path)
+	kept := hd.chk.kept
+	hd.chk.retain, hd.chk.kept, hd.chk.keptBytes = 0, nil, 0
+	hd.chk.endScan()
 	if err != nil {
 		return sdk.Header{}, nil, err
 	}
-	hd.ix, hd.info = *ix, fi
+	hd.ix, hd.info, hd.kept = *ix, fi, kept
 	return h, data, nil
 }
 
@@ -732,7 +747,8 @@ func (b *Backend) Read(ctx context.Context, handle string, offset sdk.Offset, le
 		return e
 	}
 	hd.floor = hd.ix.next
-	ix, f, zst, path := hd.ix.snapshot(), hd.f, hd.zst, hd.path
+	ix, f, zst, path, kept := hd.ix.snapshot(), hd.f, hd.zst, hd.path, hd.kept
+	hd.kept = nil
 	hd.mu.Unlock()
 
 	end := ix.next
@@ -748,7 +764,7 @@ func (b *Backend) Read(ctx context.Context, handle string, offset sdk.Offset, le
 		if err != nil {
 			return err
 		}
-		r.dec = dec
+		r.dec, r.kept = dec, kept
 		return r.frames(int64(offset), end)
 	}
 	return r.lines(int64(offset), end)
@@ -773,7 +789,7 @@ func (b *Backend) refresh(hd *handle) error {
 		}
 		hd.retired = append(hd.retired, hd.f)
 		hd.f = f
-		if _, _, err := hd.scanAll(); err != nil {
+		if _, _, err := hd.scanAll(0); err != nil {
 			return err
 		}
 	default:
@@ -805,6 +821,7 @@ type reader struct {
 	f    File
 	ix   *index
 	dec  *zstd.Decoder
+	kept [][]byte // the decoded content of ix.frames[:len(kept)], owned by this read
 	fn   func([][]byte) error
 }
 
@@ -858,40 +875,57 @@ func (r *reader) frames(from, to int64) error {
 	var chunk [][]byte
 	var cbuf []byte
 	var raw, decoded []byte
+	var nbytes int // bytes of the lines in chunk
 	flush := func() error {
 		if len(chunk) == 0 {
 			return nil
 		}
 		c := chunk
-		chunk, cbuf = nil, nil
+		chunk, cbuf, nbytes = nil, nil, 0
 		return r.emit(c)
 	}
 	for seq := from; seq < to; fi++ {
 		fr := r.ix.frames[fi]
-		raw = slices.Grow(raw[:0], int(fr.size))[:fr.size]
-		if err := readFull(r.f, raw, fr.off); err != nil {
-			return ioError(r.id, "reading "+r.path, err)
+		// A kept frame's content was checked by the scan and belongs to
+		// this read alone, so its lines go out as views of it; any other
+		// frame is decoded into a reused buffer and its lines copied.
+		var rest []byte
+		owned := fi < len(r.kept)
+		if owned {
+			rest = r.kept[fi]
+			r.kept[fi] = nil
+		} else {
+			raw = slices.Grow(raw[:0], int(fr.size))[:fr.size]
+			if err := readFull(r.f, raw, fr.off); err != nil {
+				return ioError(r.id, "reading "+r.path, err)
+			}
+			var err error
+			decoded, err = r.dec.DecodeAll(raw, decoded[:0])
+			if err != nil {
+				return corruptAt(r.id, r.path, fmt.Sprintf("byte offset %d: the frame no longer decodes: %v", fr.off, err))
+			}
+			rest = decoded
 		}
-		var err error
-		decoded, err = r.dec.DecodeAll(raw, decoded[:0])
-		if err != nil {
-			return corruptAt(r.id, r.path, fmt.Sprintf("byte offset %d: the frame no longer decodes: %v", fr.off, err))
-		}
-		rest := decoded
 		for k := fr.first; k < fr.first+fr.count && seq < to; k++ {
 			nl := indexNL(rest)
 			if nl < 0 {
 				return corruptAt(r.id, r.path, fmt.Sprintf("byte offset %d: the frame changed after it was read", fr.off))
 			}
-			line := rest[:nl]
+			line := rest[:nl:nl]
 			rest = rest[nl+1:]
 			if k < seq {
 				continue
 			}
-			if len(chunk) > 0 && (len(chunk) >= readChunkEvents || len(cbuf)+len(line) > readChunkBytes) {
+			if len(chunk) > 0 && (len(chunk) >= readChunkEvents || nbytes+len(line) > readChunkBytes) {
 				if err := flush(); err != nil {
 					return err
 				}
+			}
+			nbytes += len(line)
+			seq++
+			if owned {
+				chunk = append(chunk, line)
+				continue
 			}
 			if cbuf == nil {
 				cbuf = make([]byte, 0, min(readChunkBytes, max(len(line), 64<<10)))
@@ -903,7 +937,6 @@ func (r *reader) frames(from, to int64) error {
 			start := len(cbuf)
 			cbuf = append(cbuf, line...)
 			chunk = append(chunk, cbuf[start:len(cbuf):len(cbuf)])
-			seq++
 		}
 	}
 	return flush()
@@ -967,6 +1000,7 @@ func (b *Backend) Close(_ context.Context, handle string) error {
 	}
 	hd.mu.Lock()
 	hd.closed = true
+	hd.kept = nil
 	hd.closeFiles()
 	hd.mu.Unlock()
 	b.mu.Lock()

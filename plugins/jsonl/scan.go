@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/seed-e5e476df/logbook/sdk"
@@ -100,6 +102,36 @@ type checker struct {
 	// it so that a few bytes of RLE blocks cannot make each input decode
 	// hundreds of MiB. The backend sets none: a batch may be any size.
 	maxContent uint64
+	// retain, when > 0, makes scanFrames keep the decoded content of the
+	// good batch frames it checks, in order, in kept (one fresh buffer per
+	// frame, never reused), while their total stays within retain bytes;
+	// the first frame that would pass it stops the keeping. A read right
+	// after the scan then serves those frames without decoding them again.
+	retain    int64
+	kept      [][]byte
+	keptBytes int64
+	fresh     []byte    // the content frameEvents decoded with keep
+	sub       []checker // the checkers of the pieces of a large run (envelopes)
+	// scanning keeps scratch buffers of any size between the frames of
+	// one whole-log scan; endScan drops the large ones.
+	scanning bool
+}
+
+// endScan ends a whole-log scan: scratch larger than keepScratch goes.
+func (c *checker) endScan() {
+	c.scanning = false
+	if cap(c.scratch) > keepScratch {
+		c.scratch = nil
+	}
+	if cap(c.arr) > keepScratch {
+		c.arr = nil
+	}
+	c.sub = nil
+}
+
+// retaining reports whether the next good frame's content may be kept.
+func (c *checker) retaining(bound uint64) bool {
+	return c.retain > 0 && c.keptBytes+int64(bound) <= c.retain
 }
 
 // Scratch buffers larger than keepScratch are dropped after use, so that
@@ -130,7 +162,7 @@ func (c *checker) scratchFor(n int) []byte {
 }
 
 func (c *checker) keep(buf []byte) {
-	if cap(buf) <= keepScratch {
+	if cap(buf) <= keepScratch || c.scanning {
 		c.scratch = buf[:0]
 	} else {
 		c.scratch = nil
@@ -207,7 +239,69 @@ func (f lineFault) String(first int64) string {
 // exactly its line, so the run costs one parse and O(log n) allocations
 // instead of a Doc per line. Only when that fails does it check line by
 // line, to find and name the culprit.
+//
+// A large run is cut into pieces checked at once on up to GOMAXPROCS (at
+// most maxPieces) goroutines, each with its own checker; the first bad
+// line of the first piece that has one is the run's first bad line.
 func (c *checker) envelopes(lines [][]byte, first int64) (lineFault, bool) {
+	size := 0
+	for _, l := range lines {
+		size += len(l) + 1
+	}
+	k := min(runtime.GOMAXPROCS(0), maxPieces, size/pieceMin, len(lines))
+	if k < 2 {
+		return c.envelopesRun(lines, first)
+	}
+	if len(c.sub) < k-1 {
+		c.sub = make([]checker, k-1)
+	}
+	type result struct {
+		from int
+		f    lineFault
+		ok   bool
+	}
+	res := make([]result, k)
+	var wg sync.WaitGroup
+	from, acc := 0, 0
+	for p := range k {
+		to := len(lines)
+		if p < k-1 {
+			// Cut after the line that passes an even share of the bytes.
+			to = from
+			for to < len(lines)-(k-1-p) && (to == from || acc < size*(p+1)/k) {
+				acc += len(lines[to]) + 1
+				to++
+			}
+		}
+		piece, at := lines[from:to], from
+		res[p].from = at
+		if p == k-1 {
+			res[p].f, res[p].ok = c.envelopesRun(piece, first+int64(at))
+			break
+		}
+		wg.Add(1)
+		c.sub[p].scanning = c.scanning
+		go func(sc *checker, r *result) {
+			defer wg.Done()
+			r.f, r.ok = sc.envelopesRun(piece, first+int64(at))
+		}(&c.sub[p], &res[p])
+		from = to
+	}
+	wg.Wait()
+	for _, r := range res {
+		if !r.ok {
+			r.f.index += r.from
+			return r.f, false
+		}
+	}
+	return lineFault{}, true
+}
+
+// Runs of at least 2 × pieceMin bytes are checked in pieces.
+const pieceMin, maxPieces = 2 << 20, 4
+
+// envelopesRun is envelopes on one goroutine.
+func (c *checker) envelopesRun(lines [][]byte, first int64) (lineFault, bool) {
 	n := 2
 	for _, l := range lines {
 		n += len(l) + 1
@@ -221,7 +315,7 @@ func (c *checker) envelopes(lines [][]byte, first int64) (lineFault, bool) {
 		arr = append(arr, l...)
 	}
 	arr = append(arr, ']')
-	if cap(arr) <= keepScratch {
+	if cap(arr) <= keepScratch || c.scanning {
 		c.arr = arr[:0]
 	} else {
 		c.arr = nil
@@ -366,12 +460,24 @@ func (c *checker) decodeFrame(frame []byte, bound uint64) ([]byte, error) {
 		return nil, fmt.Errorf("the frame may decode to %d bytes, over this checker's limit of %d", bound, c.maxContent)
 	}
 	out, err := c.dec.DecodeAll(frame, c.decoded[:0])
+	return out, c.keepDecoded(out, err)
+}
+
+// decodeFresh is decodeFrame into a new buffer that c does not reuse.
+func (c *checker) decodeFresh(frame []byte, bound uint64) ([]byte, error) {
+	if c.maxContent > 0 && bound > c.maxContent {
+		return nil, fmt.Errorf("the frame may decode to %d bytes, over this checker's limit of %d", bound, c.maxContent)
+	}
+	return c.dec.DecodeAll(frame, make([]byte, 0, bound))
+}
+
+func (c *checker) keepDecoded(out []byte, err error) error {
 	if cap(out) <= 4<<20 {
 		c.decoded = out[:0]
 	} else {
 		c.decoded = nil // do not keep a huge buffer
 	}
-	return out, err
+	return err
 }
 
 // headerUnit splits the header unit off the start of a log: the first line
@@ -508,9 +614,18 @@ func (c *checker) scanFrames(data []byte, base int64, ix *index) *damage {
 	for pos < len(data) {
 		n, bound, st, reason := frameBounds(data[pos:])
 		if st == unitGood {
-			count, r := c.frameEvents(data[pos:pos+n], bound, ix.next)
+			keep := c.retaining(bound)
+			count, r := c.frameEvents(data[pos:pos+n], bound, ix.next, keep)
+			fresh := c.fresh
+			c.fresh = nil
 			if r == "" {
 				ix.frames = append(ix.frames, frameRef{off: base + int64(pos), size: int64(n), first: ix.next, count: count})
+				if keep {
+					c.keptBytes += int64(len(fresh))
+					c.kept = append(c.kept, fresh)
+				} else {
+					c.retain = 0 // keep only a prefix of the frames
+				}
 				ix.next += count
 				pos += n
 				ix.end = base + int64(pos)
@@ -552,11 +667,24 @@ func (c *checker) scanFrames(data []byte, base int64, ix *index) *damage {
 // frameEvents decodes a structurally complete batch frame and checks that
 // it holds complete lines, each a valid envelope with the next expected
 // seq from first on. It returns the event count or a reason.
-func (c *checker) frameEvents(frame []byte, bound uint64, first int64) (int64, string) {
-	out, err := c.decodeFrame(frame, bound)
+// With keep, it decodes into a fresh buffer and leaves it in c.fresh.
+func (c *checker) frameEvents(frame []byte, bound uint64, first int64, keep bool) (int64, string) {
+	var out []byte
+	var err error
+	if keep {
+		out, err = c.decodeFresh(frame, bound)
+		c.fresh = out
+	} else {
+		out, err = c.decodeFrame(frame, bound)
+	}
 	if err != nil {
 		return 0, "not decodable: " + err.Error()
 	}
+	return c.contentEvents(out, first)
+}
+
+// contentEvents is frameEvents on the decoded content of a frame.
+func (c *checker) contentEvents(out []byte, first int64) (int64, string) {
 	if len(out) == 0 || out[len(out)-1] != '\n' {
 		return 0, "not a sequence of complete lines"
 	}
