@@ -92,6 +92,19 @@ func (c *fakeClock) pending() int {
 	return n
 }
 
+// waitArmed waits until the store's worker has armed a timer: advancing the
+// clock before that would let the timer miss its moment.
+func (c *fakeClock) waitArmed(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for c.pending() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no timer armed within 10 s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // appendCall is one recorded Append.
 type appendCall struct {
 	at       time.Time

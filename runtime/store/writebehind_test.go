@@ -30,6 +30,7 @@ func TestScenario25WriteBatchingOneBatchAfterWindow(t *testing.T) {
 	if n := len(rec.appends()); n != 0 {
 		t.Fatalf("%d appends before the window expired", n)
 	}
+	clock.waitArmed(t)
 	clock.Advance(10 * time.Millisecond) // t = 200 ms
 	c := rec.waitAppend(t)
 	if c.n != 20 || c.firstSeq != 0 || !c.at.Equal(start.Add(200*time.Millisecond)) {
@@ -85,11 +86,13 @@ func TestWriteBehindRetryKeepsOrder(t *testing.T) {
 	s, _ := st.Create(context.Background(), CreateOptions{ID: "s"})
 	rec.failNext(sdk.Errorf(sdk.CodeIOError, "test", "disk hiccup"))
 	mustAppend(t, s, user("a"), user("b"))
+	clock.waitArmed(t)
 	clock.Advance(200 * time.Millisecond)
 	if c := rec.waitAppend(t); c.err == nil || c.n != 2 {
 		t.Fatalf("first attempt %+v; want the injected failure", c)
 	}
 	mustAppend(t, s, user("c"))
+	clock.waitArmed(t)                    // the retry timer
 	clock.Advance(200 * time.Millisecond) // backoff = window
 	c := rec.waitAppend(t)
 	if c.err != nil || c.firstSeq != 0 || c.n != 3 {
@@ -191,6 +194,7 @@ func TestBackpressureBlocksAppendUntilDrained(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { _, err := s.Append(context.Background(), big); done <- err }()
+	clock.waitArmed(t)
 	clock.Advance(200 * time.Millisecond)
 	select {
 	case err := <-done:
