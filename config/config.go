@@ -330,46 +330,56 @@ var defaultHCL []byte
 //go:embed headless.hcl
 var headlessHCL []byte
 
-// Default returns the embedded default configuration (config/default.hcl),
-// parsed afresh on every call. Its data_dir is relative to the working
-// directory. It panics only if the embedded file is invalid, which the
-// package tests rule out.
-func Default() *Config { return mustParse(defaultHCL, "default.hcl") }
+// Overrides change a configuration while it is parsed, before any path in
+// it is resolved.
+type Overrides struct {
+	// DataDir, when not empty, replaces data_dir (the command line's
+	// --data). A relative DataDir stays relative to the working directory.
+	// Relative persistence roots and the spill root resolve against it.
+	DataDir string
+}
+
+// Default returns the embedded default configuration (config/default.hcl):
+// JSONL with zstd rooted at data_dir, and compaction with the bundled
+// summarizer and pruner. It is parsed afresh on every call; its data_dir is
+// relative to the working directory unless o.DataDir replaces it. It panics
+// only if the embedded file is invalid, which the package tests rule out.
+func Default(o Overrides) *Config { return mustParse(defaultHCL, "default.hcl", o) }
 
 // Headless returns the embedded headless configuration
 // (config/headless.hcl): the default's persistence and no compaction block.
-func Headless() *Config { return mustParse(headlessHCL, "headless.hcl") }
+func Headless(o Overrides) *Config { return mustParse(headlessHCL, "headless.hcl", o) }
 
-func mustParse(src []byte, name string) *Config {
-	c, err := Parse(src, name)
+func mustParse(src []byte, name string, o Overrides) *Config {
+	c, err := parse(src, name, o)
 	if err != nil {
 		panic("config: embedded " + name + " is invalid: " + err.Error())
 	}
 	return c
 }
 
-// Load reads and parses the config file at path. A relative data_dir in it
-// is resolved against the file's directory. Errors are described in the
-// package doc; a file that cannot be read is CONFIG_INVALID wrapping the
-// cause. To run without a file, use LoadOrDefault("") or Default.
-func Load(path string) (*Config, error) {
+// Load reads and parses the config file at path with the overrides o. A
+// relative data_dir in it is resolved against the file's directory. Errors
+// are described in the package doc; a file that cannot be read is
+// CONFIG_INVALID wrapping the cause. To run without a file, use
+// LoadOrDefault("", o) or Default.
+func Load(path string, o Overrides) (*Config, error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
 		e := sdk.Errorf(sdk.CodeConfigInvalid, "config", "%s: cannot read config file", path)
 		e.Err = err
 		return nil, e
 	}
-	return Parse(src, path)
+	return parse(src, path, o)
 }
 
 // LoadOrDefault is Load, except that path "" (no config file given) returns
-// the embedded default (Default) with a data_dir relative to the working
-// directory.
-func LoadOrDefault(path string) (*Config, error) {
+// the embedded default (Default).
+func LoadOrDefault(path string, o Overrides) (*Config, error) {
 	if path == "" {
-		return Default(), nil
+		return Default(o), nil
 	}
-	return Load(path)
+	return Load(path, o)
 }
 
 // Parse parses src, the contents of the config file named filename. The
@@ -377,7 +387,7 @@ func LoadOrDefault(path string) (*Config, error) {
 // against filepath.Dir(filename). env() calls read the process environment
 // now. Parse is safe for concurrent use.
 func Parse(src []byte, filename string) (*Config, error) {
-	return parse(src, filename)
+	return parse(src, filename, Overrides{})
 }
 
 // ResolvePath resolves p against DataDir: "" is DataDir itself, an absolute

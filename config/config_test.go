@@ -257,7 +257,7 @@ func TestDataDirResolution(t *testing.T) {
 	if c.DataDir != "/var/lib/logbook" {
 		t.Errorf("absolute data_dir: got %q", c.DataDir)
 	}
-	if got := config.Default().DataDir; got != "logbook-data" {
+	if got := config.Default(config.Overrides{}).DataDir; got != "logbook-data" {
 		t.Errorf("embedded default: data_dir relative to the working directory, got %q", got)
 	}
 
@@ -266,7 +266,7 @@ func TestDataDirResolution(t *testing.T) {
 	if err := os.WriteFile(path, []byte(`persistence "sqlite" { path = "db/s.db" }`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	c, err = config.Load(path)
+	c, err = config.Load(path, config.Overrides{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -716,13 +716,13 @@ func TestExamplesParse(t *testing.T) {
 		t.Fatalf("examples: %v", files)
 	}
 	for _, f := range files {
-		if _, err := config.Load(f); err != nil {
+		if _, err := config.Load(f, config.Overrides{}); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
 
 	t.Setenv("ARCHIVE_TOKEN", "tok")
-	c, err := config.Load(filepath.Join("examples", "mirrored.hcl"))
+	c, err := config.Load(filepath.Join("examples", "mirrored.hcl"), config.Overrides{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -746,7 +746,7 @@ func TestExamplesParse(t *testing.T) {
 		t.Errorf("compaction = %+v", c.Compaction)
 	}
 
-	c, err = config.Load(filepath.Join("examples", "jsonl-zstd.hcl"))
+	c, err = config.Load(filepath.Join("examples", "jsonl-zstd.hcl"), config.Overrides{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -756,7 +756,7 @@ func TestExamplesParse(t *testing.T) {
 }
 
 func TestDefaultAndHeadlessDifferOnlyByCompaction(t *testing.T) {
-	d, h := config.Default(), config.Headless()
+	d, h := config.Default(config.Overrides{}), config.Headless(config.Overrides{})
 	if d.Compaction == nil {
 		t.Fatal("Default() has no compaction block")
 	}
@@ -772,14 +772,14 @@ func TestDefaultAndHeadlessDifferOnlyByCompaction(t *testing.T) {
 	}
 	// Each call parses afresh: changing one result changes no other.
 	d.Persistence[0].Name = "changed"
-	if config.Default().Persistence[0].Name == "changed" {
+	if config.Default(config.Overrides{}).Persistence[0].Name == "changed" {
 		t.Error("Default() shares state between calls")
 	}
 }
 
 func TestLoad(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "nope.hcl")
-	_, err := config.Load(missing)
+	_, err := config.Load(missing, config.Overrides{})
 	if !errors.Is(err, sdk.ErrConfigInvalid) || !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
 	}
@@ -788,11 +788,11 @@ func TestLoad(t *testing.T) {
 		t.Errorf("missing file detail: %v", err)
 	}
 
-	c, err := config.LoadOrDefault("")
-	if err != nil || !reflect.DeepEqual(c, config.Default()) {
+	c, err := config.LoadOrDefault("", config.Overrides{})
+	if err != nil || !reflect.DeepEqual(c, config.Default(config.Overrides{})) {
 		t.Errorf("LoadOrDefault(\"\") = %+v, %v", c, err)
 	}
-	if _, err := config.LoadOrDefault(missing); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := config.LoadOrDefault(missing, config.Overrides{}); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("LoadOrDefault(missing) = %v", err)
 	}
 
@@ -800,9 +800,37 @@ func TestLoad(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("persistence \"memory\" {}\ncompaction {\n  summarizer = \"compactor-summary\"\n  threshold_ratio = 1.5\n}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err = config.Load(bad)
+	_, err = config.Load(bad, config.Overrides{})
 	errs := flatten(t, err)
 	if want := bad + ":4:3: threshold_ratio = 1.5 must be in (0, 1]"; len(errs) != 1 || errs[0].Detail != want {
 		t.Errorf("got %v, want detail %q", err, want)
+	}
+}
+
+// The embedded default stores zstd JSONL rooted at data_dir, and --data
+// (Overrides.DataDir) moves data_dir and every path resolved against it.
+func TestDefaultIsJSONLZstdAndDataDirOverride(t *testing.T) {
+	d := config.Default(config.Overrides{})
+	if j := d.Persistence[0].JSONL; len(d.Persistence) != 1 || j == nil || j.Compression != "zstd" || j.Root != "logbook-data" {
+		t.Fatalf("default persistence = %+v", d.Persistence)
+	}
+	dir := t.TempDir()
+	o := config.Default(config.Overrides{DataDir: dir})
+	if o.DataDir != dir || o.Persistence[0].JSONL.Root != dir {
+		t.Errorf("override: data_dir %q, root %q, want %q", o.DataDir, o.Persistence[0].JSONL.Root, dir)
+	}
+	if !strings.Contains(string(o.Persistence[0].Config), dir) {
+		t.Errorf("the plugin's config block does not carry the overridden root: %s", o.Persistence[0].Config)
+	}
+	path := filepath.Join(t.TempDir(), "conf.hcl")
+	if err := os.WriteFile(path, []byte("data_dir = \"elsewhere\"\npersistence \"sqlite\" { path = \"db/s.db\" }\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := config.Load(path, config.Overrides{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(dir, "db", "s.db"); c.DataDir != dir || c.Persistence[0].SQLite.Path != want {
+		t.Errorf("file + override: data_dir %q, path %q, want %q", c.DataDir, c.Persistence[0].SQLite.Path, want)
 	}
 }

@@ -61,14 +61,16 @@ type problem struct {
 type decoder struct {
 	filename string
 	baseDir  string // directory of filename: base of data_dir and relative commands
+	dataDir  string // Overrides.DataDir: replaces data_dir when set
 	ctx      *hcl.EvalContext
 	problems []problem
 }
 
-func parse(src []byte, filename string) (*Config, error) {
+func parse(src []byte, filename string, o Overrides) (*Config, error) {
 	d := &decoder{
 		filename: filename,
 		baseDir:  filepath.Dir(filename),
+		dataDir:  o.DataDir,
 		ctx:      &hcl.EvalContext{Functions: map[string]function.Function{"env": envFunc}},
 	}
 	file, diags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)

@@ -1,12 +1,12 @@
 # logbook's embedded default configuration: used when no config file is
-# given. A relative data_dir here is relative to the working directory.
+# given. A relative data_dir here is relative to the working directory
+# (the command line's --data replaces it).
 data_dir = "./logbook-data"
 
-# Until plugins/jsonl lands the default keeps sessions in memory. When it
-# does, this block becomes
-#   persistence "jsonl" { compression = "zstd" }
-# (see examples/jsonl-zstd.hcl).
-persistence "memory" {}
+# Sessions as zstd-compressed JSONL files under data_dir.
+persistence "jsonl" {
+  compression = "zstd"
+}
 
 # Compaction with the bundled summarizer and pruner, at the SPEC §16.11 and
 # §17.2 defaults.

@@ -44,6 +44,9 @@ func (d *decoder) top(body *hclsyntax.Body) *Config {
 	if !filepath.IsAbs(dataDir) {
 		dataDir = filepath.Join(d.baseDir, dataDir)
 	}
+	if d.dataDir != "" { // the override is relative to the working directory
+		dataDir = d.dataDir
+	}
 	c.DataDir = filepath.Clean(dataDir)
 
 	ww := d.duration(attrs["write_window"], &c.WriteWindow, minWriteWindow, maxWriteWindow)

@@ -1,9 +1,10 @@
-# The intended default profile once plugins/jsonl exists: JSONL + zstd under
+# The embedded default profile, spelled out: JSONL + zstd under
 # ./logbook-data, with the bundled summarizer and pruner.
 data_dir = "./logbook-data"
 
 persistence "jsonl" {
   compression = "zstd" # root defaults to data_dir
+  zstd_level  = "default"
 }
 
 compaction {

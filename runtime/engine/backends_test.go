@@ -39,7 +39,7 @@ func TestSameWorkloadBothBackendsByteEqual(t *testing.T) {
 	dir := t.TempDir()
 	jconf, _ := json.Marshal(map[string]any{"root": filepath.Join(dir, "jsonl"), "compression": "zstd"})
 	sconf, _ := json.Marshal(map[string]any{"path": filepath.Join(dir, "sessions.db")})
-	cfg := config.Default()
+	cfg := config.Headless(config.Overrides{})
 	cfg.Persistence = []config.Persistence{{Name: "jsonl", Config: jconf}, {Name: "sqlite", Config: sconf}}
 	e, err := Start(ctx, cfg, Options{Executable: logbookBin})
 	if err != nil {
@@ -82,7 +82,7 @@ func TestTornTailIsRecordedAsSessionRecovered(t *testing.T) {
 	ctx := context.Background()
 	root := t.TempDir()
 	conf, _ := json.Marshal(map[string]any{"root": root, "compression": "none"})
-	cfg := config.Default()
+	cfg := config.Headless(config.Overrides{})
 	cfg.Persistence = []config.Persistence{{Name: "jsonl", Config: conf}}
 	e, err := Start(ctx, cfg, Options{Executable: logbookBin})
 	if err != nil {

@@ -37,7 +37,7 @@ var crashBackends = []struct {
 }
 
 func crashConfig(backend string, conf []byte) *config.Config {
-	cfg := config.Default()
+	cfg := config.Headless(config.Overrides{})
 	cfg.Persistence = []config.Persistence{{Name: backend, Config: conf}}
 	return cfg
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -27,7 +28,8 @@ func TestMain(m *testing.M) {
 // Close flushes, closes and then stops the plugin.
 func TestDefaultConfigEndToEndAndOrderlyShutdown(t *testing.T) {
 	ctx := context.Background()
-	e, err := Start(ctx, config.Default(), Options{Executable: logbookBin})
+	dataDir := t.TempDir()
+	e, err := Start(ctx, config.Default(config.Overrides{DataDir: dataDir}), Options{Executable: logbookBin})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,6 +50,10 @@ func TestDefaultConfigEndToEndAndOrderlyShutdown(t *testing.T) {
 	if err != nil || !res.Participated || res.Backends[0].DurableSeq != 9 {
 		t.Fatalf("flush %+v %v", res, err)
 	}
+	logs, _ := filepath.Glob(filepath.Join(dataDir, "*", "events.v1.jsonl.zst"))
+	if len(logs) != 1 {
+		t.Fatalf("the default stores JSONL+zstd under data_dir; found %v", logs)
+	}
 	if err := e.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +68,7 @@ func TestDefaultConfigEndToEndAndOrderlyShutdown(t *testing.T) {
 }
 
 func TestUnknownBundledPluginFailsCleanly(t *testing.T) {
-	cfg := config.Default()
+	cfg := config.Headless(config.Overrides{})
 	cfg.Persistence[0].Name = "nope"
 	if _, err := Start(context.Background(), cfg, Options{Executable: logbookBin}); err == nil {
 		t.Fatal("a plugin the binary does not bundle must fail to start")

@@ -21,7 +21,7 @@ func TestKillPersistencePluginDuringAppends(t *testing.T) {
 	ctx := context.Background()
 	root := t.TempDir()
 	conf, _ := json.Marshal(map[string]any{"root": root, "compression": "zstd"})
-	cfg := config.Default()
+	cfg := config.Headless(config.Overrides{})
 	cfg.Persistence = []config.Persistence{{Name: "jsonl", Config: conf}}
 	cfg.WriteWindow = 5 * time.Millisecond
 	cfg.RetryMaxBackoff = 50 * time.Millisecond

@@ -58,7 +58,7 @@ func backendConfig(name, dir string) *config.Config {
 	case "sqlite":
 		conf, _ = json.Marshal(map[string]any{"path": filepath.Join(dir, "sessions.db")})
 	}
-	cfg := config.Default()
+	cfg := config.Headless(config.Overrides{})
 	cfg.Persistence = []config.Persistence{{Name: name, Config: conf}}
 	cfg.WriteWindow = time.Minute // only the benchmark's flushes write
 	cfg.RetryMaxBackoff = time.Minute

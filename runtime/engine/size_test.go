@@ -33,7 +33,7 @@ func TestStoredCorpusSize(t *testing.T) {
 		default:
 			conf, _ = json.Marshal(map[string]any{"path": filepath.Join(dir, "sessions.db")})
 		}
-		cfg := config.Default()
+		cfg := config.Headless(config.Overrides{})
 		cfg.Persistence = []config.Persistence{{Name: c.backend, Config: conf}}
 		e, err := Start(ctx, cfg, Options{Executable: logbookBin})
 		if err != nil {
