@@ -609,7 +609,7 @@ func (c *checker) scanLines(data []byte, base int64, ix *index) *damage {
 // scanFrames continues ix over data, the bytes of a zstd log from file
 // offset base == ix.end on, frame by frame; see scanLines.
 func (c *checker) scanFrames(data []byte, base int64, ix *index) *damage {
-	pos := 0
+	pos := c.scanAhead(data, base, ix)
 	var bad string
 	for pos < len(data) {
 		n, bound, st, reason := frameBounds(data[pos:])

@@ -107,16 +107,15 @@ func (s *store) scan(ctx context.Context, tx *sql.Tx, id string, nextSeq int64, 
 		return scanned{}, s.dbErr(ctx, id, "scanning for a torn tail", err)
 	}
 	defer rows.Close()
+	rs := scanRows(rows, s.codec)
+	defer rs.close()
 	var (
 		out         scanned
-		raw         rawRow
-		sc          scratch
 		want        int64 // the seq the next row should have
 		bad         = int64(-1)
 		reason      string
 		turnEnd     = int64(-1) // a decodable turn/end after bad
 		missingFrom int64
-		slab        []byte
 		kept        int64
 	)
 	if keep && nextSeq > 0 {
@@ -133,50 +132,48 @@ func (s *store) scan(ctx context.Context, tx *sql.Tx, id string, nextSeq int64, 
 			bad, reason = missingFrom, fmt.Sprintf("the rows of events %d … %d are missing", missingFrom, to)
 		}
 	}
-	for rows.Next() {
-		if err := scanRow(rows, &raw); err != nil {
+	for {
+		batch, err := rs.next(ctx)
+		if err != nil {
 			return scanned{}, s.dbErr(ctx, id, "scanning for a torn tail", err)
 		}
-		if raw.seq < 0 {
-			return scanned{}, corruptAt(id, raw.seq, "a row has the negative seq %d; the database was written by something other than logbook", raw.seq)
+		if batch == nil {
+			break
 		}
-		if raw.seq > want && want < nextSeq {
-			missingFrom = want
-			missing(min(raw.seq, nextSeq) - 1)
-		}
-		want = raw.seq + 1
-		r, rerr := s.codec.decode(&raw, &sc)
-		if bad < 0 && raw.seq < nextSeq {
-			if rerr == nil { // a good committed row
-				if out.events != nil {
-					n := r.envelopeLen()
-					if kept += int64(n); kept > scanKeepBytes {
-						out.events = nil
-						continue
+		for i := range batch.rows {
+			sr := &batch.rows[i]
+			raw := &sr.raw
+			if raw.seq < 0 {
+				return scanned{}, corruptAt(id, raw.seq, "a row has the negative seq %d; the database was written by something other than logbook", raw.seq)
+			}
+			if raw.seq > want && want < nextSeq {
+				missingFrom = want
+				missing(min(raw.seq, nextSeq) - 1)
+			}
+			want = raw.seq + 1
+			if bad < 0 && raw.seq < nextSeq {
+				if sr.err == nil { // a good committed row
+					if out.events != nil {
+						if kept += int64(len(sr.env)); kept > scanKeepBytes {
+							out.events = nil
+							continue
+						}
+						out.events = append(out.events, sr.env)
 					}
-					if cap(slab)-len(slab) < n {
-						slab = make([]byte, 0, max(n, 1<<20))
-					}
-					start := len(slab)
-					slab = r.appendEnvelope(slab)
-					out.events = append(out.events, slab[start:len(slab):len(slab)])
+					continue
 				}
+				bad, reason = raw.seq, sr.err.reason
+			}
+			// A torn row: after the first bad one, or past next_seq.
+			if sr.err != nil {
+				add(rawLine(raw, sr.err.reason))
 				continue
 			}
-			bad, reason = raw.seq, rerr.reason
+			if bad >= 0 && turnEnd < 0 && sr.turnEnd {
+				turnEnd = raw.seq
+			}
+			add(sr.env)
 		}
-		// A torn row: after the first bad one, or past next_seq.
-		if rerr != nil {
-			add(rawLine(&raw, rerr.reason))
-			continue
-		}
-		if bad >= 0 && turnEnd < 0 && r.typ == "turn/end" {
-			turnEnd = r.seq
-		}
-		add(r.appendEnvelope(make([]byte, 0, r.envelopeLen())))
-	}
-	if err := rows.Err(); err != nil {
-		return scanned{}, s.dbErr(ctx, id, "scanning for a torn tail", err)
 	}
 	if want < nextSeq {
 		missingFrom = want

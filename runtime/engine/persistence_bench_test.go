@@ -234,7 +234,7 @@ func rawDB(b *testing.B, path string) *sql.DB {
 // coldFixture stores a 100,000-event corpus session in a backend once per
 // benchmark and returns the engine config, the session id and the canonical
 // bytes stored.
-func coldFixture(b *testing.B, backend string) (*config.Config, int64) {
+func coldFixture(b testing.TB, backend string) (*config.Config, int64) {
 	ctx := context.Background()
 	cfg := backendConfig(backend, b.TempDir())
 	e, err := Start(ctx, cfg, Options{Executable: logbookBin})

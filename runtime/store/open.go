@@ -109,15 +109,23 @@ func (st *Store) restoreFrom(ctx context.Context, b *backend, o sdk.Opened, opts
 	return r.Finish()
 }
 
-// appendAll appends events to a backend in requests below the RPC limit.
+// copyBatchBytes caps the batches of bulk copies (import, fork, mirror
+// catch-up): a backend stores a batch as one unit (a zstd frame, a
+// transaction), and units of a few MiB keep the next open's scan parallel
+// and its memory small, at one fsync per 4 MiB.
+const copyBatchBytes = 4 << 20
+
+// appendAll appends events to a backend in batches of at most
+// copyBatchBytes, each below the RPC limit.
 func appendAll(ctx context.Context, b *backend, events []session.Event, rpcMax int) error {
+	limit := min(rpcMax-(1<<16), copyBatchBytes)
 	for i := 0; i < len(events); {
 		var part [][]byte
 		size := 0
 		j := i
 		for ; j < len(events); j++ {
 			n := events[j].EnvelopeLen() + 16
-			if j > i && size+n > rpcMax-(1<<16) {
+			if j > i && size+n > limit {
 				break
 			}
 			part = append(part, events[j].Envelope())
