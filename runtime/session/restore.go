@@ -3,9 +3,7 @@ package session
 import (
 	"context"
 	"errors"
-	"runtime"
 	"strconv"
-	"sync"
 
 	"github.com/seed-e5e476df/logbook/sdk"
 )
@@ -68,18 +66,15 @@ func NewRestorer(ctx context.Context, opts Options, ro RestoreOptions) (*Restore
 }
 
 // Add validates and folds the next envelopes. After an error every later
-// call returns it. Large calls parse their envelopes on several cores; the
-// fold and the error reported (the first failing envelope) are the same as
-// one by one.
+// call returns it.
 func (r *Restorer) Add(envelopes [][]byte) error {
 	if r.err != nil {
 		return r.err
 	}
 	s := r.s
-	recs, errs := parseEnvelopes(envelopes, s.opts.MaxEventBytes)
-	for k, rec := range recs {
+	for _, b := range envelopes {
 		i := len(s.records)
-		err := errs[k]
+		rec, err := parseEnvelope(b, s.opts.MaxEventBytes)
 		if err == nil {
 			err = s.restoreOne(r.ctx, rec, sdk.Seq(i), true)
 		}
@@ -91,32 +86,22 @@ func (r *Restorer) Add(envelopes [][]byte) error {
 	return nil
 }
 
-// parallelParseMin is the envelope count from which parseEnvelopes splits
-// the work across cores: below it the goroutines cost more than they save.
-const parallelParseMin = 256
-
-// parseEnvelopes parses every envelope, in contiguous parts on up to
-// GOMAXPROCS goroutines when there are many. recs[k] and errs[k] belong to
-// envelopes[k].
-func parseEnvelopes(envelopes [][]byte, maxEventBytes int) (recs []*record, errs []error) {
-	recs, errs = make([]*record, len(envelopes)), make([]error, len(envelopes))
-	parse := func(from, to int) {
-		for k := from; k < to; k++ {
-			recs[k], errs[k] = parseEnvelope(envelopes[k], maxEventBytes)
+// AddEvents is Add for envelopes the caller parsed with ParseEnvelope (on
+// other goroutines, say): the events are validated and folded the same
+// way; the Event values are shared, never changed.
+func (r *Restorer) AddEvents(events []Event) error {
+	if r.err != nil {
+		return r.err
+	}
+	s := r.s
+	for _, e := range events {
+		i := len(s.records)
+		if err := s.restoreOne(r.ctx, e.r, sdk.Seq(i), false); err != nil {
+			r.err = s.restoreError(r.ro.Source, i, sdk.Seq(i), err)
+			return r.err
 		}
 	}
-	parts := min(runtime.GOMAXPROCS(0), len(envelopes)/(parallelParseMin/2))
-	if len(envelopes) < parallelParseMin || parts < 2 {
-		parse(0, len(envelopes))
-		return recs, errs
-	}
-	var wg sync.WaitGroup
-	for p := range parts {
-		from, to := p*len(envelopes)/parts, (p+1)*len(envelopes)/parts
-		wg.Go(func() { parse(from, to) })
-	}
-	wg.Wait()
-	return recs, errs
+	return nil
 }
 
 // Finish checks the lineage and returns the session; FirstLiveSeq is its

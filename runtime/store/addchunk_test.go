@@ -1,0 +1,59 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/seed-e5e476df/logbook/internal/corpus"
+	"github.com/seed-e5e476df/logbook/runtime/session"
+	"github.com/seed-e5e476df/logbook/sdk"
+)
+
+// A large chunk parsed on several goroutines restores the same session as
+// the one-by-one pipeline, and a bad envelope anywhere in it is reported
+// exactly as the one-by-one pipeline reports it.
+func TestAddChunkMatchesOneByOneRestore(t *testing.T) {
+	ctx := context.Background()
+	opts := session.Options{Header: sdk.Header{ID: "s", FormatVersion: sdk.FormatVersion}}
+	envs := corpus.Session(7, 3*parallelParseMin)
+	restore := func(envs [][]byte) (*session.Session, error) {
+		r, err := session.NewRestorer(ctx, opts, session.RestoreOptions{Source: session.FromStorage})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := addChunk(r, envs, 0); err != nil {
+			return nil, err
+		}
+		return r.Finish()
+	}
+	got, err := restore(envs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := session.Restore(ctx, opts, session.RestoreOptions{Source: session.FromStorage}, envs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Len() != want.Len() {
+		t.Fatalf("len %d, want %d", got.Len(), want.Len())
+	}
+	for i := range want.Events().Len() {
+		if !bytes.Equal(got.Events().At(i).Envelope(), want.Events().At(i).Envelope()) {
+			t.Fatalf("event %d differs", i)
+		}
+	}
+	for _, bad := range []int{0, parallelParseMin + 3, len(envs) - 1} {
+		damaged := append([][]byte(nil), envs...)
+		damaged[bad] = []byte(`{"seq":` + string(rune('0'+bad%10)) + `,"time":1,"type":"turn/start","data":{"turn":1}`) // unterminated
+		_, gotErr := restore(damaged)
+		_, wantErr := session.Restore(ctx, opts, session.RestoreOptions{Source: session.FromStorage}, damaged)
+		if gotErr == nil || wantErr == nil || gotErr.Error() != wantErr.Error() {
+			t.Errorf("damage at %d: got %v, want %v", bad, gotErr, wantErr)
+		}
+		if !errors.Is(gotErr, sdk.ErrCorruptLog) {
+			t.Errorf("damage at %d: %v is not CORRUPT_LOG", bad, gotErr)
+		}
+	}
+}
