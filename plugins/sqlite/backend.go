@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,9 +27,9 @@ const (
 	readChunkBytes  = 1 << 20
 	// listPage is how many sessions rows List reads per query.
 	listPage = 256
-	// prepareMin is the fewest events per part when Append prepares a batch
-	// in parallel.
-	prepareMin = 64
+	// prepareMin is the fewest events for which Append prepares a batch on
+	// other goroutines while inserting it.
+	prepareMin = 128
 )
 
 // Backend is one instance of the SQLite backend: an sdk.Persistence and an
@@ -297,62 +296,28 @@ func (b *Backend) Append(ctx context.Context, handle string, firstSeq sdk.Seq, e
 	if _, err := sdk.NewSeq("firstSeq", int64(firstSeq)); err != nil {
 		return sdk.Durable{}, withSession(err, hd.id)
 	}
-	rows := make([]row, len(events))
-	// prepare splits, checks and compresses events [from, to) into rows and
-	// returns the error of the first bad one, or nil.
-	prepare := func(from, to int) *sdk.Error {
-		for i := from; i < to; i++ {
-			r, err := splitEnvelope(events[i])
-			if err != nil {
-				e := err.(*sdk.Error)
-				e.SessionID, e.Index = hd.id, i
-				return e
-			}
-			if want := int64(firstSeq) + int64(i); r.seq != want {
-				e := newErr(sdk.CodeSeqNotContiguous, hd.id, "batch event %d has seq %d; expected %d (firstSeq %d + %d)", i, r.seq, want, firstSeq, i)
-				e.Seq, e.Index = r.seq, i
-				return e
-			}
-			if b.compress {
-				st.codec.compress(&r)
-			}
-			rows[i] = r
-		}
-		return nil
-	}
-	// Large batches are prepared in parallel parts; the error reported is
-	// that of the lowest bad index, as a sequential pass would find it.
-	parts := min(runtime.GOMAXPROCS(0), len(events)/prepareMin)
-	if parts <= 1 {
-		if e := prepare(0, len(events)); e != nil {
+	rows := prepareRows(events, firstSeq, hd.id, b.compress, st.codec)
+	defer rows.wait()
+	if !rows.parallel {
+		if e := rows.firstErr(); e != nil {
 			return sdk.Durable{}, e
-		}
-	} else {
-		errs := make([]*sdk.Error, parts)
-		var wg sync.WaitGroup
-		for p := range parts {
-			from, to := p*len(events)/parts, (p+1)*len(events)/parts
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				errs[p] = prepare(from, to)
-			}()
-		}
-		wg.Wait()
-		for _, e := range errs {
-			if e != nil {
-				return sdk.Durable{}, e
-			}
 		}
 	}
 	hd.ops.Lock()
 	defer hd.ops.Unlock()
-	return b.commit(ctx, st, hd, firstSeq, rows, false)
+	d, err := b.commit(ctx, st, hd, firstSeq, rows, false)
+	if err != nil {
+		if e := rows.firstErr(); e != nil { // a bad event wins over any other failure
+			return sdk.Durable{}, e
+		}
+		return sdk.Durable{}, err
+	}
+	return d, nil
 }
 
 // commit runs one append transaction for hd (materializing a pending
 // create when rows is non-empty or materialize is set); hd.ops is held.
-func (b *Backend) commit(ctx context.Context, st *store, hd *handle, firstSeq sdk.Seq, rows []row, materialize bool) (sdk.Durable, error) {
+func (b *Backend) commit(ctx context.Context, st *store, hd *handle, firstSeq sdk.Seq, rows *batchRows, materialize bool) (sdk.Durable, error) {
 	b.mu.Lock()
 	closed, hdr, h, inc := hd.closed, hd.pending, hd.header, hd.incarnation
 	b.mu.Unlock()
@@ -363,7 +328,7 @@ func (b *Backend) commit(ctx context.Context, st *store, hd *handle, firstSeq sd
 		if firstSeq != 0 {
 			return sdk.Durable{}, seqConflict(hd.id, int64(firstSeq), 0)
 		}
-		if len(rows) == 0 && !materialize {
+		if rows.len() == 0 && !materialize {
 			return sdk.Durable{}, nil
 		}
 		if err := st.acquire(hd.id, hd); err != nil {
@@ -774,7 +739,7 @@ func (s *store) sessions(ctx context.Context, after string) ([]listed, error) {
 // header of a pending create (materialized here) or nil; inc the
 // incarnation the handle owns. It returns the new durable state and the
 // session's incarnation.
-func (s *store) appendTx(ctx context.Context, id string, hdr []byte, h sdk.Header, inc string, firstSeq sdk.Seq, rows []row) (d sdk.Durable, _ string, err error) {
+func (s *store) appendTx(ctx context.Context, id string, hdr []byte, h sdk.Header, inc string, firstSeq sdk.Seq, rows *batchRows) (d sdk.Durable, _ string, err error) {
 	tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE
 	if err != nil {
 		return d, "", s.dbErr(ctx, id, "append", err)
@@ -806,16 +771,16 @@ func (s *store) appendTx(ctx context.Context, id string, hdr []byte, h sdk.Heade
 	case int64(firstSeq) != r.nextSeq:
 		return fail(seqConflict(id, int64(firstSeq), r.nextSeq))
 	}
-	if len(rows) > 0 {
+	if n := rows.len(); n > 0 {
 		if err := s.insert(ctx, tx, id, rows); err != nil {
 			if isConstraint(err) {
-				e := newErr(sdk.CodeSeqConflict, id, "compare-and-set failed: rows for seqs %d … %d already exist beyond the stored next seq %d (written by another writer); open the session again to cut them", firstSeq, int64(firstSeq)+int64(len(rows))-1, r.nextSeq)
+				e := newErr(sdk.CodeSeqConflict, id, "compare-and-set failed: rows for seqs %d … %d already exist beyond the stored next seq %d (written by another writer); open the session again to cut them", firstSeq, int64(firstSeq)+int64(n)-1, r.nextSeq)
 				e.Seq = int64(firstSeq)
 				return fail(e)
 			}
 			return fail(err)
 		}
-		next := int64(firstSeq) + int64(len(rows))
+		next := int64(firstSeq) + int64(n)
 		if err := tx.StmtContext(ctx, s.stmts.advance).QueryRowContext(ctx, next, id).Scan(&r.revision); err != nil {
 			return fail(err)
 		}
@@ -827,8 +792,10 @@ func (s *store) appendTx(ctx context.Context, id string, hdr []byte, h sdk.Heade
 	return sdk.Durable{NextSeq: sdk.Offset(r.nextSeq), Revision: s.revision(r)}, inc, nil
 }
 
-// insert inserts rows with the prepared statements, insertRows at a time.
-func (s *store) insert(ctx context.Context, tx *sql.Tx, id string, rows []row) error {
+// insert inserts the batch's rows with the prepared statements, insertRows
+// at a time, each run as soon as its rows are prepared. A bad event stops
+// it with that event's error.
+func (s *store) insert(ctx context.Context, tx *sql.Tx, id string, rows *batchRows) error {
 	var args []any
 	bind := func(rows []row) []any {
 		args = args[:0]
@@ -837,22 +804,30 @@ func (s *store) insert(ctx context.Context, tx *sql.Tx, id string, rows []row) e
 		}
 		return args
 	}
-	if len(rows) >= insertRows {
-		many := tx.StmtContext(ctx, s.stmts.insertEvents)
-		for len(rows) >= insertRows {
-			if _, err := many.ExecContext(ctx, bind(rows[:insertRows])...); err != nil {
-				return err
-			}
-			rows = rows[insertRows:]
+	var many, one *sql.Stmt
+	for from := 0; from < rows.len(); {
+		n := insertRows
+		if rows.len()-from < insertRows {
+			n = 1
 		}
-	}
-	if len(rows) > 0 {
-		one := tx.StmtContext(ctx, s.stmts.insertEvent)
-		for i := range rows {
-			if _, err := one.ExecContext(ctx, bind(rows[i:i+1])...); err != nil {
-				return err
-			}
+		if e := rows.ready(from + n); e != nil {
+			return e
 		}
+		stmt := &many
+		if n == 1 {
+			stmt = &one
+		}
+		if *stmt == nil {
+			src := s.stmts.insertEvents
+			if n == 1 {
+				src = s.stmts.insertEvent
+			}
+			*stmt = tx.StmtContext(ctx, src)
+		}
+		if _, err := (*stmt).ExecContext(ctx, bind(rows.rows[from:from+n])...); err != nil {
+			return err
+		}
+		from += n
 	}
 	return nil
 }
