@@ -1,0 +1,71 @@
+package pruner
+
+import (
+	"context"
+
+	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/pluginrpc"
+)
+
+// Name is the plugin's name.
+const Name = "pruner"
+
+// Pruner is the sdk.Pruner of SPEC §17: PruneMessage over every offered
+// node. It has no state and is safe for concurrent use; the zero value is
+// ready.
+type Pruner struct{}
+
+// Prune validates the budget, then prunes each node in order and returns
+// one replacement per node whose text exceeds budget.ThresholdChars, in the
+// order of nodes. Nothing is returned for the others, so a second run over
+// the replaced nodes returns nothing.
+//
+// Errors carry sessionID: CONFIG_INVALID for a bad budget (before any node
+// is read); PAYLOAD_INVALID, with the node's seq, for a message that is not
+// a tool result PruneMessage can read; COMPACTION_CANCELLED wrapping the
+// context's error when ctx ends between nodes.
+func (Pruner) Prune(ctx context.Context, sessionID string, nodes []sdk.PruneNode, budget sdk.PruneBudget) ([]sdk.PruneReplacement, error) {
+	if err := ValidateBudget(budget); err != nil {
+		return nil, withSession(err, sessionID, -1)
+	}
+	var out []sdk.PruneReplacement
+	for _, n := range nodes {
+		if err := ctx.Err(); err != nil {
+			return nil, &sdk.Error{Code: sdk.CodeCompactionCancelled, Op: op, SessionID: sessionID, Seq: -1, Index: -1,
+				Detail: "pruning stopped: the caller's context ended", Err: err}
+		}
+		r, ok, err := PruneMessage(n.Message, budget)
+		if err != nil {
+			return nil, withSession(err, sessionID, int64(n.Seq))
+		}
+		if ok {
+			out = append(out, sdk.PruneReplacement{Seq: n.Seq, Content: r.Content, CharsBefore: r.CharsBefore, CharsAfter: r.CharsAfter})
+		}
+	}
+	return out, nil
+}
+
+// withSession sets the session and seq (−1: none) of an error made by this
+// package.
+func withSession(err error, sessionID string, seq int64) error {
+	e, ok := err.(*sdk.Error)
+	if !ok {
+		return err
+	}
+	c := *e
+	c.SessionID, c.Seq = sessionID, seq
+	return &c
+}
+
+// ServeConfig is what a pruner plugin process serves: Info (name "pruner",
+// kind pruner, the given version) and a Pruner. It takes no config block:
+// the budget comes with every request. cmd/logbook serves it as
+// `logbook plugin pruner`.
+func ServeConfig(version string) pluginrpc.ServeConfig {
+	return pluginrpc.ServeConfig{
+		Info:   sdk.Info{Name: Name, Version: version, Kinds: []sdk.Kind{sdk.KindPruner}},
+		Pruner: Pruner{},
+	}
+}
+
+var _ sdk.Pruner = Pruner{}
