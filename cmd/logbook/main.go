@@ -1,37 +1,56 @@
-// Command logbook is the one logbook binary. This build serves the bundled
-// plugins (`logbook plugin <name>`), which the plugin host launches as
-// subprocesses of the binary itself; the operator CLI and the server come
-// with later work.
+// Command logbook is the one logbook binary: the operator CLI (see root.go
+// and `logbook --help`), the runtime daemon (`logbook serve`) and the
+// bundled plugins (`logbook plugin <name>`), which the plugin host launches
+// as subprocesses of the binary itself.
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"os/signal"
 	"sort"
 	"strings"
+	"syscall"
 )
 
-// version is the build's version, reported by bundled plugins in GetInfo.
+// version is the build's version, reported by bundled plugins in GetInfo
+// and by `logbook --version`.
 var version = "dev"
 
 func main() {
 	os.Exit(run(os.Args[1:]))
 }
 
+// run dispatches one invocation and returns its exit status. `plugin
+// <name>` serves a bundled plugin and bypasses the CLI entirely, so the
+// plugin host's handshake owns stdout; everything else is the CLI, whose
+// context ends at SIGINT or SIGTERM.
 func run(args []string) int {
-	if len(args) == 2 && args[0] == "plugin" {
-		serve, ok := bundled[args[1]]
-		if !ok {
-			fmt.Fprintf(os.Stderr, "logbook plugin: no bundled plugin %q; bundled: %s\n", args[1], strings.Join(bundledNames(), ", "))
-			return 2
-		}
-		serve()
-		return 0
+	if len(args) > 0 && args[0] == "plugin" {
+		return servePlugin(args[1:])
 	}
-	fmt.Fprintf(os.Stderr, "usage: logbook plugin <name>   (serve a bundled plugin; the plugin host runs this)\nbundled plugins: %s\n", strings.Join(bundledNames(), ", "))
-	return 2
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return execute(ctx, args, os.Stdin, os.Stdout, os.Stderr)
 }
 
+// servePlugin serves the bundled plugin named by args (exactly one name).
+func servePlugin(args []string) int {
+	if len(args) != 1 {
+		fmt.Fprintf(os.Stderr, "usage: logbook plugin <name>   (serve a bundled plugin; the plugin host runs this)\nlogbook: USAGE: bundled plugins: %s\n", strings.Join(bundledNames(), ", "))
+		return 2
+	}
+	serve, ok := bundled[args[0]]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "logbook: USAGE: no bundled plugin %q; bundled: %s\n", args[0], strings.Join(bundledNames(), ", "))
+		return 2
+	}
+	serve()
+	return 0
+}
+
+// bundledNames returns the names of the bundled plugins, sorted.
 func bundledNames() []string {
 	names := make([]string, 0, len(bundled))
 	for n := range bundled {

@@ -1,0 +1,318 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/seed-e5e476df/logbook/runtime/session"
+	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/jsonv"
+)
+
+func init() {
+	commands = append(commands, newAppendCmd)
+}
+
+// newAppendCmd is `logbook append ID [FILE|-]`.
+func newAppendCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "append ID [FILE|-]",
+		Short: "Append input lines as events while they arrive; prints one canonical envelope per accepted line",
+		Long: "append opens the session for write — creating and materializing it when absent, or\n" +
+			"resuming it (repair) — then reads input lines as they arrive (FILE, or stdin for - or\n" +
+			"none), holding write ownership until it exits, and flushes after the last line.\n\n" +
+			"Each line is a JSON object with exactly type and data, and optionally surfaceOp,\n" +
+			"sourceEventSeqs and ignorable (the literal true); data is passed on as written.\n" +
+			"Blank lines are skipped. At the first rejected line append stops: the lines before it\n" +
+			"stay committed and are flushed, and the error names the line number and its code.",
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			in := a.stdin
+			if len(args) == 2 && args[1] != "-" {
+				f, err := os.Open(args[1])
+				if err != nil {
+					return &sdk.Error{Code: sdk.CodeIOError, Op: "append", Seq: -1, Index: -1, Detail: "cannot read the input", Err: err}
+				}
+				defer f.Close()
+				in = f
+			}
+			// A reader of stdout that goes away must not kill append before
+			// it flushes: with SIGPIPE caught, the write fails with EPIPE.
+			pipe := make(chan os.Signal, 1)
+			signal.Notify(pipe, syscall.SIGPIPE)
+			defer signal.Stop(pipe)
+			cfg, err := a.config()
+			if err != nil {
+				return err
+			}
+			e, err := a.writeEngine(ctx)
+			if err != nil {
+				return err
+			}
+			s, written, rep, err := a.openWrite(ctx, args[0], true)
+			if err != nil {
+				return err
+			}
+			if s.Len() == 0 && len(written) == 0 {
+				fmt.Fprintf(a.stderr, "logbook append: session %q is new\n", s.ID())
+			} else {
+				fmt.Fprintf(a.stderr, "logbook append: %s\n", repairSummary(s.ID(), written, rep))
+			}
+			err = a.appendLines(ctx, s, in, 2*cfg.MaxEventBytes+1<<20)
+			// The accepted lines are flushed and ownership released even
+			// after a rejected line or a signal.
+			if rerr := e.Store.Release(context.WithoutCancel(ctx), s); rerr != nil {
+				return errors.Join(err, rerr)
+			}
+			return err
+		},
+	}
+}
+
+// inputLine is one line of append's input, numbered from 1, or the read
+// error that ended the input at that line.
+type inputLine struct {
+	n    int
+	text []byte
+	err  error
+}
+
+// lineError names the input line an append failed at; its code is the
+// cause's.
+type lineError struct {
+	n   int
+	err error
+}
+
+// Error names the line and the cause.
+func (e *lineError) Error() string { return fmt.Sprintf("line %d: %v", e.n, e.err) }
+
+// Unwrap returns the cause, whose code is the failure's.
+func (e *lineError) Unwrap() error { return e.err }
+
+// appendLines appends the lines of in to s as they arrive and prints each
+// accepted event. It returns at the end of the input, at the first rejected
+// line, or when ctx ends (a signal).
+//
+// The lines are read on a goroutine of their own, so a signal is noticed
+// while a read blocks. That goroutine stops at the end of the input, at a
+// read error, or as soon as this function returns and it has a line to hand
+// over; a read still blocked then ends with the process, which exits right
+// after the flush.
+func (a *app) appendLines(ctx context.Context, s *session.Session, in io.Reader, limit int64) error {
+	lines := make(chan inputLine)
+	done := make(chan struct{})
+	defer close(done)
+	go readLines(in, limit, lines, done)
+	var accepted int64
+	for {
+		var l inputLine
+		var ok bool
+		select {
+		case <-ctx.Done():
+			return &sdk.Error{Code: sdk.CodeIOError, Op: "append", SessionID: s.ID(), Seq: -1, Index: -1,
+				Detail: fmt.Sprintf("interrupted after %s; the accepted lines are flushed", plural(accepted, "accepted line")), Err: context.Cause(ctx)}
+		case l, ok = <-lines:
+		}
+		if !ok {
+			return nil
+		}
+		if l.err != nil {
+			return &lineError{n: l.n, err: l.err}
+		}
+		if len(bytes.TrimSpace(l.text)) == 0 {
+			continue
+		}
+		input, err := parseInputLine(l.text)
+		if err != nil {
+			return &lineError{n: l.n, err: err}
+		}
+		ev, err := s.Append(ctx, input)
+		if err != nil {
+			return &lineError{n: l.n, err: err}
+		}
+		accepted++
+		out := append(ev.AppendEnvelope(make([]byte, 0, ev.EnvelopeLen()+1)), '\n')
+		if _, err := a.stdout.Write(out); err != nil {
+			return &sdk.Error{Code: sdk.CodeIOError, Op: "append", Seq: -1, Index: -1, Detail: "writing the accepted event", Err: err}
+		}
+	}
+}
+
+// readLines sends the lines of r to out as they arrive (see lineReader)
+// until the end of the input; a line longer than limit bytes or a read error
+// is sent as the last item. It closes out when it is done, and stops early
+// once done is closed.
+func readLines(r io.Reader, limit int64, out chan<- inputLine, done <-chan struct{}) {
+	defer close(out)
+	lr := newLineReader(r, limit)
+	for {
+		text, err := lr.next()
+		if err == io.EOF {
+			return
+		}
+		select {
+		case out <- inputLine{n: lr.n, text: text, err: err}:
+		case <-done:
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// lineReader reads lines of at most limit bytes (line ending excluded),
+// numbering them from 1. Each line is returned as soon as its line ending
+// arrives; the last line may lack one.
+type lineReader struct {
+	br    *bufio.Reader
+	limit int64
+	n     int // the number of the line last returned
+}
+
+// newLineReader reads lines of at most limit bytes from r.
+func newLineReader(r io.Reader, limit int64) *lineReader {
+	return &lineReader{br: bufio.NewReaderSize(r, 64<<10), limit: limit}
+}
+
+// next returns the next line without its line ending ("\n" or "\r\n"),
+// io.EOF after the last one, EVENT_TOO_LARGE for a line longer than the
+// limit (without reading the rest of it) and IO_ERROR for a read error.
+func (r *lineReader) next() ([]byte, error) {
+	r.n++
+	var line []byte
+	for {
+		chunk, err := r.br.ReadSlice('\n')
+		line = append(line, chunk...)
+		if int64(len(bytes.TrimRight(line, "\r\n"))) > r.limit {
+			return nil, sdk.Errorf(sdk.CodeEventTooLarge, "logbook", "the line is longer than %d bytes (2 × max_event_bytes + 1 MiB)", r.limit)
+		}
+		switch {
+		case err == bufio.ErrBufferFull:
+			continue
+		case err == io.EOF && len(line) == 0:
+			return nil, io.EOF
+		case err != nil && err != io.EOF:
+			return nil, &sdk.Error{Code: sdk.CodeIOError, Op: "logbook", Seq: -1, Index: -1, Detail: "reading the input", Err: err}
+		}
+		line = bytes.TrimSuffix(line, []byte("\n"))
+		return bytes.TrimSuffix(line, []byte("\r")), nil
+	}
+}
+
+// inputMembers names the members of an input line, for messages.
+const inputMembers = "type, data and optionally surfaceOp, sourceEventSeqs, ignorable"
+
+// parseInputLine reads one input line of append: a lossless JSON object
+// (JSON_SYNTAX when it is not an object) with exactly type and data and
+// optionally surfaceOp, sourceEventSeqs and ignorable (ENVELOPE_INVALID
+// otherwise). data is handed on as the bytes written (canonical encoding
+// only: member order and number literals are kept); the session's append
+// pipeline checks everything else.
+func parseInputLine(line []byte) (session.AppendInput, error) {
+	var in session.AppendInput
+	bad := func(code sdk.Code, format string, args ...any) (session.AppendInput, error) {
+		return session.AppendInput{}, sdk.Errorf(code, "append", format, args...)
+	}
+	// data's outermost container is depth 1 of SPEC rule J6; the line's
+	// object adds one level, which the append pipeline does not count.
+	doc, err := jsonv.Parse(line, jsonv.Options{MaxDepth: jsonv.DefaultMaxDepth + 1})
+	if err != nil {
+		return in, err
+	}
+	root := doc.Root()
+	if root.Kind() != jsonv.Object {
+		return bad(sdk.CodeJSONSyntax, "an input line must be a JSON object with %s", inputMembers)
+	}
+	var hasType, hasData bool
+	for name, v := range root.Members() {
+		key, _ := name.Str()
+		switch key {
+		case "type":
+			if in.Type, hasType = v.Str(); !hasType {
+				return bad(sdk.CodeEnvelopeInvalid, "member type must be a string; got %s", v.Bytes())
+			}
+		case "data":
+			in.Data, hasData = v.Bytes(), true
+		case "surfaceOp":
+			if in.SurfaceOp, err = parseSurfaceOp(v); err != nil {
+				return session.AppendInput{}, err
+			}
+		case "sourceEventSeqs":
+			if in.SourceEventSeqs, err = parseSources(v); err != nil {
+				return session.AppendInput{}, err
+			}
+		case "ignorable":
+			if b, ok := v.Bool(); !ok || !b {
+				return bad(sdk.CodeEnvelopeInvalid, "member ignorable must be the literal true (or absent); got %s", v.Bytes())
+			}
+			in.Ignorable = true
+		default:
+			return bad(sdk.CodeEnvelopeInvalid, "unknown member %q: an input line has exactly %s (seq and time are assigned by the append)", key, inputMembers)
+		}
+	}
+	switch {
+	case !hasType:
+		return bad(sdk.CodeEnvelopeInvalid, "missing member type: an input line has exactly %s", inputMembers)
+	case !hasData:
+		return bad(sdk.CodeEnvelopeInvalid, "missing member data: an input line has exactly %s", inputMembers)
+	}
+	return in, nil
+}
+
+// parseSurfaceOp reads a surfaceOp member: "append" or {"op":"replace",
+// "startSeq":Seq,"endSeq":Seq}; anything else is SURFACE_OP_INVALID, the
+// code the append pipeline gives it (SPEC §6.3 S2e).
+func parseSurfaceOp(v jsonv.Value) (*session.SurfaceOp, error) {
+	if v.StrEqual("append") {
+		return &session.SurfaceOp{}, nil
+	}
+	invalid := sdk.Errorf(sdk.CodeSurfaceOpInvalid, "append", `surfaceOp must be "append" or {"op":"replace","startSeq":SEQ,"endSeq":SEQ}; got %s`, v.Bytes())
+	if v.Kind() != jsonv.Object || v.Len() != 3 || !v.Get("op").StrEqual("replace") {
+		return nil, invalid
+	}
+	start, ok1 := seqValue(v.Get("startSeq"))
+	end, ok2 := seqValue(v.Get("endSeq"))
+	if !ok1 || !ok2 {
+		return nil, invalid
+	}
+	return &session.SurfaceOp{Replace: true, StartSeq: start, EndSeq: end}, nil
+}
+
+// parseSources reads a sourceEventSeqs member: an array of Seqs, possibly
+// empty (which the pipeline rejects as SOURCES_EMPTY); anything else is
+// SOURCES_INVALID naming the offending element.
+func parseSources(v jsonv.Value) ([]sdk.Seq, error) {
+	if v.Kind() != jsonv.Array {
+		return nil, sdk.Errorf(sdk.CodeSourcesInvalid, "append", "sourceEventSeqs must be an array of seqs; got %s", v.Bytes())
+	}
+	seqs := []sdk.Seq{}
+	for i, el := range v.Elements() {
+		s, ok := seqValue(el)
+		if !ok {
+			return nil, sdk.Errorf(sdk.CodeSourcesInvalid, "append", "sourceEventSeqs[%d] is %s, not a seq", i, el.Bytes())
+		}
+		seqs = append(seqs, s)
+	}
+	return seqs, nil
+}
+
+// seqValue reads an integer-form number in the Seq domain.
+func seqValue(v jsonv.Value) (sdk.Seq, bool) {
+	n, ok := v.Int()
+	if !ok || n < 0 || n > sdk.MaxSeq {
+		return 0, false
+	}
+	return sdk.Seq(n), true
+}

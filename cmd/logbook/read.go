@@ -1,0 +1,444 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/seed-e5e476df/logbook/runtime/session"
+	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/jsonv"
+)
+
+// The read commands: they show the stored log as it is, read-only, beside a
+// running writer. Only inspect adds what a resume would write.
+
+func init() {
+	commands = append(commands, newSessionsCmd, newEventsCmd, newMessagesCmd, newTranscriptCmd,
+		newSurfaceCmd, newHeaderCmd, newRequestCmd, newInspectCmd)
+}
+
+// sessionEntry is one session of `logbook sessions --json`; absent members
+// are omitted.
+type sessionEntry struct {
+	ID            string `json:"id"`
+	Events        *int64 `json:"events,omitempty"`
+	CreatedAt     *int64 `json:"createdAt,omitempty"`
+	ParentSession string `json:"parentSession,omitempty"`
+	IsSeeded      *bool  `json:"isSeeded,omitempty"`
+	Error         string `json:"error,omitempty"`
+}
+
+// newSessionsCmd is `logbook sessions`: the stored sessions, oldest first,
+// each with its event count (a broken one with its error instead).
+func newSessionsCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "sessions",
+		Short: "List stored sessions (table; --json: array)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			e, err := a.engine(ctx)
+			if err != nil {
+				return err
+			}
+			p, err := a.primary(ctx)
+			if err != nil {
+				return err
+			}
+			list, err := e.Store.List(ctx)
+			if err != nil {
+				return err
+			}
+			sort.SliceStable(list, func(i, j int) bool {
+				if list[i].Header.CreatedAt != list[j].Header.CreatedAt {
+					return list[i].Header.CreatedAt < list[j].Header.CreatedAt
+				}
+				return list[i].ID < list[j].ID
+			})
+			entries := make([]sessionEntry, 0, len(list))
+			for _, le := range list {
+				en := sessionEntry{ID: le.ID}
+				err := le.Err
+				if err == nil {
+					var n int64
+					if n, err = countEvents(ctx, p, le.ID); err == nil {
+						h := le.Header
+						en.Events, en.CreatedAt, en.ParentSession, en.IsSeeded = &n, &h.CreatedAt, h.ParentSession, &h.IsSeeded
+					}
+				}
+				if err != nil {
+					en.Error = err.Error()
+					fmt.Fprintf(a.stderr, "logbook sessions: session %q cannot be read: %v\n", le.ID, err)
+				}
+				entries = append(entries, en)
+			}
+			if a.json {
+				return writeJSON(a.stdout, entries)
+			}
+			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tEVENTS\tCREATED\tPARENT\tFORMAT")
+			for i, en := range entries {
+				events, created, parent, format := "-", "-", "-", "-"
+				if en.Events != nil {
+					events = strconv.FormatInt(*en.Events, 10)
+					created = time.UnixMilli(*en.CreatedAt).UTC().Format(time.RFC3339)
+					format = "v" + strconv.Itoa(list[i].Header.FormatVersion)
+				}
+				if en.ParentSession != "" {
+					parent = en.ParentSession
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", en.ID, events, created, parent, format)
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+// newEventsCmd is `logbook events ID [--from N] [--to N]`: the stored
+// envelopes, read straight from the primary.
+func newEventsCmd(a *app) *cobra.Command {
+	var from, to seqFlag
+	cmd := &cobra.Command{
+		Use:   "events ID",
+		Short: "Print the stored log, one canonical envelope per line (--to exclusive)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			p, err := a.primary(ctx)
+			if err != nil {
+				return err
+			}
+			l, err := openStored(ctx, p, args[0])
+			if err != nil {
+				return err
+			}
+			defer l.close()
+			lo, hi := from.v, l.len()
+			if to.set {
+				hi = min(hi, to.v)
+			}
+			w := bufio.NewWriter(a.stdout)
+			if err := l.read(ctx, lo, hi, func(c [][]byte) error {
+				for _, env := range c {
+					w.Write(env)
+					w.WriteByte('\n')
+				}
+				return nil
+			}); err != nil {
+				return err
+			}
+			return w.Flush()
+		},
+	}
+	cmd.Flags().Var(&from, "from", "first `SEQ` to print")
+	cmd.Flags().Var(&to, "to", "stop before this `SEQ`")
+	return cmd
+}
+
+// newMessagesCmd is `logbook messages ID [--at SEQ]`.
+func newMessagesCmd(a *app) *cobra.Command {
+	var at seqFlag
+	cmd := &cobra.Command{
+		Use:   "messages ID",
+		Short: "Print the derived model messages as a JSON array (--at: right after event SEQ)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			v, err := a.storedView(cmd.Context(), args[0], at.ptr())
+			if err != nil {
+				return err
+			}
+			ml, err := v.Messages()
+			if err != nil {
+				return err
+			}
+			return writeLine(a.stdout, messagesJSON(ml))
+		},
+	}
+	cmd.Flags().Var(&at, "at", "show the messages as they were right after event `SEQ`")
+	return cmd
+}
+
+// messagesJSON renders derived messages as a JSON array of the messages
+// exactly as derived.
+func messagesJSON(ml session.MessageList) []byte {
+	b := []byte{'['}
+	for i, m := range ml.All() {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, m.JSON()...)
+	}
+	return append(b, ']')
+}
+
+// transcriptEntry is one entry of `logbook transcript --json`.
+type transcriptEntry struct {
+	Seq       int64           `json:"seq"`
+	Type      string          `json:"type"`
+	Message   json.RawMessage `json:"message"`
+	OnSurface bool            `json:"onSurface"`
+}
+
+// newTranscriptCmd is `logbook transcript ID`.
+func newTranscriptCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "transcript ID",
+		Short: "Print the human transcript; entries no longer on the surface are marked (--json: array)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			v, err := a.storedView(cmd.Context(), args[0], nil)
+			if err != nil {
+				return err
+			}
+			surf, err := v.Surface()
+			if err != nil {
+				return err
+			}
+			t := v.Transcript()
+			if a.json {
+				entries := make([]transcriptEntry, 0, t.Len())
+				for _, en := range t.All() {
+					entries = append(entries, transcriptEntry{Seq: int64(en.Seq), Type: en.Type, Message: en.Message.JSON(), OnSurface: surf.Contains(en.Seq)})
+				}
+				return writeJSON(a.stdout, entries)
+			}
+			w := bufio.NewWriter(a.stdout)
+			for _, en := range t.All() {
+				writeTranscriptEntry(w, en, surf.Contains(en.Seq))
+			}
+			return w.Flush()
+		},
+	}
+}
+
+// writeTranscriptEntry renders one transcript entry as text: a heading
+// line `#<seq> <role> (<type>)`, marked when the entry is no longer on the
+// surface, then the content blocks indented by four spaces.
+func writeTranscriptEntry(w io.Writer, en session.TranscriptEntry, onSurface bool) {
+	msg := en.Message.View()
+	role, _ := msg.Get("role").Str()
+	mark := ""
+	if !onSurface {
+		mark = "  [not on surface]"
+	}
+	fmt.Fprintf(w, "#%d %s (%s)%s\n", en.Seq, role, en.Type, mark)
+	for _, line := range blockLines(msg.Get("content")) {
+		fmt.Fprintf(w, "    %s\n", line)
+	}
+}
+
+// blockLines renders content blocks as text lines: text as written,
+// reasoning, tool calls and tool changes marked, anything else by its type.
+func blockLines(content jsonv.Value) []string {
+	var lines []string
+	for _, b := range content.Elements() {
+		typ, _ := b.Get("type").Str()
+		text, _ := b.Get("text").Str()
+		var s string
+		switch typ {
+		case "text":
+			s = text
+		case "reasoning":
+			s = "(reasoning) " + text
+		case "tool-call":
+			name, _ := b.Get("name").Str()
+			args, _ := b.Get("arguments").Str()
+			id, _ := b.Get("id").Str()
+			s = fmt.Sprintf("→ %s(%s) [call %s]", name, args, id)
+		case "image":
+			media, _ := b.Get("mediaType").Str()
+			s = "[image " + media + "]"
+		case "tool-addition", "tool-removal":
+			name, _ := b.Get("toolName").Str()
+			s = "[" + typ + " " + name + "]"
+		default:
+			s = "[" + typ + "]"
+		}
+		lines = append(lines, strings.Split(s, "\n")...)
+	}
+	return lines
+}
+
+// newSurfaceCmd is `logbook surface ID [--at SEQ]`.
+func newSurfaceCmd(a *app) *cobra.Command {
+	var at seqFlag
+	cmd := &cobra.Command{
+		Use:   "surface ID",
+		Short: "Print the surface nodes as a JSON array of seqs (--at: right after event SEQ)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			v, err := a.storedView(cmd.Context(), args[0], at.ptr())
+			if err != nil {
+				return err
+			}
+			surf, err := v.Surface()
+			if err != nil {
+				return err
+			}
+			nodes := surf.Nodes()
+			if nodes == nil {
+				nodes = []sdk.Seq{}
+			}
+			return writeJSON(a.stdout, nodes)
+		},
+	}
+	cmd.Flags().Var(&at, "at", "show the surface right after event `SEQ`")
+	return cmd
+}
+
+// newHeaderCmd is `logbook header ID [--at SEQ]`.
+func newHeaderCmd(a *app) *cobra.Command {
+	var at seqFlag
+	cmd := &cobra.Command{
+		Use:   "header ID",
+		Short: "Print the folded request header as JSON, null when none (--at: right after event SEQ)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			v, err := a.storedView(cmd.Context(), args[0], at.ptr())
+			if err != nil {
+				return err
+			}
+			return writeLine(a.stdout, headerJSON(v))
+		},
+	}
+	cmd.Flags().Var(&at, "at", "show the header folded up to event `SEQ`")
+	return cmd
+}
+
+// headerJSON returns the session's folded request header, or null.
+func headerJSON(v *session.Session) []byte {
+	if h, ok := v.RequestHeader(); ok {
+		return h.JSON()
+	}
+	return []byte("null")
+}
+
+// newRequestCmd is `logbook request ID --at SEQ`.
+func newRequestCmd(a *app) *cobra.Command {
+	var at seqFlag
+	cmd := &cobra.Command{
+		Use:   "request ID --at SEQ",
+		Short: "Print the exact request a model would have been sent right after SEQ: {header, context, messages}",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			v, err := a.storedView(cmd.Context(), args[0], at.ptr())
+			if err != nil {
+				return err
+			}
+			ml, err := v.Messages()
+			if err != nil {
+				return err
+			}
+			reqContext := []byte("null")
+			if c, ok := v.RequestContext(); ok {
+				reqContext = c.Bytes()
+			}
+			var b bytes.Buffer
+			b.WriteString(`{"header":`)
+			b.Write(headerJSON(v))
+			b.WriteString(`,"context":`)
+			b.Write(reqContext)
+			b.WriteString(`,"messages":`)
+			b.Write(messagesJSON(ml))
+			b.WriteByte('}')
+			return writeLine(a.stdout, b.Bytes())
+		},
+	}
+	cmd.Flags().Var(&at, "at", "the request right after event `SEQ` (required)")
+	_ = cmd.MarkFlagRequired("at")
+	return cmd
+}
+
+// inspectReport is `logbook inspect --json`.
+type inspectReport struct {
+	ID            string            `json:"id"`
+	Events        int64             `json:"events"`
+	OpenTurn      *int64            `json:"openTurn"`
+	PendingRepair []json.RawMessage `json:"pendingRepair"`
+	TornBytes     int64             `json:"tornBytes"`
+}
+
+// newInspectCmd is `logbook inspect ID`: the store's read-only inspect
+// view, whose trailing PendingRepair events are the closers a resume would
+// append.
+func newInspectCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "inspect ID",
+		Short: "Show the read-only balanced view: events, open turn, the closers a resume would append, torn bytes; never writes",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			e, err := a.engine(ctx)
+			if err != nil {
+				return err
+			}
+			v, rep, err := e.Store.Inspect(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			all := v.Events()
+			stored := int64(all.Len() - v.PendingRepair())
+			r := inspectReport{ID: v.ID(), Events: stored, OpenTurn: openTurn(all.Range(0, sdk.Offset(stored))), PendingRepair: []json.RawMessage{}, TornBytes: rep.TornBytes}
+			for _, ev := range all.Range(sdk.Offset(stored), sdk.Offset(all.Len())).All() {
+				r.PendingRepair = append(r.PendingRepair, ev.Envelope())
+			}
+			if a.json {
+				return writeJSON(a.stdout, r)
+			}
+			turn := "none"
+			if r.OpenTurn != nil {
+				turn = strconv.FormatInt(*r.OpenTurn, 10)
+			}
+			w := bufio.NewWriter(a.stdout)
+			fmt.Fprintf(w, "session         %s\nevents          %d\nopen turn       %s\ntorn bytes      %d\n", r.ID, r.Events, turn, r.TornBytes)
+			if rep.TornBytes > 0 {
+				fmt.Fprintf(w, "torn from seq   %d\n", rep.TornFromSeq)
+			}
+			fmt.Fprintf(w, "pending repair  %s a resume would append\n", plural(int64(len(r.PendingRepair)), "event"))
+			for _, env := range r.PendingRepair {
+				fmt.Fprintf(w, "  %s\n", env)
+			}
+			return w.Flush()
+		},
+	}
+}
+
+// openTurn returns the number of the turn the log leaves open (a turn/start
+// with no turn/end after it), or nil.
+func openTurn(events session.EventList) *int64 {
+	var open *int64
+	for _, ev := range events.All() {
+		switch ev.Type() {
+		case session.TypeTurnStart:
+			if t, ok := ev.DataView().Get("turn").Int(); ok {
+				open = &t
+			}
+		case session.TypeTurnEnd:
+			open = nil
+		}
+	}
+	return open
+}
+
+// writeJSON writes v as one line of JSON, without HTML escaping.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// writeLine writes b and a newline.
+func writeLine(w io.Writer, b []byte) error {
+	_, err := w.Write(append(b, '\n'))
+	return err
+}

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/seed-e5e476df/logbook/sdk"
+)
+
+func TestReadCommandsGolden(t *testing.T) {
+	data := t.TempDir()
+	finished(t, data, "s")
+	for _, tc := range []struct {
+		golden string
+		args   []string
+	}{
+		{"events", []string{"events", "s"}},
+		{"events-range", []string{"events", "s", "--from", "3", "--to", "5"}},
+		{"messages", []string{"messages", "s"}},
+		{"messages-at-6", []string{"messages", "s", "--at", "6"}},
+		{"transcript", []string{"transcript", "s"}},
+		{"transcript.json", []string{"transcript", "s", "--json"}},
+		{"surface", []string{"surface", "s"}},
+		{"surface-at-8", []string{"surface", "s", "--at", "8"}},
+		{"header", []string{"header", "s"}},
+		{"header-at-2", []string{"header", "s", "--at", "2"}},
+		{"request-at-6", []string{"request", "s", "--at", "6"}},
+		{"why-10", []string{"why", "s", "10"}},
+		{"why-10.json", []string{"why", "s", "10", "--json"}},
+		{"inspect-closed", []string{"inspect", "s"}},
+	} {
+		r := ok(t, data, "", tc.args...)
+		if r.stderr != "" {
+			t.Errorf("%v: stderr %q, want nothing", tc.args, r.stderr)
+		}
+		golden(t, tc.golden, normalize(r.stdout, data))
+	}
+}
+
+// TestReadCommandsAreReadOnly checks that no read command changes the
+// stored log, not even of a crashed session a resume would repair.
+func TestReadCommandsAreReadOnly(t *testing.T) {
+	data := t.TempDir()
+	crashed(t, data, "s")
+	before := ok(t, data, "", "export", "s").stdout
+	for _, args := range [][]string{{"events", "s"}, {"messages", "s"}, {"transcript", "s"}, {"surface", "s"},
+		{"header", "s"}, {"request", "s", "--at", "6"}, {"why", "s", "6"}, {"inspect", "s"}, {"export", "s"}} {
+		ok(t, data, "", args...)
+	}
+	if after := ok(t, data, "", "export", "s").stdout; after != before {
+		t.Fatalf("the stored log changed:\n%s\nwas:\n%s", after, before)
+	}
+}
+
+func TestInspectCrashedSession(t *testing.T) {
+	data := t.TempDir()
+	crashed(t, data, "s")
+	golden(t, "inspect-crashed", normalize(ok(t, data, "", "inspect", "s").stdout, data))
+	r := ok(t, data, "", "inspect", "s", "--json")
+	golden(t, "inspect-crashed.json", normalize(r.stdout, data))
+	var rep map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep["openTurn"] != 1.0 || len(rep["pendingRepair"].([]any)) != 3 {
+		t.Fatalf("inspect %s", r.stdout)
+	}
+	// A closed session: openTurn null, pendingRepair [].
+	finished(t, data, "done")
+	r = ok(t, data, "", "inspect", "done", "--json")
+	if !strings.Contains(r.stdout, `"openTurn":null,"pendingRepair":[]`) {
+		t.Fatalf("inspect %s", r.stdout)
+	}
+}
+
+func TestAtViews(t *testing.T) {
+	data := t.TempDir()
+	finished(t, data, "s")
+	// --at SEQ is the session right after SEQ: the request at 6 is the
+	// messages at 6 with the folded header and context.
+	var req struct {
+		Header, Context json.RawMessage
+		Messages        json.RawMessage
+	}
+	if err := json.Unmarshal([]byte(ok(t, data, "", "request", "s", "--at", "6").stdout), &req); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(req.Messages)+"\n", ok(t, data, "", "messages", "s", "--at", "6").stdout; got != want {
+		t.Errorf("request messages %s, messages --at 6 %s", got, want)
+	}
+	if got, want := string(req.Header)+"\n", ok(t, data, "", "header", "s", "--at", "6").stdout; got != want {
+		t.Errorf("request header %s, header --at 6 %s", got, want)
+	}
+	// The last seq is the whole log; one past it is INVALID_BOUNDARY.
+	if a, b := ok(t, data, "", "messages", "s", "--at", "10").stdout, ok(t, data, "", "messages", "s").stdout; a != b {
+		t.Errorf("messages --at 10 %s, messages %s", a, b)
+	}
+	for _, args := range [][]string{{"messages", "s", "--at", "11"}, {"surface", "s", "--at", "11"}, {"header", "s", "--at", "99"},
+		{"request", "s", "--at", "11"}, {"why", "s", "11"}} {
+		fail(t, data, "", sdk.CodeInvalidBoundary, args...)
+	}
+	// A fork child's prefix before its inherited marker restores too.
+	ok(t, data, "", "fork", "s", "--as", "child", "--at", "5")
+	if got, want := ok(t, data, "", "messages", "child", "--at", "3").stdout, ok(t, data, "", "messages", "s", "--at", "3").stdout; got != want {
+		t.Errorf("child --at 3 %s, source --at 3 %s", got, want)
+	}
+}

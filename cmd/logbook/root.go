@@ -1,0 +1,230 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/spf13/cobra"
+
+	"github.com/seed-e5e476df/logbook/config"
+	"github.com/seed-e5e476df/logbook/runtime/engine"
+	"github.com/seed-e5e476df/logbook/sdk"
+)
+
+// commands holds the constructors of the top-level commands. Each file of
+// this package appends its commands from init(), so a new command never
+// edits root.go:
+//
+//	func init() { commands = append(commands, newServeCmd) }
+//	func newServeCmd(a *app) *cobra.Command { … RunE: func(cmd *cobra.Command, args []string) error { e, err := a.engine(cmd.Context()) … } }
+//
+// A RunE returns an error carrying a SPEC §1.4 code (an *sdk.Error or an
+// sdk.Code); an error without one is reported as IO_ERROR. Return
+// sdk.CodeUsage for a malformed command line the flag parser could not catch
+// (exit status 2). Results go to a.stdout, anything else to a.stderr.
+var commands []func(*app) *cobra.Command
+
+// closeTimeout bounds the shutdown of the engine: flushing and releasing
+// every live session, then stopping the plugins.
+const closeTimeout = time.Minute
+
+// app is one invocation of the CLI: the global flags, the standard streams
+// and the lazily started engine. It is used from the command's goroutine
+// only.
+type app struct {
+	// Global flags (before or after the command).
+	configPath string // --config: HCL file; "" = the embedded default
+	dataDir    string // --data: replaces data_dir
+	logLevel   string // --log-level: hclog level, default warn
+	json       bool   // --json: JSON output where a command offers it
+
+	stdin  io.Reader
+	stdout io.Writer // results only
+	stderr io.Writer // logs, progress, the final error line
+
+	cfg *config.Config
+	eng *engine.Engine
+}
+
+// config loads the configuration once: the --config file, or the embedded
+// default (JSONL+zstd under ./logbook-data), with --data replacing data_dir.
+func (a *app) config() (*config.Config, error) {
+	if a.cfg != nil {
+		return a.cfg, nil
+	}
+	cfg, err := config.LoadOrDefault(a.configPath, config.Overrides{DataDir: a.dataDir})
+	if err != nil {
+		return nil, err
+	}
+	a.cfg = cfg
+	return cfg, nil
+}
+
+// logger returns the hclog logger at --log-level, writing to stderr.
+func (a *app) logger() hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{Name: "logbook", Level: hclog.LevelFromString(a.logLevel), Output: a.stderr})
+}
+
+// engine starts the configured plugins and the store on first use and
+// returns the running engine; later calls return the same one. close shuts
+// it down.
+func (a *app) engine(ctx context.Context) (*engine.Engine, error) {
+	if a.eng != nil {
+		return a.eng, nil
+	}
+	cfg, err := a.config()
+	if err != nil {
+		return nil, err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, &sdk.Error{Code: sdk.CodeIOError, Op: "logbook", Seq: -1, Index: -1, Detail: "cannot find the logbook binary to run the bundled plugins", Err: err}
+	}
+	e, err := engine.Start(ctx, cfg, engine.Options{Executable: exe, Logger: a.logger()})
+	if err != nil {
+		return nil, err
+	}
+	a.eng = e
+	return e, nil
+}
+
+// writeEngine is engine for the commands that write sessions: it first
+// creates the data directory (0700) when it does not exist, since backends
+// such as SQLite need their directory to exist. Read commands use engine
+// and leave the file system as it is.
+func (a *app) writeEngine(ctx context.Context) (*engine.Engine, error) {
+	cfg, err := a.config()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, &sdk.Error{Code: sdk.CodeIOError, Op: "logbook", Seq: -1, Index: -1, Detail: "cannot create the data directory", Err: err}
+	}
+	return a.engine(ctx)
+}
+
+// close shuts the engine down, if it was started: every live session is
+// flushed and released, then the plugins stop. It runs on its own deadline,
+// so an interrupted command still flushes what it committed.
+func (a *app) close() error {
+	if a.eng == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+	defer cancel()
+	err := a.eng.Close(ctx)
+	a.eng = nil
+	return err
+}
+
+// newRoot builds the command tree for a: the global flags and every
+// registered command. Every RunE is wrapped so that an error without a
+// SPEC §1.4 code becomes IO_ERROR; errors that reach execute without a code
+// therefore come from cobra itself (unknown command or flag, wrong argument
+// count, bad flag value) and are usage errors.
+func newRoot(a *app) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "logbook",
+		Short: "Inspect, repair, fork, migrate and serve logbook sessions",
+		Long: "logbook keeps agent sessions as append-only event logs.\n\n" +
+			"stdout carries results only; logs and progress go to stderr. On failure the last\n" +
+			"stderr line is `logbook: <CODE>: <message>`; the exit status is 1 for a rejected\n" +
+			"operation and 2 for a malformed command line.",
+		Version:       version,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		PersistentPreRunE: func(*cobra.Command, []string) error {
+			if hclog.LevelFromString(a.logLevel) == hclog.NoLevel {
+				return sdk.Errorf(sdk.CodeUsage, "logbook", "--log-level %q is not one of trace, debug, info, warn, error, off", a.logLevel)
+			}
+			return nil
+		},
+		// Without a command the root only explains itself.
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return sdk.Errorf(sdk.CodeUsage, "logbook", "missing command; see 'logbook --help'")
+		},
+	}
+	root.CompletionOptions.DisableDefaultCmd = true
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
+	root.SetIn(a.stdin)
+	pf := root.PersistentFlags()
+	pf.StringVar(&a.configPath, "config", "", "HCL config `FILE` (default: the embedded JSONL+zstd profile)")
+	pf.StringVar(&a.dataDir, "data", "", "data `DIR`; replaces data_dir, relative persistence paths resolve against it")
+	pf.StringVar(&a.logLevel, "log-level", "warn", "log `LEVEL` on stderr: trace, debug, info, warn, error, off")
+	pf.BoolVar(&a.json, "json", false, "JSON output, for the commands that offer it")
+	for _, newCmd := range commands {
+		root.AddCommand(newCmd(a))
+	}
+	requireCodes(root)
+	return root
+}
+
+// requireCodes wraps the RunE of c and of every command below it so that
+// an error without a SPEC §1.4 code is reported as IO_ERROR.
+func requireCodes(c *cobra.Command) {
+	if run := c.RunE; run != nil {
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			err := run(cmd, args)
+			if err != nil && sdk.CodeOf(err) == "" {
+				return &sdk.Error{Code: sdk.CodeIOError, Op: "logbook", Seq: -1, Index: -1, Detail: err.Error(), Err: err}
+			}
+			return err
+		}
+	}
+	for _, sub := range c.Commands() {
+		requireCodes(sub)
+	}
+}
+
+// execute runs the CLI with args and returns the exit status: 0 on
+// success, 1 for a rejected operation, 2 for a usage error. On failure the
+// last line written to stderr is `logbook: <CODE>: <message>`.
+func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
+	root := newRoot(a)
+	root.SetArgs(args)
+	cmd, err := root.ExecuteContextC(ctx)
+	if cerr := a.close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		return 0
+	}
+	code := sdk.CodeOf(err)
+	if code == "" {
+		// Only cobra returns errors without a code (see newRoot).
+		code = sdk.CodeUsage
+	}
+	if code == sdk.CodeUsage {
+		if cmd == nil {
+			cmd = root
+		}
+		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
+	}
+	fmt.Fprintf(stderr, "logbook: %s: %s\n", code, message(err, code))
+	if code == sdk.CodeUsage {
+		return 2
+	}
+	return 1
+}
+
+// message renders err for the final stderr line: on one line, without a
+// leading "<op>: <CODE>: " that would repeat the code.
+func message(err error, code sdk.Code) string {
+	msg := err.Error()
+	var e *sdk.Error
+	if errors.As(err, &e) && e == err && e.Code == code {
+		msg = strings.TrimPrefix(msg, e.Op+": "+string(code)+": ")
+	}
+	if msg == string(code) {
+		msg = "failed"
+	}
+	return strings.NewReplacer("\r\n", "; ", "\n", "; ", "\r", "; ").Replace(msg)
+}

@@ -1,0 +1,200 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"strconv"
+
+	"github.com/seed-e5e476df/logbook/runtime/engine"
+	"github.com/seed-e5e476df/logbook/runtime/session"
+	"github.com/seed-e5e476df/logbook/sdk"
+)
+
+// Read-only access to stored sessions. The read commands open the primary
+// backend read-only (no ownership, no repair), so they work beside a running
+// writer in another process and show the stored log as it is. The store has
+// no read-only open of a prefix, so the --at views are restored here from
+// the primary's envelopes [0, SEQ].
+
+// readChunk is how many events one Read of a bulk copy or comparison asks
+// for, so memory stays bounded by the chunk, not the session.
+const readChunk = 1024
+
+// backend returns the running persistence plugin of the persistence block
+// called name.
+func (a *app) backend(ctx context.Context, name string) (sdk.Persistence, error) {
+	e, err := a.engine(ctx)
+	if err != nil {
+		return nil, err
+	}
+	pl, ok := e.Plugins[name]
+	if !ok {
+		return nil, sdk.Errorf(sdk.CodeConfigInvalid, "logbook", "no persistence block %q is configured", name)
+	}
+	return pl.Persistence(), nil
+}
+
+// primary returns the primary backend: the first persistence block.
+func (a *app) primary(ctx context.Context) (sdk.Persistence, error) {
+	cfg, err := a.config()
+	if err != nil {
+		return nil, err
+	}
+	return a.backend(ctx, cfg.Persistence[0].Name)
+}
+
+// storedLog is a stored session opened read-only on one backend.
+type storedLog struct {
+	p sdk.Persistence
+	o sdk.Opened
+}
+
+// openStored opens session id read-only on p.
+func openStored(ctx context.Context, p sdk.Persistence, id string) (*storedLog, error) {
+	if err := sdk.ValidateSessionID(id); err != nil {
+		return nil, err
+	}
+	o, err := p.Open(ctx, id, sdk.AccessRead)
+	if err != nil {
+		return nil, err
+	}
+	return &storedLog{p: p, o: o}, nil
+}
+
+// close releases the read handle; a read handle holds nothing worth an
+// error, so a failure to close it is ignored.
+func (l *storedLog) close() {
+	_ = l.p.Close(context.Background(), l.o.Handle)
+}
+
+// len returns the number of valid stored events.
+func (l *storedLog) len() int64 { return int64(l.o.NextSeq) }
+
+// read calls fn with the envelopes [from, to) in consecutive chunks.
+func (l *storedLog) read(ctx context.Context, from, to int64, fn func([][]byte) error) error {
+	if to <= from {
+		return nil
+	}
+	return l.p.Read(ctx, l.o.Handle, sdk.Offset(from), to-from, fn)
+}
+
+// readAll returns the envelopes [from, to).
+func (l *storedLog) readAll(ctx context.Context, from, to int64) ([][]byte, error) {
+	var out [][]byte
+	err := l.read(ctx, from, to, func(c [][]byte) error {
+		out = append(out, c...)
+		return nil
+	})
+	return out, err
+}
+
+// sessionOptions returns the options a read-only view of a stored session
+// needs to restore it like the store does: the event size cap, the types
+// and names of the loaded plugins, and the message projections.
+func (a *app) sessionOptions(e *engine.Engine, h sdk.Header) session.Options {
+	types, names := map[string]bool{}, map[string]bool{}
+	for name, pl := range e.Plugins {
+		names[name] = true
+		for _, d := range pl.Info().EventTypes {
+			types[d.Type] = d.Ignorable
+		}
+	}
+	return session.Options{Header: h, MaxEventBytes: int(a.cfg.MaxEventBytes), PluginTypes: types, Plugins: names, Projections: e.Projections}
+}
+
+// boundaryError is INVALID_BOUNDARY for a seq past the end of a log of n
+// events.
+func boundaryError(id string, seq, n int64) error {
+	last := "none"
+	if n > 0 {
+		last = strconv.FormatInt(n-1, 10)
+	}
+	return &sdk.Error{Code: sdk.CodeInvalidBoundary, Op: "logbook", SessionID: id, Seq: seq, Index: -1,
+		Detail: "seq " + strconv.FormatInt(seq, 10) + " is past the end of the log (last seq " + last + ")"}
+}
+
+// storedView restores session id from the primary, read-only: the whole
+// stored log when at is nil, else the prefix [0, *at] — the session as it
+// was right after event *at. Nothing is added (no closers, no marker) and
+// nothing is written.
+func (a *app) storedView(ctx context.Context, id string, at *sdk.Seq) (*session.Session, error) {
+	e, err := a.engine(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p, err := a.primary(ctx)
+	if err != nil {
+		return nil, err
+	}
+	l, err := openStored(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	defer l.close()
+	n := l.len()
+	if at != nil {
+		if int64(*at) >= n {
+			return nil, boundaryError(id, int64(*at), n)
+		}
+		n = int64(*at) + 1
+	}
+	var events []session.Event
+	err = l.read(ctx, 0, n, func(c [][]byte) error {
+		for _, b := range c {
+			ev, err := session.ParseEnvelope(b, int(a.cfg.MaxEventBytes))
+			if err != nil {
+				ce := sdk.Wrap(sdk.CodeCorruptLog, "restore", len(events), err)
+				ce.SessionID = id
+				return ce
+			}
+			events = append(events, ev)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	h := l.o.Header
+	if at != nil {
+		h = prefixLineage(h, events)
+	}
+	return session.RestoreEvents(ctx, a.sessionOptions(e, h), session.RestoreOptions{Source: session.FromStorage, ReadOnly: true}, events)
+}
+
+// prefixLineage returns the header a prefix of a log restores against: the
+// restore pipeline checks the header's lineage against the last {inherited:
+// true} marker, and a prefix may end before the marker (or a later one) of
+// the whole log.
+func prefixLineage(h sdk.Header, events []session.Event) sdk.Header {
+	h.IsSeeded, h.InheritedEventCount = false, 0
+	for _, ev := range events {
+		if ev.Type() != session.TypeSessionEndSeed {
+			continue
+		}
+		if inherited, _ := ev.DataView().Get("inherited").Bool(); inherited {
+			h.IsSeeded, h.InheritedEventCount = true, int64(ev.Seq())
+		}
+	}
+	return h
+}
+
+// countEvents returns how many valid events session id holds on p: from Stat
+// when the backend knows it cheaply, else from a read-only open.
+func countEvents(ctx context.Context, p sdk.Persistence, id string) (int64, error) {
+	st, err := p.Stat(ctx, id)
+	if err != nil {
+		return 0, err
+	}
+	if st.EventCount >= 0 {
+		return st.EventCount, nil
+	}
+	l, err := openStored(ctx, p, id)
+	if err != nil {
+		return 0, err
+	}
+	defer l.close()
+	return l.len(), nil
+}
+
+// isNotFound reports whether err says the session does not exist.
+func isNotFound(err error) bool { return errors.Is(err, sdk.ErrSessionNotFound) }
