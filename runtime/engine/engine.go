@@ -1,17 +1,20 @@
 // Package engine assembles a running logbook from a configuration: it starts
 // the configured plugins as subprocesses, attaches the persistence backends
 // to a store in configuration order (the first is the primary), registers
-// the log-only types and message projections the plugins declare, and shuts
-// everything down in order — flush and close every session, then stop the
-// plugins.
+// the log-only types and message projections the plugins declare, builds
+// the compactor over the summarizer and pruner a compaction block names, and
+// shuts everything down in order — flush and close every session, then stop
+// the plugins.
 package engine
 
 import (
 	"context"
+	"slices"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/seed-e5e476df/logbook/config"
+	"github.com/seed-e5e476df/logbook/runtime/compaction"
 	"github.com/seed-e5e476df/logbook/runtime/pluginhost"
 	"github.com/seed-e5e476df/logbook/runtime/session"
 	"github.com/seed-e5e476df/logbook/runtime/store"
@@ -27,6 +30,10 @@ type Options struct {
 	Logger hclog.Logger
 	// Clock for the store; default the system clock.
 	Clock store.Clock
+	// ModelInfo returns a model's context window when the host knows it,
+	// for the compaction pressure policy (SPEC §16.7); default nil, which
+	// leaves the window to each session's request/context.
+	ModelInfo func(provider, model string) (contextWindow int64, ok bool)
 }
 
 // Engine is a running logbook: a store over plugin-hosted backends.
@@ -35,6 +42,10 @@ type Engine struct {
 	Host        *pluginhost.Host
 	Plugins     map[string]*pluginhost.Plugin // by configured name
 	Projections *pluginhost.Projections
+	// Compactor runs compaction and pruning with the summarizer and pruner
+	// plugins the compaction block names; nil without a compaction block
+	// (a headless profile), which never writes compaction/* events.
+	Compactor *compaction.Compactor
 }
 
 // Start launches every configured plugin and builds the store. On failure
@@ -74,6 +85,10 @@ func Start(ctx context.Context, cfg *config.Config, opts Options) (*Engine, erro
 			return fail(err)
 		}
 	}
+	summarizer, pruner, err := e.startCompaction(ctx, cfg)
+	if err != nil {
+		return fail(err)
+	}
 	pluginTypes, names := map[string]bool{}, map[string]bool{}
 	owner := map[string]string{}
 	for name, pl := range e.Plugins {
@@ -106,13 +121,68 @@ func Start(ctx context.Context, cfg *config.Config, opts Options) (*Engine, erro
 		PluginTypes:     pluginTypes,
 		Plugins:         names,
 		Projections:     e.Projections,
-		Logger:          opts.Logger,
+		// The compaction invariants (SPEC §16.3) hold for every log, with
+		// or without a compaction block: a headless profile writes no
+		// compaction/* events itself, but a client's Append must not break
+		// the bracket rules either.
+		Relational: func() []session.Relational { return []session.Relational{compaction.NewValidator()} },
+		Logger:     opts.Logger,
 	})
 	if err != nil {
 		return fail(err)
 	}
 	e.Store = st
+	if summarizer != nil {
+		co := compaction.Options{
+			Summarizer:  summarizer.Summarizer(),
+			Flush:       func(ctx context.Context, s *session.Session) error { _, err := st.Flush(ctx, s); return err },
+			ModelInfo:   opts.ModelInfo,
+			RPCMaxBytes: int(cfg.RPCMaxBytes),
+			Logger:      opts.Logger,
+		}
+		if slices.Contains(summarizer.Info().Capabilities, "select-range") {
+			co.RangeSelector = summarizer.Summarizer().(sdk.RangeSelector)
+		}
+		if pruner != nil {
+			co.Pruner = pruner.Pruner()
+		}
+		if e.Compactor, err = compaction.New(cfg.Compaction, co); err != nil {
+			_ = st.Close(ctx)
+			return fail(err)
+		}
+	}
 	return e, nil
+}
+
+// startCompaction starts the summarizer and pruner the compaction block
+// names (unless a plugin block started them already) and checks that they
+// serve those kinds. Without a compaction block it starts nothing.
+func (e *Engine) startCompaction(ctx context.Context, cfg *config.Config) (summarizer, pruner *pluginhost.Plugin, err error) {
+	if cfg.Compaction == nil {
+		return nil, nil, nil
+	}
+	get := func(name string, kind sdk.Kind) (*pluginhost.Plugin, error) {
+		pl, ok := e.Plugins[name]
+		if !ok {
+			var err error
+			if pl, err = e.start(ctx, cfg, name, nil); err != nil {
+				return nil, err
+			}
+		}
+		if !serves(pl.Info(), kind) {
+			return nil, sdk.Errorf(sdk.CodeConfigInvalid, "engine", "plugin %q named as the compaction %s serves no %s", name, kind, kind)
+		}
+		return pl, nil
+	}
+	if summarizer, err = get(cfg.Compaction.Summarizer, sdk.KindSummarizer); err != nil {
+		return nil, nil, err
+	}
+	if cfg.Compaction.Pruner != "" {
+		if pruner, err = get(cfg.Compaction.Pruner, sdk.KindPruner); err != nil {
+			return nil, nil, err
+		}
+	}
+	return summarizer, pruner, nil
 }
 
 // start launches one plugin under its configured name.

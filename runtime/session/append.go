@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -24,48 +25,111 @@ type AppendInput struct {
 // rejected input returns an *sdk.Error and changes nothing: no seq is
 // consumed and no state, snapshot or feed moves.
 func (s *Session) Append(ctx context.Context, in AppendInput) (Event, error) {
+	ins := [1]AppendInput{in}
+	e, _, err := s.appendUnit(ctx, -1, ins[:])
+	return e, err
+}
+
+// staged is a validated member of an append unit, not yet committed.
+type staged struct {
+	r  *record
+	pl plan
+}
+
+// appendUnit runs steps A1–A12 for ins as one atomic unit: a single event
+// for Append, the members of a group for AppendGroup. Each member is
+// validated against the state that includes the members before it (their
+// records are visible to A9–A11 through s.pending); nothing is committed
+// unless every member passes, and then all members are committed and
+// published together and handed to OnCommit in one call. first ≥ 0 is the
+// seq the first member must get (SEQ_CONFLICT otherwise); -1 accepts any.
+// It returns the first member's event and, for a group, all of them (a
+// single event is not put in a slice unless OnCommit needs one).
+func (s *Session) appendUnit(ctx context.Context, first sdk.Seq, ins []AppendInput) (Event, []Event, error) {
 	if err := s.writable(); err != nil {
-		return Event{}, err
+		return Event{}, nil, err
 	}
 	s.appendMu.Lock()
 	defer s.appendMu.Unlock()
 	if err := s.writable(); err != nil {
-		return Event{}, err
+		return Event{}, nil, err
+	}
+	if len(ins) == 0 {
+		return Event{}, nil, nil
 	}
 	if bp := s.opts.Backpressure; bp != nil {
 		if err := bp(ctx); err != nil {
-			return Event{}, err
+			return Event{}, nil, err
 		}
 	}
 	if err := s.projectionRemoved(s.pub.Load()); err != nil {
-		return Event{}, err
+		return Event{}, nil, err
 	}
-	seq := s.nextSeq()
-	r, err := s.prepare(in, seq)
-	if err != nil {
-		return Event{}, s.writeError(err, seq)
+	group := len(ins) > 1
+	var one [1]staged
+	members := one[:0]
+	if group {
+		members = make([]staged, 0, len(ins))
+		defer s.clearPending()
 	}
-	pl, err := s.plan(ctx, r)
-	if err != nil {
-		return Event{}, s.writeError(err, seq)
+	base := s.nextSeq()
+	if first >= 0 && first != base {
+		return Event{}, nil, &sdk.Error{Code: sdk.CodeSeqConflict, Op: "session", SessionID: s.id, Seq: int64(first), Index: -1,
+			Detail: "the group was planned for first seq " + strconv.FormatInt(int64(first), 10) + " but the next seq is " + strconv.FormatInt(int64(base), 10)}
 	}
-	if len(s.opts.Relational) > 0 {
-		events := s.Events()
-		for _, v := range s.opts.Relational {
-			if err := v.CheckAppend(events, Event{r}); err != nil {
-				return Event{}, s.writeError(err, seq)
+	surfaceMember := -1
+	for i := range ins {
+		seq := base + sdk.Seq(i)
+		r, err := s.prepare(ins[i], seq)
+		if err != nil {
+			return Event{}, nil, s.memberError(err, seq, i, group)
+		}
+		if group && (r.cls == classS || r.cls == classJ) {
+			if surfaceMember >= 0 {
+				return Event{}, nil, s.memberError(sdk.Errorf(sdk.CodeSurfaceOpNotAllowed, "session",
+					"an atomic group may hold one surface or projection event; member %d (%s) follows member %d", i, r.typ, surfaceMember), seq, i, group)
 			}
+			surfaceMember = i
+		}
+		pl, err := s.plan(ctx, r)
+		if err != nil {
+			return Event{}, nil, s.memberError(err, seq, i, group)
+		}
+		if len(s.opts.Relational) > 0 {
+			events := s.eventsWithPending()
+			for _, v := range s.opts.Relational {
+				if err := v.CheckAppend(events, Event{r}); err != nil {
+					return Event{}, nil, s.memberError(err, seq, i, group)
+				}
+			}
+		}
+		members = append(members, staged{r: r, pl: pl})
+		if group {
+			s.pending = append(s.pending, r)
 		}
 	}
 	s.stateMu.Lock()
-	s.commit(r, pl)
+	for _, m := range members {
+		s.commit(m.r, m.pl)
+	}
 	s.publish()
 	s.stateMu.Unlock()
-	ev := Event{r}
-	if cb := s.opts.OnCommit; cb != nil {
-		cb([]Event{ev})
+	cb := s.opts.OnCommit
+	if cb == nil && !group {
+		return Event{members[0].r}, nil, nil
 	}
-	return ev, nil
+	evs := make([]Event, len(members))
+	for i, m := range members {
+		evs[i] = Event{m.r}
+	}
+	if cb == nil {
+		return evs[0], evs, nil
+	}
+	cb(evs)
+	if group {
+		return evs[0], slices.Clone(evs), nil // the hook's slice stays the hook's
+	}
+	return evs[0], nil, nil
 }
 
 // AppendPluginRecord appends a plugin record plugin:<owner>/<record>
@@ -203,7 +267,7 @@ func (s *Session) appendClass(typ string, ignorable bool) (class, error) {
 func (s *Session) checkLocal(r *record) error {
 	switch r.cls {
 	case classS, classB, classL, classX:
-		if err := checkPayload(r.typ, r.data, s.folds.header != nil); err != nil {
+		if err := checkPayload(r.typ, r.data, s.folds.header != nil || s.pendingHeader()); err != nil {
 			return err
 		}
 	case classJ:

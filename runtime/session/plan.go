@@ -256,7 +256,12 @@ func pointerToken(name string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(name, "~", "~0"), "/", "~1")
 }
 
-// recordAt returns the record with the given seq (which must exist).
+// recordAt returns the record with the given seq, which must exist: a
+// committed one, or a pending member of the group being appended.
 func (s *Session) recordAt(seq sdk.Seq) *record {
-	return s.records[seq-s.surf.base]
+	i := int(seq - s.surf.base)
+	if n := len(s.records); i >= n {
+		return s.pending[i-n]
+	}
+	return s.records[i]
 }

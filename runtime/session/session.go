@@ -65,8 +65,10 @@ type Options struct {
 	Backpressure func(ctx context.Context) error
 	// OnCommit, when set, is called at step A12 under the append lock with the
 	// events just committed, in seq order (the store enqueues them for
-	// write-behind and wakes the feed). It must not block or call back into
-	// the session's append path.
+	// write-behind and wakes the feed). One call carries one atomic unit: the
+	// event of an Append, or every member of an AppendGroup, which storage
+	// must persist all or none (SPEC §16.3). It must not block or call back
+	// into the session's append path.
 	OnCommit func(events []Event)
 }
 
@@ -113,6 +115,7 @@ type Session struct {
 	usedProj     map[string]string // projection type → definition identity; copy on write
 	transcript   []TranscriptEntry
 	folds        folds
+	pending      []*record // validated members of the group being appended (appender only)
 
 	pub       atomic.Pointer[published]
 	msgCache  atomic.Pointer[msgSnapshot]

@@ -176,7 +176,7 @@ func (st *Store) sessionOptions(h sdk.Header, ls *live) session.Options {
 		o.Backpressure = ls.waitForSpace(st.opts.MaxPendingBytes)
 		o.OnCommit = func(evs []session.Event) {
 			for _, q := range ls.queues {
-				q.enqueue(evs)
+				q.enqueue(evs, true)
 			}
 			st.feed.notify()
 		}
@@ -322,7 +322,7 @@ func (st *Store) createWith(ctx context.Context, h sdk.Header, seed []session.Ev
 	}
 	if seed != nil {
 		for _, q := range ls.queues {
-			q.enqueue(s.Events().Slice())
+			q.enqueue(s.Events().Slice(), false)
 		}
 	}
 	return s, nil

@@ -29,6 +29,9 @@ type queue struct {
 	mu  sync.Mutex
 	evs []session.Event
 	arr []time.Time // arrival time of each queued event
+	// tied[i] says that no batch boundary may fall between events i-1 and i:
+	// both belong to one atomic unit (an AppendGroup, SPEC §16.3).
+	tied []bool
 	// bytes is the size of the queued envelopes.
 	bytes     int64
 	watermark sdk.Cursor // highest acknowledged seq
@@ -60,8 +63,10 @@ func (q *queue) poke() {
 }
 
 // enqueue adds committed events (called under the session's append lock,
-// so in seq order).
-func (q *queue) enqueue(evs []session.Event) {
+// so in seq order). When unit is set the events are one atomic unit: the
+// worker never puts a batch boundary inside them (SPEC §16.3), so a crash
+// persists all of them or none.
+func (q *queue) enqueue(evs []session.Event, unit bool) {
 	now := q.st.clock.Now()
 	q.mu.Lock()
 	if q.final != nil && !q.b.primary {
@@ -69,9 +74,10 @@ func (q *queue) enqueue(evs []session.Event) {
 		return
 	}
 	wasEmpty, wasSmall := len(q.evs) == 0, q.bytes < q.st.opts.EagerBytes
-	for _, e := range evs {
+	for i, e := range evs {
 		q.evs = append(q.evs, e)
 		q.arr = append(q.arr, now)
+		q.tied = append(q.tied, unit && i > 0)
 		q.bytes += int64(e.EnvelopeLen())
 	}
 	eager := wasSmall && q.bytes >= q.st.opts.EagerBytes
@@ -169,11 +175,11 @@ func (q *queue) work() {
 			q.timer.Stop()
 			q.timer = nil
 		}
-		batch := q.evs
+		batch, tied := q.evs, q.tied
 		q.writing = true
 		q.mu.Unlock()
 
-		acked, err := q.write(batch)
+		acked, err := q.write(batch, tied)
 
 		q.mu.Lock()
 		q.writing = false
@@ -183,6 +189,7 @@ func (q *queue) work() {
 			}
 			q.evs = q.evs[acked:]
 			q.arr = q.arr[acked:]
+			q.tied = q.tied[acked:]
 			q.watermark = sdk.Cursor(batch[acked-1].Seq())
 			q.ls.spaceFreed()
 		}
@@ -228,7 +235,7 @@ func (q *queue) setFinal(err error) {
 	} else {
 		q.final = &sdk.Error{Code: sdk.CodeMirrorDiverged, Op: "flush", SessionID: q.ls.s.ID(), Seq: -1, Index: -1,
 			Detail: "mirror " + q.b.name + " is detached for this session until it is released", Err: err}
-		q.evs, q.arr, q.bytes = nil, nil, 0
+		q.evs, q.arr, q.tied, q.bytes = nil, nil, nil, 0
 		q.ls.spaceFreed()
 		q.st.log.Error("mirror detached", "session", q.ls.s.ID(), "backend", q.b.name, "error", err)
 	}
@@ -260,25 +267,25 @@ func (q *queue) armTimer(now time.Time, backoff bool) {
 	})
 }
 
-// write appends batch, split so each request stays under RPCMaxBytes; it
-// returns how many events the backend acknowledged.
-func (q *queue) write(batch []session.Event) (int, error) {
+// write appends batch, split so each request stays under RPCMaxBytes and,
+// where tied says so, only between atomic units; it returns how many events
+// the backend acknowledged. A part is one backend Append, which the backend
+// makes durable all or nothing; the margin below RPCMaxBytes keeps the
+// plugin client from splitting it again. A unit too large for one request is
+// the one case that is split (logged), since it cannot be written otherwise.
+func (q *queue) write(batch []session.Event, tied []bool) (int, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), q.st.opts.CallTimeout)
 	defer cancel()
 	acked := 0
 	for acked < len(batch) {
+		n := q.partLen(batch[acked:], tied[acked:])
 		// The envelopes are copied into one reused buffer: backends may not
 		// keep what Append hands them (see sdk.Persistence.Append).
 		q.scratch, q.parts = q.scratch[:0], q.parts[:0]
-		size := 0
-		for _, e := range batch[acked:] {
-			if len(q.parts) > 0 && size+e.EnvelopeLen()+16 > q.st.opts.RPCMaxBytes-(1<<16) {
-				break
-			}
+		for _, e := range batch[acked : acked+n] {
 			start := len(q.scratch)
 			q.scratch = e.AppendEnvelope(q.scratch)
 			q.parts = append(q.parts, q.scratch[start:len(q.scratch):len(q.scratch)])
-			size += e.EnvelopeLen() + 16
 		}
 		part := q.parts // parts filled before scratch grew keep their old array alive
 		first := batch[acked].Seq()
@@ -293,6 +300,34 @@ func (q *queue) write(batch []session.Event) (int, error) {
 		acked += len(part)
 	}
 	return acked, nil
+}
+
+// partLen returns how many events of batch the next request takes: as many
+// as fit below the request limit (at least one), cut back to the start of
+// an atomic unit the limit would split.
+func (q *queue) partLen(batch []session.Event, tied []bool) int {
+	limit := q.st.opts.RPCMaxBytes - (1 << 16)
+	n, size := 0, 0
+	for n < len(batch) {
+		if sz := batch[n].EnvelopeLen() + 16; n == 0 || size+sz <= limit {
+			size += sz
+			n++
+			continue
+		}
+		break
+	}
+	if n == len(batch) || !tied[n] {
+		return n
+	}
+	cut := n
+	for cut > 0 && tied[cut] {
+		cut--
+	}
+	if cut > 0 {
+		return cut
+	}
+	q.st.log.Warn("an atomic group exceeds one backend request and is written in parts", "session", q.ls.s.ID(), "backend", q.b.name, "first_seq", batch[0].Seq())
+	return n
 }
 
 // flushBackend is the barrier after the queue drained.
@@ -375,7 +410,7 @@ func (q *queue) recover() error {
 	for _, e := range q.evs[:extra] {
 		q.bytes -= int64(e.EnvelopeLen())
 	}
-	q.evs, q.arr = q.evs[extra:], q.arr[extra:]
+	q.evs, q.arr, q.tied = q.evs[extra:], q.arr[extra:], q.tied[extra:]
 	q.watermark = sdk.Cursor(stored)
 	q.mu.Unlock()
 	q.ls.spaceFreed()
