@@ -3,10 +3,12 @@ GO ?= go
 
 .PHONY: run test vet fmt-check fuzz-smoke bench
 
-# run drives runtime/session through a short agent turn and prints the log,
-# the surface and the derived messages (the main job until the CLI exists).
+# run builds the logbook binary into bin/ and runs the guided tour
+# (`logbook demo`): a scripted agent session through real plugin
+# subprocesses, a crash, a resume, a compaction and a fork.
 run:
-	$(GO) run ./examples/agent-turn
+	$(GO) build -o bin/logbook ./cmd/logbook
+	./bin/logbook demo
 
 # test runs every test with the race detector.
 test:
