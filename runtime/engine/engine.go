@@ -46,6 +46,12 @@ type Engine struct {
 	// plugins the compaction block names; nil without a compaction block
 	// (a headless profile), which never writes compaction/* events.
 	Compactor *compaction.Compactor
+	// Spiller applies the spill policy (SPEC §18) to finished tool results
+	// before a harness appends them: results over spill_max_inline_bytes go
+	// to the local artifact store under spill_root. nil without a
+	// compaction block; with spilling off (the default) it keeps every
+	// result inline.
+	Spiller *compaction.Spiller
 }
 
 // Start launches every configured plugin and builds the store. On failure
@@ -147,6 +153,10 @@ func Start(ctx context.Context, cfg *config.Config, opts Options) (*Engine, erro
 			co.Pruner = pruner.Pruner()
 		}
 		if e.Compactor, err = compaction.New(cfg.Compaction, co); err != nil {
+			_ = st.Close(ctx)
+			return fail(err)
+		}
+		if e.Spiller, err = compaction.NewSpiller(cfg.Compaction.Spill, opts.Logger); err != nil {
 			_ = st.Close(ctx)
 			return fail(err)
 		}
