@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/seed-e5e476df/logbook/runtime/compaction"
+	"github.com/seed-e5e476df/logbook/runtime/engine"
+	"github.com/seed-e5e476df/logbook/runtime/session"
+	"github.com/seed-e5e476df/logbook/sdk"
+)
+
+func init() { commands = append(commands, newCompactCmd, newPruneCmd) }
+
+// newCompactCmd is `logbook compact ID [--start SEQ --end SEQ]`: manual
+// compaction (SPEC §16.9) with the configured summarizer. The whole
+// compaction, or the explicit region, runs on the resumed session; a stored
+// log that ends inside a turn is refused with COMPACTION_TURN_OPEN before
+// anything is written (resume it first).
+func newCompactCmd(a *app) *cobra.Command {
+	var start, end seqFlag
+	cmd := &cobra.Command{
+		Use:   "compact ID",
+		Short: "Compact a session with the configured summarizer; prints the events it appended",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if start.set != end.set {
+				return sdk.Errorf(sdk.CodeUsage, "compact", "--start and --end go together")
+			}
+			return a.compacting(cmd.Context(), "compact", args[0], func(ctx context.Context, e *engine.Engine, s *session.Session) error {
+				if !start.set {
+					_, err := e.Compactor.CompactNow(ctx, s, "")
+					return err
+				}
+				if _, err := e.Compactor.CompactRegion(ctx, s, sdk.Seq(start.v), sdk.Seq(end.v), compaction.Manual); err != nil {
+					return err
+				}
+				if _, err := e.Store.Flush(ctx, s); err != nil {
+					return sdk.Wrap(sdk.CodeCompactionPersistenceFailed, "compact", -1, err)
+				}
+				return nil
+			})
+		},
+	}
+	cmd.Flags().Var(&start, "start", "first `SEQ` of an explicit region (a current surface node)")
+	cmd.Flags().Var(&end, "end", "last `SEQ` of an explicit region (inclusive)")
+	return cmd
+}
+
+// newPruneCmd is `logbook prune ID`: the configured pruner over the
+// session's oversized tool results (SPEC §17).
+func newPruneCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "prune ID",
+		Short: "Prune oversized tool results with the configured pruner; prints the events it appended",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.compacting(cmd.Context(), "prune", args[0], func(ctx context.Context, e *engine.Engine, s *session.Session) error {
+				res, err := e.Compactor.Prune(ctx, s)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(a.stderr, "logbook prune: %s, %d characters removed\n", plural(int64(len(res.Pruned)), "tool result"), res.CharsRemoved)
+				_, err = e.Store.Flush(ctx, s)
+				return err
+			})
+		},
+	}
+}
+
+// compacting runs op on session id opened for write and prints the events
+// op appended (the resume's own repair events are reported on stderr, not
+// printed). It refuses a configuration without a compaction block
+// (CONFIG_INVALID) and a stored log that ends inside a turn
+// (COMPACTION_TURN_OPEN), both before writing anything.
+func (a *app) compacting(ctx context.Context, name, id string, op func(context.Context, *engine.Engine, *session.Session) error) error {
+	e, err := a.writeEngine(ctx)
+	if err != nil {
+		return err
+	}
+	if e.Compactor == nil {
+		return sdk.Errorf(sdk.CodeConfigInvalid, name, "the configuration has no compaction block (a headless profile); add one that names a summarizer and a pruner")
+	}
+	v, _, err := e.Store.Inspect(ctx, id)
+	if err != nil {
+		return err
+	}
+	stored := v.Events().Range(0, v.Len()-sdk.Offset(v.PendingRepair()))
+	if turn := openTurn(stored); turn != nil {
+		return sdk.Errorf(sdk.CodeCompactionTurnOpen, name, "session %q ends inside turn %d; resume it first (logbook resume %s)", id, *turn, id)
+	}
+	s, written, rep, err := a.openWrite(ctx, id, false)
+	if err != nil {
+		return err
+	}
+	if len(written) > 0 {
+		fmt.Fprintf(a.stderr, "logbook %s: %s\n", name, repairSummary(id, written, rep))
+	}
+	from := s.Len()
+	opErr := op(ctx, e, s)
+	appended := s.Events().Range(from, s.Len()).Slice()
+	if err := e.Store.Release(context.WithoutCancel(ctx), s); err != nil && opErr == nil {
+		opErr = err
+	}
+	if opErr != nil {
+		return opErr
+	}
+	return writeEnvelopes(a.stdout, appended)
+}
