@@ -1,0 +1,51 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The serve command's own refusals, before it starts anything: an
+// unreadable or empty token file is a usage error (exit 2); a non-loopback
+// address without a token is CONFIG_INVALID (exit 1).
+func TestServeRefusals(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty")
+	if err := os.WriteFile(empty, []byte(" \n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		exit int
+		last string
+	}{
+		{[]string{"serve", "--token-file", filepath.Join(dir, "missing")}, 2, "logbook: USAGE: cannot read --token-file"},
+		{[]string{"serve", "--token-file", empty}, 2, "logbook: USAGE: --token-file " + empty + " is empty"},
+		{[]string{"serve", "--addr", "0.0.0.0:7420"}, 1, "logbook: CONFIG_INVALID: 0.0.0.0:7420 is not a loopback address: a bearer token is required"},
+		{[]string{"serve", "extra"}, 2, "logbook: USAGE: "},
+	} {
+		var stdout, stderr bytes.Buffer
+		exit := execute(context.Background(), append(tc.args, "--data", dir), strings.NewReader(""), &stdout, &stderr)
+		lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+		if exit != tc.exit || !strings.HasPrefix(lines[len(lines)-1], tc.last) || stdout.Len() != 0 {
+			t.Errorf("%v: exit %d, stderr %q, stdout %q; want exit %d and %q", tc.args, exit, stderr.String(), stdout.String(), tc.exit, tc.last)
+		}
+	}
+}
+
+func TestReadToken(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(path, []byte("  s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if tok, err := readToken(path); err != nil || tok != "s3cret" {
+		t.Fatalf("readToken: %q (%v)", tok, err)
+	}
+	if tok, err := readToken(""); err != nil || tok != "" {
+		t.Fatalf("no token file: %q (%v)", tok, err)
+	}
+}

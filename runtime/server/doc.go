@@ -1,0 +1,81 @@
+// Package server is `logbook serve`: the logbook.v1.Sessions API
+// (sdk/proto/logbook/v1/sessions.proto) over a running engine's store, for
+// harnesses in other languages and for scripts.
+//
+// # Protocols
+//
+// One HTTP handler, built with Connect (connectrpc.com/connect), serves
+// every operation three ways on one port:
+//
+//   - gRPC (HTTP/2 without TLS, "h2c"), for grpc-go, grpc-js, grpcio and
+//     grpcurl, with server reflection (grpc.reflection.v1 and v1alpha);
+//   - gRPC-Web, for browsers;
+//   - Connect's JSON over HTTP: a unary call is a plain POST of the
+//     request as JSON to /logbook.v1.Sessions/<Method> with
+//     Content-Type: application/json.
+//
+// For example:
+//
+//	curl -H 'Content-Type: application/json' -d '{"sessionId":"s1"}' \
+//	  http://127.0.0.1:7420/logbook.v1.Sessions/Inspect
+//
+// Connect rather than grpc-gateway: Connect serves gRPC and JSON from the
+// same handler on net/http, so there is one server, one port, one place
+// for authentication and size limits, and no proxy hop (grpc-gateway
+// translates each JSON request into a second, loopback gRPC call to a
+// separate grpc.Server, and needs google.api.http annotations and the
+// googleapis protos in the build). Connect's JSON is protobuf's canonical
+// JSON mapping of the same messages, so the JSON API cannot drift from the
+// gRPC one, and it carries the streaming calls too (enveloped JSON
+// messages).
+//
+// Event envelopes, event data, messages and headers are canonical JSON
+// text in protobuf string fields: the string is exactly the canonical
+// bytes, never re-encoded through protobuf's JSON maps
+// (google.protobuf.Struct), so member order and number literals survive.
+// The JSON encoding is protobuf's JSON mapping: lowerCamelCase names, such a
+// document as a JSON string holding its text, 64-bit integers as strings,
+// and fields at their zero value omitted. An append from a script:
+//
+//	curl -H 'Content-Type: application/json' \
+//	  -d '{"sessionId":"s1","events":[{"type":"user/message","surfaceOp":{},
+//	       "data":"{\"id\":\"u1\",\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"hi\"}],\"source\":{\"kind\":\"user\"}}"}]}' \
+//	  http://127.0.0.1:7420/logbook.v1.Sessions/Append
+//
+// answers {"envelopes":["{\"seq\":0,\"time\":…,\"type\":\"user/message\",…}"]},
+// whose envelopes decode with one more parse (jq '.envelopes[] | fromjson').
+// A protobuf string is valid UTF-8, as canonical JSON always is: data that
+// is not cannot travel in a request (a server refuses such a message as
+// malformed, InvalidArgument without a logbook code).
+//
+// # Errors
+//
+// A failed call carries the SPEC §1.4 code as the reason of a
+// google.rpc.ErrorInfo detail (domain "logbook"; metadata op, detail,
+// session_id, seq, index, cause when set, and "appended" for a rejected
+// append) and in the Logbook-Code response header (a trailer on streams).
+// The status code follows the logbook code (SESSION_NOT_FOUND → NotFound,
+// SESSION_ALREADY_EXISTS → AlreadyExists, CORRUPT_LOG → DataLoss, …), as in
+// the plugin protocol.
+//
+// # Ownership
+//
+// Create, Open, Fork, and an Append, AppendStream or Compact on a session
+// that is not live make it live in the server, which holds its write
+// ownership (no other process can open it for write) until Release or
+// shutdown. The read calls (Messages, Events, Inspect, List) read a
+// session that is not live from storage, read-only, beside any writer.
+//
+// # Security and limits
+//
+// The server listens on 127.0.0.1:7420 by default. With a token, every
+// request needs "Authorization: Bearer <token>", compared in constant
+// time; an address that is not loopback requires a token. Each request
+// message (each message of a stream) is limited to MaxRequestBytes.
+//
+// # Shutdown
+//
+// When Serve's context ends it stops accepting calls, ends live tails,
+// gives calls in flight ShutdownTimeout, and then flushes and releases
+// every session it holds, so whatever it acknowledged is on disk.
+package server

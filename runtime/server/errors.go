@@ -1,0 +1,151 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"unicode/utf8"
+
+	"connectrpc.com/connect"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+
+	"github.com/seed-e5e476df/logbook/runtime/store"
+	"github.com/seed-e5e476df/logbook/sdk"
+)
+
+// errorDomain is the google.rpc.ErrorInfo domain of the errors the server
+// returns; the ErrorInfo reason is the SPEC §1.4 code. It is the domain of
+// the plugin protocol too, so one decoder reads both.
+const errorDomain = "logbook"
+
+// codeHeader is the response header (a trailer for streams) that carries
+// the SPEC §1.4 code of a failed call, for clients that do not decode
+// error details (a shell script reading the JSON API).
+const codeHeader = "Logbook-Code"
+
+// maxErrorText bounds the message and each ErrorInfo metadata value: over
+// gRPC they travel in HTTP/2 trailers, whose size is limited.
+const maxErrorText = 8 << 10
+
+// connectCode is the status code a logbook code travels under. Clients
+// rebuild the logbook code from the ErrorInfo detail, so the choice only
+// informs generic tooling (grpcurl, HTTP status codes of the JSON API).
+func connectCode(c sdk.Code) connect.Code {
+	switch c {
+	case sdk.CodePluginUnavailable, sdk.CodeBackendBusy:
+		return connect.CodeUnavailable
+	case sdk.CodeSessionAlreadyExists:
+		return connect.CodeAlreadyExists
+	case sdk.CodeSessionNotFound:
+		return connect.CodeNotFound
+	case sdk.CodeCorruptLog:
+		return connect.CodeDataLoss
+	case sdk.CodeIOError, sdk.CodeFlushFailed, sdk.CodeCompactionInvariant,
+		sdk.CodeProjectionFailed, sdk.CodeCompactionSummaryFailed,
+		sdk.CodeCompactionCommitFailed, sdk.CodeCompactionPersistenceFailed:
+		return connect.CodeInternal
+	case sdk.CodeCompactionCancelled:
+		return connect.CodeCanceled
+	case sdk.CodeEventTooLarge:
+		return connect.CodeResourceExhausted
+	case sdk.CodeSeqConflict, sdk.CodeLogShrank, sdk.CodeAlreadyOwned,
+		sdk.CodeOwnershipLost, sdk.CodeHandleClosed, sdk.CodeHandleBroken,
+		sdk.CodeReadOnlyHandle, sdk.CodeIdentityMismatch,
+		sdk.CodeCompressionMismatch, sdk.CodeSchemaMismatch,
+		sdk.CodeMirrorDiverged, sdk.CodeFormatTooNew, sdk.CodeFormatUnsupported,
+		sdk.CodeFormatUnknownEventType, sdk.CodeFormatMigrationRefused,
+		sdk.CodeSessionClosed, sdk.CodeSessionReadOnly, sdk.CodeSessionFenced,
+		sdk.CodeSessionNotLive, sdk.CodeCompactionBusy,
+		sdk.CodeCompactionChanged, sdk.CodeCompactionTurnOpen,
+		sdk.CodeCompactionNoOpenTurn, sdk.CodeProjectionRemoved,
+		sdk.CodeProjectionRequired, sdk.CodeConfigInvalid:
+		return connect.CodeFailedPrecondition
+	}
+	return connect.CodeInvalidArgument
+}
+
+// outermost returns the outermost logbook error in err's chain, like
+// sdk.CodeOf, with a flush fan-out failure as FLUSH_FAILED (its own chain
+// holds the failed backends' errors, whose codes are not the flush's).
+func outermost(err error) *sdk.Error {
+	for err != nil {
+		switch e := err.(type) {
+		case *sdk.Error:
+			return e
+		case sdk.Code:
+			return &sdk.Error{Code: e, Seq: -1, Index: -1}
+		case *store.FlushError:
+			return &sdk.Error{Code: sdk.CodeFlushFailed, Op: "flush", SessionID: e.SessionID, Seq: -1, Index: -1, Detail: e.Error()}
+		case interface{ Unwrap() []error }:
+			for _, inner := range e.Unwrap() {
+				if found := outermost(inner); found != nil {
+					return found
+				}
+			}
+			return nil
+		}
+		err = errors.Unwrap(err)
+	}
+	return nil
+}
+
+// toConnect turns an error of the store, a session or the compactor into
+// the error a handler returns: a logbook error travels with a
+// google.rpc.ErrorInfo detail (reason = code, metadata = op, detail,
+// session_id, seq, index, cause, plus extra) and the Logbook-Code header; a
+// context error keeps its meaning; a connect error passes through; anything
+// else is Internal with IO_ERROR.
+func toConnect(err error, extra map[string]string) error {
+	if err == nil {
+		return nil
+	}
+	var ce *connect.Error
+	if errors.As(err, &ce) {
+		return ce
+	}
+	e := outermost(err)
+	if e == nil {
+		switch {
+		case errors.Is(err, context.Canceled):
+			return connect.NewError(connect.CodeCanceled, err)
+		case errors.Is(err, context.DeadlineExceeded):
+			return connect.NewError(connect.CodeDeadlineExceeded, err)
+		}
+		e = &sdk.Error{Code: sdk.CodeIOError, Op: "server", Seq: -1, Index: -1, Detail: err.Error()}
+	}
+	md := map[string]string{"op": clip(e.Op), "detail": clip(e.Detail)}
+	if e.SessionID != "" {
+		md["session_id"] = clip(e.SessionID)
+	}
+	if e.Seq >= 0 {
+		md["seq"] = strconv.FormatInt(e.Seq, 10)
+	}
+	if e.Index >= 0 {
+		md["index"] = strconv.Itoa(e.Index)
+	}
+	if e.Err != nil {
+		md["cause"] = clip(e.Err.Error())
+	}
+	for k, v := range extra {
+		md[k] = v
+	}
+	out := connect.NewError(connectCode(e.Code), errors.New(clip(err.Error())))
+	if d, derr := connect.NewErrorDetail(&errdetails.ErrorInfo{Reason: string(e.Code), Domain: errorDomain, Metadata: md}); derr == nil {
+		out.AddDetail(d)
+	}
+	out.Meta().Set(codeHeader, string(e.Code))
+	return out
+}
+
+// clip shortens s to at most maxErrorText bytes on a UTF-8 boundary.
+func clip(s string) string {
+	if len(s) <= maxErrorText {
+		return s
+	}
+	const mark = "…"
+	n := maxErrorText - len(mark)
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + mark
+}

@@ -1,0 +1,328 @@
+package server_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/seed-e5e476df/logbook/client"
+	"github.com/seed-e5e476df/logbook/sdk"
+)
+
+// serveProcess is a running `logbook serve`.
+type serveProcess struct {
+	cmd    *exec.Cmd
+	addr   string
+	mu     sync.Mutex
+	stderr bytes.Buffer
+	exited chan struct{}
+}
+
+// startServe runs `logbook serve` on a fresh loopback port over the data
+// directory dir (embedded default config: JSONL+zstd) and waits until it
+// listens.
+func startServe(t *testing.T, dir string) *serveProcess {
+	t.Helper()
+	p := &serveProcess{exited: make(chan struct{})}
+	p.cmd = exec.Command(logbookBin, "serve", "--addr", "127.0.0.1:0", "--data", dir, "--log-level", "info")
+	errPipe, err := p.cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	listening := make(chan string, 1)
+	go func() {
+		defer close(p.exited)
+		sc := bufio.NewScanner(errPipe)
+		for sc.Scan() {
+			line := sc.Text()
+			p.mu.Lock()
+			p.stderr.WriteString(line + "\n")
+			p.mu.Unlock()
+			if addr, ok := strings.CutPrefix(line, "logbook serve: listening on "); ok {
+				listening <- addr
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		_ = p.cmd.Process.Kill()
+		_ = p.cmd.Wait()
+	})
+	select {
+	case p.addr = <-listening:
+	case <-p.exited:
+		t.Fatalf("logbook serve exited before listening:\n%s", p.log())
+	case <-time.After(60 * time.Second):
+		t.Fatalf("logbook serve did not listen within 60 s:\n%s", p.log())
+	}
+	return p
+}
+
+func (p *serveProcess) log() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stderr.String()
+}
+
+// wait waits for the process to end, its stderr read to the end first.
+func (p *serveProcess) wait(t *testing.T) error {
+	t.Helper()
+	select {
+	case <-p.exited:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("logbook serve did not exit within 60 s:\n%s", p.log())
+	}
+	return p.cmd.Wait()
+}
+
+// children returns the pids of the process's children (its plugins).
+func children(pid int) []int {
+	var out []int
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, f := range stats {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid …; comm may hold spaces, so parse after ")".
+		rest := string(b[bytes.LastIndexByte(b, ')')+1:])
+		fields := strings.Fields(rest)
+		if len(fields) > 1 && fields[1] == strconv.Itoa(pid) {
+			if child, err := strconv.Atoi(filepath.Base(filepath.Dir(f))); err == nil {
+				out = append(out, child)
+			}
+		}
+	}
+	return out
+}
+
+// alive reports whether pid runs (a zombie does not).
+func alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	rest := string(b[bytes.LastIndexByte(b, ')')+1:])
+	fields := strings.Fields(rest)
+	return len(fields) > 0 && fields[0] != "Z"
+}
+
+// kill9 kills the server with SIGKILL and waits until its plugins, which the
+// kernel kills with it (parent-death signal), are gone and their locks
+// released.
+func (p *serveProcess) kill9(t *testing.T) {
+	t.Helper()
+	plugins := children(p.cmd.Process.Pid)
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	p.wait(t)
+	deadline := time.Now().Add(10 * time.Second)
+	for _, pid := range plugins {
+		for alive(pid) {
+			if time.Now().After(deadline) {
+				t.Fatalf("plugin %d outlived the killed server by 10 s", pid)
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}
+}
+
+// step is one step of the tool loop: a model call requesting one tool
+// call, the call, its result.
+func step(k int) []client.Input {
+	call := fmt.Sprintf("c%d", k)
+	in := func(typ, data string, surface bool) client.Input {
+		i := client.Input{Type: typ, Data: []byte(data)}
+		if surface {
+			i.SurfaceOp = &client.SurfaceOp{}
+		}
+		return i
+	}
+	return []client.Input{
+		in("step/start", fmt.Sprintf(`{"turn":1,"step":%d}`, k), false),
+		in("assistant/message", fmt.Sprintf(`{"turn":1,"step":%d,"message":{"id":"a%d","role":"assistant","content":[{"type":"tool-call","id":%q,"name":"ls","arguments":"{}"}],"source":{"kind":"model","provider":"p","model":"m"}},"stream":[]}`, k, k, call), true),
+		in("tool/call", fmt.Sprintf(`{"turn":1,"step":%d,"callId":%q,"name":"ls","arguments":"{}"}`, k, call), false),
+		in("tool/result", fmt.Sprintf(`{"turn":1,"step":%d,"message":{"id":"r%d","role":"tool","toolCallId":%q,"content":[{"type":"text","text":%q}],"source":{"kind":"tool","callId":%q}}}`, k, k, call, strings.Repeat("file.go\n", 100), call), true),
+		in("step/end", fmt.Sprintf(`{"turn":1,"step":%d}`, k), false),
+	}
+}
+
+// kill -9 of a real `logbook serve` during a streaming append: after a
+// restart, Inspect shows the open turn and the closers a resume would
+// append, without writing; Open (resume) repairs it durably, and every
+// acknowledged event is still there.
+func TestServeKilledDuringStreamingAppend(t *testing.T) {
+	dir := t.TempDir()
+	p := startServe(t, dir)
+	c := client.New(p.addr, client.Options{})
+	defer c.Close()
+	ctx := context.Background()
+	if _, err := c.Create(ctx, client.CreateOptions{ID: "k"}); err != nil {
+		t.Fatal(err)
+	}
+	// The turn opens and its first tool call starts: acknowledged durable.
+	if _, err := c.Append(ctx, "k", openTurn(), true); err != nil {
+		t.Fatal(err)
+	}
+	acked := 5
+	if _, err := c.Append(ctx, "k", []client.Input{{Type: "tool/result", SurfaceOp: &client.SurfaceOp{},
+		Data: []byte(`{"turn":1,"step":1,"message":{"id":"r0","role":"tool","toolCallId":"c1","content":[{"type":"text","text":"a.go"}],"source":{"kind":"tool","callId":"c1"}}}`)},
+		{Type: "step/end", Data: []byte(`{"turn":1,"step":1}`)}}, true); err != nil {
+		t.Fatal(err)
+	}
+	acked += 2
+
+	// Stream steps and kill the server mid-stream.
+	stream := c.AppendStream(ctx, "k")
+	sent := make(chan int, 1)
+	broken := make(chan error, 1)
+	go func() {
+		for k := 2; ; k++ {
+			// Flush before each tool call runs, as the loop does (SPEC
+			// §12.6), so the durable log ends mid-step.
+			ev := step(k)
+			if err := stream.Send(ev[:2], true); err != nil {
+				broken <- err
+				return
+			}
+			if err := stream.Send(ev[2:], false); err != nil {
+				broken <- err
+				return
+			}
+			if k == 200 {
+				sent <- k
+			}
+		}
+	}()
+	select {
+	case <-sent:
+	case err := <-broken:
+		t.Fatalf("the stream broke before the kill: %v\n%s", err, p.log())
+	case <-time.After(60 * time.Second):
+		t.Fatal("200 steps not sent within 60 s")
+	}
+	p.kill9(t)
+	select {
+	case <-broken:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the stream did not notice the killed server")
+	}
+	_, _ = stream.CloseAndReceive()
+
+	p = startServe(t, dir)
+	c2 := client.New(p.addr, client.Options{})
+	defer c2.Close()
+	in, err := c2.Inspect(ctx, "k")
+	if err != nil {
+		t.Fatalf("inspect after the kill: %v\n%s", err, p.log())
+	}
+	if in.OpenTurn == nil || *in.OpenTurn != 1 || len(in.PendingRepair) == 0 || in.Live || in.Events < int64(acked) {
+		t.Fatalf("inspect after the kill: open turn %v, %d events (%d acknowledged), %d pending closers, live %v",
+			in.OpenTurn, in.Events, acked, len(in.PendingRepair), in.Live)
+	}
+	t.Logf("after the kill: %d events stored, %d closers pending, %d torn bytes", in.Events, len(in.PendingRepair), in.TornBytes)
+	last := in.PendingRepair[len(in.PendingRepair)-1]
+	if !strings.Contains(string(last), `"type":"turn/end","data":{"turn":1,"reason":{"kind":"interrupted"}}`) {
+		t.Fatalf("last pending closer %s", last)
+	}
+	// Inspect wrote nothing.
+	again, err := c2.Inspect(ctx, "k")
+	if err != nil || again.Events != in.Events || again.TornBytes != in.TornBytes {
+		t.Fatalf("a second inspect differs: %+v (%v)", again, err)
+	}
+
+	op, err := c2.Open(ctx, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if op.AlreadyLive || len(op.Repaired) < len(in.PendingRepair) || int64(op.NextSeq) < in.Events+int64(len(in.PendingRepair)) {
+		t.Fatalf("open: %+v; inspect promised %d closers", op, len(in.PendingRepair))
+	}
+	for i, want := range in.PendingRepair {
+		got := op.Repaired[len(op.Repaired)-len(in.PendingRepair)+i]
+		if !sameExceptTime(t, got, want) {
+			t.Fatalf("closer %d: resume wrote %s, inspect showed %s", i, got, want)
+		}
+	}
+	after, err := c2.Inspect(ctx, "k")
+	if err != nil || after.OpenTurn != nil || len(after.PendingRepair) != 0 || !after.Live {
+		t.Fatalf("inspect after the resume: %+v (%v)", after, err)
+	}
+	// The repair is durable: the server's flush at open, then a clean stop.
+	if err := c2.Release(ctx, "k"); err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	for env, err := range c2.Events(ctx, "k", client.EventsOptions{From: sdk.Offset(after.Events - 4)}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ev struct{ Type string }
+		_ = json.Unmarshal(env, &ev)
+		types = append(types, ev.Type)
+	}
+	if types[len(types)-1] != "session/end-seed" || types[len(types)-2] != "turn/end" {
+		t.Fatalf("stored tail %v", types)
+	}
+}
+
+// sameExceptTime compares two envelopes member by member; closers take the
+// time of the last stored event, which is the same for both.
+func sameExceptTime(t *testing.T, a, b []byte) bool {
+	t.Helper()
+	var x, y map[string]json.RawMessage
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	return string(x["seq"]) == string(y["seq"]) && string(x["type"]) == string(y["type"]) && string(x["data"]) == string(y["data"])
+}
+
+// SIGTERM shuts `logbook serve` down gracefully: exit status 0, and what it
+// acknowledged (without a flush) is on disk for the next server.
+func TestServeSIGTERM(t *testing.T) {
+	dir := t.TempDir()
+	p := startServe(t, dir)
+	c := client.New(p.addr, client.Options{})
+	defer c.Close()
+	ctx := context.Background()
+	if _, err := c.Create(ctx, client.CreateOptions{ID: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	var in []client.Input
+	for i := range 100 {
+		in = append(in, kib(i, 1024))
+	}
+	if _, err := c.Append(ctx, "t", in, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.wait(t); err != nil {
+		t.Fatalf("logbook serve after SIGTERM: %v\n%s", err, p.log())
+	}
+	if !strings.Contains(p.log(), "sessions_released=1") {
+		t.Fatalf("no release logged:\n%s", p.log())
+	}
+	p = startServe(t, dir)
+	c2 := client.New(p.addr, client.Options{})
+	defer c2.Close()
+	got, err := c2.Inspect(ctx, "t")
+	if err != nil || got.Events != 100 || got.TornBytes != 0 || got.OpenTurn != nil {
+		t.Fatalf("after SIGTERM: %+v (%v)", got, err)
+	}
+}

@@ -1,0 +1,409 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"connectrpc.com/connect"
+	"connectrpc.com/grpcreflect"
+	"github.com/hashicorp/go-hclog"
+	"golang.org/x/sync/singleflight"
+
+	"github.com/seed-e5e476df/logbook/runtime/engine"
+	"github.com/seed-e5e476df/logbook/runtime/session"
+	"github.com/seed-e5e476df/logbook/runtime/store"
+	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/proto/logbook/v1/logbookv1connect"
+)
+
+// DefaultAddr is the address ListenAndServe listens on by default: loopback
+// only.
+const DefaultAddr = "127.0.0.1:7420"
+
+// DefaultMaxRequestBytes is the default request size limit: 2 × the default
+// MaxEventBytes (the raw input cap of one event, SPEC §3.1 J1) + 1 MiB for
+// everything around it.
+const DefaultMaxRequestBytes = 2*session.DefaultMaxEventBytes + 1<<20
+
+// DefaultShutdownTimeout is how long shutdown waits by default for calls in
+// flight before it closes their connections.
+const DefaultShutdownTimeout = 10 * time.Second
+
+// releaseTimeout bounds the flush and release of the held sessions at
+// shutdown.
+const releaseTimeout = time.Minute
+
+// Options configure a Server. Every zero field takes the default it names.
+type Options struct {
+	// Addr is the TCP address ListenAndServe listens on; default
+	// DefaultAddr (127.0.0.1:7420).
+	Addr string
+	// Token is the bearer token every request must carry
+	// ("Authorization: Bearer <token>"), compared in constant time. Empty
+	// disables authentication, which New and Serve allow only on a
+	// loopback address: anything else is refused with CONFIG_INVALID.
+	Token string
+	// MaxRequestBytes bounds one request message (each message of a
+	// stream); a larger one is refused with ResourceExhausted. Default
+	// DefaultMaxRequestBytes (2 × 16 MiB + 1 MiB); a configuration with
+	// another MaxEventBytes should pass 2 × MaxEventBytes + 1 MiB. Twice
+	// the event covers the JSON API, where event data is an escaped JSON
+	// string (at most 2× its text, unless the client also escapes
+	// non-ASCII characters as \uXXXX).
+	MaxRequestBytes int
+	// ShutdownTimeout bounds how long shutdown waits for calls in flight
+	// (an append stream whose client keeps it open) before it closes their
+	// connections; the held sessions are flushed and released after that
+	// either way. Default DefaultShutdownTimeout (10 s).
+	ShutdownTimeout time.Duration
+	// Logger receives the server's logs; default a null logger.
+	Logger hclog.Logger
+}
+
+// Server serves the logbook.v1.Sessions API of one engine's store over
+// gRPC, gRPC-Web and Connect's JSON over HTTP, plus gRPC server
+// reflection. It holds the write ownership of every session it creates,
+// opens or forks until Release or shutdown. Serve runs it once; the methods
+// are safe for concurrent use.
+type Server struct {
+	e       *engine.Engine
+	st      *store.Store
+	opts    Options
+	log     hclog.Logger
+	token   [sha256.Size]byte // SHA-256 of Options.Token, compared in constant time
+	handler http.Handler
+
+	opens  singleflight.Group // concurrent opens of one session share one Store.Open
+	mu     sync.Mutex
+	held   map[string]*session.Session // sessions this server made live, by id
+	calls  inflight
+	stop   chan struct{} // closed when shutdown begins
+	served atomic.Bool   // Serve was called
+}
+
+// New returns a server for e's store. It refuses (CONFIG_INVALID) an empty
+// token with an address that is not loopback, and a negative limit.
+func New(e *engine.Engine, o Options) (*Server, error) {
+	if e == nil || e.Store == nil {
+		return nil, sdk.Errorf(sdk.CodeConfigInvalid, "serve", "the server needs a started engine")
+	}
+	if o.Addr == "" {
+		o.Addr = DefaultAddr
+	}
+	if o.MaxRequestBytes == 0 {
+		o.MaxRequestBytes = DefaultMaxRequestBytes
+	}
+	if o.ShutdownTimeout == 0 {
+		o.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if o.Logger == nil {
+		o.Logger = hclog.NewNullLogger()
+	}
+	if o.MaxRequestBytes < 0 || o.ShutdownTimeout < 0 {
+		return nil, sdk.Errorf(sdk.CodeConfigInvalid, "serve", "MaxRequestBytes %d and ShutdownTimeout %v must not be negative", o.MaxRequestBytes, o.ShutdownTimeout)
+	}
+	if err := CheckAddr(o.Addr, o.Token); err != nil {
+		return nil, err
+	}
+	s := &Server{e: e, st: e.Store, opts: o, log: o.Logger, held: map[string]*session.Session{}, stop: make(chan struct{})}
+	s.token = sha256.Sum256([]byte(o.Token))
+	s.calls.idle = make(chan struct{})
+
+	mux := http.NewServeMux()
+	mux.Handle(logbookv1connect.NewSessionsHandler(&service{s}, connect.WithReadMaxBytes(o.MaxRequestBytes)))
+	reflector := grpcreflect.NewStaticReflector(logbookv1connect.SessionsName)
+	mux.Handle(grpcreflect.NewHandlerV1(reflector))
+	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
+	s.handler = s.middleware(mux)
+	return s, nil
+}
+
+// CheckAddr refuses (CONFIG_INVALID) an empty token with an address that
+// is not loopback, as New does; a command line can check its flags with it
+// before it starts anything.
+func CheckAddr(addr, token string) error {
+	if token == "" && !loopbackAddr(addr) {
+		return noTokenError(addr)
+	}
+	return nil
+}
+
+func noTokenError(addr string) error {
+	return sdk.Errorf(sdk.CodeConfigInvalid, "serve", "%s is not a loopback address: a bearer token is required to serve on it (logbook serve --token-file FILE), or listen on 127.0.0.1", addr)
+}
+
+// loopbackAddr reports whether a host:port names a loopback address.
+func loopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// localListener reports whether a listener's address can only be reached
+// from this machine: a loopback TCP address, or any address that is not
+// TCP (a Unix socket, an in-memory listener).
+func localListener(a net.Addr) bool {
+	if t, ok := a.(*net.TCPAddr); ok {
+		return t.IP.IsLoopback()
+	}
+	return a.Network() != "tcp" && a.Network() != "tcp4" && a.Network() != "tcp6"
+}
+
+// ListenAndServe listens on Options.Addr and serves until ctx is done; see
+// Serve.
+func (s *Server) ListenAndServe(ctx context.Context) error {
+	ln, err := net.Listen("tcp", s.opts.Addr)
+	if err != nil {
+		return &sdk.Error{Code: sdk.CodeIOError, Op: "serve", Seq: -1, Index: -1, Detail: "cannot listen on " + s.opts.Addr, Err: err}
+	}
+	return s.Serve(ctx, ln)
+}
+
+// Serve serves on ln until ctx is done (or ln fails), then shuts down
+// gracefully: new calls are refused, live tails end, calls in flight get
+// Options.ShutdownTimeout to finish before their connections are closed,
+// and then every session the server holds is flushed and released. It
+// returns the joined release errors (and the listener's error, if it
+// failed). Serve closes ln, and may be called once.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	if s.opts.Token == "" && !localListener(ln.Addr()) {
+		ln.Close()
+		return noTokenError(ln.Addr().String())
+	}
+	if !s.served.CompareAndSwap(false, true) {
+		ln.Close()
+		return sdk.Errorf(sdk.CodeConfigInvalid, "serve", "Serve was called twice on one server")
+	}
+	var protocols http.Protocols
+	protocols.SetHTTP1(true)
+	protocols.SetUnencryptedHTTP2(true) // gRPC without TLS (h2c)
+	hs := &http.Server{
+		Handler:           s.handler,
+		Protocols:         &protocols,
+		ReadHeaderTimeout: 10 * time.Second,
+		MaxHeaderBytes:    1 << 20,
+		ErrorLog:          s.log.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
+	}
+	s.log.Info("serving logbook.v1.Sessions", "addr", ln.Addr().String(), "auth", s.opts.Token != "")
+	done := make(chan error, 1)
+	go func() { done <- hs.Serve(ln) }()
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case serveErr = <-done:
+	}
+	close(s.stop)
+	sctx, cancel := context.WithTimeout(context.Background(), s.opts.ShutdownTimeout)
+	if err := hs.Shutdown(sctx); err != nil {
+		s.log.Warn("calls still running at the shutdown deadline; closing their connections", "timeout", s.opts.ShutdownTimeout)
+		hs.Close()
+	}
+	cancel()
+	if serveErr == nil {
+		serveErr = <-done
+	}
+	if errors.Is(serveErr, http.ErrServerClosed) {
+		serveErr = nil
+	} else if serveErr != nil {
+		serveErr = &sdk.Error{Code: sdk.CodeIOError, Op: "serve", Seq: -1, Index: -1, Detail: "the listener failed", Err: serveErr}
+	}
+	s.calls.wait()
+	return errors.Join(serveErr, s.releaseAll())
+}
+
+// releaseAll flushes and releases, concurrently, every session the server
+// still holds.
+func (s *Server) releaseAll() error {
+	s.mu.Lock()
+	held := s.held
+	s.held = map[string]*session.Session{}
+	s.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
+	defer cancel()
+	var (
+		wg   sync.WaitGroup
+		emu  sync.Mutex
+		errs []error
+	)
+	for id, sess := range held {
+		if cur, ok := s.st.Get(id); !ok || cur != sess {
+			continue // released already
+		}
+		wg.Go(func() {
+			if err := s.st.Release(ctx, sess); err != nil {
+				s.log.Error("releasing a session at shutdown failed", "session", id, "error", err)
+				emu.Lock()
+				errs = append(errs, err)
+				emu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	s.log.Info("shut down", "sessions_released", len(held)-len(errs), "failed", len(errs))
+	return errors.Join(errs...)
+}
+
+// hold records a session the server made live.
+func (s *Server) hold(sess *session.Session) {
+	s.mu.Lock()
+	s.held[sess.ID()] = sess
+	s.mu.Unlock()
+}
+
+// unhold forgets a session the server released.
+func (s *Server) unhold(sess *session.Session) {
+	s.mu.Lock()
+	if s.held[sess.ID()] == sess {
+		delete(s.held, sess.ID())
+	}
+	s.mu.Unlock()
+}
+
+// stopping reports whether shutdown has begun.
+func (s *Server) stopping() bool {
+	select {
+	case <-s.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// opened is the result of acquire.
+type opened struct {
+	sess        *session.Session
+	rep         store.RepairReport
+	alreadyLive bool
+}
+
+// acquire returns the live session id, resuming it (Store.Open: repair, then
+// live) when it is not live; concurrent calls for one id share one open.
+// A session it opens is held until Release or shutdown.
+func (s *Server) acquire(ctx context.Context, id string) (opened, error) {
+	if sess, ok := s.st.Get(id); ok {
+		return opened{sess: sess, alreadyLive: true}, nil
+	}
+	v, err, _ := s.opens.Do(id, func() (any, error) {
+		if sess, ok := s.st.Get(id); ok {
+			return opened{sess: sess, alreadyLive: true}, nil
+		}
+		sess, rep, err := s.st.Open(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		s.hold(sess)
+		s.log.Debug("session opened", "session", id, "torn_bytes", rep.TornBytes, "closers", rep.Closers)
+		return opened{sess: sess, rep: rep}, nil
+	})
+	if err != nil {
+		return opened{}, err
+	}
+	return v.(opened), nil
+}
+
+// live returns the session id when it is live, else SESSION_NOT_LIVE.
+func (s *Server) live(id, op string) (*session.Session, error) {
+	if sess, ok := s.st.Get(id); ok {
+		return sess, nil
+	}
+	return nil, &sdk.Error{Code: sdk.CodeSessionNotLive, Op: op, SessionID: id, Seq: -1, Index: -1,
+		Detail: "the session is not live in this server; Open it (or Append to it) first"}
+}
+
+// middleware refuses calls during shutdown and calls without the bearer
+// token, in the error format of the caller's protocol, and counts the calls
+// in flight.
+func (s *Server) middleware(next http.Handler) http.Handler {
+	ew := connect.NewErrorWriter()
+	refuse := func(w http.ResponseWriter, r *http.Request, err *connect.Error) {
+		if ew.IsSupported(r) {
+			_ = ew.Write(w, r, err)
+			return
+		}
+		status := http.StatusServiceUnavailable
+		if err.Code() == connect.CodeUnauthenticated {
+			status = http.StatusUnauthorized
+		}
+		http.Error(w, err.Message(), status)
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.opts.Token != "" && !s.authorized(r) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="logbook"`)
+			refuse(w, r, connect.NewError(connect.CodeUnauthenticated, errors.New("a valid bearer token is required (Authorization: Bearer <token>)")))
+			return
+		}
+		if s.stopping() || !s.calls.enter() {
+			refuse(w, r, connect.NewError(connect.CodeUnavailable, errors.New("the server is shutting down")))
+			return
+		}
+		defer s.calls.leave()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// authorized compares the request's bearer token with Options.Token in
+// constant time (over their SHA-256 digests, so not even the length leaks).
+func (s *Server) authorized(r *http.Request) bool {
+	h := r.Header.Get("Authorization")
+	scheme, tok, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return false
+	}
+	got := sha256.Sum256([]byte(strings.TrimSpace(tok)))
+	return subtle.ConstantTimeCompare(got[:], s.token[:]) == 1
+}
+
+// inflight counts the calls being served, so shutdown can wait for the
+// last one even after it closed their connections.
+type inflight struct {
+	mu      sync.Mutex
+	n       int
+	closing bool
+	idle    chan struct{} // closed when closing and n reaches 0
+}
+
+// enter counts a new call; false once shutdown waits for the last one.
+func (c *inflight) enter() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closing {
+		return false
+	}
+	c.n++
+	return true
+}
+
+func (c *inflight) leave() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.n--
+	if c.closing && c.n == 0 {
+		close(c.idle)
+	}
+}
+
+// wait refuses new calls and waits for the running ones.
+func (c *inflight) wait() {
+	c.mu.Lock()
+	c.closing = true
+	n := c.n
+	if n == 0 {
+		close(c.idle)
+	}
+	c.mu.Unlock()
+	<-c.idle
+}

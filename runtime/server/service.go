@@ -1,0 +1,512 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+
+	"connectrpc.com/connect"
+
+	"github.com/seed-e5e476df/logbook/runtime/compaction"
+	"github.com/seed-e5e476df/logbook/runtime/session"
+	"github.com/seed-e5e476df/logbook/runtime/store"
+	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/headerjson"
+	logbookv1 "github.com/seed-e5e476df/logbook/sdk/proto/logbook/v1"
+)
+
+// Events chunking: a reply holds at most chunkEvents envelopes and, unless
+// one envelope alone is larger, at most chunkBytes.
+const (
+	chunkEvents = 512
+	chunkBytes  = 1 << 20
+)
+
+// service implements logbookv1connect.SessionsHandler over the server's
+// store. Every error it returns went through toConnect.
+type service struct{ s *Server }
+
+// Create makes a new live session and holds it.
+func (v *service) Create(ctx context.Context, req *connect.Request[logbookv1.SessionsCreateRequest]) (*connect.Response[logbookv1.SessionsCreateReply], error) {
+	m := req.Msg
+	sess, err := v.s.st.Create(ctx, store.CreateOptions{
+		ID: m.GetSessionId(), CWD: m.GetCwd(), Origin: m.GetOrigin(), DelegationDepth: m.GetDelegationDepth(),
+		AgentPreset: m.GetAgentPreset(), ParentSession: m.GetParentSession(),
+	})
+	if err != nil {
+		return nil, toConnect(err, nil)
+	}
+	v.s.hold(sess)
+	return connect.NewResponse(&logbookv1.SessionsCreateReply{Header: string(headerjson.Encode(sess.Header()))}), nil
+}
+
+// Open resumes a stored session (repairing it) and holds it, or reports
+// the live one.
+func (v *service) Open(ctx context.Context, req *connect.Request[logbookv1.SessionsOpenRequest]) (*connect.Response[logbookv1.SessionsOpenReply], error) {
+	o, err := v.s.acquire(ctx, req.Msg.GetSessionId())
+	if err != nil {
+		return nil, toConnect(err, nil)
+	}
+	reply := &logbookv1.SessionsOpenReply{
+		Header:       string(headerjson.Encode(o.sess.Header())),
+		NextSeq:      int64(o.sess.Len()),
+		AlreadyLive:  o.alreadyLive,
+		TornBytes:    o.rep.TornBytes,
+		TornFromSeq:  int64(o.rep.TornFromSeq),
+		TornArtifact: o.rep.Artifact,
+	}
+	if !o.alreadyLive {
+		reply.Repaired = repaired(o.sess, o.rep)
+	}
+	return connect.NewResponse(reply), nil
+}
+
+// repaired returns the session/recovered event and the closers a resume
+// appended: with any of them the resume batch ends with the lifecycle
+// marker (SPEC §9.3, §10.3 c), so they are the events before it at the end
+// of what Open wrote.
+func repaired(sess *session.Session, rep store.RepairReport) []string {
+	n := rep.Closers
+	if rep.TornBytes > 0 {
+		n++
+	}
+	if n == 0 {
+		return nil
+	}
+	end := sess.FirstLiveSeq() - 1 // the marker
+	return envelopes(sess.Events().Range(end-sdk.Offset(n), end))
+}
+
+// envelopes returns the canonical JSON text of each event's envelope.
+func envelopes(l session.EventList) []string {
+	out := make([]string, l.Len())
+	var scratch []byte
+	for i, e := range l.All() {
+		out[i] = envelopeText(&scratch, e)
+	}
+	return out
+}
+
+// envelopeText returns an event's canonical envelope as the text of a proto
+// string field: exactly its bytes (canonical JSON is valid UTF-8). The
+// envelope is staged in *scratch, reused across calls, so the string is the
+// only allocation.
+func envelopeText(scratch *[]byte, e session.Event) string {
+	*scratch = e.AppendEnvelope((*scratch)[:0])
+	return string(*scratch)
+}
+
+// appendInput converts one wire input; the data text is validated as JSON
+// bytes by the session (SPEC §3), exactly as written.
+func appendInput(in *logbookv1.AppendInput) session.AppendInput {
+	ai := session.AppendInput{Type: in.GetType(), Data: []byte(in.GetData()), Ignorable: in.GetIgnorable()}
+	if op := in.GetSurfaceOp(); op != nil {
+		ai.SurfaceOp = &session.SurfaceOp{Replace: op.GetReplace(), StartSeq: sdk.Seq(op.GetStartSeq()), EndSeq: sdk.Seq(op.GetEndSeq())}
+	}
+	if src := in.GetSourceEventSeqs(); src != nil {
+		ai.SourceEventSeqs = make([]sdk.Seq, len(src.GetSeqs()))
+		for i, seq := range src.GetSeqs() {
+			ai.SourceEventSeqs[i] = sdk.Seq(seq)
+		}
+	}
+	return ai
+}
+
+// appendError is the error of a rejected event: its ErrorInfo metadata
+// "appended" counts the events of the call committed before it.
+func appendError(err error, appended int64) error {
+	return toConnect(err, map[string]string{"appended": strconv.FormatInt(appended, 10)})
+}
+
+func flushReply(r store.FlushResult) *logbookv1.SessionsFlushReply {
+	out := &logbookv1.SessionsFlushReply{Participated: r.Participated}
+	for _, b := range r.Backends {
+		out.Backends = append(out.Backends, &logbookv1.BackendFlushStatus{Name: b.Name, DurableSeq: int64(b.DurableSeq)})
+	}
+	return out
+}
+
+// Append appends the request's events in order, resuming the session
+// first when it is not live, and flushes when asked.
+func (v *service) Append(ctx context.Context, req *connect.Request[logbookv1.SessionsAppendRequest]) (*connect.Response[logbookv1.SessionsAppendReply], error) {
+	m := req.Msg
+	o, err := v.s.acquire(ctx, m.GetSessionId())
+	if err != nil {
+		return nil, toConnect(err, nil)
+	}
+	reply := &logbookv1.SessionsAppendReply{Envelopes: make([]string, 0, len(m.GetEvents()))}
+	var scratch []byte
+	for i, in := range m.GetEvents() {
+		ev, err := o.sess.Append(ctx, appendInput(in))
+		if err != nil {
+			if m.GetFlush() && i > 0 {
+				if _, ferr := v.s.st.Flush(ctx, o.sess); ferr != nil {
+					err = errors.Join(err, ferr)
+				}
+			}
+			return nil, appendError(err, int64(i))
+		}
+		reply.Envelopes = append(reply.Envelopes, envelopeText(&scratch, ev))
+	}
+	if m.GetFlush() {
+		res, err := v.s.st.Flush(ctx, o.sess)
+		if err != nil {
+			return nil, toConnect(err, nil)
+		}
+		reply.Flush = flushReply(res)
+	}
+	return connect.NewResponse(reply), nil
+}
+
+// AppendStream appends the events of a client stream to one session,
+// flushing at the messages that ask and at the end.
+func (v *service) AppendStream(ctx context.Context, stream *connect.ClientStream[logbookv1.SessionsAppendRequest]) (*connect.Response[logbookv1.SessionsAppendStreamReply], error) {
+	var (
+		sess     *session.Session
+		appended int64
+	)
+	// fail ends the stream at a rejected event or a broken stream, after
+	// flushing what it appended.
+	fail := func(err error) (*connect.Response[logbookv1.SessionsAppendStreamReply], error) {
+		if sess != nil && appended > 0 {
+			if _, ferr := v.s.st.Flush(context.WithoutCancel(ctx), sess); ferr != nil {
+				err = errors.Join(err, ferr)
+			}
+		}
+		return nil, appendError(err, appended)
+	}
+	for stream.Receive() {
+		m := stream.Msg()
+		switch id := m.GetSessionId(); {
+		case sess == nil:
+			o, err := v.s.acquire(ctx, id)
+			if err != nil {
+				return nil, toConnect(err, nil)
+			}
+			sess = o.sess
+		case id != "" && id != sess.ID():
+			return fail(sdk.Errorf(sdk.CodeUsage, "append", "an append stream carries one session: %q, then %q", sess.ID(), id))
+		}
+		for _, in := range m.GetEvents() {
+			if _, err := sess.Append(ctx, appendInput(in)); err != nil {
+				return fail(err)
+			}
+			appended++
+		}
+		if m.GetFlush() {
+			if _, err := v.s.st.Flush(ctx, sess); err != nil {
+				return fail(err)
+			}
+		}
+		if v.s.stopping() {
+			return fail(connect.NewError(connect.CodeUnavailable, errors.New("the server is shutting down; the events appended so far are flushed")))
+		}
+	}
+	if err := stream.Err(); err != nil {
+		return fail(err)
+	}
+	if sess == nil {
+		return nil, toConnect(sdk.Errorf(sdk.CodeUsage, "append", "the append stream ended before naming a session"), nil)
+	}
+	res, err := v.s.st.Flush(ctx, sess)
+	if err != nil {
+		return nil, toConnect(err, nil)
+	}
+	return connect.NewResponse(&logbookv1.SessionsAppendStreamReply{Appended: appended, NextSeq: int64(sess.Len()), Flush: flushReply(res)}), nil
+}
+
+// view returns a session and its log for the read calls: the live
+// session's, or the stored log as it is (read-only, beside any writer,
+// without the closers a resume would add).
+func (v *service) view(ctx context.Context, id string) (*session.Session, session.EventList, error) {
+	if sess, ok := v.s.st.Get(id); ok {
+		return sess, sess.Events(), nil
+	}
+	sess, _, err := v.s.st.Inspect(ctx, id)
+	if err != nil {
+		return nil, session.EventList{}, err
+	}
+	return sess, sess.Events().Range(0, sess.Len()-sdk.Offset(sess.PendingRepair())), nil
+}
+
+// Messages returns the derived messages, now or right after event at.
+func (v *service) Messages(ctx context.Context, req *connect.Request[logbookv1.SessionsMessagesRequest]) (*connect.Response[logbookv1.SessionsMessagesReply], error) {
+	id := req.Msg.GetSessionId()
+	sess, events, err := v.view(ctx, id)
+	if err != nil {
+		return nil, toConnect(err, nil)
+	}
+	reply := &logbookv1.SessionsMessagesReply{}
+	if req.Msg.At == nil && sess.PendingRepair() == 0 {
+		list, err := sess.Messages()
+		if err != nil {
+			return nil, toConnect(err, nil)
+		}
+		for _, m := range list.All() {
+			reply.Messages = append(reply.Messages, string(m.JSON()))
+		}
+		return connect.NewResponse(reply), nil
+	}
+	n := events.Len()
+	if at := req.Msg.At; at != nil {
+		switch {
+		case *at < 0:
+			return nil, toConnect(&sdk.Error{Code: sdk.CodeInvalidSeq, Op: "messages", SessionID: id, Seq: -1, Index: -1, Detail: "at " + strconv.FormatInt(*at, 10) + " is outside 0 … 2^53−1"}, nil)
+		case *at >= int64(n):
+			return nil, toConnect(&sdk.Error{Code: sdk.CodeInvalidBoundary, Op: "messages", SessionID: id, Seq: *at, Index: -1, Detail: "at " + strconv.FormatInt(*at, 10) + " is past the last event " + lastSeq(n)}, nil)
+		}
+		n = int(*at) + 1
+	}
+	// The messages right after event n-1: the prefix folded from scratch
+	// with the registered projections (replay = live, SPEC §1.1).
+	prefix := events.Range(0, sdk.Offset(n)).Slice()
+	fold, err := session.Fold(ctx, prefix, v.s.e.Projections)
+	if err != nil {
+		return nil, toConnect(err, nil)
+	}
+	for _, seq := range fold.Nodes {
+		if m, ok := session.MessageOf(prefix[seq], fold.Projected); ok {
+			reply.Messages = append(reply.Messages, string(m.JSON()))
+		}
+	}
+	return connect.NewResponse(reply), nil
+}
+
+func lastSeq(n int) string {
+	if n == 0 {
+		return "(none)"
+	}
+	return strconv.Itoa(n - 1)
+}
+
+// wakeOn is the feed listener of a live tail: it wakes the tail on any
+// news of its session.
+type wakeOn struct {
+	id   string
+	wake chan struct{}
+}
+
+// SessionLive wakes the tail when its session goes live.
+func (w wakeOn) SessionLive(s *session.Session) { w.poke(s) }
+
+// Event wakes the tail on an event of its session.
+func (w wakeOn) Event(s *session.Session, _ session.Event) { w.poke(s) }
+
+// SessionReleased wakes the tail when its session is released.
+func (w wakeOn) SessionReleased(s *session.Session) { w.poke(s) }
+
+func (w wakeOn) poke(s *session.Session) {
+	if s.ID() == w.id {
+		select {
+		case w.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// Events streams the log from `from`, then, with follow, live events
+// until the client cancels, `to` is reached or the server stops.
+func (v *service) Events(ctx context.Context, req *connect.Request[logbookv1.SessionsEventsRequest], stream *connect.ServerStream[logbookv1.SessionsEventsReply]) error {
+	m := req.Msg
+	id, next := m.GetSessionId(), m.GetFrom()
+	end := int64(sdk.MaxSeq) + 1
+	if m.To != nil {
+		end = m.GetTo()
+	}
+	if next < 0 || next > sdk.MaxSeq || end < next {
+		return toConnect(&sdk.Error{Code: sdk.CodeInvalidSeq, Op: "events", SessionID: id, Seq: -1, Index: -1,
+			Detail: "from " + strconv.FormatInt(next, 10) + " and to " + strconv.FormatInt(end, 10) + " must satisfy 0 ≤ from ≤ to"}, nil)
+	}
+	var wake chan struct{}
+	if m.GetFollow() {
+		// Subscribed before the log is read, so no event committed after
+		// the read can go unnoticed.
+		wake = make(chan struct{}, 1)
+		sub := v.s.st.Subscribe(wakeOn{id: id, wake: wake})
+		defer sub.Close()
+	}
+	for {
+		_, events, err := v.view(ctx, id)
+		if err != nil {
+			return toConnect(err, nil)
+		}
+		if next, err = sendEvents(stream, events, next, end); err != nil {
+			return err
+		}
+		if next >= end || !m.GetFollow() {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return toConnect(ctx.Err(), nil)
+		case <-v.s.stop:
+			return connect.NewError(connect.CodeUnavailable, errors.New("the server is shutting down"))
+		case <-wake:
+		}
+	}
+}
+
+// sendEvents streams events[next, min(len, end)) in chunks and returns the
+// next seq to send.
+func sendEvents(stream *connect.ServerStream[logbookv1.SessionsEventsReply], events session.EventList, next, end int64) (int64, error) {
+	stop := min(end, int64(events.Len()))
+	reply := &logbookv1.SessionsEventsReply{}
+	size := 0
+	var scratch []byte
+	flush := func() error {
+		if len(reply.Envelopes) == 0 {
+			return nil
+		}
+		err := stream.Send(reply)
+		reply.Envelopes, size = reply.Envelopes[:0], 0
+		return err
+	}
+	for ; next < stop; next++ {
+		e := events.At(int(next))
+		if len(reply.Envelopes) == chunkEvents || (size > 0 && size+e.EnvelopeLen() > chunkBytes) {
+			if err := flush(); err != nil {
+				return next, err
+			}
+		}
+		reply.Envelopes = append(reply.Envelopes, envelopeText(&scratch, e))
+		size += e.EnvelopeLen()
+	}
+	return next, flush()
+}
+
+// Fork creates a live child of a live or stored session and holds it.
+func (v *service) Fork(ctx context.Context, req *connect.Request[logbookv1.SessionsForkRequest]) (*connect.Response[logbookv1.SessionsForkReply], error) {
+	m := req.Msg
+	r := store.ForkRequest{SourceID: m.GetSourceId(), ChildID: m.GetChildId()}
+	if m.At != nil {
+		at := sdk.Seq(m.GetAt())
+		r.Boundary = &at
+	}
+	child, err := v.s.st.Fork(ctx, r)
+	if err != nil {
+		return nil, toConnect(err, nil)
+	}
+	v.s.hold(child)
+	return connect.NewResponse(&logbookv1.SessionsForkReply{Header: string(headerjson.Encode(child.Header()))}), nil
+}
+
+// Flush flushes a live session on every backend.
+func (v *service) Flush(ctx context.Context, req *connect.Request[logbookv1.SessionsFlushRequest]) (*connect.Response[logbookv1.SessionsFlushReply], error) {
+	sess, err := v.s.live(req.Msg.GetSessionId(), "flush")
+	if err != nil {
+		return nil, toConnect(err, nil)
+	}
+	res, err := v.s.st.Flush(ctx, sess)
+	if err != nil {
+		return nil, toConnect(err, nil)
+	}
+	return connect.NewResponse(flushReply(res)), nil
+}
+
+// Compact runs a manual compaction with the engine's compactor.
+func (v *service) Compact(ctx context.Context, req *connect.Request[logbookv1.SessionsCompactRequest]) (*connect.Response[logbookv1.SessionsCompactReply], error) {
+	m := req.Msg
+	c := v.s.e.Compactor
+	if c == nil {
+		return nil, toConnect(&sdk.Error{Code: sdk.CodeConfigInvalid, Op: "compact", SessionID: m.GetSessionId(), Seq: -1, Index: -1,
+			Detail: "the configuration has no compaction block (a headless profile): add one to compact sessions"}, nil)
+	}
+	if (m.StartSeq == nil) != (m.EndSeq == nil) {
+		return nil, toConnect(sdk.Errorf(sdk.CodeUsage, "compact", "give both start_seq and end_seq, or neither"), nil)
+	}
+	o, err := v.s.acquire(ctx, m.GetSessionId())
+	if err != nil {
+		return nil, toConnect(err, nil)
+	}
+	var out compaction.Outcome
+	if m.StartSeq != nil {
+		if out, err = c.CompactRegion(ctx, o.sess, sdk.Seq(m.GetStartSeq()), sdk.Seq(m.GetEndSeq()), compaction.Manual); err == nil {
+			_, err = v.s.st.Flush(ctx, o.sess)
+		}
+	} else {
+		out, err = c.CompactNow(ctx, o.sess, m.GetSourceCommandId())
+	}
+	if err != nil {
+		return nil, toConnect(err, nil)
+	}
+	return connect.NewResponse(&logbookv1.SessionsCompactReply{Envelopes: envelopes(o.sess.Events().Range(sdk.Offset(out.StartSeq), sdk.Offset(out.EndSeq)+1))}), nil
+}
+
+// Inspect reports the log's length, its open turn, the closers a resume
+// would append and the torn bytes a write open would cut; it never writes.
+func (v *service) Inspect(ctx context.Context, req *connect.Request[logbookv1.SessionsInspectRequest]) (*connect.Response[logbookv1.SessionsInspectReply], error) {
+	id := req.Msg.GetSessionId()
+	// A live session is read as it is (Store.Inspect would restore a copy
+	// of its whole log); a stored one through Store.Inspect, read-only.
+	var rep store.InspectReport
+	sess, live := v.s.st.Get(id)
+	if !live {
+		var err error
+		if sess, rep, err = v.s.st.Inspect(ctx, id); err != nil {
+			return nil, toConnect(err, nil)
+		}
+	}
+	stored := sess.Events().Range(0, sess.Len()-sdk.Offset(sess.PendingRepair()))
+	closers := session.InterruptedTurnClosers(stored.Slice())
+	reply := &logbookv1.SessionsInspectReply{
+		Id:            id,
+		Header:        string(headerjson.Encode(sess.Header())),
+		Events:        int64(stored.Len()),
+		PendingRepair: make([]string, 0, len(closers)),
+		TornBytes:     rep.TornBytes,
+		TornFromSeq:   int64(rep.TornFromSeq),
+		Live:          live || rep.Live,
+	}
+	var scratch []byte
+	for _, e := range closers {
+		reply.PendingRepair = append(reply.PendingRepair, envelopeText(&scratch, e))
+		if e.Type() == session.TypeTurnEnd {
+			if turn, ok := e.DataView().Get("turn").Int(); ok {
+				reply.OpenTurn = &turn
+			}
+		}
+	}
+	return connect.NewResponse(reply), nil
+}
+
+// List lists the live and stored sessions by id.
+func (v *service) List(ctx context.Context, _ *connect.Request[logbookv1.SessionsListRequest]) (*connect.Response[logbookv1.SessionsListReply], error) {
+	entries, err := v.s.st.List(ctx)
+	if err != nil {
+		return nil, toConnect(err, nil)
+	}
+	slices.SortFunc(entries, func(a, b store.ListEntry) int { return strings.Compare(a.ID, b.ID) })
+	reply := &logbookv1.SessionsListReply{Sessions: make([]*logbookv1.SessionsListEntry, 0, len(entries))}
+	for _, e := range entries {
+		le := &logbookv1.SessionsListEntry{Id: e.ID, Live: e.Live, Revision: e.Revision}
+		if e.Err != nil {
+			code := sdk.CodeOf(e.Err)
+			if code == "" {
+				code = sdk.CodeIOError
+			}
+			le.ErrorCode, le.Error = string(code), e.Err.Error()
+		} else {
+			le.Header = string(headerjson.Encode(e.Header))
+		}
+		reply.Sessions = append(reply.Sessions, le)
+	}
+	return connect.NewResponse(reply), nil
+}
+
+// Release flushes and releases a live session.
+func (v *service) Release(ctx context.Context, req *connect.Request[logbookv1.SessionsReleaseRequest]) (*connect.Response[logbookv1.SessionsReleaseReply], error) {
+	sess, err := v.s.live(req.Msg.GetSessionId(), "release")
+	if err != nil {
+		return nil, toConnect(err, nil)
+	}
+	err = v.s.st.Release(ctx, sess)
+	if cur, ok := v.s.st.Get(sess.ID()); !ok || cur != sess {
+		v.s.unhold(sess) // released, possibly with mirror errors
+	}
+	if err != nil {
+		return nil, toConnect(err, nil)
+	}
+	return connect.NewResponse(&logbookv1.SessionsReleaseReply{}), nil
+}
