@@ -461,20 +461,12 @@ func (b *Backend) Append(ctx context.Context, handle string, firstSeq sdk.Seq, e
 	if _, err := sdk.NewSeq("firstSeq", int64(firstSeq)); err != nil {
 		return sdk.Durable{}, withSession(err.(*sdk.Error), hd.id)
 	}
-	if err := hd.chk.checkBatch(firstSeq, events); err != nil {
-		return sdk.Durable{}, withSession(err, hd.id)
-	}
-	if int64(firstSeq) != hd.ix.next {
-		e := sdk.Errorf(sdk.CodeSeqConflict, op, "compare-and-set failed: firstSeq %d but the stored next seq is %d", firstSeq, hd.ix.next)
-		e.SessionID, e.Seq = hd.id, int64(firstSeq)
-		return sdk.Durable{}, e
+	payload, err := b.checkAndEncode(hd, firstSeq, events)
+	if err != nil {
+		return sdk.Durable{}, err
 	}
 	if len(events) == 0 {
 		return hd.durable(), nil
-	}
-	payload, err := b.encodeBatch(hd, events)
-	if err != nil {
-		return sdk.Durable{}, err
 	}
 	if hd.pending {
 		if err := b.materialize(hd, payload, events); err != nil {
@@ -490,9 +482,17 @@ func (b *Backend) Append(ctx context.Context, handle string, firstSeq sdk.Seq, e
 	return hd.durable(), nil
 }
 
-// encodeBatch renders events as lines, and for zstd as one frame; the
-// result is one of hd's scratch buffers. hd.mu is held.
-func (b *Backend) encodeBatch(hd *handle, events [][]byte) ([]byte, error) {
+// parallelEncodeMin is the batch size from which a zstd batch is
+// compressed on another goroutine while its envelopes are checked.
+const parallelEncodeMin = 64 << 10
+
+// checkAndEncode checks an Append batch (every element a canonical
+// envelope with the next seq, then the compare-and-set on the stored next
+// seq) and renders it as lines, and for zstd as one frame; the payload is
+// one of hd's scratch buffers. A large zstd batch is compressed while it is
+// checked; a bad batch still fails with the check's error and nothing is
+// kept. hd.mu is held.
+func (b *Backend) checkAndEncode(hd *handle, firstSeq sdk.Seq, events [][]byte) ([]byte, error) {
 	n := 0
 	for _, ev := range events {
 		n += len(ev) + 1
@@ -503,14 +503,37 @@ func (b *Backend) encodeBatch(hd *handle, events [][]byte) ([]byte, error) {
 		buf = append(buf, '\n')
 	}
 	hd.buf = buf
-	if !hd.zst {
+	var enc *zstd.Encoder
+	if hd.zst && len(events) > 0 {
+		var err error
+		if enc, err = b.encoder(); err != nil {
+			return nil, err
+		}
+	}
+	var frame chan []byte
+	if enc != nil && n >= parallelEncodeMin && runtime.GOMAXPROCS(0) > 1 {
+		frame = make(chan []byte, 1)
+		dst := hd.frame[:0]
+		go func() { frame <- enc.EncodeAll(buf, dst) }()
+	}
+	check := hd.chk.checkBatch(firstSeq, events)
+	if frame != nil {
+		hd.frame = <-frame
+	}
+	if check != nil {
+		return nil, withSession(check, hd.id)
+	}
+	if int64(firstSeq) != hd.ix.next {
+		e := sdk.Errorf(sdk.CodeSeqConflict, op, "compare-and-set failed: firstSeq %d but the stored next seq is %d", firstSeq, hd.ix.next)
+		e.SessionID, e.Seq = hd.id, int64(firstSeq)
+		return nil, e
+	}
+	switch {
+	case enc == nil:
 		return buf, nil
+	case frame == nil:
+		hd.frame = enc.EncodeAll(buf, hd.frame[:0])
 	}
-	enc, err := b.encoder()
-	if err != nil {
-		return nil, err
-	}
-	hd.frame = enc.EncodeAll(buf, hd.frame[:0])
 	return hd.frame, nil
 }
 
