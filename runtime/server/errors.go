@@ -11,6 +11,7 @@ import (
 
 	"github.com/seed-e5e476df/logbook/runtime/store"
 	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/pluginrpc"
 )
 
 // errorDomain is the google.rpc.ErrorInfo domain of the errors the server
@@ -27,42 +28,9 @@ const codeHeader = "Logbook-Code"
 // gRPC they travel in HTTP/2 trailers, whose size is limited.
 const maxErrorText = 8 << 10
 
-// connectCode is the status code a logbook code travels under. Clients
-// rebuild the logbook code from the ErrorInfo detail, so the choice only
-// informs generic tooling (grpcurl, HTTP status codes of the JSON API).
-func connectCode(c sdk.Code) connect.Code {
-	switch c {
-	case sdk.CodePluginUnavailable, sdk.CodeBackendBusy:
-		return connect.CodeUnavailable
-	case sdk.CodeSessionAlreadyExists:
-		return connect.CodeAlreadyExists
-	case sdk.CodeSessionNotFound:
-		return connect.CodeNotFound
-	case sdk.CodeCorruptLog:
-		return connect.CodeDataLoss
-	case sdk.CodeIOError, sdk.CodeFlushFailed, sdk.CodeCompactionInvariant,
-		sdk.CodeProjectionFailed, sdk.CodeCompactionSummaryFailed,
-		sdk.CodeCompactionCommitFailed, sdk.CodeCompactionPersistenceFailed:
-		return connect.CodeInternal
-	case sdk.CodeCompactionCancelled:
-		return connect.CodeCanceled
-	case sdk.CodeEventTooLarge:
-		return connect.CodeResourceExhausted
-	case sdk.CodeSeqConflict, sdk.CodeLogShrank, sdk.CodeAlreadyOwned,
-		sdk.CodeOwnershipLost, sdk.CodeHandleClosed, sdk.CodeHandleBroken,
-		sdk.CodeReadOnlyHandle, sdk.CodeIdentityMismatch,
-		sdk.CodeCompressionMismatch, sdk.CodeSchemaMismatch,
-		sdk.CodeMirrorDiverged, sdk.CodeFormatTooNew, sdk.CodeFormatUnsupported,
-		sdk.CodeFormatUnknownEventType, sdk.CodeFormatMigrationRefused,
-		sdk.CodeSessionClosed, sdk.CodeSessionReadOnly, sdk.CodeSessionFenced,
-		sdk.CodeSessionNotLive, sdk.CodeCompactionBusy,
-		sdk.CodeCompactionChanged, sdk.CodeCompactionTurnOpen,
-		sdk.CodeCompactionNoOpenTurn, sdk.CodeProjectionRemoved,
-		sdk.CodeProjectionRequired, sdk.CodeConfigInvalid:
-		return connect.CodeFailedPrecondition
-	}
-	return connect.CodeInvalidArgument
-}
+// connectCode is the status code a logbook code travels under: the one
+// the plugin protocol uses (Connect's codes are gRPC's).
+func connectCode(c sdk.Code) connect.Code { return connect.Code(pluginrpc.StatusCode(c)) }
 
 // outermost returns the outermost logbook error in err's chain, like
 // sdk.CodeOf, with a flush fan-out failure as FLUSH_FAILED (its own chain

@@ -24,10 +24,11 @@ const errOp = "plugin"
 // they travel in HTTP/2 trailers, whose size is limited.
 const maxErrorText = 8 << 10
 
-// grpcCode is the gRPC code a logbook code travels under (SPEC §1.4). The
-// host rebuilds the code from the ErrorInfo detail, so this choice only
-// informs generic gRPC tooling.
-func grpcCode(c sdk.Code) codes.Code {
+// StatusCode is the gRPC status code a logbook code travels under (SPEC
+// §1.4), in the plugin protocol and in the server API alike. Receivers
+// rebuild the logbook code from the ErrorInfo detail, so this choice only
+// informs generic tooling (grpcurl, the HTTP status of a JSON API).
+func StatusCode(c sdk.Code) codes.Code {
 	switch c {
 	case sdk.CodePluginUnavailable, sdk.CodeBackendBusy:
 		return codes.Unavailable
@@ -43,6 +44,8 @@ func grpcCode(c sdk.Code) codes.Code {
 		return codes.Internal
 	case sdk.CodeCompactionCancelled:
 		return codes.Canceled
+	case sdk.CodeEventTooLarge:
+		return codes.ResourceExhausted
 	case sdk.CodeSeqConflict, sdk.CodeLogShrank, sdk.CodeAlreadyOwned,
 		sdk.CodeOwnershipLost, sdk.CodeHandleClosed, sdk.CodeHandleBroken,
 		sdk.CodeReadOnlyHandle, sdk.CodeIdentityMismatch,
@@ -89,7 +92,7 @@ func toStatus(err error) error {
 		if e.Err != nil {
 			md["cause"] = clip(e.Err.Error())
 		}
-		st := status.New(grpcCode(e.Code), clip(err.Error()))
+		st := status.New(StatusCode(e.Code), clip(err.Error()))
 		withInfo, derr := st.WithDetails(&errdetails.ErrorInfo{Reason: string(e.Code), Domain: errorDomain, Metadata: md})
 		if derr != nil {
 			// Only a detail that cannot be marshaled fails here; ErrorInfo

@@ -32,7 +32,7 @@ func TestToStatusCodes(t *testing.T) {
 		{sdk.CodeCorruptLog, codes.DataLoss},
 		{sdk.CodeIOError, codes.Internal},
 		{sdk.CodeSeqNotContiguous, codes.InvalidArgument},
-		{sdk.CodeEventTooLarge, codes.InvalidArgument},
+		{sdk.CodeEventTooLarge, codes.ResourceExhausted},
 		{sdk.CodeConfigInvalid, codes.InvalidArgument},
 	}
 	for _, tc := range cases {
