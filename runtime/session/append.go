@@ -263,11 +263,18 @@ func (s *Session) appendClass(typ string, ignorable bool) (class, error) {
 	return classU, nil
 }
 
-// checkLocal runs the event-local validation of SPEC §6.4.
+// checkLocal runs the event-local validation of SPEC §6.4 on the log
+// s has so far, pending group members included.
 func (s *Session) checkLocal(r *record) error {
+	return checkLocal(r, s.folds.header != nil || s.pendingHeader())
+}
+
+// checkLocal runs the event-local validation of SPEC §6.4; headerSeen says
+// whether a request/header precedes r (only a header's reason depends on it).
+func checkLocal(r *record, headerSeen bool) error {
 	switch r.cls {
 	case classS, classB, classL, classX:
-		if err := checkPayload(r.typ, r.data, s.folds.header != nil || s.pendingHeader()); err != nil {
+		if err := checkPayload(r.typ, r.data, headerSeen); err != nil {
 			return err
 		}
 	case classJ:

@@ -35,6 +35,10 @@ type record struct {
 	msg       *msgRec // recorded message of a surface event; nil when it has none (§7.2); points at msgBody
 	msgBody   msgRec
 	yields    bool // msg is a model message (non-empty content where §7.2 asks)
+	// checked: ParseStored ran the class rule and the event-local checks
+	// and they passed; the restore that takes the record over skips them
+	// once and clears the flag.
+	checked bool
 }
 
 // surfaceMeta is an event's surface metadata: interpreted when well-formed,
@@ -180,6 +184,36 @@ func ParseEnvelope(b []byte, maxEventBytes int) (Event, error) {
 		return Event{}, err
 	}
 	return Event{r}, nil
+}
+
+// ParseStored is ParseEnvelope for a restore, safe to call on many
+// goroutines at once: for an event of a core type other than request/header
+// it also runs the rules that depend on nothing before the event — its
+// class (SPEC §4.4) and its payload and message shape (§6.4) — so that
+// Restorer.AddEvents skips them. A rule the event breaks is not reported
+// here: the restore checks that event again and reports it in log order,
+// exactly as for a fresh envelope.
+func ParseStored(b []byte, maxEventBytes int) (Event, error) {
+	r, err := parseEnvelope(b, maxEventBytes)
+	if err != nil {
+		return Event{}, err
+	}
+	r.precheck()
+	return Event{r}, nil
+}
+
+// precheck runs the log-independent rules on r; see ParseStored.
+func (r *record) precheck() {
+	c, ok := coreClass(r.typ)
+	if !ok || r.ignorable || r.typ == TypeRequestHeader { // a header's checks need the log before it
+		return
+	}
+	r.cls = c
+	if checkLocal(r, false) != nil {
+		r.cls = classU
+		return
+	}
+	r.checked = true
 }
 
 func parseEnvelope(b []byte, maxEventBytes int) (*record, error) {

@@ -86,9 +86,10 @@ func (r *Restorer) Add(envelopes [][]byte) error {
 	return nil
 }
 
-// AddEvents is Add for envelopes the caller parsed with ParseEnvelope (on
+// AddEvents is Add for envelopes the caller parsed with ParseStored (on
 // other goroutines, say): the events are validated and folded the same
-// way; the Event values are shared, never changed.
+// way, skipping the rules ParseStored already ran. The restorer takes the
+// events over: the caller must not hand them to anything else.
 func (r *Restorer) AddEvents(events []Event) error {
 	if r.err != nil {
 		return r.err
@@ -96,7 +97,7 @@ func (r *Restorer) AddEvents(events []Event) error {
 	s := r.s
 	for _, e := range events {
 		i := len(s.records)
-		if err := s.restoreOne(r.ctx, e.r, sdk.Seq(i), false); err != nil {
+		if err := s.restoreOne(r.ctx, e.r, sdk.Seq(i), true); err != nil {
 			r.err = s.restoreError(r.ro.Source, i, sdk.Seq(i), err)
 			return r.err
 		}
@@ -175,16 +176,20 @@ func (s *Session) restoreOne(ctx context.Context, src *record, expected sdk.Seq,
 		c := *src
 		r = &c
 	}
-	cls, err := s.restoreClass(r.typ, r.ignorable)
-	if err != nil {
-		return err
-	}
-	r.cls = cls
-	if err := s.checkLocal(r); err != nil {
-		if !(s.surf.base > 0 && errors.Is(err, sdk.CodeHeaderReasonInvalid)) {
+	if r.checked {
+		r.checked = false // ParseStored ran the class and local rules; a later restore of this record runs them again
+	} else {
+		cls, err := s.restoreClass(r.typ, r.ignorable)
+		if err != nil {
 			return err
 		}
-		// A window cannot tell whether a header precedes it.
+		r.cls = cls
+		if err := s.checkLocal(r); err != nil {
+			if !(s.surf.base > 0 && errors.Is(err, sdk.CodeHeaderReasonInvalid)) {
+				return err
+			}
+			// A window cannot tell whether a header precedes it.
+		}
 	}
 	pl, err := s.plan(ctx, r)
 	if err != nil {

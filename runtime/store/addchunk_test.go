@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"strconv"
 	"testing"
 
 	"github.com/seed-e5e476df/logbook/internal/corpus"
@@ -44,9 +45,18 @@ func TestAddChunkMatchesOneByOneRestore(t *testing.T) {
 			t.Fatalf("event %d differs", i)
 		}
 	}
-	for _, bad := range []int{0, parallelParseMin + 3, len(envs) - 1} {
+	// Damage of every kind the parallel parse meets: JSON that does not
+	// parse, a payload that breaks its shape (found by ParseStored's
+	// precheck), and both a wrong seq and a bad payload (the seq rule comes
+	// first in a restore).
+	damages := []func(i int) []byte{
+		func(i int) []byte { return []byte(`{"seq":` + strconv.Itoa(i) + `,"time":1,"type":"turn/start","data":{"turn":1}`) },
+		func(i int) []byte { return []byte(`{"seq":` + strconv.Itoa(i) + `,"time":1,"type":"turn/start","data":{"turn":"one"}}`) },
+		func(i int) []byte { return []byte(`{"seq":` + strconv.Itoa(i+7) + `,"time":1,"type":"turn/start","data":{"turn":"one"}}`) },
+	}
+	for k, bad := range []int{0, parallelParseMin + 3, len(envs) - 1, 5, parallelParseMin + 9, 2*parallelParseMin + 1} {
 		damaged := append([][]byte(nil), envs...)
-		damaged[bad] = []byte(`{"seq":` + string(rune('0'+bad%10)) + `,"time":1,"type":"turn/start","data":{"turn":1}`) // unterminated
+		damaged[bad] = damages[k%len(damages)](bad)
 		_, gotErr := restore(damaged)
 		_, wantErr := session.Restore(ctx, opts, session.RestoreOptions{Source: session.FromStorage}, damaged)
 		if gotErr == nil || wantErr == nil || gotErr.Error() != wantErr.Error() {

@@ -130,7 +130,7 @@ func addChunk(r *session.Restorer, envelopes [][]byte, maxEventBytes int) error 
 		from, to := p*len(envelopes)/parts, (p+1)*len(envelopes)/parts
 		wg.Go(func() {
 			for k := from; k < to; k++ {
-				events[k], errs[k] = session.ParseEnvelope(envelopes[k], maxEventBytes)
+				events[k], errs[k] = session.ParseStored(envelopes[k], maxEventBytes)
 			}
 		})
 	}
