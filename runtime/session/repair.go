@@ -52,7 +52,17 @@ func OpenTurnClosers(events []Event, cause Cause) []Event {
 		}
 		return -1
 	}
-	for _, e := range events {
+	// turn/start and turn/end reset all the state below, so the fold starts
+	// at the last of them: a long log costs a backward scan for its last
+	// turn boundary, not a fold of every event. No boundary: no turn.
+	from := len(events) - 1
+	for from >= 0 && events[from].r.typ != TypeTurnStart && events[from].r.typ != TypeTurnEnd {
+		from--
+	}
+	if from < 0 {
+		return nil
+	}
+	for _, e := range events[from:] {
 		d := e.r.data
 		switch e.r.typ {
 		case TypeTurnStart:
