@@ -5,7 +5,6 @@ import (
 	"errors"
 	"strconv"
 
-	"github.com/seed-e5e476df/logbook/runtime/engine"
 	"github.com/seed-e5e476df/logbook/runtime/session"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
@@ -88,20 +87,6 @@ func (l *storedLog) readAll(ctx context.Context, from, to int64) ([][]byte, erro
 	return out, err
 }
 
-// sessionOptions returns the options a read-only view of a stored session
-// needs to restore it like the store does: the event size cap, the types
-// and names of the loaded plugins, and the message projections.
-func (a *app) sessionOptions(e *engine.Engine, h sdk.Header) session.Options {
-	types, names := map[string]bool{}, map[string]bool{}
-	for name, pl := range e.Plugins {
-		names[name] = true
-		for _, d := range pl.Info().EventTypes {
-			types[d.Type] = d.Ignorable
-		}
-	}
-	return session.Options{Header: h, MaxEventBytes: int(a.cfg.MaxEventBytes), PluginTypes: types, Plugins: names, Projections: e.Projections}
-}
-
 // boundaryError is INVALID_BOUNDARY for a seq past the end of a log of n
 // events.
 func boundaryError(id string, seq, n int64) error {
@@ -115,67 +100,14 @@ func boundaryError(id string, seq, n int64) error {
 
 // storedView restores session id from the primary, read-only: the whole
 // stored log when at is nil, else the prefix [0, *at] — the session as it
-// was right after event *at. Nothing is added (no closers, no marker) and
-// nothing is written.
+// was right after event *at (store.View). Nothing is added (no closers, no
+// marker) and nothing is written.
 func (a *app) storedView(ctx context.Context, id string, at *sdk.Seq) (*session.Session, error) {
 	e, err := a.engine(ctx)
 	if err != nil {
 		return nil, err
 	}
-	p, err := a.primary(ctx)
-	if err != nil {
-		return nil, err
-	}
-	l, err := openStored(ctx, p, id)
-	if err != nil {
-		return nil, err
-	}
-	defer l.close()
-	n := l.len()
-	if at != nil {
-		if int64(*at) >= n {
-			return nil, boundaryError(id, int64(*at), n)
-		}
-		n = int64(*at) + 1
-	}
-	var events []session.Event
-	err = l.read(ctx, 0, n, func(c [][]byte) error {
-		for _, b := range c {
-			ev, err := session.ParseEnvelope(b, int(a.cfg.MaxEventBytes))
-			if err != nil {
-				ce := sdk.Wrap(sdk.CodeCorruptLog, "restore", len(events), err)
-				ce.SessionID = id
-				return ce
-			}
-			events = append(events, ev)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	h := l.o.Header
-	if at != nil {
-		h = prefixLineage(h, events)
-	}
-	return session.RestoreEvents(ctx, a.sessionOptions(e, h), session.RestoreOptions{Source: session.FromStorage, ReadOnly: true}, events)
-}
-
-// prefixLineage returns the header a prefix of a log restores against: the
-// restore pipeline checks the header's lineage against the last {inherited:
-// true} marker, and a prefix may end before the marker (or a later one) of
-// the whole log.
-func prefixLineage(h sdk.Header, events []session.Event) sdk.Header {
-	h.IsSeeded, h.InheritedEventCount = false, 0
-	for _, ev := range events {
-		if ev.Type() != session.TypeSessionEndSeed {
-			continue
-		}
-		if inherited, _ := ev.DataView().Get("inherited").Bool(); inherited {
-			h.IsSeeded, h.InheritedEventCount = true, int64(ev.Seq())
-		}
-	}
-	return h
+	return e.Store.View(ctx, id, at)
 }
 
 // countEvents returns how many valid events session id holds on p: from Stat

@@ -231,54 +231,36 @@ func (v *service) view(ctx context.Context, id string) (*session.Session, sessio
 	return sess, sess.Events().Range(0, sess.Len()-sdk.Offset(sess.PendingRepair())), nil
 }
 
-// Messages returns the derived messages, now or right after event at.
+// Messages returns the derived messages, now or right after event at: a
+// live session's own, else those of the stored log as it stands (without
+// the closers a resume would add), restored by store.View with the
+// store's plugin types and projections.
 func (v *service) Messages(ctx context.Context, req *connect.Request[logbookv1.SessionsMessagesRequest]) (*connect.Response[logbookv1.SessionsMessagesReply], error) {
 	id := req.Msg.GetSessionId()
-	sess, events, err := v.view(ctx, id)
+	var at *sdk.Seq
+	if a := req.Msg.At; a != nil {
+		if *a < 0 {
+			return nil, toConnect(&sdk.Error{Code: sdk.CodeInvalidSeq, Op: "messages", SessionID: id, Seq: -1, Index: -1, Detail: "at " + strconv.FormatInt(*a, 10) + " is outside 0 … 2^53−1"}, nil)
+		}
+		seq := sdk.Seq(*a)
+		at = &seq
+	}
+	sess, ok := v.s.st.Get(id)
+	if !ok || at != nil {
+		var err error
+		if sess, err = v.s.st.View(ctx, id, at); err != nil {
+			return nil, toConnect(err, nil)
+		}
+	}
+	list, err := sess.Messages()
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}
 	reply := &logbookv1.SessionsMessagesReply{}
-	if req.Msg.At == nil && sess.PendingRepair() == 0 {
-		list, err := sess.Messages()
-		if err != nil {
-			return nil, toConnect(err, nil)
-		}
-		for _, m := range list.All() {
-			reply.Messages = append(reply.Messages, string(m.JSON()))
-		}
-		return connect.NewResponse(reply), nil
-	}
-	n := events.Len()
-	if at := req.Msg.At; at != nil {
-		switch {
-		case *at < 0:
-			return nil, toConnect(&sdk.Error{Code: sdk.CodeInvalidSeq, Op: "messages", SessionID: id, Seq: -1, Index: -1, Detail: "at " + strconv.FormatInt(*at, 10) + " is outside 0 … 2^53−1"}, nil)
-		case *at >= int64(n):
-			return nil, toConnect(&sdk.Error{Code: sdk.CodeInvalidBoundary, Op: "messages", SessionID: id, Seq: *at, Index: -1, Detail: "at " + strconv.FormatInt(*at, 10) + " is past the last event " + lastSeq(n)}, nil)
-		}
-		n = int(*at) + 1
-	}
-	// The messages right after event n-1: the prefix folded from scratch
-	// with the registered projections (replay = live, SPEC §1.1).
-	prefix := events.Range(0, sdk.Offset(n)).Slice()
-	fold, err := session.Fold(ctx, prefix, v.s.e.Projections)
-	if err != nil {
-		return nil, toConnect(err, nil)
-	}
-	for _, seq := range fold.Nodes {
-		if m, ok := session.MessageOf(prefix[seq], fold.Projected); ok {
-			reply.Messages = append(reply.Messages, string(m.JSON()))
-		}
+	for _, m := range list.All() {
+		reply.Messages = append(reply.Messages, string(m.JSON()))
 	}
 	return connect.NewResponse(reply), nil
-}
-
-func lastSeq(n int) string {
-	if n == 0 {
-		return "(none)"
-	}
-	return strconv.Itoa(n - 1)
 }
 
 // wakeOn is the feed listener of a live tail: it wakes the tail on any

@@ -26,6 +26,12 @@ type RestoreOptions struct {
 	ReadOnly bool
 	// PendingRepair counts trailing events that exist only in memory.
 	PendingRepair int
+	// Prefix says the events are a prefix of the session's log (a view as
+	// of an earlier event): the header's lineage (isSeeded,
+	// inheritedEventCount) is taken from the last {inherited: true} marker
+	// among them instead of being checked against it, since the prefix may
+	// end before the marker the whole log has.
+	Prefix bool
 }
 
 // Restore rebuilds a session from stored envelopes through the restore
@@ -131,6 +137,10 @@ func RestoreEvents(ctx context.Context, opts Options, ro RestoreOptions, events 
 }
 
 func (s *Session) finishRestore(ro RestoreOptions) (*Session, error) {
+	if ro.Prefix {
+		h := &s.opts.Header
+		h.IsSeeded, h.InheritedEventCount = s.folds.inherited >= 0, max(s.folds.inherited, 0)
+	}
 	if err := s.checkLineage(); err != nil {
 		code := sdk.CodeCorruptLog
 		if ro.Source == FromSeed {

@@ -50,9 +50,15 @@ func TestAddChunkMatchesOneByOneRestore(t *testing.T) {
 	// precheck), and both a wrong seq and a bad payload (the seq rule comes
 	// first in a restore).
 	damages := []func(i int) []byte{
-		func(i int) []byte { return []byte(`{"seq":` + strconv.Itoa(i) + `,"time":1,"type":"turn/start","data":{"turn":1}`) },
-		func(i int) []byte { return []byte(`{"seq":` + strconv.Itoa(i) + `,"time":1,"type":"turn/start","data":{"turn":"one"}}`) },
-		func(i int) []byte { return []byte(`{"seq":` + strconv.Itoa(i+7) + `,"time":1,"type":"turn/start","data":{"turn":"one"}}`) },
+		func(i int) []byte {
+			return []byte(`{"seq":` + strconv.Itoa(i) + `,"time":1,"type":"turn/start","data":{"turn":1}`)
+		},
+		func(i int) []byte {
+			return []byte(`{"seq":` + strconv.Itoa(i) + `,"time":1,"type":"turn/start","data":{"turn":"one"}}`)
+		},
+		func(i int) []byte {
+			return []byte(`{"seq":` + strconv.Itoa(i+7) + `,"time":1,"type":"turn/start","data":{"turn":"one"}}`)
+		},
 	}
 	for k, bad := range []int{0, parallelParseMin + 3, len(envs) - 1, 5, parallelParseMin + 9, 2*parallelParseMin + 1} {
 		damaged := append([][]byte(nil), envs...)

@@ -1,0 +1,72 @@
+package store
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/seed-e5e476df/logbook/runtime/session"
+	"github.com/seed-e5e476df/logbook/sdk"
+)
+
+// View restores session id read-only as its log stands — no closers, no
+// marker — or, with at, as it was right after event *at: the prefix
+// [0, *at], whose lineage comes from the markers it holds. A session live in
+// this store is viewed from its in-memory log, any other from the primary,
+// read-only beside a writer; nothing is written. The view restores with the
+// store's plugin types and projections, like Open. at past the last event is
+// INVALID_BOUNDARY.
+func (st *Store) View(ctx context.Context, id string, at *sdk.Seq) (*session.Session, error) {
+	ro := session.RestoreOptions{Source: session.FromStorage, ReadOnly: true, Prefix: at != nil}
+	if s, ok := st.Get(id); ok {
+		events := s.Events().Slice()
+		n, err := viewLength(id, int64(len(events)), at)
+		if err != nil {
+			return nil, err
+		}
+		return session.RestoreEvents(ctx, st.sessionOptions(s.Header(), nil), ro, events[:n])
+	}
+	if err := sdk.ValidateSessionID(id); err != nil {
+		return nil, err
+	}
+	p, ok := st.primary()
+	if !ok {
+		return nil, &sdk.Error{Code: sdk.CodeSessionNotFound, Op: "view", SessionID: id, Seq: -1, Index: -1, Detail: "no persistence backend is configured"}
+	}
+	o, err := p.Persistence.Open(ctx, id, sdk.AccessRead)
+	if err != nil {
+		return nil, err
+	}
+	defer st.closeBackends([]*backend{{name: p.Name, p: p.Persistence, handle: o.Handle}})
+	n, err := viewLength(id, int64(o.NextSeq), at)
+	if err != nil {
+		return nil, err
+	}
+	opts := st.sessionOptions(o.Header, nil)
+	r, err := session.NewRestorer(ctx, opts, ro)
+	if err != nil {
+		return nil, err
+	}
+	if n > 0 {
+		if err := p.Persistence.Read(ctx, o.Handle, 0, n, func(envelopes [][]byte) error { return addChunk(r, envelopes, opts.MaxEventBytes) }); err != nil {
+			return nil, err
+		}
+	}
+	return r.Finish()
+}
+
+// viewLength is how many events a view of a log of n events holds: all of
+// them, or the prefix up to and including *at.
+func viewLength(id string, n int64, at *sdk.Seq) (int64, error) {
+	if at == nil {
+		return n, nil
+	}
+	if int64(*at) >= n {
+		last := "none"
+		if n > 0 {
+			last = strconv.FormatInt(n-1, 10)
+		}
+		return 0, &sdk.Error{Code: sdk.CodeInvalidBoundary, Op: "view", SessionID: id, Seq: int64(*at), Index: -1,
+			Detail: "seq " + strconv.FormatInt(int64(*at), 10) + " is past the end of the log (last seq " + last + ")"}
+	}
+	return int64(*at) + 1, nil
+}
