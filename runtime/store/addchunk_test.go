@@ -12,22 +12,29 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
-// A large chunk parsed on several goroutines restores the same session as
-// the one-by-one pipeline, and a bad envelope anywhere in it is reported
-// exactly as the one-by-one pipeline reports it.
-func TestAddChunkMatchesOneByOneRestore(t *testing.T) {
+// The pipelined restore (chunks parsed on several goroutines while earlier
+// ones fold) restores the same session as the one-by-one pipeline, and a
+// bad envelope anywhere is reported exactly as the one-by-one pipeline
+// reports it.
+func TestRestoreReadMatchesOneByOneRestore(t *testing.T) {
 	ctx := context.Background()
 	opts := session.Options{Header: sdk.Header{ID: "s", FormatVersion: sdk.FormatVersion}}
-	envs := corpus.Session(7, 3*parallelParseMin)
+	envs := corpus.Session(7, 8*parallelParseMin)
 	restore := func(envs [][]byte) (*session.Session, error) {
 		r, err := session.NewRestorer(ctx, opts, session.RestoreOptions{Source: session.FromStorage})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := addChunk(r, envs, 0); err != nil {
-			return nil, err
-		}
-		return r.Finish()
+		// Chunks of uneven sizes: small ones parse on one goroutine, large
+		// ones on several, and several are in flight at once.
+		return restoreRead(ctx, r, 0, func(fn func([][]byte) error) error {
+			for i, size := 0, 50; i < len(envs); i, size = i+size, size*2+parallelParseMin/2 {
+				if err := fn(envs[i:min(i+size, len(envs))]); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
 	}
 	got, err := restore(envs)
 	if err != nil {

@@ -3,8 +3,6 @@ package store
 import (
 	"context"
 	"errors"
-	"runtime"
-	"sync"
 
 	"github.com/seed-e5e476df/logbook/runtime/session"
 	"github.com/seed-e5e476df/logbook/sdk"
@@ -104,48 +102,9 @@ func (st *Store) restoreFrom(ctx context.Context, b *backend, o sdk.Opened, opts
 	if err != nil {
 		return nil, err
 	}
-	// Each chunk is validated as it arrives, while the backend reads on.
-	if err := b.p.Read(ctx, o.Handle, 0, -1, func(envelopes [][]byte) error { return addChunk(r, envelopes, opts.MaxEventBytes) }); err != nil {
-		return nil, err
-	}
-	return r.Finish()
-}
-
-// parallelParseMin is the chunk size from which addChunk parses envelopes
-// on several goroutines: below it they cost more than they save.
-const parallelParseMin = 256
-
-// addChunk restores a chunk of stored envelopes. A large chunk is parsed
-// on up to GOMAXPROCS goroutines first; from the first envelope that does
-// not parse on, the restorer parses again itself, so the error it reports
-// is the one a one-by-one restore reports.
-func addChunk(r *session.Restorer, envelopes [][]byte, maxEventBytes int) error {
-	parts := min(runtime.GOMAXPROCS(0), len(envelopes)/(parallelParseMin/2))
-	if len(envelopes) < parallelParseMin || parts < 2 {
-		return r.Add(envelopes)
-	}
-	events, errs := make([]session.Event, len(envelopes)), make([]error, len(envelopes))
-	var wg sync.WaitGroup
-	for p := range parts {
-		from, to := p*len(envelopes)/parts, (p+1)*len(envelopes)/parts
-		wg.Go(func() {
-			for k := from; k < to; k++ {
-				events[k], errs[k] = session.ParseStored(envelopes[k], maxEventBytes)
-			}
-		})
-	}
-	wg.Wait()
-	good := len(envelopes)
-	for k, err := range errs {
-		if err != nil {
-			good = k
-			break
-		}
-	}
-	if err := r.AddEvents(events[:good]); err != nil {
-		return err
-	}
-	return r.Add(envelopes[good:])
+	return restoreRead(ctx, r, opts.MaxEventBytes, func(fn func([][]byte) error) error {
+		return b.p.Read(ctx, o.Handle, 0, -1, fn)
+	})
 }
 
 // copyBatchBytes caps the batches of bulk copies (import, fork, mirror

@@ -46,12 +46,12 @@ func (st *Store) View(ctx context.Context, id string, at *sdk.Seq) (*session.Ses
 	if err != nil {
 		return nil, err
 	}
-	if n > 0 {
-		if err := p.Persistence.Read(ctx, o.Handle, 0, n, func(envelopes [][]byte) error { return addChunk(r, envelopes, opts.MaxEventBytes) }); err != nil {
-			return nil, err
-		}
+	if n == 0 {
+		return r.Finish()
 	}
-	return r.Finish()
+	return restoreRead(ctx, r, opts.MaxEventBytes, func(fn func([][]byte) error) error {
+		return p.Persistence.Read(ctx, o.Handle, 0, n, fn)
+	})
 }
 
 // viewLength is how many events a view of a log of n events holds: all of
