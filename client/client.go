@@ -38,12 +38,10 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 
 	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/errinfo"
 	logbookv1 "github.com/seed-e5e476df/logbook/sdk/proto/logbook/v1"
 	"github.com/seed-e5e476df/logbook/sdk/proto/logbook/v1/logbookv1connect"
 )
-
-// errorDomain is the google.rpc.ErrorInfo domain of logbook errors.
-const errorDomain = "logbook"
 
 // Options configure a Client.
 type Options struct {
@@ -134,21 +132,14 @@ func callError(ctx context.Context, call string, err error) error {
 	for _, d := range ce.Details() {
 		v, derr := d.Value()
 		info, ok := v.(*errdetails.ErrorInfo)
-		if derr != nil || !ok || info.GetDomain() != errorDomain || info.GetReason() == "" {
+		if derr != nil || !ok {
 			continue
 		}
-		md := info.GetMetadata()
-		e := &sdk.Error{Code: sdk.Code(info.GetReason()), Op: md["op"], SessionID: md["session_id"], Seq: -1, Index: -1, Detail: md["detail"]}
-		if n, err := strconv.ParseInt(md["seq"], 10, 64); err == nil && n >= 0 {
-			e.Seq = n
+		e := errinfo.Decode(info)
+		if e == nil {
+			continue
 		}
-		if n, err := strconv.Atoi(md["index"]); err == nil && n >= 0 {
-			e.Index = n
-		}
-		if cause, ok := md["cause"]; ok {
-			e.Err = errors.New(cause)
-		}
-		if n, err := strconv.ParseInt(md["appended"], 10, 64); err == nil {
+		if n, err := strconv.ParseInt(info.GetMetadata()["appended"], 10, 64); err == nil {
 			return &AppendError{Appended: n, Err: e}
 		}
 		return e

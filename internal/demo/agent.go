@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/seed-e5e476df/logbook/runtime/session"
-	"github.com/seed-e5e476df/logbook/sdk"
 )
 
 // The demo's model target and its request header: two tools, logged as a
@@ -274,15 +273,4 @@ func lastTurn(s *session.Session) int {
 		}
 	}
 	return 0
-}
-
-// seqOfLast is the seq of the last event of type typ, or -1.
-func seqOfLast(s *session.Session, typ string) sdk.Seq {
-	evs := s.Events()
-	for i := evs.Len() - 1; i >= 0; i-- {
-		if e := evs.At(i); e.Type() == typ {
-			return e.Seq()
-		}
-	}
-	return -1
 }

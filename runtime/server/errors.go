@@ -3,30 +3,19 @@ package server
 import (
 	"context"
 	"errors"
-	"strconv"
-	"unicode/utf8"
 
 	"connectrpc.com/connect"
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
 
 	"github.com/seed-e5e476df/logbook/runtime/store"
 	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/errinfo"
 	"github.com/seed-e5e476df/logbook/sdk/pluginrpc"
 )
-
-// errorDomain is the google.rpc.ErrorInfo domain of the errors the server
-// returns; the ErrorInfo reason is the SPEC §1.4 code. It is the domain of
-// the plugin protocol too, so one decoder reads both.
-const errorDomain = "logbook"
 
 // codeHeader is the response header (a trailer for streams) that carries
 // the SPEC §1.4 code of a failed call, for clients that do not decode
 // error details (a shell script reading the JSON API).
 const codeHeader = "Logbook-Code"
-
-// maxErrorText bounds the message and each ErrorInfo metadata value: over
-// gRPC they travel in HTTP/2 trailers, whose size is limited.
-const maxErrorText = 8 << 10
 
 // connectCode is the status code a logbook code travels under: the one
 // the plugin protocol uses (Connect's codes are gRPC's).
@@ -81,39 +70,14 @@ func toConnect(err error, extra map[string]string) error {
 		}
 		e = &sdk.Error{Code: sdk.CodeIOError, Op: "server", Seq: -1, Index: -1, Detail: err.Error()}
 	}
-	md := map[string]string{"op": clip(e.Op), "detail": clip(e.Detail)}
-	if e.SessionID != "" {
-		md["session_id"] = clip(e.SessionID)
-	}
-	if e.Seq >= 0 {
-		md["seq"] = strconv.FormatInt(e.Seq, 10)
-	}
-	if e.Index >= 0 {
-		md["index"] = strconv.Itoa(e.Index)
-	}
-	if e.Err != nil {
-		md["cause"] = clip(e.Err.Error())
-	}
+	info := errinfo.Encode(e)
 	for k, v := range extra {
-		md[k] = v
+		info.Metadata[k] = v
 	}
-	out := connect.NewError(connectCode(e.Code), errors.New(clip(err.Error())))
-	if d, derr := connect.NewErrorDetail(&errdetails.ErrorInfo{Reason: string(e.Code), Domain: errorDomain, Metadata: md}); derr == nil {
+	out := connect.NewError(connectCode(e.Code), errors.New(errinfo.Clip(err.Error())))
+	if d, derr := connect.NewErrorDetail(info); derr == nil {
 		out.AddDetail(d)
 	}
 	out.Meta().Set(codeHeader, string(e.Code))
 	return out
-}
-
-// clip shortens s to at most maxErrorText bytes on a UTF-8 boundary.
-func clip(s string) string {
-	if len(s) <= maxErrorText {
-		return s
-	}
-	const mark = "…"
-	n := maxErrorText - len(mark)
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + mark
 }

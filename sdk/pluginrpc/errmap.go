@@ -4,25 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
-	"unicode/utf8"
 
 	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/errinfo"
 	logbookv1 "github.com/seed-e5e476df/logbook/sdk/proto/logbook/v1"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
 
-// errorDomain is the google.rpc.ErrorInfo domain of logbook errors.
-const errorDomain = "logbook"
-
 // errOp is the Op of the errors this package makes itself.
 const errOp = "plugin"
-
-// maxErrorText bounds the status message and each ErrorInfo metadata value:
-// they travel in HTTP/2 trailers, whose size is limited.
-const maxErrorText = 8 << 10
 
 // StatusCode is the gRPC status code a logbook code travels under (SPEC
 // §1.4), in the plugin protocol and in the server API alike. Receivers
@@ -79,21 +71,8 @@ func toStatus(err error) error {
 		}
 	}
 	if e != nil {
-		md := map[string]string{"op": clip(e.Op), "detail": clip(e.Detail)}
-		if e.SessionID != "" {
-			md["session_id"] = clip(e.SessionID)
-		}
-		if e.Seq >= 0 {
-			md["seq"] = strconv.FormatInt(e.Seq, 10)
-		}
-		if e.Index >= 0 {
-			md["index"] = strconv.Itoa(e.Index)
-		}
-		if e.Err != nil {
-			md["cause"] = clip(e.Err.Error())
-		}
-		st := status.New(StatusCode(e.Code), clip(err.Error()))
-		withInfo, derr := st.WithDetails(&errdetails.ErrorInfo{Reason: string(e.Code), Domain: errorDomain, Metadata: md})
+		st := status.New(StatusCode(e.Code), errinfo.Clip(err.Error()))
+		withInfo, derr := st.WithDetails(errinfo.Encode(e))
 		if derr != nil {
 			// Only a detail that cannot be marshaled fails here; ErrorInfo
 			// always can.
@@ -106,11 +85,11 @@ func toStatus(err error) error {
 	}
 	switch {
 	case errors.Is(err, context.Canceled):
-		return status.Error(codes.Canceled, clip(err.Error()))
+		return status.Error(codes.Canceled, errinfo.Clip(err.Error()))
 	case errors.Is(err, context.DeadlineExceeded):
-		return status.Error(codes.DeadlineExceeded, clip(err.Error()))
+		return status.Error(codes.DeadlineExceeded, errinfo.Clip(err.Error()))
 	}
-	return status.Error(codes.Unknown, clip(err.Error()))
+	return status.Error(codes.Unknown, errinfo.Clip(err.Error()))
 }
 
 // fromStatus turns an error of a gRPC call into the error the sdk interface
@@ -126,11 +105,11 @@ func fromStatus(ctx context.Context, call string, err error) error {
 	}
 	if isStatus {
 		for _, d := range st.Details() {
-			info, ok := d.(*errdetails.ErrorInfo)
-			if !ok || info.GetDomain() != errorDomain || info.GetReason() == "" {
-				continue
+			if info, ok := d.(*errdetails.ErrorInfo); ok {
+				if e := errinfo.Decode(info); e != nil {
+					return e
+				}
 			}
-			return errorFromInfo(info)
 		}
 	}
 	code := sdk.CodeIOError
@@ -149,42 +128,6 @@ func fromStatus(ctx context.Context, call string, err error) error {
 	return &sdk.Error{Code: code, Op: errOp, Seq: -1, Index: -1, Detail: detail, Err: cause}
 }
 
-// errorFromInfo rebuilds the *sdk.Error an ErrorInfo carries.
-func errorFromInfo(info *errdetails.ErrorInfo) *sdk.Error {
-	md := info.GetMetadata()
-	e := &sdk.Error{
-		Code:      sdk.Code(info.GetReason()),
-		Op:        md["op"],
-		SessionID: md["session_id"],
-		Seq:       -1,
-		Index:     -1,
-		Detail:    md["detail"],
-	}
-	if v, err := strconv.ParseInt(md["seq"], 10, 64); err == nil && v >= 0 {
-		e.Seq = v
-	}
-	if v, err := strconv.Atoi(md["index"]); err == nil && v >= 0 {
-		e.Index = v
-	}
-	if c, ok := md["cause"]; ok {
-		e.Err = errors.New(c)
-	}
-	return e
-}
-
-// clip shortens s to at most maxErrorText bytes on a UTF-8 boundary.
-func clip(s string) string {
-	if len(s) <= maxErrorText {
-		return s
-	}
-	const mark = "…"
-	n := maxErrorText - len(mark)
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + mark
-}
-
 // errorToProto renders an error carried inside a reply (a List entry's). An
 // error without an *sdk.Error in its chain becomes IO_ERROR with its text as
 // the detail.
@@ -196,9 +139,9 @@ func errorToProto(err error) *logbookv1.PluginError {
 	if !errors.As(err, &e) {
 		c := sdk.CodeOf(err)
 		if c == "" {
-			return &logbookv1.PluginError{Code: string(sdk.CodeIOError), Op: errOp, Detail: clip(err.Error())}
+			return &logbookv1.PluginError{Code: string(sdk.CodeIOError), Op: errOp, Detail: errinfo.Clip(err.Error())}
 		}
-		e = &sdk.Error{Code: c, Seq: -1, Index: -1, Detail: clip(err.Error())}
+		e = &sdk.Error{Code: c, Seq: -1, Index: -1, Detail: errinfo.Clip(err.Error())}
 	}
 	p := &logbookv1.PluginError{Code: string(e.Code), Op: e.Op, SessionId: e.SessionID, Detail: e.Detail}
 	if e.Seq >= 0 {

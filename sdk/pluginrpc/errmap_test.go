@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/errinfo"
 	logbookv1 "github.com/seed-e5e476df/logbook/sdk/proto/logbook/v1"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
@@ -168,14 +169,14 @@ func TestToStatusPlainErrors(t *testing.T) {
 }
 
 func TestLongErrorTextIsClipped(t *testing.T) {
-	detail := strings.Repeat("é", maxErrorText) // 2 bytes per rune
+	detail := strings.Repeat("é", errinfo.MaxText) // 2 bytes per rune
 	err := toStatus(&sdk.Error{Code: sdk.CodePayloadInvalid, Seq: -1, Index: -1, Detail: detail})
 	e := fromStatus(context.Background(), "x", err).(*sdk.Error)
-	if len(e.Detail) > maxErrorText || !utf8.ValidString(e.Detail) || !strings.HasSuffix(e.Detail, "…") {
+	if len(e.Detail) > errinfo.MaxText || !utf8.ValidString(e.Detail) || !strings.HasSuffix(e.Detail, "…") {
 		t.Fatalf("detail of %d bytes, valid %v", len(e.Detail), utf8.ValidString(e.Detail))
 	}
 	st, _ := status.FromError(err)
-	if len(st.Message()) > maxErrorText {
+	if len(st.Message()) > errinfo.MaxText {
 		t.Fatalf("message of %d bytes", len(st.Message()))
 	}
 }

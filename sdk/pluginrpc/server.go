@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/errinfo"
 	"github.com/seed-e5e476df/logbook/sdk/headerjson"
 	logbookv1 "github.com/seed-e5e476df/logbook/sdk/proto/logbook/v1"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -54,7 +55,7 @@ func (s *infoServer) Configure(ctx context.Context, req *logbookv1.ConfigureRequ
 	}
 	if !isEmptyObject(req.GetConfigJson()) {
 		return nil, toStatus(sdk.Errorf(sdk.CodeConfigInvalid, errOp,
-			"plugin %q takes no configuration; remove its config block (got %s)", s.info.Name, clip(string(req.GetConfigJson()))))
+			"plugin %q takes no configuration; remove its config block (got %s)", s.info.Name, errinfo.Clip(string(req.GetConfigJson()))))
 	}
 	return &logbookv1.Empty{}, nil
 }

@@ -1,0 +1,75 @@
+// Package errinfo carries a logbook error (*sdk.Error) across gRPC as a
+// google.rpc.ErrorInfo detail: reason = the SPEC §1.4 code, domain
+// "logbook", metadata = op, detail, session_id, seq, index and cause. The
+// plugin protocol (sdk/pluginrpc), the server API (runtime/server) and its
+// Go client (client) all speak it, so one decoder reads every logbook error.
+package errinfo
+
+import (
+	"errors"
+	"strconv"
+	"unicode/utf8"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+
+	"github.com/seed-e5e476df/logbook/sdk"
+)
+
+// Domain is the ErrorInfo domain of logbook errors.
+const Domain = "logbook"
+
+// MaxText bounds a status message and each metadata value: over gRPC they
+// travel in HTTP/2 trailers, whose size is limited.
+const MaxText = 8 << 10
+
+// Encode renders e as an ErrorInfo, every text clipped to MaxText.
+func Encode(e *sdk.Error) *errdetails.ErrorInfo {
+	md := map[string]string{"op": Clip(e.Op), "detail": Clip(e.Detail)}
+	if e.SessionID != "" {
+		md["session_id"] = Clip(e.SessionID)
+	}
+	if e.Seq >= 0 {
+		md["seq"] = strconv.FormatInt(e.Seq, 10)
+	}
+	if e.Index >= 0 {
+		md["index"] = strconv.Itoa(e.Index)
+	}
+	if e.Err != nil {
+		md["cause"] = Clip(e.Err.Error())
+	}
+	return &errdetails.ErrorInfo{Reason: string(e.Code), Domain: Domain, Metadata: md}
+}
+
+// Decode rebuilds the *sdk.Error an ErrorInfo carries; nil when info is
+// not a logbook error (another domain, or no reason). The cause comes back
+// as its text.
+func Decode(info *errdetails.ErrorInfo) *sdk.Error {
+	if info.GetDomain() != Domain || info.GetReason() == "" {
+		return nil
+	}
+	md := info.GetMetadata()
+	e := &sdk.Error{Code: sdk.Code(info.GetReason()), Op: md["op"], SessionID: md["session_id"], Seq: -1, Index: -1, Detail: md["detail"]}
+	if v, err := strconv.ParseInt(md["seq"], 10, 64); err == nil && v >= 0 {
+		e.Seq = v
+	}
+	if v, err := strconv.Atoi(md["index"]); err == nil && v >= 0 {
+		e.Index = v
+	}
+	if c, ok := md["cause"]; ok {
+		e.Err = errors.New(c)
+	}
+	return e
+}
+
+// Clip shortens s to at most MaxText bytes, on a UTF-8 boundary.
+func Clip(s string) string {
+	if len(s) <= MaxText {
+		return s
+	}
+	const mark = "…"
+	n := MaxText - len(mark)
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + mark
+}

@@ -1,0 +1,49 @@
+package errinfo_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+
+	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/errinfo"
+)
+
+// Encode and Decode round-trip every member of a logbook error; absent seq
+// and index stay -1; another domain is not a logbook error.
+func TestRoundTrip(t *testing.T) {
+	in := &sdk.Error{Code: sdk.CodeSeqConflict, Op: "jsonl", SessionID: "s1", Seq: 7, Index: 2, Detail: "stale", Err: errors.New("cause")}
+	out := errinfo.Decode(errinfo.Encode(in))
+	if out.Code != in.Code || out.Op != in.Op || out.SessionID != in.SessionID || out.Seq != 7 || out.Index != 2 || out.Detail != in.Detail || out.Err.Error() != "cause" {
+		t.Fatalf("round trip: %+v", out)
+	}
+	if !errors.Is(out, sdk.ErrSeqConflict) {
+		t.Errorf("%v is not SEQ_CONFLICT", out)
+	}
+	bare := errinfo.Decode(errinfo.Encode(&sdk.Error{Code: sdk.CodeIOError, Seq: -1, Index: -1}))
+	if bare.Seq != -1 || bare.Index != -1 || bare.Err != nil {
+		t.Errorf("absent members: %+v", bare)
+	}
+	if e := errinfo.Decode(&errdetails.ErrorInfo{Reason: "X", Domain: "other"}); e != nil {
+		t.Errorf("another domain decoded to %v", e)
+	}
+	if e := errinfo.Decode(&errdetails.ErrorInfo{Domain: errinfo.Domain}); e != nil {
+		t.Errorf("no reason decoded to %v", e)
+	}
+}
+
+// Clip keeps short texts and cuts long ones to MaxText bytes on a rune
+// boundary.
+func TestClip(t *testing.T) {
+	if s := errinfo.Clip("short"); s != "short" {
+		t.Errorf("Clip(short) = %q", s)
+	}
+	long := strings.Repeat("é", errinfo.MaxText)
+	c := errinfo.Clip(long)
+	if len(c) > errinfo.MaxText || !utf8.ValidString(c) || !strings.HasSuffix(c, "…") {
+		t.Errorf("Clip(long): %d bytes, valid %v", len(c), utf8.ValidString(c))
+	}
+}
