@@ -46,8 +46,9 @@ type Backend struct {
 	mu         sync.Mutex
 	cfg        Config
 	configured bool
-	enc        *zstd.Encoder // made on first use for cfg.ZstdLevel
-	dec        *zstd.Decoder // made on first use
+	enc        *zstd.Encoder   // made on first use for cfg.ZstdLevel
+	streams    *streamEncoders // made with enc, for large batches
+	dec        *zstd.Decoder   // made on first use
 	handles    map[string]*handle
 	claims     map[string]*handle // the in-process claim table: session id → pending create or write handle
 	handleN    uint64
@@ -483,7 +484,8 @@ func (b *Backend) Append(ctx context.Context, handle string, firstSeq sdk.Seq, e
 }
 
 // parallelEncodeMin is the batch size from which a zstd batch is
-// compressed on another goroutine while its envelopes are checked.
+// compressed on two goroutines (streamEncoders) while a third checks its
+// envelopes.
 const parallelEncodeMin = 64 << 10
 
 // checkAndEncode checks an Append batch (every element a canonical
@@ -503,38 +505,45 @@ func (b *Backend) checkAndEncode(hd *handle, firstSeq sdk.Seq, events [][]byte) 
 		buf = append(buf, '\n')
 	}
 	hd.buf = buf
-	var enc *zstd.Encoder
-	if hd.zst && len(events) > 0 {
-		var err error
-		if enc, err = b.encoder(); err != nil {
+	if !hd.zst || len(events) == 0 {
+		return buf, hd.checkCAS(firstSeq, hd.chk.checkBatch(firstSeq, events))
+	}
+	enc, streams, err := b.encoder()
+	if err != nil {
+		return nil, err
+	}
+	if n < parallelEncodeMin || runtime.GOMAXPROCS(0) < 2 {
+		if err := hd.checkCAS(firstSeq, hd.chk.checkBatch(firstSeq, events)); err != nil {
 			return nil, err
 		}
+		hd.frame = enc.EncodeAll(buf, hd.frame[:0])
+		return hd.frame, nil
 	}
-	var frame chan []byte
-	if enc != nil && n >= parallelEncodeMin && runtime.GOMAXPROCS(0) > 1 {
-		frame = make(chan []byte, 1)
-		dst := hd.frame[:0]
-		go func() { frame <- enc.EncodeAll(buf, dst) }()
+	checked := make(chan *sdk.Error, 1)
+	go func() { checked <- hd.chk.checkBatch(firstSeq, events) }()
+	frame, err := streams.encode(hd.frame[:0], buf)
+	if err := hd.checkCAS(firstSeq, <-checked); err != nil {
+		return nil, err
 	}
-	check := hd.chk.checkBatch(firstSeq, events)
-	if frame != nil {
-		hd.frame = <-frame
+	if err != nil {
+		return nil, ioError(hd.id, "compressing a batch", err)
 	}
+	hd.frame = frame
+	return frame, nil
+}
+
+// checkCAS returns the batch check's error, else SEQ_CONFLICT when firstSeq
+// is not the stored next seq, else nil. hd.mu is held.
+func (hd *handle) checkCAS(firstSeq sdk.Seq, check *sdk.Error) error {
 	if check != nil {
-		return nil, withSession(check, hd.id)
+		return withSession(check, hd.id)
 	}
 	if int64(firstSeq) != hd.ix.next {
 		e := sdk.Errorf(sdk.CodeSeqConflict, op, "compare-and-set failed: firstSeq %d but the stored next seq is %d", firstSeq, hd.ix.next)
 		e.SessionID, e.Seq = hd.id, int64(firstSeq)
-		return nil, e
+		return e
 	}
-	switch {
-	case enc == nil:
-		return buf, nil
-	case frame == nil:
-		hd.frame = enc.EncodeAll(buf, hd.frame[:0])
-	}
-	return hd.frame, nil
+	return nil
 }
 
 // writeBatch appends payload at the committed end, fdatasyncs, and
@@ -628,7 +637,7 @@ func (b *Backend) materialize(hd *handle, batch []byte, events [][]byte) error {
 	final := filepath.Join(hd.dir, logName(1, hd.zst))
 	unit := hdr
 	if hd.zst {
-		enc, err := b.encoder()
+		enc, _, err := b.encoder()
 		if err != nil {
 			return err
 		}
@@ -1285,22 +1294,23 @@ func (b *Backend) config() (Config, error) {
 }
 
 // encoder returns the shared zstd encoder (EncodeAll is safe for
-// concurrent use), made on first use at the configured level with content
-// checksums.
-func (b *Backend) encoder() (*zstd.Encoder, error) {
+// concurrent use) and the stream encoders of large batches, made on first
+// use at the configured level with content checksums.
+func (b *Backend) encoder() (*zstd.Encoder, *streamEncoders, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.enc == nil {
+		level := zstdLevels[b.cfg.ZstdLevel]
 		enc, err := zstd.NewWriter(nil,
-			zstd.WithEncoderLevel(zstdLevels[b.cfg.ZstdLevel]),
+			zstd.WithEncoderLevel(level),
 			zstd.WithEncoderCRC(true),
 			zstd.WithEncoderConcurrency(min(runtime.GOMAXPROCS(0), 4)))
 		if err != nil {
-			return nil, ioError("", "making the zstd encoder", err)
+			return nil, nil, ioError("", "making the zstd encoder", err)
 		}
-		b.enc = enc
+		b.enc, b.streams = enc, &streamEncoders{level: level}
 	}
-	return b.enc, nil
+	return b.enc, b.streams, nil
 }
 
 // decoder returns the shared zstd decoder (DecodeAll is safe for

@@ -25,6 +25,12 @@ const grpcHeadroom = 1 << 20
 // every batch wait for many window updates.
 const flowWindow = 16 << 20
 
+// readChunkBytes is the most event bytes (with framing) a ReadChunk
+// carries, unless RPCMaxBytes is smaller: chunks of about a MiB keep a long
+// Read streaming, so the host parses and folds one chunk while the next is
+// on its way, and the first arrives soon after the Read starts.
+const readChunkBytes = 1 << 20
+
 // minRPCMaxBytes is the smallest RPCMaxBytes accepted.
 const minRPCMaxBytes = 4 << 10
 
@@ -61,7 +67,7 @@ func PluginSets(rpcMaxBytes int) map[int]plugin.PluginSet {
 // rpcMaxBytes (0 means sdk.DefaultRPCMaxBytes) plus 1 MiB of headroom.
 func GRPCDialOptions(rpcMaxBytes int) []grpc.DialOption {
 	n := grpcLimit(rpcLimit(rpcMaxBytes))
-	return []grpc.DialOption{grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(n), grpc.MaxCallSendMsgSize(n)),
+	return []grpc.DialOption{grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(n), grpc.MaxCallSendMsgSize(n), grpc.ForceCodecV2(newBatchCodec())),
 		grpc.WithInitialWindowSize(flowWindow), grpc.WithInitialConnWindowSize(flowWindow)}
 }
 
@@ -128,7 +134,7 @@ func (p *persistencePlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) err
 	if p.impl == nil {
 		return fmt.Errorf("pluginrpc: no %s implementation to serve", sdk.KindPersistence)
 	}
-	logbookv1.RegisterPersistenceServer(s, &persistenceServer{impl: p.impl, chunkBytes: rpcLimit(p.maxBytes) / 2})
+	logbookv1.RegisterPersistenceServer(s, &persistenceServer{impl: p.impl, chunkBytes: min(readChunkBytes, rpcLimit(p.maxBytes)/2)})
 	return nil
 }
 

@@ -105,7 +105,7 @@ func (c ServeConfig) GoPluginServeConfig() (*plugin.ServeConfig, error) {
 		VersionedPlugins: map[int]plugin.PluginSet{sdk.ProtocolVersion: set},
 		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
 			opts = append(opts, grpc.MaxRecvMsgSize(limit), grpc.MaxSendMsgSize(limit),
-				grpc.InitialWindowSize(flowWindow), grpc.InitialConnWindowSize(flowWindow))
+				grpc.InitialWindowSize(flowWindow), grpc.InitialConnWindowSize(flowWindow), grpc.ForceServerCodecV2(newBatchCodec()))
 			return grpc.NewServer(opts...)
 		},
 		Logger: logger,

@@ -1,0 +1,108 @@
+package pluginrpc
+
+import (
+	"unicode/utf8"
+
+	"google.golang.org/grpc/encoding"
+	protocodec "google.golang.org/grpc/encoding/proto"
+	"google.golang.org/grpc/mem"
+	"google.golang.org/protobuf/encoding/protowire"
+
+	logbookv1 "github.com/seed-e5e476df/logbook/sdk/proto/logbook/v1"
+)
+
+// batchCodec is gRPC's proto codec with a faster decoder for the two
+// messages that carry event batches, AppendRequest and ReadChunk. The
+// generic decoder allocates and copies every event on its own; this one
+// copies the message once and lets each event alias its span of that copy,
+// which saves an allocation per event on the hot paths of write-behind and
+// restore. The wire format is unchanged (it is still protobuf, content
+// subtype "proto"), so either side may be any other gRPC implementation.
+// A message the fast decoder does not recognise — an unknown field, a
+// field with an unexpected wire type — goes to the generic decoder.
+type batchCodec struct{ base encoding.CodecV2 }
+
+// newBatchCodec returns the codec over gRPC's registered proto codec.
+func newBatchCodec() batchCodec {
+	return batchCodec{base: encoding.GetCodecV2(protocodec.Name)}
+}
+
+func (c batchCodec) Name() string { return protocodec.Name }
+
+func (c batchCodec) Marshal(v any) (mem.BufferSlice, error) { return c.base.Marshal(v) }
+
+func (c batchCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	switch m := v.(type) {
+	case *logbookv1.AppendRequest:
+		if b := data.Materialize(); decodeAppend(b, m) {
+			return nil
+		}
+		m.Reset()
+	case *logbookv1.ReadChunk:
+		if b := data.Materialize(); decodeChunk(b, m) {
+			return nil
+		}
+		m.Reset()
+	}
+	return c.base.Unmarshal(data, v)
+}
+
+// The AppendRequest and ReadChunk field numbers (sdk/proto/logbook/v1).
+const (
+	appendHandleField   = 1
+	appendFirstSeqField = 2
+	appendEventsField   = 3
+	chunkEventsField    = 1
+)
+
+// decodeAppend decodes an AppendRequest into m, events aliasing b; it
+// reports false for anything but the fields it knows in their wire types.
+func decodeAppend(b []byte, m *logbookv1.AppendRequest) bool {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return false
+		}
+		b = b[n:]
+		switch {
+		case num == appendHandleField && typ == protowire.BytesType:
+			v, n := protowire.ConsumeBytes(b)
+			if n < 0 || !utf8.Valid(v) { // proto3 strings are UTF-8
+				return false
+			}
+			m.Handle, b = string(v), b[n:]
+		case num == appendFirstSeqField && typ == protowire.VarintType:
+			v, n := protowire.ConsumeVarint(b)
+			if n < 0 {
+				return false
+			}
+			m.FirstSeq, b = int64(v), b[n:]
+		case num == appendEventsField && typ == protowire.BytesType:
+			v, n := protowire.ConsumeBytes(b)
+			if n < 0 {
+				return false
+			}
+			m.Events, b = append(m.Events, v[:len(v):len(v)]), b[n:]
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// decodeChunk decodes a ReadChunk into m, events aliasing b; it reports
+// false for anything but its one field in its wire type.
+func decodeChunk(b []byte, m *logbookv1.ReadChunk) bool {
+	for len(b) > 0 {
+		num, typ, tn := protowire.ConsumeTag(b)
+		if tn < 0 || num != chunkEventsField || typ != protowire.BytesType {
+			return false
+		}
+		v, n := protowire.ConsumeBytes(b[tn:])
+		if n < 0 {
+			return false
+		}
+		m.Events, b = append(m.Events, v[:len(v):len(v)]), b[tn+n:]
+	}
+	return true
+}

@@ -1,0 +1,106 @@
+package pluginrpc
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"google.golang.org/grpc/mem"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+
+	logbookv1 "github.com/seed-e5e476df/logbook/sdk/proto/logbook/v1"
+)
+
+// decodeBoth decodes b as a message of m's type with the batch codec and
+// with protobuf's generic decoder.
+func decodeBoth[M proto.Message](t testing.TB, b []byte, fresh func() M) (fast, generic M, fastErr, genericErr error) {
+	fast, generic = fresh(), fresh()
+	fastErr = newBatchCodec().Unmarshal(mem.BufferSlice{mem.SliceBuffer(b)}, fast)
+	genericErr = proto.Unmarshal(b, generic)
+	return
+}
+
+func randomEvents(r *rand.Rand) [][]byte {
+	events := make([][]byte, r.IntN(40))
+	for i := range events {
+		events[i] = make([]byte, []int{0, 1, 127, 128, 5000}[r.IntN(5)])
+		for k := range events[i] {
+			events[i][k] = byte(r.IntN(256))
+		}
+	}
+	return events
+}
+
+// The fast decoder yields exactly what protobuf's generic decoder yields,
+// for append requests and read chunks of every shape, and each event is
+// capped at its own length, so appending to one never overwrites the next.
+func TestBatchCodecDecodesAsProto(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range 300 {
+		req := &logbookv1.AppendRequest{Handle: []string{"", "h-1", "hände"}[i%3], FirstSeq: []int64{0, 1, 1 << 53, -1}[i%4], Events: randomEvents(r)}
+		b, err := proto.Marshal(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fast, generic, ferr, gerr := decodeBoth(t, b, func() *logbookv1.AppendRequest { return new(logbookv1.AppendRequest) })
+		if ferr != nil || gerr != nil || !proto.Equal(fast, generic) || !proto.Equal(fast, req) {
+			t.Fatalf("request %d: fast %v (%v), generic %v (%v)", i, fast, ferr, generic, gerr)
+		}
+		chunk := &logbookv1.ReadChunk{Events: randomEvents(r)}
+		if b, err = proto.Marshal(chunk); err != nil {
+			t.Fatal(err)
+		}
+		fc, gc, ferr, gerr := decodeBoth(t, b, func() *logbookv1.ReadChunk { return new(logbookv1.ReadChunk) })
+		if ferr != nil || gerr != nil || !proto.Equal(fc, gc) || !proto.Equal(fc, chunk) {
+			t.Fatalf("chunk %d: fast %v (%v), generic %v (%v)", i, fc, ferr, gc, gerr)
+		}
+		for k, e := range fc.Events {
+			if cap(e) != len(e) {
+				t.Fatalf("chunk %d event %d: cap %d beyond its length %d", i, k, cap(e), len(e))
+			}
+		}
+	}
+}
+
+// Anything the fast decoder does not know — an unknown field, a known field
+// in another wire type, a handle that is not UTF-8, a truncated message —
+// is decoded, or refused, by the generic decoder, unknown fields kept.
+func TestBatchCodecFallsBackToProto(t *testing.T) {
+	valid, _ := proto.Marshal(&logbookv1.AppendRequest{Handle: "h", FirstSeq: 7, Events: [][]byte{[]byte(`{"seq":7}`)}})
+	cases := map[string][]byte{
+		"unknown field":        protowire.AppendVarint(protowire.AppendTag(append([]byte(nil), valid...), 9, protowire.VarintType), 5),
+		"events as varint":     protowire.AppendVarint(protowire.AppendTag(nil, appendEventsField, protowire.VarintType), 1),
+		"handle not UTF-8":     protowire.AppendBytes(protowire.AppendTag(nil, appendHandleField, protowire.BytesType), []byte{0xff}),
+		"truncated":            valid[:len(valid)-2],
+		"repeated scalar wins": protowire.AppendVarint(protowire.AppendTag(append([]byte(nil), valid...), appendFirstSeqField, protowire.VarintType), 9),
+		"interleaved repeated": append(append([]byte(nil), valid...), valid...),
+	}
+	for name, b := range cases {
+		fast, generic, ferr, gerr := decodeBoth(t, b, func() *logbookv1.AppendRequest { return new(logbookv1.AppendRequest) })
+		if (ferr == nil) != (gerr == nil) || ferr == nil && !proto.Equal(fast, generic) {
+			t.Errorf("%s: fast %v (%v), generic %v (%v)", name, fast, ferr, generic, gerr)
+		}
+	}
+	unknown := protowire.AppendVarint(protowire.AppendTag(nil, 2, protowire.VarintType), 1)
+	fast, generic, ferr, gerr := decodeBoth(t, unknown, func() *logbookv1.ReadChunk { return new(logbookv1.ReadChunk) })
+	if ferr != nil || gerr != nil || !proto.Equal(fast, generic) || len(fast.ProtoReflect().GetUnknown()) == 0 {
+		t.Errorf("chunk with an unknown field: fast %v (%v), generic %v (%v)", fast, ferr, generic, gerr)
+	}
+}
+
+// FuzzBatchCodec: for any bytes, the fast decoder and protobuf's generic
+// decoder agree on success and on the decoded message.
+func FuzzBatchCodec(f *testing.F) {
+	seed, _ := proto.Marshal(&logbookv1.AppendRequest{Handle: "h", FirstSeq: 3, Events: [][]byte{[]byte(`{"seq":3}`), nil}})
+	f.Add(seed)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		fa, ga, ferr, gerr := decodeBoth(t, b, func() *logbookv1.AppendRequest { return new(logbookv1.AppendRequest) })
+		if (ferr == nil) != (gerr == nil) || ferr == nil && !proto.Equal(fa, ga) {
+			t.Fatalf("append request: fast %v (%v), generic %v (%v)", fa, ferr, ga, gerr)
+		}
+		fc, gc, ferr, gerr := decodeBoth(t, b, func() *logbookv1.ReadChunk { return new(logbookv1.ReadChunk) })
+		if (ferr == nil) != (gerr == nil) || ferr == nil && !proto.Equal(fc, gc) {
+			t.Fatalf("read chunk: fast %v (%v), generic %v (%v)", fc, ferr, gc, gerr)
+		}
+	})
+}
