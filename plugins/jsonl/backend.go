@@ -46,9 +46,8 @@ type Backend struct {
 	mu         sync.Mutex
 	cfg        Config
 	configured bool
-	enc        *zstd.Encoder   // made on first use for cfg.ZstdLevel
-	streams    *streamEncoders // made with enc, for large batches
-	dec        *zstd.Decoder   // made on first use
+	enc        *zstd.Encoder // made on first use for cfg.ZstdLevel
+	dec        *zstd.Decoder // made on first use
 	handles    map[string]*handle
 	claims     map[string]*handle // the in-process claim table: session id → pending create or write handle
 	handleN    uint64
@@ -483,9 +482,8 @@ func (b *Backend) Append(ctx context.Context, handle string, firstSeq sdk.Seq, e
 	return hd.durable(), nil
 }
 
-// parallelEncodeMin is the batch size from which a zstd batch is
-// compressed on two goroutines (streamEncoders) while a third checks its
-// envelopes.
+// parallelEncodeMin is the batch size from which a zstd batch's envelopes
+// are checked on another goroutine while it is compressed.
 const parallelEncodeMin = 64 << 10
 
 // checkAndEncode checks an Append batch (every element a canonical
@@ -508,7 +506,7 @@ func (b *Backend) checkAndEncode(hd *handle, firstSeq sdk.Seq, events [][]byte) 
 	if !hd.zst || len(events) == 0 {
 		return buf, hd.checkCAS(firstSeq, hd.chk.checkBatch(firstSeq, events))
 	}
-	enc, streams, err := b.encoder()
+	enc, err := b.encoder()
 	if err != nil {
 		return nil, err
 	}
@@ -519,14 +517,13 @@ func (b *Backend) checkAndEncode(hd *handle, firstSeq sdk.Seq, events [][]byte) 
 		hd.frame = enc.EncodeAll(buf, hd.frame[:0])
 		return hd.frame, nil
 	}
+	// Compression is the longer task, so it starts at once on this
+	// goroutine; the check's goroutine may take a while to be scheduled.
 	checked := make(chan *sdk.Error, 1)
 	go func() { checked <- hd.chk.checkBatch(firstSeq, events) }()
-	frame, err := streams.encode(hd.frame[:0], buf)
+	frame := enc.EncodeAll(buf, hd.frame[:0])
 	if err := hd.checkCAS(firstSeq, <-checked); err != nil {
 		return nil, err
-	}
-	if err != nil {
-		return nil, ioError(hd.id, "compressing a batch", err)
 	}
 	hd.frame = frame
 	return frame, nil
@@ -637,7 +634,7 @@ func (b *Backend) materialize(hd *handle, batch []byte, events [][]byte) error {
 	final := filepath.Join(hd.dir, logName(1, hd.zst))
 	unit := hdr
 	if hd.zst {
-		enc, _, err := b.encoder()
+		enc, err := b.encoder()
 		if err != nil {
 			return err
 		}
@@ -1294,23 +1291,22 @@ func (b *Backend) config() (Config, error) {
 }
 
 // encoder returns the shared zstd encoder (EncodeAll is safe for
-// concurrent use) and the stream encoders of large batches, made on first
-// use at the configured level with content checksums.
-func (b *Backend) encoder() (*zstd.Encoder, *streamEncoders, error) {
+// concurrent use), made on first use at the configured level with content
+// checksums.
+func (b *Backend) encoder() (*zstd.Encoder, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.enc == nil {
-		level := zstdLevels[b.cfg.ZstdLevel]
 		enc, err := zstd.NewWriter(nil,
-			zstd.WithEncoderLevel(level),
+			zstd.WithEncoderLevel(zstdLevels[b.cfg.ZstdLevel]),
 			zstd.WithEncoderCRC(true),
 			zstd.WithEncoderConcurrency(min(runtime.GOMAXPROCS(0), 4)))
 		if err != nil {
-			return nil, nil, ioError("", "making the zstd encoder", err)
+			return nil, ioError("", "making the zstd encoder", err)
 		}
-		b.enc, b.streams = enc, &streamEncoders{level: level}
+		b.enc = enc
 	}
-	return b.enc, b.streams, nil
+	return b.enc, nil
 }
 
 // decoder returns the shared zstd decoder (DecodeAll is safe for
