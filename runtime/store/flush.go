@@ -72,14 +72,19 @@ func (st *Store) Flush(ctx context.Context, s *session.Session) (FlushResult, er
 
 func (ls *live) flush(ctx context.Context) (FlushResult, error) {
 	res := FlushResult{Participated: len(ls.queues) > 0, Backends: make([]BackendStatus, len(ls.queues))}
-	var wg sync.WaitGroup
-	for i, q := range ls.queues {
-		wg.Go(func() {
-			err := q.drain(ctx)
-			res.Backends[i] = BackendStatus{Name: q.b.name, DurableSeq: q.durable(), Err: err}
-		})
+	settle := func(i int, q *queue) {
+		err := q.drain(ctx)
+		res.Backends[i] = BackendStatus{Name: q.b.name, DurableSeq: q.durable(), Err: err}
 	}
-	wg.Wait()
+	if len(ls.queues) == 1 {
+		settle(0, ls.queues[0]) // one backend: no goroutine to hand over to
+	} else {
+		var wg sync.WaitGroup
+		for i, q := range ls.queues {
+			wg.Go(func() { settle(i, q) })
+		}
+		wg.Wait()
+	}
 	fe := &FlushError{SessionID: ls.s.ID()}
 	for _, b := range res.Backends {
 		if b.Err != nil {
