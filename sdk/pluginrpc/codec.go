@@ -7,19 +7,26 @@ import (
 	protocodec "google.golang.org/grpc/encoding/proto"
 	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
 
 	logbookv1 "github.com/seed-e5e476df/logbook/sdk/proto/logbook/v1"
 )
 
-// batchCodec is gRPC's proto codec with a faster decoder for the two
-// messages that carry event batches, AppendRequest and ReadChunk. The
-// generic decoder allocates and copies every event on its own; this one
-// copies the message once and lets each event alias its span of that copy,
-// which saves an allocation per event on the hot paths of write-behind and
-// restore. The wire format is unchanged (it is still protobuf, content
-// subtype "proto"), so either side may be any other gRPC implementation.
-// A message the fast decoder does not recognise — an unknown field, a
-// field with an unexpected wire type — goes to the generic decoder.
+// batchCodec is gRPC's proto codec, faster for the two messages that carry
+// event batches, AppendRequest and ReadChunk:
+//   - it encodes them into kept buffers (batchBuffers), which gRPC gives
+//     back once it has written them;
+//   - it decodes them with one copy of the message, each event aliasing its
+//     span of that copy, where the generic decoder allocates and copies
+//     every event on its own. An AppendRequest is copied into a kept buffer
+//     that the server's Append handler gives back once the backend has
+//     served it (releaseRequest); a ReadChunk gets a fresh buffer, since a
+//     Read's callback may keep its events.
+//
+// The wire format is unchanged (still protobuf, content subtype "proto"),
+// so either side may be any other gRPC implementation. A message the fast
+// decoder does not recognise — an unknown field, a field with an
+// unexpected wire type — goes to the generic decoder.
 type batchCodec struct{ base encoding.CodecV2 }
 
 // newBatchCodec returns the codec over gRPC's registered proto codec.
@@ -29,14 +36,32 @@ func newBatchCodec() batchCodec {
 
 func (c batchCodec) Name() string { return protocodec.Name }
 
-func (c batchCodec) Marshal(v any) (mem.BufferSlice, error) { return c.base.Marshal(v) }
+func (c batchCodec) Marshal(v any) (mem.BufferSlice, error) {
+	switch v.(type) {
+	case *logbookv1.AppendRequest, *logbookv1.ReadChunk:
+		m := v.(proto.Message)
+		b := batchBuffers.Get(proto.Size(m))
+		out, err := proto.MarshalOptions{UseCachedSize: true}.MarshalAppend((*b)[:0], m)
+		if err != nil {
+			batchBuffers.Put(b)
+			return nil, err
+		}
+		*b = out
+		return mem.BufferSlice{mem.NewBuffer(b, batchBuffers)}, nil
+	}
+	return c.base.Marshal(v)
+}
 
 func (c batchCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	switch m := v.(type) {
 	case *logbookv1.AppendRequest:
-		if b := data.Materialize(); decodeAppend(b, m) {
+		b := batchBuffers.Get(data.Len())
+		data.CopyTo(*b)
+		if decodeAppend(*b, m) {
+			servedRequests.Store(m, b)
 			return nil
 		}
+		batchBuffers.Put(b)
 		m.Reset()
 	case *logbookv1.ReadChunk:
 		if b := data.Materialize(); decodeChunk(b, m) {

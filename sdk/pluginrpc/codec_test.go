@@ -1,6 +1,7 @@
 package pluginrpc
 
 import (
+	"bytes"
 	"math/rand/v2"
 	"testing"
 
@@ -46,6 +47,7 @@ func TestBatchCodecDecodesAsProto(t *testing.T) {
 		if ferr != nil || gerr != nil || !proto.Equal(fast, generic) || !proto.Equal(fast, req) {
 			t.Fatalf("request %d: fast %v (%v), generic %v (%v)", i, fast, ferr, generic, gerr)
 		}
+		releaseRequest(fast)
 		chunk := &logbookv1.ReadChunk{Events: randomEvents(r)}
 		if b, err = proto.Marshal(chunk); err != nil {
 			t.Fatal(err)
@@ -80,6 +82,7 @@ func TestBatchCodecFallsBackToProto(t *testing.T) {
 		if (ferr == nil) != (gerr == nil) || ferr == nil && !proto.Equal(fast, generic) {
 			t.Errorf("%s: fast %v (%v), generic %v (%v)", name, fast, ferr, generic, gerr)
 		}
+		releaseRequest(fast)
 	}
 	unknown := protowire.AppendVarint(protowire.AppendTag(nil, 2, protowire.VarintType), 1)
 	fast, generic, ferr, gerr := decodeBoth(t, unknown, func() *logbookv1.ReadChunk { return new(logbookv1.ReadChunk) })
@@ -98,9 +101,62 @@ func FuzzBatchCodec(f *testing.F) {
 		if (ferr == nil) != (gerr == nil) || ferr == nil && !proto.Equal(fa, ga) {
 			t.Fatalf("append request: fast %v (%v), generic %v (%v)", fa, ferr, ga, gerr)
 		}
+		releaseRequest(fa)
 		fc, gc, ferr, gerr := decodeBoth(t, b, func() *logbookv1.ReadChunk { return new(logbookv1.ReadChunk) })
 		if (ferr == nil) != (gerr == nil) || ferr == nil && !proto.Equal(fc, gc) {
 			t.Fatalf("read chunk: fast %v (%v), generic %v (%v)", fc, ferr, gc, gerr)
 		}
 	})
+}
+
+// Encoding a batch message yields exactly protobuf's encoding, in a kept
+// buffer that gRPC's Free gives back for the next message.
+func TestBatchCodecEncodesAsProto(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := range 50 {
+		for _, m := range []proto.Message{
+			&logbookv1.AppendRequest{Handle: "h", FirstSeq: int64(i), Events: randomEvents(r)},
+			&logbookv1.ReadChunk{Events: randomEvents(r)},
+		} {
+			want, err := proto.Marshal(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := newBatchCodec().Marshal(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b := got.Materialize(); !bytes.Equal(b, want) {
+				t.Fatalf("message %d: encoded %d bytes, protobuf encodes %d", i, len(b), len(want))
+			}
+			got.Free()
+		}
+	}
+}
+
+// A served request's buffer is reused only once the handler released it:
+// two requests decoded before either is released keep distinct bytes.
+func TestServedRequestBufferIsReusedOnlyAfterRelease(t *testing.T) {
+	encode := func(ev string) mem.BufferSlice {
+		b, _ := proto.Marshal(&logbookv1.AppendRequest{Handle: "h", Events: [][]byte{[]byte(ev)}})
+		return mem.BufferSlice{mem.SliceBuffer(b)}
+	}
+	codec := newBatchCodec()
+	first, second := new(logbookv1.AppendRequest), new(logbookv1.AppendRequest)
+	if err := codec.Unmarshal(encode(`{"a":1}`), first); err != nil {
+		t.Fatal(err)
+	}
+	if err := codec.Unmarshal(encode(`{"b":2}`), second); err != nil {
+		t.Fatal(err)
+	}
+	if string(first.Events[0]) != `{"a":1}` || string(second.Events[0]) != `{"b":2}` {
+		t.Fatalf("unreleased requests share bytes: %q, %q", first.Events[0], second.Events[0])
+	}
+	releaseRequest(first)
+	releaseRequest(second)
+	releaseRequest(second) // releasing twice, or a request the codec never decoded, is a no-op
+	releaseRequest(new(logbookv1.AppendRequest))
+	if _, ok := servedRequests.Load(first); ok {
+		t.Fatal("a released request is still tracked")
+	}
 }

@@ -1,6 +1,7 @@
 package pluginrpc_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"strconv"
@@ -131,7 +132,9 @@ func (f *fakeStore) Append(ctx context.Context, handle string, firstSeq sdk.Seq,
 		e.SessionID, e.Seq = fh.id, int64(firstSeq)
 		return sdk.Durable{}, e
 	}
-	s.events = append(s.events, events...)
+	for _, ev := range events { // Append's buffers are the caller's (sdk.Persistence)
+		s.events = append(s.events, bytes.Clone(ev))
+	}
 	s.rev++
 	return sdk.Durable{NextSeq: sdk.Offset(len(s.events)), Revision: "r" + strconv.Itoa(s.rev)}, nil
 }

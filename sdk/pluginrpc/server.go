@@ -138,6 +138,7 @@ func (s *persistenceServer) Append(stream logbookv1.Persistence_AppendServer) er
 			return err
 		}
 		d, err := s.impl.Append(ctx, req.GetHandle(), sdk.Seq(req.GetFirstSeq()), req.GetEvents())
+		releaseRequest(req) // the backend keeps nothing Append hands it
 		if err != nil {
 			return toStatus(err)
 		}

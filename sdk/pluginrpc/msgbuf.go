@@ -1,0 +1,63 @@
+package pluginrpc
+
+import (
+	"sync"
+
+	logbookv1 "github.com/seed-e5e476df/logbook/sdk/proto/logbook/v1"
+)
+
+// batchBuffers keeps the buffers of event-batch messages (the encoding of
+// an AppendRequest or ReadChunk being sent, the bytes of an AppendRequest
+// being served) for the next message. A fresh buffer of a few hundred KiB
+// per batch costs more than its copy: the runtime clears it, and after a
+// collection returned its pages to the system, faults them in again. The
+// list is a plain bounded channel, not a sync.Pool, so that a collection
+// does not empty it between two write-behind batches. Buffers are handed
+// out as they were put back: every user overwrites what it uses.
+type bufferList struct{ free chan *[]byte }
+
+// Buffers kept: at most keptBuffers, each of at most keptBufferBytes.
+const (
+	keptBuffers     = 4
+	keptBufferBytes = 4 << 20
+)
+
+var batchBuffers = &bufferList{free: make(chan *[]byte, keptBuffers)}
+
+// Get returns a buffer of length n: a kept one when it is large enough.
+func (l *bufferList) Get(n int) *[]byte {
+	select {
+	case b := <-l.free:
+		if cap(*b) >= n {
+			*b = (*b)[:n]
+			return b
+		}
+	default:
+	}
+	b := make([]byte, n)
+	return &b
+}
+
+// Put keeps b for a later Get, unless the list is full or b is too large.
+func (l *bufferList) Put(b *[]byte) {
+	if cap(*b) > keptBufferBytes {
+		return
+	}
+	select {
+	case l.free <- b:
+	default:
+	}
+}
+
+// servedRequests maps each AppendRequest the codec decoded into a kept
+// buffer (its events alias that buffer) to the buffer, until the server's
+// Append handler has served the request and releases it.
+var servedRequests sync.Map // *logbookv1.AppendRequest → *[]byte
+
+// releaseRequest gives back the buffer req's events alias, if the codec
+// decoded it into one; the events must not be used afterwards.
+func releaseRequest(req *logbookv1.AppendRequest) {
+	if b, ok := servedRequests.LoadAndDelete(req); ok {
+		batchBuffers.Put(b.(*[]byte))
+	}
+}
