@@ -115,6 +115,81 @@ func BenchmarkJSONLIngest(b *testing.B) { benchmarkIngest(b, "jsonl") }
 // BenchmarkSQLiteIngest: the same through the SQLite plugin (synchronous=FULL).
 func BenchmarkSQLiteIngest(b *testing.B) { benchmarkIngest(b, "sqlite") }
 
+// BenchmarkJSONLIngestInterleaved runs the JSONL ingest and its raw write
+// path batch by batch under the same conditions: each iteration appends 256
+// corpus events to a session (untimed, as in BenchmarkJSONLIngest), then
+// times the Flush through the plugin subprocess and, right after, the raw
+// write of the very same envelopes (compress with a reused encoder, write,
+// fdatasync). BenchmarkJSONLRawLimit runs its loop back to back on hot
+// caches; here both paths see the cache and scheduler state the appends
+// leave behind, and the machine's drift hits both alike. It reports both
+// per-event times and raw/ingest as a percentage; b.N counts batches, and
+// ns/op is the two timed writes of one batch.
+func BenchmarkJSONLIngestInterleaved(b *testing.B) {
+	ctx := context.Background()
+	e, err := Start(ctx, backendConfig("jsonl", b.TempDir()), Options{Executable: logbookBin})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close(ctx)
+	events := benchEvents(b, 20_000)
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderCRC(true))
+	if err != nil {
+		b.Fatal(err)
+	}
+	f, err := os.OpenFile(filepath.Join(b.TempDir(), "raw.jsonl.zst"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	var s *session.Session
+	var ingest, raw time.Duration
+	var plain, frame []byte
+	batch := make([][]byte, 0, benchBatch)
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		if s == nil || int(s.Len())+benchBatch > len(events) {
+			if s != nil {
+				_ = e.Store.Release(ctx, s)
+			}
+			if s, err = e.Store.Create(ctx, store.CreateOptions{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		batch = batch[:0]
+		for range benchBatch {
+			ev, err := s.Append(ctx, appendInputOf(events[int(s.Len())%len(events)]))
+			if err != nil {
+				b.Fatal(err)
+			}
+			batch = append(batch, ev.Envelope())
+		}
+		b.StartTimer()
+		t0 := time.Now()
+		if _, err := e.Store.Flush(ctx, s); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		plain = plain[:0]
+		for _, env := range batch {
+			plain = append(append(plain, env...), '\n')
+		}
+		frame = enc.EncodeAll(plain, frame[:0])
+		if _, err := f.Write(frame); err != nil {
+			b.Fatal(err)
+		}
+		if err := unix.Fdatasync(int(f.Fd())); err != nil {
+			b.Fatal(err)
+		}
+		ingest, raw = ingest+t1.Sub(t0), raw+time.Since(t1)
+	}
+	n := float64(b.N * benchBatch)
+	b.ReportMetric(float64(ingest.Nanoseconds())/n, "ingest-ns/event")
+	b.ReportMetric(float64(raw.Nanoseconds())/n, "raw-ns/event")
+	b.ReportMetric(100*raw.Seconds()/ingest.Seconds(), "raw/ingest-%")
+}
+
 // canonicalBatches renders the benchmark corpus as the canonical envelopes a
 // session would store, in batches of 256.
 func canonicalBatches(b *testing.B) [][][]byte {
