@@ -9,6 +9,7 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk"
 	logbookv1 "github.com/seed-e5e476df/logbook/sdk/proto/logbook/v1"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/experimental"
 )
 
 // InfoPluginName is the go-plugin plugin name of the PluginInfo service that
@@ -68,7 +69,7 @@ func PluginSets(rpcMaxBytes int) map[int]plugin.PluginSet {
 func GRPCDialOptions(rpcMaxBytes int) []grpc.DialOption {
 	n := grpcLimit(rpcLimit(rpcMaxBytes))
 	return []grpc.DialOption{grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(n), grpc.MaxCallSendMsgSize(n), grpc.ForceCodecV2(newBatchCodec())),
-		grpc.WithInitialWindowSize(flowWindow), grpc.WithInitialConnWindowSize(flowWindow)}
+		grpc.WithInitialWindowSize(flowWindow), grpc.WithInitialConnWindowSize(flowWindow), experimental.WithBufferPool(frameBuffers)}
 }
 
 // NewClientConfig returns a go-plugin client configuration with every field

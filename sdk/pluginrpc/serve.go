@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/experimental"
 )
 
 // ServeConfig is what a plugin serves: its Info and one implementation per
@@ -105,7 +106,7 @@ func (c ServeConfig) GoPluginServeConfig() (*plugin.ServeConfig, error) {
 		VersionedPlugins: map[int]plugin.PluginSet{sdk.ProtocolVersion: set},
 		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
 			opts = append(opts, grpc.MaxRecvMsgSize(limit), grpc.MaxSendMsgSize(limit),
-				grpc.InitialWindowSize(flowWindow), grpc.InitialConnWindowSize(flowWindow), grpc.ForceServerCodecV2(newBatchCodec()))
+				grpc.InitialWindowSize(flowWindow), grpc.InitialConnWindowSize(flowWindow), grpc.ForceServerCodecV2(newBatchCodec()), experimental.BufferPool(frameBuffers))
 			return grpc.NewServer(opts...)
 		},
 		Logger: logger,
