@@ -65,7 +65,9 @@ func PluginSets(rpcMaxBytes int) map[int]plugin.PluginSet {
 
 // GRPCDialOptions returns the dial options a host passes in
 // plugin.ClientConfig.GRPCDialOptions: call send and receive limits of
-// rpcMaxBytes (0 means sdk.DefaultRPCMaxBytes) plus 1 MiB of headroom.
+// rpcMaxBytes (0 means sdk.DefaultRPCMaxBytes) plus 1 MiB of headroom, the
+// batch codec (batchCodec), flow-control windows of flowWindow and the
+// non-clearing buffer pool (framePool).
 func GRPCDialOptions(rpcMaxBytes int) []grpc.DialOption {
 	n := grpcLimit(rpcLimit(rpcMaxBytes))
 	return []grpc.DialOption{grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(n), grpc.MaxCallSendMsgSize(n), grpc.ForceCodecV2(newBatchCodec())),

@@ -66,7 +66,8 @@ func Serve(cfg ServeConfig) {
 // GoPluginServeConfig validates cfg and returns the go-plugin configuration
 // Serve runs: handshake, VersionedPlugins {sdk.ProtocolVersion: the served
 // kinds plus InfoPluginName}, a gRPC server limited to RPCMaxBytes plus
-// 1 MiB, and the logger. It is exported for tests and debuggers that run a
+// 1 MiB with the same codec, windows and buffer pool as GRPCDialOptions,
+// and the logger. It is exported for tests and debuggers that run a
 // plugin in process (set its Test field and call plugin.Serve); plugin mains
 // call Serve.
 func (c ServeConfig) GoPluginServeConfig() (*plugin.ServeConfig, error) {
