@@ -133,18 +133,10 @@ func BenchmarkJSONLIngestInterleaved(b *testing.B) {
 	}
 	defer e.Close(ctx)
 	events := benchEvents(b, 20_000)
-	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderCRC(true))
-	if err != nil {
-		b.Fatal(err)
-	}
-	f, err := os.OpenFile(filepath.Join(b.TempDir(), "raw.jsonl.zst"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
+	w := newRawJSONL(b)
+	defer w.f.Close()
 	var s *session.Session
 	var ingest, raw time.Duration
-	var plain, frame []byte
 	batch := make([][]byte, 0, benchBatch)
 	b.ResetTimer()
 	for range b.N {
@@ -171,17 +163,7 @@ func BenchmarkJSONLIngestInterleaved(b *testing.B) {
 			b.Fatal(err)
 		}
 		t1 := time.Now()
-		plain = plain[:0]
-		for _, env := range batch {
-			plain = append(append(plain, env...), '\n')
-		}
-		frame = enc.EncodeAll(plain, frame[:0])
-		if _, err := f.Write(frame); err != nil {
-			b.Fatal(err)
-		}
-		if err := unix.Fdatasync(int(f.Fd())); err != nil {
-			b.Fatal(err)
-		}
+		w.write(b, batch)
 		ingest, raw = ingest+t1.Sub(t0), raw+time.Since(t1)
 	}
 	n := float64(b.N * benchBatch)
@@ -205,6 +187,26 @@ func canonicalBatches(b *testing.B) [][][]byte {
 // compress each batch with a reused encoder (SpeedDefault), write, fdatasync.
 func BenchmarkJSONLRawLimit(b *testing.B) {
 	batches := canonicalBatches(b)
+	w := newRawJSONL(b)
+	defer w.f.Close()
+	b.ResetTimer()
+	for done, k := 0, 0; done < b.N; k++ {
+		batch := batches[k%len(batches)]
+		n := min(len(batch), b.N-done)
+		w.write(b, batch[:n])
+		done += n
+	}
+}
+
+// rawJSONL is the raw JSONL write path: a reused zstd encoder (SpeedDefault,
+// checksums) and an append-only file.
+type rawJSONL struct {
+	enc          *zstd.Encoder
+	f            *os.File
+	plain, frame []byte
+}
+
+func newRawJSONL(b *testing.B) *rawJSONL {
 	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderCRC(true))
 	if err != nil {
 		b.Fatal(err)
@@ -213,24 +215,21 @@ func BenchmarkJSONLRawLimit(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer f.Close()
-	var plain, frame []byte
-	b.ResetTimer()
-	for done, k := 0, 0; done < b.N; k++ {
-		batch := batches[k%len(batches)]
-		n := min(len(batch), b.N-done)
-		plain = plain[:0]
-		for _, e := range batch[:n] {
-			plain = append(append(plain, e...), '\n')
-		}
-		frame = enc.EncodeAll(plain, frame[:0])
-		if _, err := f.Write(frame); err != nil {
-			b.Fatal(err)
-		}
-		if err := unix.Fdatasync(int(f.Fd())); err != nil {
-			b.Fatal(err)
-		}
-		done += n
+	return &rawJSONL{enc: enc, f: f}
+}
+
+// write stores batch as lines in one frame, written and fdatasynced.
+func (w *rawJSONL) write(b *testing.B, batch [][]byte) {
+	w.plain = w.plain[:0]
+	for _, e := range batch {
+		w.plain = append(append(w.plain, e...), '\n')
+	}
+	w.frame = w.enc.EncodeAll(w.plain, w.frame[:0])
+	if _, err := w.f.Write(w.frame); err != nil {
+		b.Fatal(err)
+	}
+	if err := unix.Fdatasync(int(w.f.Fd())); err != nil {
+		b.Fatal(err)
 	}
 }
 
