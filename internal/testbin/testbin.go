@@ -15,7 +15,14 @@ import (
 // it as a package's TestMain body:
 //
 //	func TestMain(m *testing.M) { testbin.Main(m, &logbookBin) }
+//
+// When LOGBOOK_TEST_BIN names a binary, the tests use it instead: a
+// benchmark can then compare two builds of the plugins with one test binary.
 func Main(m *testing.M, path *string) {
+	if prebuilt := os.Getenv("LOGBOOK_TEST_BIN"); prebuilt != "" {
+		*path = prebuilt
+		os.Exit(m.Run())
+	}
 	dir, err := os.MkdirTemp("", "logbook-test-bin")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "testbin:", err)

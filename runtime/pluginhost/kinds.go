@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/pluginrpc"
 )
 
 // adapter returns the plugin's current adapter of kind k as T.
@@ -69,6 +70,16 @@ func (x persistenceProxy) Append(ctx context.Context, h string, first sdk.Seq, e
 	}
 	d, err := c.Append(ctx, h, first, evs)
 	return d, x.p.observe(err)
+}
+
+// AppendFlush is pluginrpc.AppendFlusher over the current plugin process.
+func (x persistenceProxy) AppendFlush(ctx context.Context, h string, first sdk.Seq, evs [][]byte) (appended, flushed sdk.Durable, flushErr, err error) {
+	c, err := adapter[pluginrpc.AppendFlusher](x.p, sdk.KindPersistence)
+	if err != nil {
+		return sdk.Durable{}, sdk.Durable{}, nil, err
+	}
+	appended, flushed, flushErr, err = c.AppendFlush(ctx, h, first, evs)
+	return appended, flushed, x.p.observe(flushErr), x.p.observe(err)
 }
 
 func (x persistenceProxy) Read(ctx context.Context, h string, off sdk.Offset, n int64, fn func([][]byte) error) error {

@@ -179,7 +179,7 @@ func (q *queue) work() {
 		q.writing = true
 		q.mu.Unlock()
 
-		acked, err := q.write(batch, tied)
+		acked, fl, err := q.write(batch, tied, draining)
 
 		q.mu.Lock()
 		q.writing = false
@@ -195,6 +195,17 @@ func (q *queue) work() {
 		}
 		if err == nil {
 			q.streak, q.retryAt = 0, time.Time{}
+			if fl != nil && len(q.evs) == 0 {
+				// The barrier came with the drain's last batch.
+				waiters := q.drains
+				q.drains = nil
+				q.mu.Unlock()
+				err := q.flushed(fl.durable, fl.err)
+				for _, w := range waiters {
+					w <- err
+				}
+				continue
+			}
 			q.mu.Unlock()
 			continue
 		}
@@ -273,10 +284,12 @@ func (q *queue) armTimer(now time.Time, backoff bool) {
 // makes durable all or nothing; the margin below RPCMaxBytes keeps the
 // plugin client from splitting it again. A unit too large for one request is
 // the one case that is split (logged), since it cannot be written otherwise.
-func (q *queue) write(batch []session.Event, tied []bool) (int, error) {
+// When flush is set (a drain waits) and the backend is an appendFlusher, the
+// last part carries the backend Flush, whose outcome fl then is.
+func (q *queue) write(batch []session.Event, tied []bool, flush bool) (acked int, fl *flushOutcome, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), q.st.opts.CallTimeout)
 	defer cancel()
-	acked := 0
+	af, _ := q.b.p.(appendFlusher)
 	for acked < len(batch) {
 		n := q.partLen(batch[acked:], tied[acked:])
 		// The envelopes are copied into one reused buffer: backends may not
@@ -289,17 +302,36 @@ func (q *queue) write(batch []session.Event, tied []bool) (int, error) {
 		}
 		part := q.parts // parts filled before scratch grew keep their old array alive
 		first := batch[acked].Seq()
-		d, err := q.b.p.Append(ctx, q.b.handle, first, part)
+		var d sdk.Durable
+		if flush && af != nil && acked+n == len(batch) {
+			fl = &flushOutcome{}
+			d, fl.durable, fl.err, err = af.AppendFlush(ctx, q.b.handle, first, part)
+		} else {
+			d, err = q.b.p.Append(ctx, q.b.handle, first, part)
+		}
 		if err != nil {
-			return acked, err
+			return acked, nil, err
 		}
 		if want := sdk.Offset(first) + sdk.Offset(len(part)); d.NextSeq != want {
-			return acked, &sdk.Error{Code: sdk.CodeSeqConflict, Op: "flush", SessionID: q.ls.s.ID(), Seq: int64(first), Index: -1,
+			return acked, nil, &sdk.Error{Code: sdk.CodeSeqConflict, Op: "flush", SessionID: q.ls.s.ID(), Seq: int64(first), Index: -1,
 				Detail: "backend " + q.b.name + " acknowledged next seq " + itoa(int64(d.NextSeq)) + ", expected " + itoa(int64(want))}
 		}
 		acked += len(part)
 	}
-	return acked, nil
+	return acked, fl, nil
+}
+
+// appendFlusher is a backend that sends the Flush of a drain right behind
+// its last Append, saving a round trip (pluginrpc.AppendFlusher, which the
+// plugin adapters implement); the backend still sees Append, then Flush.
+type appendFlusher interface {
+	AppendFlush(ctx context.Context, handle string, firstSeq sdk.Seq, events [][]byte) (appended, flushed sdk.Durable, flushErr, err error)
+}
+
+// flushOutcome is the result of a backend Flush.
+type flushOutcome struct {
+	durable sdk.Durable
+	err     error
 }
 
 // partLen returns how many events of batch the next request takes: as many
@@ -334,7 +366,13 @@ func (q *queue) partLen(batch []session.Event, tied []bool) int {
 func (q *queue) flushBackend() error {
 	ctx, cancel := context.WithTimeout(context.Background(), q.st.opts.CallTimeout)
 	defer cancel()
-	d, err := q.b.p.Flush(ctx, q.b.handle)
+	return q.flushed(q.b.p.Flush(ctx, q.b.handle))
+}
+
+// flushed checks the outcome of a backend Flush (its durable next seq may
+// not be below the acknowledged watermark) and handles its failure; q.mu is
+// not held.
+func (q *queue) flushed(d sdk.Durable, err error) error {
 	if err == nil && int64(d.NextSeq)-1 < int64(q.durable()) {
 		err = &sdk.Error{Code: sdk.CodeLogShrank, Op: "flush", SessionID: q.ls.s.ID(), Seq: -1, Index: -1,
 			Detail: "backend " + q.b.name + " reports durable next seq " + itoa(int64(d.NextSeq)) + " below the acknowledged watermark " + itoa(int64(q.durable()))}

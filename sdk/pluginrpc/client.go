@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"sync"
 	"unicode/utf8"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk/headerjson"
 	logbookv1 "github.com/seed-e5e476df/logbook/sdk/proto/logbook/v1"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
@@ -206,27 +208,50 @@ func opened(r *logbookv1.HandleReply) sdk.Opened {
 // cannot fit a request alone is refused with EVENT_TOO_LARGE before
 // anything is sent. The reply is the last part's.
 func (c *persistenceClient) Append(ctx context.Context, handle string, firstSeq sdk.Seq, events [][]byte) (sdk.Durable, error) {
+	d, _, _, err := c.appendParts(ctx, handle, firstSeq, events, false)
+	return d, err
+}
+
+// AppendFlush is Append and then Flush of handle, with one round trip less:
+// the Flush request goes right behind the last Append request, marked with
+// the next seq that Append brings the handle to, and the plugin's server
+// holds it until that Append is done (see flushAfterKey). The backend still
+// sees Append, then Flush. err is the Append's error, as Append returns it,
+// and then nothing was flushed; otherwise appended is the Append's reply and
+// flushed or flushErr the Flush's outcome. Against a server that answers
+// the Flush before the Append, it flushes again.
+func (c *persistenceClient) AppendFlush(ctx context.Context, handle string, firstSeq sdk.Seq, events [][]byte) (appended, flushed sdk.Durable, flushErr, err error) {
+	return c.appendParts(ctx, handle, firstSeq, events, true)
+}
+
+// appendParts is Append, and AppendFlush when flush is set.
+func (c *persistenceClient) appendParts(ctx context.Context, handle string, firstSeq sdk.Seq, events [][]byte, flush bool) (appended, flushed sdk.Durable, flushErr, err error) {
 	if err := checkHandle(handle); err != nil {
-		return sdk.Durable{}, err
+		return sdk.Durable{}, sdk.Durable{}, nil, err
 	}
 	parts, err := splitBatch(handle, firstSeq, events, c.maxBytes)
 	if err != nil {
-		return sdk.Durable{}, err
+		return sdk.Durable{}, sdk.Durable{}, nil, err
 	}
 	s := c.stream(handle)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var d sdk.Durable
 	seq := firstSeq
-	for _, part := range parts {
-		r, err := s.roundTrip(ctx, c, &logbookv1.AppendRequest{Handle: handle, FirstSeq: int64(seq), Events: part})
-		if err != nil {
-			return sdk.Durable{}, err
+	for i, part := range parts {
+		req := &logbookv1.AppendRequest{Handle: handle, FirstSeq: int64(seq), Events: part}
+		var r *logbookv1.AppendReply
+		if flush && i == len(parts)-1 {
+			r, flushed, flushErr, err = s.roundTripFlush(ctx, c, req)
+		} else {
+			r, err = s.roundTrip(ctx, c, req)
 		}
-		d = sdk.Durable{NextSeq: sdk.Offset(r.GetNextSeq()), Revision: r.GetRevision()}
+		if err != nil {
+			return sdk.Durable{}, sdk.Durable{}, nil, err
+		}
+		appended = sdk.Durable{NextSeq: sdk.Offset(r.GetNextSeq()), Revision: r.GetRevision()}
 		seq += sdk.Seq(len(part))
 	}
-	return d, nil
+	return appended, flushed, flushErr, nil
 }
 
 // splitBatch cuts events into the consecutive parts sent as one request
@@ -278,41 +303,100 @@ type appendStream struct {
 // the call, so the caller's deadline and cancellation are applied by
 // cancelling the stream when ctx ends first. Call with s.mu held.
 func (s *appendStream) roundTrip(ctx context.Context, c *persistenceClient, req *logbookv1.AppendRequest) (*logbookv1.AppendReply, error) {
-	const call = "persistence.Append"
+	stop, err := s.send(ctx, c, req)
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.stream.Recv()
+	return s.finish(ctx, stop, r, err)
+}
+
+// roundTripFlush is roundTrip with a Flush of the handle sent right behind
+// the request (AppendFlush). The reply is awaited beside the Flush, and a
+// failed batch cancels the Flush. Call with s.mu held.
+func (s *appendStream) roundTripFlush(ctx context.Context, c *persistenceClient, req *logbookv1.AppendRequest) (r *logbookv1.AppendReply, flushed sdk.Durable, flushErr, err error) {
+	stop, err := s.send(ctx, c, req)
+	if err != nil {
+		return nil, sdk.Durable{}, nil, err
+	}
+	after := req.GetFirstSeq() + int64(len(req.GetEvents()))
+	fctx, cancel := context.WithCancel(metadata.AppendToOutgoingContext(ctx, flushAfterKey, strconv.FormatInt(after, 10)))
+	defer cancel()
+	type reply struct {
+		r   *logbookv1.AppendReply
+		err error
+	}
+	got := make(chan reply, 1)
+	go func() {
+		r, err := s.stream.Recv()
+		if err != nil {
+			cancel() // the server lets the Flush go on too; do not wait for it
+		}
+		got <- reply{r, err}
+	}()
+	fr, ferr := c.rpc.Flush(fctx, &logbookv1.HandleRequest{Handle: req.GetHandle()})
+	rep := <-got
+	if r, err = s.finish(ctx, stop, rep.r, rep.err); err != nil {
+		return nil, sdk.Durable{}, nil, err
+	}
+	if ferr != nil {
+		return r, sdk.Durable{}, fromStatus(ctx, "persistence.Flush", ferr), nil
+	}
+	if fr.GetDurableNextSeq() < after {
+		// A server that does not hold the Flush answered before the batch.
+		flushed, flushErr = c.Flush(ctx, req.GetHandle())
+		return r, flushed, flushErr, nil
+	}
+	return r, sdk.Durable{NextSeq: sdk.Offset(fr.GetDurableNextSeq()), Revision: fr.GetRevision()}, nil, nil
+}
+
+// send opens the stream if needed, ties it to ctx and sends req. stop
+// unties it (see finish). Call with s.mu held.
+func (s *appendStream) send(ctx context.Context, c *persistenceClient, req *logbookv1.AppendRequest) (stop func() bool, err error) {
 	if err := ctx.Err(); err != nil {
-		return nil, fromStatus(ctx, call, err)
+		return nil, fromStatus(ctx, appendCall, err)
 	}
 	if s.stream == nil {
 		sctx, cancel := context.WithCancel(c.done)
 		st, err := c.rpc.Append(sctx)
 		if err != nil {
 			cancel()
-			return nil, fromStatus(ctx, call, err)
+			return nil, fromStatus(ctx, appendCall, err)
 		}
 		s.stream, s.cancel = st, cancel
 	}
-	stop := context.AfterFunc(ctx, s.cancel)
-	err := s.stream.Send(req)
-	var r *logbookv1.AppendReply
-	if err == nil {
-		r, err = s.stream.Recv()
-	} else if errors.Is(err, io.EOF) {
-		// The server ended the stream; Recv returns its status.
-		_, err = s.stream.Recv()
+	stop = context.AfterFunc(ctx, s.cancel)
+	if err := s.stream.Send(req); err != nil {
+		if errors.Is(err, io.EOF) {
+			// The server ended the stream; Recv returns its status.
+			_, err = s.stream.Recv()
+		}
+		_, err = s.finish(ctx, stop, nil, err)
+		return nil, err
 	}
+	return stop, nil
+}
+
+// finish takes the outcome of a request's Recv: it unties the stream from
+// ctx, ends the stream when ctx ended or the batch failed, and maps the
+// error. Call with s.mu held.
+func (s *appendStream) finish(ctx context.Context, stop func() bool, r *logbookv1.AppendReply, err error) (*logbookv1.AppendReply, error) {
 	if !stop() || err != nil {
 		// ctx ended (the stream is cancelled) or the batch failed: this
 		// stream is done either way.
 		s.reset()
 	}
 	if errors.Is(err, io.EOF) {
-		return nil, &sdk.Error{Code: sdk.CodeIOError, Op: errOp, Seq: -1, Index: -1, Detail: call + ": the plugin ended the stream without a reply"}
+		return nil, &sdk.Error{Code: sdk.CodeIOError, Op: errOp, Seq: -1, Index: -1, Detail: appendCall + ": the plugin ended the stream without a reply"}
 	}
 	if err != nil {
-		return nil, fromStatus(ctx, call, err)
+		return nil, fromStatus(ctx, appendCall, err)
 	}
 	return r, nil
 }
+
+// appendCall names Append in errors.
+const appendCall = "persistence.Append"
 
 // reset ends the stream, if any. Call with s.mu held.
 func (s *appendStream) reset() {

@@ -26,6 +26,15 @@
 // in chunks of at most RPCMaxBytes/2 bytes. The gRPC limits are RPCMaxBytes
 // plus 1 MiB of headroom on both ends.
 //
+// A host's write-behind drain ends with Append and then Flush (SPEC §12.4).
+// The client's AppendFlush sends that Flush right behind the last Append
+// request, before its reply, with the gRPC metadata logbook-flush-after set
+// to the next seq the Append brings the handle to; the server holds such a
+// Flush until an Append on the handle has reached that seq or failed, so
+// the backend still sees Append, then Flush, and the drain costs one round
+// trip instead of two. A server that ignores the key answers the Flush at
+// once with a durable next seq short of it, and the client flushes again.
+//
 // # Errors
 //
 // An *sdk.Error returned by a plugin travels as a gRPC status whose details
