@@ -125,6 +125,7 @@ type handle struct {
 	broken  error      // a failed rollback: every later call is HANDLE_BROKEN
 	retired []File     // files of a replaced log, closed with the handle
 	chk     checker    // guarded by mu
+	helper  checker    // the Append check's helper goroutine's (sharedCheck); guarded by mu
 	buf     []byte     // append scratch: the batch's lines
 	frame   []byte     // append scratch: the batch's frame
 	// kept is the decoded content of ix.frames[:len(kept)] as the open's
@@ -518,11 +519,14 @@ func (b *Backend) checkAndEncode(hd *handle, firstSeq sdk.Seq, events [][]byte) 
 		return hd.frame, nil
 	}
 	// Compression is the longer task, so it starts at once on this
-	// goroutine; the check's goroutine may take a while to be scheduled.
-	checked := make(chan *sdk.Error, 1)
-	go func() { checked <- hd.chk.checkBatch(firstSeq, events) }()
+	// goroutine, and a helper starts checking; the helper may take a while
+	// to be scheduled, so this goroutine checks what is left once the frame
+	// is done.
+	check := newSharedCheck(firstSeq, events)
+	go check.run(&hd.helper)
 	frame := enc.EncodeAll(buf, hd.frame[:0])
-	if err := hd.checkCAS(firstSeq, <-checked); err != nil {
+	check.run(&hd.chk)
+	if err := hd.checkCAS(firstSeq, check.result()); err != nil {
 		return nil, err
 	}
 	hd.frame = frame

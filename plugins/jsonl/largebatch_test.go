@@ -2,6 +2,7 @@ package jsonl
 
 import (
 	"bytes"
+	"errors"
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
@@ -66,5 +67,54 @@ func TestLargeBatchIsOneFrame(t *testing.T) {
 	}
 	if len(back) != len(batch) || !bytes.Equal(back[len(back)-1], batch[len(batch)-1]) {
 		t.Fatalf("read back %d events; want %d byte-equal", len(back), len(batch))
+	}
+}
+
+// A large batch is checked in pieces by two goroutines; a bad event in any
+// piece still fails the batch with the error of the first bad event, and
+// nothing of it is stored.
+func TestLargeBatchCheckNamesTheFirstBadEvent(t *testing.T) {
+	cfg := Config{Root: t.TempDir(), Compression: CompressionZstd, ZstdLevel: "default"}
+	b := newTestBackend(t, cfg)
+	good := corpus.Session(7, 1500)
+	storeEvents(t, b, "s1", good[:1])
+	o, err := b.Open(t.Context(), "s1", sdk.AccessWrite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch := good[1:]
+	if size := len(bytes.Join(batch, nil)); size < 8*sharedPieceBytes {
+		t.Fatalf("the batch is only %d bytes; the test needs many pieces", size)
+	}
+	with := func(edits map[int][]byte) [][]byte {
+		out := append([][]byte(nil), batch...)
+		for i, ev := range edits {
+			out[i] = ev
+		}
+		return out
+	}
+	spaced := append([]byte(`{ `), batch[900][1:]...) // not canonical
+	wrongSeq := good[5]                                  // seq 5 where 1001 belongs
+	cases := []struct {
+		name  string
+		batch [][]byte
+		code  sdk.Code
+		index int
+	}{
+		{"late bad envelope", with(map[int][]byte{899: spaced}), sdk.CodeEnvelopeInvalid, 899},
+		{"late wrong seq", with(map[int][]byte{1000: wrongSeq}), sdk.CodeSeqNotContiguous, 1000},
+		{"first of two", with(map[int][]byte{1000: wrongSeq, 1200: spaced}), sdk.CodeSeqNotContiguous, 1000},
+		{"last event", with(map[int][]byte{len(batch) - 1: []byte("{}")}), sdk.CodeEnvelopeInvalid, len(batch) - 1},
+	}
+	for _, c := range cases {
+		_, err := b.Append(t.Context(), o.Handle, 1, c.batch)
+		var e *sdk.Error
+		if !errors.As(err, &e) || e.Code != c.code || e.Index != c.index {
+			t.Fatalf("%s: Append = %v; want %s at index %d", c.name, err, c.code, c.index)
+		}
+	}
+	d, err := b.Append(t.Context(), o.Handle, 1, batch)
+	if err != nil || d.NextSeq != sdk.Offset(len(good)) {
+		t.Fatalf("the good batch after the bad ones: %+v, %v", d, err)
 	}
 }

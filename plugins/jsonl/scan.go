@@ -359,11 +359,15 @@ func (c *checker) isTurnEnd(line []byte) bool {
 // (ENVELOPE_INVALID naming its index) with seq firstSeq + index
 // (SEQ_NOT_CONTIGUOUS).
 func (c *checker) checkBatch(firstSeq sdk.Seq, events [][]byte) *sdk.Error {
-	f, ok := c.envelopes(events, int64(firstSeq))
-	switch {
-	case ok:
-		return nil
-	case f.reason != "":
+	if f, ok := c.envelopes(events, int64(firstSeq)); !ok {
+		return batchFault(firstSeq, f)
+	}
+	return nil
+}
+
+// batchFault is checkBatch's error for the first bad line f of a batch.
+func batchFault(firstSeq sdk.Seq, f lineFault) *sdk.Error {
+	if f.reason != "" {
 		e := sdk.Errorf(sdk.CodeEnvelopeInvalid, op, "batch event %d is not a canonical envelope: %s", f.index, f.reason)
 		e.Index = f.index
 		return e
