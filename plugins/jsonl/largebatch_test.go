@@ -94,7 +94,7 @@ func TestLargeBatchCheckNamesTheFirstBadEvent(t *testing.T) {
 		return out
 	}
 	spaced := append([]byte(`{ `), batch[900][1:]...) // not canonical
-	wrongSeq := good[5]                                  // seq 5 where 1001 belongs
+	wrongSeq := good[5]                               // seq 5 where 1001 belongs
 	cases := []struct {
 		name  string
 		batch [][]byte
