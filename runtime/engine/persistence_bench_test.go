@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
@@ -23,14 +24,22 @@ import (
 // benchBatch is the ingest batch size of the persistence benchmarks.
 const benchBatch = 256
 
-// benchEvents is the corpus the ingest benchmarks write, parsed once.
-func benchEvents(b *testing.B, n int) []session.Event {
+// benchInputs is the corpus the ingest benchmarks write, as the inputs that
+// append it, made once.
+func benchInputs(b *testing.B, n int) []session.AppendInput {
 	envs := corpus.Session(42, n)
-	out := make([]session.Event, len(envs))
+	out := make([]session.AppendInput, len(envs))
 	for i, e := range envs {
-		out[i] = parse(b, e)
+		out[i] = appendInputOf(parse(b, e))
 	}
 	return out
+}
+
+// resetTimer collects the garbage of a benchmark's setup, so that no
+// collection it started runs inside the timed loop, then resets the timer.
+func resetTimer(b *testing.B) {
+	runtime.GC()
+	b.ResetTimer()
 }
 
 func parse(tb testing.TB, env []byte) session.Event {
@@ -76,7 +85,7 @@ func benchmarkIngest(b *testing.B, backend string) {
 		b.Fatal(err)
 	}
 	defer e.Close(ctx)
-	events := benchEvents(b, 20_000)
+	inputs := benchInputs(b, 20_000)
 	var s *session.Session
 	newSession := func() {
 		if s != nil {
@@ -88,15 +97,15 @@ func benchmarkIngest(b *testing.B, backend string) {
 	}
 	newSession()
 	b.ReportAllocs()
-	b.ResetTimer()
+	resetTimer(b)
 	for done := 0; done < b.N; {
 		b.StopTimer()
 		n := min(benchBatch, b.N-done)
-		if int(s.Len())+n > len(events) {
+		if int(s.Len())+n > len(inputs) {
 			newSession()
 		}
 		for i := range n {
-			if _, err := s.Append(ctx, appendInputOf(events[int(s.Len())%len(events)])); err != nil {
+			if _, err := s.Append(ctx, inputs[int(s.Len())%len(inputs)]); err != nil {
 				b.Fatalf("append %d: %v", i, err)
 			}
 		}
@@ -132,16 +141,16 @@ func BenchmarkJSONLIngestInterleaved(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer e.Close(ctx)
-	events := benchEvents(b, 20_000)
+	inputs := benchInputs(b, 20_000)
 	w := newRawJSONL(b)
 	defer w.f.Close()
 	var s *session.Session
 	var ingest, raw time.Duration
 	batch := make([][]byte, 0, benchBatch)
-	b.ResetTimer()
+	resetTimer(b)
 	for range b.N {
 		b.StopTimer()
-		if s == nil || int(s.Len())+benchBatch > len(events) {
+		if s == nil || int(s.Len())+benchBatch > len(inputs) {
 			if s != nil {
 				_ = e.Store.Release(ctx, s)
 			}
@@ -151,7 +160,7 @@ func BenchmarkJSONLIngestInterleaved(b *testing.B) {
 		}
 		batch = batch[:0]
 		for range benchBatch {
-			ev, err := s.Append(ctx, appendInputOf(events[int(s.Len())%len(events)]))
+			ev, err := s.Append(ctx, inputs[int(s.Len())%len(inputs)])
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -189,7 +198,7 @@ func BenchmarkJSONLRawLimit(b *testing.B) {
 	batches := canonicalBatches(b)
 	w := newRawJSONL(b)
 	defer w.f.Close()
-	b.ResetTimer()
+	resetTimer(b)
 	for done, k := 0, 0; done < b.N; k++ {
 		batch := batches[k%len(batches)]
 		n := min(len(batch), b.N-done)
@@ -246,7 +255,7 @@ func BenchmarkSQLiteRawLimit(b *testing.B) {
 	enc := rawRowEncoder(b)
 	var frame []byte
 	seq := int64(0)
-	b.ResetTimer()
+	resetTimer(b)
 	for done, k := 0, 0; done < b.N; k++ {
 		batch := batches[k%len(batches)]
 		n := min(len(batch), b.N-done)
@@ -388,7 +397,7 @@ func benchmarkColdOpen(b *testing.B, backend string) {
 	}
 	defer e.Close(ctx)
 	b.SetBytes(total)
-	b.ResetTimer()
+	resetTimer(b)
 	for b.Loop() {
 		s, _, err := e.Store.Inspect(ctx, "cold")
 		if err != nil {
@@ -436,7 +445,7 @@ func BenchmarkSQLiteRawRead(b *testing.B) {
 	}
 	var out []byte
 	b.SetBytes(total)
-	b.ResetTimer()
+	resetTimer(b)
 	for b.Loop() {
 		rows, err := db.Query("SELECT seq, type, time, data, surface_op, source_event_seqs, ignorable FROM events WHERE session_id = 's' ORDER BY seq")
 		if err != nil {
