@@ -94,9 +94,10 @@ func (d *damage) error(id, path string) error {
 type checker struct {
 	dec     *zstd.Decoder // nil for plain logs
 	scratch []byte        // canonical encoding of the line being checked
-	decoded []byte        // the content of the frame being checked
-	arr     []byte        // a run of lines as one JSON array
-	lines   [][]byte      // the lines of the run being checked
+	parser  jsonv.Reparser
+	decoded []byte   // the content of the frame being checked
+	arr     []byte   // a run of lines as one JSON array
+	lines   [][]byte // the lines of the run being checked
 	// maxContent, when > 0, refuses frames that may decode to more bytes
 	// (by their content size, or 128 KiB per block): the fuzz targets set
 	// it so that a few bytes of RLE blocks cannot make each input decode
@@ -142,7 +143,7 @@ const keepScratch = 1 << 20
 // §2.2, §3), byte for byte. It returns its seq and whether its type is
 // turn/end, or a reason for refusing it.
 func (c *checker) envelope(ev []byte) (seq int64, turnEnd bool, reason string) {
-	buf, doc, err := jsonv.AppendParse(c.scratchFor(len(ev)), ev, jsonv.Options{})
+	buf, doc, err := c.parser.AppendParse(c.scratchFor(len(ev)), ev, jsonv.Options{})
 	c.keep(buf)
 	if err != nil {
 		return 0, false, "not lossless JSON: " + err.Error()
@@ -320,7 +321,7 @@ func (c *checker) envelopesRun(lines [][]byte, first int64) (lineFault, bool) {
 	} else {
 		c.arr = nil
 	}
-	buf, doc, err := jsonv.AppendParse(c.scratchFor(len(arr)), arr, jsonv.Options{MaxDepth: jsonv.DefaultMaxDepth + 1})
+	buf, doc, err := c.parser.AppendParse(c.scratchFor(len(arr)), arr, jsonv.Options{MaxDepth: jsonv.DefaultMaxDepth + 1})
 	c.keep(buf)
 	if err == nil && bytes.Equal(buf, arr) && doc.Root().Len() == len(lines) {
 		off, i := 1, 0

@@ -242,8 +242,11 @@ func scanRow(rows *sql.Rows, raw *rawRow) error {
 	return rows.Scan(&raw.seq, &raw.typ, &raw.time, &raw.dataType, &raw.data, &raw.surfaceOp, &raw.sources, &raw.ignorable)
 }
 
-// scratch holds the buffers decode reuses from row to row.
-type scratch struct{ json, data []byte }
+// scratch holds the buffers and the parser decode reuses from row to row.
+type scratch struct {
+	json, data []byte
+	parser     jsonv.Reparser
+}
 
 // decode checks a stored row and returns it as a row whose envelope is
 // canonical: type valid UTF-8, time in 0 … MaxSeq, data TEXT canonical JSON
@@ -300,7 +303,7 @@ func optionalJSON(v sql.NullString, column string, sc *scratch) ([]byte, *rowErr
 
 // canonical requires b to be lossless JSON in canonical form.
 func canonical(b []byte, column string, sc *scratch) *rowError {
-	buf, _, err := jsonv.AppendParse(sc.json[:0], b, jsonv.Options{})
+	buf, _, err := sc.parser.AppendParse(sc.json[:0], b, jsonv.Options{})
 	sc.json = buf[:0]
 	if err != nil {
 		return badRow("%s is not lossless JSON: %v", column, err)

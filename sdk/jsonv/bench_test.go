@@ -86,3 +86,16 @@ func BenchmarkGet(b *testing.B) {
 		}
 	}
 }
+
+func BenchmarkReparse1KiB(b *testing.B) {
+	src := benchInput(b)
+	buf := make([]byte, 0, len(src))
+	var r Reparser
+	b.SetBytes(int64(len(src)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := r.AppendParse(buf, src, Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

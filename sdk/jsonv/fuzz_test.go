@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -20,6 +21,10 @@ import (
 // (never JSON_SYNTAX); what it accepts decodes to the same values from the
 // input and from the canonical encoding, and the canonical encoding is a
 // fixed point. The seed corpus is testdata/fuzz/FuzzParse.
+// fuzzReparser is reused across FuzzParse inputs (a fuzz worker calls the
+// target from one goroutine).
+var fuzzReparser Reparser
+
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(messageJSON))
 	f.Fuzz(func(t *testing.T, src []byte) {
@@ -27,6 +32,14 @@ func FuzzParse(f *testing.F) {
 		d, err := Parse(src, Options{})
 		if !bytes.Equal(src, keep) {
 			t.Fatal("Parse changed its input")
+		}
+		// A Reparser, reused from input to input, agrees with Parse.
+		rbuf, rd, rerr := fuzzReparser.AppendParse(nil, src, Options{})
+		if (err == nil) != (rerr == nil) || err != nil && err.Error() != rerr.Error() {
+			t.Fatalf("Reparser error %v; Parse error %v", rerr, err)
+		}
+		if err == nil && (!bytes.Equal(rbuf, d.buf) || !slices.Equal(rd.tape, d.tape)) {
+			t.Fatalf("Reparser parsed %q differently from Parse", src)
 		}
 		valid := json.Valid(src)
 		if err != nil {

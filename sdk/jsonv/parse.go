@@ -13,7 +13,7 @@ import (
 // exception: an input of 4 GiB or more, beyond anything SPEC J1 admits, is
 // refused with EVENT_TOO_LARGE.)
 func Parse(src []byte, opt Options) (*Doc, error) {
-	_, d, err := parse(nil, src, opt, true)
+	_, d, err := parse(nil, src, opt, true, nil)
 	return d, err
 }
 
@@ -27,15 +27,27 @@ func Parse(src []byte, opt Options) (*Doc, error) {
 // length), though bytes of dst's spare capacity may have been overwritten;
 // on success the bytes past len(buf) are unspecified.
 func AppendParse(dst, src []byte, opt Options) (buf []byte, doc *Doc, err error) {
-	return parse(dst, src, opt, false)
+	return parse(dst, src, opt, false, nil)
+}
+
+// A Reparser parses one document after another as AppendParse does, into
+// one Doc whose tape it keeps: while documents are of similar sizes, a
+// parse allocates nothing (a tape much larger than the next document needs
+// is let go). The Doc a call returns is valid only until the next call. A
+// Reparser is not safe for concurrent use; its zero value is ready to use.
+type Reparser struct{ doc Doc }
+
+// AppendParse is the package's AppendParse, returning r's Doc.
+func (r *Reparser) AppendParse(dst, src []byte, opt Options) (buf []byte, doc *Doc, err error) {
+	return parse(dst, src, opt, false, &r.doc)
 }
 
 // parse is the scanner: one loop over src, no recursion. Scalars are
 // scanned by helpers; containers push a tape node whose next field links to
 // the enclosing open container until it is closed. With own, the buffer is
 // the Doc's alone and is trimmed when the canonical encoding came out much
-// shorter than src.
-func parse(dst, src []byte, opt Options, own bool) ([]byte, *Doc, error) {
+// shorter than src. With reuse, the document goes to that Doc, on its tape.
+func parse(dst, src []byte, opt Options, own bool, reuse *Doc) ([]byte, *Doc, error) {
 	maxDepth := opt.MaxDepth
 	if maxDepth <= 0 {
 		maxDepth = DefaultMaxDepth
@@ -52,7 +64,16 @@ func parse(dst, src []byte, opt Options, own bool) ([]byte, *Doc, error) {
 		out = make([]byte, base+n)
 		copy(out, dst)
 	}
-	doc, tape := newDoc(tapeEstimate(n))
+	var doc *Doc
+	var tape []node
+	if reuse != nil {
+		doc, tape = reuse, reuse.tape[:0]
+		if est := tapeEstimate(n); cap(tape) < est || cap(tape) > 4*est+inlineNodes {
+			tape = make([]node, 0, est) // a huge tape is not kept for small documents
+		}
+	} else {
+		doc, tape = newDoc(tapeEstimate(n))
+	}
 
 	var keys keySets       // hash sets of member names of large open objects
 	var filters [32]uint64 // name filters of the open objects, by depth
@@ -201,7 +222,7 @@ func parse(dst, src []byte, opt Options, own bool) ([]byte, *Doc, error) {
 				if own && n-w > w/4+256 {
 					buf = slices.Clone(buf)
 				}
-				if cap(tape) > inlineNodes && cap(tape)-len(tape) > len(tape)/2+64 {
+				if reuse == nil && cap(tape) > inlineNodes && cap(tape)-len(tape) > len(tape)/2+64 {
 					tape = slices.Clone(tape) // a separate allocation: trim it
 				}
 				doc.buf, doc.tape = buf, tape
