@@ -522,11 +522,15 @@ func (b *Backend) checkAndEncode(hd *handle, firstSeq sdk.Seq, events [][]byte) 
 	// goroutine, and a helper starts checking; the helper may take a while
 	// to be scheduled, so this goroutine checks what is left once the frame
 	// is done.
-	check := newSharedCheck(firstSeq, events)
+	check := newSharedCheck(events, int64(firstSeq))
 	go check.run(&hd.helper)
 	frame := enc.EncodeAll(buf, hd.frame[:0])
 	check.run(&hd.chk)
-	if err := hd.checkCAS(firstSeq, check.result()); err != nil {
+	var checkErr *sdk.Error
+	if f, ok := check.result(); !ok {
+		checkErr = batchFault(firstSeq, f)
+	}
+	if err := hd.checkCAS(firstSeq, checkErr); err != nil {
 		return nil, err
 	}
 	hd.frame = frame

@@ -8,7 +8,6 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
-	"sync"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/seed-e5e476df/logbook/sdk"
@@ -241,9 +240,8 @@ func (f lineFault) String(first int64) string {
 // instead of a Doc per line. Only when that fails does it check line by
 // line, to find and name the culprit.
 //
-// A large run is cut into pieces checked at once on up to GOMAXPROCS (at
-// most maxPieces) goroutines, each with its own checker; the first bad
-// line of the first piece that has one is the run's first bad line.
+// A large run is checked as a sharedCheck on up to GOMAXPROCS (at most
+// maxPieces) goroutines, each with its own checker.
 func (c *checker) envelopes(lines [][]byte, first int64) (lineFault, bool) {
 	size := 0
 	for _, l := range lines {
@@ -256,46 +254,13 @@ func (c *checker) envelopes(lines [][]byte, first int64) (lineFault, bool) {
 	if len(c.sub) < k-1 {
 		c.sub = make([]checker, k-1)
 	}
-	type result struct {
-		from int
-		f    lineFault
-		ok   bool
-	}
-	res := make([]result, k)
-	var wg sync.WaitGroup
-	from, acc := 0, 0
-	for p := range k {
-		to := len(lines)
-		if p < k-1 {
-			// Cut after the line that passes an even share of the bytes.
-			to = from
-			for to < len(lines)-(k-1-p) && (to == from || acc < size*(p+1)/k) {
-				acc += len(lines[to]) + 1
-				to++
-			}
-		}
-		piece, at := lines[from:to], from
-		res[p].from = at
-		if p == k-1 {
-			res[p].f, res[p].ok = c.envelopesRun(piece, first+int64(at))
-			break
-		}
-		wg.Add(1)
+	s := newSharedCheck(lines, first)
+	for p := range k - 1 {
 		c.sub[p].scanning = c.scanning
-		go func(sc *checker, r *result) {
-			defer wg.Done()
-			r.f, r.ok = sc.envelopesRun(piece, first+int64(at))
-		}(&c.sub[p], &res[p])
-		from = to
+		go s.run(&c.sub[p])
 	}
-	wg.Wait()
-	for _, r := range res {
-		if !r.ok {
-			r.f.index += r.from
-			return r.f, false
-		}
-	}
-	return lineFault{}, true
+	s.run(c)
+	return s.result()
 }
 
 // Runs of at least 2 × pieceMin bytes are checked in pieces.

@@ -334,20 +334,16 @@ func (s *appendStream) roundTripFlush(ctx context.Context, c *persistenceClient,
 		}
 		got <- reply{r, err}
 	}()
-	fr, ferr := c.rpc.Flush(fctx, &logbookv1.HandleRequest{Handle: req.GetHandle()})
+	flushed, flushErr = flushResult(ctx)(c.rpc.Flush(fctx, &logbookv1.HandleRequest{Handle: req.GetHandle()}))
 	rep := <-got
 	if r, err = s.finish(ctx, stop, rep.r, rep.err); err != nil {
 		return nil, sdk.Durable{}, nil, err
 	}
-	if ferr != nil {
-		return r, sdk.Durable{}, fromStatus(ctx, "persistence.Flush", ferr), nil
-	}
-	if fr.GetDurableNextSeq() < after {
+	if flushErr == nil && int64(flushed.NextSeq) < after {
 		// A server that does not hold the Flush answered before the batch.
 		flushed, flushErr = c.Flush(ctx, req.GetHandle())
-		return r, flushed, flushErr, nil
 	}
-	return r, sdk.Durable{NextSeq: sdk.Offset(fr.GetDurableNextSeq()), Revision: fr.GetRevision()}, nil, nil
+	return r, flushed, flushErr, nil
 }
 
 // send opens the stream if needed, ties it to ctx and sends req. stop
@@ -438,11 +434,18 @@ func (c *persistenceClient) Flush(ctx context.Context, handle string) (sdk.Durab
 	if err := checkHandle(handle); err != nil {
 		return sdk.Durable{}, err
 	}
-	r, err := c.rpc.Flush(ctx, &logbookv1.HandleRequest{Handle: handle})
-	if err != nil {
-		return sdk.Durable{}, fromStatus(ctx, "persistence.Flush", err)
+	return flushResult(ctx)(c.rpc.Flush(ctx, &logbookv1.HandleRequest{Handle: handle}))
+}
+
+// flushResult returns the function that turns a Flush's gRPC reply, or
+// error, into the sdk's.
+func flushResult(ctx context.Context) func(*logbookv1.FlushReply, error) (sdk.Durable, error) {
+	return func(r *logbookv1.FlushReply, err error) (sdk.Durable, error) {
+		if err != nil {
+			return sdk.Durable{}, fromStatus(ctx, "persistence.Flush", err)
+		}
+		return sdk.Durable{NextSeq: sdk.Offset(r.GetDurableNextSeq()), Revision: r.GetRevision()}, nil
 	}
-	return sdk.Durable{NextSeq: sdk.Offset(r.GetDurableNextSeq()), Revision: r.GetRevision()}, nil
 }
 
 // Close ends the handle's Append stream (waiting for a batch in flight on
