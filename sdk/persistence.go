@@ -90,3 +90,53 @@ type Persistence interface {
 	// instance).
 	List(ctx context.Context, fn func(ListEntry) error) error
 }
+
+// Damage locates the damaged part of a stored log that a
+// SalvageReader found. Offsets are byte offsets in the stored file for
+// file backends; a row backend reports the position of the first damaged
+// row (its seq) as Offset and the number of rows from there on as Bytes.
+type Damage struct {
+	// Offset is where the damage starts: the end of the longest valid
+	// prefix.
+	Offset int64
+	// Bytes is the size of the damaged region and everything after it: all
+	// of it is excluded from the valid prefix and copied into Tail.
+	Bytes int64
+	// IntactEventsExcluded counts the events after the damage that still
+	// pass every check (intact frames, rows or lines) but are excluded
+	// because a valid log is a contiguous prefix.
+	IntactEventsExcluded int64
+	// Reason names the check the damaged unit failed.
+	Reason string
+	// Tail holds the damaged region and everything after it, byte for byte
+	// for file backends, as canonical JSON lines of the rows for row
+	// backends.
+	Tail []byte
+}
+
+// Damaged is the reply of SalvageReader.ReadDamaged.
+type Damaged struct {
+	// Header is the stored header (the header unit must be intact, else
+	// ReadDamaged fails with CORRUPT_LOG: there is nothing to salvage).
+	Header Header
+	// ValidEvents is the length of the longest valid prefix: the number of
+	// events ReadDamaged passed to fn.
+	ValidEvents int64
+	// Corrupt reports whether the stored log is CORRUPT_LOG. When false the
+	// log loads normally (it may end in a torn tail) and Damage is zero.
+	Corrupt bool
+	// Damage is set when Corrupt is true.
+	Damage Damage
+}
+
+// SalvageReader is the optional persistence capability salvage needs: it
+// reads a stored session whose log is CORRUPT_LOG instead of refusing it.
+// Every first-party backend implements it; the host discovers it by type
+// assertion.
+type SalvageReader interface {
+	// ReadDamaged reads the stored session id without claiming it and
+	// without modifying anything: fn gets consecutive chunks of the longest
+	// valid prefix (fresh buffers fn may keep), then the reply says where
+	// the damage is. A missing session is SESSION_NOT_FOUND.
+	ReadDamaged(ctx context.Context, id string, fn func(events [][]byte) error) (Damaged, error)
+}
