@@ -306,9 +306,11 @@ func TestCodeEventTypeReserved(t *testing.T) {
 	rejectAppend(t, s, evRaw(TypeSessionEndSeed, `{}`), sdk.CodeEventTypeReserved, TypeSessionEndSeed)
 	rejectAppend(t, s, evRaw(TypeSessionEndSeed, `{"inherited":true}`), sdk.CodeEventTypeReserved, TypeSessionEndSeed)
 	rejectAppend(t, s, evRaw(TypeSessionRecovered, `{"tornBytes":1,"tornFromSeq":0}`), sdk.CodeEventTypeReserved, TypeSessionRecovered)
+	rejectAppend(t, s, evRaw(TypeSessionSalvaged, `{"salvagedFrom":"a","damagedAtOffset":1,"damagedBytes":2,"intactEventsExcluded":0,"artifact":"/x"}`), sdk.CodeEventTypeReserved, TypeSessionSalvaged)
 	rejectAppend(t, s, AppendInput{Type: TypeSessionEndSeed, Data: tcRaw(`{}`), Ignorable: true}, sdk.CodeEventTypeReserved)
 	// The store writes them; restore reads them.
-	envs := withEnv(envLine(2, TypeSessionRecovered, `{"tornBytes":1,"tornFromSeq":2}`, ""), envLine(3, TypeSessionEndSeed, `{}`, ""))
+	envs := withEnv(envLine(2, TypeSessionRecovered, `{"tornBytes":1,"tornFromSeq":2}`, ""), envLine(3, TypeSessionEndSeed, `{}`, ""),
+		envLine(4, TypeSessionSalvaged, `{"salvagedFrom":"a","damagedAtOffset":1,"damagedBytes":2,"intactEventsExcluded":0,"artifact":"/x"}`, ""))
 	if _, err := Restore(context.Background(), restoreOpts(), RestoreOptions{}, envs); err != nil {
 		t.Errorf("Restore of store-written types: %v", err)
 	}

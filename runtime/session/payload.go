@@ -28,6 +28,8 @@ import (
 //
 // Decisions where SPEC is silent:
 //   - compactionId is a non-empty string; sourceCommandId any string.
+//   - session/salvaged names its source by a valid session id and its
+//     artifact by a non-empty string; the three counts are ≥ 0.
 //   - tool/call callId, name and arguments are plain strings (SPEC says no
 //     more); request/context and compaction/summary provider/model too.
 //   - image data must decode with base64.StdEncoding (padding required, CR and
@@ -72,6 +74,7 @@ const (
 	rArray                   // array of any values
 	rSeqs                    // array of rSeq
 	rMsgID                   // non-empty string of at most 256 bytes
+	rSessionID               // a session id (sdk.ValidateSessionID)
 	rBase64                  // string that base64.StdEncoding decodes
 	rStop                    // string or array of strings (config.stop)
 	rUsage                   // TokenUsage (§5.3)
@@ -127,6 +130,8 @@ var (
 		{"contextWindow", false, rNat}, {"systemPromptUpdate", false, rString}}
 	shapeEndSeed   = pshape{{"inherited", false, rTrue}}
 	shapeRecovered = pshape{{"tornBytes", true, rNat}, {"tornFromSeq", true, rSeq}, {"artifact", false, rString}}
+	shapeSalvaged  = pshape{{"salvagedFrom", true, rSessionID}, {"damagedAtOffset", true, rNat},
+		{"damagedBytes", true, rNat}, {"intactEventsExcluded", true, rNat}, {"artifact", true, rNonEmpty}}
 	shapeCompStart = pshape{{"compactionId", true, rNonEmpty}, {"sourceCommandId", false, rString},
 		{"turn", true, rNatOrNull}}
 	shapeCompSummary = pshape{{"compactionId", true, rNonEmpty}, {"sourceCommandId", false, rString},
@@ -261,6 +266,8 @@ func checkPayload(typ string, data jsonv.Value, headerSeen bool) *sdk.Error {
 		s = shapeEndSeed
 	case "session/recovered":
 		s = shapeRecovered
+	case "session/salvaged":
+		s = shapeSalvaged
 	case "compaction/start":
 		s = shapeCompStart
 	case "compaction/summary":
@@ -490,6 +497,11 @@ func (c *pchecker) value(v jsonv.Value, r prule) *sdk.Error {
 	case rMsgID:
 		if !validMessageID(v) {
 			return c.bad(c.code, v, "must be a non-empty string of at most 256 bytes")
+		}
+	case rSessionID:
+		s, ok := v.Str()
+		if !ok || sdk.ValidateSessionID(s) != nil {
+			return c.bad(c.code, v, "must be a session id (1–80 bytes of UTF-8 without control characters)")
 		}
 	case rBase64:
 		s, ok := v.Str()

@@ -76,6 +76,7 @@ func TestCheckPayloadAcceptsValidCoreEvents(t *testing.T) {
 		{"end seed fresh", "session/end-seed", `{}`, false},
 		{"end seed inherited", "session/end-seed", `{"inherited":true}`, false},
 		{"recovered", "session/recovered", `{"tornBytes":12,"tornFromSeq":7,"artifact":"/tmp/x"}`, false},
+		{"salvaged", "session/salvaged", `{"salvagedFrom":"s1","damagedAtOffset":0,"damagedBytes":0,"intactEventsExcluded":0,"artifact":"/d/x.bin"}`, false},
 		{"compaction start standalone", "compaction/start", `{"compactionId":"c1","turn":null}`, false},
 		{"compaction start numbered", "compaction/start", `{"compactionId":"c1","sourceCommandId":"cmd","turn":2}`, false},
 		{"compaction summary", "compaction/summary", `{"compactionId":"c1",` + plSummary + `,"maxTokens":8192,"usage":{"input":1,"output":2},"rawOutput":{"x":1}}`, false},
@@ -164,6 +165,15 @@ func TestCheckPayloadShapeRules(t *testing.T) {
 		{"context window negative", "request/context", `{"provider":"p","model":"m","contextWindow":-5}`, false, P, []string{"data.contextWindow = -5"}},
 		{"end seed inherited false", "session/end-seed", `{"inherited":false}`, false, P, []string{"data.inherited = false"}},
 		{"recovered torn seq float", "session/recovered", `{"tornBytes":1,"tornFromSeq":2.5}`, false, P, []string{"data.tornFromSeq = 2.5", "Seq"}},
+		{"salvaged source not a string", "session/salvaged", salvagedWith(`"salvagedFrom":7`), false, P, []string{"data.salvagedFrom = 7", "session id"}},
+		{"salvaged source not a session id", "session/salvaged", salvagedWith(`"salvagedFrom":"a\u0001b"`), false, P, []string{"data.salvagedFrom", "session id"}},
+		{"salvaged source empty", "session/salvaged", salvagedWith(`"salvagedFrom":""`), false, P, []string{`data.salvagedFrom = ""`, "session id"}},
+		{"salvaged offset negative", "session/salvaged", salvagedWith(`"damagedAtOffset":-1`), false, P, []string{"data.damagedAtOffset = -1", "non-negative"}},
+		{"salvaged bytes not integer", "session/salvaged", salvagedWith(`"damagedBytes":1.5`), false, P, []string{"data.damagedBytes = 1.5", "non-negative"}},
+		{"salvaged excluded negative", "session/salvaged", salvagedWith(`"intactEventsExcluded":-3`), false, P, []string{"data.intactEventsExcluded = -3", "non-negative"}},
+		{"salvaged artifact empty", "session/salvaged", salvagedWith(`"artifact":""`), false, P, []string{`data.artifact = ""`, "non-empty"}},
+		{"salvaged artifact missing", "session/salvaged", `{"salvagedFrom":"s","damagedAtOffset":1,"damagedBytes":2,"intactEventsExcluded":3}`, false, P, []string{"data.artifact: missing"}},
+		{"salvaged unknown member", "session/salvaged", salvagedWith(`"reason":"crc"`), false, P, []string{"data.reason: unknown member"}},
 		{"compaction id empty", "compaction/start", `{"compactionId":"","turn":null}`, false, P, []string{`data.compactionId = ""`, "non-empty"}},
 		{"compaction turn missing", "compaction/end", `{"compactionId":"c"}`, false, P, []string{"data.turn: missing"}},
 		{"compaction turn string", "compaction/start", `{"compactionId":"c","turn":"1"}`, false, P, []string{`data.turn = "1"`, "or null"}},
@@ -536,4 +546,21 @@ func BenchmarkCheckPayloadRequestHeader(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// salvagedWith returns a valid session/salvaged payload with one member
+// replaced (or, when its name is new, added) by member, a "name":value pair.
+func salvagedWith(member string) string {
+	members := []string{`"salvagedFrom":"s1"`, `"damagedAtOffset":10`, `"damagedBytes":20`, `"intactEventsExcluded":2`, `"artifact":"/d/a.bin"`}
+	name, _, _ := strings.Cut(member, ":")
+	replaced := false
+	for i, m := range members {
+		if strings.HasPrefix(m, name+":") {
+			members[i], replaced = member, true
+		}
+	}
+	if !replaced {
+		members = append(members, member)
+	}
+	return "{" + strings.Join(members, ",") + "}"
 }

@@ -38,6 +38,7 @@ const (
 	TypeRequestContext    = "request/context"
 	TypeSessionEndSeed    = "session/end-seed"
 	TypeSessionRecovered  = "session/recovered"
+	TypeSessionSalvaged   = "session/salvaged"
 	TypeCompactionStart   = "compaction/start"
 	TypeCompactionSummary = "compaction/summary"
 	TypeCompactionEnd     = "compaction/end"
@@ -64,7 +65,7 @@ var coreTypes = [...]string{
 	TypeAssistantMessage, TypeToolResult, TypeToolCall, TypeUserMessage, TypeStepStart, TypeStepEnd,
 	TypeTurnStart, TypeTurnEnd, TypeRequestHeader, TypeRequestContext, TypeSystemMessage, TypeDeveloperMessage,
 	TypeAssistantAttempt, TypeTodoWrite, TypeSessionEndSeed, TypeSessionRecovered,
-	TypeCompactionStart, TypeCompactionSummary, TypeCompactionEnd, TypeCompactionPrune,
+	TypeSessionSalvaged, TypeCompactionStart, TypeCompactionSummary, TypeCompactionEnd, TypeCompactionPrune,
 }
 
 func coreClass(typ string) (class, bool) {
@@ -76,7 +77,7 @@ func coreClass(typ string) (class, bool) {
 	case TypeAssistantAttempt, TypeToolCall, TypeTodoWrite, TypeRequestHeader, TypeRequestContext,
 		TypeCompactionStart, TypeCompactionSummary, TypeCompactionEnd, TypeCompactionPrune:
 		return classL, true
-	case TypeSessionEndSeed, TypeSessionRecovered:
+	case TypeSessionEndSeed, TypeSessionRecovered, TypeSessionSalvaged:
 		return classX, true
 	}
 	return classU, false
