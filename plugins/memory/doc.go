@@ -72,12 +72,17 @@
 //   - Context. Every call but Close fails with IO_ERROR wrapping ctx.Err()
 //     when ctx has ended, before changing anything; Read also checks
 //     between chunks. Close always runs, so a claim can always be released.
+//   - Salvage. The backend is an sdk.SalvageReader. A log marked damaged
+//     with the Damage hook is CORRUPT_LOG at every Open; ReadDamaged returns
+//     its events before the damage and locates the damage in the log's
+//     JSONL image (header line, then one line per event), whose lines from
+//     the damaged event on are the tail.
 //   - Errors are *sdk.Error with Op "memory".
 //
 // # Test hooks
 //
-// FailNextAppends, LoseNextAppendReplies, SetAppendDelay, DropOwnership
-// and SetStoredFormatVersion inject faults for tests of the host. They are
+// FailNextAppends, LoseNextAppendReplies, SetAppendDelay, DropOwnership,
+// SetStoredFormatVersion and Damage inject faults for tests of the host. They are
 // not part of sdk.Persistence and no production code calls them.
 //
 // Every method is safe for concurrent use.

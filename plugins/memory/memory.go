@@ -51,6 +51,7 @@ type session struct {
 	size   int64    // len(header) + Σ len(event)
 	gen    uint64   // changes of the session; ≥ 1 once stored
 	owner  *handle  // the write claim; nil when free
+	damage *damage  // set by the Damage test hook
 }
 
 type handle struct {
@@ -151,6 +152,9 @@ func (b *Backend) Open(ctx context.Context, id string, access sdk.Access) (sdk.O
 	h, err := headerjson.Decode(s.header, id, artifact)
 	if err != nil {
 		return sdk.Opened{}, err
+	}
+	if s.damage != nil {
+		return sdk.Opened{}, s.damage.corrupt(id)
 	}
 	if access == sdk.AccessWrite && s.owner != nil {
 		return sdk.Opened{}, withSession(sdk.Errorf(sdk.CodeAlreadyOwned, op, "session %s is already open for writing by another handle; close that handle first", strconv.Quote(id)), id)
@@ -267,7 +271,14 @@ func (b *Backend) Read(ctx context.Context, handle string, offset sdk.Offset, le
 	if length != -1 && int64(offset) < end && length < end-int64(offset) {
 		end = int64(offset) + length
 	}
-	for i := int64(offset); i < end; {
+	return emit(ctx, stored, int64(offset), end, fn)
+}
+
+// emit calls fn with fresh copies of stored[from:end] in chunks of at most
+// readChunkEvents events or about readChunkBytes bytes, checking ctx
+// before each.
+func emit(ctx context.Context, stored [][]byte, from, end int64, fn func(events [][]byte) error) error {
+	for i := from; i < end; {
 		if err := ended(ctx, "read"); err != nil {
 			return err
 		}
