@@ -14,7 +14,9 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk/headerjson"
 	logbookv1 "github.com/seed-e5e476df/logbook/sdk/proto/logbook/v1"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
@@ -526,6 +528,65 @@ func (c *persistenceClient) List(ctx context.Context, fn func(sdk.ListEntry) err
 	}
 }
 
+// ReadDamaged implements sdk.SalvageReader over the ReadDamaged stream:
+// the prefix's chunks go to fn as they arrive, the tail pieces are joined,
+// and the summary ends the stream. A plugin whose backend has no such
+// capability answers Unimplemented, which becomes CONFIG_INVALID naming
+// it: retrying cannot help.
+func (c *persistenceClient) ReadDamaged(ctx context.Context, id string, fn func(events [][]byte) error) (sdk.Damaged, error) {
+	if err := sdk.ValidateSessionID(id); err != nil {
+		return sdk.Damaged{}, err
+	}
+	const call = "persistence.ReadDamaged"
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	st, err := c.rpc.ReadDamaged(rctx, &logbookv1.ReadDamagedRequest{Id: id})
+	if err != nil {
+		return sdk.Damaged{}, readDamagedError(ctx, id, err)
+	}
+	var tail []byte
+	for {
+		part, err := st.Recv()
+		if errors.Is(err, io.EOF) {
+			return sdk.Damaged{}, &sdk.Error{Code: sdk.CodeIOError, Op: errOp, SessionID: id, Seq: -1, Index: -1, Detail: call + ": the plugin ended the stream without its summary"}
+		}
+		if err != nil {
+			return sdk.Damaged{}, readDamagedError(ctx, id, err)
+		}
+		switch p := part.GetPart().(type) {
+		case *logbookv1.DamagedPart_Events:
+			if evs := p.Events.GetEvents(); len(evs) > 0 {
+				if err := fn(evs); err != nil {
+					return sdk.Damaged{}, err
+				}
+			}
+		case *logbookv1.DamagedPart_Tail:
+			tail = append(tail, p.Tail...)
+		case *logbookv1.DamagedPart_Summary:
+			sum := p.Summary
+			h, err := headerjson.Decode(sum.GetHeader(), id, "")
+			if err != nil {
+				return sdk.Damaged{}, err
+			}
+			d := sdk.Damaged{Header: h, ValidEvents: sum.GetValidEvents(), Corrupt: sum.GetCorrupt()}
+			if d.Corrupt {
+				d.Damage = sdk.Damage{Offset: sum.GetDamageOffset(), Bytes: sum.GetDamageBytes(),
+					IntactEventsExcluded: sum.GetIntactEventsExcluded(), Reason: sum.GetDamageReason(), Tail: tail}
+			}
+			return d, nil
+		}
+	}
+}
+
+// readDamagedError maps a failed ReadDamaged call; see ReadDamaged.
+func readDamagedError(ctx context.Context, id string, err error) error {
+	if st, ok := status.FromError(err); ok && st.Code() == codes.Unimplemented {
+		return &sdk.Error{Code: sdk.CodeConfigInvalid, Op: errOp, SessionID: id, Seq: -1, Index: -1,
+			Detail: "the persistence plugin cannot read a damaged log (it does not implement ReadDamaged), so it cannot salvage; use a backend that does", Err: err}
+	}
+	return fromStatus(ctx, "persistence.ReadDamaged", err)
+}
+
 // summarizerClient implements sdk.Summarizer and sdk.RangeSelector over gRPC.
 type summarizerClient struct {
 	rpc logbookv1.SummarizerClient
@@ -628,6 +689,7 @@ func (c *projectionClient) Project(ctx context.Context, r sdk.ProjectRequest) ([
 // Compile-time checks of the adapters.
 var (
 	_ sdk.Persistence   = (*persistenceClient)(nil)
+	_ sdk.SalvageReader = (*persistenceClient)(nil)
 	_ sdk.Summarizer    = (*summarizerClient)(nil)
 	_ sdk.RangeSelector = (*summarizerClient)(nil)
 	_ sdk.Pruner        = (*prunerClient)(nil)

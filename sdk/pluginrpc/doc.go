@@ -23,7 +23,10 @@
 // Every request and reply stays under RPCMaxBytes: the Persistence client
 // splits an Append batch whose encoding would exceed it into consecutive
 // compare-and-set appends (SPEC §12.2), and the server streams Read replies
-// in chunks of at most RPCMaxBytes/2 bytes. The gRPC limits are RPCMaxBytes
+// in chunks of at most RPCMaxBytes/2 bytes. ReadDamaged streams the valid
+// prefix the same way, then the damaged tail in pieces of that size, then
+// its summary; against a backend that is no sdk.SalvageReader it answers
+// Unimplemented, which the client reports as CONFIG_INVALID. The gRPC limits are RPCMaxBytes
 // plus 1 MiB of headroom on both ends.
 //
 // A host's write-behind drain ends with Append and then Flush (SPEC §12.4).

@@ -7,11 +7,14 @@ import (
 	"errors"
 	"io"
 	"slices"
+	"strings"
 
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/errinfo"
 	"github.com/seed-e5e476df/logbook/sdk/headerjson"
 	logbookv1 "github.com/seed-e5e476df/logbook/sdk/proto/logbook/v1"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
@@ -159,39 +162,94 @@ func (s *persistenceServer) Append(stream logbookv1.Persistence_AppendServer) er
 // chunks up to that size. Events read before a failure are sent before the
 // failure's status, as an in-process Read calls fn before returning it.
 func (s *persistenceServer) Read(req *logbookv1.ReadRequest, stream logbookv1.Persistence_ReadServer) error {
-	var (
-		chunk   [][]byte
-		size    int
-		sendErr error
-	)
-	flush := func() error {
-		if len(chunk) == 0 {
-			return nil
-		}
-		err := stream.Send(&logbookv1.ReadChunk{Events: chunk})
-		chunk, size = nil, 0
+	c := rechunker{max: s.chunkBytes, send: func(events [][]byte) error {
+		return stream.Send(&logbookv1.ReadChunk{Events: events})
+	}}
+	err := s.impl.Read(stream.Context(), req.GetHandle(), sdk.Offset(req.GetOffset()), req.GetLength(), c.add)
+	if err := c.finish(); err != nil {
 		return err
 	}
-	err := s.impl.Read(stream.Context(), req.GetHandle(), sdk.Offset(req.GetOffset()), req.GetLength(), func(events [][]byte) error {
-		for _, e := range events {
-			n := eventFieldSize(len(e))
-			if size+n > s.chunkBytes && len(chunk) > 0 {
-				if sendErr = flush(); sendErr != nil {
-					return sendErr
-				}
-			}
-			chunk = append(chunk, e)
-			size += n
-		}
-		return nil
-	})
-	if sendErr != nil {
-		return sendErr
-	}
-	if ferr := flush(); ferr != nil {
-		return ferr
-	}
 	return toStatus(err)
+}
+
+// rechunker collects the events a backend yields into messages of at most
+// max bytes of events (one larger event travels alone) and sends them.
+type rechunker struct {
+	max     int
+	send    func(events [][]byte) error
+	chunk   [][]byte
+	size    int
+	sendErr error // the first failed send; the backend's read ends with it
+}
+
+// add is the fn of a backend read.
+func (c *rechunker) add(events [][]byte) error {
+	for _, e := range events {
+		n := eventFieldSize(len(e))
+		if c.size+n > c.max && len(c.chunk) > 0 {
+			if c.sendErr = c.flush(); c.sendErr != nil {
+				return c.sendErr
+			}
+		}
+		c.chunk = append(c.chunk, e)
+		c.size += n
+	}
+	return nil
+}
+
+func (c *rechunker) flush() error {
+	if len(c.chunk) == 0 {
+		return nil
+	}
+	err := c.send(c.chunk)
+	c.chunk, c.size = nil, 0
+	return err
+}
+
+// finish sends what is left, after the backend's read returned: the send
+// error that ended the read, if any, else the last send's.
+func (c *rechunker) finish() error {
+	if c.sendErr != nil {
+		return c.sendErr
+	}
+	return c.flush()
+}
+
+// ReadDamaged serves the backend's sdk.SalvageReader, or answers
+// Unimplemented when the backend has none: the valid prefix re-chunked as
+// Read does, then the tail in pieces of at most chunkBytes, then the
+// summary. Events read before a failure are sent before its status.
+func (s *persistenceServer) ReadDamaged(req *logbookv1.ReadDamagedRequest, stream logbookv1.Persistence_ReadDamagedServer) error {
+	sr, ok := s.impl.(sdk.SalvageReader)
+	if !ok {
+		return status.Error(codes.Unimplemented, "this persistence backend cannot read a damaged log (it implements no sdk.SalvageReader)")
+	}
+	c := rechunker{max: s.chunkBytes, send: func(events [][]byte) error {
+		return stream.Send(&logbookv1.DamagedPart{Part: &logbookv1.DamagedPart_Events{Events: &logbookv1.ReadChunk{Events: events}}})
+	}}
+	d, err := sr.ReadDamaged(stream.Context(), req.GetId(), c.add)
+	if err := c.finish(); err != nil {
+		return err
+	}
+	if err != nil {
+		return toStatus(err)
+	}
+	for tail := d.Damage.Tail; len(tail) > 0; {
+		n := min(len(tail), s.chunkBytes)
+		if err := stream.Send(&logbookv1.DamagedPart{Part: &logbookv1.DamagedPart_Tail{Tail: tail[:n]}}); err != nil {
+			return err
+		}
+		tail = tail[n:]
+	}
+	return stream.Send(&logbookv1.DamagedPart{Part: &logbookv1.DamagedPart_Summary{Summary: &logbookv1.DamagedSummary{
+		Header:               headerjson.Encode(d.Header),
+		ValidEvents:          d.ValidEvents,
+		Corrupt:              d.Corrupt,
+		DamageOffset:         d.Damage.Offset,
+		DamageBytes:          d.Damage.Bytes,
+		IntactEventsExcluded: d.Damage.IntactEventsExcluded,
+		DamageReason:         errinfo.Clip(strings.ToValidUTF8(d.Damage.Reason, "\uFFFD")), // proto strings are UTF-8
+	}}})
 }
 
 // eventFieldSize is the encoded size of one element of a repeated bytes field

@@ -892,6 +892,244 @@ func (x *ListEntry) GetError() *PluginError {
 	return nil
 }
 
+type ReadDamagedRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReadDamagedRequest) Reset() {
+	*x = ReadDamagedRequest{}
+	mi := &file_logbook_v1_persistence_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReadDamagedRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReadDamagedRequest) ProtoMessage() {}
+
+func (x *ReadDamagedRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_logbook_v1_persistence_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReadDamagedRequest.ProtoReflect.Descriptor instead.
+func (*ReadDamagedRequest) Descriptor() ([]byte, []int) {
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *ReadDamagedRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+// DamagedPart is one message of a ReadDamaged stream, in this order: any
+// number of events, any number of tail pieces, one summary.
+type DamagedPart struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Part:
+	//
+	//	*DamagedPart_Events
+	//	*DamagedPart_Tail
+	//	*DamagedPart_Summary
+	Part          isDamagedPart_Part `protobuf_oneof:"part"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DamagedPart) Reset() {
+	*x = DamagedPart{}
+	mi := &file_logbook_v1_persistence_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DamagedPart) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DamagedPart) ProtoMessage() {}
+
+func (x *DamagedPart) ProtoReflect() protoreflect.Message {
+	mi := &file_logbook_v1_persistence_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DamagedPart.ProtoReflect.Descriptor instead.
+func (*DamagedPart) Descriptor() ([]byte, []int) {
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *DamagedPart) GetPart() isDamagedPart_Part {
+	if x != nil {
+		return x.Part
+	}
+	return nil
+}
+
+func (x *DamagedPart) GetEvents() *ReadChunk {
+	if x != nil {
+		if x, ok := x.Part.(*DamagedPart_Events); ok {
+			return x.Events
+		}
+	}
+	return nil
+}
+
+func (x *DamagedPart) GetTail() []byte {
+	if x != nil {
+		if x, ok := x.Part.(*DamagedPart_Tail); ok {
+			return x.Tail
+		}
+	}
+	return nil
+}
+
+func (x *DamagedPart) GetSummary() *DamagedSummary {
+	if x != nil {
+		if x, ok := x.Part.(*DamagedPart_Summary); ok {
+			return x.Summary
+		}
+	}
+	return nil
+}
+
+type isDamagedPart_Part interface {
+	isDamagedPart_Part()
+}
+
+type DamagedPart_Events struct {
+	Events *ReadChunk `protobuf:"bytes,1,opt,name=events,proto3,oneof"` // consecutive envelopes of the valid prefix
+}
+
+type DamagedPart_Tail struct {
+	Tail []byte `protobuf:"bytes,2,opt,name=tail,proto3,oneof"` // the next piece of the damaged region and everything after it
+}
+
+type DamagedPart_Summary struct {
+	Summary *DamagedSummary `protobuf:"bytes,3,opt,name=summary,proto3,oneof"`
+}
+
+func (*DamagedPart_Events) isDamagedPart_Part() {}
+
+func (*DamagedPart_Tail) isDamagedPart_Part() {}
+
+func (*DamagedPart_Summary) isDamagedPart_Part() {}
+
+// DamagedSummary ends a ReadDamaged stream. When corrupt is false the log
+// loads normally and the damage fields are zero.
+type DamagedSummary struct {
+	state                protoimpl.MessageState `protogen:"open.v1"`
+	Header               []byte                 `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`                               // canonical session header JSON
+	ValidEvents          int64                  `protobuf:"varint,2,opt,name=valid_events,json=validEvents,proto3" json:"valid_events,omitempty"` // events in the valid prefix
+	Corrupt              bool                   `protobuf:"varint,3,opt,name=corrupt,proto3" json:"corrupt,omitempty"`
+	DamageOffset         int64                  `protobuf:"varint,4,opt,name=damage_offset,json=damageOffset,proto3" json:"damage_offset,omitempty"`                           // where the damage starts
+	DamageBytes          int64                  `protobuf:"varint,5,opt,name=damage_bytes,json=damageBytes,proto3" json:"damage_bytes,omitempty"`                              // size of the damaged region and everything after it
+	IntactEventsExcluded int64                  `protobuf:"varint,6,opt,name=intact_events_excluded,json=intactEventsExcluded,proto3" json:"intact_events_excluded,omitempty"` // intact events after the damage, left out
+	DamageReason         string                 `protobuf:"bytes,7,opt,name=damage_reason,json=damageReason,proto3" json:"damage_reason,omitempty"`                            // the check the damaged unit failed
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
+}
+
+func (x *DamagedSummary) Reset() {
+	*x = DamagedSummary{}
+	mi := &file_logbook_v1_persistence_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DamagedSummary) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DamagedSummary) ProtoMessage() {}
+
+func (x *DamagedSummary) ProtoReflect() protoreflect.Message {
+	mi := &file_logbook_v1_persistence_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DamagedSummary.ProtoReflect.Descriptor instead.
+func (*DamagedSummary) Descriptor() ([]byte, []int) {
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *DamagedSummary) GetHeader() []byte {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+func (x *DamagedSummary) GetValidEvents() int64 {
+	if x != nil {
+		return x.ValidEvents
+	}
+	return 0
+}
+
+func (x *DamagedSummary) GetCorrupt() bool {
+	if x != nil {
+		return x.Corrupt
+	}
+	return false
+}
+
+func (x *DamagedSummary) GetDamageOffset() int64 {
+	if x != nil {
+		return x.DamageOffset
+	}
+	return 0
+}
+
+func (x *DamagedSummary) GetDamageBytes() int64 {
+	if x != nil {
+		return x.DamageBytes
+	}
+	return 0
+}
+
+func (x *DamagedSummary) GetIntactEventsExcluded() int64 {
+	if x != nil {
+		return x.IntactEventsExcluded
+	}
+	return 0
+}
+
+func (x *DamagedSummary) GetDamageReason() string {
+	if x != nil {
+		return x.DamageReason
+	}
+	return ""
+}
+
 var File_logbook_v1_persistence_proto protoreflect.FileDescriptor
 
 const file_logbook_v1_persistence_proto_rawDesc = "" +
@@ -953,11 +1191,26 @@ const file_logbook_v1_persistence_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
 	"\x06header\x18\x02 \x01(\fR\x06header\x12\x1a\n" +
 	"\brevision\x18\x03 \x01(\tR\brevision\x12-\n" +
-	"\x05error\x18\x04 \x01(\v2\x17.logbook.v1.PluginErrorR\x05error*C\n" +
+	"\x05error\x18\x04 \x01(\v2\x17.logbook.v1.PluginErrorR\x05error\"$\n" +
+	"\x12ReadDamagedRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"\x94\x01\n" +
+	"\vDamagedPart\x12/\n" +
+	"\x06events\x18\x01 \x01(\v2\x15.logbook.v1.ReadChunkH\x00R\x06events\x12\x14\n" +
+	"\x04tail\x18\x02 \x01(\fH\x00R\x04tail\x126\n" +
+	"\asummary\x18\x03 \x01(\v2\x1a.logbook.v1.DamagedSummaryH\x00R\asummaryB\x06\n" +
+	"\x04part\"\x88\x02\n" +
+	"\x0eDamagedSummary\x12\x16\n" +
+	"\x06header\x18\x01 \x01(\fR\x06header\x12!\n" +
+	"\fvalid_events\x18\x02 \x01(\x03R\vvalidEvents\x12\x18\n" +
+	"\acorrupt\x18\x03 \x01(\bR\acorrupt\x12#\n" +
+	"\rdamage_offset\x18\x04 \x01(\x03R\fdamageOffset\x12!\n" +
+	"\fdamage_bytes\x18\x05 \x01(\x03R\vdamageBytes\x124\n" +
+	"\x16intact_events_excluded\x18\x06 \x01(\x03R\x14intactEventsExcluded\x12#\n" +
+	"\rdamage_reason\x18\a \x01(\tR\fdamageReason*C\n" +
 	"\x06Access\x12\x16\n" +
 	"\x12ACCESS_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vACCESS_READ\x10\x01\x12\x10\n" +
-	"\fACCESS_WRITE\x10\x022\xaa\x04\n" +
+	"\fACCESS_WRITE\x10\x022\xf4\x04\n" +
 	"\vPersistence\x12B\n" +
 	"\bDescribe\x12\x1b.logbook.v1.DescribeRequest\x1a\x19.logbook.v1.DescribeReply\x12<\n" +
 	"\x06Create\x12\x19.logbook.v1.CreateRequest\x1a\x17.logbook.v1.HandleReply\x128\n" +
@@ -967,7 +1220,8 @@ const file_logbook_v1_persistence_proto_rawDesc = "" +
 	"\x05Flush\x12\x19.logbook.v1.HandleRequest\x1a\x16.logbook.v1.FlushReply\x125\n" +
 	"\x05Close\x12\x19.logbook.v1.HandleRequest\x1a\x11.logbook.v1.Empty\x126\n" +
 	"\x04Stat\x12\x17.logbook.v1.StatRequest\x1a\x15.logbook.v1.StatReply\x128\n" +
-	"\x04List\x12\x17.logbook.v1.ListRequest\x1a\x15.logbook.v1.ListEntry0\x01BAZ?github.com/seed-e5e476df/logbook/sdk/proto/logbook/v1;logbookv1b\x06proto3"
+	"\x04List\x12\x17.logbook.v1.ListRequest\x1a\x15.logbook.v1.ListEntry0\x01\x12H\n" +
+	"\vReadDamaged\x12\x1e.logbook.v1.ReadDamagedRequest\x1a\x17.logbook.v1.DamagedPart0\x01BAZ?github.com/seed-e5e476df/logbook/sdk/proto/logbook/v1;logbookv1b\x06proto3"
 
 var (
 	file_logbook_v1_persistence_proto_rawDescOnce sync.Once
@@ -982,53 +1236,60 @@ func file_logbook_v1_persistence_proto_rawDescGZIP() []byte {
 }
 
 var file_logbook_v1_persistence_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_logbook_v1_persistence_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
+var file_logbook_v1_persistence_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_logbook_v1_persistence_proto_goTypes = []any{
-	(Access)(0),             // 0: logbook.v1.Access
-	(*DescribeRequest)(nil), // 1: logbook.v1.DescribeRequest
-	(*DescribeReply)(nil),   // 2: logbook.v1.DescribeReply
-	(*CreateRequest)(nil),   // 3: logbook.v1.CreateRequest
-	(*OpenRequest)(nil),     // 4: logbook.v1.OpenRequest
-	(*HandleReply)(nil),     // 5: logbook.v1.HandleReply
-	(*AppendRequest)(nil),   // 6: logbook.v1.AppendRequest
-	(*AppendReply)(nil),     // 7: logbook.v1.AppendReply
-	(*ReadRequest)(nil),     // 8: logbook.v1.ReadRequest
-	(*ReadChunk)(nil),       // 9: logbook.v1.ReadChunk
-	(*HandleRequest)(nil),   // 10: logbook.v1.HandleRequest
-	(*FlushReply)(nil),      // 11: logbook.v1.FlushReply
-	(*StatRequest)(nil),     // 12: logbook.v1.StatRequest
-	(*StatReply)(nil),       // 13: logbook.v1.StatReply
-	(*ListRequest)(nil),     // 14: logbook.v1.ListRequest
-	(*ListEntry)(nil),       // 15: logbook.v1.ListEntry
-	(*PluginError)(nil),     // 16: logbook.v1.PluginError
-	(*Empty)(nil),           // 17: logbook.v1.Empty
+	(Access)(0),                // 0: logbook.v1.Access
+	(*DescribeRequest)(nil),    // 1: logbook.v1.DescribeRequest
+	(*DescribeReply)(nil),      // 2: logbook.v1.DescribeReply
+	(*CreateRequest)(nil),      // 3: logbook.v1.CreateRequest
+	(*OpenRequest)(nil),        // 4: logbook.v1.OpenRequest
+	(*HandleReply)(nil),        // 5: logbook.v1.HandleReply
+	(*AppendRequest)(nil),      // 6: logbook.v1.AppendRequest
+	(*AppendReply)(nil),        // 7: logbook.v1.AppendReply
+	(*ReadRequest)(nil),        // 8: logbook.v1.ReadRequest
+	(*ReadChunk)(nil),          // 9: logbook.v1.ReadChunk
+	(*HandleRequest)(nil),      // 10: logbook.v1.HandleRequest
+	(*FlushReply)(nil),         // 11: logbook.v1.FlushReply
+	(*StatRequest)(nil),        // 12: logbook.v1.StatRequest
+	(*StatReply)(nil),          // 13: logbook.v1.StatReply
+	(*ListRequest)(nil),        // 14: logbook.v1.ListRequest
+	(*ListEntry)(nil),          // 15: logbook.v1.ListEntry
+	(*ReadDamagedRequest)(nil), // 16: logbook.v1.ReadDamagedRequest
+	(*DamagedPart)(nil),        // 17: logbook.v1.DamagedPart
+	(*DamagedSummary)(nil),     // 18: logbook.v1.DamagedSummary
+	(*PluginError)(nil),        // 19: logbook.v1.PluginError
+	(*Empty)(nil),              // 20: logbook.v1.Empty
 }
 var file_logbook_v1_persistence_proto_depIdxs = []int32{
 	0,  // 0: logbook.v1.OpenRequest.access:type_name -> logbook.v1.Access
-	16, // 1: logbook.v1.ListEntry.error:type_name -> logbook.v1.PluginError
-	1,  // 2: logbook.v1.Persistence.Describe:input_type -> logbook.v1.DescribeRequest
-	3,  // 3: logbook.v1.Persistence.Create:input_type -> logbook.v1.CreateRequest
-	4,  // 4: logbook.v1.Persistence.Open:input_type -> logbook.v1.OpenRequest
-	6,  // 5: logbook.v1.Persistence.Append:input_type -> logbook.v1.AppendRequest
-	8,  // 6: logbook.v1.Persistence.Read:input_type -> logbook.v1.ReadRequest
-	10, // 7: logbook.v1.Persistence.Flush:input_type -> logbook.v1.HandleRequest
-	10, // 8: logbook.v1.Persistence.Close:input_type -> logbook.v1.HandleRequest
-	12, // 9: logbook.v1.Persistence.Stat:input_type -> logbook.v1.StatRequest
-	14, // 10: logbook.v1.Persistence.List:input_type -> logbook.v1.ListRequest
-	2,  // 11: logbook.v1.Persistence.Describe:output_type -> logbook.v1.DescribeReply
-	5,  // 12: logbook.v1.Persistence.Create:output_type -> logbook.v1.HandleReply
-	5,  // 13: logbook.v1.Persistence.Open:output_type -> logbook.v1.HandleReply
-	7,  // 14: logbook.v1.Persistence.Append:output_type -> logbook.v1.AppendReply
-	9,  // 15: logbook.v1.Persistence.Read:output_type -> logbook.v1.ReadChunk
-	11, // 16: logbook.v1.Persistence.Flush:output_type -> logbook.v1.FlushReply
-	17, // 17: logbook.v1.Persistence.Close:output_type -> logbook.v1.Empty
-	13, // 18: logbook.v1.Persistence.Stat:output_type -> logbook.v1.StatReply
-	15, // 19: logbook.v1.Persistence.List:output_type -> logbook.v1.ListEntry
-	11, // [11:20] is the sub-list for method output_type
-	2,  // [2:11] is the sub-list for method input_type
-	2,  // [2:2] is the sub-list for extension type_name
-	2,  // [2:2] is the sub-list for extension extendee
-	0,  // [0:2] is the sub-list for field type_name
+	19, // 1: logbook.v1.ListEntry.error:type_name -> logbook.v1.PluginError
+	9,  // 2: logbook.v1.DamagedPart.events:type_name -> logbook.v1.ReadChunk
+	18, // 3: logbook.v1.DamagedPart.summary:type_name -> logbook.v1.DamagedSummary
+	1,  // 4: logbook.v1.Persistence.Describe:input_type -> logbook.v1.DescribeRequest
+	3,  // 5: logbook.v1.Persistence.Create:input_type -> logbook.v1.CreateRequest
+	4,  // 6: logbook.v1.Persistence.Open:input_type -> logbook.v1.OpenRequest
+	6,  // 7: logbook.v1.Persistence.Append:input_type -> logbook.v1.AppendRequest
+	8,  // 8: logbook.v1.Persistence.Read:input_type -> logbook.v1.ReadRequest
+	10, // 9: logbook.v1.Persistence.Flush:input_type -> logbook.v1.HandleRequest
+	10, // 10: logbook.v1.Persistence.Close:input_type -> logbook.v1.HandleRequest
+	12, // 11: logbook.v1.Persistence.Stat:input_type -> logbook.v1.StatRequest
+	14, // 12: logbook.v1.Persistence.List:input_type -> logbook.v1.ListRequest
+	16, // 13: logbook.v1.Persistence.ReadDamaged:input_type -> logbook.v1.ReadDamagedRequest
+	2,  // 14: logbook.v1.Persistence.Describe:output_type -> logbook.v1.DescribeReply
+	5,  // 15: logbook.v1.Persistence.Create:output_type -> logbook.v1.HandleReply
+	5,  // 16: logbook.v1.Persistence.Open:output_type -> logbook.v1.HandleReply
+	7,  // 17: logbook.v1.Persistence.Append:output_type -> logbook.v1.AppendReply
+	9,  // 18: logbook.v1.Persistence.Read:output_type -> logbook.v1.ReadChunk
+	11, // 19: logbook.v1.Persistence.Flush:output_type -> logbook.v1.FlushReply
+	20, // 20: logbook.v1.Persistence.Close:output_type -> logbook.v1.Empty
+	13, // 21: logbook.v1.Persistence.Stat:output_type -> logbook.v1.StatReply
+	15, // 22: logbook.v1.Persistence.List:output_type -> logbook.v1.ListEntry
+	17, // 23: logbook.v1.Persistence.ReadDamaged:output_type -> logbook.v1.DamagedPart
+	14, // [14:24] is the sub-list for method output_type
+	4,  // [4:14] is the sub-list for method input_type
+	4,  // [4:4] is the sub-list for extension type_name
+	4,  // [4:4] is the sub-list for extension extendee
+	0,  // [0:4] is the sub-list for field type_name
 }
 
 func init() { file_logbook_v1_persistence_proto_init() }
@@ -1038,13 +1299,18 @@ func file_logbook_v1_persistence_proto_init() {
 	}
 	file_logbook_v1_info_proto_init()
 	file_logbook_v1_persistence_proto_msgTypes[12].OneofWrappers = []any{}
+	file_logbook_v1_persistence_proto_msgTypes[16].OneofWrappers = []any{
+		(*DamagedPart_Events)(nil),
+		(*DamagedPart_Tail)(nil),
+		(*DamagedPart_Summary)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_logbook_v1_persistence_proto_rawDesc), len(file_logbook_v1_persistence_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   15,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -19,15 +19,16 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Persistence_Describe_FullMethodName = "/logbook.v1.Persistence/Describe"
-	Persistence_Create_FullMethodName   = "/logbook.v1.Persistence/Create"
-	Persistence_Open_FullMethodName     = "/logbook.v1.Persistence/Open"
-	Persistence_Append_FullMethodName   = "/logbook.v1.Persistence/Append"
-	Persistence_Read_FullMethodName     = "/logbook.v1.Persistence/Read"
-	Persistence_Flush_FullMethodName    = "/logbook.v1.Persistence/Flush"
-	Persistence_Close_FullMethodName    = "/logbook.v1.Persistence/Close"
-	Persistence_Stat_FullMethodName     = "/logbook.v1.Persistence/Stat"
-	Persistence_List_FullMethodName     = "/logbook.v1.Persistence/List"
+	Persistence_Describe_FullMethodName    = "/logbook.v1.Persistence/Describe"
+	Persistence_Create_FullMethodName      = "/logbook.v1.Persistence/Create"
+	Persistence_Open_FullMethodName        = "/logbook.v1.Persistence/Open"
+	Persistence_Append_FullMethodName      = "/logbook.v1.Persistence/Append"
+	Persistence_Read_FullMethodName        = "/logbook.v1.Persistence/Read"
+	Persistence_Flush_FullMethodName       = "/logbook.v1.Persistence/Flush"
+	Persistence_Close_FullMethodName       = "/logbook.v1.Persistence/Close"
+	Persistence_Stat_FullMethodName        = "/logbook.v1.Persistence/Stat"
+	Persistence_List_FullMethodName        = "/logbook.v1.Persistence/List"
+	Persistence_ReadDamaged_FullMethodName = "/logbook.v1.Persistence/ReadDamaged"
 )
 
 // PersistenceClient is the client API for Persistence service.
@@ -55,6 +56,12 @@ type PersistenceClient interface {
 	// List streams one entry per materialized session (plus those created by
 	// this instance).
 	List(ctx context.Context, in *ListRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ListEntry], error)
+	// ReadDamaged reads a stored session without claiming it and without
+	// changing anything, also when its committed log is damaged: the longest
+	// valid prefix in chunks of events, then the damaged tail in pieces, then
+	// one summary, last. Every message stays under the RPC size limit. A
+	// backend without the capability answers UNIMPLEMENTED.
+	ReadDamaged(ctx context.Context, in *ReadDamagedRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[DamagedPart], error)
 }
 
 type persistenceClient struct {
@@ -176,6 +183,25 @@ func (c *persistenceClient) List(ctx context.Context, in *ListRequest, opts ...g
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Persistence_ListClient = grpc.ServerStreamingClient[ListEntry]
 
+func (c *persistenceClient) ReadDamaged(ctx context.Context, in *ReadDamagedRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[DamagedPart], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Persistence_ServiceDesc.Streams[3], Persistence_ReadDamaged_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[ReadDamagedRequest, DamagedPart]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Persistence_ReadDamagedClient = grpc.ServerStreamingClient[DamagedPart]
+
 // PersistenceServer is the server API for Persistence service.
 // All implementations must embed UnimplementedPersistenceServer
 // for forward compatibility.
@@ -201,6 +227,12 @@ type PersistenceServer interface {
 	// List streams one entry per materialized session (plus those created by
 	// this instance).
 	List(*ListRequest, grpc.ServerStreamingServer[ListEntry]) error
+	// ReadDamaged reads a stored session without claiming it and without
+	// changing anything, also when its committed log is damaged: the longest
+	// valid prefix in chunks of events, then the damaged tail in pieces, then
+	// one summary, last. Every message stays under the RPC size limit. A
+	// backend without the capability answers UNIMPLEMENTED.
+	ReadDamaged(*ReadDamagedRequest, grpc.ServerStreamingServer[DamagedPart]) error
 	mustEmbedUnimplementedPersistenceServer()
 }
 
@@ -237,6 +269,9 @@ func (UnimplementedPersistenceServer) Stat(context.Context, *StatRequest) (*Stat
 }
 func (UnimplementedPersistenceServer) List(*ListRequest, grpc.ServerStreamingServer[ListEntry]) error {
 	return status.Error(codes.Unimplemented, "method List not implemented")
+}
+func (UnimplementedPersistenceServer) ReadDamaged(*ReadDamagedRequest, grpc.ServerStreamingServer[DamagedPart]) error {
+	return status.Error(codes.Unimplemented, "method ReadDamaged not implemented")
 }
 func (UnimplementedPersistenceServer) mustEmbedUnimplementedPersistenceServer() {}
 func (UnimplementedPersistenceServer) testEmbeddedByValue()                     {}
@@ -396,6 +431,17 @@ func _Persistence_List_Handler(srv interface{}, stream grpc.ServerStream) error 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Persistence_ListServer = grpc.ServerStreamingServer[ListEntry]
 
+func _Persistence_ReadDamaged_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(ReadDamagedRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(PersistenceServer).ReadDamaged(m, &grpc.GenericServerStream[ReadDamagedRequest, DamagedPart]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Persistence_ReadDamagedServer = grpc.ServerStreamingServer[DamagedPart]
+
 // Persistence_ServiceDesc is the grpc.ServiceDesc for Persistence service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -443,6 +489,11 @@ var Persistence_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "List",
 			Handler:       _Persistence_List_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "ReadDamaged",
+			Handler:       _Persistence_ReadDamaged_Handler,
 			ServerStreams: true,
 		},
 	},
