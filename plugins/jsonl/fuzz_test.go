@@ -158,6 +158,8 @@ func lineSeeds() []seed {
 		{"not-canonical", damaged(3, func(l []byte) []byte { return append([]byte("{ "), l[1:]...) }, true), "corrupt"},
 		{"version-2-garbage", append(v2, "garbage\n\xff\n"...), "too-new"},
 		{"version-1.5", bytes.Replace(clean, []byte(`"version":1`), []byte(`"version":1.5`), 1), "corrupt"},
+		{"crlf", bytes.ReplaceAll(clean, []byte("\n"), []byte("\r\n")), "corrupt"},
+		{"crlf-after-header", append(joinLines(lines[:1]), bytes.ReplaceAll(joinLines(lines[1:]), []byte("\n"), []byte("\r\n"))...), "corrupt"},
 		{"blank-line", append(joinLines(lines[:3]), append([]byte("\n"), joinLines(lines[3:])...)...), "corrupt"},
 	}
 }
@@ -188,9 +190,11 @@ func frameSeeds(tb testing.TB) []seed {
 		{"checksum-then-turn-end", join(units[0], flip(units[1], len(units[1])-1), units[2], units[3]), "corrupt"},
 		{"content-then-turn-end", join(units[0], flip(units[1], mid), units[2], units[3]), "corrupt"},
 		{"magic-then-turn-end", join(units[0], flip(units[1], 0), units[2], units[3]), "corrupt"},
-		{"damaged-no-turn-end", join(units[0], flip(units[1], len(units[1])-1), units[2]), "0+torn"},
+		{"damaged-then-intact", join(units[0], flip(units[1], len(units[1])-1), units[2]), "corrupt"},
+		{"damaged-last-frame", join(units[0], units[1], flip(units[2], len(units[2])-1)), "2+torn"},
 		{"no-checksum", join(units[0], noCRC.EncodeAll(joinLines(lines[1:3]), nil), units[2], units[3]), "corrupt"},
-		{"skippable", join(units[0], skippable, units[1]), "0+torn"},
+		{"skippable-then-intact", join(units[0], skippable, units[1]), "corrupt"},
+		{"skippable-last", join(units[0], units[1], skippable), "2+torn"},
 		{"garbage-between", join(units[0], []byte("garbage"), units[1], units[2], units[3]), "corrupt"},
 		{"version-2-garbage", join(v2, []byte("\x28\xb5\x2f\xfd garbage")), "too-new"},
 		{"header-frame-damaged", join(flip(units[0], len(units[0])-1), units[1]), "corrupt"},

@@ -7,7 +7,6 @@ import (
 	"io"
 	"runtime"
 	"slices"
-	"strconv"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/seed-e5e476df/logbook/sdk"
@@ -59,33 +58,6 @@ func (ix *index) lineEnd(k int64) int64 {
 		return ix.starts[k+1] - 1
 	}
 	return ix.end - 1
-}
-
-// damage is committed corruption (SPEC §13.4 rule 3): a bad unit followed
-// later by a valid turn/end.
-type damage struct {
-	zstd    bool
-	at      int64 // none: line number (1-based, the header is line 1); zstd: byte offset of the bad frame
-	reason  string
-	turnEnd int64 // where the turn/end is: a line number or the byte offset of its frame
-}
-
-func (d *damage) where() string {
-	if d.zstd {
-		return "byte offset " + strconv.FormatInt(d.at, 10)
-	}
-	return "line " + strconv.FormatInt(d.at, 10)
-}
-
-func (d *damage) error(id, path string) error {
-	later := "a valid turn/end follows at line " + strconv.FormatInt(d.turnEnd, 10)
-	if d.zstd {
-		later = "the frame at byte offset " + strconv.FormatInt(d.turnEnd, 10) + " holds a valid turn/end"
-	}
-	e := sdk.Errorf(sdk.CodeCorruptLog, op, "%s: %s: %s; %s, so the damage is inside the committed log, not a torn tail; restore the file from a backup or cut it by hand after keeping a copy",
-		path, d.where(), d.reason, later)
-	e.SessionID = id
-	return e
 }
 
 // checker validates units. It owns scratch buffers, so one checker serves
@@ -314,13 +286,6 @@ func (c *checker) envelopesRun(lines [][]byte, first int64) (lineFault, bool) {
 	return lineFault{}, true
 }
 
-// isTurnEnd reports whether line is a valid envelope of type turn/end,
-// whatever its seq.
-func (c *checker) isTurnEnd(line []byte) bool {
-	_, te, reason := c.envelope(line)
-	return reason == "" && te
-}
-
 // checkBatch checks an Append batch: every element a canonical envelope
 // (ENVELOPE_INVALID naming its index) with seq firstSeq + index
 // (SEQ_NOT_CONTIGUOUS).
@@ -460,6 +425,9 @@ func (c *checker) headerUnit(data []byte, zst bool) (line []byte, n int, st unit
 		if nl < 0 {
 			return nil, 0, unitIncomplete, "the header line has no terminating newline"
 		}
+		if nl > 0 && data[nl-1] == '\r' {
+			return nil, 0, unitBad, crlfReason
+		}
 		return data[:nl], nl + 1, unitGood, ""
 	}
 	n, bound, st, reason := frameBounds(data)
@@ -480,18 +448,32 @@ func (c *checker) headerUnit(data []byte, zst bool) (line []byte, n int, st unit
 // (the format gate, the identity check and the header shape, before any
 // event is decoded), then the events. It returns the header and the
 // committed prefix; len(data) − ix.end bytes after it are a torn tail. A
-// bad header unit, or damage followed by a valid turn/end, is CORRUPT_LOG.
+// bad header unit, or committed damage (see damage), is CORRUPT_LOG.
 // id "" skips the identity check.
 func (c *checker) scanLog(data []byte, zst bool, id, path string) (sdk.Header, *index, error) {
+	h, ix, d, err := c.scanDamaged(data, zst, id, path)
+	if err == nil && d != nil {
+		err = d.error(h.ID, path)
+	}
+	if err != nil {
+		return sdk.Header{}, nil, err
+	}
+	return h, ix, nil
+}
+
+// scanDamaged is scanLog that returns committed damage instead of failing
+// on it: ix is then the longest valid prefix, which ends where d starts.
+// Only a bad header unit is an error.
+func (c *checker) scanDamaged(data []byte, zst bool, id, path string) (sdk.Header, *index, *damage, error) {
 	line, n, st, reason := c.headerUnit(data, zst)
 	if st != unitGood {
 		e := sdk.Errorf(sdk.CodeCorruptLog, op, "%s: %s: %s", path, firstUnit(zst), reason)
 		e.SessionID = id
-		return sdk.Header{}, nil, e
+		return sdk.Header{}, nil, nil, e
 	}
 	h, err := headerjson.Decode(line, id, path)
 	if err != nil {
-		return sdk.Header{}, nil, err
+		return sdk.Header{}, nil, nil, err
 	}
 	ix := &index{hdrEnd: int64(n), end: int64(n)}
 	var d *damage
@@ -500,10 +482,7 @@ func (c *checker) scanLog(data []byte, zst bool, id, path string) (sdk.Header, *
 	} else {
 		d = c.scanLines(data[n:], int64(n), ix)
 	}
-	if d != nil {
-		return sdk.Header{}, nil, d.error(h.ID, path)
-	}
-	return h, ix, nil
+	return h, ix, d, nil
 }
 
 func firstUnit(zst bool) string {
@@ -515,8 +494,8 @@ func firstUnit(zst bool) string {
 
 // scanLines continues ix over data, the bytes of a plain log from file
 // offset base == ix.end on. It appends every good line to ix and returns
-// the damage when a bad line is followed by a valid turn/end line; nil
-// means the bytes after ix.end, if any, are a torn tail.
+// the damage when the first bad line is committed (laterLines); nil means
+// the bytes after ix.end, if any, are a torn tail.
 func (c *checker) scanLines(data []byte, base int64, ix *index) *damage {
 	const runLines, runBytes = 1024, 1 << 20 // lines checked by one parse
 	pos := 0
@@ -556,24 +535,7 @@ func (c *checker) scanLines(data []byte, base int64, ix *index) *damage {
 	if bad == "" {
 		return nil
 	}
-	// Rule 3: examine the remaining lines one by one.
-	badLine := ix.next + 2
-	nl := bytes.IndexByte(data[pos:], '\n')
-	if nl < 0 {
-		return nil
-	}
-	lineNo := badLine + 1
-	for q := pos + nl + 1; q < len(data); lineNo++ {
-		nl := bytes.IndexByte(data[q:], '\n')
-		if nl < 0 {
-			break // not a line
-		}
-		if c.isTurnEnd(data[q : q+nl]) {
-			return &damage{at: badLine, reason: bad, turnEnd: lineNo}
-		}
-		q += nl + 1
-	}
-	return nil
+	return c.laterLines(data[pos:], base+int64(pos), ix.next+2, bad)
 }
 
 // scanFrames continues ix over data, the bytes of a zstd log from file
@@ -609,29 +571,7 @@ func (c *checker) scanFrames(data []byte, base int64, ix *index) *damage {
 	if bad == "" {
 		return nil
 	}
-	// Rule 3: resynchronize on every later frame magic and try to decode
-	// from there.
-	for q := pos + 1; q < len(data); {
-		k := bytes.Index(data[q:], frameMagic)
-		if k < 0 {
-			break
-		}
-		at := q + k
-		q = at + 1
-		n, bound, st, _ := frameBounds(data[at:])
-		if st != unitGood {
-			continue
-		}
-		out, err := c.decodeFrame(data[at:at+n], bound)
-		if err != nil {
-			continue
-		}
-		if c.holdsTurnEnd(out) {
-			return &damage{zstd: true, at: base + int64(pos), reason: "the batch frame: " + bad, turnEnd: base + int64(at)}
-		}
-		q = at + n
-	}
-	return nil
+	return c.laterFrames(data[pos:], base+int64(pos), "the batch frame: "+bad)
 }
 
 // frameEvents decodes a structurally complete batch frame and checks that
@@ -671,22 +611,6 @@ func (c *checker) contentEvents(out []byte, first int64) (int64, string) {
 		return 0, fmt.Sprintf("its line %d: %s", f.index+1, f.String(first))
 	}
 	return int64(len(lines)), ""
-}
-
-// holdsTurnEnd reports whether any complete line of decoded content is a
-// valid turn/end envelope.
-func (c *checker) holdsTurnEnd(out []byte) bool {
-	for len(out) > 0 {
-		nl := bytes.IndexByte(out, '\n')
-		if nl < 0 {
-			return false
-		}
-		if c.isTurnEnd(out[:nl]) {
-			return true
-		}
-		out = out[nl+1:]
-	}
-	return false
 }
 
 func clipBytes(b []byte) string {

@@ -111,19 +111,25 @@ func (c *checker) checkAhead(data []byte, f *aheadFrame, keep bool) {
 	} else {
 		out, err = c.decodeFrame(frame, f.bound)
 	}
-	if err != nil || len(out) == 0 || out[len(out)-1] != '\n' {
+	if err != nil {
 		return
+	}
+	if f.first, f.count, f.ok = c.selfContained(out); f.ok && keep {
+		f.out = out
+	}
+}
+
+// selfContained checks decoded frame content on its own: complete lines,
+// each a valid envelope, with seqs counting up from its first line's. It
+// returns that first seq and the line count.
+func (c *checker) selfContained(out []byte) (first, count int64, ok bool) {
+	if len(out) == 0 || out[len(out)-1] != '\n' {
+		return 0, 0, false
 	}
 	first, _, reason := c.envelope(out[:bytes.IndexByte(out, '\n')])
 	if reason != "" {
-		return
+		return 0, 0, false
 	}
-	count, reason := c.contentEvents(out, first)
-	if reason != "" {
-		return
-	}
-	f.first, f.count, f.ok = first, count, true
-	if keep {
-		f.out = out
-	}
+	count, reason = c.contentEvents(out, first)
+	return first, count, reason == ""
 }
