@@ -24,10 +24,9 @@ const (
 // scannedRow is one row as scan needs it: the stored columns (their bytes
 // owned by the batch) and the outcome of decoding them.
 type scannedRow struct {
-	raw     rawRow
-	env     []byte // the canonical envelope when the row decodes
-	turnEnd bool
-	err     *rowError
+	raw rawRow
+	env []byte // the canonical envelope when the row decodes
+	err *rowError
 }
 
 // rowBatch is a run of consecutive rows, decoded by one worker.
@@ -148,6 +147,5 @@ func (r *scannedRow) decode(c *codec, sc *scratch, slab []byte) []byte {
 	start := len(slab)
 	slab = d.appendEnvelope(slab)
 	r.env = slab[start:len(slab):len(slab)]
-	r.turnEnd = d.typ == "turn/end"
 	return slab
 }

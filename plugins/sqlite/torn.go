@@ -47,6 +47,9 @@ func (s *store) openSession(ctx context.Context, id string, hd *handle) (sdk.Ope
 		}
 	}
 	sc, err := s.scan(ctx, tx, id, r.nextSeq, true)
+	if err == nil {
+		err = sc.corrupt(id, s.path)
+	}
 	if err != nil {
 		return sdk.Opened{}, err
 	}
@@ -79,10 +82,29 @@ func (s *store) openSession(ctx context.Context, id string, hd *handle) (sdk.Ope
 type scanned struct {
 	end   int64    // length of the valid, committed prefix
 	torn  sdk.Torn // zero when nothing is torn; Artifact is set by cut
-	lines [][]byte // the torn rows as artifact lines, without newlines
+	lines [][]byte // the rows from end on as artifact lines, without newlines
+	rows  int64    // how many stored rows lines holds (a gap's line is none)
 	// events are the envelopes of the valid prefix [0, end) when the scan
 	// was asked to keep them (and they fit in scanKeepBytes); else nil.
 	events [][]byte
+	// The first damaged row below next_seq (a seq gap or a row that does
+	// not decode), -1 when none, and why.
+	bad    int64
+	reason string
+	// The first row after bad, below next_seq, that decodes (-1 when
+	// none): it makes the damage committed corruption. intact counts all
+	// of them.
+	intactAt, intact int64
+}
+
+// corrupt is the CORRUPT_LOG of committed damage: a damaged row with an
+// intact row after it. nil when the scan found a torn tail or nothing.
+func (sc *scanned) corrupt(id, path string) error {
+	if sc.bad < 0 || sc.intactAt < 0 {
+		return nil
+	}
+	return corruptAt(id, sc.bad, "event %d in %s: %s, but the later event %d is intact (it decodes to a valid envelope), so the damage is inside the committed log, not a torn tail, and nothing was cut; keep a copy of the database, then salvage the valid prefix into a new session or restore the database from a backup",
+		sc.bad, strconv.Quote(path), sc.reason, sc.intactAt)
 }
 
 // scanKeepBytes bounds the envelopes an Open keeps from its scan for the
@@ -92,11 +114,12 @@ const scanKeepBytes = 256 << 20
 // scan examines every row of session id in seq order, as SPEC §14.4
 // applies §13.4 with rows as units. Rows with seq ≥ next_seq are torn.
 // Below next_seq, the first row that is missing (a seq gap) or does not
-// decode starts a torn tail, unless a later row decodes to a turn/end: then
-// the damage is inside the committed log and scan returns CORRUPT_LOG
-// naming its seq. The torn rows come back as artifact lines: a decodable
-// row as its envelope, another as its raw columns with the reason, a gap as
-// {"missing":…}; Torn.Bytes counts those lines with their newlines.
+// decode starts a torn tail, unless a later row below next_seq decodes:
+// then the damage is inside the committed log, which the reply's corrupt
+// reports. The rows from the end of the valid prefix on come back as
+// artifact lines: a decodable row as its envelope, another as its raw
+// columns with the reason, a gap as {"missing":…}; Torn.Bytes counts
+// those lines with their newlines.
 //
 // With keep, scan also returns the envelopes of the valid prefix (see
 // scanned.events), so that the handle's first Read need not decode the
@@ -110,11 +133,8 @@ func (s *store) scan(ctx context.Context, tx *sql.Tx, id string, nextSeq int64, 
 	rs := scanRows(rows, s.codec)
 	defer rs.close()
 	var (
-		out         scanned
+		out         = scanned{bad: -1, intactAt: -1}
 		want        int64 // the seq the next row should have
-		bad         = int64(-1)
-		reason      string
-		turnEnd     = int64(-1) // a decodable turn/end after bad
 		missingFrom int64
 		kept        int64
 	)
@@ -128,8 +148,8 @@ func (s *store) scan(ctx context.Context, tx *sql.Tx, id string, nextSeq int64, 
 	// missing records seqs [missingFrom, to] absent below next_seq.
 	missing := func(to int64) {
 		add(missingLine(missingFrom, to))
-		if bad < 0 {
-			bad, reason = missingFrom, fmt.Sprintf("the rows of events %d … %d are missing", missingFrom, to)
+		if out.bad < 0 {
+			out.bad, out.reason = missingFrom, fmt.Sprintf("the rows of events %d … %d are missing", missingFrom, to)
 		}
 	}
 	for {
@@ -151,7 +171,7 @@ func (s *store) scan(ctx context.Context, tx *sql.Tx, id string, nextSeq int64, 
 				missing(min(raw.seq, nextSeq) - 1)
 			}
 			want = raw.seq + 1
-			if bad < 0 && raw.seq < nextSeq {
+			if out.bad < 0 && raw.seq < nextSeq {
 				if sr.err == nil { // a good committed row
 					if out.events != nil {
 						if kept += int64(len(sr.env)); kept > scanKeepBytes {
@@ -162,15 +182,19 @@ func (s *store) scan(ctx context.Context, tx *sql.Tx, id string, nextSeq int64, 
 					}
 					continue
 				}
-				bad, reason = raw.seq, sr.err.reason
+				out.bad, out.reason = raw.seq, sr.err.reason
 			}
 			// A torn row: after the first bad one, or past next_seq.
+			out.rows++
 			if sr.err != nil {
 				add(rawLine(raw, sr.err.reason))
 				continue
 			}
-			if bad >= 0 && turnEnd < 0 && sr.turnEnd {
-				turnEnd = raw.seq
+			if out.bad >= 0 && raw.seq < nextSeq {
+				if out.intactAt < 0 {
+					out.intactAt = raw.seq
+				}
+				out.intact++
 			}
 			add(sr.env)
 		}
@@ -179,13 +203,9 @@ func (s *store) scan(ctx context.Context, tx *sql.Tx, id string, nextSeq int64, 
 		missingFrom = want
 		missing(nextSeq - 1)
 	}
-	if bad >= 0 && turnEnd >= 0 {
-		return scanned{}, corruptAt(id, bad, "event %d in %s: %s, but the later event %d is a turn/end, so the damage is inside the committed log, not a torn tail; restore the database from a backup",
-			bad, strconv.Quote(s.path), reason, turnEnd)
-	}
 	out.end = nextSeq
-	if bad >= 0 {
-		out.end = bad
+	if out.bad >= 0 {
+		out.end = out.bad
 	}
 	if len(out.lines) > 0 {
 		out.torn.FromSeq = sdk.Seq(out.end)
@@ -218,6 +238,9 @@ func (s *store) cut(ctx context.Context, id string) (sessionRow, scanned, error)
 		return fail(notFound(id))
 	}
 	sc, err := s.scan(ctx, tx, id, r.nextSeq, false)
+	if err == nil {
+		err = sc.corrupt(id, s.path)
+	}
 	if err != nil || sc.torn.Bytes == 0 {
 		return r, sc, err // the tail went away meanwhile: nothing to cut
 	}

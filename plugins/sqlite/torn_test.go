@@ -112,18 +112,46 @@ func TestRowsBeyondNextSeqAreATornTail(t *testing.T) {
 	requireRead(t, "after the cut and an append", b, w.Handle, append(events[:4:4], more...))
 }
 
-func TestUndecodableRowWithoutALaterTurnEndIsATornTail(t *testing.T) {
+func TestUndecodableLastRowIsATornTail(t *testing.T) {
 	events := turnLog(6)
 	path, b := storeLog(t, events)
-	rawExec(t, path, `UPDATE events SET data = 'not json' WHERE seq = 3`)
-	openTorn(t, b, sdk.AccessRead, 3, events)
-	w := openTorn(t, b, sdk.AccessWrite, 3, events)
+	rawExec(t, path, `UPDATE events SET data = 'not json' WHERE seq = 5`)
+	openTorn(t, b, sdk.AccessRead, 5, events)
+	w := openTorn(t, b, sdk.AccessWrite, 5, events)
 	requireArtifact(t, path, w.Torn,
-		`{"undecodable":{"seq":3,"time":1700000000003,"type":"todo/write","data":"not json","surfaceOp":null,"sourceEventSeqs":null,"ignorable":null},"reason":"data is not lossless JSON: json: JSON_SYNTAX: …`,
-		string(events[4]), string(events[5]))
+		`{"undecodable":{"seq":5,"time":1700000000005,"type":"todo/write","data":"not json","surfaceOp":null,"sourceEventSeqs":null,"ignorable":null},"reason":"data is not lossless JSON: json: JSON_SYNTAX: …`)
 }
 
-func TestDamageBeforeALaterTurnEndIsCORRUPT_LOG(t *testing.T) {
+// TestDamagedRowBeforeIntactRowsIsCORRUPT_LOG is the regression test of
+// a damaged row with intact rows after it and no turn/end anywhere: the
+// later rows prove the damage was committed, so every open refuses with
+// CORRUPT_LOG naming its seq and the first intact row, and nothing is cut
+// (the old rule, which wanted a later turn/end, cut rows 3–5).
+func TestDamagedRowBeforeIntactRowsIsCORRUPT_LOG(t *testing.T) {
+	for _, c := range []struct{ name, damage, reason string }{
+		{"undecodable", `UPDATE events SET data = 'not json' WHERE seq = 3`, "does not decode"},
+		{"missing", `DELETE FROM events WHERE seq = 3`, "events 3 … 3 are missing"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			events := turnLog(6)
+			path, b := storeLog(t, events)
+			rawExec(t, path, c.damage)
+			rows := queryInt(t, path, "SELECT count(*) FROM events")
+			for _, a := range []sdk.Access{sdk.AccessRead, sdk.AccessWrite} {
+				_, err := b.Open(t.Context(), "s1", a)
+				persistencetest.RequireCode(t, err, sdk.CodeCorruptLog, "seq 3", "later event 4 is intact")
+			}
+			if n := queryInt(t, path, "SELECT count(*) FROM events"); n != rows {
+				t.Fatalf("a refused open changed the rows: %d; want %d", n, rows)
+			}
+			if _, err := os.Stat(path + ".torn"); !os.IsNotExist(err) {
+				t.Fatalf("a refused open saved torn rows: %v", err)
+			}
+		})
+	}
+}
+
+func TestDamageBeforeIntactRowsIsCORRUPT_LOG(t *testing.T) {
 	for _, c := range []struct {
 		name, damage, reason string
 	}{
@@ -141,7 +169,7 @@ func TestDamageBeforeALaterTurnEndIsCORRUPT_LOG(t *testing.T) {
 			rows := queryInt(t, path, "SELECT count(*) FROM events")
 			for _, a := range []sdk.Access{sdk.AccessRead, sdk.AccessWrite, sdk.AccessWrite} {
 				_, err := b.Open(t.Context(), "s1", a)
-				persistencetest.RequireCode(t, err, sdk.CodeCorruptLog, "seq 2", c.reason, "later event 4 is a turn/end")
+				persistencetest.RequireCode(t, err, sdk.CodeCorruptLog, "seq 2", c.reason, "later event 3 is intact")
 			}
 			if n := queryInt(t, path, "SELECT count(*) FROM events"); n != rows {
 				t.Fatalf("a refused open changed the rows: %d; want %d", n, rows)
@@ -154,37 +182,38 @@ func TestDamageBeforeALaterTurnEndIsCORRUPT_LOG(t *testing.T) {
 }
 
 func TestMissingRowsBelowNextSeqAreATornTail(t *testing.T) {
-	t.Run("in the middle", func(t *testing.T) {
+	t.Run("the last two", func(t *testing.T) {
 		events := turnLog(6)
 		path, b := storeLog(t, events)
-		rawExec(t, path, "DELETE FROM events WHERE seq IN (2, 3)")
-		w := openTorn(t, b, sdk.AccessWrite, 2, events)
-		requireArtifact(t, path, w.Torn, `{"missing":{"fromSeq":2,"toSeq":3}}`, string(events[4]), string(events[5]))
+		rawExec(t, path, "DELETE FROM events WHERE seq IN (4, 5)")
+		w := openTorn(t, b, sdk.AccessWrite, 4, events)
+		requireArtifact(t, path, w.Torn, `{"missing":{"fromSeq":4,"toSeq":5}}`)
 	})
-	t.Run("at the end", func(t *testing.T) {
+	t.Run("the last, with a torn row past next_seq", func(t *testing.T) {
 		events := turnLog(6)
 		path, b := storeLog(t, events)
-		rawExec(t, path, "DELETE FROM events WHERE seq = 5")
-		w := openTorn(t, b, sdk.AccessWrite, 5, events)
-		requireArtifact(t, path, w.Torn, `{"missing":{"fromSeq":5,"toSeq":5}}`)
+		rawExec(t, path, "DELETE FROM events WHERE seq = 4")
+		rawExec(t, path, "UPDATE sessions SET next_seq = 5")
+		w := openTorn(t, b, sdk.AccessWrite, 4, events)
+		requireArtifact(t, path, w.Torn, `{"missing":{"fromSeq":4,"toSeq":4}}`, string(events[5]))
 	})
 }
 
 func TestReadHandleOnATornLogSeesTheLogAfterTheCut(t *testing.T) {
 	events := turnLog(6)
 	path, b := storeLog(t, events)
-	rawExec(t, path, `UPDATE events SET data = 'not json' WHERE seq = 3`)
-	r := openTorn(t, b, sdk.AccessRead, 3, events)
+	rawExec(t, path, `UPDATE events SET data = 'not json' WHERE seq = 5`)
+	r := openTorn(t, b, sdk.AccessRead, 5, events)
 	// Another process cuts the tail and appends.
 	p := subprocess(t, path)
 	w, err := p.Open(t.Context(), "s1", sdk.AccessWrite)
 	must(t, err)
-	if w.Torn.FromSeq != 3 || w.Torn.Artifact == "" {
-		t.Fatalf("the other process's write open: torn %+v; want a cut from 3", w.Torn)
+	if w.Torn.FromSeq != 5 || w.Torn.Artifact == "" {
+		t.Fatalf("the other process's write open: torn %+v; want a cut from 5", w.Torn)
 	}
-	more := persistencetest.Batch(3, 4)
+	more := persistencetest.Batch(5, 4)
 	appendOK(t, p, w.Handle, more)
-	requireRead(t, "the read handle after the other process cut and appended", b, r.Handle, append(events[:3:3], more...))
+	requireRead(t, "the read handle after the other process cut and appended", b, r.Handle, append(events[:5:5], more...))
 }
 
 func TestDamageFoundByAReadIsCORRUPT_LOG(t *testing.T) {
