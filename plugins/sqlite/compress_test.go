@@ -158,7 +158,12 @@ func TestDamagedFrameIsCaughtByItsChecksum(t *testing.T) {
 
 func requireRead(t testing.TB, what string, p sdk.Persistence, handle string, want [][]byte) {
 	t.Helper()
-	got := persistencetest.ReadAll(t, p, handle)
+	requireEqual(t, what, persistencetest.ReadAll(t, p, handle), want)
+}
+
+// requireEqual checks that got holds exactly the events want.
+func requireEqual(t testing.TB, what string, got, want [][]byte) {
+	t.Helper()
 	if len(got) != len(want) {
 		t.Fatalf("%s: read %d events; want %d", what, len(got), len(want))
 	}

@@ -97,10 +97,13 @@ type scanned struct {
 	intactAt, intact int64
 }
 
+// committedDamage reports a damaged row with an intact row after it.
+func (sc *scanned) committedDamage() bool { return sc.bad >= 0 && sc.intactAt >= 0 }
+
 // corrupt is the CORRUPT_LOG of committed damage: a damaged row with an
 // intact row after it. nil when the scan found a torn tail or nothing.
 func (sc *scanned) corrupt(id, path string) error {
-	if sc.bad < 0 || sc.intactAt < 0 {
+	if !sc.committedDamage() {
 		return nil
 	}
 	return corruptAt(id, sc.bad, "event %d in %s: %s, but the later event %d is intact (it decodes to a valid envelope), so the damage is inside the committed log, not a torn tail, and nothing was cut; keep a copy of the database, then salvage the valid prefix into a new session or restore the database from a backup",
