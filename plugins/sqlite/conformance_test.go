@@ -96,8 +96,10 @@ func harness(m mode) persistencetest.Harness {
 		Name: sqlite.Name,
 		// Stat reports the exact event count but no size (SizeBytes -1), so
 		// StatCounts stays off; TestStatCountsEventsExactly checks the count.
-		New:    func(t *testing.T) sdk.Persistence { return connect(t, dbPath(t)) },
-		Reopen: func(t *testing.T, p sdk.Persistence) sdk.Persistence { return connect(t, pathOf(t, p)) },
+		// Every row is checked on its own.
+		Capabilities: persistencetest.Capabilities{IntactUnitsProveDamage: true},
+		New:          func(t *testing.T) sdk.Persistence { return connect(t, dbPath(t)) },
+		Reopen:       func(t *testing.T, p sdk.Persistence) sdk.Persistence { return connect(t, pathOf(t, p)) },
 		Tear: func(t *testing.T, p sdk.Persistence, id string, _ int) {
 			// A row is all or nothing; what a crash (or an outside writer)
 			// can leave is a row that next_seq does not cover.

@@ -169,12 +169,21 @@ var corruptionRules = []rule{
 			}
 		}
 	}},
-	{name: "damage-without-a-later-turn-end-is-a-torn-tail", needs: []string{hookCorrupt}, run: func(t *testing.T, s *suite) {
-		// Scenario 26: the same damage with no later turn/end: events 0–3
-		// are returned and a write open cuts the rest.
+	{name: "damage-without-a-later-turn-end", needs: []string{hookCorrupt}, run: func(t *testing.T, s *suite) {
+		// Scenario 26: the same damage with no later turn/end but intact
+		// events after it. A backend whose units prove it committed
+		// refuses as above; otherwise events 0–3 are returned and a
+		// write open cuts the rest.
 		p := s.backend(t)
 		events := storeClosed(t, p, "s1", openTurnLog())
-		s.h.Corrupt(t, p, "s1", 4)
+		where := s.h.Corrupt(t, p, "s1", 4)
+		if s.h.Capabilities.IntactUnitsProveDamage {
+			for _, a := range []sdk.Access{sdk.AccessRead, sdk.AccessWrite} {
+				_, err := p.Open(t.Context(), "s1", a)
+				RequireCode(t, err, sdk.CodeCorruptLog, where)
+			}
+			return
+		}
 		r := s.requireTorn(t, p, "s1", sdk.AccessRead, 4, events)
 		w := s.requireTorn(t, p, "s1", sdk.AccessWrite, 4, events)
 		if w.Torn.Bytes != r.Torn.Bytes {

@@ -65,6 +65,13 @@ type Capabilities struct {
 	// false, -1 (unknown) is also accepted for both, and SizeBytes need not
 	// grow.
 	StatCounts bool
+	// IntactUnitsProveDamage: every acknowledged batch is a unit the
+	// backend can check on its own (a checksummed frame, a row), so a
+	// damaged event with any intact event after it is CORRUPT_LOG, never a
+	// torn tail. When false (plain lines, where a power loss can leave
+	// intact lines after a damaged page), only a later turn/end proves the
+	// damage committed, and the suite expects a torn tail without one.
+	IntactUnitsProveDamage bool
 }
 
 // hook names, as the skip messages print them.
