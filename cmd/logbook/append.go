@@ -55,10 +55,6 @@ func newAppendCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			e, err := a.writeEngine(ctx)
-			if err != nil {
-				return err
-			}
 			s, written, rep, err := a.openWrite(ctx, args[0], true)
 			if err != nil {
 				return err
@@ -71,8 +67,8 @@ func newAppendCmd(a *app) *cobra.Command {
 			err = a.appendLines(ctx, s, in, 2*cfg.MaxEventBytes+1<<20)
 			// The accepted lines are flushed and ownership released even
 			// after a rejected line or a signal.
-			if rerr := e.Store.Release(context.WithoutCancel(ctx), s); rerr != nil {
-				return errors.Join(err, rerr)
+			if cerr := a.close(); cerr != nil {
+				return errors.Join(err, cerr)
 			}
 			return err
 		},

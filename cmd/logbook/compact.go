@@ -101,7 +101,7 @@ func (a *app) compacting(ctx context.Context, name, id string, op func(context.C
 	from := s.Len()
 	opErr := op(ctx, e, s)
 	appended := s.Events().Range(from, s.Len()).Slice()
-	if err := e.Store.Release(context.WithoutCancel(ctx), s); err != nil && opErr == nil {
+	if err := a.close(); err != nil && opErr == nil {
 		opErr = err
 	}
 	if opErr != nil {

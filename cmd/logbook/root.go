@@ -111,7 +111,10 @@ func (a *app) writeEngine(ctx context.Context) (*engine.Engine, error) {
 
 // close shuts the engine down, if it was started: every live session is
 // flushed and released, then the plugins stop. It runs on its own deadline,
-// so an interrupted command still flushes what it committed.
+// so an interrupted command still flushes what it committed. It is the last
+// flush of a write command: nothing is written after it, so what it returns
+// is what is durable when the command exits (a Release before it would
+// report one drain's outcome while this one could still store the events).
 func (a *app) close() error {
 	if a.eng == nil {
 		return nil

@@ -52,7 +52,7 @@ func newCreateCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := e.Store.Release(context.WithoutCancel(ctx), s); err != nil {
+			if err := a.close(); err != nil {
 				return err
 			}
 			return writeLine(a.stdout, headerjson.Encode(s.Header()))
@@ -133,15 +133,11 @@ func newResumeCmd(a *app) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			e, err := a.writeEngine(ctx)
-			if err != nil {
-				return err
-			}
 			s, written, rep, err := a.openWrite(ctx, args[0], false)
 			if err != nil {
 				return err
 			}
-			if err := e.Store.Release(context.WithoutCancel(ctx), s); err != nil {
+			if err := a.close(); err != nil {
 				return err
 			}
 			fmt.Fprintf(a.stderr, "logbook resume: %s\n", repairSummary(s.ID(), written, rep))
@@ -179,7 +175,7 @@ func newForkCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := e.Store.Release(context.WithoutCancel(ctx), s); err != nil {
+			if err := a.close(); err != nil {
 				return err
 			}
 			return writeLine(a.stdout, headerjson.Encode(s.Header()))

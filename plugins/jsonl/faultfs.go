@@ -48,6 +48,7 @@ const (
 	OpRename   FaultOp = "rename"
 	OpRemove   FaultOp = "remove"
 	OpSyncDir  FaultOp = "syncdir"
+	OpStat     FaultOp = "fstat" // Stat of an open file
 )
 
 // Fault is one injected failure.
@@ -606,6 +607,9 @@ func (f *faultFile) Stat() (FileInfo, error) {
 	defer f.fs.mu.Unlock()
 	if err := f.usable("fstat"); err != nil {
 		return FileInfo{}, err
+	}
+	if r := f.fs.fault(OpStat, f.name); r != nil {
+		return FileInfo{}, f.fs.fail(r, "fstat", f.name)
 	}
 	return f.n.info(), nil
 }

@@ -106,19 +106,23 @@ func (st *Store) Release(ctx context.Context, s *session.Session) error {
 	if err != nil {
 		return err
 	}
-	return st.release(ctx, ls)
+	return st.release(ctx, ls, false)
 }
 
-func (st *Store) release(ctx context.Context, ls *live) error {
+// release drains, flushes and closes ls. Unless final is set, a primary
+// that could not be drained keeps the session live (its events stay queued
+// and are retried); final is the store's Close, after which nothing more is
+// written, so that what it reports is what is durable.
+func (st *Store) release(ctx context.Context, ls *live, final bool) error {
 	_, ferr := ls.flush(ctx)
 	var fe *FlushError
 	if errors.As(ferr, &fe) {
 		for _, f := range fe.Failures {
-			if f.Name == ls.queues[0].b.name && ls.s.Fenced() == nil {
+			if f.Name == ls.queues[0].b.name && ls.s.Fenced() == nil && !final {
 				return ferr // the primary still holds queued events: keep the session live
 			}
 		}
-	} else if ferr != nil {
+	} else if ferr != nil && !final {
 		return ferr
 	}
 	st.mu.Lock()
@@ -146,7 +150,9 @@ func (st *Store) release(ctx context.Context, ls *live) error {
 }
 
 // Close releases every live session concurrently and refuses new ones; it
-// returns the joined errors.
+// returns the joined errors. It is final: a session whose primary cannot be
+// drained is closed all the same, its undrained events dropped, so that no
+// write follows what Close reports.
 func (st *Store) Close(ctx context.Context) error {
 	st.mu.Lock()
 	st.closed = true
@@ -158,7 +164,7 @@ func (st *Store) Close(ctx context.Context) error {
 	errs := make([]error, len(all))
 	var wg sync.WaitGroup
 	for i, ls := range all {
-		wg.Go(func() { errs[i] = st.release(ctx, ls) })
+		wg.Go(func() { errs[i] = st.release(ctx, ls, true) })
 	}
 	wg.Wait()
 	st.feed.close()

@@ -40,13 +40,17 @@ type queue struct {
 	drains    []chan error // explicit drains waiting for the next barrier
 	retryAt   time.Time    // end of the current backoff
 	streak    int          // consecutive retryable failures
-	reopen    bool         // the handle may be dead: re-open before writing
-	final     error        // fenced (primary) or detached (mirror); set once
-	scratch   []byte       // reused envelope buffer of the worker's writes
-	parts     [][]byte
-	wake      chan struct{}
-	stop      chan struct{}
-	done      chan struct{}
+	reopen    bool         // the backend's state is unknown: re-open before writing
+	// unresolved is the error of a drain's attempt whose outcome the
+	// backend's state must settle before the drain is answered: the batch
+	// may be stored although the call failed.
+	unresolved error
+	final      error  // fenced (primary) or detached (mirror); set once
+	scratch    []byte // reused envelope buffer of the worker's writes
+	parts      [][]byte
+	wake       chan struct{}
+	stop       chan struct{}
+	done       chan struct{}
 }
 
 func newQueue(st *Store, ls *live, b *backend, watermark sdk.Cursor) *queue {
@@ -88,8 +92,11 @@ func (q *queue) enqueue(evs []session.Event, unit bool) {
 }
 
 // drain writes everything queued (including events committed meanwhile) and
-// then flushes the backend; concurrent drains share one barrier. It returns
-// the attempt's error; ctx only bounds the wait.
+// then flushes the backend; concurrent drains share one barrier. It makes
+// one attempt and returns its error, but only once the backend's state has
+// settled what the failed call stored (a re-open and read back): a batch
+// the backend did store counts as written, so the error never covers
+// durable events. ctx only bounds the wait.
 func (q *queue) drain(ctx context.Context) error {
 	ch := make(chan error, 1)
 	q.mu.Lock()
@@ -145,12 +152,26 @@ func (q *queue) work() {
 		backoff := now.Before(q.retryAt)
 		due := len(q.evs) > 0 && (draining || !backoff && (q.bytes >= q.st.opts.EagerBytes || !now.Before(q.arr[0].Add(q.st.opts.WriteWindow))))
 		if q.reopen && (due || draining) {
+			attempt := q.unresolved
+			q.unresolved = nil
 			q.mu.Unlock()
 			err := q.recover()
 			q.mu.Lock()
-			if err != nil {
-				q.failed(err, draining)
-			} else {
+			switch {
+			case err != nil:
+				q.failed(err)
+				if attempt == nil {
+					attempt = err
+				}
+				q.reply(attempt)
+			case attempt != nil && len(q.evs) > 0:
+				// The backend holds less than the attempt sent: it failed,
+				// and the drain learns so with the watermark recovery found.
+				q.reopen = false
+				q.reply(attempt)
+			default:
+				// Nothing was lost, or the failed attempt's batch turned out
+				// stored: the drain goes on to its barrier.
 				q.reopen = false
 			}
 			q.mu.Unlock()
@@ -209,17 +230,26 @@ func (q *queue) work() {
 			q.mu.Unlock()
 			continue
 		}
-		q.failed(err, draining)
+		q.failed(err)
+		if draining && q.final == nil {
+			// A failed call does not say what the backend stored (a
+			// plugin may die after its fsync, a backend may fail after
+			// the batch became durable): the drain is answered once the
+			// re-open has settled it, so that what it reports is what is
+			// durable.
+			q.unresolved = err
+		}
 		q.mu.Unlock()
 	}
 }
 
-// failed handles a write or flush failure; called with q.mu held.
-func (q *queue) failed(err error, draining bool) {
+// failed handles a write or flush failure; called with q.mu held. After a
+// retryable one the backend's state is unknown, so the next write re-opens
+// first and the batch stays queued; any other fences or
+// detaches.
+func (q *queue) failed(err error) {
 	if sdk.Retryable(err) || sdk.CodeOf(err) == sdk.CodeHandleClosed {
-		if c := sdk.CodeOf(err); c == sdk.CodePluginUnavailable || c == sdk.CodeHandleClosed {
-			q.reopen = true
-		}
+		q.reopen = true
 		q.streak++
 		if q.streak == 1 {
 			q.st.log.Warn("write-behind failed; will retry", "session", q.ls.s.ID(), "backend", q.b.name, "error", err)
@@ -229,9 +259,6 @@ func (q *queue) failed(err error, draining bool) {
 			backoff = q.st.opts.RetryMaxBackoff
 		}
 		q.retryAt = q.st.clock.Now().Add(backoff)
-		if draining {
-			q.reply(err) // an explicit drain makes one immediate attempt
-		}
 		return
 	}
 	q.setFinal(err)
@@ -379,8 +406,17 @@ func (q *queue) flushed(d sdk.Durable, err error) error {
 	}
 	if err != nil {
 		q.mu.Lock()
-		q.failed(err, false)
+		q.failed(err)
+		settled := q.final == nil && q.watermark >= 0
 		q.mu.Unlock()
+		if settled {
+			// The barrier runs once the queue is empty, so the backend
+			// acknowledged every event the drain waits for, and an
+			// acknowledged Append is durable: a failed barrier changes
+			// nothing of that (the next write re-opens first). Reporting
+			// it would tell the caller that durable events are not.
+			return nil
+		}
 	}
 	return err
 }
