@@ -102,25 +102,47 @@ func (b bearer) Do(r *http.Request) (*http.Response, error) {
 	return b.next.Do(r)
 }
 
-// AppendError is the error of a rejected event in Append or an
-// AppendStream: the events of the call before it (Appended of them) were
-// committed, and flushed when the call asked for a flush. Err is the
-// rejection, an *sdk.Error.
+// AppendError is the error of a failed Append or AppendStream, whatever
+// the failure (a rejected event, a failed flush, a SEQ_CONFLICT, an
+// unreachable session): Appended of the call's events were committed before
+// it (and flushed when the call asked for a flush and the flush is not what
+// failed), with seqs FirstSeq, FirstSeq+1, …. Err is the failure, an
+// *sdk.Error.
 type AppendError struct {
 	Appended int64
+	// FirstSeq is the seq of the first appended event or, when none was,
+	// the log length the append found; -1 when the server did not reach
+	// the session (or did not say).
+	FirstSeq int64
 	Err      error
 }
 
-// Error returns the rejection's text and the count.
+// Error returns the failure's text and the count.
 func (e *AppendError) Error() string {
-	return e.Err.Error() + " (" + strconv.FormatInt(e.Appended, 10) + " events of the call were appended before it)"
+	if e.Appended == 0 {
+		return e.Err.Error() + " (no event of the call was appended)"
+	}
+	return e.Err.Error() + " (" + strconv.FormatInt(e.Appended, 10) + " events of the call were appended, from seq " + strconv.FormatInt(e.FirstSeq, 10) + ")"
 }
 
-// Unwrap returns the rejection.
+// Unwrap returns the failure.
 func (e *AppendError) Unwrap() error { return e.Err }
 
+// SeqConflictOf reports the lengths of a SEQ_CONFLICT anywhere in err's
+// chain: the log length the append expected and the one it found.
+func SeqConflictOf(err error) (expected, actual sdk.Offset, ok bool) {
+	var e *sdk.Error
+	if !errors.As(err, &e) || e.Code != sdk.CodeSeqConflict {
+		return 0, 0, false
+	}
+	want, ok1 := e.MetaInt("expected")
+	got, ok2 := e.MetaInt("actual")
+	return sdk.Offset(want), sdk.Offset(got), ok1 && ok2
+}
+
 // callError turns the error of a call into the package's errors (see the
-// package doc). call names the RPC in messages.
+// package doc). call names the RPC in messages. The counts of an append
+// (ErrorInfo metadata "appended" and "firstSeq") make it an *AppendError.
 func callError(ctx context.Context, call string, err error) error {
 	if err == nil {
 		return nil
@@ -129,31 +151,44 @@ func callError(ctx context.Context, call string, err error) error {
 	if !errors.As(err, &ce) {
 		return &sdk.Error{Code: sdk.CodeIOError, Op: "client", Seq: -1, Index: -1, Detail: call + " failed", Err: err}
 	}
+	var (
+		e      *sdk.Error
+		counts map[string]string
+	)
 	for _, d := range ce.Details() {
 		v, derr := d.Value()
 		info, ok := v.(*errdetails.ErrorInfo)
-		if derr != nil || !ok {
+		if derr != nil || !ok || info.GetDomain() != errinfo.Domain {
 			continue
 		}
-		e := errinfo.Decode(info)
+		if _, ok := info.GetMetadata()["appended"]; ok && counts == nil {
+			counts = info.GetMetadata()
+		}
 		if e == nil {
-			continue
+			e = errinfo.Decode(info)
 		}
-		if n, err := strconv.ParseInt(info.GetMetadata()["appended"], 10, 64); err == nil {
-			return &AppendError{Appended: n, Err: e}
+	}
+	if e == nil {
+		code := sdk.CodeIOError
+		switch ce.Code() {
+		case connect.CodeUnavailable, connect.CodeDeadlineExceeded, connect.CodeAborted, connect.CodeCanceled:
+			code = sdk.CodePluginUnavailable
 		}
+		cause := err
+		if cerr := ctx.Err(); cerr != nil {
+			cause = fmt.Errorf("%w: %w", cerr, err)
+		}
+		e = &sdk.Error{Code: code, Op: "client", Seq: -1, Index: -1, Detail: call + " failed with " + ce.Code().String(), Err: cause}
+	}
+	n, nerr := strconv.ParseInt(counts["appended"], 10, 64)
+	if nerr != nil {
 		return e
 	}
-	code := sdk.CodeIOError
-	switch ce.Code() {
-	case connect.CodeUnavailable, connect.CodeDeadlineExceeded, connect.CodeAborted, connect.CodeCanceled:
-		code = sdk.CodePluginUnavailable
+	first, ferr := strconv.ParseInt(counts["firstSeq"], 10, 64)
+	if ferr != nil {
+		first = -1
 	}
-	cause := err
-	if cerr := ctx.Err(); cerr != nil {
-		cause = fmt.Errorf("%w: %w", cerr, err)
-	}
-	return &sdk.Error{Code: code, Op: "client", Seq: -1, Index: -1, Detail: call + " failed with " + ce.Code().String(), Err: cause}
+	return &AppendError{Appended: n, FirstSeq: first, Err: e}
 }
 
 // raw returns the JSON texts of a reply as JSON values, byte for byte.
@@ -311,32 +346,68 @@ type Appended struct {
 	Flush     *FlushResult      // set when the call flushed
 }
 
+// AppendOptions tune Append.
+type AppendOptions struct {
+	// Flush makes the events durable on every backend before Append
+	// returns (a loop checkpoint).
+	Flush bool
+	// ExpectedSeq, when set, is the log length the events must find: the
+	// server appends them only if the session's log is exactly that long at
+	// that moment, else the call fails with SEQ_CONFLICT (see
+	// SeqConflictOf) and nothing is appended. AppendRetry builds on it.
+	ExpectedSeq *sdk.Offset
+}
+
+// expectedSeq is an ExpectedSeq on the wire.
+func expectedSeq(o *sdk.Offset) *int64 {
+	if o == nil {
+		return nil
+	}
+	v := int64(*o)
+	return &v
+}
+
 // Append appends events in order to session id, resuming it in the server
-// first when it is not live, and flushes afterwards when flush is set. At
-// the first rejected event it stops with an *AppendError: the events before
-// it stay committed (and flushed when flush is set).
+// first when it is not live; no other append lands between them. Every
+// failure is an *AppendError saying how many of the events were appended
+// (at a rejected event the events before it stay committed, and are
+// flushed when o.Flush is set).
 //
 // An event whose data is not valid UTF-8 is rejected the same way, with
 // JSON_INVALID_UTF8, though by the client: the events before it are sent
-// (and flushed when flush is set) and it is not.
-func (c *Client) Append(ctx context.Context, id string, events []Input, flush bool) (Appended, error) {
+// (and flushed when o.Flush is set) and it is not.
+func (c *Client) Append(ctx context.Context, id string, events []Input, o AppendOptions) (Appended, error) {
 	valid, bad := invalidData(id, events)
+	flush := o.Flush
 	if bad != nil && len(valid) == 0 {
 		flush = false // nothing to make durable, as when the server rejects the first event
 	}
-	r, err := c.rpc.Append(ctx, connect.NewRequest(&logbookv1.SessionsAppendRequest{SessionId: id, Events: protoInputs(valid), Flush: flush}))
+	r, err := c.rpc.Append(ctx, connect.NewRequest(&logbookv1.SessionsAppendRequest{SessionId: id, Events: protoInputs(valid), Flush: flush, ExpectedSeq: expectedSeq(o.ExpectedSeq)}))
 	if err != nil {
 		return Appended{}, callError(ctx, "Append", err)
 	}
-	if bad != nil {
-		return Appended{}, &AppendError{Appended: int64(len(valid)), Err: bad}
-	}
 	out := Appended{Envelopes: raw(r.Msg.GetEnvelopes())}
+	if bad != nil {
+		return Appended{}, &AppendError{Appended: int64(len(valid)), FirstSeq: firstSeqOf(out.Envelopes, o.ExpectedSeq), Err: bad}
+	}
 	if f := r.Msg.GetFlush(); f != nil {
 		fr := flushResult(f)
 		out.Flush = &fr
 	}
 	return out, nil
+}
+
+// firstSeqOf returns the seq of the first envelope; with none, the expected
+// length or -1 (unknown).
+func firstSeqOf(envelopes []json.RawMessage, expected *sdk.Offset) int64 {
+	var e struct{ Seq *int64 }
+	if len(envelopes) > 0 && json.Unmarshal(envelopes[0], &e) == nil && e.Seq != nil {
+		return *e.Seq
+	}
+	if expected != nil {
+		return int64(*expected)
+	}
+	return -1
 }
 
 // Coalescing of an AppendStream: events are held until the pending
@@ -383,13 +454,33 @@ func (c *Client) AppendStream(ctx context.Context, id string) *AppendStream {
 // JSON_INVALID_UTF8 error, and CloseAndReceive ends the stream (the server
 // flushes what it appended) and returns an *AppendError counting them.
 func (s *AppendStream) Send(events []Input, flush bool) error {
+	return s.send(events, flush, nil)
+}
+
+// SendExpected is Send for events that must find a log of expected events:
+// the events held before them go out first, then these at once as one
+// message of their own, which the server appends only if the log length
+// equals expected right before them. A mismatch ends the stream:
+// CloseAndReceive returns SEQ_CONFLICT (see SeqConflictOf) in an
+// *AppendError counting what the stream appended before.
+func (s *AppendStream) SendExpected(expected sdk.Offset, events []Input, flush bool) error {
+	return s.send(events, flush, &expected)
+}
+
+// send is Send, with an expected length when expected is not nil.
+func (s *AppendStream) send(events []Input, flush bool, expected *sdk.Offset) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.err != nil {
 		return s.err
 	}
+	if expected != nil && s.pending != nil {
+		if err := s.sendLocked(); err != nil { // the held events, before the check
+			return err
+		}
+	}
 	if s.pending == nil {
-		s.pending = &logbookv1.SessionsAppendRequest{}
+		s.pending = &logbookv1.SessionsAppendRequest{ExpectedSeq: expectedSeq(expected)}
 	}
 	valid, bad := invalidData(s.id, events)
 	for _, in := range valid {
@@ -397,7 +488,7 @@ func (s *AppendStream) Send(events []Input, flush bool) error {
 		s.size += len(in.Data)
 	}
 	if bad != nil {
-		if len(s.pending.Events) > 0 || !s.named { // the events before it, and the session's name
+		if len(s.pending.Events) > 0 || !s.named || expected != nil { // the events before it, the session's name, the check
 			if err := s.sendLocked(); err != nil {
 				return err
 			}
@@ -406,7 +497,7 @@ func (s *AppendStream) Send(events []Input, flush bool) error {
 		s.err, s.bad = bad, bad
 		return bad
 	}
-	if flush || s.size >= streamBatchBytes || len(s.pending.Events) >= streamBatchEvents {
+	if flush || expected != nil || s.size >= streamBatchBytes || len(s.pending.Events) >= streamBatchEvents {
 		s.pending.Flush = flush
 		return s.sendLocked()
 	}
@@ -449,8 +540,8 @@ type StreamResult struct {
 }
 
 // CloseAndReceive ends the stream; the server flushes the session and
-// reports. A rejected event is an *AppendError counting the events the
-// stream appended (and flushed) before it.
+// reports. Every failure is an *AppendError counting the events the stream
+// appended (and flushed, unless the flush is what failed) before it.
 func (s *AppendStream) CloseAndReceive() (StreamResult, error) {
 	s.mu.Lock()
 	if s.timer != nil {
@@ -469,7 +560,7 @@ func (s *AppendStream) CloseAndReceive() (StreamResult, error) {
 		return StreamResult{}, callError(s.ctx, "AppendStream", err)
 	}
 	if bad != nil {
-		return StreamResult{}, &AppendError{Appended: r.Msg.GetAppended(), Err: bad}
+		return StreamResult{}, &AppendError{Appended: r.Msg.GetAppended(), FirstSeq: -1, Err: bad}
 	}
 	return StreamResult{Appended: r.Msg.GetAppended(), NextSeq: sdk.Offset(r.Msg.GetNextSeq()), Flush: flushResult(r.Msg.GetFlush())}, nil
 }

@@ -78,12 +78,12 @@ func TestClientRoundTrip(t *testing.T) {
 	if _, err := c.Create(ctx, client.CreateOptions{ID: "c1", CWD: "relative"}); !errors.Is(err, sdk.ErrSeedInvalid) {
 		t.Fatalf("relative cwd: %v", err)
 	}
-	app, err := c.Append(ctx, "c1", []client.Input{user(0), user(1), user(2)}, true)
+	app, err := c.Append(ctx, "c1", []client.Input{user(0), user(1), user(2)}, client.AppendOptions{Flush: true})
 	if err != nil || len(app.Envelopes) != 3 || app.Flush == nil || app.Flush.Backends[0].DurableSeq != 2 {
 		t.Fatalf("append: %+v (%v)", app, err)
 	}
 	// A rejected event: the ones before it stay, the error says how many.
-	_, err = c.Append(ctx, "c1", []client.Input{user(3), {Type: "no/such-type", Data: json.RawMessage(`{}`)}}, false)
+	_, err = c.Append(ctx, "c1", []client.Input{user(3), {Type: "no/such-type", Data: json.RawMessage(`{}`)}}, client.AppendOptions{})
 	var ae *client.AppendError
 	if !errors.As(err, &ae) || ae.Appended != 1 || !errors.Is(err, sdk.ErrUnknownEventType) {
 		t.Fatalf("unknown type: %v", err)
@@ -247,7 +247,7 @@ func TestCompact(t *testing.T) {
 	for len(ins) > 0 && ins[len(ins)-1].Type != "turn/end" {
 		ins = ins[:len(ins)-1] // end on a closed turn: a manual compaction needs one
 	}
-	if _, err := c.Append(ctx, "k", ins, false); err != nil {
+	if _, err := c.Append(ctx, "k", ins, client.AppendOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	evs, err := c.Compact(ctx, "k", client.CompactOptions{SourceCommandID: "cmd-1"})
@@ -279,17 +279,17 @@ func TestInvalidUTF8Data(t *testing.T) {
 	}
 	bad := client.Input{Type: "user/message", SurfaceOp: &client.SurfaceOp{}, Data: json.RawMessage("{\"id\":\"x\",\"text\":\"a\xffb\"}")}
 
-	_, err := c.Append(ctx, "u", []client.Input{user(0), user(1), bad, user(2)}, true)
+	_, err := c.Append(ctx, "u", []client.Input{user(0), user(1), bad, user(2)}, client.AppendOptions{Flush: true})
 	var ae *client.AppendError
 	var se *sdk.Error
 	if !errors.As(err, &ae) || ae.Appended != 2 || !errors.Is(err, sdk.ErrJSONInvalidUTF8) || !errors.As(err, &se) ||
 		se.SessionID != "u" || !strings.Contains(se.Detail, "byte offset 19") {
 		t.Fatalf("append with invalid UTF-8: %v", err)
 	}
-	if _, err := c.Append(ctx, "u", []client.Input{bad}, false); !errors.As(err, &ae) || ae.Appended != 0 || !errors.Is(err, sdk.ErrJSONInvalidUTF8) {
+	if _, err := c.Append(ctx, "u", []client.Input{bad}, client.AppendOptions{}); !errors.As(err, &ae) || ae.Appended != 0 || !errors.Is(err, sdk.ErrJSONInvalidUTF8) {
 		t.Fatalf("append of invalid UTF-8 alone: %v", err)
 	}
-	if _, err := c.Append(ctx, "missing", []client.Input{bad}, false); !errors.Is(err, sdk.ErrSessionNotFound) {
+	if _, err := c.Append(ctx, "missing", []client.Input{bad}, client.AppendOptions{}); !errors.Is(err, sdk.ErrSessionNotFound) {
 		t.Fatalf("append of invalid UTF-8 to a missing session: %v; the server's error comes first", err)
 	}
 
@@ -330,7 +330,7 @@ func TestExactData(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := `{"id":"u0","role":"user","content":[{"type":"text","text":"é \"q\" \\ 😀"}],"source":{"kind":"user"},"plugin:x":{"z":1.50,"a":1E3,"pi":3.14159265358979323846264338327950288}}`
-	app, err := c.Append(ctx, "x", []client.Input{{Type: "user/message", SurfaceOp: &client.SurfaceOp{}, Data: json.RawMessage(data)}}, false)
+	app, err := c.Append(ctx, "x", []client.Input{{Type: "user/message", SurfaceOp: &client.SurfaceOp{}, Data: json.RawMessage(data)}}, client.AppendOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

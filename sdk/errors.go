@@ -25,6 +25,12 @@ type Error struct {
 	Index     int    // index in a seed, restore input or batch; -1 when not applicable
 	Detail    string // the broken rule and the offending values
 	Err       error  // wrapped cause
+	// Meta holds further machine-readable details by name, e.g. the
+	// "expected" and "actual" log lengths of a SEQ_CONFLICT; nil when there
+	// are none. Across gRPC each travels as one more ErrorInfo metadata
+	// entry (see sdk/errinfo), so a name must not be one of the members
+	// above (op, detail, session_id, seq, index, cause).
+	Meta map[string]string
 }
 
 // Errorf builds an *Error with no session, seq or index, and a formatted detail.
@@ -80,6 +86,17 @@ func (e *Error) Is(target error) bool {
 
 // Unwrap returns the wrapped cause.
 func (e *Error) Unwrap() error { return e.Err }
+
+// MetaInt returns the Meta entry name as an integer; false when it is
+// absent or not a decimal integer.
+func (e *Error) MetaInt(name string) (int64, bool) {
+	v, ok := e.Meta[name]
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	return n, err == nil
+}
 
 // WithSeq returns a copy of e with Seq set.
 func (e *Error) WithSeq(seq int64) *Error {

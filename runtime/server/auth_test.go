@@ -122,10 +122,10 @@ func TestRequestSizeLimit(t *testing.T) {
 	if _, err := c.Create(ctx, client.CreateOptions{ID: "big"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Append(ctx, "big", []client.Input{kib(0, 32<<10)}, false); err != nil {
+	if _, err := c.Append(ctx, "big", []client.Input{kib(0, 32<<10)}, client.AppendOptions{}); err != nil {
 		t.Fatalf("32 KiB: %v", err)
 	}
-	_, err := c.Append(ctx, "big", []client.Input{kib(1, 100<<10)}, false)
+	_, err := c.Append(ctx, "big", []client.Input{kib(1, 100<<10)}, client.AppendOptions{})
 	if connect.CodeOf(err) != connect.CodeResourceExhausted {
 		t.Fatalf("100 KiB unary: %v", err)
 	}

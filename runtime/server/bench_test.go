@@ -73,7 +73,7 @@ func BenchmarkServeAppendUnaryFlush(b *testing.B) {
 	b.ResetTimer()
 	for i := range b.N {
 		t0 := time.Now()
-		if _, err := c.Append(ctx, id, in[i%len(in):i%len(in)+1], true); err != nil {
+		if _, err := c.Append(ctx, id, in[i%len(in):i%len(in)+1], client.AppendOptions{Flush: true}); err != nil {
 			b.Fatal(err)
 		}
 		lat = append(lat, time.Since(t0))

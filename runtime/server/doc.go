@@ -52,8 +52,25 @@
 //
 // A failed call carries the SPEC §1.4 code as the reason of a
 // google.rpc.ErrorInfo detail (domain "logbook"; metadata op, detail,
-// session_id, seq, index, cause when set, and "appended" for a rejected
-// append) and in the Logbook-Code response header (a trailer on streams).
+// session_id, seq, index, cause when set, and the details some codes add,
+// such as SEQ_CONFLICT's "expected" and "actual" lengths) and in the
+// Logbook-Code response header (a trailer on streams). Every error reply of
+// Append and AppendStream, whatever failed, also carries "appended" (how
+// many of the call's events were appended before the failure) and
+// "firstSeq" (the seq of the first of them, or the log length the append
+// found; absent when the session could not be opened), so a client can
+// tell a failed flush of appended events from an append that never
+// happened.
+//
+// # Safe retries
+//
+// An append request may carry expected_seq, the log length its events must
+// find: the check and the append happen under the session's append lock,
+// so nothing lands between them, and a mismatch is SEQ_CONFLICT with
+// nothing appended. A client that retries a failed append with the same
+// expected_seq cannot duplicate it: either the first attempt's events are
+// in the log (the retry's conflict shows a length that covers them) or they
+// are not (the retry appends them). client.AppendRetry does exactly that.
 // The status code follows the logbook code (SESSION_NOT_FOUND → NotFound,
 // SESSION_ALREADY_EXISTS → AlreadyExists, CORRUPT_LOG → DataLoss, …), as in
 // the plugin protocol.

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"connectrpc.com/connect"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 
 	"github.com/seed-e5e476df/logbook/runtime/store"
 	"github.com/seed-e5e476df/logbook/sdk"
@@ -49,24 +50,25 @@ func outermost(err error) *sdk.Error {
 // toConnect turns an error of the store, a session or the compactor into
 // the error a handler returns: a logbook error travels with a
 // google.rpc.ErrorInfo detail (reason = code, metadata = op, detail,
-// session_id, seq, index, cause, plus extra) and the Logbook-Code header; a
-// context error keeps its meaning; a connect error passes through; anything
-// else is Internal with IO_ERROR.
+// session_id, seq, index, cause, the error's Meta, plus extra) and the
+// Logbook-Code header; a context error keeps its meaning; a connect error
+// passes through, with extra in an ErrorInfo of its own that has no reason;
+// anything else is Internal with IO_ERROR.
 func toConnect(err error, extra map[string]string) error {
 	if err == nil {
 		return nil
 	}
 	var ce *connect.Error
 	if errors.As(err, &ce) {
-		return ce
+		return withExtra(ce, extra)
 	}
 	e := outermost(err)
 	if e == nil {
 		switch {
 		case errors.Is(err, context.Canceled):
-			return connect.NewError(connect.CodeCanceled, err)
+			return withExtra(connect.NewError(connect.CodeCanceled, err), extra)
 		case errors.Is(err, context.DeadlineExceeded):
-			return connect.NewError(connect.CodeDeadlineExceeded, err)
+			return withExtra(connect.NewError(connect.CodeDeadlineExceeded, err), extra)
 		}
 		e = &sdk.Error{Code: sdk.CodeIOError, Op: "server", Seq: -1, Index: -1, Detail: err.Error()}
 	}
@@ -80,4 +82,15 @@ func toConnect(err error, extra map[string]string) error {
 	}
 	out.Meta().Set(codeHeader, string(e.Code))
 	return out
+}
+
+// withExtra adds extra to an error that carries no logbook code, in an
+// ErrorInfo of the logbook domain without a reason.
+func withExtra(ce *connect.Error, extra map[string]string) *connect.Error {
+	if len(extra) > 0 {
+		if d, err := connect.NewErrorDetail(&errdetails.ErrorInfo{Domain: errinfo.Domain, Metadata: extra}); err == nil {
+			ce.AddDetail(d)
+		}
+	}
+	return ce
 }

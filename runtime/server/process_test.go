@@ -175,13 +175,13 @@ func TestServeKilledDuringStreamingAppend(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The turn opens and its first tool call starts: acknowledged durable.
-	if _, err := c.Append(ctx, "k", openTurn(), true); err != nil {
+	if _, err := c.Append(ctx, "k", openTurn(), client.AppendOptions{Flush: true}); err != nil {
 		t.Fatal(err)
 	}
 	acked := 5
 	if _, err := c.Append(ctx, "k", []client.Input{{Type: "tool/result", SurfaceOp: &client.SurfaceOp{},
 		Data: []byte(`{"turn":1,"step":1,"message":{"id":"r0","role":"tool","toolCallId":"c1","content":[{"type":"text","text":"a.go"}],"source":{"kind":"tool","callId":"c1"}}}`)},
-		{Type: "step/end", Data: []byte(`{"turn":1,"step":1}`)}}, true); err != nil {
+		{Type: "step/end", Data: []byte(`{"turn":1,"step":1}`)}}, client.AppendOptions{Flush: true}); err != nil {
 		t.Fatal(err)
 	}
 	acked += 2
@@ -306,7 +306,7 @@ func TestServeSIGTERM(t *testing.T) {
 	for i := range 100 {
 		in = append(in, kib(i, 1024))
 	}
-	if _, err := c.Append(ctx, "t", in, false); err != nil {
+	if _, err := c.Append(ctx, "t", in, client.AppendOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {

@@ -114,10 +114,44 @@ func appendInput(in *logbookv1.AppendInput) session.AppendInput {
 	return ai
 }
 
-// appendError is the error of a rejected event: its ErrorInfo metadata
-// "appended" counts the events of the call committed before it.
-func appendError(err error, appended int64) error {
-	return toConnect(err, map[string]string{"appended": strconv.FormatInt(appended, 10)})
+// appendError is the error reply of an append: its ErrorInfo metadata
+// "appended" counts the request's events appended before the failure and
+// "firstSeq" is the seq of the first of them, or the log length the append
+// found when none was; firstSeq < 0 (the session was not reached) leaves
+// it out.
+func appendError(err error, appended, firstSeq int64) error {
+	md := map[string]string{"appended": strconv.FormatInt(appended, 10)}
+	if firstSeq >= 0 {
+		md["firstSeq"] = strconv.FormatInt(firstSeq, 10)
+	}
+	return toConnect(err, md)
+}
+
+// expectedLen reads a request's expected_seq: nil when absent, INVALID_SEQ
+// outside the offset domain.
+func expectedLen(m *logbookv1.SessionsAppendRequest) (*sdk.Offset, error) {
+	if m.ExpectedSeq == nil {
+		return nil, nil
+	}
+	n, err := sdk.NewOffset("expected_seq", m.GetExpectedSeq())
+	if err != nil {
+		return nil, err
+	}
+	return &n, nil
+}
+
+// appendRequest appends the events of one request to sess as one batch:
+// consecutive seqs, checked against the request's expected_seq.
+func appendRequest(ctx context.Context, sess *session.Session, m *logbookv1.SessionsAppendRequest) (session.Batch, error) {
+	want, err := expectedLen(m)
+	if err != nil {
+		return session.Batch{Start: sess.Len()}, err
+	}
+	ins := make([]session.AppendInput, len(m.GetEvents()))
+	for i, in := range m.GetEvents() {
+		ins[i] = appendInput(in)
+	}
+	return sess.AppendBatch(ctx, ins, session.BatchOptions{ExpectedLen: want})
 }
 
 func flushReply(r store.FlushResult) *logbookv1.SessionsFlushReply {
@@ -128,44 +162,51 @@ func flushReply(r store.FlushResult) *logbookv1.SessionsFlushReply {
 	return out
 }
 
-// Append appends the request's events in order, resuming the session
-// first when it is not live, and flushes when asked.
+// Append appends the request's events in order as one batch (see
+// appendRequest), resuming the session first when it is not live, and
+// flushes when asked.
 func (v *service) Append(ctx context.Context, req *connect.Request[logbookv1.SessionsAppendRequest]) (*connect.Response[logbookv1.SessionsAppendReply], error) {
 	m := req.Msg
+	if _, err := expectedLen(m); err != nil {
+		return nil, appendError(err, 0, -1)
+	}
 	o, err := v.s.acquire(ctx, m.GetSessionId())
 	if err != nil {
-		return nil, toConnect(err, nil)
+		return nil, appendError(err, 0, -1)
 	}
-	reply := &logbookv1.SessionsAppendReply{Envelopes: make([]string, 0, len(m.GetEvents()))}
-	var scratch []byte
-	for i, in := range m.GetEvents() {
-		ev, err := o.sess.Append(ctx, appendInput(in))
-		if err != nil {
-			if m.GetFlush() && i > 0 {
-				if _, ferr := v.s.st.Flush(ctx, o.sess); ferr != nil {
-					err = errors.Join(err, ferr)
-				}
+	b, err := appendRequest(ctx, o.sess, m)
+	n := int64(len(b.Events))
+	if err != nil {
+		if m.GetFlush() && n > 0 {
+			if _, ferr := v.s.st.Flush(ctx, o.sess); ferr != nil {
+				err = errors.Join(err, ferr)
 			}
-			return nil, appendError(err, int64(i))
 		}
+		return nil, appendError(err, n, int64(b.Start))
+	}
+	reply := &logbookv1.SessionsAppendReply{Envelopes: make([]string, 0, n)}
+	var scratch []byte
+	for _, ev := range b.Events {
 		reply.Envelopes = append(reply.Envelopes, envelopeText(&scratch, ev))
 	}
 	if m.GetFlush() {
 		res, err := v.s.st.Flush(ctx, o.sess)
 		if err != nil {
-			return nil, toConnect(err, nil)
+			return nil, appendError(err, n, int64(b.Start))
 		}
 		reply.Flush = flushReply(res)
 	}
 	return connect.NewResponse(reply), nil
 }
 
-// AppendStream appends the events of a client stream to one session,
-// flushing at the messages that ask and at the end.
+// AppendStream appends the events of a client stream to one session, each
+// request's as one batch (see appendRequest), flushing at the requests that
+// ask and at the end.
 func (v *service) AppendStream(ctx context.Context, stream *connect.ClientStream[logbookv1.SessionsAppendRequest]) (*connect.Response[logbookv1.SessionsAppendStreamReply], error) {
 	var (
 		sess     *session.Session
 		appended int64
+		firstSeq int64 = -1 // the first appended event's seq; before one, the length the first request found
 	)
 	// fail ends the stream at a rejected event or a broken stream, after
 	// flushing what it appended.
@@ -175,7 +216,7 @@ func (v *service) AppendStream(ctx context.Context, stream *connect.ClientStream
 				err = errors.Join(err, ferr)
 			}
 		}
-		return nil, appendError(err, appended)
+		return nil, appendError(err, appended, firstSeq)
 	}
 	for stream.Receive() {
 		m := stream.Msg()
@@ -183,17 +224,19 @@ func (v *service) AppendStream(ctx context.Context, stream *connect.ClientStream
 		case sess == nil:
 			o, err := v.s.acquire(ctx, id)
 			if err != nil {
-				return nil, toConnect(err, nil)
+				return fail(err)
 			}
 			sess = o.sess
 		case id != "" && id != sess.ID():
 			return fail(sdk.Errorf(sdk.CodeUsage, "append", "an append stream carries one session: %q, then %q", sess.ID(), id))
 		}
-		for _, in := range m.GetEvents() {
-			if _, err := sess.Append(ctx, appendInput(in)); err != nil {
-				return fail(err)
-			}
-			appended++
+		b, err := appendRequest(ctx, sess, m)
+		if firstSeq < 0 || (appended == 0 && len(b.Events) > 0) {
+			firstSeq = int64(b.Start)
+		}
+		appended += int64(len(b.Events))
+		if err != nil {
+			return fail(err)
 		}
 		if m.GetFlush() {
 			if _, err := v.s.st.Flush(ctx, sess); err != nil {
@@ -201,18 +244,19 @@ func (v *service) AppendStream(ctx context.Context, stream *connect.ClientStream
 			}
 		}
 		if v.s.stopping() {
-			return fail(connect.NewError(connect.CodeUnavailable, errors.New("the server is shutting down; the events appended so far are flushed")))
+			return fail(&sdk.Error{Code: sdk.CodePluginUnavailable, Op: "server", SessionID: sess.ID(), Seq: -1, Index: -1,
+				Detail: "the server is shutting down; the events appended so far are flushed"})
 		}
 	}
 	if err := stream.Err(); err != nil {
 		return fail(err)
 	}
 	if sess == nil {
-		return nil, toConnect(sdk.Errorf(sdk.CodeUsage, "append", "the append stream ended before naming a session"), nil)
+		return fail(sdk.Errorf(sdk.CodeUsage, "append", "the append stream ended before naming a session"))
 	}
 	res, err := v.s.st.Flush(ctx, sess)
 	if err != nil {
-		return nil, toConnect(err, nil)
+		return fail(err)
 	}
 	return connect.NewResponse(&logbookv1.SessionsAppendStreamReply{Appended: appended, NextSeq: int64(sess.Len()), Flush: flushReply(res)}), nil
 }

@@ -80,7 +80,7 @@ func TestEventsFollow(t *testing.T) {
 	if _, err := c.Create(ctx, client.CreateOptions{ID: "f"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Append(ctx, "f", []client.Input{kib(0, 100), kib(1, 100), kib(2, 100)}, false); err != nil {
+	if _, err := c.Append(ctx, "f", []client.Input{kib(0, 100), kib(1, 100), kib(2, 100)}, client.AppendOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	fctx, cancel := context.WithCancel(ctx)
@@ -117,7 +117,7 @@ func TestEventsFollow(t *testing.T) {
 		}
 	}
 	expect(2, "user/message")
-	if _, err := c.Append(ctx, "f", []client.Input{kib(3, 100)}, false); err != nil {
+	if _, err := c.Append(ctx, "f", []client.Input{kib(3, 100)}, client.AppendOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	expect(1, "user/message")
@@ -125,7 +125,7 @@ func TestEventsFollow(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Append resumes the session: its lifecycle marker, then the event.
-	if _, err := c.Append(ctx, "f", []client.Input{kib(4, 100), kib(5, 100)}, false); err != nil {
+	if _, err := c.Append(ctx, "f", []client.Input{kib(4, 100), kib(5, 100)}, client.AppendOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	expect(1, "session/end-seed")
@@ -159,7 +159,7 @@ func TestEventsFollow(t *testing.T) {
 		}
 		done <- nil
 	}()
-	if _, err := c.Append(ctx, "f", []client.Input{kib(6, 100), kib(7, 100)}, false); err != nil {
+	if _, err := c.Append(ctx, "f", []client.Input{kib(6, 100), kib(7, 100)}, client.AppendOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -187,7 +187,7 @@ func TestShutdownFlushesAndReleases(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 50 {
-		if _, err := c.Append(ctx, "a", []client.Input{kib(i, 200)}, false); err != nil {
+		if _, err := c.Append(ctx, "a", []client.Input{kib(i, 200)}, client.AppendOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -51,6 +51,11 @@ func (s *Session) appendUnit(ctx context.Context, first sdk.Seq, ins []AppendInp
 	}
 	s.appendMu.Lock()
 	defer s.appendMu.Unlock()
+	return s.appendLocked(ctx, first, ins)
+}
+
+// appendLocked is appendUnit with the append lock held.
+func (s *Session) appendLocked(ctx context.Context, first sdk.Seq, ins []AppendInput) (Event, []Event, error) {
 	if err := s.writable(); err != nil {
 		return Event{}, nil, err
 	}

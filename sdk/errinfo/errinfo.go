@@ -1,6 +1,8 @@
 // Package errinfo carries a logbook error (*sdk.Error) across gRPC as a
 // google.rpc.ErrorInfo detail: reason = the SPEC §1.4 code, domain
-// "logbook", metadata = op, detail, session_id, seq, index and cause. The
+// "logbook", metadata = op, detail, session_id, seq, index and cause, plus
+// one entry per member of the error's Meta (the "expected" and "actual"
+// lengths of a SEQ_CONFLICT, the "appended" count of a failed append). The
 // plugin protocol (sdk/pluginrpc), the server API (runtime/server) and its
 // Go client (client) all speak it, so one decoder reads every logbook error.
 package errinfo
@@ -22,9 +24,21 @@ const Domain = "logbook"
 // travel in HTTP/2 trailers, whose size is limited.
 const MaxText = 8 << 10
 
-// Encode renders e as an ErrorInfo, every text clipped to MaxText.
+// fixed names the metadata entries of the fields of sdk.Error; a Meta entry
+// of one of these names is not carried (the field wins).
+var fixed = map[string]bool{"op": true, "detail": true, "session_id": true, "seq": true, "index": true, "cause": true}
+
+// Encode renders e as an ErrorInfo, every text clipped to MaxText. Each Meta
+// entry becomes a metadata entry of its own, except one whose name is a
+// field's.
 func Encode(e *sdk.Error) *errdetails.ErrorInfo {
-	md := map[string]string{"op": Clip(e.Op), "detail": Clip(e.Detail)}
+	md := make(map[string]string, 6+len(e.Meta))
+	for k, v := range e.Meta {
+		if !fixed[k] {
+			md[k] = Clip(v)
+		}
+	}
+	md["op"], md["detail"] = Clip(e.Op), Clip(e.Detail)
 	if e.SessionID != "" {
 		md["session_id"] = Clip(e.SessionID)
 	}
@@ -42,7 +56,8 @@ func Encode(e *sdk.Error) *errdetails.ErrorInfo {
 
 // Decode rebuilds the *sdk.Error an ErrorInfo carries; nil when info is
 // not a logbook error (another domain, or no reason). The cause comes back
-// as its text.
+// as its text; every metadata entry that is not a field's comes back in
+// Meta (nil when there is none).
 func Decode(info *errdetails.ErrorInfo) *sdk.Error {
 	if info.GetDomain() != Domain || info.GetReason() == "" {
 		return nil
@@ -57,6 +72,14 @@ func Decode(info *errdetails.ErrorInfo) *sdk.Error {
 	}
 	if c, ok := md["cause"]; ok {
 		e.Err = errors.New(c)
+	}
+	for k, v := range md {
+		if !fixed[k] {
+			if e.Meta == nil {
+				e.Meta = map[string]string{}
+			}
+			e.Meta[k] = v
+		}
 	}
 	return e
 }

@@ -35,6 +35,34 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
+// Meta entries travel as metadata entries of their own and come back in
+// Meta; one named like a field does not override it; an error without Meta
+// decodes with a nil Meta.
+func TestMetaRoundTrip(t *testing.T) {
+	in := &sdk.Error{Code: sdk.CodeSeqConflict, Op: "session", Seq: -1, Index: -1, Detail: "d",
+		Meta: map[string]string{"expected": "3", "actual": "5", "op": "forged", "seq": "9"}}
+	info := errinfo.Encode(in)
+	if md := info.GetMetadata(); md["expected"] != "3" || md["actual"] != "5" || md["op"] != "session" {
+		t.Fatalf("metadata %v", md)
+	}
+	if _, ok := info.GetMetadata()["seq"]; ok {
+		t.Fatalf("a Meta entry named seq was carried: %v", info.GetMetadata())
+	}
+	out := errinfo.Decode(info)
+	if len(out.Meta) != 2 || out.Meta["expected"] != "3" || out.Meta["actual"] != "5" || out.Op != "session" || out.Seq != -1 {
+		t.Fatalf("decoded %+v", out)
+	}
+	if n, ok := out.MetaInt("actual"); !ok || n != 5 {
+		t.Errorf("MetaInt(actual) = %d, %v", n, ok)
+	}
+	if _, ok := out.MetaInt("missing"); ok {
+		t.Error("MetaInt of an absent entry is ok")
+	}
+	if bare := errinfo.Decode(errinfo.Encode(&sdk.Error{Code: sdk.CodeIOError, Seq: -1, Index: -1})); bare.Meta != nil {
+		t.Errorf("an error without Meta decoded with %v", bare.Meta)
+	}
+}
+
 // Clip keeps short texts and cuts long ones to MaxText bytes on a rune
 // boundary.
 func TestClip(t *testing.T) {

@@ -644,7 +644,7 @@ func TestErrorMappingOverTheWire(t *testing.T) {
 				t.Fatalf("cause = %q, want %q", got.Err, tc.want.Err)
 			}
 			got.Err, tc.want.Err = nil, nil
-			if got != tc.want {
+			if !reflect.DeepEqual(got, tc.want) {
 				t.Fatalf("got %+v\nwant %+v", got, tc.want)
 			}
 		})

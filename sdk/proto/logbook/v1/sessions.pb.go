@@ -470,10 +470,13 @@ func (x *SourceEventSeqs) GetSeqs() []int64 {
 }
 
 type SessionsAppendRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	Events        []*AppendInput         `protobuf:"bytes,2,rep,name=events,proto3" json:"events,omitempty"`
-	Flush         bool                   `protobuf:"varint,3,opt,name=flush,proto3" json:"flush,omitempty"` // flush after the events (a loop checkpoint, SPEC §12.6)
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	SessionId string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	Events    []*AppendInput         `protobuf:"bytes,2,rep,name=events,proto3" json:"events,omitempty"`
+	Flush     bool                   `protobuf:"varint,3,opt,name=flush,proto3" json:"flush,omitempty"` // flush after the events (a loop checkpoint, SPEC §12.6)
+	// The log length the events must find; absent = append at the end
+	// whatever it is. A mismatch → SEQ_CONFLICT, nothing appended.
+	ExpectedSeq   *int64 `protobuf:"varint,4,opt,name=expected_seq,json=expectedSeq,proto3,oneof" json:"expected_seq,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -527,6 +530,13 @@ func (x *SessionsAppendRequest) GetFlush() bool {
 		return x.Flush
 	}
 	return false
+}
+
+func (x *SessionsAppendRequest) GetExpectedSeq() int64 {
+	if x != nil && x.ExpectedSeq != nil {
+		return *x.ExpectedSeq
+	}
+	return 0
 }
 
 type SessionsAppendReply struct {
@@ -1642,12 +1652,14 @@ const file_logbook_v1_sessions_proto_rawDesc = "" +
 	"\tstart_seq\x18\x02 \x01(\x03R\bstartSeq\x12\x17\n" +
 	"\aend_seq\x18\x03 \x01(\x03R\x06endSeq\"%\n" +
 	"\x0fSourceEventSeqs\x12\x12\n" +
-	"\x04seqs\x18\x01 \x03(\x03R\x04seqs\"}\n" +
+	"\x04seqs\x18\x01 \x03(\x03R\x04seqs\"\xb6\x01\n" +
 	"\x15SessionsAppendRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12/\n" +
 	"\x06events\x18\x02 \x03(\v2\x17.logbook.v1.AppendInputR\x06events\x12\x14\n" +
-	"\x05flush\x18\x03 \x01(\bR\x05flush\"i\n" +
+	"\x05flush\x18\x03 \x01(\bR\x05flush\x12&\n" +
+	"\fexpected_seq\x18\x04 \x01(\x03H\x00R\vexpectedSeq\x88\x01\x01B\x0f\n" +
+	"\r_expected_seq\"i\n" +
 	"\x13SessionsAppendReply\x12\x1c\n" +
 	"\tenvelopes\x18\x01 \x03(\tR\tenvelopes\x124\n" +
 	"\x05flush\x18\x02 \x01(\v2\x1e.logbook.v1.SessionsFlushReplyR\x05flush\"\x88\x01\n" +
@@ -1831,6 +1843,7 @@ func file_logbook_v1_sessions_proto_init() {
 	if File_logbook_v1_sessions_proto != nil {
 		return
 	}
+	file_logbook_v1_sessions_proto_msgTypes[7].OneofWrappers = []any{}
 	file_logbook_v1_sessions_proto_msgTypes[10].OneofWrappers = []any{}
 	file_logbook_v1_sessions_proto_msgTypes[12].OneofWrappers = []any{}
 	file_logbook_v1_sessions_proto_msgTypes[14].OneofWrappers = []any{}

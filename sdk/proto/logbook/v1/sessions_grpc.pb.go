@@ -61,7 +61,9 @@ const (
 //
 // Errors carry a google.rpc.ErrorInfo detail with domain "logbook" and the
 // SPEC §1.4 code as its reason; its metadata holds op, detail, session_id,
-// seq, index and cause when set.
+// seq, index and cause when set, and further details some codes and calls
+// add (a SEQ_CONFLICT's "expected" and "actual", an append's "appended"
+// and "firstSeq").
 //
 // A session the server creates, opens, forks or appends to stays live in
 // the server, which holds its write ownership, until Release or shutdown;
@@ -76,15 +78,34 @@ type SessionsClient interface {
 	// returned as it is (already_live).
 	Open(ctx context.Context, in *SessionsOpenRequest, opts ...grpc.CallOption) (*SessionsOpenReply, error)
 	// Append appends events in order, opening the session first when it is
-	// not live. At the first rejected event it stops: the earlier events stay
-	// committed (and flushed when flush is set), and the error's ErrorInfo
-	// metadata "appended" counts them.
+	// not live; no other append lands between them, so their seqs are
+	// consecutive. With expected_seq set the events are appended only if the
+	// log length equals it at that moment, else SEQ_CONFLICT (metadata
+	// "expected" and "actual": both lengths) and nothing is appended. At the
+	// first rejected event it stops: the earlier events stay committed (and
+	// flushed when flush is set).
+	//
+	// Every error reply of an append carries in its ErrorInfo metadata
+	// "appended", how many of the request's events were appended before the
+	// failure (a failed flush after all of them were appended: all of them),
+	// and "firstSeq", the seq of the first of them or, when none was, the
+	// log length the append found; "firstSeq" is absent only when the
+	// session could not be opened. A client that retries a failed append
+	// with the same expected_seq therefore never appends its events twice:
+	// either they were appended (the retry gets SEQ_CONFLICT with a length
+	// that covers them) or they were not (the retry appends them).
 	Append(ctx context.Context, in *SessionsAppendRequest, opts ...grpc.CallOption) (*SessionsAppendReply, error)
 	// AppendStream is Append for a stream of requests on one session (the
-	// first request names it; later ones repeat it or leave it empty). A
-	// request with flush set is flushed before the next one is read; the
-	// session is flushed when the stream ends. At the first rejected event
-	// the stream ends with its error, after a flush of what was appended.
+	// first request names it; later ones repeat it or leave it empty). Each
+	// request's events are appended together, as by Append; a request with
+	// expected_seq set is checked against the log length right before its
+	// own events (a mismatch ends the stream with SEQ_CONFLICT, none of that
+	// request's events appended). A request with flush set is flushed before
+	// the next one is read; the session is flushed when the stream ends. At
+	// the first rejected event the stream ends with its error, after a flush
+	// of what was appended; as for Append, the error's metadata "appended"
+	// counts the events the whole stream appended and "firstSeq" is the seq
+	// of the first of them (or the log length at the stream's first request).
 	AppendStream(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[SessionsAppendRequest, SessionsAppendStreamReply], error)
 	// Messages returns the derived model messages of a session: now, or
 	// right after event `at`. A session that is not live is read from
@@ -283,7 +304,9 @@ func (c *sessionsClient) Release(ctx context.Context, in *SessionsReleaseRequest
 //
 // Errors carry a google.rpc.ErrorInfo detail with domain "logbook" and the
 // SPEC §1.4 code as its reason; its metadata holds op, detail, session_id,
-// seq, index and cause when set.
+// seq, index and cause when set, and further details some codes and calls
+// add (a SEQ_CONFLICT's "expected" and "actual", an append's "appended"
+// and "firstSeq").
 //
 // A session the server creates, opens, forks or appends to stays live in
 // the server, which holds its write ownership, until Release or shutdown;
@@ -298,15 +321,34 @@ type SessionsServer interface {
 	// returned as it is (already_live).
 	Open(context.Context, *SessionsOpenRequest) (*SessionsOpenReply, error)
 	// Append appends events in order, opening the session first when it is
-	// not live. At the first rejected event it stops: the earlier events stay
-	// committed (and flushed when flush is set), and the error's ErrorInfo
-	// metadata "appended" counts them.
+	// not live; no other append lands between them, so their seqs are
+	// consecutive. With expected_seq set the events are appended only if the
+	// log length equals it at that moment, else SEQ_CONFLICT (metadata
+	// "expected" and "actual": both lengths) and nothing is appended. At the
+	// first rejected event it stops: the earlier events stay committed (and
+	// flushed when flush is set).
+	//
+	// Every error reply of an append carries in its ErrorInfo metadata
+	// "appended", how many of the request's events were appended before the
+	// failure (a failed flush after all of them were appended: all of them),
+	// and "firstSeq", the seq of the first of them or, when none was, the
+	// log length the append found; "firstSeq" is absent only when the
+	// session could not be opened. A client that retries a failed append
+	// with the same expected_seq therefore never appends its events twice:
+	// either they were appended (the retry gets SEQ_CONFLICT with a length
+	// that covers them) or they were not (the retry appends them).
 	Append(context.Context, *SessionsAppendRequest) (*SessionsAppendReply, error)
 	// AppendStream is Append for a stream of requests on one session (the
-	// first request names it; later ones repeat it or leave it empty). A
-	// request with flush set is flushed before the next one is read; the
-	// session is flushed when the stream ends. At the first rejected event
-	// the stream ends with its error, after a flush of what was appended.
+	// first request names it; later ones repeat it or leave it empty). Each
+	// request's events are appended together, as by Append; a request with
+	// expected_seq set is checked against the log length right before its
+	// own events (a mismatch ends the stream with SEQ_CONFLICT, none of that
+	// request's events appended). A request with flush set is flushed before
+	// the next one is read; the session is flushed when the stream ends. At
+	// the first rejected event the stream ends with its error, after a flush
+	// of what was appended; as for Append, the error's metadata "appended"
+	// counts the events the whole stream appended and "firstSeq" is the seq
+	// of the first of them (or the log length at the stream's first request).
 	AppendStream(grpc.ClientStreamingServer[SessionsAppendRequest, SessionsAppendStreamReply]) error
 	// Messages returns the derived model messages of a session: now, or
 	// right after event `at`. A session that is not live is read from

@@ -70,15 +70,34 @@ type SessionsClient interface {
 	// returned as it is (already_live).
 	Open(context.Context, *connect.Request[v1.SessionsOpenRequest]) (*connect.Response[v1.SessionsOpenReply], error)
 	// Append appends events in order, opening the session first when it is
-	// not live. At the first rejected event it stops: the earlier events stay
-	// committed (and flushed when flush is set), and the error's ErrorInfo
-	// metadata "appended" counts them.
+	// not live; no other append lands between them, so their seqs are
+	// consecutive. With expected_seq set the events are appended only if the
+	// log length equals it at that moment, else SEQ_CONFLICT (metadata
+	// "expected" and "actual": both lengths) and nothing is appended. At the
+	// first rejected event it stops: the earlier events stay committed (and
+	// flushed when flush is set).
+	//
+	// Every error reply of an append carries in its ErrorInfo metadata
+	// "appended", how many of the request's events were appended before the
+	// failure (a failed flush after all of them were appended: all of them),
+	// and "firstSeq", the seq of the first of them or, when none was, the
+	// log length the append found; "firstSeq" is absent only when the
+	// session could not be opened. A client that retries a failed append
+	// with the same expected_seq therefore never appends its events twice:
+	// either they were appended (the retry gets SEQ_CONFLICT with a length
+	// that covers them) or they were not (the retry appends them).
 	Append(context.Context, *connect.Request[v1.SessionsAppendRequest]) (*connect.Response[v1.SessionsAppendReply], error)
 	// AppendStream is Append for a stream of requests on one session (the
-	// first request names it; later ones repeat it or leave it empty). A
-	// request with flush set is flushed before the next one is read; the
-	// session is flushed when the stream ends. At the first rejected event
-	// the stream ends with its error, after a flush of what was appended.
+	// first request names it; later ones repeat it or leave it empty). Each
+	// request's events are appended together, as by Append; a request with
+	// expected_seq set is checked against the log length right before its
+	// own events (a mismatch ends the stream with SEQ_CONFLICT, none of that
+	// request's events appended). A request with flush set is flushed before
+	// the next one is read; the session is flushed when the stream ends. At
+	// the first rejected event the stream ends with its error, after a flush
+	// of what was appended; as for Append, the error's metadata "appended"
+	// counts the events the whole stream appended and "firstSeq" is the seq
+	// of the first of them (or the log length at the stream's first request).
 	AppendStream(context.Context) *connect.ClientStreamForClient[v1.SessionsAppendRequest, v1.SessionsAppendStreamReply]
 	// Messages returns the derived model messages of a session: now, or
 	// right after event `at`. A session that is not live is read from
@@ -282,15 +301,34 @@ type SessionsHandler interface {
 	// returned as it is (already_live).
 	Open(context.Context, *connect.Request[v1.SessionsOpenRequest]) (*connect.Response[v1.SessionsOpenReply], error)
 	// Append appends events in order, opening the session first when it is
-	// not live. At the first rejected event it stops: the earlier events stay
-	// committed (and flushed when flush is set), and the error's ErrorInfo
-	// metadata "appended" counts them.
+	// not live; no other append lands between them, so their seqs are
+	// consecutive. With expected_seq set the events are appended only if the
+	// log length equals it at that moment, else SEQ_CONFLICT (metadata
+	// "expected" and "actual": both lengths) and nothing is appended. At the
+	// first rejected event it stops: the earlier events stay committed (and
+	// flushed when flush is set).
+	//
+	// Every error reply of an append carries in its ErrorInfo metadata
+	// "appended", how many of the request's events were appended before the
+	// failure (a failed flush after all of them were appended: all of them),
+	// and "firstSeq", the seq of the first of them or, when none was, the
+	// log length the append found; "firstSeq" is absent only when the
+	// session could not be opened. A client that retries a failed append
+	// with the same expected_seq therefore never appends its events twice:
+	// either they were appended (the retry gets SEQ_CONFLICT with a length
+	// that covers them) or they were not (the retry appends them).
 	Append(context.Context, *connect.Request[v1.SessionsAppendRequest]) (*connect.Response[v1.SessionsAppendReply], error)
 	// AppendStream is Append for a stream of requests on one session (the
-	// first request names it; later ones repeat it or leave it empty). A
-	// request with flush set is flushed before the next one is read; the
-	// session is flushed when the stream ends. At the first rejected event
-	// the stream ends with its error, after a flush of what was appended.
+	// first request names it; later ones repeat it or leave it empty). Each
+	// request's events are appended together, as by Append; a request with
+	// expected_seq set is checked against the log length right before its
+	// own events (a mismatch ends the stream with SEQ_CONFLICT, none of that
+	// request's events appended). A request with flush set is flushed before
+	// the next one is read; the session is flushed when the stream ends. At
+	// the first rejected event the stream ends with its error, after a flush
+	// of what was appended; as for Append, the error's metadata "appended"
+	// counts the events the whole stream appended and "firstSeq" is the seq
+	// of the first of them (or the log length at the stream's first request).
 	AppendStream(context.Context, *connect.ClientStream[v1.SessionsAppendRequest]) (*connect.Response[v1.SessionsAppendStreamReply], error)
 	// Messages returns the derived model messages of a session: now, or
 	// right after event `at`. A session that is not live is read from

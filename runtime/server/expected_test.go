@@ -1,0 +1,141 @@
+package server_test
+
+import (
+	"context"
+	"strconv"
+	"testing"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/seed-e5e476df/logbook/runtime/server"
+	logbookv1 "github.com/seed-e5e476df/logbook/sdk/proto/logbook/v1"
+)
+
+// metadataOf returns the metadata of a gRPC error's logbook ErrorInfo.
+func metadataOf(err error) map[string]string {
+	st, _ := status.FromError(err)
+	for _, d := range st.Details() {
+		if info, ok := d.(*errdetails.ErrorInfo); ok && info.GetDomain() == "logbook" {
+			return info.GetMetadata()
+		}
+	}
+	return nil
+}
+
+// requireMeta fails unless err's logbook metadata has every entry of want
+// ("" = must be absent).
+func requireMeta(t *testing.T, what string, err error, want map[string]string) {
+	t.Helper()
+	md := metadataOf(err)
+	for k, v := range want {
+		got, ok := md[k]
+		if (v == "" && ok) || (v != "" && got != v) {
+			t.Fatalf("%s: metadata %s = %q (present %v), want %q; error %v, metadata %v", what, k, got, ok, v, err, md)
+		}
+	}
+}
+
+func i64(v int64) *int64 { return &v }
+
+// expected_seq on Append: a matching length appends, any other is
+// SEQ_CONFLICT naming both lengths and appends nothing; every error reply
+// carries appended and firstSeq.
+func TestAppendExpectedSeq(t *testing.T) {
+	e := startEngine(t, headless(t.TempDir()))
+	r := serve(t, e, server.Options{})
+	rpc := logbookv1.NewSessionsClient(grpcConn(t, r))
+	ctx := context.Background()
+	if _, err := rpc.Create(ctx, &logbookv1.SessionsCreateRequest{SessionId: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	two := []*logbookv1.AppendInput{pbInput("user/message", string(userData("u0", "a")), true), pbInput("user/message", string(userData("u1", "b")), true)}
+	if app, err := rpc.Append(ctx, &logbookv1.SessionsAppendRequest{SessionId: "x", Events: two, ExpectedSeq: i64(0), Flush: true}); err != nil || len(app.GetEnvelopes()) != 2 {
+		t.Fatalf("expected 0 on an empty log: %v, %v", app, err)
+	}
+	events := func() int64 {
+		in, err := rpc.Inspect(ctx, &logbookv1.SessionsInspectRequest{SessionId: "x"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return in.GetEvents()
+	}
+	for _, stale := range []int64{0, 1, 3} {
+		_, err := rpc.Append(ctx, &logbookv1.SessionsAppendRequest{SessionId: "x", Events: two, ExpectedSeq: i64(stale), Flush: true})
+		if status.Code(err) != codes.FailedPrecondition || reason(err) != "SEQ_CONFLICT" {
+			t.Fatalf("expected %d on a log of 2: %v", stale, err)
+		}
+		requireMeta(t, "a stale expected_seq", err, map[string]string{"expected": itoa(stale), "actual": "2", "appended": "0", "firstSeq": "2"})
+		if n := events(); n != 2 {
+			t.Fatalf("a refused append left %d events, want 2", n)
+		}
+	}
+	app, err := rpc.Append(ctx, &logbookv1.SessionsAppendRequest{SessionId: "x", Events: two[:1], ExpectedSeq: i64(2)})
+	if err != nil || len(app.GetEnvelopes()) != 1 || app.GetEnvelopes()[0][:9] != `{"seq":2,` {
+		t.Fatalf("expected 2: %v, %v", app, err)
+	}
+	if _, err := rpc.Append(ctx, &logbookv1.SessionsAppendRequest{SessionId: "x", Events: two, ExpectedSeq: i64(-1)}); reason(err) != "INVALID_SEQ" {
+		t.Fatalf("expected -1: %v", err)
+	} else {
+		requireMeta(t, "a negative expected_seq", err, map[string]string{"appended": "0", "firstSeq": ""})
+	}
+
+	// Every error reply of Append says how many events were appended.
+	_, err = rpc.Append(ctx, &logbookv1.SessionsAppendRequest{SessionId: "x", Events: []*logbookv1.AppendInput{two[0], pbInput("user/message", `{"id":`, true)}, ExpectedSeq: i64(3)})
+	if reason(err) != "JSON_SYNTAX" {
+		t.Fatalf("a rejected second event: %v", err)
+	}
+	requireMeta(t, "a rejected event", err, map[string]string{"appended": "1", "firstSeq": "3", "index": "1", "seq": "4"})
+	_, err = rpc.Append(ctx, &logbookv1.SessionsAppendRequest{SessionId: "missing", Events: two})
+	if reason(err) != "SESSION_NOT_FOUND" {
+		t.Fatalf("a missing session: %v", err)
+	}
+	requireMeta(t, "a missing session", err, map[string]string{"appended": "0", "firstSeq": ""})
+	if n := events(); n != 4 {
+		t.Fatalf("%d events, want 4", n)
+	}
+}
+
+// expected_seq on AppendStream: each message is checked against the length
+// right before its own events; a stale one ends the stream with
+// SEQ_CONFLICT, the metadata counting what the stream appended before it.
+func TestAppendStreamExpectedSeq(t *testing.T) {
+	e := startEngine(t, headless(t.TempDir()))
+	r := serve(t, e, server.Options{})
+	rpc := logbookv1.NewSessionsClient(grpcConn(t, r))
+	ctx := context.Background()
+	if _, err := rpc.Create(ctx, &logbookv1.SessionsCreateRequest{SessionId: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	ev := func(i int) []*logbookv1.AppendInput {
+		return []*logbookv1.AppendInput{pbInput("user/message", string(userData("u"+itoa(int64(i)), "s")), true)}
+	}
+	stream, err := rpc.AppendStream(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := []*logbookv1.SessionsAppendRequest{
+		{SessionId: "s", Events: ev(0), ExpectedSeq: i64(0)},
+		{Events: ev(1)},
+		{Events: ev(2), ExpectedSeq: i64(2)},
+		{Events: ev(3), ExpectedSeq: i64(2)}, // stale
+		{Events: ev(4)},
+	}
+	for _, m := range msgs {
+		if err := stream.Send(m); err != nil {
+			break // the server ended the stream
+		}
+	}
+	_, err = stream.CloseAndRecv()
+	if reason(err) != "SEQ_CONFLICT" {
+		t.Fatalf("a stale message: %v", err)
+	}
+	requireMeta(t, "a stale message", err, map[string]string{"expected": "2", "actual": "3", "appended": "3", "firstSeq": "0"})
+	in, err := rpc.Inspect(ctx, &logbookv1.SessionsInspectRequest{SessionId: "s"})
+	if err != nil || in.GetEvents() != 3 {
+		t.Fatalf("%d events after the stream (%v), want 3", in.GetEvents(), err)
+	}
+}
+
+func itoa(v int64) string { return strconv.FormatInt(v, 10) }
