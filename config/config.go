@@ -17,8 +17,6 @@ const (
 	DefaultWriteWindow        = 200 * time.Millisecond
 	DefaultMaxPendingBytes    = 64 << 20 // 64 MiB
 	DefaultRetryMaxBackoff    = 5 * time.Second
-	DefaultMaxEventBytes      = 16 << 20 // 16 MiB
-	DefaultRPCMaxBytes        = sdk.DefaultRPCMaxBytes
 	DefaultPluginStartTimeout = 10 * time.Second
 )
 

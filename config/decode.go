@@ -26,9 +26,6 @@ import (
 const (
 	minWriteWindow   = time.Millisecond
 	maxWriteWindow   = 60 * time.Second
-	minMaxEventBytes = 1 << 10 // 1 KiB
-	maxMaxEventBytes = 1 << 30 // 1 GiB
-	rpcHeadroom      = 1 << 20 // rpc_max_bytes ≥ max_event_bytes + 1 MiB
 	maxRPCMaxBytes   = math.MaxInt32
 	maxBusyTimeoutMS = math.MaxInt32
 )

@@ -9,6 +9,8 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+
+	"github.com/seed-e5e476df/logbook/sdk"
 )
 
 var topSchema = schema{
@@ -33,8 +35,8 @@ func (d *decoder) top(body *hclsyntax.Body) *Config {
 		WriteWindow:        DefaultWriteWindow,
 		MaxPendingBytes:    DefaultMaxPendingBytes,
 		RetryMaxBackoff:    DefaultRetryMaxBackoff,
-		MaxEventBytes:      DefaultMaxEventBytes,
-		RPCMaxBytes:        DefaultRPCMaxBytes,
+		MaxEventBytes:      sdk.DefaultMaxEventBytes,
+		RPCMaxBytes:        sdk.DefaultRPCMaxBytes,
 		PluginStartTimeout: DefaultPluginStartTimeout,
 		AutoMTLS:           true,
 	}
@@ -51,7 +53,7 @@ func (d *decoder) top(body *hclsyntax.Body) *Config {
 
 	ww := d.duration(attrs["write_window"], &c.WriteWindow, minWriteWindow, maxWriteWindow)
 	rb := d.duration(attrs["retry_max_backoff"], &c.RetryMaxBackoff, 0, 0)
-	me := d.intRange(attrs["max_event_bytes"], &c.MaxEventBytes, minMaxEventBytes, maxMaxEventBytes, "1024 (1 KiB) and 1073741824 (1 GiB)")
+	me := d.intRange(attrs["max_event_bytes"], &c.MaxEventBytes, sdk.MinMaxEventBytes, sdk.MaxMaxEventBytes, "1024 (1 KiB) and 1073741824 (1 GiB)")
 	mp := d.intMin(attrs["max_pending_bytes"], &c.MaxPendingBytes, 0)
 	rpc := d.intRange(attrs["rpc_max_bytes"], &c.RPCMaxBytes, 0, maxRPCMaxBytes, "0 and 2147483647 (2 GiB - 1)")
 	d.duration(attrs["plugin_start_timeout"], &c.PluginStartTimeout, time.Nanosecond, 0)
@@ -65,9 +67,9 @@ func (d *decoder) top(body *hclsyntax.Body) *Config {
 		d.errorf(first(attrs, fileStart, "retry_max_backoff", "write_window"),
 			"retry_max_backoff (%s) must be >= write_window (%s)", c.RetryMaxBackoff, c.WriteWindow)
 	}
-	if me != bad && rpc != bad && c.RPCMaxBytes < c.MaxEventBytes+rpcHeadroom {
+	if me != bad && rpc != bad && c.RPCMaxBytes < int64(sdk.MinRPCMaxBytes(int(c.MaxEventBytes))) {
 		d.errorf(first(attrs, fileStart, "rpc_max_bytes", "max_event_bytes"),
-			"rpc_max_bytes (%d) must be >= max_event_bytes + 1 MiB (%d)", c.RPCMaxBytes, c.MaxEventBytes+rpcHeadroom)
+			"rpc_max_bytes (%d) must be >= max_event_bytes + 1 MiB (%d)", c.RPCMaxBytes, sdk.MinRPCMaxBytes(int(c.MaxEventBytes)))
 	}
 
 	var persist, compact, plugs []*hclsyntax.Block

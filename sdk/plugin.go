@@ -12,11 +12,6 @@ const (
 	MagicCookieValue = "logbook-plugin-v1"
 )
 
-// Message-size limits of SPEC §1.3 and §1.5.
-const (
-	DefaultRPCMaxBytes = 32 << 20 // 32 MiB
-)
-
 // Kind is a plugin kind.
 type Kind string
 

@@ -64,7 +64,7 @@ func newAppendCmd(a *app) *cobra.Command {
 			} else {
 				fmt.Fprintf(a.stderr, "logbook append: %s\n", repairSummary(s.ID(), written, rep))
 			}
-			err = a.appendLines(ctx, s, in, 2*cfg.MaxEventBytes+1<<20)
+			err = a.appendLines(ctx, s, in, int64(sdk.MaxEventMessageBytes(int(cfg.MaxEventBytes))))
 			// The accepted lines are flushed and ownership released even
 			// after a rejected line or a signal.
 			if cerr := a.close(); cerr != nil {
@@ -221,9 +221,9 @@ func parseInputLine(line []byte) (session.AppendInput, error) {
 	bad := func(code sdk.Code, format string, args ...any) (session.AppendInput, error) {
 		return session.AppendInput{}, sdk.Errorf(code, "append", format, args...)
 	}
-	// data's outermost container is depth 1 of SPEC rule J6; the line's
-	// object adds one level, which the append pipeline does not count.
-	doc, err := jsonv.Parse(line, jsonv.Options{MaxDepth: jsonv.DefaultMaxDepth + 1})
+	// data sits one level inside the line's object; only data's own depth
+	// is limited.
+	doc, err := jsonv.Parse(line, jsonv.Options{Enclosing: 1})
 	if err != nil {
 		return in, err
 	}

@@ -52,7 +52,7 @@ func newServeCmd(a *app) *cobra.Command {
 			srv, err := server.New(e, server.Options{
 				Addr:            addr,
 				Token:           token,
-				MaxRequestBytes: 2*int(cfg.MaxEventBytes) + 1<<20,
+				MaxRequestBytes: sdk.MaxEventMessageBytes(int(cfg.MaxEventBytes)),
 				Logger:          a.logger().Named("serve"),
 			})
 			if err != nil {

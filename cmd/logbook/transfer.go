@@ -120,7 +120,7 @@ func newImportCmd(a *app) *cobra.Command {
 				prog = a.newProgress("import", "bytes", size)
 				in = countingReader{r: in, prog: prog}
 			}
-			lr := newLineReader(in, 2*cfg.MaxEventBytes+1<<20)
+			lr := newLineReader(in, int64(sdk.MaxEventMessageBytes(int(cfg.MaxEventBytes))))
 			first, err := lr.next()
 			if err == io.EOF {
 				return sdk.Errorf(sdk.CodeSeedInvalid, "import", "%s is empty: an export starts with the session header line", name)

@@ -114,7 +114,9 @@ const keepScratch = 1 << 20
 // §2.2, §3), byte for byte. It returns its seq and whether its type is
 // turn/end, or a reason for refusing it.
 func (c *checker) envelope(ev []byte) (seq int64, turnEnd bool, reason string) {
-	buf, doc, err := c.parser.AppendParse(c.scratchFor(len(ev)), ev, jsonv.Options{})
+	// data sits one level inside the envelope; only its own depth is
+	// limited.
+	buf, doc, err := c.parser.AppendParse(c.scratchFor(len(ev)), ev, jsonv.Options{Enclosing: 1})
 	c.keep(buf)
 	if err != nil {
 		return 0, false, "not lossless JSON: " + err.Error()
@@ -258,7 +260,8 @@ func (c *checker) envelopesRun(lines [][]byte, first int64) (lineFault, bool) {
 	} else {
 		c.arr = nil
 	}
-	buf, doc, err := c.parser.AppendParse(c.scratchFor(len(arr)), arr, jsonv.Options{MaxDepth: jsonv.DefaultMaxDepth + 1})
+	// Each element's data sits two levels inside the array.
+	buf, doc, err := c.parser.AppendParse(c.scratchFor(len(arr)), arr, jsonv.Options{Enclosing: 2})
 	c.keep(buf)
 	if err == nil && bytes.Equal(buf, arr) && doc.Root().Len() == len(lines) {
 		off, i := 1, 0

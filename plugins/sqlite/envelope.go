@@ -19,8 +19,8 @@ import (
 const compressMin = 4096
 
 // maxDecodedData bounds what one compressed data value may expand to: the
-// largest MaxEventBytes SPEC §1.5 allows. A frame claiming more is damage.
-const maxDecodedData = 1 << 30
+// largest MaxEventBytes allowed. A frame claiming more is damage.
+const maxDecodedData = sdk.MaxMaxEventBytes
 
 // envelopeMembers are the members of a canonical envelope in their order
 // (SPEC §2.2); the first four are required.
@@ -111,9 +111,9 @@ func splitEnvelope(ev []byte) (row, error) {
 	invalid := func(format string, args ...any) (row, error) {
 		return row{}, sdk.Errorf(sdk.CodeEnvelopeInvalid, op, format, args...)
 	}
-	// The data member's outermost container is depth 1 (rule J6); inside
-	// the envelope it is depth 2.
-	doc, err := jsonv.Parse(ev, jsonv.Options{MaxDepth: jsonv.DefaultMaxDepth + 1})
+	// data sits one level inside the envelope; only its own depth is
+	// limited.
+	doc, err := jsonv.Parse(ev, jsonv.Options{Enclosing: 1})
 	if err != nil {
 		return row{}, &sdk.Error{Code: sdk.CodeEnvelopeInvalid, Op: op, Seq: -1, Index: -1, Detail: "the event is not lossless JSON", Err: err}
 	}

@@ -28,11 +28,6 @@ import (
 // only.
 const DefaultAddr = "127.0.0.1:7420"
 
-// DefaultMaxRequestBytes is the default request size limit: 2 × the default
-// MaxEventBytes (the raw input cap of one event, SPEC §3.1 J1) + 1 MiB for
-// everything around it.
-const DefaultMaxRequestBytes = 2*session.DefaultMaxEventBytes + 1<<20
-
 // DefaultShutdownTimeout is how long shutdown waits by default for calls in
 // flight before it closes their connections.
 const DefaultShutdownTimeout = 10 * time.Second
@@ -53,8 +48,9 @@ type Options struct {
 	Token string
 	// MaxRequestBytes bounds one request message (each message of a
 	// stream); a larger one is refused with ResourceExhausted. Default
-	// DefaultMaxRequestBytes (2 × 16 MiB + 1 MiB); a configuration with
-	// another MaxEventBytes should pass 2 × MaxEventBytes + 1 MiB. Twice
+	// sdk.MaxEventMessageBytes(sdk.DefaultMaxEventBytes) (2 × 16 MiB +
+	// 1 MiB); a configuration with another MaxEventBytes should pass
+	// sdk.MaxEventMessageBytes of it. Twice
 	// the event covers the JSON API, where event data is an escaped JSON
 	// string (at most 2× its text, unless the client also escapes
 	// non-ASCII characters as \uXXXX).
@@ -99,7 +95,7 @@ func New(e *engine.Engine, o Options) (*Server, error) {
 		o.Addr = DefaultAddr
 	}
 	if o.MaxRequestBytes == 0 {
-		o.MaxRequestBytes = DefaultMaxRequestBytes
+		o.MaxRequestBytes = sdk.MaxEventMessageBytes(sdk.DefaultMaxEventBytes)
 	}
 	if o.ShutdownTimeout == 0 {
 		o.ShutdownTimeout = DefaultShutdownTimeout

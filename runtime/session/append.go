@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/seed-e5e476df/logbook/sdk"
-	"github.com/seed-e5e476df/logbook/sdk/jsonv"
 )
 
 // AppendInput is one event to append (SPEC §2.4).
@@ -175,7 +174,7 @@ func (s *Session) prepare(in AppendInput, seq sdk.Seq) (*record, error) {
 		}
 		data = b
 	}
-	if max := 2 * s.opts.MaxEventBytes; len(data) > max {
+	if max := sdk.MaxRawEventBytes(s.opts.MaxEventBytes); len(data) > max {
 		return nil, sdk.Errorf(sdk.CodeEventTooLarge, "session", "data of type %q is %d bytes; the raw input cap is %d (2 × MaxEventBytes)", in.Type, len(data), max)
 	}
 	meta := surfaceMeta{}
@@ -185,7 +184,7 @@ func (s *Session) prepare(in AppendInput, seq sdk.Seq) (*record, error) {
 	if in.SourceEventSeqs != nil {
 		meta.srcPresent, meta.srcOK, meta.sources = true, true, append([]sdk.Seq{}, in.SourceEventSeqs...)
 	}
-	r, err := buildEnvelope(seq, s.opts.Clock.NowMillis(), in.Type, data, &meta, in.Ignorable, jsonv.DefaultMaxDepth)
+	r, err := buildEnvelope(seq, s.opts.Clock.NowMillis(), in.Type, data, &meta, in.Ignorable)
 	if err != nil {
 		return nil, err
 	}

@@ -213,7 +213,7 @@ func TestCodeJSONTooDeep(t *testing.T) {
 }
 
 func TestCodeEventTooLarge(t *testing.T) {
-	small := func(o *Options) { o.MaxEventBytes = MinMaxEventBytes }
+	small := func(o *Options) { o.MaxEventBytes = sdk.MinMaxEventBytes }
 	s := baseSession(t, small)
 	// J1: raw input over 2 × MaxEventBytes, whatever it contains.
 	rejectAppend(t, s, blobIn(`"`+strings.Repeat("x", 2047)+`"`), sdk.CodeEventTooLarge, "2049", "2048", "ext/blob")
@@ -233,7 +233,7 @@ func TestCodeEventTooLarge(t *testing.T) {
 }
 
 func TestCodeConfigInvalid(t *testing.T) {
-	for _, n := range []int{MinMaxEventBytes - 1, MaxMaxEventBytes + 1, -5} {
+	for _, n := range []int{sdk.MinMaxEventBytes - 1, sdk.MaxMaxEventBytes + 1, -5} {
 		_, err := New(Options{MaxEventBytes: n})
 		requireDetail(t, requireCode(t, err, sdk.CodeConfigInvalid), fmt.Sprint(n))
 		_, err = Restore(context.Background(), Options{MaxEventBytes: n}, RestoreOptions{}, nil)
@@ -1471,7 +1471,7 @@ func TestRestoreRuleOrder(t *testing.T) {
 // TestEventSizeBoundaries: J1 admits exactly 2 × MaxEventBytes of raw input
 // and J10 exactly MaxEventBytes of canonical envelope.
 func TestEventSizeBoundaries(t *testing.T) {
-	s := baseSession(t, func(o *Options) { o.MaxEventBytes = MinMaxEventBytes })
+	s := baseSession(t, func(o *Options) { o.MaxEventBytes = sdk.MinMaxEventBytes })
 	// J1: 2048 raw bytes (mostly whitespace) pass, 2049 fail.
 	rejectAppend(t, s, blobIn(`[1]`+strings.Repeat(" ", 2046)), sdk.CodeEventTooLarge, "2049")
 	overhead := len(fmt.Sprintf(`{"seq":9,"time":%d,"type":"ext/blob","data":"","ignorable":true}`, tT0))
@@ -1483,7 +1483,7 @@ func TestEventSizeBoundaries(t *testing.T) {
 	}
 	mustAppend(t, s, blobIn(`[1]`+strings.Repeat(" ", 2045)))
 	// Restore admits what append wrote.
-	if _, err := Restore(context.Background(), restoreOpts(func(o *Options) { o.MaxEventBytes = MinMaxEventBytes }), RestoreOptions{}, envelopesOf(s)); err != nil {
+	if _, err := Restore(context.Background(), restoreOpts(func(o *Options) { o.MaxEventBytes = sdk.MinMaxEventBytes }), RestoreOptions{}, envelopesOf(s)); err != nil {
 		t.Errorf("Restore of a log with an event at the cap: %v", err)
 	}
 }

@@ -104,7 +104,7 @@ func (e Event) EnvelopeLen() int { return len(e.r.env) }
 // buildEnvelope renders the canonical envelope around data (rules A6, A8):
 // data is validated by the lossless-JSON pass while it is copied into the
 // envelope buffer, so the bytes are scanned exactly once.
-func buildEnvelope(seq sdk.Seq, time int64, typ string, data []byte, meta *surfaceMeta, ignorable bool, maxDepth int) (*record, error) {
+func buildEnvelope(seq sdk.Seq, time int64, typ string, data []byte, meta *surfaceMeta, ignorable bool) (*record, error) {
 	size := 48 + len(typ) + len(data) + 64 + 20*len(meta.sources)
 	buf := make([]byte, 0, size)
 	buf = append(buf, `{"seq":`...)
@@ -114,7 +114,8 @@ func buildEnvelope(seq sdk.Seq, time int64, typ string, data []byte, meta *surfa
 	buf = append(buf, `,"type":`...)
 	buf = jsonv.AppendString(buf, typ)
 	buf = append(buf, `,"data":`...)
-	buf, doc, err := jsonv.AppendParse(buf, data, jsonv.Options{MaxDepth: jsonv.DefaultMaxDepth})
+	// data is parsed alone: its own depth is the one limited.
+	buf, doc, err := jsonv.AppendParse(buf, data, jsonv.Options{})
 	if err != nil {
 		return nil, err
 	}
@@ -218,12 +219,12 @@ func (r *record) precheck() {
 
 func parseEnvelope(b []byte, maxEventBytes int) (*record, error) {
 	if maxEventBytes <= 0 {
-		maxEventBytes = DefaultMaxEventBytes
+		maxEventBytes = sdk.DefaultMaxEventBytes
 	}
-	if len(b) > 2*maxEventBytes {
-		return nil, sdk.Errorf(sdk.CodeEventTooLarge, "restore", "envelope is %d bytes; the raw input cap is %d (2 × MaxEventBytes)", len(b), 2*maxEventBytes)
+	if raw := sdk.MaxRawEventBytes(maxEventBytes); len(b) > raw {
+		return nil, sdk.Errorf(sdk.CodeEventTooLarge, "restore", "envelope is %d bytes; the raw input cap is %d (2 × MaxEventBytes)", len(b), raw)
 	}
-	doc, err := jsonv.Parse(b, jsonv.Options{MaxDepth: jsonv.DefaultMaxDepth + 1})
+	doc, err := jsonv.Parse(b, jsonv.Options{Enclosing: 1}) // data inside the envelope
 	if err != nil {
 		return nil, err
 	}

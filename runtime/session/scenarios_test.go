@@ -457,7 +457,7 @@ func TestScenario15LosslessJSON(t *testing.T) {
 	rejectAppend(t, s, blob(nest(513)), sdk.CodeJSONTooDeep, strings.Repeat("/0", 512))
 
 	// Size: over MaxEventBytes (1 KiB here) after canonical encoding.
-	small, _ := newTestSession(t, func(o *Options) { o.MaxEventBytes = MinMaxEventBytes })
+	small, _ := newTestSession(t, func(o *Options) { o.MaxEventBytes = sdk.MinMaxEventBytes })
 	fits := `"` + strings.Repeat("x", 900) + `"`
 	mustAppend(t, small, blob(fits))
 	tooBig := `"` + strings.Repeat("x", 1024) + `"`

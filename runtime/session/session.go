@@ -10,13 +10,6 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
-// Size limits of SPEC §1.5.
-const (
-	DefaultMaxEventBytes = 16 << 20 // 16 MiB
-	MinMaxEventBytes     = 1 << 10  // 1 KiB
-	MaxMaxEventBytes     = 1 << 30  // 1 GiB
-)
-
 // Clock supplies epoch-millisecond times; tests inject a fake one.
 type Clock interface{ NowMillis() int64 }
 
@@ -47,7 +40,7 @@ type Options struct {
 	Header sdk.Header
 	// Clock stamps appended events; nil means SystemClock().
 	Clock Clock
-	// MaxEventBytes caps a canonical envelope; 0 means DefaultMaxEventBytes.
+	// MaxEventBytes caps a canonical envelope; 0 means sdk.DefaultMaxEventBytes.
 	MaxEventBytes int
 	// PluginTypes are the log-only types declared by loaded plugins (class P),
 	// each mapped to its declared ignorable flag.
@@ -77,9 +70,9 @@ func (o Options) withDefaults() (Options, error) {
 		o.Clock = systemClock{}
 	}
 	if o.MaxEventBytes == 0 {
-		o.MaxEventBytes = DefaultMaxEventBytes
+		o.MaxEventBytes = sdk.DefaultMaxEventBytes
 	}
-	if o.MaxEventBytes < MinMaxEventBytes || o.MaxEventBytes > MaxMaxEventBytes {
+	if o.MaxEventBytes < sdk.MinMaxEventBytes || o.MaxEventBytes > sdk.MaxMaxEventBytes {
 		return o, sdk.Errorf(sdk.CodeConfigInvalid, "session", "MaxEventBytes = %d is outside 1 KiB – 1 GiB", o.MaxEventBytes)
 	}
 	return o, nil

@@ -76,7 +76,7 @@ func (o Options) withDefaults() (Options, error) {
 		o.RetryMaxBackoff = 5 * time.Second
 	}
 	if o.MaxEventBytes == 0 {
-		o.MaxEventBytes = session.DefaultMaxEventBytes
+		o.MaxEventBytes = sdk.DefaultMaxEventBytes
 	}
 	if o.MaxPendingBytes == 0 {
 		o.MaxPendingBytes = 64 << 20
@@ -103,7 +103,7 @@ func (o Options) withDefaults() (Options, error) {
 		return bad("retry max backoff %v is below the write window %v", o.RetryMaxBackoff, o.WriteWindow)
 	case o.MaxPendingBytes < int64(o.MaxEventBytes):
 		return bad("max pending bytes %d is below max event bytes %d", o.MaxPendingBytes, o.MaxEventBytes)
-	case o.RPCMaxBytes < o.MaxEventBytes+1<<20:
+	case o.RPCMaxBytes < sdk.MinRPCMaxBytes(o.MaxEventBytes):
 		return bad("rpc max bytes %d is below max event bytes + 1 MiB", o.RPCMaxBytes)
 	}
 	names := map[string]bool{}

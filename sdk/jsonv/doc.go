@@ -16,7 +16,9 @@
 //	J5  JSON_DUPLICATE_KEY      two members of one object with equal names
 //	                            after unescaping (name, pointer of the object)
 //	J6  JSON_TOO_DEEP           nesting deeper than Options.MaxDepth (pointer of
-//	                            the first level too deep; the outermost container is depth 1)
+//	                            the first level too deep; the outermost container
+//	                            of the limited value is depth 1, the
+//	                            Options.Enclosing levels around it not counted)
 //	J7  JSON_NEGATIVE_ZERO      a literal starting with '-' whose value is 0 (pointer, literal)
 //	J8  JSON_NUMBER_NOT_FINITE  a literal that overflows float64 (pointer, literal)
 //	J9  JSON_UNSAFE_INTEGER     an integer-form literal beyond ±(2^53−1) (pointer, literal)

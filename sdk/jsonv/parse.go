@@ -48,10 +48,11 @@ func (r *Reparser) AppendParse(dst, src []byte, opt Options) (buf []byte, doc *D
 // the Doc's alone and is trimmed when the canonical encoding came out much
 // shorter than src. With reuse, the document goes to that Doc, on its tape.
 func parse(dst, src []byte, opt Options, own bool, reuse *Doc) ([]byte, *Doc, error) {
-	maxDepth := opt.MaxDepth
-	if maxDepth <= 0 {
-		maxDepth = DefaultMaxDepth
+	valueDepth := opt.MaxDepth
+	if valueDepth <= 0 {
+		valueDepth = sdk.MaxJSONDepth
 	}
+	maxDepth := valueDepth + max(opt.Enclosing, 0)
 	base, n := len(dst), len(src)
 	if uint64(base)+uint64(n) > maxBuf {
 		return dst, nil, sdk.Errorf(sdk.CodeEventTooLarge, op,
@@ -149,7 +150,7 @@ func parse(dst, src []byte, opt Options, own bool, reuse *Doc) ([]byte, *Doc, er
 			if depth >= maxDepth {
 				return dst, nil, sdk.Errorf(sdk.CodeJSONTooDeep, op,
 					"nesting deeper than %d at JSON pointer %s (byte offset %d)",
-					maxDepth, quotePointer(pointerOf(tape, out, cur, true)), i)
+					valueDepth, quotePointer(pointerOf(tape, out, cur, true)), i)
 			}
 			depth++
 			kind := Array

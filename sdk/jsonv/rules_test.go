@@ -207,6 +207,26 @@ func TestJ6TooDeep(t *testing.T) {
 	runAccepted(t, Options{MaxDepth: 1}, `[1,2]`, `{"a":1}`, `1`)
 }
 
+// With Enclosing, the limit and the error are those of the value that many
+// levels down: an envelope may hold data exactly 512 deep, an array of
+// envelopes too, and data one level deeper is refused naming 512.
+func TestJ6Enclosing(t *testing.T) {
+	envelope := func(data string) string { return `{"seq":0,"data":` + data + `}` }
+	runAccepted(t, Options{Enclosing: 1}, envelope(nest("[", "]", 512)))
+	runAccepted(t, Options{Enclosing: 2}, "["+envelope("1")+","+envelope(nest("[", "]", 512))+"]")
+	runRejected(t, sdk.CodeJSONTooDeep, Options{Enclosing: 1}, []ruleCase{
+		{"envelope", envelope(nest("[", "]", 513)), []string{`pointer "/data` + strings.Repeat("/0", 512) + `"`, "deeper than 512 at"}},
+	})
+	runRejected(t, sdk.CodeJSONTooDeep, Options{Enclosing: 2}, []ruleCase{
+		{"array of envelopes", "[" + envelope("1") + "," + envelope(nest("[", "]", 513)) + "]",
+			[]string{`pointer "/1/data` + strings.Repeat("/0", 512) + `"`, "deeper than 512 at"}},
+	})
+	runRejected(t, sdk.CodeJSONTooDeep, Options{MaxDepth: 2, Enclosing: 1}, []ruleCase{
+		{"option", `{"d":[[[1]]]}`, []string{`pointer "/d/0/0"`, "deeper than 2 at"}},
+	})
+	runAccepted(t, Options{Enclosing: -3}, nest("[", "]", 512))
+}
+
 func TestJ7NegativeZero(t *testing.T) {
 	runRejected(t, sdk.CodeJSONNegativeZero, Options{}, []ruleCase{
 		{"-0", "-0", []string{`"-0"`, `pointer ""`}},

@@ -14,14 +14,19 @@ const (
 	Object
 )
 
-// DefaultMaxDepth is MaxJSONDepth of SPEC §1.5 (rule J6).
-const DefaultMaxDepth = 512
-
 // Options tunes Parse.
 type Options struct {
-	// MaxDepth is the deepest allowed nesting; the outermost container is
-	// depth 1. 0 (or any value below 1) means DefaultMaxDepth.
+	// MaxDepth is the deepest allowed nesting of the limited value (see
+	// Enclosing); its outermost container is depth 1. 0 (or any value below
+	// 1) means sdk.MaxJSONDepth.
 	MaxDepth int
+	// Enclosing is how many container levels of the parsed document sit
+	// around the value MaxDepth limits: 0 when the document is that value
+	// (event data parsed alone), 1 for an envelope or input line around
+	// data, 2 for an array of envelopes. The document may nest MaxDepth +
+	// Enclosing deep, and JSON_TOO_DEEP names MaxDepth, the limit of the
+	// value, with the pointer of its first level too deep. Below 0 means 0.
+	Enclosing int
 }
 
 // Doc is one parsed, validated JSON value and its canonical encoding. A Doc is

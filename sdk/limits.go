@@ -1,0 +1,44 @@
+package sdk
+
+// The limits below are the one definition of every rule the host checks
+// that a backend checks too: the host's session, its store, the server, the
+// CLI, the plugin RPC layer and every first-party backend use these names,
+// so a backend never refuses, on one of these rules, what the host accepted.
+const (
+	// MaxJSONDepth is the deepest nesting an event's data value may have:
+	// the data value's own outermost container is depth 1, and whatever
+	// encloses data (the envelope, a batch) is not counted. It is fixed.
+	MaxJSONDepth = 512
+
+	// DefaultMaxEventBytes is the default cap on one canonical envelope.
+	DefaultMaxEventBytes = 16 << 20 // 16 MiB
+	// MinMaxEventBytes and MaxMaxEventBytes bound a configured cap on one
+	// canonical envelope.
+	MinMaxEventBytes = 1 << 10 // 1 KiB
+	MaxMaxEventBytes = 1 << 30 // 1 GiB
+
+	// DefaultRPCMaxBytes is the default cap on one plugin request or reply.
+	DefaultRPCMaxBytes = 32 << 20 // 32 MiB
+
+	// EventFraming is the room allowed around one event in a message that
+	// carries it: a plugin request holds MaxEventBytes plus at least this
+	// much, and a server request or CLI input line carries one event's
+	// raw input plus this much.
+	EventFraming = 1 << 20 // 1 MiB
+)
+
+// MaxRawEventBytes is the cap on one event's raw input (its data as given,
+// before the canonical encoding shrinks it) for a cap of maxEventBytes on
+// the canonical envelope: twice that.
+func MaxRawEventBytes(maxEventBytes int) int { return 2 * maxEventBytes }
+
+// MaxEventMessageBytes is the cap on one server request message or CLI
+// input line that carries one event, for a cap of maxEventBytes: the raw
+// input cap plus EventFraming.
+func MaxEventMessageBytes(maxEventBytes int) int {
+	return MaxRawEventBytes(maxEventBytes) + EventFraming
+}
+
+// MinRPCMaxBytes is the smallest plugin request cap that carries one event
+// of maxEventBytes with its framing.
+func MinRPCMaxBytes(maxEventBytes int) int { return maxEventBytes + EventFraming }
