@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
@@ -120,6 +121,13 @@ func seedLines() [][]byte {
 	return append(lines, turnEnd(4))
 }
 
+// deepEvent is the envelope at seq 1 of seedLines with data nested depth
+// arrays: at the limit (512, the envelope not counted) a stored event, one
+// deeper damage.
+func deepEvent(depth int) []byte {
+	return persistencetest.Envelope(1, "x-test/deep", strings.Repeat("[", depth)+strings.Repeat("]", depth))
+}
+
 func joinLines(lines [][]byte) []byte {
 	var b []byte
 	for _, l := range lines {
@@ -161,6 +169,8 @@ func lineSeeds() []seed {
 		{"crlf", bytes.ReplaceAll(clean, []byte("\n"), []byte("\r\n")), "corrupt"},
 		{"crlf-after-header", append(joinLines(lines[:1]), bytes.ReplaceAll(joinLines(lines[1:]), []byte("\n"), []byte("\r\n"))...), "corrupt"},
 		{"blank-line", append(joinLines(lines[:3]), append([]byte("\n"), joinLines(lines[3:])...)...), "corrupt"},
+		{"data-at-depth-limit", damaged(2, func([]byte) []byte { return deepEvent(512) }, true), "5"},
+		{"data-past-depth-limit", damaged(2, func([]byte) []byte { return deepEvent(513) }, true), "corrupt"},
 	}
 }
 
@@ -199,6 +209,8 @@ func frameSeeds(tb testing.TB) []seed {
 		{"version-2-garbage", join(v2, []byte("\x28\xb5\x2f\xfd garbage")), "too-new"},
 		{"header-frame-damaged", join(flip(units[0], len(units[0])-1), units[1]), "corrupt"},
 		{"plain-text", joinLines(lines), "corrupt"},
+		{"data-at-depth-limit", join(units[0], frame(lines[1], deepEvent(512)), units[2], units[3]), "5"},
+		{"data-past-depth-limit", join(units[0], frame(lines[1], deepEvent(513)), units[2], units[3]), "corrupt"},
 	}
 }
 
