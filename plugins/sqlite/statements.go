@@ -18,6 +18,7 @@ type statements struct {
 	advance       *sql.Stmt // next_seq and revision after an append
 	events        *sql.Stmt // a window of events by seq
 	dataVersion   *sql.Stmt // PRAGMA data_version
+	stat          *sql.Stmt // session plus the count, lowest and highest seq of its rows, in one snapshot
 }
 
 const eventColumns = "seq, type, time, data, surface_op, source_event_seqs, ignorable"
@@ -51,6 +52,8 @@ func (st *statements) prepare(ctx context.Context, s *store) error {
 		{&st.insertEvents, insertSQL(insertRows)},
 		{&st.advance, "UPDATE sessions SET next_seq = ?, revision = revision + 1 WHERE id = ? RETURNING revision"},
 		{&st.dataVersion, "PRAGMA data_version"},
+		{&st.stat, "SELECT s.format_version, s.header, s.next_seq, s.incarnation, s.revision, count(e.seq), coalesce(min(e.seq), -1), coalesce(max(e.seq), -1) " +
+			"FROM sessions AS s LEFT JOIN events AS e ON e.session_id = s.id WHERE s.id = ? GROUP BY s.id"},
 		{&st.events, "SELECT " + rowColumns + " FROM events WHERE session_id = ? AND seq >= ? AND seq < ? ORDER BY seq LIMIT ?"},
 	} {
 		stmt, err := s.db.PrepareContext(ctx, p.sql)
@@ -63,7 +66,7 @@ func (st *statements) prepare(ctx context.Context, s *store) error {
 }
 
 func (st *statements) close() {
-	for _, stmt := range []*sql.Stmt{st.identity, st.session, st.insertSession, st.insertEvent, st.insertEvents, st.advance, st.events, st.dataVersion} {
+	for _, stmt := range []*sql.Stmt{st.identity, st.session, st.insertSession, st.insertEvent, st.insertEvents, st.advance, st.events, st.dataVersion, st.stat} {
 		if stmt != nil {
 			stmt.Close()
 		}

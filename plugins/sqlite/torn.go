@@ -307,3 +307,31 @@ func writeArtifact(dir, id string, lines [][]byte) (string, error) {
 func artifactErr(path string, err error) error {
 	return sdk.Wrap(sdk.CodeIOError, op, -1, fmt.Errorf("saving the torn rows to %s: %w", strconv.Quote(path), err))
 }
+
+// rowStats are the count and the lowest and highest seq (-1 without rows)
+// of a session's events rows.
+type rowStats struct{ count, lo, hi int64 }
+
+// checkRows is the cheap check Stat and List make before they trust
+// next_seq as the event count: the rows must be exactly seqs 0 …
+// next_seq−1. When they are not, the session is damaged: the rows are
+// scanned as an open would, and the error is the open's CORRUPT_LOG for
+// committed damage, else a CORRUPT_LOG that names the torn rows a write
+// open would cut.
+func (s *store) checkRows(ctx context.Context, id string, nextSeq int64, rs rowStats) error {
+	if rs.count == nextSeq && (nextSeq == 0 || rs.lo == 0 && rs.hi == nextSeq-1) {
+		return nil
+	}
+	_, sc, err := s.scanDamaged(ctx, id)
+	if err != nil {
+		return err
+	}
+	if err := sc.corrupt(id, s.path); err != nil {
+		return err
+	}
+	if len(sc.lines) == 0 {
+		return nil // repaired since the caller's snapshot
+	}
+	return corruptAt(id, sc.end, "the events rows of session %s in %s (%d rows, seqs %d … %d) do not match its next_seq %d: it ends in a torn tail from seq %d (%d rows stored from there), which reads leave out and the next write open (logbook resume or append) cuts and keeps in %s",
+		strconv.Quote(id), strconv.Quote(s.path), rs.count, rs.lo, rs.hi, nextSeq, sc.end, sc.rows, strconv.Quote(s.path+".torn"))
+}

@@ -269,3 +269,39 @@ func TestCutThatCannotSaveTheTornRowsChangesNothing(t *testing.T) {
 	w := openTorn(t, b, sdk.AccessWrite, 3, events) // the failed open left no claim
 	requireArtifact(t, path, w.Torn, string(events[3]))
 }
+
+// TestStatAndListOfRowsThatDoNotMatchNextSeq is the regression test of
+// Stat and List printing next_seq as the event count of a damaged
+// session: rows past next_seq, a missing row at the end and a missing row
+// with intact rows after it each make Stat an error and the List entry one
+// with Err, while an intact session beside them lists as before.
+func TestStatAndListOfRowsThatDoNotMatchNextSeq(t *testing.T) {
+	for _, c := range []struct {
+		name, damage string
+		names        []any
+	}{
+		{"rows past next_seq", "UPDATE sessions SET next_seq = 4 WHERE id = 's1'", []any{"6 rows", "next_seq 4", "torn tail from seq 4"}},
+		{"the last row missing", "DELETE FROM events WHERE session_id = 's1' AND seq = 5", []any{"5 rows", "next_seq 6", "torn tail from seq 5"}},
+		{"a missing row before intact ones", "DELETE FROM events WHERE session_id = 's1' AND seq = 3", []any{"seq 3", "later event 4 is intact"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path, b := storeLog(t, turnLog(6))
+			o, err := b.Create(t.Context(), header("s2"))
+			must(t, err)
+			appendOK(t, b, o.Handle, persistencetest.Batch(0, 3))
+			must(t, b.Close(t.Context(), o.Handle))
+			rawExec(t, path, c.damage)
+			_, err = b.Stat(t.Context(), "s1")
+			persistencetest.RequireCode(t, err, sdk.CodeCorruptLog, c.names...)
+			if st, err := b.Stat(t.Context(), "s2"); err != nil || st.EventCount != 3 {
+				t.Fatalf("Stat of the intact session = %+v, %v; want 3 events", st, err)
+			}
+			entries := map[string]sdk.ListEntry{}
+			must(t, b.List(t.Context(), func(e sdk.ListEntry) error { entries[e.ID] = e; return nil }))
+			persistencetest.RequireCode(t, entries["s1"].Err, sdk.CodeCorruptLog, c.names...)
+			if e := entries["s2"]; e.Err != nil || e.Header.ID != "s2" {
+				t.Fatalf("List entry of the intact session = %+v", e)
+			}
+		})
+	}
+}

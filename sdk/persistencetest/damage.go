@@ -112,14 +112,22 @@ var tornTailRules = []rule{
 		p := s.backend(t)
 		events := storeClosed(t, p, "s1", tornLog())
 		s.h.Tear(t, p, "s1", 1)
-		rev := stat(t, p, "s1").Revision
+		// Stat may report the torn session as damaged (CORRUPT_LOG: a row
+		// backend whose rows do not match its counter); when it answers,
+		// the read opens left its revision alone.
+		before, errBefore := p.Stat(t.Context(), "s1")
 		first := s.requireTorn(t, p, "s1", sdk.AccessRead, 9, events)
 		again := s.requireTorn(t, p, "s1", sdk.AccessRead, 9, events)
 		if again.Torn != first.Torn || again.Revision != first.Revision {
 			t.Fatalf("a second read open reports torn %+v, revision %q; the first reported %+v, %q", again.Torn, again.Revision, first.Torn, first.Revision)
 		}
-		if st := stat(t, p, "s1"); st.Revision != rev {
-			t.Fatalf("read opens changed the revision from %q to %q", rev, st.Revision)
+		after, errAfter := p.Stat(t.Context(), "s1")
+		switch {
+		case errBefore != nil || errAfter != nil:
+			RequireCode(t, errBefore, sdk.CodeCorruptLog)
+			RequireCode(t, errAfter, sdk.CodeCorruptLog)
+		case after.Revision != before.Revision:
+			t.Fatalf("read opens changed the revision from %q to %q", before.Revision, after.Revision)
 		}
 	}},
 	{name: "write-open-cuts-the-torn-tail-keeps-it-and-goes-on", needs: []string{hookTear}, run: func(t *testing.T, s *suite) {
