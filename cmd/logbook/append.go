@@ -24,7 +24,8 @@ func init() {
 
 // newAppendCmd is `logbook append ID [FILE|-]`.
 func newAppendCmd(a *app) *cobra.Command {
-	return &cobra.Command{
+	var expectedSeq int64
+	cmd := &cobra.Command{
 		Use:   "append ID [FILE|-]",
 		Short: "Append input lines as events while they arrive; prints one canonical envelope per accepted line",
 		Long: "append opens the session for write — creating and materializing it when absent, or\n" +
@@ -33,10 +34,22 @@ func newAppendCmd(a *app) *cobra.Command {
 			"Each line is a JSON object with exactly type and data, and optionally surfaceOp,\n" +
 			"sourceEventSeqs and ignorable (the literal true); data is passed on as written.\n" +
 			"Blank lines are skipped. At the first rejected line append stops: the lines before it\n" +
-			"stay committed and are flushed, and the error names the line number and its code.",
+			"stay committed and are flushed, and the error names the line number and its code.\n\n" +
+			"With --expected-seq N the stored log must hold exactly N events (an absent session\n" +
+			"holds none): it is compared before the open writes anything, so on a mismatch append\n" +
+			"refuses with SEQ_CONFLICT and the stored session is left exactly as it was. A caller\n" +
+			"that retries an append with the same N therefore never stores its lines twice.",
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
+			var expect *sdk.Offset
+			if cmd.Flags().Changed("expected-seq") {
+				n, err := sdk.NewOffset("--expected-seq", expectedSeq)
+				if err != nil {
+					return err
+				}
+				expect = &n
+			}
 			in := a.stdin
 			if len(args) == 2 && args[1] != "-" {
 				f, err := os.Open(args[1])
@@ -55,7 +68,7 @@ func newAppendCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			s, written, rep, err := a.openWrite(ctx, args[0], true)
+			s, written, rep, err := a.openWrite(ctx, args[0], true, expect)
 			if err != nil {
 				return err
 			}
@@ -73,6 +86,8 @@ func newAppendCmd(a *app) *cobra.Command {
 			return err
 		},
 	}
+	cmd.Flags().Int64Var(&expectedSeq, "expected-seq", 0, "append only if the stored log holds exactly `N` events, else refuse with SEQ_CONFLICT writing nothing")
+	return cmd
 }
 
 // inputLine is one line of append's input, numbered from 1, or the read

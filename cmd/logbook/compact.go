@@ -91,7 +91,7 @@ func (a *app) compacting(ctx context.Context, name, id string, op func(context.C
 	if turn := openTurn(stored); turn != nil {
 		return sdk.Errorf(sdk.CodeCompactionTurnOpen, name, "session %q ends inside turn %d; resume it first (logbook resume %s)", id, *turn, id)
 	}
-	s, written, rep, err := a.openWrite(ctx, id, false)
+	s, written, rep, err := a.openWrite(ctx, id, false, nil)
 	if err != nil {
 		return err
 	}

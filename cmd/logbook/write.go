@@ -65,9 +65,13 @@ func newCreateCmd(a *app) *cobra.Command {
 // openWrite opens session id for write, as append and resume do. A stored
 // session is resumed (SPEC §9.3: torn tail cut, interrupted turn closed,
 // lifecycle marker); an absent one is created and materialized when create
-// is set, else SESSION_NOT_FOUND. It returns the live session and the
-// events the open itself wrote (nothing for a new session).
-func (a *app) openWrite(ctx context.Context, id string, create bool) (s *session.Session, written []session.Event, rep store.RepairReport, err error) {
+// is set, else SESSION_NOT_FOUND. With expect set, a stored log (an absent
+// session counts as empty) that does not hold exactly *expect events is
+// refused with SEQ_CONFLICT before anything is written: checked by a read
+// open first, so not even a torn tail is cut, and again under the write
+// claim before the repair. It returns the live session and the events the
+// open itself wrote (nothing for a new session).
+func (a *app) openWrite(ctx context.Context, id string, create bool, expect *sdk.Offset) (s *session.Session, written []session.Event, rep store.RepairReport, err error) {
 	e, err := a.writeEngine(ctx)
 	if err != nil {
 		return nil, nil, rep, err
@@ -87,6 +91,9 @@ func (a *app) openWrite(ctx context.Context, id string, create bool) (s *session
 		n = l.len()
 		l.close()
 	}
+	if expect != nil && (err == nil || isNotFound(err)) && *expect != sdk.Offset(n) {
+		return nil, nil, rep, store.StoredLenConflict(id, *expect, sdk.Offset(n))
+	}
 	switch {
 	case isNotFound(err) && create:
 		dir, err := workingDir("")
@@ -104,7 +111,11 @@ func (a *app) openWrite(ctx context.Context, id string, create bool) (s *session
 	case err != nil:
 		return nil, nil, rep, err
 	}
-	s, rep, err = e.Store.Open(ctx, id)
+	if expect != nil {
+		s, rep, err = e.Store.OpenAt(ctx, id, *expect)
+	} else {
+		s, rep, err = e.Store.Open(ctx, id)
+	}
 	if err != nil {
 		return nil, nil, rep, err
 	}
@@ -133,7 +144,7 @@ func newResumeCmd(a *app) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			s, written, rep, err := a.openWrite(ctx, args[0], false)
+			s, written, rep, err := a.openWrite(ctx, args[0], false, nil)
 			if err != nil {
 				return err
 			}

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/seed-e5e476df/logbook/runtime/session"
 	"github.com/seed-e5e476df/logbook/sdk"
@@ -22,6 +23,20 @@ type RepairReport struct {
 // appended and flushed before the session goes live; mirrors are caught up
 // from the primary. On failure ownership is released.
 func (st *Store) Open(ctx context.Context, id string) (*session.Session, RepairReport, error) {
+	return st.open(ctx, id, nil)
+}
+
+// OpenAt is Open for a caller that expects the stored log to hold want
+// events: the stored length is compared once the write claim is held and
+// the log is read, before the repair batch is written, so no other writer
+// can change it in between. Another length is SEQ_CONFLICT (Meta "expected"
+// and "actual"), the claim is released and nothing is appended.
+func (st *Store) OpenAt(ctx context.Context, id string, want sdk.Offset) (*session.Session, RepairReport, error) {
+	return st.open(ctx, id, &want)
+}
+
+// open is Open, checking the stored length against want when it is set.
+func (st *Store) open(ctx context.Context, id string, want *sdk.Offset) (*session.Session, RepairReport, error) {
 	var rep RepairReport
 	if err := sdk.ValidateSessionID(id); err != nil {
 		return nil, rep, err
@@ -46,6 +61,9 @@ func (st *Store) Open(ctx context.Context, id string) (*session.Session, RepairR
 	s, err := st.restoreFrom(ctx, prim, o, st.sessionOptions(o.Header, ls))
 	if err != nil {
 		return fail(err)
+	}
+	if want != nil && s.Len() != *want {
+		return fail(StoredLenConflict(id, *want, s.Len()))
 	}
 	var torn *session.Torn
 	if o.Torn.Bytes > 0 {
@@ -223,4 +241,14 @@ func (st *Store) readStored(ctx context.Context, p Backend, id string) (*session
 	defer st.closeBackends([]*backend{b})
 	v, err := st.restoreFrom(ctx, b, o, st.sessionOptions(o.Header, nil))
 	return v, o, err
+}
+
+// StoredLenConflict is the SEQ_CONFLICT of an open that expected the
+// stored log of session id to hold want events and found got: nothing was
+// written.
+func StoredLenConflict(id string, want, got sdk.Offset) *sdk.Error {
+	e := session.SeqConflict(id, want, got)
+	e.Op = "open"
+	e.Detail = fmt.Sprintf("the stored log holds %d events, not the %d expected; nothing was written", got, want)
+	return e
 }
