@@ -105,7 +105,8 @@ func (b *backend) Open(ctx context.Context, id string, access sdk.Access) (sdk.O
 	defer b.mu.Unlock()
 	f, err := b.load(id)
 	write := access == sdk.AccessWrite
-	if err == nil && write && b.writer(id) != nil {
+	// A create holds the claim before its session is stored, too.
+	if (err == nil || errors.Is(err, sdk.ErrSessionNotFound)) && write && b.writer(id) != nil {
 		err = fail(sdk.CodeAlreadyOwned, id, "another handle holds the write claim")
 	}
 	var torn sdk.Torn

@@ -71,7 +71,7 @@ func WithClock(nowMillis func() int64) Option { return func(o *options) { o.now 
 
 // New returns a backend over cfg.Root. cfg is checked as ParseConfig checks
 // it (CONFIG_INVALID), and an existing root must be a readable directory.
-// Nothing is written until the first session materializes.
+// Nothing is written until the first Create.
 func New(cfg Config, opts ...Option) (*Backend, error) {
 	o := options{fs: OS()}
 	for _, opt := range opts {
@@ -150,9 +150,14 @@ func (b *Backend) Describe(ctx context.Context) (sdk.Description, error) {
 	return sdk.Description{Name: Name, FormatVersion: sdk.FormatVersion, Compression: b.cfg.Compression}, nil
 }
 
-// Create reserves h.ID in this instance and returns its write handle. The
-// session materializes, header and first batch in one new file, at the
-// first non-empty Append or at Flush; before that nothing is on disk.
+// Create claims h.ID and returns its write handle. Before it returns it
+// takes the write claim every process respects: the root and session
+// directories are created (0700, parents fsynced) and session.lock is
+// flocked, so until the handle closes a Create of the id in any process is
+// SESSION_ALREADY_EXISTS and an Open(write) ALREADY_OWNED. The session
+// materializes, header and first batch in one new file, at the first
+// non-empty Append or at Flush; until then no log exists, and other
+// processes do not see the session.
 func (b *Backend) Create(ctx context.Context, h sdk.Header) (sdk.Opened, error) {
 	if err := ended(ctx, "create"); err != nil {
 		return sdk.Opened{}, err
@@ -173,15 +178,9 @@ func (b *Backend) Create(ctx context.Context, h sdk.Header) (sdk.Opened, error) 
 			Detail: "the session header would not read back", Err: err}
 	}
 	dir := filepath.Join(cfg.Root, EncodeID(h.ID))
-	if _, _, err := b.findLog(h.ID, dir, cfg); err == nil || !errors.Is(err, sdk.ErrSessionNotFound) {
-		if err == nil || errors.Is(err, sdk.ErrCompressionMismatch) || errors.Is(err, sdk.ErrCorruptLog) {
-			return sdk.Opened{}, alreadyExists(h.ID, "it is stored in "+dir)
-		}
-		return sdk.Opened{}, err
-	}
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	if c := b.claims[h.ID]; c != nil {
+		b.mu.Unlock()
 		if c.pending {
 			return sdk.Opened{}, alreadyExists(h.ID, "it was created in this instance and is not stored yet")
 		}
@@ -190,8 +189,47 @@ func (b *Backend) Create(ctx context.Context, h sdk.Header) (sdk.Opened, error) 
 	hd := b.newHandleLocked(h.ID, true, dir)
 	hd.pending, hd.header, hd.zst = true, h, cfg.Compression == CompressionZstd
 	b.claims[h.ID] = hd
+	b.mu.Unlock()
+	if err := b.claimNew(hd, cfg); err != nil {
+		b.release(hd)
+		return sdk.Opened{}, err
+	}
+	b.mu.Lock()
 	b.handles[hd.name] = hd
+	b.mu.Unlock()
 	return sdk.Opened{Handle: hd.name, Header: h}, nil
+}
+
+// claimNew takes the cross-process claim for the create hd, which holds
+// the in-process claim: the session directory (made when missing), the
+// flock on its session.lock, and, under the lock, the check that no log is
+// stored there. hd holds the lock file afterwards.
+func (b *Backend) claimNew(hd *handle, cfg Config) error {
+	if err := b.checkSessionDir(hd.id, hd.dir); err != nil && !errors.Is(err, sdk.ErrSessionNotFound) {
+		return err
+	}
+	if err := b.mkdirs(cfg.Root, hd.dir); err != nil {
+		return ioError(hd.id, "creating "+hd.dir, err)
+	}
+	lock, err := b.lockSession(hd.id, hd.dir)
+	if err != nil {
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return alreadyExists(hd.id, "another process holds "+filepath.Join(hd.dir, lockName)+": it has it open for writing or is creating it")
+		}
+		return ioError(hd.id, "taking the write lock", err)
+	}
+	if _, _, err := b.findLog(hd.id, hd.dir, cfg); err == nil || !errors.Is(err, sdk.ErrSessionNotFound) {
+		lock.Unlock()
+		lock.Close()
+		if err == nil || errors.Is(err, sdk.ErrCompressionMismatch) || errors.Is(err, sdk.ErrCorruptLog) {
+			return alreadyExists(hd.id, "it is stored in "+hd.dir)
+		}
+		return err
+	}
+	hd.mu.Lock()
+	hd.lock = lock
+	hd.mu.Unlock()
+	return nil
 }
 
 // Open opens a stored session (SPEC §12.1, §13.4, §13.6): the format gate
@@ -221,6 +259,11 @@ func (b *Backend) Open(ctx context.Context, id string, access sdk.Access) (sdk.O
 	// The gate and the identity check come before the claim, so a refused
 	// open never claims anything.
 	if _, err := b.statHeader(id, dir, cfg); err != nil {
+		if write && errors.Is(err, sdk.ErrSessionNotFound) {
+			if owned := b.createdElsewhere(id, dir); owned != nil {
+				return sdk.Opened{}, owned
+			}
+		}
 		return sdk.Opened{}, err
 	}
 	if write {
@@ -237,6 +280,29 @@ func (b *Backend) Open(ctx context.Context, id string, access sdk.Access) (sdk.O
 	b.handles[hd.name] = hd
 	b.mu.Unlock()
 	return o, nil
+}
+
+// createdElsewhere returns ALREADY_OWNED when id, which has no log, is
+// claimed by a create that is not stored yet: a pending create of this
+// instance, or a flock held on its session.lock by another. It creates
+// nothing: without a lock file nobody holds the claim.
+func (b *Backend) createdElsewhere(id, dir string) error {
+	b.mu.Lock()
+	c := b.claims[id]
+	b.mu.Unlock()
+	if c != nil {
+		return alreadyOwned(id, "a create handle of this instance holds it, and it is not stored yet")
+	}
+	path := filepath.Join(dir, lockName)
+	lock, err := b.fs.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return nil
+	}
+	defer lock.Close()
+	if err := lock.Lock(); errors.Is(err, syscall.EWOULDBLOCK) {
+		return alreadyOwned(id, "another process holds "+path+" and is creating it (it is not stored yet)")
+	}
+	return nil
 }
 
 // claim takes the write claim for hd: the in-process table first, then
@@ -597,42 +663,15 @@ func (ix *index) addBatch(off int64, payload []byte, events [][]byte, zst bool) 
 	ix.end = off + int64(len(payload))
 }
 
-// materialize stores a pending create (SPEC §13.5): the root and session
-// directories (0700, their parents fsynced), the session lock, a temp file
-// created O_EXCL with the header unit and the first batch, fdatasync, a
-// link to the final name that never overwrites, an fsync of the
-// directory, and the temp name removed. hd.mu is held. On failure nothing
-// is stored, hd stays pending and may retry.
+// materialize stores a pending create, whose directory and lock Create
+// made (SPEC §13.5): a temp file created O_EXCL with the header unit and
+// the first batch, fdatasync, a link to the final name that never
+// overwrites, an fsync of the directory, and the temp name removed. hd.mu
+// is held. On failure nothing is stored, hd stays pending (and keeps its
+// claim) and may retry.
 func (b *Backend) materialize(hd *handle, batch []byte, events [][]byte) error {
-	cfg, err := b.config()
-	if err != nil {
-		return err
-	}
 	dec, err := b.decoder(hd.zst)
 	if err != nil {
-		return err
-	}
-	if err := b.mkdirs(cfg.Root, hd.dir); err != nil {
-		return ioError(hd.id, "creating "+hd.dir, err)
-	}
-	lock, err := b.lockSession(hd.id, hd.dir)
-	if err != nil {
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return alreadyExists(hd.id, "another process holds "+filepath.Join(hd.dir, lockName)+" and is storing it")
-		}
-		return ioError(hd.id, "taking the write lock", err)
-	}
-	ok := false
-	defer func() {
-		if !ok {
-			lock.Unlock()
-			lock.Close()
-		}
-	}()
-	if _, _, err := b.findLog(hd.id, hd.dir, cfg); err == nil || !errors.Is(err, sdk.ErrSessionNotFound) {
-		if err == nil || errors.Is(err, sdk.ErrCompressionMismatch) || errors.Is(err, sdk.ErrCorruptLog) {
-			return alreadyExists(hd.id, "another instance stored it first in "+hd.dir)
-		}
 		return err
 	}
 	b.removeStaleTemps(hd.dir)
@@ -693,8 +732,7 @@ func (b *Backend) materialize(hd *handle, batch []byte, events [][]byte) error {
 	}
 
 	// Stored: from here on the handle owns the log.
-	ok = true
-	hd.f, hd.lock, hd.path, hd.chk.dec = f, lock, final, dec
+	hd.f, hd.path, hd.chk.dec = f, final, dec
 	b.mu.Lock() // pending is read under either lock, so it changes under both
 	hd.pending = false
 	b.mu.Unlock()
@@ -1207,6 +1245,9 @@ func (b *Backend) pendingHeader(id string) (sdk.Header, bool) {
 // both suffixes in that generation → CORRUPT_LOG; the other suffix than
 // configured → COMPRESSION_MISMATCH. Temp files never count.
 func (b *Backend) findLog(id, dir string, cfg Config) (path string, zst bool, err error) {
+	if err := b.checkSessionDir(id, dir); err != nil {
+		return "", false, err
+	}
 	names, err := b.fs.ReadDir(dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
@@ -1253,6 +1294,25 @@ func (b *Backend) findLog(id, dir string, cfg Config) (path string, zst bool, er
 		return "", false, e
 	}
 	return filepath.Join(dir, logName(best, comp)), comp, nil
+}
+
+// checkSessionDir refuses a session directory that is a symbolic link:
+// the backend makes every session directory itself, inside the root, so a
+// link is not its layout, and following it would read and write outside
+// the root. That is CORRUPT_LOG: final, as retrying cannot change it, and
+// listed as a damaged entry rather than hidden. A missing directory is
+// SESSION_NOT_FOUND.
+func (b *Backend) checkSessionDir(id, dir string) error {
+	fi, err := b.fs.Lstat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+		return notFound(id)
+	case err != nil:
+		return ioError(id, "examining "+dir, err)
+	case fi.Mode&fs.ModeSymlink != 0:
+		return corruptAt(id, dir, "the session directory is a symbolic link; logbook never follows one out of its root: replace the link with the directory itself (mv its target there) or remove it")
+	}
+	return nil
 }
 
 // logName is events.v<gen>.jsonl, plus .zst for zstd.

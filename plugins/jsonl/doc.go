@@ -57,9 +57,14 @@
 //
 // # Write path (SPEC §13.5)
 //
-// Create writes nothing. The first non-empty Append (or Flush) of a create
-// materializes the session: the root and session directories (their
-// parents fsynced), the lock, a temp file created O_EXCL holding the header
+// Create claims the id before it returns: it creates the root and session
+// directories (0700, their parents fsynced) and takes the lock, so that no
+// other process can create the id or open it for writing meanwhile. A
+// directory with a lock and no log is a session that was never stored:
+// Stat, List and Open(read) do not see it, and once its creator is gone
+// (the kernel drops its flock) the id can be created again. The first
+// non-empty Append (or Flush) of a create materializes the session: a temp
+// file created O_EXCL holding the header
 // unit and the first batch, fdatasync, link(2) to the final name (an
 // existing log is never overwritten: SESSION_ALREADY_EXISTS), fsync of the
 // directory, removal of the temp name. Stale temp files are removed at the
@@ -75,10 +80,11 @@
 // # Ownership, reads, revisions (SPEC §13.5, §13.6)
 //
 // Write ownership is flock(LOCK_EX|LOCK_NB) on session.lock, taken at a
-// write open or just before materialization and held until Close; the
-// kernel drops it when the process dies. An in-process claim table refuses
-// a second claim in one Backend before any file is touched. A lock held
-// elsewhere is ALREADY_OWNED (SESSION_ALREADY_EXISTS while materializing).
+// write open or by Create, and held until Close; the kernel drops it when
+// the process dies. An in-process claim table refuses a second claim in
+// one Backend before any file is touched. A lock held elsewhere is
+// ALREADY_OWNED at Open(write), also for an id whose create is not stored
+// yet, and SESSION_ALREADY_EXISTS at Create.
 //
 // A read handle scans the log at its open and, at each later Read, only
 // the bytes added since; it rescans from 0 only when the file was replaced

@@ -349,6 +349,9 @@ func (f *FaultFS) Stat(name string) (FileInfo, error) {
 	return n.info(), nil
 }
 
+// Lstat implements FS; a FaultFS has no symbolic links, so it is Stat.
+func (f *FaultFS) Lstat(name string) (FileInfo, error) { return f.Stat(name) }
+
 func (n *inode) info() FileInfo {
 	return FileInfo{Size: int64(len(n.data)), Mode: n.mode, Dev: 1, Ino: n.ino, MtimeNs: n.mtime, CtimeNs: n.ctime}
 }

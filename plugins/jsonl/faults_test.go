@@ -252,7 +252,6 @@ func TestMaterializationFaultsStoreNothing(t *testing.T) {
 		{Op: OpSync, Name: "*.tmp", Err: syscall.EIO},
 		{Op: OpLink, Err: syscall.EIO},
 		{Op: OpSyncDir, Name: EncodeID("s1"), Err: syscall.EIO},
-		{Op: OpMkdir, Err: syscall.ENOSPC},
 	} {
 		t.Run(string(f.Op)+" "+f.Name, func(t *testing.T) {
 			b, ffs, cfg := faultBackend(t, CompressionZstd)
@@ -274,6 +273,57 @@ func TestMaterializationFaultsStoreNothing(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCreateFaultsClaimNothing: Create makes the session directory and
+// takes its lock before it returns; when either fails it is IO_ERROR, and
+// neither this instance nor another is left believing the id is claimed.
+func TestCreateFaultsClaimNothing(t *testing.T) {
+	for _, f := range []Fault{
+		{Op: OpMkdir, Err: syscall.ENOSPC},
+		{Op: OpSyncDir, Err: syscall.EIO},
+		{Op: OpOpen, Name: lockName, Err: syscall.ENOSPC},
+		{Op: OpLock, Err: syscall.EIO},
+	} {
+		t.Run(string(f.Op)+" "+f.Name, func(t *testing.T) {
+			b, ffs, cfg := faultBackend(t, CompressionZstd)
+			remove := ffs.Inject(f)
+			_, err := b.Create(t.Context(), testHeader("s1"))
+			persistencetest.RequireCode(t, err, sdk.CodeIOError, "s1")
+			remove()
+			other := newTestBackend(t, cfg, WithFS(ffs))
+			o, err := other.Create(t.Context(), testHeader("s1"))
+			if err != nil {
+				t.Fatalf("Create in another instance after the failed one: %v", err)
+			}
+			if _, err := other.Append(t.Context(), o.Handle, 0, persistencetest.Batch(0, 1)); err != nil {
+				t.Fatal(err)
+			}
+			_, err = b.Create(t.Context(), testHeader("s1"))
+			persistencetest.RequireCode(t, err, sdk.CodeSessionAlreadyExists, "s1")
+		})
+	}
+}
+
+// TestCrashBeforeMaterializationLeavesNothing: a crash after Create (which
+// made the directory and its lock) but before the first Append leaves no
+// session: another backend does not see it, and can create it.
+func TestCrashBeforeMaterializationLeavesNothing(t *testing.T) {
+	b, ffs, cfg := faultBackend(t, CompressionNone)
+	if _, err := b.Create(t.Context(), testHeader("s1")); err != nil {
+		t.Fatal(err)
+	}
+	ffs.Crash()
+	after := newTestBackend(t, cfg, WithFS(ffs))
+	_, err := after.Stat(t.Context(), "s1")
+	persistencetest.RequireCode(t, err, sdk.CodeSessionNotFound, "s1")
+	for _, a := range []sdk.Access{sdk.AccessRead, sdk.AccessWrite} {
+		_, err := after.Open(t.Context(), "s1", a)
+		persistencetest.RequireCode(t, err, sdk.CodeSessionNotFound, "s1")
+	}
+	storeEvents(t, after, "s1", persistencetest.Batch(0, 2))
+	_, events := readEvents(t, after, "s1", sdk.AccessRead)
+	requireEqualEvents(t, "created after the crash", events, persistencetest.Batch(0, 2))
 }
 
 // TestRepairFaultsChangeNothing: when keeping the torn tail fails, the

@@ -131,3 +131,68 @@ func TestListSkipsForeignDirectoriesAndReportsBrokenSessions(t *testing.T) {
 	}
 	persistencetest.RequireCode(t, got["bad"], sdk.CodeCorruptLog, sessionLog(cfg, "bad"))
 }
+
+// TestSymlinkedSessionDirectoryIsRefused: a session directory that is a
+// symbolic link (here to a complete session outside the root, and to a
+// directory that does not exist) is CORRUPT_LOG naming it from Open, Stat,
+// List and Create, and nothing is read or written through it.
+func TestSymlinkedSessionDirectoryIsRefused(t *testing.T) {
+	for _, comp := range []string{CompressionZstd, CompressionNone} {
+		t.Run(comp, func(t *testing.T) {
+			outside := Config{Root: t.TempDir(), Compression: comp}
+			storeEvents(t, newTestBackend(t, outside), "s1", persistencetest.Batch(0, 2))
+			target := filepath.Join(outside.Root, EncodeID("s1"))
+			before := mustRead(t, sessionLog(outside, "s1"))
+			names := func(dir string) []string {
+				es, _ := os.ReadDir(dir)
+				var out []string
+				for _, e := range es {
+					out = append(out, e.Name())
+				}
+				return out
+			}
+			entries := names(target)
+
+			cfg := Config{Root: t.TempDir(), Compression: comp}
+			b := newTestBackend(t, cfg)
+			link := filepath.Join(cfg.Root, EncodeID("s1"))
+			if err := os.Symlink(target, link); err != nil {
+				t.Fatal(err)
+			}
+			dangling := filepath.Join(cfg.Root, EncodeID("s2"))
+			missing := filepath.Join(t.TempDir(), "missing")
+			if err := os.Symlink(missing, dangling); err != nil {
+				t.Fatal(err)
+			}
+			for id, path := range map[string]string{"s1": link, "s2": dangling} {
+				for _, a := range []sdk.Access{sdk.AccessRead, sdk.AccessWrite} {
+					_, err := b.Open(t.Context(), id, a)
+					persistencetest.RequireCode(t, err, sdk.CodeCorruptLog, path, "symbolic link")
+				}
+				_, err := b.Stat(t.Context(), id)
+				persistencetest.RequireCode(t, err, sdk.CodeCorruptLog, path, "symbolic link")
+				_, err = b.Create(t.Context(), testHeader(id))
+				persistencetest.RequireCode(t, err, sdk.CodeCorruptLog, path, "symbolic link")
+			}
+			got := map[string]error{}
+			if err := b.List(t.Context(), func(e sdk.ListEntry) error { got[e.ID] = e.Err; return nil }); err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 2 {
+				t.Fatalf("List = %v; want an entry with an error for s1 and s2", got)
+			}
+			persistencetest.RequireCode(t, got["s1"], sdk.CodeCorruptLog, link)
+			persistencetest.RequireCode(t, got["s2"], sdk.CodeCorruptLog, dangling)
+
+			if after := mustRead(t, sessionLog(outside, "s1")); string(after) != string(before) {
+				t.Fatal("the log behind the link changed")
+			}
+			if after := names(target); fmt.Sprint(after) != fmt.Sprint(entries) {
+				t.Fatalf("the directory behind the link holds %v; it held %v", after, entries)
+			}
+			if _, err := os.Lstat(missing); err == nil {
+				t.Fatal("Create made the missing target of a dangling link")
+			}
+		})
+	}
+}

@@ -24,11 +24,13 @@ const holdEnv = "LOGBOOK_JSONL_TEST_HOLD"
 type holdSpec struct {
 	Config Config
 	ID     string
+	Create bool // create the session (and store nothing) instead of opening it
 }
 
-// holdProcess opens spec.ID for writing, prints "held" and keeps the claim
-// until its stdin closes or it is killed: the second OS process of
-// TestSecondProcessIsAlreadyOwned.
+// holdProcess opens spec.ID for writing (or creates it, when spec.Create),
+// prints "held" and keeps the claim until its stdin closes or it is
+// killed: the second OS process of TestSecondProcessIsAlreadyOwned and
+// TestKilledCreatorLeavesNothing.
 func holdProcess(raw string) {
 	var spec holdSpec
 	if err := json.Unmarshal([]byte(raw), &spec); err != nil {
@@ -40,7 +42,12 @@ func holdProcess(raw string) {
 		fmt.Println("error", err)
 		os.Exit(1)
 	}
-	o, err := b.Open(context.Background(), spec.ID, sdk.AccessWrite)
+	var o sdk.Opened
+	if spec.Create {
+		o, err = b.Create(context.Background(), sdk.Header{FormatVersion: sdk.FormatVersion, ID: spec.ID, CreatedAt: 1})
+	} else {
+		o, err = b.Open(context.Background(), spec.ID, sdk.AccessWrite)
+	}
 	if err != nil {
 		fmt.Println("error", err)
 		os.Exit(1)
@@ -53,11 +60,11 @@ func holdProcess(raw string) {
 
 // startHolder re-executes the test binary as a holder of id's write claim
 // and waits for it to report the claim.
-func startHolder(t *testing.T, cfg Config, id string) (*exec.Cmd, io.WriteCloser) {
+func startHolder(t *testing.T, spec holdSpec) (*exec.Cmd, io.WriteCloser) {
 	t.Helper()
-	spec, _ := json.Marshal(holdSpec{Config: cfg, ID: id})
+	raw, _ := json.Marshal(spec)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), holdEnv+"="+string(spec))
+	cmd.Env = append(os.Environ(), holdEnv+"="+string(raw))
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -102,7 +109,7 @@ func TestSecondProcessIsAlreadyOwned(t *testing.T) {
 			b := newTestBackend(t, cfg)
 			storeEvents(t, b, "s1", persistencetest.Batch(0, 3))
 
-			cmd, stdin := startHolder(t, cfg, "s1")
+			cmd, stdin := startHolder(t, holdSpec{Config: cfg, ID: "s1"})
 			_, err := b.Open(t.Context(), "s1", sdk.AccessWrite)
 			persistencetest.RequireCode(t, err, sdk.CodeAlreadyOwned, "s1", lockName)
 			r, err := b.Open(t.Context(), "s1", sdk.AccessRead)
@@ -124,6 +131,47 @@ func TestSecondProcessIsAlreadyOwned(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestKilledCreatorLeavesNothing: while another process holds a create it
+// has not stored, the id is taken here too (SESSION_ALREADY_EXISTS,
+// ALREADY_OWNED) but not visible (SESSION_NOT_FOUND, not listed); once that
+// process dies by SIGKILL, the directory and lock file it left block
+// nothing: the id is still invisible and can be created here.
+func TestKilledCreatorLeavesNothing(t *testing.T) {
+	cfg := Config{Root: filepath.Join(t.TempDir(), "root"), Compression: CompressionZstd}
+	b := newTestBackend(t, cfg)
+	cmd, _ := startHolder(t, holdSpec{Config: cfg, ID: "s1", Create: true})
+	lock := filepath.Join(cfg.Root, EncodeID("s1"), lockName)
+	_, err := b.Create(t.Context(), testHeader("s1"))
+	persistencetest.RequireCode(t, err, sdk.CodeSessionAlreadyExists, "s1", lock)
+	_, err = b.Open(t.Context(), "s1", sdk.AccessWrite)
+	persistencetest.RequireCode(t, err, sdk.CodeAlreadyOwned, "s1", lock)
+	requireInvisible := func(when string) {
+		t.Helper()
+		_, err := b.Stat(t.Context(), "s1")
+		persistencetest.RequireCode(t, err, sdk.CodeSessionNotFound, "s1")
+		_, err = b.Open(t.Context(), "s1", sdk.AccessRead)
+		persistencetest.RequireCode(t, err, sdk.CodeSessionNotFound, "s1")
+		if err := b.List(t.Context(), func(e sdk.ListEntry) error {
+			return fmt.Errorf("%s: List shows %+v", when, e)
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	requireInvisible("while the creator lives")
+
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	if _, err := os.Stat(lock); err != nil {
+		t.Fatalf("the killed creator left no lock file: %v", err)
+	}
+	requireInvisible("after the creator was killed")
+	_, err = b.Open(t.Context(), "s1", sdk.AccessWrite)
+	persistencetest.RequireCode(t, err, sdk.CodeSessionNotFound, "s1")
+	storeEvents(t, b, "s1", persistencetest.Batch(0, 2))
+	_, events := readEvents(t, b, "s1", sdk.AccessRead)
+	requireEqualEvents(t, "created after the creator died", events, persistencetest.Batch(0, 2))
 }
 
 // TestTwoPluginProcessesShareOneRoot runs two `logbook plugin jsonl`

@@ -19,6 +19,9 @@ type FS interface {
 	OpenFile(name string, flag int, perm fs.FileMode) (File, error)
 	// Stat describes the file or directory name.
 	Stat(name string) (FileInfo, error)
+	// Lstat is Stat, except that a symbolic link is described itself (its
+	// Mode has fs.ModeSymlink), not the file it points to.
+	Lstat(name string) (FileInfo, error)
 	// Mkdir creates the directory name; its parent must exist.
 	Mkdir(name string, perm fs.FileMode) error
 	// Link makes newname a second name of the file oldname; an existing

@@ -32,6 +32,14 @@ func (osFS) Stat(name string) (FileInfo, error) {
 	return infoOf(&st), nil
 }
 
+func (osFS) Lstat(name string) (FileInfo, error) {
+	var st unix.Stat_t
+	if err := unix.Lstat(name, &st); err != nil {
+		return FileInfo{}, &fs.PathError{Op: "lstat", Path: name, Err: err}
+	}
+	return infoOf(&st), nil
+}
+
 func (osFS) Mkdir(name string, perm fs.FileMode) error { return os.Mkdir(name, perm) }
 
 func (osFS) Link(oldname, newname string) error { return os.Link(oldname, newname) }
@@ -120,8 +128,11 @@ func (o osFile) control(fn func(fd int) error) error {
 
 func infoOf(st *unix.Stat_t) FileInfo {
 	mode := fs.FileMode(st.Mode & 0o777)
-	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
 		mode |= fs.ModeDir
+	case unix.S_IFLNK:
+		mode |= fs.ModeSymlink
 	}
 	return FileInfo{
 		Size:    st.Size,

@@ -18,17 +18,16 @@
 //
 // # Decisions
 //
-//   - Materialization. Create only reserves the id in this instance and
-//     holds its write claim there. The session is stored, header and first
-//     batch together, at the first Append or Flush of the create handle.
-//     Until then Stat and Open report SESSION_NOT_FOUND, other instances
-//     see nothing, and only this instance's List shows it (SPEC §12.1:
+//   - Materialization. Create reserves the id and takes its write claim
+//     in every instance of the store before it returns: until the create
+//     handle closes, a Create of the id in any instance is
+//     SESSION_ALREADY_EXISTS and an Open(write) ALREADY_OWNED. The session
+//     is stored, header and first batch together, at the first Append or
+//     Flush of the create handle. Until then Stat and Open(read) report
+//     SESSION_NOT_FOUND and only this instance's List shows it (SPEC §12.1:
 //     "plus those created in this instance"). Closing the create handle
-//     first abandons the id: nothing was stored, and it can be created
-//     again. Create of an id that is stored, or pending in this instance,
-//     is SESSION_ALREADY_EXISTS; a create racing one in another instance
-//     loses at materialization with SESSION_ALREADY_EXISTS and never
-//     overwrites.
+//     first abandons the id: nothing was stored, and any instance can
+//     create it again. Create of a stored id is SESSION_ALREADY_EXISTS.
 //   - Ownership. One write claim per session across all instances of a
 //     store (the in-process analogue of flock, SPEC §13.6). A second
 //     Open(write) is ALREADY_OWNED; Open(read) takes no claim; Close

@@ -58,7 +58,7 @@ func (b *Backend) DropOwnership(id string) bool {
 	defer b.st.mu.Unlock()
 	if hd, ok := b.pending[id]; ok {
 		hd.lost = true
-		delete(b.pending, id)
+		b.abandon(hd)
 		return true
 	}
 	if s, ok := b.st.sessions[id]; ok && s.owner != nil {

@@ -42,6 +42,9 @@ type store struct {
 	mu       sync.Mutex
 	name     string // random; the first part of every revision
 	sessions map[string]*session
+	// creating holds the write claim of every unmaterialized create of
+	// every instance: session id → its create handle.
+	creating map[string]*handle
 	handleN  uint64 // handle names are "h" + handleN, never reused
 }
 
@@ -75,7 +78,7 @@ type faults struct {
 func New() *Backend {
 	var r [6]byte
 	_, _ = rand.Read(r[:]) // crypto/rand.Read never fails (Go ≥ 1.24)
-	return newInstance(&store{name: hex.EncodeToString(r[:]), sessions: map[string]*session{}})
+	return newInstance(&store{name: hex.EncodeToString(r[:]), sessions: map[string]*session{}, creating: map[string]*handle{}})
 }
 
 // Peer returns a second instance over b's store, as another process over
@@ -96,8 +99,10 @@ func (b *Backend) Describe(ctx context.Context) (sdk.Description, error) {
 	return sdk.Description{Name: Name, FormatVersion: sdk.FormatVersion}, nil
 }
 
-// Create reserves h.ID in this instance and returns its write handle; see
-// the package documentation for when the session materializes.
+// Create reserves h.ID in every instance of the store and returns its write
+// handle: until the handle closes, a Create of the id in any instance is
+// SESSION_ALREADY_EXISTS and an Open(write) ALREADY_OWNED. See the package
+// documentation for when the session materializes.
 func (b *Backend) Create(ctx context.Context, h sdk.Header) (sdk.Opened, error) {
 	if err := ended(ctx, "create"); err != nil {
 		return sdk.Opened{}, err
@@ -124,9 +129,13 @@ func (b *Backend) Create(ctx context.Context, h sdk.Header) (sdk.Opened, error) 
 	if _, ok := b.pending[h.ID]; ok {
 		return sdk.Opened{}, alreadyExists(h.ID, "it was created in this instance and is not stored yet")
 	}
+	if _, ok := b.st.creating[h.ID]; ok {
+		return sdk.Opened{}, alreadyExists(h.ID, "another instance created it and holds its write claim")
+	}
 	hd := b.newHandle(h.ID, true)
 	hd.pending = hdr
 	b.pending[h.ID] = hd
+	b.st.creating[h.ID] = hd
 	return sdk.Opened{Handle: hd.name, Header: h, NextSeq: 0, Revision: ""}, nil
 }
 
@@ -147,6 +156,9 @@ func (b *Backend) Open(ctx context.Context, id string, access sdk.Access) (sdk.O
 	defer b.st.mu.Unlock()
 	s, ok := b.st.sessions[id]
 	if !ok {
+		if _, creating := b.st.creating[id]; creating && access == sdk.AccessWrite {
+			return sdk.Opened{}, withSession(sdk.Errorf(sdk.CodeAlreadyOwned, op, "session %s is already open for writing: a create handle holds it, and it is not stored yet; close that handle first", strconv.Quote(id)), id)
+		}
 		return sdk.Opened{}, notFound(id)
 	}
 	h, err := headerjson.Decode(s.header, id, artifact)
@@ -330,8 +342,8 @@ func (b *Backend) Close(_ context.Context, handle string) error {
 		return nil
 	}
 	delete(b.handles, handle)
-	if hd.pending != nil && b.pending[hd.id] == hd {
-		delete(b.pending, hd.id)
+	if hd.pending != nil {
+		b.abandon(hd)
 	}
 	if s := b.st.sessions[hd.id]; s != nil && s.owner == hd {
 		s.owner = nil
@@ -452,9 +464,20 @@ func (b *Backend) materialize(hd *handle) (*session, error) {
 	}
 	s := &session{header: hd.pending, size: int64(len(hd.pending)), gen: 1, owner: hd}
 	b.st.sessions[hd.id] = s
-	delete(b.pending, hd.id)
+	b.abandon(hd)
 	hd.pending = nil
 	return s, nil
+}
+
+// abandon drops hd's pending create from this instance and its claim from
+// the store; b.st.mu is held.
+func (b *Backend) abandon(hd *handle) {
+	if b.pending[hd.id] == hd {
+		delete(b.pending, hd.id)
+	}
+	if b.st.creating[hd.id] == hd {
+		delete(b.st.creating, hd.id)
+	}
 }
 
 // durable is the stored next seq and revision of hd's session; b.st.mu is

@@ -185,9 +185,12 @@ func (b *Backend) Describe(ctx context.Context) (sdk.Description, error) {
 	return d, nil
 }
 
-// Create reserves h.ID in this Backend and returns its write handle. The
-// session is stored, header and first batch in one transaction, at the
-// first Append or Flush of the handle; the write claim is taken then.
+// Create takes the write claim on h.ID (the in-process claim table, then
+// the flock of its lock file) and returns its write handle: from then on,
+// until the handle closes, a Create of the id in any process is
+// SESSION_ALREADY_EXISTS and an Open(write) ALREADY_OWNED. The session is
+// stored, header and first batch in one transaction, at the first Append
+// or Flush of the handle.
 func (b *Backend) Create(ctx context.Context, h sdk.Header) (sdk.Opened, error) {
 	if err := ended(ctx, "create"); err != nil {
 		return sdk.Opened{}, err
@@ -208,20 +211,40 @@ func (b *Backend) Create(ctx context.Context, h sdk.Header) (sdk.Opened, error) 
 			Detail: "the session header would not read back", Err: err}
 	}
 	h.FormatVersion = sdk.FormatVersion
-	_, found, err := st.session(ctx, st.stmts.session, h.ID)
-	if err != nil {
-		return sdk.Opened{}, st.dbErr(ctx, h.ID, "create", err)
-	}
-	if found {
-		return sdk.Opened{}, alreadyExists(h.ID, "it is stored")
-	}
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	if _, ok := b.pending[h.ID]; ok {
+		b.mu.Unlock()
 		return sdk.Opened{}, alreadyExists(h.ID, "it was created in this instance and is not stored yet")
 	}
 	hd := b.newHandle(st, h.ID, true)
 	hd.pending, hd.header = hdr, h
+	b.mu.Unlock()
+	// The claim comes before the look for a stored row: once it is held,
+	// no other process can store the id, so the answer cannot go stale.
+	if err := st.acquire(h.ID, hd); err != nil {
+		if errors.Is(err, errClaimed) {
+			return sdk.Opened{}, alreadyExists(h.ID, "another handle holds its write claim ("+err.Error()+"): it is stored or being created")
+		}
+		return sdk.Opened{}, withSession(err, h.ID)
+	}
+	_, found, err := st.session(ctx, st.stmts.session, h.ID)
+	if err == nil && found {
+		err = alreadyExists(h.ID, "it is stored")
+	} else if err != nil {
+		err = st.dbErr(ctx, h.ID, "create", err)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err == nil && b.shut {
+		err = configErr("this sqlite backend was shut down")
+	}
+	if err == nil && b.pending[h.ID] != nil {
+		err = alreadyExists(h.ID, "it was created in this instance and is not stored yet")
+	}
+	if err != nil {
+		st.release(h.ID, hd)
+		return sdk.Opened{}, err
+	}
 	b.handles[hd.name] = hd
 	b.pending[h.ID] = hd
 	return sdk.Opened{Handle: hd.name, Header: h}, nil
@@ -331,13 +354,8 @@ func (b *Backend) commit(ctx context.Context, st *store, hd *handle, firstSeq sd
 		if rows.len() == 0 && !materialize {
 			return sdk.Durable{}, nil
 		}
-		if err := st.acquire(hd.id, hd); err != nil {
-			if errors.Is(err, errClaimed) {
-				return sdk.Durable{}, alreadyExists(hd.id, "another handle holds its write claim ("+err.Error()+"), so another instance stored it or is storing it")
-			}
-			return sdk.Durable{}, withSession(err, hd.id)
-		}
-	} else if err := st.holds(hd.id, hd); err != nil {
+	}
+	if err := st.holds(hd.id, hd); err != nil {
 		return sdk.Durable{}, err
 	}
 	d, inc, err := st.appendTx(ctx, hd.id, hdr, h, inc, firstSeq, rows)
@@ -352,8 +370,8 @@ func (b *Backend) commit(ctx context.Context, st *store, hd *handle, firstSeq sd
 	if err == nil {
 		hd.floor = max(hd.floor, int64(d.NextSeq))
 	}
-	if (err != nil && hdr != nil) || hd.closed {
-		st.release(hd.id, hd) // a failed materialization, or a Close that raced it
+	if hd.closed {
+		st.release(hd.id, hd) // a Close that raced the append
 	}
 	if err != nil {
 		return sdk.Durable{}, err

@@ -92,9 +92,10 @@
 //
 // Write ownership (SPEC §14.3, §13.6) is an in-process claim table shared by
 // every Backend over the database, plus a non-blocking flock on the
-// session's lock file, taken at Open(write) or just before a create is
-// stored and held until Close. Held elsewhere: ALREADY_OWNED at Open, and
-// SESSION_ALREADY_EXISTS at materialization. Before each append the backend
+// session's lock file, taken at Open(write) or by Create before it returns,
+// and held until Close. Held elsewhere: ALREADY_OWNED at Open(write) (also
+// for an id whose create is not stored yet), and SESSION_ALREADY_EXISTS at
+// Create. Before each append the backend
 // checks that it still holds the claim and that the lock file it locked is
 // still the one at that path; otherwise OWNERSHIP_LOST. A session row whose
 // incarnation changed under a write handle is OWNERSHIP_LOST too.
@@ -123,8 +124,8 @@
 //     on journal_mode and busy_timeout (CONFIG_INVALID otherwise); each has
 //     its own compress_data.
 //   - Materialization, handles, Read chunking, the context rule and the
-//     order of checks mirror plugins/memory: Create reserves the id in the
-//     Backend; the session is stored at the first Append or Flush; Close
+//     order of checks mirror plugins/memory: Create claims the id in every
+//     process; the session is stored at the first Append or Flush; Close
 //     of an unstored create abandons it; an empty batch is a compare-and-set
 //     probe; handle names are never reused; every call but Close fails with
 //     IO_ERROR wrapping ctx.Err() when ctx has ended.

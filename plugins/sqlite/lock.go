@@ -68,6 +68,36 @@ func (s *store) acquire(id string, hd *handle) error {
 	return nil
 }
 
+// claimedElsewhere reports whether a handle of this process or another
+// holds the write claim on id, without taking it and without creating a
+// lock file. It names the holder, or returns "" when the claim is free.
+func (s *store) claimedElsewhere(id string) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c, ok := s.claims[id]; ok {
+		return "handle " + c.owner.name + " of this process", nil
+	}
+	if s.memory {
+		return "", nil
+	}
+	path := s.lockPath(id)
+	f, err := os.OpenFile(path, os.O_RDWR|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", sdk.Wrap(sdk.CodeIOError, op, -1, fmt.Errorf("opening the lock file %s: %w", strconv.Quote(path), err))
+	}
+	defer f.Close() // closing the only descriptor drops a flock taken here
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return "another process (flock on " + strconv.Quote(path) + ")", nil
+		}
+		return "", sdk.Wrap(sdk.CodeIOError, op, -1, fmt.Errorf("locking %s: %w", strconv.Quote(path), err))
+	}
+	return "", nil
+}
+
 // release drops hd's claim on id, if it holds it.
 func (s *store) release(id string, hd *handle) {
 	s.mu.Lock()

@@ -33,17 +33,20 @@ func TestWriteClaimIsExclusiveAcrossProcesses(t *testing.T) {
 	_, err = p.Create(t.Context(), header("s1"))
 	persistencetest.RequireCode(t, err, sdk.CodeSessionAlreadyExists, `"s1"`)
 
-	// Racing creates: both reserve s2; the first to store it wins, the
-	// other's first append is SESSION_ALREADY_EXISTS and stores nothing.
+	// A create claims the id in every process before it returns: the
+	// other process can neither create s2 nor open it for writing, though
+	// nothing is stored yet, and the creator's first append is kept.
 	theirs, err := p.Create(t.Context(), header("s2"))
 	must(t, err)
-	mine, err := b.Create(t.Context(), header("s2"))
-	must(t, err)
-	appendOK(t, b, mine.Handle, persistencetest.Batch(0, 1))
-	_, err = p.Append(t.Context(), theirs.Handle, 0, persistencetest.Batch(0, 3))
-	persistencetest.RequireCode(t, err, sdk.CodeSessionAlreadyExists, `"s2"`)
-	if n := queryInt(t, path, "SELECT count(*) FROM events WHERE session_id = 's2'"); n != 1 {
-		t.Fatalf("s2 holds %d rows after the lost race; want 1", n)
+	_, err = b.Create(t.Context(), header("s2"))
+	persistencetest.RequireCode(t, err, sdk.CodeSessionAlreadyExists, `"s2"`, "another process", "flock")
+	_, err = b.Open(t.Context(), "s2", sdk.AccessWrite)
+	persistencetest.RequireCode(t, err, sdk.CodeAlreadyOwned, `"s2"`, "another process", "flock")
+	_, err = b.Open(t.Context(), "s2", sdk.AccessRead)
+	persistencetest.RequireCode(t, err, sdk.CodeSessionNotFound, `"s2"`)
+	appendOK(t, p, theirs.Handle, persistencetest.Batch(0, 3))
+	if n := queryInt(t, path, "SELECT count(*) FROM events WHERE session_id = 's2'"); n != 3 {
+		t.Fatalf("s2 holds %d rows after its creator's append; want 3", n)
 	}
 
 	// Closing the owner hands the claim to the other process.

@@ -32,6 +32,16 @@ func (s *store) openSession(ctx context.Context, id string, hd *handle) (sdk.Ope
 		return sdk.Opened{}, s.dbErr(ctx, id, "open", err)
 	}
 	if !found {
+		if hd.write {
+			// A create that is not stored yet holds the claim already.
+			holder, err := s.claimedElsewhere(id)
+			if err != nil {
+				return sdk.Opened{}, withSession(err, id)
+			}
+			if holder != "" {
+				return sdk.Opened{}, newErr(sdk.CodeAlreadyOwned, id, "session %s is being created and is not stored yet; %s holds its write claim", strconv.Quote(id), holder)
+			}
+		}
 		return sdk.Opened{}, notFound(id)
 	}
 	h, err := s.header(r, id)

@@ -28,7 +28,11 @@ const (
 // store. Every error it returns went through toConnect.
 type service struct{ s *Server }
 
-// Create makes a new live session and holds it.
+// Create makes a new live session, holds it, and flushes it before it
+// replies, as the CLI's create does: a session whose Create succeeded is
+// stored, so it survives a crash of the server and every other process
+// sees it. When the flush fails the session stays live and held (a Flush
+// or Release retries), and the reply is the flush's error.
 func (v *service) Create(ctx context.Context, req *connect.Request[logbookv1.SessionsCreateRequest]) (*connect.Response[logbookv1.SessionsCreateReply], error) {
 	m := req.Msg
 	sess, err := v.s.st.Create(ctx, store.CreateOptions{
@@ -39,6 +43,9 @@ func (v *service) Create(ctx context.Context, req *connect.Request[logbookv1.Ses
 		return nil, toConnect(err, nil)
 	}
 	v.s.hold(sess)
+	if _, err := v.s.st.Flush(ctx, sess); err != nil {
+		return nil, toConnect(err, nil)
+	}
 	return connect.NewResponse(&logbookv1.SessionsCreateReply{Header: string(headerjson.Encode(sess.Header()))}), nil
 }
 

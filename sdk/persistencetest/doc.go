@@ -23,8 +23,9 @@
 //	Describe     name and format version
 //	Create       write handle at seq 0; header stored as given; materialization on
 //	             the first Append or Flush (before that: listed in this instance,
-//	             SESSION_NOT_FOUND for Stat and Open); Close abandons an
-//	             unmaterialized create; SESSION_ALREADY_EXISTS; INVALID_SESSION_ID
+//	             SESSION_NOT_FOUND for Stat and Open(read), ALREADY_OWNED for
+//	             Open(write)); Close abandons an unmaterialized create;
+//	             SESSION_ALREADY_EXISTS; INVALID_SESSION_ID
 //	Open         header, next seq, revision, no torn tail; SESSION_NOT_FOUND;
 //	             INVALID_SESSION_ID; handle names never reused
 //	RoundTrip    byte-equal envelopes, 1 MiB events, 10 000 events read in
@@ -42,8 +43,9 @@
 //	Context      an ended context fails every call but Close and changes nothing
 //	Concurrency  appenders on different sessions beside readers (run with -race);
 //	             racing appends, write opens and creates have one winner
-//	Instances    (Reopen) visibility, single writer and create races across
-//	             two instances over one storage
+//	Instances    (Reopen) visibility, single writer, the claim a Create takes
+//	             before it returns, and create races across two instances over
+//	             one storage
 //	FormatGate   (SetFormatVersion) FORMAT_TOO_NEW, FORMAT_UNSUPPORTED, CORRUPT_LOG,
 //	             and (with Corrupt) the gate runs before any event is decoded
 //	TornTail     (Tear) read opens report the cut and change nothing; write opens
@@ -70,9 +72,12 @@
 // Where SPEC §12.1 leaves room, the suite pins the choice every first-party
 // backend makes, so the host can rely on it:
 //
-//   - Stat and Open of an unmaterialized create are SESSION_NOT_FOUND; only
-//     List in the creating instance shows it. Closing its handle abandons
-//     the id, which can then be created again.
+//   - Stat and Open(read) of an unmaterialized create are SESSION_NOT_FOUND;
+//     only List in the creating instance shows it. Its write claim is taken
+//     by Create itself, in every instance over the storage: a second Create
+//     is SESSION_ALREADY_EXISTS and an Open(write) ALREADY_OWNED until the
+//     handle closes. Closing it abandons the id, which can then be created
+//     again, in any instance.
 //   - Read past the end returns no events and no error; an offset below 0
 //     or a length below -1 is INVALID_SEQ; an error returned by fn ends the
 //     read and comes back unchanged (errors.Is).

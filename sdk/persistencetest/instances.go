@@ -1,6 +1,7 @@
 package persistencetest
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/seed-e5e476df/logbook/sdk"
@@ -19,10 +20,8 @@ var instanceRules = []rule{
 		h := create(t, a, "s1").Handle
 		_, err := b.Stat(t.Context(), "s1")
 		RequireCode(t, err, sdk.CodeSessionNotFound, "s1")
-		for _, acc := range []sdk.Access{sdk.AccessRead, sdk.AccessWrite} {
-			_, err = b.Open(t.Context(), "s1", acc)
-			RequireCode(t, err, sdk.CodeSessionNotFound, "s1")
-		}
+		_, err = b.Open(t.Context(), "s1", sdk.AccessRead)
+		RequireCode(t, err, sdk.CodeSessionNotFound, "s1")
 		if _, ok := list(t, b)["s1"]; ok {
 			t.Fatal("another instance lists an unmaterialized create")
 		}
@@ -76,25 +75,52 @@ var instanceRules = []rule{
 		}
 		appendOK(t, a, w, Batch(1, 1))
 	}),
-	instanceRule("racing-creates-in-two-instances-store-one-session", func(t *testing.T, s *suite, a, b sdk.Persistence) {
+	instanceRule("create-claims-the-id-in-every-instance-before-it-returns", func(t *testing.T, s *suite, a, b sdk.Persistence) {
+		// Nothing is stored yet, but the id is taken: another instance can
+		// neither create it nor open it for writing, so the creator's
+		// first append cannot be lost to a second creator.
 		wa := create(t, a, "s1").Handle
-		ob, err := b.Create(t.Context(), header("s1"))
-		if err != nil { // allowed: b may see a's reservation
-			RequireCode(t, err, sdk.CodeSessionAlreadyExists, "s1")
-		}
+		_, err := b.Create(t.Context(), header("s1"))
+		RequireCode(t, err, sdk.CodeSessionAlreadyExists, "s1")
+		_, err = b.Open(t.Context(), "s1", sdk.AccessWrite)
+		RequireCode(t, err, sdk.CodeAlreadyOwned, "s1")
 		events := Batch(0, 3)
 		appendOK(t, a, wa, events)
-		if err == nil {
-			other := [][]byte{Envelope(0, "todo/write", `{"todos":[{"content":"the loser","status":"pending"}]}`)}
-			_, err := b.Append(t.Context(), ob.Handle, 0, other)
-			RequireCode(t, err, sdk.CodeSessionAlreadyExists, "s1")
-			closeHandle(t, a, wa)
-			_, err = b.Flush(t.Context(), ob.Handle)
-			RequireCode(t, err, sdk.CodeSessionAlreadyExists, "s1")
-		}
-		for _, p := range []sdk.Persistence{a, b} {
-			r := open(t, p, "s1", sdk.AccessRead)
-			requireEvents(t, "the stored session after the race", ReadAll(t, p, r.Handle), events)
+		r := open(t, b, "s1", sdk.AccessRead)
+		requireEvents(t, "the other instance after the creator's append", ReadAll(t, b, r.Handle), events)
+		_, err = b.Create(t.Context(), header("s1"))
+		RequireCode(t, err, sdk.CodeSessionAlreadyExists, "s1")
+		_, err = b.Open(t.Context(), "s1", sdk.AccessWrite)
+		RequireCode(t, err, sdk.CodeAlreadyOwned, "s1")
+	}),
+	instanceRule("abandoned-create-frees-the-id-for-another-instance", func(t *testing.T, s *suite, a, b sdk.Persistence) {
+		closeHandle(t, a, create(t, a, "s1").Handle)
+		_, err := b.Stat(t.Context(), "s1")
+		RequireCode(t, err, sdk.CodeSessionNotFound, "s1")
+		wb := create(t, b, "s1").Handle
+		_, err = a.Create(t.Context(), header("s1"))
+		RequireCode(t, err, sdk.CodeSessionAlreadyExists, "s1")
+		appendOK(t, b, wb, Batch(0, 1))
+		r := open(t, a, "s1", sdk.AccessRead)
+		requireEvents(t, "the first instance after the second stored it", ReadAll(t, a, r.Handle), Batch(0, 1))
+	}),
+	instanceRule("racing-creates-in-two-instances-grant-one", func(t *testing.T, s *suite, a, b sdk.Persistence) {
+		for i := range 20 {
+			id := fmt.Sprintf("s%d", i)
+			inst := []sdk.Persistence{a, b, a, b}
+			handles := make([]string, len(inst))
+			errs := race(len(inst), func(g int) error {
+				o, err := inst[g].Create(t.Context(), header(id))
+				handles[g] = o.Handle
+				return err
+			})
+			w := requireOneWinner(t, errs, sdk.CodeSessionAlreadyExists, id)
+			events := Batch(0, 2)
+			appendOK(t, inst[w], handles[w], events)
+			for _, p := range []sdk.Persistence{a, b} {
+				r := open(t, p, id, sdk.AccessRead)
+				requireEvents(t, "the stored session after the race", ReadAll(t, p, r.Handle), events)
+			}
 		}
 	}),
 }

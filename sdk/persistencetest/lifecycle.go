@@ -94,10 +94,11 @@ var createRules = []rule{
 		}
 		_, err := p.Stat(t.Context(), "s1")
 		RequireCode(t, err, sdk.CodeSessionNotFound, "s1")
-		for _, a := range []sdk.Access{sdk.AccessRead, sdk.AccessWrite} {
-			_, err := p.Open(t.Context(), "s1", a)
-			RequireCode(t, err, sdk.CodeSessionNotFound, "s1")
-		}
+		_, err = p.Open(t.Context(), "s1", sdk.AccessRead)
+		RequireCode(t, err, sdk.CodeSessionNotFound, "s1")
+		// The create handle holds the write claim from the start.
+		_, err = p.Open(t.Context(), "s1", sdk.AccessWrite)
+		RequireCode(t, err, sdk.CodeAlreadyOwned, "s1")
 	}},
 	{name: "first-append-materializes-header-and-batch", run: func(t *testing.T, s *suite) {
 		p := s.backend(t)
