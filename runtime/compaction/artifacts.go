@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/seed-e5e476df/logbook/internal/durable"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
@@ -101,26 +102,13 @@ func (s *LocalStore) Save(ctx context.Context, owner ArtifactOwner, source Artif
 		err = cerr
 	}
 	if err == nil {
-		err = syncDir(dir)
+		err = durable.SyncDir(dir)
 	}
 	if err != nil {
 		os.Remove(path) // best effort: the artifact was never handed out
 		return fail("writing", err)
 	}
 	return Artifact{Locator: path, Bytes: int64(len(data)), RetrievalHint: RetrievalHint}, nil
-}
-
-// syncDir fsyncs a directory so a new entry in it survives a crash.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
 
 // safeArtifactName reduces name to the bytes [A-Za-z0-9._-], at most 64 of

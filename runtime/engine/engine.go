@@ -9,6 +9,7 @@ package engine
 
 import (
 	"context"
+	"path/filepath"
 	"slices"
 
 	"github.com/hashicorp/go-hclog"
@@ -132,6 +133,7 @@ func Start(ctx context.Context, cfg *config.Config, opts Options) (*Engine, erro
 		// compaction/* events itself, but a client's Append must not break
 		// the bracket rules either.
 		Relational: func() []session.Relational { return []session.Relational{compaction.NewValidator()} },
+		SalvageDir: salvageDir(cfg),
 		Logger:     opts.Logger,
 	})
 	if err != nil {
@@ -230,4 +232,21 @@ func (e *Engine) Close(ctx context.Context) error {
 	}
 	e.Host.Close()
 	return err
+}
+
+// salvageDir is where Salvage keeps the damaged bytes a salvaged child
+// leaves out, beside the primary backend's sessions: ".salvaged" under a
+// JSONL root (a name that is never a session directory), "<file>.salvaged"
+// beside a SQLite database file, else ".salvaged" under data_dir.
+func salvageDir(cfg *config.Config) string {
+	const name = ".salvaged"
+	if len(cfg.Persistence) > 0 {
+		switch p := cfg.Persistence[0]; {
+		case p.JSONL != nil:
+			return filepath.Join(p.JSONL.Root, name)
+		case p.SQLite != nil && p.SQLite.Path != ":memory:":
+			return p.SQLite.Path + name
+		}
+	}
+	return cfg.ResolvePath(name)
 }

@@ -58,6 +58,9 @@ type Options struct {
 	// Relational validators for every live session (step A11); a function
 	// so each session gets its own.
 	Relational func() []session.Relational
+	// SalvageDir is the directory Salvage writes its artifacts to (the
+	// damaged bytes a salvaged child leaves out); "" refuses Salvage.
+	SalvageDir string
 	// Logger; default a null logger.
 	Logger hclog.Logger
 }
