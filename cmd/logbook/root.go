@@ -211,7 +211,11 @@ func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		}
 		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
 	}
-	fmt.Fprintf(stderr, "logbook: %s: %s\n", code, message(err, code))
+	msg := message(err, code)
+	if code == sdk.CodeCorruptLog {
+		msg += salvageHint(err)
+	}
+	fmt.Fprintf(stderr, "logbook: %s: %s\n", code, msg)
 	if code == sdk.CodeUsage {
 		return 2
 	}

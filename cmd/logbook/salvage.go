@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/seed-e5e476df/logbook/runtime/store"
+	"github.com/seed-e5e476df/logbook/sdk"
+)
+
+func init() { commands = append(commands, newSalvageCmd) }
+
+// newSalvageCmd is `logbook salvage ID [--as NEW]`: the store's Salvage,
+// then a release, so the child is durable when its id is printed.
+func newSalvageCmd(a *app) *cobra.Command {
+	var child string
+	cmd := &cobra.Command{
+		Use:   "salvage ID [--as NEW]",
+		Short: "Copy the valid prefix of a damaged (CORRUPT_LOG) session into a new session; prints the new session's id",
+		Long: "salvage reads a session whose stored log is damaged inside its committed part, which no other\n" +
+			"command loads, and creates a new session holding what a fork of its longest valid prefix would\n" +
+			"hold, then a session/salvaged event. The damaged bytes and everything after them are kept in an\n" +
+			"artifact file beside the sessions. The damaged session is never modified. An intact session is\n" +
+			"refused: fork it instead.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			e, err := a.writeEngine(ctx)
+			if err != nil {
+				return err
+			}
+			s, rep, err := e.Store.Salvage(ctx, store.SalvageRequest{SourceID: args[0], ChildID: child})
+			if err != nil {
+				return err
+			}
+			if err := e.Store.Release(context.WithoutCancel(ctx), s); err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stderr, "logbook salvage: session %q holds the %s of %q before the damage at offset %d (%s); left out %d bytes with %s after the damage, kept in %s\n",
+				s.ID(), plural(rep.ValidEvents, "valid event"), rep.From, rep.DamagedAtOffset, rep.Reason, rep.DamagedBytes,
+				plural(rep.IntactEventsExcluded, "intact event"), rep.Artifact)
+			return writeLine(a.stdout, []byte(s.ID()))
+		},
+	}
+	cmd.Flags().StringVar(&child, "as", "", "the new session's `ID` (default: a generated one)")
+	return cmd
+}
+
+// salvageHint is what the final error line adds to a CORRUPT_LOG: the
+// command that keeps what the damaged log of the session still holds.
+func salvageHint(err error) string {
+	id := "ID"
+	for x := err; x != nil; x = errors.Unwrap(x) {
+		if e, ok := x.(*sdk.Error); ok && e.SessionID != "" {
+			id = shellWord(e.SessionID)
+			break
+		}
+	}
+	return "; `logbook salvage " + id + "` copies what the damaged log still holds into a new session"
+}
+
+// shellWord quotes s for a POSIX shell unless it is made of characters
+// that need no quoting.
+func shellWord(s string) string {
+	safe := func(r rune) bool {
+		return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._-:@%+=,/", r)
+	}
+	if strings.IndexFunc(s, func(r rune) bool { return !safe(r) }) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
