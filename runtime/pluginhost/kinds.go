@@ -124,6 +124,17 @@ func (x persistenceProxy) List(ctx context.Context, fn func(sdk.ListEntry) error
 	return x.p.observe(c.List(ctx, fn))
 }
 
+// ReadDamaged is sdk.SalvageReader over the current plugin process (a
+// plugin whose backend lacks it answers CONFIG_INVALID).
+func (x persistenceProxy) ReadDamaged(ctx context.Context, id string, fn func([][]byte) error) (sdk.Damaged, error) {
+	c, err := adapter[sdk.SalvageReader](x.p, sdk.KindPersistence)
+	if err != nil {
+		return sdk.Damaged{}, err
+	}
+	d, err := c.ReadDamaged(ctx, id, fn)
+	return d, x.p.observe(err)
+}
+
 type summarizerProxy struct{ p *Plugin }
 
 func (x summarizerProxy) Summarize(ctx context.Context, r sdk.SummarizeRequest) (sdk.SummarizeReply, error) {
@@ -178,3 +189,9 @@ func (x projectorProxy) Project(ctx context.Context, r sdk.ProjectRequest) ([]sd
 	out, err := c.Project(ctx, r)
 	return out, x.p.observe(err)
 }
+
+// The persistence proxy carries the optional capabilities the adapter has.
+var (
+	_ pluginrpc.AppendFlusher = persistenceProxy{}
+	_ sdk.SalvageReader       = persistenceProxy{}
+)

@@ -40,7 +40,8 @@ type SalvageReport struct {
 // the {inherited: true} marker, forked closers when the prefix ends inside
 // a turn — followed by one session/salvaged event. The damaged region and
 // everything after it are first written to an artifact file (0600, durable)
-// in Options.SalvageDir, named after the child. A prefix that is empty
+// in Options.SalvageDir, named after the child; the event names it by its
+// absolute path. A prefix that is empty
 // (the damage right after the header) gives the marker at seq 0 and the
 // salvaged event, as a fork of an empty log would.
 //
@@ -84,6 +85,10 @@ func (st *Store) Salvage(ctx context.Context, r SalvageRequest) (*session.Sessio
 			Detail: "no salvage directory is configured for the artifact of the damaged bytes (store Options.SalvageDir)"}
 	}
 
+	dir, err := filepath.Abs(st.opts.SalvageDir) // the event names the artifact wherever it is read
+	if err != nil {
+		return nil, rep, &sdk.Error{Code: sdk.CodeConfigInvalid, Op: "salvage", SessionID: src, Seq: -1, Index: -1, Detail: "the salvage directory " + st.opts.SalvageDir + " cannot be made absolute", Err: err}
+	}
 	d, prefix, err := st.readDamaged(ctx, sr, src)
 	if err != nil {
 		return nil, rep, err
@@ -97,7 +102,7 @@ func (st *Store) Salvage(ctx context.Context, r SalvageRequest) (*session.Sessio
 		DamagedAtOffset:      d.Damage.Offset,
 		DamagedBytes:         d.Damage.Bytes,
 		IntactEventsExcluded: d.Damage.IntactEventsExcluded,
-		Artifact:             filepath.Join(st.opts.SalvageDir, url.PathEscape(child)+"-"+strconv.FormatInt(now, 10)+".salvaged.bin"),
+		Artifact:             filepath.Join(dir, url.PathEscape(child)+"-"+strconv.FormatInt(now, 10)+".salvaged.bin"),
 	}
 	rep.ValidEvents, rep.Reason = d.ValidEvents, d.Damage.Reason
 	seed, inherited, err := session.SalvageSeed(prefix, rep.Salvaged, now)
