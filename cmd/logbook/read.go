@@ -32,6 +32,7 @@ func init() {
 type sessionEntry struct {
 	ID            string `json:"id"`
 	Events        *int64 `json:"events,omitempty"`
+	TornBytes     *int64 `json:"tornBytes,omitempty"` // with events: the torn tail a write open would cut
 	CreatedAt     *int64 `json:"createdAt,omitempty"`
 	ParentSession string `json:"parentSession,omitempty"`
 	IsSeeded      *bool  `json:"isSeeded,omitempty"`
@@ -71,9 +72,11 @@ func newSessionsCmd(a *app) *cobra.Command {
 				err := le.Err
 				if err == nil {
 					var n int64
-					if n, err = countEvents(ctx, p, le.ID); err == nil {
+					var torn sdk.Torn
+					if n, torn, err = countEvents(ctx, p, le.ID); err == nil {
 						h := le.Header
-						en.Events, en.CreatedAt, en.ParentSession, en.IsSeeded = &n, &h.CreatedAt, h.ParentSession, &h.IsSeeded
+						en.Events, en.TornBytes, en.CreatedAt, en.ParentSession, en.IsSeeded = &n, &torn.Bytes, &h.CreatedAt, h.ParentSession, &h.IsSeeded
+						a.warnTorn("sessions", le.ID, torn)
 					}
 				}
 				if err != nil {
@@ -123,6 +126,7 @@ func newEventsCmd(a *app) *cobra.Command {
 				return err
 			}
 			defer l.close()
+			a.warnTorn("events", args[0], l.o.Torn)
 			lo, hi := from.v, l.len()
 			if to.set {
 				hi = min(hi, to.v)
@@ -153,7 +157,7 @@ func newMessagesCmd(a *app) *cobra.Command {
 		Short: "Print the derived model messages as a JSON array (--at: right after event SEQ)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v, err := a.storedView(cmd.Context(), args[0], at.ptr())
+			v, err := a.storedView(cmd.Context(), cmd.Name(), args[0], at.ptr())
 			if err != nil {
 				return err
 			}
@@ -196,7 +200,7 @@ func newTranscriptCmd(a *app) *cobra.Command {
 		Short: "Print the human transcript; entries no longer on the surface are marked (--json: array)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v, err := a.storedView(cmd.Context(), args[0], nil)
+			v, err := a.storedView(cmd.Context(), cmd.Name(), args[0], nil)
 			if err != nil {
 				return err
 			}
@@ -277,7 +281,7 @@ func newSurfaceCmd(a *app) *cobra.Command {
 		Short: "Print the surface nodes as a JSON array of seqs (--at: right after event SEQ)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v, err := a.storedView(cmd.Context(), args[0], at.ptr())
+			v, err := a.storedView(cmd.Context(), cmd.Name(), args[0], at.ptr())
 			if err != nil {
 				return err
 			}
@@ -304,7 +308,7 @@ func newHeaderCmd(a *app) *cobra.Command {
 		Short: "Print the folded request header as JSON, null when none (--at: right after event SEQ)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v, err := a.storedView(cmd.Context(), args[0], at.ptr())
+			v, err := a.storedView(cmd.Context(), cmd.Name(), args[0], at.ptr())
 			if err != nil {
 				return err
 			}
@@ -331,7 +335,7 @@ func newRequestCmd(a *app) *cobra.Command {
 		Short: "Print the exact request a model would have been sent right after SEQ: {header, context, messages}",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v, err := a.storedView(cmd.Context(), args[0], at.ptr())
+			v, err := a.storedView(cmd.Context(), cmd.Name(), args[0], at.ptr())
 			if err != nil {
 				return err
 			}
@@ -386,6 +390,7 @@ func newInspectCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			a.warnTorn("inspect", args[0], sdk.Torn{Bytes: rep.TornBytes, FromSeq: rep.TornFromSeq})
 			all := v.Events()
 			stored := int64(all.Len() - v.PendingRepair())
 			r := inspectReport{ID: v.ID(), Events: stored, OpenTurn: openTurn(all.Range(0, sdk.Offset(stored))), PendingRepair: []json.RawMessage{}, TornBytes: rep.TornBytes}

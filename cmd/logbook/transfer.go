@@ -50,6 +50,7 @@ func newExportCmd(a *app) *cobra.Command {
 				return err
 			}
 			defer l.close()
+			a.warnTorn("export", args[0], l.o.Torn)
 			var prog *progress
 			if l.len() >= largeExport {
 				prog = a.newProgress("export", "events", l.len())

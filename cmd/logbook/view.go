@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 
 	"github.com/seed-e5e476df/logbook/runtime/session"
@@ -101,31 +102,54 @@ func boundaryError(id string, seq, n int64) error {
 // storedView restores session id from the primary, read-only: the whole
 // stored log when at is nil, else the prefix [0, *at] — the session as it
 // was right after event *at (store.View). Nothing is added (no closers, no
-// marker) and nothing is written.
-func (a *app) storedView(ctx context.Context, id string, at *sdk.Seq) (*session.Session, error) {
+// marker) and nothing is written. The view does not say whether the stored
+// log ends in a torn tail, so a read-only open of the primary asks first,
+// and read command name warns about one (warnTorn); an error is the
+// view's.
+func (a *app) storedView(ctx context.Context, name, id string, at *sdk.Seq) (*session.Session, error) {
 	e, err := a.engine(ctx)
 	if err != nil {
 		return nil, err
 	}
+	if p, err := a.primary(ctx); err == nil {
+		if l, err := openStored(ctx, p, id); err == nil { // else View says why
+			l.close()
+			a.warnTorn(name, id, l.o.Torn)
+		}
+	}
 	return e.Store.View(ctx, id, at)
 }
 
-// countEvents returns how many valid events session id holds on p: from Stat
-// when the backend knows it cheaply, else from a read-only open.
-func countEvents(ctx context.Context, p sdk.Persistence, id string) (int64, error) {
+// warnTorn tells, on stderr, that read command name shows session id
+// without the torn tail its stored log ends in (nothing when t is zero):
+// the tail is what an interrupted write left, and the next write open cuts
+// it.
+func (a *app) warnTorn(name, id string, t sdk.Torn) {
+	if t.Bytes == 0 {
+		return
+	}
+	fmt.Fprintf(a.stderr, "logbook %s: warning: session %q ends in a torn tail of %s from seq %d (left by an interrupted write); shown are the %d events before it, and the next write open (resume, append) cuts the tail and keeps it in a file\n",
+		name, id, plural(t.Bytes, "byte"), t.FromSeq, t.FromSeq)
+}
+
+// countEvents returns how many valid events session id holds on p, and the
+// torn tail a write open would cut when it is known: from Stat when the
+// backend knows the count cheaply (no torn tail is known then), else from
+// a read-only open.
+func countEvents(ctx context.Context, p sdk.Persistence, id string) (int64, sdk.Torn, error) {
 	st, err := p.Stat(ctx, id)
 	if err != nil {
-		return 0, err
+		return 0, sdk.Torn{}, err
 	}
 	if st.EventCount >= 0 {
-		return st.EventCount, nil
+		return st.EventCount, sdk.Torn{}, nil
 	}
 	l, err := openStored(ctx, p, id)
 	if err != nil {
-		return 0, err
+		return 0, sdk.Torn{}, err
 	}
 	defer l.close()
-	return l.len(), nil
+	return l.len(), l.o.Torn, nil
 }
 
 // isNotFound reports whether err says the session does not exist.

@@ -63,7 +63,7 @@ func newWhyCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			v, err := a.storedView(ctx, args[0], nil)
+			v, err := a.storedView(ctx, cmd.Name(), args[0], nil)
 			if err != nil {
 				return err
 			}
