@@ -27,6 +27,11 @@ const (
 	EventFraming = 1 << 20 // 1 MiB
 )
 
+// RPCMaxBytesEnv is the environment variable in which the host hands a
+// plugin process its RPCMaxBytes (a decimal byte count), so that both ends
+// of the connection apply the same cap to a request and a reply.
+const RPCMaxBytesEnv = "LOGBOOK_RPC_MAX_BYTES"
+
 // MaxRawEventBytes is the cap on one event's raw input (its data as given,
 // before the canonical encoding shrinks it) for a cap of maxEventBytes on
 // the canonical envelope: twice that.

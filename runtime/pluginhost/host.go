@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -165,8 +166,12 @@ func (p *Plugin) launch(ctx context.Context) (*conn, error) {
 		cmd = exec.Command(path, spec.Args...)
 	}
 	setParentDeathSignal(cmd)
+	// The plugin serves the host's RPC limit: the process's environment
+	// is the host's with that one variable set (last, so it wins).
+	cmd.Env = append(os.Environ(), sdk.RPCMaxBytesEnv+"="+strconv.Itoa(h.opts.RPCMaxBytes))
 	cfg := pluginrpc.NewClientConfig(h.opts.RPCMaxBytes)
 	cfg.Cmd = cmd
+	cfg.SkipHostEnv = true
 	cfg.AutoMTLS = !h.opts.InsecureNoMTLS
 	cfg.StartTimeout = h.opts.StartTimeout
 	cfg.Logger = p.log

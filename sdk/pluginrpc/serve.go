@@ -41,7 +41,8 @@ type ServeConfig struct {
 	// RPCMaxBytes is the largest request or reply the plugin sends or
 	// expects, without the 1 MiB of headroom added to the gRPC limits.
 	// 0 means sdk.DefaultRPCMaxBytes; otherwise at least 4 KiB. It must
-	// equal the host's setting.
+	// equal the host's setting: a process the host started finds that in
+	// sdk.RPCMaxBytesEnv, which replaces this field.
 	RPCMaxBytes int
 
 	// Logger receives the plugin's and go-plugin's logs. nil means an hclog
@@ -64,13 +65,21 @@ func Serve(cfg ServeConfig) {
 }
 
 // GoPluginServeConfig validates cfg and returns the go-plugin configuration
-// Serve runs: handshake, VersionedPlugins {sdk.ProtocolVersion: the served
+// Serve runs (with RPCMaxBytes from sdk.RPCMaxBytesEnv when the host set
+// it): handshake, VersionedPlugins {sdk.ProtocolVersion: the served
 // kinds plus InfoPluginName}, a gRPC server limited to RPCMaxBytes plus
 // 1 MiB with the same codec, windows and buffer pool as GRPCDialOptions,
 // and the logger. It is exported for tests and debuggers that run a
 // plugin in process (set its Test field and call plugin.Serve); plugin mains
 // call Serve.
 func (c ServeConfig) GoPluginServeConfig() (*plugin.ServeConfig, error) {
+	if v, ok := os.LookupEnv(sdk.RPCMaxBytesEnv); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			return nil, sdk.Errorf(sdk.CodeConfigInvalid, errOp, "%s = %q from the host is not a positive byte count", sdk.RPCMaxBytesEnv, v)
+		}
+		c.RPCMaxBytes = n
+	}
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}

@@ -128,3 +128,24 @@ func TestPluginSetsAndDialOptions(t *testing.T) {
 		t.Fatal("headroom is not 1 MiB")
 	}
 }
+
+// The host's RPCMaxBytes, handed over in the environment, replaces the
+// ServeConfig's; a value that is not a positive byte count, or outside the
+// range Validate allows, is refused.
+func TestGoPluginServeConfigTakesTheHostsRPCLimit(t *testing.T) {
+	c := ServeConfig{Info: sdk.Info{Name: "p", Kinds: []sdk.Kind{sdk.KindPersistence}}, Persistence: nopPersistence{}}
+	t.Setenv(sdk.RPCMaxBytesEnv, "50331648")
+	pc, err := c.GoPluginServeConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := pc.VersionedPlugins[sdk.ProtocolVersion][string(sdk.KindPersistence)].(*persistencePlugin); p.maxBytes != 48<<20 {
+		t.Fatalf("the persistence plugin serves %d bytes; want the host's %d", p.maxBytes, 48<<20)
+	}
+	for _, v := range []string{"", "x", "-5", "0", "100"} {
+		t.Setenv(sdk.RPCMaxBytesEnv, v)
+		if _, err := c.GoPluginServeConfig(); sdk.CodeOf(err) != sdk.CodeConfigInvalid {
+			t.Errorf("%s=%q: %v; want CONFIG_INVALID", sdk.RPCMaxBytesEnv, v, err)
+		}
+	}
+}
