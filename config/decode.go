@@ -26,7 +26,6 @@ import (
 const (
 	minWriteWindow   = time.Millisecond
 	maxWriteWindow   = 60 * time.Second
-	maxRPCMaxBytes   = math.MaxInt32
 	maxBusyTimeoutMS = math.MaxInt32
 )
 

@@ -55,7 +55,7 @@ func (d *decoder) top(body *hclsyntax.Body) *Config {
 	rb := d.duration(attrs["retry_max_backoff"], &c.RetryMaxBackoff, 0, 0)
 	me := d.intRange(attrs["max_event_bytes"], &c.MaxEventBytes, sdk.MinMaxEventBytes, sdk.MaxMaxEventBytes, "1024 (1 KiB) and 1073741824 (1 GiB)")
 	mp := d.intMin(attrs["max_pending_bytes"], &c.MaxPendingBytes, 0)
-	rpc := d.intRange(attrs["rpc_max_bytes"], &c.RPCMaxBytes, 0, maxRPCMaxBytes, "0 and 2147483647 (2 GiB - 1)")
+	rpc := d.intRange(attrs["rpc_max_bytes"], &c.RPCMaxBytes, 0, sdk.MaxRPCMaxBytes, "0 and 2147483647 (2 GiB - 1)")
 	d.duration(attrs["plugin_start_timeout"], &c.PluginStartTimeout, time.Nanosecond, 0)
 	d.boolean(attrs["auto_mtls"], &c.AutoMTLS)
 

@@ -1,5 +1,7 @@
 package sdk
 
+import "math"
+
 // The limits below are the one definition of every rule the host checks
 // that a backend checks too: the host's session, its store, the server, the
 // CLI, the plugin RPC layer and every first-party backend use these names,
@@ -17,8 +19,10 @@ const (
 	MinMaxEventBytes = 1 << 10 // 1 KiB
 	MaxMaxEventBytes = 1 << 30 // 1 GiB
 
-	// DefaultRPCMaxBytes is the default cap on one plugin request or reply.
+	// DefaultRPCMaxBytes is the default cap on one plugin request or reply;
+	// MaxRPCMaxBytes is the largest cap, that of a gRPC message.
 	DefaultRPCMaxBytes = 32 << 20 // 32 MiB
+	MaxRPCMaxBytes     = math.MaxInt32
 
 	// EventFraming is the room allowed around one event in a message that
 	// carries it: a plugin request holds MaxEventBytes plus at least this

@@ -328,9 +328,11 @@ func writeSync(path string, flag int, data []byte, size int64) error {
 }
 
 // envelopeSeq returns the seq of a canonical envelope. Canonical JSON has no
-// raw newline, so an envelope is always exactly one line of the file.
+// raw newline, so an envelope is always exactly one line of the file. The
+// event's data sits one level inside the envelope: Enclosing 1 lets it nest
+// as deep as the host allows.
 func envelopeSeq(ev []byte) (int64, bool) {
-	doc, err := jsonv.Parse(ev, jsonv.Options{})
+	doc, err := jsonv.Parse(ev, jsonv.Options{Enclosing: 1})
 	if err != nil || !bytes.Equal(doc.Buffer(), ev) {
 		return 0, false
 	}

@@ -2,7 +2,6 @@ package pluginrpc
 
 import (
 	"fmt"
-	"math"
 	"os"
 	"regexp"
 	"slices"
@@ -184,8 +183,8 @@ func (c ServeConfig) Validate() error {
 			return invalid("plugin %q declares capability %q but its Summarizer does not implement sdk.RangeSelector", c.Info.Name, capabilitySelectRange)
 		}
 	}
-	if c.RPCMaxBytes != 0 && (c.RPCMaxBytes < minRPCMaxBytes || c.RPCMaxBytes > math.MaxInt32-grpcHeadroom) {
-		return invalid("RPCMaxBytes = %d must be 0 (default %d) or in %d … %d", c.RPCMaxBytes, sdk.DefaultRPCMaxBytes, minRPCMaxBytes, math.MaxInt32-grpcHeadroom)
+	if c.RPCMaxBytes != 0 && (c.RPCMaxBytes < minRPCMaxBytes || c.RPCMaxBytes > sdk.MaxRPCMaxBytes) {
+		return invalid("RPCMaxBytes = %d must be 0 (default %d) or in %d … %d", c.RPCMaxBytes, sdk.DefaultRPCMaxBytes, minRPCMaxBytes, sdk.MaxRPCMaxBytes)
 	}
 	return nil
 }
