@@ -29,6 +29,11 @@ type RetryOptions struct {
 	// each further one up to MaxBackoff; defaults DefaultRetryBackoff and
 	// DefaultRetryMaxBackoff.
 	Backoff, MaxBackoff time.Duration
+	// OnRetry, when set, is called with each failure AppendRetry goes on
+	// from: a failure it retries, and a SEQ_CONFLICT it resolved by finding
+	// its own events in the log (where a retry without an expected seq
+	// would have appended them twice).
+	OnRetry func(err error)
 }
 
 // AppendRetry appends events to session id at log length expected (the
@@ -86,6 +91,7 @@ func (c *Client) AppendRetry(ctx context.Context, id string, expected sdk.Offset
 			if len(mine) == 0 || at+sdk.Offset(len(mine)) != actual {
 				return fail(err, 0) // another writer's events follow
 			}
+			r.notify(err)
 			continue
 		}
 		if gerr := r.again(err); gerr != nil {
@@ -126,6 +132,7 @@ func (r *retrier) again(err error) error {
 	if r.ctx.Err() != nil || (r.o.MaxAttempts > 0 && r.attempts >= r.o.MaxAttempts) {
 		return err
 	}
+	r.notify(err)
 	t := time.NewTimer(r.wait)
 	defer t.Stop()
 	select {
@@ -135,6 +142,13 @@ func (r *retrier) again(err error) error {
 	}
 	r.wait = min(2*r.wait, r.o.MaxBackoff)
 	return nil
+}
+
+// notify hands err to OnRetry.
+func (r *retrier) notify(err error) {
+	if r.o.OnRetry != nil {
+		r.o.OnRetry(err)
+	}
 }
 
 // ownEvents reads the log [at, end) and returns the envelopes of its

@@ -30,12 +30,12 @@ type serveProcess struct {
 }
 
 // startServe runs `logbook serve` on a fresh loopback port over the data
-// directory dir (embedded default config: JSONL+zstd) and waits until it
-// listens.
-func startServe(t *testing.T, dir string) *serveProcess {
+// directory dir (embedded default config: JSONL+zstd, unless args name
+// another) and waits until it listens.
+func startServe(t *testing.T, dir string, args ...string) *serveProcess {
 	t.Helper()
 	p := &serveProcess{exited: make(chan struct{})}
-	p.cmd = exec.Command(logbookBin, "serve", "--addr", "127.0.0.1:0", "--data", dir, "--log-level", "info")
+	p.cmd = exec.Command(logbookBin, append([]string{"serve", "--addr", "127.0.0.1:0", "--data", dir, "--log-level", "info"}, args...)...)
 	errPipe, err := p.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
