@@ -212,7 +212,7 @@ func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
 	}
 	msg := message(err, code)
-	if code == sdk.CodeCorruptLog {
+	if code == sdk.CodeCorruptLog && (cmd == nil || cmd.Name() != "salvage") {
 		msg += salvageHint(err)
 	}
 	fmt.Fprintf(stderr, "logbook: %s: %s\n", code, msg)

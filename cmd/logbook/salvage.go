@@ -50,9 +50,16 @@ func newSalvageCmd(a *app) *cobra.Command {
 	return cmd
 }
 
-// salvageHint is what the final error line adds to a CORRUPT_LOG: the
-// command that keeps what the damaged log of the session still holds.
+// salvageHint is what the final error line of a command other than
+// salvage adds to a CORRUPT_LOG of storage: the command that keeps what the
+// damaged log of the session still holds. A CORRUPT_LOG of the host's
+// restore (Op "restore": the stored events are intact but break an event
+// rule) gets none, since salvage cannot help there.
 func salvageHint(err error) string {
+	var top *sdk.Error
+	if errors.As(err, &top) && top.Op == "restore" {
+		return ""
+	}
 	id := "ID"
 	for x := err; x != nil; x = errors.Unwrap(x) {
 		if e, ok := x.(*sdk.Error); ok && e.SessionID != "" {

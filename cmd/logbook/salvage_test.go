@@ -282,3 +282,59 @@ func TestSalvageOfADamagedLog(t *testing.T) {
 		})
 	}
 }
+
+// The hint names the session the error is about, quoted for a shell when
+// it needs to be, and a placeholder when no error in the chain names one.
+func TestSalvageHint(t *testing.T) {
+	inner := &sdk.Error{Code: sdk.CodeCorruptLog, Op: "jsonl", SessionID: "it's mine", Seq: -1, Index: -1}
+	outer := &sdk.Error{Code: sdk.CodeCorruptLog, Op: "store", Seq: -1, Index: -1, Err: inner}
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{outer, "`logbook salvage 'it'\\''s mine'`"},
+		{&sdk.Error{Code: sdk.CodeCorruptLog, SessionID: "a-1.b_c:d/e"}, "`logbook salvage a-1.b_c:d/e`"},
+		{sdk.CodeCorruptLog, "`logbook salvage ID`"},
+	} {
+		if got := salvageHint(c.err); !strings.Contains(got, c.want) {
+			t.Errorf("salvageHint(%v) = %q; want it to contain %q", c.err, got, c.want)
+		}
+	}
+	if got := salvageHint(&sdk.Error{Code: sdk.CodeCorruptLog, Op: "restore", SessionID: "s", Err: sdk.CodePayloadInvalid}); got != "" {
+		t.Errorf("a restore's CORRUPT_LOG got the hint %q", got)
+	}
+}
+
+// A log whose storage is intact but one of whose events breaks an event
+// rule is CORRUPT_LOG from the host's restore, not storage damage: no
+// command suggests salvage, which refuses it with that error and creates
+// nothing.
+func TestSalvageOfALogThatBreaksAnEventRule(t *testing.T) {
+	data := t.TempDir()
+	cfg := writeConfig(t, t.TempDir(), "logbook.hcl", `persistence "jsonl" { compression = "none" }`)
+	ok(t, data, input(salvageCrash), "append", "s", "--config", cfg)
+	path := filepath.Join(data, "s", "events.v1.jsonl")
+	log, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := bytes.Replace(log, []byte(`"data":{"turn":1}`), []byte(`"data":{"turn":-1}`), 1)
+	if bytes.Equal(bad, log) {
+		t.Fatal("no turn/start to break")
+	}
+	if err := os.WriteFile(path, bad, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := fail(t, data, "", sdk.CodeCorruptLog, "inspect", "s", "--config", cfg)
+	if strings.Contains(r.lastLine(), "logbook salvage") {
+		t.Errorf("inspect names salvage for a log salvage cannot help: %s", r.lastLine())
+	}
+	r = fail(t, data, "", sdk.CodeCorruptLog, "salvage", "s", "--as", "child", "--config", cfg)
+	if !strings.Contains(r.lastLine(), "PAYLOAD_INVALID") || strings.Contains(r.lastLine(), "logbook salvage") {
+		t.Fatalf("salvage of a log breaking an event rule: %s", r.lastLine())
+	}
+	fail(t, data, "", sdk.CodeSessionNotFound, "events", "child", "--config", cfg)
+	if after, _ := os.ReadFile(path); !bytes.Equal(after, bad) {
+		t.Fatal("the source changed")
+	}
+}
