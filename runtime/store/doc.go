@@ -1,7 +1,8 @@
 // Package store owns live sessions (SPEC §10–§12): their lifecycle (Create,
-// Open with durable repair, Inspect, Fork, Import, Release, Close), the
-// write-behind queues that feed every persistence backend, the flush fan-out
-// that waits for all of them, and the event feed for observers.
+// Open with durable repair, Inspect, Fork, Salvage of a damaged log, Import,
+// Release, Close), the write-behind queues that feed every persistence
+// backend, the flush fan-out that waits for all of them, and the event feed
+// for observers.
 //
 // Each live session holds one queue per configured backend. A committed
 // event enters every queue by reference; a queue writes when its window
