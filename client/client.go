@@ -18,6 +18,11 @@
 // JSON_INVALID_UTF8, at the same point of a call as the server would refuse
 // it (see Append and AppendStream.Send).
 //
+// Appends can be retried safely: AppendOptions.ExpectedSeq makes an append
+// conditional on the log length, every failed append is an *AppendError
+// saying how many of its events were appended, and AppendRetry combines
+// both so that a retry never appends an event twice.
+//
 // A Client is safe for concurrent use.
 package client
 
