@@ -48,9 +48,11 @@ type RetryOptions struct {
 // reads the events at expected back and compares them with its own (type,
 // data by value, surfaceOp, sourceEventSeqs, ignorable). If they are its
 // own it goes on as if that attempt had succeeded: with the rest of the
-// events when only some were appended, then with the flush. If they are
-// not — another writer got there first, or a resume appended its closers
-// and marker — it returns the SEQ_CONFLICT.
+// events when only some were appended (and nothing follows them), then
+// with the flush; events after all of its own (a resume's closers after a
+// server restart) do not matter. If the events at expected are not its own
+// — another writer got there first, or a resume appended its closers and
+// marker where they would have gone — it returns the SEQ_CONFLICT.
 //
 // Any failure is an *AppendError whose Appended counts the events of the
 // call appended over all attempts, from seq expected. The result's
@@ -82,17 +84,17 @@ func (c *Client) AppendRetry(ctx context.Context, id string, expected sdk.Offset
 			out.Flush = app.Flush
 			return out, nil
 		}
-		if _, actual, ok := SeqConflictOf(err); ok && actual > at {
+		if _, actual, ok := SeqConflictOf(err); ok && actual > at && len(rest) > 0 {
 			mine, rerr := r.ownEvents(at, actual, rest)
 			if rerr != nil {
 				return fail(rerr, 0)
 			}
 			out.Envelopes = append(out.Envelopes, mine...)
-			if len(mine) == 0 || at+sdk.Offset(len(mine)) != actual {
-				return fail(err, 0) // another writer's events follow
+			if len(mine) < len(rest) && (len(mine) == 0 || at+sdk.Offset(len(mine)) != actual) {
+				return fail(err, 0) // another writer's events at or after ours
 			}
 			r.notify(err)
-			continue
+			continue // with the rest, if any
 		}
 		if gerr := r.again(err); gerr != nil {
 			var ae *AppendError

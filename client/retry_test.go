@@ -71,18 +71,26 @@ func TestAppendRetryNeverDuplicates(t *testing.T) {
 	if err != nil || len(rest.Envelopes) != 2 {
 		t.Fatalf("a half-appended batch: %+v, %v", rest, err)
 	}
-	// Another writer's event at seq 5.
+	// All of a batch, then another writer's event after it: the batch is
+	// there, the retry succeeds.
+	if _, err := c.Append(ctx, "r", []client.Input{user(60)}, client.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if again, err := c.AppendRetry(ctx, "r", 3, []client.Input{user(3), user(4)}, client.RetryOptions{}); err != nil || len(again.Envelopes) != 2 {
+		t.Fatalf("a stored batch followed by another writer's event: %+v, %v", again, err)
+	}
+	// Another writer's event at seq 6.
 	if _, err := c.Append(ctx, "r", []client.Input{user(50)}, client.AppendOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = c.AppendRetry(ctx, "r", 5, []client.Input{user(5)}, client.RetryOptions{})
+	_, err = c.AppendRetry(ctx, "r", 6, []client.Input{user(6)}, client.RetryOptions{})
 	var ae *client.AppendError
-	if _, actual, ok := client.SeqConflictOf(err); !ok || actual != 6 || !errors.As(err, &ae) || ae.Appended != 0 {
+	if _, actual, ok := client.SeqConflictOf(err); !ok || actual != 7 || !errors.As(err, &ae) || ae.Appended != 0 {
 		t.Fatalf("another writer's event: %v", err)
 	}
 	in, err := c.Inspect(ctx, "r")
-	if err != nil || in.Events != 6 {
-		t.Fatalf("%d events (%v), want 6", in.Events, err)
+	if err != nil || in.Events != 7 {
+		t.Fatalf("%d events (%v), want 7", in.Events, err)
 	}
 }
 
