@@ -446,7 +446,8 @@ func (hd *handle) scanAll(retain int64) (sdk.Header, []byte, error) {
 
 // cutTail keeps the torn bytes in torn-<ms>.bin (fsynced, with its
 // directory entry), then truncates the log to the committed end and
-// fsyncs it (SPEC §13.4). It returns the artifact's path. hd.mu is held.
+// fsyncs it (SPEC §13.4). It returns the artifact's path. A failure before
+// the truncate leaves no artifact. hd.mu is held.
 func (b *Backend) cutTail(hd *handle, torn []byte) (string, error) {
 	ms := b.now()
 	var art File
@@ -466,6 +467,9 @@ func (b *Backend) cutTail(hd *handle, torn []byte) (string, error) {
 	if art == nil {
 		return "", ioError(hd.id, "creating a torn-tail artifact in "+hd.dir, fs.ErrExist)
 	}
+	// Until the truncate succeeds nothing is cut and the log still holds
+	// the torn bytes, so a failure before it removes the artifact (best
+	// effort): a full disk must not leave an empty or partial copy behind.
 	_, err := art.WriteAt(torn, 0)
 	if err == nil {
 		err = art.Sync()
@@ -477,10 +481,12 @@ func (b *Backend) cutTail(hd *handle, torn []byte) (string, error) {
 		err = b.fs.SyncDir(hd.dir)
 	}
 	if err != nil {
-		return "", ioError(hd.id, "keeping the torn tail in "+name, err)
+		_ = b.fs.Remove(name)
+		return "", ioError(hd.id, "keeping the torn tail in "+name+" (removed again; nothing was cut)", err)
 	}
 	if err := hd.f.Truncate(hd.ix.end); err != nil {
-		return "", ioError(hd.id, "cutting the torn tail of "+hd.path, err)
+		_ = b.fs.Remove(name)
+		return "", ioError(hd.id, "cutting the torn tail of "+hd.path+" (nothing was cut)", err)
 	}
 	if err := hd.f.Sync(); err != nil {
 		return "", ioError(hd.id, "fdatasync "+hd.path+" after cutting its torn tail", err)

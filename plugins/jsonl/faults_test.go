@@ -3,6 +3,9 @@ package jsonl
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -324,6 +327,55 @@ func TestCrashBeforeMaterializationLeavesNothing(t *testing.T) {
 	storeEvents(t, after, "s1", persistencetest.Batch(0, 2))
 	_, events := readEvents(t, after, "s1", sdk.AccessRead)
 	requireEqualEvents(t, "created after the crash", events, persistencetest.Batch(0, 2))
+}
+
+// TestFailedRepairLeavesNoArtifact: a write open that cannot keep the torn
+// tail (the disk is full while the artifact is written, or its fsync
+// fails) is IO_ERROR and leaves no torn-*.bin behind, empty or partial:
+// nothing was cut, so the log itself still holds those bytes.
+func TestFailedRepairLeavesNoArtifact(t *testing.T) {
+	for _, f := range []Fault{
+		{Op: OpWrite, Name: "torn-*.bin", Err: syscall.ENOSPC},
+		{Op: OpWrite, Name: "torn-*.bin", Err: syscall.ENOSPC, Keep: 2},
+		{Op: OpSync, Name: "torn-*.bin", Err: syscall.EIO},
+		{Op: OpSyncDir, Name: EncodeID("s1"), Err: syscall.EIO},
+		{Op: OpTruncate, Name: "events.*", Err: syscall.EIO},
+	} {
+		t.Run(fmt.Sprintf("%s %s keep %d", f.Op, f.Name, f.Keep), func(t *testing.T) {
+			b, ffs, cfg := faultBackend(t, CompressionNone)
+			storeEvents(t, b, "s1", persistencetest.Batch(0, 3))
+			path := sessionLog(cfg, "s1")
+			data := ffsRead(t, ffs, path)
+			torn := data[:len(data)-4]
+			if err := ffs.WriteFile(path, torn, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			remove := ffs.Inject(f)
+			_, err := b.Open(t.Context(), "s1", sdk.AccessWrite)
+			persistencetest.RequireCode(t, err, sdk.CodeIOError, "s1")
+			dir := filepath.Join(cfg.Root, EncodeID("s1"))
+			names, err := ffs.ReadDir(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, n := range names {
+				if strings.HasPrefix(n, "torn-") {
+					t.Fatalf("the failed repair left %s in %s", n, names)
+				}
+			}
+			if got := ffsRead(t, ffs, path); !bytes.Equal(got, torn) {
+				t.Fatal("the failed repair changed the log")
+			}
+			remove()
+			w, err := b.Open(t.Context(), "s1", sdk.AccessWrite)
+			if err != nil || w.NextSeq != 2 || w.Torn.Artifact == "" {
+				t.Fatalf("Open(write) after the fault cleared = %+v, %v", w, err)
+			}
+			if got := ffsRead(t, ffs, w.Torn.Artifact); !bytes.Equal(got, torn[len(torn)-int(w.Torn.Bytes):]) {
+				t.Fatalf("the artifact holds %q; want the torn bytes", got)
+			}
+		})
+	}
 }
 
 // TestRepairFaultsChangeNothing: when keeping the torn tail fails, the
