@@ -42,8 +42,10 @@
 // CONFIG_INVALID that says how to fix it: the parent directory is not group-
 // or world-writable; the database (and an existing -wal, -shm or -journal
 // file) is a regular file, not a symlink, owned by this user, without group
-// or other permission bits; a new database is created with O_EXCL, mode
-// 0600, and its directory synced. The connection is opened with
+// or other permission bits; a missing directory of the database is created
+// with mode 0700 (with its missing ancestors, each parent synced), as the
+// JSONL backend creates its root; a new database is created with O_EXCL,
+// mode 0600, and its directory synced. The connection is opened with
 // busy_timeout, trusted_schema = OFF, foreign_keys = ON and synchronous =
 // FULL, each read back. Inside BEGIN IMMEDIATE a pristine database
 // (application_id 0, user_version 0, no schema objects) gets the schema, a

@@ -40,7 +40,7 @@ func checkParent(path string) error {
 	dir := filepath.Dir(path)
 	fi, err := os.Stat(dir)
 	if err != nil {
-		return unsafeErr("the directory %s of the database cannot be used: %v; create it with mode 0700", strconv.Quote(dir), err)
+		return unsafeErr("the directory %s of the database cannot be used: %v", strconv.Quote(dir), err)
 	}
 	if !fi.IsDir() {
 		return unsafeErr("%s, the parent of the database, is not a directory", strconv.Quote(dir))
@@ -85,8 +85,12 @@ const sideFile = "database side file"
 
 // prepareFile applies the file-safety rules to the database at path,
 // creating it (O_EXCL, mode 0600, directory synced) when it does not exist,
-// and returns its identity.
+// and its directory when that is missing (see makeParent), and returns its
+// identity.
 func prepareFile(path string) (fileID, error) {
+	if err := makeParent(path); err != nil {
+		return fileID{}, err
+	}
 	if err := checkParent(path); err != nil {
 		return fileID{}, err
 	}
@@ -121,6 +125,32 @@ func prepareFile(path string) (fileID, error) {
 			return fileID{}, sdk.Wrap(sdk.CodeIOError, op, -1, fmt.Errorf("creating the database %s: %w", strconv.Quote(path), err))
 		}
 	}
+}
+
+// makeParent creates the directory that holds path when it is missing, and
+// every missing ancestor, each with mode 0700 and its parent fsynced, as
+// the JSONL backend makes its root. Whatever exists is left to checkParent.
+func makeParent(path string) error {
+	var missing []string
+	for p := filepath.Dir(path); ; p = filepath.Dir(p) {
+		if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		missing = append(missing, p)
+		if filepath.Dir(p) == p {
+			break
+		}
+	}
+	for i := len(missing) - 1; i >= 0; i-- {
+		dir := missing[i]
+		if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+			return sdk.Wrap(sdk.CodeIOError, op, -1, fmt.Errorf("creating the directory %s of the database: %w", strconv.Quote(dir), err))
+		}
+		if err := syncDir(filepath.Dir(dir)); err != nil {
+			return sdk.Wrap(sdk.CodeIOError, op, -1, fmt.Errorf("syncing the parent of the new directory %s: %w", strconv.Quote(dir), err))
+		}
+	}
+	return nil
 }
 
 // secureDir makes sure dir exists as a directory of this user with mode

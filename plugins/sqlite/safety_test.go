@@ -53,9 +53,10 @@ func TestUnsafeFilesAreRefused(t *testing.T) {
 			must(t, os.Symlink(filepath.Join(t.TempDir(), "elsewhere"), path+"-wal"))
 			return path
 		}, []any{"-wal", "symbolic link", "remove it"}},
-		{"missing directory", func(t *testing.T, dir string) string {
-			return filepath.Join(dir, "absent", "sessions.db")
-		}, []any{"absent", "create it with mode 0700"}},
+		{"parent is a file", func(t *testing.T, dir string) string {
+			must(t, os.WriteFile(filepath.Join(dir, "file"), nil, 0o600))
+			return filepath.Join(dir, "file", "sessions.db")
+		}, []any{"file", "not a directory"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -70,6 +71,30 @@ func TestUnsafeFilesAreRefused(t *testing.T) {
 				t.Fatalf("the refused path changed: %v → %v", before, after)
 			}
 		})
+	}
+}
+
+// TestMissingDataDirectoryIsCreated: the directory of the database and
+// its missing ancestors are created with mode 0700, as the JSONL backend
+// creates its root, and the database then works.
+func TestMissingDataDirectoryIsCreated(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "data", "sqlite", "sessions.db")
+	b := openBackend(t, sqlite.DefaultConfig(path))
+	for _, d := range []string{filepath.Join(dir, "data"), filepath.Dir(path)} {
+		fi, err := os.Lstat(d)
+		must(t, err)
+		if fi.Mode() != os.ModeDir|0o700 {
+			t.Fatalf("%s has mode %v; want a directory with mode 0700", d, fi.Mode())
+		}
+	}
+	o, err := b.Create(t.Context(), header("s1"))
+	must(t, err)
+	appendOK(t, b, o.Handle, persistencetest.Batch(0, 2))
+	fi, err := os.Stat(path)
+	must(t, err)
+	if fi.Mode().Perm() != 0o600 {
+		t.Fatalf("new database mode %04o; want 0600", fi.Mode().Perm())
 	}
 }
 
