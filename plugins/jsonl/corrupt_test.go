@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/seed-e5e476df/logbook/sdk"
@@ -292,5 +293,65 @@ func TestHighestGenerationIsTheLog(t *testing.T) {
 		if _, _, ok := parseLogName(n); ok {
 			t.Errorf("parseLogName(%q) accepted it", n)
 		}
+	}
+}
+
+// TestMissingHeaderIsNamed: a log whose header line was deleted (its first
+// line is an event), is empty, or whose file is empty is CORRUPT_LOG from
+// Open, Stat and List saying which, naming the file, never an empty quote.
+func TestMissingHeaderIsNamed(t *testing.T) {
+	for _, comp := range []string{CompressionZstd, CompressionNone} {
+		t.Run(comp, func(t *testing.T) {
+			cfg := Config{Root: t.TempDir(), Compression: comp}
+			b := newTestBackend(t, cfg)
+			storeEvents(t, b, "s1", persistencetest.Batch(0, 2), persistencetest.Batch(2, 1))
+			path := sessionLog(cfg, "s1")
+			data := mustRead(t, path)
+			hdrEnd := bytes.IndexByte(data, '\n') + 1
+			var emptyHeader []byte
+			if comp == CompressionZstd {
+				hdrEnd, _, _ = frameSpan(data)
+				enc, err := b.encoder()
+				if err != nil {
+					t.Fatal(err)
+				}
+				emptyHeader = enc.EncodeAll([]byte("\n"), nil)
+			} else {
+				emptyHeader = []byte("\n")
+			}
+			for _, c := range []struct {
+				name    string
+				content []byte
+				want    []any
+			}{
+				{"header deleted", data[hdrEnd:], []any{"header is missing", `"seq":0`}},
+				{"header empty", append(emptyHeader, data[hdrEnd:]...), []any{"header line is empty"}},
+				{"file empty", nil, []any{"empty", "0 bytes", "header"}},
+			} {
+				t.Run(c.name, func(t *testing.T) {
+					if err := os.WriteFile(path, c.content, 0o600); err != nil {
+						t.Fatal(err)
+					}
+					want := append([]any{path}, c.want...)
+					for _, a := range []sdk.Access{sdk.AccessRead, sdk.AccessWrite} {
+						_, err := b.Open(t.Context(), "s1", a)
+						persistencetest.RequireCode(t, err, sdk.CodeCorruptLog, want...)
+					}
+					_, err := b.Stat(t.Context(), "s1")
+					persistencetest.RequireCode(t, err, sdk.CodeCorruptLog, want...)
+					var entry sdk.ListEntry
+					if err := b.List(t.Context(), func(e sdk.ListEntry) error { entry = e; return nil }); err != nil {
+						t.Fatal(err)
+					}
+					persistencetest.RequireCode(t, entry.Err, sdk.CodeCorruptLog, want...)
+					if strings.Contains(entry.Err.Error(), "got  ") || strings.HasSuffix(entry.Err.Error(), "got ") {
+						t.Fatalf("the message quotes nothing: %v", entry.Err)
+					}
+					if got := mustRead(t, path); !bytes.Equal(got, c.content) {
+						t.Fatal("an open changed the log")
+					}
+				})
+			}
+		})
 	}
 }

@@ -423,12 +423,17 @@ func (c *checker) keepDecoded(out []byte, err error) error {
 // It returns the header line without its '\n' and the unit's length. The
 // line aliases c's scratch for zstd.
 func (c *checker) headerUnit(data []byte, zst bool) (line []byte, n int, st unitStatus, reason string) {
+	if len(data) == 0 {
+		return nil, 0, unitBad, "the file is empty (0 bytes): the header line is missing"
+	}
 	if !zst {
 		nl := bytes.IndexByte(data, '\n')
-		if nl < 0 {
+		switch {
+		case nl < 0:
 			return nil, 0, unitIncomplete, "the header line has no terminating newline"
-		}
-		if nl > 0 && data[nl-1] == '\r' {
+		case nl == 0:
+			return nil, 0, unitBad, "the header line is empty"
+		case data[nl-1] == '\r':
 			return nil, 0, unitBad, crlfReason
 		}
 		return data[:nl], nl + 1, unitGood, ""
@@ -441,8 +446,21 @@ func (c *checker) headerUnit(data []byte, zst bool) (line []byte, n int, st unit
 	if err != nil {
 		return nil, 0, unitBad, "the header frame does not decode: " + err.Error()
 	}
+	if len(out) == 1 && out[0] == '\n' {
+		return nil, 0, unitBad, "the header line is empty"
+	}
 	if len(out) == 0 || out[len(out)-1] != '\n' || bytes.IndexByte(out, '\n') != len(out)-1 {
-		return nil, 0, unitBad, "the header frame does not hold exactly one line"
+		reason := "the header frame does not hold exactly one line"
+		if nl := bytes.IndexByte(out, '\n'); nl > 0 {
+			// A first line that is no header says more, as a missing one.
+			if _, err := headerjson.Decode(out[:nl], "", ""); err != nil {
+				var e *sdk.Error
+				if errors.As(err, &e) {
+					reason += "; " + e.Detail
+				}
+			}
+		}
+		return nil, 0, unitBad, reason
 	}
 	return out[:len(out)-1], n, unitGood, ""
 }

@@ -61,6 +61,9 @@ func Decode(b []byte, wantID, artifact string) (sdk.Header, error) {
 		e.SessionID = wantID
 		return sdk.Header{}, e
 	}
+	if len(b) == 0 {
+		return corrupt("the session header is empty")
+	}
 	doc, err := jsonv.Parse(b, jsonv.Options{})
 	if err != nil {
 		return corrupt("the session header is not lossless JSON: %v", err)
@@ -71,8 +74,13 @@ func Decode(b []byte, wantID, artifact string) (sdk.Header, error) {
 	}
 	id, _ := root.Get("id").Str()
 	ver := root.Get("version")
-	if ver.Kind() != jsonv.Number {
-		return corrupt("the session header has no numeric version; got %s", ver.Bytes())
+	switch {
+	case !ver.Exists() && root.Get("seq").Exists():
+		return corrupt(`the session header is missing: in its place is an event, %s; a log starts with the header {"type":"session","version":1,…}`, clip(b))
+	case !ver.Exists():
+		return corrupt(`the session header has no "version" member`)
+	case ver.Kind() != jsonv.Number:
+		return corrupt(`the session header's "version" must be a number; got %s`, ver.Bytes())
 	}
 	v, err := sdk.CheckFormatVersion(id, ver.Literal(), artifact)
 	if err != nil {
@@ -153,4 +161,12 @@ func Decode(b []byte, wantID, artifact string) (sdk.Header, error) {
 		return corrupt(`header origin must be "subagent" when present; got %s`, strconv.Quote(h.Origin))
 	}
 	return h, nil
+}
+
+// clip quotes at most the first 96 bytes of b, for a message.
+func clip(b []byte) string {
+	if len(b) > 96 {
+		return string(b[:96]) + "…"
+	}
+	return string(b)
 }
