@@ -1,7 +1,7 @@
 # logbook — the two set-up commands of the README are `make run` and `make test`.
 GO ?= go
 
-.PHONY: run test vet fmt-check fuzz-smoke bench
+.PHONY: run test vet fmt-check fuzz-smoke bench chaos
 
 # run builds the logbook binary into bin/ and runs the guided tour
 # (`logbook demo`): a scripted agent session through real plugin
@@ -13,6 +13,14 @@ run:
 # test runs every test with the race detector.
 test:
 	$(GO) test -race -count=1 ./...
+
+# chaos runs the long fault suite (test/chaos): CHAOS_FAULTS faults per
+# backend against a real serve, then the summary table; `make test` runs a
+# short one. Run it as root with strace installed, or the disk-full and
+# fsync kinds are skipped.
+CHAOS_FAULTS ?= 200
+chaos:
+	$(GO) test -count=1 -v -timeout 0 ./test/chaos -chaos.faults=$(CHAOS_FAULTS)
 
 vet:
 	$(GO) vet ./...

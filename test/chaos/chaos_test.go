@@ -1,0 +1,179 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// shutdown is the table's row for the check after the last fault: serve
+// stopped with SIGTERM, every session read again and listed.
+const shutdown = "shutdown"
+
+// TestChaos injects -chaos.faults faults per backend into a real serve
+// with concurrent writers and verifies every session after each (see the
+// package doc).
+func TestChaos(t *testing.T) {
+	seed := *flagSeed
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	t.Logf("chaos seed %d (rerun with -chaos.seed=%d), %d faults per backend, %d clients", seed, seed, *flagFaults, *flagClients)
+	tb := newTable()
+	var names []string
+	for i, b := range backends {
+		if !slices.Contains(strings.Split(*flagBackends, ","), b.name) {
+			continue
+		}
+		names = append(names, b.name)
+		t.Run(b.name, func(t *testing.T) { runBackend(t, b, seed+uint64(i)<<32, tb) })
+	}
+	var kinds []string
+	for _, f := range faults {
+		kinds = append(kinds, f.name)
+	}
+	t.Logf("chaos summary (seed %d, %d faults per backend):\n%s", seed, *flagFaults, tb.render(append(kinds, shutdown), names))
+	if lost, dup := tb.totals(); lost > 0 || dup > 0 {
+		t.Errorf("%d acknowledged events lost, %d events duplicated", lost, dup)
+	}
+}
+
+// runBackend runs the writers and the faults on one backend and adds the
+// results to tb.
+func runBackend(t *testing.T, b backend, seed uint64, tb *table) {
+	h := newHarness(t, b, seed)
+	h.start()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	var wg sync.WaitGroup
+	for i := range *flagClients {
+		w := newWriter(h, fmt.Sprintf("w%d", i), seed+uint64(i)+1)
+		h.writers = append(h.writers, w)
+	}
+	for _, w := range h.writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.run(ctx)
+		}()
+	}
+	var kinds []fault
+	for _, f := range faults {
+		if why := f.unavailable(h); why != "" {
+			t.Logf("LOUD: fault kind %s SKIPPED on %s: %s", f.name, b.name, why)
+			tb.skip(f.name, b.name, why)
+			continue
+		}
+		kinds = append(kinds, f)
+	}
+	if err := h.awaitRecovery(make([]int64, len(h.writers))); err != nil {
+		t.Fatal(err)
+	}
+	c := checker{h: h, tb: tb, seenLost: map[string]bool{}, seenDup: map[string]bool{}, seenProblem: map[string]bool{}}
+	var order []int
+	for i := range *flagFaults {
+		if len(order) == 0 {
+			order = h.rng.Perm(len(kinds)) // every kind once per round
+		}
+		f := kinds[order[0]]
+		order = order[1:]
+		start := time.Now()
+		f.run(h)
+		before := h.successes()
+		if err := h.awaitRecovery(before); err != nil {
+			t.Fatalf("fault %d (%s): %v", i+1, f.name, err)
+		}
+		if err := h.pause(); err != nil {
+			t.Fatalf("fault %d (%s): %v", i+1, f.name, err)
+		}
+		c.check(f.name, h.verify(ctx))
+		h.resume()
+		t.Logf("fault %d/%d %s: done in %s", i+1, *flagFaults, f.name, time.Since(start).Round(time.Millisecond))
+	}
+
+	// Stop the writers between batches, then serve with SIGTERM: a
+	// graceful stop flushes and releases; every session is read again.
+	if err := h.pause(); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	h.resume()
+	wg.Wait()
+	srv := h.server()
+	if err := srv.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Wait(exitTimeout); err != nil {
+		c.problem(fmt.Sprintf("serve after SIGTERM: %v\n%s", err, tail(srv.Log(), 4000)))
+	}
+	final := h.verify(context.Background())
+	final.problems = append(final.problems, h.verifyListing(context.Background())...)
+	c.check(shutdown, final)
+	t.Logf("%s: writers' error codes: %s", b.name, h.codeSummary())
+	h.mu.Lock()
+	problems := h.problems
+	h.mu.Unlock()
+	for _, p := range problems {
+		c.problem(p)
+	}
+	if c.failed {
+		t.Errorf("%s: broken rules above; serve's last log:\n%s", b.name, tail(srv.Log(), 4000))
+	}
+	_ = os.Stdout.Sync()
+}
+
+// checker attributes what each verification newly found to the fault that
+// preceded it.
+type checker struct {
+	h                              *harness
+	tb                             *table
+	acked                          int // acknowledged events counted so far
+	seenLost, seenDup, seenProblem map[string]bool
+	failed                         bool
+}
+
+// check counts a verification after a fault of kind.
+func (c *checker) check(kind string, f findings) {
+	acked := 0
+	for _, r := range c.h.records() {
+		acked += r.ackedCount()
+	}
+	lost, dup := 0, 0
+	for _, pid := range f.lost {
+		if !c.seenLost[pid] {
+			c.seenLost[pid] = true
+			lost++
+		}
+	}
+	copies := map[string]int{}
+	for _, pid := range f.dup {
+		copies[pid]++
+	}
+	for pid, n := range copies {
+		if !c.seenDup[pid] {
+			c.seenDup[pid] = true
+			dup += n
+		}
+	}
+	c.tb.add(kind, c.h.b.name, acked-c.acked, lost, dup)
+	c.acked = acked
+	for _, p := range f.problems {
+		c.problem(fmt.Sprintf("after %s: %s", kind, p))
+	}
+}
+
+// problem reports a broken rule once.
+func (c *checker) problem(p string) {
+	if c.seenProblem[p] {
+		return
+	}
+	c.seenProblem[p] = true
+	c.failed = true
+	c.h.t.Log("BROKEN: " + p)
+}

@@ -1,0 +1,292 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/seed-e5e476df/logbook/client"
+	"github.com/seed-e5e476df/logbook/internal/testserve"
+	"github.com/seed-e5e476df/logbook/sdk"
+)
+
+// Deadlines of the harness: generous, the machine has two shared cores.
+const (
+	startTimeout   = 2 * time.Minute // serve listens
+	exitTimeout    = time.Minute     // a killed or stopped process is gone
+	recoverTimeout = 3 * time.Minute // every writer acknowledged a batch after a fault
+	pauseTimeout   = 3 * time.Minute // every writer finished its batch
+	tmpfsSize      = "256m"          // the data directory's tmpfs (as root)
+)
+
+// backend is one persistence configuration under test.
+type backend struct {
+	name   string // as in -chaos.backends
+	config string // testdata file
+	jsonl  bool   // sessions are JSONL files <data>/<id>/events.v1.jsonl[.zst]
+}
+
+var backends = []backend{
+	{"jsonl-zstd", "testdata/jsonl-zstd.hcl", true},
+	{"jsonl-none", "testdata/jsonl-none.hcl", true},
+	{"sqlite", "testdata/sqlite.hcl", false},
+}
+
+// harness runs one backend's chaos: a serve process, its writers, and the
+// sessions the faults created.
+type harness struct {
+	t       *testing.T
+	b       backend
+	config  string // absolute path of the config file
+	root    string // the tmpfs mount point (as root), else a temp dir
+	dir     string // the data directory, root/data
+	mounted bool   // root is a tmpfs of tmpfsSize
+	rng     *rand.Rand
+
+	// gate is held shared by every writer for each batch; the harness
+	// takes it exclusively to pause them.
+	gate sync.RWMutex
+
+	mu       sync.Mutex
+	srv      *testserve.Process
+	cl       *client.Client
+	problems []string          // broken rules found outside the verifier
+	codes    map[string]int    // error codes the writers saw
+	last     map[string]string // each session's last error
+
+	writers []*writer
+	extra   []*record // sessions the second-writer faults created
+	seq     int       // numbers the ids a fault makes up
+}
+
+func newHarness(t *testing.T, b backend, seed uint64) *harness {
+	cfg, err := filepath.Abs(b.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{t: t, b: b, config: cfg, root: t.TempDir(), rng: rand.New(rand.NewPCG(seed, 1)), codes: map[string]int{}, last: map[string]string{}}
+	if os.Geteuid() == 0 {
+		if err := syscall.Mount("tmpfs", h.root, "tmpfs", 0, "size="+tmpfsSize+",mode=0700"); err != nil {
+			t.Logf("LOUD: cannot mount a tmpfs on %s (%v): disk-full is skipped", h.root, err)
+		} else {
+			h.mounted = true
+			t.Cleanup(func() { h.unmount() })
+		}
+	}
+	h.dir = filepath.Join(h.root, "data")
+	if err := os.MkdirAll(h.dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		h.mu.Lock()
+		srv, cl := h.srv, h.cl
+		h.mu.Unlock()
+		if srv != nil {
+			_ = srv.Kill9(exitTimeout)
+		}
+		if cl != nil {
+			cl.Close()
+		}
+	})
+	return h
+}
+
+// unmount unmounts the tmpfs; the serve process and its plugins are gone
+// by then (cleanups run last in, first out).
+func (h *harness) unmount() {
+	if err := syscall.Unmount(h.root, 0); err != nil {
+		h.t.Errorf("unmounting the tmpfs %s: %v; detaching it", h.root, err)
+		_ = syscall.Unmount(h.root, syscall.MNT_DETACH)
+	}
+}
+
+// cli runs the logbook CLI over the backend's config and data directory.
+func (h *harness) cli(ctx context.Context, stdin string, args ...string) (stdout, stderr string, err error) {
+	return runCLI(ctx, stdin, append([]string{"--config", h.config, "--data", h.dir}, args...)...)
+}
+
+// start starts a serve process over the data directory and makes it the
+// writers' server.
+func (h *harness) start() {
+	h.t.Helper()
+	p, err := h.startServe()
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.mu.Lock()
+	old := h.cl
+	h.srv, h.cl = p, client.New(p.Addr(), client.Options{})
+	h.mu.Unlock()
+	if old != nil {
+		old.Close()
+	}
+}
+
+// startServe starts a serve process over the data directory.
+func (h *harness) startServe() (*testserve.Process, error) {
+	return testserve.Start(logbookBin, startTimeout, "--config", h.config, "--data", h.dir, "--log-level", "warn")
+}
+
+// server returns the current serve process.
+func (h *harness) server() *testserve.Process {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.srv
+}
+
+// client returns a client of the current serve process.
+func (h *harness) client() *client.Client {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.cl
+}
+
+// restart kills serve with SIGKILL (if it still runs) and starts a new one.
+func (h *harness) restart() {
+	h.t.Helper()
+	if err := h.server().Kill9(exitTimeout); err != nil {
+		h.t.Fatal(err)
+	}
+	h.start()
+}
+
+// problem notes a broken rule; the test fails at the end of the backend's
+// run.
+func (h *harness) problem(err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.problems = append(h.problems, err.Error())
+}
+
+// lastErrors renders each session's last error.
+func (h *harness) lastErrors() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var parts []string
+	for id, e := range h.last {
+		parts = append(parts, id+": "+e)
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, "; ")
+}
+
+// noteError counts an error code a writer of session id saw.
+func (h *harness) noteError(id string, err error) {
+	code := string(sdk.CodeOf(err))
+	if code == "" {
+		code = "(no code)"
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.codes[code]++
+	h.last[id] = err.Error()
+}
+
+// codeSummary renders the error codes the writers saw.
+func (h *harness) codeSummary() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var parts []string
+	for c, n := range h.codes {
+		parts = append(parts, fmt.Sprintf("%s×%d", c, n))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, " ")
+}
+
+// records returns the records of every session of the run.
+func (h *harness) records() []*record {
+	out := make([]*record, 0, len(h.writers)+len(h.extra))
+	for _, w := range h.writers {
+		out = append(out, w.sessions()...)
+	}
+	return append(out, h.extra...)
+}
+
+// successes returns each writer's count of acknowledged batches.
+func (h *harness) successes() []int64 {
+	out := make([]int64, len(h.writers))
+	for i, w := range h.writers {
+		out[i] = w.successes.Load()
+	}
+	return out
+}
+
+// failures is the writers' count of failed calls.
+func (h *harness) failures() int64 {
+	var n int64
+	for _, w := range h.writers {
+		n += w.failures.Load()
+	}
+	return n
+}
+
+// awaitRecovery waits until every writer acknowledged a batch after the
+// counts since.
+func (h *harness) awaitRecovery(since []int64) error {
+	deadline := time.Now().Add(recoverTimeout)
+	for i, w := range h.writers {
+		for w.successes.Load() <= since[i] {
+			if time.Now().After(deadline) {
+				return fmt.Errorf("writer of %s acknowledged nothing within %s of the fault (errors seen: %s); serve's log:\n%s",
+					w.session().id, recoverTimeout, h.codeSummary(), tail(h.server().Log(), 4000))
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	return nil
+}
+
+// awaitFailure waits up to d until a writer's call failed after the count
+// since; it reports whether one did.
+func (h *harness) awaitFailure(since int64, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for h.failures() <= since {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return true
+}
+
+// pause waits until every writer finished its batch and holds them.
+func (h *harness) pause() error {
+	locked := make(chan struct{})
+	go func() {
+		h.gate.Lock()
+		close(locked)
+	}()
+	select {
+	case <-locked:
+		return nil
+	case <-time.After(pauseTimeout):
+		return fmt.Errorf("the writers did not finish their batches within %s (errors seen: %s; last: %s); serve's log:\n%s",
+			pauseTimeout, h.codeSummary(), h.lastErrors(), tail(h.server().Log(), 4000))
+	}
+}
+
+// resume lets the paused writers go on.
+func (h *harness) resume() { h.gate.Unlock() }
+
+// newID makes up a session id no writer uses.
+func (h *harness) newID(prefix string) string {
+	h.seq++
+	return fmt.Sprintf("%s%d", prefix, h.seq)
+}
+
+// tail is the last n bytes of s.
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "…" + s[len(s)-n:]
+}

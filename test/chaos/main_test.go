@@ -1,0 +1,21 @@
+package chaos
+
+import (
+	"flag"
+	"testing"
+
+	"github.com/seed-e5e476df/logbook/internal/testbin"
+)
+
+// logbookBin is the logbook binary: serve, its plugins and the CLI the
+// verifier and the second writers run.
+var logbookBin string
+
+var (
+	flagFaults   = flag.Int("chaos.faults", 16, "faults per backend")
+	flagSeed     = flag.Uint64("chaos.seed", 0, "seed of the fault order and parameters (0: from the clock)")
+	flagBackends = flag.String("chaos.backends", "jsonl-zstd,jsonl-none,sqlite", "comma-separated backends to run")
+	flagClients  = flag.Int("chaos.clients", 3, "concurrent appending clients per backend")
+)
+
+func TestMain(m *testing.M) { testbin.Main(m, &logbookBin) }

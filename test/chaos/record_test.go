@@ -1,0 +1,139 @@
+package chaos
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/seed-e5e476df/logbook/client"
+)
+
+// record is what the clients of one session know about it: every payload
+// id they sent, and the seq each acknowledged one was acknowledged at.
+type record struct {
+	id    string
+	mu    sync.Mutex
+	sent  map[string]bool
+	acked map[string]int64
+	next  int64 // one past the highest acknowledged seq
+}
+
+func newRecord(id string) *record {
+	return &record{id: id, sent: map[string]bool{}, acked: map[string]int64{}}
+}
+
+// send notes payload ids as sent.
+func (r *record) send(events []event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, e := range events {
+		r.sent[e.pid] = true
+	}
+}
+
+// ack notes payload id pid acknowledged at seq. Acknowledging it again at
+// another seq is an error: the server confirmed two places for one event.
+func (r *record) ack(pid string, seq int64) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if prev, ok := r.acked[pid]; ok && prev != seq {
+		return fmt.Errorf("session %s: event %s acknowledged at seq %d and again at seq %d", r.id, pid, prev, seq)
+	}
+	r.acked[pid] = seq
+	r.next = max(r.next, seq+1)
+	return nil
+}
+
+// snapshot returns copies of the sent and acknowledged sets.
+func (r *record) snapshot() (sent map[string]bool, acked map[string]int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sent = make(map[string]bool, len(r.sent))
+	for k := range r.sent {
+		sent[k] = true
+	}
+	acked = make(map[string]int64, len(r.acked))
+	for k, v := range r.acked {
+		acked[k] = v
+	}
+	return sent, acked
+}
+
+// end is one past the highest acknowledged seq: a batch not yet
+// acknowledged is stored, if at all, from there on.
+func (r *record) end() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.next
+}
+
+// ackedCount is the number of acknowledged events.
+func (r *record) ackedCount() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.acked)
+}
+
+// event is one user/message the suite appends; pid, its message id, is
+// unique in the whole run.
+type event struct {
+	pid  string
+	text string
+}
+
+// input is the event as the client sends it.
+func (e event) input() client.Input {
+	data, _ := json.Marshal(map[string]any{
+		"id": e.pid, "role": "user", "source": map[string]string{"kind": "user"},
+		"content": []map[string]string{{"type": "text", "text": e.text}},
+	})
+	return client.Input{Type: "user/message", Data: data, SurfaceOp: &client.SurfaceOp{}}
+}
+
+// line is the event as a `logbook append` input line.
+func (e event) line() string {
+	in := e.input()
+	return `{"type":"user/message","data":` + string(in.Data) + `,"surfaceOp":"append"}` + "\n"
+}
+
+func inputs(events []event) []client.Input {
+	out := make([]client.Input, len(events))
+	for i, e := range events {
+		out[i] = e.input()
+	}
+	return out
+}
+
+// stored is one envelope as the suite reads it: its seq, its type and, for
+// a user/message, the payload id.
+type stored struct {
+	seq int64
+	typ string
+	pid string
+}
+
+// parseEnvelope reads the parts of an envelope the suite checks.
+func parseEnvelope(env []byte) (stored, error) {
+	var v struct {
+		Seq  *int64 `json:"seq"`
+		Type string `json:"type"`
+		Data struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(env, &v); err != nil || v.Seq == nil {
+		return stored{}, fmt.Errorf("not an envelope (%v): %.200s", err, env)
+	}
+	s := stored{seq: *v.Seq, typ: v.Type}
+	if v.Type == "user/message" {
+		s.pid = v.Data.ID
+	}
+	return s, nil
+}
+
+// filler is text of about n bytes, compressible as agent text is.
+func filler(n int) string {
+	const words = "the quick brown fox reads a file and lists the directory again "
+	return strings.Repeat(words, n/len(words)+1)[:n]
+}

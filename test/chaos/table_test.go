@@ -1,0 +1,89 @@
+package chaos
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"text/tabwriter"
+)
+
+// cell is one fault kind on one backend.
+type cell struct {
+	runs, acked, lost, dup int
+	skipped                string // why the kind did not run
+}
+
+// table is the run's summary: fault kind × backend.
+type table struct {
+	mu    sync.Mutex
+	cells map[[2]string]*cell
+}
+
+func newTable() *table { return &table{cells: map[[2]string]*cell{}} }
+
+func (t *table) cell(kind, backend string) *cell {
+	k := [2]string{kind, backend}
+	c := t.cells[k]
+	if c == nil {
+		c = &cell{}
+		t.cells[k] = c
+	}
+	return c
+}
+
+// add counts one run of kind on backend.
+func (t *table) add(kind, backend string, acked, lost, dup int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c := t.cell(kind, backend)
+	c.runs++
+	c.acked += acked
+	c.lost += lost
+	c.dup += dup
+}
+
+// skip notes that kind cannot run on backend, and why.
+func (t *table) skip(kind, backend, why string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.cell(kind, backend).skipped = why
+}
+
+// totals returns the lost and duplicated events of the whole run.
+func (t *table) totals() (lost, dup int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, c := range t.cells {
+		lost += c.lost
+		dup += c.dup
+	}
+	return lost, dup
+}
+
+// render prints the table: kinds in order, then the shutdown check, per
+// backend, and a total row per backend.
+func (t *table) render(kinds, backendNames []string) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "fault kind\tbackend\truns\tacknowledged\tlost\tduplicated\t")
+	for _, be := range backendNames {
+		var sum cell
+		for _, k := range kinds {
+			c := t.cells[[2]string{k, be}]
+			if c == nil {
+				continue
+			}
+			if c.skipped != "" {
+				fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\tSKIPPED: %s\n", k, be, c.skipped)
+				continue
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t\n", k, be, c.runs, c.acked, c.lost, c.dup)
+			sum.runs, sum.acked, sum.lost, sum.dup = sum.runs+c.runs, sum.acked+c.acked, sum.lost+c.lost, sum.dup+c.dup
+		}
+		fmt.Fprintf(tw, "all\t%s\t%d\t%d\t%d\t%d\t\n", be, sum.runs, sum.acked, sum.lost, sum.dup)
+	}
+	tw.Flush()
+	return b.String()
+}

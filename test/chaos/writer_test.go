@@ -1,0 +1,282 @@
+package chaos
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/seed-e5e476df/logbook/client"
+	"github.com/seed-e5e476df/logbook/sdk"
+)
+
+// callTimeout bounds one call of a client; the machine is small and shared,
+// and a call may wait for a plugin restart.
+const callTimeout = 2 * time.Minute
+
+// writer is one client appending batches to its own session with flush,
+// and retrying a failed batch without duplicating it.
+type writer struct {
+	h    *harness
+	name string
+	rng  *rand.Rand // the writer goroutine's own
+	n    int        // next payload number
+
+	mu  sync.Mutex
+	rec *record   // the session it appends to
+	all []*record // every session it appended to, rec last
+
+	// large asks for one large batch (a torn-kill fault): the writer closes
+	// the channel it receives right before it sends that batch.
+	large chan chan struct{}
+
+	successes atomic.Int64 // batches acknowledged in full
+	failures  atomic.Int64 // calls that failed
+}
+
+// rotateEvents is how many acknowledged events a session gets before its
+// writer releases it and goes on with a new one, which keeps every log and
+// each verification small.
+const rotateEvents = 3000
+
+func newWriter(h *harness, name string, seed uint64) *writer {
+	w := &writer{h: h, name: name, rng: rand.New(rand.NewPCG(seed, 0x5eed)), large: make(chan chan struct{}, 1)}
+	w.rec = newRecord(name)
+	w.all = []*record{w.rec}
+	return w
+}
+
+// session returns the session the writer appends to.
+func (w *writer) session() *record {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.rec
+}
+
+// sessions returns every session the writer appended to.
+func (w *writer) sessions() []*record {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.all)
+}
+
+// rotate releases the writer's session once it holds rotateEvents
+// acknowledged events and moves on to a new one.
+func (w *writer) rotate(ctx context.Context) {
+	if w.rec.ackedCount() < rotateEvents {
+		return
+	}
+	rctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	if err := w.h.client().Release(rctx, w.rec.id); err != nil {
+		w.h.noteError(w.rec.id, err)
+	}
+	next := newRecord(fmt.Sprintf("%sr%d", w.name, len(w.all)))
+	w.mu.Lock()
+	w.rec, w.all = next, append(w.all, next)
+	w.mu.Unlock()
+}
+
+// run appends batch after batch until ctx ends, holding the harness's gate
+// (shared) for each batch so that the verifier can pause every writer
+// between batches.
+func (w *writer) run(ctx context.Context) {
+	for {
+		w.h.gate.RLock()
+		if ctx.Err() != nil {
+			w.h.gate.RUnlock()
+			return
+		}
+		w.rotate(ctx)
+		batch, started := w.nextBatch()
+		w.appendDurably(ctx, batch, started)
+		w.h.gate.RUnlock()
+		// An agent thinks between appends; it also keeps the logs small.
+		time.Sleep(time.Duration(w.rng.Int64N(int64(20 * time.Millisecond))))
+	}
+}
+
+// nextBatch returns the next batch: 1–8 small events, or a large one when
+// a fault asked for it (with the channel to close as it goes out).
+func (w *writer) nextBatch() ([]event, chan struct{}) {
+	count, size := 1+w.rng.IntN(8), 0
+	var started chan struct{}
+	select {
+	case started = <-w.large:
+		count, size = 200+w.rng.IntN(400), 2048
+	default:
+	}
+	batch := make([]event, count)
+	for i := range batch {
+		n := size
+		if n == 0 {
+			n = 10 + w.rng.IntN(500)
+		}
+		batch[i] = event{pid: fmt.Sprintf("%s-%d", w.rec.id, w.n), text: filler(n)}
+		w.n++
+	}
+	w.rec.send(batch)
+	return batch, started
+}
+
+// appendDurably appends batch with flush until every event of it is
+// acknowledged or ctx ends. After a failed call it finds out which of the
+// events the log holds before it sends the rest again, so that a retry
+// never stores an event twice.
+func (w *writer) appendDurably(ctx context.Context, batch []event, started chan struct{}) {
+	pending := batch
+	for len(pending) > 0 && ctx.Err() == nil {
+		c := w.h.client()
+		if started != nil {
+			close(started)
+			started = nil
+		}
+		actx, cancel := context.WithTimeout(ctx, callTimeout)
+		res, err := c.Append(actx, w.rec.id, inputs(pending), true)
+		cancel()
+		if err == nil {
+			if err := w.ackEnvelopes(res.Envelopes, pending); err != nil {
+				w.h.problem(err)
+			}
+			w.successes.Add(1)
+			return
+		}
+		w.failed(ctx, c, err)
+		pending = w.resolve(ctx, pending)
+		if len(pending) == 0 {
+			w.successes.Add(1)
+		}
+	}
+}
+
+// ackEnvelopes acknowledges events at the seqs of the envelopes a
+// successful Append returned for them.
+func (w *writer) ackEnvelopes(envs []json.RawMessage, events []event) error {
+	if len(envs) != len(events) {
+		return fmt.Errorf("session %s: Append of %d events returned %d envelopes", w.rec.id, len(events), len(envs))
+	}
+	for i, env := range envs {
+		s, err := parseEnvelope(env)
+		if err != nil {
+			return err
+		}
+		if s.pid != events[i].pid {
+			return fmt.Errorf("session %s: envelope %d of an Append carries event %q, want %q", w.rec.id, i, s.pid, events[i].pid)
+		}
+		if err := w.rec.ack(s.pid, s.seq); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// failed counts a failed call. A fenced session is released, so that the
+// next call resumes it from what is stored; a session that is not found
+// (never stored yet) is created.
+func (w *writer) failed(ctx context.Context, c *client.Client, err error) {
+	w.failures.Add(1)
+	w.h.noteError(w.rec.id, err)
+	rctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	switch {
+	case errors.Is(err, sdk.ErrSessionFenced):
+		_ = c.Release(rctx, w.rec.id)
+	case errors.Is(err, sdk.ErrSessionNotFound):
+		_, _ = c.Create(rctx, client.CreateOptions{ID: w.rec.id})
+	}
+}
+
+// resolve waits for the server to answer again, then reads the session's
+// log and returns the events of pending it does not hold. Those it holds
+// (always a prefix: a batch is appended in order) are made durable with a
+// flush when the session is live and acknowledged at their stored seqs.
+func (w *writer) resolve(ctx context.Context, pending []event) []event {
+	backoff, flushFailures := 50*time.Millisecond, 0
+	for ctx.Err() == nil {
+		select {
+		case <-ctx.Done():
+			return pending
+		case <-time.After(backoff + time.Duration(w.rng.Int64N(int64(backoff)))):
+		}
+		backoff = min(2*backoff, time.Second)
+		c := w.h.client()
+		at, live, err := w.read(ctx, c)
+		if err != nil {
+			w.failed(ctx, c, err)
+			continue
+		}
+		k := 0
+		for k < len(pending) {
+			if _, ok := at[pending[k].pid]; !ok {
+				break
+			}
+			k++
+		}
+		for _, e := range pending[k:] {
+			if _, ok := at[e.pid]; ok {
+				w.h.problem(fmt.Errorf("session %s: event %s is stored but an earlier event of its batch is not", w.rec.id, e.pid))
+			}
+		}
+		if k == 0 {
+			return pending
+		}
+		if live {
+			fctx, cancel := context.WithTimeout(ctx, callTimeout)
+			_, err := c.Flush(fctx, w.rec.id)
+			if err != nil {
+				w.failed(ctx, c, err)
+				// A session fenced by a final persistence failure only
+				// says FLUSH_FAILED here: after a few, release it, so
+				// that the next read is of what is stored.
+				if flushFailures++; flushFailures%3 == 0 {
+					_ = c.Release(fctx, w.rec.id)
+				}
+			}
+			cancel()
+			if err != nil {
+				continue
+			}
+		}
+		for _, e := range pending[:k] {
+			if err := w.rec.ack(e.pid, at[e.pid]); err != nil {
+				w.h.problem(err)
+			}
+		}
+		return pending[k:]
+	}
+	return pending
+}
+
+// read returns the seq of every payload id in the session's log past its
+// last acknowledged event, as the server sees it (its memory when the
+// session is live there, else what is stored), and whether it is live.
+func (w *writer) read(ctx context.Context, c *client.Client) (map[string]int64, bool, error) {
+	rctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	in, err := c.Inspect(rctx, w.rec.id)
+	if errors.Is(err, sdk.ErrSessionNotFound) {
+		return map[string]int64{}, false, nil // never materialized
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	at := map[string]int64{}
+	for env, err := range c.Events(rctx, w.rec.id, client.EventsOptions{From: sdk.Offset(w.rec.end())}) {
+		if err != nil {
+			return nil, false, err
+		}
+		s, err := parseEnvelope(env)
+		if err != nil {
+			return nil, false, err
+		}
+		if s.pid != "" {
+			at[s.pid] = s.seq
+		}
+	}
+	return at, in.Live, nil
+}
