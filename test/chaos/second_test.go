@@ -72,7 +72,7 @@ func secondServe(h *harness) {
 	if w := h.heldWriter(ctx); w != nil {
 		intruder := event{pid: h.newID("intruder-"), text: "a second server"}
 		cctx, cancel := context.WithTimeout(ctx, callTimeout)
-		_, err := c2.Append(cctx, w.session().id, inputs([]event{intruder}), true)
+		_, err := c2.Append(cctx, w.session().id, inputs([]event{intruder}), client.AppendOptions{Flush: true})
 		cancel()
 		if !isCode(err, sdk.CodeAlreadyOwned) {
 			h.problem(fmt.Errorf("second-serve: Append of %s, held by the first serve, on the second: %v (want ALREADY_OWNED)", w.session().id, err))
@@ -132,7 +132,7 @@ func (h *harness) appendOne(ctx context.Context, c *client.Client, rec *record, 
 	rec.send([]event{e})
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	res, err := c.Append(cctx, rec.id, inputs([]event{e}), true)
+	res, err := c.Append(cctx, rec.id, inputs([]event{e}), client.AppendOptions{Flush: true})
 	if err != nil {
 		h.problem(fmt.Errorf("%s: Append to %s after the second writer was refused: %v", kind, rec.id, err))
 		return

@@ -19,6 +19,10 @@ import (
 // and a call may wait for a plugin restart.
 const callTimeout = 2 * time.Minute
 
+// retryAttempts bounds the attempts of one AppendRetry: after a restart of
+// serve the writer goes on with a client of the new server.
+const retryAttempts = 8
+
 // writer is one client appending batches to its own session with flush,
 // and retrying a failed batch without duplicating it.
 type writer struct {
@@ -34,6 +38,8 @@ type writer struct {
 	// large asks for one large batch (a torn-kill fault): the writer closes
 	// the channel it receives right before it sends that batch.
 	large chan chan struct{}
+
+	expected sdk.Offset // the log length the writer's next append expects
 
 	successes atomic.Int64 // batches acknowledged in full
 	failures  atomic.Int64 // calls that failed
@@ -80,6 +86,7 @@ func (w *writer) rotate(ctx context.Context) {
 	w.mu.Lock()
 	w.rec, w.all = next, append(w.all, next)
 	w.mu.Unlock()
+	w.expected = 0
 }
 
 // run appends batch after batch until ctx ends, holding the harness's gate
@@ -125,11 +132,13 @@ func (w *writer) nextBatch() ([]event, chan struct{}) {
 }
 
 // appendDurably appends batch with flush until every event of it is
-// acknowledged or ctx ends. After a failed call it finds out which of the
-// events the log holds before it sends the rest again, so that a retry
-// never stores an event twice.
+// acknowledged or ctx ends. Every attempt is the client's AppendRetry at
+// the log length the writer knows, so a retry never stores an event twice.
+// When the log is longer than that (a resume appended its marker and
+// closers after a crash) the writer finds out which of its events the log
+// holds before it sends the rest again.
 func (w *writer) appendDurably(ctx context.Context, batch []event, started chan struct{}) {
-	pending := batch
+	pending, flushFailed := batch, 0
 	for len(pending) > 0 && ctx.Err() == nil {
 		c := w.h.client()
 		if started != nil {
@@ -137,7 +146,7 @@ func (w *writer) appendDurably(ctx context.Context, batch []event, started chan 
 			started = nil
 		}
 		actx, cancel := context.WithTimeout(ctx, callTimeout)
-		res, err := c.Append(actx, w.rec.id, inputs(pending), true)
+		res, err := c.AppendRetry(actx, w.rec.id, w.expected, inputs(pending), client.RetryOptions{Flush: true, MaxAttempts: retryAttempts})
 		cancel()
 		if err == nil {
 			if err := w.ackEnvelopes(res.Envelopes, pending); err != nil {
@@ -147,9 +156,21 @@ func (w *writer) appendDurably(ctx context.Context, batch []event, started chan 
 			return
 		}
 		w.failed(ctx, c, err)
-		pending = w.resolve(ctx, pending)
-		if len(pending) == 0 {
-			w.successes.Add(1)
+		switch _, _, conflict := client.SeqConflictOf(err); {
+		case conflict:
+			pending = w.resolve(ctx, pending)
+			if len(pending) == 0 {
+				w.successes.Add(1)
+			}
+		case sdk.CodeOf(err) == sdk.CodeFlushFailed:
+			// A session fenced by a final persistence failure only says
+			// FLUSH_FAILED to a flush: after a few, release it, so that
+			// the next append resumes it from what is stored.
+			if flushFailed++; flushFailed%2 == 0 {
+				rctx, cancel := context.WithTimeout(ctx, callTimeout)
+				_ = c.Release(rctx, w.rec.id)
+				cancel()
+			}
 		}
 	}
 }
@@ -171,6 +192,7 @@ func (w *writer) ackEnvelopes(envs []json.RawMessage, events []event) error {
 		if err := w.rec.ack(s.pid, s.seq); err != nil {
 			return err
 		}
+		w.expected = sdk.Offset(s.seq + 1)
 	}
 	return nil
 }
@@ -191,23 +213,21 @@ func (w *writer) failed(ctx context.Context, c *client.Client, err error) {
 	}
 }
 
-// resolve waits for the server to answer again, then reads the session's
-// log and returns the events of pending it does not hold. Those it holds
-// (always a prefix: a batch is appended in order) are made durable with a
-// flush when the session is live and acknowledged at their stored seqs.
+// resolve reads the session's log after a SEQ_CONFLICT, sets the length
+// the writer expects to the log's, and returns the events of pending the
+// log does not hold. Those it holds (a prefix: a batch is appended in
+// order) are made durable with a flush when the session is live and
+// acknowledged at their stored seqs.
 func (w *writer) resolve(ctx context.Context, pending []event) []event {
-	backoff, flushFailures := 50*time.Millisecond, 0
 	for ctx.Err() == nil {
-		select {
-		case <-ctx.Done():
-			return pending
-		case <-time.After(backoff + time.Duration(w.rng.Int64N(int64(backoff)))):
-		}
-		backoff = min(2*backoff, time.Second)
 		c := w.h.client()
-		at, live, err := w.read(ctx, c)
+		at, length, live, err := w.read(ctx, c)
 		if err != nil {
 			w.failed(ctx, c, err)
+			select {
+			case <-ctx.Done():
+			case <-time.After(100 * time.Millisecond): // a backoff: the server restarts
+			}
 			continue
 		}
 		k := 0
@@ -222,24 +242,13 @@ func (w *writer) resolve(ctx context.Context, pending []event) []event {
 				w.h.problem(fmt.Errorf("session %s: event %s is stored but an earlier event of its batch is not", w.rec.id, e.pid))
 			}
 		}
-		if k == 0 {
-			return pending
-		}
-		if live {
+		if k > 0 && live {
 			fctx, cancel := context.WithTimeout(ctx, callTimeout)
 			_, err := c.Flush(fctx, w.rec.id)
-			if err != nil {
-				w.failed(ctx, c, err)
-				// A session fenced by a final persistence failure only
-				// says FLUSH_FAILED here: after a few, release it, so
-				// that the next read is of what is stored.
-				if flushFailures++; flushFailures%3 == 0 {
-					_ = c.Release(fctx, w.rec.id)
-				}
-			}
 			cancel()
 			if err != nil {
-				continue
+				w.failed(ctx, c, err)
+				return pending // AppendRetry finds them again
 			}
 		}
 		for _, e := range pending[:k] {
@@ -247,36 +256,41 @@ func (w *writer) resolve(ctx context.Context, pending []event) []event {
 				w.h.problem(err)
 			}
 		}
+		w.expected = length
 		return pending[k:]
 	}
 	return pending
 }
 
 // read returns the seq of every payload id in the session's log past its
-// last acknowledged event, as the server sees it (its memory when the
-// session is live there, else what is stored), and whether it is live.
-func (w *writer) read(ctx context.Context, c *client.Client) (map[string]int64, bool, error) {
+// last acknowledged event and the log's length, as the server sees it (its
+// memory when the session is live there, else what is stored), and whether
+// it is live.
+func (w *writer) read(ctx context.Context, c *client.Client) (map[string]int64, sdk.Offset, bool, error) {
 	rctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	in, err := c.Inspect(rctx, w.rec.id)
 	if errors.Is(err, sdk.ErrSessionNotFound) {
-		return map[string]int64{}, false, nil // never materialized
+		return map[string]int64{}, 0, false, nil // never stored
 	}
 	if err != nil {
-		return nil, false, err
+		return nil, 0, false, err
 	}
-	at := map[string]int64{}
+	at, length := map[string]int64{}, int64(0)
 	for env, err := range c.Events(rctx, w.rec.id, client.EventsOptions{From: sdk.Offset(w.rec.end())}) {
 		if err != nil {
-			return nil, false, err
+			return nil, 0, false, err
 		}
 		s, err := parseEnvelope(env)
 		if err != nil {
-			return nil, false, err
+			return nil, 0, false, err
 		}
 		if s.pid != "" {
 			at[s.pid] = s.seq
 		}
+		length = s.seq + 1
 	}
-	return at, in.Live, nil
+	// A log shorter than what was acknowledged lost events (the verifier
+	// counts them); the writer goes on at its real length.
+	return at, sdk.Offset(max(in.Events, length)), in.Live, nil
 }
