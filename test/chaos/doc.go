@@ -30,8 +30,8 @@
 // summary table (fault kind × backend: runs, acknowledged events, lost,
 // duplicated) ends the run; any lost or duplicated event fails it.
 //
-// The default run is short (-chaos.faults=16 per backend, each kind
-// twice); `make chaos` runs the long one. Flags (after the package):
+// The default run is short (-chaos.faults=12 per backend: every kind
+// once, some twice); `make chaos` runs the long one. Flags (after the package):
 //
 //	-chaos.faults N     faults per backend
 //	-chaos.seed S       the seed (default: from the clock; printed)

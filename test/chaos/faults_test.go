@@ -117,7 +117,9 @@ func diskFull(h *harness) {
 
 // fsyncEIO attaches strace to serve's plugins to make fdatasync and fsync
 // fail with EIO (once, from the Nth call on, or every second call from the
-// Nth on), waits until a writer failed (or 20 s) and detaches.
+// Nth on), waits until strace injected an error (or 20 s), gives the
+// writers up to 3 s to fail on it (a retry inside the flush may hide a
+// single failure, rightly) and detaches.
 func fsyncEIO(h *harness) {
 	h.dwell()
 	pids := h.server().Plugins()
@@ -128,7 +130,8 @@ func fsyncEIO(h *harness) {
 	case 1:
 		when += "+2"
 	}
-	args := []string{"-f", "-qq", "-o", "/dev/null", "-e", "trace=fsync,fdatasync", "-e", "inject=fsync,fdatasync:error=EIO:when=" + when}
+	trace := filepath.Join(h.t.TempDir(), "strace.out")
+	args := []string{"-f", "-qq", "-o", trace, "-e", "trace=fsync,fdatasync", "-e", "inject=fsync,fdatasync:error=EIO:when=" + when}
 	for _, pid := range pids {
 		args = append(args, "-p", strconv.Itoa(pid))
 	}
@@ -143,9 +146,10 @@ func fsyncEIO(h *harness) {
 	if err := awaitTracer(pids, st.Process.Pid, exited); err != nil {
 		h.t.Fatalf("fsync-eio: %v: %s", err, out.String())
 	}
-	h.t.Logf("fsync-eio: strace injects EIO into fsync and fdatasync of %v when=%s", pids, when)
-	if !h.awaitFailure(h.failures(), 20*time.Second) {
-		h.t.Log("fsync-eio: no writer failed within 20 s")
+	since := h.failures()
+	injected := awaitInjection(trace, 20*time.Second)
+	if injected {
+		h.awaitFailure(since, 3*time.Second)
 	}
 	_ = st.Process.Signal(syscall.SIGTERM) // strace detaches and exits
 	select {
@@ -157,6 +161,21 @@ func fsyncEIO(h *harness) {
 	if err := awaitTracer(pids, 0, nil); err != nil {
 		h.t.Fatalf("fsync-eio: %v", err)
 	}
+	h.t.Logf("fsync-eio: strace injected EIO into fsync and fdatasync of %v when=%s: injected %v, writers failed %d times",
+		pids, when, injected, h.failures()-since)
+}
+
+// awaitInjection waits up to d until strace's output file notes an
+// injected error.
+func awaitInjection(trace string, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if b, err := os.ReadFile(trace); err == nil && strings.Contains(string(b), "(INJECTED)") {
+			return true
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return false
 }
 
 // awaitTracer waits until every process of pids that still runs is traced
