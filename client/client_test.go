@@ -29,6 +29,13 @@ func TestMain(m *testing.M) { testbin.Main(m, &logbookBin) }
 // stopped when the test ends, and returns a client of it.
 func serve(t *testing.T, cfg *config.Config, token string) *client.Client {
 	t.Helper()
+	c, _ := serveAt(t, cfg, token)
+	return c
+}
+
+// serveAt is serve that also returns the server's host:port.
+func serveAt(t *testing.T, cfg *config.Config, token string) (*client.Client, string) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	e, err := engine.Start(ctx, cfg, engine.Options{Executable: logbookBin})
 	if err != nil {
@@ -53,7 +60,7 @@ func serve(t *testing.T, cfg *config.Config, token string) *client.Client {
 	})
 	c := client.New(ln.Addr().String(), client.Options{Token: token})
 	t.Cleanup(c.Close)
-	return c
+	return c, ln.Addr().String()
 }
 
 func headless(t *testing.T) *config.Config {

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"time"
 
+	"connectrpc.com/connect"
+
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/jsonv"
 )
@@ -128,7 +130,7 @@ type retrier struct {
 // attempts remain; else the error to give up with.
 func (r *retrier) again(err error) error {
 	r.attempts++
-	if !sdk.Retryable(err) && sdk.CodeOf(err) != sdk.CodeFlushFailed {
+	if !retryable(err) {
 		return err
 	}
 	if r.ctx.Err() != nil || (r.o.MaxAttempts > 0 && r.attempts >= r.o.MaxAttempts) {
@@ -151,6 +153,28 @@ func (r *retrier) notify(err error) {
 	if r.o.OnRetry != nil {
 		r.o.OnRetry(err)
 	}
+}
+
+// retryable reports whether a failed attempt may pass when repeated: a
+// retryable code or FLUSH_FAILED from the server; from the transport, only
+// a server that is unreachable or broke the call, not a refusal that a
+// retry would meet again (a wrong token, a request over the size limit).
+func retryable(err error) bool {
+	if sdk.CodeOf(err) == sdk.CodeFlushFailed {
+		return true
+	}
+	if !sdk.Retryable(err) {
+		return false
+	}
+	var ce *connect.Error
+	if !errors.As(err, &ce) {
+		return true // the server's own code, or a transport failure before any status
+	}
+	switch ce.Code() {
+	case connect.CodeUnavailable, connect.CodeDeadlineExceeded, connect.CodeAborted, connect.CodeUnknown, connect.CodeInternal:
+		return true
+	}
+	return false
 }
 
 // ownEvents reads the log [at, end) and returns the envelopes of its

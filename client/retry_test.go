@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 
+	"connectrpc.com/connect"
+
 	"github.com/seed-e5e476df/logbook/client"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
@@ -118,5 +120,18 @@ func TestAppendStreamSendExpected(t *testing.T) {
 	var ae *client.AppendError
 	if _, actual, ok := client.SeqConflictOf(err); !ok || actual != 2 || !errors.As(err, &ae) || ae.Appended != 0 || ae.FirstSeq != 2 {
 		t.Fatalf("a stale message: %v", err)
+	}
+}
+
+// AppendRetry gives up at once on a refusal a retry would meet again: a
+// wrong token.
+func TestAppendRetryGivesUpOnAWrongToken(t *testing.T) {
+	_, addr := serveAt(t, headless(t), "tok")
+	bad := client.New(addr, client.Options{Token: "wrong"})
+	defer bad.Close()
+	attempts := 0
+	_, err := bad.AppendRetry(context.Background(), "x", 0, []client.Input{user(0)}, client.RetryOptions{OnRetry: func(error) { attempts++ }})
+	if connect.CodeOf(err) != connect.CodeUnauthenticated || attempts != 0 {
+		t.Fatalf("a wrong token: %v after %d retries", err, attempts)
 	}
 }

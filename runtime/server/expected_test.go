@@ -2,12 +2,17 @@ package server_test
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/seed-e5e476df/logbook/runtime/server"
 	logbookv1 "github.com/seed-e5e476df/logbook/sdk/proto/logbook/v1"
@@ -139,3 +144,43 @@ func TestAppendStreamExpectedSeq(t *testing.T) {
 }
 
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }
+
+// The JSON API takes expectedSeq as protobuf's JSON mapping writes an
+// int64 (a string) and answers a stale one with SEQ_CONFLICT in the
+// Logbook-Code header and an ErrorInfo detail carrying the lengths.
+func TestAppendExpectedSeqJSON(t *testing.T) {
+	e := startEngine(t, headless(t.TempDir()))
+	r := serve(t, e, server.Options{})
+	if code, _, body := post(t, r, "", "Create", `{"sessionId":"j"}`); code != http.StatusOK {
+		t.Fatalf("create: %d %s", code, body)
+	}
+	ev := `"events":[{"type":"user/message","data":` + jsonString(t, string(userData("u0", "a"))) + `,"surfaceOp":{}}]`
+	if code, _, body := post(t, r, "", "Append", `{"sessionId":"j","expectedSeq":"0",`+ev+`}`); code != http.StatusOK {
+		t.Fatalf("expectedSeq 0: %d %s", code, body)
+	}
+	code, h, body := post(t, r, "", "Append", `{"sessionId":"j","expectedSeq":"0",`+ev+`}`)
+	if code != http.StatusBadRequest || h.Get("Logbook-Code") != "SEQ_CONFLICT" {
+		t.Fatalf("a stale expectedSeq: %d %v %s", code, h.Get("Logbook-Code"), body)
+	}
+	var reply struct {
+		Details []struct {
+			Type  string
+			Value string // base64 without padding
+		}
+	}
+	if err := json.Unmarshal(body, &reply); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range reply.Details {
+		var info errdetails.ErrorInfo
+		b, err := base64.RawStdEncoding.DecodeString(strings.TrimRight(d.Value, "="))
+		if d.Type == "google.rpc.ErrorInfo" && err == nil && proto.Unmarshal(b, &info) == nil {
+			md := info.GetMetadata()
+			if md["expected"] != "0" || md["actual"] != "1" || md["appended"] != "0" || md["firstSeq"] != "1" {
+				t.Fatalf("metadata %v", md)
+			}
+			return
+		}
+	}
+	t.Fatalf("no ErrorInfo detail in %s", body)
+}
