@@ -73,7 +73,7 @@ func user(i int) client.Input {
 }
 
 func TestClientRoundTrip(t *testing.T) {
-	c := serve(t, headless(t), "tok")
+	c := serve(t, headless(t), "a-token-of-16-bytes")
 	ctx := context.Background()
 	h, err := c.Create(ctx, client.CreateOptions{ID: "c1", CWD: "/repo", AgentPreset: "coder"})
 	if err != nil || !strings.Contains(string(h), `"id":"c1"`) || !strings.Contains(string(h), `"agentPreset":"coder"`) {

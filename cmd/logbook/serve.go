@@ -1,10 +1,13 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -19,6 +22,7 @@ func init() { commands = append(commands, newServeCmd) }
 // graceful shutdown that flushes and releases every session it held.
 func newServeCmd(a *app) *cobra.Command {
 	var addr, tokenFile string
+	var readHeaderTimeout, readTimeout, idleTimeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the runtime daemon: the logbook.v1.Sessions API over gRPC and JSON over HTTP",
@@ -34,7 +38,7 @@ func newServeCmd(a *app) *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			token, err := readToken(tokenFile)
+			token, err := readToken(tokenFile, a.stderr)
 			if err != nil {
 				return err
 			}
@@ -50,10 +54,13 @@ func newServeCmd(a *app) *cobra.Command {
 				return err
 			}
 			srv, err := server.New(e, server.Options{
-				Addr:            addr,
-				Token:           token,
-				MaxRequestBytes: sdk.MaxEventMessageBytes(int(cfg.MaxEventBytes)),
-				Logger:          a.logger().Named("serve"),
+				Addr:              addr,
+				Token:             token,
+				MaxRequestBytes:   sdk.MaxEventMessageBytes(int(cfg.MaxEventBytes)),
+				ReadHeaderTimeout: readHeaderTimeout,
+				ReadTimeout:       readTimeout,
+				IdleTimeout:       idleTimeout,
+				Logger:            a.logger().Named("serve"),
 			})
 			if err != nil {
 				return err
@@ -67,13 +74,19 @@ func newServeCmd(a *app) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&addr, "addr", server.DefaultAddr, "listen `ADDRESS` (host:port); an address that is not loopback requires --token-file")
-	cmd.Flags().StringVar(&tokenFile, "token-file", "", "`FILE` holding the bearer token every request must carry")
+	cmd.Flags().StringVar(&tokenFile, "token-file", "", "`FILE` holding the bearer token every request must carry (at least 16 bytes; keep the file private: serve warns when its group or others may read it)")
+	cmd.Flags().DurationVar(&readHeaderTimeout, "read-header-timeout", server.DefaultReadHeaderTimeout, "how long a request's headers may take to arrive (`DURATION`)")
+	cmd.Flags().DurationVar(&readTimeout, "read-timeout", server.DefaultReadTimeout,
+		"how long a request may take to arrive (`DURATION`): all of a unary call, and each message of a stream from its first byte; a client trickling bytes is cut off after it; answers, such as an Events follow, are not bounded by it")
+	cmd.Flags().DurationVar(&idleTimeout, "idle-timeout", server.DefaultIdleTimeout, "how long a connection may wait for its next request, and an append stream for its next message (`DURATION`)")
 	return cmd
 }
 
 // readToken reads the bearer token from a --token-file ("" = no token); the
-// surrounding whitespace (a trailing newline) is not part of it.
-func readToken(path string) (string, error) {
+// surrounding whitespace (a trailing newline) is not part of it. A token
+// shorter than server.MinTokenBytes is refused (CONFIG_INVALID), and a file
+// its group or others may read gets a warning on warn.
+func readToken(path string, warn io.Writer) (string, error) {
 	if path == "" {
 		return "", nil
 	}
@@ -84,6 +97,15 @@ func readToken(path string) (string, error) {
 	token := strings.TrimSpace(string(b))
 	if token == "" {
 		return "", sdk.Errorf(sdk.CodeUsage, "serve", "--token-file %s is empty", path)
+	}
+	if err := server.CheckToken(token); err != nil {
+		if e := (*sdk.Error)(nil); errors.As(err, &e) {
+			e.Detail = "--token-file " + path + ": " + e.Detail
+		}
+		return "", err
+	}
+	if fi, err := os.Stat(path); err == nil && fi.Mode().Perm()&0o044 != 0 {
+		fmt.Fprintf(warn, "logbook serve: warning: --token-file %s is readable by its group or others (mode %04o); anyone who can read it can call this server: chmod 600 %s\n", path, fi.Mode().Perm(), path)
 	}
 	return token, nil
 }

@@ -18,6 +18,10 @@ func TestServeRefusals(t *testing.T) {
 	if err := os.WriteFile(empty, []byte(" \n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	short := filepath.Join(dir, "short")
+	if err := os.WriteFile(short, []byte("fifteen-bytes!!\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args []string
 		exit int
@@ -25,6 +29,7 @@ func TestServeRefusals(t *testing.T) {
 	}{
 		{[]string{"serve", "--token-file", filepath.Join(dir, "missing")}, 2, "logbook: USAGE: cannot read --token-file"},
 		{[]string{"serve", "--token-file", empty}, 2, "logbook: USAGE: --token-file " + empty + " is empty"},
+		{[]string{"serve", "--token-file", short}, 1, "logbook: CONFIG_INVALID: --token-file " + short + ": the bearer token is 15 bytes; it must be at least 16"},
 		{[]string{"serve", "--addr", "0.0.0.0:7420"}, 1, "logbook: CONFIG_INVALID: 0.0.0.0:7420 is not a loopback address: a bearer token is required"},
 		{[]string{"serve", "extra"}, 2, "logbook: USAGE: "},
 	} {
@@ -37,15 +42,27 @@ func TestServeRefusals(t *testing.T) {
 	}
 }
 
+// readToken trims the token, refuses one shorter than 16 bytes and warns
+// when the file's group or others may read it.
 func TestReadToken(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "token")
-	if err := os.WriteFile(path, []byte("  s3cret\n"), 0o600); err != nil {
+	if err := os.WriteFile(path, []byte("  s3cret-0123456789\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if tok, err := readToken(path); err != nil || tok != "s3cret" {
-		t.Fatalf("readToken: %q (%v)", tok, err)
+	var warn bytes.Buffer
+	if tok, err := readToken(path, &warn); err != nil || tok != "s3cret-0123456789" || warn.Len() != 0 {
+		t.Fatalf("readToken: %q (%v), warning %q", tok, err, warn.String())
 	}
-	if tok, err := readToken(""); err != nil || tok != "" {
+	for _, mode := range []os.FileMode{0o640, 0o604} {
+		if err := os.Chmod(path, mode); err != nil {
+			t.Fatal(err)
+		}
+		warn.Reset()
+		if tok, err := readToken(path, &warn); err != nil || tok != "s3cret-0123456789" || !strings.Contains(warn.String(), "readable by its group or others") {
+			t.Fatalf("mode %o: %q (%v), warning %q", mode, tok, err, warn.String())
+		}
+	}
+	if tok, err := readToken("", &warn); err != nil || tok != "" {
 		t.Fatalf("no token file: %q (%v)", tok, err)
 	}
 }

@@ -24,16 +24,16 @@ import (
 // it reaches the store, on every protocol; the right one is accepted.
 func TestUnauthenticatedRefused(t *testing.T) {
 	e := startEngine(t, headless(t.TempDir()))
-	r := serve(t, e, server.Options{Token: "s3cret-token"})
+	r := serve(t, e, server.Options{Token: "s3cret-token-0123456789"})
 	ctx := context.Background()
 	conn := grpcConn(t, r)
 	rpc := logbookv1.NewSessionsClient(conn)
 
 	for name, md := range map[string]metadata.MD{
 		"none":         nil,
-		"wrong":        metadata.Pairs("authorization", "Bearer s3cret-tokeN"),
-		"prefix":       metadata.Pairs("authorization", "Bearer s3cret"),
-		"other scheme": metadata.Pairs("authorization", "Basic s3cret-token"),
+		"wrong":        metadata.Pairs("authorization", "Bearer s3cret-token-0123456789N"),
+		"prefix":       metadata.Pairs("authorization", "Bearer s3cret-token"),
+		"other scheme": metadata.Pairs("authorization", "Basic s3cret-token-0123456789"),
 	} {
 		_, err := rpc.Create(metadata.NewOutgoingContext(ctx, md), &logbookv1.SessionsCreateRequest{SessionId: "x-" + strings.ReplaceAll(name, " ", "-")})
 		if status.Code(err) != codes.Unauthenticated {
@@ -59,14 +59,14 @@ func TestUnauthenticatedRefused(t *testing.T) {
 		t.Errorf("client with a wrong token: %v", err)
 	}
 	// Nothing was created by the refused calls.
-	list, err := newClient(t, r, "s3cret-token").List(ctx)
+	list, err := newClient(t, r, "s3cret-token-0123456789").List(ctx)
 	if err != nil || len(list) != 0 {
 		t.Fatalf("list with the token: %v (%v)", list, err)
 	}
-	if code, _, body := post(t, r, "s3cret-token", "List", `{}`); code != http.StatusOK {
+	if code, _, body := post(t, r, "s3cret-token-0123456789", "List", `{}`); code != http.StatusOK {
 		t.Errorf("JSON with the token: %d %s", code, body)
 	}
-	_, err = rpc.Create(metadata.NewOutgoingContext(ctx, metadata.Pairs("authorization", "Bearer s3cret-token")), &logbookv1.SessionsCreateRequest{SessionId: "ok"})
+	_, err = rpc.Create(metadata.NewOutgoingContext(ctx, metadata.Pairs("authorization", "Bearer s3cret-token-0123456789")), &logbookv1.SessionsCreateRequest{SessionId: "ok"})
 	if err != nil {
 		t.Errorf("gRPC with the token: %v", err)
 	}
@@ -81,7 +81,8 @@ type fakeAddr struct {
 
 func (f fakeAddr) Addr() net.Addr { return f.addr }
 
-// Without a token, only loopback addresses are served.
+// Without a token, only loopback addresses are served; a token shorter than
+// 16 bytes and a negative timeout are refused.
 func TestNonLoopbackWithoutTokenRefused(t *testing.T) {
 	e := startEngine(t, headless(t.TempDir()))
 	for _, addr := range []string{"0.0.0.0:7420", ":7420", "[::]:7420", "192.0.2.10:7420", "example.com:7420", "garbage"} {
@@ -89,13 +90,21 @@ func TestNonLoopbackWithoutTokenRefused(t *testing.T) {
 		if !errors.Is(err, sdk.ErrConfigInvalid) || !strings.Contains(err.Error(), "token") {
 			t.Errorf("New(%q) without a token: %v", addr, err)
 		}
-		if _, err := server.New(e, server.Options{Addr: addr, Token: "t"}); err != nil {
+		if _, err := server.New(e, server.Options{Addr: addr, Token: "a-token-of-16-bytes"}); err != nil {
 			t.Errorf("New(%q) with a token: %v", addr, err)
 		}
 	}
 	for _, addr := range []string{"127.0.0.1:7420", "localhost:7420", "[::1]:0", "127.8.9.10:1"} {
 		if _, err := server.New(e, server.Options{Addr: addr}); err != nil {
 			t.Errorf("New(%q): %v", addr, err)
+		}
+	}
+	if _, err := server.New(e, server.Options{Token: "fifteen-bytes!!"}); !errors.Is(err, sdk.ErrConfigInvalid) || !strings.Contains(err.Error(), "at least 16") {
+		t.Errorf("New with a 15-byte token: %v", err)
+	}
+	for _, o := range []server.Options{{ReadHeaderTimeout: -1}, {ReadTimeout: -1}, {IdleTimeout: -1}} {
+		if _, err := server.New(e, o); !errors.Is(err, sdk.ErrConfigInvalid) {
+			t.Errorf("New(%+v): %v; want CONFIG_INVALID", o, err)
 		}
 	}
 	srv, err := server.New(e, server.Options{})

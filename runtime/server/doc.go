@@ -85,10 +85,19 @@
 //
 // # Security and limits
 //
-// The server listens on 127.0.0.1:7420 by default. With a token, every
-// request needs "Authorization: Bearer <token>", compared in constant
-// time; an address that is not loopback requires a token. Each request
-// message (each message of a stream) is limited to MaxRequestBytes.
+// The server listens on 127.0.0.1:7420 by default. With a token (at least
+// MinTokenBytes long), every request needs "Authorization: Bearer <token>",
+// compared in constant time and decided on the headers: a refused request
+// is answered at once, without waiting for its body; an address that is
+// not loopback requires a token. Each request message (each message of a
+// stream) is limited to MaxRequestBytes.
+//
+// Slow clients are cut off: a request's headers must arrive within
+// ReadHeaderTimeout, the request within ReadTimeout (a stream: each
+// message within ReadTimeout of its first byte, the next one within
+// IdleTimeout), and a connection waits IdleTimeout for its next request.
+// Answers are not bounded: an Events stream follows for as long as its
+// client stays.
 //
 // # Shutdown
 //

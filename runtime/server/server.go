@@ -32,6 +32,23 @@ const DefaultAddr = "127.0.0.1:7420"
 // flight before it closes their connections.
 const DefaultShutdownTimeout = 10 * time.Second
 
+// DefaultReadHeaderTimeout is how long a request's headers may take to
+// arrive by default.
+const DefaultReadHeaderTimeout = 10 * time.Second
+
+// DefaultReadTimeout is how long, by default, a request may take to arrive
+// up to the end of its first message, and each later message of a stream
+// from its first byte.
+const DefaultReadTimeout = 30 * time.Second
+
+// DefaultIdleTimeout is how long, by default, a connection may wait for its
+// next request, and a stream for its next message.
+const DefaultIdleTimeout = 2 * time.Minute
+
+// MinTokenBytes is the shortest bearer token a server accepts: a shorter
+// one is too easy to guess.
+const MinTokenBytes = 16
+
 // releaseTimeout bounds the flush and release of the held sessions at
 // shutdown.
 const releaseTimeout = time.Minute
@@ -44,7 +61,8 @@ type Options struct {
 	// Token is the bearer token every request must carry
 	// ("Authorization: Bearer <token>"), compared in constant time. Empty
 	// disables authentication, which New and Serve allow only on a
-	// loopback address: anything else is refused with CONFIG_INVALID.
+	// loopback address: anything else is refused with CONFIG_INVALID, as
+	// is a token shorter than MinTokenBytes.
 	Token string
 	// MaxRequestBytes bounds one request message (each message of a
 	// stream); a larger one is refused with ResourceExhausted. Default
@@ -60,6 +78,20 @@ type Options struct {
 	// connections; the held sessions are flushed and released after that
 	// either way. Default DefaultShutdownTimeout (10 s).
 	ShutdownTimeout time.Duration
+	// ReadHeaderTimeout bounds how long a request's headers may take to
+	// arrive. Default DefaultReadHeaderTimeout (10 s).
+	ReadHeaderTimeout time.Duration
+	// ReadTimeout bounds how long a request may take to arrive up to the
+	// end of its first message (all of a unary call), and each later
+	// message of a stream from its first byte, so a client trickling bytes
+	// cannot hold a connection. Once the request has ended nothing bounds
+	// the answer: an Events stream may follow for as long as it likes.
+	// Default DefaultReadTimeout (30 s).
+	ReadTimeout time.Duration
+	// IdleTimeout bounds how long a connection may wait for its next
+	// request, and an append stream for its next message. Default
+	// DefaultIdleTimeout (2 min).
+	IdleTimeout time.Duration
 	// Logger receives the server's logs; default a null logger.
 	Logger hclog.Logger
 }
@@ -100,13 +132,26 @@ func New(e *engine.Engine, o Options) (*Server, error) {
 	if o.ShutdownTimeout == 0 {
 		o.ShutdownTimeout = DefaultShutdownTimeout
 	}
+	if o.ReadHeaderTimeout == 0 {
+		o.ReadHeaderTimeout = DefaultReadHeaderTimeout
+	}
+	if o.ReadTimeout == 0 {
+		o.ReadTimeout = DefaultReadTimeout
+	}
+	if o.IdleTimeout == 0 {
+		o.IdleTimeout = DefaultIdleTimeout
+	}
 	if o.Logger == nil {
 		o.Logger = hclog.NewNullLogger()
 	}
-	if o.MaxRequestBytes < 0 || o.ShutdownTimeout < 0 {
-		return nil, sdk.Errorf(sdk.CodeConfigInvalid, "serve", "MaxRequestBytes %d and ShutdownTimeout %v must not be negative", o.MaxRequestBytes, o.ShutdownTimeout)
+	if o.MaxRequestBytes < 0 || o.ShutdownTimeout < 0 || o.ReadHeaderTimeout < 0 || o.ReadTimeout < 0 || o.IdleTimeout < 0 {
+		return nil, sdk.Errorf(sdk.CodeConfigInvalid, "serve", "MaxRequestBytes %d, ShutdownTimeout %v, ReadHeaderTimeout %v, ReadTimeout %v and IdleTimeout %v must not be negative",
+			o.MaxRequestBytes, o.ShutdownTimeout, o.ReadHeaderTimeout, o.ReadTimeout, o.IdleTimeout)
 	}
 	if err := CheckAddr(o.Addr, o.Token); err != nil {
+		return nil, err
+	}
+	if err := CheckToken(o.Token); err != nil {
 		return nil, err
 	}
 	s := &Server{e: e, st: e.Store, opts: o, log: o.Logger, held: map[string]*session.Session{}, stop: make(chan struct{})}
@@ -128,6 +173,16 @@ func New(e *engine.Engine, o Options) (*Server, error) {
 func CheckAddr(addr, token string) error {
 	if token == "" && !loopbackAddr(addr) {
 		return noTokenError(addr)
+	}
+	return nil
+}
+
+// CheckToken refuses (CONFIG_INVALID) a bearer token shorter than
+// MinTokenBytes; "" (no authentication) passes, and is CheckAddr's
+// business.
+func CheckToken(token string) error {
+	if token != "" && len(token) < MinTokenBytes {
+		return sdk.Errorf(sdk.CodeConfigInvalid, "serve", "the bearer token is %d bytes; it must be at least %d (for example: openssl rand -hex 32)", len(token), MinTokenBytes)
 	}
 	return nil
 }
@@ -190,7 +245,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hs := &http.Server{
 		Handler:           s.handler,
 		Protocols:         &protocols,
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: s.opts.ReadHeaderTimeout,
+		ReadTimeout:       s.opts.ReadTimeout,
+		IdleTimeout:       s.opts.IdleTimeout,
 		MaxHeaderBytes:    1 << 20,
 		ErrorLog:          s.log.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
 	}
@@ -321,11 +378,21 @@ func (s *Server) live(id, op string) (*session.Session, error) {
 }
 
 // middleware refuses calls during shutdown and calls without the bearer
-// token, in the error format of the caller's protocol, and counts the calls
-// in flight.
+// token, in the error format of the caller's protocol, counts the calls in
+// flight and sets the body's read deadlines (bodyDeadlines). A refusal is
+// decided on the headers and answered at once, without reading the body.
 func (s *Server) middleware(next http.Handler) http.Handler {
 	ew := connect.NewErrorWriter()
+	deadlines := bodyDeadlines{readTimeout: s.opts.ReadTimeout, idleTimeout: s.opts.IdleTimeout}
 	refuse := func(w http.ResponseWriter, r *http.Request, err *connect.Error) {
+		if r.ProtoMajor == 1 {
+			// An HTTP/1 server reads an unread body before it answers and
+			// again before it closes, so a client still sending one (or
+			// never sending it) would wait: the connection is closed
+			// right after the answer instead.
+			w.Header().Set("Connection", "close")
+			_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+		}
 		if ew.IsSupported(r) {
 			_ = ew.Write(w, r, err)
 			return
@@ -347,6 +414,7 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 			return
 		}
 		defer s.calls.leave()
+		deadlines.wrap(w, r)
 		next.ServeHTTP(w, r)
 	})
 }
