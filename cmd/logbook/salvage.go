@@ -40,8 +40,9 @@ func newSalvageCmd(a *app) *cobra.Command {
 			if err := e.Store.Release(context.WithoutCancel(ctx), s); err != nil {
 				return err
 			}
-			fmt.Fprintf(a.stderr, "logbook salvage: session %q holds the %s of %q before the damage at offset %d (%s); left out %d bytes with %s after the damage, kept in %s\n",
-				s.ID(), plural(rep.ValidEvents, "valid event"), rep.From, rep.DamagedAtOffset, rep.Reason, rep.DamagedBytes,
+			// Offset and size are bytes of a file backend, seq and rows of a row backend.
+			fmt.Fprintf(a.stderr, "logbook salvage: session %q holds the %s of %q before its damage (%s; damagedAtOffset %d, damagedBytes %d); the damaged part and the %s after it are left out and kept in %s\n",
+				s.ID(), plural(rep.ValidEvents, "valid event"), rep.From, rep.Reason, rep.DamagedAtOffset, rep.DamagedBytes,
 				plural(rep.IntactEventsExcluded, "intact event"), rep.Artifact)
 			return writeLine(a.stdout, []byte(s.ID()))
 		},
