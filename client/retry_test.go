@@ -126,7 +126,7 @@ func TestAppendStreamSendExpected(t *testing.T) {
 // AppendRetry gives up at once on a refusal a retry would meet again: a
 // wrong token.
 func TestAppendRetryGivesUpOnAWrongToken(t *testing.T) {
-	_, addr := serveAt(t, headless(t), "tok")
+	_, addr := serveAt(t, headless(t), "a-token-of-16-bytes")
 	bad := client.New(addr, client.Options{Token: "wrong"})
 	defer bad.Close()
 	attempts := 0
