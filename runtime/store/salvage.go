@@ -16,8 +16,10 @@ import (
 // committed part (CORRUPT_LOG) and the new session that keeps what the
 // damaged log still holds.
 type SalvageRequest struct {
+	// SourceID is the damaged stored session; it is only read.
 	SourceID string
-	ChildID  string // "" = generated
+	// ChildID is the new session's id; "" generates one.
+	ChildID string
 }
 
 // SalvageReport says what Salvage kept and what it left out.
