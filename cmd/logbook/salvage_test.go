@@ -229,6 +229,14 @@ func TestSalvageOfADamagedLog(t *testing.T) {
 				ev.IntactEventsExcluded != c.excluded || !filepath.IsAbs(ev.Artifact) {
 				t.Fatalf("last event %s", got[len(got)-1])
 			}
+			// Beside the sessions: under the JSONL root, beside the database.
+			wantDir := filepath.Join(data, ".salvaged")
+			if c.file == "" {
+				wantDir = filepath.Join(data, "sessions.db.salvaged")
+			}
+			if dir, name := filepath.Split(ev.Artifact); filepath.Clean(dir) != wantDir || !strings.HasPrefix(name, "child-") {
+				t.Fatalf("artifact %s; want child-… in %s", ev.Artifact, wantDir)
+			}
 			artifact, err := os.ReadFile(ev.Artifact)
 			if err != nil {
 				t.Fatal(err)
