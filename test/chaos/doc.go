@@ -14,7 +14,8 @@
 //     fail with EIO (only where strace is installed).
 //   - torn-kill: SIGKILL of serve while a large batch is being appended.
 //   - torn-garbage: with serve down, random bytes are appended to JSONL
-//     logs, which a resume must cut as a torn tail (JSONL only).
+//     logs (JSONL only): inspect must call them a torn tail, and the
+//     writers' resume must cut them, keeping them in a torn-*.bin file.
 //   - second-cli: while serve holds the sessions, `logbook append` of one
 //     of them and `logbook create` of an id serve just created must be
 //     refused.

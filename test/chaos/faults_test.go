@@ -1,6 +1,9 @@
 package chaos
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -235,30 +238,73 @@ func tornKill(h *harness) {
 }
 
 // tornGarbage kills serve, appends 1–4096 random bytes to the log of some
-// of the writers' sessions (a write torn by a crash) and restarts serve:
-// the resume must cut them as a torn tail and keep every acknowledged
-// event. A plain-lines log gets bytes without line endings (a torn line); a
-// zstd log random bytes, half of them behind a frame magic (a torn frame).
+// of the writers' sessions (a write torn by a crash) and restarts serve. A
+// read-only inspect must call the bytes a torn tail; once the writers
+// recovered (their resume cut the tail), it must find none, and the cut
+// bytes must be kept in a torn-*.bin file. A plain-lines log gets bytes
+// without line endings (a torn line); a zstd log random bytes, half of
+// them behind a frame magic (a torn frame).
 func tornGarbage(h *harness) {
 	h.dwell()
 	if err := h.server().Kill9(exitTimeout); err != nil {
 		h.t.Fatal(err)
 	}
+	cut := map[*record][]byte{}
 	for _, w := range h.writers {
-		if h.rng.IntN(3) == 0 {
+		rec := w.session()
+		logs, _ := filepath.Glob(filepath.Join(h.dir, rec.id, "events.v*.jsonl*"))
+		if h.rng.IntN(3) == 0 || len(logs) != 1 || strings.HasSuffix(logs[0], ".tmp") {
 			continue
 		}
-		logs, _ := filepath.Glob(filepath.Join(h.dir, w.session().id, "events.v*.jsonl*"))
-		for _, path := range logs {
-			if strings.HasSuffix(path, ".tmp") {
-				continue
-			}
-			if err := appendGarbage(path, h.garbage(strings.HasSuffix(path, ".zst"))); err != nil {
-				h.t.Fatal(err)
-			}
+		g := h.garbage(strings.HasSuffix(logs[0], ".zst"))
+		if err := appendGarbage(logs[0], g); err != nil {
+			h.t.Fatal(err)
+		}
+		cut[rec] = g
+		if torn, err := h.tornBytes(rec.id); err != nil || torn < int64(len(g)) {
+			h.problem(fmt.Errorf("torn-garbage: %d bytes appended to %s: inspect says %d torn bytes (%v)", len(g), logs[0], torn, err))
 		}
 	}
 	h.start()
+	if err := h.awaitRecovery(h.successes()); err != nil {
+		h.t.Fatalf("torn-garbage: %v", err)
+	}
+	for rec, g := range cut {
+		if rec.ackedCount() >= rotateEvents {
+			continue // its writer may have moved on before resuming it
+		}
+		if torn, err := h.tornBytes(rec.id); err != nil || torn != 0 {
+			h.problem(fmt.Errorf("torn-garbage: after serve resumed %s, inspect says %d torn bytes (%v)", rec.id, torn, err))
+		}
+		if !keptIn(filepath.Join(h.dir, rec.id), g) {
+			h.problem(fmt.Errorf("torn-garbage: no torn-*.bin in %s ends in the %d bytes the resume cut", rec.id, len(g)))
+		}
+	}
+}
+
+// tornBytes returns the torn bytes `logbook inspect` reports for session
+// id.
+func (h *harness) tornBytes(id string) (int64, error) {
+	stdout, stderr, err := h.cli(context.Background(), "", "--json", "inspect", id)
+	if err != nil {
+		return 0, fmt.Errorf("%v: %s", err, tail(stderr, 1000))
+	}
+	var in struct {
+		TornBytes int64 `json:"tornBytes"`
+	}
+	err = json.Unmarshal([]byte(stdout), &in)
+	return in.TornBytes, err
+}
+
+// keptIn reports whether a torn-*.bin file in dir ends in g.
+func keptIn(dir string, g []byte) bool {
+	kept, _ := filepath.Glob(filepath.Join(dir, "torn-*.bin"))
+	for _, path := range kept {
+		if b, err := os.ReadFile(path); err == nil && bytes.HasSuffix(b, g) {
+			return true
+		}
+	}
+	return false
 }
 
 // garbage returns 1–4096 random bytes: for a zstd log, half the time
