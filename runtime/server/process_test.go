@@ -1,143 +1,62 @@
 package server_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/seed-e5e476df/logbook/client"
+	"github.com/seed-e5e476df/logbook/internal/testserve"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
-// serveProcess is a running `logbook serve`.
+// serveProcess is a running `logbook serve` (internal/testserve).
 type serveProcess struct {
-	cmd    *exec.Cmd
-	addr   string
-	mu     sync.Mutex
-	stderr bytes.Buffer
-	exited chan struct{}
+	*testserve.Process
+	addr string
 }
+
+// serveTimeout bounds a start and an exit of serve.
+const serveTimeout = 60 * time.Second
 
 // startServe runs `logbook serve` on a fresh loopback port over the data
 // directory dir (embedded default config: JSONL+zstd, unless args name
-// another) and waits until it listens.
+// another) and waits until it listens. It is killed when the test ends.
 func startServe(t *testing.T, dir string, args ...string) *serveProcess {
 	t.Helper()
-	p := &serveProcess{exited: make(chan struct{})}
-	p.cmd = exec.Command(logbookBin, append([]string{"serve", "--addr", "127.0.0.1:0", "--data", dir, "--log-level", "info"}, args...)...)
-	errPipe, err := p.cmd.StderrPipe()
+	p, err := testserve.Start(logbookBin, serveTimeout, append([]string{"--data", dir, "--log-level", "info"}, args...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	listening := make(chan string, 1)
-	go func() {
-		defer close(p.exited)
-		sc := bufio.NewScanner(errPipe)
-		for sc.Scan() {
-			line := sc.Text()
-			p.mu.Lock()
-			p.stderr.WriteString(line + "\n")
-			p.mu.Unlock()
-			if addr, ok := strings.CutPrefix(line, "logbook serve: listening on "); ok {
-				listening <- addr
-			}
-		}
-	}()
-	t.Cleanup(func() {
-		_ = p.cmd.Process.Kill()
-		_ = p.cmd.Wait()
-	})
-	select {
-	case p.addr = <-listening:
-	case <-p.exited:
-		t.Fatalf("logbook serve exited before listening:\n%s", p.log())
-	case <-time.After(60 * time.Second):
-		t.Fatalf("logbook serve did not listen within 60 s:\n%s", p.log())
-	}
-	return p
+	t.Cleanup(func() { _ = p.Kill9(serveTimeout) })
+	return &serveProcess{Process: p, addr: p.Addr()}
 }
 
-func (p *serveProcess) log() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.stderr.String()
-}
+func (p *serveProcess) log() string { return p.Log() }
 
 // wait waits for the process to end, its stderr read to the end first.
 func (p *serveProcess) wait(t *testing.T) error {
 	t.Helper()
-	select {
-	case <-p.exited:
-	case <-time.After(60 * time.Second):
-		t.Fatalf("logbook serve did not exit within 60 s:\n%s", p.log())
-	}
-	return p.cmd.Wait()
+	return p.Wait(serveTimeout)
 }
 
 // children returns the pids of the process's children (its plugins).
-func children(pid int) []int {
-	var out []int
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	for _, f := range stats {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid …; comm may hold spaces, so parse after ")".
-		rest := string(b[bytes.LastIndexByte(b, ')')+1:])
-		fields := strings.Fields(rest)
-		if len(fields) > 1 && fields[1] == strconv.Itoa(pid) {
-			if child, err := strconv.Atoi(filepath.Base(filepath.Dir(f))); err == nil {
-				out = append(out, child)
-			}
-		}
-	}
-	return out
-}
+func children(pid int) []int { return testserve.Children(pid) }
 
 // alive reports whether pid runs (a zombie does not).
-func alive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	rest := string(b[bytes.LastIndexByte(b, ')')+1:])
-	fields := strings.Fields(rest)
-	return len(fields) > 0 && fields[0] != "Z"
-}
+func alive(pid int) bool { return testserve.Alive(pid) }
 
 // kill9 kills the server with SIGKILL and waits until its plugins, which the
 // kernel kills with it (parent-death signal), are gone and their locks
 // released.
 func (p *serveProcess) kill9(t *testing.T) {
 	t.Helper()
-	plugins := children(p.cmd.Process.Pid)
-	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	p.wait(t)
-	deadline := time.Now().Add(10 * time.Second)
-	for _, pid := range plugins {
-		for alive(pid) {
-			if time.Now().After(deadline) {
-				t.Fatalf("plugin %d outlived the killed server by 10 s", pid)
-			}
-			time.Sleep(2 * time.Millisecond)
-		}
+	if err := p.Kill9(serveTimeout); err != nil {
+		t.Fatalf("%v\n%s", err, p.log())
 	}
 }
 
@@ -309,7 +228,7 @@ func TestServeSIGTERM(t *testing.T) {
 	if _, err := c.Append(ctx, "t", in, client.AppendOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := p.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	if err := p.wait(t); err != nil {

@@ -183,7 +183,7 @@ func TestAppendRetryThroughPluginKillsAndDiskFull(t *testing.T) {
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	killer := &pluginKiller{t: t, serve: p.cmd.Process.Pid}
+	killer := &pluginKiller{t: t, serve: p.Pid()}
 	rng := rand.New(rand.NewPCG(12, 5))
 
 	// The naive client: on a failed append it sends the same append again.
