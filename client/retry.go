@@ -41,8 +41,9 @@ type RetryOptions struct {
 // AppendRetry appends events to session id at log length expected (the
 // seq its first event must get), retrying a failure that may pass — a
 // retryable code (sdk.Retryable: the server or a plugin unavailable, an I/O
-// error, a busy backend) or FLUSH_FAILED — with backoff, until it succeeds,
-// fails otherwise, or ctx ends.
+// error, a busy backend) or FLUSH_FAILED of a session that is not fenced
+// (see Fenced) — with backoff, until it succeeds, fails otherwise, or ctx
+// ends.
 //
 // Every attempt carries the expected length, so no retry appends an event
 // twice: when an earlier attempt did append the events (its reply was lost,
@@ -155,13 +156,23 @@ func (r *retrier) notify(err error) {
 	}
 }
 
+// Fenced reports whether err says its session is fenced: a final
+// persistence failure stopped its writes, so a failed flush of it cannot
+// pass on a retry. Releasing the session lets the next append resume it
+// from what is stored; events it held beyond that are gone (none of them
+// was acknowledged as durable).
+func Fenced(err error) bool {
+	var e *sdk.Error
+	return errors.Is(err, sdk.ErrSessionFenced) || (errors.As(err, &e) && e.Meta["fenced"] == "true")
+}
+
 // retryable reports whether a failed attempt may pass when repeated: a
 // retryable code or FLUSH_FAILED from the server; from the transport, only
 // a server that is unreachable or broke the call, not a refusal that a
 // retry would meet again (a wrong token, a request over the size limit).
 func retryable(err error) bool {
 	if sdk.CodeOf(err) == sdk.CodeFlushFailed {
-		return true
+		return !Fenced(err)
 	}
 	if !sdk.Retryable(err) {
 		return false

@@ -4,17 +4,24 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/seed-e5e476df/logbook/client"
 	"github.com/seed-e5e476df/logbook/runtime/server"
+	"github.com/seed-e5e476df/logbook/sdk"
 	logbookv1 "github.com/seed-e5e476df/logbook/sdk/proto/logbook/v1"
 )
 
@@ -183,4 +190,63 @@ func TestAppendExpectedSeqJSON(t *testing.T) {
 		}
 	}
 	t.Fatalf("no ErrorInfo detail in %s", body)
+}
+
+// A session fenced by a final persistence failure (its log shrank under
+// the server, found when the killed plugin's handle is re-opened) says so in every failed append and flush: "fenced", which
+// client.Fenced reads and AppendRetry does not retry.
+func TestFencedSessionSaysSo(t *testing.T) {
+	dir := t.TempDir()
+	e := startEngine(t, headless(dir))
+	r := serve(t, e, server.Options{})
+	c := newClient(t, r, "")
+	ctx := context.Background()
+	if _, err := c.Create(ctx, client.CreateOptions{ID: "f"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Append(ctx, "f", []client.Input{userInput("u0", "a")}, client.AppendOptions{Flush: true}); err != nil {
+		t.Fatal(err)
+	}
+	var logs []string
+	_ = filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && filepath.Base(filepath.Dir(path)) == "f" && strings.HasPrefix(d.Name(), "events.v1.jsonl") {
+			logs = append(logs, path)
+		}
+		return err
+	})
+	if len(logs) != 1 {
+		t.Fatalf("log files %v", logs)
+	}
+	// The log shrinks under the server, and the plugin dies: the re-open
+	// after its restart finds the shorter log, a final failure.
+	if err := os.Truncate(logs[0], 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(e.Plugins["jsonl"].Pid(), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_, err := c.Append(ctx, "f", []client.Input{userInput("u1", "b")}, client.AppendOptions{Flush: true})
+	if !errors.Is(err, sdk.ErrFlushFailed) {
+		t.Fatalf("an append whose flush met the dead plugin: %v", err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, err := c.Flush(ctx, "f")
+		if client.Fenced(err) && errors.Is(err, sdk.ErrFlushFailed) {
+			break
+		}
+		if err == nil || time.Now().After(deadline) {
+			t.Fatalf("the flush of a log that shrank under the server: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond) // the plugin restarts
+	}
+	_, err = c.Append(ctx, "f", []client.Input{userInput("u2", "c")}, client.AppendOptions{})
+	if md := (*sdk.Error)(nil); !errors.As(err, &md) || md.Meta["fenced"] != "true" || !errors.Is(err, sdk.ErrSessionFenced) {
+		t.Fatalf("an append to the fenced session: %v", err)
+	}
+	n := 0
+	_, err = c.AppendRetry(ctx, "f", 2, []client.Input{userInput("u2", "c")}, client.RetryOptions{Flush: true, OnRetry: func(error) { n++ }})
+	if !client.Fenced(err) || n != 0 {
+		t.Fatalf("AppendRetry on the fenced session: %v after %d retries", err, n)
+	}
 }

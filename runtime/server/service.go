@@ -121,17 +121,33 @@ func appendInput(in *logbookv1.AppendInput) session.AppendInput {
 	return ai
 }
 
-// appendError is the error reply of an append: its ErrorInfo metadata
-// "appended" counts the request's events appended before the failure and
-// "firstSeq" is the seq of the first of them, or the log length the append
-// found when none was; firstSeq < 0 (the session was not reached) leaves
-// it out.
-func appendError(err error, appended, firstSeq int64) error {
-	md := map[string]string{"appended": strconv.FormatInt(appended, 10)}
+// appendError is the error reply of an append to sess (nil: the session was
+// not reached): its ErrorInfo metadata "appended" counts the request's
+// events appended before the failure and "firstSeq" is the seq of the
+// first of them, or the log length the append found when none was;
+// firstSeq < 0 leaves it out. A fenced session adds "fenced" (see
+// fencedMeta).
+func appendError(err error, sess *session.Session, appended, firstSeq int64) error {
+	md := fencedMeta(sess)
+	if md == nil {
+		md = map[string]string{}
+	}
+	md["appended"] = strconv.FormatInt(appended, 10)
 	if firstSeq >= 0 {
 		md["firstSeq"] = strconv.FormatInt(firstSeq, 10)
 	}
 	return toConnect(err, md)
+}
+
+// fencedMeta is the metadata "fenced": "true" when a final persistence
+// failure fenced sess: a failed flush of it cannot pass on a retry, and
+// what it holds beyond the stored log is lost once it is released (the
+// next append resumes it from what is stored). nil otherwise.
+func fencedMeta(sess *session.Session) map[string]string {
+	if sess == nil || sess.Fenced() == nil {
+		return nil
+	}
+	return map[string]string{"fenced": "true"}
 }
 
 // expectedLen reads a request's expected_seq: nil when absent, INVALID_SEQ
@@ -175,11 +191,11 @@ func flushReply(r store.FlushResult) *logbookv1.SessionsFlushReply {
 func (v *service) Append(ctx context.Context, req *connect.Request[logbookv1.SessionsAppendRequest]) (*connect.Response[logbookv1.SessionsAppendReply], error) {
 	m := req.Msg
 	if _, err := expectedLen(m); err != nil {
-		return nil, appendError(err, 0, -1)
+		return nil, appendError(err, nil, 0, -1)
 	}
 	o, err := v.s.acquire(ctx, m.GetSessionId())
 	if err != nil {
-		return nil, appendError(err, 0, -1)
+		return nil, appendError(err, nil, 0, -1)
 	}
 	b, err := appendRequest(ctx, o.sess, m)
 	n := int64(len(b.Events))
@@ -189,7 +205,7 @@ func (v *service) Append(ctx context.Context, req *connect.Request[logbookv1.Ses
 				err = errors.Join(err, ferr)
 			}
 		}
-		return nil, appendError(err, n, int64(b.Start))
+		return nil, appendError(err, o.sess, n, int64(b.Start))
 	}
 	reply := &logbookv1.SessionsAppendReply{Envelopes: make([]string, 0, n)}
 	var scratch []byte
@@ -199,7 +215,7 @@ func (v *service) Append(ctx context.Context, req *connect.Request[logbookv1.Ses
 	if m.GetFlush() {
 		res, err := v.s.st.Flush(ctx, o.sess)
 		if err != nil {
-			return nil, appendError(err, n, int64(b.Start))
+			return nil, appendError(err, o.sess, n, int64(b.Start))
 		}
 		reply.Flush = flushReply(res)
 	}
@@ -223,7 +239,7 @@ func (v *service) AppendStream(ctx context.Context, stream *connect.ClientStream
 				err = errors.Join(err, ferr)
 			}
 		}
-		return nil, appendError(err, appended, firstSeq)
+		return nil, appendError(err, sess, appended, firstSeq)
 	}
 	for stream.Receive() {
 		m := stream.Msg()
@@ -433,7 +449,7 @@ func (v *service) Flush(ctx context.Context, req *connect.Request[logbookv1.Sess
 	}
 	res, err := v.s.st.Flush(ctx, sess)
 	if err != nil {
-		return nil, toConnect(err, nil)
+		return nil, toConnect(err, fencedMeta(sess))
 	}
 	return connect.NewResponse(flushReply(res)), nil
 }
