@@ -39,13 +39,23 @@
 // whole, its checksum matches and it decodes to complete lines) and every
 // line in it is a canonical envelope with the expected seq. Scanning stops
 // advancing at the first unit that is not good (committedEnd); the rest is
-// then examined: the remaining lines one by one, or, for zstd, a decode
-// attempt at every later frame magic 28 B5 2F FD. If any of them yields a
-// valid turn/end envelope the damage sits inside the committed log:
-// CORRUPT_LOG naming the path and the line number (none) or the byte
-// offset of the damaged frame (zstd). Otherwise everything from
-// committedEnd on is a torn tail: a batch whose write a crash interrupted,
-// never acknowledged. A damaged header unit is CORRUPT_LOG. The header is
+// then examined to tell damage inside the committed log (CORRUPT_LOG,
+// nothing cut) from a torn tail:
+//   - zstd: every acknowledged batch is one checksummed frame, so a decode
+//     attempt at every later frame magic 28 B5 2F FD that finds one intact
+//     frame (checksum holds, complete lines of valid envelopes) proves the
+//     damage committed: CORRUPT_LOG naming the byte offset of the damaged
+//     frame and of that intact frame.
+//   - none: a power loss during a multi-line write can leave intact lines
+//     after a damaged page, so only a later line that is a valid turn/end
+//     proves it: CORRUPT_LOG naming both line numbers. A damaged line that
+//     ends in CRLF is a converted file, CORRUPT_LOG naming CRLF (a header
+//     line ending in CRLF makes the header unit bad).
+//
+// Otherwise everything from committedEnd on is a torn tail: a batch whose
+// write a crash interrupted, never acknowledged. A damaged header unit is
+// CORRUPT_LOG. ReadDamaged (salvage) returns the events before committed
+// damage and the bytes from it on instead of refusing. The header is
 // decoded first of all, so the format gate (FORMAT_TOO_NEW …) and the
 // identity check (IDENTITY_MISMATCH) come before any event is decoded.
 //
@@ -116,7 +126,7 @@
 //     the block headers before decoding, which bounds the memory a damaged
 //     file can make the decoder take. An incomplete unit is examined like a
 //     bad one (nothing follows it in a genuinely torn log, and damaged
-//     length fields must not hide a later turn/end).
+//     length fields must not hide a later intact frame).
 //   - Torn artifacts are named after the backend's clock; when the name
 //     exists the milliseconds are incremented until a free name is found.
 //     Torn.Artifact is the artifact's absolute path.

@@ -107,8 +107,13 @@
 // Open scans the session's rows in seq order, rows as the units of §13.4.
 // Rows with seq ≥ next_seq are torn. Below next_seq the first missing row
 // (a seq gap) or row that does not decode starts a torn tail, unless a
-// later row decodes to a turn/end: then it is CORRUPT_LOG naming the seq
-// and the reason, and nothing is changed. A read open reports the tail
+// later row below next_seq decodes (every row is checked on its own, so
+// one intact row after the damage proves it committed): then it is
+// CORRUPT_LOG naming the seq, the reason and the intact row, and nothing
+// is changed; ReadDamaged (salvage) returns the rows before it and the
+// rows from it on instead. Stat and List compare the count and seq range
+// of a session's rows with next_seq and report a mismatch as an error,
+// never next_seq as the count. A read open reports the tail
 // (Torn.Bytes, FromSeq) and reads the prefix; a write open writes the torn
 // rows as canonical JSON lines to <path>.torn/… (O_EXCL, fsync, directory
 // fsync), then deletes them and sets next_seq in one BEGIN IMMEDIATE
