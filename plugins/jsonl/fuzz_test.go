@@ -52,6 +52,7 @@ const fuzzMaxContent = 1 << 20
 
 func checkScan(t *testing.T, data []byte, zst bool) {
 	c := checker{dec: fuzzCodec.dec, maxContent: fuzzMaxContent}
+	checkDamage(t, &c, data, zst)
 	_, ix, err := c.scanLog(data, zst, "", "fuzz")
 	if err != nil {
 		switch sdk.CodeOf(err) {
@@ -104,6 +105,43 @@ func checkScan(t *testing.T, data []byte, zst bool) {
 	_, after, err := c.scanLog(grown, zst, "", "fuzz")
 	if err != nil || after.next != ix.next+2 || after.end != int64(len(grown)) {
 		t.Fatalf("after the cut and a batch: %+v, %v; want next %d, end %d", after, err, ix.next+2, len(grown))
+	}
+}
+
+// checkDamage checks what salvage relies on: committed damage starts at
+// the end of the valid prefix, which rescans clean; for zstd the frame it
+// names as intact is; and scanLog refuses exactly the logs scanDamaged
+// finds damaged.
+func checkDamage(t *testing.T, c *checker, data []byte, zst bool) {
+	_, ix, d, err := c.scanDamaged(data, zst, "", "fuzz")
+	_, _, logErr := c.scanLog(data, zst, "", "fuzz")
+	if err != nil || d == nil {
+		if (err == nil) != (logErr == nil) {
+			t.Fatalf("scanDamaged says %v, scanLog %v", err, logErr)
+		}
+		return
+	}
+	if sdk.CodeOf(logErr) != sdk.CodeCorruptLog {
+		t.Fatalf("scanDamaged found damage at %d; scanLog says %v", d.off, logErr)
+	}
+	if d.off != ix.end || d.off >= int64(len(data)) {
+		t.Fatalf("damage at %d; the valid prefix ends at %d of %d bytes", d.off, ix.end, len(data))
+	}
+	_, clean, cd, err := c.scanDamaged(data[:ix.end], zst, "", "fuzz")
+	if err != nil || cd != nil || clean.end != ix.end || clean.next != ix.next {
+		t.Fatalf("the valid prefix before the damage rescans as %+v, %+v, %v", clean, cd, err)
+	}
+	if zst {
+		if d.later <= d.off || d.intact <= 0 {
+			t.Fatalf("damage %+v names no intact frame after it", d)
+		}
+		n, bound, st, _ := frameBounds(data[d.later:])
+		if st != unitGood {
+			t.Fatalf("no frame at the intact offset %d", d.later)
+		}
+		if _, ok := c.intactFrame(data[d.later:d.later+int64(n)], bound); !ok {
+			t.Fatalf("the frame at %d is not intact", d.later)
+		}
 	}
 }
 
