@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	_ "modernc.org/sqlite"
+
+	"github.com/seed-e5e476df/logbook/sdk"
 )
 
 // TestReadCommandsWarnAboutATornTail is the regression test of read
@@ -83,5 +86,36 @@ func TestSQLiteSessionsOfRowsPastNextSeq(t *testing.T) {
 	r = ok(t, data, "", "events", "s", "--config", cfg)
 	if len(r.lines()) != 5 || !strings.Contains(r.stderr, "torn tail of ") || !strings.Contains(r.stderr, "from seq 5") {
 		t.Fatalf("events printed %d lines, stderr %q; want 5 and a warning about the torn rows from seq 5", len(r.lines()), r.stderr)
+	}
+}
+
+// TestResumeOfDamageBeforeIntactDataCutsNothing is the regression test of
+// `resume` cutting committed events as a torn tail: with one byte flipped
+// (or a row's data broken) inside the committed log and intact data after
+// it, resume and append refuse with CORRUPT_LOG and the stored log stays
+// byte for byte (row for row) what it was; sessions lists a damaged file
+// log with the error.
+func TestResumeOfDamageBeforeIntactDataCutsNothing(t *testing.T) {
+	for _, c := range salvageCases() {
+		t.Run(c.name, func(t *testing.T) {
+			data := t.TempDir()
+			cfg := writeConfig(t, t.TempDir(), "logbook.hcl", c.config)
+			ok(t, data, input(salvageCrash), "append", "s", "--config", cfg)
+			ok(t, data, input(salvageTurn), "append", "s", "--config", cfg)
+			c.damage(t, data)
+			before := c.source(t, data)
+			fail(t, data, "", sdk.CodeCorruptLog, "resume", "s", "--config", cfg)
+			fail(t, data, input(salvageTurn), sdk.CodeCorruptLog, "append", "s", "--config", cfg)
+			if after := c.source(t, data); !reflect.DeepEqual(after, before) {
+				t.Fatal("a refused write open changed the stored log")
+			}
+			if c.file == "" {
+				return // SQLite's List checks the rows' count and range, not their data
+			}
+			r := ok(t, data, "", "sessions", "--json", "--config", cfg)
+			if !strings.Contains(r.stdout, `{"id":"s","error":`) || !strings.Contains(r.stdout, "CORRUPT_LOG") {
+				t.Fatalf("sessions --json: %s", r.stdout)
+			}
+		})
 	}
 }
