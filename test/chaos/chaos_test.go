@@ -92,7 +92,7 @@ func runBackend(t *testing.T, b backend, seed uint64, tb *table) {
 		if err := h.pause(); err != nil {
 			t.Fatalf("fault %d (%s): %v", i+1, f.name, err)
 		}
-		c.check(f.name, h.verify(ctx))
+		c.check(f.name, h.verify(ctx, false))
 		h.resume()
 		t.Logf("fault %d/%d %s: done in %s", i+1, *flagFaults, f.name, time.Since(start).Round(time.Millisecond))
 	}
@@ -112,7 +112,7 @@ func runBackend(t *testing.T, b backend, seed uint64, tb *table) {
 	if err := srv.Wait(exitTimeout); err != nil {
 		c.problem(fmt.Sprintf("serve after SIGTERM: %v\n%s", err, tail(srv.Log(), 4000)))
 	}
-	final := h.verify(context.Background())
+	final := h.verify(context.Background(), true)
 	final.problems = append(final.problems, h.verifyListing(context.Background())...)
 	c.check(shutdown, final)
 	t.Logf("%s: writers' error codes: %s", b.name, h.codeSummary())

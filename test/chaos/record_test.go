@@ -17,6 +17,32 @@ type record struct {
 	sent  map[string]bool
 	acked map[string]int64
 	next  int64 // one past the highest acknowledged seq
+
+	// retired: no client appends to the session any more; settled: the
+	// verifier read it after that, so only the final check reads it again.
+	retired, settled bool
+}
+
+// retire notes that no client appends to the session any more.
+func (r *record) retire() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.retired = true
+}
+
+// settle notes a verification: a session retired before it is settled,
+// and later verifications but the final one leave it out.
+func (r *record) settle() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.settled = r.retired
+}
+
+// isSettled reports whether a verification read the retired session.
+func (r *record) isSettled() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.settled
 }
 
 func newRecord(id string) *record {

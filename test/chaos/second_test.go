@@ -144,6 +144,7 @@ func (h *harness) appendOne(ctx context.Context, c *client.Client, rec *record, 
 	if err != nil {
 		h.problem(err)
 	}
+	rec.retire() // nothing appends to it again
 }
 
 // isCode reports whether err carries code.

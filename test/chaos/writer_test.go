@@ -82,6 +82,7 @@ func (w *writer) rotate(ctx context.Context) {
 	if err := w.h.client().Release(rctx, w.rec.id); err != nil {
 		w.h.noteError(w.rec.id, err)
 	}
+	w.rec.retire()
 	next := newRecord(fmt.Sprintf("%sr%d", w.name, len(w.all)))
 	w.mu.Lock()
 	w.rec, w.all = next, append(w.all, next)
