@@ -139,7 +139,7 @@ func (w *writer) nextBatch() ([]event, chan struct{}) {
 // closers after a crash) the writer finds out which of its events the log
 // holds before it sends the rest again.
 func (w *writer) appendDurably(ctx context.Context, batch []event, started chan struct{}) {
-	pending, flushFailed := batch, 0
+	pending := batch
 	for len(pending) > 0 && ctx.Err() == nil {
 		c := w.h.client()
 		if started != nil {
@@ -157,20 +157,10 @@ func (w *writer) appendDurably(ctx context.Context, batch []event, started chan 
 			return
 		}
 		w.failed(ctx, c, err)
-		switch _, _, conflict := client.SeqConflictOf(err); {
-		case conflict:
+		if _, _, conflict := client.SeqConflictOf(err); conflict {
 			pending = w.resolve(ctx, pending)
 			if len(pending) == 0 {
 				w.successes.Add(1)
-			}
-		case sdk.CodeOf(err) == sdk.CodeFlushFailed:
-			// A session fenced by a final persistence failure only says
-			// FLUSH_FAILED to a flush: after a few, release it, so that
-			// the next append resumes it from what is stored.
-			if flushFailed++; flushFailed%2 == 0 {
-				rctx, cancel := context.WithTimeout(ctx, callTimeout)
-				_ = c.Release(rctx, w.rec.id)
-				cancel()
 			}
 		}
 	}
@@ -207,7 +197,7 @@ func (w *writer) failed(ctx context.Context, c *client.Client, err error) {
 	rctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	switch {
-	case errors.Is(err, sdk.ErrSessionFenced):
+	case client.Fenced(err):
 		_ = c.Release(rctx, w.rec.id)
 	case errors.Is(err, sdk.ErrSessionNotFound):
 		_, _ = c.Create(rctx, client.CreateOptions{ID: w.rec.id})
