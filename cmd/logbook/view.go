@@ -102,22 +102,19 @@ func boundaryError(id string, seq, n int64) error {
 // storedView restores session id from the primary, read-only: the whole
 // stored log when at is nil, else the prefix [0, *at] — the session as it
 // was right after event *at (store.View). Nothing is added (no closers, no
-// marker) and nothing is written. The view does not say whether the stored
-// log ends in a torn tail, so a read-only open of the primary asks first,
-// and read command name warns about one (warnTorn); an error is the
-// view's.
+// marker) and nothing is written; read command name warns when the stored
+// log ends in a torn tail the view left out (warnTorn).
 func (a *app) storedView(ctx context.Context, name, id string, at *sdk.Seq) (*session.Session, error) {
 	e, err := a.engine(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if p, err := a.primary(ctx); err == nil {
-		if l, err := openStored(ctx, p, id); err == nil { // else View says why
-			l.close()
-			a.warnTorn(name, id, l.o.Torn)
-		}
+	v, torn, err := e.Store.View(ctx, id, at)
+	if err != nil {
+		return nil, err
 	}
-	return e.Store.View(ctx, id, at)
+	a.warnTorn(name, id, torn)
+	return v, nil
 }
 
 // warnTorn tells, on stderr, that read command name shows session id

@@ -315,7 +315,7 @@ func (v *service) Messages(ctx context.Context, req *connect.Request[logbookv1.S
 	sess, ok := v.s.st.Get(id)
 	if !ok || at != nil {
 		var err error
-		if sess, err = v.s.st.View(ctx, id, at); err != nil {
+		if sess, _, err = v.s.st.View(ctx, id, at); err != nil {
 			return nil, toConnect(err, nil)
 		}
 	}

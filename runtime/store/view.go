@@ -14,44 +14,53 @@ import (
 // this store is viewed from its in-memory log, any other from the primary,
 // read-only beside a writer; nothing is written. The view restores with the
 // store's plugin types and projections, like Open. at past the last event is
-// INVALID_BOUNDARY.
-func (st *Store) View(ctx context.Context, id string, at *sdk.Seq) (*session.Session, error) {
+// INVALID_BOUNDARY. The Torn it returns is the torn tail the stored log ends
+// in — what a write open would cut, left out of the view — and zero for a
+// live session.
+func (st *Store) View(ctx context.Context, id string, at *sdk.Seq) (*session.Session, sdk.Torn, error) {
 	ro := session.RestoreOptions{Source: session.FromStorage, ReadOnly: true, Prefix: at != nil}
 	if s, ok := st.Get(id); ok {
 		events := s.Events().Slice()
 		n, err := viewLength(id, int64(len(events)), at)
 		if err != nil {
-			return nil, err
+			return nil, sdk.Torn{}, err
 		}
-		return session.RestoreEvents(ctx, st.sessionOptions(s.Header(), nil), ro, events[:n])
+		v, err := session.RestoreEvents(ctx, st.sessionOptions(s.Header(), nil), ro, events[:n])
+		return v, sdk.Torn{}, err
 	}
 	if err := sdk.ValidateSessionID(id); err != nil {
-		return nil, err
+		return nil, sdk.Torn{}, err
 	}
 	p, ok := st.primary()
 	if !ok {
-		return nil, &sdk.Error{Code: sdk.CodeSessionNotFound, Op: "view", SessionID: id, Seq: -1, Index: -1, Detail: "no persistence backend is configured"}
+		return nil, sdk.Torn{}, &sdk.Error{Code: sdk.CodeSessionNotFound, Op: "view", SessionID: id, Seq: -1, Index: -1, Detail: "no persistence backend is configured"}
 	}
 	o, err := p.Persistence.Open(ctx, id, sdk.AccessRead)
 	if err != nil {
-		return nil, err
+		return nil, sdk.Torn{}, err
 	}
 	defer st.closeBackends([]*backend{{name: p.Name, p: p.Persistence, handle: o.Handle}})
 	n, err := viewLength(id, int64(o.NextSeq), at)
 	if err != nil {
-		return nil, err
+		return nil, sdk.Torn{}, err
 	}
 	opts := st.sessionOptions(o.Header, nil)
 	r, err := session.NewRestorer(ctx, opts, ro)
 	if err != nil {
-		return nil, err
+		return nil, sdk.Torn{}, err
 	}
+	var v *session.Session
 	if n == 0 {
-		return r.Finish()
+		v, err = r.Finish()
+	} else {
+		v, err = restoreRead(ctx, r, opts.MaxEventBytes, func(fn func([][]byte) error) error {
+			return p.Persistence.Read(ctx, o.Handle, 0, n, fn)
+		})
 	}
-	return restoreRead(ctx, r, opts.MaxEventBytes, func(fn func([][]byte) error) error {
-		return p.Persistence.Read(ctx, o.Handle, 0, n, fn)
-	})
+	if err != nil {
+		return nil, sdk.Torn{}, err
+	}
+	return v, o.Torn, nil
 }
 
 // viewLength is how many events a view of a log of n events holds: all of

@@ -2,8 +2,11 @@ package store
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 
+	"github.com/seed-e5e476df/logbook/plugins/jsonl"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
@@ -21,7 +24,7 @@ func TestView(t *testing.T) {
 	}
 	defer st.Close(ctx)
 	before, _ := p.Stat(ctx, "src")
-	whole, err := st.View(ctx, "src", nil)
+	whole, _, err := st.View(ctx, "src", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +32,7 @@ func TestView(t *testing.T) {
 		t.Fatalf("whole view: %d events, %d pending, read-only %v", whole.Len(), whole.PendingRepair(), whole.ReadOnly())
 	}
 	at := sdk.Seq(2)
-	prefix, err := st.View(ctx, "src", &at)
+	prefix, _, err := st.View(ctx, "src", &at)
 	if err != nil || prefix.Len() != 3 {
 		t.Fatalf("prefix view: %v, %v", prefix, err)
 	}
@@ -37,10 +40,10 @@ func TestView(t *testing.T) {
 		t.Error("a view changed the stored log")
 	}
 	far := sdk.Seq(6)
-	if _, err := st.View(ctx, "src", &far); !errors.Is(err, sdk.ErrInvalidBoundary) {
+	if _, _, err := st.View(ctx, "src", &far); !errors.Is(err, sdk.ErrInvalidBoundary) {
 		t.Errorf("view past the end: %v", err)
 	}
-	if _, err := st.View(ctx, "nope", nil); !errors.Is(err, sdk.ErrSessionNotFound) {
+	if _, _, err := st.View(ctx, "nope", nil); !errors.Is(err, sdk.ErrSessionNotFound) {
 		t.Errorf("view of an unknown session: %v", err)
 	}
 
@@ -53,14 +56,14 @@ func TestView(t *testing.T) {
 		t.Fatal(err)
 	}
 	early := sdk.Seq(1) // before the child's {inherited: true} marker
-	v, err := st.View(ctx, "c", &early)
+	v, _, err := st.View(ctx, "c", &early)
 	if err != nil {
 		t.Fatalf("a fork child's prefix before its marker: %v", err)
 	}
 	if h := v.Header(); h.IsSeeded || h.InheritedEventCount != 0 {
 		t.Errorf("prefix lineage %+v", h)
 	}
-	full, err := st.View(ctx, "c", nil)
+	full, _, err := st.View(ctx, "c", nil)
 	if err != nil {
 		t.Fatalf("a log with a plugin-declared type: %v", err)
 	}
@@ -74,11 +77,51 @@ func TestView(t *testing.T) {
 	}
 	mustAppend(t, live, user("a"), user("b"))
 	first := sdk.Seq(0)
-	lv, err := st.View(ctx, "live", &first)
+	lv, _, err := st.View(ctx, "live", &first)
 	if err != nil || lv.Len() != 1 {
 		t.Fatalf("view of a live session: %v, %v", lv, err)
 	}
 	if msgs, _ := lv.Messages(); msgs.Len() != 1 {
 		t.Errorf("live prefix has %d messages", msgs.Len())
+	}
+}
+
+// View of a stored log that ends in a torn tail shows the events before it
+// and reports the tail a write open would cut, without cutting it.
+func TestViewReportsATornTail(t *testing.T) {
+	dir := t.TempDir()
+	b, err := jsonl.New(jsonl.Config{Root: dir, Compression: "none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := newTestStore(t, nil, Backend{Name: "jsonl", Persistence: b})
+	s, err := st.Create(ctx, CreateOptions{ID: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, s, user("a"), user("b"))
+	if err := st.Release(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "s", "events.v1.jsonl")
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const tail = `{"seq":2,"time":1,"type":"user/mess` // an interrupted write: no newline
+	if _, err := f.WriteString(tail); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	before, _ := os.ReadFile(path)
+	v, torn, err := st.View(ctx, "s", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Len() != 2 || torn.Bytes != int64(len(tail)) || torn.FromSeq != 2 {
+		t.Fatalf("view: %d events, torn %+v; want 2 events and a torn tail of %d bytes from seq 2", v.Len(), torn, len(tail))
+	}
+	if after, _ := os.ReadFile(path); string(after) != string(before) {
+		t.Fatal("a view changed the stored log")
 	}
 }
