@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/durable"
 )
 
 // The file-safety rules of SPEC §14.1. Every refusal is CONFIG_INVALID: the
@@ -119,7 +120,7 @@ func prepareFile(path string) (fileID, error) {
 			err = cerr
 		}
 		if err == nil {
-			err = syncDir(filepath.Dir(path))
+			err = durable.SyncDir(filepath.Dir(path))
 		}
 		if err != nil {
 			return fileID{}, sdk.Wrap(sdk.CodeIOError, op, -1, fmt.Errorf("creating the database %s: %w", strconv.Quote(path), err))
@@ -129,26 +130,15 @@ func prepareFile(path string) (fileID, error) {
 
 // makeParent creates the directory that holds path when it is missing, and
 // every missing ancestor, each with mode 0700 and its parent fsynced, as
-// the JSONL backend makes its root. Whatever exists is left to checkParent.
+// the JSONL backend makes its root. Whatever exists, or cannot be
+// examined, is left to checkParent.
 func makeParent(path string) error {
-	var missing []string
-	for p := filepath.Dir(path); ; p = filepath.Dir(p) {
-		if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) {
-			break
-		}
-		missing = append(missing, p)
-		if filepath.Dir(p) == p {
-			break
-		}
+	dir := filepath.Dir(path)
+	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+		return nil
 	}
-	for i := len(missing) - 1; i >= 0; i-- {
-		dir := missing[i]
-		if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-			return sdk.Wrap(sdk.CodeIOError, op, -1, fmt.Errorf("creating the directory %s of the database: %w", strconv.Quote(dir), err))
-		}
-		if err := syncDir(filepath.Dir(dir)); err != nil {
-			return sdk.Wrap(sdk.CodeIOError, op, -1, fmt.Errorf("syncing the parent of the new directory %s: %w", strconv.Quote(dir), err))
-		}
+	if err := durable.MkdirAll(dir); err != nil {
+		return sdk.Wrap(sdk.CodeIOError, op, -1, fmt.Errorf("creating the directory %s of the database: %w", strconv.Quote(dir), err))
 	}
 	return nil
 }
@@ -175,22 +165,9 @@ func secureDir(dir, what string) error {
 		return unsafeErr("the %s %s has mode %04o; run chmod 700 on it", what, strconv.Quote(dir), fi.Mode().Perm())
 	}
 	if created {
-		if err := syncDir(filepath.Dir(dir)); err != nil {
+		if err := durable.SyncDir(filepath.Dir(dir)); err != nil {
 			return sdk.Wrap(sdk.CodeIOError, op, -1, fmt.Errorf("syncing the parent of the %s %s: %w", what, strconv.Quote(dir), err))
 		}
 	}
 	return nil
-}
-
-// syncDir fsyncs a directory, so that an entry created in it is durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/durable"
 )
 
 // openSession is the storage half of Backend.Open: in one read transaction the
@@ -305,7 +306,7 @@ func writeArtifact(dir, id string, lines [][]byte) (string, error) {
 			err = cerr
 		}
 		if err == nil {
-			err = syncDir(dir)
+			err = durable.SyncDir(dir)
 		}
 		if err != nil {
 			return "", artifactErr(path, err)

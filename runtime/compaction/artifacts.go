@@ -8,8 +8,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/seed-e5e476df/logbook/internal/durable"
 	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/durable"
 )
 
 // RetrievalHint tells the model how to read a saved artifact (SPEC §18).

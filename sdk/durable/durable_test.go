@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/seed-e5e476df/logbook/internal/durable"
+	"github.com/seed-e5e476df/logbook/sdk/durable"
 )
 
 func TestWriteFileCreatesTheFileAndItsDirectories(t *testing.T) {
