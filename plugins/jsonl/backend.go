@@ -446,8 +446,8 @@ func (hd *handle) scanAll(retain int64) (sdk.Header, []byte, error) {
 
 // cutTail keeps the torn bytes in torn-<ms>.bin (fsynced, with its
 // directory entry), then truncates the log to the committed end and
-// fsyncs it (SPEC §13.4). It returns the artifact's path. A failure before
-// the truncate leaves no artifact. hd.mu is held.
+// fsyncs it. It returns the artifact's path. A failure before the
+// truncate leaves no artifact. hd.mu is held.
 func (b *Backend) cutTail(hd *handle, torn []byte) (string, error) {
 	ms := b.now()
 	var art File
@@ -670,7 +670,7 @@ func (ix *index) addBatch(off int64, payload []byte, events [][]byte, zst bool) 
 }
 
 // materialize stores a pending create, whose directory and lock Create
-// made (SPEC §13.5): a temp file created O_EXCL with the header unit and
+// made: a temp file created O_EXCL with the header unit and
 // the first batch, fdatasync, a link to the final name that never
 // overwrites, an fsync of the directory, and the temp name removed. hd.mu
 // is held. On failure nothing is stored, hd stays pending (and keeps its

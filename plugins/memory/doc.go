@@ -24,8 +24,8 @@
 //     SESSION_ALREADY_EXISTS and an Open(write) ALREADY_OWNED. The session
 //     is stored, header and first batch together, at the first Append or
 //     Flush of the create handle. Until then Stat and Open(read) report
-//     SESSION_NOT_FOUND and only this instance's List shows it (SPEC §12.1:
-//     "plus those created in this instance"). Closing the create handle
+//     SESSION_NOT_FOUND and only this instance's List shows it (a List
+//     also names the unstored creates of its own instance). Closing the create handle
 //     first abandons the id: nothing was stored, and any instance can
 //     create it again. Create of a stored id is SESSION_ALREADY_EXISTS.
 //   - Ownership. One write claim per session across all instances of a
