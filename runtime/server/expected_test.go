@@ -250,3 +250,48 @@ func TestFencedSessionSaysSo(t *testing.T) {
 		t.Fatalf("AppendRetry on the fenced session: %v after %d retries", err, n)
 	}
 }
+
+// An append stream whose first message carries an expected_seq outside the
+// offset domain is refused with INVALID_SEQ before the session is reached:
+// a stored session that is not live is not resumed, so its log is left
+// exactly as it was (no lifecycle marker), as Append leaves it.
+func TestAppendStreamInvalidExpectedSeqChangesNothing(t *testing.T) {
+	e := startEngine(t, headless(t.TempDir()))
+	r := serve(t, e, server.Options{})
+	rpc := logbookv1.NewSessionsClient(grpcConn(t, r))
+	ctx := context.Background()
+	if _, err := rpc.Create(ctx, &logbookv1.SessionsCreateRequest{SessionId: "v"}); err != nil {
+		t.Fatal(err)
+	}
+	one := []*logbookv1.AppendInput{pbInput("user/message", string(userData("u0", "a")), true)}
+	if _, err := rpc.Append(ctx, &logbookv1.SessionsAppendRequest{SessionId: "v", Events: one, Flush: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rpc.Release(ctx, &logbookv1.SessionsReleaseRequest{SessionId: "v"}); err != nil {
+		t.Fatal(err)
+	}
+	stored := func() sdk.Offset {
+		v, _, err := e.Store.View(ctx, "v", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v.Len()
+	}
+	before := stored()
+	stream, err := rpc.AppendStream(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = stream.Send(&logbookv1.SessionsAppendRequest{SessionId: "v", Events: one, ExpectedSeq: i64(-1)})
+	_, err = stream.CloseAndRecv()
+	if reason(err) != "INVALID_SEQ" {
+		t.Fatalf("a negative expected_seq on the stream: %v", err)
+	}
+	requireMeta(t, "a negative expected_seq", err, map[string]string{"appended": "0", "firstSeq": ""})
+	if _, ok := e.Store.Get("v"); ok {
+		t.Fatal("the refused stream made the session live")
+	}
+	if n := stored(); n != before {
+		t.Fatalf("the refused stream left %d stored events, want %d", n, before)
+	}
+}

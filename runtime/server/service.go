@@ -164,12 +164,9 @@ func expectedLen(m *logbookv1.SessionsAppendRequest) (*sdk.Offset, error) {
 }
 
 // appendRequest appends the events of one request to sess as one batch:
-// consecutive seqs, checked against the request's expected_seq.
-func appendRequest(ctx context.Context, sess *session.Session, m *logbookv1.SessionsAppendRequest) (session.Batch, error) {
-	want, err := expectedLen(m)
-	if err != nil {
-		return session.Batch{Start: sess.Len()}, err
-	}
+// consecutive seqs, checked against want, the request's expected_seq
+// (expectedLen), which the caller reads before it resumes the session.
+func appendRequest(ctx context.Context, sess *session.Session, m *logbookv1.SessionsAppendRequest, want *sdk.Offset) (session.Batch, error) {
 	ins := make([]session.AppendInput, len(m.GetEvents()))
 	for i, in := range m.GetEvents() {
 		ins[i] = appendInput(in)
@@ -190,14 +187,15 @@ func flushReply(r store.FlushResult) *logbookv1.SessionsFlushReply {
 // flushes when asked.
 func (v *service) Append(ctx context.Context, req *connect.Request[logbookv1.SessionsAppendRequest]) (*connect.Response[logbookv1.SessionsAppendReply], error) {
 	m := req.Msg
-	if _, err := expectedLen(m); err != nil {
+	want, err := expectedLen(m)
+	if err != nil {
 		return nil, appendError(err, nil, 0, -1)
 	}
 	o, err := v.s.acquire(ctx, m.GetSessionId())
 	if err != nil {
 		return nil, appendError(err, nil, 0, -1)
 	}
-	b, err := appendRequest(ctx, o.sess, m)
+	b, err := appendRequest(ctx, o.sess, m, want)
 	n := int64(len(b.Events))
 	if err != nil {
 		if m.GetFlush() && n > 0 {
@@ -243,6 +241,10 @@ func (v *service) AppendStream(ctx context.Context, stream *connect.ClientStream
 	}
 	for stream.Receive() {
 		m := stream.Msg()
+		want, err := expectedLen(m) // before the first message resumes the session
+		if err != nil {
+			return fail(err)
+		}
 		switch id := m.GetSessionId(); {
 		case sess == nil:
 			o, err := v.s.acquire(ctx, id)
@@ -253,7 +255,7 @@ func (v *service) AppendStream(ctx context.Context, stream *connect.ClientStream
 		case id != "" && id != sess.ID():
 			return fail(sdk.Errorf(sdk.CodeUsage, "append", "an append stream carries one session: %q, then %q", sess.ID(), id))
 		}
-		b, err := appendRequest(ctx, sess, m)
+		b, err := appendRequest(ctx, sess, m, want)
 		if firstSeq < 0 || (appended == 0 && len(b.Events) > 0) {
 			firstSeq = int64(b.Start)
 		}
