@@ -238,7 +238,7 @@ func (r *retrier) flush() (*FlushResult, error) {
 // append: the same type, surfaceOp, sourceEventSeqs and ignorable, and
 // value-equal data.
 func sameEvent(envelope json.RawMessage, in Input) bool {
-	env, err := jsonv.Parse(envelope, jsonv.Options{})
+	env, err := jsonv.Parse(envelope, jsonv.Options{Enclosing: 1}) // data sits inside the envelope
 	if err != nil {
 		return false
 	}

@@ -3,6 +3,7 @@ package client_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"connectrpc.com/connect"
@@ -133,5 +134,25 @@ func TestAppendRetryGivesUpOnAWrongToken(t *testing.T) {
 	_, err := bad.AppendRetry(context.Background(), "x", 0, []client.Input{user(0)}, client.RetryOptions{OnRetry: func(error) { attempts++ }})
 	if connect.CodeOf(err) != connect.CodeUnauthenticated || attempts != 0 {
 		t.Fatalf("a wrong token: %v after %d retries", err, attempts)
+	}
+}
+
+// AppendRetry knows its own event in the log also when the event's data
+// nests as deep as allowed (512 levels of its own, inside the envelope):
+// the retry after a lost reply returns the stored event, not SEQ_CONFLICT.
+func TestAppendRetryFindsItsEventAtTheDepthLimit(t *testing.T) {
+	c := serve(t, headless(t), "")
+	ctx := context.Background()
+	if _, err := c.Create(ctx, client.CreateOptions{ID: "d"}); err != nil {
+		t.Fatal(err)
+	}
+	deep := client.Input{Type: "x-test/deep", Data: []byte(strings.Repeat("[", 512) + "1" + strings.Repeat("]", 512)), Ignorable: true}
+	first, err := c.Append(ctx, "d", []client.Input{deep}, client.AppendOptions{ExpectedSeq: offset(0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := c.AppendRetry(ctx, "d", 0, []client.Input{deep}, client.RetryOptions{})
+	if err != nil || len(again.Envelopes) != 1 || string(again.Envelopes[0]) != string(first.Envelopes[0]) {
+		t.Fatalf("the retry of a stored event 512 deep: %+v, %v", again, err)
 	}
 }
