@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -15,7 +14,8 @@ import (
 func init() { commands = append(commands, newSalvageCmd) }
 
 // newSalvageCmd is `logbook salvage ID [--as NEW]`: the store's Salvage,
-// then a release, so the child is durable when its id is printed.
+// then the engine's close (the command's last flush, see app.close), so
+// the child is durable when its id is printed.
 func newSalvageCmd(a *app) *cobra.Command {
 	var child string
 	cmd := &cobra.Command{
@@ -37,7 +37,7 @@ func newSalvageCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := e.Store.Release(context.WithoutCancel(ctx), s); err != nil {
+			if err := a.close(); err != nil {
 				return err
 			}
 			// Offset and size are bytes of a file backend, seq and rows of a row backend.
