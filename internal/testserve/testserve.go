@@ -137,7 +137,7 @@ func WaitGone(pids []int, timeout time.Duration) error {
 	for _, pid := range pids {
 		for Alive(pid) {
 			if time.Now().After(deadline) {
-				return fmt.Errorf("process %d still runs after %s", pid, timeout)
+				return fmt.Errorf("process %d still runs after %s: %s", pid, timeout, Describe(pid))
 			}
 			time.Sleep(2 * time.Millisecond)
 		}
@@ -160,10 +160,32 @@ func Children(pid int) []int {
 	return out
 }
 
-// Alive reports whether pid runs (a zombie does not).
+// Alive reports whether any thread of process pid still runs. A process
+// whose main thread has exited shows as a zombie while its other threads
+// are still on their way out, and those threads hold its open files, and
+// so its file locks; only a zombie with no thread left but the main one is
+// gone.
 func Alive(pid int) bool {
-	fields := statFields("/proc/" + strconv.Itoa(pid) + "/stat")
-	return len(fields) > 0 && fields[0] != "Z"
+	state, threads := status(pid)
+	return state != "" && (state != "Z" || threads > 1)
+}
+
+// status returns the state letter and the thread count of process pid from
+// /proc/<pid>/status; "" when it cannot be read.
+func status(pid int) (state string, threads int) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return "", 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "State:"); ok {
+			state, _, _ = strings.Cut(strings.TrimSpace(v), " ")
+		}
+		if v, ok := strings.CutPrefix(line, "Threads:"); ok {
+			threads, _ = strconv.Atoi(strings.TrimSpace(v))
+		}
+	}
+	return state, threads
 }
 
 // statFields returns the fields of a /proc/<pid>/stat file after the

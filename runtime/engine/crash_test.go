@@ -16,6 +16,7 @@ import (
 
 	"github.com/seed-e5e476df/logbook/config"
 	"github.com/seed-e5e476df/logbook/internal/corpus"
+	"github.com/seed-e5e476df/logbook/internal/testserve"
 	"github.com/seed-e5e476df/logbook/runtime/session"
 	"github.com/seed-e5e476df/logbook/runtime/store"
 )
@@ -58,9 +59,6 @@ func writerProcess() {
 	if err != nil {
 		fmt.Println("error", err)
 		os.Exit(1)
-	}
-	for _, p := range e.Plugins {
-		fmt.Println("plugin", p.Pid())
 	}
 	s, _, err := e.Store.Open(ctx, id)
 	if err != nil {
@@ -117,7 +115,7 @@ func TestCrashWriterKilledRepeatedly(t *testing.T) {
 				s, rep, err := e.Store.Open(ctx, id)
 				if err != nil {
 					e.Close(ctx)
-					t.Fatalf("run %d: open after kill: %v", run, err)
+					t.Fatalf("run %d: open after kill: %v\nlocks held: %q", run, err, testserve.LockHolders(dir))
 				}
 				if int64(s.Len()) < flushed {
 					e.Close(ctx)
@@ -168,7 +166,6 @@ func runWriterUntilKilled(t *testing.T, backend, dir, id string, d time.Duration
 		close(lines)
 	}()
 	var flushed int64
-	var plugins []int
 	var killAt <-chan time.Time
 	deadline := time.After(60 * time.Second)
 	for killAt == nil || flushed == 0 {
@@ -177,13 +174,10 @@ func runWriterUntilKilled(t *testing.T, backend, dir, id string, d time.Duration
 			if !ok {
 				t.Fatal("writer exited before it was killed")
 			}
-			if pid, err := strconv.Atoi(strings.TrimPrefix(line, "plugin ")); err == nil {
-				plugins = append(plugins, pid)
-			}
 			if strings.HasPrefix(line, "error") {
 				_ = cmd.Process.Kill()
 				_ = cmd.Wait()
-				t.Fatalf("writer: %s", line)
+				t.Fatalf("writer: %s\nlocks held: %q", line, testserve.LockHolders(dir))
 			}
 			if n, err := strconv.ParseInt(strings.TrimPrefix(line, "flushed "), 10, 64); err == nil {
 				flushed = n
@@ -209,18 +203,9 @@ func runWriterUntilKilled(t *testing.T, backend, dir, id string, d time.Duration
 		}
 		break
 	}
-	began := time.Now()
-	_ = cmd.Process.Signal(syscall.SIGKILL)
-	_ = cmd.Wait()
-	// The kernel kills the writer's plugins (parent-death signal); wait until
-	// they are gone, so their locks are released before the next open.
-	for _, pid := range plugins {
-		for alive(pid) {
-			if time.Since(began) > 10*time.Second {
-				t.Fatalf("plugin %d outlived its killed writer by 10 s", pid)
-			}
-			time.Sleep(2 * time.Millisecond)
-		}
+	kill9(t, cmd)
+	if held := testserve.LockHolders(dir); held != nil {
+		t.Fatalf("the killed writer and its plugins are gone, yet locks are held: %q", held)
 	}
 	for line := range lines { // what it printed before dying counts too
 		if n, err := strconv.ParseInt(strings.TrimPrefix(line, "flushed "), 10, 64); err == nil {
@@ -230,12 +215,16 @@ func runWriterUntilKilled(t *testing.T, backend, dir, id string, d time.Duration
 	return flushed
 }
 
-// alive reports whether pid runs and is not a zombie.
-func alive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
+// kill9 kills the host process cmd runs with SIGKILL, reaps it and waits
+// until its plugins, which the kernel kills with it (parent-death signal),
+// are gone, so that their locks are released. The plugins are the host's
+// children when it is killed, whichever the host started or restarted.
+func kill9(t *testing.T, cmd *exec.Cmd) {
+	t.Helper()
+	plugins := testserve.Children(cmd.Process.Pid)
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	_ = cmd.Wait()
+	if err := testserve.WaitGone(plugins, 10*time.Second); err != nil {
+		t.Fatalf("a plugin outlived its killed host: %v", err)
 	}
-	fields := strings.Fields(string(b))
-	return len(fields) > 2 && fields[2] != "Z"
 }

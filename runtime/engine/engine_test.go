@@ -4,12 +4,11 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/seed-e5e476df/logbook/config"
 	"github.com/seed-e5e476df/logbook/internal/testbin"
+	"github.com/seed-e5e476df/logbook/internal/testserve"
 	"github.com/seed-e5e476df/logbook/runtime/session"
 	"github.com/seed-e5e476df/logbook/runtime/store"
 )
@@ -61,8 +60,8 @@ func TestDefaultConfigEndToEndAndOrderlyShutdown(t *testing.T) {
 		t.Fatal("Close did not release the session")
 	}
 	for _, pid := range pids {
-		if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil && !strings.Contains(string(b), ") Z ") {
-			t.Fatalf("plugin %d still runs after Close", pid)
+		if testserve.Alive(pid) {
+			t.Fatalf("plugin %d still runs after Close: %s", pid, testserve.Describe(pid))
 		}
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/seed-e5e476df/logbook/internal/testserve"
 )
 
 // kill -9 of the host leaves no plugin process behind (parent-death signal).
@@ -32,7 +34,7 @@ func TestHostKillLeavesNoPlugin(t *testing.T) {
 		t.Fatalf("host said %q (%v)", line, err)
 	}
 	pid, _ := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, "pid ")))
-	if pid <= 0 || !alive(pid) {
+	if pid <= 0 || !testserve.Alive(pid) {
 		t.Fatalf("plugin pid %d not running", pid)
 	}
 	if err := host.Process.Signal(syscall.SIGKILL); err != nil {
@@ -40,21 +42,11 @@ func TestHostKillLeavesNoPlugin(t *testing.T) {
 	}
 	_ = host.Wait()
 	deadline := time.Now().Add(10 * time.Second)
-	for alive(pid) {
+	for testserve.Alive(pid) {
 		if time.Now().After(deadline) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 			t.Fatalf("plugin %d survived the host's kill -9", pid)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-// alive reports whether pid runs and is not a zombie.
-func alive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	fields := strings.Fields(string(b))
-	return len(fields) > 2 && fields[2] != "Z"
 }
