@@ -56,7 +56,7 @@ func (b *Backend) SetAppendDelay(d time.Duration) {
 func (b *Backend) DropOwnership(id string) bool {
 	b.st.mu.Lock()
 	defer b.st.mu.Unlock()
-	if hd, ok := b.pending[id]; ok {
+	if hd, ok := b.created(id); ok {
 		hd.lost = true
 		b.abandon(hd)
 		return true

@@ -33,7 +33,6 @@ type Backend struct {
 
 	// Guarded by st.mu.
 	handles map[string]*handle // open handles of this instance
-	pending map[string]*handle // session id → create handle, until materialized
 	faults  faults
 }
 
@@ -43,7 +42,8 @@ type store struct {
 	name     string // random; the first part of every revision
 	sessions map[string]*session
 	// creating holds the write claim of every unmaterialized create of
-	// every instance: session id → its create handle.
+	// every instance: session id → its create handle (an instance's own
+	// are those among its handles, see created).
 	creating map[string]*handle
 	handleN  uint64 // handle names are "h" + handleN, never reused
 }
@@ -88,7 +88,7 @@ func New() *Backend {
 func (b *Backend) Peer() *Backend { return newInstance(b.st) }
 
 func newInstance(st *store) *Backend {
-	return &Backend{st: st, handles: map[string]*handle{}, pending: map[string]*handle{}}
+	return &Backend{st: st, handles: map[string]*handle{}}
 }
 
 // Describe reports the name "memory", format version 1 and no compression.
@@ -126,7 +126,7 @@ func (b *Backend) Create(ctx context.Context, h sdk.Header) (sdk.Opened, error) 
 	if _, ok := b.st.sessions[h.ID]; ok {
 		return sdk.Opened{}, alreadyExists(h.ID, "it is stored")
 	}
-	if _, ok := b.pending[h.ID]; ok {
+	if _, ok := b.created(h.ID); ok {
 		return sdk.Opened{}, alreadyExists(h.ID, "it was created in this instance and is not stored yet")
 	}
 	if _, ok := b.st.creating[h.ID]; ok {
@@ -134,7 +134,6 @@ func (b *Backend) Create(ctx context.Context, h sdk.Header) (sdk.Opened, error) 
 	}
 	hd := b.newHandle(h.ID, true)
 	hd.pending = hdr
-	b.pending[h.ID] = hd
 	b.st.creating[h.ID] = hd
 	return sdk.Opened{Handle: hd.name, Header: h, NextSeq: 0, Revision: ""}, nil
 }
@@ -387,13 +386,15 @@ func (b *Backend) List(ctx context.Context, fn func(sdk.ListEntry) error) error 
 		header  []byte
 	}
 	b.st.mu.Lock()
-	items := make([]item, 0, len(b.st.sessions)+len(b.pending))
+	items := make([]item, 0, len(b.st.sessions)+len(b.st.creating))
 	for id, s := range b.st.sessions {
 		items = append(items, item{id, b.st.revision(s), s.header})
 	}
-	for id, hd := range b.pending {
-		if _, stored := b.st.sessions[id]; !stored {
-			items = append(items, item{id, "", hd.pending})
+	for id := range b.st.creating {
+		if hd, own := b.created(id); own {
+			if _, stored := b.st.sessions[id]; !stored {
+				items = append(items, item{id, "", hd.pending})
+			}
 		}
 	}
 	b.st.mu.Unlock()
@@ -469,15 +470,18 @@ func (b *Backend) materialize(hd *handle) (*session, error) {
 	return s, nil
 }
 
-// abandon drops hd's pending create from this instance and its claim from
-// the store; b.st.mu is held.
+// abandon drops hd's pending create and its claim; b.st.mu is held.
 func (b *Backend) abandon(hd *handle) {
-	if b.pending[hd.id] == hd {
-		delete(b.pending, hd.id)
-	}
 	if b.st.creating[hd.id] == hd {
 		delete(b.st.creating, hd.id)
 	}
+}
+
+// created returns the unmaterialized create of id that this instance
+// holds, if any; b.st.mu is held.
+func (b *Backend) created(id string) (*handle, bool) {
+	hd, ok := b.st.creating[id]
+	return hd, ok && b.handles[hd.name] == hd
 }
 
 // durable is the stored next seq and revision of hd's session; b.st.mu is
