@@ -62,11 +62,11 @@ func (s *Session) AppendBatch(ctx context.Context, ins []AppendInput, o BatchOpt
 }
 
 // SeqConflict is the SEQ_CONFLICT of an append that expected the log of
-// session id to be want events long and found it got long: nothing was
+// session id to be want events long and found got events: nothing was
 // appended. Meta "expected" and "actual" carry both lengths.
 func SeqConflict(id string, want, got sdk.Offset) *sdk.Error {
 	w, g := strconv.FormatInt(int64(want), 10), strconv.FormatInt(int64(got), 10)
 	return &sdk.Error{Code: sdk.CodeSeqConflict, Op: "append", SessionID: id, Seq: -1, Index: -1,
-		Detail: "the append expected a log of " + w + " events but it has " + g + "; nothing was appended",
+		Detail: "the append expected a log length of " + w + " but the log holds " + g + "; nothing was appended",
 		Meta:   map[string]string{"expected": w, "actual": g}}
 }

@@ -249,6 +249,6 @@ func (st *Store) readStored(ctx context.Context, p Backend, id string) (*session
 func StoredLenConflict(id string, want, got sdk.Offset) *sdk.Error {
 	e := session.SeqConflict(id, want, got)
 	e.Op = "open"
-	e.Detail = fmt.Sprintf("the stored log holds %d events, not the %d expected; nothing was written", got, want)
+	e.Detail = fmt.Sprintf("the stored log holds %s, not the %d expected; nothing was written", plural(int64(got), "event"), want)
 	return e
 }
