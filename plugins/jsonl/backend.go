@@ -299,7 +299,7 @@ func (b *Backend) createdElsewhere(id, dir string) error {
 		return nil
 	}
 	defer lock.Close()
-	if err := lock.Lock(); errors.Is(err, syscall.EWOULDBLOCK) {
+	if err := lockNow(lock); errors.Is(err, syscall.EWOULDBLOCK) {
 		return alreadyOwned(id, "another process holds "+path+" and is creating it (it is not stored yet)")
 	}
 	return nil
@@ -335,11 +335,33 @@ func (b *Backend) lockSession(id, dir string) (File, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := lock.Lock(); err != nil {
+	if err := lockNow(lock); err != nil {
 		lock.Close()
 		return nil, err
 	}
 	return lock, nil
+}
+
+// A look at a claim (createdElsewhere) holds the lock for an instant, and
+// so does a claim that then finds the id stored; a claim or a look that
+// meets such an instant tries again, lockTries times in all, lockRetryWait
+// apart, before it reports a holder. A claim that succeeded holds the lock
+// as long as it lives, so it is still held after the last try.
+const (
+	lockTries     = 4
+	lockRetryWait = time.Millisecond
+)
+
+// lockNow takes f's lock (File.Lock), trying again while another open file
+// holds it only for an instant; syscall.EWOULDBLOCK means it is held.
+func lockNow(f File) error {
+	for try := 1; ; try++ {
+		err := f.Lock()
+		if try == lockTries || !errors.Is(err, syscall.EWOULDBLOCK) {
+			return err
+		}
+		time.Sleep(lockRetryWait)
+	}
 }
 
 // release undoes a failed open or materialization: the files hd holds and
