@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -55,7 +56,7 @@ func (s *store) acquire(id string, hd *handle) error {
 		if err != nil {
 			return sdk.Wrap(sdk.CodeIOError, op, -1, fmt.Errorf("opening the lock file %s: %w", strconv.Quote(path), err))
 		}
-		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		if err := flockNow(f); err != nil {
 			f.Close()
 			if errors.Is(err, unix.EWOULDBLOCK) {
 				return fmt.Errorf("%w by another process (flock on %s)", errClaimed, strconv.Quote(path))
@@ -89,13 +90,36 @@ func (s *store) claimedElsewhere(id string) (string, error) {
 		return "", sdk.Wrap(sdk.CodeIOError, op, -1, fmt.Errorf("opening the lock file %s: %w", strconv.Quote(path), err))
 	}
 	defer f.Close() // closing the only descriptor drops a flock taken here
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+	if err := flockNow(f); err != nil {
 		if errors.Is(err, unix.EWOULDBLOCK) {
 			return "another process (flock on " + strconv.Quote(path) + ")", nil
 		}
 		return "", sdk.Wrap(sdk.CodeIOError, op, -1, fmt.Errorf("locking %s: %w", strconv.Quote(path), err))
 	}
 	return "", nil
+}
+
+// A look at a claim (claimedElsewhere) holds the lock file's flock for an
+// instant, and a claim or a look that meets such an instant tries again,
+// flockTries times in all, flockRetryWait apart, before it reports a
+// holder. A claim that succeeded holds its flock as long as it lives, so
+// it is still held after the last try.
+const (
+	flockTries     = 4
+	flockRetryWait = time.Millisecond
+)
+
+// flockNow takes an exclusive flock on f without waiting for a holder,
+// trying again while one holds it only for an instant; unix.EWOULDBLOCK
+// means it is held.
+func flockNow(f *os.File) error {
+	for try := 1; ; try++ {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if try == flockTries || !errors.Is(err, unix.EWOULDBLOCK) {
+			return err
+		}
+		time.Sleep(flockRetryWait)
+	}
 }
 
 // release drops hd's claim on id, if it holds it.

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -179,5 +181,61 @@ func holdWriteLock(t *testing.T, path string) (release func()) {
 	return func() {
 		conn.ExecContext(t.Context(), "ROLLBACK")
 		conn.Close()
+	}
+}
+
+// TestLookAtAClaimIsNoClaim: an Open(write) of an id with no sessions row
+// takes the id's lock for an instant to see whether a create holds it. A
+// Create of the id in another process that meets that instant must not take
+// the look for a holder: while a plugin process keeps looking, this process
+// creates the id every time, and its Open(write) of an id nobody holds is
+// SESSION_NOT_FOUND.
+func TestLookAtAClaimIsNoClaim(t *testing.T) {
+	path := dbPath(t)
+	creator := openBackend(t, sqlite.DefaultConfig(path))
+	looker := subprocess(t, path)
+	for i := range 5 {
+		id := "s" + strconv.Itoa(i)
+		// An abandoned create leaves the id's lock file, so every look
+		// flocks it.
+		o, err := creator.Create(t.Context(), header(id))
+		must(t, err)
+		must(t, creator.Close(t.Context(), o.Handle))
+		var stop atomic.Bool
+		var looks atomic.Int64
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for !stop.Load() {
+				looks.Add(1)
+				if _, err := looker.Open(t.Context(), id, sdk.AccessWrite); sdk.CodeOf(err) != sdk.CodeSessionNotFound && sdk.CodeOf(err) != sdk.CodeAlreadyOwned {
+					t.Errorf("the looker's Open(write) of %s: %v", id, err)
+					return
+				}
+			}
+		}()
+		for j := 0; looks.Load() < 100; j++ { // calls while the looker makes 100 looks
+			select {
+			case <-done:
+				return // the looker failed
+			default:
+			}
+			var err error
+			if j%2 == 0 {
+				var o sdk.Opened
+				if o, err = creator.Create(t.Context(), header(id)); err == nil {
+					must(t, creator.Close(t.Context(), o.Handle))
+				}
+			} else if _, err = creator.Open(t.Context(), id, sdk.AccessWrite); sdk.CodeOf(err) == sdk.CodeSessionNotFound {
+				err = nil
+			}
+			if err != nil {
+				stop.Store(true)
+				<-done
+				t.Fatalf("call %d on %s, which nobody holds, while another process looks at its claim: %v", j, id, err)
+			}
+		}
+		stop.Store(true)
+		<-done
 	}
 }
