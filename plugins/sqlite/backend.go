@@ -238,9 +238,9 @@ func (b *Backend) Create(ctx context.Context, h sdk.Header) (sdk.Opened, error) 
 	if err == nil && b.shut {
 		err = configErr("this sqlite backend was shut down")
 	}
-	if err == nil && b.pending[h.ID] != nil {
-		err = alreadyExists(h.ID, "it was created in this instance and is not stored yet")
-	}
+	// No other create of the id is pending here: a pending create holds
+	// the claim until it is stored or its handle closes, and this one
+	// holds it now.
 	if err != nil {
 		st.release(h.ID, hd)
 		return sdk.Opened{}, err
