@@ -163,7 +163,7 @@ func Decode(b []byte, wantID, artifact string) (sdk.Header, error) {
 	return h, nil
 }
 
-// clip quotes at most the first 96 bytes of b, for a message.
+// clip returns b for a message, cut after 96 bytes (marked "…").
 func clip(b []byte) string {
 	if len(b) > 96 {
 		return string(b[:96]) + "…"
