@@ -346,3 +346,24 @@ func TestSalvageOfALogThatBreaksAnEventRule(t *testing.T) {
 		t.Fatal("the source changed")
 	}
 }
+
+// A create of an id whose stored log is damaged (here SQLite rows that do
+// not match next_seq, which Stat reports as CORRUPT_LOG) is refused as the
+// create of any stored id is: SESSION_ALREADY_EXISTS, without a hint to
+// salvage, and nothing changes.
+func TestCreateOfADamagedStoredSessionAlreadyExists(t *testing.T) {
+	data := t.TempDir()
+	cfg := writeConfig(t, t.TempDir(), "logbook.hcl", `persistence "sqlite" {}`)
+	ok(t, data, input(salvageTurn), "append", "s", "--config", cfg)
+	if _, err := sqliteDB(t, data).Exec(`DELETE FROM events WHERE session_id = 's' AND seq = (SELECT max(seq) FROM events WHERE session_id = 's')`); err != nil {
+		t.Fatal(err)
+	}
+	before := sqliteRows(t, data)
+	r := fail(t, data, "", sdk.CodeSessionAlreadyExists, "create", "s", "--config", cfg)
+	if !strings.Contains(r.lastLine(), `"s"`) || strings.Contains(r.lastLine(), "salvage") {
+		t.Fatalf("the refused create says %q", r.lastLine())
+	}
+	if after := sqliteRows(t, data); !reflect.DeepEqual(after, before) {
+		t.Fatalf("the refused create changed the rows:\n%v\nwas\n%v", after, before)
+	}
+}

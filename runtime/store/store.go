@@ -266,7 +266,8 @@ func (st *Store) Create(ctx context.Context, opts CreateOptions) (*session.Sessi
 	return st.createWith(ctx, h, seed)
 }
 
-// checkFree refuses an id that is live here or stored in the primary.
+// checkFree refuses an id that is live here or stored in the primary,
+// also when its stored log is damaged (a Stat that answers CORRUPT_LOG).
 func (st *Store) checkFree(ctx context.Context, id string) error {
 	st.mu.Lock()
 	_, isLive := st.live[id]
@@ -279,6 +280,9 @@ func (st *Store) checkFree(ctx context.Context, id string) error {
 		switch {
 		case err == nil:
 			return sdk.Errorf(sdk.CodeSessionAlreadyExists, "create", "session %q is stored in %s", id, p.Name)
+		case errors.Is(err, sdk.ErrCorruptLog):
+			return &sdk.Error{Code: sdk.CodeSessionAlreadyExists, Op: "create", SessionID: id, Seq: -1, Index: -1,
+				Detail: "session " + strconv.Quote(id) + " is stored in " + p.Name + ", with a damaged log", Err: err}
 		case !errors.Is(err, sdk.ErrSessionNotFound):
 			return err
 		}
