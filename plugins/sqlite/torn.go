@@ -343,6 +343,25 @@ func (s *store) checkRows(ctx context.Context, id string, nextSeq int64, rs rowS
 	if len(sc.lines) == 0 {
 		return nil // repaired since the caller's snapshot
 	}
-	return corruptAt(id, sc.end, "the events rows of session %s in %s (%d rows, seqs %d … %d) do not match its next_seq %d: it ends in a torn tail from seq %d (%d rows stored from there), which reads leave out and the next write open (logbook resume or append) cuts and keeps in %s",
-		strconv.Quote(id), strconv.Quote(s.path), rs.count, rs.lo, rs.hi, nextSeq, sc.end, sc.rows, strconv.Quote(s.path+".torn"))
+	return corruptAt(id, sc.end, "the events rows of session %s in %s (%s) do not match its next_seq %d: it ends in a torn tail from seq %d (%s stored from there), which reads leave out and the next write open (logbook resume or append) cuts and keeps in %s",
+		strconv.Quote(id), strconv.Quote(s.path), rs, nextSeq, sc.end, rowCount(sc.rows), strconv.Quote(s.path+".torn"))
+}
+
+// String describes the rows: "no rows", "1 row, seq 4", "3 rows, seqs 0 … 3".
+func (rs rowStats) String() string {
+	switch rs.count {
+	case 0:
+		return "no rows"
+	case 1:
+		return "1 row, seq " + strconv.FormatInt(rs.lo, 10)
+	}
+	return rowCount(rs.count) + ", seqs " + strconv.FormatInt(rs.lo, 10) + " … " + strconv.FormatInt(rs.hi, 10)
+}
+
+// rowCount is "1 row" or "n rows".
+func rowCount(n int64) string {
+	if n == 1 {
+		return "1 row"
+	}
+	return strconv.FormatInt(n, 10) + " rows"
 }
