@@ -125,8 +125,8 @@ func (a *app) warnTorn(name, id string, t sdk.Torn) {
 	if t.Bytes == 0 {
 		return
 	}
-	fmt.Fprintf(a.stderr, "logbook %s: warning: session %q ends in a torn tail of %s from seq %d (left by an interrupted write); shown are the %d events before it, and the next write open (resume, append) cuts the tail and keeps it in a file\n",
-		name, id, plural(t.Bytes, "byte"), t.FromSeq, t.FromSeq)
+	fmt.Fprintf(a.stderr, "logbook %s: warning: session %q ends in a torn tail of %s from seq %d (left by an interrupted write); what is shown holds the %s before it, and the next write open (resume, append) cuts the tail and keeps it in a file\n",
+		name, id, plural(t.Bytes, "byte"), t.FromSeq, plural(int64(t.FromSeq), "event"))
 }
 
 // countEvents returns how many valid events session id holds on p, and the
