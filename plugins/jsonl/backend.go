@@ -20,6 +20,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/flockclaim"
 	"github.com/seed-e5e476df/logbook/sdk/headerjson"
 )
 
@@ -208,6 +209,11 @@ func (b *Backend) claimNew(hd *handle, cfg Config) error {
 	if err := b.checkSessionDir(hd.id, hd.dir); err != nil && !errors.Is(err, sdk.ErrSessionNotFound) {
 		return err
 	}
+	// A log stored already answers without the lock: taking it, even for
+	// a moment, would refuse a write open of that session elsewhere.
+	if _, _, err := b.findLog(hd.id, hd.dir, cfg); err == nil || errors.Is(err, sdk.ErrCompressionMismatch) || errors.Is(err, sdk.ErrCorruptLog) {
+		return alreadyExists(hd.id, "it is stored in "+hd.dir)
+	}
 	if err := b.mkdirs(cfg.Root, hd.dir); err != nil {
 		return ioError(hd.id, "creating "+hd.dir, err)
 	}
@@ -299,7 +305,8 @@ func (b *Backend) createdElsewhere(id, dir string) error {
 		return nil
 	}
 	defer lock.Close()
-	if err := lockNow(lock); errors.Is(err, syscall.EWOULDBLOCK) {
+	// Shared: a look must not pass for a claim (flockclaim).
+	if err := flockclaim.Take(lock.LockShared, nil); errors.Is(err, syscall.EWOULDBLOCK) {
 		return alreadyOwned(id, "another process holds "+path+" and is creating it (it is not stored yet)")
 	}
 	return nil
@@ -329,39 +336,29 @@ func (b *Backend) claim(hd *handle) error {
 	return nil
 }
 
-// lockSession opens session.lock in dir (creating it) and flocks it.
+// lockSession opens session.lock in dir (creating it) and flocks it
+// exclusively. It fails with EWOULDBLOCK only when another open file holds
+// it exclusively beyond an instant, never for a write open's shared look
+// at whether a create is pending (flockclaim).
 func (b *Backend) lockSession(id, dir string) (File, error) {
-	lock, err := b.fs.OpenFile(filepath.Join(dir, lockName), os.O_RDWR|os.O_CREATE, filePerm)
+	path := filepath.Join(dir, lockName)
+	lock, err := b.fs.OpenFile(path, os.O_RDWR|os.O_CREATE, filePerm)
 	if err != nil {
 		return nil, err
 	}
-	if err := lockNow(lock); err != nil {
+	onlyShared := func() bool {
+		f, err := b.fs.OpenFile(path, os.O_RDWR, 0)
+		if err != nil {
+			return false
+		}
+		defer f.Close()
+		return f.LockShared() == nil
+	}
+	if err := flockclaim.Take(lock.Lock, onlyShared); err != nil {
 		lock.Close()
 		return nil, err
 	}
 	return lock, nil
-}
-
-// A look at a claim (createdElsewhere) holds the lock for an instant, and
-// so does a claim that then finds the id stored; a claim or a look that
-// meets such an instant tries again, lockTries times in all, lockRetryWait
-// apart, before it reports a holder. A claim that succeeded holds the lock
-// as long as it lives, so it is still held after the last try.
-const (
-	lockTries     = 4
-	lockRetryWait = time.Millisecond
-)
-
-// lockNow takes f's lock (File.Lock), trying again while another open file
-// holds it only for an instant; syscall.EWOULDBLOCK means it is held.
-func lockNow(f File) error {
-	for try := 1; ; try++ {
-		err := f.Lock()
-		if try == lockTries || !errors.Is(err, syscall.EWOULDBLOCK) {
-			return err
-		}
-		time.Sleep(lockRetryWait)
-	}
 }
 
 // release undoes a failed open or materialization: the files hd holds and

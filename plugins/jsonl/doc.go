@@ -94,7 +94,12 @@
 // the process dies. An in-process claim table refuses a second claim in
 // one Backend before any file is touched. A lock held elsewhere is
 // ALREADY_OWNED at Open(write), also for an id whose create is not stored
-// yet, and SESSION_ALREADY_EXISTS at Create.
+// yet, and SESSION_ALREADY_EXISTS at Create. A look never passes for a
+// claim: a write open of an id with no log asks whether a create holds it
+// with a shared lock dropped at once, which a claim meeting it waits out,
+// and a lock held exclusively for an instant is tried again a few times
+// (sdk/flockclaim); a Create of a stored id answers from the log it finds
+// before it takes the lock.
 //
 // A read handle scans the log at its open and, at each later Read, only
 // the bytes added since; it rescans from 0 only when the file was replaced

@@ -17,8 +17,9 @@ import (
 // mkdir) only once its directory was synced with SyncDir. Crash throws
 // away everything else, as a power cut would.
 //
-// Locks follow flock(2): one holder per file among the open files of the
-// FaultFS, so two backends over one FaultFS compete like two processes.
+// Locks follow flock(2) among the open files of the FaultFS: one exclusive
+// holder per file, or any number of shared ones, so two backends over one
+// FaultFS compete like two processes.
 // Inode numbers are unique and modification times come from a logical
 // clock that ticks on every change, so revisions always differ after a
 // change. Every method is safe for concurrent use.
@@ -89,7 +90,8 @@ type inode struct {
 	data         []byte            // file content now
 	durable      []byte            // file content as of the last Sync
 	mtime, ctime int64
-	lock         *faultFile
+	lock         *faultFile          // the exclusive holder
+	shared       map[*faultFile]bool // the shared holders
 }
 
 // NewFaultFS returns an empty FaultFS holding only the root directory "/".
@@ -139,7 +141,7 @@ func (f *FaultFS) crashLocked() {
 			return
 		}
 		seen[n] = true
-		n.lock = nil
+		n.lock, n.shared = nil, nil
 		if !n.dir {
 			n.data = slices.Clone(n.durable)
 			return
@@ -626,10 +628,30 @@ func (f *faultFile) Lock() error {
 	if r := f.fs.fault(OpLock, f.name); r != nil {
 		return f.fs.fail(r, "flock", f.name)
 	}
+	if (f.n.lock != nil && f.n.lock != f) || len(f.n.shared) > 1 || (len(f.n.shared) == 1 && !f.n.shared[f]) {
+		return &fs.PathError{Op: "flock", Path: f.name, Err: syscall.EWOULDBLOCK}
+	}
+	delete(f.n.shared, f)
+	f.n.lock = f
+	return nil
+}
+
+func (f *faultFile) LockShared() error {
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
+	if err := f.usable("flock"); err != nil {
+		return err
+	}
+	if r := f.fs.fault(OpLock, f.name); r != nil {
+		return f.fs.fail(r, "flock", f.name)
+	}
 	if f.n.lock != nil && f.n.lock != f {
 		return &fs.PathError{Op: "flock", Path: f.name, Err: syscall.EWOULDBLOCK}
 	}
-	f.n.lock = f
+	if f.n.shared == nil {
+		f.n.shared = map[*faultFile]bool{}
+	}
+	f.n.lock, f.n.shared[f] = nil, true
 	return nil
 }
 
@@ -642,6 +664,7 @@ func (f *faultFile) Unlock() error {
 	if f.n.lock == f {
 		f.n.lock = nil
 	}
+	delete(f.n.shared, f)
 	return nil
 }
 
@@ -655,5 +678,6 @@ func (f *faultFile) Close() error {
 	if f.n.lock == f {
 		f.n.lock = nil
 	}
+	delete(f.n.shared, f)
 	return nil
 }

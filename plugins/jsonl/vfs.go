@@ -57,6 +57,12 @@ type File interface {
 	// in this process or another, fails with syscall.EWOULDBLOCK. Close
 	// releases it, and so does the death of the process.
 	Lock() error
+	// LockShared takes a shared advisory lock without waiting
+	// (flock(LOCK_SH|LOCK_NB)): it fails with syscall.EWOULDBLOCK only
+	// while an exclusive lock is held through another open file, and it
+	// makes Lock through other open files fail while it is held. It
+	// replaces an exclusive lock of this open file.
+	LockShared() error
 	// Unlock releases the lock (flock(LOCK_UN)).
 	Unlock() error
 	// Close closes the file.

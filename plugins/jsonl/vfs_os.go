@@ -105,6 +105,14 @@ func (o osFile) Lock() error {
 	return nil
 }
 
+func (o osFile) LockShared() error {
+	err := o.control(func(fd int) error { return unix.Flock(fd, unix.LOCK_SH|unix.LOCK_NB) })
+	if err != nil {
+		return &fs.PathError{Op: "flock", Path: o.f.Name(), Err: err}
+	}
+	return nil
+}
+
 func (o osFile) Unlock() error {
 	err := o.control(func(fd int) error { return unix.Flock(fd, unix.LOCK_UN) })
 	if err != nil {

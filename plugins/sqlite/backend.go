@@ -219,8 +219,13 @@ func (b *Backend) Create(ctx context.Context, h sdk.Header) (sdk.Opened, error) 
 	hd := b.newHandle(st, h.ID, true)
 	hd.pending, hd.header = hdr, h
 	b.mu.Unlock()
-	// The claim comes before the look for a stored row: once it is held,
-	// no other process can store the id, so the answer cannot go stale.
+	// A stored row answers without the claim: taking it, even for a
+	// moment, would refuse a write open of that session elsewhere. Else the
+	// claim comes before the look that counts: once it is held, no other
+	// process can store the id, so the answer cannot go stale.
+	if _, found, err := st.session(ctx, st.stmts.session, h.ID); err == nil && found {
+		return sdk.Opened{}, alreadyExists(h.ID, "it is stored")
+	}
 	if err := st.acquire(h.ID, hd); err != nil {
 		if errors.Is(err, errClaimed) {
 			return sdk.Opened{}, alreadyExists(h.ID, "another handle holds its write claim ("+err.Error()+"): it is stored or being created")

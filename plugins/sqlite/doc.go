@@ -97,7 +97,12 @@
 // session's lock file, taken at Open(write) or by Create before it returns,
 // and held until Close. Held elsewhere: ALREADY_OWNED at Open(write) (also
 // for an id whose create is not stored yet), and SESSION_ALREADY_EXISTS at
-// Create. Before each append the backend
+// Create. A look never passes for a claim: a write open of an id with no
+// row asks whether a create holds it with a shared flock dropped at once,
+// which a claim meeting it waits out, and a flock held exclusively for an
+// instant is tried again a few times (sdk/flockclaim); a Create of a stored
+// id answers from the row it finds before it takes the claim.
+// Before each append the backend
 // checks that it still holds the claim and that the lock file it locked is
 // still the one at that path; otherwise OWNERSHIP_LOST. A session row whose
 // incarnation changed under a write handle is OWNERSHIP_LOST too.

@@ -6,11 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/flockclaim"
 )
 
 // Write ownership (SPEC §14.3, §13.6): an in-process claim table, shared by
@@ -56,7 +56,16 @@ func (s *store) acquire(id string, hd *handle) error {
 		if err != nil {
 			return sdk.Wrap(sdk.CodeIOError, op, -1, fmt.Errorf("opening the lock file %s: %w", strconv.Quote(path), err))
 		}
-		if err := flockNow(f); err != nil {
+		tryExclusive := func() error { return unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) }
+		onlyShared := func() bool { // a claimedElsewhere is not a claim
+			g, err := os.OpenFile(path, os.O_RDWR|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			if err != nil {
+				return false
+			}
+			defer g.Close()
+			return unix.Flock(int(g.Fd()), unix.LOCK_SH|unix.LOCK_NB) == nil
+		}
+		if err := flockclaim.Take(tryExclusive, onlyShared); err != nil {
 			f.Close()
 			if errors.Is(err, unix.EWOULDBLOCK) {
 				return fmt.Errorf("%w by another process (flock on %s)", errClaimed, strconv.Quote(path))
@@ -71,7 +80,9 @@ func (s *store) acquire(id string, hd *handle) error {
 
 // claimedElsewhere reports whether a handle of this process or another
 // holds the write claim on id, without taking it and without creating a
-// lock file. It names the holder, or returns "" when the claim is free.
+// lock file: it holds the lock shared for a moment, which a claimer waits
+// out (flockclaim). It names the holder, or returns "" when the claim is
+// free.
 func (s *store) claimedElsewhere(id string) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -90,36 +101,13 @@ func (s *store) claimedElsewhere(id string) (string, error) {
 		return "", sdk.Wrap(sdk.CodeIOError, op, -1, fmt.Errorf("opening the lock file %s: %w", strconv.Quote(path), err))
 	}
 	defer f.Close() // closing the only descriptor drops a flock taken here
-	if err := flockNow(f); err != nil {
+	if err := flockclaim.Take(func() error { return unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB) }, nil); err != nil {
 		if errors.Is(err, unix.EWOULDBLOCK) {
 			return "another process (flock on " + strconv.Quote(path) + ")", nil
 		}
 		return "", sdk.Wrap(sdk.CodeIOError, op, -1, fmt.Errorf("locking %s: %w", strconv.Quote(path), err))
 	}
 	return "", nil
-}
-
-// A look at a claim (claimedElsewhere) holds the lock file's flock for an
-// instant, and a claim or a look that meets such an instant tries again,
-// flockTries times in all, flockRetryWait apart, before it reports a
-// holder. A claim that succeeded holds its flock as long as it lives, so
-// it is still held after the last try.
-const (
-	flockTries     = 4
-	flockRetryWait = time.Millisecond
-)
-
-// flockNow takes an exclusive flock on f without waiting for a holder,
-// trying again while one holds it only for an instant; unix.EWOULDBLOCK
-// means it is held.
-func flockNow(f *os.File) error {
-	for try := 1; ; try++ {
-		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
-		if try == flockTries || !errors.Is(err, unix.EWOULDBLOCK) {
-			return err
-		}
-		time.Sleep(flockRetryWait)
-	}
 }
 
 // release drops hd's claim on id, if it holds it.
