@@ -44,9 +44,10 @@ const (
 	// on append and restore for plugin records and plugin types declared
 	// ignorable; Detail quotes the type.
 	CodeIgnorableRequired Code = "IGNORABLE_REQUIRED"
-	// An event is larger than MaxEventBytes. Raised when the canonical
-	// envelope exceeds the limit, or the raw input exceeds twice the limit,
-	// on append, restore and the plugin wire; Detail gives the size and the limit.
+	// An event is larger than MaxEventBytes. Raised on append and restore
+	// when the canonical envelope exceeds the limit or the raw input exceeds
+	// twice the limit, and when one event does not fit a plugin call; Detail
+	// gives the size and the limit, Seq and Index the event where known.
 	CodeEventTooLarge Code = "EVENT_TOO_LARGE"
 )
 
