@@ -4,7 +4,7 @@
 // headers are canonical JSON (json.RawMessage), exactly as the server's
 // store holds them.
 //
-// Every error carries a SPEC §1.4 code: the server's (an *sdk.Error rebuilt
+// Every error carries a stable error code: the server's (an *sdk.Error rebuilt
 // from the call's google.rpc.ErrorInfo, so errors.Is(err,
 // sdk.ErrSessionNotFound) works), or, for a failure without one (the server
 // is unreachable, the token is wrong), PLUGIN_UNAVAILABLE when the status
@@ -218,7 +218,7 @@ func rawOne(text string) json.RawMessage {
 // valid UTF-8, and the JSON_INVALID_UTF8 error of that event (nil when
 // every event's data is valid). The wire carries data as a protobuf string,
 // which cannot hold invalid UTF-8, so the client refuses such an event
-// where the server's validation (SPEC §3) would have.
+// where the server's validation (docs/format.md) would have.
 func invalidData(id string, events []Input) ([]Input, *sdk.Error) {
 	for i, in := range events {
 		if utf8.Valid(in.Data) {
@@ -249,7 +249,7 @@ type CreateOptions struct {
 }
 
 // Create makes a new empty session, live in the server, and returns its
-// stored header (canonical JSON, SPEC §13.2).
+// stored header (canonical JSON, docs/storage.md).
 func (c *Client) Create(ctx context.Context, o CreateOptions) (json.RawMessage, error) {
 	r, err := c.rpc.Create(ctx, connect.NewRequest(&logbookv1.SessionsCreateRequest{
 		SessionId: o.ID, Cwd: o.CWD, Origin: o.Origin, DelegationDepth: o.DelegationDepth, AgentPreset: o.AgentPreset, ParentSession: o.ParentSession,
@@ -272,7 +272,7 @@ type Opened struct {
 }
 
 // Open resumes a stored session for write in the server (repairing an
-// interrupted turn and a torn tail durably, SPEC §9.3); a session already
+// interrupted turn and a torn tail durably, docs/architecture.md); a session already
 // live there is returned as it is.
 func (c *Client) Open(ctx context.Context, id string) (Opened, error) {
 	r, err := c.rpc.Open(ctx, connect.NewRequest(&logbookv1.SessionsOpenRequest{SessionId: id}))
@@ -285,13 +285,13 @@ func (c *Client) Open(ctx context.Context, id string) (Opened, error) {
 }
 
 // SurfaceOp is "append" (Replace false) or a replacement of the current
-// nodes StartSeq..EndSeq (SPEC §6.3).
+// nodes StartSeq..EndSeq (docs/format.md).
 type SurfaceOp struct {
 	Replace          bool
 	StartSeq, EndSeq sdk.Seq
 }
 
-// Input is one event to append (SPEC §2.4).
+// Input is one event to append (docs/format.md).
 type Input struct {
 	Type string
 	// Data is one JSON value, sent as written (as JSON text: it must be
@@ -331,7 +331,7 @@ type BackendStatus struct {
 	DurableSeq sdk.Cursor // the backend's watermark after the flush; -1 when it holds nothing
 }
 
-// FlushResult is a flush fan-out's result (SPEC §12.5).
+// FlushResult is a flush fan-out's result (docs/architecture.md).
 type FlushResult struct {
 	Participated bool // false: no backend is attached, which proves no durability
 	Backends     []BackendStatus
@@ -625,7 +625,7 @@ func (c *Client) Events(ctx context.Context, id string, o EventsOptions) iter.Se
 	}
 }
 
-// ForkOptions name a fork's source, boundary and child (SPEC §10.1).
+// ForkOptions name a fork's source, boundary and child (docs/architecture.md).
 type ForkOptions struct {
 	SourceID string
 	At       *sdk.Seq // inclusive boundary; nil = the source's last event
@@ -668,7 +668,7 @@ type CompactOptions struct {
 }
 
 // Compact runs a manual compaction of session id with the configured
-// summarizer (SPEC §16.9) and returns the events it appended.
+// summarizer (docs/compaction.md) and returns the events it appended.
 func (c *Client) Compact(ctx context.Context, id string, o CompactOptions) ([]json.RawMessage, error) {
 	req := &logbookv1.SessionsCompactRequest{SessionId: id, SourceCommandId: o.SourceCommandID}
 	if o.Start != nil {
