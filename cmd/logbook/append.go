@@ -284,7 +284,7 @@ func parseInputLine(line []byte) (session.AppendInput, error) {
 
 // parseSurfaceOp reads a surfaceOp member: "append" or {"op":"replace",
 // "startSeq":Seq,"endSeq":Seq}; anything else is SURFACE_OP_INVALID, the
-// code the append pipeline gives it (SPEC §6.3 S2e).
+// code the append pipeline gives it (docs/format.md S2e).
 func parseSurfaceOp(v jsonv.Value) (*session.SurfaceOp, error) {
 	if v.StrEqual("append") {
 		return &session.SurfaceOp{}, nil

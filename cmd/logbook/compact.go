@@ -15,7 +15,7 @@ import (
 func init() { commands = append(commands, newCompactCmd, newPruneCmd) }
 
 // newCompactCmd is `logbook compact ID [--start SEQ --end SEQ]`: manual
-// compaction (SPEC §16.9) with the configured summarizer. The whole
+// compaction (docs/compaction.md) with the configured summarizer. The whole
 // compaction, or the explicit region, runs on the resumed session; a stored
 // log that ends inside a turn is refused with COMPACTION_TURN_OPEN before
 // anything is written (resume it first).
@@ -50,7 +50,7 @@ func newCompactCmd(a *app) *cobra.Command {
 }
 
 // newPruneCmd is `logbook prune ID`: the configured pruner over the
-// session's oversized tool results (SPEC §17).
+// session's oversized tool results (docs/compaction.md).
 func newPruneCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "prune ID",

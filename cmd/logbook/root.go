@@ -24,7 +24,7 @@ import (
 //	func init() { commands = append(commands, newServeCmd) }
 //	func newServeCmd(a *app) *cobra.Command { … RunE: func(cmd *cobra.Command, args []string) error { e, err := a.engine(cmd.Context()) … } }
 //
-// A RunE returns an error carrying a SPEC §1.4 code (an *sdk.Error or an
+// A RunE returns an error carrying a stable error code (an *sdk.Error or an
 // sdk.Code); an error without one is reported as IO_ERROR. Return
 // sdk.CodeUsage for a malformed command line the flag parser could not catch
 // (exit status 2). Results go to a.stdout, anything else to a.stderr.
@@ -128,7 +128,7 @@ func (a *app) close() error {
 
 // newRoot builds the command tree for a: the global flags and every
 // registered command. Every RunE is wrapped so that an error without a
-// SPEC §1.4 code becomes IO_ERROR; errors that reach execute without a code
+// stable code (docs/errors.md) becomes IO_ERROR; errors that reach execute without a code
 // therefore come from cobra itself (unknown command or flag, wrong argument
 // count, bad flag value) and are usage errors.
 func newRoot(a *app) *cobra.Command {
@@ -170,7 +170,7 @@ func newRoot(a *app) *cobra.Command {
 }
 
 // requireCodes wraps the RunE of c and of every command below it so that
-// an error without a SPEC §1.4 code is reported as IO_ERROR.
+// an error without a stable error code is reported as IO_ERROR.
 func requireCodes(c *cobra.Command) {
 	if run := c.RunE; run != nil {
 		c.RunE = func(cmd *cobra.Command, args []string) error {

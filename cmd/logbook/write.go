@@ -63,7 +63,7 @@ func newCreateCmd(a *app) *cobra.Command {
 }
 
 // openWrite opens session id for write, as append and resume do. A stored
-// session is resumed (SPEC §9.3: torn tail cut, interrupted turn closed,
+// session is resumed (docs/architecture.md: torn tail cut, interrupted turn closed,
 // lifecycle marker); an absent one is created and materialized when create
 // is set, else SESSION_NOT_FOUND. With expect set, a stored log (an absent
 // session counts as empty) that does not hold exactly *expect events is
