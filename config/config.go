@@ -11,7 +11,7 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
-// Defaults of the top-level keys (SPEC §1.5, §12.4).
+// Defaults of the top-level keys (docs/operations.md, docs/architecture.md).
 const (
 	DefaultDataDir            = "./logbook-data"
 	DefaultWriteWindow        = 200 * time.Millisecond
@@ -20,7 +20,7 @@ const (
 	DefaultPluginStartTimeout = 10 * time.Second
 )
 
-// Defaults of the bundled persistence backends (SPEC §13.1, §14.1).
+// Defaults of the bundled persistence backends (docs/storage.md).
 const (
 	DefaultJSONLCompression  = "zstd"
 	DefaultJSONLZstdLevel    = "default"
@@ -29,7 +29,7 @@ const (
 	DefaultSQLiteBusyTimeout = 5000 * time.Millisecond
 )
 
-// Defaults of the compaction block (SPEC §16.11, §17.2, §18).
+// Defaults of the compaction block (docs/compaction.md).
 const (
 	DefaultThresholdRatio      = 0.8
 	DefaultRetainRatio         = 0.16
@@ -43,7 +43,7 @@ const (
 )
 
 // PruneMarkerCodePoints is cp(M), the length in code points of the pruner's
-// marker "\n\n[... middle of tool output removed ...]\n\n" (SPEC §17.2),
+// marker "\n\n[... middle of tool output removed ...]\n\n" (docs/compaction.md),
 // which the budget rule head + cp(M) + tail ≤ threshold counts.
 const PruneMarkerCodePoints = 43
 
@@ -58,24 +58,24 @@ type Config struct {
 	// file path or data_dir was.
 	DataDir string
 
-	// WriteWindow is the write-behind window (SPEC §12.4). Key write_window;
+	// WriteWindow is the write-behind window (docs/architecture.md). Key write_window;
 	// default 200ms; 1ms – 60s.
 	WriteWindow time.Duration
 
-	// MaxPendingBytes bounds each write-behind queue of a session (SPEC
-	// §12.4). Key max_pending_bytes; default 64 MiB; ≥ MaxEventBytes.
+	// MaxPendingBytes bounds each write-behind queue of a session
+	// (docs/architecture.md). Key max_pending_bytes; default 64 MiB; ≥ MaxEventBytes.
 	MaxPendingBytes int64
 
 	// RetryMaxBackoff caps the write-behind retry backoff, which starts at
-	// WriteWindow and doubles (SPEC §12.4). Key retry_max_backoff; default
+	// WriteWindow and doubles (docs/architecture.md). Key retry_max_backoff; default
 	// 5s; ≥ WriteWindow.
 	RetryMaxBackoff time.Duration
 
-	// MaxEventBytes is the largest canonical event (SPEC §3). Key
+	// MaxEventBytes is the largest canonical event (docs/format.md). Key
 	// max_event_bytes; default 16 MiB; 1 KiB – 1 GiB.
 	MaxEventBytes int64
 
-	// RPCMaxBytes is the gRPC max message size for plugins (SPEC §1.3). Key
+	// RPCMaxBytes is the gRPC max message size for plugins (docs/architecture.md). Key
 	// rpc_max_bytes; default 32 MiB; ≥ MaxEventBytes + 1 MiB and
 	// ≤ 2 GiB − 1.
 	RPCMaxBytes int64
@@ -90,7 +90,7 @@ type Config struct {
 
 	// Persistence holds the persistence blocks in file order; the first is
 	// the primary (reads, listing, ownership), the others are mirrors
-	// (SPEC §12.6). At least one; labels are unique.
+	// (docs/architecture.md). At least one; labels are unique.
 	Persistence []Persistence
 
 	// Compaction is the compaction block, or nil when there is none (a
@@ -123,7 +123,7 @@ type Persistence struct {
 	Config json.RawMessage
 }
 
-// JSONL is the body of a persistence "jsonl" block (SPEC §13.1).
+// JSONL is the body of a persistence "jsonl" block (docs/storage.md).
 type JSONL struct {
 	// Root is the directory holding the sessions. Key root; default
 	// DataDir; a relative root is resolved against DataDir.
@@ -138,7 +138,7 @@ type JSONL struct {
 	ZstdLevel string
 }
 
-// SQLite is the body of a persistence "sqlite" block (SPEC §14.1).
+// SQLite is the body of a persistence "sqlite" block (docs/storage.md).
 type SQLite struct {
 	// Path is the database file. Key path; default "sessions.db"; a
 	// relative path is resolved against DataDir; ":memory:" is kept as is.
@@ -157,7 +157,7 @@ type SQLite struct {
 	CompressData bool
 }
 
-// Compaction is the compaction block (SPEC §16.11, §17.2, §18).
+// Compaction is the compaction block (docs/compaction.md).
 type Compaction struct {
 	// Summarizer names the summarizer plugin. Key summarizer; required.
 	Summarizer string
@@ -203,7 +203,7 @@ type Compaction struct {
 	CompactionRetries int
 
 	// MaxOverflowRetries is how often an overflowing request is compacted
-	// and retried (SPEC §16.8). Key max_overflow_retries; default 1; ≥ 0.
+	// and retried (docs/compaction.md). Key max_overflow_retries; default 1; ≥ 0.
 	MaxOverflowRetries int
 
 	// ModelPolicies are the model_policy blocks in file order, each with
@@ -211,10 +211,10 @@ type Compaction struct {
 	// unique.
 	ModelPolicies []ModelPolicy
 
-	// Prune is the pruner's budget (SPEC §17.2).
+	// Prune is the pruner's budget (docs/compaction.md).
 	Prune PruneBudget
 
-	// Spill is the spill policy (SPEC §18).
+	// Spill is the spill policy (docs/compaction.md).
 	Spill Spill
 }
 
@@ -241,7 +241,7 @@ type ModelPolicy struct {
 	MaxTokens int64
 }
 
-// PruneBudget is the pruner budget of SPEC §17.2, in code points. Keys
+// PruneBudget is the pruner budget of docs/compaction.md, in code points. Keys
 // prune_threshold_chars, prune_head_chars, prune_tail_chars in the
 // compaction block; defaults 8192 / 4096 / 1024; all ≥ 0 and
 // HeadChars + PruneMarkerCodePoints + TailChars ≤ ThresholdChars.
@@ -251,7 +251,7 @@ type PruneBudget struct {
 	TailChars      int64
 }
 
-// Spill is the spill policy of SPEC §18.
+// Spill is the spill policy of docs/compaction.md.
 type Spill struct {
 	// MaxInlineBytes is the largest tool result kept inline; 0 disables
 	// spilling. Key spill_max_inline_bytes; default 0; ≥ 0 (a typical value

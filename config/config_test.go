@@ -236,7 +236,7 @@ persistence "memory" {}
 }
 
 func TestPruneMarkerCodePoints(t *testing.T) {
-	// The marker M of SPEC §17.2.
+	// The marker M of docs/compaction.md.
 	if n := utf8.RuneCountInString("\n\n[... middle of tool output removed ...]\n\n"); n != config.PruneMarkerCodePoints {
 		t.Errorf("cp(M) = %d, PruneMarkerCodePoints = %d", n, config.PruneMarkerCodePoints)
 	}

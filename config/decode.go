@@ -22,7 +22,7 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
-// Limits of SPEC §1.5.
+// Limits of docs/operations.md.
 const (
 	minWriteWindow   = time.Millisecond
 	maxWriteWindow   = 60 * time.Second

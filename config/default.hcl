@@ -8,8 +8,8 @@ persistence "jsonl" {
   compression = "zstd"
 }
 
-# Compaction with the bundled summarizer and pruner, at the SPEC §16.11 and
-# §17.2 defaults.
+# Compaction with the bundled summarizer and pruner, at their defaults
+# (docs/compaction.md).
 compaction {
   summarizer      = "compactor-summary"
   pruner          = "pruner"

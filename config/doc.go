@@ -1,8 +1,7 @@
 // Package config loads logbook's HCL configuration: where data lives, the
 // host's write-behind and message-size limits, the ordered persistence
 // backends, the optional compaction profile and the plugin blocks that name
-// third-party binaries (SPEC §1.3, §1.5, §12.4, §13.1, §14.1, §16.11, §17.2,
-// §18).
+// third-party binaries (docs/operations.md).
 //
 // # File format
 //
