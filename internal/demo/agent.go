@@ -13,7 +13,7 @@ import (
 )
 
 // The demo's model target and its request header: two tools, logged as a
-// request/header event in the first step of the log (SPEC §8.2).
+// request/header event in the first step of the log (docs/format.md).
 const (
 	provider = "mock"
 	model    = "mock-coder-1"
@@ -124,7 +124,7 @@ func (w *workspace) run(c call) (text string, isError bool) {
 type agent struct {
 	s  *session.Session
 	ws *workspace
-	// flush makes the log durable: the loop's checkpoints (SPEC §12) at
+	// flush makes the log durable: the loop's checkpoints (docs/architecture.md) at
 	// each step start and before running a tool call.
 	flush   func(ctx context.Context) error
 	turn    int
@@ -145,7 +145,7 @@ func (a *agent) add(ctx context.Context, typ string, surface bool, data any) (se
 	return a.s.Append(ctx, in)
 }
 
-// message is a model message in the shape of SPEC §5.
+// message is a model message in the shape of docs/format.md.
 func message(id, role string, content []map[string]any, source map[string]any) map[string]any {
 	return map[string]any{"id": id, "role": role, "content": content, "source": source}
 }
