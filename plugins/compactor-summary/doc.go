@@ -1,5 +1,5 @@
 // Package compactorsummary is logbook's bundled summarizer plugin,
-// "compactor-summary" (SPEC §16.10): the compaction strategy that writes
+// "compactor-summary" (docs/compaction.md): the compaction strategy that writes
 // the summary replacing a region of the surface. The logbook binary serves
 // it as `logbook plugin compactor-summary` (ServeConfig).
 //

@@ -19,7 +19,7 @@ const (
 )
 
 // DefaultMaxTokens is the summary budget used when a request gives none
-// (SPEC §16.11 maxTokens).
+// (docs/compaction.md maxTokens).
 const DefaultMaxTokens = 8192
 
 // extractiveMarker opens every extractive summary; a later extractive
@@ -57,7 +57,7 @@ const (
 // The section titles are the instruction's own "## " headings where a
 // keyword matches (goals/requests; current work/state/decisions;
 // files/artifacts/tools; errors; other context), and fixed titles
-// otherwise. Its estimate q(cp(text)) (SPEC §16.1) stays within
+// otherwise. Its estimate q(cp(text)) (docs/compaction.md) stays within
 // MaxTokens (DefaultMaxTokens when ≤ 0): excerpts are first clipped to a
 // common length, then the oldest are left out (with a note saying how
 // many), and only a budget too small for the marker itself cuts the text.

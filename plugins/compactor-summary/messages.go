@@ -7,7 +7,7 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk/jsonv"
 )
 
-// message is the part of a derived message (SPEC §5) the two modes read.
+// message is the part of a derived message (docs/format.md) the two modes read.
 type message struct {
 	role       string
 	sourceKind string

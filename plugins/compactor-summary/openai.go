@@ -40,7 +40,7 @@ func summarizeOpenAI(ctx context.Context, chat openai.ChatCompletionService, c C
 	return openAIReply(c, params.Model, resp)
 }
 
-// chatRequest builds the chat-completions request of SPEC §16.10: the
+// chatRequest builds the chat-completions request of docs/compaction.md: the
 // system prompt, the region's messages, the instruction as the final user
 // message, the header's tools with tool_choice "none", and max_tokens.
 func chatRequest(c Config, r sdk.SummarizeRequest) (openai.ChatCompletionNewParams, error) {
@@ -140,7 +140,7 @@ func chatMessages(raws [][]byte) ([]openai.ChatCompletionMessageParamUnion, erro
 	return out, nil
 }
 
-// chatTools converts the header's tools (ToolSchema JSON array, SPEC §5.3)
+// chatTools converts the header's tools (ToolSchema JSON array, docs/format.md)
 // to function tools. The parameters schema is passed through byte for byte
 // (canonical JSON); deferLoading and other members are not sent.
 func chatTools(raw []byte) ([]openai.ChatCompletionToolUnionParam, error) {
@@ -196,14 +196,14 @@ func openAIReply(c Config, model string, resp *openai.ChatCompletion) (sdk.Summa
 		reply.Model = model
 	}
 	// The raw answer, in canonical JSON, when it is JSON logbook accepts
-	// (SPEC §3); it is optional, so an answer that is not is left out.
+	// (docs/format.md); it is optional, so an answer that is not is left out.
 	if doc, err := jsonv.Parse([]byte(resp.RawJSON()), jsonv.Options{}); err == nil {
 		reply.RawOutput = doc.Root().Bytes()
 	}
 	return reply, nil
 }
 
-// usageJSON renders the completion's usage as a TokenUsage (SPEC §5.3):
+// usageJSON renders the completion's usage as a TokenUsage (docs/format.md):
 // input excludes the prompt tokens read from the provider's cache, which
 // are cacheRead (OpenAI's prompt_tokens_details.cached_tokens, or
 // DeepSeek's prompt_cache_hit_tokens). nil when the answer has no usage.

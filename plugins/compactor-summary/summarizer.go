@@ -92,7 +92,7 @@ func (s *Summarizer) Config() (Config, error) {
 	return s.configure([]byte("{}"), true)
 }
 
-// Summarize implements sdk.Summarizer (SPEC §16.10) in the configured
+// Summarize implements sdk.Summarizer (docs/compaction.md) in the configured
 // mode. The reply's Summary is one text block. Errors: CONFIG_INVALID when
 // the unconfigured default does not apply (a bad OPENAI_BASE_URL);
 // PAYLOAD_INVALID (with the message's index) for a message that is not a
