@@ -1,6 +1,6 @@
 // Command selectrange is a third-party compaction strategy for tests: a
 // summarizer plugin that declares the capability "select-range" and
-// chooses the span to compact itself (SPEC §16.5, issue 5). It summarizes
+// chooses the span to compact itself (docs/compaction.md, issue 5). It summarizes
 // with compactorsummary.Extractive.
 //
 // Usage: selectrange [valid|invalid] (default valid), run by a logbook
@@ -8,7 +8,7 @@
 //
 //   - valid: the older half of the surface, cut where it is balanced:
 //     from the first node after a system/message at node 0 up to the
-//     latest balanced cut (no tool call waiting for its result, SPEC §16.4)
+//     latest balanced cut (no tool call waiting for its result, docs/compaction.md)
 //     at or before the middle of the surface. It ignores the retain
 //     budget, so it differs from the host's own choice and a test can tell
 //     whose span was compacted. No such cut answers "no choice" (OK false).
@@ -76,7 +76,7 @@ func role(msg []byte) string {
 	return r
 }
 
-// delta is a node's change of the tool-pairing count (SPEC §16.4): + its
+// delta is a node's change of the tool-pairing count (docs/compaction.md): + its
 // tool calls for an assistant message, −1 for a tool result.
 func delta(msg []byte) int {
 	doc, err := jsonv.Parse(msg, jsonv.Options{})
