@@ -37,7 +37,7 @@ const (
 )
 
 // Backend is the JSONL backend: an sdk.Persistence over one root directory
-// (SPEC §13). Every method is safe for concurrent use. Calls on one handle
+// (docs/storage.md). Every method is safe for concurrent use. Calls on one handle
 // are serialized; calls on different handles and sessions run in parallel.
 type Backend struct {
 	fs  FS
@@ -238,7 +238,7 @@ func (b *Backend) claimNew(hd *handle, cfg Config) error {
 	return nil
 }
 
-// Open opens a stored session (SPEC §12.1, §13.4, §13.6): the format gate
+// Open opens a stored session (docs/plugins.md, docs/storage.md): the format gate
 // and identity check on the header first; then, for AccessWrite, the claim
 // (the in-process table, then flock on session.lock; ALREADY_OWNED when
 // held), stale temp files removed, and a torn tail cut into
@@ -528,7 +528,7 @@ func (b *Backend) removeStaleTemps(dir string) {
 }
 
 // Append stores events at firstSeq onwards under compare-and-set, all or
-// nothing (SPEC §13.5): one write (one frame for zstd) and one fdatasync;
+// nothing (docs/storage.md): one write (one frame for zstd) and one fdatasync;
 // on failure the file is cut back to its previous size and fsynced, and
 // the call is IO_ERROR; when that rollback fails too the handle is broken
 // and this and every later call is HANDLE_BROKEN. The first non-empty
@@ -643,7 +643,7 @@ func (hd *handle) checkCAS(firstSeq sdk.Seq, check *sdk.Error) error {
 }
 
 // writeBatch appends payload at the committed end, fdatasyncs, and
-// extends the index; on failure it rolls back (SPEC §13.5). hd.mu is held.
+// extends the index; on failure it rolls back (docs/storage.md). hd.mu is held.
 func (hd *handle) writeBatch(payload []byte, count int, events [][]byte) error {
 	off := hd.ix.end
 	_, err := hd.f.WriteAt(payload, off)
@@ -666,7 +666,7 @@ func (hd *handle) writeBatch(payload []byte, count int, events [][]byte) error {
 	fi, err := hd.f.Stat()
 	if err != nil {
 		// The batch is durable; only its revision is unknown. The host
-		// treats the failure as ambiguous (SPEC §12.3) and re-reads.
+		// treats the failure as ambiguous (docs/plugins.md) and re-reads.
 		return ioError(hd.id, "fstat "+hd.path+" after a durable append", err)
 	}
 	hd.info = fi
@@ -767,7 +767,7 @@ func (b *Backend) materialize(hd *handle, batch []byte, events [][]byte) error {
 	}
 	if hd.info, err = f.Stat(); err != nil {
 		// Durable, but its revision is unknown: an ambiguous failure the
-		// host resolves by reading back (SPEC §12.3).
+		// host resolves by reading back (docs/plugins.md).
 		return ioError(hd.id, "fstat "+final+" after storing it", err)
 	}
 	return nil
@@ -871,7 +871,7 @@ func (b *Backend) Read(ctx context.Context, handle string, offset sdk.Offset, le
 }
 
 // refresh brings a read handle's index up to the log's current size
-// (SPEC §13.5): nothing to do while the file is unchanged; a scan of the
+// (docs/storage.md): nothing to do while the file is unchanged; a scan of the
 // new bytes from the committed end when it grew; a full rescan when it was
 // replaced (dev/ino) or cut below the committed end. hd.mu is held.
 func (b *Backend) refresh(hd *handle) error {
@@ -1265,7 +1265,7 @@ func (b *Backend) pendingHeader(id string) (sdk.Header, bool) {
 	return sdk.Header{}, false
 }
 
-// findLog selects a session's log in dir (SPEC §13.1, §15): the highest
+// findLog selects a session's log in dir (docs/storage.md, docs/format.md): the highest
 // generation N of events.v<N>.jsonl[.zst]. Missing → SESSION_NOT_FOUND;
 // both suffixes in that generation → CORRUPT_LOG; the other suffix than
 // configured → COMPRESSION_MISMATCH. Temp files never count.
@@ -1473,7 +1473,7 @@ func (hd *handle) durable() sdk.Durable {
 	return sdk.Durable{NextSeq: sdk.Offset(hd.ix.next), Revision: revision(hd.info)}
 }
 
-// revision is dev:ino:size:mtimeNs:ctimeNs (SPEC §13.5).
+// revision is dev:ino:size:mtimeNs:ctimeNs (docs/storage.md).
 func revision(fi FileInfo) string {
 	return fmt.Sprintf("%d:%d:%d:%d:%d", fi.Dev, fi.Ino, fi.Size, fi.MtimeNs, fi.CtimeNs)
 }
@@ -1497,7 +1497,7 @@ func readFull(f File, p []byte, off int64) error {
 }
 
 // ended reports a context that has ended as IO_ERROR wrapping ctx.Err(),
-// the code a gRPC client gives a cancelled call (SPEC §1.4).
+// the code a gRPC client gives a cancelled call (docs/errors.md).
 func ended(ctx context.Context, what string) error {
 	if err := ctx.Err(); err != nil {
 		return &sdk.Error{Code: sdk.CodeIOError, Op: op, Seq: -1, Index: -1, Detail: what + " not done: the context ended", Err: err}

@@ -17,14 +17,14 @@ import (
 // Name is the plugin's name and what Describe reports.
 const Name = "jsonl"
 
-// The compression modes of SPEC §13.1.
+// The compression modes of docs/storage.md.
 const (
 	CompressionZstd = "zstd"
 	CompressionNone = "none"
 )
 
 // Config is the backend's configuration: the `config` body of its plugin
-// block (SPEC §13.1), which the host passes to Configure as a JSON object
+// block (docs/storage.md), which the host passes to Configure as a JSON object
 // with the HCL snake_case keys.
 type Config struct {
 	// Root is the directory that holds one directory per session. Required.

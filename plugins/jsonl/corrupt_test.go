@@ -134,7 +134,7 @@ func TestScenario26DamagedLine(t *testing.T) {
 	}
 }
 
-// TestZstdDamage covers SPEC §13.4 for frames: a final frame cut short
+// TestZstdDamage covers docs/storage.md for frames: a final frame cut short
 // loses only that batch; a damaged earlier frame followed by intact frames
 // is CORRUPT_LOG naming the damaged frame's byte offset and the first
 // intact frame's, also when the damage breaks the frame's length fields

@@ -1,6 +1,6 @@
-// Package jsonl is logbook's JSONL persistence backend (SPEC §13): one
+// Package jsonl is logbook's JSONL persistence backend (docs/storage.md): one
 // append-only file of JSON lines per session, optionally as Zstandard
-// frames, behind the sdk.Persistence contract (SPEC §12.1). The logbook
+// frames, behind the sdk.Persistence contract (docs/plugins.md). The logbook
 // binary serves it as `logbook plugin jsonl`; cmd/logbook-jsonl is the same
 // plugin as a binary of its own. Both serve ServeConfig.
 //
@@ -15,15 +15,14 @@
 // enc(id) is EncodeID: a–z, 0–9, '_', '-' and a non-leading '.' stay, every
 // other byte becomes '~' and two uppercase hex digits. N is the format
 // generation (1 today): the highest present is the log, lower ones are
-// never touched (SPEC §15). Directories are created 0700, files 0600.
+// never touched (docs/format.md). Directories are created 0700, files 0600.
 //
 // A log is a sequence of lines, each ending in '\n'. Line 1 is the session
 // header, exactly sdk/headerjson.Encode:
 //
 //	{"type":"session","version":1,"id":…,"createdAt":…,"isSeeded":…,"delegationDepth":…,"cwd"?,…}
 //
-// Every further line is one event: its canonical envelope (SPEC §2.2,
-// §3.2), byte for byte as appended, event k on line k+2. Canonical JSON
+// Every further line is one event: its canonical envelope (docs/format.md), byte for byte as appended, event k on line k+2. Canonical JSON
 // escapes every control character, so a raw '\n' only ever ends a line.
 //
 // With compression "zstd" the file is a concatenation of independent
@@ -32,7 +31,7 @@
 // exactly one more frame holding its lines. Each frame decodes to complete
 // lines, so `zstd -dc events.v1.jsonl.zst` prints the plain log.
 //
-// # Units, torn tails and corruption (SPEC §13.4)
+// # Units, torn tails and corruption (docs/storage.md)
 //
 // A unit is a line (none) or a frame (zstd). A unit is good when it is
 // complete (a line ends in '\n'; a frame's header and block headers are
@@ -65,7 +64,7 @@
 // truncates the log to committedEnd, fsyncs it and reports the artifact's
 // path. Repair never removes anything the rule does not classify as torn.
 //
-// # Write path (SPEC §13.5)
+// # Write path (docs/storage.md)
 //
 // Create claims the id before it returns: it creates the root and session
 // directories (0700, their parents fsynced) and takes the lock, so that no
@@ -87,7 +86,7 @@
 // IO_ERROR with nothing stored; if that rollback fails too the handle is
 // broken and every later call on it is HANDLE_BROKEN (final).
 //
-// # Ownership, reads, revisions (SPEC §13.5, §13.6)
+// # Ownership, reads, revisions (docs/storage.md)
 //
 // Write ownership is flock(LOCK_EX|LOCK_NB) on session.lock, taken at a
 // write open or by Create, and held until Close; the kernel drops it when
@@ -110,11 +109,11 @@
 // The revision is dev:ino:size:mtimeNs:ctimeNs of the log. Stat reads only
 // the header unit (EventCount -1: unknown), and so does List.
 //
-// # Decisions where SPEC §13 is silent
+// # Decisions of this backend
 //
 //   - Envelope validation. Append refuses, and the scanner treats as a bad
 //     unit, any event that is not canonical JSON (jsonv.Parse, then the
-//     canonical bytes must equal the input) with the members of SPEC §2.2
+//     canonical bytes must equal the input) with the members of docs/format.md
 //     (seq, time, type, data required; seq and time integers in 0 … 2^53−1;
 //     type a string; ignorable only true; no other member). Member order
 //     is free. So the backend never stores a line it would later call bad.
@@ -124,7 +123,7 @@
 //     culprit. An Append thus costs a handful of allocations per batch,
 //     none per event.
 //   - Plain units are lines, not batches: a crash inside a multi-line batch
-//     keeps its complete lines, which are valid events (SPEC §13.4 rule 1).
+//     keeps its complete lines, which are valid events (docs/storage.md rule 1).
 //   - Frames. A frame is bad when it is skippable, needs a dictionary, has
 //     no content checksum, a reserved block type, a block over 128 KiB, or
 //     a content size its blocks cannot hold; frames are sized by walking

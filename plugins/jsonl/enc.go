@@ -4,7 +4,7 @@ import "strings"
 
 const upperHex = "0123456789ABCDEF"
 
-// EncodeID is enc(id) of SPEC §13.1, the name of a session's directory:
+// EncodeID is enc(id) of docs/storage.md, the name of a session's directory:
 // over the id's UTF-8 bytes it keeps a–z, 0–9, '_', '-', and '.' except at
 // position 0, and writes every other byte (A–Z, '~', '/', '\', a leading
 // '.', any non-ASCII byte) as '~' plus two uppercase hex digits.
@@ -35,7 +35,7 @@ func keep(c byte, i int) bool {
 
 // DecodeID inverts EncodeID. It reports false for a name EncodeID never
 // produces (so a stray directory under the root is not taken for a
-// session); the decoded id is not checked against SPEC §11.1.
+// session); the decoded id is not checked against docs/architecture.md.
 func DecodeID(name string) (string, bool) {
 	if name == "" {
 		return "", false

@@ -37,7 +37,7 @@ func TestEncodeIDExamples(t *testing.T) {
 	}
 }
 
-// randomID draws a valid session id (SPEC §11.1) from an alphabet dense in
+// randomID draws a valid session id (docs/architecture.md) from an alphabet dense in
 // near-collisions: both cases of a few letters, '.', '~', separators,
 // hex digits and multi-byte runes.
 func randomID(r *rand.Rand) string {

@@ -198,7 +198,7 @@ func TestCrashKeepsOnlyAcknowledgedBatches(t *testing.T) {
 }
 
 // TestCrashDuringMaterialization: a session whose materialization crashed
-// before its directory was synced does not exist afterwards (SPEC §12.1
+// before its directory was synced does not exist afterwards (docs/plugins.md
 // visibility) and can be created again; the temp file a crash leaves is
 // removed by the next write open.
 func TestCrashDuringMaterialization(t *testing.T) {

@@ -15,7 +15,7 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk/persistencetest"
 )
 
-// The fuzz targets feed whole log files to the scanner of SPEC §13.4. It
+// The fuzz targets feed whole log files to the scanner of docs/storage.md. It
 // must never panic, and must classify consistently: either an error a
 // stored log may legitimately give (CORRUPT_LOG, or a format-gate code), or
 // a committed prefix that rescans clean, is deterministic, indexes its

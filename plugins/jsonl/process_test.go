@@ -98,7 +98,7 @@ func startHolder(t *testing.T, spec holdSpec) (*exec.Cmd, io.WriteCloser) {
 	return cmd, stdin
 }
 
-// TestSecondProcessIsAlreadyOwned is scenario 31 across OS processes: while
+// TestSecondProcessIsAlreadyOwned checks write ownership across OS processes: while
 // another process holds the flock, Open(write) here is ALREADY_OWNED and
 // reads still work; when that process closes its handle, or dies by
 // SIGKILL, the kernel releases the lock and a write open succeeds.

@@ -15,7 +15,7 @@ import (
 )
 
 // frameMagic starts every Zstandard frame (RFC 8878 §3.1.1); the scanner
-// resynchronizes on it after a damaged frame (SPEC §13.4).
+// resynchronizes on it after a damaged frame (docs/storage.md).
 var frameMagic = []byte{0x28, 0xB5, 0x2F, 0xFD}
 
 // maxBlock is Block_Maximum_Size (RFC 8878 §3.1.1.2.4): no block holds or
@@ -24,7 +24,7 @@ var frameMagic = []byte{0x28, 0xB5, 0x2F, 0xFD}
 // allocate.
 const maxBlock = 128 << 10
 
-// index is the committed prefix of a log (SPEC §13.4): where it ends, how
+// index is the committed prefix of a log (docs/storage.md): where it ends, how
 // many events it holds and where they are. Its slices only grow; an element,
 // once published, is never written again, so a reader may keep a
 // capacity-clipped copy of the slice header without a lock.
@@ -110,8 +110,8 @@ func (c *checker) retaining(bound uint64) bool {
 // one huge batch does not pin its size in every handle.
 const keepScratch = 1 << 20
 
-// envelope checks one stored or appended line: a canonical envelope (SPEC
-// §2.2, §3), byte for byte. It returns its seq and whether its type is
+// envelope checks one stored or appended line: a canonical envelope
+// (docs/format.md), byte for byte. It returns its seq and whether its type is
 // turn/end, or a reason for refusing it.
 func (c *checker) envelope(ev []byte) (seq int64, turnEnd bool, reason string) {
 	// data sits one level inside the envelope; only its own depth is
@@ -143,7 +143,7 @@ func (c *checker) keep(buf []byte) {
 	}
 }
 
-// members checks the members of a parsed envelope (SPEC §2.2): seq, time,
+// members checks the members of a parsed envelope (docs/format.md): seq, time,
 // type and data present; seq and time integers in 0 … 2^53−1; type a
 // string; ignorable only the literal true; no other member. Order is free.
 func members(v jsonv.Value) (seq int64, turnEnd bool, reason string) {
@@ -317,7 +317,7 @@ type unitStatus int
 
 const (
 	unitGood       unitStatus = iota
-	unitIncomplete            // the data ends inside it (SPEC §13.4 rule 2)
+	unitIncomplete            // the data ends inside it (docs/storage.md rule 2)
 	unitBad                   // complete but not what this backend writes
 )
 
@@ -465,7 +465,7 @@ func (c *checker) headerUnit(data []byte, zst bool) (line []byte, n int, st unit
 	return out[:len(out)-1], n, unitGood, ""
 }
 
-// scanLog classifies a whole log (SPEC §13.4): the header unit first
+// scanLog classifies a whole log (docs/storage.md): the header unit first
 // (the format gate, the identity check and the header shape, before any
 // event is decoded), then the events. It returns the header and the
 // committed prefix; len(data) − ix.end bytes after it are a torn tail. A

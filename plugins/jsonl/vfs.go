@@ -4,8 +4,8 @@ import (
 	"io/fs"
 )
 
-// FS is the file system the backend reaches its files through (SPEC
-// §13.1): every open, write, fsync, link and lock goes through it, so tests
+// FS is the file system the backend reaches its files through
+// (docs/storage.md): every open, write, fsync, link and lock goes through it, so tests
 // inject ENOSPC, EIO, short writes and crashes without an external harness
 // (see FaultFS). OS is the production implementation.
 //
@@ -69,7 +69,7 @@ type File interface {
 	Close() error
 }
 
-// FileInfo is what Stat reports: enough for the revision of SPEC §13.5
+// FileInfo is what Stat reports: enough for the revision of docs/storage.md
 // (dev:ino:size:mtimeNs:ctimeNs).
 type FileInfo struct {
 	Size    int64
