@@ -1,4 +1,4 @@
-// Package memory is logbook's in-memory persistence backend (SPEC §12.1): a
+// Package memory is logbook's in-memory persistence backend (docs/plugins.md): a
 // complete sdk.Persistence with the semantics of a disk backend and nothing
 // on disk. The host uses it in tests; the conformance suite
 // sdk/persistencetest runs against it like against every other backend.
@@ -29,7 +29,7 @@
 //     first abandons the id: nothing was stored, and any instance can
 //     create it again. Create of a stored id is SESSION_ALREADY_EXISTS.
 //   - Ownership. One write claim per session across all instances of a
-//     store (the in-process analogue of flock, SPEC §13.6). A second
+//     store (the in-process analogue of flock, docs/storage.md). A second
 //     Open(write) is ALREADY_OWNED; Open(read) takes no claim; Close
 //     releases it. Ownership never changes a revision.
 //   - Identity. Ids are map keys, so IDENTITY_MISMATCH cannot occur; ids
@@ -43,7 +43,7 @@
 //     FORMAT_TOO_NEW, FORMAT_UNSUPPORTED or CORRUPT_LOG exactly as on disk
 //     (see SetStoredFormatVersion).
 //   - Envelopes. The backend reads only the seq of each envelope, from its
-//     canonical prefix {"seq":N, (SPEC §2.2 member order, §3.2 encoding). An
+//     canonical prefix {"seq":N, (docs/format.md member order, docs/format.md encoding). An
 //     element without that prefix is ENVELOPE_INVALID naming its batch
 //     index; the rest of the envelope is the host's business.
 //   - Append. Checks run in this order: the context, the armed test hooks,

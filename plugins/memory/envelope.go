@@ -6,7 +6,7 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
-// seqPrefix is how every canonical envelope starts (SPEC §2.2 member order).
+// seqPrefix is how every canonical envelope starts (docs/format.md member order).
 const seqPrefix = `{"seq":`
 
 // envelopeSeq reads the seq of a canonical envelope from its prefix

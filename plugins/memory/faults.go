@@ -24,7 +24,7 @@ func (b *Backend) FailNextAppends(n int, err error) {
 
 // LoseNextAppendReplies makes the next n successful calls to Append on this
 // instance store their batch and then return err instead of the reply: the
-// ambiguous failure of SPEC §12.3 (the batch is durable, the caller cannot
+// ambiguous failure of docs/plugins.md (the batch is durable, the caller cannot
 // know). A nil err means a retryable IO_ERROR. n ≤ 0 disarms the hook.
 // Test hook.
 func (b *Backend) LoseNextAppendReplies(n int, err error) {
@@ -72,7 +72,7 @@ func (b *Backend) DropOwnership(id string) bool {
 // SetStoredFormatVersion rewrites the "version" member of the stored header
 // of session id to literal, byte for byte (e.g. "2", "0" or "1.5"), as a
 // newer or older build would have written it; later Open, Stat and List
-// then apply the format gate of SPEC §15 to it. It counts as a change (the
+// then apply the format gate of docs/format.md to it. It counts as a change (the
 // revision changes). It returns SESSION_NOT_FOUND when id is not stored.
 // Test hook.
 func (b *Backend) SetStoredFormatVersion(id, literal string) error {

@@ -165,7 +165,7 @@ func TestFailNextAppendsReturnsTheGivenErrorFirstAndIsPerInstance(t *testing.T) 
 }
 
 func TestLoseNextAppendRepliesStoresTheBatchAndFails(t *testing.T) {
-	// The ambiguous failure of SPEC §12.3: the host cannot tell whether the
+	// The ambiguous failure of docs/plugins.md: the host cannot tell whether the
 	// batch landed; a resend at the same firstSeq then conflicts.
 	b, h := stored(t, 3)
 	b.LoseNextAppendReplies(1, nil)

@@ -15,7 +15,7 @@ import (
 )
 
 // A mutant is the memory backend behind a wrapper that breaks one rule of
-// SPEC §12.1. TestSuiteCatchesBrokenBackends runs the conformance suite
+// docs/plugins.md. TestSuiteCatchesBrokenBackends runs the conformance suite
 // against each in a child process and requires the rule's subtest to fail:
 // the suite must not pass a backend that breaks it.
 type mutant struct {
