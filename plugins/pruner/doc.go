@@ -1,10 +1,10 @@
-// Package pruner is logbook's model-free tool-result pruner (SPEC §17): a
+// Package pruner is logbook's model-free tool-result pruner (docs/compaction.md): a
 // plugin of kind "pruner" that shortens oversized tool results by cutting
 // the middle of their text. The logbook binary serves it as
 // `logbook plugin pruner` (ServeConfig); the host decides which nodes to
 // offer and appends the rewrites.
 //
-// # Algorithm (SPEC §17.2)
+// # Algorithm (docs/compaction.md)
 //
 // Lengths are Unicode code points, and only `text` blocks count. For a
 // budget (thresholdChars, headChars, tailChars) and the marker
@@ -31,7 +31,7 @@
 // # Content encoding
 //
 // The offered message is the node's derived message in canonical JSON
-// (SPEC §3.2), read with sdk/jsonv. The replacement content is a canonical
+// (docs/format.md), read with sdk/jsonv. The replacement content is a canonical
 // JSON array: untouched blocks are copied byte for byte, and a shortened
 // text block keeps all its members in order with only `text` changed.
 // Texts are cut in their canonical encoding, which encodes every code

@@ -10,7 +10,7 @@ import (
 // Name is the plugin's name.
 const Name = "pruner"
 
-// Pruner is the sdk.Pruner of SPEC §17: PruneMessage over every offered
+// Pruner is the sdk.Pruner of docs/compaction.md: PruneMessage over every offered
 // node. It has no state and is safe for concurrent use; the zero value is
 // ready.
 type Pruner struct{}

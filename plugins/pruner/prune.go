@@ -9,14 +9,14 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk/jsonv"
 )
 
-// Marker is M of SPEC §17.2: the text that replaces the cut middle of a
+// Marker is M of docs/compaction.md: the text that replaces the cut middle of a
 // tool output.
 const Marker = "\n\n[... middle of tool output removed ...]\n\n"
 
 // MarkerChars is cp(Marker), the code points the budget rule counts.
 const MarkerChars = 43
 
-// The default budget of SPEC §17.2, in code points.
+// The default budget of docs/compaction.md, in code points.
 const (
 	DefaultThresholdChars = 8192
 	DefaultHeadChars      = 4096
@@ -26,12 +26,12 @@ const (
 // op is the Op of this package's errors.
 const op = "pruner"
 
-// DefaultBudget returns the budget of SPEC §17.2: 8192 / 4096 / 1024.
+// DefaultBudget returns the budget of docs/compaction.md: 8192 / 4096 / 1024.
 func DefaultBudget() sdk.PruneBudget {
 	return sdk.PruneBudget{ThresholdChars: DefaultThresholdChars, HeadChars: DefaultHeadChars, TailChars: DefaultTailChars}
 }
 
-// ValidateBudget checks b against SPEC §17.2: every value ≥ 0 and
+// ValidateBudget checks b against docs/compaction.md: every value ≥ 0 and
 // HeadChars + MarkerChars + TailChars ≤ ThresholdChars. A violation is a
 // CONFIG_INVALID *sdk.Error naming the three values.
 func ValidateBudget(b sdk.PruneBudget) error {
@@ -61,7 +61,7 @@ type Result struct {
 	CharsAfter int64
 }
 
-// PruneMessage applies SPEC §17.2 to message, a derived tool/result message
+// PruneMessage applies docs/compaction.md to message, a derived tool/result message
 // in JSON ({id, role, content: [...], …}). It returns ok false, and no
 // Result, when the message's text is within b.ThresholdChars. It is a pure
 // function: message is neither modified nor retained.
@@ -136,10 +136,10 @@ func readBlocks(content jsonv.Value, buf []byte) ([]block, int64, error) {
 const markerBody = `\n\n[... middle of tool output removed ...]\n\n`
 
 // cut renders the content array with the code points [from, to) of the
-// concatenated text blocks removed (SPEC §17.2 steps 3–4); from < to.
+// concatenated text blocks removed (docs/compaction.md steps 3–4); from < to.
 //
 // It works on the canonical encodings of the texts: canonical JSON encodes
-// each code point on its own (as UTF-8 or as one escape, SPEC §3.2), so the
+// each code point on its own (as UTF-8 or as one escape, docs/format.md), so the
 // encoding cut at code point boundaries is the canonical encoding of the
 // cut text, and the texts are never decoded and re-encoded.
 func cut(blocks []block, from, to int64) []byte {

@@ -30,7 +30,7 @@ func TestMarkerChars(t *testing.T) {
 	}
 }
 
-// TestPruneAlgorithm checks SPEC §17.2 case by case; the budget is 50 / 3 /
+// TestPruneAlgorithm checks docs/compaction.md case by case; the budget is 50 / 3 /
 // 4 unless a case says otherwise (3 + 43 + 4 = 50: the tightest budget).
 func TestPruneAlgorithm(t *testing.T) {
 	m := strings.Repeat
@@ -295,7 +295,7 @@ func TestPruneCancelled(t *testing.T) {
 }
 
 // TestPruneIdempotentProperty prunes random tool results under random
-// valid budgets and checks every rule of §17.2 on the result: the text
+// valid budgets and checks every rule of docs/compaction.md on the result: the text
 // length, the kept head and tail, the non-text blocks in order, and that a
 // second run returns no replacement.
 func TestPruneIdempotentProperty(t *testing.T) {
