@@ -74,7 +74,7 @@ func New() *Backend {
 }
 
 // Open returns a Backend over the database cfg names, opened and checked
-// as SPEC §14.1 says (file safety, pragmas, schema). Release it with
+// as docs/storage.md says (file safety, pragmas, schema). Release it with
 // Shutdown.
 func Open(ctx context.Context, cfg Config) (*Backend, error) {
 	b := New()
@@ -255,7 +255,7 @@ func (b *Backend) Create(ctx context.Context, h sdk.Header) (sdk.Opened, error) 
 	return sdk.Opened{Handle: hd.name, Header: h}, nil
 }
 
-// Open opens a stored session (SPEC §12.1, §14.3, §14.4). The format gate
+// Open opens a stored session (docs/plugins.md, docs/storage.md). The format gate
 // and the header check come first; AccessWrite then takes the write claim
 // (ALREADY_OWNED when a handle of any process holds it). The rows are
 // scanned for a torn tail: a read open reports it and leaves it alone; a
@@ -302,8 +302,8 @@ func (b *Backend) Open(ctx context.Context, id string, access sdk.Access) (sdk.O
 }
 
 // Append stores events at firstSeq onwards in one BEGIN IMMEDIATE
-// transaction under compare-and-set on next_seq, all or nothing (SPEC
-// §14.3). Checks run in this order: the context, HANDLE_CLOSED,
+// transaction under compare-and-set on next_seq, all or nothing
+// (docs/storage.md). Checks run in this order: the context, HANDLE_CLOSED,
 // READ_ONLY_HANDLE, INVALID_SEQ, ENVELOPE_INVALID and SEQ_NOT_CONTIGUOUS
 // per event, then OWNERSHIP_LOST, and in the transaction SCHEMA_MISMATCH,
 // SESSION_ALREADY_EXISTS (a create another instance stored first) and
@@ -726,12 +726,12 @@ func (s *store) session(ctx context.Context, stmt *sql.Stmt, id string) (session
 	return r, err == nil, err
 }
 
-// revision is SPEC §14.3's <store_id>:<incarnation>:<revision>.
+// revision is docs/storage.md's <store_id>:<incarnation>:<revision>.
 func (s *store) revision(r sessionRow) string {
 	return s.id + ":" + r.incarnation + ":" + strconv.FormatInt(r.revision, 10)
 }
 
-// header applies the format gate of SPEC §15 to sessions.format_version,
+// header applies the format gate of docs/format.md to sessions.format_version,
 // then decodes the header column (its own version gate, identity and
 // shape).
 func (s *store) header(r sessionRow, id string) (sdk.Header, error) {
@@ -773,7 +773,7 @@ func (s *store) sessions(ctx context.Context, after string) ([]listed, error) {
 	return page, nil
 }
 
-// appendTx is the append transaction of SPEC §14.3. hdr is the canonical
+// appendTx is the append transaction of docs/storage.md. hdr is the canonical
 // header of a pending create (materialized here) or nil; inc the
 // incarnation the handle owns. It returns the new durable state and the
 // session's incarnation.

@@ -13,7 +13,7 @@ import (
 // MemoryPath is the Config.Path of a private in-memory database (tests).
 const MemoryPath = ":memory:"
 
-// Config configures a Backend (SPEC §14.1). Start from DefaultConfig: the
+// Config configures a Backend (docs/storage.md). Start from DefaultConfig: the
 // zero value is not valid.
 type Config struct {
 	// Path is the database file, or MemoryPath (":memory:") for a private
@@ -34,7 +34,7 @@ type Config struct {
 	CompressData bool
 }
 
-// The defaults of SPEC §1.5 and §14.1.
+// The defaults of docs/operations.md, docs/storage.md.
 const (
 	DefaultJournalMode = "wal"
 	DefaultBusyTimeout = 5 * time.Second

@@ -1,4 +1,4 @@
-// Package sqlite is logbook's SQLite persistence backend (SPEC §12.1, §14):
+// Package sqlite is logbook's SQLite persistence backend (docs/plugins.md, docs/storage.md):
 // a complete sdk.Persistence over one database file, through
 // modernc.org/sqlite (pure Go) and database/sql. The logbook binary serves
 // it as `logbook plugin sqlite` (ServeConfig); cmd/logbook-sqlite is the
@@ -8,7 +8,7 @@
 //
 // The database is identified by PRAGMA application_id = 1280264002
 // (0x4C4F4742, "LOGB") and PRAGMA user_version = 1, and holds exactly the
-// schema of SPEC §14.2:
+// schema of docs/storage.md:
 //
 //	store_state(singleton = 1, store_id)          one row; store_id is a random UUID
 //	sessions(id, format_version, created_at, header, next_seq, incarnation, revision)
@@ -18,13 +18,13 @@
 // JSON (sdk/headerjson, the JSONL header line), its logbook format version
 // (1), next_seq (the committed event count), a random incarnation UUID made
 // when the session was stored, and a revision counter. One events row per
-// event: an envelope (SPEC §2.2) split into its members. type and time are
+// event: an envelope (docs/format.md) split into its members. type and time are
 // columns; data is the canonical JSON of the data member as TEXT, or, when
 // it is 4096 bytes or more and compress_data is on, a zstd frame of it
 // (level 3, content checksum) stored as a BLOB when the frame is smaller;
 // surface_op and source_event_seqs hold the canonical JSON of those members
 // or NULL; ignorable is 1 or NULL. Reading reassembles the envelope in the
-// member order of SPEC §2.2, byte-equal to the one appended: Append accepts
+// member order of docs/format.md, byte-equal to the one appended: Append accepts
 // only envelopes that reassemble to exactly their own bytes (canonical JSON,
 // members in order, nothing else), and refuses the rest as
 // ENVELOPE_INVALID.
@@ -34,11 +34,11 @@
 //	<path>.locks/<enc(id)>.lock               flock target of the write claim (0700 dir, 0600 files, never deleted)
 //	<path>.torn/<enc(id)>.<epoch ms>.jsonl    rows a write open cut (0700 dir, 0600 files)
 //
-// enc(id) is the file-name encoding of SPEC §13.1.
+// enc(id) is the file-name encoding of docs/storage.md.
 //
 // # Opening
 //
-// The file-safety rules of SPEC §14.1 come first, each refusal a
+// The file-safety rules of docs/storage.md come first, each refusal a
 // CONFIG_INVALID that says how to fix it: the parent directory is not group-
 // or world-writable; the database (and an existing -wal, -shm or -journal
 // file) is a regular file, not a symlink, owned by this user, without group
@@ -86,13 +86,13 @@
 //   - Revision: <store_id>:<incarnation>:<revision>. It changes with every
 //     stored change (materialization, each non-empty append, a cut) and with
 //     nothing else; ownership never touches it.
-//   - Format gate (SPEC §15): sessions.format_version first, then the
+//   - Format gate (docs/format.md): sessions.format_version first, then the
 //     header's own version member (headerjson.Decode), before any event is
 //     decoded.
 //
 // # Ownership
 //
-// Write ownership (SPEC §14.3, §13.6) is an in-process claim table shared by
+// Write ownership (docs/storage.md) is an in-process claim table shared by
 // every Backend over the database, plus a non-blocking flock on the
 // session's lock file, taken at Open(write) or by Create before it returns,
 // and held until Close. Held elsewhere: ALREADY_OWNED at Open(write) (also
@@ -107,9 +107,9 @@
 // still the one at that path; otherwise OWNERSHIP_LOST. A session row whose
 // incarnation changed under a write handle is OWNERSHIP_LOST too.
 //
-// # Torn rows (SPEC §14.4)
+// # Torn rows (docs/storage.md)
 //
-// Open scans the session's rows in seq order, rows as the units of §13.4.
+// Open scans the session's rows in seq order, rows as the units of docs/storage.md.
 // Rows with seq ≥ next_seq are torn. Below next_seq the first missing row
 // (a seq gap) or row that does not decode starts a torn tail, unless a
 // later row below next_seq decodes (every row is checked on its own, so
@@ -128,7 +128,7 @@
 // size of those lines with their newlines, the same for a read open and
 // the write open that cuts.
 //
-// # Decisions where SPEC §14 is silent
+// # Decisions of this backend
 //
 //   - Process model: one *sql.DB per database file per process (keyed by
 //     device and inode, so two paths to one file share it), with one

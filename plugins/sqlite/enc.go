@@ -1,6 +1,6 @@
 package sqlite
 
-// encID is enc(id) of SPEC §13.1, the file-name form of a session id used
+// encID is enc(id) of docs/storage.md, the file-name form of a session id used
 // for lock files and torn-row artifacts: over the id's UTF-8 bytes it keeps
 // a–z, 0–9, '_', '-', and '.' except at position 0, and writes every other
 // byte (A–Z included) as '~' plus two uppercase hex digits. It is injective,

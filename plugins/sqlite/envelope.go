@@ -15,7 +15,7 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk/jsonv"
 )
 
-// compressMin is the size from which data is compressed (SPEC §1.5, §14.2).
+// compressMin is the size from which data is compressed (docs/operations.md, docs/storage.md).
 const compressMin = 4096
 
 // maxDecodedData bounds what one compressed data value may expand to: the
@@ -23,7 +23,7 @@ const compressMin = 4096
 const maxDecodedData = sdk.MaxMaxEventBytes
 
 // envelopeMembers are the members of a canonical envelope in their order
-// (SPEC §2.2); the first four are required.
+// (docs/format.md); the first four are required.
 var envelopeMembers = [...]string{"seq", "time", "type", "data", "surfaceOp", "sourceEventSeqs", "ignorable"}
 
 const (
@@ -37,7 +37,7 @@ const (
 	requiredMembers = mData + 1
 )
 
-// row is one event as the events table holds it (SPEC §14.2).
+// row is one event as the events table holds it (docs/storage.md).
 type row struct {
 	seq, time int64
 	typ       string
@@ -101,9 +101,9 @@ func (r *row) envelopeLen() int {
 }
 
 // splitEnvelope splits one canonical envelope into its columns. The
-// envelope must be a JSON object whose members are those of SPEC §2.2 in
+// envelope must be a JSON object whose members are those of docs/format.md in
 // their order, with seq and time integer-form in 0 … MaxSeq, type a string
-// and ignorable true, and must be in canonical form (SPEC §3.2), so that
+// and ignorable true, and must be in canonical form (docs/format.md), so that
 // appendEnvelope gives back exactly the same bytes. Anything else is
 // ENVELOPE_INVALID. The row's slices point into a fresh buffer.
 func splitEnvelope(ev []byte) (row, error) {

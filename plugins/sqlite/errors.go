@@ -32,7 +32,7 @@ func withSession(err error, id string) error {
 }
 
 // ended reports a context that has ended as IO_ERROR wrapping ctx.Err(),
-// the code a gRPC client gives a cancelled call (SPEC §1.4).
+// the code a gRPC client gives a cancelled call (docs/errors.md).
 func ended(ctx context.Context, what string) error {
 	if err := ctx.Err(); err != nil {
 		return &sdk.Error{Code: sdk.CodeIOError, Op: op, Seq: -1, Index: -1, Detail: what + " not done: the context ended", Err: err}

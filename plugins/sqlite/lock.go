@@ -13,7 +13,7 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk/flockclaim"
 )
 
-// Write ownership (SPEC §14.3, §13.6): an in-process claim table, shared by
+// Write ownership (docs/storage.md): an in-process claim table, shared by
 // every Backend over one database, refuses a second claim before any file
 // is touched; across processes a non-blocking flock on
 // <path>.locks/<enc(id)>.lock decides. The kernel drops the flock when the

@@ -15,7 +15,7 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk/persistencetest"
 )
 
-// TestWriteClaimIsExclusiveAcrossProcesses is scenario 31 across OS
+// TestWriteClaimIsExclusiveAcrossProcesses checks write ownership across OS
 // processes: this test process and a `logbook plugin sqlite` child over one
 // database file.
 func TestWriteClaimIsExclusiveAcrossProcesses(t *testing.T) {

@@ -15,7 +15,7 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk/durable"
 )
 
-// The file-safety rules of SPEC §14.1. Every refusal is CONFIG_INVALID: the
+// The file-safety rules of docs/storage.md. Every refusal is CONFIG_INVALID: the
 // configuration names a place that is not safe to keep sessions in, and
 // retrying will not change that. The message says how to fix it.
 

@@ -10,7 +10,7 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk/persistencetest"
 )
 
-// TestUnsafeFilesAreRefused checks the file-safety rules of SPEC §14.1:
+// TestUnsafeFilesAreRefused checks the file-safety rules of docs/storage.md:
 // each refusal is CONFIG_INVALID naming the file and how to fix it, and
 // leaves the file as it was.
 func TestUnsafeFilesAreRefused(t *testing.T) {

@@ -13,14 +13,14 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
-// The database identity of SPEC §14.1: PRAGMA application_id ("LOGB") and
+// The database identity of docs/storage.md: PRAGMA application_id ("LOGB") and
 // PRAGMA user_version (the schema version).
 const (
 	ApplicationID = 1280264002 // 0x4C4F4742, "LOGB"
 	UserVersion   = 1
 )
 
-// schema is the reference DDL of SPEC §14.2, in creation order.
+// schema is the reference DDL of docs/storage.md, in creation order.
 var schema = []struct{ name, ddl string }{
 	{"store_state", `CREATE TABLE store_state(singleton INTEGER PRIMARY KEY CHECK (singleton = 1), store_id TEXT NOT NULL) STRICT`},
 	{"sessions", `CREATE TABLE sessions(
@@ -122,7 +122,7 @@ func readIdentity(ctx context.Context, tx *sql.Tx) (identity, error) {
 	return id, rows.Err()
 }
 
-// pristine reports a database nobody has used: SPEC §14.1.
+// pristine reports a database nobody has used: docs/storage.md.
 func (id identity) pristine() bool {
 	return id.applicationID == 0 && id.userVersion == 0 && len(id.objects) == 0
 }

@@ -16,7 +16,7 @@ import (
 )
 
 // store is one database opened by this process, shared by every Backend
-// configured with it (SPEC: one *sql.DB per path per process).
+// configured with it: one *sql.DB per path per process.
 //
 // The *sql.DB has exactly one connection (SetMaxOpenConns(1)), kept for the
 // life of the store. SQLite admits one writer per database anyway, and with
@@ -133,7 +133,7 @@ func (s *store) closeDB() error {
 }
 
 // dsn is the data source name: a file: URI (so that any path character is
-// escaped, not parsed) with the connection-scoped pragmas of SPEC §14.1
+// escaped, not parsed) with the connection-scoped pragmas of docs/storage.md
 // that change nothing in the file. journal_mode is set only after the
 // database has proven to be a logbook database, so a foreign file is never
 // converted to WAL.
@@ -253,7 +253,7 @@ func (s *store) ensureSchema(ctx context.Context) (string, error) {
 }
 
 // checkIdentity re-checks application_id and user_version inside a write
-// transaction (SPEC §14.3).
+// transaction (docs/storage.md).
 func (s *store) checkIdentity(ctx context.Context, tx *sql.Tx) error {
 	var app, ver int64
 	if err := tx.StmtContext(ctx, s.stmts.identity).QueryRowContext(ctx).Scan(&app, &ver); err != nil {

@@ -125,8 +125,8 @@ func (sc *scanned) corrupt(id, path string) error {
 // handle's first Read.
 const scanKeepBytes = 256 << 20
 
-// scan examines every row of session id in seq order, as SPEC §14.4
-// applies §13.4 with rows as units. Rows with seq ≥ next_seq are torn.
+// scan examines every row of session id in seq order, as docs/storage.md
+// applies docs/storage.md with rows as units. Rows with seq ≥ next_seq are torn.
 // Below next_seq, the first row that is missing (a seq gap) or does not
 // decode starts a torn tail, unless a later row below next_seq decodes:
 // then the damage is inside the committed log, which the reply's corrupt
@@ -227,7 +227,7 @@ func (s *store) scan(ctx context.Context, tx *sql.Tx, id string, nextSeq int64, 
 	return out, nil
 }
 
-// cut is the write open's repair of SPEC §14.4: in one BEGIN IMMEDIATE
+// cut is the write open's repair of docs/storage.md: in one BEGIN IMMEDIATE
 // transaction it scans again, writes the torn rows as canonical JSON lines
 // to <path>.torn/<enc(id)>.<epoch ms>.jsonl (fsynced), deletes them, and
 // sets next_seq to the end of the valid prefix (revision + 1). It returns
