@@ -12,7 +12,7 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk/durable"
 )
 
-// RetrievalHint tells the model how to read a saved artifact (SPEC §18).
+// RetrievalHint tells the model how to read a saved artifact (docs/compaction.md).
 const RetrievalHint = "Read it in ranges with offset/limit, or search it with grep."
 
 // defaultArtifactName is the file name used when the suggested one has no
@@ -44,7 +44,7 @@ type Artifact struct {
 	RetrievalHint string
 }
 
-// LocalStore is the local artifact store of SPEC §18. Artifacts live at
+// LocalStore is the local artifact store of docs/compaction.md. Artifacts live at
 // <root>/session-<sha256 hex of the session id>/<16 random hex>-<safeName>,
 // directories 0700 and files 0600, each file created exclusively and never
 // overwritten. Artifacts are never copied or deleted by logbook: a fork's

@@ -5,7 +5,7 @@ import (
 )
 
 // BalancedBefore reports whether the cut just before node seq is balanced
-// (SPEC §16.4): over the nodes before it, the tool-call blocks of the
+// (docs/compaction.md): over the nodes before it, the tool-call blocks of the
 // assistant/message nodes' derived messages equal the number of tool/result
 // nodes. A seq that is not a current node → TOOL_PAIRING_SEQ_NOT_FOUND; a
 // running count that goes negative before the cut → TOOL_PAIRING_CORRUPT

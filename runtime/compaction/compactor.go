@@ -14,24 +14,24 @@ import (
 
 // Options are what a Compactor needs besides the compaction block.
 type Options struct {
-	// Summarizer writes the summaries (SPEC §16.10); required.
+	// Summarizer writes the summaries (docs/compaction.md); required.
 	Summarizer sdk.Summarizer
 	// RangeSelector, when set, chooses the span of automatic and manual
 	// compactions (a summarizer that declares the "select-range"
 	// capability); its answer is checked like an explicit region and the
 	// host's own selection is used, with a warning, when it is invalid.
-	// Default nil: the host selects (SPEC §16.5).
+	// Default nil: the host selects (docs/compaction.md).
 	RangeSelector sdk.RangeSelector
-	// Pruner prunes oversized tool results (SPEC §17); nil means no pruner,
+	// Pruner prunes oversized tool results (docs/compaction.md); nil means no pruner,
 	// whatever the block's pruner key says.
 	Pruner sdk.Pruner
 	// Flush makes a session durable; CompactNow calls it after the bracket
-	// closes (SPEC §16.9). Nil means there is nothing to flush (no
+	// closes (docs/compaction.md). Nil means there is nothing to flush (no
 	// persistence), which counts as success.
 	Flush func(ctx context.Context, s *session.Session) error
 	// ModelInfo returns the context window of a provider's model when the
 	// host knows it; the pressure policy falls back to the latest
-	// request/context for that target (SPEC §16.7). Default nil: unknown.
+	// request/context for that target (docs/compaction.md). Default nil: unknown.
 	ModelInfo func(provider, model string) (contextWindow int64, ok bool)
 	// NewID returns a new compactionId; default a lowercase UUIDv4.
 	NewID func() string
@@ -44,9 +44,9 @@ type Options struct {
 }
 
 // Compactor runs compaction and pruning for the sessions of one host: the
-// compaction transaction (CompactRegion, SPEC §16.6), the pressure policy
-// (BeforeRequest, §16.7), overflow recovery (OnOverflow, §16.8), manual
-// compaction (CompactNow, §16.9) and tool-result pruning (Prune, §17.1).
+// compaction transaction (CompactRegion, docs/compaction.md), the pressure policy
+// (BeforeRequest, docs/compaction.md), overflow recovery (OnOverflow, docs/compaction.md), manual
+// compaction (CompactNow, docs/compaction.md) and tool-result pruning (Prune, docs/compaction.md).
 //
 // It keeps per-session state (a token Meter, the incremental compaction
 // lock, the overflow counter, the targets already warned about) for every
@@ -72,7 +72,7 @@ type sessionState struct {
 	track tracker
 
 	// Guarded by busy.
-	overflows    int        // overflow recoveries since the last reset (SPEC §16.8)
+	overflows    int        // overflow recoveries since the last reset (docs/compaction.md)
 	overflowSeen sdk.Offset // log length the reset scan has covered
 	warned       map[string]bool
 }

@@ -1,26 +1,26 @@
 // Package compaction is logbook's optional host policy for keeping a
-// session's model context within its window (SPEC §16–§18). A profile
+// session's model context within its window (docs/compaction.md). A profile
 // without a compaction block never uses it, never writes compaction/*
 // events, and nothing else in logbook depends on it.
 //
 // The analysis half, which only reads a session:
 //
-//   - the fixed token estimate of SPEC §16.1 (EstimateMessage,
+//   - the fixed token estimate of docs/compaction.md (EstimateMessage,
 //     EstimateMessageJSON, EstimateTools);
-//   - the token meter (Meter, Measure; SPEC §16.2): per-node estimates cached
+//   - the token meter (Meter, Measure; docs/compaction.md): per-node estimates cached
 //     by seq and prefix sums kept incrementally, so a measurement after k new
 //     nodes costs O(k), with the provider-reported usage of the latest
 //     eligible assistant message as the baseline when it is trustworthy;
-//   - tool-pairing balance (SPEC §16.4) and range selection with the region
-//     checks (SPEC §16.5), on the same per-session Meter;
-//   - the summary instruction and the checkpoint preamble (SPEC §16.6,
-//     §16.10).
+//   - tool-pairing balance (docs/compaction.md) and range selection with the region
+//     checks (docs/compaction.md), on the same per-session Meter;
+//   - the summary instruction and the checkpoint preamble
+//     (docs/compaction.md).
 //
 // The transaction half (CompactRegion, the pressure and overflow policies,
 // manual compaction, the compaction lock and invariants) appends the
 // compaction/* events and the checkpoint.
 //
-// Spill (SPEC §18) is separate host policy kept here as well: a finished tool
+// Spill (docs/compaction.md) is separate host policy kept here as well: a finished tool
 // result larger than a byte budget is saved whole to a local artifact store
 // (LocalStore) and replaced by its head, a notice naming the saved file, and
 // its tail.

@@ -6,7 +6,7 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk/jsonv"
 )
 
-// EstimateMessage returns the SPEC §16.1 token estimate of a model message:
+// EstimateMessage returns the docs/compaction.md token estimate of a model message:
 // the sum of its content blocks' estimates plus 4. Only content counts; the
 // id, role and source do not. A message whose content is not an array (never
 // a validated one) is estimated as empty, 4.
@@ -17,7 +17,7 @@ func EstimateMessage(msg jsonv.Value) int64 {
 
 // EstimateMessageJSON is EstimateMessage over a message's JSON bytes, for a
 // message that is not in a session yet (a compaction checkpoint). It fails
-// only when b is not lossless JSON (SPEC §3), with that rule's code.
+// only when b is not lossless JSON (docs/format.md), with that rule's code.
 func EstimateMessageJSON(b []byte) (int64, error) {
 	doc, err := jsonv.Parse(b, jsonv.Options{})
 	if err != nil {
@@ -26,7 +26,7 @@ func EstimateMessageJSON(b []byte) (int64, error) {
 	return EstimateMessage(doc.Root()), nil
 }
 
-// EstimateTools returns the SPEC §16.1 estimate of a header's tools:
+// EstimateTools returns the docs/compaction.md estimate of a header's tools:
 // q(cp(canonical JSON of the array)) + 4, and 0 when tools is absent, not an
 // array, or empty.
 func EstimateTools(tools jsonv.Value) int64 {

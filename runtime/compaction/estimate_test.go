@@ -19,7 +19,7 @@ func anaParse(t testing.TB, s string) jsonv.Value {
 	return doc.Root()
 }
 
-// TestEstimateBlockRules checks each row of the SPEC §16.1 table.
+// TestEstimateBlockRules checks each row of the docs/compaction.md table.
 func TestEstimateBlockRules(t *testing.T) {
 	cases := []struct {
 		name  string
@@ -102,8 +102,9 @@ func TestEstimateStringCodePointsMatchDecoding(t *testing.T) {
 	}
 }
 
-// TestEstimateScenario28OriginalToolResult: the shadowedTokenCount a prune of
-// SPEC §21 scenario 28 records is the estimate of the original message, one
+// TestEstimateScenario28OriginalToolResult: the shadowedTokenCount recorded
+// by a prune of a 10 000-code-point tool result is the estimate of the
+// original message, one
 // text block of 10 000 code points: q(10000) + 4 + 4.
 func TestEstimateScenario28OriginalToolResult(t *testing.T) {
 	msg := anaToolMsg("r1", "c1", strings.Repeat("é", 10_000))

@@ -1,6 +1,6 @@
 package compaction
 
-// DefaultInstruction is logbook's summary instruction (SPEC §16.10), sent to
+// DefaultInstruction is logbook's summary instruction (docs/compaction.md), sent to
 // the summarizer as the final user message after the region's messages. It
 // asks for a dense Markdown summary with one section per kind of state the
 // model needs to continue, and forbids tool calls and preambles. Covered by
@@ -34,7 +34,7 @@ Anything else needed to continue without asking again: names, identifiers, numbe
 Be specific and complete; prefer exact identifiers and values to descriptions. Write "None." under a section with nothing to report. Do not call any tools. Do not add a preamble, a closing remark or any text outside these sections: start directly with the first heading.`
 
 // CheckpointPreamble is the preamble P of the compaction checkpoint message
-// (SPEC §16.6 step 6): it says that earlier conversation was condensed, that
+// (docs/compaction.md step 6): it says that earlier conversation was condensed, that
 // the summary is settled background not to be restated or acknowledged, and
 // that work continues from the following messages. The checkpoint's text is
 // P + "\n\n<conversation-summary>\n" + summary + "\n</conversation-summary>".

@@ -26,7 +26,7 @@ func TestDefaultInstructionGolden(t *testing.T) {
 	}
 }
 
-// TestDefaultInstructionCoversTheSpec checks the contents SPEC §16.10 asks for.
+// TestDefaultInstructionCoversTheSpec checks the contents docs/compaction.md asks for.
 func TestDefaultInstructionCoversTheSpec(t *testing.T) {
 	for _, want := range []string{
 		"Markdown", "dense",

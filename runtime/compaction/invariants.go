@@ -9,7 +9,7 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk/jsonv"
 )
 
-// Validator checks the relational compaction invariants of SPEC §16.3 at step
+// Validator checks the relational compaction invariants of docs/compaction.md at step
 // A11 of Append (never on restore). A violation is COMPACTION_INVARIANT with
 // the rule's number and the offending values in the detail:
 //
@@ -156,7 +156,7 @@ func turnText(turn int64) string {
 	return fmt.Sprint(turn)
 }
 
-// violation builds the COMPACTION_INVARIANT error for a rule of SPEC §16.3.
+// violation builds the COMPACTION_INVARIANT error for a rule of docs/compaction.md.
 func violation(rule int, format string, args ...any) *sdk.Error {
 	detail := fmt.Sprintf(format, args...)
 	return &sdk.Error{Code: sdk.CodeCompactionInvariant, Op: "compaction", Seq: -1, Index: -1,

@@ -162,7 +162,7 @@ func TestInvariantRule6Checkpoint(t *testing.T) {
 	appendOK(t, s, userEv("u2", "ordinary user messages are never checked"))
 }
 
-// A lifecycle marker releases an abandoned bracket (SPEC §10.3): the lock
+// A lifecycle marker releases an abandoned bracket (docs/architecture.md): the lock
 // opens, and the invariants no longer see the old bracket.
 func TestLifecycleMarkerReleasesBracket(t *testing.T) {
 	seed := []session.Event{}

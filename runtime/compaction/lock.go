@@ -8,7 +8,7 @@ import (
 )
 
 // Bracket is an open compaction bracket: a compaction/start not yet followed
-// by a compaction/end or a lifecycle marker (SPEC §16.3).
+// by a compaction/end or a lifecycle marker (docs/compaction.md).
 type Bracket struct {
 	// ID is the bracket's compactionId.
 	ID string
@@ -22,7 +22,7 @@ type Bracket struct {
 	Summaries int
 }
 
-// OpenBracket reports the open bracket of a log (SPEC §16.3 lock): a bracket
+// OpenBracket reports the open bracket of a log (docs/compaction.md lock): a bracket
 // is open iff, scanning back, the latest compaction/start or compaction/end
 // is a start and no session/end-seed follows it. It scans back from the end
 // of the log to the latest of those events, so it costs the distance to it;

@@ -10,7 +10,7 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk/jsonv"
 )
 
-// BaselineKind says where a measurement's total comes from (SPEC §16.2).
+// BaselineKind says where a measurement's total comes from (docs/compaction.md).
 type BaselineKind string
 
 // The baseline kinds.
@@ -29,8 +29,8 @@ type NodeTokens struct {
 	Tokens int64
 }
 
-// Measurement is the token size of a session's next model request (SPEC
-// §16.2), taken at one log length.
+// Measurement is the token size of a session's next model request
+// (docs/compaction.md), taken at one log length.
 type Measurement struct {
 	// LogLen is the log length the measurement was taken at.
 	LogLen sdk.Offset
@@ -50,8 +50,8 @@ type Measurement struct {
 	TotalTokens int64
 }
 
-// Meter measures one session incrementally (SPEC §16.2 item 5) and answers
-// the tool-pairing and range questions of SPEC §16.4–§16.5 from the same
+// Meter measures one session incrementally (docs/compaction.md item 5) and answers
+// the tool-pairing and range questions of docs/compaction.md from the same
 // caches. Per-node estimates and tool-pairing contributions are cached by
 // seq; prefix sums of both follow the surface: a Measure after k appended
 // nodes costs O(k), and after a replacement or projection (a new
@@ -97,7 +97,7 @@ type Meter struct {
 type seqEntry struct {
 	tokens int64 // estimate of the derived message; -1 when unknown or invalidated by a projection
 	pos    int32 // the node's position when last placed; valid only while nodes[pos].Seq is this seq
-	delta  int32 // tool-pairing contribution (SPEC §16.4)
+	delta  int32 // tool-pairing contribution (docs/compaction.md)
 }
 
 type anchorCand struct {
@@ -118,7 +118,7 @@ func Measure(s *session.Session) (Measurement, error) {
 	return NewMeter(s).Measure()
 }
 
-// Measure returns the current measurement (SPEC §16.2):
+// Measure returns the current measurement (docs/compaction.md):
 //
 //  1. each node's estimate (0 without a derived message); SurfaceTokens is
 //     their sum and HeaderTokens the estimate of the folded header's tools;

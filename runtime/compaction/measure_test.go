@@ -364,9 +364,9 @@ func anaSameMeasurement(a, b Measurement) bool {
 		a.HeaderTokens == b.HeaderTokens && a.BaselineKind == b.BaselineKind && a.TotalTokens == b.TotalTokens
 }
 
-// ---- property: incremental == from scratch == a direct reading of the SPEC ----
+// ---- property: incremental == from scratch == a direct reading of the rules ----
 
-// anaRef is a from-scratch reading of SPEC §16.2, §16.4 and §16.5 written
+// anaRef is a from-scratch reading of docs/compaction.md written
 // independently of the Meter: maps and linear scans, no caches.
 type anaRef struct {
 	m      Measurement

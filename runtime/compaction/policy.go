@@ -35,7 +35,7 @@ type settings struct {
 	maxTokens      int64
 }
 
-// settings applies the exact-match model policy of t, if any (SPEC §16.7
+// settings applies the exact-match model policy of t, if any (docs/compaction.md
 // step 3).
 func (c *Compactor) settings(t target) settings {
 	for _, p := range c.cfg.ModelPolicies {
@@ -47,7 +47,7 @@ func (c *Compactor) settings(t target) settings {
 }
 
 // capacity returns the context window of t: the host's ModelInfo, else the
-// latest request/context for that target (SPEC §16.7 step 2).
+// latest request/context for that target (docs/compaction.md step 2).
 func (c *Compactor) capacity(s *session.Session, t target) (int64, bool) {
 	if c.opts.ModelInfo != nil {
 		if cw, ok := c.opts.ModelInfo(t.provider, t.model); ok && cw > 0 {
@@ -82,7 +82,7 @@ type PressureReport struct {
 	Warning error
 }
 
-// BeforeRequest runs the pressure policy of SPEC §16.7 before a step's
+// BeforeRequest runs the pressure policy of docs/compaction.md before a step's
 // request is derived: with the session's target and its context window
 // known, it measures the session and, at or above the threshold, prunes
 // (when a pruner is configured) and then compacts automatically, up to
@@ -182,7 +182,7 @@ func (c *Compactor) BeforeRequest(ctx context.Context, s *session.Session) (Pres
 	return rep, nil
 }
 
-// OnOverflow runs overflow recovery (SPEC §16.8) after a model request of
+// OnOverflow runs overflow recovery (docs/compaction.md) after a model request of
 // the open turn failed with CONTEXT_WINDOW_EXCEEDED: unless the session has
 // already used its maxOverflowRetries recoveries since the last
 // assistant/message or turn end, it prunes (when a pruner is configured)
@@ -245,7 +245,7 @@ func (c *Compactor) OnOverflow(ctx context.Context, s *session.Session) (retry b
 	return after.ReplaceGeneration() > before.ReplaceGeneration(), err
 }
 
-// CompactNow is manual compaction (SPEC §16.9): with no open turn
+// CompactNow is manual compaction (docs/compaction.md): with no open turn
 // (COMPACTION_TURN_OPEN otherwise, without waiting), it compacts the largest
 // balanced head of the surface (retain 0; COMPACTION_NO_RANGE when there is
 // none) in a standalone bracket (turn: null) with the manual stability rule,
@@ -293,7 +293,7 @@ func (c *Compactor) CompactNow(ctx context.Context, s *session.Session, sourceCo
 
 // selectRange chooses the span to compact for retain tokens: the
 // summarizer's choice when it declared "select-range" and its span passes
-// the region checks, else the host's (SPEC §16.5); an unusable plugin answer
+// the region checks, else the host's (docs/compaction.md); an unusable plugin answer
 // is logged as a warning.
 func (c *Compactor) selectRange(ctx context.Context, st *sessionState, meas Measurement, retain int64) (start, end sdk.Seq, ok bool, err error) {
 	if rs := c.opts.RangeSelector; rs != nil {

@@ -235,7 +235,7 @@ func TestCompactNow(t *testing.T) {
 	}
 }
 
-// Scenario 30: a log ending in an unmatched compaction/start is locked;
+// Lock and lifecycle: a log ending in an unmatched compaction/start is locked;
 // after Release and Open (the lifecycle marker) compaction is allowed.
 func TestScenario30LockAndLifecycle(t *testing.T) {
 	ctx := context.Background()

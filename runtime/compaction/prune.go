@@ -14,7 +14,7 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk/jsonv"
 )
 
-// Pruned is one tool result the pruner shortened (SPEC §17.1).
+// Pruned is one tool result the pruner shortened (docs/compaction.md).
 type Pruned struct {
 	// OriginalSeq is the tool/result node that was replaced;
 	// ReplacementSeq the rewrite that replaced it.
@@ -34,7 +34,7 @@ type PruneResult struct {
 }
 
 // Prune shortens the session's oversized tool results with the configured
-// pruner (SPEC §17.1), as an operator asks for (`logbook prune`); the
+// pruner (docs/compaction.md), as an operator asks for (`logbook prune`); the
 // pressure and overflow policies prune the same way. The current tool/result
 // nodes whose text is over the budget's threshold are offered in surface
 // order; for each replacement, in surface order, a compaction/prune record
@@ -88,7 +88,7 @@ func (c *Compactor) prune(ctx context.Context, st *sessionState) (PruneResult, e
 		tokens  []int64 // estimate of each offered node's message
 	)
 	for _, m := range ml.All() {
-		if m.Role() != "tool" { // only tool/result messages have this role (SPEC §5.1)
+		if m.Role() != "tool" { // only tool/result messages have this role (docs/format.md)
 			continue
 		}
 		over, estimate := est.overThreshold(m.View(), budget.ThresholdChars)
@@ -267,7 +267,7 @@ func (b *rewriteBuffers) rewriteData(e session.Event, content []byte) ([]byte, e
 }
 
 // overThreshold reports whether a tool message's text blocks hold more than
-// threshold code points (what the pruner's threshold counts, SPEC §17.2),
+// threshold code points (what the pruner's threshold counts, docs/compaction.md),
 // and if so the message's token estimate. A message whose canonical JSON is
 // no longer than threshold bytes cannot, since every code point takes at
 // least one byte: most messages are decided without counting.
@@ -280,7 +280,7 @@ func (e *estimator) overThreshold(msg jsonv.Value, threshold int64) (bool, int64
 }
 
 // toolResultSize returns the code points of a tool message's text blocks
-// and the message's token estimate (SPEC §16.1), in one pass over its
+// and the message's token estimate (docs/compaction.md), in one pass over its
 // blocks.
 func (e *estimator) toolResultSize(msg jsonv.Value) (chars, tokens int64) {
 	tokens = 4
@@ -335,7 +335,7 @@ func (e *estimator) fastCodePoints(v jsonv.Value) int64 {
 	return n
 }
 
-// pruneData is the data of compaction/prune (SPEC §4.2).
+// pruneData is the data of compaction/prune (docs/format.md).
 type pruneData struct {
 	ShadowedRange      seqRange  `json:"shadowedRange"`
 	ShadowedSeqs       []sdk.Seq `json:"shadowedSeqs"`

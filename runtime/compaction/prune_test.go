@@ -14,7 +14,7 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk/jsonv"
 )
 
-// Scenario 28: a tool result with one 10 000-code-point text block, default
+// The default prune: a tool result with one 10 000-code-point text block, default
 // budget → its text becomes the first 4 096 + M + the last 1 024 code
 // points; compaction/prune {shadowedRange {k,k}, shadowedSeqs [k],
 // shadowedTokenCount: estimate(original)} then the rewrite (replace {k,k},
@@ -140,7 +140,7 @@ func TestPruneWithoutPruner(t *testing.T) {
 	}
 }
 
-// toolResultSize agrees with the §16.1 estimate and with the code points
+// toolResultSize agrees with the docs/compaction.md estimate and with the code points
 // the estimator counts, for text with every kind of escape.
 func TestToolResultSizeMatchesEstimate(t *testing.T) {
 	for _, text := range []string{"", "plain", "tab\there\nnew \"q\" back\\slash \u0001 ctl é 日本 🎉", strings.Repeat("\\\n", 50), strings.Repeat("ü", 9000)} {

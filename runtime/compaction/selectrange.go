@@ -6,7 +6,7 @@ import (
 )
 
 // SelectRange chooses the span to compact so that at least retainTokens of
-// the newest context stay verbatim (SPEC §16.5). meas must describe the
+// the newest context stay verbatim (docs/compaction.md). meas must describe the
 // current surface; its token estimates are the ones used.
 //
 //  1. meas.Nodes' seqs equal the current surface element-wise, else
@@ -16,7 +16,7 @@ import (
 //  3. walking back from the last node to first and summing tokens, keep is
 //     the first position where the sum reaches retainTokens; none → not ok;
 //  4. keep ≤ first → not ok;
-//  5. keep moves earlier while the cut before it is unbalanced (§16.4);
+//  5. keep moves earlier while the cut before it is unbalanced (docs/compaction.md);
 //     reaching first → not ok;
 //  6. the span is nodes[first] … nodes[keep−1], inclusive, in surface order.
 //
@@ -68,13 +68,13 @@ func (m *Meter) SelectRange(meas Measurement, retainTokens int64) (start, end sd
 	return m.nodes[first].Seq, m.nodes[keep-1].Seq, true, nil
 }
 
-// CheckRegion checks an explicitly chosen span (SPEC §16.5): start and end
+// CheckRegion checks an explicitly chosen span (docs/compaction.md): start and end
 // are current nodes, start is not after end in surface order, and the cuts
 // before start and after end are balanced — else
 // COMPACTION_UNBALANCED_BOUNDARY naming the offending seq (wrapping
 // TOOL_PAIRING_SEQ_NOT_FOUND when it is not a node). A span starting at node
 // 0 when node 0 is a system/message → SYSTEM_NODE0_PROTECTED, the rule the
-// checkpoint's append would break (SPEC §6.3 S7h). A corrupt pairing count →
+// checkpoint's append would break (docs/format.md S7h). A corrupt pairing count →
 // TOOL_PAIRING_CORRUPT.
 func (m *Meter) CheckRegion(start, end sdk.Seq) error {
 	m.mu.Lock()
@@ -101,7 +101,7 @@ func (m *Meter) ValidatePluginRange(meas Measurement, start, end sdk.Seq) error 
 	return m.checkRegion(start, end)
 }
 
-// checkSurface is step 1 of SPEC §16.5. Called with mu held after update.
+// checkSurface is step 1 of docs/compaction.md. Called with mu held after update.
 func (m *Meter) checkSurface(meas Measurement) error {
 	cur := m.nodes
 	if len(meas.Nodes) != len(cur) {

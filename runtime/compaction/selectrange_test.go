@@ -11,7 +11,7 @@ import (
 
 // anaLongTurn: system(0), U(1), then three tool rounds A[c](k) R(k+1) of
 // known sizes, and a final A text: nodes 0..8. It is all one turn: turn
-// boundaries give no protection (SPEC §16.5).
+// boundaries give no protection (docs/compaction.md).
 func anaLongTurn(t testing.TB) *session.Session {
 	s := anaSession(t)
 	anaAppend(t, s,

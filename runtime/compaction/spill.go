@@ -14,7 +14,7 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk/jsonv"
 )
 
-// Spiller applies the spill policy of SPEC §18 to finished tool results.
+// Spiller applies the spill policy of docs/compaction.md to finished tool results.
 // Safe for concurrent use.
 type Spiller struct {
 	max    int64
@@ -83,7 +83,7 @@ type SpillResult struct {
 	Artifact Artifact
 }
 
-// Apply runs the spill policy of SPEC §18 on out:
+// Apply runs the spill policy of docs/compaction.md on out:
 //
 //  1. it keeps the content when spilling is disabled, the tool is exempt, the
 //     value is substituted, any block is not a text block, or T (the text

@@ -14,7 +14,7 @@ import (
 )
 
 // Mode says who started a compaction: it decides the turn rule and the
-// stability re-check of SPEC §16.6.
+// stability re-check of docs/compaction.md.
 type Mode int
 
 const (
@@ -47,12 +47,12 @@ type Outcome struct {
 const commitAttempts = 8
 
 // CompactRegion compacts the current nodes start..end (inclusive, surface
-// order) of s into one checkpoint message (SPEC §16.6):
+// order) of s into one checkpoint message (docs/compaction.md):
 //
 //  1. mode Automatic needs an open turn (COMPACTION_NO_OPEN_TURN), Manual
 //     none (COMPACTION_TURN_OPEN); the compaction lock must be free
-//     (COMPACTION_BUSY); the region must pass the checks of SPEC §16.5;
-//     the summary request is built (SPEC §16.10), shrinking the region from
+//     (COMPACTION_BUSY); the region must pass the checks of docs/compaction.md;
+//     the summary request is built (docs/compaction.md), shrinking the region from
 //     its end, at balanced cuts, until it fits RPCMaxBytes (nothing left:
 //     COMPACTION_NO_RANGE);
 //  2. compaction/start {compactionId, turn} is appended (seq α);
@@ -243,7 +243,7 @@ func (c *Compactor) finish(ctx context.Context, st *sessionState, mode Mode, mea
 	}
 }
 
-// stable is step 5 of SPEC §16.6: Automatic needs a fresh measurement with
+// stable is step 5 of docs/compaction.md: Automatic needs a fresh measurement with
 // identical nodes (seqs and tokens); Manual needs the span, with the same
 // seqs and tokens, at consecutive positions.
 func (c *Compactor) stable(st *sessionState, mode Mode, meas Measurement, sp span) error {
@@ -283,7 +283,7 @@ func (c *Compactor) stable(st *sessionState, mode Mode, meas Measurement, sp spa
 	return nil
 }
 
-// summarizeRequest builds the summary request of SPEC §16.10 for the region
+// summarizeRequest builds the summary request of docs/compaction.md for the region
 // start..end of meas (which CheckRegion accepted), shrinking the region from
 // its end, at balanced cuts, until the request fits RPCMaxBytes. It returns
 // the request and the region it covers.
@@ -375,8 +375,8 @@ func (c *Compactor) summarizeRequest(st *sessionState, meas Measurement, start, 
 }
 
 // summaryText checks that every block is a text block and returns the
-// blocks as a JSON array and their texts joined by blank lines (S of SPEC
-// §16.6 step 6).
+// blocks as a JSON array and their texts joined by blank lines (S of
+// docs/compaction.md step 6).
 func summaryText(blocks [][]byte) (json.RawMessage, string, error) {
 	var texts []string
 	arr := []byte{'['}
@@ -417,7 +417,7 @@ func clipText(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// The JSON shapes the transaction appends (SPEC §4.2, §5.1).
+// The JSON shapes the transaction appends (docs/format.md).
 type (
 	bracketData struct {
 		CompactionID    string `json:"compactionId"`

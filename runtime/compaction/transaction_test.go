@@ -42,10 +42,10 @@ func (a surfaceState) equal(b surfaceState) bool {
 	return slices.Equal(a.nodes, b.nodes) && a.replace == b.replace && slices.EqualFunc(a.messages, b.messages, bytes.Equal)
 }
 
-// Scenario 29, success: inside open turn 1, compaction/start (α),
+// Compaction order, success: inside open turn 1, compaction/start (α),
 // compaction/summary (σ), the checkpoint replacing s..e with sources
 // [α, σ, ...shadowed], compaction/end — in that order, the last three as one
-// group; the summary request is built per SPEC §16.10.
+// group; the summary request is built per docs/compaction.md.
 func TestScenario29CompactionOrder(t *testing.T) {
 	sum := &txSummarizer{}
 	c := txCompactor(t, sum, nil)
@@ -113,7 +113,7 @@ func TestScenario29CompactionOrder(t *testing.T) {
 	if _, open := OpenBracket(s.Events()); open {
 		t.Error("the bracket is still open")
 	}
-	// The request (SPEC §16.10).
+	// The request (docs/compaction.md).
 	reqs := sum.requests()
 	if len(reqs) != 1 {
 		t.Fatalf("%d summary requests", len(reqs))
@@ -315,7 +315,7 @@ func mustEvent(t testing.TB, s *session.Session, seq sdk.Seq) session.Event {
 }
 
 // The mode decides the turn rule; the region must pass the checks of
-// SPEC §16.5; nothing is appended for these refusals.
+// docs/compaction.md; nothing is appended for these refusals.
 func TestCompactRegionRefusals(t *testing.T) {
 	c := txCompactor(t, &txSummarizer{}, nil)
 	closed := txSession(t)
@@ -344,7 +344,7 @@ func TestCompactRegionRefusals(t *testing.T) {
 	}
 }
 
-// Scenario 30, first half, and concurrent operations: a log ending in an
+// Lock and lifecycle, first half, and concurrent operations: a log ending in an
 // unmatched compaction/start is locked (COMPACTION_BUSY), and so is a
 // session whose compaction is running.
 func TestCompactionBusy(t *testing.T) {
