@@ -50,7 +50,7 @@ func pruneWorkload() []session.AppendInput {
 }
 
 // BenchmarkPruneSession10K prunes 1,000 oversized tool results in a
-// 10,000-node session through the pruner plugin subprocess (SPEC §17.1):
+// 10,000-node session through the pruner plugin subprocess (docs/compaction.md):
 // one Prune call offers them, then 1,000 compaction/prune + rewrite groups
 // are appended (and written behind to the memory backend plugin). Target:
 // ≤ 200 ms/op.

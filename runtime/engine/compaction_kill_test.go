@@ -96,7 +96,7 @@ func (childTB) Fatalf(format string, args ...any) {
 
 // kill -9 of the host between compaction/start and compaction/end: after
 // Open, the session is not locked (the lifecycle marker releases the
-// abandoned bracket, SPEC §10.3) and the surface is the pre-compaction one;
+// abandoned bracket, docs/architecture.md) and the surface is the pre-compaction one;
 // a new compaction then succeeds.
 func TestCompactionHostKilledInsideBracket(t *testing.T) {
 	dir := t.TempDir()
@@ -171,7 +171,7 @@ func TestCompactionHostKilledInsideBracket(t *testing.T) {
 		t.Fatal("compaction/start was not durable before the kill")
 	}
 	// compaction/start, then Open's repair: the open step and turn closed
-	// (SPEC §9.3), then the lifecycle marker; no compaction/end.
+	// (docs/architecture.md), then the lifecycle marker; no compaction/end.
 	if want := []string{session.TypeCompactionStart, session.TypeStepEnd, session.TypeTurnEnd, session.TypeSessionEndSeed}; !slices.Equal(types, want) {
 		t.Fatalf("log from compaction/start: %v; want %v (repair %+v)", types, want, rep)
 	}

@@ -32,7 +32,7 @@ type Options struct {
 	// Clock for the store; default the system clock.
 	Clock store.Clock
 	// ModelInfo returns a model's context window when the host knows it,
-	// for the compaction pressure policy (SPEC §16.7); default nil, which
+	// for the compaction pressure policy (docs/compaction.md); default nil, which
 	// leaves the window to each session's request/context.
 	ModelInfo func(provider, model string) (contextWindow int64, ok bool)
 }
@@ -47,7 +47,7 @@ type Engine struct {
 	// plugins the compaction block names; nil without a compaction block
 	// (a headless profile), which never writes compaction/* events.
 	Compactor *compaction.Compactor
-	// Spiller applies the spill policy (SPEC §18) to finished tool results
+	// Spiller applies the spill policy (docs/compaction.md) to finished tool results
 	// before a harness appends them: results over spill_max_inline_bytes go
 	// to the local artifact store under spill_root. nil without a
 	// compaction block; with spilling off (the default) it keeps every
@@ -128,7 +128,7 @@ func Start(ctx context.Context, cfg *config.Config, opts Options) (*Engine, erro
 		PluginTypes:     pluginTypes,
 		Plugins:         names,
 		Projections:     e.Projections,
-		// The compaction invariants (SPEC §16.3) hold for every log, with
+		// The compaction invariants (docs/compaction.md) hold for every log, with
 		// or without a compaction block: a headless profile writes no
 		// compaction/* events itself, but a client's Append must not break
 		// the bracket rules either.

@@ -15,7 +15,7 @@ import (
 )
 
 // kill -9 of a persistence plugin 20 times at random points of a stream of
-// appends: the plugin is restarted, the store recovers (SPEC §12.3), and the
+// appends: the plugin is restarted, the store recovers (docs/plugins.md), and the
 // stored log ends byte-equal to the in-memory log, every seq stored once.
 func TestKillPersistencePluginDuringAppends(t *testing.T) {
 	ctx := context.Background()

@@ -249,7 +249,7 @@ func BenchmarkSQLiteIngest(b *testing.B) { benchmarkIngest(b, "sqlite") }
 // transaction per batch, WAL and synchronous=FULL. As in the plugin (and as
 // BenchmarkJSONLRawLimit compresses its frames), data of 4 KiB or more is
 // compressed with a reused level-3 encoder and stored as a BLOB when that is
-// smaller (SPEC §14.2).
+// smaller (docs/storage.md).
 func BenchmarkSQLiteRawLimit(b *testing.B) {
 	batches := rawRowBatches(b)
 	db := rawDB(b, filepath.Join(b.TempDir(), "raw.db"))
@@ -288,7 +288,7 @@ func BenchmarkSQLiteRawLimit(b *testing.B) {
 	}
 }
 
-// rawCompressMin is the data size from which SPEC §14.2 stores data
+// rawCompressMin is the data size from which docs/storage.md stores data
 // compressed (when smaller).
 const rawCompressMin = 4096
 
@@ -301,7 +301,7 @@ type rawRow struct {
 	dataBytes []byte
 }
 
-// stored returns the value the data column stores (SPEC §14.2): the text,
+// stored returns the value the data column stores (docs/storage.md): the text,
 // or for data of rawCompressMin bytes or more its zstd frame when that is
 // smaller. The frame is built in scratch, which is returned for reuse.
 func (r rawRow) stored(enc *zstd.Encoder, scratch []byte) (any, []byte) {
@@ -334,7 +334,7 @@ func rawRowOf(ev session.Event) rawRow {
 	return rawRow{ev.Time(), ev.Type(), string(ev.Data()), op, ev.Data()}
 }
 
-// rawRowEncoder is the zstd encoder of SPEC §14.2: level 3 with checksums.
+// rawRowEncoder is the zstd encoder of docs/storage.md: level 3 with checksums.
 func rawRowEncoder(b *testing.B) *zstd.Encoder {
 	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(3)), zstd.WithEncoderCRC(true))
 	if err != nil {
@@ -343,7 +343,7 @@ func rawRowEncoder(b *testing.B) *zstd.Encoder {
 	return enc
 }
 
-// rawDB opens a database with the events table and the pragmas of §14.
+// rawDB opens a database with the events table and the pragmas of docs/storage.md.
 func rawDB(b *testing.B, path string) *sql.DB {
 	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)")
 	if err != nil {
