@@ -12,7 +12,7 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
-// Scenario 23 through a real projection plugin subprocess: the host loads
+// A message projection through a real projection plugin subprocess: the host loads
 // its declared type, calls it in step S6, and refuses the type once the
 // plugin is unloaded.
 func TestProjectionPluginEndToEnd(t *testing.T) {

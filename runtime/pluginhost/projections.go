@@ -11,7 +11,7 @@ import (
 )
 
 // Projections is the registry of message-projection definitions served by
-// projection plugins (SPEC §19), in the form runtime/session consumes. Safe
+// projection plugins (docs/plugins.md), in the form runtime/session consumes. Safe
 // for concurrent use; Remove models unloading a plugin.
 type Projections struct {
 	mu   sync.RWMutex
@@ -77,7 +77,7 @@ func (r *Projections) Lookup(eventType string) (session.Projection, bool) {
 // Identity names the serving plugin and version.
 func (d *definition) Identity() string { return d.identity }
 
-// Project calls the plugin (SPEC §19.2 step 3).
+// Project calls the plugin (docs/plugins.md step 3).
 func (d *definition) Project(ctx context.Context, in session.ProjectInput) ([]session.ProjectTarget, error) {
 	req := sdk.ProjectRequest{SessionID: in.SessionID, Event: in.Event.Envelope(), Nodes: in.Nodes}
 	for _, t := range in.Targets {
