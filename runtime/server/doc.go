@@ -50,7 +50,7 @@
 //
 // # Errors
 //
-// A failed call carries the SPEC §1.4 code as the reason of a
+// A failed call carries the error code as the reason of a
 // google.rpc.ErrorInfo detail (domain "logbook"; metadata op, detail,
 // session_id, seq, index, cause when set, and the details some codes add,
 // such as SEQ_CONFLICT's "expected" and "actual" lengths) and in the

@@ -14,7 +14,7 @@ import (
 )
 
 // codeHeader is the response header (a trailer for streams) that carries
-// the SPEC §1.4 code of a failed call, for clients that do not decode
+// the error code of a failed call, for clients that do not decode
 // error details (a shell script reading the JSON API).
 const codeHeader = "Logbook-Code"
 

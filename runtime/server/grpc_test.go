@@ -51,7 +51,7 @@ func pbInput(typ, data string, surface bool) *logbookv1.AppendInput {
 
 // Every operation through grpc-go: create, append (unary and streamed),
 // read back, fork, flush, inspect, list, release, and the errors carrying
-// their SPEC §1.4 codes.
+// their error codes.
 func TestGRPCClient(t *testing.T) {
 	e := startEngine(t, headless(t.TempDir()))
 	r := serve(t, e, server.Options{})

@@ -111,8 +111,8 @@ func TestServeKilledDuringStreamingAppend(t *testing.T) {
 	broken := make(chan error, 1)
 	go func() {
 		for k := 2; ; k++ {
-			// Flush before each tool call runs, as the loop does (SPEC
-			// §12.6), so the durable log ends mid-step.
+			// Flush before each tool call runs, as the loop does
+			// (docs/architecture.md), so the durable log ends mid-step.
 			ev := step(k)
 			if err := stream.Send(ev[:2], true); err != nil {
 				broken <- err

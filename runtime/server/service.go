@@ -72,7 +72,7 @@ func (v *service) Open(ctx context.Context, req *connect.Request[logbookv1.Sessi
 
 // repaired returns the session/recovered event and the closers a resume
 // appended: with any of them the resume batch ends with the lifecycle
-// marker (SPEC §9.3, §10.3 c), so they are the events before it at the end
+// marker (docs/architecture.md), so they are the events before it at the end
 // of what Open wrote.
 func repaired(sess *session.Session, rep store.RepairReport) []string {
 	n := rep.Closers
@@ -106,7 +106,7 @@ func envelopeText(scratch *[]byte, e session.Event) string {
 }
 
 // appendInput converts one wire input; the data text is validated as JSON
-// bytes by the session (SPEC §3), exactly as written.
+// bytes by the session (docs/format.md), exactly as written.
 func appendInput(in *logbookv1.AppendInput) session.AppendInput {
 	ai := session.AppendInput{Type: in.GetType(), Data: []byte(in.GetData()), Ignorable: in.GetIgnorable()}
 	if op := in.GetSurfaceOp(); op != nil {
