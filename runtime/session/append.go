@@ -10,7 +10,7 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
-// AppendInput is one event to append (SPEC §2.4).
+// AppendInput is one event to append (docs/format.md).
 type AppendInput struct {
 	Type            string
 	Data            json.RawMessage // exactly one of Data / Value
@@ -20,7 +20,7 @@ type AppendInput struct {
 	Ignorable       bool
 }
 
-// Append validates in and commits it as the next event (SPEC §6.2). A
+// Append validates in and commits it as the next event (docs/format.md). A
 // rejected input returns an *sdk.Error and changes nothing: no seq is
 // consumed and no state, snapshot or feed moves.
 func (s *Session) Append(ctx context.Context, in AppendInput) (Event, error) {
@@ -137,7 +137,7 @@ func (s *Session) appendLocked(ctx context.Context, first sdk.Seq, ins []AppendI
 }
 
 // AppendPluginRecord appends a plugin record plugin:<owner>/<record>
-// (SPEC §19.3); it always sets ignorable.
+// (docs/plugins.md); it always sets ignorable.
 func (s *Session) AppendPluginRecord(ctx context.Context, owner, record string, data json.RawMessage) (Event, error) {
 	return s.Append(ctx, AppendInput{Type: PluginRecordPrefix + owner + "/" + record, Data: data, Ignorable: true})
 }
@@ -215,7 +215,7 @@ func (s *Session) prepare(in AppendInput, seq sdk.Seq) (*record, error) {
 func inSeqDomain(s sdk.Seq) bool { return s >= 0 && s <= sdk.MaxSeq }
 
 // appendClass runs step A5: the type grammar, reservation, class and
-// ignorable rules of SPEC §4.4 (append side).
+// ignorable rules of docs/format.md (append side).
 func (s *Session) appendClass(typ string, ignorable bool) (class, error) {
 	if !validTypeName(typ) {
 		return 0, sdk.Errorf(sdk.CodeEventTypeInvalid, "session", "type %s does not match ^[a-z][a-z0-9-]*(?:[/:][a-z0-9][a-z0-9._-]*)+$ within 128 bytes", strconv.Quote(typ))
@@ -267,13 +267,13 @@ func (s *Session) appendClass(typ string, ignorable bool) (class, error) {
 	return classU, nil
 }
 
-// checkLocal runs the event-local validation of SPEC §6.4 on the log
+// checkLocal runs the event-local validation of docs/format.md on the log
 // s has so far, pending group members included.
 func (s *Session) checkLocal(r *record) error {
 	return checkLocal(r, s.folds.header != nil || s.pendingHeader())
 }
 
-// checkLocal runs the event-local validation of SPEC §6.4; headerSeen says
+// checkLocal runs the event-local validation of docs/format.md; headerSeen says
 // whether a request/header precedes r (only a header's reason depends on it).
 func checkLocal(r *record, headerSeen bool) error {
 	switch r.cls {

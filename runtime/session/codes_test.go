@@ -1,6 +1,6 @@
 package session
 
-// One test per error code of the session core (SPEC §1.4 table: envelope,
+// One test per error code of the session core (docs/errors.md table: envelope,
 // lossless JSON, payloads, developer binding, surface, projections, session
 // state, restore wrapping), each asserting the code, that the detail names
 // the offending values, and that a rejected append changed nothing. Then the
@@ -565,8 +565,8 @@ func TestCodeDeveloperToolIncomplete(t *testing.T) {
 }
 
 // TestCodeDeveloperToolDeferLoading: a header whose tool has deferLoading
-// other than true never enters a log — §5.3 allows only `deferLoading: true`,
-// so append and restore stop it as HEADER_INVALID first. The rule of §8.3
+// other than true never enters a log — docs/format.md allows only `deferLoading: true`,
+// so append and restore stop it as HEADER_INVALID first. The rule of docs/format.md
 // step 4 is therefore checked by planting such a header past validation.
 func TestCodeDeveloperToolDeferLoading(t *testing.T) {
 	bad := `{"header":{"config":{"provider":"p","model":"m"},"tools":[{"name":"search","description":"d","parameters":{},"deferLoading":false}]},"reason":"initial"}`
@@ -824,7 +824,7 @@ func TestCodeReplaceReversed(t *testing.T) {
 func TestCodeReplaceCoverage(t *testing.T) {
 	s := baseSession(t)
 	e := rejectAppend(t, s, replacing(evU("u", "x"), 2, 8, 8, 2), sdk.CodeReplaceCoverage, "missing 4, 6")
-	// The rendering of SPEC §1.4: <op>: <CODE>: <detail> (session "<id>", seq <n>).
+	// The rendering of docs/errors.md: <op>: <CODE>: <detail> (session "<id>", seq <n>).
 	if got, want := e.Error(), `session: REPLACE_COVERAGE: `+e.Detail+` (session "s1", seq 9)`; got != want {
 		t.Errorf("Error() = %s\nwant %s", got, want)
 	}
@@ -1064,7 +1064,7 @@ func TestCodeProjectionInvalid(t *testing.T) {
 	rejectAppend(t, s, projectionEvent(redactType, `[7]`, "x"), sdk.CodeProjectionInvalid, "target 7")
 	rejectAppend(t, s, projectionEvent(redactType, `[3]`, "x"), sdk.CodeProjectionInvalid, "target 3")
 	rejectAppend(t, s, projectionEvent(redactType, `[2,7]`, "x"), sdk.CodeProjectionInvalid, "target 7")
-	// Targets are a payload rule first (§19.1).
+	// Targets are a payload rule first (docs/plugins.md).
 	rejectAppend(t, s, projectionEvent(redactType, `[]`, "x"), sdk.CodePayloadInvalid, "targets")
 	rejectAppend(t, s, projectionEvent(redactType, `[2,2]`, "x"), sdk.CodePayloadInvalid, "2")
 	rejectAppend(t, s, projectionEvent(redactType, `[9]`, "x"), sdk.CodePayloadInvalid, "9")
@@ -1378,7 +1378,7 @@ func TestBadInputNeverPanics(t *testing.T) {
 }
 
 // TestAppendRuleOrder: with several rules broken at once, Append reports the
-// first in the order of SPEC §6.2 (A1–A12) and §6.3 (S1–S7h).
+// first in the order of docs/format.md (A1–A12) and docs/format.md (S1–S7h).
 func TestAppendRuleOrder(t *testing.T) {
 	s := baseSession(t)
 	badJSON := tcRaw(`{"a":-0}`)
@@ -1437,7 +1437,7 @@ func TestAppendRuleOrder(t *testing.T) {
 	requireCode(t, err, sdk.CodeSessionClosed)
 }
 
-// TestRestoreRuleOrder: the restore pipeline of SPEC §6.5 — envelope and
+// TestRestoreRuleOrder: the restore pipeline of docs/format.md — envelope and
 // lossless JSON, S1, class rules, event-local rules, then S2–S7.
 func TestRestoreRuleOrder(t *testing.T) {
 	for _, c := range []struct {

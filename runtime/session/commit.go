@@ -6,7 +6,7 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
-// Replacement records one committed replace (SPEC §7.1).
+// Replacement records one committed replace (docs/format.md).
 type Replacement struct {
 	Seq      sdk.Seq   // the replacing event
 	StartSeq sdk.Seq   // surfaceOp.startSeq

@@ -1,8 +1,8 @@
 // Package session is the pure heart of logbook: one session's append-only
-// event log and everything derived from it (SPEC §2–§10).
+// event log and everything derived from it (docs/format.md, docs/architecture.md).
 //
 // A Session validates each appended event in one pipeline (steps A1–A12 and
-// the surface steps S1–S7 of SPEC §6), commits it under a per-session lock,
+// the surface steps S1–S7 of docs/format.md), commits it under a per-session lock,
 // and keeps these folds current:
 //
 //   - the surface: the ordered seqs of the events the model sees, where a
@@ -12,12 +12,12 @@
 //   - the derived messages, the surface view, the event list and the human
 //     transcript, all handed out as immutable snapshots: O(1) when nothing
 //     changed, O(k) after k appends, one rebuild after a replacement;
-//   - the request header, request context and tool history (SPEC §8).
+//   - the request header, request context and tool history (docs/format.md).
 //
 // Restore rebuilds a session from stored envelopes through the same rules
-// (SPEC §6.5), and the pure functions OpenTurnClosers, ForkSeed,
+// (docs/format.md), and the pure functions OpenTurnClosers, ForkSeed,
 // SeedWithMarker and ResumeBatch compute what the store appends on resume,
-// fork and create (SPEC §9, §10).
+// fork and create (docs/architecture.md).
 //
 // The package does no I/O and starts no goroutines. The only outside code it
 // calls are message-projection definitions (Projections) and the store's

@@ -7,7 +7,7 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk/jsonv"
 )
 
-// SurfaceOp is an event's surface operation (SPEC §2.3). Replace=false means
+// SurfaceOp is an event's surface operation (docs/format.md). Replace=false means
 // "append"; Replace=true replaces the current span StartSeq..EndSeq (inclusive,
 // in surface order) with the event.
 type SurfaceOp struct {
@@ -32,9 +32,9 @@ type record struct {
 	data      jsonv.Value // spans are offsets into env
 	meta      surfaceMeta
 	cls       class
-	msg       *msgRec // recorded message of a surface event; nil when it has none (§7.2); points at msgBody
+	msg       *msgRec // recorded message of a surface event; nil when it has none (docs/format.md); points at msgBody
 	msgBody   msgRec
-	yields    bool // msg is a model message (non-empty content where §7.2 asks)
+	yields    bool // msg is a model message (non-empty content where docs/format.md asks)
 	// checked: ParseStored ran the class rule and the event-local checks
 	// and they passed; the restore that takes the record over skips them
 	// once and clears the flag.
@@ -92,7 +92,7 @@ func (e Event) SourceEventSeqs() []sdk.Seq {
 	return append([]sdk.Seq{}, e.r.meta.sources...)
 }
 
-// Envelope returns a fresh copy of the canonical envelope (SPEC §2.2).
+// Envelope returns a fresh copy of the canonical envelope (docs/format.md).
 func (e Event) Envelope() []byte { return append([]byte(nil), e.r.env...) }
 
 // AppendEnvelope appends the canonical envelope to dst.
@@ -171,10 +171,10 @@ func appendSeqs(buf []byte, seqs []sdk.Seq) []byte {
 	return append(buf, ']')
 }
 
-// envelopeMembers is the canonical member order of SPEC §2.2.
+// envelopeMembers is the canonical member order of docs/format.md.
 var envelopeMembers = [...]string{"seq", "time", "type", "data", "surfaceOp", "sourceEventSeqs", "ignorable"}
 
-// ParseEnvelope reads one stored envelope (SPEC §2.2, §3): the whole envelope
+// ParseEnvelope reads one stored envelope (docs/format.md): the whole envelope
 // is checked by the lossless-JSON rules, its members by the envelope rules
 // (ENVELOPE_INVALID naming the member). The returned Event has not been
 // through the class, payload or surface rules; Restore runs those. The
@@ -190,7 +190,7 @@ func ParseEnvelope(b []byte, maxEventBytes int) (Event, error) {
 // ParseStored is ParseEnvelope for a restore, safe to call on many
 // goroutines at once: for an event of a core type other than request/header
 // it also runs the rules that depend on nothing before the event — its
-// class (SPEC §4.4) and its payload and message shape (§6.4) — so that
+// class (docs/format.md) and its payload and message shape (docs/format.md) — so that
 // Restorer.AddEvents skips them. A rule the event breaks is not reported
 // here: the restore checks that event again and reports it in log order,
 // exactly as for a fresh envelope.

@@ -7,7 +7,7 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk/jsonv"
 )
 
-// ForkSeed builds the seed of a fork child (SPEC §10.1 step 3 and §10.2):
+// ForkSeed builds the seed of a fork child (docs/architecture.md step 3 and docs/architecture.md):
 // the byte-identical prefix events[0..boundary], a session/end-seed
 // {inherited: true} marker stamped with the boundary event's time (now when
 // the prefix is empty), and the forked closers of an open cut. It returns the
@@ -49,7 +49,7 @@ func ForkSeed(events []Event, boundary *sdk.Seq, now int64) (seed []Event, inher
 	return seed, b + 1, nil
 }
 
-// ForkHeader returns the header of a fork child (SPEC §10.2 step 4).
+// ForkHeader returns the header of a fork child (docs/architecture.md step 4).
 func ForkHeader(source sdk.Header, childID string, inherited int64, now int64) sdk.Header {
 	return sdk.Header{
 		FormatVersion:       sdk.FormatVersion,
@@ -62,7 +62,7 @@ func ForkHeader(source sdk.Header, childID string, inherited int64, now int64) s
 	}
 }
 
-// SeedWithMarker checks a caller's replay seed for Create (SPEC §10.3 b): it
+// SeedWithMarker checks a caller's replay seed for Create (docs/architecture.md): it
 // must not contain an {inherited: true} marker (that is Fork's), and gets a
 // session/end-seed {} stamped now unless it already ends with one. The seed's
 // own rules are checked when it is restored.
@@ -82,7 +82,7 @@ func SeedWithMarker(seed []Event, now int64) ([]Event, error) {
 	return append(out, mustEvent(sdk.Seq(len(seed)), now, TypeSessionEndSeed, []byte(`{}`), nil)), nil
 }
 
-// Torn describes a torn tail a write open cut (SPEC §9.3).
+// Torn describes a torn tail a write open cut (docs/architecture.md).
 type Torn struct {
 	Bytes    int64
 	FromSeq  sdk.Seq
@@ -90,7 +90,7 @@ type Torn struct {
 }
 
 // ResumeBatch returns what Store.Open appends to a stored log as one batch
-// (SPEC §9.3, §10.3 c): session/recovered when the open cut a torn tail, the
+// (docs/architecture.md): session/recovered when the open cut a torn tail, the
 // interrupted closers, then a session/end-seed {} unless the log then ends
 // with one (always after a session/recovered, and at seq 0 for an empty log).
 func ResumeBatch(stored []Event, torn *Torn, now int64) []Event {

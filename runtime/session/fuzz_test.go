@@ -161,7 +161,7 @@ func FuzzRestore(f *testing.F) {
 }
 
 func TestParseEnvelopeCanonicalizesMemberOrder(t *testing.T) {
-	// Envelope members come out in SPEC §2.2 order; an unknown (class U)
+	// Envelope members come out in docs/format.md order; an unknown (class U)
 	// event keeps its uninterpreted surfaceOp byte-exact.
 	in := []byte(`{"surfaceOp":{"endSeq":0,"startSeq":0,"op":"replace"},"data":{"b":1,"a":1.50},"type":"x-ext/y","time":5,"seq":1,"ignorable":true,"sourceEventSeqs":[0]}`)
 	e, err := ParseEnvelope(in, 0)

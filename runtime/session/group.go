@@ -6,7 +6,7 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
-// AppendGroup appends ins as one atomic group (SPEC §16.3): the members are
+// AppendGroup appends ins as one atomic group (docs/compaction.md): the members are
 // planned together, each validated by steps A5–A11 against the state that
 // includes the members before it, and committed under one hold of the
 // append lock with consecutive seqs. If any member is rejected nothing is
@@ -48,7 +48,7 @@ func (s *Session) appendGroup(ctx context.Context, first sdk.Seq, ins []AppendIn
 }
 
 // pendingHeader reports whether a pending group member is a request/header
-// (the "initial" rule of SPEC §6.4 counts it).
+// (the "initial" rule of docs/format.md counts it).
 func (s *Session) pendingHeader() bool {
 	for _, r := range s.pending {
 		if r.typ == TypeRequestHeader {

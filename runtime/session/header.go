@@ -5,7 +5,7 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk/jsonv"
 )
 
-// HeaderView is a folded request header (SPEC §8): the canonical header of a
+// HeaderView is a folded request header (docs/format.md): the canonical header of a
 // request/header event, read-only.
 type HeaderView struct{ r *record }
 
@@ -22,7 +22,7 @@ func (h HeaderView) StartsSeries() bool { b, _ := h.r.data.Get("startsSeries").B
 func (h HeaderView) View() jsonv.Value { return h.r.data.Get("header") }
 
 // JSON returns a fresh copy of the canonical EpochHeader bytes. Stored headers
-// are canonical already (SPEC §6.4 rejects the non-canonical shapes).
+// are canonical already (docs/format.md rejects the non-canonical shapes).
 func (h HeaderView) JSON() []byte { return h.View().Bytes() }
 
 // Config returns a read-only view of the header's config.
@@ -32,9 +32,9 @@ func (h HeaderView) Config() jsonv.Value { return h.View().Get("config") }
 // when the header has none.
 func (h HeaderView) Tools() []ToolSchema { return toolSchemas(h.View().Get("tools")) }
 
-// CanonicalHeader returns the canonical form of an EpochHeader (SPEC §8.1):
+// CanonicalHeader returns the canonical form of an EpochHeader (docs/format.md):
 // config as given, adapterDefaults only if a flag is true, tools only if
-// non-empty. The input must be lossless JSON (SPEC §3).
+// non-empty. The input must be lossless JSON (docs/format.md).
 func CanonicalHeader(header []byte) ([]byte, error) {
 	doc, err := jsonv.Parse(header, jsonv.Options{})
 	if err != nil {
@@ -73,7 +73,7 @@ func anyTrueFlag(v jsonv.Value) bool {
 	return false
 }
 
-// HeaderEqual compares two canonical EpochHeaders (SPEC §8.1): config
+// HeaderEqual compares two canonical EpochHeaders (docs/format.md): config
 // value-equal; equal adapterDefaults flags (absent = false); tools of equal
 // length and pairwise byte-equal in order.
 func HeaderEqual(a, b jsonv.Value) bool {
@@ -124,8 +124,8 @@ func FoldRequestHeader(events EventList, from sdk.Offset) (HeaderView, bool) {
 	return HeaderView{}, false
 }
 
-// RequestContext returns the data of the last request/context event (SPEC
-// §8.2) as a read-only view; false before any.
+// RequestContext returns the data of the last request/context event
+// (docs/format.md) as a read-only view; false before any.
 func (s *Session) RequestContext() (jsonv.Value, bool) {
 	p := s.pub.Load()
 	if p.context == nil {
@@ -134,7 +134,7 @@ func (s *Session) RequestContext() (jsonv.Value, bool) {
 	return p.context.data, true
 }
 
-// checkDeveloperBinding runs step S5 (SPEC §8.3).
+// checkDeveloperBinding runs step S5 (docs/format.md).
 func (s *Session) checkDeveloperBinding(r *record) error {
 	hs := r.data.Get("headerSeq")
 	if !hs.Exists() {

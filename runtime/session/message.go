@@ -45,7 +45,7 @@ func (v MessageView) View() jsonv.Value { return v.m.val }
 // Decode unmarshals the message into v with encoding/json.
 func (v MessageView) Decode(dst any) error { return json.Unmarshal(v.m.json, dst) }
 
-// recordedMessage computes, into *into, the message an event records (SPEC §7.2, without
+// recordedMessage computes, into *into, the message an event records (docs/format.md, without
 // projections) and whether it yields a model message: user/message → its
 // data; system, developer and assistant messages → data.message, yielding
 // nothing when content is empty; tool/result → data.message (even if empty).
@@ -72,7 +72,7 @@ func recordedMessage(r *record, into *msgRec) (m *msgRec, yields bool) {
 	return m, true
 }
 
-// MessageOf returns the model message of a node (SPEC §7.2): projected[seq]
+// MessageOf returns the model message of a node (docs/format.md): projected[seq]
 // when present, else the message the event records; ok is false when the
 // node yields none. Detached readers pass Fold's Projected.
 func MessageOf(e Event, projected map[sdk.Seq]MessageView) (MessageView, bool) {

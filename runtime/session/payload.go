@@ -8,10 +8,10 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk/jsonv"
 )
 
-// Event-local validation (SPEC §6.4): the payload shapes of the core
-// vocabulary (§4.2, §4.3), messages and content blocks (§5), the
-// request/header rules and the developer/message headerSeq rule (§8.3), and
-// the targets member of projection events (§19.1).
+// Event-local validation (docs/format.md): the payload shapes of the core
+// vocabulary (docs/format.md), messages and content blocks (docs/format.md), the
+// request/header rules and the developer/message headerSeq rule (docs/format.md), and
+// the targets member of projection events (docs/plugins.md).
 //
 // The shapes are tables of members (name, required, rule); one walker checks
 // closed and open objects against them. The valid path allocates only a copy
@@ -24,33 +24,34 @@ import (
 // message the role comes first (MESSAGE_ROLE_MISMATCH), then its members,
 // source, toolCallId pairing and blocks; then the rules that need the whole
 // payload (headerSeq binding, error ⇒ isError). request/header follows the
-// precedence of §6.4.
+// precedence of docs/format.md.
 //
-// Decisions where SPEC is silent:
+// Decisions of this package where the format leaves room:
 //   - compactionId is a non-empty string; sourceCommandId any string.
 //   - session/salvaged names its source by a valid session id and its
 //     artifact by a non-empty string; the three counts are ≥ 0.
-//   - tool/call callId, name and arguments are plain strings (SPEC says no
-//     more); request/context and compaction/summary provider/model too.
+//   - tool/call callId, name and arguments are plain strings (nothing more
+//     is asked of them); so are the provider and model of request/context
+//     and compaction/summary.
 //   - image data must decode with base64.StdEncoding (padding required, CR and
 //     LF ignored, as that decoder does); it is validated without decoding.
 //   - compaction/summary.shadowedTokenCount must be integer-form here; its
-//     sign is left to the relational rule of §16.3 (COMPACTION_INVARIANT).
+//     sign is left to the relational rule of docs/compaction.md (COMPACTION_INVARIANT).
 //     compaction/prune.shadowedTokenCount, which no relational rule covers,
 //     must be ≥ 0 here.
 //   - adapterDefaults is strictly {reasoningEffort?, maxTokens?}: a plugin:
-//     member there is HEADER_INVALID (§6.4 states the subset rule).
+//     member there is HEADER_INVALID (docs/format.md states the subset rule).
 //   - A message's checkpoint source (user/message, kind "compact-checkpoint")
 //     needs a non-empty compactionId and a string sourceCommandId if present,
 //     else MESSAGE_SOURCE_INVALID; other source members stay open.
 //   - Turn end reason kinds and block types "plugin:<name>" need a non-empty
 //     name; the error cause of reason kind "error" is an open object.
-//   - Summary blocks of compaction/summary follow the block rules of §5.2 with
+//   - Summary blocks of compaction/summary follow the block rules of docs/format.md with
 //     text and plugin:* allowed, so a tool-addition there is TOOL_CHANGE_ROLE.
 //   - Shape errors of data, header (not an object, missing) are
 //     PAYLOAD_INVALID; a missing or non-object config is HEADER_INVALID; a
 //     missing or non-string reason is HEADER_REASON_INVALID; a non-Seq
-//     headerSeq is PAYLOAD_INVALID (binding errors are §8.3's).
+//     headerSeq is PAYLOAD_INVALID (binding errors are docs/format.md's).
 //   - A missing or non-string message role is PAYLOAD_INVALID.
 //   - Projection details name "projection event" (the type is not passed).
 
@@ -77,16 +78,16 @@ const (
 	rSessionID               // a session id (sdk.ValidateSessionID)
 	rBase64                  // string that base64.StdEncoding decodes
 	rStop                    // string or array of strings (config.stop)
-	rUsage                   // TokenUsage (§5.3)
-	rToolError               // ToolError (§5.3)
+	rUsage                   // TokenUsage (docs/format.md)
+	rToolError               // ToolError (docs/format.md)
 	rRange                   // {start, end} of Seqs
-	rReason                  // TurnEndReason (§4.3)
-	rCause                   // aborted cause (§4.3)
-	rErrorInfo               // error of reason kind "error" (§4.3)
+	rReason                  // TurnEndReason (docs/format.md)
+	rCause                   // aborted cause (docs/format.md)
+	rErrorInfo               // error of reason kind "error" (docs/format.md)
 	rTodos                   // todo/write list
 	rTodoStatus              // pending | in_progress | completed
 	rSummary                 // Block[] of text and plugin:* blocks
-	rMessage                 // the message of the checker's event type (§5.1)
+	rMessage                 // the message of the checker's event type (docs/format.md)
 )
 
 // pmember is one listed member of an object shape.
@@ -166,7 +167,7 @@ var (
 		{"deferLoading", false, rTrue}}
 )
 
-// Content block kinds (§5.2) as a set.
+// Content block kinds (docs/format.md) as a set.
 type blockSet uint8
 
 const (
@@ -194,7 +195,7 @@ var blockKinds = [...]struct {
 
 const summaryBlocks = bText | bPlugin
 
-// surfaceMsg is the §5.1 row of one surface event type.
+// surfaceMsg is the docs/format.md row of one surface event type.
 type surfaceMsg struct {
 	typ, role string
 	blocks    blockSet
@@ -218,10 +219,10 @@ func surfaceMsgOf(eventType string) *surfaceMsg {
 	return nil
 }
 
-// checkPayload runs the event-local validation of SPEC §6.4 for one core event
-// type: payload shapes of §4.2 (closed objects; plugin:* members allowed),
-// turn end reasons (§4.3), messages and blocks (§5) with their specific codes,
-// the request/header rules in the precedence §6.4 gives (headerSeen: the log
+// checkPayload runs the event-local validation of docs/format.md for one core event
+// type: payload shapes of docs/format.md (closed objects; plugin:* members allowed),
+// turn end reasons (docs/format.md), messages and blocks (docs/format.md) with their specific codes,
+// the request/header rules in the precedence docs/format.md gives (headerSeen: the log
 // already has a request/header before this event), TOOL_RESULT_ERROR_WITHOUT_ISERROR
 // and DEVELOPER_HEADER_SEQ_MISMATCH. It returns nil for a valid payload and
 // for a type outside the core vocabulary. Errors have Op "session", Seq -1
@@ -283,7 +284,7 @@ func checkPayload(typ string, data jsonv.Value, headerSeen bool) *sdk.Error {
 }
 
 // checkMessage validates msg as the message of an event of type eventType
-// (one of the five surface types) per SPEC §5.1 and §5.2. It serves the
+// (one of the five surface types) per docs/format.md. It serves the
 // message member of surface events and the messages returned by projection
 // plugins; paths in the detail start at "message".
 func checkMessage(eventType string, msg jsonv.Value) *sdk.Error {
@@ -291,7 +292,7 @@ func checkMessage(eventType string, msg jsonv.Value) *sdk.Error {
 	return c.message(msg)
 }
 
-// checkProjectionTargets checks the §19.1 targets member of a projection
+// checkProjectionTargets checks the docs/plugins.md targets member of a projection
 // event's data: a non-empty array of distinct Seqs, each < seq. Other members
 // belong to the plugin. Violations are PAYLOAD_INVALID naming the element.
 func checkProjectionTargets(data jsonv.Value, seq sdk.Seq) *sdk.Error {
@@ -545,7 +546,7 @@ func (c *pchecker) value(v jsonv.Value, r prule) *sdk.Error {
 	return nil
 }
 
-// reason checks a TurnEndReason (§4.3).
+// reason checks a TurnEndReason (docs/format.md).
 func (c *pchecker) reason(v jsonv.Value) *sdk.Error {
 	if v.Kind() != jsonv.Object {
 		return c.bad(c.code, v, "must be an object with a kind")
@@ -566,7 +567,7 @@ func (c *pchecker) reason(v jsonv.Value) *sdk.Error {
 	return c.bad(c.code, kind, "unknown turn end reason kind (want completed, aborted, blocked, error, max-tokens, interrupted, forked or plugin:<name>)")
 }
 
-// cause checks the cause of an aborted turn (§4.3).
+// cause checks the cause of an aborted turn (docs/format.md).
 func (c *pchecker) cause(v jsonv.Value) *sdk.Error {
 	if v.Kind() != jsonv.Object {
 		return c.bad(c.code, v, "must be an object with a kind")
@@ -582,7 +583,7 @@ func (c *pchecker) cause(v jsonv.Value) *sdk.Error {
 	return c.bad(c.code, kind, `must be "user", "parent", "disposed" or "hook"`)
 }
 
-// message checks a message of the checker's event type (§5.1): role first,
+// message checks a message of the checker's event type (docs/format.md): role first,
 // then the members, the source, the tool-call id pairing, then the blocks.
 func (c *pchecker) message(msg jsonv.Value) *sdk.Error {
 	mk := surfaceMsgOf(c.typ)
@@ -614,7 +615,7 @@ func (c *pchecker) message(msg jsonv.Value) *sdk.Error {
 }
 
 // source checks message.source: the generic rule (object, non-empty string
-// kind) with PAYLOAD_INVALID, the per-type rules of §5.1 with
+// kind) with PAYLOAD_INVALID, the per-type rules of docs/format.md with
 // MESSAGE_SOURCE_INVALID, and toolCallId == source.callId for tool messages.
 func (c *pchecker) source(msg jsonv.Value, mk *surfaceMsg) *sdk.Error {
 	src := msg.Get("source")
@@ -693,7 +694,7 @@ func (c *pchecker) sourceString(src jsonv.Value, name string) *sdk.Error {
 	return c.bad(sdk.CodeMessageSourceInvalid, v, "must be a non-empty string")
 }
 
-// blocks checks a content array (§5.2) with the block kinds in allowed; where
+// blocks checks a content array (docs/format.md) with the block kinds in allowed; where
 // names the event type for details.
 func (c *pchecker) blocks(content jsonv.Value, allowed blockSet, where string) *sdk.Error {
 	if content.Kind() != jsonv.Array {
@@ -760,7 +761,7 @@ func (c *pchecker) blocks(content jsonv.Value, allowed blockSet, where string) *
 	return nil
 }
 
-// headerSeqBinding checks the §6.4 rule of developer/message: headerSeq
+// headerSeqBinding checks the docs/format.md rule of developer/message: headerSeq
 // present ⇔ at least one tool-addition block. The shape is already valid.
 func (c *pchecker) headerSeqBinding(data jsonv.Value) *sdk.Error {
 	content := data.Get("message").Get("content")
@@ -788,7 +789,7 @@ func (c *pchecker) headerSeqBinding(data jsonv.Value) *sdk.Error {
 	return nil
 }
 
-// errorNeedsIsError checks the §6.4 rule of tool/result: error present ⇒
+// errorNeedsIsError checks the docs/format.md rule of tool/result: error present ⇒
 // message.isError == true. The shape is already valid.
 func (c *pchecker) errorNeedsIsError(data jsonv.Value) *sdk.Error {
 	if !data.Get("error").Exists() {
@@ -806,7 +807,7 @@ func (c *pchecker) errorNeedsIsError(data jsonv.Value) *sdk.Error {
 	return c.bad(sdk.CodeToolResultErrorWithoutIserror, ie, "must be true when data.error is present")
 }
 
-// header validates request/header data in the precedence of §6.4: the
+// header validates request/header data in the precedence of docs/format.md: the
 // header rules first (system, empty tools, empty adapterDefaults, shapes of
 // config, adapterDefaults, tools and startsSeries, reason), then the closed
 // member rule of data and header.
@@ -940,7 +941,7 @@ func showValue(v jsonv.Value) string {
 }
 
 // The helpers below compare canonical encodings copied into stack buffers:
-// jsonv's canonical string encoding is unique (SPEC §3.2), so equal bytes
+// jsonv's canonical string encoding is unique (docs/format.md), so equal bytes
 // mean equal strings, and Str (which allocates) is left to error reports.
 
 // hasPluginPrefix reports whether v is a string "plugin:" followed by at

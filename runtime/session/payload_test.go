@@ -80,7 +80,7 @@ func TestCheckPayloadAcceptsValidCoreEvents(t *testing.T) {
 		{"compaction start standalone", "compaction/start", `{"compactionId":"c1","turn":null}`, false},
 		{"compaction start numbered", "compaction/start", `{"compactionId":"c1","sourceCommandId":"cmd","turn":2}`, false},
 		{"compaction summary", "compaction/summary", `{"compactionId":"c1",` + plSummary + `,"maxTokens":8192,"usage":{"input":1,"output":2},"rawOutput":{"x":1}}`, false},
-		{"compaction summary plugin block, sign of token count left to §16.3", "compaction/summary", `{"compactionId":"c1","sourceCommandId":"x","summary":[{"type":"plugin:a/b"}],"shadowedRange":{"start":0,"end":0},"shadowedSeqs":[],"shadowedTokenCount":-1,"provider":"p","model":"m"}`, false},
+		{"compaction summary plugin block, sign of token count left to the relational rule", "compaction/summary", `{"compactionId":"c1","sourceCommandId":"x","summary":[{"type":"plugin:a/b"}],"shadowedRange":{"start":0,"end":0},"shadowedSeqs":[],"shadowedTokenCount":-1,"provider":"p","model":"m"}`, false},
 		{"compaction end", "compaction/end", `{"compactionId":"c1","turn":null,"error":"boom"}`, false},
 		{"compaction prune", "compaction/prune", `{"shadowedRange":{"start":3,"end":3},"shadowedSeqs":[3],"shadowedTokenCount":10}`, false},
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk/jsonv"
 )
 
-// planKind says what committing an event does to the surface (SPEC §6.3).
+// planKind says what committing an event does to the surface (docs/format.md).
 type planKind uint8
 
 const (

@@ -7,7 +7,7 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk/jsonv"
 )
 
-// Projection is one registered message-projection definition (SPEC §19). It
+// Projection is one registered message-projection definition (docs/plugins.md). It
 // must be a deterministic pure function of its input: restore calls it again.
 type Projection interface {
 	// Identity names the definition's provider (plugin name, protocol
@@ -17,7 +17,7 @@ type Projection interface {
 	Project(ctx context.Context, in ProjectInput) ([]ProjectTarget, error)
 }
 
-// ProjectInput is what a projection definition sees (SPEC §19.2 step 3).
+// ProjectInput is what a projection definition sees (docs/plugins.md step 3).
 type ProjectInput struct {
 	SessionID string
 	Event     Event
@@ -71,7 +71,7 @@ func (s *Session) projectionRemoved(p *published) error {
 	return nil
 }
 
-// planProjection runs step S6 (SPEC §19.2).
+// planProjection runs step S6 (docs/plugins.md).
 func (s *Session) planProjection(ctx context.Context, r *record) (plan, error) {
 	def, ok := s.lookupProjection(r.typ)
 	if !ok {

@@ -7,7 +7,7 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk/jsonv"
 )
 
-// Cause says why an open turn is closed (SPEC §9.1).
+// Cause says why an open turn is closed (docs/architecture.md).
 type Cause string
 
 // The causes of crash repair and fork closers.
@@ -16,7 +16,7 @@ const (
 	Forked      Cause = "forked"
 )
 
-// The recovery texts of SPEC §9.2: what the log proves, and what to do.
+// The recovery texts of docs/architecture.md: what the log proves, and what to do.
 const (
 	textInterruptedUnknown = "The session stopped after this tool call started and before its result was saved, so the outcome is unknown. Only repeat it when repeating is harmless (read-only or idempotent work); for anything with side effects, first confirm what actually happened or ask the user. Never repeat it blindly."
 	textInterruptedNotRun  = "The session stopped before this tool call started. Run it again if you still need it."
@@ -31,8 +31,8 @@ type pendingCall struct {
 	started bool
 }
 
-// OpenTurnClosers returns the events that close the log's open turn (SPEC
-// §9.1): an error tool/result per pending call of the open step, step/end
+// OpenTurnClosers returns the events that close the log's open turn
+// (docs/architecture.md): an error tool/result per pending call of the open step, step/end
 // when a step is open, and turn/end with the cause — stamped with the last
 // event's time and numbered after it. Pure and deterministic; nothing when
 // the log is empty or no turn is open.

@@ -9,7 +9,7 @@ import (
 )
 
 // Source says where restored events come from; it decides how a failure is
-// reported (SPEC §6.5).
+// reported (docs/format.md).
 type Source uint8
 
 const (
@@ -35,8 +35,8 @@ type RestoreOptions struct {
 }
 
 // Restore rebuilds a session from stored envelopes through the restore
-// pipeline (SPEC §6.5): envelope, lossless JSON, S1, class rules, event-local
-// validation, S2–S7, then the lineage rules of SPEC §10.3 against
+// pipeline (docs/format.md): envelope, lossless JSON, S1, class rules, event-local
+// validation, S2–S7, then the lineage rules of docs/architecture.md against
 // opts.Header. Format refusals (FORMAT_*, PROJECTION_REQUIRED) are returned
 // unwrapped, and so is PROJECTION_FAILED (a failing plugin is not a corrupt
 // log); other failures are CORRUPT_LOG or SEED_INVALID (per ro.Source)
@@ -157,7 +157,7 @@ func (s *Session) finishRestore(ro RestoreOptions) (*Session, error) {
 	return s, nil
 }
 
-// checkLineage runs the lineage rules of SPEC §10.3.
+// checkLineage runs the lineage rules of docs/architecture.md.
 func (s *Session) checkLineage() error {
 	h := s.opts.Header
 	inherited := s.folds.inherited
@@ -211,7 +211,7 @@ func (s *Session) restoreOne(ctx context.Context, src *record, expected sdk.Seq,
 	return nil
 }
 
-// restoreClass runs the class rules of SPEC §4.4, restore side.
+// restoreClass runs the class rules of docs/format.md, restore side.
 func (s *Session) restoreClass(typ string, ignorable bool) (class, error) {
 	if !validTypeName(typ) {
 		return 0, sdk.Errorf(sdk.CodeEventTypeInvalid, "restore", "type %q does not match the type grammar", typ)
@@ -248,7 +248,7 @@ func (s *Session) restoreClass(typ string, ignorable bool) (class, error) {
 	return known, nil
 }
 
-// restoreError wraps a rule's error per SPEC §6.5.
+// restoreError wraps a rule's error per docs/format.md.
 func (s *Session) restoreError(src Source, index int, seq sdk.Seq, err error) error {
 	switch sdk.CodeOf(err) {
 	case sdk.CodeFormatTooNew, sdk.CodeFormatUnsupported, sdk.CodeFormatUnknownEventType, sdk.CodeFormatMigrationRefused, sdk.CodeProjectionRequired,
@@ -270,7 +270,7 @@ func (s *Session) restoreError(src Source, index int, seq sdk.Seq, err error) er
 	return w
 }
 
-// SurfaceFold is the result of folding a log from scratch (SPEC §7.1).
+// SurfaceFold is the result of folding a log from scratch (docs/format.md).
 type SurfaceFold struct {
 	Nodes        []sdk.Seq
 	Replacements []Replacement
@@ -291,7 +291,7 @@ func Fold(ctx context.Context, events []Event, defs Projections) (SurfaceFold, e
 	return w.Fold(), nil
 }
 
-// Window folds a window of a log starting at a base seq (SPEC §7.1): a
+// Window folds a window of a log starting at a base seq (docs/format.md): a
 // replacement reaching before the window fails with REPLACE_START_NOT_FOUND
 // or REPLACE_END_NOT_FOUND. Not safe for concurrent use.
 type Window struct{ s *Session }

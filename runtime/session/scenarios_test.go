@@ -1,7 +1,7 @@
 package session
 
-// The acceptance scenarios of SPEC §21 that concern the session core: one
-// test per scenario, named after it. Store-level parts (Create, Open, Fork
+// The acceptance scenarios that concern the session core: one test per
+// scenario, each named after the behaviour it checks. Store-level parts (Create, Open, Fork
 // requests, the feed, backends) are exercised through the pure functions the
 // store composes them from (ResumeBatch, OpenTurnClosers, ForkSeed,
 // ForkHeader, SeedWithMarker, RestoreEvents); the commit feed is Options.OnCommit.
@@ -23,7 +23,7 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
-// The recovery texts of SPEC §9.2, copied from the specification so that the
+// The recovery texts (docs/architecture.md), spelled out here so that the
 // wording itself is checked.
 const (
 	specInterruptedUnknown = "The session stopped after this tool call started and before its result was saved, so the outcome is unknown. Only repeat it when repeating is harmless (read-only or idempotent work); for anything with side effects, first confirm what actually happened or ask the user. Never repeat it blindly."
@@ -517,7 +517,7 @@ func TestScenario15LosslessJSON(t *testing.T) {
 
 // ---- crash repair ----
 
-// closerResult is the closed shape of a closer tool/result's data (SPEC §9.1).
+// closerResult is the closed shape of a closer tool/result's data (docs/architecture.md).
 type closerResult struct {
 	Turn    int64 `json:"turn"`
 	Step    int64 `json:"step"`
@@ -592,7 +592,8 @@ func requireEvent(t testing.TB, e Event, seq sdk.Seq, time int64, typ, data stri
 	}
 }
 
-// scenario16Log builds the stored log of scenario 16 and returns it with T5.
+// scenario16Log builds the stored log of the crash-repair mix
+// (TestScenario16CrashRepairMix) and returns it with T5.
 func scenario16Log(t *testing.T) ([]Event, int64) {
 	s, clock := newTestSession(t)
 	mustAppend(t, s, evTurnStart(1))
@@ -787,7 +788,7 @@ func TestScenario17NothingToRepair(t *testing.T) {
 	})
 }
 
-// scenario18Source builds the source of scenario 18.
+// scenario18Source builds the source of TestScenario18ForkAtOpenCut.
 func scenario18Source(t *testing.T) (*Session, int64) {
 	s, clock := newTestSession(t, func(o *Options) {
 		o.Header.ID = "src"
@@ -892,9 +893,9 @@ func TestScenario18ForkAtOpenCut(t *testing.T) {
 }
 
 func TestScenario19ForkErrors(t *testing.T) {
-	// Only the boundary rules of SPEC §10.1 step 3 live in this package
+	// Only the boundary rules of docs/architecture.md step 3 live in this package
 	// (ForkSeed). SESSION_NOT_FOUND, SESSION_ALREADY_EXISTS and
-	// SESSION_NOT_LIVE are decided by Store.Fork (§11) and are out of scope.
+	// SESSION_NOT_LIVE are decided by Store.Fork (docs/architecture.md) and are out of scope.
 	now := tT0 + 42
 	bnd := func(v int64) *sdk.Seq { b := sdk.Seq(v); return &b }
 	t.Run("empty source, boundary 0", func(t *testing.T) {
@@ -926,7 +927,7 @@ func TestScenario19ForkErrors(t *testing.T) {
 		_, _, err := ForkSeed(events[1:], bnd(0), now)
 		requireDetail(t, requireCode(t, err, sdk.CodeInvalidBoundary), "seq 1")
 	})
-	// SPEC §10.1 step 3 resolves a nil boundary to n−1 and then applies the
+	// docs/architecture.md step 3 resolves a nil boundary to n−1 and then applies the
 	// same E[b].seq == b check; otherwise the marker would repeat a seq.
 	t.Run("events not numbered from 0, no boundary", func(t *testing.T) {
 		seed, _, err := ForkSeed(events[1:], nil, now)
@@ -1042,7 +1043,7 @@ func TestScenario21HeaderRules(t *testing.T) {
 	requireReplayEqual(t, s)
 }
 
-// Headers of scenario 22.
+// Headers of TestScenario22DeveloperBinding.
 const (
 	searchV1    = `{"name":"search","description":"find","parameters":{"type":"object"},"deferLoading":true}`
 	searchV2    = `{"name":"search","description":"find v2","parameters":{"type":"object"},"deferLoading":true}`
@@ -1503,7 +1504,7 @@ func TestConcurrentReadersDuringAppends(t *testing.T) {
 
 // ---- rules behind the scenarios ----
 
-// TestHeaderCanonicalAndEqual checks SPEC §8.1.
+// TestHeaderCanonicalAndEqual checks docs/format.md.
 func TestHeaderCanonicalAndEqual(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{`{"config":{"provider":"p","model":"m"},"adapterDefaults":{"maxTokens":false},"tools":[]}`, `{"config":{"provider":"p","model":"m"}}`},
@@ -1576,7 +1577,7 @@ func TestRequestContextFold(t *testing.T) {
 	}
 }
 
-// TestToolHistoryFold walks the rules of SPEC §8.4 step by step.
+// TestToolHistoryFold walks the rules of docs/format.md step by step.
 func TestToolHistoryFold(t *testing.T) {
 	writeTool := `{"name":"write","description":"w","parameters":{"type":"object"}}`
 	write2 := `{"name":"write","description":"w2","parameters":{"type":"object"}}`
@@ -1632,7 +1633,7 @@ func TestToolHistoryFold(t *testing.T) {
 	requireReplayEqual(t, s)
 }
 
-// TestOpenTurnClosersRules checks the scan of SPEC §9.1 beyond scenarios 16-18.
+// TestOpenTurnClosersRules checks the scan of docs/architecture.md beyond TestScenario16… to TestScenario18….
 func TestOpenTurnClosersRules(t *testing.T) {
 	s, clock := newTestSession(t)
 	mustAppendAll(t, s,
@@ -1726,7 +1727,7 @@ func TestConcurrentAppendsAreSerialized(t *testing.T) {
 	requireReplayEqual(t, s)
 }
 
-// TestDerivedCostsAreIncremental checks the costs of SPEC §7.3 by what they
+// TestDerivedCostsAreIncremental checks the costs of docs/format.md by what they
 // allocate: after one appended node Messages() and Surface() do not copy the
 // surface; a replacement triggers one rebuild, then reads are free again.
 func TestDerivedCostsAreIncremental(t *testing.T) {
@@ -1766,7 +1767,7 @@ func TestDerivedCostsAreIncremental(t *testing.T) {
 	}
 }
 
-// TestReturnedSlicesAreCopies: nothing handed out aliases the log (SPEC §2.3).
+// TestReturnedSlicesAreCopies: nothing handed out aliases the log (docs/format.md).
 func TestReturnedSlicesAreCopies(t *testing.T) {
 	s, _ := newTestSession(t)
 	mustAppendAll(t, s, evHeader("initial", headerV1), evU("u1", "a"), evA("a2", "b"))

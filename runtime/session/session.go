@@ -36,7 +36,7 @@ type Relational interface {
 // 16 MiB events, no plugins.
 type Options struct {
 	// Header is the session's identity and lineage; Restore checks the
-	// lineage rules of SPEC §10.3 against it.
+	// lineage rules of docs/architecture.md against it.
 	Header sdk.Header
 	// Clock stamps appended events; nil means SystemClock().
 	Clock Clock
@@ -46,7 +46,7 @@ type Options struct {
 	// each mapped to its declared ignorable flag.
 	PluginTypes map[string]bool
 	// Plugins names the loaded plugins; a restored plugin record whose owner
-	// is not loaded is retained as opaque (SPEC §4.4).
+	// is not loaded is retained as opaque (docs/format.md).
 	Plugins map[string]bool
 	// Projections resolves message-projection definitions (class J); nil
 	// means none are registered.
@@ -60,7 +60,7 @@ type Options struct {
 	// events just committed, in seq order (the store enqueues them for
 	// write-behind and wakes the feed). One call carries one atomic unit: the
 	// event of an Append, or every member of an AppendGroup, which storage
-	// must persist all or none (SPEC §16.3). It must not block or call back
+	// must persist all or none (docs/compaction.md). It must not block or call back
 	// into the session's append path.
 	OnCommit func(events []Event)
 }
@@ -195,7 +195,7 @@ func (s *Session) Close() { s.closed.Store(true) }
 func (s *Session) Closed() bool { return s.closed.Load() }
 
 // Fence refuses every later append with SESSION_FENCED wrapping cause (a final
-// persistence failure, SPEC §12.4). The first cause wins; a nil cause is
+// persistence failure, docs/architecture.md). The first cause wins; a nil cause is
 // recorded as an unspecified one.
 func (s *Session) Fence(cause error) {
 	if cause == nil {

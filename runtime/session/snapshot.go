@@ -7,7 +7,7 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
-// EventList is an immutable snapshot of a log (SPEC §7.4).
+// EventList is an immutable snapshot of a log (docs/format.md).
 type EventList struct {
 	base    sdk.Seq
 	records []*record // clipped; indices are never written again
@@ -61,8 +61,8 @@ func EventListOf(events []Event) EventList {
 	return l
 }
 
-// MessageList is an immutable snapshot of the derived model messages (SPEC
-// §7.3). Later appends never change it.
+// MessageList is an immutable snapshot of the derived model messages
+// (docs/format.md). Later appends never change it.
 type MessageList struct {
 	msgs   []*msgRec // clipped
 	gen    uint64
@@ -92,7 +92,7 @@ func (l MessageList) Generation() uint64 { return l.gen }
 // LogLen returns the log length the snapshot was derived at.
 func (l MessageList) LogLen() sdk.Offset { return l.logLen }
 
-// SurfaceView is an immutable snapshot of the surface nodes (SPEC §7.3).
+// SurfaceView is an immutable snapshot of the surface nodes (docs/format.md).
 type SurfaceView struct {
 	nodes      []sdk.Seq // clipped
 	replaceGen uint64
@@ -146,7 +146,7 @@ func (v SurfaceView) Contains(seq sdk.Seq) bool {
 	return ok
 }
 
-// TranscriptList is an immutable snapshot of the human transcript (SPEC §7.4).
+// TranscriptList is an immutable snapshot of the human transcript (docs/format.md).
 type TranscriptList struct {
 	entries []TranscriptEntry // clipped
 }

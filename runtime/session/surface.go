@@ -4,7 +4,7 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
-// surfaceList is the live node sequence (SPEC §7.1): a doubly linked list
+// surfaceList is the live node sequence (docs/format.md): a doubly linked list
 // threaded through an array indexed by seq, with order labels. Finding a node
 // is O(1) (the array), comparing the surface order of two nodes is O(1) (the
 // labels), and replacing a k-node span is O(k): the replacing node takes the

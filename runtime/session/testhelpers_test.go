@@ -2,7 +2,7 @@ package session
 
 // Shared fixtures of the scenario and error-code tests: a fake clock, a
 // session constructor that records the commit feed, builders for the events
-// of SPEC §21's notation, a capture of everything observable about a session
+// of the scenarios' shorthand (U, A, R: user, assistant, tool result), a capture of everything observable about a session
 // (stateOf) and the "a rejected operation changes nothing" check
 // (requireUnchanged).
 
@@ -108,7 +108,7 @@ func feedLen(s *Session) int {
 	return -1
 }
 
-// ---- event builders (SPEC §21 notation) ----
+// ---- event builders (U, A, R shorthand) ----
 
 // jstr renders s as a JSON string literal.
 func tcQuote(s string) string {

@@ -17,7 +17,7 @@ type ToolUpdate struct {
 	Removals  []string
 }
 
-// ToolHistory is the immutable tool-history fold of SPEC §8.4: the tools a
+// ToolHistory is the immutable tool-history fold of docs/format.md: the tools a
 // request offers and the incremental updates recorded since the baseline.
 // Its slices are shared between callers and never written again; do not
 // modify them.
@@ -46,7 +46,7 @@ func toolSchemas(tools jsonv.Value) []ToolSchema {
 	return out
 }
 
-// toolFold is the incremental state of SPEC §8.4.
+// toolFold is the incremental state of docs/format.md.
 type toolFold struct {
 	declared  map[string]string // name → canonical schema bytes
 	available map[string]bool

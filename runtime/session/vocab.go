@@ -2,7 +2,7 @@ package session
 
 import "strings"
 
-// class is an event type's class (SPEC §4.1).
+// class is an event type's class (docs/format.md).
 type class uint8
 
 const (
@@ -20,7 +20,7 @@ func (c class) String() string {
 	return [...]string{"U", "S", "B", "L", "X", "P", "J", "R"}[c]
 }
 
-// The core event types of format version 1 (SPEC §4.2).
+// The core event types of format version 1 (docs/format.md).
 const (
 	TypeTurnStart         = "turn/start"
 	TypeTurnEnd           = "turn/end"
@@ -45,7 +45,7 @@ const (
 	TypeCompactionPrune   = "compaction/prune"
 )
 
-// Prefixes of the plugin-owned type families (SPEC §19).
+// Prefixes of the plugin-owned type families (docs/plugins.md).
 const (
 	ProjectionPrefix   = "projection:"
 	PluginRecordPrefix = "plugin:"
@@ -89,7 +89,7 @@ func IsCoreType(typ string) bool {
 	return ok
 }
 
-// validTypeName checks the type grammar of SPEC §4.1:
+// validTypeName checks the type grammar of docs/format.md:
 // 1–128 bytes matching ^[a-z][a-z0-9-]*(?:[/:][a-z0-9][a-z0-9._-]*)+$.
 func validTypeName(t string) bool {
 	if len(t) == 0 || len(t) > 128 || !isLower(t[0]) {
@@ -117,7 +117,7 @@ func validTypeName(t string) bool {
 	return segments > 0
 }
 
-// validPluginName checks [a-z0-9][a-z0-9._-]{0,63} (SPEC §1.3).
+// validPluginName checks [a-z0-9][a-z0-9._-]{0,63} (docs/architecture.md).
 func validPluginName(n string) bool {
 	if len(n) == 0 || len(n) > 64 || !(isLower(n[0]) || isDigit(n[0])) {
 		return false
@@ -131,7 +131,7 @@ func validPluginName(n string) bool {
 	return true
 }
 
-// validRecordName checks [a-z0-9][a-z0-9._/-]* (SPEC §19.3).
+// validRecordName checks [a-z0-9][a-z0-9._/-]* (docs/plugins.md).
 func validRecordName(n string) bool {
 	if len(n) == 0 || !(isLower(n[0]) || isDigit(n[0])) {
 		return false
