@@ -1,4 +1,4 @@
-// Package store owns live sessions (SPEC §10–§12): their lifecycle (Create,
+// Package store owns live sessions (docs/architecture.md): their lifecycle (Create,
 // Open with durable repair, Inspect, Fork, Salvage of a damaged log, Import,
 // Release, Close), the write-behind queues that feed every persistence
 // backend, the flush fan-out that waits for all of them, and the event feed

@@ -7,7 +7,7 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
-// Listener observes live sessions (SPEC §11.4). Calls for one subscription
+// Listener observes live sessions (docs/architecture.md). Calls for one subscription
 // come from one goroutine, in order.
 type Listener interface {
 	SessionLive(s *session.Session)            // before the first Event of s

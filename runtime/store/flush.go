@@ -17,7 +17,7 @@ type BackendStatus struct {
 	Err        error
 }
 
-// FlushResult reports a flush fan-out (SPEC §12.5).
+// FlushResult reports a flush fan-out (docs/architecture.md).
 type FlushResult struct {
 	// Participated is true when at least one backend was attached and asked
 	// to flush; false is no proof of durability.
@@ -211,7 +211,7 @@ func (st *Store) List(ctx context.Context) ([]ListEntry, error) {
 	return out, nil
 }
 
-// Import stores an exported session verbatim (SPEC §11.2): the header comes
+// Import stores an exported session verbatim (docs/architecture.md): the header comes
 // from the export, the events are validated by the restore pipeline and stored
 // byte-identical on every backend, with no marker and no closers; the
 // session is not left live.

@@ -7,7 +7,7 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
-// ForkRequest names the source and the inclusive boundary of a fork (SPEC §10.1).
+// ForkRequest names the source and the inclusive boundary of a fork (docs/architecture.md).
 type ForkRequest struct {
 	Source   *session.Session // exactly one of Source / SourceID
 	SourceID string
@@ -16,7 +16,7 @@ type ForkRequest struct {
 }
 
 // Fork creates a live child session from a stable prefix of a live or stored
-// source (SPEC §10): the byte-identical prefix, an {inherited: true} marker
+// source (docs/architecture.md): the byte-identical prefix, an {inherited: true} marker
 // and forked closers for an open cut. Nothing is created on failure.
 func (st *Store) Fork(ctx context.Context, r ForkRequest) (*session.Session, error) {
 	child := r.ChildID

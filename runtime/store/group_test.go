@@ -16,7 +16,7 @@ func bigTodo(n int) session.AppendInput {
 	return raw(session.TypeTodoWrite, `{"todos":[{"content":"`+strings.Repeat("x", n)+`","status":"pending"}]}`)
 }
 
-// An atomic group (SPEC §16.3) is never split across backend requests: when
+// An atomic group (docs/compaction.md) is never split across backend requests: when
 // the request limit falls inside it, the request ends before the group and
 // the group goes whole in the next one. Each request also fits the plugin
 // client's own limit, so the client sends it as one Append (one durable

@@ -14,7 +14,7 @@ import (
 
 var ctx = context.Background()
 
-// crashedLog writes scenario 16's stored log straight to a backend: a turn
+// crashedLog writes the crash-repair mix's stored log straight to a backend: a turn
 // interrupted after tool call "a" started and before "b" did.
 func crashedLog(t *testing.T, p sdk.Persistence, id string) {
 	t.Helper()
@@ -43,7 +43,7 @@ func crashedLog(t *testing.T, p sdk.Persistence, id string) {
 	st.closeBackends([]*backend{ls.queues[0].b})
 }
 
-// Scenario 16 end to end: Open appends the closers and the marker as one
+// Crash repair end to end: Open appends the closers and the marker as one
 // flushed batch before the session goes live; none reach the feed.
 func TestScenario16OpenRepairsDurably(t *testing.T) {
 	p := mem()
@@ -87,7 +87,7 @@ func joinLines(b [][]byte) string {
 	return strings.Join(parts, "\n")
 }
 
-// Scenario 33: Inspect shows the closers in memory, refuses appends and
+// Inspect is read-only: it shows the closers in memory, refuses appends and
 // leaves storage alone.
 func TestScenario33InspectIsReadOnly(t *testing.T) {
 	p := mem()
@@ -119,7 +119,7 @@ func TestScenario33InspectIsReadOnly(t *testing.T) {
 	_ = s
 }
 
-// Scenario 31 (store part): a second Open of a live session → ALREADY_OWNED.
+// Ownership (store part): a second Open of a live session → ALREADY_OWNED.
 func TestScenario31OpenTwiceIsAlreadyOwned(t *testing.T) {
 	p := mem()
 	st := newTestStore(t, nil, Backend{Name: "mem", Persistence: p})
@@ -137,7 +137,7 @@ func TestScenario31OpenTwiceIsAlreadyOwned(t *testing.T) {
 	}
 }
 
-// Scenarios 18 and 32: fork at an open cut, from a live and from a stored
+// Fork at an open cut, from a live and from a stored
 // source; the source is untouched.
 func TestScenario32ForkFromStoredSession(t *testing.T) {
 	p := mem()
@@ -168,7 +168,7 @@ func TestScenario32ForkFromStoredSession(t *testing.T) {
 	}
 }
 
-// Scenario 19 (store part).
+// Fork errors (store part).
 func TestScenario19ForkErrors(t *testing.T) {
 	p := mem()
 	st := newTestStore(t, nil, Backend{Name: "mem", Persistence: p})
@@ -199,7 +199,7 @@ func TestScenario19ForkErrors(t *testing.T) {
 	}
 }
 
-// Scenario 20 through the store: a seed without a marker gets one.
+// The replay marker through the store: a seed without a marker gets one.
 func TestScenario20CreateWithSeed(t *testing.T) {
 	st := newTestStore(t, nil, Backend{Name: "mem", Persistence: mem()})
 	src, _ := st.Create(ctx, CreateOptions{ID: "src"})

@@ -9,7 +9,7 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
-// RepairReport says what Open repaired (SPEC §9.3).
+// RepairReport says what Open repaired (docs/architecture.md).
 type RepairReport struct {
 	TornBytes   int64   // bytes the primary's write open cut
 	TornFromSeq sdk.Seq // first seq of the cut tail
@@ -17,7 +17,7 @@ type RepairReport struct {
 	Closers     int     // closer events appended for an interrupted turn
 }
 
-// Open resumes a stored session (SPEC §11.2, §9.3): the primary's write open,
+// Open resumes a stored session (docs/architecture.md): the primary's write open,
 // a full read through the restore pipeline, then one batch — session/recovered
 // when a torn tail was cut, the interrupted closers and the lifecycle marker —
 // appended and flushed before the session goes live; mirrors are caught up
@@ -155,7 +155,7 @@ func appendAll(ctx context.Context, b *backend, events []session.Event, rpcMax i
 	return nil
 }
 
-// catchUp brings a mirror up to the primary's log at Open (SPEC §12.6): a
+// catchUp brings a mirror up to the primary's log at Open (docs/architecture.md): a
 // missing session is created, a mirror behind gets the rest by CAS appends,
 // a mirror ahead or with a different last event is reported diverged.
 func (st *Store) catchUp(ctx context.Context, m Backend, h sdk.Header, events session.EventList) (*backend, error) {
@@ -202,7 +202,7 @@ type InspectReport struct {
 	Live        bool // the view is a snapshot of a live session
 }
 
-// Inspect returns a read-only view (SPEC §11.2): of the live session when it
+// Inspect returns a read-only view (docs/architecture.md): of the live session when it
 // is live here (it may end in an open turn), else of the stored log plus the
 // closers a resume would append, in memory only (PendingRepair counts them).
 // Storage and its revision are unchanged.

@@ -21,7 +21,7 @@ type Backend struct {
 	Persistence sdk.Persistence
 }
 
-// Options configure a Store. Every zero field takes the default of SPEC §1.5.
+// Options configure a Store. Every zero field takes the default of docs/operations.md.
 type Options struct {
 	// Backends in configuration order; the first is the primary (reads,
 	// listing, existence, ownership). None: sessions live only in memory.
@@ -120,7 +120,7 @@ func (o Options) withDefaults() (Options, error) {
 }
 
 // Store owns live sessions: their lifecycle, write-behind to every backend,
-// flush fan-out and the event feed (SPEC §10–§12). Safe for concurrent use.
+// flush fan-out and the event feed (docs/architecture.md). Safe for concurrent use.
 type Store struct {
 	opts  Options
 	clock Clock
@@ -221,7 +221,7 @@ func (ls *live) spaceFreed() {
 }
 
 // CreateOptions are the caller's part of a new session's header, and an
-// optional replay seed (SPEC §10.3 b).
+// optional replay seed (docs/architecture.md).
 type CreateOptions struct {
 	ID              string // "" = generated (lowercase UUIDv7)
 	CWD             string // "" or absolute
@@ -234,7 +234,7 @@ type CreateOptions struct {
 	Seed []session.Event
 }
 
-// Create makes a new live session on every backend (SPEC §11.2).
+// Create makes a new live session on every backend (docs/architecture.md).
 func (st *Store) Create(ctx context.Context, opts CreateOptions) (*session.Session, error) {
 	id := opts.ID
 	if id == "" {

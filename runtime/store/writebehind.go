@@ -18,7 +18,7 @@ type backend struct {
 	handle  string
 }
 
-// queue is the write-behind queue of one session × backend (SPEC §12.4). A
+// queue is the write-behind queue of one session × backend (docs/architecture.md). A
 // worker goroutine, owned by the live session, writes it; the session's
 // commit hook fills it. Events stay queued, in seq order, until the backend
 // acknowledges them: nothing is ever dropped.
@@ -30,7 +30,7 @@ type queue struct {
 	evs []session.Event
 	arr []time.Time // arrival time of each queued event
 	// tied[i] says that no batch boundary may fall between events i-1 and i:
-	// both belong to one atomic unit (an AppendGroup, SPEC §16.3).
+	// both belong to one atomic unit (an AppendGroup, docs/compaction.md).
 	tied []bool
 	// bytes is the size of the queued envelopes.
 	bytes     int64
@@ -68,7 +68,7 @@ func (q *queue) poke() {
 
 // enqueue adds committed events (called under the session's append lock,
 // so in seq order). When unit is set the events are one atomic unit: the
-// worker never puts a batch boundary inside them (SPEC §16.3), so a crash
+// worker never puts a batch boundary inside them (docs/compaction.md), so a crash
 // persists all of them or none.
 func (q *queue) enqueue(evs []session.Event, unit bool) {
 	now := q.st.clock.Now()
@@ -429,7 +429,7 @@ func (q *queue) durable() sdk.Cursor {
 }
 
 // recover re-opens the backend after an ambiguous failure or a plugin
-// restart (SPEC §12.3): the stored next seq becomes the watermark after the
+// restart (docs/plugins.md): the stored next seq becomes the watermark after the
 // stored events beyond the old watermark are verified byte for byte against
 // the queue, which then drops them.
 func (q *queue) recover() error {

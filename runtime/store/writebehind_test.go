@@ -10,7 +10,7 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
-// Scenario 25, first half: 20 events 10 ms apart after idle → exactly one
+// Write batching, first half: 20 events 10 ms apart after idle → exactly one
 // Append with all 20, sent 200 ms after the first.
 func TestScenario25WriteBatchingOneBatchAfterWindow(t *testing.T) {
 	clock := newFakeClock()
@@ -45,7 +45,7 @@ func TestScenario25WriteBatchingOneBatchAfterWindow(t *testing.T) {
 	}
 }
 
-// Scenario 25, second half: 5 events, then Flush at 50 ms → one immediate
+// Write batching, second half: 5 events, then Flush at 50 ms → one immediate
 // append of 5, the timer cancelled, no later timer-driven write.
 func TestScenario25FlushDrainsAtOnceAndCancelsTimer(t *testing.T) {
 	clock := newFakeClock()
@@ -124,7 +124,7 @@ func TestWriteBehindFinalFailureFences(t *testing.T) {
 	}
 }
 
-// Scenario 24: B1 fails at once, B2 succeeds after a delay → Flush waits for
+// Flush fan-out: B1 fails at once, B2 succeeds after a delay → Flush waits for
 // B2, returns FLUSH_FAILED naming only B1, reports both watermarks; the
 // session is not fenced and B1 keeps its batch.
 func TestScenario24FlushFanOut(t *testing.T) {
