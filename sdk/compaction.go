@@ -2,7 +2,7 @@ package sdk
 
 import "context"
 
-// SummarizeRequest is the input of a summarizer (SPEC §16.10). Byte fields
+// SummarizeRequest is the input of a summarizer (docs/compaction.md). Byte fields
 // hold canonical JSON.
 type SummarizeRequest struct {
 	SessionID    string
@@ -43,7 +43,7 @@ type SelectRangeReply struct {
 	OK         bool
 }
 
-// Summarizer is a compaction strategy (SPEC §16.10).
+// Summarizer is a compaction strategy (docs/compaction.md).
 type Summarizer interface {
 	Summarize(ctx context.Context, r SummarizeRequest) (SummarizeReply, error)
 }
@@ -54,7 +54,7 @@ type RangeSelector interface {
 	SelectRange(ctx context.Context, r SelectRangeRequest) (SelectRangeReply, error)
 }
 
-// PruneNode is a current tool/result node offered to a pruner (SPEC §17.1).
+// PruneNode is a current tool/result node offered to a pruner (docs/compaction.md).
 type PruneNode struct {
 	Seq     Seq
 	CallID  string
@@ -74,13 +74,13 @@ type PruneReplacement struct {
 	CharsAfter  int64
 }
 
-// Pruner is a model-free tool-result pruner (SPEC §17).
+// Pruner is a model-free tool-result pruner (docs/compaction.md).
 type Pruner interface {
 	Prune(ctx context.Context, sessionID string, nodes []PruneNode, budget PruneBudget) ([]PruneReplacement, error)
 }
 
 // ProjectTarget is a node and a message: in a request, its current derived
-// message; in a reply, the decided one (SPEC §19.1).
+// message; in a reply, the decided one (docs/plugins.md).
 type ProjectTarget struct {
 	Seq       Seq
 	EventType string
@@ -95,7 +95,7 @@ type ProjectRequest struct {
 	Targets   []ProjectTarget
 }
 
-// Projector serves message projections (SPEC §19).
+// Projector serves message projections (docs/plugins.md).
 type Projector interface {
 	// Declare lists the projection types served: projection:<owner>/<name>.
 	Declare(ctx context.Context) ([]string, error)

@@ -5,10 +5,10 @@ import (
 	"strconv"
 )
 
-// MinSupportedFormat is the oldest format version this build reads (SPEC §15).
+// MinSupportedFormat is the oldest format version this build reads (docs/format.md).
 const MinSupportedFormat = 1
 
-// Edge migrates a session from format From to From+1 (SPEC §15). Header and
+// Edge migrates a session from format From to From+1 (docs/format.md). Header and
 // Events are streaming stages: an edge carries unknown ignorable events
 // forward byte-exact or refuses with FORMAT_MIGRATION_REFUSED, never drops
 // them.
@@ -40,7 +40,7 @@ func Migrations() []Edge {
 	return edges
 }
 
-// CheckFormatVersion is the format gate of SPEC §15, run on the raw version
+// CheckFormatVersion is the format gate of docs/format.md, run on the raw version
 // literal of a stored session before any other decoding. literal is the JSON
 // number as written (for SQLite, the decimal column value); artifact names
 // the file or database for the message. A literal that is not an

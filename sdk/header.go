@@ -6,10 +6,10 @@ import (
 )
 
 // FormatVersion is the logbook on-disk format version this build writes and
-// reads (SPEC §15).
+// reads (docs/format.md).
 const FormatVersion = 1
 
-// Header is a session's identity and lineage (SPEC §11.1), fixed at creation.
+// Header is a session's identity and lineage (docs/architecture.md), fixed at creation.
 type Header struct {
 	FormatVersion       int
 	ID                  string
@@ -23,7 +23,7 @@ type Header struct {
 	InheritedEventCount int64 // meaningful only when IsSeeded
 }
 
-// ValidateSessionID checks SPEC §11.1: 1–80 bytes of valid UTF-8 without
+// ValidateSessionID checks docs/architecture.md: 1–80 bytes of valid UTF-8 without
 // U+0000–U+001F or U+007F. It returns an INVALID_SESSION_ID *Error.
 func ValidateSessionID(id string) error {
 	if len(id) == 0 || len(id) > 80 {

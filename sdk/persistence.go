@@ -60,9 +60,9 @@ type ListEntry struct {
 	Err      error
 }
 
-// Persistence is a storage backend (SPEC §12.1). Events are canonical
+// Persistence is a storage backend (docs/plugins.md). Events are canonical
 // envelopes; the backend stores them byte for byte. Every method returns
-// *Error values with the codes of SPEC §12–§14.
+// *Error values with the codes of docs/architecture.md, docs/storage.md.
 type Persistence interface {
 	// Describe names the backend.
 	Describe(ctx context.Context) (Description, error)

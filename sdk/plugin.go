@@ -3,10 +3,10 @@ package sdk
 import "context"
 
 // ProtocolVersion is the one integer protocol version a plugin process
-// serves for all its kinds (SPEC §1.3). The host refuses other versions.
+// serves for all its kinds (docs/architecture.md). The host refuses other versions.
 const ProtocolVersion = 1
 
-// The go-plugin handshake of SPEC §1.3.
+// The go-plugin handshake of docs/architecture.md.
 const (
 	MagicCookieKey   = "LOGBOOK_PLUGIN"
 	MagicCookieValue = "logbook-plugin-v1"
@@ -23,8 +23,8 @@ const (
 	KindProjection  Kind = "projection"
 )
 
-// EventTypeDecl is a log-only event type a plugin declares (class P, SPEC
-// §4.4), with the ignorable flag its events must carry.
+// EventTypeDecl is a log-only event type a plugin declares (class P,
+// docs/format.md), with the ignorable flag its events must carry.
 type EventTypeDecl struct {
 	Type      string
 	Ignorable bool
