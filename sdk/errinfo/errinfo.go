@@ -1,5 +1,5 @@
 // Package errinfo carries a logbook error (*sdk.Error) across gRPC as a
-// google.rpc.ErrorInfo detail: reason = the SPEC §1.4 code, domain
+// google.rpc.ErrorInfo detail: reason = the error code, domain
 // "logbook", metadata = op, detail, session_id, seq, index and cause, plus
 // one entry per member of the error's Meta (the "expected" and "actual"
 // lengths of a SEQ_CONFLICT, the "appended" count of a failed append). The
