@@ -1,6 +1,6 @@
 // Package headerjson encodes and decodes the canonical session header JSON of
-// SPEC §13.2: the JSONL header line, the SQLite header column and the wire
-// form of the persistence protocol (§12.2).
+// docs/storage.md: the JSONL header line, the SQLite header column and the wire
+// form of the persistence protocol (docs/plugins.md).
 package headerjson
 
 import (
@@ -10,9 +10,9 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk/jsonv"
 )
 
-// Encode renders h as the canonical session header JSON of SPEC §13.2
+// Encode renders h as the canonical session header JSON of docs/storage.md
 // (the JSONL header line without its newline, the SQLite header column and
-// the wire form of §12.2): members in canonical order, optional members only
+// the wire form of docs/plugins.md): members in canonical order, optional members only
 // when set, inheritedEventCount only when seeded.
 func Encode(h sdk.Header) []byte {
 	version := h.FormatVersion
@@ -47,7 +47,7 @@ var headerMembers = map[string]bool{
 	"cwd": true, "parentSession": true, "origin": true, "agentPreset": true, "inheritedEventCount": true,
 }
 
-// Decode reads a stored session header (SPEC §13.2, §15): the format
+// Decode reads a stored session header (docs/storage.md, docs/format.md): the format
 // gate on the raw version first (FORMAT_TOO_NEW, FORMAT_UNSUPPORTED), then the
 // identity check against wantID when it is not "" (IDENTITY_MISMATCH), then
 // the shape rules (CORRUPT_LOG naming the member). artifact names the file or
