@@ -1,7 +1,7 @@
-// Package jsonv is logbook's lossless JSON validator and reader (SPEC §3).
+// Package jsonv is logbook's lossless JSON validator and reader (docs/format.md).
 //
-// Parse checks a document against rules J2–J9 of SPEC §3.1 in one pass and,
-// in the same pass, writes its canonical encoding (SPEC §3.2) and a flat index
+// Parse checks a document against rules J2–J9 of docs/format.md in one pass and,
+// in the same pass, writes its canonical encoding (docs/format.md) and a flat index
 // of its values. Nothing is decoded into Go values: a Doc is the canonical
 // bytes plus the index, and a Value is a read-only view of one indexed value.
 //
@@ -72,7 +72,7 @@
 // the tape and is rejected at the first level past MaxDepth. Equal and
 // FirstDifference walk with an explicit stack as well. Offsets are 32-bit:
 // the destination buffer plus the input must stay under 4 GiB, far above
-// the 2 × MaxEventBytes that SPEC J1 admits.
+// the 2 × MaxEventBytes that rule J1 admits.
 //
 // # Why hand-written
 //
@@ -84,7 +84,7 @@
 // behind GOEXPERIMENT=jsonv2 in Go 1.26) checks names and UTF-8 but knows
 // nothing of negative zero or unsafe integers; the fast third-party parsers
 // skip UTF-8 or duplicate checks or reformat numbers. Any of them would need
-// a second pass over every event, which SPEC §3.1 forbids. The scanner
+// a second pass over every event, which docs/format.md forbids. The scanner
 // here is a small, explicit state machine over bytes, fuzzed against
 // encoding/json (FuzzParse): whatever it accepts, encoding/json accepts and
 // decodes to the same values.

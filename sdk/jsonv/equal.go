@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// Equal reports value-equality (SPEC §3.2): null/bool/string by value,
+// Equal reports value-equality (docs/format.md): null/bool/string by value,
 // numbers by float64 value, arrays element-wise, objects by equal name sets
 // with value-equal members in any order. Two zero Values are equal; a zero
 // Value equals nothing else.

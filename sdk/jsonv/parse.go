@@ -6,11 +6,11 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
-// Parse validates src against rules J2–J9 of SPEC §3.1 in one pass and returns
-// the document. The canonical encoding (SPEC §3.2) goes to a fresh buffer;
+// Parse validates src against rules J2–J9 of docs/format.md in one pass and returns
+// the document. The canonical encoding (docs/format.md) goes to a fresh buffer;
 // the Doc never aliases src. Errors are *sdk.Error with Op "json" and a
 // JSON_* code; the first violation in document order wins. (The one
-// exception: an input of 4 GiB or more, beyond anything SPEC J1 admits, is
+// exception: an input of 4 GiB or more, beyond anything rule J1 admits, is
 // refused with EVENT_TOO_LARGE.)
 func Parse(src []byte, opt Options) (*Doc, error) {
 	_, d, err := parse(nil, src, opt, true, nil)

@@ -294,7 +294,8 @@ func TestFirstViolationWins(t *testing.T) {
 	}
 }
 
-// TestScenario15 is SPEC §21 scenario 15, the part that belongs to jsonv.
+// TestScenario15 is the lossless-JSON scenario (negative zero, numbers out
+// of range, unsafe integers, …), the part that belongs to jsonv.
 func TestScenario15(t *testing.T) {
 	for _, c := range []struct {
 		src  string

@@ -226,7 +226,7 @@ func hex4(src []byte, i int) (r rune, bad int) {
 	return r, -1
 }
 
-// AppendString appends the canonical encoding (SPEC §3.2) of s, quotes
+// AppendString appends the canonical encoding (docs/format.md) of s, quotes
 // included, to dst. s must be valid UTF-8; each byte that does not belong
 // to a valid sequence is written as U+FFFD, so the result is always valid
 // JSON.
