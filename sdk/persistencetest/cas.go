@@ -8,7 +8,7 @@ import (
 
 var casRules = []rule{
 	{name: "stale-firstSeq-is-SEQ_CONFLICT-and-changes-nothing", run: func(t *testing.T, s *suite) {
-		// Scenario 31: a backend append with a stale firstSeq.
+		// Compare-and-set: a backend append with a stale firstSeq.
 		p := s.backend(t)
 		h, _ := stored(t, p, "s1", Batch(0, 7))
 		before := snap(t, p, "s1")

@@ -13,7 +13,7 @@ import (
 
 // requireEnded checks the error of a call made with an ended context: an
 // *sdk.Error that wraps the context's error or carries a retryable code
-// (what a gRPC client reports for a cancelled call, SPEC §1.4).
+// (what a gRPC client reports for a cancelled call, docs/errors.md).
 func requireEnded(t *testing.T, what string, err error) {
 	t.Helper()
 	var e *sdk.Error

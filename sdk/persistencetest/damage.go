@@ -61,7 +61,7 @@ var formatGateRules = []rule{
 		s.gate(t, "1.5", sdk.CodeCorruptLog, "1.5")
 	}},
 	{name: "gate-runs-before-any-event-is-decoded", needs: []string{hookSetFormatVersion, hookCorrupt}, run: func(t *testing.T, s *suite) {
-		// Scenario 27: FORMAT_TOO_NEW even when the events are garbage.
+		// Format refusal: FORMAT_TOO_NEW even when the events are garbage.
 		p := s.backend(t)
 		storeClosed(t, p, "s1", closedTurnLog())
 		s.h.Corrupt(t, p, "s1", 4)
@@ -164,7 +164,7 @@ var tornTailRules = []rule{
 
 var corruptionRules = []rule{
 	{name: "damage-before-a-later-turn-end-is-CORRUPT_LOG", needs: []string{hookCorrupt}, run: func(t *testing.T, s *suite) {
-		// Scenario 26: an unparsable event followed later by a valid
+		// Torn versus corrupt: an unparsable event followed later by a valid
 		// turn/end is committed damage, never absence or an empty log.
 		p := s.backend(t)
 		storeClosed(t, p, "s1", closedTurnLog())
@@ -178,7 +178,7 @@ var corruptionRules = []rule{
 		}
 	}},
 	{name: "damage-without-a-later-turn-end", needs: []string{hookCorrupt}, run: func(t *testing.T, s *suite) {
-		// Scenario 26: the same damage with no later turn/end but intact
+		// Torn versus corrupt: the same damage with no later turn/end but intact
 		// events after it. A backend whose units prove it committed
 		// refuses as above; otherwise events 0–3 are returned and a
 		// write open cuts the rest.

@@ -1,5 +1,5 @@
 // Package persistencetest is the conformance suite of the logbook
-// persistence contract (SPEC §12.1): one behaviour suite that every backend
+// persistence contract (docs/plugins.md): one behaviour suite that every backend
 // runs, in process and as a real plugin subprocess, the way nats-server runs
 // one suite against every JetStream store.
 //
@@ -31,7 +31,7 @@
 //	RoundTrip    byte-equal envelopes, 1 MiB events, 10 000 events read in
 //	             windows; no aliasing of caller or reply buffers
 //	CAS          SEQ_CONFLICT naming firstSeq and the stored next seq, storage
-//	             unchanged (scenario 31); SEQ_NOT_CONTIGUOUS; ENVELOPE_INVALID
+//	             unchanged; SEQ_NOT_CONTIGUOUS; ENVELOPE_INVALID
 //	Ownership    ALREADY_OWNED; reads beside a writer; Close releases the claim
 //	             and is idempotent; HANDLE_CLOSED; READ_ONLY_HANDLE
 //	Freshness    Read, Stat, List and Flush show every acknowledged prefix
@@ -51,7 +51,7 @@
 //	TornTail     (Tear) read opens report the cut and change nothing; write opens
 //	             cut, keep an artifact and go on; LOG_SHRANK under a read handle
 //	Corruption   (Corrupt) damage before a later turn/end is CORRUPT_LOG, never
-//	             absence; without one it is a torn tail (scenario 26)
+//	             absence; without one it is a torn tail
 //
 // Every expected failure is checked with errors.Is against its code, for
 // an *sdk.Error, and for the offending values in its message (RequireCode).
@@ -69,7 +69,7 @@
 //
 // # Contract decisions the suite pins
 //
-// Where SPEC §12.1 leaves room, the suite pins the choice every first-party
+// Where docs/plugins.md leaves room, the suite pins the choice every first-party
 // backend makes, so the host can rely on it:
 //
 //   - Stat and Open(read) of an unmaterialized create are SESSION_NOT_FOUND;

@@ -51,12 +51,12 @@ type Harness struct {
 
 	// SetFormatVersion rewrites the stored format version of session id to
 	// literal byte for byte ("2", "0", "1.5"), as another build would have
-	// written it (SPEC §15). No handle is open on id. nil: the FormatGate
+	// written it (docs/format.md). No handle is open on id. nil: the FormatGate
 	// group skips.
 	SetFormatVersion func(t *testing.T, p sdk.Persistence, id, literal string)
 }
 
-// Capabilities are optional guarantees a backend makes beyond SPEC §12.1.
+// Capabilities are optional guarantees a backend makes beyond docs/plugins.md.
 // The zero value claims none, and the suite then accepts every answer the
 // contract allows.
 type Capabilities struct {
@@ -97,7 +97,7 @@ type group struct {
 	rules []rule
 }
 
-// Run runs the conformance suite of SPEC §12.1 against the backend h
+// Run runs the conformance suite of docs/plugins.md against the backend h
 // reaches, as subtests of t grouped by rule (see the package documentation).
 func Run(t *testing.T, h Harness) {
 	if h.New == nil {

@@ -15,7 +15,7 @@ import (
 // BaseTime is the time member of Envelope's seq 0; seq n has BaseTime + n.
 const BaseTime = 1_700_000_000_000
 
-// Envelope returns the canonical envelope (SPEC §2.2) of one event:
+// Envelope returns the canonical envelope (docs/format.md) of one event:
 // {"seq":seq,"time":BaseTime+seq,"type":typ,"data":data}. typ is encoded as
 // a JSON string; data must already be canonical JSON and is used verbatim.
 // The result is a new buffer.

@@ -52,7 +52,7 @@ var instanceRules = []rule{
 		}
 	}),
 	instanceRule("write-claim-is-exclusive-across-instances", func(t *testing.T, s *suite, a, b sdk.Persistence) {
-		// Scenario 31: a second Open(write), also from another process.
+		// Ownership: a second Open(write), also from another process.
 		w := stored1(t, a, "s1")
 		before := snap(t, b, "s1")
 		_, err := b.Open(t.Context(), "s1", sdk.AccessWrite)

@@ -22,7 +22,7 @@ var describeRules = []rule{
 	}},
 }
 
-// invalidIDs break SPEC §11.1 in each way it names.
+// invalidIDs break docs/architecture.md in each way it names.
 var invalidIDs = map[string]string{
 	"empty":        "",
 	"81 bytes":     strings.Repeat("a", 81),

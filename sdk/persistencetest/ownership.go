@@ -8,7 +8,7 @@ import (
 
 var ownershipRules = []rule{
 	{name: "second-write-open-is-ALREADY_OWNED", run: func(t *testing.T, s *suite) {
-		// Scenario 31, in one instance: the create handle holds the claim,
+		// Ownership, in one instance: the create handle holds the claim,
 		// and so does a write open.
 		p := s.backend(t)
 		h := stored1(t, p, "s1")

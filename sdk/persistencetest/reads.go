@@ -69,7 +69,7 @@ var revisionRules = []rule{
 		}
 	}},
 	{name: "reads-rejections-and-ownership-leave-it-unchanged", run: func(t *testing.T, s *suite) {
-		// Scenario 33's storage part: reading (Inspect) changes neither
+		// Inspect is read-only, the storage part: reading (Inspect) changes neither
 		// bytes nor revision; neither do ownership changes.
 		p := s.backend(t)
 		w, _ := stored(t, p, "s1", Batch(0, 5))
