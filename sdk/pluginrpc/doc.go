@@ -1,11 +1,11 @@
 // Package pluginrpc carries the plain-Go plugin interfaces of package sdk
 // (Persistence, Summarizer, Pruner, Projector) across a process boundary with
-// HashiCorp go-plugin over gRPC (SPEC §1.3). It holds both ends:
+// HashiCorp go-plugin over gRPC (docs/architecture.md). It holds both ends:
 //
 //   - Plugin side: Serve, called from a plugin's main, wires go-plugin for the
 //     author: handshake, VersionedPlugins, the gRPC server with the message
 //     size limit, and the mapping of returned *sdk.Error values to gRPC
-//     status (SPEC §1.4).
+//     status (docs/errors.md).
 //   - Host side: NewClientConfig (or PluginSets, GRPCDialOptions and
 //     Handshake) builds the go-plugin ClientConfig; NewClient wraps the
 //     connected plugin.ClientProtocol in a Client whose accessors return
@@ -22,14 +22,14 @@
 //
 // Every request and reply stays under RPCMaxBytes: the Persistence client
 // splits an Append batch whose encoding would exceed it into consecutive
-// compare-and-set appends (SPEC §12.2), and the server streams Read replies
+// compare-and-set appends (docs/plugins.md), and the server streams Read replies
 // in chunks of at most RPCMaxBytes/2 bytes. ReadDamaged streams the valid
 // prefix the same way, then the damaged tail in pieces of that size, then
 // its summary; against a backend that is no sdk.SalvageReader it answers
 // Unimplemented, which the client reports as CONFIG_INVALID. The gRPC limits are RPCMaxBytes
 // plus 1 MiB of headroom on both ends.
 //
-// A host's write-behind drain ends with Append and then Flush (SPEC §12.4).
+// A host's write-behind drain ends with Append and then Flush (docs/architecture.md).
 // The client's AppendFlush sends that Flush right behind the last Append
 // request, before its reply, with the gRPC metadata logbook-flush-after set
 // to the next seq the Append brings the handle to; the server holds such a

@@ -16,8 +16,8 @@ import (
 // errOp is the Op of the errors this package makes itself.
 const errOp = "plugin"
 
-// StatusCode is the gRPC status code a logbook code travels under (SPEC
-// §1.4), in the plugin protocol and in the server API alike. Receivers
+// StatusCode is the gRPC status code a logbook code travels under
+// (docs/errors.md), in the plugin protocol and in the server API alike. Receivers
 // rebuild the logbook code from the ErrorInfo detail, so this choice only
 // informs generic tooling (grpcurl, the HTTP status of a JSON API).
 func StatusCode(c sdk.Code) codes.Code {

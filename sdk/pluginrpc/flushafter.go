@@ -14,7 +14,7 @@ import (
 // value is the next seq that Append brings the handle to, in decimal. The
 // plugin's server holds such a Flush until an Append on the handle has
 // reached that seq or failed, so the backend still sees the Append and then
-// the Flush (SPEC §12.4), and the host saves a round trip. A server that
+// the Flush (docs/architecture.md), and the host saves a round trip. A server that
 // does not know the key answers at once; the host sees a durable next seq
 // short of the value and flushes again.
 const flushAfterKey = "logbook-flush-after"

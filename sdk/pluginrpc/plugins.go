@@ -18,7 +18,7 @@ import (
 const InfoPluginName = "info"
 
 // grpcHeadroom is added to RPCMaxBytes for the gRPC message limits, so that a
-// request of RPCMaxBytes plus its framing always passes (SPEC §1.3).
+// request of RPCMaxBytes plus its framing always passes (docs/architecture.md).
 const grpcHeadroom = 1 << 20
 
 // flowWindow is the HTTP/2 flow-control window of plugin connections: write-
@@ -35,7 +35,7 @@ const readChunkBytes = 1 << 20
 // minRPCMaxBytes is the smallest RPCMaxBytes accepted.
 const minRPCMaxBytes = 4 << 10
 
-// Handshake returns the go-plugin handshake of SPEC §1.3: the magic cookie
+// Handshake returns the go-plugin handshake of docs/architecture.md: the magic cookie
 // and sdk.ProtocolVersion. Host and plugin must use the same.
 func Handshake() plugin.HandshakeConfig {
 	return plugin.HandshakeConfig{
