@@ -282,7 +282,7 @@ func (*Empty) Descriptor() ([]byte, []int) {
 	return file_logbook_v1_info_proto_rawDescGZIP(), []int{4}
 }
 
-// PluginError is a logbook error (SPEC §1.4) carried inside a reply rather
+// PluginError is a logbook error (docs/errors.md) carried inside a reply rather
 // than as the call's status, e.g. the error of one List entry. RPC failures
 // travel as a gRPC status with a google.rpc.ErrorInfo detail
 // {reason: code, domain: "logbook", metadata: {op, session_id, seq, index,

@@ -28,7 +28,7 @@ const (
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
 // PluginInfo: the service every logbook plugin process serves besides its
-// kinds (SPEC §1.3). The host calls GetInfo right after the go-plugin
+// kinds (docs/architecture.md). The host calls GetInfo right after the go-plugin
 // handshake, then Configure once, before any call of a kind's service.
 type PluginInfoClient interface {
 	// GetInfo describes the plugin.
@@ -72,7 +72,7 @@ func (c *pluginInfoClient) Configure(ctx context.Context, in *ConfigureRequest, 
 // for forward compatibility.
 //
 // PluginInfo: the service every logbook plugin process serves besides its
-// kinds (SPEC §1.3). The host calls GetInfo right after the go-plugin
+// kinds (docs/architecture.md). The host calls GetInfo right after the go-plugin
 // handshake, then Configure once, before any call of a kind's service.
 type PluginInfoServer interface {
 	// GetInfo describes the plugin.

@@ -35,11 +35,11 @@ const (
 //
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
-// Persistence: a storage backend (SPEC §12.1, §12.2).
+// Persistence: a storage backend (docs/plugins.md).
 type PersistenceClient interface {
 	Describe(ctx context.Context, in *DescribeRequest, opts ...grpc.CallOption) (*DescribeReply, error)
 	// Create makes a new session with write ownership; header is the
-	// canonical session header JSON (SPEC §13.2).
+	// canonical session header JSON (docs/storage.md).
 	Create(ctx context.Context, in *CreateRequest, opts ...grpc.CallOption) (*HandleReply, error)
 	Open(ctx context.Context, in *OpenRequest, opts ...grpc.CallOption) (*HandleReply, error)
 	// Append is a long-lived stream per handle: one AppendReply per
@@ -206,11 +206,11 @@ type Persistence_ReadDamagedClient = grpc.ServerStreamingClient[DamagedPart]
 // All implementations must embed UnimplementedPersistenceServer
 // for forward compatibility.
 //
-// Persistence: a storage backend (SPEC §12.1, §12.2).
+// Persistence: a storage backend (docs/plugins.md).
 type PersistenceServer interface {
 	Describe(context.Context, *DescribeRequest) (*DescribeReply, error)
 	// Create makes a new session with write ownership; header is the
-	// canonical session header JSON (SPEC §13.2).
+	// canonical session header JSON (docs/storage.md).
 	Create(context.Context, *CreateRequest) (*HandleReply, error)
 	Open(context.Context, *OpenRequest) (*HandleReply, error)
 	// Append is a long-lived stream per handle: one AppendReply per

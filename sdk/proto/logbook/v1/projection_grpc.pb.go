@@ -27,7 +27,7 @@ const (
 //
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
-// Projection: message projections (SPEC §19.1).
+// Projection: message projections (docs/plugins.md).
 type ProjectionClient interface {
 	// Declare lists the projection types served: projection:<owner>/<name>.
 	Declare(ctx context.Context, in *DeclareRequest, opts ...grpc.CallOption) (*DeclareReply, error)
@@ -66,7 +66,7 @@ func (c *projectionClient) Project(ctx context.Context, in *ProjectRequest, opts
 // All implementations must embed UnimplementedProjectionServer
 // for forward compatibility.
 //
-// Projection: message projections (SPEC §19.1).
+// Projection: message projections (docs/plugins.md).
 type ProjectionServer interface {
 	// Declare lists the projection types served: projection:<owner>/<name>.
 	Declare(context.Context, *DeclareRequest) (*DeclareReply, error)

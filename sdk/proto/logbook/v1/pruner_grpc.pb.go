@@ -26,7 +26,7 @@ const (
 //
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
-// Pruner: a model-free tool-result pruner (SPEC §17.1).
+// Pruner: a model-free tool-result pruner (docs/compaction.md).
 type PrunerClient interface {
 	Prune(ctx context.Context, in *PruneRequest, opts ...grpc.CallOption) (*PruneReply, error)
 }
@@ -53,7 +53,7 @@ func (c *prunerClient) Prune(ctx context.Context, in *PruneRequest, opts ...grpc
 // All implementations must embed UnimplementedPrunerServer
 // for forward compatibility.
 //
-// Pruner: a model-free tool-result pruner (SPEC §17.1).
+// Pruner: a model-free tool-result pruner (docs/compaction.md).
 type PrunerServer interface {
 	Prune(context.Context, *PruneRequest) (*PruneReply, error)
 	mustEmbedUnimplementedPrunerServer()

@@ -107,7 +107,7 @@ func (x *SessionsCreateRequest) GetParentSession() string {
 
 type SessionsCreateReply struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Header        string                 `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"` // the stored session header, canonical JSON text (SPEC §13.2)
+	Header        string                 `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"` // the stored session header, canonical JSON text (docs/storage.md)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -198,7 +198,7 @@ type SessionsOpenReply struct {
 	Header        string                 `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`                               // canonical session header JSON text
 	NextSeq       int64                  `protobuf:"varint,2,opt,name=next_seq,json=nextSeq,proto3" json:"next_seq,omitempty"`             // the log length after the open
 	AlreadyLive   bool                   `protobuf:"varint,3,opt,name=already_live,json=alreadyLive,proto3" json:"already_live,omitempty"` // the session was live in the server; nothing was read or repaired
-	TornBytes     int64                  `protobuf:"varint,4,opt,name=torn_bytes,json=tornBytes,proto3" json:"torn_bytes,omitempty"`       // bytes the write open cut (SPEC §13.4)
+	TornBytes     int64                  `protobuf:"varint,4,opt,name=torn_bytes,json=tornBytes,proto3" json:"torn_bytes,omitempty"`       // bytes the write open cut (docs/storage.md)
 	TornFromSeq   int64                  `protobuf:"varint,5,opt,name=torn_from_seq,json=tornFromSeq,proto3" json:"torn_from_seq,omitempty"`
 	TornArtifact  string                 `protobuf:"bytes,6,opt,name=torn_artifact,json=tornArtifact,proto3" json:"torn_artifact,omitempty"` // where the cut bytes were kept
 	Repaired      []string               `protobuf:"bytes,7,rep,name=repaired,proto3" json:"repaired,omitempty"`                             // envelopes the resume appended (recovered, closers, marker), canonical JSON text
@@ -285,11 +285,11 @@ func (x *SessionsOpenReply) GetRepaired() []string {
 	return nil
 }
 
-// AppendInput is one event to append (SPEC §2.4).
+// AppendInput is one event to append (docs/format.md).
 type AppendInput struct {
 	state           protoimpl.MessageState `protogen:"open.v1"`
 	Type            string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
-	Data            string                 `protobuf:"bytes,2,opt,name=data,proto3" json:"data,omitempty"`                                                // one JSON value as JSON text, exactly as written; validated losslessly (SPEC §3)
+	Data            string                 `protobuf:"bytes,2,opt,name=data,proto3" json:"data,omitempty"`                                                // one JSON value as JSON text, exactly as written; validated losslessly (docs/format.md)
 	SurfaceOp       *SurfaceOp             `protobuf:"bytes,3,opt,name=surface_op,json=surfaceOp,proto3" json:"surface_op,omitempty"`                     // absent = no surfaceOp
 	SourceEventSeqs *SourceEventSeqs       `protobuf:"bytes,4,opt,name=source_event_seqs,json=sourceEventSeqs,proto3" json:"source_event_seqs,omitempty"` // absent = no sourceEventSeqs; present and empty → SOURCES_EMPTY
 	Ignorable       bool                   `protobuf:"varint,5,opt,name=ignorable,proto3" json:"ignorable,omitempty"`
@@ -363,7 +363,7 @@ func (x *AppendInput) GetIgnorable() bool {
 }
 
 // SurfaceOp is "append", or a replacement of the current nodes
-// start_seq..end_seq (SPEC §6.3).
+// start_seq..end_seq (docs/format.md).
 type SurfaceOp struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Replace       bool                   `protobuf:"varint,1,opt,name=replace,proto3" json:"replace,omitempty"`
@@ -473,7 +473,7 @@ type SessionsAppendRequest struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	SessionId string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
 	Events    []*AppendInput         `protobuf:"bytes,2,rep,name=events,proto3" json:"events,omitempty"`
-	Flush     bool                   `protobuf:"varint,3,opt,name=flush,proto3" json:"flush,omitempty"` // flush after the events (a loop checkpoint, SPEC §12.6)
+	Flush     bool                   `protobuf:"varint,3,opt,name=flush,proto3" json:"flush,omitempty"` // flush after the events (a loop checkpoint, docs/architecture.md)
 	// The log length the events must find; absent = append at the end
 	// whatever it is. A mismatch → SEQ_CONFLICT, nothing appended.
 	ExpectedSeq   *int64 `protobuf:"varint,4,opt,name=expected_seq,json=expectedSeq,proto3,oneof" json:"expected_seq,omitempty"`
@@ -1007,7 +1007,7 @@ func (x *SessionsFlushRequest) GetSessionId() string {
 	return ""
 }
 
-// SessionsFlushReply is the flush fan-out's result (SPEC §12.5).
+// SessionsFlushReply is the flush fan-out's result (docs/architecture.md).
 type SessionsFlushReply struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Participated  bool                   `protobuf:"varint,1,opt,name=participated,proto3" json:"participated,omitempty"` // false: no backend is attached, which proves no durability

@@ -42,7 +42,7 @@ const (
 // and Connect's JSON over HTTP from one handler.
 //
 // Event envelopes, event data, derived messages and session headers travel
-// as canonical JSON text (SPEC §2.2, §3.2, §13.2) in string fields: the
+// as canonical JSON text (docs/format.md, docs/storage.md) in string fields: the
 // string is exactly the canonical bytes, never a protobuf JSON map
 // (google.protobuf.Struct/Value), so member order and number literals
 // survive exactly. In the JSON encoding such a field is therefore a JSON
@@ -51,7 +51,7 @@ const (
 // data is written the same way: "data": "{\"id\":\"u1\", …}".
 //
 // A protobuf string must be valid UTF-8, as canonical JSON always is. Event
-// data that is not (SPEC §3 would reject it as JSON_INVALID_UTF8) cannot be
+// data that is not (docs/format.md would reject it as JSON_INVALID_UTF8) cannot be
 // encoded in a request: protobuf libraries refuse to send it, and a server
 // receiving it refuses the request message as malformed (InvalidArgument,
 // without a logbook code) before any of its events is appended.
@@ -60,7 +60,7 @@ const (
 // JSON mapping says; fields at their zero value are omitted.
 //
 // Errors carry a google.rpc.ErrorInfo detail with domain "logbook" and the
-// SPEC §1.4 code as its reason; its metadata holds op, detail, session_id,
+// error code (docs/errors.md) as its reason; its metadata holds op, detail, session_id,
 // seq, index and cause when set, and further details some codes and calls
 // add (a SEQ_CONFLICT's "expected" and "actual", an append's "appended"
 // and "firstSeq").
@@ -73,7 +73,7 @@ type SessionsClient interface {
 	// keeps it live. An id that is live or stored → SESSION_ALREADY_EXISTS.
 	Create(ctx context.Context, in *SessionsCreateRequest, opts ...grpc.CallOption) (*SessionsCreateReply, error)
 	// Open resumes a stored session for write: the stored log is read, an
-	// interrupted turn is closed and a torn tail cut (SPEC §9.3), durably,
+	// interrupted turn is closed and a torn tail cut (docs/architecture.md), durably,
 	// before the session goes live. A session already live in the server is
 	// returned as it is (already_live).
 	Open(ctx context.Context, in *SessionsOpenRequest, opts ...grpc.CallOption) (*SessionsOpenReply, error)
@@ -116,13 +116,13 @@ type SessionsClient interface {
 	// appended in this server until the client cancels or `to` is reached.
 	Events(ctx context.Context, in *SessionsEventsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[SessionsEventsReply], error)
 	// Fork creates a live child from a prefix of a live or stored session
-	// (SPEC §10).
+	// (docs/architecture.md).
 	Fork(ctx context.Context, in *SessionsForkRequest, opts ...grpc.CallOption) (*SessionsForkReply, error)
 	// Flush makes everything appended so far durable on every backend
-	// (SPEC §12.5); a failure is FLUSH_FAILED naming every failed backend.
+	// (docs/architecture.md); a failure is FLUSH_FAILED naming every failed backend.
 	Flush(ctx context.Context, in *SessionsFlushRequest, opts ...grpc.CallOption) (*SessionsFlushReply, error)
-	// Compact runs a manual compaction with the configured summarizer (SPEC
-	// §16.9): an open turn → COMPACTION_TURN_OPEN.
+	// Compact runs a manual compaction with the configured summarizer
+	// (docs/compaction.md): an open turn → COMPACTION_TURN_OPEN.
 	Compact(ctx context.Context, in *SessionsCompactRequest, opts ...grpc.CallOption) (*SessionsCompactReply, error)
 	// Inspect is a read-only balanced view: the event count, the open turn,
 	// the closers a resume would append and the torn bytes a write open would
@@ -285,7 +285,7 @@ func (c *sessionsClient) Release(ctx context.Context, in *SessionsReleaseRequest
 // and Connect's JSON over HTTP from one handler.
 //
 // Event envelopes, event data, derived messages and session headers travel
-// as canonical JSON text (SPEC §2.2, §3.2, §13.2) in string fields: the
+// as canonical JSON text (docs/format.md, docs/storage.md) in string fields: the
 // string is exactly the canonical bytes, never a protobuf JSON map
 // (google.protobuf.Struct/Value), so member order and number literals
 // survive exactly. In the JSON encoding such a field is therefore a JSON
@@ -294,7 +294,7 @@ func (c *sessionsClient) Release(ctx context.Context, in *SessionsReleaseRequest
 // data is written the same way: "data": "{\"id\":\"u1\", …}".
 //
 // A protobuf string must be valid UTF-8, as canonical JSON always is. Event
-// data that is not (SPEC §3 would reject it as JSON_INVALID_UTF8) cannot be
+// data that is not (docs/format.md would reject it as JSON_INVALID_UTF8) cannot be
 // encoded in a request: protobuf libraries refuse to send it, and a server
 // receiving it refuses the request message as malformed (InvalidArgument,
 // without a logbook code) before any of its events is appended.
@@ -303,7 +303,7 @@ func (c *sessionsClient) Release(ctx context.Context, in *SessionsReleaseRequest
 // JSON mapping says; fields at their zero value are omitted.
 //
 // Errors carry a google.rpc.ErrorInfo detail with domain "logbook" and the
-// SPEC §1.4 code as its reason; its metadata holds op, detail, session_id,
+// error code (docs/errors.md) as its reason; its metadata holds op, detail, session_id,
 // seq, index and cause when set, and further details some codes and calls
 // add (a SEQ_CONFLICT's "expected" and "actual", an append's "appended"
 // and "firstSeq").
@@ -316,7 +316,7 @@ type SessionsServer interface {
 	// keeps it live. An id that is live or stored → SESSION_ALREADY_EXISTS.
 	Create(context.Context, *SessionsCreateRequest) (*SessionsCreateReply, error)
 	// Open resumes a stored session for write: the stored log is read, an
-	// interrupted turn is closed and a torn tail cut (SPEC §9.3), durably,
+	// interrupted turn is closed and a torn tail cut (docs/architecture.md), durably,
 	// before the session goes live. A session already live in the server is
 	// returned as it is (already_live).
 	Open(context.Context, *SessionsOpenRequest) (*SessionsOpenReply, error)
@@ -359,13 +359,13 @@ type SessionsServer interface {
 	// appended in this server until the client cancels or `to` is reached.
 	Events(*SessionsEventsRequest, grpc.ServerStreamingServer[SessionsEventsReply]) error
 	// Fork creates a live child from a prefix of a live or stored session
-	// (SPEC §10).
+	// (docs/architecture.md).
 	Fork(context.Context, *SessionsForkRequest) (*SessionsForkReply, error)
 	// Flush makes everything appended so far durable on every backend
-	// (SPEC §12.5); a failure is FLUSH_FAILED naming every failed backend.
+	// (docs/architecture.md); a failure is FLUSH_FAILED naming every failed backend.
 	Flush(context.Context, *SessionsFlushRequest) (*SessionsFlushReply, error)
-	// Compact runs a manual compaction with the configured summarizer (SPEC
-	// §16.9): an open turn → COMPACTION_TURN_OPEN.
+	// Compact runs a manual compaction with the configured summarizer
+	// (docs/compaction.md): an open turn → COMPACTION_TURN_OPEN.
 	Compact(context.Context, *SessionsCompactRequest) (*SessionsCompactReply, error)
 	// Inspect is a read-only balanced view: the event count, the open turn,
 	// the closers a resume would append and the torn bytes a write open would

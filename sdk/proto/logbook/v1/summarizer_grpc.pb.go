@@ -27,7 +27,7 @@ const (
 //
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
-// Summarizer: a compaction strategy (SPEC §16.10).
+// Summarizer: a compaction strategy (docs/compaction.md).
 type SummarizerClient interface {
 	Summarize(ctx context.Context, in *SummarizeRequest, opts ...grpc.CallOption) (*SummarizeReply, error)
 	// SelectRange is answered by summarizers with the "select-range"
@@ -67,7 +67,7 @@ func (c *summarizerClient) SelectRange(ctx context.Context, in *SelectRangeReque
 // All implementations must embed UnimplementedSummarizerServer
 // for forward compatibility.
 //
-// Summarizer: a compaction strategy (SPEC §16.10).
+// Summarizer: a compaction strategy (docs/compaction.md).
 type SummarizerServer interface {
 	Summarize(context.Context, *SummarizeRequest) (*SummarizeReply, error)
 	// SelectRange is answered by summarizers with the "select-range"

@@ -65,7 +65,7 @@ type SessionsClient interface {
 	// keeps it live. An id that is live or stored → SESSION_ALREADY_EXISTS.
 	Create(context.Context, *connect.Request[v1.SessionsCreateRequest]) (*connect.Response[v1.SessionsCreateReply], error)
 	// Open resumes a stored session for write: the stored log is read, an
-	// interrupted turn is closed and a torn tail cut (SPEC §9.3), durably,
+	// interrupted turn is closed and a torn tail cut (docs/architecture.md), durably,
 	// before the session goes live. A session already live in the server is
 	// returned as it is (already_live).
 	Open(context.Context, *connect.Request[v1.SessionsOpenRequest]) (*connect.Response[v1.SessionsOpenReply], error)
@@ -108,13 +108,13 @@ type SessionsClient interface {
 	// appended in this server until the client cancels or `to` is reached.
 	Events(context.Context, *connect.Request[v1.SessionsEventsRequest]) (*connect.ServerStreamForClient[v1.SessionsEventsReply], error)
 	// Fork creates a live child from a prefix of a live or stored session
-	// (SPEC §10).
+	// (docs/architecture.md).
 	Fork(context.Context, *connect.Request[v1.SessionsForkRequest]) (*connect.Response[v1.SessionsForkReply], error)
 	// Flush makes everything appended so far durable on every backend
-	// (SPEC §12.5); a failure is FLUSH_FAILED naming every failed backend.
+	// (docs/architecture.md); a failure is FLUSH_FAILED naming every failed backend.
 	Flush(context.Context, *connect.Request[v1.SessionsFlushRequest]) (*connect.Response[v1.SessionsFlushReply], error)
-	// Compact runs a manual compaction with the configured summarizer (SPEC
-	// §16.9): an open turn → COMPACTION_TURN_OPEN.
+	// Compact runs a manual compaction with the configured summarizer
+	// (docs/compaction.md): an open turn → COMPACTION_TURN_OPEN.
 	Compact(context.Context, *connect.Request[v1.SessionsCompactRequest]) (*connect.Response[v1.SessionsCompactReply], error)
 	// Inspect is a read-only balanced view: the event count, the open turn,
 	// the closers a resume would append and the torn bytes a write open would
@@ -296,7 +296,7 @@ type SessionsHandler interface {
 	// keeps it live. An id that is live or stored → SESSION_ALREADY_EXISTS.
 	Create(context.Context, *connect.Request[v1.SessionsCreateRequest]) (*connect.Response[v1.SessionsCreateReply], error)
 	// Open resumes a stored session for write: the stored log is read, an
-	// interrupted turn is closed and a torn tail cut (SPEC §9.3), durably,
+	// interrupted turn is closed and a torn tail cut (docs/architecture.md), durably,
 	// before the session goes live. A session already live in the server is
 	// returned as it is (already_live).
 	Open(context.Context, *connect.Request[v1.SessionsOpenRequest]) (*connect.Response[v1.SessionsOpenReply], error)
@@ -339,13 +339,13 @@ type SessionsHandler interface {
 	// appended in this server until the client cancels or `to` is reached.
 	Events(context.Context, *connect.Request[v1.SessionsEventsRequest], *connect.ServerStream[v1.SessionsEventsReply]) error
 	// Fork creates a live child from a prefix of a live or stored session
-	// (SPEC §10).
+	// (docs/architecture.md).
 	Fork(context.Context, *connect.Request[v1.SessionsForkRequest]) (*connect.Response[v1.SessionsForkReply], error)
 	// Flush makes everything appended so far durable on every backend
-	// (SPEC §12.5); a failure is FLUSH_FAILED naming every failed backend.
+	// (docs/architecture.md); a failure is FLUSH_FAILED naming every failed backend.
 	Flush(context.Context, *connect.Request[v1.SessionsFlushRequest]) (*connect.Response[v1.SessionsFlushReply], error)
-	// Compact runs a manual compaction with the configured summarizer (SPEC
-	// §16.9): an open turn → COMPACTION_TURN_OPEN.
+	// Compact runs a manual compaction with the configured summarizer
+	// (docs/compaction.md): an open turn → COMPACTION_TURN_OPEN.
 	Compact(context.Context, *connect.Request[v1.SessionsCompactRequest]) (*connect.Response[v1.SessionsCompactReply], error)
 	// Inspect is a read-only balanced view: the event count, the open turn,
 	// the closers a resume would append and the torn bytes a write open would
