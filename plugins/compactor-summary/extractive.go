@@ -19,7 +19,7 @@ const (
 )
 
 // DefaultMaxTokens is the summary budget used when a request gives none
-// (docs/compaction.md maxTokens).
+// (the summary request's maxTokens; docs/compaction.md).
 const DefaultMaxTokens = 8192
 
 // extractiveMarker opens every extractive summary; a later extractive

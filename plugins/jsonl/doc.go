@@ -22,8 +22,9 @@
 //
 //	{"type":"session","version":1,"id":…,"createdAt":…,"isSeeded":…,"delegationDepth":…,"cwd"?,…}
 //
-// Every further line is one event: its canonical envelope (docs/format.md), byte for byte as appended, event k on line k+2. Canonical JSON
-// escapes every control character, so a raw '\n' only ever ends a line.
+// Every further line is one event: its canonical envelope (docs/format.md),
+// byte for byte as appended, event k on line k+2. Canonical JSON escapes
+// every control character, so a raw '\n' only ever ends a line.
 //
 // With compression "zstd" the file is a concatenation of independent
 // Zstandard frames (RFC 8878), each with a content checksum (XXH64): frame
@@ -123,7 +124,7 @@
 //     culprit. An Append thus costs a handful of allocations per batch,
 //     none per event.
 //   - Plain units are lines, not batches: a crash inside a multi-line batch
-//     keeps its complete lines, which are valid events (docs/storage.md rule 1).
+//     keeps its complete lines, which are valid events (docs/storage.md).
 //   - Frames. A frame is bad when it is skippable, needs a dictionary, has
 //     no content checksum, a reserved block type, a block over 128 KiB, or
 //     a content size its blocks cannot hold; frames are sized by walking

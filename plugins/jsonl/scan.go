@@ -317,7 +317,7 @@ type unitStatus int
 
 const (
 	unitGood       unitStatus = iota
-	unitIncomplete            // the data ends inside it (docs/storage.md rule 2)
+	unitIncomplete            // the data ends inside it (docs/storage.md)
 	unitBad                   // complete but not what this backend writes
 )
 

@@ -44,9 +44,9 @@ type Options struct {
 }
 
 // Compactor runs compaction and pruning for the sessions of one host: the
-// compaction transaction (CompactRegion, docs/compaction.md), the pressure policy
-// (BeforeRequest, docs/compaction.md), overflow recovery (OnOverflow, docs/compaction.md), manual
-// compaction (CompactNow, docs/compaction.md) and tool-result pruning (Prune, docs/compaction.md).
+// compaction transaction (CompactRegion), the pressure policy
+// (BeforeRequest), overflow recovery (OnOverflow), manual compaction
+// (CompactNow) and tool-result pruning (Prune); docs/compaction.md.
 //
 // It keeps per-session state (a token Meter, the incremental compaction
 // lock, the overflow counter, the targets already warned about) for every

@@ -22,7 +22,7 @@ type Bracket struct {
 	Summaries int
 }
 
-// OpenBracket reports the open bracket of a log (docs/compaction.md lock): a bracket
+// OpenBracket reports the open bracket of a log (docs/compaction.md): a bracket
 // is open iff, scanning back, the latest compaction/start or compaction/end
 // is a start and no session/end-seed follows it. It scans back from the end
 // of the log to the latest of those events, so it costs the distance to it;

@@ -50,7 +50,7 @@ type Measurement struct {
 	TotalTokens int64
 }
 
-// Meter measures one session incrementally (docs/compaction.md item 5) and answers
+// Meter measures one session incrementally (docs/compaction.md) and answers
 // the tool-pairing and range questions of docs/compaction.md from the same
 // caches. Per-node estimates and tool-pairing contributions are cached by
 // seq; prefix sums of both follow the surface: a Measure after k appended

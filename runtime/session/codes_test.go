@@ -1378,7 +1378,8 @@ func TestBadInputNeverPanics(t *testing.T) {
 }
 
 // TestAppendRuleOrder: with several rules broken at once, Append reports the
-// first in the order of docs/format.md (A1–A12) and docs/format.md (S1–S7h).
+// first in the order of the append checks (A1–A12), then of the surface
+// steps (S1–S7h); docs/format.md.
 func TestAppendRuleOrder(t *testing.T) {
 	s := baseSession(t)
 	badJSON := tcRaw(`{"a":-0}`)

@@ -32,7 +32,7 @@ type record struct {
 	data      jsonv.Value // spans are offsets into env
 	meta      surfaceMeta
 	cls       class
-	msg       *msgRec // recorded message of a surface event; nil when it has none (docs/format.md); points at msgBody
+	msg       *msgRec // recorded message of a surface event; nil when it has none; points at msgBody
 	msgBody   msgRec
 	yields    bool // msg is a model message (non-empty content where docs/format.md asks)
 	// checked: ParseStored ran the class rule and the event-local checks

@@ -7,7 +7,7 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk/jsonv"
 )
 
-// ForkSeed builds the seed of a fork child (docs/architecture.md step 3 and docs/architecture.md):
+// ForkSeed builds the seed of a fork child (docs/architecture.md):
 // the byte-identical prefix events[0..boundary], a session/end-seed
 // {inherited: true} marker stamped with the boundary event's time (now when
 // the prefix is empty), and the forked closers of an open cut. It returns the

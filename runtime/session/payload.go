@@ -221,7 +221,7 @@ func surfaceMsgOf(eventType string) *surfaceMsg {
 
 // checkPayload runs the event-local validation of docs/format.md for one core event
 // type: payload shapes of docs/format.md (closed objects; plugin:* members allowed),
-// turn end reasons (docs/format.md), messages and blocks (docs/format.md) with their specific codes,
+// turn end reasons, messages and blocks (docs/format.md) with their specific codes,
 // the request/header rules in the precedence docs/format.md gives (headerSeen: the log
 // already has a request/header before this event), TOOL_RESULT_ERROR_WITHOUT_ISERROR
 // and DEVELOPER_HEADER_SEQ_MISMATCH. It returns nil for a valid payload and

@@ -1633,7 +1633,8 @@ func TestToolHistoryFold(t *testing.T) {
 	requireReplayEqual(t, s)
 }
 
-// TestOpenTurnClosersRules checks the scan of docs/architecture.md beyond TestScenario16… to TestScenario18….
+// TestOpenTurnClosersRules checks the open-turn scan (docs/architecture.md)
+// beyond the cases of TestScenario16… to TestScenario18….
 func TestOpenTurnClosersRules(t *testing.T) {
 	s, clock := newTestSession(t)
 	mustAppendAll(t, s,

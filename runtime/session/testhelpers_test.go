@@ -2,7 +2,8 @@ package session
 
 // Shared fixtures of the scenario and error-code tests: a fake clock, a
 // session constructor that records the commit feed, builders for the events
-// of the scenarios' shorthand (U, A, R: user, assistant, tool result), a capture of everything observable about a session
+// of the scenarios' shorthand (U, A, R: user message, assistant message,
+// tool result), a capture of everything observable about a session
 // (stateOf) and the "a rejected operation changes nothing" check
 // (requireUnchanged).
 
