@@ -122,7 +122,7 @@ func (c *checker) envelope(ev []byte) (seq int64, turnEnd bool, reason string) {
 		return 0, false, "not lossless JSON: " + err.Error()
 	}
 	if !bytes.Equal(buf, ev) {
-		return 0, false, "not in canonical form (SPEC §3.2)"
+		return 0, false, "not in canonical form (no whitespace outside strings, canonical string escapes; see docs/format.md)"
 	}
 	return members(doc.Root())
 }

@@ -172,7 +172,7 @@ func splitEnvelope(ev []byte) (row, error) {
 		return invalid("member %s is missing", strconv.Quote(envelopeMembers[next]))
 	}
 	if !bytes.Equal(r.appendEnvelope(make([]byte, 0, len(ev))), ev) {
-		return invalid("the event is not in canonical form (SPEC §3.2: no whitespace, canonical string escapes)")
+		return invalid("the event is not in canonical form (no whitespace outside strings, canonical string escapes; see docs/format.md)")
 	}
 	return r, nil
 }

@@ -1,6 +1,10 @@
 package session
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/seed-e5e476df/logbook/sdk"
+)
 
 // class is an event type's class (docs/format.md).
 type class uint8
@@ -51,11 +55,12 @@ const (
 	PluginRecordPrefix = "plugin:"
 )
 
-// Tool-error codes stored in tool/result event data (not Go errors).
+// Tool-error codes stored in tool/result event data (not Go errors); sdk
+// defines and documents them.
 const (
-	ToolNotStarted         = "TOOL_NOT_STARTED"
-	ToolOutcomeUnknown     = "TOOL_OUTCOME_UNKNOWN"
-	AbortedBeforeDispatch  = "ABORTED_BEFORE_DISPATCH"
+	ToolNotStarted         = sdk.ToolErrorNotStarted
+	ToolOutcomeUnknown     = sdk.ToolErrorOutcomeUnknown
+	AbortedBeforeDispatch  = sdk.ToolErrorAbortedBeforeDispatch
 	toolNotStartedName     = "ToolNotStartedError"
 	toolOutcomeUnknownName = "ToolOutcomeUnknownError"
 )
