@@ -28,11 +28,6 @@ func init() {
 // largeExport is the event count from which export reports progress.
 const largeExport = 10000
 
-// copyBatchBytes caps one Append of a migration: a backend stores a batch as
-// one unit (a zstd frame, a transaction), and the store's bulk copies use
-// the same 4 MiB.
-const copyBatchBytes = 4 << 20
-
 // newExportCmd is `logbook export ID`.
 func newExportCmd(a *app) *cobra.Command {
 	return &cobra.Command{
@@ -213,7 +208,7 @@ func newMigrateCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			batch := min(int(cfg.RPCMaxBytes)-(1<<16), copyBatchBytes)
+			batch := sdk.MaxCopyBatchBytes(int(cfg.RPCMaxBytes))
 			prog := a.newProgress("migrate", "sessions", int64(len(entries)))
 			var copied, complete, events int64
 			var failures []error
@@ -304,10 +299,8 @@ func copySession(ctx context.Context, src, dst sdk.Persistence, id string, batch
 			return 0, false, err
 		}
 		for i := 0; i < len(envs); {
-			j, size := i, 0
-			for ; j < len(envs) && (j == i || size+len(envs[j])+16 <= batch); j++ {
-				size += len(envs[j]) + 16
-			}
+			rest := envs[i:]
+			j := i + sdk.AppendBatchLen(len(rest), batch, func(k int) int { return len(rest[k]) })
 			if _, err := dst.Append(ctx, o.Handle, sdk.Seq(off+int64(i)), envs[i:j]); err != nil {
 				return 0, false, err
 			}

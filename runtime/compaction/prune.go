@@ -190,7 +190,7 @@ type pruneCalls struct {
 
 // pruneCalls splits nodes into requests and starts sending them.
 func (c *Compactor) pruneCalls(ctx context.Context, sessionID string, nodes []sdk.PruneNode, budget sdk.PruneBudget) *pruneCalls {
-	limit := min(c.opts.RPCMaxBytes-(1<<16), pruneRequestBytes)
+	limit := min(c.opts.RPCMaxBytes-sdk.RPCHeadroom, pruneRequestBytes)
 	pc := &pruneCalls{}
 	for i := 0; i < len(nodes); {
 		j, size := i, 0

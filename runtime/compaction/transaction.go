@@ -342,7 +342,7 @@ func (c *Compactor) summarizeRequest(st *sessionState, meas Measurement, start, 
 			size += len(m) + 8
 		}
 	}
-	limit := c.opts.RPCMaxBytes - (1 << 16)
+	limit := c.opts.RPCMaxBytes - sdk.RPCHeadroom
 	for size > limit {
 		// Drop nodes from the end back to the previous balanced cut.
 		cut := sp.last - 1

@@ -125,32 +125,21 @@ func (st *Store) restoreFrom(ctx context.Context, b *backend, o sdk.Opened, opts
 	})
 }
 
-// copyBatchBytes caps the batches of bulk copies (import, fork, mirror
-// catch-up): a backend stores a batch as one unit (a zstd frame, a
-// transaction), and units of a few MiB keep the next open's scan parallel
-// and its memory small, at one fsync per 4 MiB.
-const copyBatchBytes = 4 << 20
-
 // appendAll appends events to a backend in batches of at most
-// copyBatchBytes, each below the RPC limit.
+// sdk.MaxCopyBatchBytes.
 func appendAll(ctx context.Context, b *backend, events []session.Event, rpcMax int) error {
-	limit := min(rpcMax-(1<<16), copyBatchBytes)
+	limit := sdk.MaxCopyBatchBytes(rpcMax)
 	for i := 0; i < len(events); {
-		var part [][]byte
-		size := 0
-		j := i
-		for ; j < len(events); j++ {
-			n := events[j].EnvelopeLen() + 16
-			if j > i && size+n > limit {
-				break
-			}
-			part = append(part, events[j].Envelope())
-			size += n
+		rest := events[i:]
+		n := sdk.AppendBatchLen(len(rest), limit, func(j int) int { return rest[j].EnvelopeLen() })
+		part := make([][]byte, n)
+		for j := range part {
+			part[j] = rest[j].Envelope()
 		}
 		if _, err := b.p.Append(ctx, b.handle, events[i].Seq(), part); err != nil {
 			return err
 		}
-		i = j
+		i += n
 	}
 	return nil
 }

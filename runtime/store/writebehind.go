@@ -365,16 +365,7 @@ type flushOutcome struct {
 // as fit below the request limit (at least one), cut back to the start of
 // an atomic unit the limit would split.
 func (q *queue) partLen(batch []session.Event, tied []bool) int {
-	limit := q.st.opts.RPCMaxBytes - (1 << 16)
-	n, size := 0, 0
-	for n < len(batch) {
-		if sz := batch[n].EnvelopeLen() + 16; n == 0 || size+sz <= limit {
-			size += sz
-			n++
-			continue
-		}
-		break
-	}
+	n := sdk.AppendBatchLen(len(batch), sdk.MaxAppendBytes(q.st.opts.RPCMaxBytes), func(i int) int { return batch[i].EnvelopeLen() })
 	if n == len(batch) || !tied[n] {
 		return n
 	}
