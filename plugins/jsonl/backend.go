@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/seed-e5e476df/logbook/plugins/jsonl/vfs"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/flockclaim"
 	"github.com/seed-e5e476df/logbook/sdk/headerjson"
@@ -40,7 +41,7 @@ const (
 // (docs/storage.md). Every method is safe for concurrent use. Calls on one handle
 // are serialized; calls on different handles and sessions run in parallel.
 type Backend struct {
-	fs  FS
+	fs  vfs.FS
 	now func() int64 // epoch ms, for torn-<ms>.bin
 	tag string       // random; the prefix of this instance's handle names
 
@@ -58,13 +59,13 @@ type Backend struct {
 type Option func(*options)
 
 type options struct {
-	fs  FS
+	fs  vfs.FS
 	now func() int64
 }
 
-// WithFS makes the backend reach its files through fsys instead of OS();
-// tests pass a *FaultFS.
-func WithFS(fsys FS) Option { return func(o *options) { o.fs = fsys } }
+// WithFS makes the backend reach its files through fsys instead of vfs.OS();
+// tests pass a *faultfs.FS.
+func WithFS(fsys vfs.FS) Option { return func(o *options) { o.fs = fsys } }
 
 // WithClock sets the clock (epoch milliseconds) that names torn-<ms>.bin
 // artifacts; default time.Now.
@@ -74,7 +75,7 @@ func WithClock(nowMillis func() int64) Option { return func(o *options) { o.now 
 // it (CONFIG_INVALID), and an existing root must be a readable directory.
 // Nothing is written until the first Create.
 func New(cfg Config, opts ...Option) (*Backend, error) {
-	o := options{fs: OS()}
+	o := options{fs: vfs.OS()}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -93,7 +94,7 @@ func New(cfg Config, opts ...Option) (*Backend, error) {
 // newBackend returns an unconfigured backend.
 func newBackend(o options) *Backend {
 	if o.fs == nil {
-		o.fs = OS()
+		o.fs = vfs.OS()
 	}
 	if o.now == nil {
 		o.now = func() int64 { return time.Now().UnixMilli() }
@@ -114,21 +115,21 @@ type handle struct {
 
 	mu      sync.Mutex
 	closed  bool
-	pending bool       // a create not yet materialized; written under both mu and Backend.mu
-	header  sdk.Header // the create's header; never changes
-	zst     bool       // the log is zstd
-	path    string     // the events file
-	f       File       // the events file, read-write for write handles
-	lock    File       // session.lock, flocked (write handles once materialized or opened)
-	info    FileInfo   // the log as last seen: its revision, and for read handles what was scanned
-	ix      index      // the committed prefix
-	floor   int64      // most events this handle has shown (Read, Append)
-	broken  error      // a failed rollback: every later call is HANDLE_BROKEN
-	retired []File     // files of a replaced log, closed with the handle
-	chk     checker    // guarded by mu
-	helper  checker    // the Append check's helper goroutine's (sharedCheck); guarded by mu
-	buf     []byte     // append scratch: the batch's lines
-	frame   []byte     // append scratch: the batch's frame
+	pending bool         // a create not yet materialized; written under both mu and Backend.mu
+	header  sdk.Header   // the create's header; never changes
+	zst     bool         // the log is zstd
+	path    string       // the events file
+	f       vfs.File     // the events file, read-write for write handles
+	lock    vfs.File     // session.lock, flocked (write handles once materialized or opened)
+	info    vfs.FileInfo // the log as last seen: its revision, and for read handles what was scanned
+	ix      index        // the committed prefix
+	floor   int64        // most events this handle has shown (Read, Append)
+	broken  error        // a failed rollback: every later call is HANDLE_BROKEN
+	retired []vfs.File   // files of a replaced log, closed with the handle
+	chk     checker      // guarded by mu
+	helper  checker      // the Append check's helper goroutine's (sharedCheck); guarded by mu
+	buf     []byte       // append scratch: the batch's lines
+	frame   []byte       // append scratch: the batch's frame
 	// kept is the decoded content of ix.frames[:len(kept)] as the open's
 	// scan checked it, so that the first Read serves those frames without
 	// reading and decoding them again; that Read (whatever its range), a
@@ -340,7 +341,7 @@ func (b *Backend) claim(hd *handle) error {
 // exclusively. It fails with EWOULDBLOCK only when another open file holds
 // it exclusively beyond an instant, never for a write open's shared look
 // at whether a create is pending (flockclaim).
-func (b *Backend) lockSession(id, dir string) (File, error) {
+func (b *Backend) lockSession(id, dir string) (vfs.File, error) {
 	path := filepath.Join(dir, lockName)
 	lock, err := b.fs.OpenFile(path, os.O_RDWR|os.O_CREATE, filePerm)
 	if err != nil {
@@ -469,7 +470,7 @@ func (hd *handle) scanAll(retain int64) (sdk.Header, []byte, error) {
 // truncate leaves no artifact. hd.mu is held.
 func (b *Backend) cutTail(hd *handle, torn []byte) (string, error) {
 	ms := b.now()
-	var art File
+	var art vfs.File
 	var name string
 	for range 1000 {
 		name = filepath.Join(hd.dir, "torn-"+strconv.FormatInt(ms, 10)+".bin")
@@ -749,7 +750,7 @@ func (b *Backend) materialize(hd *handle, batch []byte, events [][]byte) error {
 	}
 	_ = b.fs.Remove(tmp) // best effort; a stale temp is removed at the next write open
 	// Go on through the final name, so that the file's name (in errors,
-	// and for FaultFS rules) is the log's; the temp descriptor is the same
+	// and for faultfs rules) is the log's; the temp descriptor is the same
 	// file and stays the fallback.
 	if f2, err := b.fs.OpenFile(final, os.O_RDWR, 0); err == nil {
 		f.Close()
@@ -918,7 +919,7 @@ type reader struct {
 	ctx  context.Context
 	id   string
 	path string
-	f    File
+	f    vfs.File
 	ix   *index
 	dec  *zstd.Decoder
 	kept [][]byte // the decoded content of ix.frames[:len(kept)], owned by this read
@@ -1136,7 +1137,7 @@ func (b *Backend) Stat(ctx context.Context, id string) (sdk.Stat, error) {
 type storedHeader struct {
 	header sdk.Header
 	path   string
-	info   FileInfo
+	info   vfs.FileInfo
 }
 
 // statHeader finds id's log and decodes its header unit only (the first
@@ -1474,12 +1475,12 @@ func (hd *handle) durable() sdk.Durable {
 }
 
 // revision is dev:ino:size:mtimeNs:ctimeNs (docs/storage.md).
-func revision(fi FileInfo) string {
+func revision(fi vfs.FileInfo) string {
 	return fmt.Sprintf("%d:%d:%d:%d:%d", fi.Dev, fi.Ino, fi.Size, fi.MtimeNs, fi.CtimeNs)
 }
 
 // readFull reads exactly len(p) bytes at off.
-func readFull(f File, p []byte, off int64) error {
+func readFull(f vfs.File, p []byte, off int64) error {
 	for len(p) > 0 {
 		n, err := f.ReadAt(p, off)
 		p, off = p[n:], off+int64(n)

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/seed-e5e476df/logbook/plugins/jsonl/faultfs"
+	"github.com/seed-e5e476df/logbook/plugins/jsonl/vfs"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
@@ -16,11 +18,11 @@ import (
 // one of them compete like two processes.
 var claimFS = []struct {
 	name string
-	fs   func(t *testing.T) (FS, string)
+	fs   func(t *testing.T) (vfs.FS, string)
 }{
-	{"os", func(t *testing.T) (FS, string) { return OS(), t.TempDir() }},
-	{"faultfs", func(t *testing.T) (FS, string) {
-		fsys := NewFaultFS()
+	{"os", func(t *testing.T) (vfs.FS, string) { return vfs.OS(), t.TempDir() }},
+	{"faultfs", func(t *testing.T) (vfs.FS, string) {
+		fsys := faultfs.New()
 		if err := fsys.Mkdir("/data", 0o700); err != nil {
 			t.Fatal(err)
 		}
@@ -63,7 +65,7 @@ func TestLockSharedFollowsFlock(t *testing.T) {
 	}
 }
 
-func openLockFile(t *testing.T, fsys FS, path string) File {
+func openLockFile(t *testing.T, fsys vfs.FS, path string) vfs.File {
 	t.Helper()
 	f, err := fsys.OpenFile(path, os.O_RDWR|os.O_CREATE, filePerm)
 	if err != nil {

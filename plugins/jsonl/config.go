@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/seed-e5e476df/logbook/plugins/jsonl/vfs"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/pluginrpc"
 )
@@ -105,7 +106,7 @@ func (c Config) normalize() (Config, error) {
 }
 
 // checkRoot requires an existing root to be a readable directory.
-func checkRoot(fsys FS, root string) error {
+func checkRoot(fsys vfs.FS, root string) error {
 	fi, err := fsys.Stat(root)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // created at the first materialization
@@ -153,7 +154,7 @@ func (b *Backend) Configure(ctx context.Context, config []byte) error {
 // OS file system as both the Persistence and the Configurable. Both
 // cmd/logbook (`logbook plugin jsonl`) and cmd/logbook-jsonl serve it.
 func ServeConfig(version string) pluginrpc.ServeConfig {
-	b := newBackend(options{fs: OS()})
+	b := newBackend(options{fs: vfs.OS()})
 	return pluginrpc.ServeConfig{
 		Info: sdk.Info{
 			Name:         Name,

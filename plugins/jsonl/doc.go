@@ -150,8 +150,9 @@
 //
 // # Testing
 //
-// All file access goes through FS. OS is the real file system; FaultFS is
-// an in-memory one that injects ENOSPC, EIO, short writes, fsync failures
+// All file access goes through a vfs.FS (plugins/jsonl/vfs; WithFS).
+// vfs.OS is the real file system; plugins/jsonl/faultfs is an in-memory
+// one, for tests only, that injects ENOSPC, EIO, short writes, fsync failures
 // and crashes that keep only synced bytes and synced directory entries.
 // Errors are *sdk.Error with Op "jsonl".
 package jsonl

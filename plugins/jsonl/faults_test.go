@@ -9,21 +9,22 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/seed-e5e476df/logbook/plugins/jsonl/faultfs"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/persistencetest"
 )
 
 const faultRoot = "/data/sessions"
 
-// faultBackend returns a backend over a fresh FaultFS.
-func faultBackend(t *testing.T, comp string) (*Backend, *FaultFS, Config) {
+// faultBackend returns a backend over a fresh faultfs.FS.
+func faultBackend(t *testing.T, comp string) (*Backend, *faultfs.FS, Config) {
 	t.Helper()
-	ffs := NewFaultFS()
+	ffs := faultfs.New()
 	cfg := Config{Root: faultRoot, Compression: comp}
 	return newTestBackend(t, cfg, WithFS(ffs)), ffs, cfg
 }
 
-func ffsRead(t *testing.T, ffs *FaultFS, path string) []byte {
+func ffsRead(t *testing.T, ffs *faultfs.FS, path string) []byte {
 	t.Helper()
 	data, err := ffs.ReadFile(path)
 	if err != nil {
@@ -40,13 +41,13 @@ func ffsRead(t *testing.T, ffs *FaultFS, path string) []byte {
 func TestAppendFaultsRollBack(t *testing.T) {
 	faults := []struct {
 		name  string
-		fault Fault
+		fault faultfs.Fault
 	}{
-		{"ENOSPC on write", Fault{Op: OpWrite, Err: syscall.ENOSPC}},
-		{"EIO on write", Fault{Op: OpWrite, Err: syscall.EIO}},
-		{"short write", Fault{Op: OpWrite, Err: syscall.ENOSPC, Keep: 7}},
-		{"ENOSPC on fsync", Fault{Op: OpSync, Err: syscall.ENOSPC, Times: 1}},
-		{"EIO on fsync", Fault{Op: OpSync, Err: syscall.EIO, Times: 1}},
+		{"ENOSPC on write", faultfs.Fault{Op: faultfs.OpWrite, Err: syscall.ENOSPC}},
+		{"EIO on write", faultfs.Fault{Op: faultfs.OpWrite, Err: syscall.EIO}},
+		{"short write", faultfs.Fault{Op: faultfs.OpWrite, Err: syscall.ENOSPC, Keep: 7}},
+		{"ENOSPC on fsync", faultfs.Fault{Op: faultfs.OpSync, Err: syscall.ENOSPC, Times: 1}},
+		{"EIO on fsync", faultfs.Fault{Op: faultfs.OpSync, Err: syscall.EIO, Times: 1}},
 	}
 	for _, comp := range []string{CompressionZstd, CompressionNone} {
 		for _, f := range faults {
@@ -114,8 +115,8 @@ func TestFailedRollbackBreaksTheHandle(t *testing.T) {
 				t.Fatal(err)
 			}
 			name := logName(1, comp == CompressionZstd)
-			ffs.Inject(Fault{Op: OpWrite, Name: name, Err: syscall.EIO, Keep: 5, Times: 1})
-			rmTrunc := ffs.Inject(Fault{Op: OpTruncate, Name: name, Err: syscall.EROFS})
+			ffs.Inject(faultfs.Fault{Op: faultfs.OpWrite, Name: name, Err: syscall.EIO, Keep: 5, Times: 1})
+			rmTrunc := ffs.Inject(faultfs.Fault{Op: faultfs.OpTruncate, Name: name, Err: syscall.EROFS})
 			_, err = b.Append(t.Context(), o.Handle, 2, persistencetest.Batch(2, 2))
 			persistencetest.RequireCode(t, err, sdk.CodeHandleBroken, "s1", o.Handle)
 			if !errors.Is(err, syscall.EIO) || !errors.Is(err, syscall.EROFS) || sdk.Retryable(err) {
@@ -152,10 +153,10 @@ func TestFailedRollbackBreaksTheHandle(t *testing.T) {
 func TestCrashKeepsOnlyAcknowledgedBatches(t *testing.T) {
 	crashes := []struct {
 		name  string
-		fault Fault
+		fault faultfs.Fault
 	}{
-		{"at the fsync", Fault{Op: OpSync, Crash: true, Times: 1}},
-		{"inside the write", Fault{Op: OpWrite, Keep: 9, Crash: true, Times: 1}},
+		{"at the fsync", faultfs.Fault{Op: faultfs.OpSync, Crash: true, Times: 1}},
+		{"inside the write", faultfs.Fault{Op: faultfs.OpWrite, Keep: 9, Crash: true, Times: 1}},
 	}
 	for _, comp := range []string{CompressionZstd, CompressionNone} {
 		for _, c := range crashes {
@@ -209,7 +210,7 @@ func TestCrashDuringMaterialization(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ffs.Inject(Fault{Op: OpSyncDir, Name: EncodeID("s1"), Crash: true, Times: 1})
+			ffs.Inject(faultfs.Fault{Op: faultfs.OpSyncDir, Name: EncodeID("s1"), Crash: true, Times: 1})
 			_, err = b.Append(t.Context(), o.Handle, 0, persistencetest.Batch(0, 2))
 			persistencetest.RequireCode(t, err, sdk.CodeIOError, "s1")
 
@@ -250,11 +251,11 @@ func TestCrashDuringMaterialization(t *testing.T) {
 // link, a failed directory fsync) is IO_ERROR with nothing stored and no
 // temp file left; the same handle materializes once the fault clears.
 func TestMaterializationFaultsStoreNothing(t *testing.T) {
-	for _, f := range []Fault{
-		{Op: OpWrite, Name: "*.tmp", Err: syscall.ENOSPC},
-		{Op: OpSync, Name: "*.tmp", Err: syscall.EIO},
-		{Op: OpLink, Err: syscall.EIO},
-		{Op: OpSyncDir, Name: EncodeID("s1"), Err: syscall.EIO},
+	for _, f := range []faultfs.Fault{
+		{Op: faultfs.OpWrite, Name: "*.tmp", Err: syscall.ENOSPC},
+		{Op: faultfs.OpSync, Name: "*.tmp", Err: syscall.EIO},
+		{Op: faultfs.OpLink, Err: syscall.EIO},
+		{Op: faultfs.OpSyncDir, Name: EncodeID("s1"), Err: syscall.EIO},
 	} {
 		t.Run(string(f.Op)+" "+f.Name, func(t *testing.T) {
 			b, ffs, cfg := faultBackend(t, CompressionZstd)
@@ -282,11 +283,11 @@ func TestMaterializationFaultsStoreNothing(t *testing.T) {
 // takes its lock before it returns; when either fails it is IO_ERROR, and
 // neither this instance nor another is left believing the id is claimed.
 func TestCreateFaultsClaimNothing(t *testing.T) {
-	for _, f := range []Fault{
-		{Op: OpMkdir, Err: syscall.ENOSPC},
-		{Op: OpSyncDir, Err: syscall.EIO},
-		{Op: OpOpen, Name: lockName, Err: syscall.ENOSPC},
-		{Op: OpLock, Err: syscall.EIO},
+	for _, f := range []faultfs.Fault{
+		{Op: faultfs.OpMkdir, Err: syscall.ENOSPC},
+		{Op: faultfs.OpSyncDir, Err: syscall.EIO},
+		{Op: faultfs.OpOpen, Name: lockName, Err: syscall.ENOSPC},
+		{Op: faultfs.OpLock, Err: syscall.EIO},
 	} {
 		t.Run(string(f.Op)+" "+f.Name, func(t *testing.T) {
 			b, ffs, cfg := faultBackend(t, CompressionZstd)
@@ -334,12 +335,12 @@ func TestCrashBeforeMaterializationLeavesNothing(t *testing.T) {
 // fails) is IO_ERROR and leaves no torn-*.bin behind, empty or partial:
 // nothing was cut, so the log itself still holds those bytes.
 func TestFailedRepairLeavesNoArtifact(t *testing.T) {
-	for _, f := range []Fault{
-		{Op: OpWrite, Name: "torn-*.bin", Err: syscall.ENOSPC},
-		{Op: OpWrite, Name: "torn-*.bin", Err: syscall.ENOSPC, Keep: 2},
-		{Op: OpSync, Name: "torn-*.bin", Err: syscall.EIO},
-		{Op: OpSyncDir, Name: EncodeID("s1"), Err: syscall.EIO},
-		{Op: OpTruncate, Name: "events.*", Err: syscall.EIO},
+	for _, f := range []faultfs.Fault{
+		{Op: faultfs.OpWrite, Name: "torn-*.bin", Err: syscall.ENOSPC},
+		{Op: faultfs.OpWrite, Name: "torn-*.bin", Err: syscall.ENOSPC, Keep: 2},
+		{Op: faultfs.OpSync, Name: "torn-*.bin", Err: syscall.EIO},
+		{Op: faultfs.OpSyncDir, Name: EncodeID("s1"), Err: syscall.EIO},
+		{Op: faultfs.OpTruncate, Name: "events.*", Err: syscall.EIO},
 	} {
 		t.Run(fmt.Sprintf("%s %s keep %d", f.Op, f.Name, f.Keep), func(t *testing.T) {
 			b, ffs, cfg := faultBackend(t, CompressionNone)
@@ -388,7 +389,7 @@ func TestRepairFaultsChangeNothing(t *testing.T) {
 	if err := ffs.WriteFile(path, data[:len(data)-4], 0o600); err != nil {
 		t.Fatal(err)
 	}
-	remove := ffs.Inject(Fault{Op: OpSync, Name: "torn-*.bin", Err: syscall.EIO})
+	remove := ffs.Inject(faultfs.Fault{Op: faultfs.OpSync, Name: "torn-*.bin", Err: syscall.EIO})
 	_, err := b.Open(t.Context(), "s1", sdk.AccessWrite)
 	persistencetest.RequireCode(t, err, sdk.CodeIOError, "s1")
 	if got := ffsRead(t, ffs, path); len(got) != len(data)-4 {

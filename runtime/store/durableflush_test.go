@@ -7,17 +7,18 @@ import (
 	"time"
 
 	"github.com/seed-e5e476df/logbook/plugins/jsonl"
+	"github.com/seed-e5e476df/logbook/plugins/jsonl/faultfs"
 	"github.com/seed-e5e476df/logbook/runtime/session"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
 // faultStore is a store on the fake clock over one JSONL backend whose
-// files live on a FaultFS, with session "s" created, materialized and
-// holding five queued events. The FaultFS is returned to inject faults
+// files live on a faultfs.FS, with session "s" created, materialized and
+// holding five queued events. The faultfs.FS is returned to inject faults
 // into the batch's write; reading it back goes through a second backend.
-func faultStore(t *testing.T) (*Store, *session.Session, *jsonl.FaultFS, *fakeClock) {
+func faultStore(t *testing.T) (*Store, *session.Session, *faultfs.FS, *fakeClock) {
 	t.Helper()
-	ffs := jsonl.NewFaultFS()
+	ffs := faultfs.New()
 	b, err := jsonl.New(jsonl.Config{Root: "/data"}, jsonl.WithFS(ffs))
 	if err != nil {
 		t.Fatal(err)
@@ -37,7 +38,7 @@ func faultStore(t *testing.T) (*Store, *session.Session, *jsonl.FaultFS, *fakeCl
 
 // storedOnDisk counts the events of "s" that a fresh backend over ffs
 // finds: what is durable.
-func storedOnDisk(t *testing.T, ffs *jsonl.FaultFS) int {
+func storedOnDisk(t *testing.T, ffs *faultfs.FS) int {
 	t.Helper()
 	b, err := jsonl.New(jsonl.Config{Root: "/data"}, jsonl.WithFS(ffs))
 	if err != nil {
@@ -49,7 +50,7 @@ func storedOnDisk(t *testing.T, ffs *jsonl.FaultFS) int {
 // checkReport asserts that a flush reported what is durable: success with a
 // watermark covering every event, or a failure whose watermark is exactly
 // what is stored.
-func checkReport(t *testing.T, what string, res FlushResult, err error, s *session.Session, ffs *jsonl.FaultFS) {
+func checkReport(t *testing.T, what string, res FlushResult, err error, s *session.Session, ffs *faultfs.FS) {
 	t.Helper()
 	n := storedOnDisk(t, ffs)
 	if err == nil && n != int(s.Len()) {
@@ -68,7 +69,7 @@ func checkReport(t *testing.T, what string, res FlushResult, err error, s *sessi
 // once.
 func TestFlushReportsARolledBackBatch(t *testing.T) {
 	st, s, ffs, _ := faultStore(t)
-	ffs.Inject(jsonl.Fault{Op: jsonl.OpSync, Name: "events.*", Times: 1})
+	ffs.Inject(faultfs.Fault{Op: faultfs.OpSync, Name: "events.*", Times: 1})
 	res, err := st.Flush(context.Background(), s)
 	if !errors.Is(err, sdk.ErrFlushFailed) || !errors.Is(err, sdk.ErrIOError) {
 		t.Fatalf("flush: %v; want FLUSH_FAILED wrapping IO_ERROR", err)
@@ -88,7 +89,7 @@ func TestFlushReportsARolledBackBatch(t *testing.T) {
 // back before it answers.
 func TestFlushReportsABatchStoredDespiteAFailedCall(t *testing.T) {
 	st, s, ffs, _ := faultStore(t)
-	ffs.Inject(jsonl.Fault{Op: jsonl.OpStat, Name: "events.*", Times: 1})
+	ffs.Inject(faultfs.Fault{Op: faultfs.OpStat, Name: "events.*", Times: 1})
 	res, err := st.Flush(context.Background(), s)
 	checkReport(t, "the flush", res, err, s, ffs)
 	if err != nil {
@@ -108,7 +109,7 @@ func TestFlushReportsABatchStoredDespiteAFailedCall(t *testing.T) {
 // while all its events were). Close is final: nothing is written after it.
 func TestCloseIsFinal(t *testing.T) {
 	st, s, ffs, clock := faultStore(t)
-	ffs.Inject(jsonl.Fault{Op: jsonl.OpWrite, Name: "events.*", Times: 1})
+	ffs.Inject(faultfs.Fault{Op: faultfs.OpWrite, Name: "events.*", Times: 1})
 	err := st.Close(context.Background())
 	if !errors.Is(err, sdk.ErrFlushFailed) {
 		t.Fatalf("close: %v; want FLUSH_FAILED", err)

@@ -1,4 +1,8 @@
-package jsonl
+// Package faultfs is an in-memory vfs.FS for tests of the jsonl backend
+// and of its users: it injects disk errors (ENOSPC, EIO, short writes) and
+// crashes that keep only what was synced. It is test machinery, kept out of
+// the jsonl package so that no production build carries it.
+package faultfs
 
 import (
 	"io"
@@ -9,21 +13,23 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/seed-e5e476df/logbook/plugins/jsonl/vfs"
 )
 
-// FaultFS is an in-memory FS for tests that injects disk errors and
+// FS is an in-memory vfs.FS for tests that injects disk errors and
 // crashes. It models what a crash keeps: a file's data is durable up to its
 // last Sync, and a directory entry (a create, link, rename, remove or
 // mkdir) only once its directory was synced with SyncDir. Crash throws
 // away everything else, as a power cut would.
 //
-// Locks follow flock(2) among the open files of the FaultFS: one exclusive
+// Locks follow flock(2) among the open files of the FS: one exclusive
 // holder per file, or any number of shared ones, so two backends over one
-// FaultFS compete like two processes.
+// FS compete like two processes.
 // Inode numbers are unique and modification times come from a logical
 // clock that ticks on every change, so revisions always differ after a
 // change. Every method is safe for concurrent use.
-type FaultFS struct {
+type FS struct {
 	mu      sync.Mutex
 	root    *inode
 	ino     uint64
@@ -33,29 +39,29 @@ type FaultFS struct {
 	faultID int
 }
 
-// FaultOp names the FS operation a Fault applies to.
-type FaultOp string
+// Op names the FS operation a Fault applies to.
+type Op string
 
 // The operations a Fault can fail.
 const (
-	OpOpen     FaultOp = "open"
-	OpRead     FaultOp = "read"
-	OpWrite    FaultOp = "write"
-	OpSync     FaultOp = "sync"
-	OpTruncate FaultOp = "truncate"
-	OpLock     FaultOp = "lock"
-	OpMkdir    FaultOp = "mkdir"
-	OpLink     FaultOp = "link"
-	OpRename   FaultOp = "rename"
-	OpRemove   FaultOp = "remove"
-	OpSyncDir  FaultOp = "syncdir"
-	OpStat     FaultOp = "fstat" // Stat of an open file
+	OpOpen     Op = "open"
+	OpRead     Op = "read"
+	OpWrite    Op = "write"
+	OpSync     Op = "sync"
+	OpTruncate Op = "truncate"
+	OpLock     Op = "lock"
+	OpMkdir    Op = "mkdir"
+	OpLink     Op = "link"
+	OpRename   Op = "rename"
+	OpRemove   Op = "remove"
+	OpSyncDir  Op = "syncdir"
+	OpStat     Op = "fstat" // Stat of an open file
 )
 
 // Fault is one injected failure.
 type Fault struct {
 	// Op is the operation that fails.
-	Op FaultOp
+	Op Op
 	// Name is a path.Match pattern for the base name of the file or
 	// directory ("events.v1.jsonl", "*.tmp"); "" matches every name. For
 	// Link and Rename it is matched against the new name.
@@ -90,19 +96,19 @@ type inode struct {
 	data         []byte            // file content now
 	durable      []byte            // file content as of the last Sync
 	mtime, ctime int64
-	lock         *faultFile          // the exclusive holder
-	shared       map[*faultFile]bool // the shared holders
+	lock         *file          // the exclusive holder
+	shared       map[*file]bool // the shared holders
 }
 
-// NewFaultFS returns an empty FaultFS holding only the root directory "/".
-func NewFaultFS() *FaultFS {
-	f := &FaultFS{}
+// New returns an empty FS holding only the root directory "/".
+func New() *FS {
+	f := &FS{}
 	f.root = f.newInode(true, 0o755)
 	return f
 }
 
 // Inject arms fault and returns a function that removes it.
-func (f *FaultFS) Inject(fault Fault) (remove func()) {
+func (f *FS) Inject(fault Fault) (remove func()) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.faultID++
@@ -116,7 +122,7 @@ func (f *FaultFS) Inject(fault Fault) (remove func()) {
 }
 
 // ClearFaults removes every armed fault.
-func (f *FaultFS) ClearFaults() {
+func (f *FS) ClearFaults() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.faults = nil
@@ -125,14 +131,14 @@ func (f *FaultFS) ClearFaults() {
 // Crash simulates a power cut: every directory goes back to its entries as
 // of its last SyncDir and every file to its content as of its last Sync;
 // every open file dies (its calls fail with EIO) and every lock is
-// released. The FaultFS stays usable, as the disk after a reboot.
-func (f *FaultFS) Crash() {
+// released. The FS stays usable, as the disk after a reboot.
+func (f *FS) Crash() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.crashLocked()
 }
 
-func (f *FaultFS) crashLocked() {
+func (f *FS) crashLocked() {
 	f.gen++
 	var walk func(n *inode)
 	seen := map[*inode]bool{}
@@ -156,7 +162,7 @@ func (f *FaultFS) crashLocked() {
 
 // ReadFile returns a copy of the current content of the file name (test
 // helper; no fault applies).
-func (f *FaultFS) ReadFile(name string) ([]byte, error) {
+func (f *FS) ReadFile(name string) ([]byte, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	n, err := f.lookup(name)
@@ -172,7 +178,7 @@ func (f *FaultFS) ReadFile(name string) ([]byte, error) {
 // WriteFile replaces the content of the file name, creating it, and makes
 // both the content and its directory entry durable (test helper; no fault
 // applies).
-func (f *FaultFS) WriteFile(name string, data []byte, perm fs.FileMode) error {
+func (f *FS) WriteFile(name string, data []byte, perm fs.FileMode) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	dir, base, err := f.parent(name)
@@ -195,7 +201,7 @@ func (f *FaultFS) WriteFile(name string, data []byte, perm fs.FileMode) error {
 	return nil
 }
 
-func (f *FaultFS) newInode(dir bool, perm fs.FileMode) *inode {
+func (f *FS) newInode(dir bool, perm fs.FileMode) *inode {
 	f.ino++
 	f.clock++
 	n := &inode{ino: f.ino, dir: dir, mode: perm & fs.ModePerm, mtime: f.clock, ctime: f.clock}
@@ -207,7 +213,7 @@ func (f *FaultFS) newInode(dir bool, perm fs.FileMode) *inode {
 	return n
 }
 
-func (f *FaultFS) touch(n *inode) {
+func (f *FS) touch(n *inode) {
 	f.clock++
 	n.mtime, n.ctime = f.clock, f.clock
 }
@@ -222,7 +228,7 @@ func cloneKids(m map[string]*inode) map[string]*inode {
 
 // fault returns the error of the first armed fault matching op and name,
 // counting the hit; nil when none matches. f.mu is held.
-func (f *FaultFS) fault(op FaultOp, name string) *faultRule {
+func (f *FS) fault(op Op, name string) *faultRule {
 	base := path.Base(name)
 	for _, r := range f.faults {
 		if r.Op != op {
@@ -244,7 +250,7 @@ func (f *FaultFS) fault(op FaultOp, name string) *faultRule {
 
 // fail turns a matching rule into the error to return, crashing first when
 // the rule says so. f.mu is held.
-func (f *FaultFS) fail(r *faultRule, op, name string) error {
+func (f *FS) fail(r *faultRule, op, name string) error {
 	if r.Crash {
 		f.crashLocked()
 	}
@@ -268,7 +274,7 @@ func split(name string) ([]string, error) {
 }
 
 // lookup resolves name; f.mu is held.
-func (f *FaultFS) lookup(name string) (*inode, error) {
+func (f *FS) lookup(name string) (*inode, error) {
 	parts, err := split(name)
 	if err != nil {
 		return nil, err
@@ -288,7 +294,7 @@ func (f *FaultFS) lookup(name string) (*inode, error) {
 }
 
 // parent resolves the directory holding name and name's base; f.mu is held.
-func (f *FaultFS) parent(name string) (*inode, string, error) {
+func (f *FS) parent(name string) (*inode, string, error) {
 	parts, err := split(name)
 	if err != nil {
 		return nil, "", err
@@ -306,8 +312,8 @@ func (f *FaultFS) parent(name string) (*inode, string, error) {
 	return dir, parts[len(parts)-1], nil
 }
 
-// OpenFile implements FS.
-func (f *FaultFS) OpenFile(name string, flag int, perm fs.FileMode) (File, error) {
+// OpenFile implements vfs.FS.
+func (f *FS) OpenFile(name string, flag int, perm fs.FileMode) (vfs.File, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if r := f.fault(OpOpen, name); r != nil {
@@ -336,30 +342,30 @@ func (f *FaultFS) OpenFile(name string, flag int, perm fs.FileMode) (File, error
 		n.data = n.data[:0]
 		f.touch(n)
 	}
-	return &faultFile{fs: f, n: n, name: name, gen: f.gen,
+	return &file{fs: f, n: n, name: name, gen: f.gen,
 		read: acc == os.O_RDONLY || acc == os.O_RDWR, write: acc == os.O_WRONLY || acc == os.O_RDWR}, nil
 }
 
-// Stat implements FS.
-func (f *FaultFS) Stat(name string) (FileInfo, error) {
+// Stat implements vfs.FS.
+func (f *FS) Stat(name string) (vfs.FileInfo, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	n, err := f.lookup(name)
 	if err != nil {
-		return FileInfo{}, &fs.PathError{Op: "stat", Path: name, Err: err}
+		return vfs.FileInfo{}, &fs.PathError{Op: "stat", Path: name, Err: err}
 	}
 	return n.info(), nil
 }
 
-// Lstat implements FS; a FaultFS has no symbolic links, so it is Stat.
-func (f *FaultFS) Lstat(name string) (FileInfo, error) { return f.Stat(name) }
+// Lstat implements vfs.FS; an FS has no symbolic links, so it is Stat.
+func (f *FS) Lstat(name string) (vfs.FileInfo, error) { return f.Stat(name) }
 
-func (n *inode) info() FileInfo {
-	return FileInfo{Size: int64(len(n.data)), Mode: n.mode, Dev: 1, Ino: n.ino, MtimeNs: n.mtime, CtimeNs: n.ctime}
+func (n *inode) info() vfs.FileInfo {
+	return vfs.FileInfo{Size: int64(len(n.data)), Mode: n.mode, Dev: 1, Ino: n.ino, MtimeNs: n.mtime, CtimeNs: n.ctime}
 }
 
-// Mkdir implements FS.
-func (f *FaultFS) Mkdir(name string, perm fs.FileMode) error {
+// Mkdir implements vfs.FS.
+func (f *FS) Mkdir(name string, perm fs.FileMode) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if r := f.fault(OpMkdir, name); r != nil {
@@ -377,8 +383,8 @@ func (f *FaultFS) Mkdir(name string, perm fs.FileMode) error {
 	return nil
 }
 
-// Link implements FS.
-func (f *FaultFS) Link(oldname, newname string) error {
+// Link implements vfs.FS.
+func (f *FS) Link(oldname, newname string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if r := f.fault(OpLink, newname); r != nil {
@@ -405,8 +411,8 @@ func (f *FaultFS) Link(oldname, newname string) error {
 	return nil
 }
 
-// Rename implements FS.
-func (f *FaultFS) Rename(oldname, newname string) error {
+// Rename implements vfs.FS.
+func (f *FS) Rename(oldname, newname string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if r := f.fault(OpRename, newname); r != nil {
@@ -434,8 +440,8 @@ func (f *FaultFS) Rename(oldname, newname string) error {
 	return nil
 }
 
-// Remove implements FS.
-func (f *FaultFS) Remove(name string) error {
+// Remove implements vfs.FS.
+func (f *FS) Remove(name string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if r := f.fault(OpRemove, name); r != nil {
@@ -457,8 +463,8 @@ func (f *FaultFS) Remove(name string) error {
 	return nil
 }
 
-// ReadDir implements FS.
-func (f *FaultFS) ReadDir(name string) ([]string, error) {
+// ReadDir implements vfs.FS.
+func (f *FS) ReadDir(name string) ([]string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	n, err := f.lookup(name)
@@ -476,8 +482,8 @@ func (f *FaultFS) ReadDir(name string) ([]string, error) {
 	return names, nil
 }
 
-// SyncDir implements FS.
-func (f *FaultFS) SyncDir(name string) error {
+// SyncDir implements vfs.FS.
+func (f *FS) SyncDir(name string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if r := f.fault(OpSyncDir, name); r != nil {
@@ -494,9 +500,9 @@ func (f *FaultFS) SyncDir(name string) error {
 	return nil
 }
 
-// faultFile is an open file of a FaultFS.
-type faultFile struct {
-	fs          *FaultFS
+// file is an open file of a FS.
+type file struct {
+	fs          *FS
 	n           *inode
 	name        string
 	gen         int
@@ -505,7 +511,7 @@ type faultFile struct {
 }
 
 // usable reports why the file cannot be used, or nil; f.fs.mu is held.
-func (f *faultFile) usable(op string) error {
+func (f *file) usable(op string) error {
 	switch {
 	case f.closed:
 		return &fs.PathError{Op: op, Path: f.name, Err: fs.ErrClosed}
@@ -515,7 +521,7 @@ func (f *faultFile) usable(op string) error {
 	return nil
 }
 
-func (f *faultFile) ReadAt(p []byte, off int64) (int, error) {
+func (f *file) ReadAt(p []byte, off int64) (int, error) {
 	f.fs.mu.Lock()
 	defer f.fs.mu.Unlock()
 	if err := f.usable("read"); err != nil {
@@ -540,7 +546,7 @@ func (f *faultFile) ReadAt(p []byte, off int64) (int, error) {
 	return n, nil
 }
 
-func (f *faultFile) WriteAt(p []byte, off int64) (int, error) {
+func (f *file) WriteAt(p []byte, off int64) (int, error) {
 	f.fs.mu.Lock()
 	defer f.fs.mu.Unlock()
 	if err := f.usable("write"); err != nil {
@@ -570,7 +576,7 @@ func (f *faultFile) WriteAt(p []byte, off int64) (int, error) {
 	return keep, nil
 }
 
-func (f *faultFile) Sync() error {
+func (f *file) Sync() error {
 	f.fs.mu.Lock()
 	defer f.fs.mu.Unlock()
 	if err := f.usable("fdatasync"); err != nil {
@@ -583,7 +589,7 @@ func (f *faultFile) Sync() error {
 	return nil
 }
 
-func (f *faultFile) Truncate(size int64) error {
+func (f *file) Truncate(size int64) error {
 	f.fs.mu.Lock()
 	defer f.fs.mu.Unlock()
 	if err := f.usable("truncate"); err != nil {
@@ -607,19 +613,19 @@ func (f *faultFile) Truncate(size int64) error {
 	return nil
 }
 
-func (f *faultFile) Stat() (FileInfo, error) {
+func (f *file) Stat() (vfs.FileInfo, error) {
 	f.fs.mu.Lock()
 	defer f.fs.mu.Unlock()
 	if err := f.usable("fstat"); err != nil {
-		return FileInfo{}, err
+		return vfs.FileInfo{}, err
 	}
 	if r := f.fs.fault(OpStat, f.name); r != nil {
-		return FileInfo{}, f.fs.fail(r, "fstat", f.name)
+		return vfs.FileInfo{}, f.fs.fail(r, "fstat", f.name)
 	}
 	return f.n.info(), nil
 }
 
-func (f *faultFile) Lock() error {
+func (f *file) Lock() error {
 	f.fs.mu.Lock()
 	defer f.fs.mu.Unlock()
 	if err := f.usable("flock"); err != nil {
@@ -636,7 +642,7 @@ func (f *faultFile) Lock() error {
 	return nil
 }
 
-func (f *faultFile) LockShared() error {
+func (f *file) LockShared() error {
 	f.fs.mu.Lock()
 	defer f.fs.mu.Unlock()
 	if err := f.usable("flock"); err != nil {
@@ -649,13 +655,13 @@ func (f *faultFile) LockShared() error {
 		return &fs.PathError{Op: "flock", Path: f.name, Err: syscall.EWOULDBLOCK}
 	}
 	if f.n.shared == nil {
-		f.n.shared = map[*faultFile]bool{}
+		f.n.shared = map[*file]bool{}
 	}
 	f.n.lock, f.n.shared[f] = nil, true
 	return nil
 }
 
-func (f *faultFile) Unlock() error {
+func (f *file) Unlock() error {
 	f.fs.mu.Lock()
 	defer f.fs.mu.Unlock()
 	if err := f.usable("flock"); err != nil {
@@ -668,7 +674,7 @@ func (f *faultFile) Unlock() error {
 	return nil
 }
 
-func (f *faultFile) Close() error {
+func (f *file) Close() error {
 	f.fs.mu.Lock()
 	defer f.fs.mu.Unlock()
 	if f.closed {

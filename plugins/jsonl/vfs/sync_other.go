@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package jsonl
+package vfs
 
 import "os"
 

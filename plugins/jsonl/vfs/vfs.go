@@ -1,13 +1,15 @@
-package jsonl
+// Package vfs is the small file system interface the jsonl backend reaches
+// its files through (docs/storage.md): every open, write, fsync, link and
+// lock goes through an FS, so tests inject ENOSPC, EIO, short writes and
+// crashes without an external harness (plugins/jsonl/faultfs). OS is the
+// production implementation.
+package vfs
 
 import (
 	"io/fs"
 )
 
-// FS is the file system the backend reaches its files through
-// (docs/storage.md): every open, write, fsync, link and lock goes through it, so tests
-// inject ENOSPC, EIO, short writes and crashes without an external harness
-// (see FaultFS). OS is the production implementation.
+// FS is the file system the jsonl backend reaches its files through.
 //
 // Names are absolute paths. Errors follow the os package: they wrap
 // syscall errnos, so errors.Is(err, fs.ErrNotExist) and errors.Is(err,

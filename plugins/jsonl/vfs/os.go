@@ -1,6 +1,6 @@
 //go:build unix
 
-package jsonl
+package vfs
 
 import (
 	"io/fs"
