@@ -4,6 +4,20 @@
 // runtime (package logbook) and the daemon client (package client) both
 // take and return these types, so code that builds a turn reads the same
 // against either. docs/format.md describes every type and payload.
+//
+// # Builders
+//
+// TurnStart, UserText, Assistant, ToolResult, TurnEnd and the other
+// builders return the Input of one core event type a harness writes, with
+// Data in the canonical form logbook stores (docs/format.md): the same
+// bytes come back from the log. Surface events are appended to the
+// surface; Input.Replacing turns one into a replacement.
+//
+// A builder never fails and never panics. What it cannot tell is wrong
+// without knowing the session (an empty id, a negative turn, a tool call
+// id no message asked for, JSON the caller passed that does not parse) is
+// written as given, and Append rejects the event with the code of the
+// rule it breaks.
 package events
 
 import (
