@@ -14,11 +14,11 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
-// TestReadCommandsWarnAboutATornTail is the regression test of read
-// commands that printed the short log of a session ending in a torn tail
-// with exit 0 and no word about it: each read command still succeeds and
-// shows the valid prefix, warns on stderr naming the torn bytes and the
-// seq they start at, and the JSON objects it prints carry tornBytes.
+// TestReadCommandsWarnAboutATornTail: on a session ending in a torn tail
+// each read command still succeeds and shows the valid prefix, and it
+// says so (never a short log without a word): it warns on stderr naming
+// the torn bytes and the seq they start at, and the JSON objects it prints
+// carry tornBytes.
 func TestReadCommandsWarnAboutATornTail(t *testing.T) {
 	data := t.TempDir()
 	cfg := writeConfig(t, data, "plain.hcl", "persistence \"jsonl\" {\n  compression = \"none\"\n}\n")
@@ -60,12 +60,11 @@ func TestReadCommandsWarnAboutATornTail(t *testing.T) {
 	}
 }
 
-// TestSQLiteSessionsOfRowsPastNextSeq is the regression test of
-// `logbook sessions` printing next_seq as the event count of a SQLite
-// session whose rows do not match it: the session is listed with an error
-// naming the mismatch (exit 0: the list itself works), the intact one
-// beside it with its count; events shows the valid prefix and warns about
-// the torn rows.
+// TestSQLiteSessionsOfRowsPastNextSeq: `logbook sessions` never prints
+// next_seq as the event count of a SQLite session whose rows do not match
+// it: the session is listed with an error naming the mismatch (exit 0: the
+// list itself works), the intact one beside it with its count; events
+// shows the valid prefix and warns about the torn rows.
 func TestSQLiteSessionsOfRowsPastNextSeq(t *testing.T) {
 	data := t.TempDir()
 	cfg := writeConfig(t, data, "sqlite.hcl", "persistence \"sqlite\" {\n  path = \"sessions.db\"\n}\n")
@@ -89,12 +88,12 @@ func TestSQLiteSessionsOfRowsPastNextSeq(t *testing.T) {
 	}
 }
 
-// TestResumeOfDamageBeforeIntactDataCutsNothing is the regression test of
-// `resume` cutting committed events as a torn tail: with one byte flipped
-// (or a row's data broken) inside the committed log and intact data after
-// it, resume and append refuse with CORRUPT_LOG and the stored log stays
-// byte for byte (row for row) what it was; sessions lists a damaged file
-// log with the error.
+// TestResumeOfDamageBeforeIntactDataCutsNothing: `resume` never cuts
+// committed events as a torn tail: with one byte flipped (or a row's data
+// broken) inside the committed log and intact data after it, resume and
+// append refuse with CORRUPT_LOG and the stored log stays byte for byte
+// (row for row) what it was; sessions lists a damaged file log with the
+// error.
 func TestResumeOfDamageBeforeIntactDataCutsNothing(t *testing.T) {
 	for _, c := range salvageCases() {
 		t.Run(c.name, func(t *testing.T) {

@@ -236,8 +236,8 @@ func (a *ambiguous) Append(ctx context.Context, h string, first sdk.Seq, evs [][
 // After an ambiguous failure the queue re-opens, verifies the stored overlap
 // and resends only the rest: no loss, no duplicate. A drain settles the
 // failure before it answers, so it reports the batch the backend did store
-// as durable (it used to report PLUGIN_UNAVAILABLE, and a caller retrying
-// would append the events twice).
+// as durable, not PLUGIN_UNAVAILABLE (a caller retrying on that would
+// append the events twice).
 func TestRecoveryAfterAmbiguousFailureStoresOnce(t *testing.T) {
 	clock := newFakeClock()
 	amb := &ambiguous{Persistence: mem()}

@@ -12,8 +12,8 @@ import (
 	logbookv1 "github.com/seed-e5e476df/logbook/sdk/proto/logbook/v1"
 )
 
-// batchCodec is gRPC's proto codec, faster for the two messages that carry
-// event batches, AppendRequest and ReadChunk:
+// batchCodec is gRPC's proto codec with a cheaper path for the two messages
+// that carry event batches, AppendRequest and ReadChunk:
 //   - it encodes them into kept buffers (batchBuffers), which gRPC gives
 //     back once it has written them;
 //   - it decodes them with one copy of the message, each event aliasing its
