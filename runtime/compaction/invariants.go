@@ -10,7 +10,7 @@ import (
 )
 
 // Validator checks the relational compaction invariants of docs/compaction.md at step
-// A11 of Append (never on restore). A violation is COMPACTION_INVARIANT with
+// A11 of Append (docs/format.md, The order of checks; never on restore). A violation is COMPACTION_INVARIANT with
 // the rule's number and the offending values in the detail:
 //
 //  1. compaction/start while a bracket is open;

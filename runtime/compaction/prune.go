@@ -71,7 +71,8 @@ const pruneAhead = 2
 // message.content; replace seq..seq; sources [seq]) is appended after its
 // compaction/prune record {shadowedRange, shadowedSeqs, shadowedTokenCount:
 // the estimate of the original message}. The two go as one atomic group, so
-// the rewrite is planned through A5–A11 before anything commits; a rejected
+// the rewrite is planned through steps A5–A11 of Append (docs/format.md,
+// The order of checks) before anything commits; a rejected
 // rewrite appends nothing, is logged and skipped. A pruner error, or ctx
 // ending, stops the work and returns what was done with the error.
 func (c *Compactor) prune(ctx context.Context, st *sessionState) (PruneResult, error) {
@@ -246,7 +247,7 @@ type rewriteBuffers struct{ data, out []byte }
 // rewriteData returns the data of tool/result e with message.content
 // replaced by content (a JSON array): every other byte is the original's.
 // content is not parsed here: the append validates the whole data (lossless
-// JSON, the payload rules, and S7g, which refuses any difference outside
+// JSON, the payload rules, and step S7g of docs/format.md, which refuses any difference outside
 // message.content). The result is valid until the next call.
 func (b *rewriteBuffers) rewriteData(e session.Event, content []byte) ([]byte, error) {
 	content = bytes.TrimSpace(content)

@@ -35,15 +35,16 @@ type staged struct {
 	pl plan
 }
 
-// appendUnit runs steps A1–A12 for ins as one atomic unit: a single event
-// for Append, the members of a group for AppendGroup. Each member is
-// validated against the state that includes the members before it (their
-// records are visible to A9–A11 through s.pending); nothing is committed
-// unless every member passes, and then all members are committed and
-// published together and handed to OnCommit in one call. first ≥ 0 is the
-// seq the first member must get (SEQ_CONFLICT otherwise); -1 accepts any.
-// It returns the first member's event and, for a group, all of them (a
-// single event is not put in a slice unless OnCommit needs one).
+// appendUnit runs steps A1–A12 (docs/format.md, The order of checks) for
+// ins as one atomic unit: a single event for Append, the members of a group
+// for AppendGroup. Each member is validated against the state that includes
+// the members before it (their records are visible to A9–A11 through
+// s.pending); nothing is committed unless every member passes, and then
+// all members are committed and published together and handed to OnCommit
+// in one call. first ≥ 0 is the seq the first member must get
+// (SEQ_CONFLICT otherwise); -1 accepts any. It returns the first member's
+// event and, for a group, all of them (a single event is not put in a
+// slice unless OnCommit needs one).
 func (s *Session) appendUnit(ctx context.Context, first sdk.Seq, ins []AppendInput) (Event, []Event, error) {
 	if err := s.writable(); err != nil {
 		return Event{}, nil, err

@@ -2,7 +2,7 @@
 // event log and everything derived from it (docs/format.md, docs/architecture.md).
 //
 // A Session validates each appended event in one pipeline (steps A1–A12 and
-// the surface steps S1–S7 of docs/format.md), commits it under a per-session lock,
+// the surface steps S1–S7 of docs/format.md, The order of checks), commits it under a per-session lock,
 // and keeps these folds current:
 //
 //   - the surface: the ordered seqs of the events the model sees, where a

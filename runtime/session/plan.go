@@ -30,7 +30,8 @@ type plan struct {
 	projID   string    // project: the definition's identity
 }
 
-// plan runs the surface pipeline S2–S7 (S1 is the caller's) for r.
+// plan runs the surface steps S2–S7 of docs/format.md (S1 is the caller's)
+// for r.
 func (s *Session) plan(ctx context.Context, r *record) (plan, error) {
 	m := &r.meta
 	if r.cls == classU {

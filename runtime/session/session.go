@@ -27,7 +27,7 @@ func (systemClock) NowMillis() int64 { return time.Now().UnixMilli() }
 func SystemClock() Clock { return systemClock{} }
 
 // Relational is a host component's relational validator, run at step A11 of
-// Append (never on restore). events is the log before e.
+// Append (docs/format.md, The order of checks; never on restore). events is the log before e.
 type Relational interface {
 	CheckAppend(events EventList, e Event) error
 }

@@ -55,7 +55,7 @@ type Options struct {
 	PluginTypes map[string]bool
 	Plugins     map[string]bool
 	Projections session.Projections
-	// Relational validators for every live session (step A11); a function
+	// Relational validators for every live session (step A11 of Append, docs/format.md); a function
 	// so each session gets its own.
 	Relational func() []session.Relational
 	// SalvageDir is the directory Salvage writes its artifacts to (the
@@ -187,7 +187,8 @@ func (st *Store) sessionOptions(h sdk.Header, ls *live) session.Options {
 	return o
 }
 
-// waitForSpace returns the A4 hook: block while any queue of the session
+// waitForSpace returns the back-pressure hook (step A4 of
+// Append, docs/format.md): block while any queue of the session
 // holds MaxPendingBytes or more.
 func (ls *live) waitForSpace(limit int64) func(context.Context) error {
 	return func(ctx context.Context) error {
