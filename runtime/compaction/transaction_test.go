@@ -222,11 +222,11 @@ func TestCompactionFailurePathsCloseTheBracket(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			var extra []session.Relational
-			if tc.rel != nil {
-				extra = append(extra, tc.rel)
-			}
-			s := txSession(t, extra...)
+			s := txSession(t, func(o *session.Options) {
+				if tc.rel != nil {
+					o.Relational = append(o.Relational, tc.rel)
+				}
+			})
 			txConversation(t, s, 3, 400, tc.mode == Manual)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
@@ -406,10 +406,11 @@ func TestSummarizeRequestShrinksToFit(t *testing.T) {
 // A commit that fails, with the compaction/end that would close the bracket
 // failing too, leaves the bracket open and returns both errors.
 func TestCompactionCommitAndCloseFail(t *testing.T) {
-	s := txSession(t)
+	ctl := &session.Control{}
+	s := txSession(t, func(o *session.Options) { o.Control = ctl })
 	txConversation(t, s, 3, 400, false)
 	sum := &txSummarizer{fn: func(context.Context, sdk.SummarizeRequest) (sdk.SummarizeReply, error) {
-		s.Close()
+		ctl.Close()
 		return txReply("short"), nil
 	}}
 	c := txCompactor(t, sum, nil)

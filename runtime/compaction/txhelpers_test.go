@@ -121,12 +121,16 @@ func txCompactor(t testing.TB, sum sdk.Summarizer, mod func(*Options), blockMods
 	return c
 }
 
-// txSession returns a live session with the compaction validator and extra
-// relational validators.
-func txSession(t testing.TB, extra ...session.Relational) *session.Session {
+// txSession returns a live session with the compaction validator, its
+// options changed by mods.
+func txSession(t testing.TB, mods ...func(*session.Options)) *session.Session {
 	t.Helper()
-	s, err := session.New(session.Options{Header: sdk.Header{FormatVersion: sdk.FormatVersion, ID: "tx"},
-		Clock: session.ClockFunc(func() int64 { return 1000 }), Relational: append([]session.Relational{NewValidator()}, extra...)})
+	o := session.Options{Header: sdk.Header{FormatVersion: sdk.FormatVersion, ID: "tx"},
+		Clock: session.ClockFunc(func() int64 { return 1000 }), Relational: []session.Relational{NewValidator()}}
+	for _, m := range mods {
+		m(&o)
+	}
+	s, err := session.New(o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,18 +7,13 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
-// AppendInput is one event to append (docs/format.md).
-type AppendInput struct {
-	Type            string
-	Data            json.RawMessage // exactly one of Data / Value
-	Value           any             // marshalled once with encoding/json; the bytes are then validated
-	SurfaceOp       *SurfaceOp      // nil = absent
-	SourceEventSeqs []sdk.Seq       // nil = absent; non-nil and empty = present and empty
-	Ignorable       bool
-}
+// AppendInput is one event to append (docs/format.md): the harnesses'
+// events.Input, so an input built with package events needs no conversion.
+type AppendInput = events.Input
 
 // Append validates in and commits it as the next event (docs/format.md). A
 // rejected input returns an *sdk.Error and changes nothing: no seq is
@@ -165,15 +160,8 @@ func (s *Session) prepare(in AppendInput, seq sdk.Seq) (*record, error) {
 	}
 	// A6: the data bytes.
 	data := []byte(in.Data)
-	switch {
-	case in.Data != nil && in.Value != nil, in.Data == nil && in.Value == nil:
-		return nil, sdk.Errorf(sdk.CodePayloadInvalid, "session", "exactly one of Data and Value must be set (type %q)", in.Type)
-	case in.Value != nil:
-		b, err := json.Marshal(in.Value)
-		if err != nil {
-			return nil, &sdk.Error{Code: sdk.CodeJSONSyntax, Op: "session", Seq: -1, Index: -1, Detail: "Value does not marshal to JSON", Err: err}
-		}
-		data = b
+	if in.Data == nil {
+		return nil, sdk.Errorf(sdk.CodePayloadInvalid, "session", "an input of type %q has no Data; Data must be exactly one JSON value", in.Type)
 	}
 	if max := sdk.MaxRawEventBytes(s.opts.MaxEventBytes); len(data) > max {
 		return nil, sdk.Errorf(sdk.CodeEventTooLarge, "session", "data of type %q is %d bytes; the raw input cap is %d (2 × MaxEventBytes)", in.Type, len(data), max)

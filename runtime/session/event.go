@@ -3,18 +3,16 @@ package session
 import (
 	"strconv"
 
+	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/jsonv"
 )
 
-// SurfaceOp is an event's surface operation (docs/format.md). Replace=false means
-// "append"; Replace=true replaces the current span StartSeq..EndSeq (inclusive,
-// in surface order) with the event.
-type SurfaceOp struct {
-	Replace  bool
-	StartSeq sdk.Seq
-	EndSeq   sdk.Seq
-}
+// SurfaceOp is an event's surface operation (docs/format.md): the
+// harnesses' events.SurfaceOp. Replace=false means "append"; Replace=true
+// replaces the current span StartSeq..EndSeq (inclusive, in surface order)
+// with the event.
+type SurfaceOp = events.SurfaceOp
 
 // Event is one accepted, immutable event. It is a small handle to a record
 // that nobody can change: byte accessors return copies and DataView offers

@@ -182,7 +182,7 @@ func TestAppendGroupEdges(t *testing.T) {
 		t.Fatalf("empty group: %v %v", evs, err)
 	}
 	requireUnchanged(t, before, s)
-	s.Close()
+	ctl(s).Close()
 	_, err = s.AppendGroup(context.Background(), []AppendInput{evTurnStart(1), evTurnEnd(1)})
 	requireCode(t, err, sdk.CodeSessionClosed)
 }

@@ -331,31 +331,3 @@ func (w *Window) Fold() SurfaceFold {
 	}
 	return f
 }
-
-// Extend runs the restore pipeline over events that continue the log (a
-// repair batch, closers for an inspect view) and commits them, for a session
-// that is still being built and not yet shared: no hooks run and nothing is
-// published to the feed. FirstLiveSeq moves to the new length. On error the
-// session is partly extended and must be discarded.
-func (s *Session) Extend(ctx context.Context, events []Event, src Source) error {
-	s.appendMu.Lock()
-	defer s.appendMu.Unlock()
-	for _, e := range events {
-		seq := s.nextSeq()
-		if err := s.restoreOne(ctx, e.r, seq, false); err != nil {
-			return s.restoreError(src, int(seq), seq, err)
-		}
-	}
-	s.stateMu.Lock()
-	s.publish()
-	s.stateMu.Unlock()
-	s.firstLive = s.Len()
-	return nil
-}
-
-// SetReadOnly turns a session that is still being built into a read-only
-// inspect view whose last pending events exist only in memory.
-func (s *Session) SetReadOnly(pending int) {
-	s.readOnly = true
-	s.pendingRepair = pending
-}

@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"runtime"
 	"slices"
 	"strings"
@@ -463,14 +462,6 @@ func TestScenario15LosslessJSON(t *testing.T) {
 	tooBig := `"` + strings.Repeat("x", 1024) + `"`
 	rejectAppend(t, small, blob(tooBig), sdk.CodeEventTooLarge, "1024", "ext/blob")
 
-	// Go values are marshalled once and validated like bytes.
-	rejectAppend(t, s, AppendInput{Type: "ext/blob", Ignorable: true, Value: math.Copysign(0, -1)}, sdk.CodeJSONNegativeZero, `"-0"`)
-	rejectAppend(t, s, AppendInput{Type: "ext/blob", Ignorable: true, Value: uint64(1 << 60)}, sdk.CodeJSONUnsafeInteger, "1152921504606846976")
-	ev := mustAppend(t, s, AppendInput{Type: "ext/blob", Ignorable: true, Value: map[string]int{"b": 1, "a": 2}})
-	if got := string(ev.Data()); got != `{"a":2,"b":1}` {
-		t.Errorf("map value stored as %s, want sorted keys", got)
-	}
-
 	// Exact preservation; neither the caller's slice nor Data()'s copy aliases the log.
 	input := []byte(`{"b":1,"a":1.50}`)
 	e := mustAppend(t, s, AppendInput{Type: "ext/blob", Data: input, Ignorable: true})
@@ -502,11 +493,6 @@ func TestScenario15LosslessJSON(t *testing.T) {
 	e = mustAppend(t, s, AppendInput{Type: "ext/blob", Ignorable: true, Data: tcRaw(`"\u0008\u000c\u000d\u0009\"\\\u007f\u003c&>"`)})
 	if got, want := string(e.Data()), "\"\\b\\f\\r\\t\\\"\\\\\x7f<&>\""; got != want {
 		t.Errorf("canonical escapes = %q, want %q", got, want)
-	}
-	// encoding/json escapes HTML characters; the canonical form does not.
-	e = mustAppend(t, s, AppendInput{Type: "ext/blob", Ignorable: true, Value: "<a&b>\u2028"})
-	if got := string(e.Data()); got != "\"<a&b>\u2028\"" {
-		t.Errorf("Value stored as %q", got)
 	}
 	again := mustAppend(t, s, AppendInput{Type: "ext/blob", Ignorable: true, Data: e.Data()})
 	if !bytes.Equal(again.Data(), e.Data()) {

@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -56,6 +55,10 @@ type Options struct {
 	// Backpressure, when set, is called at step A4 under the append lock;
 	// it blocks while storage is behind and returns ctx.Err() when ctx ends.
 	Backpressure func(ctx context.Context) error
+	// Control, when set, is bound to the new session: its owner's handle
+	// on the operations no other holder of the *Session may perform. A
+	// Control binds one session; nil means the session has no owner.
+	Control *Control
 	// OnCommit, when set, is called at step A12 under the append lock with the
 	// events just committed, in seq order (the store enqueues them for
 	// write-behind and wakes the feed). One call carries one atomic unit: the
@@ -139,7 +142,13 @@ func newSession(opts Options, base sdk.Seq) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.Control != nil && o.Control.s != nil {
+		return nil, sdk.Errorf(sdk.CodeConfigInvalid, "session", "Options.Control is bound to session %q already; a Control binds one session", o.Control.s.id)
+	}
 	s := &Session{opts: o, id: o.Header.ID, surf: newSurfaceList(base), flatValid: true}
+	if o.Control != nil {
+		o.Control.s = s
+	}
 	s.folds.init()
 	s.publish()
 	return s, nil
@@ -187,22 +196,8 @@ func (s *Session) IsOwnSeq(seq sdk.Seq) bool {
 // ReadOnly reports whether the session is a read-only inspect view.
 func (s *Session) ReadOnly() bool { return s.readOnly }
 
-// Close marks the session closed (released): later appends fail with
-// SESSION_CLOSED. Reads keep working. Idempotent.
-func (s *Session) Close() { s.closed.Store(true) }
-
-// Closed reports whether Close was called.
+// Closed reports whether the session's owner closed it (Control.Close).
 func (s *Session) Closed() bool { return s.closed.Load() }
-
-// Fence refuses every later append with SESSION_FENCED wrapping cause (a final
-// persistence failure, docs/architecture.md). The first cause wins; a nil cause is
-// recorded as an unspecified one.
-func (s *Session) Fence(cause error) {
-	if cause == nil {
-		cause = errors.New("fenced without a stated cause")
-	}
-	s.fenced.CompareAndSwap(nil, &cause)
-}
 
 // Fenced returns the fencing cause, or nil.
 func (s *Session) Fenced() error {

@@ -728,3 +728,6 @@ func TestHelpersDetectChanges(t *testing.T) {
 		t.Errorf("rejectRestore accepted the wrong wrapper")
 	}
 }
+
+// ctl is the owner's Control of a session a test built without one.
+func ctl(s *Session) *Control { return &Control{s: s} }

@@ -132,7 +132,7 @@ func (st *Store) release(ctx context.Context, ls *live, final bool) error {
 	}
 	delete(st.live, ls.s.ID())
 	st.mu.Unlock()
-	ls.s.Close()
+	ls.ctl.Close()
 	st.stopQueues(ls)
 	var errs []error
 	if ferr != nil {

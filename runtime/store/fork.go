@@ -46,7 +46,7 @@ func (st *Store) Fork(ctx context.Context, r ForkRequest) (*session.Session, err
 		if s, ok := st.Get(r.SourceID); ok {
 			src = s
 		} else if p, ok := st.primary(); ok {
-			v, _, err := st.readStored(ctx, p, r.SourceID)
+			v, _, err := st.readStored(ctx, p, r.SourceID, nil)
 			if err != nil {
 				return nil, err
 			}

@@ -77,7 +77,7 @@ func (st *Store) open(ctx context.Context, id string, want *sdk.Offset) (*sessio
 			rep.Closers++
 		}
 	}
-	if err := s.Extend(ctx, batch, session.FromStorage); err != nil {
+	if err := ls.ctl.Extend(ctx, batch, session.FromStorage); err != nil {
 		return fail(err)
 	}
 	if err := appendAll(ctx, prim, batch, st.opts.RPCMaxBytes); err != nil {
@@ -207,28 +207,31 @@ func (st *Store) Inspect(ctx context.Context, id string) (*session.Session, Insp
 	if !ok {
 		return nil, InspectReport{}, &sdk.Error{Code: sdk.CodeSessionNotFound, Op: "inspect", SessionID: id, Seq: -1, Index: -1, Detail: "no persistence backend is configured"}
 	}
-	v, o, err := st.readStored(ctx, p, id)
+	var ctl session.Control
+	v, o, err := st.readStored(ctx, p, id, &ctl)
 	if err != nil {
 		return nil, InspectReport{}, err
 	}
 	closers := session.InterruptedTurnClosers(v.Events().Slice())
-	if err := v.Extend(ctx, closers, session.FromStorage); err != nil {
+	if err := ctl.Extend(ctx, closers, session.FromStorage); err != nil {
 		return nil, InspectReport{}, err
 	}
-	v.SetReadOnly(len(closers))
+	ctl.SetReadOnly(len(closers))
 	return v, InspectReport{TornBytes: o.Torn.Bytes, TornFromSeq: o.Torn.FromSeq}, nil
 }
 
-// readStored opens a stored session read-only and restores it; the handle is
-// closed before returning.
-func (st *Store) readStored(ctx context.Context, p Backend, id string) (*session.Session, sdk.Opened, error) {
+// readStored opens a stored session read-only and restores it, binding ctl
+// (when set) to the result; the handle is closed before returning.
+func (st *Store) readStored(ctx context.Context, p Backend, id string, ctl *session.Control) (*session.Session, sdk.Opened, error) {
 	o, err := p.Persistence.Open(ctx, id, sdk.AccessRead)
 	if err != nil {
 		return nil, o, err
 	}
 	b := &backend{name: p.Name, p: p.Persistence, handle: o.Handle}
 	defer st.closeBackends([]*backend{b})
-	v, err := st.restoreFrom(ctx, b, o, st.sessionOptions(o.Header, nil))
+	opts := st.sessionOptions(o.Header, nil)
+	opts.Control = ctl
+	v, err := st.restoreFrom(ctx, b, o, opts)
 	return v, o, err
 }
 

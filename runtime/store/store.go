@@ -135,7 +135,8 @@ type Store struct {
 // live is a live session and its backends' queues.
 type live struct {
 	s      *session.Session
-	queues []*queue // configuration order
+	ctl    session.Control // the store's hold on s: close at release, fence at a final failure, extend at open
+	queues []*queue        // configuration order
 
 	spaceMu sync.Mutex
 	space   chan struct{} // closed when a queue frees space
@@ -162,7 +163,7 @@ func (st *Store) primary() (Backend, bool) {
 func (st *Store) now() int64 { return st.clock.Now().UnixMilli() }
 
 // sessionOptions builds a session's options; the hooks reach ls once it is
-// filled in.
+// filled in, and ls.ctl is bound to the session built with them.
 func (st *Store) sessionOptions(h sdk.Header, ls *live) session.Options {
 	o := session.Options{
 		Header:        h,
@@ -176,6 +177,7 @@ func (st *Store) sessionOptions(h sdk.Header, ls *live) session.Options {
 		o.Relational = st.opts.Relational()
 	}
 	if ls != nil {
+		o.Control = &ls.ctl
 		o.Backpressure = ls.waitForSpace(st.opts.MaxPendingBytes)
 		o.OnCommit = func(evs []session.Event) {
 			for _, q := range ls.queues {

@@ -268,7 +268,7 @@ func (q *queue) failed(err error) {
 func (q *queue) setFinal(err error) {
 	if q.b.primary {
 		q.final = err
-		q.ls.s.Fence(err)
+		q.ls.ctl.Fence(err)
 		q.st.log.Error("primary backend failed; session fenced", "session", q.ls.s.ID(), "backend", q.b.name, "error", err)
 	} else {
 		q.final = &sdk.Error{Code: sdk.CodeMirrorDiverged, Op: "flush", SessionID: q.ls.s.ID(), Seq: -1, Index: -1,
