@@ -57,50 +57,52 @@ import (
 
 const pluginMemberPrefix = "plugin:"
 
-// prule is the value rule of one member or element.
-type prule uint8
+// valueRule says what value one object member or array element may hold.
+type valueRule uint8
 
 const (
-	rAny        prule = iota // any JSON value
-	rString                  // any string
-	rNonEmpty                // non-empty string
-	rNat                     // integer-form number ≥ 0 (safe by jsonv rule J9)
-	rSeq                     // integer-form number in 0 … MaxSeq
-	rInt                     // integer-form number
-	rNatOrNull               // rNat or null
-	rTrue                    // literal true
-	rBool                    // true or false
-	rNumber                  // any number
-	rObject                  // any object
-	rArray                   // array of any values
-	rSeqs                    // array of rSeq
-	rMsgID                   // non-empty string of at most 256 bytes
-	rSessionID               // a session id (sdk.ValidateSessionID)
-	rBase64                  // string that base64.StdEncoding decodes
-	rStop                    // string or array of strings (config.stop)
-	rUsage                   // TokenUsage (docs/format.md)
-	rToolError               // ToolError (docs/format.md)
-	rRange                   // {start, end} of Seqs
-	rReason                  // TurnEndReason (docs/format.md)
-	rCause                   // aborted cause (docs/format.md)
-	rErrorInfo               // error of reason kind "error" (docs/format.md)
-	rTodos                   // todo/write list
-	rTodoStatus              // pending | in_progress | completed
-	rSummary                 // Block[] of text and plugin:* blocks
-	rMessage                 // the message of the checker's event type (docs/format.md)
+	rAny        valueRule = iota // any JSON value
+	rString                      // any string
+	rNonEmpty                    // non-empty string
+	rNat                         // integer-form number ≥ 0 (safe by jsonv rule J9)
+	rSeq                         // integer-form number in 0 … MaxSeq
+	rInt                         // integer-form number
+	rNatOrNull                   // rNat or null
+	rTrue                        // literal true
+	rBool                        // true or false
+	rNumber                      // any number
+	rObject                      // any object
+	rArray                       // array of any values
+	rSeqs                        // array of rSeq
+	rMsgID                       // non-empty string of at most 256 bytes
+	rSessionID                   // a session id (sdk.ValidateSessionID)
+	rBase64                      // string that base64.StdEncoding decodes
+	rStop                        // string or array of strings (config.stop)
+	rUsage                       // TokenUsage (docs/format.md)
+	rToolError                   // ToolError (docs/format.md)
+	rRange                       // {start, end} of Seqs
+	rReason                      // TurnEndReason (docs/format.md)
+	rCause                       // aborted cause (docs/format.md)
+	rErrorInfo                   // error of reason kind "error" (docs/format.md)
+	rTodos                       // todo/write list
+	rTodoStatus                  // pending | in_progress | completed
+	rSummary                     // Block[] of text and plugin:* blocks
+	rMessage                     // the message of the checker's event type (docs/format.md)
 )
 
-// pmember is one listed member of an object shape.
-type pmember struct {
+// memberRule is one member an object shape lists: its name, whether it is
+// required, and the rule its value must meet.
+type memberRule struct {
 	name string
 	req  bool
-	rule prule
+	rule valueRule
 }
 
-// pshape lists an object's members; at most 32.
-type pshape []pmember
+// objectShape lists the members an object may have (at most 32); the
+// walker checks closed and open objects against it.
+type objectShape []memberRule
 
-func (s pshape) find(key jsonv.Value) int {
+func (s objectShape) find(key jsonv.Value) int {
 	for i := range s {
 		if key.StrEqual(s[i].name) {
 			return i
@@ -110,60 +112,60 @@ func (s pshape) find(key jsonv.Value) int {
 }
 
 var (
-	turnMember = pmember{"turn", true, rNat}
-	stepMember = pmember{"step", true, rNat}
+	turnMember = memberRule{"turn", true, rNat}
+	stepMember = memberRule{"step", true, rNat}
 
-	shapeTurnStart = pshape{turnMember}
-	shapeTurnEnd   = pshape{turnMember, {"reason", true, rReason}}
-	shapeStep      = pshape{turnMember, stepMember}
-	shapeSystem    = pshape{turnMember, stepMember, {"message", true, rMessage}}
-	shapeDeveloper = pshape{turnMember, stepMember, {"message", true, rMessage}, {"headerSeq", false, rSeq}}
-	shapeAssistant = pshape{turnMember, stepMember, {"message", true, rMessage}, {"stream", true, rArray},
+	shapeTurnStart = objectShape{turnMember}
+	shapeTurnEnd   = objectShape{turnMember, {"reason", true, rReason}}
+	shapeStep      = objectShape{turnMember, stepMember}
+	shapeSystem    = objectShape{turnMember, stepMember, {"message", true, rMessage}}
+	shapeDeveloper = objectShape{turnMember, stepMember, {"message", true, rMessage}, {"headerSeq", false, rSeq}}
+	shapeAssistant = objectShape{turnMember, stepMember, {"message", true, rMessage}, {"stream", true, rArray},
 		{"usage", false, rUsage}, {"interrupted", false, rTrue}}
-	shapeAttempt  = pshape{turnMember, stepMember, {"stream", true, rArray}}
-	shapeToolCall = pshape{turnMember, stepMember, {"callId", true, rString}, {"name", true, rString},
+	shapeAttempt  = objectShape{turnMember, stepMember, {"stream", true, rArray}}
+	shapeToolCall = objectShape{turnMember, stepMember, {"callId", true, rString}, {"name", true, rString},
 		{"arguments", true, rString}}
-	shapeToolResult = pshape{turnMember, stepMember, {"message", true, rMessage}, {"error", false, rToolError},
+	shapeToolResult = objectShape{turnMember, stepMember, {"message", true, rMessage}, {"error", false, rToolError},
 		{"meta", false, rAny}}
-	shapeTodoWrite = pshape{{"todos", true, rTodos}}
-	shapeTodo      = pshape{{"content", true, rString}, {"status", true, rTodoStatus}}
-	shapeContext   = pshape{{"provider", true, rString}, {"model", true, rString},
+	shapeTodoWrite = objectShape{{"todos", true, rTodos}}
+	shapeTodo      = objectShape{{"content", true, rString}, {"status", true, rTodoStatus}}
+	shapeContext   = objectShape{{"provider", true, rString}, {"model", true, rString},
 		{"contextWindow", false, rNat}, {"systemPromptUpdate", false, rString}}
-	shapeEndSeed   = pshape{{"inherited", false, rTrue}}
-	shapeRecovered = pshape{{"tornBytes", true, rNat}, {"tornFromSeq", true, rSeq}, {"artifact", false, rString}}
-	shapeSalvaged  = pshape{{"salvagedFrom", true, rSessionID}, {"damagedAtOffset", true, rNat},
+	shapeEndSeed   = objectShape{{"inherited", false, rTrue}}
+	shapeRecovered = objectShape{{"tornBytes", true, rNat}, {"tornFromSeq", true, rSeq}, {"artifact", false, rString}}
+	shapeSalvaged  = objectShape{{"salvagedFrom", true, rSessionID}, {"damagedAtOffset", true, rNat},
 		{"damagedBytes", true, rNat}, {"intactEventsExcluded", true, rNat}, {"artifact", true, rNonEmpty}}
-	shapeCompStart = pshape{{"compactionId", true, rNonEmpty}, {"sourceCommandId", false, rString},
+	shapeCompStart = objectShape{{"compactionId", true, rNonEmpty}, {"sourceCommandId", false, rString},
 		{"turn", true, rNatOrNull}}
-	shapeCompSummary = pshape{{"compactionId", true, rNonEmpty}, {"sourceCommandId", false, rString},
+	shapeCompSummary = objectShape{{"compactionId", true, rNonEmpty}, {"sourceCommandId", false, rString},
 		{"summary", true, rSummary}, {"shadowedRange", true, rRange}, {"shadowedSeqs", true, rSeqs},
 		{"shadowedTokenCount", true, rInt}, {"provider", true, rString}, {"model", true, rString},
 		{"maxTokens", false, rNat}, {"usage", false, rUsage}, {"rawOutput", false, rAny}}
-	shapeCompEnd = pshape{{"compactionId", true, rNonEmpty}, {"sourceCommandId", false, rString},
+	shapeCompEnd = objectShape{{"compactionId", true, rNonEmpty}, {"sourceCommandId", false, rString},
 		{"turn", true, rNatOrNull}, {"error", false, rString}}
-	shapeCompPrune = pshape{{"shadowedRange", true, rRange}, {"shadowedSeqs", true, rSeqs},
+	shapeCompPrune = objectShape{{"shadowedRange", true, rRange}, {"shadowedSeqs", true, rSeqs},
 		{"shadowedTokenCount", true, rNat}}
 
-	shapeRange     = pshape{{"start", true, rSeq}, {"end", true, rSeq}}
-	shapeUsage     = pshape{{"input", true, rNat}, {"output", true, rNat}, {"cacheRead", false, rNat}, {"cacheWrite", false, rNat}}
-	shapeToolError = pshape{{"name", true, rString}, {"code", true, rString}, {"reason", false, rString}}
+	shapeRange     = objectShape{{"start", true, rSeq}, {"end", true, rSeq}}
+	shapeUsage     = objectShape{{"input", true, rNat}, {"output", true, rNat}, {"cacheRead", false, rNat}, {"cacheWrite", false, rNat}}
+	shapeToolError = objectShape{{"name", true, rString}, {"code", true, rString}, {"reason", false, rString}}
 
-	shapeReasonPlain   = pshape{{"kind", true, rAny}}
-	shapeReasonAborted = pshape{{"kind", true, rAny}, {"cause", true, rCause}}
-	shapeReasonError   = pshape{{"kind", true, rAny}, {"error", true, rErrorInfo}}
-	shapeCausePlain    = pshape{{"kind", true, rAny}}
-	shapeCauseHook     = pshape{{"kind", true, rAny}, {"reason", true, rString}}
-	shapeErrorInfo     = pshape{{"message", true, rString}, {"code", true, rString}}
+	shapeReasonPlain   = objectShape{{"kind", true, rAny}}
+	shapeReasonAborted = objectShape{{"kind", true, rAny}, {"cause", true, rCause}}
+	shapeReasonError   = objectShape{{"kind", true, rAny}, {"error", true, rErrorInfo}}
+	shapeCausePlain    = objectShape{{"kind", true, rAny}}
+	shapeCauseHook     = objectShape{{"kind", true, rAny}, {"reason", true, rString}}
+	shapeErrorInfo     = objectShape{{"message", true, rString}, {"code", true, rString}}
 
-	shapeMessage     = pshape{{"id", true, rMsgID}, {"role", true, rAny}, {"content", true, rArray}, {"source", true, rObject}}
-	shapeToolMessage = pshape{{"id", true, rMsgID}, {"role", true, rAny}, {"content", true, rArray}, {"source", true, rObject},
+	shapeMessage     = objectShape{{"id", true, rMsgID}, {"role", true, rAny}, {"content", true, rArray}, {"source", true, rObject}}
+	shapeToolMessage = objectShape{{"id", true, rMsgID}, {"role", true, rAny}, {"content", true, rArray}, {"source", true, rObject},
 		{"toolCallId", true, rNonEmpty}, {"isError", false, rBool}}
 
-	shapeHeaderData = pshape{{"header", true, rAny}, {"reason", true, rAny}, {"startsSeries", false, rAny}}
-	shapeHeader     = pshape{{"config", true, rAny}, {"adapterDefaults", false, rAny}, {"tools", false, rAny}}
-	shapeConfig     = pshape{{"provider", true, rNonEmpty}, {"model", true, rNonEmpty}, {"reasoningEffort", false, rNonEmpty},
+	shapeHeaderData = objectShape{{"header", true, rAny}, {"reason", true, rAny}, {"startsSeries", false, rAny}}
+	shapeHeader     = objectShape{{"config", true, rAny}, {"adapterDefaults", false, rAny}, {"tools", false, rAny}}
+	shapeConfig     = objectShape{{"provider", true, rNonEmpty}, {"model", true, rNonEmpty}, {"reasoningEffort", false, rNonEmpty},
 		{"maxTokens", false, rNat}, {"temperature", false, rNumber}, {"stop", false, rStop}}
-	shapeToolSchema = pshape{{"name", true, rNonEmpty}, {"description", false, rString}, {"parameters", false, rObject},
+	shapeToolSchema = objectShape{{"name", true, rNonEmpty}, {"description", false, rString}, {"parameters", false, rObject},
 		{"deferLoading", false, rTrue}}
 )
 
@@ -183,14 +185,14 @@ const (
 var blockKinds = [...]struct {
 	name  string
 	kind  blockSet
-	shape pshape
+	shape objectShape
 }{
-	{"text", bText, pshape{{"type", true, rAny}, {"text", true, rString}}},
-	{"reasoning", bReasoning, pshape{{"type", true, rAny}, {"text", true, rString}, {"signature", false, rString}}},
-	{"tool-call", bToolCall, pshape{{"type", true, rAny}, {"id", true, rNonEmpty}, {"name", true, rNonEmpty}, {"arguments", true, rString}}},
-	{"image", bImage, pshape{{"type", true, rAny}, {"mediaType", true, rString}, {"data", true, rBase64}}},
-	{"tool-addition", bToolAddition, pshape{{"type", true, rAny}, {"toolName", true, rString}}},
-	{"tool-removal", bToolRemoval, pshape{{"type", true, rAny}, {"toolName", true, rString}}},
+	{"text", bText, objectShape{{"type", true, rAny}, {"text", true, rString}}},
+	{"reasoning", bReasoning, objectShape{{"type", true, rAny}, {"text", true, rString}, {"signature", false, rString}}},
+	{"tool-call", bToolCall, objectShape{{"type", true, rAny}, {"id", true, rNonEmpty}, {"name", true, rNonEmpty}, {"arguments", true, rString}}},
+	{"image", bImage, objectShape{{"type", true, rAny}, {"mediaType", true, rString}, {"data", true, rBase64}}},
+	{"tool-addition", bToolAddition, objectShape{{"type", true, rAny}, {"toolName", true, rString}}},
+	{"tool-removal", bToolRemoval, objectShape{{"type", true, rAny}, {"toolName", true, rString}}},
 }
 
 const summaryBlocks = bText | bPlugin
@@ -199,7 +201,7 @@ const summaryBlocks = bText | bPlugin
 type surfaceMsg struct {
 	typ, role string
 	blocks    blockSet
-	shape     pshape
+	shape     objectShape
 }
 
 var surfaceMsgs = [...]surfaceMsg{
@@ -229,7 +231,7 @@ func surfaceMsgOf(eventType string) *surfaceMsg {
 // and Index -1; the caller sets the seq.
 func checkPayload(typ string, data jsonv.Value, headerSeen bool) *sdk.Error {
 	c := newChecker(typ, "data")
-	var s pshape
+	var s objectShape
 	switch typ {
 	case "turn/start":
 		s = shapeTurnStart
@@ -327,11 +329,12 @@ func checkProjectionTargets(data jsonv.Value, seq sdk.Seq) *sdk.Error {
 // data.message.content[i].<member>, five segments).
 const maxPathDepth = 8
 
-// pchecker walks one value. It carries the event type and the code of shape
-// errors for details, and the JSON path of the value being checked as a
-// fixed stack of segments: in/at push, out pops, and the text is rendered only
-// when an error is reported. Error returns leave the path as it is.
-type pchecker struct {
+// payloadChecker walks one value. It carries the event type and the code
+// of shape errors for details, and the JSON path of the value being checked
+// as a fixed stack of segments: in/at push, out pops, and the text is
+// rendered only when an error is reported. Error returns leave the path as
+// it is.
+type payloadChecker struct {
 	typ  string
 	code sdk.Code
 	n    int
@@ -343,18 +346,18 @@ type pathSeg struct {
 	index int
 }
 
-func newChecker(typ, root string) pchecker {
-	c := pchecker{typ: typ, code: sdk.CodePayloadInvalid}
+func newChecker(typ, root string) payloadChecker {
+	c := payloadChecker{typ: typ, code: sdk.CodePayloadInvalid}
 	c.in(root)
 	return c
 }
 
-func (c *pchecker) in(name string) { c.path[c.n] = pathSeg{name: name}; c.n++ }
-func (c *pchecker) at(i int)       { c.path[c.n] = pathSeg{index: i}; c.n++ }
-func (c *pchecker) out()           { c.n-- }
+func (c *payloadChecker) in(name string) { c.path[c.n] = pathSeg{name: name}; c.n++ }
+func (c *payloadChecker) at(i int)       { c.path[c.n] = pathSeg{index: i}; c.n++ }
+func (c *payloadChecker) out()           { c.n-- }
 
 // where renders the current path, e.g. data.message.content[2].type.
-func (c *pchecker) where() string {
+func (c *payloadChecker) where() string {
 	var b []byte
 	for i, s := range c.path[:c.n] {
 		switch {
@@ -374,7 +377,7 @@ func (c *pchecker) where() string {
 
 // bad reports v at the current path breaking rule; an absent v is reported
 // as missing.
-func (c *pchecker) bad(code sdk.Code, v jsonv.Value, rule string) *sdk.Error {
+func (c *payloadChecker) bad(code sdk.Code, v jsonv.Value, rule string) *sdk.Error {
 	if !v.Exists() {
 		return sdk.Errorf(code, "session", "%s: %s: missing; %s", c.typ, c.where(), rule)
 	}
@@ -382,7 +385,7 @@ func (c *pchecker) bad(code sdk.Code, v jsonv.Value, rule string) *sdk.Error {
 }
 
 // badf reports a formatted rule at the current path.
-func (c *pchecker) badf(code sdk.Code, format string, args ...any) *sdk.Error {
+func (c *payloadChecker) badf(code sdk.Code, format string, args ...any) *sdk.Error {
 	e := sdk.Errorf(code, "session", format, args...)
 	e.Detail = c.typ + ": " + c.where() + ": " + e.Detail
 	return e
@@ -391,7 +394,7 @@ func (c *pchecker) badf(code sdk.Code, format string, args ...any) *sdk.Error {
 // object checks v against s: every listed member obeys its rule, required
 // members are present and, unless open, every other member is named plugin:*.
 // Members are checked in document order; missing ones after that.
-func (c *pchecker) object(v jsonv.Value, s pshape, open bool) *sdk.Error {
+func (c *payloadChecker) object(v jsonv.Value, s objectShape, open bool) *sdk.Error {
 	if v.Kind() != jsonv.Object {
 		return c.bad(c.code, v, "must be an object")
 	}
@@ -423,7 +426,7 @@ func (c *pchecker) object(v jsonv.Value, s pshape, open bool) *sdk.Error {
 }
 
 // value checks one value against r.
-func (c *pchecker) value(v jsonv.Value, r prule) *sdk.Error {
+func (c *payloadChecker) value(v jsonv.Value, r valueRule) *sdk.Error {
 	switch r {
 	case rAny:
 		return nil
@@ -547,7 +550,7 @@ func (c *pchecker) value(v jsonv.Value, r prule) *sdk.Error {
 }
 
 // reason checks a TurnEndReason (docs/format.md).
-func (c *pchecker) reason(v jsonv.Value) *sdk.Error {
+func (c *payloadChecker) reason(v jsonv.Value) *sdk.Error {
 	if v.Kind() != jsonv.Object {
 		return c.bad(c.code, v, "must be an object with a kind")
 	}
@@ -568,7 +571,7 @@ func (c *pchecker) reason(v jsonv.Value) *sdk.Error {
 }
 
 // cause checks the cause of an aborted turn (docs/format.md).
-func (c *pchecker) cause(v jsonv.Value) *sdk.Error {
+func (c *payloadChecker) cause(v jsonv.Value) *sdk.Error {
 	if v.Kind() != jsonv.Object {
 		return c.bad(c.code, v, "must be an object with a kind")
 	}
@@ -585,7 +588,7 @@ func (c *pchecker) cause(v jsonv.Value) *sdk.Error {
 
 // message checks a message of the checker's event type (docs/format.md): role first,
 // then the members, the source, the tool-call id pairing, then the blocks.
-func (c *pchecker) message(msg jsonv.Value) *sdk.Error {
+func (c *payloadChecker) message(msg jsonv.Value) *sdk.Error {
 	mk := surfaceMsgOf(c.typ)
 	if mk == nil {
 		return c.badf(c.code, "%s carries no message", c.typ)
@@ -617,7 +620,7 @@ func (c *pchecker) message(msg jsonv.Value) *sdk.Error {
 // source checks message.source: the generic rule (object, non-empty string
 // kind) with PAYLOAD_INVALID, the per-type rules of docs/format.md with
 // MESSAGE_SOURCE_INVALID, and toolCallId == source.callId for tool messages.
-func (c *pchecker) source(msg jsonv.Value, mk *surfaceMsg) *sdk.Error {
+func (c *payloadChecker) source(msg jsonv.Value, mk *surfaceMsg) *sdk.Error {
 	src := msg.Get("source")
 	c.in("source")
 	kind := src.Get("kind")
@@ -675,7 +678,7 @@ func (c *pchecker) source(msg jsonv.Value, mk *surfaceMsg) *sdk.Error {
 }
 
 // sourceKind requires source.kind == want (MESSAGE_SOURCE_INVALID).
-func (c *pchecker) sourceKind(kind jsonv.Value, want string) *sdk.Error {
+func (c *payloadChecker) sourceKind(kind jsonv.Value, want string) *sdk.Error {
 	if kind.StrEqual(want) {
 		return nil
 	}
@@ -685,7 +688,7 @@ func (c *pchecker) sourceKind(kind jsonv.Value, want string) *sdk.Error {
 
 // sourceString requires source.<name> to be a non-empty string
 // (MESSAGE_SOURCE_INVALID).
-func (c *pchecker) sourceString(src jsonv.Value, name string) *sdk.Error {
+func (c *payloadChecker) sourceString(src jsonv.Value, name string) *sdk.Error {
 	v := src.Get(name)
 	if v.Kind() == jsonv.String && !v.StrEqual("") {
 		return nil
@@ -696,7 +699,7 @@ func (c *pchecker) sourceString(src jsonv.Value, name string) *sdk.Error {
 
 // blocks checks a content array (docs/format.md) with the block kinds in allowed; where
 // names the event type for details.
-func (c *pchecker) blocks(content jsonv.Value, allowed blockSet, where string) *sdk.Error {
+func (c *payloadChecker) blocks(content jsonv.Value, allowed blockSet, where string) *sdk.Error {
 	if content.Kind() != jsonv.Array {
 		return c.bad(c.code, content, "must be an array of blocks")
 	}
@@ -763,7 +766,7 @@ func (c *pchecker) blocks(content jsonv.Value, allowed blockSet, where string) *
 
 // headerSeqBinding checks the docs/format.md rule of developer/message: headerSeq
 // present ⇔ at least one tool-addition block. The shape is already valid.
-func (c *pchecker) headerSeqBinding(data jsonv.Value) *sdk.Error {
+func (c *payloadChecker) headerSeqBinding(data jsonv.Value) *sdk.Error {
 	content := data.Get("message").Get("content")
 	additions, first := 0, -1
 	for i, b := range content.Elements() {
@@ -791,7 +794,7 @@ func (c *pchecker) headerSeqBinding(data jsonv.Value) *sdk.Error {
 
 // errorNeedsIsError checks the docs/format.md rule of tool/result: error present ⇒
 // message.isError == true. The shape is already valid.
-func (c *pchecker) errorNeedsIsError(data jsonv.Value) *sdk.Error {
+func (c *payloadChecker) errorNeedsIsError(data jsonv.Value) *sdk.Error {
 	if !data.Get("error").Exists() {
 		return nil
 	}
@@ -811,7 +814,7 @@ func (c *pchecker) errorNeedsIsError(data jsonv.Value) *sdk.Error {
 // header rules first (system, empty tools, empty adapterDefaults, shapes of
 // config, adapterDefaults, tools and startsSeries, reason), then the closed
 // member rule of data and header.
-func (c *pchecker) header(data jsonv.Value, headerSeen bool) *sdk.Error {
+func (c *payloadChecker) header(data jsonv.Value, headerSeen bool) *sdk.Error {
 	if data.Kind() != jsonv.Object {
 		return c.bad(c.code, data, "must be an object")
 	}
