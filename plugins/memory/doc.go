@@ -46,8 +46,7 @@
 //     canonical prefix {"seq":N, (docs/format.md member order, docs/format.md encoding). An
 //     element without that prefix is ENVELOPE_INVALID naming its batch
 //     index; the rest of the envelope is the host's business.
-//   - Append. Checks run in this order: the context, the armed test hooks,
-//     HANDLE_CLOSED, READ_ONLY_HANDLE, OWNERSHIP_LOST, INVALID_SEQ (negative
+//   - Append. Checks run in this order: the context, HANDLE_CLOSED, READ_ONLY_HANDLE, OWNERSHIP_LOST, INVALID_SEQ (negative
 //     firstSeq), ENVELOPE_INVALID, SEQ_NOT_CONTIGUOUS, the compare-and-set
 //     (SEQ_CONFLICT naming firstSeq and the stored next seq), and for a
 //     pending create SESSION_ALREADY_EXISTS when another instance stored the
@@ -64,7 +63,7 @@
 //     canonical header plus every event.
 //   - Revision. "<store>:<generation>", where the store part is random per
 //     store and the generation counts the changes of the session
-//     (materialization, each non-empty append, SetStoredFormatVersion). An
+//     (materialization, each non-empty append, Hooks.SetStoredFormatVersion). An
 //     unmaterialized session's revision is "".
 //   - Handles. Names are never reused within a store; an unknown or closed
 //     handle is HANDLE_CLOSED (Close of one is a no-op).
@@ -72,7 +71,7 @@
 //     when ctx has ended, before changing anything; Read also checks
 //     between chunks. Close always runs, so a claim can always be released.
 //   - Salvage. The backend is an sdk.SalvageReader. A log marked damaged
-//     with the Damage hook is CORRUPT_LOG at every Open; ReadDamaged returns
+//     with Hooks.Damage is CORRUPT_LOG at every Open; ReadDamaged returns
 //     its events before the damage and locates the damage in the log's
 //     JSONL image (header line, then one line per event), whose lines from
 //     the damaged event on are the tail.
@@ -80,9 +79,11 @@
 //
 // # Test hooks
 //
-// FailNextAppends, LoseNextAppendReplies, SetAppendDelay, DropOwnership,
-// SetStoredFormatVersion and Damage inject faults for tests of the host. They are
-// not part of sdk.Persistence and no production code calls them.
+// Backend has no fault knobs. HooksOf(b) reaches the stored state as a test
+// of the host reaches a disk backend's files: DropOwnership,
+// SetStoredFormatVersion and Damage; no production code calls them. Append
+// failures, lost replies and slow appends come from wrapping the backend
+// with sdk/persistencefault, which works in front of every backend.
 //
 // Every method is safe for concurrent use.
 package memory

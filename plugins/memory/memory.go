@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"time"
 
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/headerjson"
@@ -33,7 +32,6 @@ type Backend struct {
 
 	// Guarded by st.mu.
 	handles map[string]*handle // open handles of this instance
-	faults  faults
 }
 
 // store is what the instances of one storage share.
@@ -54,7 +52,7 @@ type session struct {
 	size   int64    // len(header) + Σ len(event)
 	gen    uint64   // changes of the session; ≥ 1 once stored
 	owner  *handle  // the write claim; nil when free
-	damage *damage  // set by the Damage test hook
+	damage *damage  // set by Hooks.Damage
 }
 
 type handle struct {
@@ -64,14 +62,6 @@ type handle struct {
 	pending []byte // canonical header of a create not yet materialized; nil otherwise
 	lost    bool   // the claim was dropped (DropOwnership)
 	floor   int    // most events this handle has seen (read or appended)
-}
-
-type faults struct {
-	failN   int
-	failErr error
-	loseN   int
-	loseErr error
-	delay   time.Duration
 }
 
 // New returns an instance over a fresh, empty store.
@@ -84,7 +74,7 @@ func New() *Backend {
 // Peer returns a second instance over b's store, as another process over
 // the same data directory would open it: it sees the stored sessions and
 // competes for the same write claims, but has its own handles and its own
-// unmaterialized creates, and starts with no test hooks armed.
+// unmaterialized creates.
 func (b *Backend) Peer() *Backend { return newInstance(b.st) }
 
 func newInstance(st *store) *Backend {
@@ -183,9 +173,6 @@ func (b *Backend) Append(ctx context.Context, handle string, firstSeq sdk.Seq, e
 	if err := ended(ctx, "append"); err != nil {
 		return sdk.Durable{}, err
 	}
-	if err := b.appendFaults(ctx); err != nil {
-		return sdk.Durable{}, err
-	}
 
 	// Check and copy the batch before taking the lock: neither depends on
 	// the stored state.
@@ -233,11 +220,7 @@ func (b *Backend) Append(ctx context.Context, handle string, firstSeq sdk.Seq, e
 	}
 	s.gen++
 	hd.floor = len(s.events)
-	d := b.durable(hd)
-	if err := b.lostReply(); err != nil {
-		return sdk.Durable{}, err
-	}
-	return d, nil
+	return b.durable(hd), nil
 }
 
 // Read calls fn with consecutive chunks of the events [offset,

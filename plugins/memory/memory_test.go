@@ -1,11 +1,8 @@
 package memory_test
 
 import (
-	"context"
-	"errors"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/seed-e5e476df/logbook/plugins/memory"
 	"github.com/seed-e5e476df/logbook/sdk"
@@ -78,7 +75,7 @@ func harness(m mode) persistencetest.Harness {
 			return connect(t, instance(t, p).Peer())
 		},
 		SetFormatVersion: func(t *testing.T, p sdk.Persistence, id, literal string) {
-			if err := instance(t, p).SetStoredFormatVersion(id, literal); err != nil {
+			if err := memory.HooksOf(instance(t, p)).SetStoredFormatVersion(id, literal); err != nil {
 				t.Fatalf("SetStoredFormatVersion(%q, %q): %v", id, literal, err)
 			}
 		},
@@ -124,112 +121,13 @@ func revision(t *testing.T, b *memory.Backend) string {
 	return st.Revision
 }
 
-func TestFailNextAppendsFailsThatManyAppendsAndStoresNothing(t *testing.T) {
-	b, h := stored(t, 3)
-	rev := revision(t, b)
-	b.FailNextAppends(2, nil)
-	for i := range 2 {
-		_, err := b.Append(t.Context(), h, 3, persistencetest.Batch(3, 2))
-		persistencetest.RequireCode(t, err, sdk.CodeIOError, "FailNextAppends")
-		if !sdk.Retryable(err) {
-			t.Fatalf("injected failure %d is not retryable: %v", i, err)
-		}
-		requireStored(t, b, 3, rev)
-	}
-	if _, err := b.Append(t.Context(), h, 3, persistencetest.Batch(3, 2)); err != nil {
-		t.Fatalf("the third append: %v", err)
-	}
-	requireStored(t, b, 5, "")
-}
-
-func TestFailNextAppendsReturnsTheGivenErrorFirstAndIsPerInstance(t *testing.T) {
-	b, h := stored(t, 1)
-	busy := sdk.Errorf(sdk.CodeBackendBusy, "test", "disk busy")
-	b.FailNextAppends(1, busy)
-	peer := b.Peer()
-	// The injected error comes before every other check, even HANDLE_CLOSED.
-	_, err := b.Append(t.Context(), "no-such-handle", 99, nil)
-	if !errors.Is(err, sdk.ErrBackendBusy) {
-		t.Fatalf("got %v; want the injected BACKEND_BUSY", err)
-	}
-	_, err = peer.Append(t.Context(), "no-such-handle", 0, nil)
-	persistencetest.RequireCode(t, err, sdk.CodeHandleClosed, "no-such-handle")
-	if _, err := b.Append(t.Context(), h, 1, persistencetest.Batch(1, 1)); err != nil {
-		t.Fatalf("after the armed failure: %v", err)
-	}
-	b.FailNextAppends(3, nil)
-	b.FailNextAppends(0, nil) // disarms
-	if _, err := b.Append(t.Context(), h, 2, persistencetest.Batch(2, 1)); err != nil {
-		t.Fatalf("after disarming: %v", err)
-	}
-}
-
-func TestLoseNextAppendRepliesStoresTheBatchAndFails(t *testing.T) {
-	// The ambiguous failure of docs/plugins.md: the host cannot tell whether the
-	// batch landed; a resend at the same firstSeq then conflicts.
-	b, h := stored(t, 3)
-	b.LoseNextAppendReplies(1, nil)
-	batch := persistencetest.Batch(3, 2)
-	_, err := b.Append(t.Context(), h, 3, batch)
-	persistencetest.RequireCode(t, err, sdk.CodeIOError, "LoseNextAppendReplies")
-	requireStored(t, b, 5, "")
-	got := persistencetest.ReadAll(t, b, h)
-	if string(got[3]) != string(batch[0]) || string(got[4]) != string(batch[1]) {
-		t.Fatal("the batch whose reply was lost is not stored")
-	}
-	_, err = b.Append(t.Context(), h, 3, batch)
-	persistencetest.RequireCode(t, err, sdk.CodeSeqConflict, 3, 5)
-	if _, err := b.Append(t.Context(), h, 5, persistencetest.Batch(5, 1)); err != nil {
-		t.Fatalf("after the lost reply: %v", err)
-	}
-}
-
-func TestLoseNextAppendRepliesSkipsRejectedAppends(t *testing.T) {
-	b, h := stored(t, 3)
-	b.LoseNextAppendReplies(1, nil)
-	_, err := b.Append(t.Context(), h, 1, persistencetest.Batch(1, 1))
-	persistencetest.RequireCode(t, err, sdk.CodeSeqConflict, 1, 3) // not stored: the reply is not lost
-	_, err = b.Append(t.Context(), h, 3, persistencetest.Batch(3, 1))
-	persistencetest.RequireCode(t, err, sdk.CodeIOError, "LoseNextAppendReplies")
-	requireStored(t, b, 4, "")
-}
-
-func TestSetAppendDelayDelaysAppendsAndHonoursTheContext(t *testing.T) {
-	b, h := stored(t, 1)
-	const d = 40 * time.Millisecond
-	b.SetAppendDelay(d)
-	start := time.Now()
-	if _, err := b.Append(t.Context(), h, 1, persistencetest.Batch(1, 1)); err != nil {
-		t.Fatal(err)
-	}
-	if el := time.Since(start); el < d {
-		t.Fatalf("a delayed append took %v; want ≥ %v", el, d)
-	}
-
-	b.SetAppendDelay(time.Hour)
-	rev := revision(t, b)
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Millisecond)
-	defer cancel()
-	_, err := b.Append(ctx, h, 2, persistencetest.Batch(2, 1))
-	persistencetest.RequireCode(t, err, sdk.CodeIOError)
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("got %v; want it to wrap context.DeadlineExceeded", err)
-	}
-	requireStored(t, b, 2, rev)
-
-	b.SetAppendDelay(0)
-	if _, err := b.Append(t.Context(), h, 2, persistencetest.Batch(2, 1)); err != nil {
-		t.Fatalf("after removing the delay: %v", err)
-	}
-}
-
 func TestDropOwnershipFailsTheOwnerAndFreesTheSession(t *testing.T) {
 	b, h := stored(t, 2)
 	rev := revision(t, b)
-	if !b.DropOwnership("s1") {
+	if !memory.HooksOf(b).DropOwnership("s1") {
 		t.Fatal("DropOwnership found no claim on a session open for writing")
 	}
-	if b.DropOwnership("s1") {
+	if memory.HooksOf(b).DropOwnership("s1") {
 		t.Fatal("DropOwnership dropped a claim twice")
 	}
 	_, err := b.Append(t.Context(), h, 2, persistencetest.Batch(2, 1))
@@ -263,7 +161,7 @@ func TestDropOwnershipOfAnUnmaterializedCreate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !b.DropOwnership("s1") {
+	if !memory.HooksOf(b).DropOwnership("s1") {
 		t.Fatal("DropOwnership found no claim on a pending create")
 	}
 	_, err = b.Flush(t.Context(), o.Handle)
@@ -273,13 +171,13 @@ func TestDropOwnershipOfAnUnmaterializedCreate(t *testing.T) {
 	if _, err := b.Create(t.Context(), sdk.Header{FormatVersion: 1, ID: "s1"}); err != nil {
 		t.Fatalf("Create after the pending create lost its claim: %v", err)
 	}
-	if b.DropOwnership("absent") {
+	if memory.HooksOf(b).DropOwnership("absent") {
 		t.Fatal("DropOwnership dropped a claim on a session that does not exist")
 	}
 }
 
 func TestSetStoredFormatVersionOfAMissingSession(t *testing.T) {
-	err := memory.New().SetStoredFormatVersion("absent", "2")
+	err := memory.HooksOf(memory.New()).SetStoredFormatVersion("absent", "2")
 	persistencetest.RequireCode(t, err, sdk.CodeSessionNotFound, "absent")
 }
 

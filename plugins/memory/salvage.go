@@ -19,29 +19,6 @@ func (d *damage) corrupt(id string) error {
 		strconv.Quote(id), d.seq, d.reason), id)
 }
 
-// Damage marks the stored log of session id as damaged from event seq on,
-// as a media fault inside the committed log would: Open, for reading and
-// for writing, then fails with CORRUPT_LOG naming seq and reason, and
-// ReadDamaged returns the events before seq as the valid prefix. Offsets
-// count bytes of the log's JSONL image: the header line, then one line
-// per event. The damaged region is the lines from event seq on; the events
-// after seq count as intact. seq must name a stored event (else
-// INVALID_SEQ); a missing session is SESSION_NOT_FOUND. Nothing stored
-// changes, nor the revision. Test hook.
-func (b *Backend) Damage(id string, seq int64, reason string) error {
-	b.st.mu.Lock()
-	defer b.st.mu.Unlock()
-	s, ok := b.st.sessions[id]
-	if !ok {
-		return notFound(id)
-	}
-	if seq < 0 || seq >= int64(len(s.events)) {
-		return withSession(sdk.Errorf(sdk.CodeInvalidSeq, op, "cannot damage event %d: the log holds %d events", seq, len(s.events)), id)
-	}
-	s.damage = &damage{seq: int(seq), reason: reason}
-	return nil
-}
-
 // ReadDamaged implements sdk.SalvageReader: it reads session id without
 // claiming it and calls fn with the valid prefix (every event of an
 // undamaged log, the events before the damage of one marked by Damage) in

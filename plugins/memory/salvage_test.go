@@ -37,7 +37,7 @@ func TestReadDamagedOfAnIntactLogReturnsItAll(t *testing.T) {
 func TestDamageMakesOpenCorruptAndReadDamagedReturnsThePrefixAndTheDamage(t *testing.T) {
 	b, _ := stored(t, 5)
 	rev := revision(t, b)
-	if err := b.Damage("s1", 2, "checksum mismatch"); err != nil {
+	if err := memory.HooksOf(b).Damage("s1", 2, "checksum mismatch"); err != nil {
 		t.Fatal(err)
 	}
 	for _, access := range []sdk.Access{sdk.AccessRead, sdk.AccessWrite} {
@@ -68,9 +68,9 @@ func TestDamageMakesOpenCorruptAndReadDamagedReturnsThePrefixAndTheDamage(t *tes
 
 func TestDamageAndReadDamagedRefuseWhatIsNotThere(t *testing.T) {
 	b, _ := stored(t, 2)
-	persistencetest.RequireCode(t, b.Damage("s1", 2, "x"), sdk.CodeInvalidSeq, 2)
-	persistencetest.RequireCode(t, b.Damage("s1", -1, "x"), sdk.CodeInvalidSeq, -1)
-	persistencetest.RequireCode(t, b.Damage("absent", 0, "x"), sdk.CodeSessionNotFound, "absent")
+	persistencetest.RequireCode(t, memory.HooksOf(b).Damage("s1", 2, "x"), sdk.CodeInvalidSeq, 2)
+	persistencetest.RequireCode(t, memory.HooksOf(b).Damage("s1", -1, "x"), sdk.CodeInvalidSeq, -1)
+	persistencetest.RequireCode(t, memory.HooksOf(b).Damage("absent", 0, "x"), sdk.CodeSessionNotFound, "absent")
 	_, err := b.ReadDamaged(t.Context(), "absent", func([][]byte) error { return nil })
 	persistencetest.RequireCode(t, err, sdk.CodeSessionNotFound, "absent")
 	_, err = b.ReadDamaged(t.Context(), "", func([][]byte) error { return nil })

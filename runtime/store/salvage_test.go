@@ -80,7 +80,7 @@ func TestSalvageIsTheForkOfTheValidPrefixPlusOneSalvagedEvent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Damage("src", 4, "frame checksum mismatch"); err != nil {
+	if err := memory.HooksOf(p).Damage("src", 4, "frame checksum mismatch"); err != nil {
 		t.Fatal(err)
 	}
 	before := snapshotDamaged(t, p, "src")
@@ -139,7 +139,7 @@ func TestSalvageIsTheForkOfTheValidPrefixPlusOneSalvagedEvent(t *testing.T) {
 func TestSalvageOfAnEmptyValidPrefix(t *testing.T) {
 	p := memory.New()
 	crashedLog(t, p, "src")
-	if err := p.Damage("src", 0, "bad"); err != nil {
+	if err := memory.HooksOf(p).Damage("src", 0, "bad"); err != nil {
 		t.Fatal(err)
 	}
 	st, _ := salvageStore(t, p)
@@ -172,7 +172,7 @@ func TestSalvageOfAForkChildDamagedBeforeItsMarker(t *testing.T) {
 	if err := st.Release(ctx, f); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Damage("f", 2, "bad"); err != nil {
+	if err := memory.HooksOf(p).Damage("f", 2, "bad"); err != nil {
 		t.Fatal(err)
 	}
 	child, _, err := st.Salvage(ctx, SalvageRequest{SourceID: "f", ChildID: "c"})
@@ -190,7 +190,7 @@ func TestSalvageErrors(t *testing.T) {
 	p := memory.New()
 	crashedLog(t, p, "src")
 	crashedLog(t, p, "intact")
-	if err := p.Damage("src", 3, "bad"); err != nil {
+	if err := memory.HooksOf(p).Damage("src", 3, "bad"); err != nil {
 		t.Fatal(err)
 	}
 	st, dir := salvageStore(t, p)
@@ -252,7 +252,7 @@ func TestSalvageErrors(t *testing.T) {
 func TestSalvageThatCannotWriteItsArtifactCreatesNothing(t *testing.T) {
 	p := memory.New()
 	crashedLog(t, p, "src")
-	if err := p.Damage("src", 3, "bad"); err != nil {
+	if err := memory.HooksOf(p).Damage("src", 3, "bad"); err != nil {
 		t.Fatal(err)
 	}
 	file := filepath.Join(t.TempDir(), "not-a-dir")

@@ -61,7 +61,7 @@ func TestReadDamagedRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	b := memory.New()
 	evs := storeEvents(t, b, "s1", 800, 1500) // the tail: 780 events, ~1.2 MB
-	if err := b.Damage("s1", 20, "checksum mismatch in frame 3"); err != nil {
+	if err := memory.HooksOf(b).Damage("s1", 20, "checksum mismatch in frame 3"); err != nil {
 		t.Fatal(err)
 	}
 	var direct [][]byte
