@@ -390,10 +390,10 @@ func newInspectCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			a.warnTorn("inspect", args[0], sdk.Torn{Bytes: rep.TornBytes, FromSeq: rep.TornFromSeq})
+			a.warnTorn("inspect", args[0], rep.Torn)
 			all := v.Events()
 			stored := int64(all.Len() - v.PendingRepair())
-			r := inspectReport{ID: v.ID(), Events: stored, OpenTurn: openTurn(all.Range(0, sdk.Offset(stored))), PendingRepair: []json.RawMessage{}, TornBytes: rep.TornBytes}
+			r := inspectReport{ID: v.ID(), Events: stored, OpenTurn: openTurn(all.Range(0, sdk.Offset(stored))), PendingRepair: []json.RawMessage{}, TornBytes: rep.Torn.Bytes}
 			for _, ev := range all.Range(sdk.Offset(stored), sdk.Offset(all.Len())).All() {
 				r.PendingRepair = append(r.PendingRepair, ev.Envelope())
 			}
@@ -406,8 +406,8 @@ func newInspectCmd(a *app) *cobra.Command {
 			}
 			w := bufio.NewWriter(a.stdout)
 			fmt.Fprintf(w, "session         %s\nevents          %d\nopen turn       %s\ntorn bytes      %d\n", r.ID, r.Events, turn, r.TornBytes)
-			if rep.TornBytes > 0 {
-				fmt.Fprintf(w, "torn from seq   %d\n", rep.TornFromSeq)
+			if rep.Torn.Bytes > 0 {
+				fmt.Fprintf(w, "torn from seq   %d\n", rep.Torn.FromSeq)
 			}
 			fmt.Fprintf(w, "pending repair  %s a resume would append\n", plural(int64(len(r.PendingRepair)), "event"))
 			for _, env := range r.PendingRepair {

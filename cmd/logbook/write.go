@@ -129,8 +129,8 @@ func repairSummary(id string, written []session.Event, rep store.RepairReport) s
 		return fmt.Sprintf("resumed session %q: nothing to repair, no events written", id)
 	}
 	msg := fmt.Sprintf("resumed session %q: wrote %s (seq %d–%d): %s", id, plural(int64(len(written)), "event"), written[0].Seq(), written[len(written)-1].Seq(), plural(int64(rep.Closers), "closer"))
-	if rep.TornBytes > 0 {
-		msg += fmt.Sprintf(", cut %d torn bytes from seq %d (kept in %s)", rep.TornBytes, rep.TornFromSeq, rep.Artifact)
+	if rep.Torn.Bytes > 0 {
+		msg += fmt.Sprintf(", cut %d torn bytes from seq %d (kept in %s)", rep.Torn.Bytes, rep.Torn.FromSeq, rep.Torn.Artifact)
 	}
 	return msg
 }

@@ -124,7 +124,7 @@ func TestTornTailIsRecordedAsSessionRecovered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.TornBytes != int64(len(partial)) || rep.TornFromSeq != 2 || rep.Artifact == "" {
+	if rep.Torn.Bytes != int64(len(partial)) || rep.Torn.FromSeq != 2 || rep.Torn.Artifact == "" {
 		t.Fatalf("repair report %+v", rep)
 	}
 	rec, _ := s.Event(2)
@@ -135,7 +135,7 @@ func TestTornTailIsRecordedAsSessionRecovered(t *testing.T) {
 	if last.Type() != session.TypeSessionEndSeed {
 		t.Fatalf("the batch must end with the lifecycle marker: %s", last.Envelope())
 	}
-	if cut, err := os.ReadFile(rep.Artifact); err != nil || !bytes.Equal(cut, partial) {
-		t.Fatalf("artifact %s: %q %v", rep.Artifact, cut, err)
+	if cut, err := os.ReadFile(rep.Torn.Artifact); err != nil || !bytes.Equal(cut, partial) {
+		t.Fatalf("artifact %s: %q %v", rep.Torn.Artifact, cut, err)
 	}
 }

@@ -359,7 +359,7 @@ func (s *Server) acquire(ctx context.Context, id string) (opened, error) {
 			return nil, err
 		}
 		s.hold(sess)
-		s.log.Debug("session opened", "session", id, "torn_bytes", rep.TornBytes, "closers", rep.Closers)
+		s.log.Debug("session opened", "session", id, "torn_bytes", rep.Torn.Bytes, "closers", rep.Closers)
 		return opened{sess: sess, rep: rep}, nil
 	})
 	if err != nil {

@@ -60,9 +60,9 @@ func (v *service) Open(ctx context.Context, req *connect.Request[logbookv1.Sessi
 		Header:       string(headerjson.Encode(o.sess.Header())),
 		NextSeq:      int64(o.sess.Len()),
 		AlreadyLive:  o.alreadyLive,
-		TornBytes:    o.rep.TornBytes,
-		TornFromSeq:  int64(o.rep.TornFromSeq),
-		TornArtifact: o.rep.Artifact,
+		TornBytes:    o.rep.Torn.Bytes,
+		TornFromSeq:  int64(o.rep.Torn.FromSeq),
+		TornArtifact: o.rep.Torn.Artifact,
 	}
 	if !o.alreadyLive {
 		reply.Repaired = repaired(o.sess, o.rep)
@@ -76,7 +76,7 @@ func (v *service) Open(ctx context.Context, req *connect.Request[logbookv1.Sessi
 // of what Open wrote.
 func repaired(sess *session.Session, rep store.RepairReport) []string {
 	n := rep.Closers
-	if rep.TornBytes > 0 {
+	if rep.Torn.Bytes > 0 {
 		n++
 	}
 	if n == 0 {
@@ -506,8 +506,8 @@ func (v *service) Inspect(ctx context.Context, req *connect.Request[logbookv1.Se
 		Header:        string(headerjson.Encode(sess.Header())),
 		Events:        int64(stored.Len()),
 		PendingRepair: make([]string, 0, len(closers)),
-		TornBytes:     rep.TornBytes,
-		TornFromSeq:   int64(rep.TornFromSeq),
+		TornBytes:     rep.Torn.Bytes,
+		TornFromSeq:   int64(rep.Torn.FromSeq),
 		Live:          live || rep.Live,
 	}
 	var scratch []byte

@@ -82,21 +82,15 @@ func SeedWithMarker(seed []Event, now int64) ([]Event, error) {
 	return append(out, mustEvent(sdk.Seq(len(seed)), now, TypeSessionEndSeed, []byte(`{}`), nil)), nil
 }
 
-// Torn describes a torn tail a write open cut (docs/architecture.md).
-type Torn struct {
-	Bytes    int64
-	FromSeq  sdk.Seq
-	Artifact string
-}
-
 // ResumeBatch returns what Store.Open appends to a stored log as one batch
-// (docs/architecture.md): session/recovered when the open cut a torn tail, the
-// interrupted closers, then a session/end-seed {} unless the log then ends
-// with one (always after a session/recovered, and at seq 0 for an empty log).
-func ResumeBatch(stored []Event, torn *Torn, now int64) []Event {
+// (docs/architecture.md): session/recovered when the open cut a torn tail
+// (torn.Bytes > 0), the interrupted closers, then a session/end-seed {}
+// unless the log then ends with one (always after a session/recovered, and
+// at seq 0 for an empty log).
+func ResumeBatch(stored []Event, torn sdk.Torn, now int64) []Event {
 	log := stored
 	var batch []Event
-	if torn != nil && torn.Bytes > 0 {
+	if torn.Bytes > 0 {
 		b := []byte(`{"tornBytes":` + strconv.FormatInt(torn.Bytes, 10) + `,"tornFromSeq":` + strconv.FormatInt(int64(torn.FromSeq), 10))
 		if torn.Artifact != "" {
 			b = append(b, `,"artifact":`...)

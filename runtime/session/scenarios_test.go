@@ -606,7 +606,7 @@ func TestScenario16CrashRepairMix(t *testing.T) {
 	if !equalBytesList(envs(closers), envs(again)) {
 		t.Errorf("InterruptedTurnClosers differs from OpenTurnClosers(interrupted); repair must be deterministic")
 	}
-	batch := ResumeBatch(stored, nil, now)
+	batch := ResumeBatch(stored, sdk.Torn{}, now)
 	if len(batch) != 5 {
 		t.Fatalf("ResumeBatch returned %d events, want 5", len(batch))
 	}
@@ -656,7 +656,7 @@ func TestScenario16CrashRepairMix(t *testing.T) {
 	}
 	requireSameState(t, "Restore vs RestoreEvents", stateOfNoFeed(t, s), stateOfNoFeed(t, r))
 	// A resumed session is closed: a second resume appends nothing.
-	if more := ResumeBatch(all, nil, now+1); len(more) != 0 {
+	if more := ResumeBatch(all, sdk.Torn{}, now+1); len(more) != 0 {
 		t.Errorf("second ResumeBatch = %d events, want none", len(more))
 	}
 	// Appending continues at 11.
@@ -673,7 +673,7 @@ func TestScenario16CrashRepairMix(t *testing.T) {
 func TestScenario16CrashRepairWithTornTail(t *testing.T) {
 	stored, t5 := scenario16Log(t)
 	now := t5 + 1
-	batch := ResumeBatch(stored, &Torn{Bytes: 17, FromSeq: 6, Artifact: "/x/torn"}, now)
+	batch := ResumeBatch(stored, sdk.Torn{Bytes: 17, FromSeq: 6, Artifact: "/x/torn"}, now)
 	if len(batch) != 6 {
 		t.Fatalf("ResumeBatch = %d events, want recovered + 4 closers + marker", len(batch))
 	}
@@ -687,7 +687,7 @@ func TestScenario16CrashRepairWithTornTail(t *testing.T) {
 	}
 	// A recovered marker is always followed by an end-seed, even with nothing to close.
 	closed := append(slices.Clone(stored), batch...)
-	b2 := ResumeBatch(closed, &Torn{Bytes: 3, FromSeq: 12}, now)
+	b2 := ResumeBatch(closed, sdk.Torn{Bytes: 3, FromSeq: 12}, now)
 	if len(b2) != 2 || b2[0].Type() != TypeSessionRecovered || b2[1].Type() != TypeSessionEndSeed || b2[1].Seq() != 13 {
 		t.Errorf("ResumeBatch after a torn tail of a closed log = %v", typesOf(b2))
 	}
@@ -715,7 +715,7 @@ func TestScenario17NothingToRepair(t *testing.T) {
 		if c := OpenTurnClosers(nil, Interrupted); len(c) != 0 {
 			t.Errorf("closers of an empty log = %v", typesOf(c))
 		}
-		b := ResumeBatch(nil, nil, now)
+		b := ResumeBatch(nil, sdk.Torn{}, now)
 		if len(b) != 1 {
 			t.Fatalf("ResumeBatch(empty) = %v, want only the marker", typesOf(b))
 		}
@@ -731,7 +731,7 @@ func TestScenario17NothingToRepair(t *testing.T) {
 		if c := OpenTurnClosers(s.Events().Slice(), Interrupted); len(c) != 0 {
 			t.Errorf("closers = %v", typesOf(c))
 		}
-		b := ResumeBatch(s.Events().Slice(), nil, now)
+		b := ResumeBatch(s.Events().Slice(), sdk.Torn{}, now)
 		if len(b) != 1 || b[0].Type() != TypeSessionEndSeed || b[0].Seq() != 6 {
 			t.Errorf("ResumeBatch = %v, want only the marker at 6", typesOf(b))
 		}
@@ -767,8 +767,8 @@ func TestScenario17NothingToRepair(t *testing.T) {
 	t.Run("log ending in a marker", func(t *testing.T) {
 		s, _ := newTestSession(t)
 		mustAppendAll(t, s, evTurnStart(1), evTurnEnd(1))
-		log := append(s.Events().Slice(), ResumeBatch(s.Events().Slice(), nil, now)...)
-		if b := ResumeBatch(log, nil, now); len(b) != 0 {
+		log := append(s.Events().Slice(), ResumeBatch(s.Events().Slice(), sdk.Torn{}, now)...)
+		if b := ResumeBatch(log, sdk.Torn{}, now); len(b) != 0 {
 			t.Errorf("ResumeBatch of a log ending in a marker = %v", typesOf(b))
 		}
 	})
@@ -1348,7 +1348,7 @@ func TestScenario27FormatRefusalClassRules(t *testing.T) {
 	requireNodes(t, s, 1, 3)
 	requireMessages(t, s, 1, 3)
 	// Still present after resume and fork.
-	resumed := mustRestoreEvents(t, restoreOpts(), RestoreOptions{}, append(s.Events().Slice(), ResumeBatch(s.Events().Slice(), nil, tT0)...))
+	resumed := mustRestoreEvents(t, restoreOpts(), RestoreOptions{}, append(s.Events().Slice(), ResumeBatch(s.Events().Slice(), sdk.Torn{}, tT0)...))
 	if got, _ := resumed.Event(2); !bytes.Equal(got.Envelope(), ign) {
 		t.Errorf("after resume: %s", got.Envelope())
 	}

@@ -171,13 +171,13 @@ func (st *Store) Close(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// ListEntry is one session of List.
+// ListEntry is one session of List: the primary's entry for it (Err set,
+// and Header maybe zero, when the session cannot be read; the entry is
+// still listed), and whether it is live in this store. A live session not
+// yet stored has no Revision.
 type ListEntry struct {
-	ID       string
-	Header   sdk.Header
-	Live     bool
-	Revision string
-	Err      error // the session cannot be read; the entry is still listed
+	sdk.ListEntry
+	Live bool
 }
 
 // List returns the live sessions plus the primary's stored ones; a broken
@@ -187,7 +187,7 @@ func (st *Store) List(ctx context.Context) ([]ListEntry, error) {
 	var out []ListEntry
 	seen := map[string]bool{}
 	for id, ls := range st.live {
-		out = append(out, ListEntry{ID: id, Header: ls.s.Header(), Live: true})
+		out = append(out, ListEntry{ListEntry: sdk.ListEntry{ID: id, Header: ls.s.Header()}, Live: true})
 		seen[id] = true
 	}
 	st.mu.Unlock()
@@ -201,7 +201,7 @@ func (st *Store) List(ctx context.Context) ([]ListEntry, error) {
 				}
 				return nil
 			}
-			out = append(out, ListEntry{ID: e.ID, Header: e.Header, Revision: e.Revision, Err: e.Err})
+			out = append(out, ListEntry{ListEntry: e})
 			return nil
 		})
 		if err != nil {

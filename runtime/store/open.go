@@ -11,10 +11,8 @@ import (
 
 // RepairReport says what Open repaired (docs/architecture.md).
 type RepairReport struct {
-	TornBytes   int64   // bytes the primary's write open cut
-	TornFromSeq sdk.Seq // first seq of the cut tail
-	Artifact    string  // where the cut bytes were kept
-	Closers     int     // closer events appended for an interrupted turn
+	Torn    sdk.Torn // the torn tail the primary's write open cut; zero when none
+	Closers int      // closer events appended for an interrupted turn
 }
 
 // Open resumes a stored session (docs/architecture.md): the primary's write open,
@@ -65,12 +63,10 @@ func (st *Store) open(ctx context.Context, id string, want *sdk.Offset) (*sessio
 	if want != nil && s.Len() != *want {
 		return fail(StoredLenConflict(id, *want, s.Len()))
 	}
-	var torn *session.Torn
 	if o.Torn.Bytes > 0 {
-		torn = &session.Torn{Bytes: o.Torn.Bytes, FromSeq: o.Torn.FromSeq, Artifact: o.Torn.Artifact}
-		rep.TornBytes, rep.TornFromSeq, rep.Artifact = o.Torn.Bytes, o.Torn.FromSeq, o.Torn.Artifact
+		rep.Torn = o.Torn
 	}
-	batch := session.ResumeBatch(s.Events().Slice(), torn, st.now())
+	batch := session.ResumeBatch(s.Events().Slice(), rep.Torn, st.now())
 	for _, e := range batch {
 		switch e.Type() {
 		case session.TypeToolResult, session.TypeStepEnd, session.TypeTurnEnd:
@@ -86,8 +82,8 @@ func (st *Store) open(ctx context.Context, id string, want *sdk.Offset) (*sessio
 	if _, err := prim.p.Flush(ctx, prim.handle); err != nil {
 		return fail(err)
 	}
-	if rep.TornBytes > 0 || rep.Closers > 0 {
-		st.log.Info("session repaired at open", "session", id, "torn_bytes", rep.TornBytes, "torn_from_seq", rep.TornFromSeq, "closers", rep.Closers)
+	if rep.Torn.Bytes > 0 || rep.Closers > 0 {
+		st.log.Info("session repaired at open", "session", id, "torn_bytes", rep.Torn.Bytes, "torn_from_seq", rep.Torn.FromSeq, "closers", rep.Closers)
 	}
 	ls.s = s
 	last := sdk.Cursor(s.Len()) - 1
@@ -186,9 +182,8 @@ func (st *Store) catchUp(ctx context.Context, m Backend, h sdk.Header, events se
 
 // InspectReport says what a resume would do to an inspected session.
 type InspectReport struct {
-	TornBytes   int64 // bytes a write open would cut
-	TornFromSeq sdk.Seq
-	Live        bool // the view is a snapshot of a live session
+	Torn sdk.Torn // the torn tail a write open would cut (no Artifact); zero when none
+	Live bool     // the view is a snapshot of a live session
 }
 
 // Inspect returns a read-only view (docs/architecture.md): of the live session when it
@@ -217,7 +212,7 @@ func (st *Store) Inspect(ctx context.Context, id string) (*session.Session, Insp
 		return nil, InspectReport{}, err
 	}
 	ctl.SetReadOnly(len(closers))
-	return v, InspectReport{TornBytes: o.Torn.Bytes, TornFromSeq: o.Torn.FromSeq}, nil
+	return v, InspectReport{Torn: o.Torn}, nil
 }
 
 // readStored opens a stored session read-only and restores it, binding ctl
