@@ -1,15 +1,18 @@
-// Command agent-turn drives runtime/session through one short agent turn —
-// a system prompt, a user request, a model call that asks for a tool, the
-// tool's result, a pruned rewrite of that result and the final answer — then
-// a second turn that "crashes" mid tool call, and prints the log, the surface,
-// the derived messages and the closers a resume would append.
+// Command agent-turn builds one short agent turn with the builders of
+// package events — a system prompt, a user request, a model call that asks
+// for a tool, the tool's result, a pruned rewrite of that result and the
+// final answer — then a second turn that "crashes" mid tool call, drives
+// runtime/session through them, and prints the log, the surface, the
+// derived messages and the closers a resume would append.
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 
+	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/runtime/session"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
@@ -29,47 +32,40 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	appendOp := &session.SurfaceOp{}
-	steps := []session.AppendInput{
-		{Type: "turn/start", Data: raw(`{"turn":1}`)},
-		{Type: "system/message", SurfaceOp: appendOp, Data: raw(`{"turn":1,"step":0,"message":{"id":"sys","role":"system","content":[{"type":"text","text":"You are a careful coding agent."}],"source":{"kind":"system-prompt"}}}`)},
-		{Type: "user/message", SurfaceOp: appendOp, Data: raw(`{"id":"u1","role":"user","content":[{"type":"text","text":"How many lines does main.go have?"}],"source":{"kind":"user"}}`)},
-		{Type: "step/start", Data: raw(`{"turn":1,"step":1}`)},
-		{Type: "request/header", Data: raw(`{"header":{"config":{"provider":"deepseek","model":"deepseek-chat"},"tools":[{"name":"shell","description":"Run a shell command","parameters":{"type":"object"}}]},"reason":"initial"}`)},
-		{Type: "assistant/message", SurfaceOp: appendOp, Data: raw(`{"turn":1,"step":1,"message":{"id":"a1","role":"assistant","content":[{"type":"tool-call","id":"c1","name":"shell","arguments":"{\"cmd\":\"wc -l main.go\"}"}],"source":{"kind":"model","provider":"deepseek","model":"deepseek-chat"}},"stream":[]}`)},
-		{Type: "tool/call", Data: raw(`{"turn":1,"step":1,"callId":"c1","name":"shell","arguments":"{\"cmd\":\"wc -l main.go\"}"}`)},
-		{Type: "tool/result", SurfaceOp: appendOp, Data: raw(`{"turn":1,"step":1,"message":{"id":"r1","role":"tool","toolCallId":"c1","content":[{"type":"text","text":"     42 main.go\n(and 3,000 lines of noise)"}],"source":{"kind":"tool","callId":"c1"}}}`)},
-		{Type: "step/end", Data: raw(`{"turn":1,"step":1}`)},
-	}
-	for _, in := range steps {
-		if _, err := s.Append(ctx, in); err != nil {
-			return err
-		}
-	}
-	// A pruner rewrites the long tool result: same data, shorter content.
-	if _, err := s.Append(ctx, session.AppendInput{Type: "tool/result", SurfaceOp: &session.SurfaceOp{Replace: true, StartSeq: 7, EndSeq: 7}, SourceEventSeqs: []sdk.Seq{7},
-		Data: raw(`{"turn":1,"step":1,"message":{"id":"r1","role":"tool","toolCallId":"c1","content":[{"type":"text","text":"     42 main.go"}],"source":{"kind":"tool","callId":"c1"}}}`)}); err != nil {
-		return err
-	}
-	rest := []session.AppendInput{
-		{Type: "step/start", Data: raw(`{"turn":1,"step":2}`)},
-		{Type: "assistant/message", SurfaceOp: appendOp, Data: raw(`{"turn":1,"step":2,"message":{"id":"a2","role":"assistant","content":[{"type":"text","text":"main.go has 42 lines."}],"source":{"kind":"model","provider":"deepseek","model":"deepseek-chat"}},"stream":[],"usage":{"input":812,"output":9}}`)},
-		{Type: "step/end", Data: raw(`{"turn":1,"step":2}`)},
-		{Type: "turn/end", Data: raw(`{"turn":1,"reason":{"kind":"completed"}}`)},
+	model := events.Model{Provider: "deepseek", Name: "deepseek-chat"}
+	shell := events.ToolSchema{Name: "shell", Description: "Run a shell command", Parameters: json.RawMessage(`{"type":"object"}`)}
+	turns := []events.Input{
+		events.TurnStart(1),
+		events.System(1, 0, "sys", "You are a careful coding agent."),
+		events.UserText("u1", "How many lines does main.go have?"),
+		events.StepStart(1, 1),
+		events.RequestHeader(events.Header{Config: events.Config{Provider: model.Provider, Model: model.Name}, Tools: []events.ToolSchema{shell}}, events.HeaderInitial),
+		events.Assistant(1, 1, events.Reply{ID: "a1", Model: model, Content: []events.Block{events.ToolCallBlock("c1", "shell", `{"cmd":"wc -l main.go"}`)}}),
+		events.ToolCall(1, 1, "c1", "shell", `{"cmd":"wc -l main.go"}`),
+		events.ToolResult(1, 1, "r1", "c1", "     42 main.go\n(and 3,000 lines of noise)"), // seq 7
+		events.StepEnd(1, 1),
+		// A pruner rewrites the long tool result: same data, shorter content.
+		events.ToolResult(1, 1, "r1", "c1", "     42 main.go").Replacing(7, 7, 7),
+		events.StepStart(1, 2),
+		events.Assistant(1, 2, events.Reply{ID: "a2", Model: model, Content: []events.Block{events.Text("main.go has 42 lines.")}, Usage: &events.Usage{Input: 812, Output: 9}}),
+		events.StepEnd(1, 2),
+		events.TurnEnd(1, events.Completed()),
 		// Turn 2 crashes after the tool call started.
-		{Type: "turn/start", Data: raw(`{"turn":2}`)},
-		{Type: "user/message", SurfaceOp: appendOp, Data: raw(`{"id":"u2","role":"user","content":[{"type":"text","text":"Now delete the build cache."}],"source":{"kind":"user"}}`)},
-		{Type: "step/start", Data: raw(`{"turn":2,"step":1}`)},
-		{Type: "assistant/message", SurfaceOp: appendOp, Data: raw(`{"turn":2,"step":1,"message":{"id":"a3","role":"assistant","content":[{"type":"tool-call","id":"c2","name":"shell","arguments":"{\"cmd\":\"rm -rf .cache\"}"}],"source":{"kind":"model","provider":"deepseek","model":"deepseek-chat"}},"stream":[]}`)},
-		{Type: "tool/call", Data: raw(`{"turn":2,"step":1,"callId":"c2","name":"shell","arguments":"{\"cmd\":\"rm -rf .cache\"}"}`)},
+		events.TurnStart(2),
+		events.UserText("u2", "Now delete the build cache."),
+		events.StepStart(2, 1),
+		events.Assistant(2, 1, events.Reply{ID: "a3", Model: model, Content: []events.Block{events.ToolCallBlock("c2", "shell", `{"cmd":"rm -rf .cache"}`)}}),
+		events.ToolCall(2, 1, "c2", "shell", `{"cmd":"rm -rf .cache"}`),
 	}
-	for _, in := range rest {
-		if _, err := s.Append(ctx, in); err != nil {
+	for _, in := range turns {
+		if _, err := s.Append(ctx, appendInput(in)); err != nil {
 			return err
 		}
 	}
 	// Bad input is refused and changes nothing.
-	_, err = s.Append(ctx, session.AppendInput{Type: "user/message", Data: raw(`{"id":"u3","role":"user","content":[],"source":{"kind":"user"}}`)})
+	bad := events.User("u3", "prompt")
+	bad.SurfaceOp = nil
+	_, err = s.Append(ctx, appendInput(bad))
 	fmt.Printf("rejected append without surfaceOp: %v\n\n", err)
 
 	fmt.Println("== log (canonical envelopes)")
@@ -96,4 +92,7 @@ func run() error {
 	return nil
 }
 
-func raw(s string) []byte { return []byte(s) }
+// appendInput is in as the session's AppendInput.
+func appendInput(in events.Input) session.AppendInput {
+	return session.AppendInput{Type: in.Type, Data: in.Data, SurfaceOp: (*session.SurfaceOp)(in.SurfaceOp), SourceEventSeqs: in.SourceEventSeqs}
+}

@@ -9,24 +9,29 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/runtime/session"
 )
 
-// The demo's model target and its request header: two tools, logged as a
+// The demo's model and its request header: two tools, logged as a
 // request/header event in the first step of the log (docs/format.md).
 const (
-	provider = "mock"
-	model    = "mock-coder-1"
 	// contextWindow is what request/context reports for the mock model.
 	contextWindow = 32000
+	// pathParameters is the JSON Schema of both tools' arguments.
+	pathParameters = `{"properties":{"path":{"type":"string"}},"required":["path"],"type":"object"}`
 )
 
-var toolSchemas = []map[string]any{
-	{"name": "list_dir", "description": "List the entries of a directory of the workspace.",
-		"parameters": map[string]any{"type": "object", "properties": map[string]any{"path": map[string]any{"type": "string"}}, "required": []string{"path"}}},
-	{"name": "read_file", "description": "Read a file of the workspace.",
-		"parameters": map[string]any{"type": "object", "properties": map[string]any{"path": map[string]any{"type": "string"}}, "required": []string{"path"}}},
-}
+var (
+	model  = events.Model{Provider: "mock", Name: "mock-coder-1"}
+	header = events.Header{
+		Config: events.Config{Provider: model.Provider, Model: model.Name},
+		Tools: []events.ToolSchema{
+			{Name: "list_dir", Description: "List the entries of a directory of the workspace.", Parameters: json.RawMessage(pathParameters)},
+			{Name: "read_file", Description: "Read a file of the workspace.", Parameters: json.RawMessage(pathParameters)},
+		},
+	}
+)
 
 // call is one tool call the mock model asks for.
 type call struct{ tool, path string }
@@ -132,41 +137,25 @@ type agent struct {
 	calls   int
 }
 
-// add appends one event; surface says whether it joins the surface.
-func (a *agent) add(ctx context.Context, typ string, surface bool, data any) (session.Event, error) {
-	b, err := json.Marshal(data)
-	if err != nil {
-		return session.Event{}, err
-	}
-	in := session.AppendInput{Type: typ, Data: b}
-	if surface {
-		in.SurfaceOp = &session.SurfaceOp{}
-	}
-	return a.s.Append(ctx, in)
+// add appends one event.
+func (a *agent) add(ctx context.Context, in events.Input) (session.Event, error) {
+	return a.s.Append(ctx, session.AppendInput{Type: in.Type, Data: in.Data, SurfaceOp: (*session.SurfaceOp)(in.SurfaceOp)})
 }
-
-// message is a model message in the shape of docs/format.md.
-func message(id, role string, content []map[string]any, source map[string]any) map[string]any {
-	return map[string]any{"id": id, "role": role, "content": content, "source": source}
-}
-
-func text(s string) []map[string]any { return []map[string]any{{"type": "text", "text": s}} }
 
 // begin starts a turn: turn/start, the system prompt in the first turn of
 // the log, and the user's request.
 func (a *agent) begin(ctx context.Context, request string) error {
 	a.turn++
-	if _, err := a.add(ctx, session.TypeTurnStart, false, map[string]any{"turn": a.turn}); err != nil {
+	if _, err := a.add(ctx, events.TurnStart(a.turn)); err != nil {
 		return err
 	}
 	if a.s.Len() == 1 {
-		sys := message("sys", "system", text("You are a careful coding agent. Use the tools to look at the workspace before answering."), map[string]any{"kind": "system-prompt"})
-		if _, err := a.add(ctx, session.TypeSystemMessage, true, map[string]any{"turn": a.turn, "step": 0, "message": sys}); err != nil {
+		sys := events.System(a.turn, 0, "sys", "You are a careful coding agent. Use the tools to look at the workspace before answering.")
+		if _, err := a.add(ctx, sys); err != nil {
 			return err
 		}
 	}
-	user := message(fmt.Sprintf("u%d", a.turn), "user", text(request), map[string]any{"kind": "user"})
-	_, err := a.add(ctx, session.TypeUserMessage, true, user)
+	_, err := a.add(ctx, events.UserText(fmt.Sprintf("u%d", a.turn), request))
 	return err
 }
 
@@ -174,83 +163,72 @@ func (a *agent) begin(ctx context.Context, request string) error {
 // (or after a resume), the model's reply, and the tools it asks for. With
 // crash a tool call is logged as dispatched and step returns before its
 // result, as a process killed mid tool call would.
-func (a *agent) step(ctx context.Context, n int, r reply, headerReason string, crash func()) error {
-	if _, err := a.add(ctx, session.TypeStepStart, false, map[string]any{"turn": a.turn, "step": n}); err != nil {
+func (a *agent) step(ctx context.Context, n int, r reply, headerReason events.HeaderReason, crash func()) error {
+	if _, err := a.add(ctx, events.StepStart(a.turn, n)); err != nil {
 		return err
 	}
 	if err := a.flush(ctx); err != nil {
 		return err
 	}
 	if headerReason != "" {
-		header := map[string]any{"config": map[string]any{"provider": provider, "model": model}, "tools": toolSchemas}
-		if _, err := a.add(ctx, session.TypeRequestHeader, false, map[string]any{"header": header, "reason": headerReason}); err != nil {
+		if _, err := a.add(ctx, events.RequestHeader(header, headerReason)); err != nil {
 			return err
 		}
-		if _, err := a.add(ctx, session.TypeRequestContext, false, map[string]any{"provider": provider, "model": model, "contextWindow": contextWindow}); err != nil {
+		if _, err := a.add(ctx, events.RequestContext(events.ContextInfo{Model: model, ContextWindow: contextWindow})); err != nil {
 			return err
 		}
 		a.headers++
 	}
-	src := map[string]any{"kind": "model", "provider": provider, "model": model}
-	usage := map[string]any{"input": 0, "output": 0}
+	msg := events.Reply{ID: fmt.Sprintf("a%d-%d", a.turn, n), Model: model, Usage: &events.Usage{}}
 	if r.text != "" {
-		msg := message(fmt.Sprintf("a%d-%d", a.turn, n), "assistant", text(r.text), src)
-		if _, err := a.add(ctx, session.TypeAssistantMessage, true, map[string]any{"turn": a.turn, "step": n, "message": msg, "stream": []any{}, "usage": usage}); err != nil {
+		msg.Content = []events.Block{events.Text(r.text)}
+	}
+	ids := make([]string, len(r.calls))
+	args := make([]string, len(r.calls))
+	for i, c := range r.calls {
+		a.calls++
+		ids[i] = fmt.Sprintf("call-%d", a.calls)
+		b, _ := json.Marshal(map[string]string{"path": c.path})
+		args[i] = string(b)
+		msg.Content = append(msg.Content, events.ToolCallBlock(ids[i], c.tool, args[i]))
+	}
+	if _, err := a.add(ctx, events.Assistant(a.turn, n, msg)); err != nil {
+		return err
+	}
+	for i, c := range r.calls {
+		if _, err := a.add(ctx, events.ToolCall(a.turn, n, ids[i], c.tool, args[i])); err != nil {
 			return err
 		}
-	} else {
-		var blocks []map[string]any
-		ids := make([]string, len(r.calls))
-		for i, c := range r.calls {
-			a.calls++
-			ids[i] = fmt.Sprintf("call-%d", a.calls)
-			args, _ := json.Marshal(map[string]string{"path": c.path})
-			blocks = append(blocks, map[string]any{"type": "tool-call", "id": ids[i], "name": c.tool, "arguments": string(args)})
-		}
-		msg := message(fmt.Sprintf("a%d-%d", a.turn, n), "assistant", blocks, src)
-		if _, err := a.add(ctx, session.TypeAssistantMessage, true, map[string]any{"turn": a.turn, "step": n, "message": msg, "stream": []any{}, "usage": usage}); err != nil {
+		if err := a.flush(ctx); err != nil {
 			return err
 		}
-		for i, c := range r.calls {
-			args, _ := json.Marshal(map[string]string{"path": c.path})
-			if _, err := a.add(ctx, session.TypeToolCall, false, map[string]any{"turn": a.turn, "step": n, "callId": ids[i], "name": c.tool, "arguments": string(args)}); err != nil {
-				return err
-			}
-			if err := a.flush(ctx); err != nil {
-				return err
-			}
-			if crash != nil {
-				crash() // the crash worker never comes back from here
-			}
-			out, isErr := a.ws.run(c)
-			res := message(fmt.Sprintf("r-%s", ids[i]), "tool", text(out), map[string]any{"kind": "tool", "callId": ids[i]})
-			res["toolCallId"] = ids[i]
-			if isErr {
-				res["isError"] = true
-			}
-			if _, err := a.add(ctx, session.TypeToolResult, true, map[string]any{"turn": a.turn, "step": n, "message": res}); err != nil {
-				return err
-			}
+		if crash != nil {
+			crash() // the crash worker never comes back from here
+		}
+		out, isErr := a.ws.run(c)
+		res := events.ToolMessage{ID: "r-" + ids[i], CallID: ids[i], Content: []events.Block{events.Text(out)}, IsError: isErr}
+		if _, err := a.add(ctx, events.Tool(a.turn, n, res)); err != nil {
+			return err
 		}
 	}
-	_, err := a.add(ctx, session.TypeStepEnd, false, map[string]any{"turn": a.turn, "step": n})
+	_, err := a.add(ctx, events.StepEnd(a.turn, n))
 	return err
 }
 
 // end closes the turn as completed.
 func (a *agent) end(ctx context.Context) error {
-	_, err := a.add(ctx, session.TypeTurnEnd, false, map[string]any{"turn": a.turn, "reason": map[string]any{"kind": "completed"}})
+	_, err := a.add(ctx, events.TurnEnd(a.turn, events.Completed()))
 	return err
 }
 
 // runTurn runs a whole scripted turn; the first step logs the request
 // header with headerReason ("" when the folded header is current).
-func (a *agent) runTurn(ctx context.Context, request, headerReason string) error {
+func (a *agent) runTurn(ctx context.Context, request string, headerReason events.HeaderReason) error {
 	if err := a.begin(ctx, request); err != nil {
 		return err
 	}
 	for i, r := range script[request] {
-		reason := ""
+		var reason events.HeaderReason
 		if i == 0 {
 			reason = headerReason
 		}

@@ -27,6 +27,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/seed-e5e476df/logbook/config"
+	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/runtime/compaction"
 	"github.com/seed-e5e476df/logbook/runtime/engine"
 	"github.com/seed-e5e476df/logbook/runtime/session"
@@ -135,7 +136,7 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	ag := &agent{s: s, ws: ws, flush: flusher(e, s)}
-	if err := ag.runTurn(ctx, firstRequest, "initial"); err != nil {
+	if err := ag.runTurn(ctx, firstRequest, events.HeaderInitial); err != nil {
 		return err
 	}
 	boundary := s.Events().At(s.Events().Len() - 1).Seq() // turn/end of turn 1
@@ -178,7 +179,7 @@ func Run(ctx context.Context, o Options) error {
 	// "resume" header.
 	t.step("5. Turn 3: %q", resumeRequest)
 	ag = &agent{s: s, ws: ws, flush: flusher(e, s), turn: lastTurn(s), calls: 100}
-	if err := ag.runTurn(ctx, resumeRequest, "resume"); err != nil {
+	if err := ag.runTurn(ctx, resumeRequest, events.HeaderResume); err != nil {
 		return err
 	}
 	if err := t.surface("surface before compaction", s); err != nil {
@@ -263,7 +264,7 @@ func Worker(ctx context.Context, e *engine.Engine, ready io.Writer) error {
 	if err := ag.begin(ctx, crashRequest); err != nil {
 		return err
 	}
-	return ag.step(ctx, 1, script[crashRequest][0], "resume", func() {
+	return ag.step(ctx, 1, script[crashRequest][0], events.HeaderResume, func() {
 		fmt.Fprintln(ready, workerReady)
 		<-ctx.Done() // the parent's SIGKILL ends the process first
 	})
