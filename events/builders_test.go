@@ -165,12 +165,6 @@ func TestBuildersWriteTheDocumentedShapes(t *testing.T) {
 	}
 }
 
-// appendInput is in as the session's AppendInput.
-func appendInput(in events.Input) session.AppendInput {
-	return session.AppendInput{Type: in.Type, Data: in.Data, SurfaceOp: (*session.SurfaceOp)(in.SurfaceOp),
-		SourceEventSeqs: in.SourceEventSeqs, Ignorable: in.Ignorable}
-}
-
 func newSession(t *testing.T) *session.Session {
 	t.Helper()
 	s, err := session.New(session.Options{Header: sdk.Header{FormatVersion: sdk.FormatVersion, ID: "builders"}})
@@ -205,7 +199,7 @@ func TestInvalidInputIsRejectedAtAppend(t *testing.T) {
 		{"reasoning is for assistants", events.User("u", "prompt", events.Reasoning("r", "")), sdk.CodePayloadInvalid},
 	} {
 		s := newSession(t)
-		_, err := s.Append(context.Background(), appendInput(c.in))
+		_, err := s.Append(context.Background(), c.in)
 		var se *sdk.Error
 		if !errors.As(err, &se) || se.Code != c.want {
 			t.Errorf("%s: %v, want %s", c.rule, err, c.want)

@@ -89,7 +89,7 @@ func (g *gen) num() int64 {
 // add appends in and checks that the session stored in.Data as written.
 func (g *gen) add(in events.Input) sdk.Seq {
 	g.t.Helper()
-	e, err := g.s.Append(context.Background(), appendInput(in))
+	e, err := g.s.Append(context.Background(), in)
 	if err != nil {
 		g.t.Fatalf("%s, seed %d: %s rejected: %v\ndata %s", g.name, propertySeed, in.Type, err, in.Data)
 	}

@@ -58,14 +58,14 @@ func run() error {
 		events.ToolCall(2, 1, "c2", "shell", `{"cmd":"rm -rf .cache"}`),
 	}
 	for _, in := range turns {
-		if _, err := s.Append(ctx, appendInput(in)); err != nil {
+		if _, err := s.Append(ctx, in); err != nil {
 			return err
 		}
 	}
 	// Bad input is refused and changes nothing.
 	bad := events.User("u3", "prompt")
 	bad.SurfaceOp = nil
-	_, err = s.Append(ctx, appendInput(bad))
+	_, err = s.Append(ctx, bad)
 	fmt.Printf("rejected append without surfaceOp: %v\n\n", err)
 
 	fmt.Println("== log (canonical envelopes)")
@@ -90,9 +90,4 @@ func run() error {
 		fmt.Printf("%s\n", e.Envelope())
 	}
 	return nil
-}
-
-// appendInput is in as the session's AppendInput.
-func appendInput(in events.Input) session.AppendInput {
-	return session.AppendInput{Type: in.Type, Data: in.Data, SurfaceOp: (*session.SurfaceOp)(in.SurfaceOp), SourceEventSeqs: in.SourceEventSeqs}
 }

@@ -137,25 +137,20 @@ type agent struct {
 	calls   int
 }
 
-// add appends one event.
-func (a *agent) add(ctx context.Context, in events.Input) (session.Event, error) {
-	return a.s.Append(ctx, session.AppendInput{Type: in.Type, Data: in.Data, SurfaceOp: (*session.SurfaceOp)(in.SurfaceOp)})
-}
-
 // begin starts a turn: turn/start, the system prompt in the first turn of
 // the log, and the user's request.
 func (a *agent) begin(ctx context.Context, request string) error {
 	a.turn++
-	if _, err := a.add(ctx, events.TurnStart(a.turn)); err != nil {
+	if _, err := a.s.Append(ctx, events.TurnStart(a.turn)); err != nil {
 		return err
 	}
 	if a.s.Len() == 1 {
 		sys := events.System(a.turn, 0, "sys", "You are a careful coding agent. Use the tools to look at the workspace before answering.")
-		if _, err := a.add(ctx, sys); err != nil {
+		if _, err := a.s.Append(ctx, sys); err != nil {
 			return err
 		}
 	}
-	_, err := a.add(ctx, events.UserText(fmt.Sprintf("u%d", a.turn), request))
+	_, err := a.s.Append(ctx, events.UserText(fmt.Sprintf("u%d", a.turn), request))
 	return err
 }
 
@@ -164,17 +159,17 @@ func (a *agent) begin(ctx context.Context, request string) error {
 // crash a tool call is logged as dispatched and step returns before its
 // result, as a process killed mid tool call would.
 func (a *agent) step(ctx context.Context, n int, r reply, headerReason events.HeaderReason, crash func()) error {
-	if _, err := a.add(ctx, events.StepStart(a.turn, n)); err != nil {
+	if _, err := a.s.Append(ctx, events.StepStart(a.turn, n)); err != nil {
 		return err
 	}
 	if err := a.flush(ctx); err != nil {
 		return err
 	}
 	if headerReason != "" {
-		if _, err := a.add(ctx, events.RequestHeader(header, headerReason)); err != nil {
+		if _, err := a.s.Append(ctx, events.RequestHeader(header, headerReason)); err != nil {
 			return err
 		}
-		if _, err := a.add(ctx, events.RequestContext(events.ContextInfo{Model: model, ContextWindow: contextWindow})); err != nil {
+		if _, err := a.s.Append(ctx, events.RequestContext(events.ContextInfo{Model: model, ContextWindow: contextWindow})); err != nil {
 			return err
 		}
 		a.headers++
@@ -192,11 +187,11 @@ func (a *agent) step(ctx context.Context, n int, r reply, headerReason events.He
 		args[i] = string(b)
 		msg.Content = append(msg.Content, events.ToolCallBlock(ids[i], c.tool, args[i]))
 	}
-	if _, err := a.add(ctx, events.Assistant(a.turn, n, msg)); err != nil {
+	if _, err := a.s.Append(ctx, events.Assistant(a.turn, n, msg)); err != nil {
 		return err
 	}
 	for i, c := range r.calls {
-		if _, err := a.add(ctx, events.ToolCall(a.turn, n, ids[i], c.tool, args[i])); err != nil {
+		if _, err := a.s.Append(ctx, events.ToolCall(a.turn, n, ids[i], c.tool, args[i])); err != nil {
 			return err
 		}
 		if err := a.flush(ctx); err != nil {
@@ -207,17 +202,17 @@ func (a *agent) step(ctx context.Context, n int, r reply, headerReason events.He
 		}
 		out, isErr := a.ws.run(c)
 		res := events.ToolMessage{ID: "r-" + ids[i], CallID: ids[i], Content: []events.Block{events.Text(out)}, IsError: isErr}
-		if _, err := a.add(ctx, events.Tool(a.turn, n, res)); err != nil {
+		if _, err := a.s.Append(ctx, events.Tool(a.turn, n, res)); err != nil {
 			return err
 		}
 	}
-	_, err := a.add(ctx, events.StepEnd(a.turn, n))
+	_, err := a.s.Append(ctx, events.StepEnd(a.turn, n))
 	return err
 }
 
 // end closes the turn as completed.
 func (a *agent) end(ctx context.Context) error {
-	_, err := a.add(ctx, events.TurnEnd(a.turn, events.Completed()))
+	_, err := a.s.Append(ctx, events.TurnEnd(a.turn, events.Completed()))
 	return err
 }
 
