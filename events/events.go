@@ -1,9 +1,10 @@
 // Package events is logbook's event vocabulary for harnesses: Input, the
-// event a harness appends, with a typed builder for every core event type,
-// and Event and TranscriptEntry, what a session hands back. The in-process
-// runtime (package logbook) and the daemon client (package client) both
-// take and return these types, so code that builds a turn reads the same
-// against either. docs/format.md describes every type and payload.
+// event a harness appends, with a typed builder for every core event type
+// a harness writes, and Event and TranscriptEntry, what a session hands
+// back. The in-process runtime (package logbook) and the daemon client
+// (package client) both take and return these types, so code that builds
+// a turn reads the same against either. docs/format.md describes every
+// type and payload.
 //
 // # Builders
 //
@@ -11,7 +12,9 @@
 // builders return the Input of one core event type a harness writes, with
 // Data in the canonical form logbook stores (docs/format.md): the same
 // bytes come back from the log. Surface events are appended to the
-// surface; Input.Replacing turns one into a replacement.
+// surface; Input.Replacing turns one into a replacement. The compaction
+// and store-only types (compaction/*, session/*) have no builders:
+// logbook writes them itself.
 //
 // A builder never fails and never panics. What it cannot tell is wrong
 // without knowing the session (an empty id, a negative turn, a tool call
