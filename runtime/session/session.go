@@ -9,7 +9,8 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
-// Clock supplies epoch-millisecond times; tests inject a fake one.
+// Clock supplies epoch-millisecond times, the time of each appended event;
+// tests inject a fake one. The store's Clock (store.Clock) adds timers to it.
 type Clock interface{ NowMillis() int64 }
 
 // ClockFunc adapts a function to Clock.
@@ -18,15 +19,14 @@ type ClockFunc func() int64
 // NowMillis calls f.
 func (f ClockFunc) NowMillis() int64 { return f() }
 
+// systemClock is the wall clock, the default.
 type systemClock struct{}
 
 func (systemClock) NowMillis() int64 { return time.Now().UnixMilli() }
 
-// SystemClock is the wall clock.
-func SystemClock() Clock { return systemClock{} }
-
 // Relational is a host component's relational validator, run at step A11 of
-// Append (docs/format.md, The order of checks; never on restore). events is the log before e.
+// Append (docs/format.md, The order of checks; never on restore). events is
+// the log before e.
 type Relational interface {
 	CheckAppend(events EventList, e Event) error
 }
@@ -37,7 +37,7 @@ type Options struct {
 	// Header is the session's identity and lineage; Restore checks the
 	// lineage rules of docs/architecture.md against it.
 	Header sdk.Header
-	// Clock stamps appended events; nil means SystemClock().
+	// Clock stamps appended events; nil means the wall clock.
 	Clock Clock
 	// MaxEventBytes caps a canonical envelope; 0 means sdk.DefaultMaxEventBytes.
 	MaxEventBytes int

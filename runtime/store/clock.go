@@ -1,12 +1,17 @@
 package store
 
-import "time"
+import (
+	"time"
 
-// Clock is the store's time source: wall time for event stamps and timers
-// for the write-behind window and retry backoff. Tests inject a fake one to
-// drive timing without sleeping.
+	"github.com/seed-e5e476df/logbook/runtime/session"
+)
+
+// Clock is the store's time source: the session clock (epoch milliseconds),
+// which stamps events and times the write-behind window and retry backoff,
+// plus the timers that wake a queue. Tests inject a fake one to drive timing
+// without sleeping.
 type Clock interface {
-	Now() time.Time
+	session.Clock
 	// AfterFunc calls f in its own goroutine after d.
 	AfterFunc(d time.Duration, f func()) Timer
 }
@@ -20,13 +25,11 @@ type Timer interface {
 // SystemClock is the real clock.
 type SystemClock struct{}
 
-// Now returns time.Now().
-func (SystemClock) Now() time.Time { return time.Now() }
+// NowMillis returns the wall time in epoch milliseconds.
+func (SystemClock) NowMillis() int64 { return time.Now().UnixMilli() }
 
 // AfterFunc wraps time.AfterFunc.
 func (SystemClock) AfterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
 
-// sessionClock adapts a Clock to the session's millisecond clock.
-type sessionClock struct{ c Clock }
-
-func (s sessionClock) NowMillis() int64 { return s.c.Now().UnixMilli() }
+// clockTime returns c's time as a time.Time, for the queue's deadlines.
+func clockTime(c Clock) time.Time { return time.UnixMilli(c.NowMillis()) }

@@ -29,11 +29,15 @@ type fakeTimer struct {
 
 func newFakeClock() *fakeClock { return &fakeClock{now: time.UnixMilli(1_700_000_000_000)} }
 
+// Now returns the fake time.
 func (c *fakeClock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.now
 }
+
+// NowMillis returns the fake time in epoch milliseconds.
+func (c *fakeClock) NowMillis() int64 { return c.Now().UnixMilli() }
 
 func (c *fakeClock) AfterFunc(d time.Duration, f func()) Timer {
 	c.mu.Lock()
@@ -144,7 +148,7 @@ func (r *recorder) Append(ctx context.Context, h string, first sdk.Seq, evs [][]
 	if err == nil {
 		d, err = r.Persistence.Append(ctx, h, first, evs)
 	}
-	c := appendCall{at: r.clock.Now(), firstSeq: first, n: len(evs), err: err}
+	c := appendCall{at: clockTime(r.clock), firstSeq: first, n: len(evs), err: err}
 	r.mu.Lock()
 	r.calls = append(r.calls, c)
 	r.mu.Unlock()

@@ -160,14 +160,14 @@ func (st *Store) primary() (Backend, bool) {
 	return st.opts.Backends[0], true
 }
 
-func (st *Store) now() int64 { return st.clock.Now().UnixMilli() }
+func (st *Store) now() int64 { return st.clock.NowMillis() }
 
 // sessionOptions builds a session's options; the hooks reach ls once it is
 // filled in, and ls.ctl is bound to the session built with them.
 func (st *Store) sessionOptions(h sdk.Header, ls *live) session.Options {
 	o := session.Options{
 		Header:        h,
-		Clock:         sessionClock{st.clock},
+		Clock:         st.clock,
 		MaxEventBytes: st.opts.MaxEventBytes,
 		PluginTypes:   st.opts.PluginTypes,
 		Plugins:       st.opts.Plugins,

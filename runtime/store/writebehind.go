@@ -71,7 +71,7 @@ func (q *queue) poke() {
 // worker never puts a batch boundary inside them (docs/compaction.md), so a crash
 // persists all of them or none.
 func (q *queue) enqueue(evs []session.Event, unit bool) {
-	now := q.st.clock.Now()
+	now := clockTime(q.st.clock)
 	q.mu.Lock()
 	if q.final != nil && !q.b.primary {
 		q.mu.Unlock() // a detached mirror gets nothing more
@@ -147,7 +147,7 @@ func (q *queue) work() {
 			q.mu.Unlock()
 			return
 		}
-		now := q.st.clock.Now()
+		now := clockTime(q.st.clock)
 		draining := len(q.drains) > 0
 		backoff := now.Before(q.retryAt)
 		due := len(q.evs) > 0 && (draining || !backoff && (q.bytes >= q.st.opts.EagerBytes || !now.Before(q.arr[0].Add(q.st.opts.WriteWindow))))
@@ -258,7 +258,7 @@ func (q *queue) failed(err error) {
 		if backoff > q.st.opts.RetryMaxBackoff || backoff <= 0 {
 			backoff = q.st.opts.RetryMaxBackoff
 		}
-		q.retryAt = q.st.clock.Now().Add(backoff)
+		q.retryAt = clockTime(q.st.clock).Add(backoff)
 		return
 	}
 	q.setFinal(err)
