@@ -65,7 +65,8 @@
 //     store and the generation counts the changes of the session
 //     (materialization, each non-empty append, Hooks.SetStoredFormatVersion). An
 //     unmaterialized session's revision is "".
-//   - Handles. Names are never reused within a store; an unknown or closed
+//   - Handles. Names are never reused and never name a handle of another
+//     instance (sdk/handles keeps the table); an unknown or closed
 //     handle is HANDLE_CLOSED (Close of one is a no-op).
 //   - Context. Every call but Close fails with IO_ERROR wrapping ctx.Err()
 //     when ctx has ended, before changing anything; Read also checks

@@ -1,6 +1,9 @@
 package memory
 
-import "github.com/seed-e5e476df/logbook/sdk"
+import (
+	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/handles"
+)
 
 // Hooks changes what a store holds the way a lost lock, another build or a
 // damaged disk would, for tests of the host: what the files of a disk
@@ -24,17 +27,18 @@ func (k Hooks) DropOwnership(id string) bool {
 	b := k.b
 	b.st.mu.Lock()
 	defer b.st.mu.Unlock()
-	if hd, ok := b.created(id); ok {
-		hd.lost = true
-		b.abandon(hd)
-		return true
+	hd, own := b.created(id)
+	if _, stored := b.st.sessions[id]; stored {
+		hd = b.st.claims.Holder(id)
+	} else if !own {
+		return false
 	}
-	if s, ok := b.st.sessions[id]; ok && s.owner != nil {
-		s.owner.lost = true
-		s.owner = nil
-		return true
+	if hd == nil {
+		return false
 	}
-	return false
+	hd.lost = true
+	b.st.claims.Release(id, hd)
+	return true
 }
 
 // SetStoredFormatVersion rewrites the "version" member of the stored header
@@ -48,7 +52,7 @@ func (k Hooks) SetStoredFormatVersion(id, literal string) error {
 	defer b.st.mu.Unlock()
 	s, ok := b.st.sessions[id]
 	if !ok {
-		return notFound(id)
+		return handles.NotFound(op, id)
 	}
 	// The header is headerjson's canonical encoding: the version literal
 	// follows this prefix and ends at the next comma.
@@ -81,7 +85,7 @@ func (k Hooks) Damage(id string, seq int64, reason string) error {
 	defer b.st.mu.Unlock()
 	s, ok := b.st.sessions[id]
 	if !ok {
-		return notFound(id)
+		return handles.NotFound(op, id)
 	}
 	if seq < 0 || seq >= int64(len(s.events)) {
 		return withSession(sdk.Errorf(sdk.CodeInvalidSeq, op, "cannot damage event %d: the log holds %d events", seq, len(s.events)), id)

@@ -6,9 +6,11 @@ import (
 	"encoding/hex"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/handles"
 	"github.com/seed-e5e476df/logbook/sdk/headerjson"
 )
 
@@ -30,8 +32,7 @@ const (
 type Backend struct {
 	st *store
 
-	// Guarded by st.mu.
-	handles map[string]*handle // open handles of this instance
+	handles *handles.Table[handle] // open handles of this instance
 }
 
 // store is what the instances of one storage share.
@@ -39,11 +40,10 @@ type store struct {
 	mu       sync.Mutex
 	name     string // random; the first part of every revision
 	sessions map[string]*session
-	// creating holds the write claim of every unmaterialized create of
-	// every instance: session id → its create handle (an instance's own
-	// are those among its handles, see created).
-	creating map[string]*handle
-	handleN  uint64 // handle names are "h" + handleN, never reused
+	// claims holds the write claim of every session of every instance:
+	// its write handle, or its create handle while it is not stored (an
+	// instance's own creates are those among its handles, see created).
+	claims *handles.Claims[handle]
 }
 
 type session struct {
@@ -51,24 +51,26 @@ type session struct {
 	events [][]byte // append-only; a published element is never written again
 	size   int64    // len(header) + Σ len(event)
 	gen    uint64   // changes of the session; ≥ 1 once stored
-	owner  *handle  // the write claim; nil when free
 	damage *damage  // set by Hooks.Damage
 }
 
+// handle is an open handle; its fields after write are guarded by
+// store.mu.
 type handle struct {
 	name    string
 	id      string
 	write   bool
-	pending []byte // canonical header of a create not yet materialized; nil otherwise
-	lost    bool   // the claim was dropped (DropOwnership)
-	floor   int    // most events this handle has seen (read or appended)
+	pending []byte     // canonical header of a create not yet materialized; nil otherwise
+	header  sdk.Header // the create's header, while pending
+	lost    bool       // the claim was dropped (DropOwnership)
+	floor   int        // most events this handle has seen (read or appended)
 }
 
 // New returns an instance over a fresh, empty store.
 func New() *Backend {
 	var r [6]byte
 	_, _ = rand.Read(r[:]) // crypto/rand.Read never fails (Go ≥ 1.24)
-	return newInstance(&store{name: hex.EncodeToString(r[:]), sessions: map[string]*session{}, creating: map[string]*handle{}})
+	return newInstance(&store{name: hex.EncodeToString(r[:]), sessions: map[string]*session{}, claims: handles.NewClaims[handle]()})
 }
 
 // Peer returns a second instance over b's store, as another process over
@@ -78,12 +80,12 @@ func New() *Backend {
 func (b *Backend) Peer() *Backend { return newInstance(b.st) }
 
 func newInstance(st *store) *Backend {
-	return &Backend{st: st, handles: map[string]*handle{}}
+	return &Backend{st: st, handles: handles.NewTable[handle](op)}
 }
 
 // Describe reports the name "memory", format version 1 and no compression.
 func (b *Backend) Describe(ctx context.Context) (sdk.Description, error) {
-	if err := ended(ctx, "describe"); err != nil {
+	if err := handles.Ended(ctx, op, "describe"); err != nil {
 		return sdk.Description{}, err
 	}
 	return sdk.Description{Name: Name, FormatVersion: sdk.FormatVersion}, nil
@@ -94,37 +96,27 @@ func (b *Backend) Describe(ctx context.Context) (sdk.Description, error) {
 // SESSION_ALREADY_EXISTS and an Open(write) ALREADY_OWNED. See the package
 // documentation for when the session materializes.
 func (b *Backend) Create(ctx context.Context, h sdk.Header) (sdk.Opened, error) {
-	if err := ended(ctx, "create"); err != nil {
+	if err := handles.Ended(ctx, op, "create"); err != nil {
 		return sdk.Opened{}, err
 	}
-	if err := sdk.ValidateSessionID(h.ID); err != nil {
+	h, hdr, err := handles.CheckCreate(op, h, artifact)
+	if err != nil {
 		return sdk.Opened{}, err
 	}
-	if h.FormatVersion != 0 && h.FormatVersion != sdk.FormatVersion {
-		return sdk.Opened{}, withSession(sdk.Errorf(sdk.CodeFormatUnsupported, op, "this backend writes logbook format v%d; the header asks for v%d", sdk.FormatVersion, h.FormatVersion), h.ID)
-	}
-	hdr := headerjson.Encode(h)
-	// Never store a header that could not be read back.
-	if _, err := headerjson.Decode(hdr, h.ID, artifact); err != nil {
-		return sdk.Opened{}, &sdk.Error{Code: sdk.CodeHeaderInvalid, Op: op, SessionID: h.ID, Seq: -1, Index: -1,
-			Detail: "the session header would not read back", Err: err}
-	}
-	h.FormatVersion = sdk.FormatVersion
 
 	b.st.mu.Lock()
 	defer b.st.mu.Unlock()
 	if _, ok := b.st.sessions[h.ID]; ok {
-		return sdk.Opened{}, alreadyExists(h.ID, "it is stored")
+		return sdk.Opened{}, handles.AlreadyExists(op, h.ID, "it is stored")
 	}
-	if _, ok := b.created(h.ID); ok {
-		return sdk.Opened{}, alreadyExists(h.ID, "it was created in this instance and is not stored yet")
+	hd := &handle{id: h.ID, write: true, pending: hdr, header: h}
+	if holder, ok := b.st.claims.Take(h.ID, hd); !ok {
+		if b.handles.Has(holder.name, holder) {
+			return sdk.Opened{}, handles.AlreadyExists(op, h.ID, "it was created in this instance and is not stored yet")
+		}
+		return sdk.Opened{}, handles.AlreadyExists(op, h.ID, "another instance created it and holds its write claim")
 	}
-	if _, ok := b.st.creating[h.ID]; ok {
-		return sdk.Opened{}, alreadyExists(h.ID, "another instance created it and holds its write claim")
-	}
-	hd := b.newHandle(h.ID, true)
-	hd.pending = hdr
-	b.st.creating[h.ID] = hd
+	b.register(hd)
 	return sdk.Opened{Handle: hd.name, Header: h, NextSeq: 0, Revision: ""}, nil
 }
 
@@ -132,23 +124,21 @@ func (b *Backend) Create(ctx context.Context, h sdk.Header) (sdk.Opened, error) 
 // (ALREADY_OWNED when any instance of the store holds it); AccessRead takes
 // none. There is never a torn tail in memory, so Torn is always zero.
 func (b *Backend) Open(ctx context.Context, id string, access sdk.Access) (sdk.Opened, error) {
-	if err := ended(ctx, "open"); err != nil {
+	if err := handles.Ended(ctx, op, "open"); err != nil {
 		return sdk.Opened{}, err
 	}
-	if access != sdk.AccessRead && access != sdk.AccessWrite {
-		return sdk.Opened{}, withSession(sdk.Errorf(sdk.CodeUsage, op, "access must be read (1) or write (2); got %d", access), id)
-	}
-	if err := sdk.ValidateSessionID(id); err != nil {
+	if err := handles.CheckOpen(op, id, access); err != nil {
 		return sdk.Opened{}, err
 	}
+	write := access == sdk.AccessWrite
 	b.st.mu.Lock()
 	defer b.st.mu.Unlock()
 	s, ok := b.st.sessions[id]
 	if !ok {
-		if _, creating := b.st.creating[id]; creating && access == sdk.AccessWrite {
-			return sdk.Opened{}, withSession(sdk.Errorf(sdk.CodeAlreadyOwned, op, "session %s is already open for writing: a create handle holds it, and it is not stored yet; close that handle first", strconv.Quote(id)), id)
+		if write && b.st.claims.Holder(id) != nil {
+			return sdk.Opened{}, handles.AlreadyOwned(op, id, "a create handle holds it, and it is not stored yet")
 		}
-		return sdk.Opened{}, notFound(id)
+		return sdk.Opened{}, handles.NotFound(op, id)
 	}
 	h, err := headerjson.Decode(s.header, id, artifact)
 	if err != nil {
@@ -157,20 +147,20 @@ func (b *Backend) Open(ctx context.Context, id string, access sdk.Access) (sdk.O
 	if s.damage != nil {
 		return sdk.Opened{}, s.damage.corrupt(id)
 	}
-	if access == sdk.AccessWrite && s.owner != nil {
-		return sdk.Opened{}, withSession(sdk.Errorf(sdk.CodeAlreadyOwned, op, "session %s is already open for writing by another handle; close that handle first", strconv.Quote(id)), id)
+	hd := &handle{id: id, write: write}
+	if write {
+		if _, ok := b.st.claims.Take(id, hd); !ok {
+			return sdk.Opened{}, handles.AlreadyOwned(op, id, "another handle holds it")
+		}
 	}
-	hd := b.newHandle(id, access == sdk.AccessWrite)
-	if hd.write {
-		s.owner = hd
-	}
+	b.register(hd)
 	return sdk.Opened{Handle: hd.name, Header: h, NextSeq: sdk.Offset(len(s.events)), Revision: b.st.revision(s)}, nil
 }
 
 // Append stores events at firstSeq onwards under compare-and-set, all or
 // nothing. The events are copied; the caller may reuse its buffers.
 func (b *Backend) Append(ctx context.Context, handle string, firstSeq sdk.Seq, events [][]byte) (sdk.Durable, error) {
-	if err := ended(ctx, "append"); err != nil {
+	if err := handles.Ended(ctx, op, "append"); err != nil {
 		return sdk.Durable{}, err
 	}
 
@@ -182,8 +172,8 @@ func (b *Backend) Append(ctx context.Context, handle string, firstSeq sdk.Seq, e
 	if err != nil {
 		return sdk.Durable{}, err
 	}
-	if _, err := sdk.NewSeq("firstSeq", int64(firstSeq)); err != nil {
-		return sdk.Durable{}, withSession(err.(*sdk.Error), hd.id)
+	if err := handles.CheckAppend(hd.id, firstSeq); err != nil {
+		return sdk.Durable{}, err
 	}
 	if err := checkBatch(firstSeq, events); err != nil {
 		return sdk.Durable{}, withSession(err, hd.id)
@@ -202,9 +192,7 @@ func (b *Backend) Append(ctx context.Context, handle string, firstSeq sdk.Seq, e
 		next = len(s.events)
 	}
 	if int64(firstSeq) != int64(next) {
-		e := sdk.Errorf(sdk.CodeSeqConflict, op, "compare-and-set failed: firstSeq %d but the stored next seq is %d", firstSeq, next)
-		e.SessionID, e.Seq = hd.id, int64(firstSeq)
-		return sdk.Durable{}, e
+		return sdk.Durable{}, handles.SeqConflict(op, hd.id, int64(firstSeq), int64(next))
 	}
 	if len(batch) == 0 {
 		return b.durable(hd), nil
@@ -227,24 +215,18 @@ func (b *Backend) Append(ctx context.Context, handle string, firstSeq sdk.Seq, e
 // min(offset+length, end)); length -1 reads to the end. Each chunk is a
 // fresh copy fn may keep.
 func (b *Backend) Read(ctx context.Context, handle string, offset sdk.Offset, length int64, fn func(events [][]byte) error) error {
-	if err := ended(ctx, "read"); err != nil {
+	if err := handles.Ended(ctx, op, "read"); err != nil {
 		return err
 	}
 	b.st.mu.Lock()
-	hd, err := b.open(handle)
+	hd, err := b.handles.Get(handle)
 	if err != nil {
 		b.st.mu.Unlock()
 		return err
 	}
-	if _, err := sdk.NewOffset("offset", int64(offset)); err != nil {
+	if err := handles.CheckRead(hd.id, offset, length); err != nil {
 		b.st.mu.Unlock()
-		return withSession(err.(*sdk.Error), hd.id)
-	}
-	if length != -1 {
-		if _, err := sdk.NewOffset("length", length); err != nil {
-			b.st.mu.Unlock()
-			return withSession(err.(*sdk.Error), hd.id)
-		}
+		return err
 	}
 	var stored [][]byte
 	if s := b.st.sessions[hd.id]; s != nil && hd.pending == nil {
@@ -261,11 +243,7 @@ func (b *Backend) Read(ctx context.Context, handle string, offset sdk.Offset, le
 
 	// Stored events are never written again, so they are copied out
 	// without the lock.
-	end := int64(len(stored))
-	if length != -1 && int64(offset) < end && length < end-int64(offset) {
-		end = int64(offset) + length
-	}
-	return emit(ctx, stored, int64(offset), end, fn)
+	return emit(ctx, stored, int64(offset), handles.ReadEnd(offset, length, int64(len(stored))), fn)
 }
 
 // emit calls fn with fresh copies of stored[from:end] in chunks of at most
@@ -273,7 +251,7 @@ func (b *Backend) Read(ctx context.Context, handle string, offset sdk.Offset, le
 // before each.
 func emit(ctx context.Context, stored [][]byte, from, end int64, fn func(events [][]byte) error) error {
 	for i := from; i < end; {
-		if err := ended(ctx, "read"); err != nil {
+		if err := handles.Ended(ctx, op, "read"); err != nil {
 			return err
 		}
 		j, n := i, 0
@@ -292,12 +270,12 @@ func emit(ctx context.Context, stored [][]byte, from, end int64, fn func(events 
 // Flush materializes a pending create and reports the stored next seq; in
 // memory everything acknowledged is already as durable as it gets.
 func (b *Backend) Flush(ctx context.Context, handle string) (sdk.Durable, error) {
-	if err := ended(ctx, "flush"); err != nil {
+	if err := handles.Ended(ctx, op, "flush"); err != nil {
 		return sdk.Durable{}, err
 	}
 	b.st.mu.Lock()
 	defer b.st.mu.Unlock()
-	hd, err := b.open(handle)
+	hd, err := b.handles.Get(handle)
 	if err != nil {
 		return sdk.Durable{}, err
 	}
@@ -319,16 +297,8 @@ func (b *Backend) Flush(ctx context.Context, handle string) (sdk.Durable, error)
 func (b *Backend) Close(_ context.Context, handle string) error {
 	b.st.mu.Lock()
 	defer b.st.mu.Unlock()
-	hd, ok := b.handles[handle]
-	if !ok {
-		return nil
-	}
-	delete(b.handles, handle)
-	if hd.pending != nil {
-		b.abandon(hd)
-	}
-	if s := b.st.sessions[hd.id]; s != nil && s.owner == hd {
-		s.owner = nil
+	if hd, ok := b.handles.Remove(handle); ok {
+		b.st.claims.Release(hd.id, hd)
 	}
 	return nil
 }
@@ -336,7 +306,7 @@ func (b *Backend) Close(_ context.Context, handle string) error {
 // Stat describes a stored session. An unmaterialized create is
 // SESSION_NOT_FOUND.
 func (b *Backend) Stat(ctx context.Context, id string) (sdk.Stat, error) {
-	if err := ended(ctx, "stat"); err != nil {
+	if err := handles.Ended(ctx, op, "stat"); err != nil {
 		return sdk.Stat{}, err
 	}
 	if err := sdk.ValidateSessionID(id); err != nil {
@@ -346,7 +316,7 @@ func (b *Backend) Stat(ctx context.Context, id string) (sdk.Stat, error) {
 	defer b.st.mu.Unlock()
 	s, ok := b.st.sessions[id]
 	if !ok {
-		return sdk.Stat{}, notFound(id)
+		return sdk.Stat{}, handles.NotFound(op, id)
 	}
 	h, err := headerjson.Decode(s.header, id, artifact)
 	if err != nil {
@@ -361,44 +331,28 @@ func (b *Backend) Stat(ctx context.Context, id string) (sdk.Stat, error) {
 // lock held and may call b; an error from fn ends the listing and is
 // returned as is.
 func (b *Backend) List(ctx context.Context, fn func(sdk.ListEntry) error) error {
-	if err := ended(ctx, "list"); err != nil {
+	if err := handles.Ended(ctx, op, "list"); err != nil {
 		return err
 	}
-	type item struct {
-		id, rev string
-		header  []byte
-	}
 	b.st.mu.Lock()
-	items := make([]item, 0, len(b.st.sessions)+len(b.st.creating))
-	for id, s := range b.st.sessions {
-		items = append(items, item{id, b.st.revision(s), s.header})
-	}
-	for id := range b.st.creating {
-		if hd, own := b.created(id); own {
-			if _, stored := b.st.sessions[id]; !stored {
-				items = append(items, item{id, "", hd.pending})
-			}
-		}
-	}
-	b.st.mu.Unlock()
-	slices.SortFunc(items, func(x, y item) int {
-		switch {
-		case x.id < y.id:
-			return -1
-		case x.id > y.id:
-			return 1
-		}
-		return 0
+	entries := b.st.claims.Pending(func(id string, hd *handle) (sdk.Header, bool) {
+		_, stored := b.st.sessions[id]
+		return hd.header, hd.pending != nil && !stored && b.handles.Has(hd.name, hd)
 	})
-	for _, it := range items {
-		if err := ended(ctx, "list"); err != nil {
-			return err
-		}
-		e := sdk.ListEntry{ID: it.id}
-		if h, err := headerjson.Decode(it.header, it.id, artifact); err != nil {
+	for id, s := range b.st.sessions {
+		e := sdk.ListEntry{ID: id}
+		if h, err := headerjson.Decode(s.header, id, artifact); err != nil {
 			e.Err = err
 		} else {
-			e.Header, e.Revision = h, it.rev
+			e.Header, e.Revision = h, b.st.revision(s)
+		}
+		entries = append(entries, e)
+	}
+	b.st.mu.Unlock()
+	slices.SortFunc(entries, func(x, y sdk.ListEntry) int { return strings.Compare(x.ID, y.ID) })
+	for _, e := range entries {
+		if err := handles.Ended(ctx, op, "list"); err != nil {
+			return err
 		}
 		if err := fn(e); err != nil {
 			return err
@@ -407,32 +361,21 @@ func (b *Backend) List(ctx context.Context, fn func(sdk.ListEntry) error) error 
 	return nil
 }
 
-// newHandle registers a handle; b.st.mu is held.
-func (b *Backend) newHandle(id string, write bool) *handle {
-	b.st.handleN++
-	hd := &handle{name: "h" + strconv.FormatUint(b.st.handleN, 10), id: id, write: write}
-	b.handles[hd.name] = hd
-	return hd
-}
-
-// open resolves an open handle of this instance; b.st.mu is held.
-func (b *Backend) open(name string) (*handle, error) {
-	hd, ok := b.handles[name]
-	if !ok {
-		return nil, sdk.Errorf(sdk.CodeHandleClosed, op, "handle %s is closed or was never opened by this instance", strconv.Quote(name))
-	}
-	return hd, nil
+// register names hd and makes it an open handle of this instance.
+func (b *Backend) register(hd *handle) {
+	hd.name = b.handles.NewName()
+	b.handles.Put(hd.name, hd)
 }
 
 // writable resolves an open write handle that still holds its claim;
 // b.st.mu is held.
 func (b *Backend) writable(name string) (*handle, error) {
-	hd, err := b.open(name)
+	hd, err := b.handles.Get(name)
 	if err != nil {
 		return nil, err
 	}
 	if !hd.write {
-		return nil, withSession(sdk.Errorf(sdk.CodeReadOnlyHandle, op, "handle %s was opened for reading; open the session for writing to append", strconv.Quote(name)), hd.id)
+		return nil, handles.ReadOnly(op, hd.id, name)
 	}
 	if hd.lost {
 		return nil, withSession(sdk.Errorf(sdk.CodeOwnershipLost, op, "handle %s no longer holds the write claim on session %s", strconv.Quote(name), strconv.Quote(hd.id)), hd.id)
@@ -444,27 +387,19 @@ func (b *Backend) writable(name string) (*handle, error) {
 // write claim; b.st.mu is held.
 func (b *Backend) materialize(hd *handle) (*session, error) {
 	if _, ok := b.st.sessions[hd.id]; ok {
-		return nil, alreadyExists(hd.id, "another instance stored it first")
+		return nil, handles.AlreadyExists(op, hd.id, "another instance stored it first")
 	}
-	s := &session{header: hd.pending, size: int64(len(hd.pending)), gen: 1, owner: hd}
+	s := &session{header: hd.pending, size: int64(len(hd.pending)), gen: 1}
 	b.st.sessions[hd.id] = s
-	b.abandon(hd)
-	hd.pending = nil
+	hd.pending, hd.header = nil, sdk.Header{}
 	return s, nil
-}
-
-// abandon drops hd's pending create and its claim; b.st.mu is held.
-func (b *Backend) abandon(hd *handle) {
-	if b.st.creating[hd.id] == hd {
-		delete(b.st.creating, hd.id)
-	}
 }
 
 // created returns the unmaterialized create of id that this instance
 // holds, if any; b.st.mu is held.
 func (b *Backend) created(id string) (*handle, bool) {
-	hd, ok := b.st.creating[id]
-	return hd, ok && b.handles[hd.name] == hd
+	hd := b.st.claims.Holder(id)
+	return hd, hd != nil && hd.pending != nil && b.handles.Has(hd.name, hd)
 }
 
 // durable is the stored next seq and revision of hd's session; b.st.mu is
@@ -498,25 +433,8 @@ func copyBatch(events [][]byte) [][]byte {
 	return out
 }
 
-// ended reports a context that has ended as IO_ERROR wrapping ctx.Err(),
-// the code a gRPC client gives a cancelled call (docs/errors.md).
-func ended(ctx context.Context, what string) error {
-	if err := ctx.Err(); err != nil {
-		return &sdk.Error{Code: sdk.CodeIOError, Op: op, Seq: -1, Index: -1, Detail: what + " not done: the context ended", Err: err}
-	}
-	return nil
-}
-
 func withSession(e *sdk.Error, id string) *sdk.Error {
 	c := *e
 	c.SessionID = id
 	return &c
-}
-
-func notFound(id string) error {
-	return withSession(sdk.Errorf(sdk.CodeSessionNotFound, op, "no stored session %s", strconv.Quote(id)), id)
-}
-
-func alreadyExists(id, why string) error {
-	return withSession(sdk.Errorf(sdk.CodeSessionAlreadyExists, op, "session %s already exists: %s", strconv.Quote(id), why), id)
 }

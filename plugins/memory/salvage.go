@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/handles"
 	"github.com/seed-e5e476df/logbook/sdk/headerjson"
 )
 
@@ -25,7 +26,7 @@ func (d *damage) corrupt(id string) error {
 // the chunks Read uses. A header that does not pass the format gate fails
 // as Open does.
 func (b *Backend) ReadDamaged(ctx context.Context, id string, fn func(events [][]byte) error) (sdk.Damaged, error) {
-	if err := ended(ctx, "read damaged"); err != nil {
+	if err := handles.Ended(ctx, op, "read damaged"); err != nil {
 		return sdk.Damaged{}, err
 	}
 	if err := sdk.ValidateSessionID(id); err != nil {
@@ -35,7 +36,7 @@ func (b *Backend) ReadDamaged(ctx context.Context, id string, fn func(events [][
 	s, ok := b.st.sessions[id]
 	if !ok {
 		b.st.mu.Unlock()
-		return sdk.Damaged{}, notFound(id)
+		return sdk.Damaged{}, handles.NotFound(op, id)
 	}
 	h, err := headerjson.Decode(s.header, id, artifact)
 	if err != nil {
