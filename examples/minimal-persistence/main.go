@@ -13,7 +13,10 @@
 // over one root could both write a session); checksums (damage inside a file
 // goes unnoticed). An incomplete last line, left by a crash during an append,
 // is never returned, and a write open cuts it off without keeping a copy.
-// Calls read whole files, under one mutex: simple, not fast.
+// Calls read whole files, under one mutex: simple, not fast. The bookkeeping
+// every backend shares (handle names, write claims, creates not stored yet,
+// argument checks, the contract's errors) comes from sdk/handles, and the
+// atomic creation of a file from sdk/durable.
 package main
 
 import (
@@ -25,18 +28,21 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/durable"
+	"github.com/seed-e5e476df/logbook/sdk/handles"
 	"github.com/seed-e5e476df/logbook/sdk/headerjson"
 	"github.com/seed-e5e476df/logbook/sdk/jsonv"
 	"github.com/seed-e5e476df/logbook/sdk/pluginrpc"
 )
 
 func main() {
-	b := &backend{handles: map[string]*handle{}}
+	b := newBackend()
 	pluginrpc.Serve(pluginrpc.ServeConfig{
 		Info:         sdk.Info{Name: "minimal", Version: "0.1.0", Kinds: []sdk.Kind{sdk.KindPersistence}},
 		Persistence:  b,
@@ -44,19 +50,26 @@ func main() {
 	})
 }
 
+// op is the Op of the backend's errors.
+const op = "minimal"
+
 // backend implements sdk.Persistence and sdk.Configurable. The files are its
-// only state besides the open handles.
+// only state besides the open handles and their claims.
 type backend struct {
-	mu      sync.Mutex
+	mu      sync.Mutex // serializes every call that reads or writes files
 	root    string
-	n       int                // handles made so far, so names are never reused
-	handles map[string]*handle // the open handles by name
+	handles *handles.Table[handle]  // the open handles by name
+	claims  *handles.Claims[handle] // session id → its write handle or create
 }
 
 type handle struct {
 	id      string
-	write   bool        // an open write handle is its session's write claim
+	write   bool        // a write handle holds its session's claim
 	pending *sdk.Header // a create's header, until its session is stored
+}
+
+func newBackend() *backend {
+	return &backend{handles: handles.NewTable[handle](op), claims: handles.NewClaims[handle]()}
 }
 
 // file is a session file as load reads it.
@@ -70,7 +83,7 @@ type file struct {
 func (b *backend) Configure(_ context.Context, config []byte) error {
 	var c struct{ Root string }
 	if err := json.Unmarshal(config, &c); err != nil || !filepath.IsAbs(c.Root) {
-		return sdk.Errorf(sdk.CodeConfigInvalid, "minimal", `want {"root": "<absolute directory>"}; got %s`, config)
+		return sdk.Errorf(sdk.CodeConfigInvalid, op, `want {"root": "<absolute directory>"}; got %s`, config)
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -79,48 +92,61 @@ func (b *backend) Configure(_ context.Context, config []byte) error {
 }
 
 func (b *backend) Describe(ctx context.Context) (sdk.Description, error) {
-	return sdk.Description{Name: "minimal", FormatVersion: sdk.FormatVersion}, ioError("", ctx.Err())
+	return sdk.Description{Name: "minimal", FormatVersion: sdk.FormatVersion}, handles.Ended(ctx, op, "describe")
 }
 
 func (b *backend) Create(ctx context.Context, h sdk.Header) (sdk.Opened, error) {
-	if err := b.lock(ctx, h.ID); err != nil {
-		return sdk.Opened{}, err
-	}
-	defer b.mu.Unlock()
-	stored, err := headerjson.Decode(headerjson.Encode(h), h.ID, "") // refuse a header that would not read back
+	h, _, err := handles.CheckCreate(op, h, "") // the id, the version, a header that reads back
 	if err != nil {
 		return sdk.Opened{}, err
 	}
-	if _, err := os.Stat(b.path(h.ID)); err == nil || b.writer(h.ID) != nil {
-		return sdk.Opened{}, fail(sdk.CodeSessionAlreadyExists, h.ID, "the session exists")
+	if err := b.lock(ctx, "create"); err != nil {
+		return sdk.Opened{}, err
 	}
-	name := b.newHandle(&handle{id: h.ID, write: true, pending: &stored})
-	return sdk.Opened{Handle: name, Header: stored}, nil
+	defer b.mu.Unlock()
+	if _, err := os.Stat(b.path(h.ID)); err == nil {
+		return sdk.Opened{}, handles.AlreadyExists(op, h.ID, "it is stored")
+	}
+	hd := &handle{id: h.ID, write: true, pending: &h}
+	if _, ok := b.claims.Take(h.ID, hd); !ok { // the claim comes with the create
+		return sdk.Opened{}, handles.AlreadyExists(op, h.ID, "a handle of this process holds its write claim")
+	}
+	return sdk.Opened{Handle: b.register(hd), Header: h}, nil
 }
 
 func (b *backend) Open(ctx context.Context, id string, access sdk.Access) (sdk.Opened, error) {
-	if err := b.lock(ctx, id); err != nil {
+	if err := handles.CheckOpen(op, id, access); err != nil {
+		return sdk.Opened{}, err
+	}
+	if err := b.lock(ctx, "open"); err != nil {
 		return sdk.Opened{}, err
 	}
 	defer b.mu.Unlock()
-	f, err := b.load(id)
 	write := access == sdk.AccessWrite
-	// A create holds the claim before its session is stored, too.
-	if (err == nil || errors.Is(err, sdk.ErrSessionNotFound)) && write && b.writer(id) != nil {
-		err = fail(sdk.CodeAlreadyOwned, id, "another handle holds the write claim")
-	}
-	var torn sdk.Torn
-	if err == nil && f.torn > 0 {
-		torn = sdk.Torn{Bytes: f.torn, FromSeq: sdk.Seq(len(f.events))}
-		if write { // cut the incomplete line, so that appends start a new one
-			err = ioError(id, os.Truncate(b.path(id), f.size))
-		}
-	}
+	f, err := b.load(id)
 	if err != nil {
+		if write && errors.Is(err, sdk.ErrSessionNotFound) && b.claims.Holder(id) != nil {
+			err = handles.AlreadyOwned(op, id, "a create handle holds it, and it is not stored yet")
+		}
 		return sdk.Opened{}, err
 	}
-	name := b.newHandle(&handle{id: id, write: write})
-	return sdk.Opened{Handle: name, Header: f.header, NextSeq: sdk.Offset(len(f.events)), Revision: rev(f.size), Torn: torn}, nil
+	hd := &handle{id: id, write: write}
+	if write {
+		if _, ok := b.claims.Take(id, hd); !ok {
+			return sdk.Opened{}, handles.AlreadyOwned(op, id, "another handle holds it")
+		}
+	}
+	var torn sdk.Torn
+	if f.torn > 0 {
+		torn = sdk.Torn{Bytes: f.torn, FromSeq: sdk.Seq(len(f.events))}
+		if write { // cut the incomplete line, so that appends start a new one
+			if err := ioError(id, os.Truncate(b.path(id), f.size)); err != nil {
+				b.claims.Release(id, hd)
+				return sdk.Opened{}, err
+			}
+		}
+	}
+	return sdk.Opened{Handle: b.register(hd), Header: f.header, NextSeq: sdk.Offset(len(f.events)), Revision: rev(f.size), Torn: torn}, nil
 }
 
 func (b *backend) Append(ctx context.Context, h string, first sdk.Seq, events [][]byte) (sdk.Durable, error) {
@@ -130,7 +156,10 @@ func (b *backend) Append(ctx context.Context, h string, first sdk.Seq, events []
 	}
 	defer b.mu.Unlock()
 	if !hd.write {
-		return sdk.Durable{}, fail(sdk.CodeReadOnlyHandle, hd.id, "handle %q was opened for reading", h)
+		return sdk.Durable{}, handles.ReadOnly(op, hd.id, h)
+	}
+	if err := handles.CheckAppend(hd.id, first); err != nil {
+		return sdk.Durable{}, err
 	}
 	var lines []byte // a copy: the caller may reuse the event buffers
 	for i, ev := range events {
@@ -150,12 +179,12 @@ func (b *backend) Append(ctx context.Context, h string, first sdk.Seq, events []
 		}
 	}
 	if int(first) != len(stored.events) { // the compare-and-set
-		return sdk.Durable{}, fail(sdk.CodeSeqConflict, hd.id, "firstSeq %d but the stored next seq is %d", first, len(stored.events))
+		return sdk.Durable{}, handles.SeqConflict(op, hd.id, int64(first), int64(len(stored.events)))
 	}
 	if hd.pending != nil {
 		err = b.materialize(hd, lines)
 	} else {
-		err = writeSync(b.path(hd.id), os.O_APPEND, lines, stored.size)
+		err = appendSync(b.path(hd.id), lines, stored.size)
 	}
 	if err != nil {
 		return sdk.Durable{}, ioError(hd.id, err)
@@ -170,8 +199,8 @@ func (b *backend) Read(ctx context.Context, h string, offset sdk.Offset, length 
 		return err
 	}
 	defer b.mu.Unlock()
-	if offset < 0 || length < -1 {
-		return fail(sdk.CodeInvalidSeq, hd.id, "offset %d must be ≥ 0 and length %d ≥ -1", offset, length)
+	if err := handles.CheckRead(hd.id, offset, length); err != nil {
+		return err
 	}
 	if hd.pending != nil { // a create that stored nothing has no events
 		return nil
@@ -180,11 +209,11 @@ func (b *backend) Read(ctx context.Context, h string, offset sdk.Offset, length 
 	if err != nil {
 		return err
 	}
-	events := f.events[min(int(offset), len(f.events)):]
-	if length != -1 && length < int64(len(events)) {
-		events = events[:length]
+	end := handles.ReadEnd(offset, length, int64(len(f.events)))
+	if int64(offset) >= end {
+		return nil
 	}
-	return fn(events)
+	return fn(f.events[offset:end])
 }
 
 // Flush has nothing to sync (every append was), but stores an empty create.
@@ -205,14 +234,17 @@ func (b *backend) Flush(ctx context.Context, h string) (sdk.Durable, error) {
 // Close releases the handle, and with it a write claim; a create that stored
 // nothing is abandoned.
 func (b *backend) Close(_ context.Context, h string) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	delete(b.handles, h)
+	if hd, ok := b.handles.Remove(h); ok {
+		b.claims.Release(hd.id, hd)
+	}
 	return nil
 }
 
 func (b *backend) Stat(ctx context.Context, id string) (sdk.Stat, error) {
-	if err := b.lock(ctx, id); err != nil {
+	if err := sdk.ValidateSessionID(id); err != nil {
+		return sdk.Stat{}, err
+	}
+	if err := b.lock(ctx, "stat"); err != nil {
 		return sdk.Stat{}, err
 	}
 	defer b.mu.Unlock()
@@ -224,7 +256,7 @@ func (b *backend) Stat(ctx context.Context, id string) (sdk.Stat, error) {
 // List reports every stored session, plus the creates of this process that
 // have stored nothing yet.
 func (b *backend) List(ctx context.Context, fn func(sdk.ListEntry) error) error {
-	if err := b.lock(ctx); err != nil {
+	if err := b.lock(ctx, "list"); err != nil {
 		return err
 	}
 	defer b.mu.Unlock()
@@ -232,7 +264,12 @@ func (b *backend) List(ctx context.Context, fn func(sdk.ListEntry) error) error 
 	if err != nil && !errors.Is(err, fs.ErrNotExist) { // no root yet: nothing stored
 		return ioError("", err)
 	}
-	var entries []sdk.ListEntry
+	entries := b.claims.Pending(func(_ string, hd *handle) (sdk.Header, bool) {
+		if hd.pending == nil {
+			return sdk.Header{}, false
+		}
+		return *hd.pending, true
+	})
 	for _, d := range dir {
 		name, isLog := strings.CutSuffix(d.Name(), ".jsonl")
 		if id, err := hex.DecodeString(name); isLog && err == nil {
@@ -240,11 +277,7 @@ func (b *backend) List(ctx context.Context, fn func(sdk.ListEntry) error) error 
 			entries = append(entries, sdk.ListEntry{ID: string(id), Header: f.header, Revision: rev(f.size), Err: err})
 		}
 	}
-	for _, hd := range b.handles {
-		if hd.pending != nil {
-			entries = append(entries, sdk.ListEntry{ID: hd.id, Header: *hd.pending})
-		}
-	}
+	slices.SortFunc(entries, func(x, y sdk.ListEntry) int { return strings.Compare(x.ID, y.ID) })
 	for _, e := range entries {
 		if err := fn(e); err != nil {
 			return err
@@ -263,7 +296,7 @@ func (b *backend) path(id string) string {
 func (b *backend) load(id string) (file, error) {
 	data, err := os.ReadFile(b.path(id))
 	if errors.Is(err, fs.ErrNotExist) {
-		return file{}, fail(sdk.CodeSessionNotFound, id, "no stored session")
+		return file{}, handles.NotFound(op, id)
 	} else if err != nil {
 		return file{}, ioError(id, err)
 	}
@@ -283,37 +316,24 @@ func (b *backend) durable(id string) (sdk.Durable, error) {
 	return sdk.Durable{NextSeq: sdk.Offset(len(f.events)), Revision: rev(f.size)}, err
 }
 
-// materialize writes a create's header line and first batch to a temporary
-// file, fsyncs it and links it into place, so the session appears whole or
-// not at all. Unlike rename, link never replaces an existing file.
+// materialize stores a create's header line and first batch with
+// durable.WriteFile, so the session appears whole or not at all, and never
+// replaces a file that exists.
 func (b *backend) materialize(hd *handle, lines []byte) error {
-	path := b.path(hd.id)
-	if err := os.MkdirAll(b.root, 0o700); err != nil {
-		return err
-	}
-	defer os.Remove(path + ".tmp")
 	data := append(append(headerjson.Encode(*hd.pending), '\n'), lines...)
-	if err := writeSync(path+".tmp", os.O_CREATE|os.O_TRUNC, data, 0); err != nil {
-		return err
-	}
-	if err := os.Link(path+".tmp", path); errors.Is(err, fs.ErrExist) {
-		return fail(sdk.CodeSessionAlreadyExists, hd.id, "another process stored it first")
+	if err := durable.WriteFile(b.path(hd.id), data, 0o600); errors.Is(err, fs.ErrExist) {
+		return handles.AlreadyExists(op, hd.id, "another process stored it first")
 	} else if err != nil {
 		return err
 	}
 	hd.pending = nil
-	dir, err := os.Open(b.root)
-	if err != nil {
-		return err
-	}
-	defer dir.Close()
-	return dir.Sync() // makes the new directory entry durable
+	return nil
 }
 
-// writeSync writes data to the file at path and fsyncs it. On failure it
+// appendSync appends data to the file at path and fsyncs it. On failure it
 // truncates the file back to size: a failed write leaves nothing behind.
-func writeSync(path string, flag int, data []byte, size int64) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|flag, 0o600)
+func appendSync(path string, data []byte, size int64) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return err
 	}
@@ -339,16 +359,11 @@ func envelopeSeq(ev []byte) (int64, bool) {
 	return doc.Root().Get("seq").Int()
 }
 
-// lock checks ctx (an ended one is IO_ERROR, as from a gRPC client) and the
-// session ids, then takes b.mu: on success only.
-func (b *backend) lock(ctx context.Context, ids ...string) error {
-	if err := ioError("", ctx.Err()); err != nil {
+// lock checks ctx (an ended one is IO_ERROR, as from a gRPC client), then
+// takes b.mu: on success only.
+func (b *backend) lock(ctx context.Context, what string) error {
+	if err := handles.Ended(ctx, op, what); err != nil {
 		return err
-	}
-	for _, id := range ids {
-		if err := sdk.ValidateSessionID(id); err != nil {
-			return err
-		}
 	}
 	b.mu.Lock()
 	return nil
@@ -356,35 +371,26 @@ func (b *backend) lock(ctx context.Context, ids ...string) error {
 
 // lockHandle is lock, then the open handle named h; b.mu is held on success only.
 func (b *backend) lockHandle(ctx context.Context, h string) (*handle, error) {
-	if err := b.lock(ctx); err != nil {
+	if err := b.lock(ctx, "the call"); err != nil {
 		return nil, err
 	}
-	if hd := b.handles[h]; hd != nil {
-		return hd, nil
+	hd, err := b.handles.Get(h)
+	if err != nil {
+		b.mu.Unlock()
+		return nil, err
 	}
-	b.mu.Unlock()
-	return nil, fail(sdk.CodeHandleClosed, "", "handle %q is closed", h)
+	return hd, nil
 }
 
-func (b *backend) newHandle(hd *handle) (name string) {
-	b.n++
-	name = "h" + strconv.Itoa(b.n)
-	b.handles[name] = hd
+// register makes hd an open handle and returns its name.
+func (b *backend) register(hd *handle) string {
+	name := b.handles.NewName()
+	b.handles.Put(name, hd)
 	return name
 }
 
-// writer is the open write handle of session id, or nil.
-func (b *backend) writer(id string) *handle {
-	for _, hd := range b.handles {
-		if hd.write && hd.id == id {
-			return hd
-		}
-	}
-	return nil
-}
-
 func fail(code sdk.Code, id, format string, args ...any) error {
-	e := sdk.Errorf(code, "minimal", format, args...)
+	e := sdk.Errorf(code, op, format, args...)
 	e.SessionID = id
 	return e
 }
@@ -394,7 +400,7 @@ func ioError(id string, err error) error {
 	if err == nil || sdk.CodeOf(err) != "" {
 		return err
 	}
-	return &sdk.Error{Code: sdk.CodeIOError, Op: "minimal", SessionID: id, Seq: -1, Index: -1, Err: err}
+	return handles.IOError(op, id, "", err)
 }
 
 func rev(size int64) string { return strconv.FormatInt(size, 10) }

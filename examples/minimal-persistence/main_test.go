@@ -30,7 +30,7 @@ func TestMain(m *testing.M) { testbin.Main(m, &logbookBin) }
 // that does not exist yet (the first materialization creates it).
 func newConfigured(t *testing.T) *backend {
 	t.Helper()
-	b := &backend{handles: map[string]*handle{}}
+	b := newBackend()
 	conf, _ := json.Marshal(map[string]string{"root": filepath.Join(t.TempDir(), "sessions")})
 	if err := b.Configure(t.Context(), conf); err != nil {
 		t.Fatal(err)
