@@ -154,7 +154,7 @@ func callError(ctx context.Context, call string, err error) error {
 	}
 	var ce *connect.Error
 	if !errors.As(err, &ce) {
-		return &sdk.Error{Code: sdk.CodeIOError, Op: "client", Seq: -1, Index: -1, Detail: call + " failed", Err: err}
+		return &sdk.Error{Code: sdk.CodeIOError, Op: "client", Detail: call + " failed", Err: err}
 	}
 	var (
 		e      *sdk.Error
@@ -183,7 +183,7 @@ func callError(ctx context.Context, call string, err error) error {
 		if cerr := ctx.Err(); cerr != nil {
 			cause = fmt.Errorf("%w: %w", cerr, err)
 		}
-		e = &sdk.Error{Code: code, Op: "client", Seq: -1, Index: -1, Detail: call + " failed with " + ce.Code().String(), Err: cause}
+		e = &sdk.Error{Code: code, Op: "client", Detail: call + " failed with " + ce.Code().String(), Err: cause}
 	}
 	n, nerr := strconv.ParseInt(counts["appended"], 10, 64)
 	if nerr != nil {
@@ -232,7 +232,7 @@ func invalidData(id string, events []Input) ([]Input, *sdk.Error) {
 			}
 			off += size
 		}
-		return events[:i], &sdk.Error{Code: sdk.CodeJSONInvalidUTF8, Op: "append", SessionID: id, Seq: -1, Index: -1,
+		return events[:i], &sdk.Error{Code: sdk.CodeJSONInvalidUTF8, Op: "append", SessionID: id,
 			Detail: fmt.Sprintf("invalid UTF-8 at byte offset %d of the data of a %s event (refused by the client: the Sessions API carries data as text)", off, strconv.Quote(in.Type))}
 	}
 	return events, nil
@@ -733,7 +733,7 @@ func (c *Client) List(ctx context.Context) ([]ListEntry, error) {
 			if code == "" {
 				code = sdk.CodeIOError
 			}
-			le.Err = &sdk.Error{Code: code, Op: "list", SessionID: e.GetId(), Seq: -1, Index: -1, Detail: e.GetError()}
+			le.Err = &sdk.Error{Code: code, Op: "list", SessionID: e.GetId(), Detail: e.GetError()}
 		} else {
 			le.Header = rawOne(e.GetHeader())
 		}

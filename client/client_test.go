@@ -96,7 +96,7 @@ func TestClientRoundTrip(t *testing.T) {
 		t.Fatalf("unknown type: %v", err)
 	}
 	var se *sdk.Error
-	if !errors.As(err, &se) || se.SessionID != "c1" || se.Seq != 4 {
+	if !errors.As(err, &se) || se.SessionID != "c1" || (se.Seq == nil || *se.Seq != 4) {
 		t.Fatalf("the rebuilt error: %#v", se)
 	}
 

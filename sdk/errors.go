@@ -21,8 +21,8 @@ type Error struct {
 	Code      Code
 	Op        string // component or operation: "session", "restore", "fork", "jsonl", "flush", …
 	SessionID string // "" when not applicable
-	Seq       int64  // offending seq; -1 when not applicable
-	Index     int    // index in a seed, restore input or batch; -1 when not applicable
+	Seq       *int64 // offending seq; nil when not applicable (set it with WithSeq)
+	Index     *int   // index in a seed, restore input or batch; nil when not applicable (set it with WithIndex)
 	Detail    string // the broken rule and the offending values
 	Err       error  // wrapped cause
 	// Meta holds further machine-readable details by name, e.g. the
@@ -33,9 +33,29 @@ type Error struct {
 	Meta map[string]string
 }
 
-// Errorf builds an *Error with no session, seq or index, and a formatted detail.
+// Errorf builds an *Error with a formatted detail and no session, seq,
+// index or cause; add them with the With methods.
 func Errorf(code Code, op, format string, args ...any) *Error {
-	return &Error{Code: code, Op: op, Seq: -1, Index: -1, Detail: fmt.Sprintf(format, args...)}
+	return &Error{Code: code, Op: op, Detail: fmt.Sprintf(format, args...)}
+}
+
+// Wrapf builds an *Error with a formatted detail that wraps cause, keeping
+// the cause's session when it is an *Error. It renders
+// `<op>: <CODE>: <detail>: <cause>`, so the detail says what was being done
+// and the cause says what went wrong.
+func Wrapf(code Code, op string, cause error, format string, args ...any) *Error {
+	w := &Error{Code: code, Op: op, Detail: fmt.Sprintf(format, args...), Err: cause}
+	var inner *Error
+	if errors.As(cause, &inner) {
+		w.SessionID = inner.SessionID
+	}
+	return w
+}
+
+// Wrap builds an *Error without a detail that wraps cause, keeping the
+// cause's session when it is an *Error.
+func Wrap(code Code, op string, cause error) *Error {
+	return Wrapf(code, op, cause, "")
 }
 
 // Error renders `<op>: <CODE>: <detail>` plus ` (session "<id>", seq <n>)`
@@ -55,11 +75,11 @@ func (e *Error) Error() string {
 	if e.SessionID != "" {
 		where = append(where, "session "+strconv.Quote(e.SessionID))
 	}
-	if e.Seq >= 0 {
-		where = append(where, "seq "+strconv.FormatInt(e.Seq, 10))
+	if e.Seq != nil {
+		where = append(where, "seq "+strconv.FormatInt(*e.Seq, 10))
 	}
-	if e.Index >= 0 {
-		where = append(where, "index "+strconv.Itoa(e.Index))
+	if e.Index != nil {
+		where = append(where, "index "+strconv.Itoa(*e.Index))
 	}
 	if len(where) > 0 {
 		b.WriteString(" (")
@@ -98,22 +118,25 @@ func (e *Error) MetaInt(name string) (int64, bool) {
 	return n, err == nil
 }
 
-// WithSeq returns a copy of e with Seq set.
-func (e *Error) WithSeq(seq int64) *Error {
+// WithSession returns a copy of e with SessionID set.
+func (e *Error) WithSession(id string) *Error {
 	c := *e
-	c.Seq = seq
+	c.SessionID = id
 	return &c
 }
 
-// Wrap returns a new *Error with the given code and op that wraps cause,
-// keeping the cause's session, seq and index when it is an *Error.
-func Wrap(code Code, op string, index int, cause error) *Error {
-	w := &Error{Code: code, Op: op, Seq: -1, Index: index, Err: cause}
-	var inner *Error
-	if errors.As(cause, &inner) {
-		w.SessionID = inner.SessionID
-	}
-	return w
+// WithSeq returns a copy of e with Seq set.
+func (e *Error) WithSeq(seq int64) *Error {
+	c := *e
+	c.Seq = &seq
+	return &c
+}
+
+// WithIndex returns a copy of e with Index set.
+func (e *Error) WithIndex(index int) *Error {
+	c := *e
+	c.Index = &index
+	return &c
 }
 
 // CodeOf returns the outermost code in err's chain, or "" when there is none.

@@ -8,7 +8,7 @@ import (
 )
 
 func TestErrorRendersOpCodeDetailAndWhere(t *testing.T) {
-	e := &Error{Code: CodeReplaceCoverage, Op: "session", SessionID: "s1", Seq: 9, Index: -1, Detail: "sourceEventSeqs must include every shadowed node; missing 4, 7"}
+	e := &Error{Code: CodeReplaceCoverage, Op: "session", SessionID: "s1", Seq: new(int64(9)), Detail: "sourceEventSeqs must include every shadowed node; missing 4, 7"}
 	want := `session: REPLACE_COVERAGE: sourceEventSeqs must include every shadowed node; missing 4, 7 (session "s1", seq 9)`
 	if e.Error() != want {
 		t.Fatalf("got %q\nwant %q", e.Error(), want)
@@ -17,7 +17,7 @@ func TestErrorRendersOpCodeDetailAndWhere(t *testing.T) {
 
 func TestErrorIsMatchesCodeThroughWrapping(t *testing.T) {
 	inner := Errorf(CodeReplaceCoverage, "session", "missing 4")
-	outer := Wrap(CodeCorruptLog, "restore", 3, inner)
+	outer := Wrap(CodeCorruptLog, "restore", inner).WithIndex(3)
 	if !errors.Is(outer, ErrReplaceCoverage) || !errors.Is(outer, ErrCorruptLog) {
 		t.Fatal("errors.Is must match both codes in the chain")
 	}

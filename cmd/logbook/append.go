@@ -54,7 +54,7 @@ func newAppendCmd(a *app) *cobra.Command {
 			if len(args) == 2 && args[1] != "-" {
 				f, err := os.Open(args[1])
 				if err != nil {
-					return &sdk.Error{Code: sdk.CodeIOError, Op: "append", Seq: -1, Index: -1, Detail: "cannot read the input", Err: err}
+					return &sdk.Error{Code: sdk.CodeIOError, Op: "append", Detail: "cannot read the input", Err: err}
 				}
 				defer f.Close()
 				in = f
@@ -131,7 +131,7 @@ func (a *app) appendLines(ctx context.Context, s *session.Session, in io.Reader,
 		var ok bool
 		select {
 		case <-ctx.Done():
-			return &sdk.Error{Code: sdk.CodeIOError, Op: "append", SessionID: s.ID(), Seq: -1, Index: -1,
+			return &sdk.Error{Code: sdk.CodeIOError, Op: "append", SessionID: s.ID(),
 				Detail: fmt.Sprintf("interrupted after %s; the accepted lines are flushed", plural(accepted, "accepted line")), Err: context.Cause(ctx)}
 		case l, ok = <-lines:
 		}
@@ -155,7 +155,7 @@ func (a *app) appendLines(ctx context.Context, s *session.Session, in io.Reader,
 		accepted++
 		out := append(ev.AppendEnvelope(make([]byte, 0, ev.EnvelopeLen()+1)), '\n')
 		if _, err := a.stdout.Write(out); err != nil {
-			return &sdk.Error{Code: sdk.CodeIOError, Op: "append", Seq: -1, Index: -1, Detail: "writing the accepted event", Err: err}
+			return &sdk.Error{Code: sdk.CodeIOError, Op: "append", Detail: "writing the accepted event", Err: err}
 		}
 	}
 }
@@ -215,7 +215,7 @@ func (r *lineReader) next() ([]byte, error) {
 		case err == io.EOF && len(line) == 0:
 			return nil, io.EOF
 		case err != nil && err != io.EOF:
-			return nil, &sdk.Error{Code: sdk.CodeIOError, Op: "logbook", Seq: -1, Index: -1, Detail: "reading the input", Err: err}
+			return nil, &sdk.Error{Code: sdk.CodeIOError, Op: "logbook", Detail: "reading the input", Err: err}
 		}
 		line = bytes.TrimSuffix(line, []byte("\n"))
 		return bytes.TrimSuffix(line, []byte("\r")), nil

@@ -38,7 +38,7 @@ func newCompactCmd(a *app) *cobra.Command {
 					return err
 				}
 				if _, err := e.Store.Flush(ctx, s); err != nil {
-					return sdk.Wrap(sdk.CodeCompactionPersistenceFailed, "compact", -1, err)
+					return sdk.Wrap(sdk.CodeCompactionPersistenceFailed, "compact", err)
 				}
 				return nil
 			})

@@ -33,13 +33,13 @@ func newDemoCmd(a *app) *cobra.Command {
 			if dir == "" {
 				d, err := os.MkdirTemp("", "logbook-demo-")
 				if err != nil {
-					return &sdk.Error{Code: sdk.CodeIOError, Op: "demo", Seq: -1, Index: -1, Detail: "cannot make a directory for the demo", Err: err}
+					return &sdk.Error{Code: sdk.CodeIOError, Op: "demo", Detail: "cannot make a directory for the demo", Err: err}
 				}
 				dir = d
 			}
 			exe, err := os.Executable()
 			if err != nil {
-				return &sdk.Error{Code: sdk.CodeIOError, Op: "demo", Seq: -1, Index: -1, Detail: "cannot find the logbook binary", Err: err}
+				return &sdk.Error{Code: sdk.CodeIOError, Op: "demo", Detail: "cannot find the logbook binary", Err: err}
 			}
 			return demo.Run(cmd.Context(), demo.Options{Executable: exe, Dir: dir, Out: a.stdout, Logger: a.logger()})
 		},

@@ -84,7 +84,7 @@ func (a *app) engine(ctx context.Context) (*engine.Engine, error) {
 	}
 	exe, err := os.Executable()
 	if err != nil {
-		return nil, &sdk.Error{Code: sdk.CodeIOError, Op: "logbook", Seq: -1, Index: -1, Detail: "cannot find the logbook binary to run the bundled plugins", Err: err}
+		return nil, &sdk.Error{Code: sdk.CodeIOError, Op: "logbook", Detail: "cannot find the logbook binary to run the bundled plugins", Err: err}
 	}
 	e, err := engine.Start(ctx, cfg, engine.Options{Executable: exe, Logger: a.logger()})
 	if err != nil {
@@ -104,7 +104,7 @@ func (a *app) writeEngine(ctx context.Context) (*engine.Engine, error) {
 		return nil, err
 	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-		return nil, &sdk.Error{Code: sdk.CodeIOError, Op: "logbook", Seq: -1, Index: -1, Detail: "cannot create the data directory", Err: err}
+		return nil, &sdk.Error{Code: sdk.CodeIOError, Op: "logbook", Detail: "cannot create the data directory", Err: err}
 	}
 	return a.engine(ctx)
 }
@@ -176,7 +176,7 @@ func requireCodes(c *cobra.Command) {
 		c.RunE = func(cmd *cobra.Command, args []string) error {
 			err := run(cmd, args)
 			if err != nil && sdk.CodeOf(err) == "" {
-				return &sdk.Error{Code: sdk.CodeIOError, Op: "logbook", Seq: -1, Index: -1, Detail: err.Error(), Err: err}
+				return &sdk.Error{Code: sdk.CodeIOError, Op: "logbook", Detail: err.Error(), Err: err}
 			}
 			return err
 		}

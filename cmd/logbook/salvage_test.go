@@ -294,8 +294,8 @@ func TestSalvageOfADamagedLog(t *testing.T) {
 // The hint names the session the error is about, quoted for a shell when
 // it needs to be, and a placeholder when no error in the chain names one.
 func TestSalvageHint(t *testing.T) {
-	inner := &sdk.Error{Code: sdk.CodeCorruptLog, Op: "jsonl", SessionID: "it's mine", Seq: -1, Index: -1}
-	outer := &sdk.Error{Code: sdk.CodeCorruptLog, Op: "store", Seq: -1, Index: -1, Err: inner}
+	inner := &sdk.Error{Code: sdk.CodeCorruptLog, Op: "jsonl", SessionID: "it's mine"}
+	outer := &sdk.Error{Code: sdk.CodeCorruptLog, Op: "store", Err: inner}
 	for _, c := range []struct {
 		err  error
 		want string

@@ -67,7 +67,7 @@ func newServeCmd(a *app) *cobra.Command {
 			}
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
-				return &sdk.Error{Code: sdk.CodeIOError, Op: "serve", Seq: -1, Index: -1, Detail: "cannot listen on " + addr, Err: err}
+				return &sdk.Error{Code: sdk.CodeIOError, Op: "serve", Detail: "cannot listen on " + addr, Err: err}
 			}
 			fmt.Fprintf(a.stderr, "logbook serve: listening on %s\n", ln.Addr())
 			return srv.Serve(ctx, ln)
@@ -92,7 +92,7 @@ func readToken(path string, warn io.Writer) (string, error) {
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return "", &sdk.Error{Code: sdk.CodeUsage, Op: "serve", Seq: -1, Index: -1, Detail: "cannot read --token-file " + path, Err: err}
+		return "", &sdk.Error{Code: sdk.CodeUsage, Op: "serve", Detail: "cannot read --token-file " + path, Err: err}
 	}
 	token := strings.TrimSpace(string(b))
 	if token == "" {

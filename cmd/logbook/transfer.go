@@ -99,7 +99,7 @@ func newImportCmd(a *app) *cobra.Command {
 			if name != "-" {
 				f, err := os.Open(name)
 				if err != nil {
-					return &sdk.Error{Code: sdk.CodeIOError, Op: "import", Seq: -1, Index: -1, Detail: "cannot read the export", Err: err}
+					return &sdk.Error{Code: sdk.CodeIOError, Op: "import", Detail: "cannot read the export", Err: err}
 				}
 				defer f.Close()
 				if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
@@ -126,7 +126,7 @@ func newImportCmd(a *app) *cobra.Command {
 			}
 			h, err := headerjson.Decode(first, "", name)
 			if errors.Is(err, sdk.ErrCorruptLog) {
-				err = sdk.Wrap(sdk.CodeSeedInvalid, "import", -1, err)
+				err = sdk.Wrap(sdk.CodeSeedInvalid, "import", err)
 			}
 			if err != nil {
 				return &lineError{n: 1, err: err}
@@ -239,7 +239,7 @@ func newMigrateCmd(a *app) *cobra.Command {
 			fmt.Fprintf(a.stdout, "migrated %s to %s: %d copied (%s), %d already complete, %d failed\n",
 				plural(copied+complete, "session"), to, copied, plural(events, "event"), complete, len(failures))
 			if len(failures) > 0 {
-				return &sdk.Error{Code: sdk.CodeOf(failures[0]), Op: "migrate", Seq: -1, Index: -1,
+				return &sdk.Error{Code: sdk.CodeOf(failures[0]), Op: "migrate",
 					Detail: fmt.Sprintf("%d of %d sessions failed (run migrate again to resume); the first", len(failures), len(entries)), Err: failures[0]}
 			}
 			return ctx.Err()
@@ -322,7 +322,7 @@ func copySession(ctx context.Context, src, dst sdk.Persistence, id string, batch
 
 // diverged is MIRROR_DIVERGED for session id.
 func diverged(id, detail string) error {
-	return &sdk.Error{Code: sdk.CodeMirrorDiverged, Op: "logbook", SessionID: id, Seq: -1, Index: -1, Detail: detail}
+	return &sdk.Error{Code: sdk.CodeMirrorDiverged, Op: "logbook", SessionID: id, Detail: detail}
 }
 
 // differs turns the result of firstDifference into an error: the read
@@ -331,7 +331,7 @@ func differs(id string, seq int64, err error) error {
 	if err != nil {
 		return err
 	}
-	return &sdk.Error{Code: sdk.CodeMirrorDiverged, Op: "logbook", SessionID: id, Seq: seq, Index: -1, Detail: "the target's event differs from the primary's"}
+	return sdk.Errorf(sdk.CodeMirrorDiverged, "logbook", "the target's event differs from the primary's").WithSession(id).WithSeq(seq)
 }
 
 // firstDifference compares the envelopes [0, n) of two stored logs chunk

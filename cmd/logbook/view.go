@@ -95,8 +95,7 @@ func boundaryError(id string, seq, n int64) error {
 	if n > 0 {
 		last = strconv.FormatInt(n-1, 10)
 	}
-	return &sdk.Error{Code: sdk.CodeInvalidBoundary, Op: "logbook", SessionID: id, Seq: seq, Index: -1,
-		Detail: "seq " + strconv.FormatInt(seq, 10) + " is past the end of the log (last seq " + last + ")"}
+	return sdk.Errorf(sdk.CodeInvalidBoundary, "logbook", "seq %d is past the end of the log (last seq %s)", seq, last).WithSession(id).WithSeq(seq)
 }
 
 // storedView restores session id from the primary, read-only: the whole

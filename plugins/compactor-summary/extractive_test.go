@@ -233,8 +233,8 @@ func TestExtractiveErrors(t *testing.T) {
 	r := request()
 	r.Messages = append(r.Messages[:2:2], []byte(`{"role":"user","content":[{"text":"no type"}]}`))
 	_, err := Extractive{}.Summarize(t.Context(), r)
-	if e := requireCode(t, err, sdk.CodePayloadInvalid, "content block 0"); e.Index != 2 {
-		t.Fatalf("index %d; want 2", e.Index)
+	if e := requireCode(t, err, sdk.CodePayloadInvalid, "content block 0"); e.Index == nil || *e.Index != 2 {
+		t.Fatalf("error %v; want index 2", e)
 	}
 	r.Messages = [][]byte{[]byte(`{"content":[]}`)}
 	_, err = Extractive{}.Summarize(t.Context(), r)

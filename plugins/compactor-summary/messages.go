@@ -34,8 +34,7 @@ type block struct {
 func parseMessage(raw []byte, index int) (message, error) {
 	doc, err := jsonv.Parse(raw, jsonv.Options{})
 	if err != nil {
-		return message{}, &sdk.Error{Code: sdk.CodePayloadInvalid, Op: op, Seq: -1, Index: index,
-			Detail: "a message of the request is not valid JSON", Err: err}
+		return message{}, sdk.Wrapf(sdk.CodePayloadInvalid, op, err, "a message of the request is not valid JSON").WithIndex(index)
 	}
 	root := doc.Root()
 	role, ok := root.Get("role").Str()
@@ -105,7 +104,5 @@ func (m message) visibleText(sep string) string {
 }
 
 func payloadInvalid(index int, format string, args ...any) *sdk.Error {
-	e := sdk.Errorf(sdk.CodePayloadInvalid, op, format, args...)
-	e.Index = index
-	return e
+	return sdk.Errorf(sdk.CodePayloadInvalid, op, format, args...).WithIndex(index)
 }

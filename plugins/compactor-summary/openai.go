@@ -149,7 +149,7 @@ func chatTools(raw []byte) ([]openai.ChatCompletionToolUnionParam, error) {
 	}
 	doc, err := jsonv.Parse(raw, jsonv.Options{})
 	if err != nil || doc.Root().Kind() != jsonv.Array {
-		return nil, &sdk.Error{Code: sdk.CodePayloadInvalid, Op: op, Seq: -1, Index: -1,
+		return nil, &sdk.Error{Code: sdk.CodePayloadInvalid, Op: op,
 			Detail: "the request's tools are not a JSON array", Err: err}
 	}
 	var out []openai.ChatCompletionToolUnionParam

@@ -133,7 +133,7 @@ func ServeConfig(version string) pluginrpc.ServeConfig {
 
 // cancelled is the error of a call whose context ended.
 func cancelled(cause error) error {
-	return &sdk.Error{Code: sdk.CodeCompactionCancelled, Op: op, Seq: -1, Index: -1,
+	return &sdk.Error{Code: sdk.CodeCompactionCancelled, Op: op,
 		Detail: "the caller's context ended", Err: cause}
 }
 

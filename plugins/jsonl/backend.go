@@ -176,7 +176,7 @@ func (b *Backend) Create(ctx context.Context, h sdk.Header) (sdk.Opened, error) 
 	}
 	h.FormatVersion = sdk.FormatVersion
 	if _, err := headerjson.Decode(headerjson.Encode(h), h.ID, ""); err != nil {
-		return sdk.Opened{}, &sdk.Error{Code: sdk.CodeHeaderInvalid, Op: op, SessionID: h.ID, Seq: -1, Index: -1,
+		return sdk.Opened{}, &sdk.Error{Code: sdk.CodeHeaderInvalid, Op: op, SessionID: h.ID,
 			Detail: "the session header would not read back", Err: err}
 	}
 	dir := filepath.Join(cfg.Root, EncodeID(h.ID))
@@ -636,9 +636,8 @@ func (hd *handle) checkCAS(firstSeq sdk.Seq, check *sdk.Error) error {
 		return withSession(check, hd.id)
 	}
 	if int64(firstSeq) != hd.ix.next {
-		e := sdk.Errorf(sdk.CodeSeqConflict, op, "compare-and-set failed: firstSeq %d but the stored next seq is %d", firstSeq, hd.ix.next)
-		e.SessionID, e.Seq = hd.id, int64(firstSeq)
-		return e
+		return sdk.Errorf(sdk.CodeSeqConflict, op, "compare-and-set failed: firstSeq %d but the stored next seq is %d", firstSeq, hd.ix.next).
+			WithSession(hd.id).WithSeq(int64(firstSeq))
 	}
 	return nil
 }
@@ -660,7 +659,7 @@ func (hd *handle) writeBatch(payload []byte, count int, events [][]byte) error {
 			hd.broken = errors.Join(err, rb)
 			return hd.brokenError()
 		}
-		return &sdk.Error{Code: sdk.CodeIOError, Op: op, SessionID: hd.id, Seq: -1, Index: -1,
+		return &sdk.Error{Code: sdk.CodeIOError, Op: op, SessionID: hd.id,
 			Detail: fmt.Sprintf("appending %d events at seq %d to %s failed and was rolled back to %d bytes; nothing of the batch is stored", count, hd.ix.next, hd.path, off), Err: err}
 	}
 	hd.ix.addBatch(off, payload, events, hd.zst)
@@ -1461,7 +1460,7 @@ func (hd *handle) usable() error {
 }
 
 func (hd *handle) brokenError() error {
-	return &sdk.Error{Code: sdk.CodeHandleBroken, Op: op, SessionID: hd.id, Seq: -1, Index: -1,
+	return &sdk.Error{Code: sdk.CodeHandleBroken, Op: op, SessionID: hd.id,
 		Detail: fmt.Sprintf("handle %s is broken: an append to %s failed and cutting it back to %d bytes failed too, so the file's tail is unknown; close the handle and open the session again (the open cuts the torn tail)", strconv.Quote(hd.name), hd.path, hd.ix.end),
 		Err:    hd.broken}
 }
@@ -1501,7 +1500,7 @@ func readFull(f vfs.File, p []byte, off int64) error {
 // the code a gRPC client gives a cancelled call (docs/errors.md).
 func ended(ctx context.Context, what string) error {
 	if err := ctx.Err(); err != nil {
-		return &sdk.Error{Code: sdk.CodeIOError, Op: op, Seq: -1, Index: -1, Detail: what + " not done: the context ended", Err: err}
+		return &sdk.Error{Code: sdk.CodeIOError, Op: op, Detail: what + " not done: the context ended", Err: err}
 	}
 	return nil
 }
@@ -1525,7 +1524,7 @@ func alreadyOwned(id, why string) error {
 }
 
 func ioError(id, what string, err error) error {
-	return &sdk.Error{Code: sdk.CodeIOError, Op: op, SessionID: id, Seq: -1, Index: -1, Detail: what, Err: err}
+	return &sdk.Error{Code: sdk.CodeIOError, Op: op, SessionID: id, Detail: what, Err: err}
 }
 
 func corruptAt(id, path, detail string) error {

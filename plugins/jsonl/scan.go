@@ -302,14 +302,10 @@ func (c *checker) checkBatch(firstSeq sdk.Seq, events [][]byte) *sdk.Error {
 // batchFault is checkBatch's error for the first bad line f of a batch.
 func batchFault(firstSeq sdk.Seq, f lineFault) *sdk.Error {
 	if f.reason != "" {
-		e := sdk.Errorf(sdk.CodeEnvelopeInvalid, op, "batch event %d is not a canonical envelope: %s", f.index, f.reason)
-		e.Index = f.index
-		return e
+		return sdk.Errorf(sdk.CodeEnvelopeInvalid, op, "batch event %d is not a canonical envelope: %s", f.index, f.reason).WithIndex(f.index)
 	}
 	want := int64(firstSeq) + int64(f.index)
-	e := sdk.Errorf(sdk.CodeSeqNotContiguous, op, "batch event %d has seq %d; expected %d (firstSeq %d + %d)", f.index, f.seq, want, firstSeq, f.index)
-	e.Seq, e.Index = f.seq, f.index
-	return e
+	return sdk.Errorf(sdk.CodeSeqNotContiguous, op, "batch event %d has seq %d; expected %d (firstSeq %d + %d)", f.index, f.seq, want, firstSeq, f.index).WithSeq(f.seq).WithIndex(f.index)
 }
 
 // unitStatus classifies the unit at some position.

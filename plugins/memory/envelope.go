@@ -46,14 +46,10 @@ func checkBatch(firstSeq sdk.Seq, events [][]byte) *sdk.Error {
 			if len(head) > 32 {
 				head = head[:32]
 			}
-			e := sdk.Errorf(sdk.CodeEnvelopeInvalid, op, "batch event %d does not start with {\"seq\":<integer>, as a canonical envelope does; it starts %s", i, strconv.Quote(string(head)))
-			e.Index = i
-			return e
+			return sdk.Errorf(sdk.CodeEnvelopeInvalid, op, "batch event %d does not start with {\"seq\":<integer>, as a canonical envelope does; it starts %s", i, strconv.Quote(string(head))).WithIndex(i)
 		}
 		if want := int64(firstSeq) + int64(i); seq != want {
-			e := sdk.Errorf(sdk.CodeSeqNotContiguous, op, "batch event %d has seq %d; expected %d (firstSeq %d + %d)", i, seq, want, firstSeq, i)
-			e.Seq, e.Index = seq, i
-			return e
+			return sdk.Errorf(sdk.CodeSeqNotContiguous, op, "batch event %d has seq %d; expected %d (firstSeq %d + %d)", i, seq, want, firstSeq, i).WithSeq(seq).WithIndex(i)
 		}
 	}
 	return nil

@@ -26,17 +26,20 @@ type Pruner struct{}
 // context's error when ctx ends between nodes.
 func (Pruner) Prune(ctx context.Context, sessionID string, nodes []sdk.PruneNode, budget sdk.PruneBudget) ([]sdk.PruneReplacement, error) {
 	if err := ValidateBudget(budget); err != nil {
-		return nil, withSession(err, sessionID, -1)
+		return nil, withSession(err, sessionID)
 	}
 	var out []sdk.PruneReplacement
 	for _, n := range nodes {
 		if err := ctx.Err(); err != nil {
-			return nil, &sdk.Error{Code: sdk.CodeCompactionCancelled, Op: op, SessionID: sessionID, Seq: -1, Index: -1,
+			return nil, &sdk.Error{Code: sdk.CodeCompactionCancelled, Op: op, SessionID: sessionID,
 				Detail: "pruning stopped: the caller's context ended", Err: err}
 		}
 		r, ok, err := PruneMessage(n.Message, budget)
 		if err != nil {
-			return nil, withSession(err, sessionID, int64(n.Seq))
+			if e, ok := err.(*sdk.Error); ok {
+				err = e.WithSeq(int64(n.Seq))
+			}
+			return nil, withSession(err, sessionID)
 		}
 		if ok {
 			out = append(out, sdk.PruneReplacement{Seq: n.Seq, Content: r.Content, CharsBefore: r.CharsBefore, CharsAfter: r.CharsAfter})
@@ -45,16 +48,12 @@ func (Pruner) Prune(ctx context.Context, sessionID string, nodes []sdk.PruneNode
 	return out, nil
 }
 
-// withSession sets the session and seq (−1: none) of an error made by this
-// package.
-func withSession(err error, sessionID string, seq int64) error {
-	e, ok := err.(*sdk.Error)
-	if !ok {
-		return err
+// withSession sets the session of an error made by this package.
+func withSession(err error, sessionID string) error {
+	if e, ok := err.(*sdk.Error); ok {
+		return e.WithSession(sessionID)
 	}
-	c := *e
-	c.SessionID, c.Seq = sessionID, seq
-	return &c
+	return err
 }
 
 // ServeConfig is what a pruner plugin process serves: Info (name "pruner",

@@ -108,7 +108,7 @@ func TestPluginTransports(t *testing.T) {
 				t.Fatalf("error over the wire = %+v", e)
 			}
 			_, err = p.Prune(ctx, "s9", []sdk.PruneNode{{Seq: 12, Message: []byte(`{"content":7}`)}}, DefaultBudget())
-			if e := requireCode(t, err, sdk.CodePayloadInvalid); e.Seq != 12 || e.SessionID != "s9" {
+			if e := requireCode(t, err, sdk.CodePayloadInvalid); (e.Seq == nil || *e.Seq != 12) || e.SessionID != "s9" {
 				t.Fatalf("error over the wire = %+v", e)
 			}
 		})

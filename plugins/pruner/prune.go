@@ -76,7 +76,7 @@ func PruneMessage(message []byte, b sdk.PruneBudget) (r Result, ok bool, err err
 	}
 	doc, err := jsonv.Parse(message, jsonv.Options{})
 	if err != nil {
-		return Result{}, false, &sdk.Error{Code: sdk.CodePayloadInvalid, Op: op, Seq: -1, Index: -1,
+		return Result{}, false, &sdk.Error{Code: sdk.CodePayloadInvalid, Op: op,
 			Detail: "the tool result message is not valid JSON", Err: err}
 	}
 	content := doc.Root().Get("content")

@@ -207,7 +207,7 @@ func (b *Backend) Create(ctx context.Context, h sdk.Header) (sdk.Opened, error) 
 	}
 	hdr := headerjson.Encode(h)
 	if _, err := headerjson.Decode(hdr, h.ID, st.path); err != nil {
-		return sdk.Opened{}, &sdk.Error{Code: sdk.CodeHeaderInvalid, Op: op, SessionID: h.ID, Seq: -1, Index: -1,
+		return sdk.Opened{}, &sdk.Error{Code: sdk.CodeHeaderInvalid, Op: op, SessionID: h.ID,
 			Detail: "the session header would not read back", Err: err}
 	}
 	h.FormatVersion = sdk.FormatVersion
@@ -812,9 +812,8 @@ func (s *store) appendTx(ctx context.Context, id string, hdr []byte, h sdk.Heade
 	if n := rows.len(); n > 0 {
 		if err := s.insert(ctx, tx, id, rows); err != nil {
 			if isConstraint(err) {
-				e := newErr(sdk.CodeSeqConflict, id, "compare-and-set failed: rows for seqs %d … %d already exist beyond the stored next seq %d (written by another writer); open the session again to cut them", firstSeq, int64(firstSeq)+int64(n)-1, r.nextSeq)
-				e.Seq = int64(firstSeq)
-				return fail(e)
+				return fail(newErr(sdk.CodeSeqConflict, id, "compare-and-set failed: rows for seqs %d … %d already exist beyond the stored next seq %d (written by another writer); open the session again to cut them",
+					firstSeq, int64(firstSeq)+int64(n)-1, r.nextSeq).WithSeq(int64(firstSeq)))
 			}
 			return fail(err)
 		}
@@ -919,15 +918,11 @@ func isConstraint(err error) bool {
 }
 
 func corruptAt(id string, seq int64, format string, args ...any) *sdk.Error {
-	e := newErr(sdk.CodeCorruptLog, id, format, args...)
-	e.Seq = seq
-	return e
+	return newErr(sdk.CodeCorruptLog, id, format, args...).WithSeq(seq)
 }
 
 func seqConflict(id string, firstSeq, next int64) *sdk.Error {
-	e := newErr(sdk.CodeSeqConflict, id, "compare-and-set failed: firstSeq %d but the stored next seq is %d", firstSeq, next)
-	e.Seq = firstSeq
-	return e
+	return newErr(sdk.CodeSeqConflict, id, "compare-and-set failed: firstSeq %d but the stored next seq is %d", firstSeq, next).WithSeq(firstSeq)
 }
 
 func handleClosed(name string) *sdk.Error {

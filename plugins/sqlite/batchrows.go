@@ -32,14 +32,10 @@ func prepareRows(events [][]byte, firstSeq sdk.Seq, id string, compress bool, c 
 		for i := from; i < to; i++ {
 			r, err := splitEnvelope(events[i])
 			if err != nil {
-				e := err.(*sdk.Error)
-				e.SessionID, e.Index = id, i
-				return e
+				return err.(*sdk.Error).WithSession(id).WithIndex(i)
 			}
 			if want := int64(firstSeq) + int64(i); r.seq != want {
-				e := newErr(sdk.CodeSeqNotContiguous, id, "batch event %d has seq %d; expected %d (firstSeq %d + %d)", i, r.seq, want, firstSeq, i)
-				e.Seq, e.Index = r.seq, i
-				return e
+				return newErr(sdk.CodeSeqNotContiguous, id, "batch event %d has seq %d; expected %d (firstSeq %d + %d)", i, r.seq, want, firstSeq, i).WithSeq(r.seq).WithIndex(i)
 			}
 			if compress {
 				c.compress(&r)

@@ -115,7 +115,7 @@ func splitEnvelope(ev []byte) (row, error) {
 	// limited.
 	doc, err := jsonv.Parse(ev, jsonv.Options{Enclosing: 1})
 	if err != nil {
-		return row{}, &sdk.Error{Code: sdk.CodeEnvelopeInvalid, Op: op, Seq: -1, Index: -1, Detail: "the event is not lossless JSON", Err: err}
+		return row{}, &sdk.Error{Code: sdk.CodeEnvelopeInvalid, Op: op, Detail: "the event is not lossless JSON", Err: err}
 	}
 	root := doc.Root()
 	if root.Kind() != jsonv.Object {

@@ -16,9 +16,7 @@ const op = "sqlite"
 
 // newErr builds an *sdk.Error for session id ("" for none).
 func newErr(code sdk.Code, id, format string, args ...any) *sdk.Error {
-	e := sdk.Errorf(code, op, format, args...)
-	e.SessionID = id
-	return e
+	return sdk.Errorf(code, op, format, args...).WithSession(id)
 }
 
 func withSession(err error, id string) error {
@@ -35,7 +33,7 @@ func withSession(err error, id string) error {
 // the code a gRPC client gives a cancelled call (docs/errors.md).
 func ended(ctx context.Context, what string) error {
 	if err := ctx.Err(); err != nil {
-		return &sdk.Error{Code: sdk.CodeIOError, Op: op, Seq: -1, Index: -1, Detail: what + " not done: the context ended", Err: err}
+		return &sdk.Error{Code: sdk.CodeIOError, Op: op, Detail: what + " not done: the context ended", Err: err}
 	}
 	return nil
 }
@@ -54,7 +52,7 @@ func (s *store) dbErr(ctx context.Context, id, what string, err error) error {
 		return err
 	}
 	wrap := func(code sdk.Code, detail string, cause error) error {
-		return &sdk.Error{Code: code, Op: op, SessionID: id, Seq: -1, Index: -1, Detail: detail, Err: cause}
+		return &sdk.Error{Code: code, Op: op, SessionID: id, Detail: detail, Err: cause}
 	}
 	if ctx.Err() != nil {
 		return wrap(sdk.CodeIOError, what+" not done: the context ended", errors.Join(ctx.Err(), err))

@@ -54,7 +54,7 @@ func (s *store) acquire(id string, hd *handle) error {
 		path := s.lockPath(id)
 		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 		if err != nil {
-			return sdk.Wrap(sdk.CodeIOError, op, -1, fmt.Errorf("opening the lock file %s: %w", strconv.Quote(path), err))
+			return sdk.Wrapf(sdk.CodeIOError, op, err, "opening the lock file %q", path)
 		}
 		tryExclusive := func() error { return unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) }
 		onlyShared := func() bool { // a claimedElsewhere is not a claim
@@ -70,7 +70,7 @@ func (s *store) acquire(id string, hd *handle) error {
 			if errors.Is(err, unix.EWOULDBLOCK) {
 				return fmt.Errorf("%w by another process (flock on %s)", errClaimed, strconv.Quote(path))
 			}
-			return sdk.Wrap(sdk.CodeIOError, op, -1, fmt.Errorf("locking %s: %w", strconv.Quote(path), err))
+			return sdk.Wrapf(sdk.CodeIOError, op, err, "locking %q", path)
 		}
 		c.file = f
 	}
@@ -98,14 +98,14 @@ func (s *store) claimedElsewhere(id string) (string, error) {
 		return "", nil
 	}
 	if err != nil {
-		return "", sdk.Wrap(sdk.CodeIOError, op, -1, fmt.Errorf("opening the lock file %s: %w", strconv.Quote(path), err))
+		return "", sdk.Wrapf(sdk.CodeIOError, op, err, "opening the lock file %q", path)
 	}
 	defer f.Close() // closing the only descriptor drops a flock taken here
 	if err := flockclaim.Take(func() error { return unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB) }, nil); err != nil {
 		if errors.Is(err, unix.EWOULDBLOCK) {
 			return "another process (flock on " + strconv.Quote(path) + ")", nil
 		}
-		return "", sdk.Wrap(sdk.CodeIOError, op, -1, fmt.Errorf("locking %s: %w", strconv.Quote(path), err))
+		return "", sdk.Wrapf(sdk.CodeIOError, op, err, "locking %q", path)
 	}
 	return "", nil
 }

@@ -123,7 +123,7 @@ func prepareFile(path string) (fileID, error) {
 			err = durable.SyncDir(filepath.Dir(path))
 		}
 		if err != nil {
-			return fileID{}, sdk.Wrap(sdk.CodeIOError, op, -1, fmt.Errorf("creating the database %s: %w", strconv.Quote(path), err))
+			return fileID{}, sdk.Wrapf(sdk.CodeIOError, op, err, "creating the database %q", path)
 		}
 	}
 }
@@ -138,7 +138,7 @@ func makeParent(path string) error {
 		return nil
 	}
 	if err := durable.MkdirAll(dir); err != nil {
-		return sdk.Wrap(sdk.CodeIOError, op, -1, fmt.Errorf("creating the directory %s of the database: %w", strconv.Quote(dir), err))
+		return sdk.Wrapf(sdk.CodeIOError, op, err, "creating the directory %q of the database", dir)
 	}
 	return nil
 }
@@ -150,11 +150,11 @@ func secureDir(dir, what string) error {
 	err := os.Mkdir(dir, 0o700)
 	created := err == nil
 	if err != nil && !errors.Is(err, fs.ErrExist) {
-		return sdk.Wrap(sdk.CodeIOError, op, -1, fmt.Errorf("creating the %s %s: %w", what, strconv.Quote(dir), err))
+		return sdk.Wrapf(sdk.CodeIOError, op, err, "creating the %s %q", what, dir)
 	}
 	fi, err := os.Lstat(dir)
 	if err != nil {
-		return sdk.Wrap(sdk.CodeIOError, op, -1, fmt.Errorf("examining the %s %s: %w", what, strconv.Quote(dir), err))
+		return sdk.Wrapf(sdk.CodeIOError, op, err, "examining the %s %q", what, dir)
 	}
 	switch {
 	case fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir():
@@ -166,7 +166,7 @@ func secureDir(dir, what string) error {
 	}
 	if created {
 		if err := durable.SyncDir(filepath.Dir(dir)); err != nil {
-			return sdk.Wrap(sdk.CodeIOError, op, -1, fmt.Errorf("syncing the parent of the %s %s: %w", what, strconv.Quote(dir), err))
+			return sdk.Wrapf(sdk.CodeIOError, op, err, "syncing the parent of the %s %q", what, dir)
 		}
 	}
 	return nil

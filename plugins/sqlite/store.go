@@ -200,7 +200,7 @@ func (s *store) connect(ctx context.Context) (err error) {
 		return err
 	}
 	if s.codec, err = newCodec(); err != nil {
-		return sdk.Wrap(sdk.CodeIOError, op, -1, err)
+		return sdk.Wrap(sdk.CodeIOError, op, err)
 	}
 	return s.stmts.prepare(ctx, s)
 }
@@ -272,7 +272,7 @@ func (s *store) tornDirectory() (string, error) {
 	if s.memory && s.tornDir == "" {
 		dir, err := os.MkdirTemp("", "logbook-sqlite-memory-*.torn")
 		if err != nil {
-			return "", sdk.Wrap(sdk.CodeIOError, op, -1, err)
+			return "", sdk.Wrap(sdk.CodeIOError, op, err)
 		}
 		s.tornDir = dir
 		return dir, nil

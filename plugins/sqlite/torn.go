@@ -316,7 +316,7 @@ func writeArtifact(dir, id string, lines [][]byte) (string, error) {
 }
 
 func artifactErr(path string, err error) error {
-	return sdk.Wrap(sdk.CodeIOError, op, -1, fmt.Errorf("saving the torn rows to %s: %w", strconv.Quote(path), err))
+	return sdk.Wrapf(sdk.CodeIOError, op, err, "saving the torn rows to %q", path)
 }
 
 // rowStats are the count and the lowest and highest seq (-1 without rows)

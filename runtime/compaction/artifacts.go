@@ -62,7 +62,7 @@ func NewLocalStore(root string) (*LocalStore, error) {
 	}
 	abs, err := filepath.Abs(root)
 	if err != nil {
-		return nil, &sdk.Error{Code: sdk.CodeConfigInvalid, Op: "spill", Seq: -1, Index: -1, Detail: "artifact root " + root + " cannot be made absolute", Err: err}
+		return nil, &sdk.Error{Code: sdk.CodeConfigInvalid, Op: "spill", Detail: "artifact root " + root + " cannot be made absolute", Err: err}
 	}
 	return &LocalStore{root: abs}, nil
 }
@@ -84,7 +84,7 @@ func (s *LocalStore) Save(ctx context.Context, owner ArtifactOwner, source Artif
 	rand.Read(nonce[:]) // never fails (crypto/rand)
 	path := filepath.Join(dir, hex.EncodeToString(nonce[:])+"-"+safeArtifactName(suggestedName))
 	fail := func(what string, err error) (Artifact, error) {
-		return Artifact{}, &sdk.Error{Code: sdk.CodeIOError, Op: "spill", SessionID: owner.SessionID, Seq: -1, Index: -1,
+		return Artifact{}, &sdk.Error{Code: sdk.CodeIOError, Op: "spill", SessionID: owner.SessionID,
 			Detail: what + " " + path + " for tool " + source.ToolName + " call " + source.CallID, Err: err}
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {

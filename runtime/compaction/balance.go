@@ -57,19 +57,17 @@ func (m *Meter) position(seq sdk.Seq) (int, bool) {
 func (m *Meter) balancedCut(i int) (bool, error) {
 	if m.negPos >= 0 && m.negPos < i {
 		seq := m.nodes[m.negPos].Seq
-		return false, m.errorf(sdk.CodeToolPairingCorrupt, int64(seq),
-			"the tool-pairing count goes negative at node %d (position %d): a tool/result without a matching tool call before it", seq, m.negPos)
+		return false, m.errorf(sdk.CodeToolPairingCorrupt,
+			"the tool-pairing count goes negative at node %d (position %d): a tool/result without a matching tool call before it", seq, m.negPos).WithSeq(int64(seq))
 	}
 	return m.counts[i] == 0, nil
 }
 
 func (m *Meter) seqNotFound(seq sdk.Seq) error {
-	return m.errorf(sdk.CodeToolPairingSeqNotFound, int64(seq), "seq %d is not a current surface node", seq)
+	return m.errorf(sdk.CodeToolPairingSeqNotFound, "seq %d is not a current surface node", seq).WithSeq(int64(seq))
 }
 
-// errorf builds an error of this package for m's session; seq -1 means none.
-func (m *Meter) errorf(code sdk.Code, seq int64, format string, args ...any) *sdk.Error {
-	e := sdk.Errorf(code, "compaction", format, args...)
-	e.SessionID, e.Seq = m.s.ID(), seq
-	return e
+// errorf builds an error of this package for m's session.
+func (m *Meter) errorf(code sdk.Code, format string, args ...any) *sdk.Error {
+	return sdk.Errorf(code, "compaction", format, args...).WithSession(m.s.ID())
 }

@@ -79,7 +79,7 @@ func TestBalanceToolPairingCorrupt(t *testing.T) {
 	}
 	_, err := meter.BalancedAfter(1)
 	e := anaRequireCode(t, err, sdk.CodeToolPairingCorrupt, "node 1", "position 1")
-	if e.Seq != 1 || e.SessionID != "s1" || e.Op != "compaction" {
+	if (e.Seq == nil || *e.Seq != 1) || e.SessionID != "s1" || e.Op != "compaction" {
 		t.Fatalf("error fields %+v", e)
 	}
 	_, err = meter.BalancedBefore(2)
@@ -96,8 +96,8 @@ func TestBalanceToolPairingSeqNotFound(t *testing.T) {
 	for _, seq := range []sdk.Seq{0, 3, 99, -1} { // shadowed, not a node, beyond the log, out of domain
 		_, err := meter.BalancedBefore(seq)
 		e := anaRequireCode(t, err, sdk.CodeToolPairingSeqNotFound, "seq ")
-		if e.Seq != int64(seq) {
-			t.Errorf("Seq = %d, want %d", e.Seq, seq)
+		if e.Seq == nil || *e.Seq != int64(seq) {
+			t.Errorf("error %v; want seq %d", e, seq)
 		}
 		_, err = meter.BalancedAfter(seq)
 		anaRequireCode(t, err, sdk.CodeToolPairingSeqNotFound)

@@ -159,6 +159,6 @@ func turnText(turn int64) string {
 // violation builds the COMPACTION_INVARIANT error for a rule of docs/compaction.md.
 func violation(rule int, format string, args ...any) *sdk.Error {
 	detail := fmt.Sprintf(format, args...)
-	return &sdk.Error{Code: sdk.CodeCompactionInvariant, Op: "compaction", Seq: -1, Index: -1,
+	return &sdk.Error{Code: sdk.CodeCompactionInvariant, Op: "compaction",
 		Detail: "rule " + fmt.Sprint(rule) + ": " + strings.TrimSpace(detail)}
 }

@@ -105,7 +105,7 @@ func (m *Meter) ValidatePluginRange(meas Measurement, start, end sdk.Seq) error 
 func (m *Meter) checkSurface(meas Measurement) error {
 	cur := m.nodes
 	if len(meas.Nodes) != len(cur) {
-		return m.errorf(sdk.CodeCompactionSurfaceMismatch, -1,
+		return m.errorf(sdk.CodeCompactionSurfaceMismatch,
 			"the measurement has %d nodes but the surface now has %d; measure again", len(meas.Nodes), len(cur))
 	}
 	if len(cur) == 0 || &meas.Nodes[0] == &cur[0] {
@@ -113,7 +113,7 @@ func (m *Meter) checkSurface(meas Measurement) error {
 	}
 	for i := range cur {
 		if meas.Nodes[i].Seq != cur[i].Seq {
-			return m.errorf(sdk.CodeCompactionSurfaceMismatch, -1,
+			return m.errorf(sdk.CodeCompactionSurfaceMismatch,
 				"the measurement has node %d at position %d but the surface now has %d; measure again", meas.Nodes[i].Seq, i, cur[i].Seq)
 		}
 	}
@@ -131,12 +131,12 @@ func (m *Meter) checkRegion(start, end sdk.Seq) error {
 		return m.boundaryError(end, "region end %d is not a current surface node", m.seqNotFound(end))
 	}
 	if ps > pe {
-		return m.errorf(sdk.CodeCompactionUnbalancedBoundary, int64(start),
-			"region start %d at position %d comes after end %d at position %d", start, ps, end, pe)
+		return m.errorf(sdk.CodeCompactionUnbalancedBoundary,
+			"region start %d at position %d comes after end %d at position %d", start, ps, end, pe).WithSeq(int64(start))
 	}
 	if ps == 0 && m.typeOf(start) == session.TypeSystemMessage {
-		return m.errorf(sdk.CodeSystemNode0Protected, int64(start),
-			"region %d..%d starts at node 0, the system prompt, which is never compacted", start, end)
+		return m.errorf(sdk.CodeSystemNode0Protected,
+			"region %d..%d starts at node 0, the system prompt, which is never compacted", start, end).WithSeq(int64(start))
 	}
 	if balanced, err := m.balancedCut(ps); err != nil {
 		return err
@@ -154,7 +154,7 @@ func (m *Meter) checkRegion(start, end sdk.Seq) error {
 // boundaryError is COMPACTION_UNBALANCED_BOUNDARY at seq; format has one %d
 // for seq.
 func (m *Meter) boundaryError(seq sdk.Seq, format string, cause error) error {
-	e := m.errorf(sdk.CodeCompactionUnbalancedBoundary, int64(seq), format, seq)
+	e := m.errorf(sdk.CodeCompactionUnbalancedBoundary, format, seq).WithSeq(int64(seq))
 	e.Err = cause
 	return e
 }

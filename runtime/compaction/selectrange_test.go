@@ -182,8 +182,8 @@ func TestCheckRegionCompactionUnbalancedBoundary(t *testing.T) {
 	for _, c := range cases {
 		err := meter.CheckRegion(c.start, c.end)
 		e := anaRequireCode(t, err, sdk.CodeCompactionUnbalancedBoundary, c.want...)
-		if e.Seq != c.seq {
-			t.Errorf("%s: Seq = %d, want %d", c.name, e.Seq, c.seq)
+		if e.Seq == nil || *e.Seq != c.seq {
+			t.Errorf("%s: error %v; want seq %d", c.name, e, c.seq)
 		}
 		if got := errors.Is(err, sdk.CodeToolPairingSeqNotFound); got != c.notFound {
 			t.Errorf("%s: wraps TOOL_PAIRING_SEQ_NOT_FOUND = %v", c.name, got)
@@ -202,8 +202,8 @@ func TestCheckRegionSystemNode0Protected(t *testing.T) {
 	meter := NewMeter(s)
 	err := meter.CheckRegion(0, 1)
 	e := anaRequireCode(t, err, sdk.CodeSystemNode0Protected, "region 0..1", "node 0")
-	if e.Seq != 0 {
-		t.Fatalf("Seq = %d", e.Seq)
+	if e.Seq == nil || *e.Seq != 0 {
+		t.Fatalf("error %v names the wrong seq", e)
 	}
 	err = meter.ValidatePluginRange(anaMeasure(t, meter), 0, 8)
 	anaRequireCode(t, err, sdk.CodeSystemNode0Protected)

@@ -119,9 +119,9 @@ func (c *Compactor) compactRegion(ctx context.Context, st *sessionState, start, 
 		// Another append may have opened a turn or a bracket meanwhile.
 		switch ls := st.logState(); {
 		case ls.open:
-			err = &sdk.Error{Code: sdk.CodeCompactionBusy, Op: "compaction", SessionID: s.ID(), Seq: -1, Index: -1, Detail: "another compaction started meanwhile", Err: err}
+			err = &sdk.Error{Code: sdk.CodeCompactionBusy, Op: "compaction", SessionID: s.ID(), Detail: "another compaction started meanwhile", Err: err}
 		case mode == Manual && ls.turnOpen:
-			err = &sdk.Error{Code: sdk.CodeCompactionTurnOpen, Op: "compaction", SessionID: s.ID(), Seq: -1, Index: -1, Detail: "a turn started meanwhile", Err: err}
+			err = &sdk.Error{Code: sdk.CodeCompactionTurnOpen, Op: "compaction", SessionID: s.ID(), Detail: "a turn started meanwhile", Err: err}
 		}
 		return Outcome{}, false, err
 	}

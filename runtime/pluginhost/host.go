@@ -252,7 +252,7 @@ func (p *Plugin) startError(path string, err error) error {
 }
 
 func unavailable(name, detail string, cause error) error {
-	return &sdk.Error{Code: sdk.CodePluginUnavailable, Op: "plugin", Seq: -1, Index: -1, Detail: "plugin " + name + ": " + detail, Err: cause}
+	return &sdk.Error{Code: sdk.CodePluginUnavailable, Op: "plugin", Detail: "plugin " + name + ": " + detail, Err: cause}
 }
 
 // Info returns what the plugin reported at its last start.

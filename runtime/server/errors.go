@@ -31,9 +31,9 @@ func outermost(err error) *sdk.Error {
 		case *sdk.Error:
 			return e
 		case sdk.Code:
-			return &sdk.Error{Code: e, Seq: -1, Index: -1}
+			return &sdk.Error{Code: e}
 		case *store.FlushError:
-			return &sdk.Error{Code: sdk.CodeFlushFailed, Op: "flush", SessionID: e.SessionID, Seq: -1, Index: -1, Detail: e.Error()}
+			return &sdk.Error{Code: sdk.CodeFlushFailed, Op: "flush", SessionID: e.SessionID, Detail: e.Error()}
 		case interface{ Unwrap() []error }:
 			for _, inner := range e.Unwrap() {
 				if found := outermost(inner); found != nil {
@@ -70,7 +70,7 @@ func toConnect(err error, extra map[string]string) error {
 		case errors.Is(err, context.DeadlineExceeded):
 			return withExtra(connect.NewError(connect.CodeDeadlineExceeded, err), extra)
 		}
-		e = &sdk.Error{Code: sdk.CodeIOError, Op: "server", Seq: -1, Index: -1, Detail: err.Error()}
+		e = &sdk.Error{Code: sdk.CodeIOError, Op: "server", Detail: err.Error()}
 	}
 	info := errinfo.Encode(e)
 	for k, v := range extra {

@@ -219,7 +219,7 @@ func localListener(a net.Addr) bool {
 func (s *Server) ListenAndServe(ctx context.Context) error {
 	ln, err := net.Listen("tcp", s.opts.Addr)
 	if err != nil {
-		return &sdk.Error{Code: sdk.CodeIOError, Op: "serve", Seq: -1, Index: -1, Detail: "cannot listen on " + s.opts.Addr, Err: err}
+		return &sdk.Error{Code: sdk.CodeIOError, Op: "serve", Detail: "cannot listen on " + s.opts.Addr, Err: err}
 	}
 	return s.Serve(ctx, ln)
 }
@@ -272,7 +272,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if errors.Is(serveErr, http.ErrServerClosed) {
 		serveErr = nil
 	} else if serveErr != nil {
-		serveErr = &sdk.Error{Code: sdk.CodeIOError, Op: "serve", Seq: -1, Index: -1, Detail: "the listener failed", Err: serveErr}
+		serveErr = &sdk.Error{Code: sdk.CodeIOError, Op: "serve", Detail: "the listener failed", Err: serveErr}
 	}
 	s.calls.wait()
 	return errors.Join(serveErr, s.releaseAll())
@@ -373,7 +373,7 @@ func (s *Server) live(id, op string) (*session.Session, error) {
 	if sess, ok := s.st.Get(id); ok {
 		return sess, nil
 	}
-	return nil, &sdk.Error{Code: sdk.CodeSessionNotLive, Op: op, SessionID: id, Seq: -1, Index: -1,
+	return nil, &sdk.Error{Code: sdk.CodeSessionNotLive, Op: op, SessionID: id,
 		Detail: "the session is not live in this server; Open it (or Append to it) first"}
 }
 

@@ -269,7 +269,7 @@ func (v *service) AppendStream(ctx context.Context, stream *connect.ClientStream
 			}
 		}
 		if v.s.stopping() {
-			return fail(&sdk.Error{Code: sdk.CodePluginUnavailable, Op: "server", SessionID: sess.ID(), Seq: -1, Index: -1,
+			return fail(&sdk.Error{Code: sdk.CodePluginUnavailable, Op: "server", SessionID: sess.ID(),
 				Detail: "the server is shutting down; the events appended so far are flushed"})
 		}
 	}
@@ -309,7 +309,7 @@ func (v *service) Messages(ctx context.Context, req *connect.Request[logbookv1.S
 	var at *sdk.Seq
 	if a := req.Msg.At; a != nil {
 		if *a < 0 {
-			return nil, toConnect(&sdk.Error{Code: sdk.CodeInvalidSeq, Op: "messages", SessionID: id, Seq: -1, Index: -1, Detail: "at " + strconv.FormatInt(*a, 10) + " is outside 0 … 2^53−1"}, nil)
+			return nil, toConnect(&sdk.Error{Code: sdk.CodeInvalidSeq, Op: "messages", SessionID: id, Detail: "at " + strconv.FormatInt(*a, 10) + " is outside 0 … 2^53−1"}, nil)
 		}
 		seq := sdk.Seq(*a)
 		at = &seq
@@ -367,7 +367,7 @@ func (v *service) Events(ctx context.Context, req *connect.Request[logbookv1.Ses
 		end = m.GetTo()
 	}
 	if next < 0 || next > sdk.MaxSeq || end < next {
-		return toConnect(&sdk.Error{Code: sdk.CodeInvalidSeq, Op: "events", SessionID: id, Seq: -1, Index: -1,
+		return toConnect(&sdk.Error{Code: sdk.CodeInvalidSeq, Op: "events", SessionID: id,
 			Detail: "from " + strconv.FormatInt(next, 10) + " and to " + strconv.FormatInt(end, 10) + " must satisfy 0 ≤ from ≤ to"}, nil)
 	}
 	var wake chan struct{}
@@ -461,7 +461,7 @@ func (v *service) Compact(ctx context.Context, req *connect.Request[logbookv1.Se
 	m := req.Msg
 	c := v.s.e.Compactor
 	if c == nil {
-		return nil, toConnect(&sdk.Error{Code: sdk.CodeConfigInvalid, Op: "compact", SessionID: m.GetSessionId(), Seq: -1, Index: -1,
+		return nil, toConnect(&sdk.Error{Code: sdk.CodeConfigInvalid, Op: "compact", SessionID: m.GetSessionId(),
 			Detail: "the configuration has no compaction block (a headless profile): add one to compact sessions"}, nil)
 	}
 	if (m.StartSeq == nil) != (m.EndSeq == nil) {

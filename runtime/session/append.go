@@ -74,8 +74,8 @@ func (s *Session) appendLocked(ctx context.Context, first sdk.Seq, ins []AppendI
 	}
 	base := s.nextSeq()
 	if first >= 0 && first != base {
-		return Event{}, nil, &sdk.Error{Code: sdk.CodeSeqConflict, Op: "session", SessionID: s.id, Seq: int64(first), Index: -1,
-			Detail: "the group was planned for first seq " + strconv.FormatInt(int64(first), 10) + " but the next seq is " + strconv.FormatInt(int64(base), 10)}
+		return Event{}, nil, sdk.Errorf(sdk.CodeSeqConflict, "session", "the group was planned for first seq %d but the next seq is %d", first, base).
+			WithSession(s.id).WithSeq(int64(first))
 	}
 	surfaceMember := -1
 	for i := range ins {
@@ -141,13 +141,13 @@ func (s *Session) AppendPluginRecord(ctx context.Context, owner, record string, 
 // writable runs steps A1–A3.
 func (s *Session) writable() error {
 	if s.closed.Load() {
-		return &sdk.Error{Code: sdk.CodeSessionClosed, Op: "session", SessionID: s.id, Seq: -1, Index: -1, Detail: "the session was released; open it again to append"}
+		return &sdk.Error{Code: sdk.CodeSessionClosed, Op: "session", SessionID: s.id, Detail: "the session was released; open it again to append"}
 	}
 	if s.readOnly {
-		return &sdk.Error{Code: sdk.CodeSessionReadOnly, Op: "session", SessionID: s.id, Seq: -1, Index: -1, Detail: "an inspect view is read-only; open the session to append"}
+		return &sdk.Error{Code: sdk.CodeSessionReadOnly, Op: "session", SessionID: s.id, Detail: "an inspect view is read-only; open the session to append"}
 	}
 	if cause := s.Fenced(); cause != nil {
-		return &sdk.Error{Code: sdk.CodeSessionFenced, Op: "session", SessionID: s.id, Seq: -1, Index: -1, Detail: "a final persistence failure fenced the session", Err: cause}
+		return &sdk.Error{Code: sdk.CodeSessionFenced, Op: "session", SessionID: s.id, Detail: "a final persistence failure fenced the session", Err: cause}
 	}
 	return nil
 }

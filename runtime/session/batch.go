@@ -50,9 +50,7 @@ func (s *Session) AppendBatch(ctx context.Context, ins []AppendInput, o BatchOpt
 		e, _, err := s.appendLocked(ctx, -1, ins[i:i+1])
 		if err != nil {
 			if se, ok := err.(*sdk.Error); ok {
-				c := *se
-				c.Index = i
-				err = &c
+				err = se.WithIndex(i)
 			}
 			return b, err
 		}
@@ -66,7 +64,7 @@ func (s *Session) AppendBatch(ctx context.Context, ins []AppendInput, o BatchOpt
 // appended. Meta "expected" and "actual" carry both lengths.
 func SeqConflict(id string, want, got sdk.Offset) *sdk.Error {
 	w, g := strconv.FormatInt(int64(want), 10), strconv.FormatInt(int64(got), 10)
-	return &sdk.Error{Code: sdk.CodeSeqConflict, Op: "append", SessionID: id, Seq: -1, Index: -1,
+	return &sdk.Error{Code: sdk.CodeSeqConflict, Op: "append", SessionID: id,
 		Detail: "the append expected a log length of " + w + " but the log holds " + g + "; nothing was appended",
 		Meta:   map[string]string{"expected": w, "actual": g}}
 }

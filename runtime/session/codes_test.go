@@ -588,8 +588,8 @@ func TestCodeSeqNotContiguous(t *testing.T) {
 	_, err := RestoreEvents(context.Background(), restoreOpts(), RestoreOptions{}, append(events[:3:3], events[4:]...))
 	requireDetail(t, requireCode(t, err, sdk.CodeSeqNotContiguous), "seq 4", "seq 3")
 	_, err = Fold(context.Background(), events[1:], nil)
-	if e := requireCode(t, err, sdk.CodeSeqNotContiguous); e.Index != 0 {
-		t.Errorf("Fold error Index = %d, want 0", e.Index)
+	if e := requireCode(t, err, sdk.CodeSeqNotContiguous); e.Index == nil || *e.Index != 0 {
+		t.Errorf("Fold error %v; want index 0", e)
 	}
 	w := NewSurface(3, nil)
 	err = w.Apply(context.Background(), events[4])
@@ -808,8 +808,8 @@ func TestCodeReplaceCoverage(t *testing.T) {
 	if got, want := e.Error(), `session: REPLACE_COVERAGE: `+e.Detail+` (session "s1", seq 9)`; got != want {
 		t.Errorf("Error() = %s\nwant %s", got, want)
 	}
-	if e.Index != -1 || e.Op != "session" || sdk.CodeOf(e) != sdk.CodeReplaceCoverage {
-		t.Errorf("Op %q Index %d", e.Op, e.Index)
+	if e.Index != nil || e.Op != "session" || sdk.CodeOf(e) != sdk.CodeReplaceCoverage {
+		t.Errorf("error %v has the wrong op or index", e)
 	}
 	rejectAppend(t, s, replacing(evU("u", "x"), 4, 4), sdk.CodeReplaceCoverage, "missing 4")
 	// Citing the shadowed seq 7 (the original of node 8) does not cover node 8.
@@ -967,7 +967,7 @@ func TestCodeCorruptLog(t *testing.T) {
 		t.Errorf("a corrupt log restored")
 	}
 	w := requireCode(t, err, sdk.CodeCorruptLog)
-	if sdk.CodeOf(err) != sdk.CodeCorruptLog || w.Index != 3 || w.Seq != 3 || w.SessionID != "sid" || w.Op != "restore" {
+	if sdk.CodeOf(err) != sdk.CodeCorruptLog || (w.Index == nil || *w.Index != 3) || (w.Seq == nil || *w.Seq != 3) || w.SessionID != "sid" || w.Op != "restore" {
 		t.Errorf("CORRUPT_LOG = %+v", w)
 	}
 	requireDetail(t, w, "3", "PAYLOAD_INVALID")
@@ -979,8 +979,8 @@ func TestCodeCorruptLog(t *testing.T) {
 	seed, inh, _ := ForkSeed(nil, nil, tT0)
 	_, err = RestoreEvents(context.Background(), restoreOpts(), RestoreOptions{}, seed) // unseeded header
 	lw := requireCode(t, err, sdk.CodeCorruptLog)
-	if lw.Index != -1 {
-		t.Errorf("lineage CORRUPT_LOG Index = %d, want -1", lw.Index)
+	if lw.Index != nil {
+		t.Errorf("lineage CORRUPT_LOG %v; want no index", lw)
 	}
 	requireDetail(t, requireCode(t, lw.Err, sdk.CodeSeedInvalid), "seq 0")
 	_, err = RestoreEvents(context.Background(), restoreOpts(func(o *Options) { o.Header.IsSeeded, o.Header.InheritedEventCount = true, inh+3 }), RestoreOptions{}, seed)
@@ -1005,16 +1005,16 @@ func TestCodeSeedInvalid(t *testing.T) {
 	// SeedWithMarker refuses an inherited marker, naming its index.
 	_, err = SeedWithMarker(seed, tT0)
 	e := requireCode(t, err, sdk.CodeSeedInvalid)
-	if e.Index != 0 {
-		t.Errorf("Index = %d", e.Index)
+	if e.Index == nil || *e.Index != 0 {
+		t.Errorf("error %v names the wrong index", e)
 	}
 }
 
 func TestCodeFormatUnknownEventType(t *testing.T) {
 	rejectRestore(t, restoreOpts(), RestoreOptions{}, withEnv(rawEnv("newer/kind", `{}`, "")), "", sdk.CodeFormatUnknownEventType, 2, `"newer/kind"`)
 	e := rejectRestore(t, restoreOpts(), RestoreOptions{Source: FromSeed}, withEnv(rawEnv("lint/report", `{}`, "")), "", sdk.CodeFormatUnknownEventType, 2, `"lint/report"`)
-	if e.Seq != 2 {
-		t.Errorf("Seq = %d", e.Seq)
+	if e.Seq == nil || *e.Seq != 2 {
+		t.Errorf("error %v names the wrong seq", e)
 	}
 	// Declared by a loaded plugin: known.
 	if _, err := Restore(context.Background(), restoreOpts(func(o *Options) { o.PluginTypes = map[string]bool{"lint/report": false} }), RestoreOptions{}, withEnv(rawEnv("lint/report", `{}`, ""))); err != nil {

@@ -70,8 +70,8 @@ func SeedWithMarker(seed []Event, now int64) ([]Event, error) {
 	for i, e := range seed {
 		if e.r.typ == TypeSessionEndSeed {
 			if b, _ := e.r.data.Get("inherited").Bool(); b {
-				return nil, &sdk.Error{Code: sdk.CodeSeedInvalid, Op: "create", Seq: int64(e.r.seq), Index: i,
-					Detail: "a replay seed must not contain an {inherited: true} session/end-seed; use Fork"}
+				return nil, sdk.Errorf(sdk.CodeSeedInvalid, "create", "a replay seed must not contain an {inherited: true} session/end-seed; use Fork").
+					WithSeq(int64(e.r.seq)).WithIndex(i)
 			}
 		}
 	}

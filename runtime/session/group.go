@@ -89,7 +89,7 @@ func (s *Session) clearPending() {
 func (s *Session) memberError(err error, seq sdk.Seq, index int, group bool) error {
 	err = s.writeError(err, seq)
 	if e, ok := err.(*sdk.Error); ok && group {
-		e.Index = index
+		return e.WithIndex(index)
 	}
 	return err
 }

@@ -126,8 +126,8 @@ func assertPayloadError(t *testing.T, err *sdk.Error, code sdk.Code, want []stri
 	if !errors.Is(err, code) || err.Code != code {
 		t.Fatalf("got %v, want code %s", err, code)
 	}
-	if err.Op != "session" || err.Seq != -1 || err.Index != -1 || err.SessionID != "" {
-		t.Errorf("got Op %q Seq %d Index %d SessionID %q, want session/-1/-1/empty", err.Op, err.Seq, err.Index, err.SessionID)
+	if err.Op != "session" || err.Seq != nil || err.Index != nil || err.SessionID != "" {
+		t.Errorf("got %v, want op session and no seq, index or session", err)
 	}
 	for _, w := range want {
 		if !strings.Contains(err.Detail, w) {

@@ -64,7 +64,7 @@ func (s *Session) projectionRemoved(p *published) error {
 	for typ, id := range p.usedProj {
 		p, ok := s.lookupProjection(typ)
 		if !ok || p.Identity() != id {
-			return &sdk.Error{Code: sdk.CodeProjectionRemoved, Op: "session", SessionID: s.id, Seq: -1, Index: -1,
+			return &sdk.Error{Code: sdk.CodeProjectionRemoved, Op: "session", SessionID: s.id,
 				Detail: "the definition of " + typ + " that this session used is no longer registered; release the session and open it again with the plugin loaded"}
 		}
 	}
@@ -92,7 +92,7 @@ func (s *Session) planProjection(ctx context.Context, r *record) (plan, error) {
 	}
 	out, err := def.Project(ctx, in)
 	if err != nil {
-		return plan{}, &sdk.Error{Code: sdk.CodeProjectionFailed, Op: "session", Seq: -1, Index: -1, Detail: "definition of " + r.typ + " failed", Err: err}
+		return plan{}, &sdk.Error{Code: sdk.CodeProjectionFailed, Op: "session", Detail: "definition of " + r.typ + " failed", Err: err}
 	}
 	pl := plan{kind: planProject, projType: r.typ, projID: def.Identity()}
 	for _, m := range out {
@@ -102,11 +102,11 @@ func (s *Session) planProjection(ctx context.Context, r *record) (plan, error) {
 		}
 		doc, err := jsonv.Parse(m.Message, jsonv.Options{})
 		if err != nil {
-			return plan{}, &sdk.Error{Code: sdk.CodeProjectionInvalid, Op: "session", Seq: -1, Index: -1, Detail: "projected message for target is not lossless JSON", Err: err}
+			return plan{}, &sdk.Error{Code: sdk.CodeProjectionInvalid, Op: "session", Detail: "projected message for target is not lossless JSON", Err: err}
 		}
 		val := doc.Root()
 		if err := checkMessage(cur.typ, val); err != nil {
-			return plan{}, &sdk.Error{Code: sdk.CodeProjectionInvalid, Op: "session", Seq: -1, Index: -1, Detail: "projected message fails the message rules", Err: err}
+			return plan{}, &sdk.Error{Code: sdk.CodeProjectionInvalid, Op: "session", Detail: "projected message fails the message rules", Err: err}
 		}
 		if !rawEqual(val.Get("id"), cur.val.Get("id")) || !rawEqual(val.Get("role"), cur.val.Get("role")) {
 			return plan{}, sdk.Errorf(sdk.CodeProjectionInvalid, "session", "projection for target %d changed the message id or role", m.Seq)

@@ -3,7 +3,6 @@ package session
 import (
 	"context"
 	"errors"
-	"strconv"
 
 	"github.com/seed-e5e476df/logbook/sdk"
 )
@@ -146,9 +145,7 @@ func (s *Session) finishRestore(ro RestoreOptions) (*Session, error) {
 		if ro.Source == FromSeed {
 			code = sdk.CodeSeedInvalid
 		}
-		w := sdk.Wrap(code, "restore", -1, err)
-		w.SessionID = s.id
-		return nil, w
+		return nil, sdk.Wrap(code, "restore", err).WithSession(s.id)
 	}
 	s.readOnly = ro.ReadOnly
 	s.pendingRepair = ro.PendingRepair
@@ -254,9 +251,7 @@ func (s *Session) restoreError(src Source, index int, seq sdk.Seq, err error) er
 	case sdk.CodeFormatTooNew, sdk.CodeFormatUnsupported, sdk.CodeFormatUnknownEventType, sdk.CodeFormatMigrationRefused, sdk.CodeProjectionRequired,
 		sdk.CodeProjectionFailed: // a failing plugin is not a corrupt log
 		if e, ok := err.(*sdk.Error); ok {
-			c := *e
-			c.SessionID, c.Seq, c.Index = s.id, int64(seq), index
-			return &c
+			return e.WithSession(s.id).WithSeq(int64(seq)).WithIndex(index)
 		}
 		return err
 	}
@@ -264,10 +259,7 @@ func (s *Session) restoreError(src Source, index int, seq sdk.Seq, err error) er
 	if src == FromSeed {
 		code = sdk.CodeSeedInvalid
 	}
-	w := sdk.Wrap(code, "restore", index, err)
-	w.SessionID, w.Seq = s.id, int64(seq)
-	w.Detail = "event " + strconv.Itoa(index) + " breaks " + string(sdk.CodeOf(err))
-	return w
+	return sdk.Wrapf(code, "restore", err, "event %d breaks %s", index, sdk.CodeOf(err)).WithSession(s.id).WithSeq(int64(seq)).WithIndex(index)
 }
 
 // SurfaceFold is the result of folding a log from scratch (docs/format.md).
@@ -310,9 +302,7 @@ func (w *Window) Apply(ctx context.Context, e Event) error {
 	index := len(w.s.records)
 	if err := w.s.restoreOne(ctx, e.r, w.s.nextSeq(), false); err != nil {
 		if se, ok := err.(*sdk.Error); ok {
-			c := *se
-			c.Index, c.Seq = index, int64(e.r.seq)
-			return &c
+			return se.WithIndex(index).WithSeq(int64(e.r.seq))
 		}
 		return err
 	}

@@ -250,8 +250,9 @@ func (s *Session) writeError(err error, seq sdk.Seq) error {
 		if c.SessionID == "" {
 			c.SessionID = s.id
 		}
-		if c.Seq < 0 {
-			c.Seq = int64(seq)
+		if c.Seq == nil {
+			n := int64(seq)
+			c.Seq = &n
 		}
 		if c.Op == "" || c.Op == "json" {
 			c.Op = "session"

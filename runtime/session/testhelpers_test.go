@@ -550,8 +550,8 @@ func rejectRestore(t testing.TB, opts Options, ro RestoreOptions, envs [][]byte,
 		if sdk.CodeOf(err) != outer {
 			t.Errorf("outermost code = %s, want %s", sdk.CodeOf(err), outer)
 		}
-		if w.Index != index || w.Seq != int64(index) {
-			t.Errorf("%s Index, Seq = %d, %d; want %d, %d", outer, w.Index, w.Seq, index, index)
+		if (w.Index == nil || *w.Index != index) || (w.Seq == nil || *w.Seq != int64(index)) {
+			t.Errorf("%s error %v; want index and seq %d", outer, w, index)
 		}
 		if w.Err == nil || findCode(w.Err, inner) == nil {
 			t.Errorf("%s does not wrap %s: %v", outer, inner, err)
@@ -560,8 +560,8 @@ func rejectRestore(t testing.TB, opts Options, ro RestoreOptions, envs [][]byte,
 		if sdk.CodeOf(err) != inner {
 			t.Errorf("outermost code = %s, want %s returned unwrapped", sdk.CodeOf(err), inner)
 		}
-		if e.Index != index {
-			t.Errorf("%s Index = %d, want %d", inner, e.Index, index)
+		if e.Index == nil || *e.Index != index {
+			t.Errorf("%s error %v; want index %d", inner, e, index)
 		}
 	}
 	requireDetail(t, e, parts...)

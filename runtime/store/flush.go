@@ -128,7 +128,7 @@ func (st *Store) release(ctx context.Context, ls *live, final bool) error {
 	st.mu.Lock()
 	if st.live[ls.s.ID()] != ls {
 		st.mu.Unlock()
-		return &sdk.Error{Code: sdk.CodeSessionNotLive, Op: "release", SessionID: ls.s.ID(), Seq: -1, Index: -1, Detail: "released concurrently"}
+		return &sdk.Error{Code: sdk.CodeSessionNotLive, Op: "release", SessionID: ls.s.ID(), Detail: "released concurrently"}
 	}
 	delete(st.live, ls.s.ID())
 	st.mu.Unlock()

@@ -37,7 +37,7 @@ func (st *Store) Fork(ctx context.Context, r ForkRequest) (*session.Session, err
 		ls, err := st.liveOf(r.Source, "fork")
 		if err != nil {
 			if _, live := st.Get(r.Source.ID()); !live {
-				return nil, &sdk.Error{Code: sdk.CodeSessionNotFound, Op: "fork", SessionID: r.Source.ID(), Seq: -1, Index: -1, Detail: "the source session is not live"}
+				return nil, &sdk.Error{Code: sdk.CodeSessionNotFound, Op: "fork", SessionID: r.Source.ID(), Detail: "the source session is not live"}
 			}
 			return nil, err
 		}
@@ -52,7 +52,7 @@ func (st *Store) Fork(ctx context.Context, r ForkRequest) (*session.Session, err
 			}
 			src = v
 		} else {
-			return nil, &sdk.Error{Code: sdk.CodeSessionNotFound, Op: "fork", SessionID: r.SourceID, Seq: -1, Index: -1, Detail: "no such session"}
+			return nil, &sdk.Error{Code: sdk.CodeSessionNotFound, Op: "fork", SessionID: r.SourceID, Detail: "no such session"}
 		}
 	}
 	now := st.now()

@@ -40,11 +40,11 @@ func (st *Store) open(ctx context.Context, id string, want *sdk.Offset) (*sessio
 		return nil, rep, err
 	}
 	if _, ok := st.Get(id); ok {
-		return nil, rep, &sdk.Error{Code: sdk.CodeAlreadyOwned, Op: "open", SessionID: id, Seq: -1, Index: -1, Detail: "the session is live in this store"}
+		return nil, rep, &sdk.Error{Code: sdk.CodeAlreadyOwned, Op: "open", SessionID: id, Detail: "the session is live in this store"}
 	}
 	p, ok := st.primary()
 	if !ok {
-		return nil, rep, &sdk.Error{Code: sdk.CodeSessionNotFound, Op: "open", SessionID: id, Seq: -1, Index: -1, Detail: "no persistence backend is configured"}
+		return nil, rep, &sdk.Error{Code: sdk.CodeSessionNotFound, Op: "open", SessionID: id, Detail: "no persistence backend is configured"}
 	}
 	o, err := p.Persistence.Open(ctx, id, sdk.AccessWrite)
 	if err != nil {
@@ -200,7 +200,7 @@ func (st *Store) Inspect(ctx context.Context, id string) (*session.Session, Insp
 	}
 	p, ok := st.primary()
 	if !ok {
-		return nil, InspectReport{}, &sdk.Error{Code: sdk.CodeSessionNotFound, Op: "inspect", SessionID: id, Seq: -1, Index: -1, Detail: "no persistence backend is configured"}
+		return nil, InspectReport{}, &sdk.Error{Code: sdk.CodeSessionNotFound, Op: "inspect", SessionID: id, Detail: "no persistence backend is configured"}
 	}
 	var ctl session.Control
 	v, o, err := st.readStored(ctx, p, id, &ctl)

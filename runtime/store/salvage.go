@@ -75,21 +75,21 @@ func (st *Store) Salvage(ctx context.Context, r SalvageRequest) (*session.Sessio
 	}
 	p, ok := st.primary()
 	if !ok {
-		return nil, rep, &sdk.Error{Code: sdk.CodeSessionNotFound, Op: "salvage", SessionID: src, Seq: -1, Index: -1, Detail: "no persistence backend is configured"}
+		return nil, rep, &sdk.Error{Code: sdk.CodeSessionNotFound, Op: "salvage", SessionID: src, Detail: "no persistence backend is configured"}
 	}
 	sr, ok := p.Persistence.(sdk.SalvageReader)
 	if !ok {
-		return nil, rep, &sdk.Error{Code: sdk.CodeConfigInvalid, Op: "salvage", SessionID: src, Seq: -1, Index: -1,
+		return nil, rep, &sdk.Error{Code: sdk.CodeConfigInvalid, Op: "salvage", SessionID: src,
 			Detail: "the primary backend " + p.Name + " cannot read a damaged log (it is no sdk.SalvageReader)"}
 	}
 	if st.opts.SalvageDir == "" {
-		return nil, rep, &sdk.Error{Code: sdk.CodeConfigInvalid, Op: "salvage", SessionID: src, Seq: -1, Index: -1,
+		return nil, rep, &sdk.Error{Code: sdk.CodeConfigInvalid, Op: "salvage", SessionID: src,
 			Detail: "no salvage directory is configured for the artifact of the damaged bytes (store Options.SalvageDir)"}
 	}
 
 	dir, err := filepath.Abs(st.opts.SalvageDir) // the event names the artifact wherever it is read
 	if err != nil {
-		return nil, rep, &sdk.Error{Code: sdk.CodeConfigInvalid, Op: "salvage", SessionID: src, Seq: -1, Index: -1, Detail: "the salvage directory " + st.opts.SalvageDir + " cannot be made absolute", Err: err}
+		return nil, rep, &sdk.Error{Code: sdk.CodeConfigInvalid, Op: "salvage", SessionID: src, Detail: "the salvage directory " + st.opts.SalvageDir + " cannot be made absolute", Err: err}
 	}
 	d, prefix, err := st.readDamaged(ctx, sr, src)
 	if err != nil {
@@ -112,7 +112,7 @@ func (st *Store) Salvage(ctx context.Context, r SalvageRequest) (*session.Sessio
 		return nil, SalvageReport{}, err
 	}
 	if err := durable.WriteFile(rep.Artifact, d.Damage.Tail, 0o600); err != nil {
-		return nil, SalvageReport{}, &sdk.Error{Code: sdk.CodeIOError, Op: "salvage", SessionID: child, Seq: -1, Index: -1,
+		return nil, SalvageReport{}, &sdk.Error{Code: sdk.CodeIOError, Op: "salvage", SessionID: child,
 			Detail: "cannot write the artifact " + rep.Artifact + " with the damaged bytes of " + strconv.Quote(src), Err: err}
 	}
 	s, err := st.createWith(ctx, session.ForkHeader(d.Header, child, inherited, now), seed)
@@ -146,7 +146,7 @@ func (st *Store) readDamaged(ctx context.Context, sr sdk.SalvageReader, src stri
 	}
 	dm := d.Damage
 	if int64(v.Len()) != d.ValidEvents || (d.Corrupt && (dm.Offset < 0 || dm.Bytes < 0 || dm.IntactEventsExcluded < 0)) || d.Header.ID != src {
-		return sdk.Damaged{}, nil, &sdk.Error{Code: sdk.CodeIOError, Op: "salvage", SessionID: src, Seq: -1, Index: -1,
+		return sdk.Damaged{}, nil, &sdk.Error{Code: sdk.CodeIOError, Op: "salvage", SessionID: src,
 			Detail: "the backend's damage report contradicts itself: " + plural(int64(v.Len()), "event") + " read, " + strconv.FormatInt(d.ValidEvents, 10) +
 				" reported valid, damage at " + strconv.FormatInt(dm.Offset, 10) + " of " + strconv.FormatInt(dm.Bytes, 10) + " bytes, header id " + strconv.Quote(d.Header.ID)}
 	}
@@ -155,7 +155,7 @@ func (st *Store) readDamaged(ctx context.Context, sr sdk.SalvageReader, src stri
 
 // salvageIntact refuses to salvage a session whose log is intact.
 func salvageIntact(src, why string) error {
-	return &sdk.Error{Code: sdk.CodeInvalidBoundary, Op: "salvage", SessionID: src, Seq: -1, Index: -1,
+	return &sdk.Error{Code: sdk.CodeInvalidBoundary, Op: "salvage", SessionID: src,
 		Detail: "session " + strconv.Quote(src) + " is not damaged (" + why + "); salvage is for a CORRUPT_LOG session; use fork to copy an intact one"}
 }
 

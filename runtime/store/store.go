@@ -284,7 +284,7 @@ func (st *Store) checkFree(ctx context.Context, id string) error {
 		case err == nil:
 			return sdk.Errorf(sdk.CodeSessionAlreadyExists, "create", "session %q is stored in %s", id, p.Name)
 		case errors.Is(err, sdk.ErrCorruptLog):
-			return &sdk.Error{Code: sdk.CodeSessionAlreadyExists, Op: "create", SessionID: id, Seq: -1, Index: -1,
+			return &sdk.Error{Code: sdk.CodeSessionAlreadyExists, Op: "create", SessionID: id,
 				Detail: "session " + strconv.Quote(id) + " is stored in " + p.Name + ", with a damaged log", Err: err}
 		case !errors.Is(err, sdk.ErrSessionNotFound):
 			return err
@@ -371,7 +371,7 @@ func wrapBackend(err error, op, name, id string) error {
 	if errors.As(err, &e) {
 		return err
 	}
-	return &sdk.Error{Code: sdk.CodeIOError, Op: op, SessionID: id, Seq: -1, Index: -1, Detail: "backend " + name, Err: err}
+	return &sdk.Error{Code: sdk.CodeIOError, Op: op, SessionID: id, Detail: "backend " + name, Err: err}
 }
 
 // Get returns the live session with this id.
@@ -398,7 +398,7 @@ func (st *Store) liveOf(s *session.Session, op string) (*live, error) {
 	if s != nil {
 		id = s.ID()
 	}
-	return nil, &sdk.Error{Code: sdk.CodeSessionNotLive, Op: op, SessionID: id, Seq: -1, Index: -1, Detail: "the session is not the live instance of this store"}
+	return nil, &sdk.Error{Code: sdk.CodeSessionNotLive, Op: op, SessionID: id, Detail: "the session is not the live instance of this store"}
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -33,7 +33,7 @@ func (st *Store) View(ctx context.Context, id string, at *sdk.Seq) (*session.Ses
 	}
 	p, ok := st.primary()
 	if !ok {
-		return nil, sdk.Torn{}, &sdk.Error{Code: sdk.CodeSessionNotFound, Op: "view", SessionID: id, Seq: -1, Index: -1, Detail: "no persistence backend is configured"}
+		return nil, sdk.Torn{}, &sdk.Error{Code: sdk.CodeSessionNotFound, Op: "view", SessionID: id, Detail: "no persistence backend is configured"}
 	}
 	o, err := p.Persistence.Open(ctx, id, sdk.AccessRead)
 	if err != nil {
@@ -74,8 +74,7 @@ func viewLength(id string, n int64, at *sdk.Seq) (int64, error) {
 		if n > 0 {
 			last = strconv.FormatInt(n-1, 10)
 		}
-		return 0, &sdk.Error{Code: sdk.CodeInvalidBoundary, Op: "view", SessionID: id, Seq: int64(*at), Index: -1,
-			Detail: "seq " + strconv.FormatInt(int64(*at), 10) + " is past the end of the log (last seq " + last + ")"}
+		return 0, sdk.Errorf(sdk.CodeInvalidBoundary, "view", "seq %d is past the end of the log (last seq %s)", *at, last).WithSession(id).WithSeq(int64(*at))
 	}
 	return int64(*at) + 1, nil
 }

@@ -271,7 +271,7 @@ func (q *queue) setFinal(err error) {
 		q.ls.ctl.Fence(err)
 		q.st.log.Error("primary backend failed; session fenced", "session", q.ls.s.ID(), "backend", q.b.name, "error", err)
 	} else {
-		q.final = &sdk.Error{Code: sdk.CodeMirrorDiverged, Op: "flush", SessionID: q.ls.s.ID(), Seq: -1, Index: -1,
+		q.final = &sdk.Error{Code: sdk.CodeMirrorDiverged, Op: "flush", SessionID: q.ls.s.ID(),
 			Detail: "mirror " + q.b.name + " is detached for this session until it is released", Err: err}
 		q.evs, q.arr, q.tied, q.bytes = nil, nil, nil, 0
 		q.ls.spaceFreed()
@@ -340,8 +340,8 @@ func (q *queue) write(batch []session.Event, tied []bool, flush bool) (acked int
 			return acked, nil, err
 		}
 		if want := sdk.Offset(first) + sdk.Offset(len(part)); d.NextSeq != want {
-			return acked, nil, &sdk.Error{Code: sdk.CodeSeqConflict, Op: "flush", SessionID: q.ls.s.ID(), Seq: int64(first), Index: -1,
-				Detail: "backend " + q.b.name + " acknowledged next seq " + itoa(int64(d.NextSeq)) + ", expected " + itoa(int64(want))}
+			return acked, nil, sdk.Errorf(sdk.CodeSeqConflict, "flush", "backend %s acknowledged next seq %d, expected %d", q.b.name, d.NextSeq, want).
+				WithSession(q.ls.s.ID()).WithSeq(int64(first))
 		}
 		acked += len(part)
 	}
@@ -392,7 +392,7 @@ func (q *queue) flushBackend() error {
 // not held.
 func (q *queue) flushed(d sdk.Durable, err error) error {
 	if err == nil && int64(d.NextSeq)-1 < int64(q.durable()) {
-		err = &sdk.Error{Code: sdk.CodeLogShrank, Op: "flush", SessionID: q.ls.s.ID(), Seq: -1, Index: -1,
+		err = &sdk.Error{Code: sdk.CodeLogShrank, Op: "flush", SessionID: q.ls.s.ID(),
 			Detail: "backend " + q.b.name + " reports durable next seq " + itoa(int64(d.NextSeq)) + " below the acknowledged watermark " + itoa(int64(q.durable()))}
 	}
 	if err != nil {
@@ -436,7 +436,7 @@ func (q *queue) recover() error {
 	}
 	if err != nil {
 		if errors.Is(err, sdk.ErrAlreadyOwned) {
-			return &sdk.Error{Code: sdk.CodeOwnershipLost, Op: "flush", SessionID: id, Seq: -1, Index: -1, Detail: "another owner holds " + q.b.name + " after a reconnect", Err: err}
+			return &sdk.Error{Code: sdk.CodeOwnershipLost, Op: "flush", SessionID: id, Detail: "another owner holds " + q.b.name + " after a reconnect", Err: err}
 		}
 		return err
 	}
@@ -446,23 +446,21 @@ func (q *queue) recover() error {
 	q.mu.Unlock()
 	stored := int64(o.NextSeq) - 1
 	if stored < int64(wm) {
-		return &sdk.Error{Code: sdk.CodeLogShrank, Op: "flush", SessionID: id, Seq: stored, Index: -1,
-			Detail: "backend " + q.b.name + " holds up to seq " + itoa(stored) + " below the acknowledged " + itoa(int64(wm))}
+		return sdk.Errorf(sdk.CodeLogShrank, "flush", "backend %s holds up to seq %d below the acknowledged %d", q.b.name, stored, wm).WithSession(id).WithSeq(stored)
 	}
 	extra := stored - int64(wm)
 	if extra == 0 {
 		return nil
 	}
 	if extra > int64(len(queued)) {
-		return &sdk.Error{Code: sdk.CodeSeqConflict, Op: "flush", SessionID: id, Seq: stored, Index: -1,
-			Detail: "backend " + q.b.name + " holds seqs this host never sent (up to " + itoa(stored) + ")"}
+		return sdk.Errorf(sdk.CodeSeqConflict, "flush", "backend %s holds seqs this host never sent (up to %d)", q.b.name, stored).WithSession(id).WithSeq(stored)
 	}
 	i := 0
 	err = q.b.p.Read(ctx, o.Handle, sdk.Offset(wm+1), extra, func(chunk [][]byte) error {
 		for _, b := range chunk {
 			if i >= len(queued) || string(b) != string(queued[i].Envelope()) {
-				return &sdk.Error{Code: sdk.CodeSeqConflict, Op: "flush", SessionID: id, Seq: int64(wm) + 1 + int64(i), Index: -1,
-					Detail: "stored event differs from the queued one after a reconnect to " + q.b.name}
+				return sdk.Errorf(sdk.CodeSeqConflict, "flush", "stored event differs from the queued one after a reconnect to %s", q.b.name).
+					WithSession(id).WithSeq(int64(wm) + 1 + int64(i))
 			}
 			i++
 		}

@@ -42,11 +42,11 @@ func Encode(e *sdk.Error) *errdetails.ErrorInfo {
 	if e.SessionID != "" {
 		md["session_id"] = Clip(e.SessionID)
 	}
-	if e.Seq >= 0 {
-		md["seq"] = strconv.FormatInt(e.Seq, 10)
+	if e.Seq != nil {
+		md["seq"] = strconv.FormatInt(*e.Seq, 10)
 	}
-	if e.Index >= 0 {
-		md["index"] = strconv.Itoa(e.Index)
+	if e.Index != nil {
+		md["index"] = strconv.Itoa(*e.Index)
 	}
 	if e.Err != nil {
 		md["cause"] = Clip(e.Err.Error())
@@ -63,12 +63,12 @@ func Decode(info *errdetails.ErrorInfo) *sdk.Error {
 		return nil
 	}
 	md := info.GetMetadata()
-	e := &sdk.Error{Code: sdk.Code(info.GetReason()), Op: md["op"], SessionID: md["session_id"], Seq: -1, Index: -1, Detail: md["detail"]}
-	if v, err := strconv.ParseInt(md["seq"], 10, 64); err == nil && v >= 0 {
-		e.Seq = v
+	e := &sdk.Error{Code: sdk.Code(info.GetReason()), Op: md["op"], SessionID: md["session_id"], Detail: md["detail"]}
+	if v, err := strconv.ParseInt(md["seq"], 10, 64); err == nil {
+		e.Seq = &v
 	}
-	if v, err := strconv.Atoi(md["index"]); err == nil && v >= 0 {
-		e.Index = v
+	if v, err := strconv.Atoi(md["index"]); err == nil {
+		e.Index = &v
 	}
 	if c, ok := md["cause"]; ok {
 		e.Err = errors.New(c)

@@ -44,7 +44,7 @@ func FuzzParse(f *testing.F) {
 		valid := json.Valid(src)
 		if err != nil {
 			var e *sdk.Error
-			if !errors.As(err, &e) || e.Op != "json" || e.Seq != -1 || e.Index != -1 {
+			if !errors.As(err, &e) || e.Op != "json" || e.Seq != nil || e.Index != nil {
 				t.Fatalf("error %#v", err)
 			}
 			if d != nil {

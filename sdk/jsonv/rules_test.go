@@ -37,8 +37,8 @@ func runRejected(t *testing.T, code sdk.Code, opt Options, cases []ruleCase) {
 			if e.Code != code || !errors.Is(err, code) {
 				t.Fatalf("Parse(%q) code %s, want %s: %v", cut(c.src, 80), e.Code, code, err)
 			}
-			if e.Op != "json" || e.Seq != -1 || e.Index != -1 || e.SessionID != "" {
-				t.Errorf("error fields Op=%q Seq=%d Index=%d SessionID=%q, want json/-1/-1/\"\"", e.Op, e.Seq, e.Index, e.SessionID)
+			if e.Op != "json" || e.Seq != nil || e.Index != nil || e.SessionID != "" {
+				t.Errorf("error %v; want op json and no seq, index or session", e)
 			}
 			for _, want := range c.detail {
 				if !strings.Contains(e.Detail, want) {

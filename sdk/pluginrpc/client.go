@@ -93,14 +93,14 @@ func dispense[T any](c *Client, name string) (T, error) {
 		var err error
 		raw, err = c.rpc.Dispense(name)
 		if err != nil {
-			return zero, &sdk.Error{Code: sdk.CodePluginUnavailable, Op: errOp, Seq: -1, Index: -1,
+			return zero, &sdk.Error{Code: sdk.CodePluginUnavailable, Op: errOp,
 				Detail: fmt.Sprintf("cannot dispense the %q plugin", name), Err: err}
 		}
 		c.dispensed[name] = raw
 	}
 	v, ok := raw.(T)
 	if !ok {
-		return zero, &sdk.Error{Code: sdk.CodePluginUnavailable, Op: errOp, Seq: -1, Index: -1,
+		return zero, &sdk.Error{Code: sdk.CodePluginUnavailable, Op: errOp,
 			Detail: fmt.Sprintf("the %q plugin dispensed %T; build the host's go-plugin config with pluginrpc.PluginSets", name, raw)}
 	}
 	return v, nil
@@ -267,8 +267,8 @@ func splitBatch(handle string, firstSeq sdk.Seq, events [][]byte, maxBytes int) 
 	for i, e := range events {
 		n := eventFieldSize(len(e))
 		if base+n > maxBytes {
-			return nil, &sdk.Error{Code: sdk.CodeEventTooLarge, Op: errOp, Seq: int64(firstSeq) + int64(i), Index: i,
-				Detail: fmt.Sprintf("event of %d bytes does not fit one request of RPCMaxBytes = %d; raise RPCMaxBytes above MaxEventBytes + 1 MiB", len(e), maxBytes)}
+			return nil, sdk.Errorf(sdk.CodeEventTooLarge, errOp, "event of %d bytes does not fit one request of RPCMaxBytes = %d; raise RPCMaxBytes above MaxEventBytes + 1 MiB",
+				len(e), maxBytes).WithSeq(int64(firstSeq) + int64(i)).WithIndex(i)
 		}
 		if size+n > maxBytes {
 			parts = append(parts, events[start:i])
@@ -385,7 +385,7 @@ func (s *appendStream) finish(ctx context.Context, stop func() bool, r *logbookv
 		s.reset()
 	}
 	if errors.Is(err, io.EOF) {
-		return nil, &sdk.Error{Code: sdk.CodeIOError, Op: errOp, Seq: -1, Index: -1, Detail: appendCall + ": the plugin ended the stream without a reply"}
+		return nil, &sdk.Error{Code: sdk.CodeIOError, Op: errOp, Detail: appendCall + ": the plugin ended the stream without a reply"}
 	}
 	if err != nil {
 		return nil, fromStatus(ctx, appendCall, err)
@@ -548,7 +548,7 @@ func (c *persistenceClient) ReadDamaged(ctx context.Context, id string, fn func(
 	for {
 		part, err := st.Recv()
 		if errors.Is(err, io.EOF) {
-			return sdk.Damaged{}, &sdk.Error{Code: sdk.CodeIOError, Op: errOp, SessionID: id, Seq: -1, Index: -1, Detail: call + ": the plugin ended the stream without its summary"}
+			return sdk.Damaged{}, &sdk.Error{Code: sdk.CodeIOError, Op: errOp, SessionID: id, Detail: call + ": the plugin ended the stream without its summary"}
 		}
 		if err != nil {
 			return sdk.Damaged{}, readDamagedError(ctx, id, err)
@@ -581,7 +581,7 @@ func (c *persistenceClient) ReadDamaged(ctx context.Context, id string, fn func(
 // readDamagedError maps a failed ReadDamaged call; see ReadDamaged.
 func readDamagedError(ctx context.Context, id string, err error) error {
 	if st, ok := status.FromError(err); ok && st.Code() == codes.Unimplemented {
-		return &sdk.Error{Code: sdk.CodeConfigInvalid, Op: errOp, SessionID: id, Seq: -1, Index: -1,
+		return &sdk.Error{Code: sdk.CodeConfigInvalid, Op: errOp, SessionID: id,
 			Detail: "the persistence plugin cannot read a damaged log (it does not implement ReadDamaged), so it cannot salvage; use a backend that does", Err: err}
 	}
 	return fromStatus(ctx, "persistence.ReadDamaged", err)

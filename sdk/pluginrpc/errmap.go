@@ -67,7 +67,7 @@ func toStatus(err error) error {
 	if !errors.As(err, &e) {
 		var c sdk.Code
 		if errors.As(err, &c) {
-			e = &sdk.Error{Code: c, Seq: -1, Index: -1}
+			e = &sdk.Error{Code: c}
 		}
 	}
 	if e != nil {
@@ -125,7 +125,7 @@ func fromStatus(ctx context.Context, call string, err error) error {
 	if !isStatus {
 		detail = call + " failed"
 	}
-	return &sdk.Error{Code: code, Op: errOp, Seq: -1, Index: -1, Detail: detail, Err: cause}
+	return &sdk.Error{Code: code, Op: errOp, Detail: detail, Err: cause}
 }
 
 // errorToProto renders an error carried inside a reply (a List entry's). An
@@ -141,14 +141,15 @@ func errorToProto(err error) *logbookv1.PluginError {
 		if c == "" {
 			return &logbookv1.PluginError{Code: string(sdk.CodeIOError), Op: errOp, Detail: errinfo.Clip(err.Error())}
 		}
-		e = &sdk.Error{Code: c, Seq: -1, Index: -1, Detail: errinfo.Clip(err.Error())}
+		e = &sdk.Error{Code: c, Detail: errinfo.Clip(err.Error())}
 	}
 	p := &logbookv1.PluginError{Code: string(e.Code), Op: e.Op, SessionId: e.SessionID, Detail: e.Detail}
-	if e.Seq >= 0 {
-		p.Seq = &e.Seq
+	if e.Seq != nil {
+		seq := *e.Seq
+		p.Seq = &seq
 	}
-	if e.Index >= 0 {
-		idx := int64(e.Index)
+	if e.Index != nil {
+		idx := int64(*e.Index)
 		p.Index = &idx
 	}
 	if e.Err != nil {
@@ -159,15 +160,17 @@ func errorToProto(err error) *logbookv1.PluginError {
 
 // errorFromProto rebuilds the *sdk.Error of errorToProto.
 func errorFromProto(p *logbookv1.PluginError) *sdk.Error {
-	e := &sdk.Error{Code: sdk.Code(p.GetCode()), Op: p.GetOp(), SessionID: p.GetSessionId(), Seq: -1, Index: -1, Detail: p.GetDetail()}
+	e := &sdk.Error{Code: sdk.Code(p.GetCode()), Op: p.GetOp(), SessionID: p.GetSessionId(), Detail: p.GetDetail()}
 	if e.Code == "" {
 		e.Code = sdk.CodeIOError
 	}
-	if p.Seq != nil && *p.Seq >= 0 {
-		e.Seq = *p.Seq
+	if p.Seq != nil {
+		seq := *p.Seq
+		e.Seq = &seq
 	}
-	if p.Index != nil && *p.Index >= 0 {
-		e.Index = int(*p.Index)
+	if p.Index != nil {
+		idx := int(*p.Index)
+		e.Index = &idx
 	}
 	if p.GetCause() != "" {
 		e.Err = errors.New(p.GetCause())

@@ -38,7 +38,7 @@ func TestToStatusCodes(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(string(tc.code), func(t *testing.T) {
-			in := &sdk.Error{Code: tc.code, Op: "jsonl", SessionID: "s1", Seq: 12, Index: 2, Detail: "offending 12", Err: errors.New("cause")}
+			in := &sdk.Error{Code: tc.code, Op: "jsonl", SessionID: "s1", Seq: new(int64(12)), Index: new(2), Detail: "offending 12", Err: errors.New("cause")}
 			err := toStatus(in)
 			st, ok := status.FromError(err)
 			if !ok || st.Code() != tc.want {
@@ -61,7 +61,7 @@ func TestToStatusCodes(t *testing.T) {
 			back := fromStatus(context.Background(), "x.Y", err)
 			var e *sdk.Error
 			if !errors.As(back, &e) || e.Code != in.Code || e.Op != in.Op || e.SessionID != in.SessionID ||
-				e.Seq != in.Seq || e.Index != in.Index || e.Detail != in.Detail || e.Err == nil || e.Err.Error() != "cause" {
+				e.Seq == nil || e.Index == nil || *e.Seq != *in.Seq || *e.Index != *in.Index || e.Detail != in.Detail || e.Err == nil || e.Err.Error() != "cause" {
 				t.Fatalf("round trip = %#v", back)
 			}
 		})
@@ -73,7 +73,7 @@ func TestToStatusOmitsUnsetFields(t *testing.T) {
 	st, _ := status.FromError(err)
 	info := st.Details()[0].(*errdetails.ErrorInfo)
 	if _, ok := info.Metadata["seq"]; ok {
-		t.Fatalf("seq -1 travelled: %v", info.Metadata)
+		t.Fatalf("an absent seq travelled: %v", info.Metadata)
 	}
 	for _, k := range []string{"index", "session_id", "cause"} {
 		if _, ok := info.Metadata[k]; ok {
@@ -81,7 +81,7 @@ func TestToStatusOmitsUnsetFields(t *testing.T) {
 		}
 	}
 	e := fromStatus(context.Background(), "x", err).(*sdk.Error)
-	if e.Seq != -1 || e.Index != -1 || e.Err != nil || e.SessionID != "" {
+	if e.Seq != nil || e.Index != nil || e.Err != nil || e.SessionID != "" {
 		t.Fatalf("rebuilt %#v", e)
 	}
 }
@@ -170,7 +170,7 @@ func TestToStatusPlainErrors(t *testing.T) {
 
 func TestLongErrorTextIsClipped(t *testing.T) {
 	detail := strings.Repeat("é", errinfo.MaxText) // 2 bytes per rune
-	err := toStatus(&sdk.Error{Code: sdk.CodePayloadInvalid, Seq: -1, Index: -1, Detail: detail})
+	err := toStatus(&sdk.Error{Code: sdk.CodePayloadInvalid, Detail: detail})
 	e := fromStatus(context.Background(), "x", err).(*sdk.Error)
 	if len(e.Detail) > errinfo.MaxText || !utf8.ValidString(e.Detail) || !strings.HasSuffix(e.Detail, "…") {
 		t.Fatalf("detail of %d bytes, valid %v", len(e.Detail), utf8.ValidString(e.Detail))
@@ -182,13 +182,13 @@ func TestLongErrorTextIsClipped(t *testing.T) {
 }
 
 func TestPluginErrorProtoRoundTrip(t *testing.T) {
-	in := &sdk.Error{Code: sdk.CodeCorruptLog, Op: "jsonl", SessionID: "s", Seq: 0, Index: 4, Detail: "d", Err: errors.New("c")}
+	in := &sdk.Error{Code: sdk.CodeCorruptLog, Op: "jsonl", SessionID: "s", Seq: new(int64(0)), Index: new(4), Detail: "d", Err: errors.New("c")}
 	e := errorFromProto(errorToProto(in))
-	if e.Code != in.Code || e.Op != in.Op || e.SessionID != in.SessionID || e.Seq != 0 || e.Index != 4 || e.Detail != "d" || e.Err.Error() != "c" {
+	if e.Code != in.Code || e.Op != in.Op || e.SessionID != in.SessionID || (e.Seq == nil || *e.Seq != 0) || (e.Index == nil || *e.Index != 4) || e.Detail != "d" || e.Err.Error() != "c" {
 		t.Fatalf("got %#v", e)
 	}
 	e = errorFromProto(errorToProto(errors.New("disk gone")))
-	if e.Code != sdk.CodeIOError || e.Detail != "disk gone" || e.Seq != -1 || e.Index != -1 {
+	if e.Code != sdk.CodeIOError || e.Detail != "disk gone" || e.Seq != nil || e.Index != nil {
 		t.Fatalf("plain error became %#v", e)
 	}
 	if errorToProto(nil) != nil {

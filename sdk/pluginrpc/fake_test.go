@@ -128,9 +128,7 @@ func (f *fakeStore) Append(ctx context.Context, handle string, firstSeq sdk.Seq,
 		return sdk.Durable{}, sdk.Errorf(sdk.CodeReadOnlyHandle, "fake", "handle %q is read-only", handle)
 	}
 	if int(firstSeq) != len(s.events) {
-		e := sdk.Errorf(sdk.CodeSeqConflict, "fake", "firstSeq %d, stored next seq %d", firstSeq, len(s.events))
-		e.SessionID, e.Seq = fh.id, int64(firstSeq)
-		return sdk.Durable{}, e
+		return sdk.Durable{}, sdk.Errorf(sdk.CodeSeqConflict, "fake", "firstSeq %d, stored next seq %d", firstSeq, len(s.events)).WithSession(fh.id).WithSeq(int64(firstSeq))
 	}
 	for _, ev := range events { // Append's buffers are the caller's (sdk.Persistence)
 		s.events = append(s.events, bytes.Clone(ev))

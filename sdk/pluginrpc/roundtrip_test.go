@@ -118,7 +118,7 @@ func TestPersistenceRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.set(func(f *fakeStore) {
-		f.listErr = &sdk.Error{Code: sdk.CodeCorruptLog, Op: "fake", SessionID: "broken", Seq: 4, Index: -1, Detail: "bad frame at 4"}
+		f.listErr = &sdk.Error{Code: sdk.CodeCorruptLog, Op: "fake", SessionID: "broken", Seq: new(int64(4)), Detail: "bad frame at 4"}
 	})
 	var entries []sdk.ListEntry
 	if err := p.List(ctx, func(e sdk.ListEntry) error { entries = append(entries, e); return nil }); err != nil {
@@ -129,7 +129,7 @@ func TestPersistenceRoundTrip(t *testing.T) {
 		t.Fatalf("List = %+v", entries)
 	}
 	le := wantCode(t, entries[0].Err, sdk.CodeCorruptLog)
-	if le.SessionID != "broken" || le.Seq != 4 || le.Index != -1 || le.Detail != "bad frame at 4" || entries[0].Header != (sdk.Header{}) {
+	if le.SessionID != "broken" || (le.Seq == nil || *le.Seq != 4) || le.Index != nil || le.Detail != "bad frame at 4" || entries[0].Header != (sdk.Header{}) {
 		t.Fatalf("List error entry = %+v / %+v", entries[0], le)
 	}
 
@@ -183,7 +183,7 @@ func TestPersistenceErrorsAreFinal(t *testing.T) {
 	// A failed batch ends the Append stream; the next one opens a new stream.
 	_, err = p.Append(ctx, o.Handle, 5, [][]byte{event(5, 10)})
 	e := wantCode(t, err, sdk.CodeSeqConflict)
-	if e.Seq != 5 || e.SessionID != "s1" || !bytes.Contains([]byte(e.Detail), []byte("stored next seq 0")) {
+	if (e.Seq == nil || *e.Seq != 5) || e.SessionID != "s1" || !bytes.Contains([]byte(e.Detail), []byte("stored next seq 0")) {
 		t.Fatalf("SEQ_CONFLICT = %+v", e)
 	}
 	if sdk.Retryable(err) {
@@ -259,7 +259,7 @@ func TestAppendRefusesEventThatCannotFit(t *testing.T) {
 	}
 	_, err = p.Append(ctx, o.Handle, 0, [][]byte{event(0, 100), event(1, limit+1)})
 	e := wantCode(t, err, sdk.CodeEventTooLarge)
-	if e.Index != 1 || e.Seq != 1 {
+	if (e.Index == nil || *e.Index != 1) || (e.Seq == nil || *e.Seq != 1) {
 		t.Fatalf("EVENT_TOO_LARGE = %+v", e)
 	}
 	if len(f.appendCalls()) != 0 {
@@ -613,20 +613,20 @@ func TestErrorMappingOverTheWire(t *testing.T) {
 		err  error
 		want sdk.Error // Err compared by text
 	}{
-		{"seq conflict", &sdk.Error{Code: sdk.CodeSeqConflict, Op: "jsonl", SessionID: "s1", Seq: 7, Index: -1, Detail: "firstSeq 7, stored next seq 5"},
-			sdk.Error{Code: sdk.CodeSeqConflict, Op: "jsonl", SessionID: "s1", Seq: 7, Index: -1, Detail: "firstSeq 7, stored next seq 5"}},
-		{"corrupt with cause", &sdk.Error{Code: sdk.CodeCorruptLog, Op: "jsonl", SessionID: "s2", Seq: 0, Index: 3, Detail: "bad crc", Err: errors.New("read /x: EIO")},
-			sdk.Error{Code: sdk.CodeCorruptLog, Op: "jsonl", SessionID: "s2", Seq: 0, Index: 3, Detail: "bad crc", Err: errors.New("read /x: EIO")}},
+		{"seq conflict", &sdk.Error{Code: sdk.CodeSeqConflict, Op: "jsonl", SessionID: "s1", Seq: new(int64(7)), Detail: "firstSeq 7, stored next seq 5"},
+			sdk.Error{Code: sdk.CodeSeqConflict, Op: "jsonl", SessionID: "s1", Seq: new(int64(7)), Detail: "firstSeq 7, stored next seq 5"}},
+		{"corrupt with cause", &sdk.Error{Code: sdk.CodeCorruptLog, Op: "jsonl", SessionID: "s2", Seq: new(int64(0)), Index: new(3), Detail: "bad crc", Err: errors.New("read /x: EIO")},
+			sdk.Error{Code: sdk.CodeCorruptLog, Op: "jsonl", SessionID: "s2", Seq: new(int64(0)), Index: new(3), Detail: "bad crc", Err: errors.New("read /x: EIO")}},
 		{"busy", sdk.Errorf(sdk.CodeBackendBusy, "sqlite", "database is locked"),
-			sdk.Error{Code: sdk.CodeBackendBusy, Op: "sqlite", Seq: -1, Index: -1, Detail: "database is locked"}},
+			sdk.Error{Code: sdk.CodeBackendBusy, Op: "sqlite", Detail: "database is locked"}},
 		{"bare code", sdk.ErrSessionNotFound,
-			sdk.Error{Code: sdk.CodeSessionNotFound, Seq: -1, Index: -1}},
+			sdk.Error{Code: sdk.CodeSessionNotFound}},
 		{"wrapped", errors.Join(errors.New("context"), sdk.Errorf(sdk.CodeIOError, "jsonl", "fsync failed")),
-			sdk.Error{Code: sdk.CodeIOError, Op: "jsonl", Seq: -1, Index: -1, Detail: "fsync failed"}},
+			sdk.Error{Code: sdk.CodeIOError, Op: "jsonl", Detail: "fsync failed"}},
 		{"plain error", errors.New("boom"),
-			sdk.Error{Code: sdk.CodeIOError, Op: "plugin", Seq: -1, Index: -1, Detail: "persistence.Describe failed with gRPC Unknown"}},
+			sdk.Error{Code: sdk.CodeIOError, Op: "plugin", Detail: "persistence.Describe failed with gRPC Unknown"}},
 		{"plugin context ended", context.Canceled,
-			sdk.Error{Code: sdk.CodePluginUnavailable, Op: "plugin", Seq: -1, Index: -1, Detail: "persistence.Describe failed with gRPC Canceled"}},
+			sdk.Error{Code: sdk.CodePluginUnavailable, Op: "plugin", Detail: "persistence.Describe failed with gRPC Canceled"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
