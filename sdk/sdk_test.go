@@ -103,3 +103,29 @@ func TestFormatGate(t *testing.T) {
 		t.Fatal("format v1 has no migration edges")
 	}
 }
+
+func TestErrorRendersSeqAndIndexOnlyWhenSet(t *testing.T) {
+	base := Errorf(CodeSeqConflict, "flush", "stale")
+	if got, want := base.Error(), "flush: SEQ_CONFLICT: stale"; got != want {
+		t.Fatalf("absent seq and index: got %q, want %q", got, want)
+	}
+	zero := base.WithSeq(0).WithIndex(0)
+	if got, want := zero.Error(), "flush: SEQ_CONFLICT: stale (seq 0, index 0)"; got != want {
+		t.Fatalf("seq 0 and index 0: got %q, want %q", got, want)
+	}
+	if base.Seq != nil || base.Index != nil {
+		t.Fatalf("With methods changed the receiver: %v", base)
+	}
+}
+
+func TestWrapfKeepsTheCauseSessionAndRendersTheCauseLast(t *testing.T) {
+	inner := Errorf(CodeIOError, "jsonl", "fsync failed").WithSession("s1")
+	w := Wrapf(CodeCorruptLog, "restore", inner, "event %d breaks %s", 3, CodeIOError).WithIndex(3)
+	want := `restore: CORRUPT_LOG: event 3 breaks IO_ERROR (session "s1", index 3): jsonl: IO_ERROR: fsync failed (session "s1")`
+	if w.Error() != want || w.SessionID != "s1" || !errors.Is(w, ErrIOError) {
+		t.Fatalf("got %q\nwant %q", w.Error(), want)
+	}
+	if got := Wrap(CodeIOError, "store", errors.New("disk gone")); got.Error() != "store: IO_ERROR: disk gone" {
+		t.Fatalf("Wrap without a detail renders %q", got.Error())
+	}
+}

@@ -27,6 +27,10 @@ func TestRoundTrip(t *testing.T) {
 	if bare.Seq != nil || bare.Index != nil || bare.Err != nil {
 		t.Errorf("absent members: %+v", bare)
 	}
+	zero := errinfo.Decode(errinfo.Encode(sdk.Errorf(sdk.CodeCorruptLog, "jsonl", "bad frame").WithSeq(0).WithIndex(0)))
+	if zero.Seq == nil || *zero.Seq != 0 || zero.Index == nil || *zero.Index != 0 {
+		t.Errorf("seq 0 and index 0 did not come back: %v", zero)
+	}
 	if e := errinfo.Decode(&errdetails.ErrorInfo{Reason: "X", Domain: "other"}); e != nil {
 		t.Errorf("another domain decoded to %v", e)
 	}
