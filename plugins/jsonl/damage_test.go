@@ -45,12 +45,11 @@ func requireRefused(t *testing.T, b *Backend, path string, damaged []byte, want 
 	requireNoArtifact(t, filepath.Dir(path))
 }
 
-// TestZstdDamageBeforeIntactFrames is the regression test of a flipped
-// byte in an early frame of a session with no turn/end after it: 40
-// events in batches of 5, the byte flipped in the frame of events 5–9.
-// The later frames still pass their checksums, so the damage is committed
-// corruption, named with its offset and the offset of the first intact
-// frame after it, and nothing is cut (the old rule cut 35 events).
+// TestZstdDamageBeforeIntactFrames: a flipped byte in an early frame of a
+// session with no turn/end after it (40 events in batches of 5, the byte
+// flipped in the frame of events 5–9). The later frames still pass their
+// checksums, so the damage is committed corruption, named with its offset
+// and the offset of the first intact frame after it, and nothing is cut.
 func TestZstdDamageBeforeIntactFrames(t *testing.T) {
 	cfg := Config{Root: t.TempDir(), Compression: CompressionZstd}
 	b := newTestBackend(t, cfg)
@@ -86,9 +85,9 @@ func TestZstdDamagedLastFrameIsTorn(t *testing.T) {
 	}
 }
 
-// TestCRLFIsCorrupt is the regression test of a compression "none" log
-// converted to CRLF line endings: CORRUPT_LOG naming CRLF, never a torn
-// tail, whether the header line was converted too or only the event lines.
+// TestCRLFIsCorrupt: a compression "none" log converted to CRLF line
+// endings is CORRUPT_LOG naming CRLF, never a torn tail, whether the
+// header line was converted too or only the event lines.
 func TestCRLFIsCorrupt(t *testing.T) {
 	for _, headerToo := range []bool{true, false} {
 		t.Run("header-too="+strconv.FormatBool(headerToo), func(t *testing.T) {

@@ -122,11 +122,11 @@ func TestUndecodableLastRowIsATornTail(t *testing.T) {
 		`{"undecodable":{"seq":5,"time":1700000000005,"type":"todo/write","data":"not json","surfaceOp":null,"sourceEventSeqs":null,"ignorable":null},"reason":"data is not lossless JSON: json: JSON_SYNTAX: …`)
 }
 
-// TestDamagedRowBeforeIntactRowsIsCORRUPT_LOG is the regression test of
-// a damaged row with intact rows after it and no turn/end anywhere: the
-// later rows prove the damage was committed, so every open refuses with
-// CORRUPT_LOG naming its seq and the first intact row, and nothing is cut
-// (the old rule, which wanted a later turn/end, cut rows 3–5).
+// TestDamagedRowBeforeIntactRowsIsCORRUPT_LOG: a damaged row with intact
+// rows after it and no turn/end anywhere. The later rows alone prove the
+// damage was committed (no later turn/end is needed), so every open
+// refuses with CORRUPT_LOG naming its seq and the first intact row, and
+// nothing is cut.
 func TestDamagedRowBeforeIntactRowsIsCORRUPT_LOG(t *testing.T) {
 	for _, c := range []struct{ name, damage, reason string }{
 		{"undecodable", `UPDATE events SET data = 'not json' WHERE seq = 3`, "does not decode"},
@@ -270,11 +270,11 @@ func TestCutThatCannotSaveTheTornRowsChangesNothing(t *testing.T) {
 	requireArtifact(t, path, w.Torn, string(events[3]))
 }
 
-// TestStatAndListOfRowsThatDoNotMatchNextSeq is the regression test of
-// Stat and List printing next_seq as the event count of a damaged
-// session: rows past next_seq, a missing row at the end and a missing row
-// with intact rows after it each make Stat an error and the List entry one
-// with Err, while an intact session beside them lists as before.
+// TestStatAndListOfRowsThatDoNotMatchNextSeq: Stat and List never give
+// next_seq as the event count of a damaged session: rows past next_seq, a
+// missing row at the end and a missing row with intact rows after it each
+// make Stat an error and the List entry one with Err, while an intact
+// session beside them lists as before.
 func TestStatAndListOfRowsThatDoNotMatchNextSeq(t *testing.T) {
 	for _, c := range []struct {
 		name, damage string
