@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/seed-e5e476df/logbook/runtime/session"
+	"github.com/seed-e5e476df/logbook/runtime/transfer"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/jsonv"
 )
@@ -121,18 +122,18 @@ func newEventsCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			l, err := openStored(ctx, p, args[0])
+			l, err := transfer.OpenStored(ctx, p, args[0])
 			if err != nil {
 				return err
 			}
-			defer l.close()
-			a.warnTorn("events", args[0], l.o.Torn)
-			lo, hi := from.v, l.len()
+			defer l.Close()
+			a.warnTorn("events", args[0], l.Torn())
+			lo, hi := from.v, l.Len()
 			if to.set {
 				hi = min(hi, to.v)
 			}
 			w := bufio.NewWriter(a.stdout)
-			if err := l.read(ctx, lo, hi, func(c [][]byte) error {
+			if err := l.Read(ctx, lo, hi, func(c [][]byte) error {
 				for _, env := range c {
 					w.Write(env)
 					w.WriteByte('\n')

@@ -2,8 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/seed-e5e476df/logbook/config"
+	"github.com/seed-e5e476df/logbook/runtime/transfer"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/headerjson"
 )
@@ -40,20 +39,20 @@ func newExportCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			l, err := openStored(ctx, p, args[0])
+			l, err := transfer.OpenStored(ctx, p, args[0])
 			if err != nil {
 				return err
 			}
-			defer l.close()
-			a.warnTorn("export", args[0], l.o.Torn)
+			defer l.Close()
+			a.warnTorn("export", args[0], l.Torn())
 			var prog *progress
-			if l.len() >= largeExport {
-				prog = a.newProgress("export", "events", l.len())
+			if l.Len() >= largeExport {
+				prog = a.newProgress("export", "events", l.Len())
 			}
 			w := bufio.NewWriterSize(a.stdout, 1<<20)
-			w.Write(headerjson.Encode(l.o.Header))
+			w.Write(headerjson.Encode(l.Header()))
 			w.WriteByte('\n')
-			if err := l.read(ctx, 0, l.len(), func(c [][]byte) error {
+			if err := l.Read(ctx, 0, l.Len(), func(c [][]byte) error {
 				for _, env := range c {
 					w.Write(env)
 					w.WriteByte('\n')
@@ -159,18 +158,7 @@ func newImportCmd(a *app) *cobra.Command {
 	}
 }
 
-// listIDs returns the ids of the sessions stored on p, in its order; a
-// session p cannot read is returned with its error.
-func listIDs(ctx context.Context, p sdk.Persistence) ([]sdk.ListEntry, error) {
-	var out []sdk.ListEntry
-	err := p.List(ctx, func(e sdk.ListEntry) error {
-		out = append(out, e)
-		return nil
-	})
-	return out, err
-}
-
-// newMigrateCmd is `logbook migrate --to NAME`.
+// newMigrateCmd is `logbook migrate --to NAME` (transfer.Migrate).
 func newMigrateCmd(a *app) *cobra.Command {
 	var to string
 	cmd := &cobra.Command{
@@ -204,45 +192,24 @@ func newMigrateCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			entries, err := listIDs(ctx, src)
-			if err != nil {
-				return err
-			}
-			batch := sdk.MaxCopyBatchBytes(int(cfg.RPCMaxBytes))
-			prog := a.newProgress("migrate", "sessions", int64(len(entries)))
-			var copied, complete, events int64
-			var failures []error
-			for _, en := range entries {
-				err := en.Err
-				if err == nil {
-					var n int64
-					var created bool
-					if n, created, err = copySession(ctx, src, dst, en.ID, batch); err == nil {
-						if n > 0 || created {
-							copied++
-							events += n
-						} else {
-							complete++
-						}
+			var prog *progress
+			res, err := transfer.Migrate(ctx, src, dst, transfer.MigrateOptions{
+				BatchBytes: sdk.MaxCopyBatchBytes(int(cfg.RPCMaxBytes)),
+				Listed:     func(n int) { prog = a.newProgress("migrate", "sessions", int64(n)) },
+				Done: func(id string, err error) {
+					if err != nil {
+						fmt.Fprintf(a.stderr, "logbook migrate: session %q: %v\n", id, err)
 					}
-				}
-				if err != nil {
-					failures = append(failures, err)
-					fmt.Fprintf(a.stderr, "logbook migrate: session %q: %v\n", en.ID, err)
-				}
-				prog.add(1)
-				if ctx.Err() != nil {
-					break
-				}
+					prog.add(1)
+				},
+			})
+			if prog == nil { // the primary could not list its sessions
+				return err
 			}
 			prog.finish()
 			fmt.Fprintf(a.stdout, "migrated %s to %s: %d copied (%s), %d already complete, %d failed\n",
-				plural(copied+complete, "session"), to, copied, plural(events, "event"), complete, len(failures))
-			if len(failures) > 0 {
-				return &sdk.Error{Code: sdk.CodeOf(failures[0]), Op: "migrate",
-					Detail: fmt.Sprintf("%d of %d sessions failed (run migrate again to resume); the first", len(failures), len(entries)), Err: failures[0]}
-			}
-			return ctx.Err()
+				plural(int64(res.Copied+res.Complete), "session"), to, res.Copied, plural(res.Events, "event"), res.Complete, res.Failed)
+			return err
 		},
 	}
 	cmd.Flags().StringVar(&to, "to", "", "the persistence block `NAME` to copy to (required)")
@@ -261,114 +228,7 @@ func persistenceIndex(blocks []config.Persistence, name string) int {
 	return -1
 }
 
-// copySession copies session id from src to dst, resumably: dst is opened
-// for write (created when absent), its stored events must equal src's
-// prefix (else MIRROR_DIVERGED), the rest is appended in batches of at most
-// batch bytes under compare-and-set, flushed, and the whole copy is read
-// back and compared with src. It returns how many events it appended and
-// whether it created the session on dst.
-func copySession(ctx context.Context, src, dst sdk.Persistence, id string, batch int) (appended int64, created bool, err error) {
-	from, err := openStored(ctx, src, id)
-	if err != nil {
-		return 0, false, err
-	}
-	defer from.close()
-	o, err := dst.Open(ctx, id, sdk.AccessWrite)
-	if isNotFound(err) {
-		o, err = dst.Create(ctx, from.o.Header)
-		created = true
-	}
-	if err != nil {
-		return 0, false, err
-	}
-	to := &storedLog{p: dst, o: o}
-	defer to.close()
-	n, m := from.len(), to.len()
-	switch {
-	case !bytes.Equal(headerjson.Encode(o.Header), headerjson.Encode(from.o.Header)):
-		return 0, false, diverged(id, "the target's session header differs from the primary's")
-	case m > n:
-		return 0, false, diverged(id, fmt.Sprintf("the target holds %d events, the primary %d", m, n))
-	}
-	if seq, err := firstDifference(ctx, from, to, m); err != nil || seq >= 0 {
-		return 0, false, differs(id, seq, err)
-	}
-	for off := m; off < n; off += readChunk {
-		envs, err := from.readAll(ctx, off, min(off+readChunk, n))
-		if err != nil {
-			return 0, false, err
-		}
-		for i := 0; i < len(envs); {
-			rest := envs[i:]
-			j := i + sdk.AppendBatchLen(len(rest), batch, func(k int) int { return len(rest[k]) })
-			if _, err := dst.Append(ctx, o.Handle, sdk.Seq(off+int64(i)), envs[i:j]); err != nil {
-				return 0, false, err
-			}
-			i = j
-		}
-	}
-	d, err := dst.Flush(ctx, o.Handle)
-	if err != nil {
-		return 0, false, err
-	}
-	if int64(d.NextSeq) != n {
-		return 0, false, diverged(id, fmt.Sprintf("after the copy the target holds %d events, the primary %d", d.NextSeq, n))
-	}
-	if seq, err := firstDifference(ctx, from, to, n); err != nil || seq >= 0 {
-		return 0, false, differs(id, seq, err)
-	}
-	return n - m, created, nil
-}
-
-// diverged is MIRROR_DIVERGED for session id.
-func diverged(id, detail string) error {
-	return &sdk.Error{Code: sdk.CodeMirrorDiverged, Op: "logbook", SessionID: id, Detail: detail}
-}
-
-// differs turns the result of firstDifference into an error: the read
-// error, or MIRROR_DIVERGED at seq.
-func differs(id string, seq int64, err error) error {
-	if err != nil {
-		return err
-	}
-	return sdk.Errorf(sdk.CodeMirrorDiverged, "logbook", "the target's event differs from the primary's").WithSession(id).WithSeq(seq)
-}
-
-// firstDifference compares the envelopes [0, n) of two stored logs chunk
-// by chunk and returns the first seq where they are not byte-equal, or -1.
-func firstDifference(ctx context.Context, x, y *storedLog, n int64) (int64, error) {
-	for off := int64(0); off < n; off += readChunk {
-		end := min(off+readChunk, n)
-		xs, err := x.readAll(ctx, off, end)
-		if err != nil {
-			return -1, err
-		}
-		ys, err := y.readAll(ctx, off, end)
-		if err != nil {
-			return -1, err
-		}
-		for i := range xs {
-			if i >= len(ys) || !bytes.Equal(xs[i], ys[i]) {
-				return off + int64(i), nil
-			}
-		}
-	}
-	return -1, nil
-}
-
-// verifyResult is one comparison of `logbook verify`: a session of the
-// primary against one mirror.
-type verifyResult struct {
-	Session      string `json:"session"`
-	Mirror       string `json:"mirror"`
-	Status       string `json:"status"` // ok, missing, header-differs, diverged, behind, ahead, error
-	Events       int64  `json:"events"`
-	MirrorEvents int64  `json:"mirrorEvents"`
-	Seq          *int64 `json:"seq,omitempty"` // the first differing seq (diverged)
-	Detail       string `json:"detail,omitempty"`
-}
-
-// newVerifyCmd is `logbook verify [ID]`.
+// newVerifyCmd is `logbook verify [ID]` (transfer.Verify).
 func newVerifyCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "verify [ID]",
@@ -395,7 +255,7 @@ func newVerifyCmd(a *app) *cobra.Command {
 				}
 				ids = args
 			} else {
-				entries, err := listIDs(ctx, src)
+				entries, err := transfer.List(ctx, src)
 				if err != nil {
 					return err
 				}
@@ -403,29 +263,26 @@ func newVerifyCmd(a *app) *cobra.Command {
 					ids = append(ids, en.ID)
 				}
 			}
-			mirrors := cfg.Persistence[1:]
+			var mirrors []transfer.Mirror
+			for _, m := range cfg.Persistence[1:] {
+				p, err := a.backend(ctx, m.Name)
+				if err != nil {
+					return err
+				}
+				mirrors = append(mirrors, transfer.Mirror{Name: m.Name, Persistence: p})
+			}
 			prog := a.newProgress("verify", "comparisons", int64(len(ids)*len(mirrors)))
-			var results []verifyResult
+			results := transfer.Verify(ctx, src, mirrors, ids, func(transfer.Comparison) { prog.add(1) })
+			prog.finish()
 			bad := 0
-			for _, id := range ids {
-				for _, m := range mirrors {
-					dst, err := a.backend(ctx, m.Name)
-					if err != nil {
-						return err
-					}
-					r := compareSession(ctx, src, dst, id)
-					r.Mirror = m.Name
-					if r.Status != "ok" {
-						bad++
-					}
-					results = append(results, r)
-					prog.add(1)
+			for _, r := range results {
+				if r.Status != transfer.StatusOK {
+					bad++
 				}
 			}
-			prog.finish()
 			if a.json {
 				if results == nil {
-					results = []verifyResult{}
+					results = []transfer.Comparison{}
 				}
 				if err := writeJSON(a.stdout, results); err != nil {
 					return err
@@ -436,13 +293,13 @@ func newVerifyCmd(a *app) *cobra.Command {
 			if bad > 0 {
 				return sdk.Errorf(sdk.CodeMirrorDiverged, "verify", "%d of %d comparisons differ", bad, len(results))
 			}
-			return nil
+			return ctx.Err()
 		},
 	}
 }
 
 // writeVerifyTable prints verify's report as a table.
-func writeVerifyTable(w io.Writer, results []verifyResult) error {
+func writeVerifyTable(w io.Writer, results []transfer.Comparison) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SESSION\tMIRROR\tSTATUS\tEVENTS\tMIRROR EVENTS\tDETAIL")
 	for _, r := range results {
@@ -456,48 +313,4 @@ func writeVerifyTable(w io.Writer, results []verifyResult) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", r.Session, r.Mirror, r.Status, r.Events, r.MirrorEvents, detail)
 	}
 	return tw.Flush()
-}
-
-// compareSession compares session id on the primary src with one mirror,
-// both opened read-only, event by event.
-func compareSession(ctx context.Context, src, dst sdk.Persistence, id string) verifyResult {
-	r := verifyResult{Session: id}
-	fail := func(err error) verifyResult {
-		r.Status, r.Detail = "error", err.Error()
-		return r
-	}
-	from, err := openStored(ctx, src, id)
-	if err != nil {
-		return fail(err)
-	}
-	defer from.close()
-	r.Events = from.len()
-	to, err := openStored(ctx, dst, id)
-	if isNotFound(err) {
-		r.Status = "missing"
-		return r
-	}
-	if err != nil {
-		return fail(err)
-	}
-	defer to.close()
-	r.MirrorEvents = to.len()
-	if !bytes.Equal(headerjson.Encode(from.o.Header), headerjson.Encode(to.o.Header)) {
-		r.Status = "header-differs"
-		return r
-	}
-	seq, err := firstDifference(ctx, from, to, min(r.Events, r.MirrorEvents))
-	switch {
-	case err != nil:
-		return fail(err)
-	case seq >= 0:
-		r.Status, r.Seq = "diverged", &seq
-	case r.MirrorEvents < r.Events:
-		r.Status = "behind"
-	case r.MirrorEvents > r.Events:
-		r.Status = "ahead"
-	default:
-		r.Status = "ok"
-	}
-	return r
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/seed-e5e476df/logbook/runtime/session"
+	"github.com/seed-e5e476df/logbook/runtime/transfer"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
@@ -15,10 +16,6 @@ import (
 // writer in another process and show the stored log as it is. The store has
 // no read-only open of a prefix, so the --at views are restored here from
 // the primary's envelopes [0, SEQ].
-
-// readChunk is how many events one Read of a bulk copy or comparison asks
-// for, so memory stays bounded by the chunk, not the session.
-const readChunk = 1024
 
 // backend returns the running persistence plugin of the persistence block
 // called name.
@@ -41,51 +38,6 @@ func (a *app) primary(ctx context.Context) (sdk.Persistence, error) {
 		return nil, err
 	}
 	return a.backend(ctx, cfg.Persistence[0].Name)
-}
-
-// storedLog is a stored session opened read-only on one backend.
-type storedLog struct {
-	p sdk.Persistence
-	o sdk.Opened
-}
-
-// openStored opens session id read-only on p.
-func openStored(ctx context.Context, p sdk.Persistence, id string) (*storedLog, error) {
-	if err := sdk.ValidateSessionID(id); err != nil {
-		return nil, err
-	}
-	o, err := p.Open(ctx, id, sdk.AccessRead)
-	if err != nil {
-		return nil, err
-	}
-	return &storedLog{p: p, o: o}, nil
-}
-
-// close releases the read handle; a read handle holds nothing worth an
-// error, so a failure to close it is ignored.
-func (l *storedLog) close() {
-	_ = l.p.Close(context.Background(), l.o.Handle)
-}
-
-// len returns the number of valid stored events.
-func (l *storedLog) len() int64 { return int64(l.o.NextSeq) }
-
-// read calls fn with the envelopes [from, to) in consecutive chunks.
-func (l *storedLog) read(ctx context.Context, from, to int64, fn func([][]byte) error) error {
-	if to <= from {
-		return nil
-	}
-	return l.p.Read(ctx, l.o.Handle, sdk.Offset(from), to-from, fn)
-}
-
-// readAll returns the envelopes [from, to).
-func (l *storedLog) readAll(ctx context.Context, from, to int64) ([][]byte, error) {
-	var out [][]byte
-	err := l.read(ctx, from, to, func(c [][]byte) error {
-		out = append(out, c...)
-		return nil
-	})
-	return out, err
 }
 
 // boundaryError is INVALID_BOUNDARY for a seq past the end of a log of n
@@ -140,12 +92,12 @@ func countEvents(ctx context.Context, p sdk.Persistence, id string) (int64, sdk.
 	if st.EventCount >= 0 {
 		return st.EventCount, sdk.Torn{}, nil
 	}
-	l, err := openStored(ctx, p, id)
+	l, err := transfer.OpenStored(ctx, p, id)
 	if err != nil {
 		return 0, sdk.Torn{}, err
 	}
-	defer l.close()
-	return l.len(), l.o.Torn, nil
+	defer l.Close()
+	return l.Len(), l.Torn(), nil
 }
 
 // isNotFound reports whether err says the session does not exist.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/seed-e5e476df/logbook/runtime/session"
 	"github.com/seed-e5e476df/logbook/runtime/store"
+	"github.com/seed-e5e476df/logbook/runtime/transfer"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/headerjson"
 )
@@ -86,10 +87,10 @@ func (a *app) openWrite(ctx context.Context, id string, create bool, expect *sdk
 	// tell from a marker it wrote. A read open counts exactly the valid
 	// prefix a write open keeps (Stat may count torn rows too).
 	var n int64
-	l, err := openStored(ctx, p, id)
+	l, err := transfer.OpenStored(ctx, p, id)
 	if err == nil {
-		n = l.len()
-		l.close()
+		n = l.Len()
+		l.Close()
 	}
 	if expect != nil && (err == nil || isNotFound(err)) && *expect != sdk.Offset(n) {
 		return nil, nil, rep, store.StoredLenConflict(id, *expect, sdk.Offset(n))
