@@ -153,9 +153,7 @@ func Migrate(ctx context.Context, src, dst sdk.Persistence, opts MigrateOptions)
 
 // diverged is MIRROR_DIVERGED for session id.
 func diverged(id, detail string) error {
-	e := sdk.Errorf(sdk.CodeMirrorDiverged, "transfer", "%s", detail)
-	e.SessionID = id
-	return e
+	return sdk.Errorf(sdk.CodeMirrorDiverged, "transfer", "%s", detail).WithSession(id)
 }
 
 // differs turns the result of firstDifference into an error: the read
@@ -164,7 +162,5 @@ func differs(id string, seq int64, err error) error {
 	if err != nil {
 		return err
 	}
-	e := sdk.Errorf(sdk.CodeMirrorDiverged, "transfer", "the target's event differs from the source's")
-	e.SessionID = id
-	return e.WithSeq(seq)
+	return sdk.Errorf(sdk.CodeMirrorDiverged, "transfer", "the target's event differs from the source's").WithSession(id).WithSeq(seq)
 }
