@@ -4,9 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"slices"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/google/uuid"
@@ -14,6 +12,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/handles"
 	"github.com/seed-e5e476df/logbook/sdk/headerjson"
 )
 
@@ -41,8 +40,8 @@ type Backend struct {
 	mu       sync.Mutex
 	st       *store // nil until configured
 	compress bool
-	handles  map[string]*handle
-	pending  map[string]*handle // session id → create handle, until materialized
+	handles  *handles.Table[handle]
+	pending  *handles.Claims[handle] // session id → create handle, until materialized
 	shut     bool
 }
 
@@ -70,7 +69,7 @@ type handle struct {
 // host calls Configure first, and every other call fails with
 // CONFIG_INVALID until it has succeeded.
 func New() *Backend {
-	return &Backend{handles: map[string]*handle{}, pending: map[string]*handle{}}
+	return &Backend{handles: handles.NewTable[handle](op), pending: handles.NewClaims[handle]()}
 }
 
 // Open returns a Backend over the database cfg names, opened and checked
@@ -141,11 +140,11 @@ func (b *Backend) Shutdown() error {
 		return nil
 	}
 	b.shut = true
-	hs := b.handles
+	hs := b.handles.Drain()
 	for _, hd := range hs {
 		hd.closed = true
 	}
-	b.handles, b.pending = map[string]*handle{}, map[string]*handle{}
+	b.pending = handles.NewClaims[handle]()
 	b.mu.Unlock()
 	for _, hd := range hs {
 		if hd.write {
@@ -172,7 +171,7 @@ func (b *Backend) store() (*store, error) {
 // Describe reports the name "sqlite", format version 1, and compression
 // "zstd" when this Backend compresses data.
 func (b *Backend) Describe(ctx context.Context) (sdk.Description, error) {
-	if err := ended(ctx, "describe"); err != nil {
+	if err := handles.Ended(ctx, op, "describe"); err != nil {
 		return sdk.Description{}, err
 	}
 	if _, err := b.store(); err != nil {
@@ -192,49 +191,37 @@ func (b *Backend) Describe(ctx context.Context) (sdk.Description, error) {
 // stored, header and first batch in one transaction, at the first Append
 // or Flush of the handle.
 func (b *Backend) Create(ctx context.Context, h sdk.Header) (sdk.Opened, error) {
-	if err := ended(ctx, "create"); err != nil {
+	if err := handles.Ended(ctx, op, "create"); err != nil {
 		return sdk.Opened{}, err
 	}
 	st, err := b.store()
 	if err != nil {
 		return sdk.Opened{}, err
 	}
-	if err := sdk.ValidateSessionID(h.ID); err != nil {
+	h, hdr, err := handles.CheckCreate(op, h, st.path)
+	if err != nil {
 		return sdk.Opened{}, err
 	}
-	if h.FormatVersion != 0 && h.FormatVersion != sdk.FormatVersion {
-		return sdk.Opened{}, newErr(sdk.CodeFormatUnsupported, h.ID, "this backend writes logbook format v%d; the header asks for v%d", sdk.FormatVersion, h.FormatVersion)
+	if b.pending.Holder(h.ID) != nil {
+		return sdk.Opened{}, handles.AlreadyExists(op, h.ID, "it was created in this instance and is not stored yet")
 	}
-	hdr := headerjson.Encode(h)
-	if _, err := headerjson.Decode(hdr, h.ID, st.path); err != nil {
-		return sdk.Opened{}, &sdk.Error{Code: sdk.CodeHeaderInvalid, Op: op, SessionID: h.ID,
-			Detail: "the session header would not read back", Err: err}
-	}
-	h.FormatVersion = sdk.FormatVersion
-	b.mu.Lock()
-	if _, ok := b.pending[h.ID]; ok {
-		b.mu.Unlock()
-		return sdk.Opened{}, alreadyExists(h.ID, "it was created in this instance and is not stored yet")
-	}
-	hd := b.newHandle(st, h.ID, true)
-	hd.pending, hd.header = hdr, h
-	b.mu.Unlock()
+	hd := &handle{name: b.handles.NewName(), id: h.ID, write: true, clampEnd: -1, pending: hdr, header: h}
 	// A stored row answers without the claim: taking it, even for a
 	// moment, would refuse a write open of that session elsewhere. Else the
 	// claim comes before the look that counts: once it is held, no other
 	// process can store the id, so the answer cannot go stale.
 	if _, found, err := st.session(ctx, st.stmts.session, h.ID); err == nil && found {
-		return sdk.Opened{}, alreadyExists(h.ID, "it is stored")
+		return sdk.Opened{}, handles.AlreadyExists(op, h.ID, "it is stored")
 	}
 	if err := st.acquire(h.ID, hd); err != nil {
 		if errors.Is(err, errClaimed) {
-			return sdk.Opened{}, alreadyExists(h.ID, "another handle holds its write claim ("+err.Error()+"): it is stored or being created")
+			return sdk.Opened{}, handles.AlreadyExists(op, h.ID, "another handle holds its write claim ("+err.Error()+"): it is stored or being created")
 		}
 		return sdk.Opened{}, withSession(err, h.ID)
 	}
 	_, found, err := st.session(ctx, st.stmts.session, h.ID)
 	if err == nil && found {
-		err = alreadyExists(h.ID, "it is stored")
+		err = handles.AlreadyExists(op, h.ID, "it is stored")
 	} else if err != nil {
 		err = st.dbErr(ctx, h.ID, "create", err)
 	}
@@ -243,15 +230,15 @@ func (b *Backend) Create(ctx context.Context, h sdk.Header) (sdk.Opened, error) 
 	if err == nil && b.shut {
 		err = configErr("this sqlite backend was shut down")
 	}
-	// No other create of the id is pending here: a pending create holds
-	// the claim until it is stored or its handle closes, and this one
-	// holds it now.
 	if err != nil {
 		st.release(h.ID, hd)
 		return sdk.Opened{}, err
 	}
-	b.handles[hd.name] = hd
-	b.pending[h.ID] = hd
+	// No other create of the id is pending here, so the Take succeeds: a
+	// pending create holds the store's claim until it is stored or its
+	// handle closes, and this one holds it now.
+	b.pending.Take(h.ID, hd)
+	b.handles.Put(hd.name, hd)
 	return sdk.Opened{Handle: hd.name, Header: h}, nil
 }
 
@@ -261,23 +248,18 @@ func (b *Backend) Create(ctx context.Context, h sdk.Header) (sdk.Opened, error) 
 // scanned for a torn tail: a read open reports it and leaves it alone; a
 // write open saves the torn rows to <path>.torn/ and removes them.
 func (b *Backend) Open(ctx context.Context, id string, access sdk.Access) (sdk.Opened, error) {
-	if err := ended(ctx, "open"); err != nil {
+	if err := handles.Ended(ctx, op, "open"); err != nil {
 		return sdk.Opened{}, err
 	}
 	st, err := b.store()
 	if err != nil {
 		return sdk.Opened{}, err
 	}
-	if access != sdk.AccessRead && access != sdk.AccessWrite {
-		return sdk.Opened{}, newErr(sdk.CodeUsage, id, "access must be read (1) or write (2); got %d", access)
-	}
-	if err := sdk.ValidateSessionID(id); err != nil {
+	if err := handles.CheckOpen(op, id, access); err != nil {
 		return sdk.Opened{}, err
 	}
 	write := access == sdk.AccessWrite
-	b.mu.Lock()
-	hd := b.newHandle(st, id, write)
-	b.mu.Unlock()
+	hd := &handle{name: b.handles.NewName(), id: id, write: write, clampEnd: -1}
 
 	o, err := st.openSession(ctx, id, hd)
 	if err != nil {
@@ -297,7 +279,7 @@ func (b *Backend) Open(ctx context.Context, id string, access sdk.Access) (sdk.O
 	if !write && o.Torn != (sdk.Torn{}) {
 		hd.clampEnd, hd.clampRev = int64(o.NextSeq), o.Revision
 	}
-	b.handles[hd.name] = hd
+	b.handles.Put(hd.name, hd)
 	return o, nil
 }
 
@@ -310,7 +292,7 @@ func (b *Backend) Open(ctx context.Context, id string, access sdk.Access) (sdk.O
 // SEQ_CONFLICT. An empty batch is a compare-and-set probe that stores and
 // materializes nothing.
 func (b *Backend) Append(ctx context.Context, handle string, firstSeq sdk.Seq, events [][]byte) (sdk.Durable, error) {
-	if err := ended(ctx, "append"); err != nil {
+	if err := handles.Ended(ctx, op, "append"); err != nil {
 		return sdk.Durable{}, err
 	}
 	st, err := b.store()
@@ -321,8 +303,8 @@ func (b *Backend) Append(ctx context.Context, handle string, firstSeq sdk.Seq, e
 	if err != nil {
 		return sdk.Durable{}, err
 	}
-	if _, err := sdk.NewSeq("firstSeq", int64(firstSeq)); err != nil {
-		return sdk.Durable{}, withSession(err, hd.id)
+	if err := handles.CheckAppend(hd.id, firstSeq); err != nil {
+		return sdk.Durable{}, err
 	}
 	rows := prepareRows(events, firstSeq, hd.id, b.compress, st.codec)
 	defer rows.wait()
@@ -350,11 +332,11 @@ func (b *Backend) commit(ctx context.Context, st *store, hd *handle, firstSeq sd
 	closed, hdr, h, inc := hd.closed, hd.pending, hd.header, hd.incarnation
 	b.mu.Unlock()
 	if closed {
-		return sdk.Durable{}, handleClosed(hd.name)
+		return sdk.Durable{}, handles.HandleClosed(op, hd.name)
 	}
 	if hdr != nil {
 		if firstSeq != 0 {
-			return sdk.Durable{}, seqConflict(hd.id, int64(firstSeq), 0)
+			return sdk.Durable{}, handles.SeqConflict(op, hd.id, int64(firstSeq), 0)
 		}
 		if rows.len() == 0 && !materialize {
 			return sdk.Durable{}, nil
@@ -368,9 +350,7 @@ func (b *Backend) commit(ctx context.Context, st *store, hd *handle, firstSeq sd
 	defer b.mu.Unlock()
 	if err == nil && hdr != nil {
 		hd.pending, hd.incarnation = nil, inc
-		if b.pending[hd.id] == hd {
-			delete(b.pending, hd.id)
-		}
+		b.pending.Release(hd.id, hd)
 	}
 	if err == nil {
 		hd.floor = max(hd.floor, int64(d.NextSeq))
@@ -390,24 +370,19 @@ func (b *Backend) commit(ctx context.Context, st *store, hd *handle, firstSeq sd
 // valid prefix until the tail has been cut. Each chunk is fresh and fn may
 // keep it; fn runs while the backend holds nothing.
 func (b *Backend) Read(ctx context.Context, handle string, offset sdk.Offset, length int64, fn func(events [][]byte) error) error {
-	if err := ended(ctx, "read"); err != nil {
+	if err := handles.Ended(ctx, op, "read"); err != nil {
 		return err
 	}
 	st, err := b.store()
 	if err != nil {
 		return err
 	}
-	hd, err := b.open(handle)
+	hd, err := b.handles.Get(handle)
 	if err != nil {
 		return err
 	}
-	if _, err := sdk.NewOffset("offset", int64(offset)); err != nil {
-		return withSession(err, hd.id)
-	}
-	if length != -1 {
-		if _, err := sdk.NewOffset("length", length); err != nil {
-			return withSession(err, hd.id)
-		}
+	if err := handles.CheckRead(hd.id, offset, length); err != nil {
+		return err
 	}
 	b.mu.Lock()
 	cache, cacheRev, cacheData := hd.cache, hd.cacheRev, hd.cacheData
@@ -417,10 +392,7 @@ func (b *Backend) Read(ctx context.Context, handle string, offset sdk.Offset, le
 	if err != nil || end == 0 {
 		return err
 	}
-	stop := end
-	if length != -1 && int64(offset) < end && length < end-int64(offset) {
-		stop = int64(offset) + length
-	}
+	stop := handles.ReadEnd(offset, length, end)
 	if cache != nil && stop <= int64(len(cache)) && st.revision(r) == cacheRev {
 		var dv int64
 		if err := st.stmts.dataVersion.QueryRowContext(ctx).Scan(&dv); err != nil || dv != cacheData {
@@ -432,7 +404,7 @@ func (b *Backend) Read(ctx context.Context, handle string, offset sdk.Offset, le
 		// not appended to or cut the session since (same revision), and
 		// no other connection has committed anything (same data_version).
 		for seq := int64(offset); seq < stop; {
-			if err := ended(ctx, "read"); err != nil {
+			if err := handles.Ended(ctx, op, "read"); err != nil {
 				return err
 			}
 			n, size := int64(0), 0
@@ -449,7 +421,7 @@ func (b *Backend) Read(ctx context.Context, handle string, offset sdk.Offset, le
 		return nil
 	}
 	for seq := int64(offset); seq < stop; {
-		if err := ended(ctx, "read"); err != nil {
+		if err := handles.Ended(ctx, op, "read"); err != nil {
 			return err
 		}
 		chunk, err := st.readChunk(ctx, hd.id, seq, stop)
@@ -486,7 +458,7 @@ func (b *Backend) end(ctx context.Context, st *store, hd *handle, advance bool) 
 		if hd.floor > 0 {
 			return 0, r, newErr(sdk.CodeLogShrank, hd.id, "this handle saw %d events; the session is no longer stored", hd.floor)
 		}
-		return 0, r, notFound(hd.id)
+		return 0, r, handles.NotFound(op, hd.id)
 	}
 	end := r.nextSeq
 	if hd.clampEnd >= 0 {
@@ -510,14 +482,14 @@ func (b *Backend) end(ctx context.Context, st *store, hd *handle, advance bool) 
 // revision: every acknowledged append is already durable (synchronous =
 // FULL). On a read handle it reports what the handle may read.
 func (b *Backend) Flush(ctx context.Context, handle string) (sdk.Durable, error) {
-	if err := ended(ctx, "flush"); err != nil {
+	if err := handles.Ended(ctx, op, "flush"); err != nil {
 		return sdk.Durable{}, err
 	}
 	st, err := b.store()
 	if err != nil {
 		return sdk.Durable{}, err
 	}
-	hd, err := b.open(handle)
+	hd, err := b.handles.Get(handle)
 	if err != nil {
 		return sdk.Durable{}, err
 	}
@@ -551,16 +523,13 @@ func (b *Backend) Flush(ctx context.Context, handle string) (sdk.Durable, error)
 // deletes stored data, and runs even when ctx has ended.
 func (b *Backend) Close(_ context.Context, handle string) error {
 	b.mu.Lock()
-	hd, ok := b.handles[handle]
+	hd, ok := b.handles.Remove(handle)
 	if !ok {
 		b.mu.Unlock()
 		return nil
 	}
-	delete(b.handles, handle)
 	hd.closed = true
-	if b.pending[hd.id] == hd {
-		delete(b.pending, hd.id)
-	}
+	b.pending.Release(hd.id, hd)
 	st := b.st
 	b.mu.Unlock()
 	if hd.write {
@@ -576,7 +545,7 @@ func (b *Backend) Close(_ context.Context, handle string) error {
 // and its Stat an error (see checkRows). SizeBytes is -1: the schema keeps
 // no size, and summing the rows would read every event.
 func (b *Backend) Stat(ctx context.Context, id string) (sdk.Stat, error) {
-	if err := ended(ctx, "stat"); err != nil {
+	if err := handles.Ended(ctx, op, "stat"); err != nil {
 		return sdk.Stat{}, err
 	}
 	st, err := b.store()
@@ -590,7 +559,7 @@ func (b *Backend) Stat(ctx context.Context, id string) (sdk.Stat, error) {
 	var rs rowStats
 	err = st.stmts.stat.QueryRowContext(ctx, id).Scan(&r.formatVersion, &r.header, &r.nextSeq, &r.incarnation, &r.revision, &rs.count, &rs.lo, &rs.hi)
 	if err == sql.ErrNoRows {
-		return sdk.Stat{}, notFound(id)
+		return sdk.Stat{}, handles.NotFound(op, id)
 	}
 	if err != nil {
 		return sdk.Stat{}, st.dbErr(ctx, id, "stat", err)
@@ -612,23 +581,17 @@ func (b *Backend) Stat(ctx context.Context, id string) (sdk.Stat, error) {
 // while the backend holds nothing and may call b; an error from fn ends the
 // listing and is returned as is.
 func (b *Backend) List(ctx context.Context, fn func(sdk.ListEntry) error) error {
-	if err := ended(ctx, "list"); err != nil {
+	if err := handles.Ended(ctx, op, "list"); err != nil {
 		return err
 	}
 	st, err := b.store()
 	if err != nil {
 		return err
 	}
-	b.mu.Lock()
-	var pend []sdk.ListEntry
-	for id, hd := range b.pending {
-		pend = append(pend, sdk.ListEntry{ID: id, Header: hd.header})
-	}
-	b.mu.Unlock()
-	slices.SortFunc(pend, func(x, y sdk.ListEntry) int { return strings.Compare(x.ID, y.ID) })
+	pend := b.pending.Pending(func(_ string, hd *handle) (sdk.Header, bool) { return hd.header, true })
 
 	emit := func(e sdk.ListEntry) error {
-		if err := ended(ctx, "list"); err != nil {
+		if err := handles.Ended(ctx, op, "list"); err != nil {
 			return err
 		}
 		return fn(e)
@@ -673,35 +636,14 @@ func (b *Backend) List(ctx context.Context, fn func(sdk.ListEntry) error) error 
 	return nil
 }
 
-// newHandle makes a handle with a name never used before in this process's
-// use of the database; b.mu is held.
-func (b *Backend) newHandle(st *store, id string, write bool) *handle {
-	st.mu.Lock()
-	st.handleN++
-	n := st.handleN
-	st.mu.Unlock()
-	return &handle{name: "h" + strconv.FormatUint(n, 10), id: id, write: write, clampEnd: -1}
-}
-
-// open resolves an open handle of this Backend.
-func (b *Backend) open(name string) (*handle, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	hd, ok := b.handles[name]
-	if !ok {
-		return nil, handleClosed(name)
-	}
-	return hd, nil
-}
-
 // writable resolves an open write handle.
 func (b *Backend) writable(name string) (*handle, error) {
-	hd, err := b.open(name)
+	hd, err := b.handles.Get(name)
 	if err != nil {
 		return nil, err
 	}
 	if !hd.write {
-		return nil, newErr(sdk.CodeReadOnlyHandle, hd.id, "handle %s was opened for reading; open the session for writing to append", strconv.Quote(name))
+		return nil, handles.ReadOnly(op, hd.id, name)
 	}
 	return hd, nil
 }
@@ -795,7 +737,7 @@ func (s *store) appendTx(ctx context.Context, id string, hdr []byte, h sdk.Heade
 	}
 	switch {
 	case hdr != nil && found:
-		return fail(alreadyExists(id, "another instance or process stored it first"))
+		return fail(handles.AlreadyExists(op, id, "another instance or process stored it first"))
 	case hdr != nil:
 		inc = uuid.NewString()
 		if _, err := tx.StmtContext(ctx, s.stmts.insertSession).ExecContext(ctx, id, sdk.FormatVersion, h.CreatedAt, string(hdr), inc); err != nil {
@@ -807,7 +749,7 @@ func (s *store) appendTx(ctx context.Context, id string, hdr []byte, h sdk.Heade
 	case r.incarnation != inc:
 		return fail(newErr(sdk.CodeOwnershipLost, id, "session %s was replaced since this handle opened it (incarnation %s, now %s)", strconv.Quote(id), inc, r.incarnation))
 	case int64(firstSeq) != r.nextSeq:
-		return fail(seqConflict(id, int64(firstSeq), r.nextSeq))
+		return fail(handles.SeqConflict(op, id, int64(firstSeq), r.nextSeq))
 	}
 	if n := rows.len(); n > 0 {
 		if err := s.insert(ctx, tx, id, rows); err != nil {
@@ -919,20 +861,4 @@ func isConstraint(err error) bool {
 
 func corruptAt(id string, seq int64, format string, args ...any) *sdk.Error {
 	return newErr(sdk.CodeCorruptLog, id, format, args...).WithSeq(seq)
-}
-
-func seqConflict(id string, firstSeq, next int64) *sdk.Error {
-	return newErr(sdk.CodeSeqConflict, id, "compare-and-set failed: firstSeq %d but the stored next seq is %d", firstSeq, next).WithSeq(firstSeq)
-}
-
-func handleClosed(name string) *sdk.Error {
-	return sdk.Errorf(sdk.CodeHandleClosed, op, "handle %s is closed or was never opened by this instance", strconv.Quote(name))
-}
-
-func notFound(id string) *sdk.Error {
-	return newErr(sdk.CodeSessionNotFound, id, "no stored session %s", strconv.Quote(id))
-}
-
-func alreadyExists(id, why string) *sdk.Error {
-	return newErr(sdk.CodeSessionAlreadyExists, id, "session %s already exists: %s", strconv.Quote(id), why)
 }

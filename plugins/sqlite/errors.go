@@ -29,15 +29,6 @@ func withSession(err error, id string) error {
 	return err
 }
 
-// ended reports a context that has ended as IO_ERROR wrapping ctx.Err(),
-// the code a gRPC client gives a cancelled call (docs/errors.md).
-func ended(ctx context.Context, what string) error {
-	if err := ctx.Err(); err != nil {
-		return &sdk.Error{Code: sdk.CodeIOError, Op: op, Detail: what + " not done: the context ended", Err: err}
-	}
-	return nil
-}
-
 // dbErr turns an error of a database call into an *sdk.Error: an
 // *sdk.Error passes unchanged; an ended context is IO_ERROR wrapping the
 // context's error; SQLITE_BUSY and SQLITE_LOCKED (a lock held past

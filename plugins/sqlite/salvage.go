@@ -5,6 +5,7 @@ import (
 	"database/sql"
 
 	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/handles"
 )
 
 var _ sdk.SalvageReader = (*Backend)(nil)
@@ -19,7 +20,7 @@ var _ sdk.SalvageReader = (*Backend)(nil)
 // prefix. A sessions row that fails the format gate or the header check
 // is refused as Open refuses it.
 func (b *Backend) ReadDamaged(ctx context.Context, id string, fn func(events [][]byte) error) (sdk.Damaged, error) {
-	if err := ended(ctx, "read damaged"); err != nil {
+	if err := handles.Ended(ctx, op, "read damaged"); err != nil {
 		return sdk.Damaged{}, err
 	}
 	st, err := b.store()
@@ -46,7 +47,7 @@ func (b *Backend) ReadDamaged(ctx context.Context, id string, fn func(events [][
 	// add rows, a cut removes rows from there on), so they may be read
 	// after the scan's transaction.
 	for seq := int64(0); seq < sc.end; {
-		if err := ended(ctx, "read damaged"); err != nil {
+		if err := handles.Ended(ctx, op, "read damaged"); err != nil {
 			return sdk.Damaged{}, err
 		}
 		chunk, err := st.readChunk(ctx, id, seq, sc.end)
@@ -74,7 +75,7 @@ func (s *store) scanDamaged(ctx context.Context, id string) (sdk.Header, scanned
 		return sdk.Header{}, scanned{}, s.dbErr(ctx, id, "read damaged", err)
 	}
 	if !found {
-		return sdk.Header{}, scanned{}, notFound(id)
+		return sdk.Header{}, scanned{}, handles.NotFound(op, id)
 	}
 	h, err := s.header(r, id)
 	if err != nil {

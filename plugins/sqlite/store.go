@@ -41,7 +41,6 @@ type store struct {
 	mu      sync.Mutex
 	refs    int // Backends using the store
 	claims  map[string]*claim
-	handleN uint64
 	tornDir string // where torn rows go; for memory, made on first use
 }
 

@@ -6,15 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strconv"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/durable"
+	"github.com/seed-e5e476df/logbook/sdk/handles"
 )
 
 // openSession is the storage half of Backend.Open: in one read transaction the
@@ -43,7 +41,7 @@ func (s *store) openSession(ctx context.Context, id string, hd *handle) (sdk.Ope
 				return sdk.Opened{}, newErr(sdk.CodeAlreadyOwned, id, "session %s is being created and is not stored yet; %s holds its write claim", strconv.Quote(id), holder)
 			}
 		}
-		return sdk.Opened{}, notFound(id)
+		return sdk.Opened{}, handles.NotFound(op, id)
 	}
 	h, err := s.header(r, id)
 	if err != nil {
@@ -249,7 +247,7 @@ func (s *store) cut(ctx context.Context, id string) (sessionRow, scanned, error)
 		return fail(err)
 	}
 	if !found {
-		return fail(notFound(id))
+		return fail(handles.NotFound(op, id))
 	}
 	sc, err := s.scan(ctx, tx, id, r.nextSeq, false)
 	if err == nil {
@@ -280,40 +278,32 @@ func (s *store) cut(ctx context.Context, id string) (sessionRow, scanned, error)
 }
 
 // writeArtifact writes lines, each followed by a newline, to a new file
-// <dir>/<enc(id)>.<epoch ms>.jsonl (O_EXCL, 0600; the next millisecond when
-// the name is taken), fsyncs it and dir, and returns its path.
+// <dir>/<enc(id)>.<epoch ms>.jsonl (durable.WriteFile: 0600, fsynced with
+// its directory entry, never replacing a file; the next millisecond when
+// the name is taken, at most artifactTries times), and returns its path.
 func writeArtifact(dir, id string, lines [][]byte) (string, error) {
 	var buf []byte
 	for _, l := range lines {
 		buf = append(append(buf, l...), '\n')
 	}
 	ms := time.Now().UnixMilli()
-	for {
-		path := filepath.Join(dir, encID(id)+"."+strconv.FormatInt(ms, 10)+".jsonl")
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
-		if errors.Is(err, fs.ErrExist) {
-			ms++
-			continue
+	var path string
+	for range artifactTries {
+		path = filepath.Join(dir, encID(id)+"."+strconv.FormatInt(ms, 10)+".jsonl")
+		err := durable.WriteFile(path, buf, 0o600)
+		if err == nil {
+			return path, nil
 		}
-		if err != nil {
+		if !errors.Is(err, fs.ErrExist) {
 			return "", artifactErr(path, err)
 		}
-		_, err = f.Write(buf)
-		if err == nil {
-			err = f.Sync()
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err == nil {
-			err = durable.SyncDir(dir)
-		}
-		if err != nil {
-			return "", artifactErr(path, err)
-		}
-		return path, nil
+		ms++
 	}
+	return "", artifactErr(path, fmt.Errorf("%d names in a row are taken: %w", artifactTries, fs.ErrExist))
 }
+
+// artifactTries bounds the names writeArtifact tries.
+const artifactTries = 1000
 
 func artifactErr(path string, err error) error {
 	return sdk.Wrapf(sdk.CodeIOError, op, err, "saving the torn rows to %q", path)
