@@ -120,8 +120,9 @@
 // of a session's rows with next_seq and report a mismatch as an error,
 // never next_seq as the count. A read open reports the tail
 // (Torn.Bytes, FromSeq) and reads the prefix; a write open writes the torn
-// rows as canonical JSON lines to <path>.torn/… (O_EXCL, fsync, directory
-// fsync), then deletes them and sets next_seq in one BEGIN IMMEDIATE
+// rows as canonical JSON lines to <path>.torn/… (sdk/durable: a temporary
+// file fsynced and linked into place, never replacing a file, then a
+// directory fsync), then deletes them and sets next_seq in one BEGIN IMMEDIATE
 // transaction. A line is the row's envelope when it decodes,
 // {"undecodable":{…columns…},"reason":…} when it does not, and
 // {"missing":{"fromSeq":a,"toSeq":b}} for absent rows; Torn.Bytes is the
