@@ -390,9 +390,7 @@ func (b *backend) register(hd *handle) string {
 }
 
 func fail(code sdk.Code, id, format string, args ...any) error {
-	e := sdk.Errorf(code, op, format, args...)
-	e.SessionID = id
-	return e
+	return sdk.Errorf(code, op, format, args...).WithSession(id)
 }
 
 // ioError codes err as IO_ERROR, unless it is nil or has a code already.

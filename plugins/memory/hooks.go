@@ -88,7 +88,7 @@ func (k Hooks) Damage(id string, seq int64, reason string) error {
 		return handles.NotFound(op, id)
 	}
 	if seq < 0 || seq >= int64(len(s.events)) {
-		return withSession(sdk.Errorf(sdk.CodeInvalidSeq, op, "cannot damage event %d: the log holds %d events", seq, len(s.events)), id)
+		return sdk.Errorf(sdk.CodeInvalidSeq, op, "cannot damage event %d: the log holds %d events", seq, len(s.events)).WithSession(id)
 	}
 	s.damage = &damage{seq: int(seq), reason: reason}
 	return nil

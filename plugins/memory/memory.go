@@ -176,7 +176,7 @@ func (b *Backend) Append(ctx context.Context, handle string, firstSeq sdk.Seq, e
 		return sdk.Durable{}, err
 	}
 	if err := checkBatch(firstSeq, events); err != nil {
-		return sdk.Durable{}, withSession(err, hd.id)
+		return sdk.Durable{}, err.WithSession(hd.id)
 	}
 	batch := copyBatch(events)
 
@@ -378,7 +378,7 @@ func (b *Backend) writable(name string) (*handle, error) {
 		return nil, handles.ReadOnly(op, hd.id, name)
 	}
 	if hd.lost {
-		return nil, withSession(sdk.Errorf(sdk.CodeOwnershipLost, op, "handle %s no longer holds the write claim on session %s", strconv.Quote(name), strconv.Quote(hd.id)), hd.id)
+		return nil, sdk.Errorf(sdk.CodeOwnershipLost, op, "handle %s no longer holds the write claim on session %s", strconv.Quote(name), strconv.Quote(hd.id)).WithSession(hd.id)
 	}
 	return hd, nil
 }
@@ -431,10 +431,4 @@ func copyBatch(events [][]byte) [][]byte {
 		out[i] = buf[start:len(buf):len(buf)]
 	}
 	return out
-}
-
-func withSession(e *sdk.Error, id string) *sdk.Error {
-	c := *e
-	c.SessionID = id
-	return &c
 }

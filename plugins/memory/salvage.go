@@ -16,8 +16,8 @@ type damage struct {
 }
 
 func (d *damage) corrupt(id string) error {
-	return withSession(sdk.Errorf(sdk.CodeCorruptLog, op, "session %s: event %d is damaged (%s) and intact events may follow; salvage the valid prefix into a new session",
-		strconv.Quote(id), d.seq, d.reason), id)
+	return sdk.Errorf(sdk.CodeCorruptLog, op, "session %s: event %d is damaged (%s) and intact events may follow; salvage the valid prefix into a new session",
+		strconv.Quote(id), d.seq, d.reason).WithSession(id)
 }
 
 // ReadDamaged implements sdk.SalvageReader: it reads session id without

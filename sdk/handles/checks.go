@@ -19,14 +19,12 @@ func CheckCreate(op string, h sdk.Header, where string) (sdk.Header, []byte, err
 		return sdk.Header{}, nil, err
 	}
 	if h.FormatVersion != 0 && h.FormatVersion != sdk.FormatVersion {
-		return sdk.Header{}, nil, session(sdk.Errorf(sdk.CodeFormatUnsupported, op, "this backend writes logbook format v%d; the header asks for v%d", sdk.FormatVersion, h.FormatVersion), h.ID)
+		return sdk.Header{}, nil, sdk.Errorf(sdk.CodeFormatUnsupported, op, "this backend writes logbook format v%d; the header asks for v%d", sdk.FormatVersion, h.FormatVersion).WithSession(h.ID)
 	}
 	h.FormatVersion = sdk.FormatVersion
 	hdr := headerjson.Encode(h)
 	if _, err := headerjson.Decode(hdr, h.ID, where); err != nil {
-		e := session(sdk.Errorf(sdk.CodeHeaderInvalid, op, "the session header would not read back"), h.ID)
-		e.Err = err
-		return sdk.Header{}, nil, e
+		return sdk.Header{}, nil, sdk.Wrapf(sdk.CodeHeaderInvalid, op, err, "the session header would not read back").WithSession(h.ID)
 	}
 	return h, hdr, nil
 }
@@ -35,7 +33,7 @@ func CheckCreate(op string, h sdk.Header, where string) (sdk.Header, []byte, err
 // then the session id (INVALID_SESSION_ID).
 func CheckOpen(op, id string, access sdk.Access) error {
 	if access != sdk.AccessRead && access != sdk.AccessWrite {
-		return session(sdk.Errorf(sdk.CodeUsage, op, "access must be read (1) or write (2); got %d", access), id)
+		return sdk.Errorf(sdk.CodeUsage, op, "access must be read (1) or write (2); got %d", access).WithSession(id)
 	}
 	return sdk.ValidateSessionID(id)
 }
@@ -77,6 +75,5 @@ func inSession(err error, id string) error {
 	if !errors.As(err, &e) {
 		return err
 	}
-	c := *e
-	return session(&c, id)
+	return e.WithSession(id)
 }

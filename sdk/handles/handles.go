@@ -167,9 +167,7 @@ func (c *Claims[H]) Pending(keep func(id string, h *H) (sdk.Header, bool)) []sdk
 // (docs/errors.md): "<what> not done: the context ended".
 func Ended(ctx context.Context, op, what string) error {
 	if err := ctx.Err(); err != nil {
-		e := sdk.Errorf(sdk.CodeIOError, op, "%s not done: the context ended", what)
-		e.Err = err
-		return e
+		return sdk.Wrapf(sdk.CodeIOError, op, err, "%s not done: the context ended", what)
 	}
 	return nil
 }
