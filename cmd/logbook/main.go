@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/seed-e5e476df/logbook/internal/bundled"
+	"github.com/seed-e5e476df/logbook/runtime/pluginhost"
 )
 
 // version is the build's version, reported by bundled plugins in GetInfo
@@ -27,7 +29,7 @@ func main() {
 // plugin host's handshake owns stdout; everything else is the CLI, whose
 // context ends at SIGINT or SIGTERM.
 func run(args []string) int {
-	if len(args) > 0 && args[0] == "plugin" {
+	if len(args) > 0 && args[0] == pluginhost.BundledArg {
 		return servePlugin(args[1:])
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -37,25 +39,14 @@ func run(args []string) int {
 
 // servePlugin serves the bundled plugin named by args (exactly one name).
 func servePlugin(args []string) int {
+	names := strings.Join(bundled.Names(), ", ")
 	if len(args) != 1 {
-		fmt.Fprintf(os.Stderr, "usage: logbook plugin <name>   (serve a bundled plugin; the plugin host runs this)\nlogbook: USAGE: bundled plugins: %s\n", strings.Join(bundledNames(), ", "))
+		fmt.Fprintf(os.Stderr, "usage: logbook plugin <name>   (serve a bundled plugin; the plugin host runs this)\nlogbook: USAGE: bundled plugins: %s\n", names)
 		return 2
 	}
-	serve, ok := bundled[args[0]]
-	if !ok {
-		fmt.Fprintf(os.Stderr, "logbook: USAGE: no bundled plugin %q; bundled: %s\n", args[0], strings.Join(bundledNames(), ", "))
+	if !bundled.Serve(args[0], version) {
+		fmt.Fprintf(os.Stderr, "logbook: USAGE: no bundled plugin %q; bundled: %s\n", args[0], names)
 		return 2
 	}
-	serve()
 	return 0
-}
-
-// bundledNames returns the names of the bundled plugins, sorted.
-func bundledNames() []string {
-	names := make([]string, 0, len(bundled))
-	for n := range bundled {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
 }

@@ -21,6 +21,10 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk/pluginrpc"
 )
 
+// BundledArg is the first argument of a bundled plugin's process, the
+// plugin's name the second: the host runs `<Executable> plugin <name>`.
+const BundledArg = "plugin"
+
 // Spec says how to run one plugin.
 type Spec struct {
 	// Name is the plugin's name in the configuration; GetInfo must report it.
@@ -161,7 +165,7 @@ func (p *Plugin) launch(ctx context.Context) (*conn, error) {
 	path := spec.Command
 	if path == "" {
 		path = h.opts.Executable
-		cmd = exec.Command(path, "plugin", spec.Name)
+		cmd = exec.Command(path, BundledArg, spec.Name)
 	} else {
 		cmd = exec.Command(path, spec.Args...)
 	}

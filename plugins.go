@@ -1,0 +1,123 @@
+package logbook
+
+import (
+	"fmt"
+	"os"
+	"runtime/debug"
+	"strings"
+	"sync/atomic"
+
+	"github.com/seed-e5e476df/logbook/config"
+	"github.com/seed-e5e476df/logbook/internal/bundled"
+	"github.com/seed-e5e476df/logbook/runtime/pluginhost"
+	"github.com/seed-e5e476df/logbook/sdk"
+)
+
+// servesPlugins records that ServePlugins ran in this process, so Open may
+// start the bundled plugins as subprocesses of this program.
+var servesPlugins atomic.Bool
+
+// ServePlugins lets this program run logbook's bundled plugins (the JSONL
+// and SQLite backends, the summarizer, the pruner, the memory backend).
+// Open starts each bundled plugin the configuration names as a subprocess:
+// this very program, run again as `<program> plugin <name>` with
+// go-plugin's handshake in its environment. Call ServePlugins first in
+// main, before flags are parsed or anything is written to stdout:
+//
+//	func main() {
+//		logbook.ServePlugins()
+//		// … the program as usual, which calls logbook.Open
+//	}
+//
+// In the program itself it returns at once. In a plugin subprocess it
+// serves that plugin and exits when the host stops it, so nothing after it
+// runs there; a plugin name this build does not bundle exits with status 2.
+// A program that does not call it must set Options.PluginBinary instead.
+func ServePlugins() {
+	servesPlugins.Store(true)
+	args := os.Args
+	if len(args) != 3 || args[1] != pluginhost.BundledArg || os.Getenv(sdk.MagicCookieKey) != sdk.MagicCookieValue {
+		return
+	}
+	if !bundled.Serve(args[2], moduleVersion()) {
+		fmt.Fprintf(os.Stderr, "logbook: USAGE: no bundled plugin %q; bundled: %s\n", args[2], strings.Join(bundled.Names(), ", "))
+		os.Exit(2)
+	}
+	os.Exit(0)
+}
+
+// modulePath is this module's import path.
+const modulePath = "github.com/seed-e5e476df/logbook"
+
+// moduleVersion is the version of this module the program was built with,
+// which the bundled plugins report in GetInfo; "dev" for a build of the
+// module itself or without build information.
+func moduleVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "dev"
+	}
+	for _, m := range bi.Deps {
+		if m.Path == modulePath && m.Version != "" {
+			return m.Version
+		}
+	}
+	return "dev"
+}
+
+// pluginExecutable is the program the plugin host re-runs for bundled
+// plugins: PluginBinary when set, else this program when ServePlugins ran.
+// When neither is the case and cfg names a bundled plugin it fails at once
+// with PLUGIN_UNAVAILABLE naming both remedies: otherwise the host would
+// run this program as the plugin, which would never answer the handshake.
+// "" leaves the host's default (this program), which cfg never uses.
+func pluginExecutable(o Options, cfg *config.Config) (string, error) {
+	if o.PluginBinary != "" {
+		if _, err := os.Stat(o.PluginBinary); err != nil {
+			e := sdk.Errorf(sdk.CodeConfigInvalid, "logbook", "Options.PluginBinary %s is not a logbook binary this process can run", o.PluginBinary)
+			e.Err = err
+			return "", e
+		}
+		return o.PluginBinary, nil
+	}
+	need := bundledNames(cfg)
+	if len(need) == 0 {
+		return "", nil
+	}
+	if servesPlugins.Load() {
+		return os.Executable()
+	}
+	return "", sdk.Errorf(sdk.CodePluginUnavailable, "logbook",
+		"the configuration runs the bundled plugins %s, which need a program to run them: call logbook.ServePlugins() first in main, or set Options.PluginBinary to an installed logbook binary",
+		strings.Join(need, ", "))
+}
+
+// bundledNames returns the plugins cfg starts from the bundled table (no
+// command of their own), in the order the engine starts them.
+func bundledNames(cfg *config.Config) []string {
+	var names []string
+	add := func(name string) {
+		if p := cfg.Plugin(name); p != nil && p.Command != "" {
+			return
+		}
+		for _, n := range names {
+			if n == name {
+				return
+			}
+		}
+		names = append(names, name)
+	}
+	for _, p := range cfg.Persistence {
+		add(p.Name)
+	}
+	for _, p := range cfg.Plugins {
+		add(p.Name)
+	}
+	if c := cfg.Compaction; c != nil {
+		add(c.Summarizer)
+		if c.Pruner != "" {
+			add(c.Pruner)
+		}
+	}
+	return names
+}

@@ -1,0 +1,178 @@
+package logbook
+
+import (
+	"context"
+	"encoding/json"
+	"maps"
+	"strconv"
+
+	"github.com/seed-e5e476df/logbook/events"
+	"github.com/seed-e5e476df/logbook/runtime/session"
+	"github.com/seed-e5e476df/logbook/runtime/store"
+	"github.com/seed-e5e476df/logbook/sdk"
+)
+
+// Session is one session of a Runtime: a live one (Create, Resume, Fork),
+// which takes appends and writes them behind to every backend, or a
+// read-only view (Inspect). Safe for concurrent use: appends are
+// serialized, and reads are snapshots that never wait for storage.
+//
+// An accepted append is in memory at once and reaches the backends within
+// the write window; Flush is the durability checkpoint. Read results share
+// the log's bytes (see Events): they must not be modified.
+type Session struct {
+	st *store.Store
+	s  *session.Session
+}
+
+// ID returns the session id.
+func (s *Session) ID() string { return s.s.ID() }
+
+// Header returns the session header: its identity and lineage.
+func (s *Session) Header() sdk.Header { return s.s.Header() }
+
+// Len returns the number of events in the log: the seq the next append
+// gets.
+func (s *Session) Len() sdk.Offset { return s.s.Len() }
+
+// Append appends ins in order, each as its own event (docs/format.md), with
+// consecutive seqs: no other append lands between them. It is not atomic:
+// the first rejected input stops it, the ones before it stay appended and
+// are returned with its error, an *sdk.Error whose Index is the rejected
+// input's position and whose Meta "appended" counts the events appended
+// (and "firstSeq" is the seq of the first, or the log length when none
+// was). Use AppendGroup for all or nothing. The returned events share the
+// log's bytes.
+func (s *Session) Append(ctx context.Context, ins ...events.Input) ([]events.Event, error) {
+	return s.appendBatch(ctx, nil, ins)
+}
+
+// AppendAt is Append for a caller that expects the log to hold expected
+// events: another length refuses the whole call with SEQ_CONFLICT (Meta
+// "expected" and "actual") and appends nothing, so a caller that retries
+// with the length it first expected never appends twice.
+func (s *Session) AppendAt(ctx context.Context, expected sdk.Offset, ins ...events.Input) ([]events.Event, error) {
+	return s.appendBatch(ctx, &expected, ins)
+}
+
+func (s *Session) appendBatch(ctx context.Context, expected *sdk.Offset, ins []events.Input) ([]events.Event, error) {
+	b, err := s.s.AppendBatch(ctx, ins, session.BatchOptions{ExpectedLen: expected})
+	out := shared(b.Events)
+	if se, ok := err.(*sdk.Error); ok {
+		c := *se
+		c.Meta = maps.Clone(se.Meta)
+		if c.Meta == nil {
+			c.Meta = map[string]string{}
+		}
+		c.Meta["appended"] = strconv.Itoa(len(b.Events))
+		c.Meta["firstSeq"] = strconv.FormatInt(int64(b.Start), 10)
+		err = &c
+	}
+	return out, err
+}
+
+// AppendGroup appends ins as one atomic group (docs/compaction.md): every
+// member is validated against the log with the members before it, and
+// either all are appended, with consecutive seqs, and stored as one unit,
+// or none is and the error is the rejected member's, with Index its
+// position.
+func (s *Session) AppendGroup(ctx context.Context, ins ...events.Input) ([]events.Event, error) {
+	evs, err := s.s.AppendGroup(ctx, ins)
+	return shared(evs), err
+}
+
+// AppendGroupAt is AppendGroup for a group planned for a log of expected
+// events, whose members may cite each other's seqs: another length is
+// SEQ_CONFLICT and nothing is appended.
+func (s *Session) AppendGroupAt(ctx context.Context, expected sdk.Offset, ins ...events.Input) ([]events.Event, error) {
+	evs, err := s.s.AppendGroupAt(ctx, sdk.Seq(expected), ins)
+	return shared(evs), err
+}
+
+// Flush waits until every event appended so far is durable on every
+// backend, or returns FLUSH_FAILED naming each backend that failed (the
+// events stay queued and are retried). A read-only view is
+// SESSION_READ_ONLY.
+func (s *Session) Flush(ctx context.Context) error {
+	if err := s.checkLive("flush"); err != nil {
+		return err
+	}
+	_, err := s.st.Flush(ctx, s.s)
+	return err
+}
+
+// Release flushes the session, closes it on every backend and ends it
+// here: later appends fail with SESSION_CLOSED, reads keep working, and
+// Resume makes it live again. When the primary backend cannot take the
+// queued events the session stays live and the error is returned. A
+// read-only view holds nothing, and its Release does nothing.
+func (s *Session) Release(ctx context.Context) error {
+	if s.s.ReadOnly() {
+		return nil
+	}
+	return s.st.Release(ctx, s.s)
+}
+
+// checkLive refuses op on a read-only view.
+func (s *Session) checkLive(op string) error {
+	if s.s.ReadOnly() {
+		e := sdk.Errorf(sdk.CodeSessionReadOnly, op, "an inspect view is read-only; resume the session to write")
+		e.SessionID = s.s.ID()
+		return e
+	}
+	return nil
+}
+
+// Events returns the log, in seq order. Each event's Data and Envelope
+// are the stored bytes, not copies: they must not be modified.
+func (s *Session) Events() []events.Event { return shared(s.s.Events().Slice()) }
+
+// Messages returns the model messages the surface derives to (what a
+// provider adapter sends), as their canonical JSON; the bytes are shared
+// and must not be modified. The only error is PROJECTION_REMOVED: the log
+// uses a message projection whose plugin is no longer loaded.
+func (s *Session) Messages() ([]json.RawMessage, error) {
+	l, err := s.s.Messages()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]json.RawMessage, l.Len())
+	for i, m := range l.All() {
+		out[i] = m.SharedJSON()
+	}
+	return out, nil
+}
+
+// Transcript returns every event that appended a message to the surface,
+// with that message as recorded, in log order: what a human reads, before
+// any rewrite, pruning or projection.
+func (s *Session) Transcript() []events.TranscriptEntry {
+	t := s.s.Transcript()
+	out := make([]events.TranscriptEntry, t.Len())
+	for i, e := range t.All() {
+		out[i] = events.TranscriptEntry{Seq: e.Seq, Type: e.Type, Message: e.Message.SharedJSON()}
+	}
+	return out
+}
+
+// Surface returns the seqs of the surface nodes, in surface order: the
+// events Messages derives from. Its only error is Messages'.
+func (s *Session) Surface() ([]sdk.Seq, error) {
+	v, err := s.s.Surface()
+	if err != nil {
+		return nil, err
+	}
+	return v.Nodes(), nil
+}
+
+// shared converts session events to the events package's, sharing bytes.
+func shared(evs []session.Event) []events.Event {
+	if evs == nil {
+		return nil
+	}
+	out := make([]events.Event, len(evs))
+	for i, e := range evs {
+		out[i] = e.Shared()
+	}
+	return out
+}
