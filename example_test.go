@@ -86,21 +86,9 @@ func Example() {
 // Append appends in order and stops at the first input the rules reject;
 // the events before it stay.
 func ExampleSession_Append() {
-	dir, err := os.MkdirTemp("", "logbook-example")
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
 	ctx := context.Background()
-	rt, err := logbook.Open(ctx, logbook.Options{DataDir: dir})
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer rt.Close(ctx)
-	s, err := rt.Create(ctx, "s1")
-	if err != nil {
-		log.Fatal(err)
-	}
+	s, done := exampleSession(ctx) // Open on a temporary directory, then Create "s1", as in Example
+	defer done()
 
 	evs, err := s.Append(ctx, events.TurnStart(1), events.UserText("", "a message needs an id"), events.UserText("u2", "hi"))
 	var e *sdk.Error
@@ -116,21 +104,9 @@ func ExampleSession_Append() {
 // AppendAt appends only when the log has the length the caller planned
 // for, so a retry after a lost reply never appends twice.
 func ExampleSession_AppendAt() {
-	dir, err := os.MkdirTemp("", "logbook-example")
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
 	ctx := context.Background()
-	rt, err := logbook.Open(ctx, logbook.Options{DataDir: dir})
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer rt.Close(ctx)
-	s, err := rt.Create(ctx, "s1")
-	if err != nil {
-		log.Fatal(err)
-	}
+	s, done := exampleSession(ctx) // Open on a temporary directory, then Create "s1", as in Example
+	defer done()
 
 	turn := []events.Input{events.TurnStart(1), events.UserText("u1", "hi")}
 	for range 2 { // the second try finds the turn appended already
@@ -140,4 +116,24 @@ func ExampleSession_AppendAt() {
 	// Output:
 	// true false 2
 	// false true 2
+}
+
+// exampleSession opens a runtime on a temporary directory and creates
+// session "s1" in it; done closes the runtime and removes the directory.
+func exampleSession(ctx context.Context) (s *logbook.Session, done func()) {
+	dir, err := os.MkdirTemp("", "logbook-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	rt, err := logbook.Open(ctx, logbook.Options{DataDir: dir})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if s, err = rt.Create(ctx, "s1"); err != nil {
+		log.Fatal(err)
+	}
+	return s, func() {
+		rt.Close(ctx)
+		os.RemoveAll(dir)
+	}
 }
