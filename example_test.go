@@ -92,8 +92,8 @@ func ExampleSession_Append() {
 
 	evs, err := s.Append(ctx, events.TurnStart(1), events.UserText("", "a message needs an id"), events.UserText("u2", "hi"))
 	var e *sdk.Error
-	if errors.As(err, &e) {
-		fmt.Println(e.Code, "at input", e.Index, "- appended:", e.Meta["appended"])
+	if errors.As(err, &e) && e.Index != nil {
+		fmt.Println(e.Code, "at input", *e.Index, "- appended:", e.Meta["appended"])
 	}
 	fmt.Println(len(evs), s.Len())
 	// Output:

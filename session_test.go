@@ -55,15 +55,15 @@ func TestAppendStopsAtTheFirstRejectedInput(t *testing.T) {
 	bad := events.Input{Type: "turn/start", Data: []byte(`{"turn":"one"}`)}
 	evs, err := s.Append(ctx, events.TurnStart(1), events.UserText("u1", "hi"), bad, events.TurnEnd(1, events.Completed()))
 	e := requireCode(t, err, sdk.CodePayloadInvalid)
-	if e.Index != 2 || e.Meta["appended"] != "2" || e.Meta["firstSeq"] != "0" {
-		t.Errorf("index %d, meta %v; want index 2, appended 2, firstSeq 0", e.Index, e.Meta)
+	if e.Index == nil || *e.Index != 2 || e.Meta["appended"] != "2" || e.Meta["firstSeq"] != "0" {
+		t.Errorf("error %v, meta %v; want index 2, appended 2, firstSeq 0", e, e.Meta)
 	}
 	if len(evs) != 2 || evs[0].Seq != 0 || evs[1].Type != "user/message" || s.Len() != 2 {
 		t.Fatalf("returned %d events, log %d; want the 2 before the rejected one", len(evs), s.Len())
 	}
 	_, err = s.AppendGroup(ctx, events.StepStart(1, 1), bad)
-	if e := requireCode(t, err, sdk.CodePayloadInvalid); e.Index != 1 || s.Len() != 2 {
-		t.Errorf("group: index %d, log %d; want index 1 and nothing appended", e.Index, s.Len())
+	if e := requireCode(t, err, sdk.CodePayloadInvalid); e.Index == nil || *e.Index != 1 || s.Len() != 2 {
+		t.Errorf("group: error %v, log %d; want index 1 and nothing appended", e, s.Len())
 	}
 	evs, err = s.AppendGroup(ctx, events.StepStart(1, 1), events.StepEnd(1, 1))
 	if err != nil || len(evs) != 2 || evs[1].Seq != 3 {
