@@ -13,9 +13,9 @@ import (
 
 // Read-only access to stored sessions. The read commands open the primary
 // backend read-only (no ownership, no repair), so they work beside a running
-// writer in another process and show the stored log as it is. The store has
-// no read-only open of a prefix, so the --at views are restored here from
-// the primary's envelopes [0, SEQ].
+// writer in another process and show the stored log as it is: through
+// transfer.Stored for envelopes, through store.View for a restored session
+// (the whole log, or the prefix [0, SEQ] of an --at view).
 
 // backend returns the running persistence plugin of the persistence block
 // called name.
