@@ -116,11 +116,31 @@ func (o Options) config() (*config.Config, error) {
 // returned; after it every method of rt and of its sessions fails.
 func (rt *Runtime) Close(ctx context.Context) error { return rt.e.Close(ctx) }
 
+// CreateOptions are the caller's part of a new session's header
+// (docs/storage.md); the zero value is a plain top-level session.
+type CreateOptions struct {
+	CWD             string // the agent's working directory: "" or absolute
+	Origin          string // "" or "subagent"
+	DelegationDepth int64  // how many delegations deep a subagent is: ≥ 0
+	AgentPreset     string // the preset the agent runs with, if any
+	ParentSession   string // the session that started this one, if any
+}
+
 // Create makes a new live session with this id ("" generates a lowercase
-// UUIDv7) on every backend. An id that is live or stored already is
-// SESSION_ALREADY_EXISTS.
-func (rt *Runtime) Create(ctx context.Context, id string) (*Session, error) {
-	s, err := rt.e.Store.Create(ctx, store.CreateOptions{ID: id})
+// UUIDv7) on every backend, its header from o (at most one; none is the
+// zero CreateOptions). An id that is live or stored already is
+// SESSION_ALREADY_EXISTS; a bad header field is SEED_INVALID, more than
+// one o USAGE.
+func (rt *Runtime) Create(ctx context.Context, id string, o ...CreateOptions) (*Session, error) {
+	co := store.CreateOptions{ID: id}
+	switch len(o) {
+	case 0:
+	case 1:
+		co.CWD, co.Origin, co.DelegationDepth, co.AgentPreset, co.ParentSession = o[0].CWD, o[0].Origin, o[0].DelegationDepth, o[0].AgentPreset, o[0].ParentSession
+	default:
+		return nil, sdk.Errorf(sdk.CodeUsage, "create", "pass at most one CreateOptions; got %d", len(o))
+	}
+	s, err := rt.e.Store.Create(ctx, co)
 	return rt.wrap(s, err)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -98,5 +99,21 @@ func TestOpenRefusesBadOptions(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("a refused Open wrote %d entries into the data directory", len(entries))
+	}
+}
+
+// A process started as a bundled plugin this build does not have exits
+// with status 2 and says which plugins it has; nothing else of the program
+// runs.
+func TestServePluginsRefusesAnUnknownPlugin(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "plugin", "nope")
+	cmd.Env = append(os.Environ(), sdk.MagicCookieKey+"="+sdk.MagicCookieValue)
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 2 {
+		t.Fatalf("exit %v, want status 2; output %s", err, out)
+	}
+	if want := `logbook: USAGE: no bundled plugin "nope"; bundled: compactor-summary, jsonl, memory, pruner, sqlite`; strings.TrimSpace(string(out)) != want {
+		t.Errorf("output %q; want %q", out, want)
 	}
 }

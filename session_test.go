@@ -191,3 +191,22 @@ func TestReleaseResumeInspect(t *testing.T) {
 		t.Errorf("list %+v, %v; want s1 and s2", list, err)
 	}
 }
+
+// Create writes the caller's header fields and refuses bad ones.
+func TestCreateWithHeaderFields(t *testing.T) {
+	ctx := context.Background()
+	rt := openMemory(t)
+	s, err := rt.Create(ctx, "sub", logbook.CreateOptions{CWD: "/work", Origin: "subagent", DelegationDepth: 1, ParentSession: "top", AgentPreset: "review"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := s.Header(); h.CWD != "/work" || h.Origin != "subagent" || h.DelegationDepth != 1 || h.ParentSession != "top" || h.AgentPreset != "review" {
+		t.Errorf("header %+v", h)
+	}
+	_, err = rt.Create(ctx, "rel", logbook.CreateOptions{CWD: "work"})
+	requireCode(t, err, sdk.CodeSeedInvalid)
+	_, err = rt.Create(ctx, "two", logbook.CreateOptions{}, logbook.CreateOptions{})
+	requireCode(t, err, sdk.CodeUsage)
+	_, err = rt.Create(ctx, "sub")
+	requireCode(t, err, sdk.CodeSessionAlreadyExists)
+}
