@@ -22,6 +22,7 @@ import (
 	"github.com/seed-e5e476df/logbook/plugins/jsonl/vfs"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/flockclaim"
+	"github.com/seed-e5e476df/logbook/sdk/handles"
 	"github.com/seed-e5e476df/logbook/sdk/headerjson"
 )
 
@@ -41,18 +42,16 @@ const (
 // (docs/storage.md). Every method is safe for concurrent use. Calls on one handle
 // are serialized; calls on different handles and sessions run in parallel.
 type Backend struct {
-	fs  vfs.FS
-	now func() int64 // epoch ms, for torn-<ms>.bin
-	tag string       // random; the prefix of this instance's handle names
+	fs      vfs.FS
+	now     func() int64 // epoch ms, for torn-<ms>.bin
+	handles *handles.Table[handle]
+	claims  *handles.Claims[handle] // the in-process claim table: session id → pending create or write handle
 
 	mu         sync.Mutex
 	cfg        Config
 	configured bool
 	enc        *zstd.Encoder // made on first use for cfg.ZstdLevel
 	dec        *zstd.Decoder // made on first use
-	handles    map[string]*handle
-	claims     map[string]*handle // the in-process claim table: session id → pending create or write handle
-	handleN    uint64
 }
 
 // Option tunes New.
@@ -99,10 +98,7 @@ func newBackend(o options) *Backend {
 	if o.now == nil {
 		o.now = func() int64 { return time.Now().UnixMilli() }
 	}
-	var r [4]byte
-	_, _ = rand.Read(r[:]) // crypto/rand.Read never fails (Go ≥ 1.24)
-	return &Backend{fs: o.fs, now: o.now, tag: hex.EncodeToString(r[:]),
-		handles: map[string]*handle{}, claims: map[string]*handle{}}
+	return &Backend{fs: o.fs, now: o.now, handles: handles.NewTable[handle](op), claims: handles.NewClaims[handle]()}
 }
 
 // handle is one open handle. Its fields after mu are guarded by mu; name,
@@ -144,7 +140,7 @@ const retainDecoded = 128 << 20
 // Describe reports the name "jsonl", format version 1 and the configured
 // compression ("" before Configure).
 func (b *Backend) Describe(ctx context.Context) (sdk.Description, error) {
-	if err := ended(ctx, "describe"); err != nil {
+	if err := handles.Ended(ctx, op, "describe"); err != nil {
 		return sdk.Description{}, err
 	}
 	b.mu.Lock()
@@ -161,44 +157,33 @@ func (b *Backend) Describe(ctx context.Context) (sdk.Description, error) {
 // non-empty Append or at Flush; until then no log exists, and other
 // processes do not see the session.
 func (b *Backend) Create(ctx context.Context, h sdk.Header) (sdk.Opened, error) {
-	if err := ended(ctx, "create"); err != nil {
+	if err := handles.Ended(ctx, op, "create"); err != nil {
 		return sdk.Opened{}, err
 	}
 	cfg, err := b.config()
 	if err != nil {
 		return sdk.Opened{}, err
 	}
-	if err := sdk.ValidateSessionID(h.ID); err != nil {
+	h, _, err = handles.CheckCreate(op, h, "")
+	if err != nil {
 		return sdk.Opened{}, err
 	}
-	if h.FormatVersion != 0 && h.FormatVersion != sdk.FormatVersion {
-		return sdk.Opened{}, withSession(sdk.Errorf(sdk.CodeFormatUnsupported, op, "this backend writes logbook format v%d; the header asks for v%d", sdk.FormatVersion, h.FormatVersion), h.ID)
-	}
-	h.FormatVersion = sdk.FormatVersion
-	if _, err := headerjson.Decode(headerjson.Encode(h), h.ID, ""); err != nil {
-		return sdk.Opened{}, &sdk.Error{Code: sdk.CodeHeaderInvalid, Op: op, SessionID: h.ID,
-			Detail: "the session header would not read back", Err: err}
-	}
-	dir := filepath.Join(cfg.Root, EncodeID(h.ID))
-	b.mu.Lock()
-	if c := b.claims[h.ID]; c != nil {
-		b.mu.Unlock()
-		if c.pending {
-			return sdk.Opened{}, alreadyExists(h.ID, "it was created in this instance and is not stored yet")
-		}
-		return sdk.Opened{}, alreadyExists(h.ID, "it is stored and open for writing in this instance")
-	}
-	hd := b.newHandleLocked(h.ID, true, dir)
+	hd := b.newHandle(h.ID, true, filepath.Join(cfg.Root, EncodeID(h.ID)))
 	hd.pending, hd.header, hd.zst = true, h, cfg.Compression == CompressionZstd
-	b.claims[h.ID] = hd
-	b.mu.Unlock()
+	if c, ok := b.claims.Take(h.ID, hd); !ok {
+		b.mu.Lock()
+		pending := c.pending
+		b.mu.Unlock()
+		if pending {
+			return sdk.Opened{}, handles.AlreadyExists(op, h.ID, "it was created in this instance and is not stored yet")
+		}
+		return sdk.Opened{}, handles.AlreadyExists(op, h.ID, "it is stored and open for writing in this instance")
+	}
 	if err := b.claimNew(hd, cfg); err != nil {
 		b.release(hd)
 		return sdk.Opened{}, err
 	}
-	b.mu.Lock()
-	b.handles[hd.name] = hd
-	b.mu.Unlock()
+	b.handles.Put(hd.name, hd)
 	return sdk.Opened{Handle: hd.name, Header: h}, nil
 }
 
@@ -213,23 +198,23 @@ func (b *Backend) claimNew(hd *handle, cfg Config) error {
 	// A log stored already answers without the lock: taking it, even for
 	// a moment, would refuse a write open of that session elsewhere.
 	if _, _, err := b.findLog(hd.id, hd.dir, cfg); err == nil || errors.Is(err, sdk.ErrCompressionMismatch) || errors.Is(err, sdk.ErrCorruptLog) {
-		return alreadyExists(hd.id, "it is stored in "+hd.dir)
+		return handles.AlreadyExists(op, hd.id, "it is stored in "+hd.dir)
 	}
 	if err := b.mkdirs(cfg.Root, hd.dir); err != nil {
-		return ioError(hd.id, "creating "+hd.dir, err)
+		return handles.IOError(op, hd.id, "creating "+hd.dir, err)
 	}
 	lock, err := b.lockSession(hd.id, hd.dir)
 	if err != nil {
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return alreadyExists(hd.id, "another process holds "+filepath.Join(hd.dir, lockName)+": it has it open for writing or is creating it")
+			return handles.AlreadyExists(op, hd.id, "another process holds "+filepath.Join(hd.dir, lockName)+": it has it open for writing or is creating it")
 		}
-		return ioError(hd.id, "taking the write lock", err)
+		return handles.IOError(op, hd.id, "taking the write lock", err)
 	}
 	if _, _, err := b.findLog(hd.id, hd.dir, cfg); err == nil || !errors.Is(err, sdk.ErrSessionNotFound) {
 		lock.Unlock()
 		lock.Close()
 		if err == nil || errors.Is(err, sdk.ErrCompressionMismatch) || errors.Is(err, sdk.ErrCorruptLog) {
-			return alreadyExists(hd.id, "it is stored in "+hd.dir)
+			return handles.AlreadyExists(op, hd.id, "it is stored in "+hd.dir)
 		}
 		return err
 	}
@@ -246,17 +231,14 @@ func (b *Backend) claimNew(hd *handle, cfg Config) error {
 // torn-<ms>.bin. AccessRead takes no claim and changes nothing; its Torn
 // reports what a write open would cut, with no artifact.
 func (b *Backend) Open(ctx context.Context, id string, access sdk.Access) (sdk.Opened, error) {
-	if err := ended(ctx, "open"); err != nil {
+	if err := handles.Ended(ctx, op, "open"); err != nil {
 		return sdk.Opened{}, err
 	}
-	if access != sdk.AccessRead && access != sdk.AccessWrite {
-		return sdk.Opened{}, withSession(sdk.Errorf(sdk.CodeUsage, op, "access must be read (1) or write (2); got %d", access), id)
+	if err := handles.CheckOpen(op, id, access); err != nil {
+		return sdk.Opened{}, err
 	}
 	cfg, err := b.config()
 	if err != nil {
-		return sdk.Opened{}, err
-	}
-	if err := sdk.ValidateSessionID(id); err != nil {
 		return sdk.Opened{}, err
 	}
 	dir := filepath.Join(cfg.Root, EncodeID(id))
@@ -283,9 +265,7 @@ func (b *Backend) Open(ctx context.Context, id string, access sdk.Access) (sdk.O
 		b.release(hd)
 		return sdk.Opened{}, err
 	}
-	b.mu.Lock()
-	b.handles[hd.name] = hd
-	b.mu.Unlock()
+	b.handles.Put(hd.name, hd)
 	return o, nil
 }
 
@@ -294,11 +274,8 @@ func (b *Backend) Open(ctx context.Context, id string, access sdk.Access) (sdk.O
 // instance, or a flock held on its session.lock by another. It creates
 // nothing: without a lock file nobody holds the claim.
 func (b *Backend) createdElsewhere(id, dir string) error {
-	b.mu.Lock()
-	c := b.claims[id]
-	b.mu.Unlock()
-	if c != nil {
-		return alreadyOwned(id, "a create handle of this instance holds it, and it is not stored yet")
+	if b.claims.Holder(id) != nil {
+		return handles.AlreadyOwned(op, id, "a create handle of this instance holds it, and it is not stored yet")
 	}
 	path := filepath.Join(dir, lockName)
 	lock, err := b.fs.OpenFile(path, os.O_RDWR, 0)
@@ -308,7 +285,7 @@ func (b *Backend) createdElsewhere(id, dir string) error {
 	defer lock.Close()
 	// Shared: a look must not pass for a claim (flockclaim).
 	if err := flockclaim.Take(lock.LockShared, nil); errors.Is(err, syscall.EWOULDBLOCK) {
-		return alreadyOwned(id, "another process holds "+path+" and is creating it (it is not stored yet)")
+		return handles.AlreadyOwned(op, id, "another process holds "+path+" and is creating it (it is not stored yet)")
 	}
 	return nil
 }
@@ -316,22 +293,16 @@ func (b *Backend) createdElsewhere(id, dir string) error {
 // claim takes the write claim for hd: the in-process table first, then
 // flock on session.lock. hd holds the lock file afterwards.
 func (b *Backend) claim(hd *handle) error {
-	b.mu.Lock()
-	if b.claims[hd.id] != nil {
-		b.mu.Unlock()
-		return alreadyOwned(hd.id, "another handle of this instance holds it")
+	if _, ok := b.claims.Take(hd.id, hd); !ok {
+		return handles.AlreadyOwned(op, hd.id, "another handle of this instance holds it")
 	}
-	b.claims[hd.id] = hd
-	b.mu.Unlock()
 	lock, err := b.lockSession(hd.id, hd.dir)
 	if err != nil {
-		b.mu.Lock()
-		delete(b.claims, hd.id)
-		b.mu.Unlock()
+		b.claims.Release(hd.id, hd)
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return alreadyOwned(hd.id, "another process holds "+filepath.Join(hd.dir, lockName))
+			return handles.AlreadyOwned(op, hd.id, "another process holds "+filepath.Join(hd.dir, lockName))
 		}
-		return ioError(hd.id, "taking the write lock", err)
+		return handles.IOError(op, hd.id, "taking the write lock", err)
 	}
 	hd.lock = lock
 	return nil
@@ -368,11 +339,7 @@ func (b *Backend) release(hd *handle) {
 	hd.mu.Lock()
 	hd.closeFiles()
 	hd.mu.Unlock()
-	b.mu.Lock()
-	if b.claims[hd.id] == hd {
-		delete(b.claims, hd.id)
-	}
-	b.mu.Unlock()
+	b.claims.Release(hd.id, hd)
 }
 
 // closeFiles closes every file hd holds; hd.mu is held.
@@ -406,7 +373,7 @@ func (b *Backend) openLog(hd *handle, cfg Config) (sdk.Opened, error) {
 	}
 	f, err := b.fs.OpenFile(path, flag, 0)
 	if err != nil {
-		return sdk.Opened{}, ioError(hd.id, "opening "+path, err)
+		return sdk.Opened{}, handles.IOError(op, hd.id, "opening "+path, err)
 	}
 	hd.mu.Lock()
 	defer hd.mu.Unlock()
@@ -431,7 +398,7 @@ func (b *Backend) openLog(hd *handle, cfg Config) (sdk.Opened, error) {
 	}
 	if hd.write {
 		if hd.info, err = f.Stat(); err != nil {
-			return sdk.Opened{}, ioError(hd.id, "fstat "+path, err)
+			return sdk.Opened{}, handles.IOError(op, hd.id, "fstat "+path, err)
 		}
 	}
 	hd.floor = hd.ix.next
@@ -446,11 +413,11 @@ func (hd *handle) scanAll(retain int64) (sdk.Header, []byte, error) {
 	hd.kept = nil
 	fi, err := hd.f.Stat()
 	if err != nil {
-		return sdk.Header{}, nil, ioError(hd.id, "fstat "+hd.path, err)
+		return sdk.Header{}, nil, handles.IOError(op, hd.id, "fstat "+hd.path, err)
 	}
 	data := make([]byte, fi.Size)
 	if err := readFull(hd.f, data, 0); err != nil {
-		return sdk.Header{}, nil, ioError(hd.id, "reading "+hd.path, err)
+		return sdk.Header{}, nil, handles.IOError(op, hd.id, "reading "+hd.path, err)
 	}
 	hd.chk.retain, hd.chk.scanning = retain, true
 	h, ix, err := hd.chk.scanLog(data, hd.zst, hd.id, hd.path)
@@ -480,12 +447,12 @@ func (b *Backend) cutTail(hd *handle, torn []byte) (string, error) {
 			break
 		}
 		if !errors.Is(err, fs.ErrExist) {
-			return "", ioError(hd.id, "creating the torn-tail artifact "+name, err)
+			return "", handles.IOError(op, hd.id, "creating the torn-tail artifact "+name, err)
 		}
 		ms++
 	}
 	if art == nil {
-		return "", ioError(hd.id, "creating a torn-tail artifact in "+hd.dir, fs.ErrExist)
+		return "", handles.IOError(op, hd.id, "creating a torn-tail artifact in "+hd.dir, fs.ErrExist)
 	}
 	// Until the truncate succeeds nothing is cut and the log still holds
 	// the torn bytes, so a failure before it removes the artifact (best
@@ -502,14 +469,14 @@ func (b *Backend) cutTail(hd *handle, torn []byte) (string, error) {
 	}
 	if err != nil {
 		_ = b.fs.Remove(name)
-		return "", ioError(hd.id, "keeping the torn tail in "+name+" (removed again; nothing was cut)", err)
+		return "", handles.IOError(op, hd.id, "keeping the torn tail in "+name+" (removed again; nothing was cut)", err)
 	}
 	if err := hd.f.Truncate(hd.ix.end); err != nil {
 		_ = b.fs.Remove(name)
-		return "", ioError(hd.id, "cutting the torn tail of "+hd.path+" (nothing was cut)", err)
+		return "", handles.IOError(op, hd.id, "cutting the torn tail of "+hd.path+" (nothing was cut)", err)
 	}
 	if err := hd.f.Sync(); err != nil {
-		return "", ioError(hd.id, "fdatasync "+hd.path+" after cutting its torn tail", err)
+		return "", handles.IOError(op, hd.id, "fdatasync "+hd.path+" after cutting its torn tail", err)
 	}
 	return name, nil
 }
@@ -536,10 +503,10 @@ func (b *Backend) removeStaleTemps(dir string) {
 // Append of a create materializes the session. An empty batch is a
 // compare-and-set probe that stores nothing.
 func (b *Backend) Append(ctx context.Context, handle string, firstSeq sdk.Seq, events [][]byte) (sdk.Durable, error) {
-	if err := ended(ctx, "append"); err != nil {
+	if err := handles.Ended(ctx, op, "append"); err != nil {
 		return sdk.Durable{}, err
 	}
-	hd, err := b.handle(handle)
+	hd, err := b.handles.Get(handle)
 	if err != nil {
 		return sdk.Durable{}, err
 	}
@@ -549,10 +516,10 @@ func (b *Backend) Append(ctx context.Context, handle string, firstSeq sdk.Seq, e
 		return sdk.Durable{}, err
 	}
 	if !hd.write {
-		return sdk.Durable{}, withSession(sdk.Errorf(sdk.CodeReadOnlyHandle, op, "handle %s was opened for reading; open the session for writing to append", strconv.Quote(handle)), hd.id)
+		return sdk.Durable{}, handles.ReadOnly(op, hd.id, handle)
 	}
-	if _, err := sdk.NewSeq("firstSeq", int64(firstSeq)); err != nil {
-		return sdk.Durable{}, withSession(err.(*sdk.Error), hd.id)
+	if err := handles.CheckAppend(hd.id, firstSeq); err != nil {
+		return sdk.Durable{}, err
 	}
 	payload, err := b.checkAndEncode(hd, firstSeq, events)
 	if err != nil {
@@ -633,11 +600,10 @@ func (b *Backend) checkAndEncode(hd *handle, firstSeq sdk.Seq, events [][]byte) 
 // is not the stored next seq, else nil. hd.mu is held.
 func (hd *handle) checkCAS(firstSeq sdk.Seq, check *sdk.Error) error {
 	if check != nil {
-		return withSession(check, hd.id)
+		return check.WithSession(hd.id)
 	}
 	if int64(firstSeq) != hd.ix.next {
-		return sdk.Errorf(sdk.CodeSeqConflict, op, "compare-and-set failed: firstSeq %d but the stored next seq is %d", firstSeq, hd.ix.next).
-			WithSession(hd.id).WithSeq(int64(firstSeq))
+		return handles.SeqConflict(op, hd.id, int64(firstSeq), hd.ix.next)
 	}
 	return nil
 }
@@ -667,7 +633,7 @@ func (hd *handle) writeBatch(payload []byte, count int, events [][]byte) error {
 	if err != nil {
 		// The batch is durable; only its revision is unknown. The host
 		// treats the failure as ambiguous (docs/plugins.md) and re-reads.
-		return ioError(hd.id, "fstat "+hd.path+" after a durable append", err)
+		return handles.IOError(op, hd.id, "fstat "+hd.path+" after a durable append", err)
 	}
 	hd.info = fi
 	return nil
@@ -720,12 +686,12 @@ func (b *Backend) materialize(hd *handle, batch []byte, events [][]byte) error {
 	tmp := final + "." + hex.EncodeToString(r[:]) + ".tmp"
 	f, err := b.fs.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, filePerm)
 	if err != nil {
-		return ioError(hd.id, "creating "+tmp, err)
+		return handles.IOError(op, hd.id, "creating "+tmp, err)
 	}
 	fail := func(what string, err error) error {
 		f.Close()
 		_ = b.fs.Remove(tmp)
-		return ioError(hd.id, what, err)
+		return handles.IOError(op, hd.id, what, err)
 	}
 	if _, err := f.WriteAt(content, 0); err != nil {
 		return fail("writing "+tmp, err)
@@ -737,7 +703,7 @@ func (b *Backend) materialize(hd *handle, batch []byte, events [][]byte) error {
 		if errors.Is(err, fs.ErrExist) {
 			f.Close()
 			_ = b.fs.Remove(tmp)
-			return alreadyExists(hd.id, final+" appeared meanwhile; it is never overwritten")
+			return handles.AlreadyExists(op, hd.id, final+" appeared meanwhile; it is never overwritten")
 		}
 		return fail("linking "+final, err)
 	}
@@ -768,7 +734,7 @@ func (b *Backend) materialize(hd *handle, batch []byte, events [][]byte) error {
 	if hd.info, err = f.Stat(); err != nil {
 		// Durable, but its revision is unknown: an ambiguous failure the
 		// host resolves by reading back (docs/plugins.md).
-		return ioError(hd.id, "fstat "+final+" after storing it", err)
+		return handles.IOError(op, hd.id, "fstat "+final+" after storing it", err)
 	}
 	return nil
 }
@@ -814,20 +780,15 @@ func (b *Backend) mkdirs(root, dir string) error {
 // (LOG_SHRANK when that leaves fewer events than it showed). Chunks hold
 // at most 512 events or about 1 MiB and are fresh buffers fn may keep.
 func (b *Backend) Read(ctx context.Context, handle string, offset sdk.Offset, length int64, fn func(events [][]byte) error) error {
-	if err := ended(ctx, "read"); err != nil {
+	if err := handles.Ended(ctx, op, "read"); err != nil {
 		return err
 	}
-	hd, err := b.handle(handle)
+	hd, err := b.handles.Get(handle)
 	if err != nil {
 		return err
 	}
-	if _, err := sdk.NewOffset("offset", int64(offset)); err != nil {
-		return withSession(err.(*sdk.Error), hd.id)
-	}
-	if length != -1 {
-		if _, err := sdk.NewOffset("length", length); err != nil {
-			return withSession(err.(*sdk.Error), hd.id)
-		}
+	if err := handles.CheckRead(hd.id, offset, length); err != nil {
+		return err
 	}
 	hd.mu.Lock()
 	if err := hd.usable(); err != nil {
@@ -851,10 +812,7 @@ func (b *Backend) Read(ctx context.Context, handle string, offset sdk.Offset, le
 	hd.kept = nil
 	hd.mu.Unlock()
 
-	end := ix.next
-	if length != -1 && int64(offset) < end && length < end-int64(offset) {
-		end = int64(offset) + length
-	}
+	end := handles.ReadEnd(offset, length, ix.next)
 	if int64(offset) >= end {
 		return nil
 	}
@@ -877,7 +835,7 @@ func (b *Backend) Read(ctx context.Context, handle string, offset sdk.Offset, le
 func (b *Backend) refresh(hd *handle) error {
 	fi, err := b.fs.Stat(hd.path)
 	if err != nil {
-		return ioError(hd.id, "stat "+hd.path, err)
+		return handles.IOError(op, hd.id, "stat "+hd.path, err)
 	}
 	switch {
 	case fi == hd.info && hd.ix.end == fi.Size:
@@ -885,7 +843,7 @@ func (b *Backend) refresh(hd *handle) error {
 	case fi.Dev != hd.info.Dev || fi.Ino != hd.info.Ino || fi.Size < hd.ix.end:
 		f, err := b.fs.OpenFile(hd.path, os.O_RDONLY, 0)
 		if err != nil {
-			return ioError(hd.id, "reopening "+hd.path, err)
+			return handles.IOError(op, hd.id, "reopening "+hd.path, err)
 		}
 		hd.retired = append(hd.retired, hd.f)
 		hd.f = f
@@ -895,7 +853,7 @@ func (b *Backend) refresh(hd *handle) error {
 	default:
 		data := make([]byte, fi.Size-hd.ix.end)
 		if err := readFull(hd.f, data, hd.ix.end); err != nil {
-			return ioError(hd.id, "reading "+hd.path, err)
+			return handles.IOError(op, hd.id, "reading "+hd.path, err)
 		}
 		ix := hd.ix // a scan only appends, so the published elements stay
 		var d *damage
@@ -926,7 +884,7 @@ type reader struct {
 }
 
 func (r *reader) emit(chunk [][]byte) error {
-	if err := ended(r.ctx, "read"); err != nil {
+	if err := handles.Ended(r.ctx, op, "read"); err != nil {
 		return err
 	}
 	return r.fn(chunk)
@@ -942,7 +900,7 @@ func (r *reader) lines(from, to int64) error {
 		base := r.ix.starts[i]
 		buf := make([]byte, r.ix.lineEnd(j-1)+1-base)
 		if err := readFull(r.f, buf, base); err != nil {
-			return ioError(r.id, "reading "+r.path, err)
+			return handles.IOError(op, r.id, "reading "+r.path, err)
 		}
 		chunk := make([][]byte, 0, j-i)
 		for k := i; k < j; k++ {
@@ -997,7 +955,7 @@ func (r *reader) frames(from, to int64) error {
 		} else {
 			raw = slices.Grow(raw[:0], int(fr.size))[:fr.size]
 			if err := readFull(r.f, raw, fr.off); err != nil {
-				return ioError(r.id, "reading "+r.path, err)
+				return handles.IOError(op, r.id, "reading "+r.path, err)
 			}
 			var err error
 			decoded, err = r.dec.DecodeAll(raw, decoded[:0])
@@ -1055,10 +1013,10 @@ func indexNL(b []byte) int {
 // revision. Every acknowledged Append is already durable, so there is
 // nothing else to sync. On a read handle it reports what the log holds now.
 func (b *Backend) Flush(ctx context.Context, handle string) (sdk.Durable, error) {
-	if err := ended(ctx, "flush"); err != nil {
+	if err := handles.Ended(ctx, op, "flush"); err != nil {
 		return sdk.Durable{}, err
 	}
-	hd, err := b.handle(handle)
+	hd, err := b.handles.Get(handle)
 	if err != nil {
 		return sdk.Durable{}, err
 	}
@@ -1075,7 +1033,7 @@ func (b *Backend) Flush(ctx context.Context, handle string) (sdk.Durable, error)
 	case hd.write:
 		fi, err := hd.f.Stat()
 		if err != nil {
-			return sdk.Durable{}, ioError(hd.id, "fstat "+hd.path, err)
+			return sdk.Durable{}, handles.IOError(op, hd.id, "fstat "+hd.path, err)
 		}
 		hd.info = fi
 	default:
@@ -1091,10 +1049,7 @@ func (b *Backend) Flush(ctx context.Context, handle string) (sdk.Durable, error)
 // idempotent, never deletes data, and runs even when ctx has ended. Closing
 // an unmaterialized create abandons it.
 func (b *Backend) Close(_ context.Context, handle string) error {
-	b.mu.Lock()
-	hd, ok := b.handles[handle]
-	delete(b.handles, handle)
-	b.mu.Unlock()
+	hd, ok := b.handles.Remove(handle)
 	if !ok {
 		return nil
 	}
@@ -1103,11 +1058,7 @@ func (b *Backend) Close(_ context.Context, handle string) error {
 	hd.kept = nil
 	hd.closeFiles()
 	hd.mu.Unlock()
-	b.mu.Lock()
-	if b.claims[hd.id] == hd {
-		delete(b.claims, hd.id)
-	}
-	b.mu.Unlock()
+	b.claims.Release(hd.id, hd)
 	return nil
 }
 
@@ -1115,7 +1066,7 @@ func (b *Backend) Close(_ context.Context, handle string) error {
 // without reading events: EventCount is -1 (unknown; counting would mean
 // reading every event) and SizeBytes is the log's file size.
 func (b *Backend) Stat(ctx context.Context, id string) (sdk.Stat, error) {
-	if err := ended(ctx, "stat"); err != nil {
+	if err := handles.Ended(ctx, op, "stat"); err != nil {
 		return sdk.Stat{}, err
 	}
 	cfg, err := b.config()
@@ -1150,14 +1101,14 @@ func (b *Backend) statHeader(id, dir string, cfg Config) (storedHeader, error) {
 	f, err := b.fs.OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return storedHeader{}, notFound(id)
+			return storedHeader{}, handles.NotFound(op, id)
 		}
-		return storedHeader{}, ioError(id, "opening "+path, err)
+		return storedHeader{}, handles.IOError(op, id, "opening "+path, err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return storedHeader{}, ioError(id, "fstat "+path, err)
+		return storedHeader{}, handles.IOError(op, id, "fstat "+path, err)
 	}
 	chk := checker{}
 	if chk.dec, err = b.decoder(zst); err != nil {
@@ -1168,7 +1119,7 @@ func (b *Backend) statHeader(id, dir string, cfg Config) (storedHeader, error) {
 	for {
 		data := make([]byte, n)
 		if err := readFull(f, data, 0); err != nil {
-			return storedHeader{}, ioError(id, "reading "+path, err)
+			return storedHeader{}, handles.IOError(op, id, "reading "+path, err)
 		}
 		line, _, st, reason := chk.headerUnit(data, zst)
 		if st == unitIncomplete && n < fi.Size {
@@ -1193,7 +1144,7 @@ func (b *Backend) statHeader(id, dir string, cfg Config) (storedHeader, error) {
 // session that cannot be read yields an entry with Err. fn runs without
 // any lock held; an error from fn ends the listing and is returned as is.
 func (b *Backend) List(ctx context.Context, fn func(sdk.ListEntry) error) error {
-	if err := ended(ctx, "list"); err != nil {
+	if err := handles.Ended(ctx, op, "list"); err != nil {
 		return err
 	}
 	cfg, err := b.config()
@@ -1202,7 +1153,7 @@ func (b *Backend) List(ctx context.Context, fn func(sdk.ListEntry) error) error 
 	}
 	names, err := b.fs.ReadDir(cfg.Root)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return ioError("", "listing "+cfg.Root, err)
+		return handles.IOError(op, "", "listing "+cfg.Root, err)
 	}
 	type item struct {
 		id      string
@@ -1218,17 +1169,15 @@ func (b *Backend) List(ctx context.Context, fn func(sdk.ListEntry) error) error 
 		items = append(items, item{id: id})
 		seen[id] = true
 	}
-	b.mu.Lock()
-	for id, hd := range b.claims {
-		if hd.pending && !seen[id] {
-			h := hd.header
-			items = append(items, item{id: id, pending: &h})
-		}
-	}
+	b.mu.Lock() // hd.pending changes under b.mu
+	pending := b.claims.Pending(func(id string, hd *handle) (sdk.Header, bool) { return hd.header, hd.pending && !seen[id] })
 	b.mu.Unlock()
+	for _, e := range pending {
+		items = append(items, item{id: e.ID, pending: &e.Header})
+	}
 	slices.SortFunc(items, func(x, y item) int { return strings.Compare(x.id, y.id) })
 	for _, it := range items {
-		if err := ended(ctx, "list"); err != nil {
+		if err := handles.Ended(ctx, op, "list"); err != nil {
 			return err
 		}
 		e := sdk.ListEntry{ID: it.id}
@@ -1257,12 +1206,13 @@ func (b *Backend) List(ctx context.Context, fn func(sdk.ListEntry) error) error 
 }
 
 func (b *Backend) pendingHeader(id string) (sdk.Header, bool) {
+	hd := b.claims.Holder(id)
+	if hd == nil {
+		return sdk.Header{}, false
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if hd := b.claims[id]; hd != nil && hd.pending {
-		return hd.header, true
-	}
-	return sdk.Header{}, false
+	return hd.header, hd.pending
 }
 
 // findLog selects a session's log in dir (docs/storage.md, docs/format.md): the highest
@@ -1276,9 +1226,9 @@ func (b *Backend) findLog(id, dir string, cfg Config) (path string, zst bool, er
 	names, err := b.fs.ReadDir(dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-			return "", false, notFound(id)
+			return "", false, handles.NotFound(op, id)
 		}
-		return "", false, ioError(id, "listing "+dir, err)
+		return "", false, handles.IOError(op, id, "listing "+dir, err)
 	}
 	best, plain, comp := 0, false, false
 	for _, n := range names {
@@ -1298,7 +1248,7 @@ func (b *Backend) findLog(id, dir string, cfg Config) (path string, zst bool, er
 		}
 	}
 	if best == 0 {
-		return "", false, notFound(id)
+		return "", false, handles.NotFound(op, id)
 	}
 	want := cfg.Compression == CompressionZstd
 	if plain && comp {
@@ -1331,9 +1281,9 @@ func (b *Backend) checkSessionDir(id, dir string) error {
 	fi, err := b.fs.Lstat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
-		return notFound(id)
+		return handles.NotFound(op, id)
 	case err != nil:
-		return ioError(id, "examining "+dir, err)
+		return handles.IOError(op, id, "examining "+dir, err)
 	case fi.Mode&fs.ModeSymlink != 0:
 		return corruptAt(id, dir, "the session directory is a symbolic link; logbook never follows one out of its root: replace the link with the directory itself (mv its target there) or remove it")
 	}
@@ -1395,7 +1345,7 @@ func (b *Backend) encoder() (*zstd.Encoder, error) {
 			zstd.WithEncoderCRC(true),
 			zstd.WithEncoderConcurrency(min(runtime.GOMAXPROCS(0), 4)))
 		if err != nil {
-			return nil, ioError("", "making the zstd encoder", err)
+			return nil, handles.IOError(op, "", "making the zstd encoder", err)
 		}
 		b.enc = enc
 	}
@@ -1413,7 +1363,7 @@ func (b *Backend) decoder(zst bool) (*zstd.Decoder, error) {
 	if b.dec == nil {
 		dec, err := newDecoder()
 		if err != nil {
-			return nil, ioError("", "making the zstd decoder", err)
+			return nil, handles.IOError(op, "", "making the zstd decoder", err)
 		}
 		b.dec = dec
 	}
@@ -1424,34 +1374,16 @@ func newDecoder() (*zstd.Decoder, error) {
 	return zstd.NewReader(nil, zstd.WithDecoderConcurrency(min(runtime.GOMAXPROCS(0), 4)))
 }
 
-// newHandle makes a handle with a name never used by this instance.
+// newHandle makes a handle with a name never used by this instance; Put
+// registers it once it is ready.
 func (b *Backend) newHandle(id string, write bool, dir string) *handle {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.newHandleLocked(id, write, dir)
-}
-
-// newHandleLocked is newHandle with b.mu held.
-func (b *Backend) newHandleLocked(id string, write bool, dir string) *handle {
-	b.handleN++
-	return &handle{name: b.tag + "-h" + strconv.FormatUint(b.handleN, 10), id: id, write: write, dir: dir}
-}
-
-// handle resolves an open handle of this instance.
-func (b *Backend) handle(name string) (*handle, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	hd, ok := b.handles[name]
-	if !ok {
-		return nil, sdk.Errorf(sdk.CodeHandleClosed, op, "handle %s is closed or was never opened by this instance", strconv.Quote(name))
-	}
-	return hd, nil
+	return &handle{name: b.handles.NewName(), id: id, write: write, dir: dir}
 }
 
 // usable refuses a handle closed meanwhile, or broken; hd.mu is held.
 func (hd *handle) usable() error {
 	if hd.closed {
-		return withSession(sdk.Errorf(sdk.CodeHandleClosed, op, "handle %s is closed", strconv.Quote(hd.name)), hd.id)
+		return sdk.Errorf(sdk.CodeHandleClosed, op, "handle %s is closed", strconv.Quote(hd.name)).WithSession(hd.id)
 	}
 	if hd.broken != nil {
 		return hd.brokenError()
@@ -1494,37 +1426,6 @@ func readFull(f vfs.File, p []byte, off int64) error {
 		}
 	}
 	return nil
-}
-
-// ended reports a context that has ended as IO_ERROR wrapping ctx.Err(),
-// the code a gRPC client gives a cancelled call (docs/errors.md).
-func ended(ctx context.Context, what string) error {
-	if err := ctx.Err(); err != nil {
-		return &sdk.Error{Code: sdk.CodeIOError, Op: op, Detail: what + " not done: the context ended", Err: err}
-	}
-	return nil
-}
-
-func withSession(e *sdk.Error, id string) *sdk.Error {
-	c := *e
-	c.SessionID = id
-	return &c
-}
-
-func notFound(id string) error {
-	return withSession(sdk.Errorf(sdk.CodeSessionNotFound, op, "no stored session %s", strconv.Quote(id)), id)
-}
-
-func alreadyExists(id, why string) error {
-	return withSession(sdk.Errorf(sdk.CodeSessionAlreadyExists, op, "session %s already exists: %s", strconv.Quote(id), why), id)
-}
-
-func alreadyOwned(id, why string) error {
-	return withSession(sdk.Errorf(sdk.CodeAlreadyOwned, op, "session %s is already open for writing: %s; close that handle first", strconv.Quote(id), why), id)
-}
-
-func ioError(id, what string, err error) error {
-	return &sdk.Error{Code: sdk.CodeIOError, Op: op, SessionID: id, Detail: what, Err: err}
 }
 
 func corruptAt(id, path, detail string) error {

@@ -12,6 +12,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"github.com/seed-e5e476df/logbook/plugins/jsonl/vfs"
 	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/handles"
 	"github.com/seed-e5e476df/logbook/sdk/pluginrpc"
 )
 
@@ -128,7 +129,7 @@ func checkRoot(fsys vfs.FS, root string) error {
 // call; a backend made by New may be reconfigured only while it has no
 // open handle.
 func (b *Backend) Configure(ctx context.Context, config []byte) error {
-	if err := ended(ctx, "configure"); err != nil {
+	if err := handles.Ended(ctx, op, "configure"); err != nil {
 		return err
 	}
 	c, err := ParseConfig(config)
@@ -140,8 +141,8 @@ func (b *Backend) Configure(ctx context.Context, config []byte) error {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if len(b.handles) > 0 {
-		return configInvalid("the jsonl backend has %d open handles; it can be configured only before use", len(b.handles))
+	if n := b.handles.Len(); n > 0 {
+		return configInvalid("the jsonl backend has %d open handles; it can be configured only before use", n)
 	}
 	b.cfg = c
 	b.configured = true

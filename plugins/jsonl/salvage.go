@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/handles"
 )
 
 var _ sdk.SalvageReader = (*Backend)(nil)
@@ -19,7 +20,7 @@ var _ sdk.SalvageReader = (*Backend)(nil)
 // Corrupt false and all its committed events. A bad header unit is
 // CORRUPT_LOG: there is no header to salvage under.
 func (b *Backend) ReadDamaged(ctx context.Context, id string, fn func(events [][]byte) error) (sdk.Damaged, error) {
-	if err := ended(ctx, "read damaged"); err != nil {
+	if err := handles.Ended(ctx, op, "read damaged"); err != nil {
 		return sdk.Damaged{}, err
 	}
 	cfg, err := b.config()
@@ -35,16 +36,16 @@ func (b *Backend) ReadDamaged(ctx context.Context, id string, fn func(events [][
 	}
 	f, err := b.fs.OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
-		return sdk.Damaged{}, ioError(id, "opening "+path, err)
+		return sdk.Damaged{}, handles.IOError(op, id, "opening "+path, err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return sdk.Damaged{}, ioError(id, "fstat "+path, err)
+		return sdk.Damaged{}, handles.IOError(op, id, "fstat "+path, err)
 	}
 	data := make([]byte, fi.Size)
 	if err := readFull(f, data, 0); err != nil {
-		return sdk.Damaged{}, ioError(id, "reading "+path, err)
+		return sdk.Damaged{}, handles.IOError(op, id, "reading "+path, err)
 	}
 	chk := checker{scanning: true}
 	if chk.dec, err = b.decoder(zst); err != nil {

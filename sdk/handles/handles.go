@@ -89,6 +89,13 @@ func (t *Table[H]) Remove(name string) (*H, bool) {
 	return h, ok
 }
 
+// Len is the number of open handles.
+func (t *Table[H]) Len() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.open)
+}
+
 // Drain unregisters every handle and returns them, in no order.
 func (t *Table[H]) Drain() []*H {
 	t.mu.Lock()

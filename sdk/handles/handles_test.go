@@ -56,7 +56,10 @@ func TestTableGetRemoveAndDrain(t *testing.T) {
 	if e := (*sdk.Error)(nil); !errors.As(err, &e) || e.Op != "test" {
 		t.Fatalf("HANDLE_CLOSED has Op %q; want the table's op", e.Op)
 	}
-	if all := tb.Drain(); len(all) != 1 || all[0] != h2 {
+	if tb.Len() != 1 {
+		t.Fatalf("Len = %d; want 1", tb.Len())
+	}
+	if all := tb.Drain(); len(all) != 1 || all[0] != h2 || tb.Len() != 0 {
 		t.Fatalf("Drain = %v; want the one open handle", all)
 	}
 	if _, err := tb.Get(n2); err == nil {
