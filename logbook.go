@@ -183,5 +183,5 @@ func (rt *Runtime) wrap(s *session.Session, err error) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Session{st: rt.e.Store, s: s}, nil
+	return &Session{rt: rt, s: s}, nil
 }

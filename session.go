@@ -8,7 +8,6 @@ import (
 
 	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/runtime/session"
-	"github.com/seed-e5e476df/logbook/runtime/store"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
@@ -21,7 +20,7 @@ import (
 // the write window; Flush is the durability checkpoint. Read results share
 // the log's bytes (see Events): they must not be modified.
 type Session struct {
-	st *store.Store
+	rt *Runtime
 	s  *session.Session
 }
 
@@ -97,7 +96,7 @@ func (s *Session) Flush(ctx context.Context) error {
 	if err := s.checkLive("flush"); err != nil {
 		return err
 	}
-	_, err := s.st.Flush(ctx, s.s)
+	_, err := s.rt.e.Store.Flush(ctx, s.s)
 	return err
 }
 
@@ -110,7 +109,35 @@ func (s *Session) Release(ctx context.Context) error {
 	if s.s.ReadOnly() {
 		return nil
 	}
-	return s.st.Release(ctx, s.s)
+	return s.rt.e.Store.Release(ctx, s.s)
+}
+
+// CompactOptions tune Compact.
+type CompactOptions struct {
+	// Start and End, both or neither, compact exactly the current surface
+	// nodes Start … End; neither = the largest balanced head of the
+	// surface.
+	Start, End *sdk.Seq
+	// SourceCommandID is recorded in the bracket (without Start and End);
+	// "" = none.
+	SourceCommandID string
+}
+
+// Compact runs a manual compaction (docs/compaction.md) with the
+// configured summarizer: the compacted nodes are replaced on the surface
+// by one checkpoint message that summarizes them, inside a compaction/*
+// bracket; the log keeps every event. It flushes, and returns the events
+// it appended. Without a compaction block in the configuration it is
+// CONFIG_INVALID; a read-only view is SESSION_READ_ONLY.
+func (s *Session) Compact(ctx context.Context, o CompactOptions) ([]events.Event, error) {
+	if err := s.checkLive("compact"); err != nil {
+		return nil, err
+	}
+	out, err := s.rt.e.Compact(ctx, s.s, o.Start, o.End, o.SourceCommandID)
+	if err != nil {
+		return nil, err
+	}
+	return shared(s.s.Events().Range(sdk.Offset(out.StartSeq), sdk.Offset(out.EndSeq)+1).Slice()), nil
 }
 
 // checkLive refuses op on a read-only view.

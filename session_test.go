@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/seed-e5e476df/logbook"
@@ -209,4 +211,64 @@ func TestCreateWithHeaderFields(t *testing.T) {
 	requireCode(t, err, sdk.CodeUsage)
 	_, err = rt.Create(ctx, "sub")
 	requireCode(t, err, sdk.CodeSessionAlreadyExists)
+}
+
+// Compact replaces the head of the surface by a checkpoint with the
+// configured summarizer (here the bundled one, offline); a headless
+// configuration has none.
+func TestCompact(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "logbook.hcl")
+	src := `persistence "memory" {}
+compaction { summarizer = "compactor-summary" }
+plugin "compactor-summary" {
+  config { mode = "extractive" }
+}
+`
+	if err := os.WriteFile(file, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rt, err := logbook.Open(ctx, logbook.Options{ConfigFile: file, DataDir: filepath.Join(dir, "data")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close(ctx)
+	s, err := rt.Create(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := events.Model{Provider: "mock", Name: "m"}
+	for turn := 1; turn <= 4; turn++ {
+		id := strconv.Itoa(turn)
+		call := events.ToolCallBlock("c"+id, "ls", `{"path":"."}`)
+		if _, err := s.Append(ctx, events.TurnStart(turn), events.UserText("u"+id, "request "+id), events.StepStart(turn, 1),
+			events.Assistant(turn, 1, events.Reply{ID: "a" + id, Model: model, Content: []events.Block{call}}),
+			events.ToolCall(turn, 1, "c"+id, "ls", `{"path":"."}`),
+			events.ToolResult(turn, 1, "r"+id, "c"+id, strings.Repeat("file "+id+"\n", 400)),
+			events.StepEnd(turn, 1), events.TurnEnd(turn, events.Completed())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before, _ := s.Messages()
+	evs, err := s.Compact(ctx, logbook.CompactOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) < 4 || evs[0].Type != "compaction/start" || evs[len(evs)-1].Type != "compaction/end" {
+		t.Fatalf("Compact appended %d events: %v", len(evs), evs)
+	}
+	after, _ := s.Messages()
+	if len(after) >= len(before) {
+		t.Errorf("%d messages after compaction, %d before", len(after), len(before))
+	}
+
+	h, err := openMemory(t).Create(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = h.Compact(ctx, logbook.CompactOptions{})
+	requireCode(t, err, sdk.CodeConfigInvalid)
+	_, err = s.Compact(ctx, logbook.CompactOptions{Start: new(sdk.Seq(1))})
+	requireCode(t, err, sdk.CodeUsage)
 }

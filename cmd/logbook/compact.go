@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/seed-e5e476df/logbook/runtime/compaction"
 	"github.com/seed-e5e476df/logbook/runtime/engine"
 	"github.com/seed-e5e476df/logbook/runtime/session"
 	"github.com/seed-e5e476df/logbook/sdk"
@@ -30,17 +29,12 @@ func newCompactCmd(a *app) *cobra.Command {
 				return sdk.Errorf(sdk.CodeUsage, "compact", "--start and --end go together")
 			}
 			return a.compacting(cmd.Context(), "compact", args[0], func(ctx context.Context, e *engine.Engine, s *session.Session) error {
-				if !start.set {
-					_, err := e.Compactor.CompactNow(ctx, s, "")
-					return err
+				var from, to *sdk.Seq
+				if start.set {
+					from, to = new(sdk.Seq(start.v)), new(sdk.Seq(end.v))
 				}
-				if _, err := e.Compactor.CompactRegion(ctx, s, sdk.Seq(start.v), sdk.Seq(end.v), compaction.Manual); err != nil {
-					return err
-				}
-				if _, err := e.Store.Flush(ctx, s); err != nil {
-					return sdk.Wrap(sdk.CodeCompactionPersistenceFailed, "compact", err)
-				}
-				return nil
+				_, err := e.Compact(ctx, s, from, to, "")
+				return err
 			})
 		},
 	}

@@ -223,6 +223,42 @@ func serves(info sdk.Info, k sdk.Kind) bool {
 	return false
 }
 
+// Compact runs a manual compaction of s with the configured summarizer
+// (docs/compaction.md) and flushes it: of exactly the current nodes *start
+// … *end when both are set, else of the largest balanced head of the
+// surface, with sourceCommandID recorded in the bracket ("" = none). It
+// refuses what CheckCompact refuses; a flush failure after the commit is
+// COMPACTION_PERSISTENCE_FAILED.
+func (e *Engine) Compact(ctx context.Context, s *session.Session, start, end *sdk.Seq, sourceCommandID string) (compaction.Outcome, error) {
+	if err := e.CheckCompact(start, end); err != nil {
+		return compaction.Outcome{}, err
+	}
+	if start == nil {
+		return e.Compactor.CompactNow(ctx, s, sourceCommandID)
+	}
+	out, err := e.Compactor.CompactRegion(ctx, s, *start, *end, compaction.Manual)
+	if err != nil {
+		return out, err
+	}
+	if _, err := e.Store.Flush(ctx, s); err != nil {
+		return out, sdk.Wrap(sdk.CodeCompactionPersistenceFailed, "compact", err)
+	}
+	return out, nil
+}
+
+// CheckCompact refuses a Compact before any session is touched: without a
+// compaction block CONFIG_INVALID, a region with only one of start and end
+// USAGE.
+func (e *Engine) CheckCompact(start, end *sdk.Seq) error {
+	switch {
+	case e.Compactor == nil:
+		return sdk.Errorf(sdk.CodeConfigInvalid, "compact", "the configuration has no compaction block (a headless profile); add one that names a summarizer to compact sessions")
+	case (start == nil) != (end == nil):
+		return sdk.Errorf(sdk.CodeUsage, "compact", "give both the start and the end seq of a region, or neither")
+	}
+	return nil
+}
+
 // Close shuts down in order: every live session is flushed and its handles
 // closed, then every plugin is stopped. It returns the store's errors.
 func (e *Engine) Close(ctx context.Context) error {

@@ -9,7 +9,6 @@ import (
 
 	"connectrpc.com/connect"
 
-	"github.com/seed-e5e476df/logbook/runtime/compaction"
 	"github.com/seed-e5e476df/logbook/runtime/session"
 	"github.com/seed-e5e476df/logbook/runtime/store"
 	"github.com/seed-e5e476df/logbook/sdk"
@@ -459,26 +458,15 @@ func (v *service) Flush(ctx context.Context, req *connect.Request[logbookv1.Sess
 // Compact runs a manual compaction with the engine's compactor.
 func (v *service) Compact(ctx context.Context, req *connect.Request[logbookv1.SessionsCompactRequest]) (*connect.Response[logbookv1.SessionsCompactReply], error) {
 	m := req.Msg
-	c := v.s.e.Compactor
-	if c == nil {
-		return nil, toConnect(&sdk.Error{Code: sdk.CodeConfigInvalid, Op: "compact", SessionID: m.GetSessionId(),
-			Detail: "the configuration has no compaction block (a headless profile): add one to compact sessions"}, nil)
-	}
-	if (m.StartSeq == nil) != (m.EndSeq == nil) {
-		return nil, toConnect(sdk.Errorf(sdk.CodeUsage, "compact", "give both start_seq and end_seq, or neither"), nil)
+	start, end := (*sdk.Seq)(m.StartSeq), (*sdk.Seq)(m.EndSeq)
+	if err := v.s.e.CheckCompact(start, end); err != nil {
+		return nil, toConnect(err, nil)
 	}
 	o, err := v.s.acquire(ctx, m.GetSessionId())
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}
-	var out compaction.Outcome
-	if m.StartSeq != nil {
-		if out, err = c.CompactRegion(ctx, o.sess, sdk.Seq(m.GetStartSeq()), sdk.Seq(m.GetEndSeq()), compaction.Manual); err == nil {
-			_, err = v.s.st.Flush(ctx, o.sess)
-		}
-	} else {
-		out, err = c.CompactNow(ctx, o.sess, m.GetSourceCommandId())
-	}
+	out, err := v.s.e.Compact(ctx, o.sess, start, end, m.GetSourceCommandId())
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}
