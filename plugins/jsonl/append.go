@@ -1,0 +1,171 @@
+package jsonl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+
+	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/handles"
+)
+
+// Append stores events at firstSeq onwards under compare-and-set, all or
+// nothing (docs/storage.md): one write (one frame for zstd) and one fdatasync;
+// on failure the file is cut back to its previous size and fsynced, and
+// the call is IO_ERROR; when that rollback fails too the handle is broken
+// and this and every later call is HANDLE_BROKEN. The first non-empty
+// Append of a create materializes the session. An empty batch is a
+// compare-and-set probe that stores nothing.
+func (b *Backend) Append(ctx context.Context, handle string, firstSeq sdk.Seq, events [][]byte) (sdk.Durable, error) {
+	if err := handles.Ended(ctx, op, "append"); err != nil {
+		return sdk.Durable{}, err
+	}
+	hd, err := b.handles.Get(handle)
+	if err != nil {
+		return sdk.Durable{}, err
+	}
+	hd.mu.Lock()
+	defer hd.mu.Unlock()
+	if err := hd.usable(); err != nil {
+		return sdk.Durable{}, err
+	}
+	if !hd.write {
+		return sdk.Durable{}, handles.ReadOnly(op, hd.id, handle)
+	}
+	if err := handles.CheckAppend(hd.id, firstSeq); err != nil {
+		return sdk.Durable{}, err
+	}
+	payload, err := b.checkAndEncode(hd, firstSeq, events)
+	if err != nil {
+		return sdk.Durable{}, err
+	}
+	if len(events) == 0 {
+		return hd.durable(), nil
+	}
+	if hd.pending {
+		if err := b.materialize(hd, payload, events); err != nil {
+			return sdk.Durable{}, err
+		}
+	} else if err := hd.writeBatch(payload, len(events), events); err != nil {
+		return sdk.Durable{}, err
+	}
+	hd.floor = hd.ix.next
+	if cap(hd.buf) > keepScratch || cap(hd.frame) > keepScratch {
+		hd.buf, hd.frame = nil, nil // do not pin one huge batch's size
+	}
+	return hd.durable(), nil
+}
+
+// parallelEncodeMin is the batch size from which a zstd batch's envelopes
+// are checked on another goroutine while it is compressed.
+const parallelEncodeMin = 64 << 10
+
+// checkAndEncode checks an Append batch (every element a canonical
+// envelope with the next seq, then the compare-and-set on the stored next
+// seq) and renders it as lines, and for zstd as one frame; the payload is
+// one of hd's scratch buffers. A large zstd batch is compressed while it is
+// checked; a bad batch still fails with the check's error and nothing is
+// kept. hd.mu is held.
+func (b *Backend) checkAndEncode(hd *handle, firstSeq sdk.Seq, events [][]byte) ([]byte, error) {
+	n := 0
+	for _, ev := range events {
+		n += len(ev) + 1
+	}
+	buf := slices.Grow(hd.buf[:0], n)
+	for _, ev := range events {
+		buf = append(buf, ev...)
+		buf = append(buf, '\n')
+	}
+	hd.buf = buf
+	if !hd.zst || len(events) == 0 {
+		return buf, hd.checkCAS(firstSeq, hd.chk.checkBatch(firstSeq, events))
+	}
+	enc, err := b.encoder()
+	if err != nil {
+		return nil, err
+	}
+	if n < parallelEncodeMin || runtime.GOMAXPROCS(0) < 2 {
+		if err := hd.checkCAS(firstSeq, hd.chk.checkBatch(firstSeq, events)); err != nil {
+			return nil, err
+		}
+		hd.frame = enc.EncodeAll(buf, hd.frame[:0])
+		return hd.frame, nil
+	}
+	// Compression is the longer task, so it starts at once on this
+	// goroutine, and a helper starts checking; the helper may take a while
+	// to be scheduled, so this goroutine checks what is left once the frame
+	// is done.
+	check := newSharedCheck(events, int64(firstSeq))
+	go check.run(&hd.helper)
+	frame := enc.EncodeAll(buf, hd.frame[:0])
+	check.run(&hd.chk)
+	var checkErr *sdk.Error
+	if f, ok := check.result(); !ok {
+		checkErr = batchFault(firstSeq, f)
+	}
+	if err := hd.checkCAS(firstSeq, checkErr); err != nil {
+		return nil, err
+	}
+	hd.frame = frame
+	return frame, nil
+}
+
+// checkCAS returns the batch check's error, else SEQ_CONFLICT when firstSeq
+// is not the stored next seq, else nil. hd.mu is held.
+func (hd *handle) checkCAS(firstSeq sdk.Seq, check *sdk.Error) error {
+	if check != nil {
+		return check.WithSession(hd.id)
+	}
+	if int64(firstSeq) != hd.ix.next {
+		return handles.SeqConflict(op, hd.id, int64(firstSeq), hd.ix.next)
+	}
+	return nil
+}
+
+// writeBatch appends payload at the committed end, fdatasyncs, and
+// extends the index; on failure it rolls back (docs/storage.md). hd.mu is held.
+func (hd *handle) writeBatch(payload []byte, count int, events [][]byte) error {
+	off := hd.ix.end
+	_, err := hd.f.WriteAt(payload, off)
+	if err == nil {
+		err = hd.f.Sync()
+	}
+	if err != nil {
+		rb := hd.f.Truncate(off)
+		if rb == nil {
+			rb = hd.f.Sync()
+		}
+		if rb != nil {
+			hd.broken = errors.Join(err, rb)
+			return hd.brokenError()
+		}
+		return &sdk.Error{Code: sdk.CodeIOError, Op: op, SessionID: hd.id,
+			Detail: fmt.Sprintf("appending %d events at seq %d to %s failed and was rolled back to %d bytes; nothing of the batch is stored", count, hd.ix.next, hd.path, off), Err: err}
+	}
+	hd.ix.addBatch(off, payload, events, hd.zst)
+	fi, err := hd.f.Stat()
+	if err != nil {
+		// The batch is durable; only its revision is unknown. The host
+		// treats the failure as ambiguous (docs/plugins.md) and re-reads.
+		return handles.IOError(op, hd.id, "fstat "+hd.path+" after a durable append", err)
+	}
+	hd.info = fi
+	return nil
+}
+
+// addBatch records a batch written at off: its lines, or its frame.
+func (ix *index) addBatch(off int64, payload []byte, events [][]byte, zst bool) {
+	if zst {
+		ix.frames = append(ix.frames, frameRef{off: off, size: int64(len(payload)), first: ix.next, count: int64(len(events))})
+	} else {
+		p := off
+		for _, ev := range events {
+			ix.starts = append(ix.starts, p)
+			p += int64(len(ev)) + 1
+		}
+	}
+	ix.next += int64(len(events))
+	ix.end = off + int64(len(payload))
+}

@@ -1,0 +1,196 @@
+package jsonl
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/seed-e5e476df/logbook/plugins/jsonl/vfs"
+	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/handles"
+)
+
+// Open opens a stored session (docs/plugins.md, docs/storage.md): the format gate
+// and identity check on the header first; then, for AccessWrite, the claim
+// (the in-process table, then flock on session.lock; ALREADY_OWNED when
+// held), stale temp files removed, and a torn tail cut into
+// torn-<ms>.bin. AccessRead takes no claim and changes nothing; its Torn
+// reports what a write open would cut, with no artifact.
+func (b *Backend) Open(ctx context.Context, id string, access sdk.Access) (sdk.Opened, error) {
+	if err := handles.Ended(ctx, op, "open"); err != nil {
+		return sdk.Opened{}, err
+	}
+	if err := handles.CheckOpen(op, id, access); err != nil {
+		return sdk.Opened{}, err
+	}
+	cfg, err := b.config()
+	if err != nil {
+		return sdk.Opened{}, err
+	}
+	dir := filepath.Join(cfg.Root, EncodeID(id))
+	write := access == sdk.AccessWrite
+	hd := b.newHandle(id, write, dir)
+
+	// The gate and the identity check come before the claim, so a refused
+	// open never claims anything.
+	if _, err := b.statHeader(id, dir, cfg); err != nil {
+		if write && errors.Is(err, sdk.ErrSessionNotFound) {
+			if owned := b.createdElsewhere(id, dir); owned != nil {
+				return sdk.Opened{}, owned
+			}
+		}
+		return sdk.Opened{}, err
+	}
+	if write {
+		if err := b.claim(hd); err != nil {
+			return sdk.Opened{}, err
+		}
+	}
+	o, err := b.openLog(hd, cfg)
+	if err != nil {
+		b.release(hd)
+		return sdk.Opened{}, err
+	}
+	b.handles.Put(hd.name, hd)
+	return o, nil
+}
+
+// openLog opens hd's log, scans it and, for a write handle (which holds
+// the lock), removes stale temp files and cuts a torn tail.
+func (b *Backend) openLog(hd *handle, cfg Config) (sdk.Opened, error) {
+	path, zst, err := b.findLog(hd.id, hd.dir, cfg)
+	if err != nil {
+		return sdk.Opened{}, err
+	}
+	flag := os.O_RDONLY
+	if hd.write {
+		flag = os.O_RDWR
+		b.removeStaleTemps(hd.dir)
+	}
+	f, err := b.fs.OpenFile(path, flag, 0)
+	if err != nil {
+		return sdk.Opened{}, handles.IOError(op, hd.id, "opening "+path, err)
+	}
+	hd.mu.Lock()
+	defer hd.mu.Unlock()
+	hd.f, hd.path, hd.zst = f, path, zst
+	dec, err := b.decoder(zst)
+	if err != nil {
+		return sdk.Opened{}, err
+	}
+	hd.chk.dec = dec
+	h, data, err := hd.scanAll(retainDecoded)
+	if err != nil {
+		return sdk.Opened{}, err
+	}
+	var torn sdk.Torn
+	if cut := int64(len(data)) - hd.ix.end; cut > 0 {
+		torn = sdk.Torn{Bytes: cut, FromSeq: sdk.Seq(hd.ix.next)}
+		if hd.write {
+			if torn.Artifact, err = b.cutTail(hd, data[hd.ix.end:]); err != nil {
+				return sdk.Opened{}, err
+			}
+		}
+	}
+	if hd.write {
+		if hd.info, err = f.Stat(); err != nil {
+			return sdk.Opened{}, handles.IOError(op, hd.id, "fstat "+path, err)
+		}
+	}
+	hd.floor = hd.ix.next
+	rev := revision(hd.info)
+	return sdk.Opened{Handle: hd.name, Header: h, NextSeq: sdk.Offset(hd.ix.next), Revision: rev, Torn: torn}, nil
+}
+
+// scanAll reads hd.f from offset 0 to its current size and scans it,
+// replacing hd.ix; hd.info becomes what was scanned, and hd.kept up to
+// retain bytes of the decoded frames (zstd). hd.mu is held.
+func (hd *handle) scanAll(retain int64) (sdk.Header, []byte, error) {
+	hd.kept = nil
+	fi, err := hd.f.Stat()
+	if err != nil {
+		return sdk.Header{}, nil, handles.IOError(op, hd.id, "fstat "+hd.path, err)
+	}
+	data := make([]byte, fi.Size)
+	if err := readFull(hd.f, data, 0); err != nil {
+		return sdk.Header{}, nil, handles.IOError(op, hd.id, "reading "+hd.path, err)
+	}
+	hd.chk.retain, hd.chk.scanning = retain, true
+	h, ix, err := hd.chk.scanLog(data, hd.zst, hd.id, hd.path)
+	kept := hd.chk.kept
+	hd.chk.retain, hd.chk.kept, hd.chk.keptBytes = 0, nil, 0
+	hd.chk.endScan()
+	if err != nil {
+		return sdk.Header{}, nil, err
+	}
+	hd.ix, hd.info, hd.kept = *ix, fi, kept
+	return h, data, nil
+}
+
+// cutTail keeps the torn bytes in torn-<ms>.bin (fsynced, with its
+// directory entry), then truncates the log to the committed end and
+// fsyncs it. It returns the artifact's path. A failure before the
+// truncate leaves no artifact. hd.mu is held.
+func (b *Backend) cutTail(hd *handle, torn []byte) (string, error) {
+	ms := b.now()
+	var art vfs.File
+	var name string
+	for range 1000 {
+		name = filepath.Join(hd.dir, "torn-"+strconv.FormatInt(ms, 10)+".bin")
+		f, err := b.fs.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, filePerm)
+		if err == nil {
+			art = f
+			break
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return "", handles.IOError(op, hd.id, "creating the torn-tail artifact "+name, err)
+		}
+		ms++
+	}
+	if art == nil {
+		return "", handles.IOError(op, hd.id, "creating a torn-tail artifact in "+hd.dir, fs.ErrExist)
+	}
+	// Until the truncate succeeds nothing is cut and the log still holds
+	// the torn bytes, so a failure before it removes the artifact (best
+	// effort): a full disk must not leave an empty or partial copy behind.
+	_, err := art.WriteAt(torn, 0)
+	if err == nil {
+		err = art.Sync()
+	}
+	if cerr := art.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = b.fs.SyncDir(hd.dir)
+	}
+	if err != nil {
+		_ = b.fs.Remove(name)
+		return "", handles.IOError(op, hd.id, "keeping the torn tail in "+name+" (removed again; nothing was cut)", err)
+	}
+	if err := hd.f.Truncate(hd.ix.end); err != nil {
+		_ = b.fs.Remove(name)
+		return "", handles.IOError(op, hd.id, "cutting the torn tail of "+hd.path+" (nothing was cut)", err)
+	}
+	if err := hd.f.Sync(); err != nil {
+		return "", handles.IOError(op, hd.id, "fdatasync "+hd.path+" after cutting its torn tail", err)
+	}
+	return name, nil
+}
+
+// removeStaleTemps removes the temp files a crashed materialization left
+// (best effort); the caller holds the session lock.
+func (b *Backend) removeStaleTemps(dir string) {
+	names, err := b.fs.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, n := range names {
+		if strings.HasPrefix(n, "events.") && strings.HasSuffix(n, ".tmp") {
+			_ = b.fs.Remove(filepath.Join(dir, n))
+		}
+	}
+}

@@ -1,0 +1,169 @@
+package jsonl
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/seed-e5e476df/logbook/plugins/jsonl/vfs"
+	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/handles"
+	"github.com/seed-e5e476df/logbook/sdk/headerjson"
+)
+
+// Stat describes a stored session from its header and the file's metadata,
+// without reading events: EventCount is -1 (unknown; counting would mean
+// reading every event) and SizeBytes is the log's file size.
+func (b *Backend) Stat(ctx context.Context, id string) (sdk.Stat, error) {
+	if err := handles.Ended(ctx, op, "stat"); err != nil {
+		return sdk.Stat{}, err
+	}
+	cfg, err := b.config()
+	if err != nil {
+		return sdk.Stat{}, err
+	}
+	if err := sdk.ValidateSessionID(id); err != nil {
+		return sdk.Stat{}, err
+	}
+	hs, err := b.statHeader(id, filepath.Join(cfg.Root, EncodeID(id)), cfg)
+	if err != nil {
+		return sdk.Stat{}, err
+	}
+	return sdk.Stat{Header: hs.header, Revision: revision(hs.info), FormatVersion: hs.header.FormatVersion, EventCount: -1, SizeBytes: hs.info.Size}, nil
+}
+
+// storedHeader is a session's header and its log file's metadata.
+type storedHeader struct {
+	header sdk.Header
+	path   string
+	info   vfs.FileInfo
+}
+
+// statHeader finds id's log and decodes its header unit only (the first
+// line, or the first frame): the format gate, identity check and header
+// shape.
+func (b *Backend) statHeader(id, dir string, cfg Config) (storedHeader, error) {
+	path, zst, err := b.findLog(id, dir, cfg)
+	if err != nil {
+		return storedHeader{}, err
+	}
+	f, err := b.fs.OpenFile(path, os.O_RDONLY, 0)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return storedHeader{}, handles.NotFound(op, id)
+		}
+		return storedHeader{}, handles.IOError(op, id, "opening "+path, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return storedHeader{}, handles.IOError(op, id, "fstat "+path, err)
+	}
+	chk := checker{}
+	if chk.dec, err = b.decoder(zst); err != nil {
+		return storedHeader{}, err
+	}
+	// Read a little, and more only while the header unit is incomplete.
+	n := min(fi.Size, 4096)
+	for {
+		data := make([]byte, n)
+		if err := readFull(f, data, 0); err != nil {
+			return storedHeader{}, handles.IOError(op, id, "reading "+path, err)
+		}
+		line, _, st, reason := chk.headerUnit(data, zst)
+		if st == unitIncomplete && n < fi.Size {
+			n = min(fi.Size, 4*n)
+			continue
+		}
+		if st != unitGood {
+			e := sdk.Errorf(sdk.CodeCorruptLog, op, "%s: %s: %s", path, firstUnit(zst), reason)
+			e.SessionID = id
+			return storedHeader{}, e
+		}
+		h, err := headerjson.Decode(line, id, path)
+		if err != nil {
+			return storedHeader{}, err
+		}
+		return storedHeader{header: h, path: path, info: fi}, nil
+	}
+}
+
+// List calls fn, in id order, for every stored session under the root and
+// every unmaterialized create of this instance, reading only headers. A
+// session that cannot be read yields an entry with Err. fn runs without
+// any lock held; an error from fn ends the listing and is returned as is.
+func (b *Backend) List(ctx context.Context, fn func(sdk.ListEntry) error) error {
+	if err := handles.Ended(ctx, op, "list"); err != nil {
+		return err
+	}
+	cfg, err := b.config()
+	if err != nil {
+		return err
+	}
+	names, err := b.fs.ReadDir(cfg.Root)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return handles.IOError(op, "", "listing "+cfg.Root, err)
+	}
+	type item struct {
+		id      string
+		pending *sdk.Header
+	}
+	var items []item
+	seen := map[string]bool{}
+	for _, name := range names {
+		id, ok := DecodeID(name)
+		if !ok || sdk.ValidateSessionID(id) != nil {
+			continue // not a session directory
+		}
+		items = append(items, item{id: id})
+		seen[id] = true
+	}
+	b.mu.Lock() // hd.pending changes under b.mu
+	pending := b.claims.Pending(func(id string, hd *handle) (sdk.Header, bool) { return hd.header, hd.pending && !seen[id] })
+	b.mu.Unlock()
+	for _, e := range pending {
+		items = append(items, item{id: e.ID, pending: &e.Header})
+	}
+	slices.SortFunc(items, func(x, y item) int { return strings.Compare(x.id, y.id) })
+	for _, it := range items {
+		if err := handles.Ended(ctx, op, "list"); err != nil {
+			return err
+		}
+		e := sdk.ListEntry{ID: it.id}
+		if it.pending != nil {
+			e.Header = *it.pending
+		} else {
+			hs, err := b.statHeader(it.id, filepath.Join(cfg.Root, EncodeID(it.id)), cfg)
+			switch {
+			case errors.Is(err, sdk.ErrSessionNotFound):
+				if h, ok := b.pendingHeader(it.id); ok {
+					e.Header = h // created here; another process made its directory
+				} else {
+					continue // a directory with no log: never materialized
+				}
+			case err != nil:
+				e.Err = err
+			default:
+				e.Header, e.Revision = hs.header, revision(hs.info)
+			}
+		}
+		if err := fn(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (b *Backend) pendingHeader(id string) (sdk.Header, bool) {
+	hd := b.claims.Holder(id)
+	if hd == nil {
+		return sdk.Header{}, false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return hd.header, hd.pending
+}

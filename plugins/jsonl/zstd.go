@@ -1,0 +1,49 @@
+package jsonl
+
+import (
+	"runtime"
+
+	"github.com/klauspost/compress/zstd"
+	"github.com/seed-e5e476df/logbook/sdk/handles"
+)
+
+// encoder returns the shared zstd encoder (EncodeAll is safe for
+// concurrent use), made on first use at the configured level with content
+// checksums.
+func (b *Backend) encoder() (*zstd.Encoder, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.enc == nil {
+		enc, err := zstd.NewWriter(nil,
+			zstd.WithEncoderLevel(zstdLevels[b.cfg.ZstdLevel]),
+			zstd.WithEncoderCRC(true),
+			zstd.WithEncoderConcurrency(min(runtime.GOMAXPROCS(0), 4)))
+		if err != nil {
+			return nil, handles.IOError(op, "", "making the zstd encoder", err)
+		}
+		b.enc = enc
+	}
+	return b.enc, nil
+}
+
+// decoder returns the shared zstd decoder (DecodeAll is safe for
+// concurrent use), or nil for a plain log.
+func (b *Backend) decoder(zst bool) (*zstd.Decoder, error) {
+	if !zst {
+		return nil, nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.dec == nil {
+		dec, err := newDecoder()
+		if err != nil {
+			return nil, handles.IOError(op, "", "making the zstd decoder", err)
+		}
+		b.dec = dec
+	}
+	return b.dec, nil
+}
+
+func newDecoder() (*zstd.Decoder, error) {
+	return zstd.NewReader(nil, zstd.WithDecoderConcurrency(min(runtime.GOMAXPROCS(0), 4)))
+}
