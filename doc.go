@@ -60,6 +60,10 @@
 // nothing; AppendAt and AppendGroupAt refuse with SEQ_CONFLICT unless the
 // log has the expected length, which makes a retried append safe.
 //
+// Session.Compact summarizes the head of the surface (or a region of it)
+// into one checkpoint message with the configured summarizer
+// (docs/compaction.md); the log keeps every event.
+//
 // Reads are snapshots that never wait for storage: Events (the log),
 // Messages (what the model is sent: the surface after rewrites, pruning
 // and projections), Transcript (what a human reads), Surface and Header.

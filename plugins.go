@@ -50,15 +50,16 @@ func ServePlugins() {
 const modulePath = "github.com/seed-e5e476df/logbook"
 
 // moduleVersion is the version of this module the program was built with,
-// which the bundled plugins report in GetInfo; "dev" for a build of the
-// module itself or without build information.
+// which the bundled plugins report in GetInfo; "dev" when the build does
+// not say (a development build of the module itself, or no build
+// information).
 func moduleVersion() string {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return "dev"
 	}
-	for _, m := range bi.Deps {
-		if m.Path == modulePath && m.Version != "" {
+	for _, m := range append([]*debug.Module{&bi.Main}, bi.Deps...) {
+		if m.Path == modulePath && m.Version != "" && m.Version != "(devel)" {
 			return m.Version
 		}
 	}

@@ -150,8 +150,9 @@ func (s *Session) checkLive(op string) error {
 	return nil
 }
 
-// Events returns the log, in seq order. Each event's Data and Envelope
-// are the stored bytes, not copies: they must not be modified.
+// Events returns the log, in seq order: a new slice of every event on each
+// call, whose Data and Envelope are the stored bytes, not copies, which
+// must not be modified.
 func (s *Session) Events() []events.Event { return shared(s.s.Events().Slice()) }
 
 // Messages returns the model messages the surface derives to (what a
