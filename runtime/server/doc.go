@@ -55,7 +55,7 @@
 // session_id, seq, index, cause when set, and the details some codes add,
 // such as SEQ_CONFLICT's "expected" and "actual" lengths) and in the
 // Logbook-Code response header (a trailer on streams). Every error reply of
-// Append and AppendStream, whatever failed, also carries "appended" (how
+// Append, AppendGroup and AppendStream, whatever failed, also carries "appended" (how
 // many of the call's events were appended before the failure) and
 // "firstSeq" (the seq of the first of them, or the log length the append
 // found; absent when the session could not be opened), so a client can
@@ -70,17 +70,19 @@
 // nothing appended. A client that retries a failed append with the same
 // expected_seq cannot duplicate it: either the first attempt's events are
 // in the log (the retry's conflict shows a length that covers them) or they
-// are not (the retry appends them). client.AppendRetry does exactly that.
+// are not (the retry appends them). client.Session.AppendRetry does
+// exactly that. AppendGroup appends its events all or nothing.
 // The status code follows the logbook code (SESSION_NOT_FOUND → NotFound,
 // SESSION_ALREADY_EXISTS → AlreadyExists, CORRUPT_LOG → DataLoss, …), as in
 // the plugin protocol.
 //
 // # Ownership
 //
-// Create, Open, Fork, and an Append, AppendStream or Compact on a session
-// that is not live make it live in the server, which holds its write
-// ownership (no other process can open it for write) until Release or
-// shutdown. The read calls (Messages, Events, Inspect, List) read a
+// Create, Open, Fork, and an Append, AppendGroup, AppendStream or Compact
+// on a session that is not live make it live in the server, which holds
+// its write ownership (no other process can open it for write) until
+// Release or shutdown. The read calls (Messages, Transcript, Surface,
+// Header, Events, Inspect, List) read a
 // session that is not live from storage, read-only, beside any writer.
 //
 // # Security and limits

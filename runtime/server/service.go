@@ -219,6 +219,51 @@ func (v *service) Append(ctx context.Context, req *connect.Request[logbookv1.Ses
 	return connect.NewResponse(reply), nil
 }
 
+// AppendGroup appends the request's events as one atomic group (see
+// session.AppendGroup), at the expected length when the request sets one,
+// resuming the session first when it is not live, and flushes when asked.
+func (v *service) AppendGroup(ctx context.Context, req *connect.Request[logbookv1.SessionsAppendRequest]) (*connect.Response[logbookv1.SessionsAppendReply], error) {
+	m := req.Msg
+	want, err := expectedLen(m)
+	if err != nil {
+		return nil, appendError(err, nil, 0, -1)
+	}
+	o, err := v.s.acquire(ctx, m.GetSessionId())
+	if err != nil {
+		return nil, appendError(err, nil, 0, -1)
+	}
+	ins := make([]session.AppendInput, len(m.GetEvents()))
+	for i, in := range m.GetEvents() {
+		ins[i] = appendInput(in)
+	}
+	var evs []session.Event
+	if want != nil {
+		evs, err = o.sess.AppendGroupAt(ctx, sdk.Seq(*want), ins)
+	} else {
+		evs, err = o.sess.AppendGroup(ctx, ins)
+	}
+	if err != nil {
+		return nil, appendError(err, o.sess, 0, -1)
+	}
+	reply := &logbookv1.SessionsAppendReply{Envelopes: make([]string, 0, len(evs))}
+	var scratch []byte
+	for _, ev := range evs {
+		reply.Envelopes = append(reply.Envelopes, envelopeText(&scratch, ev))
+	}
+	if m.GetFlush() {
+		res, err := v.s.st.Flush(ctx, o.sess)
+		if err != nil {
+			first := int64(-1)
+			if len(evs) > 0 {
+				first = int64(evs[0].Seq())
+			}
+			return nil, appendError(err, o.sess, int64(len(evs)), first)
+		}
+		reply.Flush = flushReply(res)
+	}
+	return connect.NewResponse(reply), nil
+}
+
 // AppendStream appends the events of a client stream to one session, each
 // request's as one batch (see appendRequest), flushing at the requests that
 // ask and at the end.
@@ -313,12 +358,17 @@ func (v *service) Messages(ctx context.Context, req *connect.Request[logbookv1.S
 		seq := sdk.Seq(*a)
 		at = &seq
 	}
-	sess, ok := v.s.st.Get(id)
-	if !ok || at != nil {
-		var err error
-		if sess, _, err = v.s.st.View(ctx, id, at); err != nil {
-			return nil, toConnect(err, nil)
-		}
+	var (
+		sess *session.Session
+		err  error
+	)
+	if at != nil {
+		sess, _, err = v.s.st.View(ctx, id, at)
+	} else {
+		sess, err = v.current(ctx, id)
+	}
+	if err != nil {
+		return nil, toConnect(err, nil)
 	}
 	list, err := sess.Messages()
 	if err != nil {
@@ -329,6 +379,59 @@ func (v *service) Messages(ctx context.Context, req *connect.Request[logbookv1.S
 		reply.Messages = append(reply.Messages, string(m.JSON()))
 	}
 	return connect.NewResponse(reply), nil
+}
+
+// current returns the live session id, or a read-only view of its stored
+// log as it stands (without the closers a resume would add), restored by
+// store.View with the store's plugin types and projections.
+func (v *service) current(ctx context.Context, id string) (*session.Session, error) {
+	if sess, ok := v.s.st.Get(id); ok {
+		return sess, nil
+	}
+	sess, _, err := v.s.st.View(ctx, id, nil)
+	return sess, err
+}
+
+// Transcript returns the append-origin surface events with their messages
+// as recorded.
+func (v *service) Transcript(ctx context.Context, req *connect.Request[logbookv1.SessionsTranscriptRequest]) (*connect.Response[logbookv1.SessionsTranscriptReply], error) {
+	sess, err := v.current(ctx, req.Msg.GetSessionId())
+	if err != nil {
+		return nil, toConnect(err, nil)
+	}
+	t := sess.Transcript()
+	reply := &logbookv1.SessionsTranscriptReply{Entries: make([]*logbookv1.TranscriptEntry, 0, t.Len())}
+	for _, e := range t.All() {
+		reply.Entries = append(reply.Entries, &logbookv1.TranscriptEntry{Seq: int64(e.Seq), Type: e.Type, Message: string(e.Message.JSON())})
+	}
+	return connect.NewResponse(reply), nil
+}
+
+// Surface returns the current surface nodes in surface order.
+func (v *service) Surface(ctx context.Context, req *connect.Request[logbookv1.SessionsSurfaceRequest]) (*connect.Response[logbookv1.SessionsSurfaceReply], error) {
+	sess, err := v.current(ctx, req.Msg.GetSessionId())
+	if err != nil {
+		return nil, toConnect(err, nil)
+	}
+	view, err := sess.Surface()
+	if err != nil {
+		return nil, toConnect(err, nil)
+	}
+	reply := &logbookv1.SessionsSurfaceReply{Seqs: make([]int64, view.Len())}
+	for i := range reply.Seqs {
+		reply.Seqs[i] = int64(view.At(i))
+	}
+	return connect.NewResponse(reply), nil
+}
+
+// Header returns the session header: the live session's, else the stored
+// one.
+func (v *service) Header(ctx context.Context, req *connect.Request[logbookv1.SessionsHeaderRequest]) (*connect.Response[logbookv1.SessionsHeaderReply], error) {
+	sess, err := v.current(ctx, req.Msg.GetSessionId())
+	if err != nil {
+		return nil, toConnect(err, nil)
+	}
+	return connect.NewResponse(&logbookv1.SessionsHeaderReply{Header: string(headerjson.Encode(sess.Header()))}), nil
 }
 
 // wakeOn is the feed listener of a live tail: it wakes the tail on any

@@ -74,8 +74,7 @@ func (s *Session) appendLocked(ctx context.Context, first sdk.Seq, ins []AppendI
 	}
 	base := s.nextSeq()
 	if first >= 0 && first != base {
-		return Event{}, nil, sdk.Errorf(sdk.CodeSeqConflict, "session", "the group was planned for first seq %d but the next seq is %d", first, base).
-			WithSession(s.id).WithSeq(int64(first))
+		return Event{}, nil, SeqConflict(s.id, sdk.Offset(first), sdk.Offset(base))
 	}
 	surfaceMember := -1
 	for i := range ins {

@@ -29,8 +29,8 @@ func (s *Session) AppendGroup(ctx context.Context, ins []AppendInput) ([]Event, 
 // first member must get seq first, which lets members cite the seqs of the
 // members before them (a compaction checkpoint cites its compaction/summary).
 // When another append got there first the group is refused with
-// SEQ_CONFLICT (first, the next seq) and nothing changes; the caller plans
-// again.
+// SEQ_CONFLICT (Meta "expected" and "actual": first and the next seq, as
+// SeqConflict gives them) and nothing changes; the caller plans again.
 func (s *Session) AppendGroupAt(ctx context.Context, first sdk.Seq, ins []AppendInput) ([]Event, error) {
 	if first < 0 {
 		return nil, sdk.Errorf(sdk.CodeInvalidSeq, "session", "first seq %d is outside 0 … 2^53−1", first)

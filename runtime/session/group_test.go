@@ -195,7 +195,13 @@ func TestAppendGroupAtRefusesAMovedLog(t *testing.T) {
 	before := stateOf(t, s)
 	_, err := s.AppendGroupAt(context.Background(), 0, []AppendInput{evTurnStart(1), evTurnEnd(1)})
 	e := requireCode(t, err, sdk.CodeSeqConflict)
-	requireDetail(t, e, "first seq 0", "next seq is 1")
+	requireDetail(t, e, "log length of 0", "log holds 1")
+	if want, _ := e.MetaInt("expected"); want != 0 {
+		t.Errorf("expected %d, want 0", want)
+	}
+	if got, _ := e.MetaInt("actual"); got != 1 {
+		t.Errorf("actual %d, want 1", got)
+	}
 	requireUnchanged(t, before, s)
 	evs, err := s.AppendGroupAt(context.Background(), 1, []AppendInput{evTurnStart(1), evTurnEnd(1)})
 	if err != nil || evs[0].Seq() != 1 || evs[1].Seq() != 2 {

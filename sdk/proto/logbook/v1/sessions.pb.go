@@ -747,6 +747,331 @@ func (x *SessionsMessagesReply) GetMessages() []string {
 	return nil
 }
 
+type SessionsTranscriptRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionsTranscriptRequest) Reset() {
+	*x = SessionsTranscriptRequest{}
+	mi := &file_logbook_v1_sessions_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionsTranscriptRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionsTranscriptRequest) ProtoMessage() {}
+
+func (x *SessionsTranscriptRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_logbook_v1_sessions_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionsTranscriptRequest.ProtoReflect.Descriptor instead.
+func (*SessionsTranscriptRequest) Descriptor() ([]byte, []int) {
+	return file_logbook_v1_sessions_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *SessionsTranscriptRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+type SessionsTranscriptReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Entries       []*TranscriptEntry     `protobuf:"bytes,1,rep,name=entries,proto3" json:"entries,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionsTranscriptReply) Reset() {
+	*x = SessionsTranscriptReply{}
+	mi := &file_logbook_v1_sessions_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionsTranscriptReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionsTranscriptReply) ProtoMessage() {}
+
+func (x *SessionsTranscriptReply) ProtoReflect() protoreflect.Message {
+	mi := &file_logbook_v1_sessions_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionsTranscriptReply.ProtoReflect.Descriptor instead.
+func (*SessionsTranscriptReply) Descriptor() ([]byte, []int) {
+	return file_logbook_v1_sessions_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *SessionsTranscriptReply) GetEntries() []*TranscriptEntry {
+	if x != nil {
+		return x.Entries
+	}
+	return nil
+}
+
+// TranscriptEntry is one event that appended a message to the surface.
+type TranscriptEntry struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Seq           int64                  `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	Type          string                 `protobuf:"bytes,2,opt,name=type,proto3" json:"type,omitempty"`
+	Message       string                 `protobuf:"bytes,3,opt,name=message,proto3" json:"message,omitempty"` // the message object as recorded, canonical JSON text
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TranscriptEntry) Reset() {
+	*x = TranscriptEntry{}
+	mi := &file_logbook_v1_sessions_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TranscriptEntry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TranscriptEntry) ProtoMessage() {}
+
+func (x *TranscriptEntry) ProtoReflect() protoreflect.Message {
+	mi := &file_logbook_v1_sessions_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TranscriptEntry.ProtoReflect.Descriptor instead.
+func (*TranscriptEntry) Descriptor() ([]byte, []int) {
+	return file_logbook_v1_sessions_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *TranscriptEntry) GetSeq() int64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+func (x *TranscriptEntry) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *TranscriptEntry) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+type SessionsSurfaceRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionsSurfaceRequest) Reset() {
+	*x = SessionsSurfaceRequest{}
+	mi := &file_logbook_v1_sessions_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionsSurfaceRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionsSurfaceRequest) ProtoMessage() {}
+
+func (x *SessionsSurfaceRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_logbook_v1_sessions_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionsSurfaceRequest.ProtoReflect.Descriptor instead.
+func (*SessionsSurfaceRequest) Descriptor() ([]byte, []int) {
+	return file_logbook_v1_sessions_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *SessionsSurfaceRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+type SessionsSurfaceReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Seqs          []int64                `protobuf:"varint,1,rep,packed,name=seqs,proto3" json:"seqs,omitempty"` // the current surface nodes, in surface order
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionsSurfaceReply) Reset() {
+	*x = SessionsSurfaceReply{}
+	mi := &file_logbook_v1_sessions_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionsSurfaceReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionsSurfaceReply) ProtoMessage() {}
+
+func (x *SessionsSurfaceReply) ProtoReflect() protoreflect.Message {
+	mi := &file_logbook_v1_sessions_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionsSurfaceReply.ProtoReflect.Descriptor instead.
+func (*SessionsSurfaceReply) Descriptor() ([]byte, []int) {
+	return file_logbook_v1_sessions_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *SessionsSurfaceReply) GetSeqs() []int64 {
+	if x != nil {
+		return x.Seqs
+	}
+	return nil
+}
+
+type SessionsHeaderRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionsHeaderRequest) Reset() {
+	*x = SessionsHeaderRequest{}
+	mi := &file_logbook_v1_sessions_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionsHeaderRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionsHeaderRequest) ProtoMessage() {}
+
+func (x *SessionsHeaderRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_logbook_v1_sessions_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionsHeaderRequest.ProtoReflect.Descriptor instead.
+func (*SessionsHeaderRequest) Descriptor() ([]byte, []int) {
+	return file_logbook_v1_sessions_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *SessionsHeaderRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+type SessionsHeaderReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Header        string                 `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"` // the stored session header, canonical JSON text (docs/storage.md)
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionsHeaderReply) Reset() {
+	*x = SessionsHeaderReply{}
+	mi := &file_logbook_v1_sessions_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionsHeaderReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionsHeaderReply) ProtoMessage() {}
+
+func (x *SessionsHeaderReply) ProtoReflect() protoreflect.Message {
+	mi := &file_logbook_v1_sessions_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionsHeaderReply.ProtoReflect.Descriptor instead.
+func (*SessionsHeaderReply) Descriptor() ([]byte, []int) {
+	return file_logbook_v1_sessions_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *SessionsHeaderReply) GetHeader() string {
+	if x != nil {
+		return x.Header
+	}
+	return ""
+}
+
 type SessionsEventsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
@@ -759,7 +1084,7 @@ type SessionsEventsRequest struct {
 
 func (x *SessionsEventsRequest) Reset() {
 	*x = SessionsEventsRequest{}
-	mi := &file_logbook_v1_sessions_proto_msgTypes[12]
+	mi := &file_logbook_v1_sessions_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -771,7 +1096,7 @@ func (x *SessionsEventsRequest) String() string {
 func (*SessionsEventsRequest) ProtoMessage() {}
 
 func (x *SessionsEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_sessions_proto_msgTypes[12]
+	mi := &file_logbook_v1_sessions_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -784,7 +1109,7 @@ func (x *SessionsEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionsEventsRequest.ProtoReflect.Descriptor instead.
 func (*SessionsEventsRequest) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_sessions_proto_rawDescGZIP(), []int{12}
+	return file_logbook_v1_sessions_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *SessionsEventsRequest) GetSessionId() string {
@@ -824,7 +1149,7 @@ type SessionsEventsReply struct {
 
 func (x *SessionsEventsReply) Reset() {
 	*x = SessionsEventsReply{}
-	mi := &file_logbook_v1_sessions_proto_msgTypes[13]
+	mi := &file_logbook_v1_sessions_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -836,7 +1161,7 @@ func (x *SessionsEventsReply) String() string {
 func (*SessionsEventsReply) ProtoMessage() {}
 
 func (x *SessionsEventsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_sessions_proto_msgTypes[13]
+	mi := &file_logbook_v1_sessions_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -849,7 +1174,7 @@ func (x *SessionsEventsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionsEventsReply.ProtoReflect.Descriptor instead.
 func (*SessionsEventsReply) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_sessions_proto_rawDescGZIP(), []int{13}
+	return file_logbook_v1_sessions_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *SessionsEventsReply) GetEnvelopes() []string {
@@ -870,7 +1195,7 @@ type SessionsForkRequest struct {
 
 func (x *SessionsForkRequest) Reset() {
 	*x = SessionsForkRequest{}
-	mi := &file_logbook_v1_sessions_proto_msgTypes[14]
+	mi := &file_logbook_v1_sessions_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -882,7 +1207,7 @@ func (x *SessionsForkRequest) String() string {
 func (*SessionsForkRequest) ProtoMessage() {}
 
 func (x *SessionsForkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_sessions_proto_msgTypes[14]
+	mi := &file_logbook_v1_sessions_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -895,7 +1220,7 @@ func (x *SessionsForkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionsForkRequest.ProtoReflect.Descriptor instead.
 func (*SessionsForkRequest) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_sessions_proto_rawDescGZIP(), []int{14}
+	return file_logbook_v1_sessions_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *SessionsForkRequest) GetSourceId() string {
@@ -928,7 +1253,7 @@ type SessionsForkReply struct {
 
 func (x *SessionsForkReply) Reset() {
 	*x = SessionsForkReply{}
-	mi := &file_logbook_v1_sessions_proto_msgTypes[15]
+	mi := &file_logbook_v1_sessions_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -940,7 +1265,7 @@ func (x *SessionsForkReply) String() string {
 func (*SessionsForkReply) ProtoMessage() {}
 
 func (x *SessionsForkReply) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_sessions_proto_msgTypes[15]
+	mi := &file_logbook_v1_sessions_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -953,7 +1278,7 @@ func (x *SessionsForkReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionsForkReply.ProtoReflect.Descriptor instead.
 func (*SessionsForkReply) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_sessions_proto_rawDescGZIP(), []int{15}
+	return file_logbook_v1_sessions_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *SessionsForkReply) GetHeader() string {
@@ -972,7 +1297,7 @@ type SessionsFlushRequest struct {
 
 func (x *SessionsFlushRequest) Reset() {
 	*x = SessionsFlushRequest{}
-	mi := &file_logbook_v1_sessions_proto_msgTypes[16]
+	mi := &file_logbook_v1_sessions_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -984,7 +1309,7 @@ func (x *SessionsFlushRequest) String() string {
 func (*SessionsFlushRequest) ProtoMessage() {}
 
 func (x *SessionsFlushRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_sessions_proto_msgTypes[16]
+	mi := &file_logbook_v1_sessions_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -997,7 +1322,7 @@ func (x *SessionsFlushRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionsFlushRequest.ProtoReflect.Descriptor instead.
 func (*SessionsFlushRequest) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_sessions_proto_rawDescGZIP(), []int{16}
+	return file_logbook_v1_sessions_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *SessionsFlushRequest) GetSessionId() string {
@@ -1018,7 +1343,7 @@ type SessionsFlushReply struct {
 
 func (x *SessionsFlushReply) Reset() {
 	*x = SessionsFlushReply{}
-	mi := &file_logbook_v1_sessions_proto_msgTypes[17]
+	mi := &file_logbook_v1_sessions_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1030,7 +1355,7 @@ func (x *SessionsFlushReply) String() string {
 func (*SessionsFlushReply) ProtoMessage() {}
 
 func (x *SessionsFlushReply) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_sessions_proto_msgTypes[17]
+	mi := &file_logbook_v1_sessions_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1043,7 +1368,7 @@ func (x *SessionsFlushReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionsFlushReply.ProtoReflect.Descriptor instead.
 func (*SessionsFlushReply) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_sessions_proto_rawDescGZIP(), []int{17}
+	return file_logbook_v1_sessions_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *SessionsFlushReply) GetParticipated() bool {
@@ -1070,7 +1395,7 @@ type BackendFlushStatus struct {
 
 func (x *BackendFlushStatus) Reset() {
 	*x = BackendFlushStatus{}
-	mi := &file_logbook_v1_sessions_proto_msgTypes[18]
+	mi := &file_logbook_v1_sessions_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1082,7 +1407,7 @@ func (x *BackendFlushStatus) String() string {
 func (*BackendFlushStatus) ProtoMessage() {}
 
 func (x *BackendFlushStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_sessions_proto_msgTypes[18]
+	mi := &file_logbook_v1_sessions_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1095,7 +1420,7 @@ func (x *BackendFlushStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BackendFlushStatus.ProtoReflect.Descriptor instead.
 func (*BackendFlushStatus) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_sessions_proto_rawDescGZIP(), []int{18}
+	return file_logbook_v1_sessions_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *BackendFlushStatus) GetName() string {
@@ -1124,7 +1449,7 @@ type SessionsCompactRequest struct {
 
 func (x *SessionsCompactRequest) Reset() {
 	*x = SessionsCompactRequest{}
-	mi := &file_logbook_v1_sessions_proto_msgTypes[19]
+	mi := &file_logbook_v1_sessions_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1136,7 +1461,7 @@ func (x *SessionsCompactRequest) String() string {
 func (*SessionsCompactRequest) ProtoMessage() {}
 
 func (x *SessionsCompactRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_sessions_proto_msgTypes[19]
+	mi := &file_logbook_v1_sessions_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1149,7 +1474,7 @@ func (x *SessionsCompactRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionsCompactRequest.ProtoReflect.Descriptor instead.
 func (*SessionsCompactRequest) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_sessions_proto_rawDescGZIP(), []int{19}
+	return file_logbook_v1_sessions_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *SessionsCompactRequest) GetSessionId() string {
@@ -1189,7 +1514,7 @@ type SessionsCompactReply struct {
 
 func (x *SessionsCompactReply) Reset() {
 	*x = SessionsCompactReply{}
-	mi := &file_logbook_v1_sessions_proto_msgTypes[20]
+	mi := &file_logbook_v1_sessions_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1201,7 +1526,7 @@ func (x *SessionsCompactReply) String() string {
 func (*SessionsCompactReply) ProtoMessage() {}
 
 func (x *SessionsCompactReply) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_sessions_proto_msgTypes[20]
+	mi := &file_logbook_v1_sessions_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1214,7 +1539,7 @@ func (x *SessionsCompactReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionsCompactReply.ProtoReflect.Descriptor instead.
 func (*SessionsCompactReply) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_sessions_proto_rawDescGZIP(), []int{20}
+	return file_logbook_v1_sessions_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *SessionsCompactReply) GetEnvelopes() []string {
@@ -1233,7 +1558,7 @@ type SessionsInspectRequest struct {
 
 func (x *SessionsInspectRequest) Reset() {
 	*x = SessionsInspectRequest{}
-	mi := &file_logbook_v1_sessions_proto_msgTypes[21]
+	mi := &file_logbook_v1_sessions_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1245,7 +1570,7 @@ func (x *SessionsInspectRequest) String() string {
 func (*SessionsInspectRequest) ProtoMessage() {}
 
 func (x *SessionsInspectRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_sessions_proto_msgTypes[21]
+	mi := &file_logbook_v1_sessions_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1258,7 +1583,7 @@ func (x *SessionsInspectRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionsInspectRequest.ProtoReflect.Descriptor instead.
 func (*SessionsInspectRequest) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_sessions_proto_rawDescGZIP(), []int{21}
+	return file_logbook_v1_sessions_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *SessionsInspectRequest) GetSessionId() string {
@@ -1284,7 +1609,7 @@ type SessionsInspectReply struct {
 
 func (x *SessionsInspectReply) Reset() {
 	*x = SessionsInspectReply{}
-	mi := &file_logbook_v1_sessions_proto_msgTypes[22]
+	mi := &file_logbook_v1_sessions_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1296,7 +1621,7 @@ func (x *SessionsInspectReply) String() string {
 func (*SessionsInspectReply) ProtoMessage() {}
 
 func (x *SessionsInspectReply) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_sessions_proto_msgTypes[22]
+	mi := &file_logbook_v1_sessions_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1309,7 +1634,7 @@ func (x *SessionsInspectReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionsInspectReply.ProtoReflect.Descriptor instead.
 func (*SessionsInspectReply) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_sessions_proto_rawDescGZIP(), []int{22}
+	return file_logbook_v1_sessions_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *SessionsInspectReply) GetId() string {
@@ -1376,7 +1701,7 @@ type SessionsListRequest struct {
 
 func (x *SessionsListRequest) Reset() {
 	*x = SessionsListRequest{}
-	mi := &file_logbook_v1_sessions_proto_msgTypes[23]
+	mi := &file_logbook_v1_sessions_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1388,7 +1713,7 @@ func (x *SessionsListRequest) String() string {
 func (*SessionsListRequest) ProtoMessage() {}
 
 func (x *SessionsListRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_sessions_proto_msgTypes[23]
+	mi := &file_logbook_v1_sessions_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1401,7 +1726,7 @@ func (x *SessionsListRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionsListRequest.ProtoReflect.Descriptor instead.
 func (*SessionsListRequest) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_sessions_proto_rawDescGZIP(), []int{23}
+	return file_logbook_v1_sessions_proto_rawDescGZIP(), []int{30}
 }
 
 type SessionsListReply struct {
@@ -1413,7 +1738,7 @@ type SessionsListReply struct {
 
 func (x *SessionsListReply) Reset() {
 	*x = SessionsListReply{}
-	mi := &file_logbook_v1_sessions_proto_msgTypes[24]
+	mi := &file_logbook_v1_sessions_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1425,7 +1750,7 @@ func (x *SessionsListReply) String() string {
 func (*SessionsListReply) ProtoMessage() {}
 
 func (x *SessionsListReply) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_sessions_proto_msgTypes[24]
+	mi := &file_logbook_v1_sessions_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1438,7 +1763,7 @@ func (x *SessionsListReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionsListReply.ProtoReflect.Descriptor instead.
 func (*SessionsListReply) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_sessions_proto_rawDescGZIP(), []int{24}
+	return file_logbook_v1_sessions_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *SessionsListReply) GetSessions() []*SessionsListEntry {
@@ -1462,7 +1787,7 @@ type SessionsListEntry struct {
 
 func (x *SessionsListEntry) Reset() {
 	*x = SessionsListEntry{}
-	mi := &file_logbook_v1_sessions_proto_msgTypes[25]
+	mi := &file_logbook_v1_sessions_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1474,7 +1799,7 @@ func (x *SessionsListEntry) String() string {
 func (*SessionsListEntry) ProtoMessage() {}
 
 func (x *SessionsListEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_sessions_proto_msgTypes[25]
+	mi := &file_logbook_v1_sessions_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1487,7 +1812,7 @@ func (x *SessionsListEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionsListEntry.ProtoReflect.Descriptor instead.
 func (*SessionsListEntry) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_sessions_proto_rawDescGZIP(), []int{25}
+	return file_logbook_v1_sessions_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *SessionsListEntry) GetId() string {
@@ -1541,7 +1866,7 @@ type SessionsReleaseRequest struct {
 
 func (x *SessionsReleaseRequest) Reset() {
 	*x = SessionsReleaseRequest{}
-	mi := &file_logbook_v1_sessions_proto_msgTypes[26]
+	mi := &file_logbook_v1_sessions_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1553,7 +1878,7 @@ func (x *SessionsReleaseRequest) String() string {
 func (*SessionsReleaseRequest) ProtoMessage() {}
 
 func (x *SessionsReleaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_sessions_proto_msgTypes[26]
+	mi := &file_logbook_v1_sessions_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1566,7 +1891,7 @@ func (x *SessionsReleaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionsReleaseRequest.ProtoReflect.Descriptor instead.
 func (*SessionsReleaseRequest) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_sessions_proto_rawDescGZIP(), []int{26}
+	return file_logbook_v1_sessions_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *SessionsReleaseRequest) GetSessionId() string {
@@ -1584,7 +1909,7 @@ type SessionsReleaseReply struct {
 
 func (x *SessionsReleaseReply) Reset() {
 	*x = SessionsReleaseReply{}
-	mi := &file_logbook_v1_sessions_proto_msgTypes[27]
+	mi := &file_logbook_v1_sessions_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1596,7 +1921,7 @@ func (x *SessionsReleaseReply) String() string {
 func (*SessionsReleaseReply) ProtoMessage() {}
 
 func (x *SessionsReleaseReply) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_sessions_proto_msgTypes[27]
+	mi := &file_logbook_v1_sessions_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1609,7 +1934,7 @@ func (x *SessionsReleaseReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionsReleaseReply.ProtoReflect.Descriptor instead.
 func (*SessionsReleaseReply) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_sessions_proto_rawDescGZIP(), []int{27}
+	return file_logbook_v1_sessions_proto_rawDescGZIP(), []int{34}
 }
 
 var File_logbook_v1_sessions_proto protoreflect.FileDescriptor
@@ -1673,7 +1998,26 @@ const file_logbook_v1_sessions_proto_rawDesc = "" +
 	"\x02at\x18\x02 \x01(\x03H\x00R\x02at\x88\x01\x01B\x05\n" +
 	"\x03_at\"3\n" +
 	"\x15SessionsMessagesReply\x12\x1a\n" +
-	"\bmessages\x18\x01 \x03(\tR\bmessages\"~\n" +
+	"\bmessages\x18\x01 \x03(\tR\bmessages\":\n" +
+	"\x19SessionsTranscriptRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\"P\n" +
+	"\x17SessionsTranscriptReply\x125\n" +
+	"\aentries\x18\x01 \x03(\v2\x1b.logbook.v1.TranscriptEntryR\aentries\"Q\n" +
+	"\x0fTranscriptEntry\x12\x10\n" +
+	"\x03seq\x18\x01 \x01(\x03R\x03seq\x12\x12\n" +
+	"\x04type\x18\x02 \x01(\tR\x04type\x12\x18\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage\"7\n" +
+	"\x16SessionsSurfaceRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\"*\n" +
+	"\x14SessionsSurfaceReply\x12\x12\n" +
+	"\x04seqs\x18\x01 \x03(\x03R\x04seqs\"6\n" +
+	"\x15SessionsHeaderRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\"-\n" +
+	"\x13SessionsHeaderReply\x12\x16\n" +
+	"\x06header\x18\x01 \x01(\tR\x06header\"~\n" +
 	"\x15SessionsEventsRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x12\n" +
@@ -1741,13 +2085,19 @@ const file_logbook_v1_sessions_proto_rawDesc = "" +
 	"\x16SessionsReleaseRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\"\x16\n" +
-	"\x14SessionsReleaseReply2\xbc\a\n" +
+	"\x14SessionsReleaseReply2\x88\n" +
+	"\n" +
 	"\bSessions\x12L\n" +
 	"\x06Create\x12!.logbook.v1.SessionsCreateRequest\x1a\x1f.logbook.v1.SessionsCreateReply\x12F\n" +
 	"\x04Open\x12\x1f.logbook.v1.SessionsOpenRequest\x1a\x1d.logbook.v1.SessionsOpenReply\x12L\n" +
 	"\x06Append\x12!.logbook.v1.SessionsAppendRequest\x1a\x1f.logbook.v1.SessionsAppendReply\x12Z\n" +
-	"\fAppendStream\x12!.logbook.v1.SessionsAppendRequest\x1a%.logbook.v1.SessionsAppendStreamReply(\x01\x12R\n" +
-	"\bMessages\x12#.logbook.v1.SessionsMessagesRequest\x1a!.logbook.v1.SessionsMessagesReply\x12N\n" +
+	"\fAppendStream\x12!.logbook.v1.SessionsAppendRequest\x1a%.logbook.v1.SessionsAppendStreamReply(\x01\x12Q\n" +
+	"\vAppendGroup\x12!.logbook.v1.SessionsAppendRequest\x1a\x1f.logbook.v1.SessionsAppendReply\x12R\n" +
+	"\bMessages\x12#.logbook.v1.SessionsMessagesRequest\x1a!.logbook.v1.SessionsMessagesReply\x12X\n" +
+	"\n" +
+	"Transcript\x12%.logbook.v1.SessionsTranscriptRequest\x1a#.logbook.v1.SessionsTranscriptReply\x12O\n" +
+	"\aSurface\x12\".logbook.v1.SessionsSurfaceRequest\x1a .logbook.v1.SessionsSurfaceReply\x12L\n" +
+	"\x06Header\x12!.logbook.v1.SessionsHeaderRequest\x1a\x1f.logbook.v1.SessionsHeaderReply\x12N\n" +
 	"\x06Events\x12!.logbook.v1.SessionsEventsRequest\x1a\x1f.logbook.v1.SessionsEventsReply0\x01\x12F\n" +
 	"\x04Fork\x12\x1f.logbook.v1.SessionsForkRequest\x1a\x1d.logbook.v1.SessionsForkReply\x12I\n" +
 	"\x05Flush\x12 .logbook.v1.SessionsFlushRequest\x1a\x1e.logbook.v1.SessionsFlushReply\x12O\n" +
@@ -1768,7 +2118,7 @@ func file_logbook_v1_sessions_proto_rawDescGZIP() []byte {
 	return file_logbook_v1_sessions_proto_rawDescData
 }
 
-var file_logbook_v1_sessions_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
+var file_logbook_v1_sessions_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
 var file_logbook_v1_sessions_proto_goTypes = []any{
 	(*SessionsCreateRequest)(nil),     // 0: logbook.v1.SessionsCreateRequest
 	(*SessionsCreateReply)(nil),       // 1: logbook.v1.SessionsCreateReply
@@ -1782,60 +2132,76 @@ var file_logbook_v1_sessions_proto_goTypes = []any{
 	(*SessionsAppendStreamReply)(nil), // 9: logbook.v1.SessionsAppendStreamReply
 	(*SessionsMessagesRequest)(nil),   // 10: logbook.v1.SessionsMessagesRequest
 	(*SessionsMessagesReply)(nil),     // 11: logbook.v1.SessionsMessagesReply
-	(*SessionsEventsRequest)(nil),     // 12: logbook.v1.SessionsEventsRequest
-	(*SessionsEventsReply)(nil),       // 13: logbook.v1.SessionsEventsReply
-	(*SessionsForkRequest)(nil),       // 14: logbook.v1.SessionsForkRequest
-	(*SessionsForkReply)(nil),         // 15: logbook.v1.SessionsForkReply
-	(*SessionsFlushRequest)(nil),      // 16: logbook.v1.SessionsFlushRequest
-	(*SessionsFlushReply)(nil),        // 17: logbook.v1.SessionsFlushReply
-	(*BackendFlushStatus)(nil),        // 18: logbook.v1.BackendFlushStatus
-	(*SessionsCompactRequest)(nil),    // 19: logbook.v1.SessionsCompactRequest
-	(*SessionsCompactReply)(nil),      // 20: logbook.v1.SessionsCompactReply
-	(*SessionsInspectRequest)(nil),    // 21: logbook.v1.SessionsInspectRequest
-	(*SessionsInspectReply)(nil),      // 22: logbook.v1.SessionsInspectReply
-	(*SessionsListRequest)(nil),       // 23: logbook.v1.SessionsListRequest
-	(*SessionsListReply)(nil),         // 24: logbook.v1.SessionsListReply
-	(*SessionsListEntry)(nil),         // 25: logbook.v1.SessionsListEntry
-	(*SessionsReleaseRequest)(nil),    // 26: logbook.v1.SessionsReleaseRequest
-	(*SessionsReleaseReply)(nil),      // 27: logbook.v1.SessionsReleaseReply
+	(*SessionsTranscriptRequest)(nil), // 12: logbook.v1.SessionsTranscriptRequest
+	(*SessionsTranscriptReply)(nil),   // 13: logbook.v1.SessionsTranscriptReply
+	(*TranscriptEntry)(nil),           // 14: logbook.v1.TranscriptEntry
+	(*SessionsSurfaceRequest)(nil),    // 15: logbook.v1.SessionsSurfaceRequest
+	(*SessionsSurfaceReply)(nil),      // 16: logbook.v1.SessionsSurfaceReply
+	(*SessionsHeaderRequest)(nil),     // 17: logbook.v1.SessionsHeaderRequest
+	(*SessionsHeaderReply)(nil),       // 18: logbook.v1.SessionsHeaderReply
+	(*SessionsEventsRequest)(nil),     // 19: logbook.v1.SessionsEventsRequest
+	(*SessionsEventsReply)(nil),       // 20: logbook.v1.SessionsEventsReply
+	(*SessionsForkRequest)(nil),       // 21: logbook.v1.SessionsForkRequest
+	(*SessionsForkReply)(nil),         // 22: logbook.v1.SessionsForkReply
+	(*SessionsFlushRequest)(nil),      // 23: logbook.v1.SessionsFlushRequest
+	(*SessionsFlushReply)(nil),        // 24: logbook.v1.SessionsFlushReply
+	(*BackendFlushStatus)(nil),        // 25: logbook.v1.BackendFlushStatus
+	(*SessionsCompactRequest)(nil),    // 26: logbook.v1.SessionsCompactRequest
+	(*SessionsCompactReply)(nil),      // 27: logbook.v1.SessionsCompactReply
+	(*SessionsInspectRequest)(nil),    // 28: logbook.v1.SessionsInspectRequest
+	(*SessionsInspectReply)(nil),      // 29: logbook.v1.SessionsInspectReply
+	(*SessionsListRequest)(nil),       // 30: logbook.v1.SessionsListRequest
+	(*SessionsListReply)(nil),         // 31: logbook.v1.SessionsListReply
+	(*SessionsListEntry)(nil),         // 32: logbook.v1.SessionsListEntry
+	(*SessionsReleaseRequest)(nil),    // 33: logbook.v1.SessionsReleaseRequest
+	(*SessionsReleaseReply)(nil),      // 34: logbook.v1.SessionsReleaseReply
 }
 var file_logbook_v1_sessions_proto_depIdxs = []int32{
 	5,  // 0: logbook.v1.AppendInput.surface_op:type_name -> logbook.v1.SurfaceOp
 	6,  // 1: logbook.v1.AppendInput.source_event_seqs:type_name -> logbook.v1.SourceEventSeqs
 	4,  // 2: logbook.v1.SessionsAppendRequest.events:type_name -> logbook.v1.AppendInput
-	17, // 3: logbook.v1.SessionsAppendReply.flush:type_name -> logbook.v1.SessionsFlushReply
-	17, // 4: logbook.v1.SessionsAppendStreamReply.flush:type_name -> logbook.v1.SessionsFlushReply
-	18, // 5: logbook.v1.SessionsFlushReply.backends:type_name -> logbook.v1.BackendFlushStatus
-	25, // 6: logbook.v1.SessionsListReply.sessions:type_name -> logbook.v1.SessionsListEntry
-	0,  // 7: logbook.v1.Sessions.Create:input_type -> logbook.v1.SessionsCreateRequest
-	2,  // 8: logbook.v1.Sessions.Open:input_type -> logbook.v1.SessionsOpenRequest
-	7,  // 9: logbook.v1.Sessions.Append:input_type -> logbook.v1.SessionsAppendRequest
-	7,  // 10: logbook.v1.Sessions.AppendStream:input_type -> logbook.v1.SessionsAppendRequest
-	10, // 11: logbook.v1.Sessions.Messages:input_type -> logbook.v1.SessionsMessagesRequest
-	12, // 12: logbook.v1.Sessions.Events:input_type -> logbook.v1.SessionsEventsRequest
-	14, // 13: logbook.v1.Sessions.Fork:input_type -> logbook.v1.SessionsForkRequest
-	16, // 14: logbook.v1.Sessions.Flush:input_type -> logbook.v1.SessionsFlushRequest
-	19, // 15: logbook.v1.Sessions.Compact:input_type -> logbook.v1.SessionsCompactRequest
-	21, // 16: logbook.v1.Sessions.Inspect:input_type -> logbook.v1.SessionsInspectRequest
-	23, // 17: logbook.v1.Sessions.List:input_type -> logbook.v1.SessionsListRequest
-	26, // 18: logbook.v1.Sessions.Release:input_type -> logbook.v1.SessionsReleaseRequest
-	1,  // 19: logbook.v1.Sessions.Create:output_type -> logbook.v1.SessionsCreateReply
-	3,  // 20: logbook.v1.Sessions.Open:output_type -> logbook.v1.SessionsOpenReply
-	8,  // 21: logbook.v1.Sessions.Append:output_type -> logbook.v1.SessionsAppendReply
-	9,  // 22: logbook.v1.Sessions.AppendStream:output_type -> logbook.v1.SessionsAppendStreamReply
-	11, // 23: logbook.v1.Sessions.Messages:output_type -> logbook.v1.SessionsMessagesReply
-	13, // 24: logbook.v1.Sessions.Events:output_type -> logbook.v1.SessionsEventsReply
-	15, // 25: logbook.v1.Sessions.Fork:output_type -> logbook.v1.SessionsForkReply
-	17, // 26: logbook.v1.Sessions.Flush:output_type -> logbook.v1.SessionsFlushReply
-	20, // 27: logbook.v1.Sessions.Compact:output_type -> logbook.v1.SessionsCompactReply
-	22, // 28: logbook.v1.Sessions.Inspect:output_type -> logbook.v1.SessionsInspectReply
-	24, // 29: logbook.v1.Sessions.List:output_type -> logbook.v1.SessionsListReply
-	27, // 30: logbook.v1.Sessions.Release:output_type -> logbook.v1.SessionsReleaseReply
-	19, // [19:31] is the sub-list for method output_type
-	7,  // [7:19] is the sub-list for method input_type
-	7,  // [7:7] is the sub-list for extension type_name
-	7,  // [7:7] is the sub-list for extension extendee
-	0,  // [0:7] is the sub-list for field type_name
+	24, // 3: logbook.v1.SessionsAppendReply.flush:type_name -> logbook.v1.SessionsFlushReply
+	24, // 4: logbook.v1.SessionsAppendStreamReply.flush:type_name -> logbook.v1.SessionsFlushReply
+	14, // 5: logbook.v1.SessionsTranscriptReply.entries:type_name -> logbook.v1.TranscriptEntry
+	25, // 6: logbook.v1.SessionsFlushReply.backends:type_name -> logbook.v1.BackendFlushStatus
+	32, // 7: logbook.v1.SessionsListReply.sessions:type_name -> logbook.v1.SessionsListEntry
+	0,  // 8: logbook.v1.Sessions.Create:input_type -> logbook.v1.SessionsCreateRequest
+	2,  // 9: logbook.v1.Sessions.Open:input_type -> logbook.v1.SessionsOpenRequest
+	7,  // 10: logbook.v1.Sessions.Append:input_type -> logbook.v1.SessionsAppendRequest
+	7,  // 11: logbook.v1.Sessions.AppendStream:input_type -> logbook.v1.SessionsAppendRequest
+	7,  // 12: logbook.v1.Sessions.AppendGroup:input_type -> logbook.v1.SessionsAppendRequest
+	10, // 13: logbook.v1.Sessions.Messages:input_type -> logbook.v1.SessionsMessagesRequest
+	12, // 14: logbook.v1.Sessions.Transcript:input_type -> logbook.v1.SessionsTranscriptRequest
+	15, // 15: logbook.v1.Sessions.Surface:input_type -> logbook.v1.SessionsSurfaceRequest
+	17, // 16: logbook.v1.Sessions.Header:input_type -> logbook.v1.SessionsHeaderRequest
+	19, // 17: logbook.v1.Sessions.Events:input_type -> logbook.v1.SessionsEventsRequest
+	21, // 18: logbook.v1.Sessions.Fork:input_type -> logbook.v1.SessionsForkRequest
+	23, // 19: logbook.v1.Sessions.Flush:input_type -> logbook.v1.SessionsFlushRequest
+	26, // 20: logbook.v1.Sessions.Compact:input_type -> logbook.v1.SessionsCompactRequest
+	28, // 21: logbook.v1.Sessions.Inspect:input_type -> logbook.v1.SessionsInspectRequest
+	30, // 22: logbook.v1.Sessions.List:input_type -> logbook.v1.SessionsListRequest
+	33, // 23: logbook.v1.Sessions.Release:input_type -> logbook.v1.SessionsReleaseRequest
+	1,  // 24: logbook.v1.Sessions.Create:output_type -> logbook.v1.SessionsCreateReply
+	3,  // 25: logbook.v1.Sessions.Open:output_type -> logbook.v1.SessionsOpenReply
+	8,  // 26: logbook.v1.Sessions.Append:output_type -> logbook.v1.SessionsAppendReply
+	9,  // 27: logbook.v1.Sessions.AppendStream:output_type -> logbook.v1.SessionsAppendStreamReply
+	8,  // 28: logbook.v1.Sessions.AppendGroup:output_type -> logbook.v1.SessionsAppendReply
+	11, // 29: logbook.v1.Sessions.Messages:output_type -> logbook.v1.SessionsMessagesReply
+	13, // 30: logbook.v1.Sessions.Transcript:output_type -> logbook.v1.SessionsTranscriptReply
+	16, // 31: logbook.v1.Sessions.Surface:output_type -> logbook.v1.SessionsSurfaceReply
+	18, // 32: logbook.v1.Sessions.Header:output_type -> logbook.v1.SessionsHeaderReply
+	20, // 33: logbook.v1.Sessions.Events:output_type -> logbook.v1.SessionsEventsReply
+	22, // 34: logbook.v1.Sessions.Fork:output_type -> logbook.v1.SessionsForkReply
+	24, // 35: logbook.v1.Sessions.Flush:output_type -> logbook.v1.SessionsFlushReply
+	27, // 36: logbook.v1.Sessions.Compact:output_type -> logbook.v1.SessionsCompactReply
+	29, // 37: logbook.v1.Sessions.Inspect:output_type -> logbook.v1.SessionsInspectReply
+	31, // 38: logbook.v1.Sessions.List:output_type -> logbook.v1.SessionsListReply
+	34, // 39: logbook.v1.Sessions.Release:output_type -> logbook.v1.SessionsReleaseReply
+	24, // [24:40] is the sub-list for method output_type
+	8,  // [8:24] is the sub-list for method input_type
+	8,  // [8:8] is the sub-list for extension type_name
+	8,  // [8:8] is the sub-list for extension extendee
+	0,  // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_logbook_v1_sessions_proto_init() }
@@ -1845,17 +2211,17 @@ func file_logbook_v1_sessions_proto_init() {
 	}
 	file_logbook_v1_sessions_proto_msgTypes[7].OneofWrappers = []any{}
 	file_logbook_v1_sessions_proto_msgTypes[10].OneofWrappers = []any{}
-	file_logbook_v1_sessions_proto_msgTypes[12].OneofWrappers = []any{}
-	file_logbook_v1_sessions_proto_msgTypes[14].OneofWrappers = []any{}
 	file_logbook_v1_sessions_proto_msgTypes[19].OneofWrappers = []any{}
-	file_logbook_v1_sessions_proto_msgTypes[22].OneofWrappers = []any{}
+	file_logbook_v1_sessions_proto_msgTypes[21].OneofWrappers = []any{}
+	file_logbook_v1_sessions_proto_msgTypes[26].OneofWrappers = []any{}
+	file_logbook_v1_sessions_proto_msgTypes[29].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_logbook_v1_sessions_proto_rawDesc), len(file_logbook_v1_sessions_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   28,
+			NumMessages:   35,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -23,7 +23,11 @@ const (
 	Sessions_Open_FullMethodName         = "/logbook.v1.Sessions/Open"
 	Sessions_Append_FullMethodName       = "/logbook.v1.Sessions/Append"
 	Sessions_AppendStream_FullMethodName = "/logbook.v1.Sessions/AppendStream"
+	Sessions_AppendGroup_FullMethodName  = "/logbook.v1.Sessions/AppendGroup"
 	Sessions_Messages_FullMethodName     = "/logbook.v1.Sessions/Messages"
+	Sessions_Transcript_FullMethodName   = "/logbook.v1.Sessions/Transcript"
+	Sessions_Surface_FullMethodName      = "/logbook.v1.Sessions/Surface"
+	Sessions_Header_FullMethodName       = "/logbook.v1.Sessions/Header"
 	Sessions_Events_FullMethodName       = "/logbook.v1.Sessions/Events"
 	Sessions_Fork_FullMethodName         = "/logbook.v1.Sessions/Fork"
 	Sessions_Flush_FullMethodName        = "/logbook.v1.Sessions/Flush"
@@ -107,10 +111,29 @@ type SessionsClient interface {
 	// counts the events the whole stream appended and "firstSeq" is the seq
 	// of the first of them (or the log length at the stream's first request).
 	AppendStream(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[SessionsAppendRequest, SessionsAppendStreamReply], error)
+	// AppendGroup appends the request's events as one atomic group
+	// (docs/compaction.md), opening the session first when it is not live:
+	// the members are validated together and committed with consecutive seqs,
+	// or, when any member is rejected, nothing is appended and the error is
+	// that member's (its index in the request is the ErrorInfo "index"). A
+	// group holds at most one surface or projection event. expected_seq and
+	// flush work as for Append; the error metadata "appended" is 0 unless
+	// only the flush failed.
+	AppendGroup(ctx context.Context, in *SessionsAppendRequest, opts ...grpc.CallOption) (*SessionsAppendReply, error)
 	// Messages returns the derived model messages of a session: now, or
 	// right after event `at`. A session that is not live is read from
 	// storage as it is, read-only.
 	Messages(ctx context.Context, in *SessionsMessagesRequest, opts ...grpc.CallOption) (*SessionsMessagesReply, error)
+	// Transcript returns the human transcript: every event that appended a
+	// message to the surface, with that message as recorded, in seq order.
+	// A session that is not live is read from storage, read-only.
+	Transcript(ctx context.Context, in *SessionsTranscriptRequest, opts ...grpc.CallOption) (*SessionsTranscriptReply, error)
+	// Surface returns the seqs of the current surface nodes, in surface
+	// order. A session that is not live is read from storage, read-only.
+	Surface(ctx context.Context, in *SessionsSurfaceRequest, opts ...grpc.CallOption) (*SessionsSurfaceReply, error)
+	// Header returns the stored session header. A session that is not live
+	// is read from storage, read-only.
+	Header(ctx context.Context, in *SessionsHeaderRequest, opts ...grpc.CallOption) (*SessionsHeaderReply, error)
 	// Events streams the log from `from` (to `to`, exclusive, when set) in
 	// chunks. With follow the stream then stays open and carries every event
 	// appended in this server until the client cancels or `to` is reached.
@@ -187,10 +210,50 @@ func (c *sessionsClient) AppendStream(ctx context.Context, opts ...grpc.CallOpti
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Sessions_AppendStreamClient = grpc.ClientStreamingClient[SessionsAppendRequest, SessionsAppendStreamReply]
 
+func (c *sessionsClient) AppendGroup(ctx context.Context, in *SessionsAppendRequest, opts ...grpc.CallOption) (*SessionsAppendReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SessionsAppendReply)
+	err := c.cc.Invoke(ctx, Sessions_AppendGroup_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *sessionsClient) Messages(ctx context.Context, in *SessionsMessagesRequest, opts ...grpc.CallOption) (*SessionsMessagesReply, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(SessionsMessagesReply)
 	err := c.cc.Invoke(ctx, Sessions_Messages_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *sessionsClient) Transcript(ctx context.Context, in *SessionsTranscriptRequest, opts ...grpc.CallOption) (*SessionsTranscriptReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SessionsTranscriptReply)
+	err := c.cc.Invoke(ctx, Sessions_Transcript_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *sessionsClient) Surface(ctx context.Context, in *SessionsSurfaceRequest, opts ...grpc.CallOption) (*SessionsSurfaceReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SessionsSurfaceReply)
+	err := c.cc.Invoke(ctx, Sessions_Surface_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *sessionsClient) Header(ctx context.Context, in *SessionsHeaderRequest, opts ...grpc.CallOption) (*SessionsHeaderReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SessionsHeaderReply)
+	err := c.cc.Invoke(ctx, Sessions_Header_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -350,10 +413,29 @@ type SessionsServer interface {
 	// counts the events the whole stream appended and "firstSeq" is the seq
 	// of the first of them (or the log length at the stream's first request).
 	AppendStream(grpc.ClientStreamingServer[SessionsAppendRequest, SessionsAppendStreamReply]) error
+	// AppendGroup appends the request's events as one atomic group
+	// (docs/compaction.md), opening the session first when it is not live:
+	// the members are validated together and committed with consecutive seqs,
+	// or, when any member is rejected, nothing is appended and the error is
+	// that member's (its index in the request is the ErrorInfo "index"). A
+	// group holds at most one surface or projection event. expected_seq and
+	// flush work as for Append; the error metadata "appended" is 0 unless
+	// only the flush failed.
+	AppendGroup(context.Context, *SessionsAppendRequest) (*SessionsAppendReply, error)
 	// Messages returns the derived model messages of a session: now, or
 	// right after event `at`. A session that is not live is read from
 	// storage as it is, read-only.
 	Messages(context.Context, *SessionsMessagesRequest) (*SessionsMessagesReply, error)
+	// Transcript returns the human transcript: every event that appended a
+	// message to the surface, with that message as recorded, in seq order.
+	// A session that is not live is read from storage, read-only.
+	Transcript(context.Context, *SessionsTranscriptRequest) (*SessionsTranscriptReply, error)
+	// Surface returns the seqs of the current surface nodes, in surface
+	// order. A session that is not live is read from storage, read-only.
+	Surface(context.Context, *SessionsSurfaceRequest) (*SessionsSurfaceReply, error)
+	// Header returns the stored session header. A session that is not live
+	// is read from storage, read-only.
+	Header(context.Context, *SessionsHeaderRequest) (*SessionsHeaderReply, error)
 	// Events streams the log from `from` (to `to`, exclusive, when set) in
 	// chunks. With follow the stream then stays open and carries every event
 	// appended in this server until the client cancels or `to` is reached.
@@ -399,8 +481,20 @@ func (UnimplementedSessionsServer) Append(context.Context, *SessionsAppendReques
 func (UnimplementedSessionsServer) AppendStream(grpc.ClientStreamingServer[SessionsAppendRequest, SessionsAppendStreamReply]) error {
 	return status.Error(codes.Unimplemented, "method AppendStream not implemented")
 }
+func (UnimplementedSessionsServer) AppendGroup(context.Context, *SessionsAppendRequest) (*SessionsAppendReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method AppendGroup not implemented")
+}
 func (UnimplementedSessionsServer) Messages(context.Context, *SessionsMessagesRequest) (*SessionsMessagesReply, error) {
 	return nil, status.Error(codes.Unimplemented, "method Messages not implemented")
+}
+func (UnimplementedSessionsServer) Transcript(context.Context, *SessionsTranscriptRequest) (*SessionsTranscriptReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method Transcript not implemented")
+}
+func (UnimplementedSessionsServer) Surface(context.Context, *SessionsSurfaceRequest) (*SessionsSurfaceReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method Surface not implemented")
+}
+func (UnimplementedSessionsServer) Header(context.Context, *SessionsHeaderRequest) (*SessionsHeaderReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method Header not implemented")
 }
 func (UnimplementedSessionsServer) Events(*SessionsEventsRequest, grpc.ServerStreamingServer[SessionsEventsReply]) error {
 	return status.Error(codes.Unimplemented, "method Events not implemented")
@@ -505,6 +599,24 @@ func _Sessions_AppendStream_Handler(srv interface{}, stream grpc.ServerStream) e
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Sessions_AppendStreamServer = grpc.ClientStreamingServer[SessionsAppendRequest, SessionsAppendStreamReply]
 
+func _Sessions_AppendGroup_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SessionsAppendRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SessionsServer).AppendGroup(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Sessions_AppendGroup_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SessionsServer).AppendGroup(ctx, req.(*SessionsAppendRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _Sessions_Messages_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(SessionsMessagesRequest)
 	if err := dec(in); err != nil {
@@ -519,6 +631,60 @@ func _Sessions_Messages_Handler(srv interface{}, ctx context.Context, dec func(i
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(SessionsServer).Messages(ctx, req.(*SessionsMessagesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Sessions_Transcript_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SessionsTranscriptRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SessionsServer).Transcript(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Sessions_Transcript_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SessionsServer).Transcript(ctx, req.(*SessionsTranscriptRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Sessions_Surface_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SessionsSurfaceRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SessionsServer).Surface(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Sessions_Surface_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SessionsServer).Surface(ctx, req.(*SessionsSurfaceRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Sessions_Header_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SessionsHeaderRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SessionsServer).Header(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Sessions_Header_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SessionsServer).Header(ctx, req.(*SessionsHeaderRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -662,8 +828,24 @@ var Sessions_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _Sessions_Append_Handler,
 		},
 		{
+			MethodName: "AppendGroup",
+			Handler:    _Sessions_AppendGroup_Handler,
+		},
+		{
 			MethodName: "Messages",
 			Handler:    _Sessions_Messages_Handler,
+		},
+		{
+			MethodName: "Transcript",
+			Handler:    _Sessions_Transcript_Handler,
+		},
+		{
+			MethodName: "Surface",
+			Handler:    _Sessions_Surface_Handler,
+		},
+		{
+			MethodName: "Header",
+			Handler:    _Sessions_Header_Handler,
 		},
 		{
 			MethodName: "Fork",

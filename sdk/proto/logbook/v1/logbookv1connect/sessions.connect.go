@@ -41,8 +41,16 @@ const (
 	SessionsAppendProcedure = "/logbook.v1.Sessions/Append"
 	// SessionsAppendStreamProcedure is the fully-qualified name of the Sessions's AppendStream RPC.
 	SessionsAppendStreamProcedure = "/logbook.v1.Sessions/AppendStream"
+	// SessionsAppendGroupProcedure is the fully-qualified name of the Sessions's AppendGroup RPC.
+	SessionsAppendGroupProcedure = "/logbook.v1.Sessions/AppendGroup"
 	// SessionsMessagesProcedure is the fully-qualified name of the Sessions's Messages RPC.
 	SessionsMessagesProcedure = "/logbook.v1.Sessions/Messages"
+	// SessionsTranscriptProcedure is the fully-qualified name of the Sessions's Transcript RPC.
+	SessionsTranscriptProcedure = "/logbook.v1.Sessions/Transcript"
+	// SessionsSurfaceProcedure is the fully-qualified name of the Sessions's Surface RPC.
+	SessionsSurfaceProcedure = "/logbook.v1.Sessions/Surface"
+	// SessionsHeaderProcedure is the fully-qualified name of the Sessions's Header RPC.
+	SessionsHeaderProcedure = "/logbook.v1.Sessions/Header"
 	// SessionsEventsProcedure is the fully-qualified name of the Sessions's Events RPC.
 	SessionsEventsProcedure = "/logbook.v1.Sessions/Events"
 	// SessionsForkProcedure is the fully-qualified name of the Sessions's Fork RPC.
@@ -99,10 +107,29 @@ type SessionsClient interface {
 	// counts the events the whole stream appended and "firstSeq" is the seq
 	// of the first of them (or the log length at the stream's first request).
 	AppendStream(context.Context) *connect.ClientStreamForClient[v1.SessionsAppendRequest, v1.SessionsAppendStreamReply]
+	// AppendGroup appends the request's events as one atomic group
+	// (docs/compaction.md), opening the session first when it is not live:
+	// the members are validated together and committed with consecutive seqs,
+	// or, when any member is rejected, nothing is appended and the error is
+	// that member's (its index in the request is the ErrorInfo "index"). A
+	// group holds at most one surface or projection event. expected_seq and
+	// flush work as for Append; the error metadata "appended" is 0 unless
+	// only the flush failed.
+	AppendGroup(context.Context, *connect.Request[v1.SessionsAppendRequest]) (*connect.Response[v1.SessionsAppendReply], error)
 	// Messages returns the derived model messages of a session: now, or
 	// right after event `at`. A session that is not live is read from
 	// storage as it is, read-only.
 	Messages(context.Context, *connect.Request[v1.SessionsMessagesRequest]) (*connect.Response[v1.SessionsMessagesReply], error)
+	// Transcript returns the human transcript: every event that appended a
+	// message to the surface, with that message as recorded, in seq order.
+	// A session that is not live is read from storage, read-only.
+	Transcript(context.Context, *connect.Request[v1.SessionsTranscriptRequest]) (*connect.Response[v1.SessionsTranscriptReply], error)
+	// Surface returns the seqs of the current surface nodes, in surface
+	// order. A session that is not live is read from storage, read-only.
+	Surface(context.Context, *connect.Request[v1.SessionsSurfaceRequest]) (*connect.Response[v1.SessionsSurfaceReply], error)
+	// Header returns the stored session header. A session that is not live
+	// is read from storage, read-only.
+	Header(context.Context, *connect.Request[v1.SessionsHeaderRequest]) (*connect.Response[v1.SessionsHeaderReply], error)
 	// Events streams the log from `from` (to `to`, exclusive, when set) in
 	// chunks. With follow the stream then stays open and carries every event
 	// appended in this server until the client cancels or `to` is reached.
@@ -163,10 +190,34 @@ func NewSessionsClient(httpClient connect.HTTPClient, baseURL string, opts ...co
 			connect.WithSchema(sessionsMethods.ByName("AppendStream")),
 			connect.WithClientOptions(opts...),
 		),
+		appendGroup: connect.NewClient[v1.SessionsAppendRequest, v1.SessionsAppendReply](
+			httpClient,
+			baseURL+SessionsAppendGroupProcedure,
+			connect.WithSchema(sessionsMethods.ByName("AppendGroup")),
+			connect.WithClientOptions(opts...),
+		),
 		messages: connect.NewClient[v1.SessionsMessagesRequest, v1.SessionsMessagesReply](
 			httpClient,
 			baseURL+SessionsMessagesProcedure,
 			connect.WithSchema(sessionsMethods.ByName("Messages")),
+			connect.WithClientOptions(opts...),
+		),
+		transcript: connect.NewClient[v1.SessionsTranscriptRequest, v1.SessionsTranscriptReply](
+			httpClient,
+			baseURL+SessionsTranscriptProcedure,
+			connect.WithSchema(sessionsMethods.ByName("Transcript")),
+			connect.WithClientOptions(opts...),
+		),
+		surface: connect.NewClient[v1.SessionsSurfaceRequest, v1.SessionsSurfaceReply](
+			httpClient,
+			baseURL+SessionsSurfaceProcedure,
+			connect.WithSchema(sessionsMethods.ByName("Surface")),
+			connect.WithClientOptions(opts...),
+		),
+		header: connect.NewClient[v1.SessionsHeaderRequest, v1.SessionsHeaderReply](
+			httpClient,
+			baseURL+SessionsHeaderProcedure,
+			connect.WithSchema(sessionsMethods.ByName("Header")),
 			connect.WithClientOptions(opts...),
 		),
 		events: connect.NewClient[v1.SessionsEventsRequest, v1.SessionsEventsReply](
@@ -220,7 +271,11 @@ type sessionsClient struct {
 	open         *connect.Client[v1.SessionsOpenRequest, v1.SessionsOpenReply]
 	append       *connect.Client[v1.SessionsAppendRequest, v1.SessionsAppendReply]
 	appendStream *connect.Client[v1.SessionsAppendRequest, v1.SessionsAppendStreamReply]
+	appendGroup  *connect.Client[v1.SessionsAppendRequest, v1.SessionsAppendReply]
 	messages     *connect.Client[v1.SessionsMessagesRequest, v1.SessionsMessagesReply]
+	transcript   *connect.Client[v1.SessionsTranscriptRequest, v1.SessionsTranscriptReply]
+	surface      *connect.Client[v1.SessionsSurfaceRequest, v1.SessionsSurfaceReply]
+	header       *connect.Client[v1.SessionsHeaderRequest, v1.SessionsHeaderReply]
 	events       *connect.Client[v1.SessionsEventsRequest, v1.SessionsEventsReply]
 	fork         *connect.Client[v1.SessionsForkRequest, v1.SessionsForkReply]
 	flush        *connect.Client[v1.SessionsFlushRequest, v1.SessionsFlushReply]
@@ -250,9 +305,29 @@ func (c *sessionsClient) AppendStream(ctx context.Context) *connect.ClientStream
 	return c.appendStream.CallClientStream(ctx)
 }
 
+// AppendGroup calls logbook.v1.Sessions.AppendGroup.
+func (c *sessionsClient) AppendGroup(ctx context.Context, req *connect.Request[v1.SessionsAppendRequest]) (*connect.Response[v1.SessionsAppendReply], error) {
+	return c.appendGroup.CallUnary(ctx, req)
+}
+
 // Messages calls logbook.v1.Sessions.Messages.
 func (c *sessionsClient) Messages(ctx context.Context, req *connect.Request[v1.SessionsMessagesRequest]) (*connect.Response[v1.SessionsMessagesReply], error) {
 	return c.messages.CallUnary(ctx, req)
+}
+
+// Transcript calls logbook.v1.Sessions.Transcript.
+func (c *sessionsClient) Transcript(ctx context.Context, req *connect.Request[v1.SessionsTranscriptRequest]) (*connect.Response[v1.SessionsTranscriptReply], error) {
+	return c.transcript.CallUnary(ctx, req)
+}
+
+// Surface calls logbook.v1.Sessions.Surface.
+func (c *sessionsClient) Surface(ctx context.Context, req *connect.Request[v1.SessionsSurfaceRequest]) (*connect.Response[v1.SessionsSurfaceReply], error) {
+	return c.surface.CallUnary(ctx, req)
+}
+
+// Header calls logbook.v1.Sessions.Header.
+func (c *sessionsClient) Header(ctx context.Context, req *connect.Request[v1.SessionsHeaderRequest]) (*connect.Response[v1.SessionsHeaderReply], error) {
+	return c.header.CallUnary(ctx, req)
 }
 
 // Events calls logbook.v1.Sessions.Events.
@@ -330,10 +405,29 @@ type SessionsHandler interface {
 	// counts the events the whole stream appended and "firstSeq" is the seq
 	// of the first of them (or the log length at the stream's first request).
 	AppendStream(context.Context, *connect.ClientStream[v1.SessionsAppendRequest]) (*connect.Response[v1.SessionsAppendStreamReply], error)
+	// AppendGroup appends the request's events as one atomic group
+	// (docs/compaction.md), opening the session first when it is not live:
+	// the members are validated together and committed with consecutive seqs,
+	// or, when any member is rejected, nothing is appended and the error is
+	// that member's (its index in the request is the ErrorInfo "index"). A
+	// group holds at most one surface or projection event. expected_seq and
+	// flush work as for Append; the error metadata "appended" is 0 unless
+	// only the flush failed.
+	AppendGroup(context.Context, *connect.Request[v1.SessionsAppendRequest]) (*connect.Response[v1.SessionsAppendReply], error)
 	// Messages returns the derived model messages of a session: now, or
 	// right after event `at`. A session that is not live is read from
 	// storage as it is, read-only.
 	Messages(context.Context, *connect.Request[v1.SessionsMessagesRequest]) (*connect.Response[v1.SessionsMessagesReply], error)
+	// Transcript returns the human transcript: every event that appended a
+	// message to the surface, with that message as recorded, in seq order.
+	// A session that is not live is read from storage, read-only.
+	Transcript(context.Context, *connect.Request[v1.SessionsTranscriptRequest]) (*connect.Response[v1.SessionsTranscriptReply], error)
+	// Surface returns the seqs of the current surface nodes, in surface
+	// order. A session that is not live is read from storage, read-only.
+	Surface(context.Context, *connect.Request[v1.SessionsSurfaceRequest]) (*connect.Response[v1.SessionsSurfaceReply], error)
+	// Header returns the stored session header. A session that is not live
+	// is read from storage, read-only.
+	Header(context.Context, *connect.Request[v1.SessionsHeaderRequest]) (*connect.Response[v1.SessionsHeaderReply], error)
 	// Events streams the log from `from` (to `to`, exclusive, when set) in
 	// chunks. With follow the stream then stays open and carries every event
 	// appended in this server until the client cancels or `to` is reached.
@@ -390,10 +484,34 @@ func NewSessionsHandler(svc SessionsHandler, opts ...connect.HandlerOption) (str
 		connect.WithSchema(sessionsMethods.ByName("AppendStream")),
 		connect.WithHandlerOptions(opts...),
 	)
+	sessionsAppendGroupHandler := connect.NewUnaryHandler(
+		SessionsAppendGroupProcedure,
+		svc.AppendGroup,
+		connect.WithSchema(sessionsMethods.ByName("AppendGroup")),
+		connect.WithHandlerOptions(opts...),
+	)
 	sessionsMessagesHandler := connect.NewUnaryHandler(
 		SessionsMessagesProcedure,
 		svc.Messages,
 		connect.WithSchema(sessionsMethods.ByName("Messages")),
+		connect.WithHandlerOptions(opts...),
+	)
+	sessionsTranscriptHandler := connect.NewUnaryHandler(
+		SessionsTranscriptProcedure,
+		svc.Transcript,
+		connect.WithSchema(sessionsMethods.ByName("Transcript")),
+		connect.WithHandlerOptions(opts...),
+	)
+	sessionsSurfaceHandler := connect.NewUnaryHandler(
+		SessionsSurfaceProcedure,
+		svc.Surface,
+		connect.WithSchema(sessionsMethods.ByName("Surface")),
+		connect.WithHandlerOptions(opts...),
+	)
+	sessionsHeaderHandler := connect.NewUnaryHandler(
+		SessionsHeaderProcedure,
+		svc.Header,
+		connect.WithSchema(sessionsMethods.ByName("Header")),
 		connect.WithHandlerOptions(opts...),
 	)
 	sessionsEventsHandler := connect.NewServerStreamHandler(
@@ -448,8 +566,16 @@ func NewSessionsHandler(svc SessionsHandler, opts ...connect.HandlerOption) (str
 			sessionsAppendHandler.ServeHTTP(w, r)
 		case SessionsAppendStreamProcedure:
 			sessionsAppendStreamHandler.ServeHTTP(w, r)
+		case SessionsAppendGroupProcedure:
+			sessionsAppendGroupHandler.ServeHTTP(w, r)
 		case SessionsMessagesProcedure:
 			sessionsMessagesHandler.ServeHTTP(w, r)
+		case SessionsTranscriptProcedure:
+			sessionsTranscriptHandler.ServeHTTP(w, r)
+		case SessionsSurfaceProcedure:
+			sessionsSurfaceHandler.ServeHTTP(w, r)
+		case SessionsHeaderProcedure:
+			sessionsHeaderHandler.ServeHTTP(w, r)
 		case SessionsEventsProcedure:
 			sessionsEventsHandler.ServeHTTP(w, r)
 		case SessionsForkProcedure:
@@ -489,8 +615,24 @@ func (UnimplementedSessionsHandler) AppendStream(context.Context, *connect.Clien
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("logbook.v1.Sessions.AppendStream is not implemented"))
 }
 
+func (UnimplementedSessionsHandler) AppendGroup(context.Context, *connect.Request[v1.SessionsAppendRequest]) (*connect.Response[v1.SessionsAppendReply], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("logbook.v1.Sessions.AppendGroup is not implemented"))
+}
+
 func (UnimplementedSessionsHandler) Messages(context.Context, *connect.Request[v1.SessionsMessagesRequest]) (*connect.Response[v1.SessionsMessagesReply], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("logbook.v1.Sessions.Messages is not implemented"))
+}
+
+func (UnimplementedSessionsHandler) Transcript(context.Context, *connect.Request[v1.SessionsTranscriptRequest]) (*connect.Response[v1.SessionsTranscriptReply], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("logbook.v1.Sessions.Transcript is not implemented"))
+}
+
+func (UnimplementedSessionsHandler) Surface(context.Context, *connect.Request[v1.SessionsSurfaceRequest]) (*connect.Response[v1.SessionsSurfaceReply], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("logbook.v1.Sessions.Surface is not implemented"))
+}
+
+func (UnimplementedSessionsHandler) Header(context.Context, *connect.Request[v1.SessionsHeaderRequest]) (*connect.Response[v1.SessionsHeaderReply], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("logbook.v1.Sessions.Header is not implemented"))
 }
 
 func (UnimplementedSessionsHandler) Events(context.Context, *connect.Request[v1.SessionsEventsRequest], *connect.ServerStream[v1.SessionsEventsReply]) error {
