@@ -2,12 +2,13 @@ package client
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
+	"slices"
 	"time"
 
 	"connectrpc.com/connect"
 
+	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/jsonv"
 )
@@ -18,7 +19,7 @@ const (
 	DefaultRetryMaxBackoff = time.Second
 )
 
-// RetryOptions tune AppendRetry. Every zero field takes the default it
+// RetryOptions tune Session.AppendRetry. Every zero field takes the default it
 // names.
 type RetryOptions struct {
 	// Flush makes the events durable on every backend before AppendRetry
@@ -38,12 +39,11 @@ type RetryOptions struct {
 	OnRetry func(err error)
 }
 
-// AppendRetry appends events to session id at log length expected (the
-// seq its first event must get), retrying a failure that may pass — a
-// retryable code (sdk.Retryable: the server or a plugin unavailable, an I/O
-// error, a busy backend) or FLUSH_FAILED of a session that is not fenced
-// (see Fenced) — with backoff, until it succeeds, fails otherwise, or ctx
-// ends.
+// AppendRetry appends ins at log length expected (the seq the first of
+// them must get), retrying a failure that may pass — a retryable code
+// (sdk.Retryable: the server or a plugin unavailable, an I/O error, a busy
+// backend) or FLUSH_FAILED of a session that is not fenced (see Fenced) —
+// with backoff, until it succeeds, fails otherwise, or ctx ends.
 //
 // Every attempt carries the expected length, so no retry appends an event
 // twice: when an earlier attempt did append the events (its reply was lost,
@@ -51,48 +51,45 @@ type RetryOptions struct {
 // reads the events at expected back and compares them with its own (type,
 // data by value, surfaceOp, sourceEventSeqs, ignorable). If they are its
 // own it goes on as if that attempt had succeeded: with the rest of the
-// events when only some were appended (and nothing follows them), then
+// inputs when only some were appended (and nothing follows them), then
 // with the flush; events after all of its own (a resume's closers after a
 // server restart) do not matter. If the events at expected are not its own
 // — another writer got there first, or a resume appended its closers and
 // marker where they would have gone — it returns the SEQ_CONFLICT.
 //
-// Any failure is an *AppendError whose Appended counts the events of the
-// call appended over all attempts, from seq expected. The result's
-// envelopes are the stored events, one per input; Flush is set when
-// o.Flush is.
-func (c *Client) AppendRetry(ctx context.Context, id string, expected sdk.Offset, events []Input, o RetryOptions) (Appended, error) {
+// Any failure is an *AppendError whose Appended counts the inputs
+// appended over all attempts, from seq expected. The result is the stored
+// events, one per input.
+func (s *Session) AppendRetry(ctx context.Context, expected sdk.Offset, ins []events.Input, o RetryOptions) ([]events.Event, error) {
 	if o.Backoff <= 0 {
 		o.Backoff = DefaultRetryBackoff
 	}
 	if o.MaxBackoff <= 0 {
 		o.MaxBackoff = DefaultRetryMaxBackoff
 	}
-	r := retrier{c: c, ctx: ctx, id: id, o: o, wait: o.Backoff}
-	out := Appended{Envelopes: make([]json.RawMessage, 0, len(events))}
+	r := retrier{s: s, ctx: ctx, o: o, wait: o.Backoff}
+	out := make([]events.Event, 0, len(ins))
 	// fail gives up with err; last counts what the failed attempt appended.
-	fail := func(err error, last int64) (Appended, error) {
+	fail := func(err error, last int64) ([]events.Event, error) {
 		var ae *AppendError
 		if errors.As(err, &ae) {
 			err = ae.Err
 		}
-		return Appended{}, &AppendError{Appended: int64(len(out.Envelopes)) + last, FirstSeq: int64(expected), Err: err}
+		return nil, &AppendError{Appended: int64(len(out)) + last, FirstSeq: int64(expected), Err: err}
 	}
-	for len(out.Envelopes) < len(events) || len(events) == 0 {
-		at := expected + sdk.Offset(len(out.Envelopes))
-		rest := events[len(out.Envelopes):]
-		app, err := c.Append(ctx, id, rest, AppendOptions{Flush: o.Flush, ExpectedSeq: &at})
+	for len(out) < len(ins) || len(ins) == 0 {
+		at := expected + sdk.Offset(len(out))
+		rest := ins[len(out):]
+		evs, err := s.AppendWith(ctx, AppendOptions{Flush: o.Flush, ExpectedSeq: &at}, rest...)
 		if err == nil {
-			out.Envelopes = append(out.Envelopes, app.Envelopes...)
-			out.Flush = app.Flush
-			return out, nil
+			return append(out, evs...), nil
 		}
 		if _, actual, ok := SeqConflictOf(err); ok && actual > at && len(rest) > 0 {
 			mine, rerr := r.ownEvents(at, actual, rest)
 			if rerr != nil {
 				return fail(rerr, 0)
 			}
-			out.Envelopes = append(out.Envelopes, mine...)
+			out = append(out, mine...)
 			if len(mine) < len(rest) && (len(mine) == 0 || at+sdk.Offset(len(mine)) != actual) {
 				return fail(err, 0) // another writer's events at or after ours
 			}
@@ -108,20 +105,17 @@ func (c *Client) AppendRetry(ctx context.Context, id string, expected sdk.Offset
 		}
 	}
 	if o.Flush {
-		res, err := r.flush()
-		if err != nil {
+		if err := r.flush(); err != nil {
 			return fail(err, 0)
 		}
-		out.Flush = res
 	}
 	return out, nil
 }
 
 // retrier is the state of one AppendRetry.
 type retrier struct {
-	c        *Client
+	s        *Session
 	ctx      context.Context
-	id       string
 	o        RetryOptions
 	attempts int
 	wait     time.Duration
@@ -188,24 +182,23 @@ func retryable(err error) bool {
 	return false
 }
 
-// ownEvents reads the log [at, end) and returns the envelopes of its
-// leading events that are the inputs' (the first of them is ins[0], …),
-// stopping at the first that is not. A failed read is retried like an
-// append.
-func (r *retrier) ownEvents(at, end sdk.Offset, ins []Input) ([]json.RawMessage, error) {
+// ownEvents reads the log [at, end) and returns its leading events that
+// are the inputs' (the first of them is ins[0], …), stopping at the first
+// that is not. A failed read is retried like an append.
+func (r *retrier) ownEvents(at, end sdk.Offset, ins []events.Input) ([]events.Event, error) {
 	end = min(end, at+sdk.Offset(len(ins)))
 	for {
-		var mine []json.RawMessage
+		var mine []events.Event
 		var rerr error
-		for env, err := range r.c.Events(r.ctx, r.id, EventsOptions{From: at, To: &end}) {
+		for ev, err := range r.s.Read(r.ctx, ReadOptions{From: at, To: &end}) {
 			if err != nil {
 				rerr = err
 				break
 			}
-			if !sameEvent(env, ins[len(mine)]) {
+			if !sameEvent(ev, ins[len(mine)]) {
 				return mine, nil
 			}
-			mine = append(mine, env)
+			mine = append(mine, ev)
 		}
 		if rerr == nil {
 			return mine, nil
@@ -219,64 +212,39 @@ func (r *retrier) ownEvents(at, end sdk.Offset, ins []Input) ([]json.RawMessage,
 // flush flushes the session, retrying like an append. A session that is
 // not live (the server restarted) was read from storage: what ownEvents
 // found is durable already.
-func (r *retrier) flush() (*FlushResult, error) {
+func (r *retrier) flush() error {
 	for {
-		res, err := r.c.Flush(r.ctx, r.id)
-		if err == nil {
-			return &res, nil
-		}
-		if errors.Is(err, sdk.ErrSessionNotLive) {
-			return nil, nil
+		err := r.s.Flush(r.ctx)
+		if err == nil || errors.Is(err, sdk.ErrSessionNotLive) {
+			return nil
 		}
 		if err := r.again(err); err != nil {
-			return nil, err
+			return err
 		}
 	}
 }
 
-// sameEvent reports whether a stored envelope is the event in would
-// append: the same type, surfaceOp, sourceEventSeqs and ignorable, and
-// value-equal data.
-func sameEvent(envelope json.RawMessage, in Input) bool {
-	env, err := jsonv.Parse(envelope, jsonv.Options{Enclosing: 1}) // data sits inside the envelope
+// sameEvent reports whether a stored event is the one in would append: the
+// same type, surfaceOp, sourceEventSeqs and ignorable, and value-equal
+// data.
+func sameEvent(ev events.Event, in events.Input) bool {
+	if ev.Type != in.Type || ev.Ignorable != in.Ignorable || !sameSurfaceOp(ev.SurfaceOp, in.SurfaceOp) ||
+		(ev.SourceEventSeqs == nil) != (in.SourceEventSeqs == nil) || !slices.Equal(ev.SourceEventSeqs, in.SourceEventSeqs) {
+		return false
+	}
+	stored, err := jsonv.Parse(ev.Data, jsonv.Options{})
 	if err != nil {
 		return false
 	}
 	data, err := jsonv.Parse(in.Data, jsonv.Options{})
-	if err != nil {
-		return false
-	}
-	root := env.Root()
-	ign, _ := root.Get("ignorable").Bool()
-	return root.Get("type").StrEqual(in.Type) && jsonv.Equal(root.Get("data"), data.Root()) && ign == in.Ignorable &&
-		sameSurfaceOp(root.Get("surfaceOp"), in.SurfaceOp) && sameSources(root.Get("sourceEventSeqs"), in.SourceEventSeqs)
+	return err == nil && jsonv.Equal(stored.Root(), data.Root())
 }
 
-// sameSurfaceOp compares an envelope's surfaceOp with an input's.
-func sameSurfaceOp(v jsonv.Value, op *SurfaceOp) bool {
-	switch {
-	case op == nil:
-		return !v.Exists()
-	case !op.Replace:
-		return v.StrEqual("append")
+// sameSurfaceOp compares a stored surface operation with an input's; nil
+// is absent, and every "append" is the same.
+func sameSurfaceOp(stored, in *events.SurfaceOp) bool {
+	if stored == nil || in == nil {
+		return stored == in
 	}
-	start, ok1 := v.Get("startSeq").Int()
-	end, ok2 := v.Get("endSeq").Int()
-	return v.Get("op").StrEqual("replace") && ok1 && ok2 && sdk.Seq(start) == op.StartSeq && sdk.Seq(end) == op.EndSeq
-}
-
-// sameSources compares an envelope's sourceEventSeqs with an input's.
-func sameSources(v jsonv.Value, seqs []sdk.Seq) bool {
-	if seqs == nil || !v.Exists() {
-		return seqs == nil && !v.Exists()
-	}
-	if v.Kind() != jsonv.Array || v.Len() != len(seqs) {
-		return false
-	}
-	for i, el := range v.Elements() {
-		if n, ok := el.Int(); !ok || sdk.Seq(n) != seqs[i] {
-			return false
-		}
-	}
-	return true
+	return stored.Replace == in.Replace && (!in.Replace || *stored == *in)
 }

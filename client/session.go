@@ -1,0 +1,266 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"iter"
+	"sync/atomic"
+
+	"connectrpc.com/connect"
+
+	"github.com/seed-e5e476df/logbook/events"
+	"github.com/seed-e5e476df/logbook/sdk"
+	logbookv1 "github.com/seed-e5e476df/logbook/sdk/proto/logbook/v1"
+)
+
+// Session is a handle on one session of the server, with the method names
+// of the in-process runtime's session. It holds nothing but the id (and
+// the header once known): every call asks the server, so a handle stays
+// valid across a restart of the server, and any number of handles on one
+// session may be used at once.
+type Session struct {
+	c      *Client
+	id     string
+	header atomic.Pointer[sdk.Header] // immutable once stored; nil until known
+}
+
+// ID returns the session's id.
+func (s *Session) ID() string { return s.id }
+
+// Header returns the session's stored header. A handle from Create,
+// Resume or Fork knows it already; otherwise the first call asks the
+// server (the header never changes).
+func (s *Session) Header(ctx context.Context) (sdk.Header, error) {
+	if h := s.header.Load(); h != nil {
+		return *h, nil
+	}
+	r, err := s.c.rpc.Header(ctx, connect.NewRequest(&logbookv1.SessionsHeaderRequest{SessionId: s.id}))
+	if err != nil {
+		return sdk.Header{}, callError(ctx, "Header", err)
+	}
+	h, err := header(r.Msg.GetHeader(), s.id)
+	if err != nil {
+		return sdk.Header{}, err
+	}
+	s.header.Store(&h)
+	return h, nil
+}
+
+// AppendOptions tune AppendWith.
+type AppendOptions struct {
+	// Group appends the events as one atomic group (docs/compaction.md):
+	// all of them, with consecutive seqs, or, when any is rejected, none
+	// (see AppendGroup).
+	Group bool
+	// ExpectedSeq, when set, is the log length the events must find: the
+	// server appends them only if the session's log is exactly that long at
+	// that moment, else the call fails with SEQ_CONFLICT (see
+	// SeqConflictOf) and nothing is appended. AppendRetry builds on it.
+	ExpectedSeq *sdk.Offset
+	// Flush makes the events durable on every backend before the call
+	// returns, in the same round trip (a loop checkpoint).
+	Flush bool
+}
+
+// Append appends ins in order, resuming the session in the server first
+// when it is not live; no other append lands between them, so their seqs
+// are consecutive. It returns the stored events, one per input. At the
+// first rejected input it stops: the events before it stay appended, and
+// the error, an *AppendError, says how many.
+//
+// An input whose data is not valid UTF-8 is rejected the same way, with
+// JSON_INVALID_UTF8, though by the client: the inputs before it are sent
+// and it is not.
+func (s *Session) Append(ctx context.Context, ins ...events.Input) ([]events.Event, error) {
+	return s.AppendWith(ctx, AppendOptions{}, ins...)
+}
+
+// AppendGroup appends ins as one atomic group: the members are validated
+// together and committed with consecutive seqs, or, when any member is
+// rejected, nothing is appended and the error (an *AppendError with
+// Appended 0) is that member's, its Index the member's position. A group
+// holds at most one surface or projection event.
+func (s *Session) AppendGroup(ctx context.Context, ins ...events.Input) ([]events.Event, error) {
+	return s.AppendWith(ctx, AppendOptions{Group: true}, ins...)
+}
+
+// AppendWith is Append, or AppendGroup with o.Group, conditional on the log
+// length with o.ExpectedSeq and flushed with o.Flush. Every failure is an
+// *AppendError saying how many of the events were appended (and flushed,
+// with o.Flush, unless the flush is what failed).
+func (s *Session) AppendWith(ctx context.Context, o AppendOptions, ins ...events.Input) ([]events.Event, error) {
+	valid, bad := invalidData(s.id, ins)
+	if bad != nil && o.Group {
+		return nil, &AppendError{FirstSeq: firstSeqOf(nil, o.ExpectedSeq), Err: bad} // a group is all or nothing
+	}
+	flush := o.Flush && (bad == nil || len(valid) > 0) // nothing to make durable, as when the server rejects the first event
+	req := &logbookv1.SessionsAppendRequest{SessionId: s.id, Events: protoInputs(valid), Flush: flush, ExpectedSeq: expectedSeq(o.ExpectedSeq)}
+	call, rpc := "Append", s.c.rpc.Append
+	if o.Group {
+		call, rpc = "AppendGroup", s.c.rpc.AppendGroup
+	}
+	r, err := rpc(ctx, connect.NewRequest(req))
+	if err != nil {
+		return nil, callError(ctx, call, err)
+	}
+	evs, err := parseEvents(r.Msg.GetEnvelopes())
+	if err != nil {
+		return nil, err
+	}
+	if bad != nil {
+		return nil, &AppendError{Appended: int64(len(valid)), FirstSeq: firstSeqOf(evs, o.ExpectedSeq), Err: bad}
+	}
+	return evs, nil
+}
+
+// Flush makes everything appended to the session durable on every backend;
+// a failure is FLUSH_FAILED. The session must be live in the server
+// (SESSION_NOT_LIVE otherwise).
+func (s *Session) Flush(ctx context.Context) error {
+	_, err := s.c.rpc.Flush(ctx, connect.NewRequest(&logbookv1.SessionsFlushRequest{SessionId: s.id}))
+	return callError(ctx, "Flush", err)
+}
+
+// Release flushes the session, closes its backend handles in the server and
+// gives up its write ownership. The handle stays usable: its next append
+// resumes the session.
+func (s *Session) Release(ctx context.Context) error {
+	_, err := s.c.rpc.Release(ctx, connect.NewRequest(&logbookv1.SessionsReleaseRequest{SessionId: s.id}))
+	return callError(ctx, "Release", err)
+}
+
+// Messages returns the derived model messages, each message object exactly
+// as derived (canonical JSON).
+func (s *Session) Messages(ctx context.Context) ([]json.RawMessage, error) {
+	return s.messages(ctx, nil)
+}
+
+// MessagesAt returns the derived model messages as they were right after
+// event at.
+func (s *Session) MessagesAt(ctx context.Context, at sdk.Seq) ([]json.RawMessage, error) {
+	return s.messages(ctx, &at)
+}
+
+func (s *Session) messages(ctx context.Context, at *sdk.Seq) ([]json.RawMessage, error) {
+	req := &logbookv1.SessionsMessagesRequest{SessionId: s.id}
+	if at != nil {
+		v := int64(*at)
+		req.At = &v
+	}
+	r, err := s.c.rpc.Messages(ctx, connect.NewRequest(req))
+	if err != nil {
+		return nil, callError(ctx, "Messages", err)
+	}
+	return raw(r.Msg.GetMessages()), nil
+}
+
+// Transcript returns the human transcript: every event that appended a
+// message to the surface, in seq order, with that message as recorded.
+func (s *Session) Transcript(ctx context.Context) ([]events.TranscriptEntry, error) {
+	r, err := s.c.rpc.Transcript(ctx, connect.NewRequest(&logbookv1.SessionsTranscriptRequest{SessionId: s.id}))
+	if err != nil {
+		return nil, callError(ctx, "Transcript", err)
+	}
+	out := make([]events.TranscriptEntry, len(r.Msg.GetEntries()))
+	for i, e := range r.Msg.GetEntries() {
+		out[i] = events.TranscriptEntry{Seq: sdk.Seq(e.GetSeq()), Type: e.GetType(), Message: json.RawMessage(e.GetMessage())}
+	}
+	return out, nil
+}
+
+// Surface returns the seqs of the current surface nodes, in surface order.
+func (s *Session) Surface(ctx context.Context) ([]sdk.Seq, error) {
+	r, err := s.c.rpc.Surface(ctx, connect.NewRequest(&logbookv1.SessionsSurfaceRequest{SessionId: s.id}))
+	if err != nil {
+		return nil, callError(ctx, "Surface", err)
+	}
+	out := make([]sdk.Seq, len(r.Msg.GetSeqs()))
+	for i, seq := range r.Msg.GetSeqs() {
+		out[i] = sdk.Seq(seq)
+	}
+	return out, nil
+}
+
+// Events returns the whole log in seq order. Read streams a part of it,
+// or follows it.
+func (s *Session) Events(ctx context.Context) ([]events.Event, error) {
+	var out []events.Event
+	for ev, err := range s.Read(ctx, ReadOptions{}) {
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ev)
+	}
+	return out, nil
+}
+
+// ReadOptions choose the events of Read.
+type ReadOptions struct {
+	From   sdk.Offset  // first seq
+	To     *sdk.Offset // exclusive end; nil = the end (or forever with Follow)
+	Follow bool        // after the log, yield every event appended in the server until ctx ends
+}
+
+// Read yields the events of the log from o.From in seq order, as the
+// server streams them, and at most one error, last. With o.Follow it keeps
+// yielding events appended in the server until ctx ends (then it stops
+// without an error) or o.To is reached. Breaking out of the loop ends the
+// call.
+func (s *Session) Read(ctx context.Context, o ReadOptions) iter.Seq2[events.Event, error] {
+	return func(yield func(events.Event, error) bool) {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		req := &logbookv1.SessionsEventsRequest{SessionId: s.id, From: int64(o.From), Follow: o.Follow}
+		if o.To != nil {
+			to := int64(*o.To)
+			req.To = &to
+		}
+		stream, err := s.c.rpc.Events(ctx, connect.NewRequest(req))
+		if err != nil {
+			yield(events.Event{}, callError(ctx, "Events", err))
+			return
+		}
+		defer stream.Close()
+		for stream.Receive() {
+			for _, text := range stream.Msg().GetEnvelopes() {
+				ev, err := events.ParseEvent([]byte(text))
+				if !yield(ev, err) || err != nil {
+					return
+				}
+			}
+		}
+		if err := stream.Err(); err != nil && !(o.Follow && ctx.Err() != nil) {
+			yield(events.Event{}, callError(ctx, "Events", err))
+		}
+	}
+}
+
+// CompactOptions tune Compact.
+type CompactOptions struct {
+	// Start and End, both or neither, compact exactly the current nodes
+	// Start..End; neither = the largest balanced head of the surface.
+	Start, End *sdk.Seq
+	// SourceCommandID is recorded in the bracket (without Start and End);
+	// "" = none.
+	SourceCommandID string
+}
+
+// Compact runs a manual compaction with the server's configured summarizer
+// (docs/compaction.md), resuming the session first when it is not live,
+// and returns the events it appended.
+func (s *Session) Compact(ctx context.Context, o CompactOptions) ([]events.Event, error) {
+	req := &logbookv1.SessionsCompactRequest{SessionId: s.id, SourceCommandId: o.SourceCommandID}
+	if o.Start != nil {
+		v := int64(*o.Start)
+		req.StartSeq = &v
+	}
+	if o.End != nil {
+		v := int64(*o.End)
+		req.EndSeq = &v
+	}
+	r, err := s.c.rpc.Compact(ctx, connect.NewRequest(req))
+	if err != nil {
+		return nil, callError(ctx, "Compact", err)
+	}
+	return parseEvents(r.Msg.GetEnvelopes())
+}
