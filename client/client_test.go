@@ -12,6 +12,7 @@ import (
 
 	"github.com/seed-e5e476df/logbook/client"
 	"github.com/seed-e5e476df/logbook/config"
+	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/internal/corpus"
 	"github.com/seed-e5e476df/logbook/internal/testbin"
 	"github.com/seed-e5e476df/logbook/runtime/engine"
@@ -67,30 +68,36 @@ func headless(t *testing.T) *config.Config {
 	return config.Headless(config.Overrides{DataDir: t.TempDir()})
 }
 
-func user(i int) client.Input {
-	return client.Input{Type: "user/message", SurfaceOp: &client.SurfaceOp{},
+func user(i int) events.Input {
+	return events.Input{Type: "user/message", SurfaceOp: events.Append(),
 		Data: json.RawMessage(fmt.Sprintf(`{"id":"u%d","role":"user","content":[{"type":"text","text":"message %d"}],"source":{"kind":"user"}}`, i, i))}
 }
 
 func TestClientRoundTrip(t *testing.T) {
 	c := serve(t, headless(t), "a-token-of-16-bytes")
 	ctx := context.Background()
-	h, err := c.Create(ctx, client.CreateOptions{ID: "c1", CWD: "/repo", AgentPreset: "coder"})
-	if err != nil || !strings.Contains(string(h), `"id":"c1"`) || !strings.Contains(string(h), `"agentPreset":"coder"`) {
-		t.Fatalf("create: %s (%v)", h, err)
+	s, err := c.Create(ctx, "c1", client.CreateOptions{CWD: "/repo", AgentPreset: "coder"})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := c.Create(ctx, client.CreateOptions{ID: "c1"}); !errors.Is(err, sdk.ErrSessionAlreadyExists) {
+	if h, err := s.Header(ctx); err != nil || s.ID() != "c1" || h.ID != "c1" || h.AgentPreset != "coder" || h.CWD != "/repo" {
+		t.Fatalf("create: %+v (%v)", h, err)
+	}
+	if _, err := c.Create(ctx, "c1"); !errors.Is(err, sdk.ErrSessionAlreadyExists) {
 		t.Fatalf("second create: %v", err)
 	}
-	if _, err := c.Create(ctx, client.CreateOptions{ID: "c1", CWD: "relative"}); !errors.Is(err, sdk.ErrSeedInvalid) {
+	if _, err := c.Create(ctx, "c1", client.CreateOptions{CWD: "relative"}); !errors.Is(err, sdk.ErrSeedInvalid) {
 		t.Fatalf("relative cwd: %v", err)
 	}
-	app, err := c.Append(ctx, "c1", []client.Input{user(0), user(1), user(2)}, client.AppendOptions{Flush: true})
-	if err != nil || len(app.Envelopes) != 3 || app.Flush == nil || app.Flush.Backends[0].DurableSeq != 2 {
+	if _, err := c.Create(ctx, "c2", client.CreateOptions{}, client.CreateOptions{}); !errors.Is(err, sdk.ErrUsage) {
+		t.Fatalf("two CreateOptions: %v", err)
+	}
+	app, err := s.AppendWith(ctx, client.AppendOptions{Flush: true}, user(0), user(1), user(2))
+	if err != nil || len(app) != 3 || app[2].Seq != 2 || app[2].Type != "user/message" {
 		t.Fatalf("append: %+v (%v)", app, err)
 	}
 	// A rejected event: the ones before it stay, the error says how many.
-	_, err = c.Append(ctx, "c1", []client.Input{user(3), {Type: "no/such-type", Data: json.RawMessage(`{}`)}}, client.AppendOptions{})
+	_, err = s.Append(ctx, user(3), events.Input{Type: "no/such-type", Data: json.RawMessage(`{}`)})
 	var ae *client.AppendError
 	if !errors.As(err, &ae) || ae.Appended != 1 || !errors.Is(err, sdk.ErrUnknownEventType) {
 		t.Fatalf("unknown type: %v", err)
@@ -100,61 +107,66 @@ func TestClientRoundTrip(t *testing.T) {
 		t.Fatalf("the rebuilt error: %#v", se)
 	}
 
-	msgs, err := c.Messages(ctx, "c1", nil)
+	msgs, err := s.Messages(ctx)
 	if err != nil || len(msgs) != 4 || !strings.Contains(string(msgs[3]), `"message 3"`) {
 		t.Fatalf("messages: %q (%v)", msgs, err)
 	}
-	at := sdk.Seq(1)
-	if msgs, err = c.Messages(ctx, "c1", &at); err != nil || len(msgs) != 2 {
+	if msgs, err = s.MessagesAt(ctx, 1); err != nil || len(msgs) != 2 {
 		t.Fatalf("messages at 1: %q (%v)", msgs, err)
 	}
-	at = 9
-	if _, err = c.Messages(ctx, "c1", &at); !errors.Is(err, sdk.ErrInvalidBoundary) {
+	if _, err = s.MessagesAt(ctx, 9); !errors.Is(err, sdk.ErrInvalidBoundary) {
 		t.Fatalf("messages past the end: %v", err)
 	}
 
 	from, to := sdk.Offset(1), sdk.Offset(3)
-	var seqs []int
-	for env, err := range c.Events(ctx, "c1", client.EventsOptions{From: from, To: &to}) {
+	var seqs []sdk.Seq
+	for ev, err := range s.Read(ctx, client.ReadOptions{From: from, To: &to}) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var ev struct{ Seq int }
-		_ = json.Unmarshal(env, &ev)
 		seqs = append(seqs, ev.Seq)
 	}
 	if fmt.Sprint(seqs) != "[1 2]" {
 		t.Fatalf("events [1, 3): %v", seqs)
 	}
-	for _, err := range c.Events(ctx, "missing", client.EventsOptions{}) {
+	for _, err := range c.Session("missing").Read(ctx, client.ReadOptions{}) {
 		if !errors.Is(err, sdk.ErrSessionNotFound) {
 			t.Fatalf("events of a missing session: %v", err)
 		}
 	}
 
-	fh, err := c.Fork(ctx, client.ForkOptions{SourceID: "c1", ChildID: "c1-fork"})
-	if err != nil || !strings.Contains(string(fh), `"parentSession":"c1"`) {
-		t.Fatalf("fork: %s (%v)", fh, err)
-	}
-	if fr, err := c.Flush(ctx, "c1-fork"); err != nil || !fr.Participated {
-		t.Fatalf("flush: %+v (%v)", fr, err)
-	}
-	in, err := c.Inspect(ctx, "c1")
-	if err != nil || in.Events != 4 || !in.Live || in.OpenTurn != nil || len(in.PendingRepair) != 0 {
-		t.Fatalf("inspect: %+v (%v)", in, err)
-	}
-	if err := c.Release(ctx, "c1"); err != nil {
+	fork, err := c.Fork(ctx, client.ForkOptions{SourceID: "c1", ChildID: "c1-fork"})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Release(ctx, "c1"); !errors.Is(err, sdk.ErrSessionNotLive) {
+	if h, err := fork.Header(ctx); err != nil || fork.ID() != "c1-fork" || h.ParentSession != "c1" {
+		t.Fatalf("fork: %+v (%v)", h, err)
+	}
+	if err := fork.Flush(ctx); err != nil {
+		t.Fatalf("flush: %v", err)
+	}
+	in, err := c.Inspect(ctx, "c1")
+	if err != nil || in.Events != 4 || !in.Live || in.OpenTurn != nil || len(in.PendingRepair) != 0 || in.Header.ID != "c1" {
+		t.Fatalf("inspect: %+v (%v)", in, err)
+	}
+	if err := s.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Release(ctx); !errors.Is(err, sdk.ErrSessionNotLive) {
 		t.Fatalf("second release: %v", err)
 	}
-	op, err := c.Open(ctx, "c1")
-	if err != nil || op.AlreadyLive || op.NextSeq != 5 || len(op.Repaired) != 0 {
-		t.Fatalf("open: %+v (%v)", op, err)
+	if err := s.Flush(ctx); !errors.Is(err, sdk.ErrSessionNotLive) {
+		t.Fatalf("flush of a released session: %v", err)
+	}
+	resumed, rep, err := c.Resume(ctx, "c1")
+	if err != nil || rep.AlreadyLive || rep.NextSeq != 5 || len(rep.Repaired) != 0 || resumed.ID() != "c1" {
+		t.Fatalf("resume: %+v (%v)", rep, err)
+	}
+	if _, rep, err = c.Resume(ctx, "c1"); err != nil || !rep.AlreadyLive {
+		t.Fatalf("resume of a live session: %+v (%v)", rep, err)
 	}
 	list, err := c.List(ctx)
-	if err != nil || len(list) != 2 || list[0].ID != "c1" || !list[0].Live || list[1].ID != "c1-fork" || list[0].Err != nil {
+	if err != nil || len(list) != 2 || list[0].ID != "c1" || !list[0].Live || list[1].ID != "c1-fork" || list[0].Err != nil || list[1].Header.ParentSession != "c1" {
 		t.Fatalf("list: %+v (%v)", list, err)
 	}
 }
@@ -164,11 +176,11 @@ func TestClientRoundTrip(t *testing.T) {
 func TestAppendStreamCoalesces(t *testing.T) {
 	c := serve(t, headless(t), "")
 	ctx := context.Background()
-	if _, err := c.Create(ctx, client.CreateOptions{ID: "s"}); err != nil {
+	if _, err := c.Create(ctx, "s"); err != nil {
 		t.Fatal(err)
 	}
-	st := c.AppendStream(ctx, "s")
-	if err := st.Send([]client.Input{user(0)}, false); err != nil {
+	st := c.Session("s").AppendStream(ctx)
+	if err := st.Send([]events.Input{user(0)}, false); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
@@ -186,7 +198,7 @@ func TestAppendStreamCoalesces(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	for i := 1; i < 3000; i++ {
-		if err := st.Send([]client.Input{user(i)}, i == 1500); err != nil {
+		if err := st.Send([]events.Input{user(i)}, i == 1500); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -195,12 +207,12 @@ func TestAppendStreamCoalesces(t *testing.T) {
 		t.Fatalf("close: %+v (%v)", res, err)
 	}
 	i := 0
-	for env, err := range c.Events(ctx, "s", client.EventsOptions{}) {
+	for env, err := range c.Session("s").Read(ctx, client.ReadOptions{}) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(string(env), fmt.Sprintf(`"seq":%d,`, i)) || !strings.Contains(string(env), fmt.Sprintf(`"message %d"`, i)) {
-			t.Fatalf("event %d: %s", i, env)
+		if env.Seq != sdk.Seq(i) || !strings.Contains(string(env.Data), fmt.Sprintf(`"message %d"`, i)) {
+			t.Fatalf("event %d: %s", i, env.Envelope)
 		}
 		i++
 	}
@@ -208,7 +220,7 @@ func TestAppendStreamCoalesces(t *testing.T) {
 		t.Fatalf("%d events", i)
 	}
 	// An empty stream names its session and appends nothing.
-	res, err = c.AppendStream(ctx, "s").CloseAndReceive()
+	res, err = c.Session("s").AppendStream(ctx).CloseAndReceive()
 	if err != nil || res.Appended != 0 || res.NextSeq != 3000 {
 		t.Fatalf("empty stream: %+v (%v)", res, err)
 	}
@@ -236,41 +248,41 @@ func TestUnreachableServer(t *testing.T) {
 func TestCompact(t *testing.T) {
 	c := serve(t, config.Default(config.Overrides{DataDir: t.TempDir()}), "")
 	ctx := context.Background()
-	if _, err := c.Create(ctx, client.CreateOptions{ID: "k"}); err != nil {
+	if _, err := c.Create(ctx, "k"); err != nil {
 		t.Fatal(err)
 	}
-	var ins []client.Input
+	var ins []events.Input
 	for _, b := range corpus.Session(7, 400) {
 		ev, err := session.ParseEnvelope(b, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		in := client.Input{Type: ev.Type(), Data: ev.Data()}
+		in := events.Input{Type: ev.Type(), Data: ev.Data()}
 		if _, ok := ev.SurfaceOp(); ok {
-			in.SurfaceOp = &client.SurfaceOp{}
+			in.SurfaceOp = events.Append()
 		}
 		ins = append(ins, in)
 	}
 	for len(ins) > 0 && ins[len(ins)-1].Type != "turn/end" {
 		ins = ins[:len(ins)-1] // end on a closed turn: a manual compaction needs one
 	}
-	if _, err := c.Append(ctx, "k", ins, client.AppendOptions{}); err != nil {
+	if _, err := c.Session("k").Append(ctx, ins...); err != nil {
 		t.Fatal(err)
 	}
-	evs, err := c.Compact(ctx, "k", client.CompactOptions{SourceCommandID: "cmd-1"})
+	evs, err := c.Session("k").Compact(ctx, client.CompactOptions{SourceCommandID: "cmd-1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(evs) < 4 || !strings.Contains(string(evs[0]), `"type":"compaction/start"`) || !strings.Contains(string(evs[len(evs)-1]), `"type":"compaction/end"`) ||
-		!strings.Contains(string(evs[0]), `"sourceCommandId":"cmd-1"`) {
-		t.Fatalf("compaction events: %d, first %.200s", len(evs), evs[0])
+	if len(evs) < 4 || evs[0].Type != "compaction/start" || evs[len(evs)-1].Type != "compaction/end" ||
+		!strings.Contains(string(evs[0].Data), `"sourceCommandId":"cmd-1"`) {
+		t.Fatalf("compaction events: %d, first %.200s", len(evs), evs[0].Envelope)
 	}
 
 	h := serve(t, headless(t), "")
-	if _, err := h.Create(ctx, client.CreateOptions{ID: "k"}); err != nil {
+	if _, err := h.Create(ctx, "k"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.Compact(ctx, "k", client.CompactOptions{}); !errors.Is(err, sdk.ErrConfigInvalid) {
+	if _, err := h.Session("k").Compact(ctx, client.CompactOptions{}); !errors.Is(err, sdk.ErrConfigInvalid) {
 		t.Fatalf("compact without a compaction block: %v", err)
 	}
 }
@@ -281,45 +293,45 @@ func TestCompact(t *testing.T) {
 func TestInvalidUTF8Data(t *testing.T) {
 	c := serve(t, headless(t), "")
 	ctx := context.Background()
-	if _, err := c.Create(ctx, client.CreateOptions{ID: "u"}); err != nil {
+	if _, err := c.Create(ctx, "u"); err != nil {
 		t.Fatal(err)
 	}
-	bad := client.Input{Type: "user/message", SurfaceOp: &client.SurfaceOp{}, Data: json.RawMessage("{\"id\":\"x\",\"text\":\"a\xffb\"}")}
+	bad := events.Input{Type: "user/message", SurfaceOp: events.Append(), Data: json.RawMessage("{\"id\":\"x\",\"text\":\"a\xffb\"}")}
 
-	_, err := c.Append(ctx, "u", []client.Input{user(0), user(1), bad, user(2)}, client.AppendOptions{Flush: true})
+	_, err := c.Session("u").AppendWith(ctx, client.AppendOptions{Flush: true}, user(0), user(1), bad, user(2))
 	var ae *client.AppendError
 	var se *sdk.Error
 	if !errors.As(err, &ae) || ae.Appended != 2 || !errors.Is(err, sdk.ErrJSONInvalidUTF8) || !errors.As(err, &se) ||
 		se.SessionID != "u" || !strings.Contains(se.Detail, "byte offset 19") {
 		t.Fatalf("append with invalid UTF-8: %v", err)
 	}
-	if _, err := c.Append(ctx, "u", []client.Input{bad}, client.AppendOptions{}); !errors.As(err, &ae) || ae.Appended != 0 || !errors.Is(err, sdk.ErrJSONInvalidUTF8) {
+	if _, err := c.Session("u").Append(ctx, bad); !errors.As(err, &ae) || ae.Appended != 0 || !errors.Is(err, sdk.ErrJSONInvalidUTF8) {
 		t.Fatalf("append of invalid UTF-8 alone: %v", err)
 	}
-	if _, err := c.Append(ctx, "missing", []client.Input{bad}, client.AppendOptions{}); !errors.Is(err, sdk.ErrSessionNotFound) {
+	if _, err := c.Session("missing").Append(ctx, bad); !errors.Is(err, sdk.ErrSessionNotFound) {
 		t.Fatalf("append of invalid UTF-8 to a missing session: %v; the server's error comes first", err)
 	}
 
-	st := c.AppendStream(ctx, "u")
-	if err := st.Send([]client.Input{user(2)}, false); err != nil {
+	st := c.Session("u").AppendStream(ctx)
+	if err := st.Send([]events.Input{user(2)}, false); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.Send([]client.Input{user(3), bad, user(4)}, false); !errors.Is(err, sdk.ErrJSONInvalidUTF8) {
+	if err := st.Send([]events.Input{user(3), bad, user(4)}, false); !errors.Is(err, sdk.ErrJSONInvalidUTF8) {
 		t.Fatalf("stream send of invalid UTF-8: %v", err)
 	}
-	if err := st.Send([]client.Input{user(5)}, false); !errors.Is(err, sdk.ErrJSONInvalidUTF8) {
+	if err := st.Send([]events.Input{user(5)}, false); !errors.Is(err, sdk.ErrJSONInvalidUTF8) {
 		t.Fatalf("send on the broken stream: %v", err)
 	}
 	if _, err := st.CloseAndReceive(); !errors.As(err, &ae) || ae.Appended != 2 || !errors.Is(err, sdk.ErrJSONInvalidUTF8) {
 		t.Fatalf("close of the broken stream: %v", err)
 	}
 	var got []string
-	for env, err := range c.Events(ctx, "u", client.EventsOptions{}) {
+	for env, err := range c.Session("u").Read(ctx, client.ReadOptions{}) {
 		if err != nil {
 			t.Fatal(err)
 		}
 		var ev struct{ Data struct{ ID string } }
-		if err := json.Unmarshal(env, &ev); err != nil {
+		if err := json.Unmarshal(env.Envelope, &ev); err != nil {
 			t.Fatal(err)
 		}
 		got = append(got, ev.Data.ID)
@@ -333,21 +345,21 @@ func TestInvalidUTF8Data(t *testing.T) {
 func TestExactData(t *testing.T) {
 	c := serve(t, headless(t), "")
 	ctx := context.Background()
-	if _, err := c.Create(ctx, client.CreateOptions{ID: "x"}); err != nil {
+	if _, err := c.Create(ctx, "x"); err != nil {
 		t.Fatal(err)
 	}
 	data := `{"id":"u0","role":"user","content":[{"type":"text","text":"é \"q\" \\ 😀"}],"source":{"kind":"user"},"plugin:x":{"z":1.50,"a":1E3,"pi":3.14159265358979323846264338327950288}}`
-	app, err := c.Append(ctx, "x", []client.Input{{Type: "user/message", SurfaceOp: &client.SurfaceOp{}, Data: json.RawMessage(data)}}, client.AppendOptions{})
+	app, err := c.Session("x").Append(ctx, events.Input{Type: "user/message", SurfaceOp: events.Append(), Data: json.RawMessage(data)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var env struct{ Data json.RawMessage }
-	if err := json.Unmarshal(app.Envelopes[0], &env); err != nil || string(env.Data) != data {
-		t.Fatalf("envelope %s (%v)", app.Envelopes[0], err)
+	if err := json.Unmarshal(app[0].Envelope, &env); err != nil || string(env.Data) != data || string(app[0].Data) != data {
+		t.Fatalf("envelope %s (%v)", app[0].Envelope, err)
 	}
-	for got, err := range c.Events(ctx, "x", client.EventsOptions{}) {
-		if err != nil || string(got) != string(app.Envelopes[0]) {
-			t.Fatalf("events: %s (%v)", got, err)
+	for got, err := range c.Session("x").Read(ctx, client.ReadOptions{}) {
+		if err != nil || string(got.Envelope) != string(app[0].Envelope) {
+			t.Fatalf("events: %s (%v)", got.Envelope, err)
 		}
 	}
 }

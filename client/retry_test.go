@@ -9,6 +9,7 @@ import (
 	"connectrpc.com/connect"
 
 	"github.com/seed-e5e476df/logbook/client"
+	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
@@ -20,24 +21,24 @@ func offset(n sdk.Offset) *sdk.Offset { return &n }
 func TestAppendExpectedSeq(t *testing.T) {
 	c := serve(t, headless(t), "")
 	ctx := context.Background()
-	if _, err := c.Create(ctx, client.CreateOptions{ID: "e"}); err != nil {
+	if _, err := c.Create(ctx, "e"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Append(ctx, "e", []client.Input{user(0), user(1)}, client.AppendOptions{ExpectedSeq: offset(0)}); err != nil {
+	if _, err := c.Session("e").AppendWith(ctx, client.AppendOptions{ExpectedSeq: offset(0)}, user(0), user(1)); err != nil {
 		t.Fatal(err)
 	}
-	_, err := c.Append(ctx, "e", []client.Input{user(2)}, client.AppendOptions{ExpectedSeq: offset(1), Flush: true})
+	_, err := c.Session("e").AppendWith(ctx, client.AppendOptions{ExpectedSeq: offset(1), Flush: true}, user(2))
 	want, got, ok := client.SeqConflictOf(err)
 	var ae *client.AppendError
 	if !ok || want != 1 || got != 2 || !errors.As(err, &ae) || ae.Appended != 0 || ae.FirstSeq != 2 {
 		t.Fatalf("a stale expected seq: %v (expected %d, actual %d, %v)", err, want, got, ok)
 	}
 	// A failed flush or rejection reports where the appended events went.
-	_, err = c.Append(ctx, "e", []client.Input{user(2), {Type: "no/such-type", Data: []byte(`{}`)}}, client.AppendOptions{ExpectedSeq: offset(2)})
+	_, err = c.Session("e").AppendWith(ctx, client.AppendOptions{ExpectedSeq: offset(2)}, user(2), events.Input{Type: "no/such-type", Data: []byte(`{}`)})
 	if !errors.As(err, &ae) || ae.Appended != 1 || ae.FirstSeq != 2 || !errors.Is(err, sdk.ErrUnknownEventType) {
 		t.Fatalf("a rejected second event: %v", err)
 	}
-	if _, err = c.Append(ctx, "missing", []client.Input{user(0)}, client.AppendOptions{}); !errors.As(err, &ae) || ae.FirstSeq != -1 || !errors.Is(err, sdk.ErrSessionNotFound) {
+	if _, err = c.Session("missing").Append(ctx, user(0)); !errors.As(err, &ae) || ae.FirstSeq != -1 || !errors.Is(err, sdk.ErrSessionNotFound) {
 		t.Fatalf("a missing session: %v", err)
 	}
 }
@@ -49,44 +50,44 @@ func TestAppendExpectedSeq(t *testing.T) {
 func TestAppendRetryNeverDuplicates(t *testing.T) {
 	c := serve(t, headless(t), "")
 	ctx := context.Background()
-	if _, err := c.Create(ctx, client.CreateOptions{ID: "r"}); err != nil {
+	if _, err := c.Create(ctx, "r"); err != nil {
 		t.Fatal(err)
 	}
-	batch := []client.Input{user(0), user(1), user(2)}
-	first, err := c.AppendRetry(ctx, "r", 0, batch, client.RetryOptions{Flush: true})
-	if err != nil || len(first.Envelopes) != 3 || first.Flush == nil {
+	batch := []events.Input{user(0), user(1), user(2)}
+	first, err := c.Session("r").AppendRetry(ctx, 0, batch, client.RetryOptions{Flush: true})
+	if err != nil || len(first) != 3 {
 		t.Fatalf("first attempt: %+v, %v", first, err)
 	}
-	again, err := c.AppendRetry(ctx, "r", 0, batch, client.RetryOptions{Flush: true})
-	if err != nil || len(again.Envelopes) != 3 || again.Flush == nil || again.Flush.Backends[0].DurableSeq != 2 {
+	again, err := c.Session("r").AppendRetry(ctx, 0, batch, client.RetryOptions{Flush: true})
+	if err != nil || len(again) != 3 {
 		t.Fatalf("the retry of an appended batch: %+v, %v", again, err)
 	}
-	for i := range first.Envelopes {
-		if string(first.Envelopes[i]) != string(again.Envelopes[i]) {
-			t.Fatalf("envelope %d: retry returned %s, the first attempt stored %s", i, again.Envelopes[i], first.Envelopes[i])
+	for i := range first {
+		if string(first[i].Envelope) != string(again[i].Envelope) {
+			t.Fatalf("envelope %d: retry returned %s, the first attempt stored %s", i, again[i].Envelope, first[i].Envelope)
 		}
 	}
 	// Half of the next batch made it.
-	if _, err := c.Append(ctx, "r", []client.Input{user(3)}, client.AppendOptions{}); err != nil {
+	if _, err := c.Session("r").Append(ctx, user(3)); err != nil {
 		t.Fatal(err)
 	}
-	rest, err := c.AppendRetry(ctx, "r", 3, []client.Input{user(3), user(4)}, client.RetryOptions{})
-	if err != nil || len(rest.Envelopes) != 2 {
+	rest, err := c.Session("r").AppendRetry(ctx, 3, []events.Input{user(3), user(4)}, client.RetryOptions{})
+	if err != nil || len(rest) != 2 {
 		t.Fatalf("a half-appended batch: %+v, %v", rest, err)
 	}
 	// All of a batch, then another writer's event after it: the batch is
 	// there, the retry succeeds.
-	if _, err := c.Append(ctx, "r", []client.Input{user(60)}, client.AppendOptions{}); err != nil {
+	if _, err := c.Session("r").Append(ctx, user(60)); err != nil {
 		t.Fatal(err)
 	}
-	if again, err := c.AppendRetry(ctx, "r", 3, []client.Input{user(3), user(4)}, client.RetryOptions{}); err != nil || len(again.Envelopes) != 2 {
+	if again, err := c.Session("r").AppendRetry(ctx, 3, []events.Input{user(3), user(4)}, client.RetryOptions{}); err != nil || len(again) != 2 {
 		t.Fatalf("a stored batch followed by another writer's event: %+v, %v", again, err)
 	}
 	// Another writer's event at seq 6.
-	if _, err := c.Append(ctx, "r", []client.Input{user(50)}, client.AppendOptions{}); err != nil {
+	if _, err := c.Session("r").Append(ctx, user(50)); err != nil {
 		t.Fatal(err)
 	}
-	_, err = c.AppendRetry(ctx, "r", 6, []client.Input{user(6)}, client.RetryOptions{})
+	_, err = c.Session("r").AppendRetry(ctx, 6, []events.Input{user(6)}, client.RetryOptions{})
 	var ae *client.AppendError
 	if _, actual, ok := client.SeqConflictOf(err); !ok || actual != 7 || !errors.As(err, &ae) || ae.Appended != 0 {
 		t.Fatalf("another writer's event: %v", err)
@@ -102,21 +103,21 @@ func TestAppendRetryNeverDuplicates(t *testing.T) {
 func TestAppendStreamSendExpected(t *testing.T) {
 	c := serve(t, headless(t), "")
 	ctx := context.Background()
-	if _, err := c.Create(ctx, client.CreateOptions{ID: "s"}); err != nil {
+	if _, err := c.Create(ctx, "s"); err != nil {
 		t.Fatal(err)
 	}
-	st := c.AppendStream(ctx, "s")
-	if err := st.Send([]client.Input{user(0)}, false); err != nil {
+	st := c.Session("s").AppendStream(ctx)
+	if err := st.Send([]events.Input{user(0)}, false); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.SendExpected(1, []client.Input{user(1)}, false); err != nil {
+	if err := st.SendExpected(1, []events.Input{user(1)}, false); err != nil {
 		t.Fatal(err)
 	}
 	if res, err := st.CloseAndReceive(); err != nil || res.Appended != 2 || res.NextSeq != 2 {
 		t.Fatalf("stream: %+v, %v", res, err)
 	}
-	st = c.AppendStream(ctx, "s")
-	_ = st.SendExpected(1, []client.Input{user(2)}, false)
+	st = c.Session("s").AppendStream(ctx)
+	_ = st.SendExpected(1, []events.Input{user(2)}, false)
 	_, err := st.CloseAndReceive()
 	var ae *client.AppendError
 	if _, actual, ok := client.SeqConflictOf(err); !ok || actual != 2 || !errors.As(err, &ae) || ae.Appended != 0 || ae.FirstSeq != 2 {
@@ -131,7 +132,7 @@ func TestAppendRetryGivesUpOnAWrongToken(t *testing.T) {
 	bad := client.New(addr, client.Options{Token: "wrong"})
 	defer bad.Close()
 	attempts := 0
-	_, err := bad.AppendRetry(context.Background(), "x", 0, []client.Input{user(0)}, client.RetryOptions{OnRetry: func(error) { attempts++ }})
+	_, err := bad.Session("x").AppendRetry(context.Background(), 0, []events.Input{user(0)}, client.RetryOptions{OnRetry: func(error) { attempts++ }})
 	if connect.CodeOf(err) != connect.CodeUnauthenticated || attempts != 0 {
 		t.Fatalf("a wrong token: %v after %d retries", err, attempts)
 	}
@@ -143,16 +144,16 @@ func TestAppendRetryGivesUpOnAWrongToken(t *testing.T) {
 func TestAppendRetryFindsItsEventAtTheDepthLimit(t *testing.T) {
 	c := serve(t, headless(t), "")
 	ctx := context.Background()
-	if _, err := c.Create(ctx, client.CreateOptions{ID: "d"}); err != nil {
+	if _, err := c.Create(ctx, "d"); err != nil {
 		t.Fatal(err)
 	}
-	deep := client.Input{Type: "x-test/deep", Data: []byte(strings.Repeat("[", 512) + "1" + strings.Repeat("]", 512)), Ignorable: true}
-	first, err := c.Append(ctx, "d", []client.Input{deep}, client.AppendOptions{ExpectedSeq: offset(0)})
+	deep := events.Input{Type: "x-test/deep", Data: []byte(strings.Repeat("[", 512) + "1" + strings.Repeat("]", 512)), Ignorable: true}
+	first, err := c.Session("d").AppendWith(ctx, client.AppendOptions{ExpectedSeq: offset(0)}, deep)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := c.AppendRetry(ctx, "d", 0, []client.Input{deep}, client.RetryOptions{})
-	if err != nil || len(again.Envelopes) != 1 || string(again.Envelopes[0]) != string(first.Envelopes[0]) {
+	again, err := c.Session("d").AppendRetry(ctx, 0, []events.Input{deep}, client.RetryOptions{})
+	if err != nil || len(again) != 1 || string(again[0].Envelope) != string(first[0].Envelope) {
 		t.Fatalf("the retry of a stored event 512 deep: %+v, %v", again, err)
 	}
 }

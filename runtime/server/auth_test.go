@@ -14,7 +14,7 @@ import (
 	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/grpc/status"
 
-	"github.com/seed-e5e476df/logbook/client"
+	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/runtime/server"
 	"github.com/seed-e5e476df/logbook/sdk"
 	logbookv1 "github.com/seed-e5e476df/logbook/sdk/proto/logbook/v1"
@@ -128,21 +128,21 @@ func TestRequestSizeLimit(t *testing.T) {
 	r := serve(t, e, server.Options{MaxRequestBytes: 64 << 10})
 	ctx := context.Background()
 	c := newClient(t, r, "")
-	if _, err := c.Create(ctx, client.CreateOptions{ID: "big"}); err != nil {
+	if _, err := c.Create(ctx, "big"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Append(ctx, "big", []client.Input{kib(0, 32<<10)}, client.AppendOptions{}); err != nil {
+	if _, err := c.Session("big").Append(ctx, kib(0, 32<<10)); err != nil {
 		t.Fatalf("32 KiB: %v", err)
 	}
-	_, err := c.Append(ctx, "big", []client.Input{kib(1, 100<<10)}, client.AppendOptions{})
+	_, err := c.Session("big").Append(ctx, kib(1, 100<<10))
 	if connect.CodeOf(err) != connect.CodeResourceExhausted {
 		t.Fatalf("100 KiB unary: %v", err)
 	}
-	s := c.AppendStream(ctx, "big")
-	if err := s.Send([]client.Input{kib(2, 1<<10)}, true); err != nil { // flush: sent on its own
+	s := c.Session("big").AppendStream(ctx)
+	if err := s.Send([]events.Input{kib(2, 1<<10)}, true); err != nil { // flush: sent on its own
 		t.Fatal(err)
 	}
-	_ = s.Send([]client.Input{kib(3, 100<<10)}, false) // may or may not see the break yet
+	_ = s.Send([]events.Input{kib(3, 100<<10)}, false) // may or may not see the break yet
 	if _, err := s.CloseAndReceive(); connect.CodeOf(err) != connect.CodeResourceExhausted {
 		t.Fatalf("100 KiB in a stream: %v", err)
 	}

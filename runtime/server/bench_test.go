@@ -8,13 +8,14 @@ import (
 
 	"github.com/seed-e5e476df/logbook/client"
 	"github.com/seed-e5e476df/logbook/config"
+	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/runtime/server"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
 // benchInputs are distinct 1 KiB user messages the benchmarks cycle through.
-func benchInputs() []client.Input {
-	in := make([]client.Input, 1024)
+func benchInputs() []events.Input {
+	in := make([]events.Input, 1024)
 	for i := range in {
 		in[i] = kib(i, 1024)
 	}
@@ -28,7 +29,7 @@ func benchServer(b *testing.B) (*client.Client, string) {
 	e := startEngine(b, config.Default(config.Overrides{DataDir: b.TempDir()}))
 	r := serve(b, e, server.Options{})
 	c := newClient(b, r, "")
-	if _, err := c.Create(context.Background(), client.CreateOptions{ID: "bench"}); err != nil {
+	if _, err := c.Create(context.Background(), "bench"); err != nil {
 		b.Fatal(err)
 	}
 	return c, "bench"
@@ -45,7 +46,7 @@ func BenchmarkServeAppendStream(b *testing.B) {
 	ctx := context.Background()
 	b.SetBytes(1024)
 	b.ResetTimer()
-	s := c.AppendStream(ctx, id)
+	s := c.Session(id).AppendStream(ctx)
 	for i := range b.N {
 		if err := s.Send(in[i%len(in):i%len(in)+1], false); err != nil {
 			b.Fatal(err)
@@ -73,7 +74,7 @@ func BenchmarkServeAppendUnaryFlush(b *testing.B) {
 	b.ResetTimer()
 	for i := range b.N {
 		t0 := time.Now()
-		if _, err := c.Append(ctx, id, in[i%len(in):i%len(in)+1], client.AppendOptions{Flush: true}); err != nil {
+		if _, err := c.Session(id).AppendWith(ctx, client.AppendOptions{Flush: true}, in[i%len(in):i%len(in)+1]...); err != nil {
 			b.Fatal(err)
 		}
 		lat = append(lat, time.Since(t0))

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/seed-e5e476df/logbook/client"
+	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
@@ -25,7 +26,7 @@ type createRacer struct {
 // create creates id; nil means this racer won.
 func (r createRacer) create(ctx context.Context, dir, id string) error {
 	if r.c != nil {
-		_, err := r.c.Create(ctx, client.CreateOptions{ID: id})
+		_, err := r.c.Create(ctx, id)
 		return err
 	}
 	_, err := runCLI(ctx, dir, "", "create", id)
@@ -33,9 +34,9 @@ func (r createRacer) create(ctx context.Context, dir, id string) error {
 }
 
 // appendOne appends one event with flush; nil means it was acknowledged.
-func (r createRacer) appendOne(ctx context.Context, dir, id string, in client.Input) error {
+func (r createRacer) appendOne(ctx context.Context, dir, id string, in events.Input) error {
 	if r.c != nil {
-		_, err := r.c.Append(ctx, id, []client.Input{in}, client.AppendOptions{Flush: true})
+		_, err := r.c.Session(id).AppendWith(ctx, client.AppendOptions{Flush: true}, in)
 		return err
 	}
 	line, _ := json.Marshal(map[string]any{"type": in.Type, "data": json.RawMessage(in.Data), "surfaceOp": "append"})

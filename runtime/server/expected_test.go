@@ -20,6 +20,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/seed-e5e476df/logbook/client"
+	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/runtime/server"
 	"github.com/seed-e5e476df/logbook/sdk"
 	logbookv1 "github.com/seed-e5e476df/logbook/sdk/proto/logbook/v1"
@@ -201,10 +202,10 @@ func TestFencedSessionSaysSo(t *testing.T) {
 	r := serve(t, e, server.Options{})
 	c := newClient(t, r, "")
 	ctx := context.Background()
-	if _, err := c.Create(ctx, client.CreateOptions{ID: "f"}); err != nil {
+	if _, err := c.Create(ctx, "f"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Append(ctx, "f", []client.Input{userInput("u0", "a")}, client.AppendOptions{Flush: true}); err != nil {
+	if _, err := c.Session("f").AppendWith(ctx, client.AppendOptions{Flush: true}, userInput("u0", "a")); err != nil {
 		t.Fatal(err)
 	}
 	var logs []string
@@ -225,13 +226,13 @@ func TestFencedSessionSaysSo(t *testing.T) {
 	if err := syscall.Kill(e.Plugins["jsonl"].Pid(), syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	_, err := c.Append(ctx, "f", []client.Input{userInput("u1", "b")}, client.AppendOptions{Flush: true})
+	_, err := c.Session("f").AppendWith(ctx, client.AppendOptions{Flush: true}, userInput("u1", "b"))
 	if !errors.Is(err, sdk.ErrFlushFailed) {
 		t.Fatalf("an append whose flush met the dead plugin: %v", err)
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		_, err := c.Flush(ctx, "f")
+		err := c.Session("f").Flush(ctx)
 		if client.Fenced(err) && errors.Is(err, sdk.ErrFlushFailed) {
 			break
 		}
@@ -240,12 +241,12 @@ func TestFencedSessionSaysSo(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond) // the plugin restarts
 	}
-	_, err = c.Append(ctx, "f", []client.Input{userInput("u2", "c")}, client.AppendOptions{})
+	_, err = c.Session("f").Append(ctx, userInput("u2", "c"))
 	if md := (*sdk.Error)(nil); !errors.As(err, &md) || md.Meta["fenced"] != "true" || !errors.Is(err, sdk.ErrSessionFenced) {
 		t.Fatalf("an append to the fenced session: %v", err)
 	}
 	n := 0
-	_, err = c.AppendRetry(ctx, "f", 2, []client.Input{userInput("u2", "c")}, client.RetryOptions{Flush: true, OnRetry: func(error) { n++ }})
+	_, err = c.Session("f").AppendRetry(ctx, 2, []events.Input{userInput("u2", "c")}, client.RetryOptions{Flush: true, OnRetry: func(error) { n++ }})
 	if !client.Fenced(err) || n != 0 {
 		t.Fatalf("AppendRetry on the fenced session: %v after %d retries", err, n)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/seed-e5e476df/logbook/client"
 	"github.com/seed-e5e476df/logbook/config"
+	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/internal/testbin"
 	"github.com/seed-e5e476df/logbook/runtime/engine"
 	"github.com/seed-e5e476df/logbook/runtime/server"
@@ -97,21 +98,21 @@ func userData(id, text string) []byte {
 }
 
 // userInput is a user/message input.
-func userInput(id, text string) client.Input {
-	return client.Input{Type: "user/message", Data: userData(id, text), SurfaceOp: &client.SurfaceOp{}}
+func userInput(id, text string) events.Input {
+	return events.Input{Type: "user/message", Data: userData(id, text), SurfaceOp: events.Append()}
 }
 
 // openTurn is a turn left open mid-tool-call: started, prompted, a step
 // whose assistant message requests a tool call that has started.
-func openTurn() []client.Input {
-	in := func(typ, data string, surface bool) client.Input {
-		i := client.Input{Type: typ, Data: []byte(data)}
+func openTurn() []events.Input {
+	in := func(typ, data string, surface bool) events.Input {
+		i := events.Input{Type: typ, Data: []byte(data)}
 		if surface {
-			i.SurfaceOp = &client.SurfaceOp{}
+			i.SurfaceOp = events.Append()
 		}
 		return i
 	}
-	return []client.Input{
+	return []events.Input{
 		in("turn/start", `{"turn":1}`, false),
 		in("user/message", string(userData("u1", "list the files")), true),
 		in("step/start", `{"turn":1,"step":1}`, false),
@@ -121,7 +122,7 @@ func openTurn() []client.Input {
 }
 
 // kib pads a user/message to about n bytes of data.
-func kib(i, n int) client.Input {
+func kib(i, n int) events.Input {
 	id := fmt.Sprintf("u%d", i)
 	pad := max(0, n-len(userData(id, "")))
 	return userInput(id, strings.Repeat("x", pad))

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/seed-e5e476df/logbook/client"
+	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/internal/testserve"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
@@ -62,16 +63,16 @@ func (p *serveProcess) kill9(t *testing.T) {
 
 // step is one step of the tool loop: a model call requesting one tool
 // call, the call, its result.
-func step(k int) []client.Input {
+func step(k int) []events.Input {
 	call := fmt.Sprintf("c%d", k)
-	in := func(typ, data string, surface bool) client.Input {
-		i := client.Input{Type: typ, Data: []byte(data)}
+	in := func(typ, data string, surface bool) events.Input {
+		i := events.Input{Type: typ, Data: []byte(data)}
 		if surface {
-			i.SurfaceOp = &client.SurfaceOp{}
+			i.SurfaceOp = events.Append()
 		}
 		return i
 	}
-	return []client.Input{
+	return []events.Input{
 		in("step/start", fmt.Sprintf(`{"turn":1,"step":%d}`, k), false),
 		in("assistant/message", fmt.Sprintf(`{"turn":1,"step":%d,"message":{"id":"a%d","role":"assistant","content":[{"type":"tool-call","id":%q,"name":"ls","arguments":"{}"}],"source":{"kind":"model","provider":"p","model":"m"}},"stream":[]}`, k, k, call), true),
 		in("tool/call", fmt.Sprintf(`{"turn":1,"step":%d,"callId":%q,"name":"ls","arguments":"{}"}`, k, call), false),
@@ -90,23 +91,22 @@ func TestServeKilledDuringStreamingAppend(t *testing.T) {
 	c := client.New(p.addr, client.Options{})
 	defer c.Close()
 	ctx := context.Background()
-	if _, err := c.Create(ctx, client.CreateOptions{ID: "k"}); err != nil {
+	if _, err := c.Create(ctx, "k"); err != nil {
 		t.Fatal(err)
 	}
 	// The turn opens and its first tool call starts: acknowledged durable.
-	if _, err := c.Append(ctx, "k", openTurn(), client.AppendOptions{Flush: true}); err != nil {
+	if _, err := c.Session("k").AppendWith(ctx, client.AppendOptions{Flush: true}, openTurn()...); err != nil {
 		t.Fatal(err)
 	}
 	acked := 5
-	if _, err := c.Append(ctx, "k", []client.Input{{Type: "tool/result", SurfaceOp: &client.SurfaceOp{},
-		Data: []byte(`{"turn":1,"step":1,"message":{"id":"r0","role":"tool","toolCallId":"c1","content":[{"type":"text","text":"a.go"}],"source":{"kind":"tool","callId":"c1"}}}`)},
-		{Type: "step/end", Data: []byte(`{"turn":1,"step":1}`)}}, client.AppendOptions{Flush: true}); err != nil {
+	if _, err := c.Session("k").AppendWith(ctx, client.AppendOptions{Flush: true}, events.Input{Type: "tool/result", SurfaceOp: events.Append(),
+		Data: []byte(`{"turn":1,"step":1,"message":{"id":"r0","role":"tool","toolCallId":"c1","content":[{"type":"text","text":"a.go"}],"source":{"kind":"tool","callId":"c1"}}}`)}, events.Input{Type: "step/end", Data: []byte(`{"turn":1,"step":1}`)}); err != nil {
 		t.Fatal(err)
 	}
 	acked += 2
 
 	// Stream steps and kill the server mid-stream.
-	stream := c.AppendStream(ctx, "k")
+	stream := c.Session("k").AppendStream(ctx)
 	sent := make(chan int, 1)
 	broken := make(chan error, 1)
 	go func() {
@@ -153,18 +153,18 @@ func TestServeKilledDuringStreamingAppend(t *testing.T) {
 		t.Fatalf("inspect after the kill: open turn %v, %d events (%d acknowledged), %d pending closers, live %v",
 			in.OpenTurn, in.Events, acked, len(in.PendingRepair), in.Live)
 	}
-	t.Logf("after the kill: %d events stored, %d closers pending, %d torn bytes", in.Events, len(in.PendingRepair), in.TornBytes)
+	t.Logf("after the kill: %d events stored, %d closers pending, %d torn bytes", in.Events, len(in.PendingRepair), in.Torn.Bytes)
 	last := in.PendingRepair[len(in.PendingRepair)-1]
-	if !strings.Contains(string(last), `"type":"turn/end","data":{"turn":1,"reason":{"kind":"interrupted"}}`) {
-		t.Fatalf("last pending closer %s", last)
+	if !strings.Contains(string(last.Envelope), `"type":"turn/end","data":{"turn":1,"reason":{"kind":"interrupted"}}`) {
+		t.Fatalf("last pending closer %s", last.Envelope)
 	}
 	// Inspect wrote nothing.
 	again, err := c2.Inspect(ctx, "k")
-	if err != nil || again.Events != in.Events || again.TornBytes != in.TornBytes {
+	if err != nil || again.Events != in.Events || again.Torn != in.Torn {
 		t.Fatalf("a second inspect differs: %+v (%v)", again, err)
 	}
 
-	op, err := c2.Open(ctx, "k")
+	_, op, err := c2.Resume(ctx, "k")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,8 +173,8 @@ func TestServeKilledDuringStreamingAppend(t *testing.T) {
 	}
 	for i, want := range in.PendingRepair {
 		got := op.Repaired[len(op.Repaired)-len(in.PendingRepair)+i]
-		if !sameExceptTime(t, got, want) {
-			t.Fatalf("closer %d: resume wrote %s, inspect showed %s", i, got, want)
+		if !sameExceptTime(t, got.Envelope, want.Envelope) {
+			t.Fatalf("closer %d: resume wrote %s, inspect showed %s", i, got.Envelope, want.Envelope)
 		}
 	}
 	after, err := c2.Inspect(ctx, "k")
@@ -182,16 +182,14 @@ func TestServeKilledDuringStreamingAppend(t *testing.T) {
 		t.Fatalf("inspect after the resume: %+v (%v)", after, err)
 	}
 	// The repair is durable: the server's flush at open, then a clean stop.
-	if err := c2.Release(ctx, "k"); err != nil {
+	if err := c2.Session("k").Release(ctx); err != nil {
 		t.Fatal(err)
 	}
 	var types []string
-	for env, err := range c2.Events(ctx, "k", client.EventsOptions{From: sdk.Offset(after.Events - 4)}) {
+	for ev, err := range c2.Session("k").Read(ctx, client.ReadOptions{From: sdk.Offset(after.Events - 4)}) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var ev struct{ Type string }
-		_ = json.Unmarshal(env, &ev)
 		types = append(types, ev.Type)
 	}
 	if types[len(types)-1] != "session/end-seed" || types[len(types)-2] != "turn/end" {
@@ -218,14 +216,14 @@ func TestServeSIGTERM(t *testing.T) {
 	c := client.New(p.addr, client.Options{})
 	defer c.Close()
 	ctx := context.Background()
-	if _, err := c.Create(ctx, client.CreateOptions{ID: "t"}); err != nil {
+	if _, err := c.Create(ctx, "t"); err != nil {
 		t.Fatal(err)
 	}
-	var in []client.Input
+	var in []events.Input
 	for i := range 100 {
 		in = append(in, kib(i, 1024))
 	}
-	if _, err := c.Append(ctx, "t", in, client.AppendOptions{}); err != nil {
+	if _, err := c.Session("t").Append(ctx, in...); err != nil {
 		t.Fatal(err)
 	}
 	if err := p.Signal(syscall.SIGTERM); err != nil {
@@ -241,7 +239,7 @@ func TestServeSIGTERM(t *testing.T) {
 	c2 := client.New(p.addr, client.Options{})
 	defer c2.Close()
 	got, err := c2.Inspect(ctx, "t")
-	if err != nil || got.Events != 100 || got.TornBytes != 0 || got.OpenTurn != nil {
+	if err != nil || got.Events != 100 || got.Torn.Bytes != 0 || got.OpenTurn != nil {
 		t.Fatalf("after SIGTERM: %+v (%v)", got, err)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/seed-e5e476df/logbook/client"
+	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
@@ -64,9 +65,9 @@ func (k *pluginKiller) kill() {
 // batchOf is the b-th batch of a session's intended log: three user
 // messages with ids naming the batch, each with pad bytes of text that does
 // not compress.
-func batchOf(name string, b, pad int) []client.Input {
+func batchOf(name string, b, pad int) []events.Input {
 	rng := rand.New(rand.NewPCG(uint64(b), 7))
-	out := make([]client.Input, 3)
+	out := make([]events.Input, 3)
 	for i := range out {
 		id := fmt.Sprintf("%s-%d-%d", name, b, i)
 		text := make([]byte, pad)
@@ -86,7 +87,7 @@ func storedIDs(t *testing.T, c *client.Client, id string) []string {
 	ctx := context.Background()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		err := c.Release(ctx, id)
+		err := c.Session(id).Release(ctx)
 		if err == nil || errors.Is(err, sdk.ErrSessionNotLive) {
 			break
 		}
@@ -96,7 +97,7 @@ func storedIDs(t *testing.T, c *client.Client, id string) []string {
 		time.Sleep(20 * time.Millisecond)
 	}
 	var ids []string
-	for env, err := range c.Events(ctx, id, client.EventsOptions{}) {
+	for env, err := range c.Session(id).Read(ctx, client.ReadOptions{}) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -105,11 +106,11 @@ func storedIDs(t *testing.T, c *client.Client, id string) []string {
 			Type string
 			Data struct{ ID string }
 		}
-		if err := json.Unmarshal(env, &ev); err != nil {
+		if err := json.Unmarshal(env.Envelope, &ev); err != nil {
 			t.Fatal(err)
 		}
 		if ev.Seq != len(ids) || ev.Type != "user/message" {
-			t.Fatalf("stored event %d of %s: %s", len(ids), id, env)
+			t.Fatalf("stored event %d of %s: %s", len(ids), id, env.Envelope)
 		}
 		ids = append(ids, ev.Data.ID)
 	}
@@ -187,7 +188,7 @@ func TestAppendRetryThroughPluginKillsAndDiskFull(t *testing.T) {
 	rng := rand.New(rand.NewPCG(12, 5))
 
 	// The naive client: on a failed append it sends the same append again.
-	if _, err := c.Create(ctx, client.CreateOptions{ID: "naive"}); err != nil {
+	if _, err := c.Create(ctx, "naive"); err != nil {
 		t.Fatal(err)
 	}
 	var naiveFailures int
@@ -196,7 +197,7 @@ func TestAppendRetryThroughPluginKillsAndDiskFull(t *testing.T) {
 			killer.kill()
 		}
 		for attempt := 0; ; attempt++ {
-			_, err := c.Append(ctx, "naive", batchOf("naive", b, 0), client.AppendOptions{Flush: true})
+			_, err := c.Session("naive").AppendWith(ctx, client.AppendOptions{Flush: true}, batchOf("naive", b, 0)...)
 			if err == nil {
 				break
 			}
@@ -221,7 +222,7 @@ func TestAppendRetryThroughPluginKillsAndDiskFull(t *testing.T) {
 
 	// The retrying client.
 	const id = "retried"
-	if _, err := c.Create(ctx, client.CreateOptions{ID: id}); err != nil {
+	if _, err := c.Create(ctx, id); err != nil {
 		t.Fatal(err)
 	}
 	var want []string
@@ -231,12 +232,12 @@ func TestAppendRetryThroughPluginKillsAndDiskFull(t *testing.T) {
 	appendBatch := func(b, pad int) {
 		t.Helper()
 		batch := batchOf(id, b, pad)
-		app, err := c.AppendRetry(ctx, id, next, batch, client.RetryOptions{Flush: true, MaxBackoff: 200 * time.Millisecond, OnRetry: onRetry})
+		app, err := c.Session(id).AppendRetry(ctx, next, batch, client.RetryOptions{Flush: true, MaxBackoff: 200 * time.Millisecond, OnRetry: onRetry})
 		if err != nil {
 			t.Fatalf("batch %d at %d: %v\n%s", b, next, err, p.log())
 		}
-		if len(app.Envelopes) != len(batch) || app.Flush == nil {
-			t.Fatalf("batch %d: %d envelopes, flush %v", b, len(app.Envelopes), app.Flush)
+		if len(app) != len(batch) {
+			t.Fatalf("batch %d: %d events", b, len(app))
 		}
 		for i := range batch {
 			want = append(want, fmt.Sprintf("%s-%d-%d", id, b, i))
@@ -257,7 +258,7 @@ func TestAppendRetryThroughPluginKillsAndDiskFull(t *testing.T) {
 		// full disk and stores it once.
 		filler := fill(t, dir)
 		batch := batchOf(id, b, 8<<10)
-		_, err := c.Append(ctx, id, batch, client.AppendOptions{Flush: true, ExpectedSeq: &next})
+		_, err := c.Session(id).AppendWith(ctx, client.AppendOptions{Flush: true, ExpectedSeq: &next}, batch...)
 		var ae *client.AppendError
 		if !errors.As(err, &ae) || ae.Appended != int64(len(batch)) || ae.FirstSeq != int64(next) {
 			t.Fatalf("an append on a full disk: %v (want a failure after all %d events were appended at %d)", err, len(batch), next)
@@ -268,7 +269,7 @@ func TestAppendRetryThroughPluginKillsAndDiskFull(t *testing.T) {
 			defer close(done)
 			appendBatch(b, 8<<10)
 		}()
-		if _, err := c.Flush(ctx, id); err == nil {
+		if err := c.Session(id).Flush(ctx); err == nil {
 			t.Fatal("a flush on the full disk succeeded")
 		}
 		if err := os.Remove(filler); err != nil {

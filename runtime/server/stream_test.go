@@ -10,6 +10,7 @@ import (
 	"connectrpc.com/connect"
 
 	"github.com/seed-e5e476df/logbook/client"
+	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/runtime/server"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
@@ -35,12 +36,12 @@ func TestAppendStream(t *testing.T) {
 	r := serve(t, e, server.Options{})
 	c := newClient(t, r, "")
 	ctx := context.Background()
-	if _, err := c.Create(ctx, client.CreateOptions{ID: "st"}); err != nil {
+	if _, err := c.Create(ctx, "st"); err != nil {
 		t.Fatal(err)
 	}
-	s := c.AppendStream(ctx, "st")
+	s := c.Session("st").AppendStream(ctx)
 	for i := range 1000 {
-		if err := s.Send([]client.Input{kib(i, 1024)}, i == 499); err != nil {
+		if err := s.Send([]events.Input{kib(i, 1024)}, i == 499); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -55,11 +56,11 @@ func TestAppendStream(t *testing.T) {
 		t.Fatalf("%d events stored after the stream's final flush", n)
 	}
 
-	s = c.AppendStream(ctx, "st")
-	if err := s.Send([]client.Input{kib(1000, 100), kib(1001, 100)}, false); err != nil {
+	s = c.Session("st").AppendStream(ctx)
+	if err := s.Send([]events.Input{kib(1000, 100), kib(1001, 100)}, false); err != nil {
 		t.Fatal(err)
 	}
-	_ = s.Send([]client.Input{{Type: "user/message", Data: json.RawMessage(`{"id":"bad"}`), SurfaceOp: &client.SurfaceOp{}}}, false)
+	_ = s.Send([]events.Input{{Type: "user/message", Data: json.RawMessage(`{"id":"bad"}`), SurfaceOp: events.Append()}}, false)
 	_, err = s.CloseAndReceive()
 	var ae *client.AppendError
 	if !errors.As(err, &ae) || ae.Appended != 2 || !errors.Is(err, sdk.ErrPayloadInvalid) {
@@ -77,18 +78,18 @@ func TestEventsFollow(t *testing.T) {
 	r := serve(t, e, server.Options{})
 	c := newClient(t, r, "")
 	ctx := context.Background()
-	if _, err := c.Create(ctx, client.CreateOptions{ID: "f"}); err != nil {
+	if _, err := c.Create(ctx, "f"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Append(ctx, "f", []client.Input{kib(0, 100), kib(1, 100), kib(2, 100)}, client.AppendOptions{}); err != nil {
+	if _, err := c.Session("f").Append(ctx, kib(0, 100), kib(1, 100), kib(2, 100)); err != nil {
 		t.Fatal(err)
 	}
 	fctx, cancel := context.WithCancel(ctx)
-	got := make(chan json.RawMessage, 100)
+	got := make(chan events.Event, 100)
 	ended := make(chan error, 1)
 	go func() {
 		var err error
-		for env, e := range c.Events(fctx, "f", client.EventsOptions{From: 1, Follow: true}) {
+		for env, e := range c.Session("f").Read(fctx, client.ReadOptions{From: 1, Follow: true}) {
 			if e != nil {
 				err = e
 				break
@@ -102,13 +103,9 @@ func TestEventsFollow(t *testing.T) {
 		t.Helper()
 		for range n {
 			select {
-			case env := <-got:
-				var ev struct {
-					Seq  int
-					Type string
-				}
-				if err := json.Unmarshal(env, &ev); err != nil || ev.Seq != next || (typ != "" && ev.Type != typ) {
-					t.Fatalf("event %s; want seq %d of type %q", env, next, typ)
+			case ev := <-got:
+				if ev.Seq != sdk.Seq(next) || (typ != "" && ev.Type != typ) {
+					t.Fatalf("event %s; want seq %d of type %q", ev.Envelope, next, typ)
 				}
 				next++
 			case <-time.After(30 * time.Second):
@@ -117,15 +114,15 @@ func TestEventsFollow(t *testing.T) {
 		}
 	}
 	expect(2, "user/message")
-	if _, err := c.Append(ctx, "f", []client.Input{kib(3, 100)}, client.AppendOptions{}); err != nil {
+	if _, err := c.Session("f").Append(ctx, kib(3, 100)); err != nil {
 		t.Fatal(err)
 	}
 	expect(1, "user/message")
-	if err := c.Release(ctx, "f"); err != nil {
+	if err := c.Session("f").Release(ctx); err != nil {
 		t.Fatal(err)
 	}
 	// Append resumes the session: its lifecycle marker, then the event.
-	if _, err := c.Append(ctx, "f", []client.Input{kib(4, 100), kib(5, 100)}, client.AppendOptions{}); err != nil {
+	if _, err := c.Session("f").Append(ctx, kib(4, 100), kib(5, 100)); err != nil {
 		t.Fatal(err)
 	}
 	expect(1, "session/end-seed")
@@ -141,25 +138,25 @@ func TestEventsFollow(t *testing.T) {
 	}
 
 	// A follow that starts on a stored session sees it go live.
-	if err := c.Release(ctx, "f"); err != nil {
+	if err := c.Session("f").Release(ctx); err != nil {
 		t.Fatal(err)
 	}
 	to := sdk.Offset(9)
 	var seqs []int
 	done := make(chan error, 1)
 	go func() {
-		for env, err := range c.Events(ctx, "f", client.EventsOptions{From: 6, To: &to, Follow: true}) {
+		for env, err := range c.Session("f").Read(ctx, client.ReadOptions{From: 6, To: &to, Follow: true}) {
 			if err != nil {
 				done <- err
 				return
 			}
 			var ev struct{ Seq int }
-			_ = json.Unmarshal(env, &ev)
+			_ = json.Unmarshal(env.Envelope, &ev)
 			seqs = append(seqs, ev.Seq)
 		}
 		done <- nil
 	}()
-	if _, err := c.Append(ctx, "f", []client.Input{kib(6, 100), kib(7, 100)}, client.AppendOptions{}); err != nil {
+	if _, err := c.Session("f").Append(ctx, kib(6, 100), kib(7, 100)); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -183,11 +180,11 @@ func TestShutdownFlushesAndReleases(t *testing.T) {
 	r := serve(t, e, server.Options{})
 	c := newClient(t, r, "")
 	ctx := context.Background()
-	if _, err := c.Create(ctx, client.CreateOptions{ID: "a"}); err != nil {
+	if _, err := c.Create(ctx, "a"); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 50 {
-		if _, err := c.Append(ctx, "a", []client.Input{kib(i, 200)}, client.AppendOptions{}); err != nil {
+		if _, err := c.Session("a").Append(ctx, kib(i, 200)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -196,12 +193,12 @@ func TestShutdownFlushesAndReleases(t *testing.T) {
 	}
 	tail, following := make(chan error, 1), make(chan struct{})
 	go func() {
-		for env, err := range c.Events(ctx, "a", client.EventsOptions{Follow: true}) {
+		for env, err := range c.Session("a").Read(ctx, client.ReadOptions{Follow: true}) {
 			if err != nil {
 				tail <- err
 				return
 			}
-			if string(env[:9]) == `{"seq":49` {
+			if env.Seq == 49 {
 				close(following) // read to the end: now it waits for live events
 			}
 		}

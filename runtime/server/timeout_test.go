@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/seed-e5e476df/logbook/client"
+	"github.com/seed-e5e476df/logbook/events"
 )
 
 // slack is what the tests below allow beyond a timeout for the server to
@@ -184,7 +185,7 @@ func TestStreamsOutliveTheReadTimeout(t *testing.T) {
 	ctx := context.Background()
 	c := client.New(p.addr, client.Options{Token: token})
 	defer c.Close()
-	if _, err := c.Create(ctx, client.CreateOptions{ID: "s"}); err != nil {
+	if _, err := c.Create(ctx, "s"); err != nil {
 		t.Fatal(err)
 	}
 
@@ -192,18 +193,18 @@ func TestStreamsOutliveTheReadTimeout(t *testing.T) {
 	defer cancel()
 	followed := make(chan error, 16)
 	go func() {
-		for _, err := range c.Events(fctx, "s", client.EventsOptions{Follow: true}) {
+		for _, err := range c.Session("s").Read(fctx, client.ReadOptions{Follow: true}) {
 			followed <- err
 		}
 		close(followed)
 	}()
 
-	s := c.AppendStream(ctx, "s")
-	if err := s.Send([]client.Input{userInput("u0", "first")}, true); err != nil {
+	s := c.Session("s").AppendStream(ctx)
+	if err := s.Send([]events.Input{userInput("u0", "first")}, true); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(2 * time.Second) // the scenario: longer than the read timeout passes between two messages
-	if err := s.Send([]client.Input{userInput("u1", "second")}, true); err != nil {
+	if err := s.Send([]events.Input{userInput("u1", "second")}, true); err != nil {
 		t.Fatal(err)
 	}
 	res, err := s.CloseAndReceive()
@@ -221,12 +222,12 @@ func TestStreamsOutliveTheReadTimeout(t *testing.T) {
 		}
 	}
 
-	idle := c.AppendStream(ctx, "s")
-	if err := idle.Send([]client.Input{userInput("u2", "then silence")}, true); err != nil {
+	idle := c.Session("s").AppendStream(ctx)
+	if err := idle.Send([]events.Input{userInput("u2", "then silence")}, true); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(4*time.Second + slack) // the scenario: the stream idles past the idle timeout
-	_ = idle.Send([]client.Input{userInput("u3", "too late")}, true)
+	_ = idle.Send([]events.Input{userInput("u3", "too late")}, true)
 	if _, err := idle.CloseAndReceive(); err == nil {
 		t.Error("a stream idle for longer than the idle timeout was not cut")
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/seed-e5e476df/logbook/client"
+	"github.com/seed-e5e476df/logbook/events"
 )
 
 // record is what the clients of one session know about it: every payload
@@ -109,12 +109,12 @@ type event struct {
 }
 
 // input is the event as the client sends it.
-func (e event) input() client.Input {
+func (e event) input() events.Input {
 	data, _ := json.Marshal(map[string]any{
 		"id": e.pid, "role": "user", "source": map[string]string{"kind": "user"},
 		"content": []map[string]string{{"type": "text", "text": e.text}},
 	})
-	return client.Input{Type: "user/message", Data: data, SurfaceOp: &client.SurfaceOp{}}
+	return events.Input{Type: "user/message", Data: data, SurfaceOp: events.Append()}
 }
 
 // line is the event as a `logbook append` input line.
@@ -123,9 +123,9 @@ func (e event) line() string {
 	return `{"type":"user/message","data":` + string(in.Data) + `,"surfaceOp":"append"}` + "\n"
 }
 
-func inputs(events []event) []client.Input {
-	out := make([]client.Input, len(events))
-	for i, e := range events {
+func inputs(evs []event) []events.Input {
+	out := make([]events.Input, len(evs))
+	for i, e := range evs {
 		out[i] = e.input()
 	}
 	return out

@@ -72,7 +72,7 @@ func secondServe(h *harness) {
 	if w := h.heldWriter(ctx); w != nil {
 		intruder := event{pid: h.newID("intruder-"), text: "a second server"}
 		cctx, cancel := context.WithTimeout(ctx, callTimeout)
-		_, err := c2.Append(cctx, w.session().id, inputs([]event{intruder}), client.AppendOptions{Flush: true})
+		_, err := c2.Session(w.session().id).AppendWith(cctx, client.AppendOptions{Flush: true}, inputs([]event{intruder})...)
 		cancel()
 		if !isCode(err, sdk.CodeAlreadyOwned) {
 			h.problem(fmt.Errorf("second-serve: Append of %s, held by the first serve, on the second: %v (want ALREADY_OWNED)", w.session().id, err))
@@ -86,7 +86,7 @@ func secondServe(h *harness) {
 			continue
 		}
 		cctx, cancel := context.WithTimeout(ctx, callTimeout)
-		_, err := other.Create(cctx, client.CreateOptions{ID: id})
+		_, err := other.Create(cctx, id)
 		cancel()
 		if !isCode(err, sdk.CodeSessionAlreadyExists) && !isCode(err, sdk.CodeAlreadyOwned) {
 			h.problem(fmt.Errorf("second-serve: Create of %s on serve %d after serve %d created it: %v (want SESSION_ALREADY_EXISTS)", id, 2-i, 1+i, err))
@@ -116,7 +116,7 @@ func (h *harness) heldWriter(ctx context.Context) *writer {
 func (h *harness) created(ctx context.Context, c *client.Client, id string) *record {
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	if _, err := c.Create(cctx, client.CreateOptions{ID: id}); err != nil {
+	if _, err := c.Create(cctx, id); err != nil {
 		h.problem(fmt.Errorf("Create of a new id %s: %v", id, err))
 		return nil
 	}
@@ -132,12 +132,12 @@ func (h *harness) appendOne(ctx context.Context, c *client.Client, rec *record, 
 	rec.send([]event{e})
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	res, err := c.Append(cctx, rec.id, inputs([]event{e}), client.AppendOptions{Flush: true})
+	res, err := c.Session(rec.id).AppendWith(cctx, client.AppendOptions{Flush: true}, inputs([]event{e})...)
 	if err != nil {
 		h.problem(fmt.Errorf("%s: Append to %s after the second writer was refused: %v", kind, rec.id, err))
 		return
 	}
-	s, err := parseEnvelope(res.Envelopes[0])
+	s, err := parseEnvelope(res[0].Envelope)
 	if err == nil {
 		err = rec.ack(e.pid, s.seq)
 	}

@@ -2,7 +2,6 @@ package chaos
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/seed-e5e476df/logbook/client"
+	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
@@ -79,7 +79,7 @@ func (w *writer) rotate(ctx context.Context) {
 	}
 	rctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	if err := w.h.client().Release(rctx, w.rec.id); err != nil {
+	if err := w.h.client().Session(w.rec.id).Release(rctx); err != nil {
 		w.h.noteError(w.rec.id, err)
 	}
 	w.rec.retire()
@@ -147,10 +147,10 @@ func (w *writer) appendDurably(ctx context.Context, batch []event, started chan 
 			started = nil
 		}
 		actx, cancel := context.WithTimeout(ctx, callTimeout)
-		res, err := c.AppendRetry(actx, w.rec.id, w.expected, inputs(pending), client.RetryOptions{Flush: true, MaxAttempts: retryAttempts})
+		res, err := c.Session(w.rec.id).AppendRetry(actx, w.expected, inputs(pending), client.RetryOptions{Flush: true, MaxAttempts: retryAttempts})
 		cancel()
 		if err == nil {
-			if err := w.ackEnvelopes(res.Envelopes, pending); err != nil {
+			if err := w.ackEvents(res, pending); err != nil {
 				w.h.problem(err)
 			}
 			w.successes.Add(1)
@@ -168,17 +168,17 @@ func (w *writer) appendDurably(ctx context.Context, batch []event, started chan 
 
 // ackEnvelopes acknowledges events at the seqs of the envelopes a
 // successful Append returned for them.
-func (w *writer) ackEnvelopes(envs []json.RawMessage, events []event) error {
-	if len(envs) != len(events) {
-		return fmt.Errorf("session %s: Append of %d events returned %d envelopes", w.rec.id, len(events), len(envs))
+func (w *writer) ackEvents(evs []events.Event, sent []event) error {
+	if len(evs) != len(sent) {
+		return fmt.Errorf("session %s: Append of %d events returned %d envelopes", w.rec.id, len(sent), len(evs))
 	}
-	for i, env := range envs {
-		s, err := parseEnvelope(env)
+	for i, ev := range evs {
+		s, err := parseEnvelope(ev.Envelope)
 		if err != nil {
 			return err
 		}
-		if s.pid != events[i].pid {
-			return fmt.Errorf("session %s: envelope %d of an Append carries event %q, want %q", w.rec.id, i, s.pid, events[i].pid)
+		if s.pid != sent[i].pid {
+			return fmt.Errorf("session %s: envelope %d of an Append carries event %q, want %q", w.rec.id, i, s.pid, sent[i].pid)
 		}
 		if err := w.rec.ack(s.pid, s.seq); err != nil {
 			return err
@@ -198,9 +198,9 @@ func (w *writer) failed(ctx context.Context, c *client.Client, err error) {
 	defer cancel()
 	switch {
 	case client.Fenced(err):
-		_ = c.Release(rctx, w.rec.id)
+		_ = c.Session(w.rec.id).Release(rctx)
 	case errors.Is(err, sdk.ErrSessionNotFound):
-		_, _ = c.Create(rctx, client.CreateOptions{ID: w.rec.id})
+		_, _ = c.Create(rctx, w.rec.id)
 	}
 }
 
@@ -235,7 +235,7 @@ func (w *writer) resolve(ctx context.Context, pending []event) []event {
 		}
 		if k > 0 && live {
 			fctx, cancel := context.WithTimeout(ctx, callTimeout)
-			_, err := c.Flush(fctx, w.rec.id)
+			err := c.Session(w.rec.id).Flush(fctx)
 			cancel()
 			if err != nil {
 				w.failed(ctx, c, err)
@@ -268,11 +268,11 @@ func (w *writer) read(ctx context.Context, c *client.Client) (map[string]int64, 
 		return nil, 0, false, err
 	}
 	at, length := map[string]int64{}, int64(0)
-	for env, err := range c.Events(rctx, w.rec.id, client.EventsOptions{From: sdk.Offset(w.rec.end())}) {
+	for ev, err := range c.Session(w.rec.id).Read(rctx, client.ReadOptions{From: sdk.Offset(w.rec.end())}) {
 		if err != nil {
 			return nil, 0, false, err
 		}
-		s, err := parseEnvelope(env)
+		s, err := parseEnvelope(ev.Envelope)
 		if err != nil {
 			return nil, 0, false, err
 		}
