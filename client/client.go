@@ -167,7 +167,6 @@ func callError(ctx context.Context, call string, err error) error {
 	return &AppendError{Appended: n, FirstSeq: first, Err: e}
 }
 
-
 // Session returns a handle on session id without a call. Reads through it
 // see the live session when the server holds it, else the stored log,
 // read-only; its first append or compaction resumes the session in the

@@ -167,4 +167,3 @@ func (s *AppendStream) CloseAndReceive() (StreamResult, error) {
 	}
 	return StreamResult{Appended: r.Msg.GetAppended(), NextSeq: sdk.Offset(r.Msg.GetNextSeq()), Flush: flushResult(r.Msg.GetFlush())}, nil
 }
-
