@@ -14,17 +14,11 @@ import (
 	"github.com/seed-e5e476df/logbook/config"
 	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/internal/corpus"
-	"github.com/seed-e5e476df/logbook/internal/testbin"
 	"github.com/seed-e5e476df/logbook/runtime/engine"
 	"github.com/seed-e5e476df/logbook/runtime/server"
 	"github.com/seed-e5e476df/logbook/runtime/session"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
-
-// logbookBin is the logbook binary the engine re-execs for its plugins.
-var logbookBin string
-
-func TestMain(m *testing.M) { testbin.Main(m, &logbookBin) }
 
 // serve starts an engine over cfg and a server for it on a loopback port,
 // stopped when the test ends, and returns a client of it.

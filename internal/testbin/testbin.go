@@ -7,8 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"testing"
 )
+
+// Runner runs the tests: a *testing.M, or a wrapper of one.
+type Runner interface{ Run() int }
 
 // Main builds the logbook binary into a temporary directory, runs the tests
 // with its path, removes the directory and exits with the tests' status. Use
@@ -16,9 +18,12 @@ import (
 //
 //	func TestMain(m *testing.M) { testbin.Main(m, &logbookBin) }
 //
+// m is the *testing.M, or a Runner around it that does more before and
+// after the tests with the binary (starts a `logbook serve` for Examples).
+//
 // When LOGBOOK_TEST_BIN names a binary, the tests use it instead: a
 // benchmark can then compare two builds of the plugins with one test binary.
-func Main(m *testing.M, path *string) {
+func Main(m Runner, path *string) {
 	if prebuilt := os.Getenv("LOGBOOK_TEST_BIN"); prebuilt != "" {
 		*path = prebuilt
 		os.Exit(m.Run())

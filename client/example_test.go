@@ -1,0 +1,168 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+
+	"github.com/seed-e5e476df/logbook/client"
+	"github.com/seed-e5e476df/logbook/events"
+	"github.com/seed-e5e476df/logbook/sdk"
+)
+
+// A turn appended to `logbook serve` with the events builders, then read
+// back: the derived messages the next model call gets, the transcript and
+// the surface. The code is the embedder's, with a context and an error on
+// every call that crosses the network.
+func Example() {
+	ctx := context.Background()
+	c := client.New(daemon, client.Options{}) // e.g. "127.0.0.1:7420"
+	defer c.Close()
+
+	s, err := c.Create(ctx, "") // "": the server names it
+	if err != nil {
+		log.Fatal(err)
+	}
+	model := events.Model{Provider: "anthropic", Name: "claude-sonnet-4"}
+	evs, err := s.Append(ctx,
+		events.TurnStart(1),
+		events.UserText("u1", "list the files"),
+		events.StepStart(1, 1),
+		events.AssistantText(1, 1, "a1", model, "There are two files."),
+		events.StepEnd(1, 1),
+		events.TurnEnd(1, events.Completed()),
+	)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, ev := range evs {
+		fmt.Println(ev.Seq, ev.Type)
+	}
+	if err := s.Flush(ctx); err != nil { // durable on every backend
+		log.Fatal(err)
+	}
+
+	msgs, err := s.Messages(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, m := range msgs {
+		fmt.Println(string(m))
+	}
+	transcript, err := s.Transcript(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	surface, err := s.Surface(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(len(transcript), "transcript entries; surface", surface)
+	if err := s.Release(ctx); err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// 0 turn/start
+	// 1 user/message
+	// 2 step/start
+	// 3 assistant/message
+	// 4 step/end
+	// 5 turn/end
+	// {"id":"u1","role":"user","content":[{"type":"text","text":"list the files"}],"source":{"kind":"prompt"}}
+	// {"id":"a1","role":"assistant","content":[{"type":"text","text":"There are two files."}],"source":{"kind":"model","provider":"anthropic","model":"claude-sonnet-4"}}
+	// 2 transcript entries; surface [1 3]
+}
+
+// AppendGroup is all or nothing: a rejected member leaves the log as it
+// was, and the error names the member.
+func ExampleSession_AppendGroup() {
+	ctx := context.Background()
+	c := client.New(daemon, client.Options{})
+	defer c.Close()
+	s, err := c.Create(ctx, "")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer s.Release(ctx)
+
+	// A group holds at most one surface event: the second user message is
+	// refused, and with it the whole group.
+	_, err = s.AppendGroup(ctx, events.TurnStart(1), events.UserText("u1", "hi"), events.UserText("u2", "again"))
+	var e *sdk.Error
+	if errors.As(err, &e) {
+		fmt.Println(e.Code+":", e.Detail)
+	}
+	evs, err := s.Events(ctx)
+	fmt.Println(len(evs), "events", err)
+
+	evs, err = s.AppendGroup(ctx, events.TurnStart(1), events.UserText("u1", "hi"))
+	fmt.Println(len(evs), "events appended", err)
+	// Output:
+	// SURFACE_OP_NOT_ALLOWED: an atomic group may hold one surface or projection event; member 2 (user/message) follows member 1
+	// 0 events <nil>
+	// 2 events appended <nil>
+}
+
+// Resume repairs a session whose turn was left open: the closers it
+// appends are in the report.
+func ExampleClient_Resume() {
+	ctx := context.Background()
+	c := client.New(daemon, client.Options{})
+	defer c.Close()
+	s, err := c.Create(ctx, "")
+	if err != nil {
+		log.Fatal(err)
+	}
+	if _, err := s.Append(ctx, events.TurnStart(1), events.UserText("u1", "list the files"), events.StepStart(1, 1)); err != nil {
+		log.Fatal(err)
+	}
+	if err := s.Release(ctx); err != nil { // the harness stopped mid-turn
+		log.Fatal(err)
+	}
+
+	s, rep, err := c.Resume(ctx, s.ID())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer s.Release(ctx)
+	for _, ev := range rep.Repaired {
+		fmt.Println(ev.Seq, ev.Type, string(ev.Data))
+	}
+	fmt.Println("next seq", rep.NextSeq)
+	// Output:
+	// 3 step/end {"turn":1,"step":1}
+	// 4 turn/end {"turn":1,"reason":{"kind":"interrupted"}}
+	// next seq 6
+}
+
+// AppendRetry appends at an expected log length and retries what may pass;
+// a second attempt with the same events finds them stored and returns them
+// instead of appending them again.
+func ExampleSession_AppendRetry() {
+	ctx := context.Background()
+	c := client.New(daemon, client.Options{})
+	defer c.Close()
+	s, err := c.Create(ctx, "")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer s.Release(ctx)
+
+	turn := []events.Input{events.TurnStart(1), events.UserText("u1", "hi")}
+	first, err := s.AppendRetry(ctx, 0, turn, client.RetryOptions{Flush: true, MaxAttempts: 5})
+	if err != nil {
+		log.Fatal(err)
+	}
+	again, err := s.AppendRetry(ctx, 0, turn, client.RetryOptions{Flush: true, MaxAttempts: 5}) // as after a lost reply
+	if err != nil {
+		log.Fatal(err)
+	}
+	all, err := s.Events(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(len(first), len(again), len(all), string(first[1].Envelope) == string(again[1].Envelope))
+	// Output:
+	// 2 2 2 true
+}
