@@ -166,11 +166,25 @@ func expectedLen(m *logbookv1.SessionsAppendRequest) (*sdk.Offset, error) {
 // consecutive seqs, checked against want, the request's expected_seq
 // (expectedLen), which the caller reads before it resumes the session.
 func appendRequest(ctx context.Context, sess *session.Session, m *logbookv1.SessionsAppendRequest, want *sdk.Offset) (session.Batch, error) {
+	return sess.AppendBatch(ctx, appendInputs(m), session.BatchOptions{ExpectedLen: want})
+}
+
+// appendGroup appends the events of one request to sess as one atomic
+// group, at want (the expected length) when it is set.
+func appendGroup(ctx context.Context, sess *session.Session, m *logbookv1.SessionsAppendRequest, want *sdk.Offset) ([]session.Event, error) {
+	if want != nil {
+		return sess.AppendGroupAt(ctx, sdk.Seq(*want), appendInputs(m))
+	}
+	return sess.AppendGroup(ctx, appendInputs(m))
+}
+
+// appendInputs converts a request's events.
+func appendInputs(m *logbookv1.SessionsAppendRequest) []session.AppendInput {
 	ins := make([]session.AppendInput, len(m.GetEvents()))
 	for i, in := range m.GetEvents() {
 		ins[i] = appendInput(in)
 	}
-	return sess.AppendBatch(ctx, ins, session.BatchOptions{ExpectedLen: want})
+	return ins
 }
 
 func flushReply(r store.FlushResult) *logbookv1.SessionsFlushReply {
@@ -185,7 +199,17 @@ func flushReply(r store.FlushResult) *logbookv1.SessionsFlushReply {
 // appendRequest), resuming the session first when it is not live, and
 // flushes when asked.
 func (v *service) Append(ctx context.Context, req *connect.Request[logbookv1.SessionsAppendRequest]) (*connect.Response[logbookv1.SessionsAppendReply], error) {
-	m := req.Msg
+	return v.appendOnce(ctx, req.Msg, false)
+}
+
+// AppendGroup is Append for one atomic group (see session.AppendGroup):
+// every event or none.
+func (v *service) AppendGroup(ctx context.Context, req *connect.Request[logbookv1.SessionsAppendRequest]) (*connect.Response[logbookv1.SessionsAppendReply], error) {
+	return v.appendOnce(ctx, req.Msg, true)
+}
+
+// appendOnce serves Append and, with group, AppendGroup.
+func (v *service) appendOnce(ctx context.Context, m *logbookv1.SessionsAppendRequest, group bool) (*connect.Response[logbookv1.SessionsAppendReply], error) {
 	want, err := expectedLen(m)
 	if err != nil {
 		return nil, appendError(err, nil, 0, -1)
@@ -194,58 +218,31 @@ func (v *service) Append(ctx context.Context, req *connect.Request[logbookv1.Ses
 	if err != nil {
 		return nil, appendError(err, nil, 0, -1)
 	}
-	b, err := appendRequest(ctx, o.sess, m, want)
-	n := int64(len(b.Events))
+	var (
+		evs   []session.Event
+		first int64 // the first event's seq, or the length a batch found; -1 for a refused group
+	)
+	if group {
+		evs, err = appendGroup(ctx, o.sess, m, want)
+		first = -1
+		if len(evs) > 0 {
+			first = int64(evs[0].Seq())
+		}
+	} else {
+		var b session.Batch
+		b, err = appendRequest(ctx, o.sess, m, want)
+		evs, first = b.Events, int64(b.Start)
+	}
+	n := int64(len(evs))
 	if err != nil {
 		if m.GetFlush() && n > 0 {
 			if _, ferr := v.s.st.Flush(ctx, o.sess); ferr != nil {
 				err = errors.Join(err, ferr)
 			}
 		}
-		return nil, appendError(err, o.sess, n, int64(b.Start))
+		return nil, appendError(err, o.sess, n, first)
 	}
 	reply := &logbookv1.SessionsAppendReply{Envelopes: make([]string, 0, n)}
-	var scratch []byte
-	for _, ev := range b.Events {
-		reply.Envelopes = append(reply.Envelopes, envelopeText(&scratch, ev))
-	}
-	if m.GetFlush() {
-		res, err := v.s.st.Flush(ctx, o.sess)
-		if err != nil {
-			return nil, appendError(err, o.sess, n, int64(b.Start))
-		}
-		reply.Flush = flushReply(res)
-	}
-	return connect.NewResponse(reply), nil
-}
-
-// AppendGroup appends the request's events as one atomic group (see
-// session.AppendGroup), at the expected length when the request sets one,
-// resuming the session first when it is not live, and flushes when asked.
-func (v *service) AppendGroup(ctx context.Context, req *connect.Request[logbookv1.SessionsAppendRequest]) (*connect.Response[logbookv1.SessionsAppendReply], error) {
-	m := req.Msg
-	want, err := expectedLen(m)
-	if err != nil {
-		return nil, appendError(err, nil, 0, -1)
-	}
-	o, err := v.s.acquire(ctx, m.GetSessionId())
-	if err != nil {
-		return nil, appendError(err, nil, 0, -1)
-	}
-	ins := make([]session.AppendInput, len(m.GetEvents()))
-	for i, in := range m.GetEvents() {
-		ins[i] = appendInput(in)
-	}
-	var evs []session.Event
-	if want != nil {
-		evs, err = o.sess.AppendGroupAt(ctx, sdk.Seq(*want), ins)
-	} else {
-		evs, err = o.sess.AppendGroup(ctx, ins)
-	}
-	if err != nil {
-		return nil, appendError(err, o.sess, 0, -1)
-	}
-	reply := &logbookv1.SessionsAppendReply{Envelopes: make([]string, 0, len(evs))}
 	var scratch []byte
 	for _, ev := range evs {
 		reply.Envelopes = append(reply.Envelopes, envelopeText(&scratch, ev))
@@ -253,11 +250,7 @@ func (v *service) AppendGroup(ctx context.Context, req *connect.Request[logbookv
 	if m.GetFlush() {
 		res, err := v.s.st.Flush(ctx, o.sess)
 		if err != nil {
-			first := int64(-1)
-			if len(evs) > 0 {
-				first = int64(evs[0].Seq())
-			}
-			return nil, appendError(err, o.sess, int64(len(evs)), first)
+			return nil, appendError(err, o.sess, n, first)
 		}
 		reply.Flush = flushReply(res)
 	}
