@@ -77,8 +77,8 @@ func (b bearer) Do(r *http.Request) (*http.Response, error) {
 	return b.next.Do(r)
 }
 
-// AppendError is the error of a failed append (Session.Append,
-// AppendGroup, AppendWith, AppendRetry, an AppendStream), whatever
+// AppendError is the error of a failed append (Session.Append, AppendAt,
+// AppendGroup, AppendGroupAt, AppendRetry, an AppendStream), whatever
 // the failure (a rejected event, a failed flush, a SEQ_CONFLICT, an
 // unreachable session): Appended of the call's events were committed before
 // it (and flushed when the call asked for a flush and the flush is not what
@@ -254,26 +254,21 @@ func (c *Client) Resume(ctx context.Context, id string) (*Session, RepairReport,
 		Torn: sdk.Torn{Bytes: m.GetTornBytes(), FromSeq: sdk.Seq(m.GetTornFromSeq()), Artifact: m.GetTornArtifact()}, Repaired: repaired}, nil
 }
 
-// ForkOptions name a fork's source, boundary and child (docs/architecture.md).
-type ForkOptions struct {
-	SourceID string
-	At       *sdk.Seq // inclusive boundary; nil = the source's last event
-	ChildID  string   // "" = generated
-}
-
-// Fork creates a child session, live in the server, from a prefix of a live
-// or stored source, and returns the child's handle.
-func (c *Client) Fork(ctx context.Context, o ForkOptions) (*Session, error) {
-	req := &logbookv1.SessionsForkRequest{SourceId: o.SourceID, ChildId: o.ChildID}
-	if o.At != nil {
-		v := int64(*o.At)
+// Fork creates the session as ("" lets the server generate an id), live
+// in the server, from the events of the live or stored session id up to
+// and including seq *at (nil: all of them), and returns its handle
+// (docs/architecture.md).
+func (c *Client) Fork(ctx context.Context, id string, at *sdk.Seq, as string) (*Session, error) {
+	req := &logbookv1.SessionsForkRequest{SourceId: id, ChildId: as}
+	if at != nil {
+		v := int64(*at)
 		req.At = &v
 	}
 	r, err := c.rpc.Fork(ctx, connect.NewRequest(req))
 	if err != nil {
 		return nil, callError(ctx, "Fork", err)
 	}
-	return c.handle(r.Msg.GetHeader(), o.ChildID)
+	return c.handle(r.Msg.GetHeader(), as)
 }
 
 // Inspection is a read-only balanced view of a session: what a resume
@@ -307,13 +302,12 @@ func (c *Client) Inspect(ctx context.Context, id string) (Inspection, error) {
 		Torn: sdk.Torn{Bytes: m.GetTornBytes(), FromSeq: sdk.Seq(m.GetTornFromSeq())}, Live: m.GetLive()}, nil
 }
 
-// ListEntry is one session of List.
+// ListEntry is one session of List: the server's primary backend's entry
+// for it (Err set, an *sdk.Error, and Header zero when the session cannot
+// be read; it is listed anyway), and whether it is live in the server.
 type ListEntry struct {
-	ID       string
-	Header   sdk.Header // zero when Err is set
-	Live     bool       // live in the server
-	Revision string     // the primary's opaque revision
-	Err      error      // the session cannot be read (an *sdk.Error); it is listed anyway
+	sdk.ListEntry
+	Live bool
 }
 
 // List returns the live and stored sessions, by id.
@@ -324,7 +318,7 @@ func (c *Client) List(ctx context.Context) ([]ListEntry, error) {
 	}
 	out := make([]ListEntry, 0, len(r.Msg.GetSessions()))
 	for _, e := range r.Msg.GetSessions() {
-		le := ListEntry{ID: e.GetId(), Live: e.GetLive(), Revision: e.GetRevision()}
+		le := ListEntry{ListEntry: sdk.ListEntry{ID: e.GetId(), Revision: e.GetRevision()}, Live: e.GetLive()}
 		if e.GetErrorCode() != "" || e.GetError() != "" {
 			code := sdk.Code(e.GetErrorCode())
 			if code == "" {

@@ -86,9 +86,12 @@ func TestClientRoundTrip(t *testing.T) {
 	if _, err := c.Create(ctx, "c2", client.CreateOptions{}, client.CreateOptions{}); !errors.Is(err, sdk.ErrUsage) {
 		t.Fatalf("two CreateOptions: %v", err)
 	}
-	app, err := s.AppendWith(ctx, client.AppendOptions{Flush: true}, user(0), user(1), user(2))
+	app, err := s.Append(ctx, user(0), user(1), user(2))
 	if err != nil || len(app) != 3 || app[2].Seq != 2 || app[2].Type != "user/message" {
 		t.Fatalf("append: %+v (%v)", app, err)
+	}
+	if err := s.Flush(ctx); err != nil {
+		t.Fatal(err)
 	}
 	// A rejected event: the ones before it stay, the error says how many.
 	_, err = s.Append(ctx, user(3), events.Input{Type: "no/such-type", Data: json.RawMessage(`{}`)})
@@ -129,7 +132,7 @@ func TestClientRoundTrip(t *testing.T) {
 		}
 	}
 
-	fork, err := c.Fork(ctx, client.ForkOptions{SourceID: "c1", ChildID: "c1-fork"})
+	fork, err := c.Fork(ctx, "c1", nil, "c1-fork")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,7 +286,7 @@ func TestCompact(t *testing.T) {
 
 // Data that is not valid UTF-8 cannot travel as the wire's JSON text: the
 // client rejects it with JSON_INVALID_UTF8 where the server would, after
-// the events before it, which are appended (and flushed).
+// the events before it, which are appended.
 func TestInvalidUTF8Data(t *testing.T) {
 	c := serve(t, headless(t), "")
 	ctx := context.Background()
@@ -292,7 +295,7 @@ func TestInvalidUTF8Data(t *testing.T) {
 	}
 	bad := events.Input{Type: "user/message", SurfaceOp: events.Append(), Data: json.RawMessage("{\"id\":\"x\",\"text\":\"a\xffb\"}")}
 
-	_, err := c.Session("u").AppendWith(ctx, client.AppendOptions{Flush: true}, user(0), user(1), bad, user(2))
+	_, err := c.Session("u").Append(ctx, user(0), user(1), bad, user(2))
 	var ae *client.AppendError
 	var se *sdk.Error
 	if !errors.As(err, &ae) || ae.Appended != 2 || !errors.Is(err, sdk.ErrJSONInvalidUTF8) || !errors.As(err, &se) ||

@@ -15,7 +15,12 @@
 // Client holds the calls that are not about one session (Create, Resume,
 // Fork, Inspect, List) and hands out handles; Client.Session returns a
 // handle without a call, for a session the server already holds or that
-// is only read. On the wire, envelopes, event data, messages and headers
+// is only read. Two calls differ from the runtime's: Inspect returns an
+// Inspection (the log's length, its open turn, the closers a resume would
+// append) instead of a read-only session, and a handle has no Len, since
+// other clients may append between two calls (Resume's RepairReport.NextSeq
+// and the events a call returns tell the length). On the wire, envelopes,
+// event data, messages and headers
 // are canonical JSON text, exactly as the server's store holds them: an
 // event's Envelope is byte for byte the stored one.
 //
@@ -36,10 +41,10 @@
 //
 // # Safe retries
 //
-// AppendOptions.ExpectedSeq makes an append conditional on the log length,
-// every failed append is an *AppendError saying how many of its events were
-// appended, and Session.AppendRetry combines both so that a retry never
-// appends an event twice.
+// Session.AppendAt and AppendGroupAt make an append conditional on the log
+// length, every failed append is an *AppendError saying how many of its
+// events were appended, and Session.AppendRetry combines both so that a
+// retry never appends an event twice.
 //
 // A Client and its Sessions are safe for concurrent use.
 package client

@@ -23,7 +23,8 @@ const (
 // names.
 type RetryOptions struct {
 	// Flush makes the events durable on every backend before AppendRetry
-	// returns; a failed flush is retried like a failed append.
+	// returns, flushing in the same round trip as the append; a failed
+	// flush is retried like a failed append.
 	Flush bool
 	// MaxAttempts bounds the attempts; 0 retries until ctx ends (give it a
 	// deadline).
@@ -80,7 +81,7 @@ func (s *Session) AppendRetry(ctx context.Context, expected sdk.Offset, ins []ev
 	for len(out) < len(ins) || len(ins) == 0 {
 		at := expected + sdk.Offset(len(out))
 		rest := ins[len(out):]
-		evs, err := s.AppendWith(ctx, AppendOptions{Flush: o.Flush, ExpectedSeq: &at}, rest...)
+		evs, err := s.append(ctx, appendCall{expected: &at, flush: o.Flush}, rest)
 		if err == nil {
 			return append(out, evs...), nil
 		}

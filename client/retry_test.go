@@ -13,8 +13,6 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
-func offset(n sdk.Offset) *sdk.Offset { return &n }
-
 // Append with an expected seq: a stale one is SEQ_CONFLICT with both
 // lengths, in an *AppendError saying nothing was appended at the length
 // found.
@@ -24,17 +22,17 @@ func TestAppendExpectedSeq(t *testing.T) {
 	if _, err := c.Create(ctx, "e"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Session("e").AppendWith(ctx, client.AppendOptions{ExpectedSeq: offset(0)}, user(0), user(1)); err != nil {
+	if _, err := c.Session("e").AppendAt(ctx, 0, user(0), user(1)); err != nil {
 		t.Fatal(err)
 	}
-	_, err := c.Session("e").AppendWith(ctx, client.AppendOptions{ExpectedSeq: offset(1), Flush: true}, user(2))
+	_, err := c.Session("e").AppendAt(ctx, 1, user(2))
 	want, got, ok := client.SeqConflictOf(err)
 	var ae *client.AppendError
 	if !ok || want != 1 || got != 2 || !errors.As(err, &ae) || ae.Appended != 0 || ae.FirstSeq != 2 {
 		t.Fatalf("a stale expected seq: %v (expected %d, actual %d, %v)", err, want, got, ok)
 	}
 	// A failed flush or rejection reports where the appended events went.
-	_, err = c.Session("e").AppendWith(ctx, client.AppendOptions{ExpectedSeq: offset(2)}, user(2), events.Input{Type: "no/such-type", Data: []byte(`{}`)})
+	_, err = c.Session("e").AppendAt(ctx, 2, user(2), events.Input{Type: "no/such-type", Data: []byte(`{}`)})
 	if !errors.As(err, &ae) || ae.Appended != 1 || ae.FirstSeq != 2 || !errors.Is(err, sdk.ErrUnknownEventType) {
 		t.Fatalf("a rejected second event: %v", err)
 	}
@@ -148,7 +146,7 @@ func TestAppendRetryFindsItsEventAtTheDepthLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	deep := events.Input{Type: "x-test/deep", Data: []byte(strings.Repeat("[", 512) + "1" + strings.Repeat("]", 512)), Ignorable: true}
-	first, err := c.Session("d").AppendWith(ctx, client.AppendOptions{ExpectedSeq: offset(0)}, deep)
+	first, err := c.Session("d").AppendAt(ctx, 0, deep)
 	if err != nil {
 		t.Fatal(err)
 	}

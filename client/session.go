@@ -46,22 +46,6 @@ func (s *Session) Header(ctx context.Context) (sdk.Header, error) {
 	return h, nil
 }
 
-// AppendOptions tune AppendWith.
-type AppendOptions struct {
-	// Group appends the events as one atomic group (docs/compaction.md):
-	// all of them, with consecutive seqs, or, when any is rejected, none
-	// (see AppendGroup).
-	Group bool
-	// ExpectedSeq, when set, is the log length the events must find: the
-	// server appends them only if the session's log is exactly that long at
-	// that moment, else the call fails with SEQ_CONFLICT (see
-	// SeqConflictOf) and nothing is appended. AppendRetry builds on it.
-	ExpectedSeq *sdk.Offset
-	// Flush makes the events durable on every backend before the call
-	// returns, in the same round trip (a loop checkpoint).
-	Flush bool
-}
-
 // Append appends ins in order, resuming the session in the server first
 // when it is not live; no other append lands between them, so their seqs
 // are consecutive. It returns the stored events, one per input. At the
@@ -72,31 +56,52 @@ type AppendOptions struct {
 // JSON_INVALID_UTF8, though by the client: the inputs before it are sent
 // and it is not.
 func (s *Session) Append(ctx context.Context, ins ...events.Input) ([]events.Event, error) {
-	return s.AppendWith(ctx, AppendOptions{}, ins...)
+	return s.append(ctx, appendCall{}, ins)
 }
 
-// AppendGroup appends ins as one atomic group: the members are validated
-// together and committed with consecutive seqs, or, when any member is
-// rejected, nothing is appended and the error (an *AppendError with
-// Appended 0) is that member's, its Index the member's position. A group
-// holds at most one surface or projection event.
+// AppendAt is Append for a caller that expects the log to hold expected
+// events: the server appends ins only if the log has exactly that length
+// when they come, else the call fails with SEQ_CONFLICT (see SeqConflictOf)
+// and appends nothing. AppendRetry builds on it.
+func (s *Session) AppendAt(ctx context.Context, expected sdk.Offset, ins ...events.Input) ([]events.Event, error) {
+	return s.append(ctx, appendCall{expected: &expected}, ins)
+}
+
+// AppendGroup appends ins as one atomic group (docs/compaction.md): the
+// members are validated together and committed with consecutive seqs, or,
+// when any member is rejected, nothing is appended and the error (an
+// *AppendError with Appended 0) is that member's, its Index the member's
+// position. A group holds at most one surface or projection event.
 func (s *Session) AppendGroup(ctx context.Context, ins ...events.Input) ([]events.Event, error) {
-	return s.AppendWith(ctx, AppendOptions{Group: true}, ins...)
+	return s.append(ctx, appendCall{group: true}, ins)
 }
 
-// AppendWith is Append, or AppendGroup with o.Group, conditional on the log
-// length with o.ExpectedSeq and flushed with o.Flush. Every failure is an
-// *AppendError saying how many of the events were appended (and flushed,
-// with o.Flush, unless the flush is what failed).
-func (s *Session) AppendWith(ctx context.Context, o AppendOptions, ins ...events.Input) ([]events.Event, error) {
+// AppendGroupAt is AppendGroup for a group planned for a log of expected
+// events, whose members may cite each other's seqs: another length is
+// SEQ_CONFLICT and nothing is appended.
+func (s *Session) AppendGroupAt(ctx context.Context, expected sdk.Offset, ins ...events.Input) ([]events.Event, error) {
+	return s.append(ctx, appendCall{group: true, expected: &expected}, ins)
+}
+
+// appendCall is how one append request goes.
+type appendCall struct {
+	group    bool        // AppendGroup: all or nothing
+	expected *sdk.Offset // the log length the events must find; nil = any
+	flush    bool        // flush in the same round trip (AppendRetry)
+}
+
+// append sends one append request. Every failure is an *AppendError saying
+// how many of ins were appended (and flushed, with a.flush, unless the
+// flush is what failed).
+func (s *Session) append(ctx context.Context, a appendCall, ins []events.Input) ([]events.Event, error) {
 	valid, bad := invalidData(s.id, ins)
-	if bad != nil && o.Group {
-		return nil, &AppendError{FirstSeq: firstSeqOf(nil, o.ExpectedSeq), Err: bad} // a group is all or nothing
+	if bad != nil && a.group {
+		return nil, &AppendError{FirstSeq: firstSeqOf(nil, a.expected), Err: bad} // a group is all or nothing
 	}
-	flush := o.Flush && (bad == nil || len(valid) > 0) // nothing to make durable, as when the server rejects the first event
-	req := &logbookv1.SessionsAppendRequest{SessionId: s.id, Events: protoInputs(valid), Flush: flush, ExpectedSeq: expectedSeq(o.ExpectedSeq)}
+	flush := a.flush && (bad == nil || len(valid) > 0) // nothing to make durable, as when the server rejects the first event
+	req := &logbookv1.SessionsAppendRequest{SessionId: s.id, Events: protoInputs(valid), Flush: flush, ExpectedSeq: expectedSeq(a.expected)}
 	call, rpc := "Append", s.c.rpc.Append
-	if o.Group {
+	if a.group {
 		call, rpc = "AppendGroup", s.c.rpc.AppendGroup
 	}
 	r, err := rpc(ctx, connect.NewRequest(req))
@@ -108,7 +113,7 @@ func (s *Session) AppendWith(ctx context.Context, o AppendOptions, ins ...events
 		return nil, err
 	}
 	if bad != nil {
-		return nil, &AppendError{Appended: int64(len(valid)), FirstSeq: firstSeqOf(evs, o.ExpectedSeq), Err: bad}
+		return nil, &AppendError{Appended: int64(len(valid)), FirstSeq: firstSeqOf(evs, a.expected), Err: bad}
 	}
 	return evs, nil
 }

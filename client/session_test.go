@@ -156,7 +156,7 @@ func TestSessionHandleAgainstServe(t *testing.T) {
 	}
 	// A stale expected length: SEQ_CONFLICT with both lengths, nothing stored.
 	stale := sdk.Offset(3)
-	_, err = s.AppendWith(ctx, client.AppendOptions{Group: true, ExpectedSeq: &stale}, events.TurnStart(2))
+	_, err = s.AppendGroupAt(ctx, stale, events.TurnStart(2))
 	if want, got, ok := client.SeqConflictOf(err); !ok || want != 3 || got != sdk.Offset(len(turn1)) {
 		t.Fatalf("a group at a stale length: %v", err)
 	}
@@ -176,8 +176,7 @@ func TestSessionHandleAgainstServe(t *testing.T) {
 	}
 
 	open := []events.Input{events.TurnStart(2), events.UserText("u2", "and now?")}
-	at := sdk.Offset(len(turn1))
-	group, err := s.AppendWith(ctx, client.AppendOptions{Group: true, ExpectedSeq: &at, Flush: true}, open...)
+	group, err := s.AppendGroupAt(ctx, sdk.Offset(len(turn1)), open...)
 	if err != nil || len(group) != 2 || group[0].Seq != sdk.Seq(len(turn1)) || !sameInput(group[1], open[1]) {
 		t.Fatalf("group: %v (%v)", group, err)
 	}

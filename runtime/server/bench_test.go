@@ -74,7 +74,8 @@ func BenchmarkServeAppendUnaryFlush(b *testing.B) {
 	b.ResetTimer()
 	for i := range b.N {
 		t0 := time.Now()
-		if _, err := c.Session(id).AppendWith(ctx, client.AppendOptions{Flush: true}, in[i%len(in):i%len(in)+1]...); err != nil {
+		// One attempt of AppendRetry: the append and its flush in one call.
+		if _, err := c.Session(id).AppendRetry(ctx, sdk.Offset(i), in[i%len(in):i%len(in)+1], client.RetryOptions{Flush: true, MaxAttempts: 1}); err != nil {
 			b.Fatal(err)
 		}
 		lat = append(lat, time.Since(t0))

@@ -36,8 +36,7 @@ func (r createRacer) create(ctx context.Context, dir, id string) error {
 // appendOne appends one event with flush; nil means it was acknowledged.
 func (r createRacer) appendOne(ctx context.Context, dir, id string, in events.Input) error {
 	if r.c != nil {
-		_, err := r.c.Session(id).AppendWith(ctx, client.AppendOptions{Flush: true}, in)
-		return err
+		return appendFlush(ctx, r.c, id, in)
 	}
 	line, _ := json.Marshal(map[string]any{"type": in.Type, "data": json.RawMessage(in.Data), "surfaceOp": "append"})
 	_, err := runCLI(ctx, dir, string(line)+"\n", "append", id, "-")

@@ -205,7 +205,7 @@ func TestFencedSessionSaysSo(t *testing.T) {
 	if _, err := c.Create(ctx, "f"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Session("f").AppendWith(ctx, client.AppendOptions{Flush: true}, userInput("u0", "a")); err != nil {
+	if err := appendFlush(ctx, c, "f", userInput("u0", "a")); err != nil {
 		t.Fatal(err)
 	}
 	var logs []string
@@ -226,7 +226,7 @@ func TestFencedSessionSaysSo(t *testing.T) {
 	if err := syscall.Kill(e.Plugins["jsonl"].Pid(), syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	_, err := c.Session("f").AppendWith(ctx, client.AppendOptions{Flush: true}, userInput("u1", "b"))
+	err := appendFlush(ctx, c, "f", userInput("u1", "b"))
 	if !errors.Is(err, sdk.ErrFlushFailed) {
 		t.Fatalf("an append whose flush met the dead plugin: %v", err)
 	}

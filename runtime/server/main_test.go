@@ -92,6 +92,16 @@ func newClient(tb testing.TB, r *running, token string) *client.Client {
 	return c
 }
 
+// appendFlush appends ins to session id and flushes the session: a
+// checkpoint the server acknowledged as durable when it returns nil.
+func appendFlush(ctx context.Context, c *client.Client, id string, ins ...events.Input) error {
+	s := c.Session(id)
+	if _, err := s.Append(ctx, ins...); err != nil {
+		return err
+	}
+	return s.Flush(ctx)
+}
+
 // userData is the data of a user/message with the given text.
 func userData(id, text string) []byte {
 	return []byte(`{"id":"` + id + `","role":"user","content":[{"type":"text","text":"` + text + `"}],"source":{"kind":"user"}}`)

@@ -95,11 +95,11 @@ func TestServeKilledDuringStreamingAppend(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The turn opens and its first tool call starts: acknowledged durable.
-	if _, err := c.Session("k").AppendWith(ctx, client.AppendOptions{Flush: true}, openTurn()...); err != nil {
+	if err := appendFlush(ctx, c, "k", openTurn()...); err != nil {
 		t.Fatal(err)
 	}
 	acked := 5
-	if _, err := c.Session("k").AppendWith(ctx, client.AppendOptions{Flush: true}, events.Input{Type: "tool/result", SurfaceOp: events.Append(),
+	if err := appendFlush(ctx, c, "k", events.Input{Type: "tool/result", SurfaceOp: events.Append(),
 		Data: []byte(`{"turn":1,"step":1,"message":{"id":"r0","role":"tool","toolCallId":"c1","content":[{"type":"text","text":"a.go"}],"source":{"kind":"tool","callId":"c1"}}}`)}, events.Input{Type: "step/end", Data: []byte(`{"turn":1,"step":1}`)}); err != nil {
 		t.Fatal(err)
 	}

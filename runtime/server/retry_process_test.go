@@ -197,7 +197,7 @@ func TestAppendRetryThroughPluginKillsAndDiskFull(t *testing.T) {
 			killer.kill()
 		}
 		for attempt := 0; ; attempt++ {
-			_, err := c.Session("naive").AppendWith(ctx, client.AppendOptions{Flush: true}, batchOf("naive", b, 0)...)
+			err := appendFlush(ctx, c, "naive", batchOf("naive", b, 0)...)
 			if err == nil {
 				break
 			}
@@ -258,7 +258,7 @@ func TestAppendRetryThroughPluginKillsAndDiskFull(t *testing.T) {
 		// full disk and stores it once.
 		filler := fill(t, dir)
 		batch := batchOf(id, b, 8<<10)
-		_, err := c.Session(id).AppendWith(ctx, client.AppendOptions{Flush: true, ExpectedSeq: &next}, batch...)
+		_, err := c.Session(id).AppendRetry(ctx, next, batch, client.RetryOptions{Flush: true, MaxAttempts: 1})
 		var ae *client.AppendError
 		if !errors.As(err, &ae) || ae.Appended != int64(len(batch)) || ae.FirstSeq != int64(next) {
 			t.Fatalf("an append on a full disk: %v (want a failure after all %d events were appended at %d)", err, len(batch), next)

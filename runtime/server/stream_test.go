@@ -188,7 +188,7 @@ func TestShutdownFlushesAndReleases(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := c.Fork(ctx, client.ForkOptions{SourceID: "a", ChildID: "b"}); err != nil {
+	if _, err := c.Fork(ctx, "a", nil, "b"); err != nil {
 		t.Fatal(err)
 	}
 	tail, following := make(chan error, 1), make(chan struct{})

@@ -72,7 +72,7 @@ func secondServe(h *harness) {
 	if w := h.heldWriter(ctx); w != nil {
 		intruder := event{pid: h.newID("intruder-"), text: "a second server"}
 		cctx, cancel := context.WithTimeout(ctx, callTimeout)
-		_, err := c2.Session(w.session().id).AppendWith(cctx, client.AppendOptions{Flush: true}, inputs([]event{intruder})...)
+		_, err := c2.Session(w.session().id).Append(cctx, inputs([]event{intruder})...)
 		cancel()
 		if !isCode(err, sdk.CodeAlreadyOwned) {
 			h.problem(fmt.Errorf("second-serve: Append of %s, held by the first serve, on the second: %v (want ALREADY_OWNED)", w.session().id, err))
@@ -132,7 +132,11 @@ func (h *harness) appendOne(ctx context.Context, c *client.Client, rec *record, 
 	rec.send([]event{e})
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	res, err := c.Session(rec.id).AppendWith(cctx, client.AppendOptions{Flush: true}, inputs([]event{e})...)
+	sess := c.Session(rec.id)
+	res, err := sess.Append(cctx, inputs([]event{e})...)
+	if err == nil {
+		err = sess.Flush(cctx)
+	}
 	if err != nil {
 		h.problem(fmt.Errorf("%s: Append to %s after the second writer was refused: %v", kind, rec.id, err))
 		return
