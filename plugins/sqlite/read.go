@@ -1,0 +1,164 @@
+package sqlite
+
+import (
+	"context"
+
+	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/handles"
+)
+
+// Read calls fn with consecutive chunks of the events [offset,
+// min(offset+length, end)); length -1 reads to the end. The end is the
+// stored next_seq, or for a read handle opened on a torn log the end of the
+// valid prefix until the tail has been cut. Each chunk is fresh and fn may
+// keep it; fn runs while the backend holds nothing.
+func (b *Backend) Read(ctx context.Context, handle string, offset sdk.Offset, length int64, fn func(events [][]byte) error) error {
+	if err := handles.Ended(ctx, op, "read"); err != nil {
+		return err
+	}
+	st, err := b.store()
+	if err != nil {
+		return err
+	}
+	hd, err := b.handles.Get(handle)
+	if err != nil {
+		return err
+	}
+	if err := handles.CheckRead(hd.id, offset, length); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	cache, cacheRev, cacheData := hd.cache, hd.cacheRev, hd.cacheData
+	hd.cache = nil // used by the first Read only
+	b.mu.Unlock()
+	end, r, err := b.end(ctx, st, hd, true)
+	if err != nil || end == 0 {
+		return err
+	}
+	stop := handles.ReadEnd(offset, length, end)
+	if cache != nil && stop <= int64(len(cache)) && st.revision(r) == cacheRev {
+		var dv int64
+		if err := st.stmts.dataVersion.QueryRowContext(ctx).Scan(&dv); err != nil || dv != cacheData {
+			cache = nil
+		}
+	}
+	if cache != nil && stop <= int64(len(cache)) && st.revision(r) == cacheRev {
+		// The rows are those the Open scan decoded: this connection has
+		// not appended to or cut the session since (same revision), and
+		// no other connection has committed anything (same data_version).
+		for seq := int64(offset); seq < stop; {
+			if err := handles.Ended(ctx, op, "read"); err != nil {
+				return err
+			}
+			n, size := int64(0), 0
+			for seq+n < stop && n < readChunkEvents && size < readChunkBytes {
+				size += len(cache[seq+n])
+				n++
+			}
+			chunk := cache[seq : seq+n : seq+n]
+			if err := fn(chunk); err != nil {
+				return err
+			}
+			seq += n
+		}
+		return nil
+	}
+	for seq := int64(offset); seq < stop; {
+		if err := handles.Ended(ctx, op, "read"); err != nil {
+			return err
+		}
+		chunk, err := st.readChunk(ctx, hd.id, seq, stop)
+		if err != nil {
+			return err
+		}
+		if err := fn(chunk); err != nil {
+			return err
+		}
+		seq += int64(len(chunk))
+	}
+	return nil
+}
+
+// end returns how far hd may read, and its session's row: the stored
+// next_seq, clamped for a read handle on a torn log while the revision is
+// the one it was opened at. With advance it checks that the log did not
+// shrink below what hd has seen (LOG_SHRANK) and records the new end. A
+// pending create reads nothing.
+func (b *Backend) end(ctx context.Context, st *store, hd *handle, advance bool) (int64, sessionRow, error) {
+	b.mu.Lock()
+	pending := hd.pending != nil
+	b.mu.Unlock()
+	if pending {
+		return 0, sessionRow{}, nil
+	}
+	r, found, err := st.session(ctx, st.stmts.session, hd.id)
+	if err != nil {
+		return 0, r, st.dbErr(ctx, hd.id, "reading the session", err)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !found {
+		if hd.floor > 0 {
+			return 0, r, newErr(sdk.CodeLogShrank, hd.id, "this handle saw %d events; the session is no longer stored", hd.floor)
+		}
+		return 0, r, handles.NotFound(op, hd.id)
+	}
+	end := r.nextSeq
+	if hd.clampEnd >= 0 {
+		if st.revision(r) == hd.clampRev {
+			end = min(end, hd.clampEnd)
+		} else {
+			hd.clampEnd = -1 // a write open has cut the torn tail since
+		}
+	}
+	if !advance {
+		return end, r, nil
+	}
+	if end < hd.floor {
+		return 0, r, newErr(sdk.CodeLogShrank, hd.id, "this handle saw %d events; the stored log now has %d", hd.floor, end)
+	}
+	hd.floor = end
+	return end, r, nil
+}
+
+// readChunk reads the events [from, min(stop, from+readChunkEvents)) up to
+// about readChunkBytes and returns their envelopes, fresh. A missing or
+// undecodable row is CORRUPT_LOG naming its seq: it lies below next_seq,
+// inside what was committed.
+func (s *store) readChunk(ctx context.Context, id string, from, stop int64) ([][]byte, error) {
+	rows, err := s.stmts.events.QueryContext(ctx, id, from, stop, readChunkEvents)
+	if err != nil {
+		return nil, s.dbErr(ctx, id, "read", err)
+	}
+	defer rows.Close()
+	var (
+		out  [][]byte
+		size int
+		raw  rawRow
+		sc   scratch
+	)
+	want := from
+	for size < readChunkBytes && rows.Next() {
+		if err := scanRow(rows, &raw); err != nil {
+			return nil, s.dbErr(ctx, id, "read", err)
+		}
+		if raw.seq != want {
+			return nil, corruptAt(id, want, "the row of event %d is missing below next_seq", want)
+		}
+		r, rerr := s.codec.decode(&raw, &sc)
+		if rerr != nil {
+			return nil, corruptAt(id, want, "the row of event %d does not decode: %s", want, rerr.reason)
+		}
+		ev := r.appendEnvelope(make([]byte, 0, r.envelopeLen()))
+		out = append(out, ev[:len(ev):len(ev)])
+		size += len(ev)
+		want++
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.dbErr(ctx, id, "read", err)
+	}
+	if len(out) == 0 {
+		return nil, corruptAt(id, want, "the row of event %d is missing below next_seq", want)
+	}
+	return out, nil
+}
