@@ -3,6 +3,7 @@ package session
 import (
 	"strings"
 
+	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
@@ -24,22 +25,23 @@ func (c class) String() string {
 	return [...]string{"U", "S", "B", "L", "X", "P", "J", "R"}[c]
 }
 
-// The core event types of format version 1 (docs/format.md).
+// The core event types of format version 1 (docs/format.md); those a
+// harness writes are package events' constants.
 const (
-	TypeTurnStart         = "turn/start"
-	TypeTurnEnd           = "turn/end"
-	TypeStepStart         = "step/start"
-	TypeStepEnd           = "step/end"
-	TypeSystemMessage     = "system/message"
-	TypeDeveloperMessage  = "developer/message"
-	TypeUserMessage       = "user/message"
-	TypeAssistantMessage  = "assistant/message"
-	TypeAssistantAttempt  = "assistant/attempt"
-	TypeToolCall          = "tool/call"
-	TypeToolResult        = "tool/result"
-	TypeTodoWrite         = "todo/write"
-	TypeRequestHeader     = "request/header"
-	TypeRequestContext    = "request/context"
+	TypeTurnStart         = events.TypeTurnStart
+	TypeTurnEnd           = events.TypeTurnEnd
+	TypeStepStart         = events.TypeStepStart
+	TypeStepEnd           = events.TypeStepEnd
+	TypeSystemMessage     = events.TypeSystemMessage
+	TypeDeveloperMessage  = events.TypeDeveloperMessage
+	TypeUserMessage       = events.TypeUserMessage
+	TypeAssistantMessage  = events.TypeAssistantMessage
+	TypeAssistantAttempt  = events.TypeAssistantAttempt
+	TypeToolCall          = events.TypeToolCall
+	TypeToolResult        = events.TypeToolResult
+	TypeTodoWrite         = events.TypeTodoWrite
+	TypeRequestHeader     = events.TypeRequestHeader
+	TypeRequestContext    = events.TypeRequestContext
 	TypeSessionEndSeed    = "session/end-seed"
 	TypeSessionRecovered  = "session/recovered"
 	TypeSessionSalvaged   = "session/salvaged"
