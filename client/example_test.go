@@ -11,6 +11,21 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
+// exampleSession is the set-up of the examples after the first: a client
+// of the daemon and a new session; done releases the session and closes
+// the client.
+func exampleSession(ctx context.Context) (*client.Client, *client.Session, func()) {
+	c := client.New(daemon, client.Options{})
+	s, err := c.Create(ctx, "")
+	if err != nil {
+		log.Fatal(err)
+	}
+	return c, s, func() {
+		_ = c.Session(s.ID()).Release(ctx)
+		c.Close()
+	}
+}
+
 // A turn appended to `logbook serve` with the events builders, then read
 // back: the derived messages the next model call gets, the transcript and
 // the surface. The code is the embedder's, with a context and an error on
@@ -78,17 +93,12 @@ func Example() {
 // was, and the error names the member.
 func ExampleSession_AppendGroup() {
 	ctx := context.Background()
-	c := client.New(daemon, client.Options{})
-	defer c.Close()
-	s, err := c.Create(ctx, "")
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer s.Release(ctx)
+	_, s, done := exampleSession(ctx) // New on the daemon's address, then Create, as in Example
+	defer done()
 
 	// A group holds at most one surface event: the second user message is
 	// refused, and with it the whole group.
-	_, err = s.AppendGroup(ctx, events.TurnStart(1), events.UserText("u1", "hi"), events.UserText("u2", "again"))
+	_, err := s.AppendGroup(ctx, events.TurnStart(1), events.UserText("u1", "hi"), events.UserText("u2", "again"))
 	var e *sdk.Error
 	if errors.As(err, &e) {
 		fmt.Println(e.Code+":", e.Detail)
@@ -108,12 +118,8 @@ func ExampleSession_AppendGroup() {
 // appends are in the report.
 func ExampleClient_Resume() {
 	ctx := context.Background()
-	c := client.New(daemon, client.Options{})
-	defer c.Close()
-	s, err := c.Create(ctx, "")
-	if err != nil {
-		log.Fatal(err)
-	}
+	c, s, done := exampleSession(ctx) // New on the daemon's address, then Create, as in Example
+	defer done()
 	if _, err := s.Append(ctx, events.TurnStart(1), events.UserText("u1", "list the files"), events.StepStart(1, 1)); err != nil {
 		log.Fatal(err)
 	}
@@ -125,7 +131,6 @@ func ExampleClient_Resume() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer s.Release(ctx)
 	for _, ev := range rep.Repaired {
 		fmt.Println(ev.Seq, ev.Type, string(ev.Data))
 	}
@@ -141,13 +146,8 @@ func ExampleClient_Resume() {
 // instead of appending them again.
 func ExampleSession_AppendRetry() {
 	ctx := context.Background()
-	c := client.New(daemon, client.Options{})
-	defer c.Close()
-	s, err := c.Create(ctx, "")
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer s.Release(ctx)
+	_, s, done := exampleSession(ctx) // New on the daemon's address, then Create, as in Example
+	defer done()
 
 	turn := []events.Input{events.TurnStart(1), events.UserText("u1", "hi")}
 	first, err := s.AppendRetry(ctx, 0, turn, client.RetryOptions{Flush: true, MaxAttempts: 5})
@@ -165,4 +165,26 @@ func ExampleSession_AppendRetry() {
 	fmt.Println(len(first), len(again), len(all), string(first[1].Envelope) == string(again[1].Envelope))
 	// Output:
 	// 2 2 2 true
+}
+
+// Read streams a range of the log (or, with Follow, the events other
+// clients append as they come, until ctx ends).
+func ExampleSession_Read() {
+	ctx := context.Background()
+	_, s, done := exampleSession(ctx) // New on the daemon's address, then Create, as in Example
+	defer done()
+	if _, err := s.Append(ctx, events.TurnStart(1), events.UserText("u1", "hi"), events.TurnEnd(1, events.Completed())); err != nil {
+		log.Fatal(err)
+	}
+
+	to := sdk.Offset(3)
+	for ev, err := range s.Read(ctx, client.ReadOptions{From: 1, To: &to}) {
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(ev.Seq, ev.Type, string(ev.Data))
+	}
+	// Output:
+	// 1 user/message {"id":"u1","role":"user","content":[{"type":"text","text":"hi"}],"source":{"kind":"prompt"}}
+	// 2 turn/end {"turn":1,"reason":{"kind":"completed"}}
 }
