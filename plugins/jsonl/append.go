@@ -19,18 +19,11 @@ import (
 // Append of a create materializes the session. An empty batch is a
 // compare-and-set probe that stores nothing.
 func (b *Backend) Append(ctx context.Context, handle string, firstSeq sdk.Seq, events [][]byte) (sdk.Durable, error) {
-	if err := handles.Ended(ctx, op, "append"); err != nil {
-		return sdk.Durable{}, err
-	}
-	hd, err := b.handles.Get(handle)
+	hd, err := b.lock(ctx, "append", handle)
 	if err != nil {
 		return sdk.Durable{}, err
 	}
-	hd.mu.Lock()
 	defer hd.mu.Unlock()
-	if err := hd.usable(); err != nil {
-		return sdk.Durable{}, err
-	}
 	if !hd.write {
 		return sdk.Durable{}, handles.ReadOnly(op, hd.id, handle)
 	}

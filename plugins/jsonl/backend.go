@@ -139,18 +139,11 @@ func (b *Backend) Describe(ctx context.Context) (sdk.Description, error) {
 // revision. Every acknowledged Append is already durable, so there is
 // nothing else to sync. On a read handle it reports what the log holds now.
 func (b *Backend) Flush(ctx context.Context, handle string) (sdk.Durable, error) {
-	if err := handles.Ended(ctx, op, "flush"); err != nil {
-		return sdk.Durable{}, err
-	}
-	hd, err := b.handles.Get(handle)
+	hd, err := b.lock(ctx, "flush", handle)
 	if err != nil {
 		return sdk.Durable{}, err
 	}
-	hd.mu.Lock()
 	defer hd.mu.Unlock()
-	if err := hd.usable(); err != nil {
-		return sdk.Durable{}, err
-	}
 	switch {
 	case hd.pending:
 		if err := b.materialize(hd, nil, nil); err != nil {
@@ -202,6 +195,24 @@ func (b *Backend) config() (Config, error) {
 // registers it once it is ready.
 func (b *Backend) newHandle(id string, write bool, dir string) *handle {
 	return &handle{name: b.handles.NewName(), id: id, write: write, dir: dir}
+}
+
+// lock resolves the open handle name for a call (what) while ctx is live,
+// and returns it with its mu held once it is usable.
+func (b *Backend) lock(ctx context.Context, what, name string) (*handle, error) {
+	if err := handles.Ended(ctx, op, what); err != nil {
+		return nil, err
+	}
+	hd, err := b.handles.Get(name)
+	if err != nil {
+		return nil, err
+	}
+	hd.mu.Lock()
+	if err := hd.usable(); err != nil {
+		hd.mu.Unlock()
+		return nil, err
+	}
+	return hd, nil
 }
 
 // usable refuses a handle closed meanwhile, or broken; hd.mu is held.

@@ -2,7 +2,6 @@ package memory
 
 import (
 	"github.com/seed-e5e476df/logbook/sdk"
-	"github.com/seed-e5e476df/logbook/sdk/handles"
 )
 
 // Hooks changes what a store holds the way a lost lock, another build or a
@@ -50,9 +49,9 @@ func (k Hooks) SetStoredFormatVersion(id, literal string) error {
 	b := k.b
 	b.st.mu.Lock()
 	defer b.st.mu.Unlock()
-	s, ok := b.st.sessions[id]
-	if !ok {
-		return handles.NotFound(op, id)
+	s, err := b.st.stored(id)
+	if err != nil {
+		return err
 	}
 	// The header is headerjson's canonical encoding: the version literal
 	// follows this prefix and ends at the next comma.
@@ -83,9 +82,9 @@ func (k Hooks) Damage(id string, seq int64, reason string) error {
 	b := k.b
 	b.st.mu.Lock()
 	defer b.st.mu.Unlock()
-	s, ok := b.st.sessions[id]
-	if !ok {
-		return handles.NotFound(op, id)
+	s, err := b.st.stored(id)
+	if err != nil {
+		return err
 	}
 	if seq < 0 || seq >= int64(len(s.events)) {
 		return sdk.Errorf(sdk.CodeInvalidSeq, op, "cannot damage event %d: the log holds %d events", seq, len(s.events)).WithSession(id)

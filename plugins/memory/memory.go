@@ -314,9 +314,9 @@ func (b *Backend) Stat(ctx context.Context, id string) (sdk.Stat, error) {
 	}
 	b.st.mu.Lock()
 	defer b.st.mu.Unlock()
-	s, ok := b.st.sessions[id]
-	if !ok {
-		return sdk.Stat{}, handles.NotFound(op, id)
+	s, err := b.st.stored(id)
+	if err != nil {
+		return sdk.Stat{}, err
 	}
 	h, err := headerjson.Decode(s.header, id, artifact)
 	if err != nil {
@@ -410,6 +410,16 @@ func (b *Backend) durable(hd *handle) sdk.Durable {
 		return sdk.Durable{}
 	}
 	return sdk.Durable{NextSeq: sdk.Offset(len(s.events)), Revision: b.st.revision(s)}
+}
+
+// stored returns the stored session id, or SESSION_NOT_FOUND; st.mu is
+// held.
+func (st *store) stored(id string) (*session, error) {
+	s, ok := st.sessions[id]
+	if !ok {
+		return nil, handles.NotFound(op, id)
+	}
+	return s, nil
 }
 
 func (st *store) revision(s *session) string {

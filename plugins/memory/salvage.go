@@ -33,10 +33,10 @@ func (b *Backend) ReadDamaged(ctx context.Context, id string, fn func(events [][
 		return sdk.Damaged{}, err
 	}
 	b.st.mu.Lock()
-	s, ok := b.st.sessions[id]
-	if !ok {
+	s, err := b.st.stored(id)
+	if err != nil {
 		b.st.mu.Unlock()
-		return sdk.Damaged{}, handles.NotFound(op, id)
+		return sdk.Damaged{}, err
 	}
 	h, err := headerjson.Decode(s.header, id, artifact)
 	if err != nil {
