@@ -58,8 +58,11 @@ func Wrap(code Code, op string, cause error) *Error {
 	return Wrapf(code, op, cause, "")
 }
 
-// Error renders `<op>: <CODE>: <detail>` plus ` (session "<id>", seq <n>)`
-// for the parts that are set, and `: <cause>` when a cause is wrapped.
+// Error renders `<op>: <CODE>: <detail>` plus ` (session "<id>", seq <n>,
+// index <i>)` for the parts that are set, and `: <cause>` when a cause is
+// wrapped. A cause that starts with the same `<op>: ` (an error of the same
+// component, or its text rebuilt from the wire) is rendered without it, so
+// no op is rendered twice in a row.
 func (e *Error) Error() string {
 	var b strings.Builder
 	if e.Op != "" {
@@ -87,8 +90,12 @@ func (e *Error) Error() string {
 		b.WriteString(")")
 	}
 	if e.Err != nil {
+		cause := e.Err.Error()
+		if e.Op != "" {
+			cause = strings.TrimPrefix(cause, e.Op+": ")
+		}
 		b.WriteString(": ")
-		b.WriteString(e.Err.Error())
+		b.WriteString(cause)
 	}
 	return b.String()
 }
@@ -142,23 +149,34 @@ func (e *Error) WithIndex(index int) *Error {
 // CodeOf returns the outermost code in err's chain, or "" when there is none.
 // For a joined error it returns the first code found in depth-first order.
 func CodeOf(err error) Code {
+	if e := ErrorOf(err); e != nil {
+		return e.Code
+	}
+	return ""
+}
+
+// ErrorOf returns the outermost logbook error in err's chain, the one whose
+// code CodeOf returns: the *Error itself, or a bare Code as a new *Error
+// holding only that code; nil when there is none. Transports render this
+// error when they carry err.
+func ErrorOf(err error) *Error {
 	for err != nil {
 		switch e := err.(type) {
 		case *Error:
-			return e.Code
-		case Code:
 			return e
+		case Code:
+			return &Error{Code: e}
 		case interface{ Unwrap() []error }:
 			for _, inner := range e.Unwrap() {
-				if c := CodeOf(inner); c != "" {
-					return c
+				if found := ErrorOf(inner); found != nil {
+					return found
 				}
 			}
-			return ""
+			return nil
 		}
 		err = errors.Unwrap(err)
 	}
-	return ""
+	return nil
 }
 
 // Retryable reports whether err's outermost code is one a caller may retry:

@@ -129,3 +129,36 @@ func TestWrapfKeepsTheCauseSessionAndRendersTheCauseLast(t *testing.T) {
 		t.Fatalf("Wrap without a detail renders %q", got.Error())
 	}
 }
+
+func TestErrorRendersTheOpOfASameOpCauseOnce(t *testing.T) {
+	inner := Errorf(CodeIOError, "jsonl", "fsync failed")
+	for _, tc := range []struct {
+		name string
+		err  *Error
+		want string
+	}{
+		{"an error of the same component", Wrapf(CodeCorruptLog, "jsonl", inner, "cannot read the log"),
+			"jsonl: CORRUPT_LOG: cannot read the log: IO_ERROR: fsync failed"},
+		{"the cause's text rebuilt from the wire", Wrap(CodeCorruptLog, "jsonl", errors.New(inner.Error())),
+			"jsonl: CORRUPT_LOG: IO_ERROR: fsync failed"},
+		{"another component's error", Wrap(CodeCorruptLog, "restore", inner),
+			"restore: CORRUPT_LOG: jsonl: IO_ERROR: fsync failed"},
+	} {
+		if got := tc.err.Error(); got != tc.want {
+			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestErrorOfIsTheErrorCodeOfNames(t *testing.T) {
+	flush := Wrapf(CodeFlushFailed, "flush", errors.Join(Errorf(CodeIOError, "jsonl", "disk")), "1 of 1 backends failed")
+	if e := ErrorOf(fmt.Errorf("ctx: %w", flush)); e != flush || CodeOf(flush) != CodeFlushFailed || !errors.Is(flush, ErrIOError) {
+		t.Fatalf("ErrorOf = %v, CodeOf = %s", e, CodeOf(flush))
+	}
+	if e := ErrorOf(fmt.Errorf("ctx: %w", ErrSessionNotFound)); e == nil || e.Code != CodeSessionNotFound || e.Op != "" {
+		t.Fatalf("a bare code: %#v", e)
+	}
+	if e := ErrorOf(errors.New("plain")); e != nil {
+		t.Fatalf("a plain error: %#v", e)
+	}
+}

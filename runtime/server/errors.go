@@ -7,7 +7,6 @@ import (
 	"connectrpc.com/connect"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 
-	"github.com/seed-e5e476df/logbook/runtime/store"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/errinfo"
 	"github.com/seed-e5e476df/logbook/sdk/pluginrpc"
@@ -21,31 +20,6 @@ const codeHeader = "Logbook-Code"
 // connectCode is the status code a logbook code travels under: the one
 // the plugin protocol uses (Connect's codes are gRPC's).
 func connectCode(c sdk.Code) connect.Code { return connect.Code(pluginrpc.StatusCode(c)) }
-
-// outermost returns the outermost logbook error in err's chain, like
-// sdk.CodeOf, with a flush fan-out failure as FLUSH_FAILED (its own chain
-// holds the failed backends' errors, whose codes are not the flush's).
-func outermost(err error) *sdk.Error {
-	for err != nil {
-		switch e := err.(type) {
-		case *sdk.Error:
-			return e
-		case sdk.Code:
-			return &sdk.Error{Code: e}
-		case *store.FlushError:
-			return &sdk.Error{Code: sdk.CodeFlushFailed, Op: "flush", SessionID: e.SessionID, Detail: e.Error()}
-		case interface{ Unwrap() []error }:
-			for _, inner := range e.Unwrap() {
-				if found := outermost(inner); found != nil {
-					return found
-				}
-			}
-			return nil
-		}
-		err = errors.Unwrap(err)
-	}
-	return nil
-}
 
 // toConnect turns an error of the store, a session or the compactor into
 // the error a handler returns: a logbook error travels with a
@@ -62,7 +36,7 @@ func toConnect(err error, extra map[string]string) error {
 	if errors.As(err, &ce) {
 		return withExtra(ce, extra)
 	}
-	e := outermost(err)
+	e := sdk.ErrorOf(err)
 	if e == nil {
 		switch {
 		case errors.Is(err, context.Canceled):

@@ -26,20 +26,26 @@ type FlushResult struct {
 	Backends []BackendStatus
 }
 
-// FlushError names every backend that failed a flush. Its code is
-// FLUSH_FAILED.
+// FlushError names every backend that failed a flush. A flush returns it
+// as the cause of a FLUSH_FAILED *sdk.Error (op "flush", the session's id),
+// so sdk.CodeOf reports FLUSH_FAILED while errors.Is still finds each
+// failure's own code beneath it.
 type FlushError struct {
-	SessionID string
-	Failures  []BackendStatus
+	Failures []BackendStatus
 }
 
-// Error lists the failed backends.
+// Error lists the failed backends, each as `<name>: <error>`; the name is
+// left out when the error already starts with it (a backend named after its
+// plugin), so no prefix is rendered twice.
 func (e *FlushError) Error() string {
 	parts := make([]string, len(e.Failures))
 	for i, f := range e.Failures {
-		parts[i] = f.Name + ": " + f.Err.Error()
+		parts[i] = f.Err.Error()
+		if !strings.HasPrefix(parts[i], f.Name+": ") {
+			parts[i] = f.Name + ": " + parts[i]
+		}
 	}
-	return "flush: FLUSH_FAILED: session " + e.SessionID + ": " + strings.Join(parts, "; ")
+	return strings.Join(parts, "; ")
 }
 
 // Unwrap returns each failure's error.
@@ -51,17 +57,10 @@ func (e *FlushError) Unwrap() []error {
 	return errs
 }
 
-// Is matches FLUSH_FAILED.
-func (e *FlushError) Is(target error) bool {
-	if c, ok := target.(sdk.Code); ok {
-		return c == sdk.CodeFlushFailed
-	}
-	return false
-}
-
 // Flush drains every backend of the session concurrently, waits for all of
 // them to settle — an early failure does not stop the wait — and returns each
-// backend's watermark, plus a *FlushError naming every failed backend.
+// backend's watermark, plus a FLUSH_FAILED *sdk.Error whose cause is a
+// *FlushError naming every failed backend.
 func (st *Store) Flush(ctx context.Context, s *session.Session) (FlushResult, error) {
 	ls, err := st.liveOf(s, "flush")
 	if err != nil {
@@ -85,14 +84,14 @@ func (ls *live) flush(ctx context.Context) (FlushResult, error) {
 		}
 		wg.Wait()
 	}
-	fe := &FlushError{SessionID: ls.s.ID()}
+	fe := &FlushError{}
 	for _, b := range res.Backends {
 		if b.Err != nil {
 			fe.Failures = append(fe.Failures, b)
 		}
 	}
 	if len(fe.Failures) > 0 {
-		return res, fe
+		return res, sdk.Wrapf(sdk.CodeFlushFailed, "flush", fe, "%d of %d backends failed", len(fe.Failures), len(res.Backends)).WithSession(ls.s.ID())
 	}
 	return res, nil
 }

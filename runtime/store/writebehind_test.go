@@ -141,7 +141,7 @@ func TestScenario24FlushFanOut(t *testing.T) {
 		t.Fatal("flush returned before the slow backend settled")
 	}
 	var fe *FlushError
-	if !errors.As(err, &fe) || !errors.Is(err, sdk.ErrFlushFailed) || len(fe.Failures) != 1 || fe.Failures[0].Name != "b1" || !errors.Is(fe.Failures[0].Err, sdk.ErrIOError) {
+	if !errors.As(err, &fe) || sdk.CodeOf(err) != sdk.CodeFlushFailed || len(fe.Failures) != 1 || fe.Failures[0].Name != "b1" || !errors.Is(fe.Failures[0].Err, sdk.ErrIOError) {
 		t.Fatalf("flush error %v", err)
 	}
 	if !res.Participated || res.Backends[0].Name != "b1" || res.Backends[0].DurableSeq != -1 || res.Backends[1].DurableSeq != sdk.Cursor(s.Len())-1 {

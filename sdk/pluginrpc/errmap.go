@@ -63,14 +63,7 @@ func toStatus(err error) error {
 	if err == nil {
 		return nil
 	}
-	var e *sdk.Error
-	if !errors.As(err, &e) {
-		var c sdk.Code
-		if errors.As(err, &c) {
-			e = &sdk.Error{Code: c}
-		}
-	}
-	if e != nil {
+	if e := sdk.ErrorOf(err); e != nil {
 		st := status.New(StatusCode(e.Code), errinfo.Clip(err.Error()))
 		withInfo, derr := st.WithDetails(errinfo.Encode(e))
 		if derr != nil {
@@ -135,13 +128,9 @@ func errorToProto(err error) *logbookv1.PluginError {
 	if err == nil {
 		return nil
 	}
-	var e *sdk.Error
-	if !errors.As(err, &e) {
-		c := sdk.CodeOf(err)
-		if c == "" {
-			return &logbookv1.PluginError{Code: string(sdk.CodeIOError), Op: errOp, Detail: errinfo.Clip(err.Error())}
-		}
-		e = &sdk.Error{Code: c, Detail: errinfo.Clip(err.Error())}
+	e := sdk.ErrorOf(err)
+	if e == nil {
+		return &logbookv1.PluginError{Code: string(sdk.CodeIOError), Op: errOp, Detail: errinfo.Clip(err.Error())}
 	}
 	p := &logbookv1.PluginError{Code: string(e.Code), Op: e.Op, SessionId: e.SessionID, Detail: e.Detail}
 	if e.Seq != nil {

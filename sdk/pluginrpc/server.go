@@ -92,9 +92,7 @@ func (s *persistenceServer) Create(ctx context.Context, req *logbookv1.CreateReq
 	if err != nil {
 		if sdk.CodeOf(err) == sdk.CodeCorruptLog {
 			// A header the host sent is bad input, not a corrupt log.
-			w := sdk.Wrap(sdk.CodeHeaderInvalid, errOp, err)
-			w.Detail = "the header of Create is not a valid session header"
-			err = w
+			err = sdk.Wrapf(sdk.CodeHeaderInvalid, errOp, err, "the header of Create is not a valid session header")
 		}
 		return nil, toStatus(err)
 	}
