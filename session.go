@@ -3,7 +3,6 @@ package logbook
 import (
 	"context"
 	"encoding/json"
-	"maps"
 	"strconv"
 
 	"github.com/seed-e5e476df/logbook/events"
@@ -58,14 +57,7 @@ func (s *Session) appendBatch(ctx context.Context, expected *sdk.Offset, ins []e
 	b, err := s.s.AppendBatch(ctx, ins, session.BatchOptions{ExpectedLen: expected})
 	out := shared(b.Events)
 	if se, ok := err.(*sdk.Error); ok {
-		c := *se
-		c.Meta = maps.Clone(se.Meta)
-		if c.Meta == nil {
-			c.Meta = map[string]string{}
-		}
-		c.Meta["appended"] = strconv.Itoa(len(b.Events))
-		c.Meta["firstSeq"] = strconv.FormatInt(int64(b.Start), 10)
-		err = &c
+		err = se.WithMeta("appended", strconv.Itoa(len(b.Events))).WithMeta("firstSeq", strconv.FormatInt(int64(b.Start), 10))
 	}
 	return out, err
 }

@@ -3,6 +3,7 @@ package sdk
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 )
@@ -113,6 +114,18 @@ func (e *Error) Is(target error) bool {
 
 // Unwrap returns the wrapped cause.
 func (e *Error) Unwrap() error { return e.Err }
+
+// WithMeta returns a copy of e with the Meta entry name set to value; e's
+// Meta is copied, not shared.
+func (e *Error) WithMeta(name, value string) *Error {
+	c := *e
+	c.Meta = maps.Clone(e.Meta)
+	if c.Meta == nil {
+		c.Meta = map[string]string{}
+	}
+	c.Meta[name] = value
+	return &c
+}
 
 // MetaInt returns the Meta entry name as an integer; false when it is
 // absent or not a decimal integer.

@@ -162,3 +162,14 @@ func TestErrorOfIsTheErrorCodeOfNames(t *testing.T) {
 		t.Fatalf("a plain error: %#v", e)
 	}
 }
+
+func TestWithMetaCopiesMeta(t *testing.T) {
+	base := Errorf(CodeSeqConflict, "session", "stale").WithMeta("expected", "3")
+	got := base.WithMeta("actual", "5")
+	if n, ok := got.MetaInt("actual"); !ok || n != 5 || got.Meta["expected"] != "3" {
+		t.Fatalf("Meta = %v", got.Meta)
+	}
+	if _, ok := base.Meta["actual"]; ok || len(base.Meta) != 1 {
+		t.Fatalf("WithMeta changed the receiver's Meta: %v", base.Meta)
+	}
+}

@@ -22,9 +22,7 @@ func newErr(code sdk.Code, id, format string, args ...any) *sdk.Error {
 func withSession(err error, id string) error {
 	var e *sdk.Error
 	if errors.As(err, &e) && e.SessionID == "" {
-		c := *e
-		c.SessionID = id
-		return &c
+		return e.WithSession(id)
 	}
 	return err
 }

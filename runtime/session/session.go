@@ -251,8 +251,7 @@ func (s *Session) writeError(err error, seq sdk.Seq) error {
 			c.SessionID = s.id
 		}
 		if c.Seq == nil {
-			n := int64(seq)
-			c.Seq = &n
+			c.Seq = new(int64(seq))
 		}
 		if c.Op == "" || c.Op == "json" {
 			c.Op = "session"
