@@ -9,6 +9,7 @@ import (
 
 	"github.com/seed-e5e476df/logbook/plugins/jsonl/vfs"
 	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/durable"
 	"github.com/seed-e5e476df/logbook/sdk/flockclaim"
 	"github.com/seed-e5e476df/logbook/sdk/handles"
 )
@@ -65,7 +66,7 @@ func (b *Backend) claimNew(hd *handle, cfg Config) error {
 	if _, _, err := b.findLog(hd.id, hd.dir, cfg); err == nil || errors.Is(err, sdk.ErrCompressionMismatch) || errors.Is(err, sdk.ErrCorruptLog) {
 		return handles.AlreadyExists(op, hd.id, "it is stored in "+hd.dir)
 	}
-	if err := b.mkdirs(cfg.Root, hd.dir); err != nil {
+	if err := durable.On(vfs.Durable(b.fs)).MkdirAll(hd.dir); err != nil {
 		return handles.IOError(op, hd.id, "creating "+hd.dir, err)
 	}
 	lock, err := b.lockSession(hd.id, hd.dir)

@@ -10,7 +10,7 @@
 //	<root>/<enc(id)>/events.v<N>.jsonl            compression "none"
 //	<root>/<enc(id)>/events.v<N>.jsonl.zst        compression "zstd"
 //	<root>/<enc(id)>/torn-<epoch ms>.bin          bytes cut by a repair (0600)
-//	<root>/<enc(id)>/events.v<N>.jsonl[.zst].<12 hex>.tmp   materialization in progress
+//	<root>/<enc(id)>/.<name>.<12 hex>.tmp          a durable write in progress (sdk/durable)
 //
 // enc(id) is EncodeID: a–z, 0–9, '_', '-' and a non-leading '.' stay, every
 // other byte becomes '~' and two uppercase hex digits. N is the format
@@ -61,7 +61,8 @@
 //
 // A read open reports the torn tail (Torn.Bytes, Torn.FromSeq) and changes
 // nothing. A write open, holding the lock, copies the torn bytes to
-// torn-<epoch ms>.bin (created O_EXCL, fsynced, its directory fsynced),
+// torn-<epoch ms>.bin (written with sdk/durable: a temp file fsynced and
+// linked into place, never replacing a file, its directory fsynced),
 // truncates the log to committedEnd, fsyncs it and reports the artifact's
 // path. Repair never removes anything the rule does not classify as torn.
 //
@@ -73,12 +74,12 @@
 // directory with a lock and no log is a session that was never stored:
 // Stat, List and Open(read) do not see it, and once its creator is gone
 // (the kernel drops its flock) the id can be created again. The first
-// non-empty Append (or Flush) of a create materializes the session: a temp
-// file created O_EXCL holding the header
-// unit and the first batch, fdatasync, link(2) to the final name (an
-// existing log is never overwritten: SESSION_ALREADY_EXISTS), fsync of the
-// directory, removal of the temp name. Stale temp files are removed at the
-// next write open.
+// non-empty Append (or Flush) of a create materializes the session with
+// sdk/durable: a temp file created O_EXCL holding the header unit and the
+// first batch, fdatasync, link(2) to the final name (an existing log is
+// never overwritten: SESSION_ALREADY_EXISTS), fsync of the directory,
+// removal of the temp name. Stale temp files are removed at the next write
+// open.
 //
 // An Append validates its batch (ENVELOPE_INVALID, SEQ_NOT_CONTIGUOUS),
 // checks the compare-and-set, and makes one write (one frame for zstd,
@@ -133,7 +134,8 @@
 //     bad one (nothing follows it in a genuinely torn log, and damaged
 //     length fields must not hide a later intact frame).
 //   - Torn artifacts are named after the backend's clock; when the name
-//     exists the milliseconds are incremented until a free name is found.
+//     exists the milliseconds are incremented until a free name is found
+//     (at most 1000 times).
 //     Torn.Artifact is the artifact's absolute path.
 //   - Materialization whose directory fsync fails removes the final link
 //     again, so failure means nothing stored.

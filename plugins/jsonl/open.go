@@ -3,14 +3,13 @@ package jsonl
 import (
 	"context"
 	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 
 	"github.com/seed-e5e476df/logbook/plugins/jsonl/vfs"
 	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/durable"
 	"github.com/seed-e5e476df/logbook/sdk/handles"
 )
 
@@ -131,45 +130,20 @@ func (hd *handle) scanAll(retain int64) (sdk.Header, []byte, error) {
 	return h, data, nil
 }
 
-// cutTail keeps the torn bytes in torn-<ms>.bin (fsynced, with its
-// directory entry), then truncates the log to the committed end and
-// fsyncs it. It returns the artifact's path. A failure before the
-// truncate leaves no artifact. hd.mu is held.
+// cutTail keeps the torn bytes in torn-<ms>.bin (sdk/durable: fsynced,
+// with its directory entry, never replacing a file; the next millisecond
+// when the name is taken, at most artifactTries times), then truncates the
+// log to the committed end and fsyncs it. It returns the artifact's path.
+// A failure before the truncate leaves no artifact. hd.mu is held.
 func (b *Backend) cutTail(hd *handle, torn []byte) (string, error) {
-	ms := b.now()
-	var art vfs.File
-	var name string
-	for range 1000 {
-		name = filepath.Join(hd.dir, "torn-"+strconv.FormatInt(ms, 10)+".bin")
-		f, err := b.fs.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, filePerm)
-		if err == nil {
-			art = f
-			break
-		}
-		if !errors.Is(err, fs.ErrExist) {
-			return "", handles.IOError(op, hd.id, "creating the torn-tail artifact "+name, err)
-		}
-		ms++
-	}
-	if art == nil {
-		return "", handles.IOError(op, hd.id, "creating a torn-tail artifact in "+hd.dir, fs.ErrExist)
-	}
 	// Until the truncate succeeds nothing is cut and the log still holds
-	// the torn bytes, so a failure before it removes the artifact (best
-	// effort): a full disk must not leave an empty or partial copy behind.
-	_, err := art.WriteAt(torn, 0)
-	if err == nil {
-		err = art.Sync()
-	}
-	if cerr := art.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = b.fs.SyncDir(hd.dir)
-	}
+	// the torn bytes; a failed write leaves no copy behind.
+	ms := b.now()
+	name, err := durable.On(vfs.Durable(b.fs)).WriteFirstFree(func(i int) string {
+		return filepath.Join(hd.dir, "torn-"+strconv.FormatInt(ms+int64(i), 10)+".bin")
+	}, artifactTries, torn, filePerm)
 	if err != nil {
-		_ = b.fs.Remove(name)
-		return "", handles.IOError(op, hd.id, "keeping the torn tail in "+name+" (removed again; nothing was cut)", err)
+		return "", handles.IOError(op, hd.id, "keeping the torn tail in "+name+" (nothing was cut)", err)
 	}
 	if err := hd.f.Truncate(hd.ix.end); err != nil {
 		_ = b.fs.Remove(name)
@@ -181,16 +155,20 @@ func (b *Backend) cutTail(hd *handle, torn []byte) (string, error) {
 	return name, nil
 }
 
-// removeStaleTemps removes the temp files a crashed materialization left
-// (best effort); the caller holds the session lock.
+// removeStaleTemps removes the temp files a crashed sdk/durable write
+// (a materialization, a torn-tail artifact) left (best effort); the caller
+// holds the session lock.
 func (b *Backend) removeStaleTemps(dir string) {
 	names, err := b.fs.ReadDir(dir)
 	if err != nil {
 		return
 	}
 	for _, n := range names {
-		if strings.HasPrefix(n, "events.") && strings.HasSuffix(n, ".tmp") {
+		if durable.IsTemp(n) {
 			_ = b.fs.Remove(filepath.Join(dir, n))
 		}
 	}
 }
+
+// artifactTries bounds the names cutTail tries.
+const artifactTries = 1000

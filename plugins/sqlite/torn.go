@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"io/fs"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -287,19 +286,13 @@ func writeArtifact(dir, id string, lines [][]byte) (string, error) {
 		buf = append(append(buf, l...), '\n')
 	}
 	ms := time.Now().UnixMilli()
-	var path string
-	for range artifactTries {
-		path = filepath.Join(dir, encID(id)+"."+strconv.FormatInt(ms, 10)+".jsonl")
-		err := durable.WriteFile(path, buf, 0o600)
-		if err == nil {
-			return path, nil
-		}
-		if !errors.Is(err, fs.ErrExist) {
-			return "", artifactErr(path, err)
-		}
-		ms++
+	path, err := durable.WriteFirstFree(func(i int) string {
+		return filepath.Join(dir, encID(id)+"."+strconv.FormatInt(ms+int64(i), 10)+".jsonl")
+	}, artifactTries, buf, 0o600)
+	if err != nil {
+		return "", artifactErr(path, err)
 	}
-	return "", artifactErr(path, fmt.Errorf("%d names in a row are taken: %w", artifactTries, fs.ErrExist))
+	return path, nil
 }
 
 // artifactTries bounds the names writeArtifact tries.

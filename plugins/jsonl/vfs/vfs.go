@@ -7,6 +7,8 @@ package vfs
 
 import (
 	"io/fs"
+
+	"github.com/seed-e5e476df/logbook/sdk/durable"
 )
 
 // FS is the file system the jsonl backend reaches its files through.
@@ -84,3 +86,18 @@ type FileInfo struct {
 
 // IsDir reports whether the FileInfo describes a directory.
 func (fi FileInfo) IsDir() bool { return fi.Mode.IsDir() }
+
+// Durable returns fsys as the file system sdk/durable writes through, so
+// that the backend's durable writes reach the same files, and the same
+// injected faults, as everything else.
+func Durable(fsys FS) durable.FS { return durableFS{fsys} }
+
+type durableFS struct{ FS }
+
+func (d durableFS) OpenFile(name string, flag int, perm fs.FileMode) (durable.File, error) {
+	f, err := d.FS.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
