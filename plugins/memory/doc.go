@@ -41,7 +41,7 @@
 //   - Format gate. The stored header is decoded with headerjson.Decode at
 //     every Open, Stat and List, so a stored version other than 1 gives
 //     FORMAT_TOO_NEW, FORMAT_UNSUPPORTED or CORRUPT_LOG exactly as on disk
-//     (see SetStoredFormatVersion).
+//     (see Hooks.SetStoredFormatVersion).
 //   - Envelopes. The backend reads only the seq of each envelope, from its
 //     canonical prefix {"seq":N, (docs/format.md member order, docs/format.md encoding). An
 //     element without that prefix is ENVELOPE_INVALID naming its batch
@@ -63,8 +63,9 @@
 //     canonical header plus every event.
 //   - Revision. "<store>:<generation>", where the store part is random per
 //     store and the generation counts the changes of the session
-//     (materialization, each non-empty append, Hooks.SetStoredFormatVersion). An
-//     unmaterialized session's revision is "".
+//     (materialization, each non-empty append,
+//     Hooks.SetStoredFormatVersion). An unmaterialized session's revision
+//     is "".
 //   - Handles. Names are never reused and never name a handle of another
 //     instance (sdk/handles keeps the table); an unknown or closed
 //     handle is HANDLE_CLOSED (Close of one is a no-op).
