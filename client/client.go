@@ -217,18 +217,22 @@ func (c *Client) handle(text, want string) (*Session, error) {
 }
 
 // RepairReport says what Resume found and did (docs/architecture.md).
+// Torn and Closers read as the runtime's logbook.RepairReport; the rest is
+// what the wire gives besides.
 type RepairReport struct {
+	// Torn is the torn tail the write open cut and where its bytes were
+	// kept; zero when none.
+	Torn sdk.Torn
+	// Closers counts the closer events the resume appended for an
+	// interrupted turn.
+	Closers int
 	// AlreadyLive: the server held the session, so nothing was read or
 	// repaired and the rest of the report is zero.
 	AlreadyLive bool
 	// NextSeq is the log length after the resume.
 	NextSeq sdk.Offset
-	// Torn is the torn tail the write open cut and where its bytes were
-	// kept.
-	Torn sdk.Torn
 	// Repaired are the events the resume appended before the lifecycle
-	// marker: session/recovered after a cut, then the closers of an
-	// interrupted turn.
+	// marker: session/recovered after a cut, then the Closers.
 	Repaired []events.Event
 }
 
@@ -250,8 +254,12 @@ func (c *Client) Resume(ctx context.Context, id string) (*Session, RepairReport,
 	if err != nil {
 		return nil, RepairReport{}, err
 	}
-	return s, RepairReport{AlreadyLive: m.GetAlreadyLive(), NextSeq: sdk.Offset(m.GetNextSeq()),
-		Torn: sdk.Torn{Bytes: m.GetTornBytes(), FromSeq: sdk.Seq(m.GetTornFromSeq()), Artifact: m.GetTornArtifact()}, Repaired: repaired}, nil
+	rep := RepairReport{Torn: sdk.Torn{Bytes: m.GetTornBytes(), FromSeq: sdk.Seq(m.GetTornFromSeq()), Artifact: m.GetTornArtifact()},
+		Closers: len(repaired), AlreadyLive: m.GetAlreadyLive(), NextSeq: sdk.Offset(m.GetNextSeq()), Repaired: repaired}
+	if rep.Torn.Bytes > 0 && rep.Closers > 0 {
+		rep.Closers-- // the session/recovered event that records the cut
+	}
+	return s, rep, nil
 }
 
 // Fork creates the session as ("" lets the server generate an id), live
@@ -271,35 +279,48 @@ func (c *Client) Fork(ctx context.Context, id string, at *sdk.Seq, as string) (*
 	return c.handle(r.Msg.GetHeader(), as)
 }
 
-// Inspection is a read-only balanced view of a session: what a resume
-// would find and do.
-type Inspection struct {
-	Header        sdk.Header
-	Events        int64          // events in the log, without PendingRepair
-	OpenTurn      *int64         // the open turn's number; nil when none is open
-	PendingRepair []events.Event // the closers a resume would append
-	Torn          sdk.Torn       // what a write open would cut (Artifact "")
-	Live          bool           // live in the server
+// InspectReport says what a resume of an inspected session would find and
+// do. Torn and Live read as the runtime's logbook.InspectReport; the rest
+// is what the wire gives besides.
+type InspectReport struct {
+	// Torn is the torn tail a write open would cut (Artifact ""); zero when
+	// none or when the session is live.
+	Torn sdk.Torn
+	// Live: the server holds the session live.
+	Live bool
+	// Events is the log's length at the inspect, without PendingRepair.
+	Events sdk.Offset
+	// OpenTurn is the open turn's number; nil when no turn is open.
+	OpenTurn *int64
+	// PendingRepair are the closers a resume would append for the open
+	// turn (none for a live session).
+	PendingRepair []events.Event
 }
 
-// Inspect returns what a resume of session id would find and do; it never
-// writes.
-func (c *Client) Inspect(ctx context.Context, id string) (Inspection, error) {
+// Inspect returns a read-only handle on session id and what a resume of
+// it would find and do; nothing is written. The handle's reads ask the
+// server, as any handle's do: the live session when the server holds it,
+// else the stored log as it stands, without the closers a resume would
+// append (the report's PendingRepair). Its appends, AppendStream, Flush
+// and Compact fail with SESSION_READ_ONLY without a call; its Release does
+// nothing.
+func (c *Client) Inspect(ctx context.Context, id string) (*Session, InspectReport, error) {
 	r, err := c.rpc.Inspect(ctx, connect.NewRequest(&logbookv1.SessionsInspectRequest{SessionId: id}))
 	if err != nil {
-		return Inspection{}, callError(ctx, "Inspect", err)
+		return nil, InspectReport{}, callError(ctx, "Inspect", err)
 	}
 	m := r.Msg
-	h, err := header(m.GetHeader(), id)
+	s, err := c.handle(m.GetHeader(), id)
 	if err != nil {
-		return Inspection{}, err
+		return nil, InspectReport{}, err
 	}
 	pending, err := parseEvents(m.GetPendingRepair())
 	if err != nil {
-		return Inspection{}, err
+		return nil, InspectReport{}, err
 	}
-	return Inspection{Header: h, Events: m.GetEvents(), OpenTurn: m.OpenTurn, PendingRepair: pending,
-		Torn: sdk.Torn{Bytes: m.GetTornBytes(), FromSeq: sdk.Seq(m.GetTornFromSeq())}, Live: m.GetLive()}, nil
+	s.readOnly = true
+	return s, InspectReport{Torn: sdk.Torn{Bytes: m.GetTornBytes(), FromSeq: sdk.Seq(m.GetTornFromSeq())}, Live: m.GetLive(),
+		Events: sdk.Offset(m.GetEvents()), OpenTurn: m.OpenTurn, PendingRepair: pending}, nil
 }
 
 // ListEntry is one session of List: the server's primary backend's entry

@@ -142,9 +142,12 @@ func TestClientRoundTrip(t *testing.T) {
 	if err := fork.Flush(ctx); err != nil {
 		t.Fatalf("flush: %v", err)
 	}
-	in, err := c.Inspect(ctx, "c1")
-	if err != nil || in.Events != 4 || !in.Live || in.OpenTurn != nil || len(in.PendingRepair) != 0 || in.Header.ID != "c1" {
+	view, in, err := c.Inspect(ctx, "c1")
+	if err != nil || in.Events != 4 || !in.Live || in.OpenTurn != nil || len(in.PendingRepair) != 0 || view.ID() != "c1" {
 		t.Fatalf("inspect: %+v (%v)", in, err)
+	}
+	if h, err := view.Header(ctx); err != nil || h.ID != "c1" {
+		t.Fatalf("inspect view's header: %+v (%v)", h, err)
 	}
 	if err := s.Release(ctx); err != nil {
 		t.Fatal(err)
@@ -182,7 +185,7 @@ func TestAppendStreamCoalesces(t *testing.T) {
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		in, err := c.Inspect(ctx, "s")
+		_, in, err := c.Inspect(ctx, "s")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,14 +15,61 @@
 // Client holds the calls that are not about one session (Create, Resume,
 // Fork, Inspect, List) and hands out handles; Client.Session returns a
 // handle without a call, for a session the server already holds or that
-// is only read. Two calls differ from the runtime's: Inspect returns an
-// Inspection (the log's length, its open turn, the closers a resume would
-// append) instead of a read-only session, and a handle has no Len, since
-// other clients may append between two calls (Resume's RepairReport.NextSeq
-// and the events a call returns tell the length). On the wire, envelopes,
-// event data, messages and headers
+// is only read. On the wire, envelopes, event data, messages and headers
 // are canonical JSON text, exactly as the server's store holds them: an
 // event's Envelope is byte for byte the stored one.
+//
+// # From in-process to daemon
+//
+// A harness written against package logbook runs against the daemon with
+// these changes and no others (Example is examples/embed, step for step):
+//
+//	package logbook (in-process)                      package client (daemon)
+//	rt, err := logbook.Open(ctx, logbook.Options{…})  c := client.New(addr, client.Options{…})
+//	defer rt.Close(ctx)                               defer c.Close()
+//	s.Len() sdk.Offset                                s.Len(ctx) (sdk.Offset, error)
+//	s.Header() sdk.Header                             s.Header(ctx) (sdk.Header, error)
+//	s.Events() []events.Event                         s.Events(ctx) ([]events.Event, error)
+//	s.Transcript() []events.TranscriptEntry           s.Transcript(ctx) ([]events.TranscriptEntry, error)
+//	s.Messages() ([]json.RawMessage, error)           s.Messages(ctx) ([]json.RawMessage, error)
+//	s.Surface() ([]sdk.Seq, error)                    s.Surface(ctx) ([]sdk.Seq, error)
+//
+// Everything else is the same call with the same arguments and results:
+// Create(ctx, id, CreateOptions), Resume(ctx, id) with a RepairReport whose
+// Torn and Closers read alike, Fork(ctx, id, at, as), Inspect(ctx, id) with
+// a read-only *Session and an InspectReport whose Torn and Live read alike,
+// List(ctx) of ListEntry, and on a session ID, Append, AppendAt,
+// AppendGroup, AppendGroupAt, Flush, Compact(ctx, CompactOptions) and
+// Release. The types are the client's own, with the runtime's field names,
+// so that a client never links the runtime. What behaves differently,
+// because the session lives in another process:
+//
+//   - Close closes the client's connections; the server keeps the sessions
+//     it holds (Release them), where rt.Close flushes and releases all.
+//   - A failed append is an *AppendError (Appended, FirstSeq) wrapping the
+//     *sdk.Error: errors.Is and errors.As see the same code and
+//     details, and the count of what was appended is in its fields.
+//   - After Release a handle stays usable: its next append resumes the
+//     session in the server, where the runtime's released session refuses
+//     appends with SESSION_CLOSED.
+//   - Reads ask the server at each call and other clients may append in
+//     between, so Len is the length at the call; AppendAt makes an append
+//     conditional on it.
+//   - The runtime's Inspect view is a snapshot with the pending closers
+//     folded in; the client's read-only handle reads the session as the
+//     server has it at each call (live, or the stored log as it stands,
+//     without the closers), and InspectReport lists the closers
+//     (PendingRepair) besides the log's length and open turn. As in the
+//     runtime, its writes fail with SESSION_READ_ONLY (here without a
+//     call) and its Release does nothing.
+//   - RepairReport and InspectReport carry more than the runtime's:
+//     AlreadyLive, NextSeq and Repaired; Events, OpenTurn and
+//     PendingRepair.
+//   - Only the client has Client.Session (a handle without a call),
+//     MessagesAt, Read (a range of the log, or a follow of it),
+//     AppendStream and AppendRetry (see Safe retries).
+//   - logbook.ServePlugins is for a program that runs the plugins itself;
+//     the daemon runs them.
 //
 // # Errors
 //

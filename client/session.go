@@ -17,11 +17,12 @@ import (
 // of the in-process runtime's session. It holds nothing but the id (and
 // the header once known): every call asks the server, so a handle stays
 // valid across a restart of the server, and any number of handles on one
-// session may be used at once.
+// session may be used at once. A handle from Inspect is read-only.
 type Session struct {
-	c      *Client
-	id     string
-	header atomic.Pointer[sdk.Header] // immutable once stored; nil until known
+	c        *Client
+	id       string
+	header   atomic.Pointer[sdk.Header] // immutable once stored; nil until known
+	readOnly bool                       // from Inspect: writes are SESSION_READ_ONLY, Release does nothing
 }
 
 // ID returns the session's id.
@@ -44,6 +45,29 @@ func (s *Session) Header(ctx context.Context) (sdk.Header, error) {
 	}
 	s.header.Store(&h)
 	return h, nil
+}
+
+// Len returns the number of events in the log, the seq the next append
+// gets: the live session's when the server holds it, else the stored
+// log's as it stands. It is the length at the call; other clients may
+// append after it (AppendAt makes an append conditional on it).
+func (s *Session) Len(ctx context.Context) (sdk.Offset, error) {
+	r, err := s.c.rpc.Header(ctx, connect.NewRequest(&logbookv1.SessionsHeaderRequest{SessionId: s.id}))
+	if err != nil {
+		return 0, callError(ctx, "Header", err)
+	}
+	if r.Msg.NextSeq == nil {
+		return 0, &sdk.Error{Code: sdk.CodeUsage, Op: "len", SessionID: s.id, Detail: "the server does not report the log length: it is older than this client; upgrade it"}
+	}
+	return sdk.Offset(r.Msg.GetNextSeq()), nil
+}
+
+// readOnlyError is the refusal of op on a handle from Inspect, as the
+// runtime refuses it on its read-only view.
+func (s *Session) readOnlyError(op string) *sdk.Error {
+	e := sdk.Errorf(sdk.CodeSessionReadOnly, op, "an inspect view is read-only; resume the session to write")
+	e.SessionID = s.id
+	return e
 }
 
 // Append appends ins in order, resuming the session in the server first
@@ -94,6 +118,9 @@ type appendCall struct {
 // how many of ins were appended (and flushed, with a.flush, unless the
 // flush is what failed).
 func (s *Session) append(ctx context.Context, a appendCall, ins []events.Input) ([]events.Event, error) {
+	if s.readOnly {
+		return nil, &AppendError{FirstSeq: firstSeqOf(nil, a.expected), Err: s.readOnlyError("append")}
+	}
 	valid, bad := invalidData(s.id, ins)
 	if bad != nil && a.group {
 		return nil, &AppendError{FirstSeq: firstSeqOf(nil, a.expected), Err: bad} // a group is all or nothing
@@ -120,16 +147,23 @@ func (s *Session) append(ctx context.Context, a appendCall, ins []events.Input) 
 
 // Flush makes everything appended to the session durable on every backend;
 // a failure is FLUSH_FAILED. The session must be live in the server
-// (SESSION_NOT_LIVE otherwise).
+// (SESSION_NOT_LIVE otherwise); a handle from Inspect is SESSION_READ_ONLY.
 func (s *Session) Flush(ctx context.Context) error {
+	if s.readOnly {
+		return s.readOnlyError("flush")
+	}
 	_, err := s.c.rpc.Flush(ctx, connect.NewRequest(&logbookv1.SessionsFlushRequest{SessionId: s.id}))
 	return callError(ctx, "Flush", err)
 }
 
 // Release flushes the session, closes its backend handles in the server and
 // gives up its write ownership. The handle stays usable: its next append
-// resumes the session.
+// resumes the session. A handle from Inspect holds nothing, and its
+// Release does nothing.
 func (s *Session) Release(ctx context.Context) error {
+	if s.readOnly {
+		return nil
+	}
 	_, err := s.c.rpc.Release(ctx, connect.NewRequest(&logbookv1.SessionsReleaseRequest{SessionId: s.id}))
 	return callError(ctx, "Release", err)
 }
@@ -252,8 +286,12 @@ type CompactOptions struct {
 
 // Compact runs a manual compaction with the server's configured summarizer
 // (docs/compaction.md), resuming the session first when it is not live,
-// and returns the events it appended.
+// and returns the events it appended. A handle from Inspect is
+// SESSION_READ_ONLY.
 func (s *Session) Compact(ctx context.Context, o CompactOptions) ([]events.Event, error) {
+	if s.readOnly {
+		return nil, s.readOnlyError("compact")
+	}
 	req := &logbookv1.SessionsCompactRequest{SessionId: s.id, SourceCommandId: o.SourceCommandID}
 	if o.Start != nil {
 		v := int64(*o.Start)

@@ -29,7 +29,7 @@ const (
 type AppendStream struct {
 	ctx    context.Context
 	id     string
-	stream *connect.ClientStreamForClient[logbookv1.SessionsAppendRequest, logbookv1.SessionsAppendStreamReply]
+	stream *connect.ClientStreamForClient[logbookv1.SessionsAppendRequest, logbookv1.SessionsAppendStreamReply] // nil on a read-only handle
 
 	mu      sync.Mutex
 	named   bool                             // the session id was sent
@@ -42,8 +42,13 @@ type AppendStream struct {
 
 // AppendStream opens a stream of appends to the session; the server
 // resumes the session when it is not live. Nothing is sent before the
-// first Send.
+// first Send. On a handle from Inspect the stream is broken from the
+// start: Send returns SESSION_READ_ONLY, and so does CloseAndReceive, in
+// an *AppendError, without a call.
 func (s *Session) AppendStream(ctx context.Context) *AppendStream {
+	if s.readOnly {
+		return &AppendStream{ctx: ctx, id: s.id, err: s.readOnlyError("append")}
+	}
 	return &AppendStream{ctx: ctx, id: s.id, stream: s.c.rpc.AppendStream(ctx)}
 }
 
@@ -156,8 +161,11 @@ func (s *AppendStream) CloseAndReceive() (StreamResult, error) {
 		}
 		_ = s.sendLocked() // on error the reply below says why
 	}
-	bad := s.bad
+	bad, broken := s.bad, s.err
 	s.mu.Unlock()
+	if s.stream == nil { // a read-only handle's: nothing was sent
+		return StreamResult{}, &AppendError{FirstSeq: -1, Err: broken}
+	}
 	r, err := s.stream.CloseAndReceive()
 	if err != nil {
 		return StreamResult{}, callError(s.ctx, "AppendStream", err)

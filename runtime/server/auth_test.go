@@ -150,7 +150,7 @@ func TestRequestSizeLimit(t *testing.T) {
 	if code, _, body := post(t, r, "", "Append", big); code != http.StatusTooManyRequests && code != http.StatusRequestEntityTooLarge {
 		t.Fatalf("100 KiB JSON: %d %.200s", code, body)
 	}
-	in, err := c.Inspect(ctx, "big")
+	_, in, err := c.Inspect(ctx, "big")
 	if err != nil || in.Events != 2 {
 		t.Fatalf("inspect: %d events (%v); want the 32 KiB one and the 1 KiB one streamed before the break", in.Events, err)
 	}

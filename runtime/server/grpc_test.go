@@ -177,6 +177,9 @@ func TestGRPCClient(t *testing.T) {
 	if err != nil || in.GetEvents() != 12 || in.GetLive() || in.OpenTurn != nil || len(in.GetPendingRepair()) != 0 {
 		t.Fatalf("inspect %v (%v)", in, err)
 	}
+	if hd, err := rpc.Header(ctx, &logbookv1.SessionsHeaderRequest{SessionId: "g1"}); err != nil || hd.NextSeq == nil || hd.GetNextSeq() != 12 || hd.GetHeader() != created.GetHeader() {
+		t.Fatalf("header of a stored session: %v (%v)", hd, err)
+	}
 	list, err := rpc.List(ctx, &logbookv1.SessionsListRequest{})
 	if err != nil {
 		t.Fatal(err)
@@ -197,6 +200,9 @@ func TestGRPCClient(t *testing.T) {
 	}
 	if op, err := rpc.Open(ctx, &logbookv1.SessionsOpenRequest{SessionId: "g1"}); err != nil || !op.GetAlreadyLive() || op.GetNextSeq() != 14 {
 		t.Fatalf("open of a live session: %v (%v)", op, err)
+	}
+	if hd, err := rpc.Header(ctx, &logbookv1.SessionsHeaderRequest{SessionId: "g1"}); err != nil || hd.GetNextSeq() != 14 {
+		t.Fatalf("header of a live session: %v (%v)", hd, err)
 	}
 }
 

@@ -145,11 +145,11 @@ func TestServeKilledDuringStreamingAppend(t *testing.T) {
 	p = startServe(t, dir)
 	c2 := client.New(p.addr, client.Options{})
 	defer c2.Close()
-	in, err := c2.Inspect(ctx, "k")
+	_, in, err := c2.Inspect(ctx, "k")
 	if err != nil {
 		t.Fatalf("inspect after the kill: %v\n%s", err, p.log())
 	}
-	if in.OpenTurn == nil || *in.OpenTurn != 1 || len(in.PendingRepair) == 0 || in.Live || in.Events < int64(acked) {
+	if in.OpenTurn == nil || *in.OpenTurn != 1 || len(in.PendingRepair) == 0 || in.Live || in.Events < sdk.Offset(acked) {
 		t.Fatalf("inspect after the kill: open turn %v, %d events (%d acknowledged), %d pending closers, live %v",
 			in.OpenTurn, in.Events, acked, len(in.PendingRepair), in.Live)
 	}
@@ -159,7 +159,7 @@ func TestServeKilledDuringStreamingAppend(t *testing.T) {
 		t.Fatalf("last pending closer %s", last.Envelope)
 	}
 	// Inspect wrote nothing.
-	again, err := c2.Inspect(ctx, "k")
+	_, again, err := c2.Inspect(ctx, "k")
 	if err != nil || again.Events != in.Events || again.Torn != in.Torn {
 		t.Fatalf("a second inspect differs: %+v (%v)", again, err)
 	}
@@ -168,7 +168,7 @@ func TestServeKilledDuringStreamingAppend(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if op.AlreadyLive || len(op.Repaired) < len(in.PendingRepair) || int64(op.NextSeq) < in.Events+int64(len(in.PendingRepair)) {
+	if op.AlreadyLive || len(op.Repaired) < len(in.PendingRepair) || op.NextSeq < in.Events+sdk.Offset(len(in.PendingRepair)) {
 		t.Fatalf("open: %+v; inspect promised %d closers", op, len(in.PendingRepair))
 	}
 	for i, want := range in.PendingRepair {
@@ -177,7 +177,7 @@ func TestServeKilledDuringStreamingAppend(t *testing.T) {
 			t.Fatalf("closer %d: resume wrote %s, inspect showed %s", i, got.Envelope, want.Envelope)
 		}
 	}
-	after, err := c2.Inspect(ctx, "k")
+	_, after, err := c2.Inspect(ctx, "k")
 	if err != nil || after.OpenTurn != nil || len(after.PendingRepair) != 0 || !after.Live {
 		t.Fatalf("inspect after the resume: %+v (%v)", after, err)
 	}
@@ -238,7 +238,7 @@ func TestServeSIGTERM(t *testing.T) {
 	p = startServe(t, dir)
 	c2 := client.New(p.addr, client.Options{})
 	defer c2.Close()
-	got, err := c2.Inspect(ctx, "t")
+	_, got, err := c2.Inspect(ctx, "t")
 	if err != nil || got.Events != 100 || got.Torn.Bytes != 0 || got.OpenTurn != nil {
 		t.Fatalf("after SIGTERM: %+v (%v)", got, err)
 	}

@@ -417,14 +417,15 @@ func (v *service) Surface(ctx context.Context, req *connect.Request[logbookv1.Se
 	return connect.NewResponse(reply), nil
 }
 
-// Header returns the session header: the live session's, else the stored
-// one.
+// Header returns the session header and the log length: the live
+// session's, else those of the stored log as it stands.
 func (v *service) Header(ctx context.Context, req *connect.Request[logbookv1.SessionsHeaderRequest]) (*connect.Response[logbookv1.SessionsHeaderReply], error) {
 	sess, err := v.current(ctx, req.Msg.GetSessionId())
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}
-	return connect.NewResponse(&logbookv1.SessionsHeaderReply{Header: string(headerjson.Encode(sess.Header()))}), nil
+	next := int64(sess.Len())
+	return connect.NewResponse(&logbookv1.SessionsHeaderReply{Header: string(headerjson.Encode(sess.Header())), NextSeq: &next}), nil
 }
 
 // wakeOn is the feed listener of a live tail: it wakes the tail on any

@@ -101,7 +101,7 @@ func (h *harness) heldWriter(ctx context.Context) *writer {
 	for _, k := range h.rng.Perm(len(h.writers)) {
 		w := h.writers[k]
 		cctx, cancel := context.WithTimeout(ctx, callTimeout)
-		in, err := c.Inspect(cctx, w.session().id)
+		_, in, err := c.Inspect(cctx, w.session().id)
 		cancel()
 		if err == nil && in.Live {
 			return w

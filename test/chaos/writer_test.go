@@ -260,7 +260,7 @@ func (w *writer) resolve(ctx context.Context, pending []event) []event {
 func (w *writer) read(ctx context.Context, c *client.Client) (map[string]int64, sdk.Offset, bool, error) {
 	rctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	in, err := c.Inspect(rctx, w.rec.id)
+	_, in, err := c.Inspect(rctx, w.rec.id)
 	if errors.Is(err, sdk.ErrSessionNotFound) {
 		return map[string]int64{}, 0, false, nil // never stored
 	}
@@ -283,5 +283,5 @@ func (w *writer) read(ctx context.Context, c *client.Client) (map[string]int64, 
 	}
 	// A log shorter than what was acknowledged lost events (the verifier
 	// counts them); the writer goes on at its real length.
-	return at, sdk.Offset(max(in.Events, length)), in.Live, nil
+	return at, max(in.Events, sdk.Offset(length)), in.Live, nil
 }

@@ -194,14 +194,17 @@ func (x *SessionsOpenRequest) GetSessionId() string {
 }
 
 type SessionsOpenReply struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Header        string                 `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`                               // canonical session header JSON text
-	NextSeq       int64                  `protobuf:"varint,2,opt,name=next_seq,json=nextSeq,proto3" json:"next_seq,omitempty"`             // the log length after the open
-	AlreadyLive   bool                   `protobuf:"varint,3,opt,name=already_live,json=alreadyLive,proto3" json:"already_live,omitempty"` // the session was live in the server; nothing was read or repaired
-	TornBytes     int64                  `protobuf:"varint,4,opt,name=torn_bytes,json=tornBytes,proto3" json:"torn_bytes,omitempty"`       // bytes the write open cut (docs/storage.md)
-	TornFromSeq   int64                  `protobuf:"varint,5,opt,name=torn_from_seq,json=tornFromSeq,proto3" json:"torn_from_seq,omitempty"`
-	TornArtifact  string                 `protobuf:"bytes,6,opt,name=torn_artifact,json=tornArtifact,proto3" json:"torn_artifact,omitempty"` // where the cut bytes were kept
-	Repaired      []string               `protobuf:"bytes,7,rep,name=repaired,proto3" json:"repaired,omitempty"`                             // envelopes the resume appended (recovered, closers, marker), canonical JSON text
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	Header       string                 `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`                               // canonical session header JSON text
+	NextSeq      int64                  `protobuf:"varint,2,opt,name=next_seq,json=nextSeq,proto3" json:"next_seq,omitempty"`             // the log length after the open
+	AlreadyLive  bool                   `protobuf:"varint,3,opt,name=already_live,json=alreadyLive,proto3" json:"already_live,omitempty"` // the session was live in the server; nothing was read or repaired
+	TornBytes    int64                  `protobuf:"varint,4,opt,name=torn_bytes,json=tornBytes,proto3" json:"torn_bytes,omitempty"`       // bytes the write open cut (docs/storage.md)
+	TornFromSeq  int64                  `protobuf:"varint,5,opt,name=torn_from_seq,json=tornFromSeq,proto3" json:"torn_from_seq,omitempty"`
+	TornArtifact string                 `protobuf:"bytes,6,opt,name=torn_artifact,json=tornArtifact,proto3" json:"torn_artifact,omitempty"` // where the cut bytes were kept
+	// The envelopes the resume appended before its lifecycle marker, canonical
+	// JSON text: session/recovered when torn bytes were cut, then the
+	// closers of an interrupted turn.
+	Repaired      []string `protobuf:"bytes,7,rep,name=repaired,proto3" json:"repaired,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1029,8 +1032,12 @@ func (x *SessionsHeaderRequest) GetSessionId() string {
 }
 
 type SessionsHeaderReply struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Header        string                 `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"` // the stored session header, canonical JSON text (docs/storage.md)
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Header string                 `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"` // the stored session header, canonical JSON text (docs/storage.md)
+	// The log length, the seq the next append gets: the live session's, or
+	// the stored log's as it stands (without the closers a resume would
+	// append). Absent from servers older than the field.
+	NextSeq       *int64 `protobuf:"varint,2,opt,name=next_seq,json=nextSeq,proto3,oneof" json:"next_seq,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1070,6 +1077,13 @@ func (x *SessionsHeaderReply) GetHeader() string {
 		return x.Header
 	}
 	return ""
+}
+
+func (x *SessionsHeaderReply) GetNextSeq() int64 {
+	if x != nil && x.NextSeq != nil {
+		return *x.NextSeq
+	}
+	return 0
 }
 
 type SessionsEventsRequest struct {
@@ -2015,9 +2029,11 @@ const file_logbook_v1_sessions_proto_rawDesc = "" +
 	"\x04seqs\x18\x01 \x03(\x03R\x04seqs\"6\n" +
 	"\x15SessionsHeaderRequest\x12\x1d\n" +
 	"\n" +
-	"session_id\x18\x01 \x01(\tR\tsessionId\"-\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\"Z\n" +
 	"\x13SessionsHeaderReply\x12\x16\n" +
-	"\x06header\x18\x01 \x01(\tR\x06header\"~\n" +
+	"\x06header\x18\x01 \x01(\tR\x06header\x12\x1e\n" +
+	"\bnext_seq\x18\x02 \x01(\x03H\x00R\anextSeq\x88\x01\x01B\v\n" +
+	"\t_next_seq\"~\n" +
 	"\x15SessionsEventsRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x12\n" +
@@ -2211,6 +2227,7 @@ func file_logbook_v1_sessions_proto_init() {
 	}
 	file_logbook_v1_sessions_proto_msgTypes[7].OneofWrappers = []any{}
 	file_logbook_v1_sessions_proto_msgTypes[10].OneofWrappers = []any{}
+	file_logbook_v1_sessions_proto_msgTypes[18].OneofWrappers = []any{}
 	file_logbook_v1_sessions_proto_msgTypes[19].OneofWrappers = []any{}
 	file_logbook_v1_sessions_proto_msgTypes[21].OneofWrappers = []any{}
 	file_logbook_v1_sessions_proto_msgTypes[26].OneofWrappers = []any{}

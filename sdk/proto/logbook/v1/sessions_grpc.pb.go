@@ -131,8 +131,8 @@ type SessionsClient interface {
 	// Surface returns the seqs of the current surface nodes, in surface
 	// order. A session that is not live is read from storage, read-only.
 	Surface(ctx context.Context, in *SessionsSurfaceRequest, opts ...grpc.CallOption) (*SessionsSurfaceReply, error)
-	// Header returns the stored session header. A session that is not live
-	// is read from storage, read-only.
+	// Header returns the stored session header and the log length. A
+	// session that is not live is read from storage, read-only.
 	Header(ctx context.Context, in *SessionsHeaderRequest, opts ...grpc.CallOption) (*SessionsHeaderReply, error)
 	// Events streams the log from `from` (to `to`, exclusive, when set) in
 	// chunks. With follow the stream then stays open and carries every event
@@ -433,8 +433,8 @@ type SessionsServer interface {
 	// Surface returns the seqs of the current surface nodes, in surface
 	// order. A session that is not live is read from storage, read-only.
 	Surface(context.Context, *SessionsSurfaceRequest) (*SessionsSurfaceReply, error)
-	// Header returns the stored session header. A session that is not live
-	// is read from storage, read-only.
+	// Header returns the stored session header and the log length. A
+	// session that is not live is read from storage, read-only.
 	Header(context.Context, *SessionsHeaderRequest) (*SessionsHeaderReply, error)
 	// Events streams the log from `from` (to `to`, exclusive, when set) in
 	// chunks. With follow the stream then stays open and carries every event

@@ -127,8 +127,8 @@ type SessionsClient interface {
 	// Surface returns the seqs of the current surface nodes, in surface
 	// order. A session that is not live is read from storage, read-only.
 	Surface(context.Context, *connect.Request[v1.SessionsSurfaceRequest]) (*connect.Response[v1.SessionsSurfaceReply], error)
-	// Header returns the stored session header. A session that is not live
-	// is read from storage, read-only.
+	// Header returns the stored session header and the log length. A
+	// session that is not live is read from storage, read-only.
 	Header(context.Context, *connect.Request[v1.SessionsHeaderRequest]) (*connect.Response[v1.SessionsHeaderReply], error)
 	// Events streams the log from `from` (to `to`, exclusive, when set) in
 	// chunks. With follow the stream then stays open and carries every event
@@ -425,8 +425,8 @@ type SessionsHandler interface {
 	// Surface returns the seqs of the current surface nodes, in surface
 	// order. A session that is not live is read from storage, read-only.
 	Surface(context.Context, *connect.Request[v1.SessionsSurfaceRequest]) (*connect.Response[v1.SessionsSurfaceReply], error)
-	// Header returns the stored session header. A session that is not live
-	// is read from storage, read-only.
+	// Header returns the stored session header and the log length. A
+	// session that is not live is read from storage, read-only.
 	Header(context.Context, *connect.Request[v1.SessionsHeaderRequest]) (*connect.Response[v1.SessionsHeaderReply], error)
 	// Events streams the log from `from` (to `to`, exclusive, when set) in
 	// chunks. With follow the stream then stays open and carries every event
