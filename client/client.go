@@ -176,11 +176,11 @@ func (c *Client) Session(id string) *Session { return &Session{c: c, id: id} }
 // CreateOptions are the caller's part of a new session's header
 // (docs/storage.md); the zero value is a plain top-level session.
 type CreateOptions struct {
-	CWD             string // "" or absolute
+	CWD             string // the agent's working directory: "" or absolute
 	Origin          string // "" or "subagent"
-	DelegationDepth int64  // ≥ 0
-	AgentPreset     string
-	ParentSession   string
+	DelegationDepth int64  // how many delegations deep a subagent is: ≥ 0
+	AgentPreset     string // the preset the agent runs with, if any
+	ParentSession   string // the session that started this one, if any
 }
 
 // Create makes a new empty session, live in the server and stored before
