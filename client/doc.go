@@ -22,7 +22,7 @@
 // # From in-process to daemon
 //
 // A harness written against package logbook runs against the daemon with
-// these changes and no others (Example is examples/embed, step for step):
+// these changes and no others:
 //
 //	package logbook (in-process)                      package client (daemon)
 //	rt, err := logbook.Open(ctx, logbook.Options{…})  c := client.New(addr, client.Options{…})
