@@ -266,16 +266,16 @@ func (s *Session) checkLocal(r *record) error {
 func checkLocal(r *record, headerSeen bool) error {
 	switch r.cls {
 	case classS, classB, classL, classX:
-		if err := checkPayload(r.typ, r.data, headerSeen); err != nil {
+		if err := checkPayload(r.typ, r.dataView(), headerSeen); err != nil {
 			return err
 		}
 	case classJ:
-		if err := checkProjectionTargets(r.data, r.seq); err != nil {
+		if err := checkProjectionTargets(r.dataView(), r.seq); err != nil {
 			return err
 		}
 	}
 	if r.cls == classS {
-		r.msg, r.yields = recordedMessage(r, &r.msgBody)
+		r.msg, r.yields = recordedMessage(r)
 	}
 	return nil
 }

@@ -85,8 +85,9 @@ func (s *Session) commit(r *record, pl plan) {
 			return s.recordAt(sdk.Seq(seq))
 		})
 	case TypeSessionEndSeed:
-		if b, _ := r.data.Get("inherited").Bool(); b {
+		if b, _ := r.dataView().Get("inherited").Bool(); b {
 			s.folds.inherited = int64(r.seq)
 		}
 	}
+	r.settle()
 }

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"strconv"
 
 	"github.com/seed-e5e476df/logbook/events"
@@ -21,37 +22,78 @@ type Event struct{ r *record }
 
 // record is the immutable body of an Event. Every field is written before the
 // record is published and never again.
+//
+// A record keeps its parsed data (the jsonv tape) only while it is
+// validated and folded: commit drops it (settle), except for the events the
+// folds read again and again (request/header, request/context), and
+// dataView parses the stored bytes again on demand. The tape is about as
+// large as the envelope, so a long log held in memory costs its canonical
+// bytes plus a small record per event instead of twice its size.
 type record struct {
-	env       []byte // canonical envelope; never handed out without a copy
-	seq       sdk.Seq
-	time      int64
-	typ       string
-	ignorable bool
-	data      jsonv.Value // spans are offsets into env
-	meta      surfaceMeta
-	cls       class
-	msg       *msgRec // recorded message of a surface event; nil when it has none; points at msgBody
-	msgBody   msgRec
-	yields    bool // msg is a model message (non-empty content where docs/format.md asks)
-	// checked: ParseStored ran the class rule and the event-local checks
+	env  []byte // canonical envelope; never handed out without a copy
+	seq  sdk.Seq
+	time int64
+	typ  string
+	// data is the parsed data until the record is settled; then the zero
+	// Value (read it through dataView).
+	data               jsonv.Value
+	dataStart, dataEnd uint32 // the data's span in env
+	meta               surfaceMeta
+	msg                *msgRec // recorded message of a surface event; nil when it has none
+	cls                class
+	ignorable          bool
+	yields             bool // msg is a model message (non-empty content where docs/format.md asks)
+	// checked: a StoredParser ran the class rule and the event-local checks
 	// and they passed; the restore that takes the record over skips them
 	// once and clears the flag.
 	checked bool
 }
 
+// dataView returns the parsed data: the parse the record keeps, or a fresh
+// parse of its stored data bytes (which are canonical and were validated,
+// so the parse cannot fail).
+func (r *record) dataView() jsonv.Value {
+	if r.data.Exists() {
+		return r.data
+	}
+	doc, err := jsonv.Parse(r.env[r.dataStart:r.dataEnd], jsonv.Options{})
+	if err != nil {
+		return jsonv.Value{}
+	}
+	return doc.Root()
+}
+
+// keepsParse reports whether the record keeps its parsed data once
+// settled: the folded request header and context are read on every
+// request and tool check.
+func (r *record) keepsParse() bool {
+	return r.typ == TypeRequestHeader || r.typ == TypeRequestContext
+}
+
+// settle drops the parse of a record that has been validated and folded
+// (see record). Called before the record is visible to readers.
+func (r *record) settle() {
+	if r.keepsParse() {
+		return
+	}
+	r.data = jsonv.Value{}
+	r.meta.opRaw, r.meta.srcRaw = jsonv.Value{}, jsonv.Value{}
+}
+
 // surfaceMeta is an event's surface metadata: interpreted when well-formed,
 // raw (for class U, and for the surface pipeline's shape checks) when read
 // from an envelope.
+// The raw values are dropped when the record is settled.
 type surfaceMeta struct {
 	opPresent   bool
-	opRaw       jsonv.Value // invalid on the append path
-	opOK        bool        // op holds the interpreted value
-	opCanonical bool        // render op canonically even though opRaw is set (core surface types)
-	op          SurfaceOp
+	opOK        bool // op holds the interpreted value
+	opCanonical bool // render op canonically even though opRaw is set (core surface types)
 	srcPresent  bool
-	srcRaw      jsonv.Value
 	srcOK       bool
+	op          SurfaceOp
 	sources     []sdk.Seq
+	opRaw       jsonv.Value // invalid on the append path
+	srcRaw      jsonv.Value
 }
 
 // IsZero reports whether e is the zero Event.
@@ -76,10 +118,12 @@ func (e Event) SurfaceOp() (op SurfaceOp, ok bool) {
 }
 
 // Data returns a fresh copy of the canonical data bytes.
-func (e Event) Data() []byte { return e.r.data.Bytes() }
+func (e Event) Data() []byte { return append([]byte(nil), e.r.env[e.r.dataStart:e.r.dataEnd]...) }
 
-// DataView returns a read-only view of the parsed data.
-func (e Event) DataView() jsonv.Value { return e.r.data }
+// DataView returns a read-only view of the parsed data. Except for
+// request/header and request/context events it parses the stored bytes
+// on each call: keep the view while you need it.
+func (e Event) DataView() jsonv.Value { return e.r.dataView() }
 
 // SourceEventSeqs returns a fresh copy of the sources; nil when absent (or,
 // for class U, not a well-formed list).
@@ -122,7 +166,9 @@ func buildEnvelope(seq sdk.Seq, time int64, typ string, data []byte, meta *surfa
 		buf = append(buf, `,"ignorable":true`...)
 	}
 	buf = append(buf, '}')
-	return &record{env: buf[:len(buf):len(buf)], seq: seq, time: time, typ: typ, ignorable: ignorable, data: doc.Root(), meta: *meta}, nil
+	root := doc.Root()
+	start, end := root.Span()
+	return &record{env: buf[:len(buf):len(buf)], seq: seq, time: time, typ: typ, ignorable: ignorable, data: root, dataStart: uint32(start), dataEnd: uint32(end), meta: *meta}, nil
 }
 
 // appendMeta renders surfaceOp and sourceEventSeqs in canonical form.
@@ -185,23 +231,60 @@ func ParseEnvelope(b []byte, maxEventBytes int) (Event, error) {
 	return Event{r}, nil
 }
 
-// ParseStored is ParseEnvelope for a restore, safe to call on many
-// goroutines at once: for an event of a core type other than request/header
-// it also runs the rules that depend on nothing before the event — its
-// class (docs/format.md) and its payload and message shape (docs/format.md) — so that
-// Restorer.AddEvents skips them. A rule the event breaks is not reported
-// here: the restore checks that event again and reports it in log order,
-// exactly as for a fresh envelope.
-func ParseStored(b []byte, maxEventBytes int) (Event, error) {
-	r, err := parseEnvelope(b, maxEventBytes)
+// A StoredParser reads stored envelopes for a restore, as ParseEnvelope
+// does, with three differences that make a long log cheap to load:
+//   - the Event may alias b when b is already canonical (a stored log
+//     normally is), so the caller must never modify b afterwards;
+//   - it parses into a tape it reuses, and keeps a parse only where the
+//     restore reads it again (see record);
+//   - for an event of a core type other than request/header it also runs
+//     the rules that depend on nothing before the event — its class and its
+//     payload and message shape (docs/format.md) — so that
+//     Restorer.AddEvents skips them. A rule the event breaks is not
+//     reported here: the restore checks that event again and reports it in
+//     log order, exactly as for a fresh envelope.
+//
+// A StoredParser is not safe for concurrent use; use one per goroutine.
+// Its zero value is ready to use.
+type StoredParser struct {
+	rp  jsonv.Reparser
+	buf []byte // the canonical encoding of the last envelope
+}
+
+// Parse reads one stored envelope; see StoredParser.
+func (p *StoredParser) Parse(b []byte, maxEventBytes int) (Event, error) {
+	r, err := p.parse(b, maxEventBytes)
 	if err != nil {
 		return Event{}, err
 	}
-	r.precheck()
 	return Event{r}, nil
 }
 
-// precheck runs the log-independent rules on r; see ParseStored.
+func (p *StoredParser) parse(b []byte, maxEventBytes int) (*record, error) {
+	r, err := parseEnvelopeInto(b, maxEventBytes, p)
+	if err != nil {
+		return nil, err
+	}
+	r.precheck()
+	if r.checked && !r.keepsParse() && !r.meta.malformed() {
+		r.settle() // the reused tape is overwritten by the next parse
+		return r, nil
+	}
+	// The restore reads this one's parse again: give it its own.
+	if r, err = parseEnvelope(r.env, maxEventBytes); err != nil {
+		return nil, err
+	}
+	r.precheck()
+	return r, nil
+}
+
+// malformed reports whether the surface metadata is present but not well
+// formed: the surface rules' errors quote the raw values.
+func (m *surfaceMeta) malformed() bool {
+	return m.opPresent && !m.opOK || m.srcPresent && !m.srcOK
+}
+
+// precheck runs the log-independent rules on r; see StoredParser.
 func (r *record) precheck() {
 	c, ok := coreClass(r.typ)
 	if !ok || r.ignorable || r.typ == TypeRequestHeader { // a header's checks need the log before it
@@ -215,14 +298,29 @@ func (r *record) precheck() {
 	r.checked = true
 }
 
+// parseEnvelope parses b into its own buffer and tape; see ParseEnvelope.
 func parseEnvelope(b []byte, maxEventBytes int) (*record, error) {
+	return parseEnvelopeInto(b, maxEventBytes, nil)
+}
+
+// parseEnvelopeInto is parseEnvelope, or with p the StoredParser's parse:
+// the record's values point into p's reused tape and its envelope aliases b
+// when b is canonical.
+func parseEnvelopeInto(b []byte, maxEventBytes int, p *StoredParser) (*record, error) {
 	if maxEventBytes <= 0 {
 		maxEventBytes = sdk.DefaultMaxEventBytes
 	}
 	if raw := sdk.MaxRawEventBytes(maxEventBytes); len(b) > raw {
 		return nil, sdk.Errorf(sdk.CodeEventTooLarge, "restore", "envelope is %d bytes; the raw input cap is %d (2 × MaxEventBytes)", len(b), raw)
 	}
-	doc, err := jsonv.Parse(b, jsonv.Options{Enclosing: 1}) // data inside the envelope
+	opts := jsonv.Options{Enclosing: 1} // data inside the envelope
+	var doc *jsonv.Doc
+	var err error
+	if p != nil {
+		p.buf, doc, err = p.rp.AppendParse(p.buf[:0], b, opts)
+	} else {
+		doc, err = jsonv.Parse(b, opts)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -309,7 +407,16 @@ func parseEnvelope(b []byte, maxEventBytes int) (*record, error) {
 	if len(env) > maxEventBytes {
 		return nil, sdk.Errorf(sdk.CodeEventTooLarge, "restore", "canonical envelope of type %q is %d bytes; MaxEventBytes is %d", typ, len(env), maxEventBytes)
 	}
-	return &record{env: env, seq: sdk.Seq(seq), time: int64(tm), typ: typ, ignorable: ignorable, data: vals[3], meta: meta}, nil
+	if p != nil {
+		if bytes.Equal(env, b) {
+			env = b[:len(b):len(b)]
+		} else {
+			env = bytes.Clone(env)
+		}
+	}
+	start, end := vals[3].Span()
+	return &record{env: env, seq: sdk.Seq(seq), time: int64(tm), typ: typ, ignorable: ignorable,
+		data: vals[3], dataStart: uint32(start), dataEnd: uint32(end), meta: meta}, nil
 }
 
 // typeString reads the type member, reusing the constant for core types so

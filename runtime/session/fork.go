@@ -69,7 +69,7 @@ func ForkHeader(source sdk.Header, childID string, inherited int64, now int64) s
 func SeedWithMarker(seed []Event, now int64) ([]Event, error) {
 	for i, e := range seed {
 		if e.r.typ == TypeSessionEndSeed {
-			if b, _ := e.r.data.Get("inherited").Bool(); b {
+			if b, _ := e.r.dataView().Get("inherited").Bool(); b {
 				return nil, sdk.Errorf(sdk.CodeSeedInvalid, "create", "a replay seed must not contain an {inherited: true} session/end-seed; use Fork").
 					WithSeq(int64(e.r.seq)).WithIndex(i)
 			}

@@ -13,13 +13,13 @@ type HeaderView struct{ r *record }
 func (h HeaderView) Seq() sdk.Seq { return h.r.seq }
 
 // Reason returns the event's reason: initial, resume, change or series.
-func (h HeaderView) Reason() string { s, _ := h.r.data.Get("reason").Str(); return s }
+func (h HeaderView) Reason() string { s, _ := h.r.dataView().Get("reason").Str(); return s }
 
 // StartsSeries reports whether the event carries startsSeries: true.
-func (h HeaderView) StartsSeries() bool { b, _ := h.r.data.Get("startsSeries").Bool(); return b }
+func (h HeaderView) StartsSeries() bool { b, _ := h.r.dataView().Get("startsSeries").Bool(); return b }
 
 // View returns a read-only view of the canonical EpochHeader.
-func (h HeaderView) View() jsonv.Value { return h.r.data.Get("header") }
+func (h HeaderView) View() jsonv.Value { return h.r.dataView().Get("header") }
 
 // JSON returns a fresh copy of the canonical EpochHeader bytes. Stored headers
 // are canonical already (docs/format.md rejects the non-canonical shapes).
@@ -131,12 +131,12 @@ func (s *Session) RequestContext() (jsonv.Value, bool) {
 	if p.context == nil {
 		return jsonv.Value{}, false
 	}
-	return p.context.data, true
+	return p.context.dataView(), true
 }
 
 // checkDeveloperBinding runs step S5 (docs/format.md).
 func (s *Session) checkDeveloperBinding(r *record) error {
-	hs := r.data.Get("headerSeq")
+	hs := r.dataView().Get("headerSeq")
 	if !hs.Exists() {
 		return nil
 	}
@@ -151,8 +151,8 @@ func (s *Session) checkDeveloperBinding(r *record) error {
 	if header.typ != TypeRequestHeader {
 		return sdk.Errorf(sdk.CodeDeveloperHeaderSeqInvalid, "session", "headerSeq %d is a %s, not a request/header", h, header.typ)
 	}
-	tools := header.data.Get("header").Get("tools")
-	for _, block := range r.data.Get("message").Get("content").Elements() {
+	tools := header.dataView().Get("header").Get("tools")
+	for _, block := range r.dataView().Get("message").Get("content").Elements() {
 		if !block.Get("type").StrEqual("tool-addition") {
 			continue
 		}

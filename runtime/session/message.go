@@ -10,10 +10,25 @@ import (
 // msgRec is one model message: the recorded message of a surface event, or a
 // message a projection decided for a node. Immutable once built.
 type msgRec struct {
-	seq  sdk.Seq     // the node it belongs to
-	typ  string      // the node's event type
-	val  jsonv.Value // the message object
-	json []byte      // its canonical bytes (clipped view, never written)
+	seq  sdk.Seq // the node it belongs to
+	typ  string  // the node's event type
+	// val is the parsed message of a projection's decision; the zero Value
+	// for a recorded message, whose parse the record drops (see view).
+	val  jsonv.Value
+	json []byte // its canonical bytes (clipped view, never written)
+}
+
+// view returns the parsed message, parsing its canonical bytes again
+// when it keeps no parse.
+func (m *msgRec) view() jsonv.Value {
+	if m.val.Exists() {
+		return m.val
+	}
+	doc, err := jsonv.Parse(m.json, jsonv.Options{})
+	if err != nil {
+		return jsonv.Value{} // canonical and validated: cannot happen
+	}
+	return doc.Root()
 }
 
 func newMsgRec(seq sdk.Seq, typ string, buf []byte, val jsonv.Value) *msgRec {
@@ -28,10 +43,10 @@ type MessageView struct{ m *msgRec }
 func (v MessageView) IsZero() bool { return v.m == nil }
 
 // ID returns the message id.
-func (v MessageView) ID() string { s, _ := v.m.val.Get("id").Str(); return s }
+func (v MessageView) ID() string { s, _ := v.m.view().Get("id").Str(); return s }
 
 // Role returns the message role.
-func (v MessageView) Role() string { s, _ := v.m.val.Get("role").Str(); return s }
+func (v MessageView) Role() string { s, _ := v.m.view().Get("role").Str(); return s }
 
 // NodeSeq returns the seq of the surface node the message belongs to.
 func (v MessageView) NodeSeq() sdk.Seq { return v.m.seq }
@@ -39,23 +54,29 @@ func (v MessageView) NodeSeq() sdk.Seq { return v.m.seq }
 // JSON returns a fresh copy of the message's canonical JSON.
 func (v MessageView) JSON() []byte { return append([]byte(nil), v.m.json...) }
 
-// View returns a read-only view of the parsed message.
-func (v MessageView) View() jsonv.Value { return v.m.val }
+// View returns a read-only view of the parsed message. A recorded message
+// is parsed from its stored bytes on each call: keep the view while you
+// need it.
+func (v MessageView) View() jsonv.Value { return v.m.view() }
 
 // Decode unmarshals the message into v with encoding/json.
 func (v MessageView) Decode(dst any) error { return json.Unmarshal(v.m.json, dst) }
 
-// recordedMessage computes, into *into, the message an event records (docs/format.md, without
+// recordedMessage computes the message an event records (docs/format.md, without
 // projections) and whether it yields a model message: user/message → its
 // data; system, developer and assistant messages → data.message, yielding
 // nothing when content is empty; tool/result → data.message (even if empty).
-func recordedMessage(r *record, into *msgRec) (m *msgRec, yields bool) {
+func recordedMessage(r *record) (m *msgRec, yields bool) {
 	var val jsonv.Value
+	data, base := r.dataView(), 0
+	if !r.data.Exists() {
+		base = int(r.dataStart) // a fresh parse of the data alone
+	}
 	switch r.typ {
 	case TypeUserMessage:
-		val = r.data
+		val = data
 	case TypeSystemMessage, TypeDeveloperMessage, TypeAssistantMessage, TypeToolResult:
-		val = r.data.Get("message")
+		val = data.Get("message")
 	default:
 		return nil, false
 	}
@@ -63,8 +84,8 @@ func recordedMessage(r *record, into *msgRec) (m *msgRec, yields bool) {
 		return nil, false
 	}
 	start, end := val.Span()
-	*into = msgRec{seq: r.seq, typ: r.typ, val: val, json: r.env[start:end:end]}
-	m = into
+	start, end = start+base, end+base
+	m = &msgRec{seq: r.seq, typ: r.typ, json: r.env[start:end:end]}
 	switch r.typ {
 	case TypeSystemMessage, TypeDeveloperMessage, TypeAssistantMessage:
 		return m, val.Get("content").Len() > 0
@@ -82,7 +103,7 @@ func MessageOf(e Event, projected map[sdk.Seq]MessageView) (MessageView, bool) {
 	if e.r.msg != nil && e.r.yields {
 		return MessageView{e.r.msg}, true
 	}
-	m, yields := recordedMessage(e.r, new(msgRec))
+	m, yields := recordedMessage(e.r)
 	if !yields {
 		return MessageView{}, false
 	}

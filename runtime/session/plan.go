@@ -166,7 +166,7 @@ func (s *Session) checkReplace(r *record) ([]sdk.Seq, error) {
 		if target.typ != TypeToolResult { // S7f
 			return nil, sdk.Errorf(sdk.CodeToolResultRewriteTarget, "session", "a tool/result rewrite must target a tool/result; seq %d is %s", target.seq, target.typ)
 		}
-		if ptr, differ := rewriteDifference(target.data, r.data); differ { // S7g
+		if ptr, differ := rewriteDifference(target.dataView(), r.dataView()); differ { // S7g
 			return nil, sdk.Errorf(sdk.CodeToolResultRewriteOnlyContent, "session", "a tool/result rewrite may change only message.content; first difference at %s", ptr)
 		}
 	}

@@ -78,7 +78,7 @@ func (s *Session) planProjection(ctx context.Context, r *record) (plan, error) {
 		owner, _, _ := splitOwned(r.typ, ProjectionPrefix)
 		return plan{}, projectionRequired(r.typ, owner)
 	}
-	targets := r.data.Get("targets")
+	targets := r.dataView().Get("targets")
 	in := ProjectInput{SessionID: s.id, Event: Event{r}, Nodes: s.surf.appendNodes(nil)}
 	byTarget := make(map[sdk.Seq]*msgRec, targets.Len())
 	for _, t := range targets.Elements() {
@@ -108,7 +108,8 @@ func (s *Session) planProjection(ctx context.Context, r *record) (plan, error) {
 		if err := checkMessage(cur.typ, val); err != nil {
 			return plan{}, &sdk.Error{Code: sdk.CodeProjectionInvalid, Op: "session", Detail: "projected message fails the message rules", Err: err}
 		}
-		if !rawEqual(val.Get("id"), cur.val.Get("id")) || !rawEqual(val.Get("role"), cur.val.Get("role")) {
+		curVal := cur.view()
+		if !rawEqual(val.Get("id"), curVal.Get("id")) || !rawEqual(val.Get("role"), curVal.Get("role")) {
 			return plan{}, sdk.Errorf(sdk.CodeProjectionInvalid, "session", "projection for target %d changed the message id or role", m.Seq)
 		}
 		pl.project = append(pl.project, newMsgRec(m.Seq, cur.typ, doc.Buffer(), val))

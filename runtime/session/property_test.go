@@ -154,7 +154,7 @@ func (g *logGen) rewriteToolResult() {
 		if r.typ != TypeToolResult || g.rng.IntN(2) == 0 {
 			continue
 		}
-		data := bytes.Replace(r.data.Bytes(), []byte(`"content":[`), []byte(`"content":[{"type":"text","text":"[pruned]"},`), 1)
+		data := bytes.Replace(r.dataView().Bytes(), []byte(`"content":[`), []byte(`"content":[{"type":"text","text":"[pruned]"},`), 1)
 		g.add(AppendInput{Type: TypeToolResult, SurfaceOp: &SurfaceOp{Replace: true, StartSeq: seq, EndSeq: seq}, SourceEventSeqs: []sdk.Seq{seq}, Data: data})
 		return
 	}

@@ -63,7 +63,7 @@ func OpenTurnClosers(events []Event, cause Cause) []Event {
 		return nil
 	}
 	for _, e := range events[from:] {
-		d := e.r.data
+		d := e.r.dataView()
 		switch e.r.typ {
 		case TypeTurnStart:
 			openTurn, _ = d.Get("turn").Int()

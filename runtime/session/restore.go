@@ -91,9 +91,9 @@ func (r *Restorer) Add(envelopes [][]byte) error {
 	return nil
 }
 
-// AddEvents is Add for envelopes the caller parsed with ParseStored (on
+// AddEvents is Add for envelopes the caller parsed with a StoredParser (on
 // other goroutines, say): the events are validated and folded the same
-// way, skipping the rules ParseStored already ran. The restorer takes the
+// way, skipping the rules the StoredParser already ran. The restorer takes the
 // events over: the caller must not hand them to anything else.
 func (r *Restorer) AddEvents(events []Event) error {
 	if r.err != nil {
@@ -184,7 +184,7 @@ func (s *Session) restoreOne(ctx context.Context, src *record, expected sdk.Seq,
 		r = &c
 	}
 	if r.checked {
-		r.checked = false // ParseStored ran the class and local rules; a later restore of this record runs them again
+		r.checked = false // the StoredParser ran the class and local rules; a later restore of this record runs them again
 	} else {
 		cls, err := s.restoreClass(r.typ, r.ignorable)
 		if err != nil {

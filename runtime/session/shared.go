@@ -12,8 +12,7 @@ import (
 // of them (the log and every later read would see the change).
 func (e Event) Shared() events.Event {
 	r := e.r
-	start, end := r.data.Span()
-	ev := events.Event{Seq: r.seq, Time: r.time, Type: r.typ, Data: r.env[start:end:end], Ignorable: r.ignorable, Envelope: r.env}
+	ev := events.Event{Seq: r.seq, Time: r.time, Type: r.typ, Data: r.env[r.dataStart:r.dataEnd:r.dataEnd], Ignorable: r.ignorable, Envelope: r.env}
 	if r.meta.opOK {
 		op := r.meta.op
 		ev.SurfaceOp = &op

@@ -59,9 +59,9 @@ type toolFold struct {
 
 // header folds a request/header.
 func (f *toolFold) header(r *record) {
-	tools := toolSchemas(r.data.Get("header").Get("tools"))
-	reason := r.data.Get("reason")
-	series, _ := r.data.Get("startsSeries").Bool()
+	tools := toolSchemas(r.dataView().Get("header").Get("tools"))
+	reason := r.dataView().Get("reason")
+	series, _ := r.dataView().Get("startsSeries").Bool()
 	fresh := !f.seen || reason.StrEqual("series") || series
 	for _, t := range tools {
 		if d, ok := f.declared[t.Name]; ok && d != string(t.JSON) {
@@ -87,14 +87,14 @@ func (f *toolFold) header(r *record) {
 
 // developer folds a developer/message; header resolves its headerSeq.
 func (f *toolFold) developer(r *record, header func(seq int64) *record) {
-	msg := r.data.Get("message")
+	msg := r.dataView().Get("message")
 	id, _ := msg.Get("id").Str()
 	u := ToolUpdate{MessageID: id}
 	var headerTools jsonv.Value
-	if hs := r.data.Get("headerSeq"); hs.Exists() {
+	if hs := r.dataView().Get("headerSeq"); hs.Exists() {
 		n, _ := hs.Int()
 		if h := header(n); h != nil {
-			headerTools = h.data.Get("header").Get("tools")
+			headerTools = h.dataView().Get("header").Get("tools")
 		}
 	}
 	if f.available == nil {

@@ -53,7 +53,7 @@ func TestRestoreReadMatchesOneByOneRestore(t *testing.T) {
 		}
 	}
 	// Damage of every kind the parallel parse meets: JSON that does not
-	// parse, a payload that breaks its shape (found by ParseStored's
+	// parse, a payload that breaks its shape (found by the StoredParser's
 	// precheck), and both a wrong seq and a bad payload (the seq rule comes
 	// first in a restore).
 	damages := []func(i int) []byte{

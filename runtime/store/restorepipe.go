@@ -9,7 +9,7 @@ import (
 )
 
 // A stored log is restored in three overlapping stages: the backend's Read
-// hands over chunks; each chunk is parsed (session.ParseStored) on its own
+// hands over chunks; each chunk is parsed (session.StoredParser) on its own
 // goroutines as soon as it arrives; one goroutine folds the parsed chunks in
 // order. Receiving, parsing and folding thus run at once, and the first
 // failure stops the read.
@@ -81,8 +81,9 @@ func (c *parsedChunk) parse(maxEventBytes int) {
 	n := len(c.envelopes)
 	c.events, c.errs = make([]session.Event, n), make([]error, n)
 	parse := func(from, to int) {
+		var p session.StoredParser
 		for k := from; k < to; k++ {
-			c.events[k], c.errs[k] = session.ParseStored(c.envelopes[k], maxEventBytes)
+			c.events[k], c.errs[k] = p.Parse(c.envelopes[k], maxEventBytes)
 		}
 	}
 	parts := min(runtime.GOMAXPROCS(0), n/(parallelParseMin/2))
