@@ -77,23 +77,41 @@ func (r *record) settle() {
 		return
 	}
 	r.data = jsonv.Value{}
-	r.meta.opRaw, r.meta.srcRaw = jsonv.Value{}, jsonv.Value{}
+	r.meta.raw = nil
+}
+
+// rawMeta holds the surfaceOp and sourceEventSeqs values as stored: the
+// surface rules quote them in their errors, and a plugin type's op is
+// rendered verbatim.
+type rawMeta struct{ op, src jsonv.Value }
+
+// rawValues returns the stored surfaceOp and sourceEventSeqs values,
+// parsing the envelope again when the record no longer keeps them.
+func (r *record) rawValues() rawMeta {
+	if r.meta.raw != nil {
+		return *r.meta.raw
+	}
+	doc, err := jsonv.Parse(r.env, jsonv.Options{Enclosing: 1})
+	if err != nil {
+		return rawMeta{}
+	}
+	root := doc.Root()
+	return rawMeta{op: root.Get("surfaceOp"), src: root.Get("sourceEventSeqs")}
 }
 
 // surfaceMeta is an event's surface metadata: interpreted when well-formed,
 // raw (for class U, and for the surface pipeline's shape checks) when read
 // from an envelope.
-// The raw values are dropped when the record is settled.
+// The raw values are kept only until the record is settled.
 type surfaceMeta struct {
 	opPresent   bool
 	opOK        bool // op holds the interpreted value
-	opCanonical bool // render op canonically even though opRaw is set (core surface types)
+	opCanonical bool // render op canonically even though raw.op is set (core surface types)
 	srcPresent  bool
 	srcOK       bool
 	op          SurfaceOp
 	sources     []sdk.Seq
-	opRaw       jsonv.Value // invalid on the append path
-	srcRaw      jsonv.Value
+	raw         *rawMeta // nil on the append path and once settled
 }
 
 // IsZero reports whether e is the zero Event.
@@ -174,12 +192,12 @@ func buildEnvelope(seq sdk.Seq, time int64, typ string, data []byte, meta *surfa
 // appendMeta renders surfaceOp and sourceEventSeqs in canonical form.
 func appendMeta(buf []byte, meta *surfaceMeta) []byte {
 	if meta.opPresent {
-		if meta.opOK && !meta.opRaw.Exists() || meta.opOK && meta.opCanonical {
+		if meta.opOK && meta.raw == nil || meta.opOK && meta.opCanonical {
 			buf = append(buf, `,"surfaceOp":`...)
 			buf = appendSurfaceOp(buf, meta.op)
 		} else {
 			buf = append(buf, `,"surfaceOp":`...)
-			buf = meta.opRaw.AppendRaw(buf)
+			buf = meta.raw.op.AppendRaw(buf)
 		}
 	}
 	if meta.srcPresent {
@@ -187,7 +205,7 @@ func appendMeta(buf []byte, meta *surfaceMeta) []byte {
 		if meta.srcOK {
 			buf = appendSeqs(buf, meta.sources)
 		} else {
-			buf = meta.srcRaw.AppendRaw(buf)
+			buf = meta.raw.src.AppendRaw(buf)
 		}
 	}
 	return buf
@@ -372,10 +390,8 @@ func parseEnvelopeInto(b []byte, maxEventBytes int, p *StoredParser) (*record, e
 		}
 		ignorable = true
 	}
-	meta := surfaceMeta{
-		opPresent: vals[4].Exists(), opRaw: vals[4],
-		srcPresent: vals[5].Exists(), srcRaw: vals[5],
-	}
+	raw := rawMeta{op: vals[4], src: vals[5]}
+	meta := surfaceMeta{opPresent: raw.op.Exists(), srcPresent: raw.src.Exists()}
 	meta.op, meta.opOK = interpretSurfaceOp(vals[4])
 	if c, _ := coreClass(typ); c == classS {
 		meta.opCanonical = true
@@ -396,7 +412,9 @@ func parseEnvelopeInto(b []byte, maxEventBytes int, p *StoredParser) (*record, e
 		buf = jsonv.AppendString(buf, typ)
 		buf = append(buf, `,"data":`...)
 		buf = vals[3].AppendRaw(buf)
-		buf = appendMeta(buf, &meta)
+		withRaw := meta
+		withRaw.raw = &raw
+		buf = appendMeta(buf, &withRaw)
 		if ignorable {
 			buf = append(buf, `,"ignorable":true`...)
 		}
@@ -413,6 +431,9 @@ func parseEnvelopeInto(b []byte, maxEventBytes int, p *StoredParser) (*record, e
 		} else {
 			env = bytes.Clone(env)
 		}
+	}
+	if p == nil || meta.malformed() { // p's tape is reused; the surface rules quote only a malformed one's
+		meta.raw = &rawMeta{op: raw.op, src: raw.src}
 	}
 	start, end := vals[3].Span()
 	return &record{env: env, seq: sdk.Seq(seq), time: int64(tm), typ: typ, ignorable: ignorable,

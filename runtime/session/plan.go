@@ -53,7 +53,7 @@ func (s *Session) plan(ctx context.Context, r *record) (plan, error) {
 		return plan{}, sdk.Errorf(sdk.CodeSurfaceMarkerRequired, "session", "surface type %q requires surfaceOp", r.typ)
 	}
 	if !m.opOK { // S2e
-		return plan{}, sdk.Errorf(sdk.CodeSurfaceOpInvalid, "session", `surfaceOp must be "append" or {"op":"replace","startSeq":Seq,"endSeq":Seq}; got %s`, m.opRaw.Bytes())
+		return plan{}, sdk.Errorf(sdk.CodeSurfaceOpInvalid, "session", `surfaceOp must be "append" or {"op":"replace","startSeq":Seq,"endSeq":Seq}; got %s`, r.rawValues().op.Bytes())
 	}
 	op := m.op
 	if op.Replace && (op.StartSeq >= r.seq || op.EndSeq >= r.seq) { // S3
@@ -87,7 +87,7 @@ func checkSources(r *record) error {
 		return sdk.Errorf(sdk.CodeAssistantSourcesForbidden, "session", "assistant/message at seq %d must not carry sourceEventSeqs", r.seq)
 	}
 	if !m.srcOK { // S4b
-		return sdk.Errorf(sdk.CodeSourcesInvalid, "session", "sourceEventSeqs must be an array of Seq; offending element %s", badSourceElement(m.srcRaw))
+		return sdk.Errorf(sdk.CodeSourcesInvalid, "session", "sourceEventSeqs must be an array of Seq; offending element %s", badSourceElement(r.rawValues().src))
 	}
 	if len(m.sources) == 0 { // S4c
 		return sdk.Errorf(sdk.CodeSourcesEmpty, "session", "sourceEventSeqs at seq %d is present and empty", r.seq)

@@ -31,6 +31,11 @@ type RestoreOptions struct {
 	// among them instead of being checked against it, since the prefix may
 	// end before the marker the whole log has.
 	Prefix bool
+	// Events, when known, is the number of events the restore will see
+	// (the stored log's length): the log's arrays are sized for it once
+	// instead of growing, which keeps a long restore from allocating them
+	// several times over. A wrong hint costs only memory or growth.
+	Events int
 }
 
 // Restore rebuilds a session from stored envelopes through the restore
@@ -52,6 +57,10 @@ func Restore(ctx context.Context, opts Options, ro RestoreOptions, envelopes [][
 	return r.Finish()
 }
 
+// maxSizeHint bounds RestoreOptions.Events, so that a damaged length
+// cannot make a restore allocate without bound.
+const maxSizeHint = 1 << 26
+
 // Restorer runs the restore pipeline of Restore over envelopes as they
 // arrive, so a reader can validate chunks while the next ones are read.
 type Restorer struct {
@@ -66,6 +75,12 @@ func NewRestorer(ctx context.Context, opts Options, ro RestoreOptions) (*Restore
 	s, err := newSession(opts, 0)
 	if err != nil {
 		return nil, err
+	}
+	if n := min(ro.Events, maxSizeHint); n > 0 {
+		s.records = make([]*record, 0, n)
+		s.surf.links = make([]link, 0, n)
+		s.flat = make([]sdk.Seq, 0, n/2)
+		s.transcript = make([]TranscriptEntry, 0, n/2)
 	}
 	return &Restorer{ctx: ctx, s: s, ro: ro}, nil
 }

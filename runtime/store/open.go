@@ -112,7 +112,7 @@ func (st *Store) open(ctx context.Context, id string, want *sdk.Offset) (*sessio
 
 // restoreFrom reads a whole stored log through the restore pipeline.
 func (st *Store) restoreFrom(ctx context.Context, b *backend, o sdk.Opened, opts session.Options) (*session.Session, error) {
-	r, err := session.NewRestorer(ctx, opts, session.RestoreOptions{Source: session.FromStorage})
+	r, err := session.NewRestorer(ctx, opts, session.RestoreOptions{Source: session.FromStorage, Events: int(o.NextSeq)})
 	if err != nil {
 		return nil, err
 	}

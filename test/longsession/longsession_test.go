@@ -23,6 +23,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -47,6 +48,23 @@ var logbookBin string
 // childEnv names the environment variable that makes the test binary a
 // child: its value is the JSON of a childTask.
 const childEnv = "LONGSESSION_CHILD"
+
+// heapProfileEnv names a file the cold-load child writes its heap profile
+// to once the session is loaded (go tool pprof -sample_index=inuse_space),
+// to see where the bytes of a loaded session live.
+const heapProfileEnv = "LONGSESSION_HEAPPROFILE"
+
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
 
 func TestMain(m *testing.M) {
 	if task := os.Getenv(childEnv); task != "" {
@@ -170,6 +188,7 @@ type childResult struct {
 	Millis   float64
 	BaseKB   int64 // VmRSS once the inputs are built (append)
 	PeakKB   int64 // VmHWM at the end
+	HeapKB   int64 // live heap after a GC at the end (coldload)
 	Messages int   // messages derived (coldload) or appended (append)
 	Err      string
 }
@@ -212,6 +231,16 @@ func (t childTask) run(res *childResult) error {
 		res.Millis = float64(time.Since(start).Microseconds()) / 1000
 		res.Messages = msgs.Len()
 		res.PeakKB = procStatusKB("VmHWM")
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		res.HeapKB = int64(ms.HeapAlloc / 1024)
+		if path := os.Getenv(heapProfileEnv); path != "" {
+			if err := writeHeapProfile(path); err != nil {
+				return err
+			}
+		}
+		runtime.KeepAlive(s)
 		return e.Close(ctx)
 	case "append":
 		ins, err := newWorkload(t.Messages).inputs()
@@ -394,10 +423,11 @@ func measureColdLoad(b bench, messages int) {
 	storeFixture(b, "jsonl", dir, w)
 	path := logFile(b, dir)
 	var raws, loads []time.Duration
-	var peak int64
+	var peak, heap int64
 	for b.Loop() {
 		raws = append(raws, rawColdLoad(b, path))
 		res := child(b, childTask{Mode: "coldload", Backend: "jsonl", Dir: dir})
+		heap = max(heap, res.HeapKB*1024)
 		if res.Messages != w.messages {
 			b.Fatalf("cold load derived %d messages, want %d", res.Messages, w.messages)
 		}
@@ -409,6 +439,7 @@ func measureColdLoad(b bench, messages int) {
 	b.ReportMetric(float64(raw.Microseconds())/1000, "raw-ms")
 	b.ReportMetric(load.Seconds()/raw.Seconds(), "load/raw")
 	b.ReportMetric(mb(peak), "peak-MB")
+	b.ReportMetric(mb(heap), "heap-MB")
 	b.ReportMetric(mb(w.canonical), "canonical-MB")
 	b.ReportMetric(float64(peak)/float64(w.canonical), "peak/canonical")
 }
