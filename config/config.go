@@ -27,6 +27,8 @@ const (
 	DefaultSQLitePath        = "sessions.db"
 	DefaultSQLiteJournalMode = "wal"
 	DefaultSQLiteBusyTimeout = 5000 * time.Millisecond
+	// DefaultSQLiteCompressMinBytes is compress_min_bytes when unset.
+	DefaultSQLiteCompressMinBytes = 256
 )
 
 // Defaults of the compaction block (docs/compaction.md).
@@ -155,6 +157,11 @@ type SQLite struct {
 	// CompressData enables zstd compression of large event data. Key
 	// compress_data; default true.
 	CompressData bool
+
+	// CompressMinBytes is the data size in bytes from which CompressData
+	// compresses. Key compress_min_bytes, 64 – 1048576 (1 MiB); default
+	// 256.
+	CompressMinBytes int
 }
 
 // Compaction is the compaction block (docs/compaction.md).

@@ -119,14 +119,14 @@ func TestBackendDefaults(t *testing.T) {
 	if want := (&config.JSONL{Root: "logbook-data", Compression: "zstd", ZstdLevel: "default"}); !reflect.DeepEqual(j, want) {
 		t.Errorf("jsonl = %+v, want %+v", j, want)
 	}
-	want := &config.SQLite{Path: filepath.Join("logbook-data", "sessions.db"), JournalMode: "wal", BusyTimeout: 5 * time.Second, CompressData: true}
+	want := &config.SQLite{Path: filepath.Join("logbook-data", "sessions.db"), JournalMode: "wal", BusyTimeout: 5 * time.Second, CompressData: true, CompressMinBytes: 256}
 	if !reflect.DeepEqual(s, want) {
 		t.Errorf("sqlite = %+v, want %+v", s, want)
 	}
 	if got := string(c.Persistence[0].Config); got != `{"compression":"zstd","root":"logbook-data","zstd_level":"default"}` {
 		t.Errorf("jsonl Config = %s", got)
 	}
-	if got := string(c.Persistence[1].Config); got != `{"busy_timeout":5000,"compress_data":true,"journal_mode":"wal","path":"logbook-data/sessions.db"}` {
+	if got := string(c.Persistence[1].Config); got != `{"busy_timeout":5000,"compress_data":true,"compress_min_bytes":256,"journal_mode":"wal","path":"logbook-data/sessions.db"}` {
 		t.Errorf("sqlite Config = %s", got)
 	}
 	if c.Persistence[0].SQLite != nil || c.Persistence[1].JSONL != nil {
@@ -145,12 +145,13 @@ persistence "sqlite" {
   journal_mode  = "truncate"
   busy_timeout  = 0
   compress_data = false
+  compress_min_bytes = 4096
 }
 `)
 	if want := (&config.JSONL{Root: "/srv/sessions", Compression: "none"}); !reflect.DeepEqual(c.Persistence[0].JSONL, want) {
 		t.Errorf("jsonl = %+v", c.Persistence[0].JSONL)
 	}
-	if want := (&config.SQLite{Path: ":memory:", JournalMode: "truncate"}); !reflect.DeepEqual(c.Persistence[1].SQLite, want) {
+	if want := (&config.SQLite{Path: ":memory:", JournalMode: "truncate", CompressMinBytes: 4096}); !reflect.DeepEqual(c.Persistence[1].SQLite, want) {
 		t.Errorf("sqlite = %+v", c.Persistence[1].SQLite)
 	}
 	if got := string(c.Persistence[0].Config); got != `{"compression":"none","root":"/srv/sessions"}` {
@@ -485,6 +486,8 @@ func TestTypeErrors(t *testing.T) {
 		{"integer in int64", "max_pending_bytes = 1e30" + mem, "t.hcl:1:1:", []string{"max_pending_bytes = 1e+30 must be a whole number within the int64 range"}},
 		{"bool", `auto_mtls = "false"` + mem, "t.hcl:1:1:", []string{`auto_mtls = "false" must be true or false`}},
 		{"bool in block", "persistence \"sqlite\" {\n  compress_data = 1\n}", "t.hcl:2:3:", []string{"compress_data = 1 must be true or false"}},
+		{"compress_min_bytes below 64", "persistence \"sqlite\" {\n  compress_min_bytes = 63\n}", "t.hcl:2:3:", []string{"compress_min_bytes = 63 must be between 64 and 1048576 (bytes, 1 MiB)"}},
+		{"compress_min_bytes above 1 MiB", "persistence \"sqlite\" {\n  compress_min_bytes = 1048577\n}", "t.hcl:2:3:", []string{"compress_min_bytes = 1048577 must be between 64 and 1048576 (bytes, 1 MiB)"}},
 		{"ratio", comp + "  threshold_ratio = \"0.8\"\n}" + mem, "t.hcl:3:3:", []string{`threshold_ratio = "0.8" must be a number in (0, 1]`}},
 		{"string list", comp + "  spill_exempt_tools = \"read\"\n}" + mem, "t.hcl:3:3:", []string{`spill_exempt_tools = "read" must be a list of strings`}},
 		{"string list elements", comp + "  spill_exempt_tools = [\"read\", 1]\n}" + mem, "t.hcl:3:3:", []string{`spill_exempt_tools = ["read", 1] must be a list of strings`}},

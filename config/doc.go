@@ -26,6 +26,7 @@
 //	  journal_mode  = "wal"                  # wal | delete | truncate | persist
 //	  busy_timeout  = 5000                   # milliseconds, 0 – 2147483647
 //	  compress_data = true
+//	  compress_min_bytes = 256               # bytes, 64 – 1048576
 //	}
 //	persistence "memory" {}
 //

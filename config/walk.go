@@ -249,8 +249,8 @@ func (j *JSONL) json() json.RawMessage {
 }
 
 func (d *decoder) sqlite(c *Config, body *hclsyntax.Body, where string) *SQLite {
-	attrs, _ := d.content(body, schema{where: where, attrs: []string{"path", "journal_mode", "busy_timeout", "compress_data"}})
-	s := &SQLite{Path: DefaultSQLitePath, JournalMode: DefaultSQLiteJournalMode, BusyTimeout: DefaultSQLiteBusyTimeout, CompressData: true}
+	attrs, _ := d.content(body, schema{where: where, attrs: []string{"path", "journal_mode", "busy_timeout", "compress_data", "compress_min_bytes"}})
+	s := &SQLite{Path: DefaultSQLitePath, JournalMode: DefaultSQLiteJournalMode, BusyTimeout: DefaultSQLiteBusyTimeout, CompressData: true, CompressMinBytes: DefaultSQLiteCompressMinBytes}
 	d.nonEmpty(attrs["path"], &s.Path, ` (use ":memory:" for an in-memory database)`)
 	if s.Path != ":memory:" {
 		s.Path = c.ResolvePath(s.Path)
@@ -261,15 +261,20 @@ func (d *decoder) sqlite(c *Config, body *hclsyntax.Body, where string) *SQLite 
 		s.BusyTimeout = time.Duration(ms) * time.Millisecond
 	}
 	d.boolean(attrs["compress_data"], &s.CompressData)
+	n := int64(s.CompressMinBytes)
+	if d.intRange(attrs["compress_min_bytes"], &n, 64, 1<<20, "64 and 1048576 (bytes, 1 MiB)") == set {
+		s.CompressMinBytes = int(n)
+	}
 	return s
 }
 
 func (s *SQLite) json() json.RawMessage {
 	return mustJSON(map[string]any{
-		"path":          s.Path,
-		"journal_mode":  s.JournalMode,
-		"busy_timeout":  s.BusyTimeout.Milliseconds(),
-		"compress_data": s.CompressData,
+		"path":               s.Path,
+		"journal_mode":       s.JournalMode,
+		"busy_timeout":       s.BusyTimeout.Milliseconds(),
+		"compress_data":      s.CompressData,
+		"compress_min_bytes": s.CompressMinBytes,
 	})
 }
 

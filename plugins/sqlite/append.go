@@ -36,7 +36,7 @@ func (b *Backend) Append(ctx context.Context, handle string, firstSeq sdk.Seq, e
 	if err := handles.CheckAppend(hd.id, firstSeq); err != nil {
 		return sdk.Durable{}, err
 	}
-	rows := prepareRows(events, firstSeq, hd.id, b.compress, st.codec)
+	rows := prepareRows(events, firstSeq, hd.id, b.compressMin, st.codec)
 	defer rows.wait()
 	if !rows.parallel {
 		if e := rows.firstErr(); e != nil {

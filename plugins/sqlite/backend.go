@@ -31,7 +31,10 @@ const (
 type Backend struct {
 	mu       sync.Mutex
 	st       *store // nil until configured
-	compress bool
+	// compressMin is the data size from which Append stores a zstd
+	// frame when smaller (Config.CompressMinBytes); 0 when compression is
+	// off.
+	compressMin int
 	handles  *handles.Table[handle]
 	pending  *handles.Claims[handle] // session id → create handle, until materialized
 	shut     bool
@@ -98,7 +101,10 @@ func (b *Backend) configure(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	b.st, b.compress = st, cfg.CompressData
+	b.st = st
+	if cfg.CompressData {
+		b.compressMin = cfg.CompressMinBytes
+	}
 	return nil
 }
 
@@ -116,7 +122,7 @@ func (b *Backend) Peer() (*Backend, error) {
 	st.refs++
 	st.mu.Unlock()
 	p := New()
-	p.st, p.compress = st, b.compress
+	p.st, p.compressMin = st, b.compressMin
 	return p, nil
 }
 
@@ -170,7 +176,7 @@ func (b *Backend) Describe(ctx context.Context) (sdk.Description, error) {
 		return sdk.Description{}, err
 	}
 	d := sdk.Description{Name: Name, FormatVersion: sdk.FormatVersion}
-	if b.compress {
+	if b.compressMin > 0 {
 		d.Compression = "zstd"
 	}
 	return d, nil

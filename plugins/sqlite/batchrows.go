@@ -25,8 +25,9 @@ type batchRows struct {
 }
 
 // prepareRows starts preparing events, the batch of session id that
-// starts at firstSeq.
-func prepareRows(events [][]byte, firstSeq sdk.Seq, id string, compress bool, c *codec) *batchRows {
+// starts at firstSeq, compressing data of compressMin bytes or more (none
+// when compressMin is 0).
+func prepareRows(events [][]byte, firstSeq sdk.Seq, id string, compressMin int, c *codec) *batchRows {
 	br := &batchRows{rows: make([]row, len(events))}
 	prepare := func(from, to int) *sdk.Error {
 		for i := from; i < to; i++ {
@@ -37,8 +38,8 @@ func prepareRows(events [][]byte, firstSeq sdk.Seq, id string, compress bool, c 
 			if want := int64(firstSeq) + int64(i); r.seq != want {
 				return newErr(sdk.CodeSeqNotContiguous, id, "batch event %d has seq %d; expected %d (firstSeq %d + %d)", i, r.seq, want, firstSeq, i).WithSeq(r.seq).WithIndex(i)
 			}
-			if compress {
-				c.compress(&r)
+			if compressMin > 0 {
+				c.compress(&r, compressMin)
 			}
 			br.rows[i] = r
 		}

@@ -3,6 +3,7 @@ package sqlite_test
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -56,9 +57,10 @@ func storedDataType(t testing.TB, path string, seq int) string {
 func TestLargeDataIsStoredAsAZstdFrameWhenSmaller(t *testing.T) {
 	path := dbPath(t)
 	b := openBackend(t, sqlite.DefaultConfig(path))
+	min := sqlite.DefaultCompressMinBytes
 	events := [][]byte{
-		todo(0, 4095, "a"),      // below the threshold
-		todo(1, 4096, "a"),      // at the threshold, compressible
+		todo(0, min-1, "a"),     // below the threshold
+		todo(1, min, "a"),       // at the threshold, compressible
 		todo(2, 100_000, "ab€"), // large, compressible, not ASCII
 		todo(3, 60, "x"),
 	}
@@ -154,6 +156,61 @@ func TestDamagedFrameIsCaughtByItsChecksum(t *testing.T) {
 			requireRead(t, "the prefix before the damage", b, o2.Handle, events[:1])
 		})
 	}
+}
+
+// TestEitherThresholdReadsBackByteIdentical: one session written in turn
+// by a Backend with the old fixed threshold (4096), one with the default,
+// and one with the smallest (64) holds TEXT and BLOB rows from every
+// writer; every Backend, and another process, reads all of them back
+// byte-identical.
+func TestEitherThresholdReadsBackByteIdentical(t *testing.T) {
+	path := dbPath(t)
+	sizes := []int{63, 100, 200, 255, 256, 300, 1500, 4095, 4096, 20_000}
+	var events [][]byte
+	var want []string // the storage class of each event
+	for _, w := range []struct{ min int }{{4096}, {sqlite.DefaultCompressMinBytes}, {sqlite.MinCompressMinBytes}} {
+		cfg := sqlite.DefaultConfig(path)
+		cfg.CompressMinBytes = w.min
+		b, err := sqlite.Open(t.Context(), cfg)
+		must(t, err)
+		var o sdk.Opened
+		if len(events) == 0 {
+			o, err = b.Create(t.Context(), header("s1"))
+		} else {
+			o, err = b.Open(t.Context(), "s1", sdk.AccessWrite)
+		}
+		must(t, err)
+		from := len(events)
+		for _, n := range sizes {
+			events = append(events, todo(len(events), n, "a"))
+			if n >= w.min {
+				want = append(want, "blob")
+			} else {
+				want = append(want, "text")
+			}
+		}
+		appendOK(t, b, o.Handle, events[from:])
+		requireRead(t, fmt.Sprintf("the writer with threshold %d", w.min), b, o.Handle, events)
+		must(t, b.Close(t.Context(), o.Handle))
+		must(t, b.Shutdown())
+	}
+	for seq, w := range want {
+		if got := storedDataType(t, path, seq); got != w {
+			t.Errorf("event %d (%d bytes of data) is stored as %s; want %s", seq, sizes[seq%len(sizes)], got, w)
+		}
+	}
+	for _, min := range []int{4096, sqlite.DefaultCompressMinBytes} {
+		cfg := sqlite.DefaultConfig(path)
+		cfg.CompressMinBytes = min
+		b := openBackend(t, cfg)
+		r, err := b.Open(t.Context(), "s1", sdk.AccessRead)
+		must(t, err)
+		requireRead(t, fmt.Sprintf("a reader with threshold %d", min), b, r.Handle, events)
+	}
+	p := subprocess(t, path)
+	r, err := p.Open(t.Context(), "s1", sdk.AccessRead)
+	must(t, err)
+	requireRead(t, "another process", p, r.Handle, events)
 }
 
 func requireRead(t testing.TB, what string, p sdk.Persistence, handle string, want [][]byte) {

@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,10 +14,12 @@ import (
 
 func TestParseConfigDefaultsAndKeys(t *testing.T) {
 	cases := map[string]sqlite.Config{
-		`{"path":"/d/s.db"}`: {Path: "/d/s.db", JournalMode: "wal", BusyTimeout: 5 * time.Second, CompressData: true},
-		`{"path":"/d/s.db","journal_mode":"truncate","busy_timeout":0,"compress_data":false}`: {Path: "/d/s.db", JournalMode: "truncate", CompressData: false},
-		`{"path":":memory:","busy_timeout":null,"journal_mode":null}`:                         {Path: ":memory:", JournalMode: "wal", BusyTimeout: 5 * time.Second, CompressData: true},
-		`{"path":"x","busy_timeout":2147483647}`:                                              {Path: "x", JournalMode: "wal", BusyTimeout: 2147483647 * time.Millisecond, CompressData: true},
+		`{"path":"/d/s.db"}`: {Path: "/d/s.db", JournalMode: "wal", BusyTimeout: 5 * time.Second, CompressData: true, CompressMinBytes: 256},
+		`{"path":"/d/s.db","journal_mode":"truncate","busy_timeout":0,"compress_data":false}`:   {Path: "/d/s.db", JournalMode: "truncate", CompressData: false, CompressMinBytes: 256},
+		`{"path":":memory:","busy_timeout":null,"journal_mode":null,"compress_min_bytes":null}`: {Path: ":memory:", JournalMode: "wal", BusyTimeout: 5 * time.Second, CompressData: true, CompressMinBytes: 256},
+		`{"path":"x","busy_timeout":2147483647}`:                                                {Path: "x", JournalMode: "wal", BusyTimeout: 2147483647 * time.Millisecond, CompressData: true, CompressMinBytes: 256},
+		`{"path":"x","compress_min_bytes":64}`:                                                  {Path: "x", JournalMode: "wal", BusyTimeout: 5 * time.Second, CompressData: true, CompressMinBytes: 64},
+		`{"path":"x","compress_min_bytes":1048576}`:                                             {Path: "x", JournalMode: "wal", BusyTimeout: 5 * time.Second, CompressData: true, CompressMinBytes: 1 << 20},
 	}
 	for in, want := range cases {
 		got, err := sqlite.ParseConfig([]byte(in))
@@ -44,6 +47,35 @@ func TestParseConfigRefusesBadConfigNamingTheKey(t *testing.T) {
 		_, err := sqlite.ParseConfig([]byte(in))
 		t.Logf("%s: %v", in, err)
 		persistencetest.RequireCode(t, err, sdk.CodeConfigInvalid, values...)
+	}
+}
+
+// TestCompressMinBytesOutOfRangeIsCONFIG_INVALID: a compress_min_bytes that
+// is not a whole number in 64 … 1048576 is refused naming the key, the
+// range and the value, by ParseConfig and by Open, and Configure leaves the
+// backend unconfigured.
+func TestCompressMinBytesOutOfRangeIsCONFIG_INVALID(t *testing.T) {
+	for _, v := range []string{"63", "0", "-64", "1048577", "4294967296", "1e3", "256.5", `"256"`, "true", "[256]", "99999999999999999999"} {
+		in := `{"path":"x","compress_min_bytes":` + v + `}`
+		_, err := sqlite.ParseConfig([]byte(in))
+		persistencetest.RequireCode(t, err, sdk.CodeConfigInvalid, "compress_min_bytes")
+		if !strings.Contains(err.Error(), "64 … 1048576") || !strings.Contains(err.Error(), "got "+v) {
+			t.Errorf("ParseConfig(%s) = %v; want the range 64 … 1048576 and the value %s", in, err, v)
+		}
+		b := sqlite.New()
+		err = b.Configure(t.Context(), []byte(in))
+		persistencetest.RequireCode(t, err, sdk.CodeConfigInvalid, "compress_min_bytes")
+		_, err = b.Describe(t.Context())
+		persistencetest.RequireCode(t, err, sdk.CodeConfigInvalid, "not configured")
+	}
+	for _, n := range []int{63, 0, -1, 1<<20 + 1} {
+		cfg := sqlite.DefaultConfig(dbPath(t))
+		cfg.CompressMinBytes = n
+		_, err := sqlite.Open(t.Context(), cfg)
+		persistencetest.RequireCode(t, err, sdk.CodeConfigInvalid, "compress_min_bytes", "64 … 1048576")
+		if _, statErr := os.Stat(cfg.Path); !os.IsNotExist(statErr) {
+			t.Errorf("Open with compress_min_bytes %d created %s (%v)", n, cfg.Path, statErr)
+		}
 	}
 }
 

@@ -20,7 +20,8 @@
 // when the session was stored, and a revision counter. One events row per
 // event: an envelope (docs/format.md) split into its members. type and time are
 // columns; data is the canonical JSON of the data member as TEXT, or, when
-// it is 4096 bytes or more and compress_data is on, a zstd frame of it
+// it is compress_min_bytes (default 256) or more and compress_data is on,
+// a zstd frame of it
 // (level 3, content checksum) stored as a BLOB when the frame is smaller;
 // surface_op and source_event_seqs hold the canonical JSON of those members
 // or NULL; ignorable is 1 or NULL. Reading reassembles the envelope in the
@@ -135,7 +136,9 @@
 //     device and inode, so two paths to one file share it), with one
 //     connection (see store). Backends configured with one file must agree
 //     on journal_mode and busy_timeout (CONFIG_INVALID otherwise); each has
-//     its own compress_data.
+//     its own compress_data and compress_min_bytes, which only decide how
+//     it writes: every Backend reads TEXT and BLOB rows alike, whatever
+//     threshold wrote them.
 //   - Materialization, handles, Read chunking, the context rule and the
 //     order of checks mirror plugins/memory: Create claims the id in every
 //     process; the session is stored at the first Append or Flush; Close
@@ -145,7 +148,8 @@
 //   - ":memory:" is a private database per Open; Peer shares it. It takes no
 //     flock, and its torn rows go to a temporary directory.
 //   - Config keys are the snake_case keys of the HCL block: path,
-//     journal_mode, busy_timeout (milliseconds), compress_data; unknown keys
+//     journal_mode, busy_timeout (milliseconds), compress_data,
+//     compress_min_bytes (bytes, 64 … 1048576); unknown keys
 //     are CONFIG_INVALID. Calls before Configure are CONFIG_INVALID.
 //   - Errors are *sdk.Error with Op "sqlite". Other SQLite failures are
 //     IO_ERROR (retryable), SQLITE_CORRUPT is CORRUPT_LOG, SQLITE_NOTADB is

@@ -15,9 +15,6 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk/jsonv"
 )
 
-// compressMin is the size from which data is compressed (docs/operations.md, docs/storage.md).
-const compressMin = 4096
-
 // maxDecodedData bounds what one compressed data value may expand to: the
 // largest MaxEventBytes allowed. A frame claiming more is damage.
 const maxDecodedData = sdk.MaxMaxEventBytes
@@ -202,10 +199,10 @@ func (c *codec) close() {
 	c.dec.Close()
 }
 
-// compress sets r.blob when r.data is at least compressMin bytes and its
-// zstd frame is smaller.
-func (c *codec) compress(r *row) {
-	if len(r.data) < compressMin {
+// compress sets r.blob when r.data is at least min bytes and its zstd
+// frame is smaller.
+func (c *codec) compress(r *row, min int) {
+	if len(r.data) < min {
 		return
 	}
 	if frame := c.enc.EncodeAll(r.data, make([]byte, 0, len(r.data)/2)); len(frame) < len(r.data) {

@@ -93,22 +93,24 @@ func TestCompressStoresAFrameOnlyWhenItIsSmaller(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.close()
-	small := row{data: []byte(`"` + strings.Repeat("a", compressMin-3) + `"`)} // 4095 bytes
-	c.compress(&small)
-	if small.blob != nil {
-		t.Fatalf("data of %d bytes was compressed; the threshold is %d", len(small.data), compressMin)
-	}
-	big := row{data: []byte(`"` + strings.Repeat("a", compressMin-2) + `"`)} // 4096 bytes
-	c.compress(&big)
-	if big.blob == nil || len(big.blob) >= len(big.data) {
-		t.Fatalf("compressible data of %d bytes was not stored as a smaller frame", len(big.data))
-	}
-	noise := make([]byte, 3*compressMin)
-	rand.Read(noise)
-	random := row{data: noise}
-	c.compress(&random)
-	if random.blob != nil {
-		t.Fatalf("incompressible data got a frame of %d bytes for %d bytes of data", len(random.blob), len(noise))
+	for _, min := range []int{MinCompressMinBytes, DefaultCompressMinBytes, 4096} {
+		small := row{data: []byte(`"` + strings.Repeat("a", min-3) + `"`)} // min-1 bytes
+		c.compress(&small, min)
+		if small.blob != nil {
+			t.Fatalf("data of %d bytes was compressed; the threshold is %d", len(small.data), min)
+		}
+		big := row{data: []byte(`"` + strings.Repeat("a", min-2) + `"`)} // min bytes
+		c.compress(&big, min)
+		if big.blob == nil || len(big.blob) >= len(big.data) {
+			t.Fatalf("compressible data of %d bytes was not stored as a smaller frame (threshold %d)", len(big.data), min)
+		}
+		noise := make([]byte, 3*min)
+		rand.Read(noise)
+		random := row{data: noise}
+		c.compress(&random, min)
+		if random.blob != nil {
+			t.Fatalf("incompressible data got a frame of %d bytes for %d bytes of data", len(random.blob), len(noise))
+		}
 	}
 }
 

@@ -10,7 +10,8 @@ const ConfigSchema = `persistence "sqlite" {
   path          = "sessions.db"  # required: a database file, or ":memory:" (tests)
   journal_mode  = "wal"          # wal | delete | truncate | persist
   busy_timeout  = 5000           # milliseconds, 0 – 2147483647
-  compress_data = true           # zstd level 3 for data of ≥ 4096 bytes when smaller
+  compress_data = true           # zstd level 3 for data of ≥ compress_min_bytes when smaller
+  compress_min_bytes = 256       # bytes, 64 – 1048576 (1 MiB)
 }`
 
 // ServeConfig returns what a plugin process serving this backend runs with
