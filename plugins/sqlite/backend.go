@@ -29,15 +29,15 @@ const (
 // own handles and its own unmaterialized creates (see the package
 // documentation). All methods are safe for concurrent use.
 type Backend struct {
-	mu       sync.Mutex
-	st       *store // nil until configured
+	mu sync.Mutex
+	st *store // nil until configured
 	// compressMin is the data size from which Append stores a zstd
 	// frame when smaller (Config.CompressMinBytes); 0 when compression is
 	// off.
 	compressMin int
-	handles  *handles.Table[handle]
-	pending  *handles.Claims[handle] // session id → create handle, until materialized
-	shut     bool
+	handles     *handles.Table[handle]
+	pending     *handles.Claims[handle] // session id → create handle, until materialized
+	shut        bool
 }
 
 // handle is an open handle of a Backend.
@@ -183,7 +183,9 @@ func (b *Backend) Describe(ctx context.Context) (sdk.Description, error) {
 }
 
 // Close releases the handle and its write claim. It is idempotent, never
-// deletes stored data, and runs even when ctx has ended.
+// deletes stored data, and runs even when ctx has ended. Closing a write
+// handle also checkpoints the WAL and truncates it, when no other
+// connection is in the way (store.shrinkWAL).
 func (b *Backend) Close(_ context.Context, handle string) error {
 	b.mu.Lock()
 	hd, ok := b.handles.Remove(handle)
@@ -197,6 +199,7 @@ func (b *Backend) Close(_ context.Context, handle string) error {
 	b.mu.Unlock()
 	if hd.write {
 		st.release(hd.id, hd)
+		st.shrinkWAL()
 	}
 	return nil
 }

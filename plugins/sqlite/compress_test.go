@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -229,4 +230,30 @@ func requireEqual(t testing.TB, what string, got, want [][]byte) {
 			t.Fatalf("%s: event %d differs (%d bytes; want %d)", what, i, len(got[i]), len(want[i]))
 		}
 	}
+}
+
+// TestClosingAWriterTruncatesTheWAL: once the write handle is closed, the
+// appended rows live in the database file and the WAL is empty, even while
+// the database stays open (a process that then exits leaves no WAL bytes
+// behind).
+func TestClosingAWriterTruncatesTheWAL(t *testing.T) {
+	path := dbPath(t)
+	b := openBackend(t, sqlite.DefaultConfig(path))
+	o, err := b.Create(t.Context(), header("s1"))
+	must(t, err)
+	var events [][]byte
+	for i := range 200 {
+		events = append(events, todo(i, 3000, "ab"))
+	}
+	appendOK(t, b, o.Handle, events)
+	if fi, err := os.Stat(path + "-wal"); err != nil || fi.Size() == 0 {
+		t.Fatalf("the append left no WAL to truncate (%v)", err)
+	}
+	must(t, b.Close(t.Context(), o.Handle))
+	if fi, err := os.Stat(path + "-wal"); err == nil && fi.Size() != 0 {
+		t.Fatalf("after the writer closed, the WAL holds %d bytes; want 0", fi.Size())
+	}
+	r, err := b.Open(t.Context(), "s1", sdk.AccessRead)
+	must(t, err)
+	requireRead(t, "after the checkpoint", b, r.Handle, events)
 }

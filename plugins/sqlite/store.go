@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"fmt"
 	"net/url"
 	"os"
@@ -262,6 +263,32 @@ func (s *store) checkIdentity(ctx context.Context, tx *sql.Tx) error {
 		return schemaMismatch(s.path, fmt.Sprintf("application_id is %d (want %d), user_version is %d (want %d)", app, ApplicationID, ver, UserVersion))
 	}
 	return nil
+}
+
+// shrinkWAL checkpoints the WAL into the database and truncates it to
+// zero bytes, best effort: the checkpoint runs with busy_timeout 0 and
+// leaves the WAL as it is when another connection holds a lock it needs.
+// Close calls it when a writer lets go of a session, so that a database
+// nobody writes to takes only its own pages on disk, even when the process
+// then ends without closing the database (SQLite checkpoints and removes
+// the WAL only when the last connection closes).
+func (s *store) shrinkWAL() {
+	if s.journal != "wal" {
+		return
+	}
+	ctx := context.Background()
+	c, err := s.db.Conn(ctx)
+	if err != nil {
+		return
+	}
+	defer c.Close()
+	if _, err := c.ExecContext(ctx, "PRAGMA busy_timeout = 0"); err != nil {
+		return
+	}
+	_, _ = c.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)")
+	if _, err := c.ExecContext(ctx, "PRAGMA busy_timeout = "+strconv.FormatInt(s.busy.Milliseconds(), 10)); err != nil {
+		_ = c.Raw(func(any) error { return driver.ErrBadConn }) // never reuse a connection without its busy_timeout
+	}
 }
 
 // tornDirectory returns the directory for torn-row artifacts, creating it.
