@@ -56,9 +56,12 @@ func (st *Store) Fork(ctx context.Context, r ForkRequest) (*session.Session, err
 		}
 	}
 	now := st.now()
-	seed, inherited, err := session.ForkSeed(src.Events().Slice(), r.Boundary, now)
+	b, err := session.ForkBoundary(src.Events(), r.Boundary)
 	if err != nil {
 		return nil, err
 	}
-	return st.createWith(ctx, session.ForkHeader(src.Header(), child, inherited, now), seed)
+	h := session.ForkHeader(src.Header(), child, b+1, now)
+	return st.createFrom(ctx, h, func(o session.Options) (*session.Session, error) {
+		return session.Fork(ctx, o, src, b, now)
+	})
 }

@@ -296,16 +296,20 @@ func (st *Store) checkFree(ctx context.Context, id string) error {
 // createWith builds a session from a seed (nil = fresh), creates it on every
 // backend, queues the seed and makes it live.
 func (st *Store) createWith(ctx context.Context, h sdk.Header, seed []session.Event) (*session.Session, error) {
+	return st.createFrom(ctx, h, func(o session.Options) (*session.Session, error) {
+		if seed == nil {
+			return session.New(o)
+		}
+		return session.RestoreEvents(ctx, o, session.RestoreOptions{Source: session.FromSeed}, seed)
+	})
+}
+
+// createFrom builds a session with build from the store's session options
+// for h, creates it on every backend, queues every event it holds and
+// makes it live.
+func (st *Store) createFrom(ctx context.Context, h sdk.Header, build func(session.Options) (*session.Session, error)) (*session.Session, error) {
 	ls := &live{space: make(chan struct{})}
-	var (
-		s   *session.Session
-		err error
-	)
-	if seed == nil {
-		s, err = session.New(st.sessionOptions(h, ls))
-	} else {
-		s, err = session.RestoreEvents(ctx, st.sessionOptions(h, ls), session.RestoreOptions{Source: session.FromSeed}, seed)
-	}
+	s, err := build(st.sessionOptions(h, ls))
 	if err != nil {
 		return nil, err
 	}
@@ -330,7 +334,7 @@ func (st *Store) createWith(ctx context.Context, h sdk.Header, seed []session.Ev
 		st.closeBackends(backends)
 		return nil, err
 	}
-	if seed != nil {
+	if s.Len() > 0 {
 		for _, q := range ls.queues {
 			q.enqueue(s.Events().Slice(), false)
 		}
