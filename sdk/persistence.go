@@ -140,3 +140,26 @@ type SalvageReader interface {
 	// the damage is. A missing session is SESSION_NOT_FOUND.
 	ReadDamaged(ctx context.Context, id string, fn func(events [][]byte) error) (Damaged, error)
 }
+
+// CapabilityCopyPrefix is the Info capability of a persistence plugin whose
+// backend implements PrefixCopier: the host forks through CopyPrefix on it.
+const CapabilityCopyPrefix = "copy-prefix"
+
+// PrefixCopier is the optional persistence capability "copy-prefix": the
+// backend copies a stored session's prefix into a new session itself, so a
+// fork does not send the prefix back and forth. The host discovers it by
+// type assertion on an in-process backend and by the capability in GetInfo
+// on a plugin, and falls back to Create and Append without it.
+type PrefixCopier interface {
+	// CopyPrefix creates the session child (a header as Create takes it)
+	// holding exactly the events [0, boundary] of the stored session source,
+	// byte for byte as Read returns them, and returns a write handle on it
+	// (the claim held, NextSeq boundary+1), as Create does. The child is
+	// materialized and durable when it returns; the caller appends the rest
+	// through the handle. Nothing is created on failure. In order: the
+	// child stored or claimed → SESSION_ALREADY_EXISTS; source not stored →
+	// SESSION_NOT_FOUND; boundary < 0 or past the source's last stored
+	// event → INVALID_BOUNDARY (boundary, last seq); a source the backend
+	// cannot read → its error (CORRUPT_LOG, FORMAT_TOO_NEW, …).
+	CopyPrefix(ctx context.Context, source string, boundary Seq, child Header) (Opened, error)
+}

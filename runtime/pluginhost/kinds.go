@@ -2,6 +2,7 @@ package pluginhost
 
 import (
 	"context"
+	"slices"
 
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/pluginrpc"
@@ -18,7 +19,14 @@ func adapter[T any](p *Plugin, k sdk.Kind) (T, error) {
 }
 
 // Persistence returns a backend that follows the plugin across restarts.
-func (p *Plugin) Persistence() sdk.Persistence { return persistenceProxy{p} }
+// It is an sdk.PrefixCopier when the plugin declared the capability
+// sdk.CapabilityCopyPrefix at its start.
+func (p *Plugin) Persistence() sdk.Persistence {
+	if slices.Contains(p.Info().Capabilities, sdk.CapabilityCopyPrefix) {
+		return prefixCopierProxy{persistenceProxy{p}}
+	}
+	return persistenceProxy{p}
+}
 
 // Summarizer returns a summarizer that follows the plugin across restarts;
 // it also implements sdk.RangeSelector.
@@ -135,6 +143,20 @@ func (x persistenceProxy) ReadDamaged(ctx context.Context, id string, fn func([]
 	return d, x.p.observe(err)
 }
 
+// prefixCopierProxy is the persistence proxy of a plugin that declared
+// sdk.CapabilityCopyPrefix.
+type prefixCopierProxy struct{ persistenceProxy }
+
+// CopyPrefix is sdk.PrefixCopier over the current plugin process.
+func (x prefixCopierProxy) CopyPrefix(ctx context.Context, source string, boundary sdk.Seq, child sdk.Header) (sdk.Opened, error) {
+	c, err := adapter[sdk.PrefixCopier](x.p, sdk.KindPersistence)
+	if err != nil {
+		return sdk.Opened{}, err
+	}
+	o, err := c.CopyPrefix(ctx, source, boundary, child)
+	return o, x.p.observe(err)
+}
+
 type summarizerProxy struct{ p *Plugin }
 
 func (x summarizerProxy) Summarize(ctx context.Context, r sdk.SummarizeRequest) (sdk.SummarizeReply, error) {
@@ -194,4 +216,5 @@ func (x projectorProxy) Project(ctx context.Context, r sdk.ProjectRequest) ([]sd
 var (
 	_ pluginrpc.AppendFlusher = persistenceProxy{}
 	_ sdk.SalvageReader       = persistenceProxy{}
+	_ sdk.PrefixCopier        = prefixCopierProxy{}
 )

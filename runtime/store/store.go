@@ -296,7 +296,7 @@ func (st *Store) checkFree(ctx context.Context, id string) error {
 // createWith builds a session from a seed (nil = fresh), creates it on every
 // backend, queues the seed and makes it live.
 func (st *Store) createWith(ctx context.Context, h sdk.Header, seed []session.Event) (*session.Session, error) {
-	return st.createFrom(ctx, h, func(o session.Options) (*session.Session, error) {
+	return st.createFrom(ctx, h, nil, func(o session.Options) (*session.Session, error) {
 		if seed == nil {
 			return session.New(o)
 		}
@@ -305,17 +305,23 @@ func (st *Store) createWith(ctx context.Context, h sdk.Header, seed []session.Ev
 }
 
 // createFrom builds a session with build from the store's session options
-// for h, creates it on every backend, queues every event it holds and
-// makes it live.
-func (st *Store) createFrom(ctx context.Context, h sdk.Header, build func(session.Options) (*session.Session, error)) (*session.Session, error) {
+// for h, creates it on every backend — by copying pc's prefix inside the
+// backends that can (nil: none) — queues every event a backend does not
+// hold yet and makes it live.
+func (st *Store) createFrom(ctx context.Context, h sdk.Header, pc *prefixSource, build func(session.Options) (*session.Session, error)) (*session.Session, error) {
 	ls := &live{space: make(chan struct{})}
 	s, err := build(st.sessionOptions(h, ls))
 	if err != nil {
 		return nil, err
 	}
 	backends := make([]*backend, 0, len(st.opts.Backends))
+	held := make([]sdk.Cursor, len(st.opts.Backends)) // per backend, the last event it stores already
 	for i, b := range st.opts.Backends {
-		o, err := b.Persistence.Create(ctx, h)
+		o, copied, err := st.copyPrefix(ctx, pc, i, b, h)
+		held[i] = sdk.NoEvent
+		if copied {
+			held[i] = sdk.Cursor(pc.boundary)
+		}
 		if err != nil {
 			st.closeBackends(backends)
 			if i == 0 && errors.Is(err, sdk.ErrSessionAlreadyExists) {
@@ -326,17 +332,17 @@ func (st *Store) createFrom(ctx context.Context, h sdk.Header, build func(sessio
 		backends = append(backends, &backend{name: b.Name, p: b.Persistence, primary: i == 0, handle: o.Handle})
 	}
 	ls.s = s
-	for _, b := range backends {
-		ls.queues = append(ls.queues, newQueue(st, ls, b, sdk.NoEvent))
+	for i, b := range backends {
+		ls.queues = append(ls.queues, newQueue(st, ls, b, held[i]))
 	}
 	if err := st.goLive(ls); err != nil {
 		st.stopQueues(ls)
 		st.closeBackends(backends)
 		return nil, err
 	}
-	if s.Len() > 0 {
-		for _, q := range ls.queues {
-			q.enqueue(s.Events().Slice(), false)
+	for i, q := range ls.queues {
+		if rest := s.Events().Range(sdk.Offset(held[i]+1), s.Len()); rest.Len() > 0 {
+			q.enqueue(rest.Slice(), false)
 		}
 	}
 	return s, nil
@@ -376,6 +382,14 @@ func wrapBackend(err error, op, name, id string) error {
 		return err
 	}
 	return &sdk.Error{Code: sdk.CodeIOError, Op: op, SessionID: id, Detail: "backend " + name, Err: err}
+}
+
+// liveEntry returns the live entry of the session with this id.
+func (st *Store) liveEntry(id string) (*live, bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	ls, ok := st.live[id]
+	return ls, ok
 }
 
 // Get returns the live session with this id.

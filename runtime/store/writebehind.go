@@ -412,6 +412,14 @@ func (q *queue) flushed(d sdk.Durable, err error) error {
 	return err
 }
 
+// holds reports whether the backend stores the session's events up to
+// seq byte for byte: the queue is attached and has them acknowledged.
+func (q *queue) holds(seq sdk.Cursor) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.final == nil && q.watermark >= seq
+}
+
 // durable returns the acknowledged watermark.
 func (q *queue) durable() sdk.Cursor {
 	q.mu.Lock()

@@ -51,7 +51,11 @@ func (c *Client) Configure(ctx context.Context, config []byte) error {
 
 // Persistence returns the plugin's backend. Append keeps one long-lived
 // gRPC stream per handle and splits batches larger than RPCMaxBytes into
-// consecutive compare-and-set appends; see the package documentation.
+// consecutive compare-and-set appends; see the package documentation. The
+// value also implements sdk.SalvageReader and sdk.PrefixCopier; a plugin
+// without the capability answers those calls with CONFIG_INVALID, so check
+// Info().Capabilities for sdk.CapabilityCopyPrefix before relying on
+// CopyPrefix (runtime/pluginhost does).
 func (c *Client) Persistence() (sdk.Persistence, error) {
 	return dispense[*persistenceClient](c, string(sdk.KindPersistence))
 }
@@ -127,6 +131,7 @@ func (c *infoClient) getInfo(ctx context.Context) (sdk.Info, error) {
 var (
 	_ sdk.Persistence   = (*persistenceClient)(nil)
 	_ sdk.SalvageReader = (*persistenceClient)(nil)
+	_ sdk.PrefixCopier  = (*persistenceClient)(nil)
 	_ sdk.Summarizer    = (*summarizerClient)(nil)
 	_ sdk.RangeSelector = (*summarizerClient)(nil)
 	_ sdk.Pruner        = (*prunerClient)(nil)

@@ -53,6 +53,30 @@ func (c *persistenceClient) Create(ctx context.Context, h sdk.Header) (sdk.Opene
 	return o, nil
 }
 
+// CopyPrefix implements sdk.PrefixCopier over the CopyPrefix call; it
+// returns the header given as Opened.Header. A plugin whose backend has no
+// such capability answers Unimplemented, which becomes CONFIG_INVALID: the
+// host asks only plugins that declare sdk.CapabilityCopyPrefix.
+func (c *persistenceClient) CopyPrefix(ctx context.Context, source string, boundary sdk.Seq, child sdk.Header) (sdk.Opened, error) {
+	if err := sdk.ValidateSessionID(source); err != nil {
+		return sdk.Opened{}, err
+	}
+	if err := sdk.ValidateSessionID(child.ID); err != nil {
+		return sdk.Opened{}, err
+	}
+	r, err := c.rpc.CopyPrefix(ctx, &logbookv1.CopyPrefixRequest{SourceId: source, Boundary: int64(boundary), Header: headerjson.Encode(child)})
+	if err != nil {
+		if st, ok := status.FromError(err); ok && st.Code() == codes.Unimplemented {
+			return sdk.Opened{}, &sdk.Error{Code: sdk.CodeConfigInvalid, Op: errOp, SessionID: child.ID,
+				Detail: "the persistence plugin cannot copy a prefix (it does not implement CopyPrefix); it must not declare the capability " + sdk.CapabilityCopyPrefix, Err: err}
+		}
+		return sdk.Opened{}, fromStatus(ctx, "persistence.CopyPrefix", err)
+	}
+	o := opened(r)
+	o.Header = child
+	return o, nil
+}
+
 func (c *persistenceClient) Open(ctx context.Context, id string, access sdk.Access) (sdk.Opened, error) {
 	if err := sdk.ValidateSessionID(id); err != nil {
 		return sdk.Opened{}, err

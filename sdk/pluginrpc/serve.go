@@ -26,7 +26,9 @@ type ServeConfig struct {
 	// The implementations, one per served kind; nil for kinds not served.
 	// A Summarizer that also implements sdk.RangeSelector answers
 	// SelectRange; others answer "no choice". Info.Capabilities may list
-	// "select-range" only when it does.
+	// "select-range" only when it does, and sdk.CapabilityCopyPrefix only
+	// when Persistence implements sdk.PrefixCopier (which the host then uses
+	// to fork).
 	Persistence sdk.Persistence
 	Summarizer  sdk.Summarizer
 	Pruner      sdk.Pruner
@@ -181,6 +183,11 @@ func (c ServeConfig) Validate() error {
 	if slices.Contains(c.Info.Capabilities, capabilitySelectRange) {
 		if _, ok := c.Summarizer.(sdk.RangeSelector); !ok {
 			return invalid("plugin %q declares capability %q but its Summarizer does not implement sdk.RangeSelector", c.Info.Name, capabilitySelectRange)
+		}
+	}
+	if slices.Contains(c.Info.Capabilities, sdk.CapabilityCopyPrefix) {
+		if _, ok := c.Persistence.(sdk.PrefixCopier); !ok {
+			return invalid("plugin %q declares capability %q but its Persistence does not implement sdk.PrefixCopier", c.Info.Name, sdk.CapabilityCopyPrefix)
 		}
 	}
 	if c.RPCMaxBytes != 0 && (c.RPCMaxBytes < minRPCMaxBytes || c.RPCMaxBytes > sdk.MaxRPCMaxBytes) {

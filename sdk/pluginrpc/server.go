@@ -106,6 +106,30 @@ func (s *persistenceServer) Create(ctx context.Context, req *logbookv1.CreateReq
 	return handleReply(o), nil
 }
 
+// CopyPrefix serves the backend's sdk.PrefixCopier, or answers
+// Unimplemented when the backend has none.
+func (s *persistenceServer) CopyPrefix(ctx context.Context, req *logbookv1.CopyPrefixRequest) (*logbookv1.HandleReply, error) {
+	pc, ok := s.impl.(sdk.PrefixCopier)
+	if !ok {
+		return nil, status.Error(codes.Unimplemented, "this persistence backend cannot copy a prefix (it implements no sdk.PrefixCopier)")
+	}
+	h, err := headerjson.Decode(req.GetHeader(), "", "")
+	if err != nil {
+		if sdk.CodeOf(err) == sdk.CodeCorruptLog {
+			err = sdk.Wrapf(sdk.CodeHeaderInvalid, errOp, err, "the header of CopyPrefix is not a valid session header")
+		}
+		return nil, toStatus(err)
+	}
+	o, err := pc.CopyPrefix(ctx, req.GetSourceId(), sdk.Seq(req.GetBoundary()), h)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	if o.Header.ID == "" {
+		o.Header = h
+	}
+	return handleReply(o), nil
+}
+
 func (s *persistenceServer) Open(ctx context.Context, req *logbookv1.OpenRequest) (*logbookv1.HandleReply, error) {
 	o, err := s.impl.Open(ctx, req.GetId(), sdk.Access(req.GetAccess()))
 	if err != nil {

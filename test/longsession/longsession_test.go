@@ -449,9 +449,10 @@ func measureColdLoad(b bench, messages int) {
 // peak/canonical ≤ 2, load/raw ≤ 0.35.
 func BenchmarkLongSessionColdLoad100K(b *testing.B) { measureColdLoad(b, fullMessages) }
 
-// measureFork stores w with JSONL, then per iteration times a fork at the
-// middle with the child flushed, and the raw copy of the parent's bytes up
-// to the boundary, alternating.
+// measureFork stores w with JSONL and opens it (the host holds the
+// source validated, as a serving host does), then per iteration times a
+// fork at the middle with the child flushed, and the raw copy of the
+// parent's bytes up to the boundary, alternating.
 func measureFork(b bench, messages int) {
 	ctx := context.Background()
 	w := newWorkload(messages)
@@ -467,6 +468,9 @@ func measureFork(b bench, messages int) {
 		b.Fatal(err)
 	}
 	defer e.Close(ctx)
+	if _, _, err := e.Store.Open(ctx, sessionID); err != nil {
+		b.Fatal(err)
+	}
 	at := sdk.Seq(len(w.envs) / 2)
 	var raws, forks []time.Duration
 	i := 0

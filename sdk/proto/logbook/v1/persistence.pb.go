@@ -1130,6 +1130,66 @@ func (x *DamagedSummary) GetDamageReason() string {
 	return ""
 }
 
+type CopyPrefixRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SourceId      string                 `protobuf:"bytes,1,opt,name=source_id,json=sourceId,proto3" json:"source_id,omitempty"`
+	Boundary      int64                  `protobuf:"varint,2,opt,name=boundary,proto3" json:"boundary,omitempty"` // inclusive: the last event copied
+	Header        []byte                 `protobuf:"bytes,3,opt,name=header,proto3" json:"header,omitempty"`      // the new session's canonical header JSON
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CopyPrefixRequest) Reset() {
+	*x = CopyPrefixRequest{}
+	mi := &file_logbook_v1_persistence_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CopyPrefixRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CopyPrefixRequest) ProtoMessage() {}
+
+func (x *CopyPrefixRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_logbook_v1_persistence_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CopyPrefixRequest.ProtoReflect.Descriptor instead.
+func (*CopyPrefixRequest) Descriptor() ([]byte, []int) {
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *CopyPrefixRequest) GetSourceId() string {
+	if x != nil {
+		return x.SourceId
+	}
+	return ""
+}
+
+func (x *CopyPrefixRequest) GetBoundary() int64 {
+	if x != nil {
+		return x.Boundary
+	}
+	return 0
+}
+
+func (x *CopyPrefixRequest) GetHeader() []byte {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
 var File_logbook_v1_persistence_proto protoreflect.FileDescriptor
 
 const file_logbook_v1_persistence_proto_rawDesc = "" +
@@ -1206,11 +1266,15 @@ const file_logbook_v1_persistence_proto_rawDesc = "" +
 	"\rdamage_offset\x18\x04 \x01(\x03R\fdamageOffset\x12!\n" +
 	"\fdamage_bytes\x18\x05 \x01(\x03R\vdamageBytes\x124\n" +
 	"\x16intact_events_excluded\x18\x06 \x01(\x03R\x14intactEventsExcluded\x12#\n" +
-	"\rdamage_reason\x18\a \x01(\tR\fdamageReason*C\n" +
+	"\rdamage_reason\x18\a \x01(\tR\fdamageReason\"d\n" +
+	"\x11CopyPrefixRequest\x12\x1b\n" +
+	"\tsource_id\x18\x01 \x01(\tR\bsourceId\x12\x1a\n" +
+	"\bboundary\x18\x02 \x01(\x03R\bboundary\x12\x16\n" +
+	"\x06header\x18\x03 \x01(\fR\x06header*C\n" +
 	"\x06Access\x12\x16\n" +
 	"\x12ACCESS_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vACCESS_READ\x10\x01\x12\x10\n" +
-	"\fACCESS_WRITE\x10\x022\xf4\x04\n" +
+	"\fACCESS_WRITE\x10\x022\xba\x05\n" +
 	"\vPersistence\x12B\n" +
 	"\bDescribe\x12\x1b.logbook.v1.DescribeRequest\x1a\x19.logbook.v1.DescribeReply\x12<\n" +
 	"\x06Create\x12\x19.logbook.v1.CreateRequest\x1a\x17.logbook.v1.HandleReply\x128\n" +
@@ -1221,7 +1285,9 @@ const file_logbook_v1_persistence_proto_rawDesc = "" +
 	"\x05Close\x12\x19.logbook.v1.HandleRequest\x1a\x11.logbook.v1.Empty\x126\n" +
 	"\x04Stat\x12\x17.logbook.v1.StatRequest\x1a\x15.logbook.v1.StatReply\x128\n" +
 	"\x04List\x12\x17.logbook.v1.ListRequest\x1a\x15.logbook.v1.ListEntry0\x01\x12H\n" +
-	"\vReadDamaged\x12\x1e.logbook.v1.ReadDamagedRequest\x1a\x17.logbook.v1.DamagedPart0\x01BAZ?github.com/seed-e5e476df/logbook/sdk/proto/logbook/v1;logbookv1b\x06proto3"
+	"\vReadDamaged\x12\x1e.logbook.v1.ReadDamagedRequest\x1a\x17.logbook.v1.DamagedPart0\x01\x12D\n" +
+	"\n" +
+	"CopyPrefix\x12\x1d.logbook.v1.CopyPrefixRequest\x1a\x17.logbook.v1.HandleReplyBAZ?github.com/seed-e5e476df/logbook/sdk/proto/logbook/v1;logbookv1b\x06proto3"
 
 var (
 	file_logbook_v1_persistence_proto_rawDescOnce sync.Once
@@ -1236,7 +1302,7 @@ func file_logbook_v1_persistence_proto_rawDescGZIP() []byte {
 }
 
 var file_logbook_v1_persistence_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_logbook_v1_persistence_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
+var file_logbook_v1_persistence_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_logbook_v1_persistence_proto_goTypes = []any{
 	(Access)(0),                // 0: logbook.v1.Access
 	(*DescribeRequest)(nil),    // 1: logbook.v1.DescribeRequest
@@ -1257,12 +1323,13 @@ var file_logbook_v1_persistence_proto_goTypes = []any{
 	(*ReadDamagedRequest)(nil), // 16: logbook.v1.ReadDamagedRequest
 	(*DamagedPart)(nil),        // 17: logbook.v1.DamagedPart
 	(*DamagedSummary)(nil),     // 18: logbook.v1.DamagedSummary
-	(*PluginError)(nil),        // 19: logbook.v1.PluginError
-	(*Empty)(nil),              // 20: logbook.v1.Empty
+	(*CopyPrefixRequest)(nil),  // 19: logbook.v1.CopyPrefixRequest
+	(*PluginError)(nil),        // 20: logbook.v1.PluginError
+	(*Empty)(nil),              // 21: logbook.v1.Empty
 }
 var file_logbook_v1_persistence_proto_depIdxs = []int32{
 	0,  // 0: logbook.v1.OpenRequest.access:type_name -> logbook.v1.Access
-	19, // 1: logbook.v1.ListEntry.error:type_name -> logbook.v1.PluginError
+	20, // 1: logbook.v1.ListEntry.error:type_name -> logbook.v1.PluginError
 	9,  // 2: logbook.v1.DamagedPart.events:type_name -> logbook.v1.ReadChunk
 	18, // 3: logbook.v1.DamagedPart.summary:type_name -> logbook.v1.DamagedSummary
 	1,  // 4: logbook.v1.Persistence.Describe:input_type -> logbook.v1.DescribeRequest
@@ -1275,18 +1342,20 @@ var file_logbook_v1_persistence_proto_depIdxs = []int32{
 	12, // 11: logbook.v1.Persistence.Stat:input_type -> logbook.v1.StatRequest
 	14, // 12: logbook.v1.Persistence.List:input_type -> logbook.v1.ListRequest
 	16, // 13: logbook.v1.Persistence.ReadDamaged:input_type -> logbook.v1.ReadDamagedRequest
-	2,  // 14: logbook.v1.Persistence.Describe:output_type -> logbook.v1.DescribeReply
-	5,  // 15: logbook.v1.Persistence.Create:output_type -> logbook.v1.HandleReply
-	5,  // 16: logbook.v1.Persistence.Open:output_type -> logbook.v1.HandleReply
-	7,  // 17: logbook.v1.Persistence.Append:output_type -> logbook.v1.AppendReply
-	9,  // 18: logbook.v1.Persistence.Read:output_type -> logbook.v1.ReadChunk
-	11, // 19: logbook.v1.Persistence.Flush:output_type -> logbook.v1.FlushReply
-	20, // 20: logbook.v1.Persistence.Close:output_type -> logbook.v1.Empty
-	13, // 21: logbook.v1.Persistence.Stat:output_type -> logbook.v1.StatReply
-	15, // 22: logbook.v1.Persistence.List:output_type -> logbook.v1.ListEntry
-	17, // 23: logbook.v1.Persistence.ReadDamaged:output_type -> logbook.v1.DamagedPart
-	14, // [14:24] is the sub-list for method output_type
-	4,  // [4:14] is the sub-list for method input_type
+	19, // 14: logbook.v1.Persistence.CopyPrefix:input_type -> logbook.v1.CopyPrefixRequest
+	2,  // 15: logbook.v1.Persistence.Describe:output_type -> logbook.v1.DescribeReply
+	5,  // 16: logbook.v1.Persistence.Create:output_type -> logbook.v1.HandleReply
+	5,  // 17: logbook.v1.Persistence.Open:output_type -> logbook.v1.HandleReply
+	7,  // 18: logbook.v1.Persistence.Append:output_type -> logbook.v1.AppendReply
+	9,  // 19: logbook.v1.Persistence.Read:output_type -> logbook.v1.ReadChunk
+	11, // 20: logbook.v1.Persistence.Flush:output_type -> logbook.v1.FlushReply
+	21, // 21: logbook.v1.Persistence.Close:output_type -> logbook.v1.Empty
+	13, // 22: logbook.v1.Persistence.Stat:output_type -> logbook.v1.StatReply
+	15, // 23: logbook.v1.Persistence.List:output_type -> logbook.v1.ListEntry
+	17, // 24: logbook.v1.Persistence.ReadDamaged:output_type -> logbook.v1.DamagedPart
+	5,  // 25: logbook.v1.Persistence.CopyPrefix:output_type -> logbook.v1.HandleReply
+	15, // [15:26] is the sub-list for method output_type
+	4,  // [4:15] is the sub-list for method input_type
 	4,  // [4:4] is the sub-list for extension type_name
 	4,  // [4:4] is the sub-list for extension extendee
 	0,  // [0:4] is the sub-list for field type_name
@@ -1310,7 +1379,7 @@ func file_logbook_v1_persistence_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_logbook_v1_persistence_proto_rawDesc), len(file_logbook_v1_persistence_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   18,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -29,6 +29,7 @@ const (
 	Persistence_Stat_FullMethodName        = "/logbook.v1.Persistence/Stat"
 	Persistence_List_FullMethodName        = "/logbook.v1.Persistence/List"
 	Persistence_ReadDamaged_FullMethodName = "/logbook.v1.Persistence/ReadDamaged"
+	Persistence_CopyPrefix_FullMethodName  = "/logbook.v1.Persistence/CopyPrefix"
 )
 
 // PersistenceClient is the client API for Persistence service.
@@ -62,6 +63,12 @@ type PersistenceClient interface {
 	// one summary, last. Every message stays under the RPC size limit. A
 	// backend without the capability answers UNIMPLEMENTED.
 	ReadDamaged(ctx context.Context, in *ReadDamagedRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[DamagedPart], error)
+	// CopyPrefix creates the session of header holding exactly the stored
+	// events [0, boundary] of source_id, byte for byte, durable when it
+	// replies, and returns a write handle on it (next_seq boundary+1), as
+	// Create does. Only a plugin that declares the capability "copy-prefix"
+	// in GetInfo is asked; one without it answers UNIMPLEMENTED.
+	CopyPrefix(ctx context.Context, in *CopyPrefixRequest, opts ...grpc.CallOption) (*HandleReply, error)
 }
 
 type persistenceClient struct {
@@ -202,6 +209,16 @@ func (c *persistenceClient) ReadDamaged(ctx context.Context, in *ReadDamagedRequ
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Persistence_ReadDamagedClient = grpc.ServerStreamingClient[DamagedPart]
 
+func (c *persistenceClient) CopyPrefix(ctx context.Context, in *CopyPrefixRequest, opts ...grpc.CallOption) (*HandleReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(HandleReply)
+	err := c.cc.Invoke(ctx, Persistence_CopyPrefix_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // PersistenceServer is the server API for Persistence service.
 // All implementations must embed UnimplementedPersistenceServer
 // for forward compatibility.
@@ -233,6 +250,12 @@ type PersistenceServer interface {
 	// one summary, last. Every message stays under the RPC size limit. A
 	// backend without the capability answers UNIMPLEMENTED.
 	ReadDamaged(*ReadDamagedRequest, grpc.ServerStreamingServer[DamagedPart]) error
+	// CopyPrefix creates the session of header holding exactly the stored
+	// events [0, boundary] of source_id, byte for byte, durable when it
+	// replies, and returns a write handle on it (next_seq boundary+1), as
+	// Create does. Only a plugin that declares the capability "copy-prefix"
+	// in GetInfo is asked; one without it answers UNIMPLEMENTED.
+	CopyPrefix(context.Context, *CopyPrefixRequest) (*HandleReply, error)
 	mustEmbedUnimplementedPersistenceServer()
 }
 
@@ -272,6 +295,9 @@ func (UnimplementedPersistenceServer) List(*ListRequest, grpc.ServerStreamingSer
 }
 func (UnimplementedPersistenceServer) ReadDamaged(*ReadDamagedRequest, grpc.ServerStreamingServer[DamagedPart]) error {
 	return status.Error(codes.Unimplemented, "method ReadDamaged not implemented")
+}
+func (UnimplementedPersistenceServer) CopyPrefix(context.Context, *CopyPrefixRequest) (*HandleReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method CopyPrefix not implemented")
 }
 func (UnimplementedPersistenceServer) mustEmbedUnimplementedPersistenceServer() {}
 func (UnimplementedPersistenceServer) testEmbeddedByValue()                     {}
@@ -442,6 +468,24 @@ func _Persistence_ReadDamaged_Handler(srv interface{}, stream grpc.ServerStream)
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Persistence_ReadDamagedServer = grpc.ServerStreamingServer[DamagedPart]
 
+func _Persistence_CopyPrefix_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CopyPrefixRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PersistenceServer).CopyPrefix(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Persistence_CopyPrefix_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PersistenceServer).CopyPrefix(ctx, req.(*CopyPrefixRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Persistence_ServiceDesc is the grpc.ServiceDesc for Persistence service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -472,6 +516,10 @@ var Persistence_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Stat",
 			Handler:    _Persistence_Stat_Handler,
+		},
+		{
+			MethodName: "CopyPrefix",
+			Handler:    _Persistence_CopyPrefix_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
