@@ -151,7 +151,8 @@ func (b *Backend) Configure(ctx context.Context, config []byte) error {
 }
 
 // ServeConfig is what a jsonl plugin process serves: Info (name "jsonl",
-// kind persistence, the config schema) and one unconfigured Backend on the
+// kind persistence, the config schema, the capability
+// sdk.CapabilityCopyPrefix) and one unconfigured Backend on the
 // OS file system as both the Persistence and the Configurable. Both
 // cmd/logbook (`logbook plugin jsonl`) and cmd/logbook-jsonl serve it.
 func ServeConfig(version string) pluginrpc.ServeConfig {
@@ -162,6 +163,7 @@ func ServeConfig(version string) pluginrpc.ServeConfig {
 			Version:      version,
 			Kinds:        []sdk.Kind{sdk.KindPersistence},
 			ConfigSchema: ConfigSchema,
+			Capabilities: []string{sdk.CapabilityCopyPrefix},
 		},
 		Persistence:  b,
 		Configurable: b,

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/klauspost/compress/zstd"
 	"github.com/seed-e5e476df/logbook/plugins/jsonl/vfs"
 	"github.com/seed-e5e476df/logbook/sdk/durable"
 	"github.com/seed-e5e476df/logbook/sdk/handles"
@@ -25,19 +26,23 @@ func (b *Backend) materialize(hd *handle, batch []byte, events [][]byte) error {
 	}
 	b.removeStaleTemps(hd.dir)
 
-	hdr := headerjson.Encode(hd.header)
-	hdr = append(hdr, '\n')
-	final := filepath.Join(hd.dir, logName(1, hd.zst))
-	unit := hdr
-	if hd.zst {
-		enc, err := b.encoder()
-		if err != nil {
-			return err
-		}
-		unit = enc.EncodeAll(hdr, nil)
+	unit, err := b.headerUnit(hd)
+	if err != nil {
+		return err
 	}
+	final := filepath.Join(hd.dir, logName(1, hd.zst))
 	content := make([]byte, 0, len(unit)+len(batch))
 	content = append(append(content, unit...), batch...)
+	ix := index{hdrEnd: int64(len(unit)), end: int64(len(unit))}
+	if len(events) > 0 {
+		ix.addBatch(int64(len(unit)), batch, events, hd.zst)
+	}
+	return b.storeLog(hd, dec, final, content, ix)
+}
+
+// storeLog stores content, a whole log whose committed prefix is ix, as
+// hd's log at final (materialize). hd.mu is held.
+func (b *Backend) storeLog(hd *handle, dec *zstd.Decoder, final string, content []byte, ix index) error {
 	if err := durable.On(vfs.Durable(b.fs)).WriteFile(final, content, filePerm); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return handles.AlreadyExists(op, hd.id, final+" appeared meanwhile; it is never overwritten")
@@ -57,14 +62,25 @@ func (b *Backend) materialize(hd *handle, batch []byte, events [][]byte) error {
 	b.mu.Lock() // pending is read under either lock, so it changes under both
 	hd.pending = false
 	b.mu.Unlock()
-	hd.ix = index{hdrEnd: int64(len(unit)), end: int64(len(unit))}
-	if len(events) > 0 {
-		hd.ix.addBatch(int64(len(unit)), batch, events, hd.zst)
-	}
+	hd.ix = ix
 	if hd.info, err = f.Stat(); err != nil {
 		// Durable, but its revision is unknown: an ambiguous failure the
 		// host resolves by reading back (docs/plugins.md).
 		return handles.IOError(op, hd.id, "fstat "+final+" after storing it", err)
 	}
 	return nil
+}
+
+// headerUnit renders the header unit of hd's log: the header line, and for
+// zstd its own frame.
+func (b *Backend) headerUnit(hd *handle) ([]byte, error) {
+	hdr := append(headerjson.Encode(hd.header), '\n')
+	if !hd.zst {
+		return hdr, nil
+	}
+	enc, err := b.encoder()
+	if err != nil {
+		return nil, err
+	}
+	return enc.EncodeAll(hdr, nil), nil
 }

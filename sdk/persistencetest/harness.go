@@ -72,6 +72,10 @@ type Capabilities struct {
 	// intact lines after a damaged page), only a later turn/end proves the
 	// damage committed, and the suite expects a torn tail without one.
 	IntactUnitsProveDamage bool
+	// CopyPrefix: the backend implements sdk.PrefixCopier (a plugin
+	// declares sdk.CapabilityCopyPrefix). The CopyPrefix group runs only
+	// then, and skips otherwise.
+	CopyPrefix bool
 }
 
 // hook names, as the skip messages print them.
@@ -80,6 +84,9 @@ const (
 	hookTear             = "Tear"
 	hookCorrupt          = "Corrupt"
 	hookSetFormatVersion = "SetFormatVersion"
+	// capCopyPrefix is a capability, not a hook: its rules skip unless
+	// Capabilities.CopyPrefix is set.
+	capCopyPrefix = "Capabilities.CopyPrefix"
 )
 
 // suite is one Run.
@@ -109,7 +116,10 @@ func Run(t *testing.T, h Harness) {
 			for _, r := range g.rules {
 				t.Run(r.name, func(t *testing.T) {
 					for _, hook := range r.needs {
-						if !s.has(hook) {
+						switch {
+						case hook == capCopyPrefix && !s.has(hook):
+							t.Skipf("Harness.%s is false: the backend does not declare the capability this rule checks", hook)
+						case !s.has(hook):
 							t.Skipf("Harness.%s is nil: this rule needs it (see the persistencetest package documentation)", hook)
 						}
 					}
@@ -139,7 +149,18 @@ func groups() []group {
 		{"FormatGate", formatGateRules},
 		{"TornTail", tornTailRules},
 		{"Corruption", corruptionRules},
+		{"CopyPrefix", needing(capCopyPrefix, copyPrefixRules)},
 	}
+}
+
+// needing returns rules, each also needing hook.
+func needing(hook string, rules []rule) []rule {
+	out := make([]rule, len(rules))
+	for i, r := range rules {
+		r.needs = append([]string{hook}, r.needs...)
+		out[i] = r
+	}
+	return out
 }
 
 func (s *suite) has(hook string) bool {
@@ -152,6 +173,8 @@ func (s *suite) has(hook string) bool {
 		return s.h.Corrupt != nil
 	case hookSetFormatVersion:
 		return s.h.SetFormatVersion != nil
+	case capCopyPrefix:
+		return s.h.Capabilities.CopyPrefix
 	}
 	panic("persistencetest: unknown hook " + hook)
 }
