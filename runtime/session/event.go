@@ -71,9 +71,11 @@ func (r *record) keepsParse() bool {
 }
 
 // settle drops the parse of a record that has been validated and folded
-// (see record). Called before the record is visible to readers.
+// (see record). Called before the record is visible to readers; a record
+// settled already (a fork's shared prefix, folded again) is only read, so
+// folding it beside its readers is no data race.
 func (r *record) settle() {
-	if r.keepsParse() {
+	if r.keepsParse() || !r.data.Exists() && r.meta.raw == nil {
 		return
 	}
 	r.data = jsonv.Value{}

@@ -80,3 +80,27 @@ func TestForkBoundaryOutsideTheSource(t *testing.T) {
 	_, err := ForkBoundary(s.Events(), new(sdk.Seq(1)))
 	requireDetail(t, requireCode(t, err, sdk.CodeInvalidBoundary), "past the last seq (0)")
 }
+
+// Fork only reads the records it shares: readers of the source and a
+// fork of it run side by side (a data race here fails under -race).
+func TestForkBesideReadersOfTheSource(t *testing.T) {
+	g := newLogGen(t, 77)
+	for range 200 {
+		g.next()
+	}
+	src := g.s
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for _, e := range src.Events().All() {
+			_ = e.DataView().Kind()
+			_ = e.Data()
+		}
+		_, _ = src.Messages()
+	}()
+	b := int64(src.Len() - 1)
+	if _, err := Fork(context.Background(), Options{Header: ForkHeader(src.Header(), "c", b+1, tT0)}, src, b, tT0); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+}
