@@ -73,7 +73,9 @@ type Persistence interface {
 	Open(ctx context.Context, id string, access Access) (Opened, error)
 	// Append stores events[0] at firstSeq onwards, all or nothing, under
 	// compare-and-set on firstSeq; success means durable. The event buffers
-	// are valid only during the call: a backend that keeps them copies them.
+	// are valid only during the call, and a backend never modifies them
+	// (the host may hand over its stored envelopes): a backend that keeps
+	// them copies them.
 	Append(ctx context.Context, handle string, firstSeq Seq, events [][]byte) (Durable, error)
 	// Read calls fn with consecutive chunks of the events
 	// [offset, min(offset+length, end)); length -1 reads to the end. The

@@ -31,3 +31,12 @@ func (v MessageView) SharedJSON() json.RawMessage {
 	}
 	return v.m.json
 }
+
+// SharedEnvelope returns the canonical envelope without copying: the stored
+// bytes themselves, which never change, clipped to their length. The caller
+// must not modify them. It is how the store hands a batch to its backends
+// (whose Append does not keep or change its buffers) without a copy.
+func (e Event) SharedEnvelope() []byte {
+	env := e.r.env
+	return env[:len(env):len(env)]
+}

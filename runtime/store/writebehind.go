@@ -45,9 +45,8 @@ type queue struct {
 	// backend's state must settle before the drain is answered: the batch
 	// may be stored although the call failed.
 	unresolved error
-	final      error  // fenced (primary) or detached (mirror); set once
-	scratch    []byte // reused envelope buffer of the worker's writes
-	parts      [][]byte
+	final      error    // fenced (primary) or detached (mirror); set once
+	parts      [][]byte // reused list of a write's envelopes
 	wake       chan struct{}
 	stop       chan struct{}
 	done       chan struct{}
@@ -319,15 +318,14 @@ func (q *queue) write(batch []session.Event, tied []bool, flush bool) (acked int
 	af, _ := q.b.p.(appendFlusher)
 	for acked < len(batch) {
 		n := q.partLen(batch[acked:], tied[acked:])
-		// The envelopes are copied into one reused buffer: backends may not
-		// keep what Append hands them (see sdk.Persistence.Append).
-		q.scratch, q.parts = q.scratch[:0], q.parts[:0]
+		// The stored envelopes go as they are, uncopied: they never
+		// change, and a backend neither keeps nor modifies what Append
+		// hands it (sdk.Persistence.Append).
+		q.parts = q.parts[:0]
 		for _, e := range batch[acked : acked+n] {
-			start := len(q.scratch)
-			q.scratch = e.AppendEnvelope(q.scratch)
-			q.parts = append(q.parts, q.scratch[start:len(q.scratch):len(q.scratch)])
+			q.parts = append(q.parts, e.SharedEnvelope())
 		}
-		part := q.parts // parts filled before scratch grew keep their old array alive
+		part := q.parts
 		first := batch[acked].Seq()
 		var d sdk.Durable
 		if flush && af != nil && acked+n == len(batch) {

@@ -1,6 +1,7 @@
 package pluginrpc
 
 import (
+	"encoding/binary"
 	"unicode/utf8"
 
 	"google.golang.org/grpc/encoding"
@@ -14,8 +15,9 @@ import (
 
 // batchCodec is gRPC's proto codec with a cheaper path for the two messages
 // that carry event batches, AppendRequest and ReadChunk:
-//   - it encodes them into kept buffers (batchBuffers), which gRPC gives
-//     back once it has written them;
+//   - it encodes them into kept buffers, which gRPC gives back once it
+//     has written them: an AppendRequest into pooled chunks
+//     (marshalAppend), a ReadChunk into one of batchBuffers;
 //   - it decodes them with one copy of the message, each event aliasing its
 //     span of that copy, where the generic decoder allocates and copies
 //     every event on its own. An AppendRequest is copied into a kept buffer
@@ -37,6 +39,11 @@ func newBatchCodec() batchCodec {
 func (c batchCodec) Name() string { return protocodec.Name }
 
 func (c batchCodec) Marshal(v any) (mem.BufferSlice, error) {
+	if m, ok := v.(*logbookv1.AppendRequest); ok {
+		if out, ok := marshalAppend(m); ok {
+			return out, nil
+		}
+	}
 	switch v.(type) {
 	case *logbookv1.AppendRequest, *logbookv1.ReadChunk:
 		m := v.(proto.Message)
@@ -130,4 +137,82 @@ func decodeChunk(b []byte, m *logbookv1.ReadChunk) bool {
 		m.Events, b = append(m.Events, v[:len(v):len(v)]), b[tn+n:]
 	}
 	return true
+}
+
+// appendChunkBytes is the size of the pooled buffers marshalAppend encodes
+// into.
+const appendChunkBytes = 256 << 10
+
+// marshalAppend encodes m exactly as protobuf does, into pooled buffers of
+// appendChunkBytes (frameBuffers), the last one partly filled. A
+// write-behind batch of tens of MiB is thus copied once, into buffers that
+// earlier batches warmed and that gRPC gives back one by one as it writes
+// them, where one buffer of the message's size would be fresh memory for
+// the runtime to clear and the system to fault in, every batch. ok is
+// false when m holds anything but the three fields encoded here (a field
+// added to the message later, unknown fields); the caller then encodes it
+// with protobuf.
+func marshalAppend(m *logbookv1.AppendRequest) (out mem.BufferSlice, ok bool) {
+	size := 0
+	if m.Handle != "" {
+		size += 1 + protowire.SizeBytes(len(m.Handle))
+	}
+	if m.FirstSeq != 0 {
+		size += 1 + protowire.SizeVarint(uint64(m.FirstSeq))
+	}
+	for _, e := range m.Events {
+		size += 1 + protowire.SizeBytes(len(e))
+	}
+	if size != proto.Size(m) {
+		return nil, false
+	}
+	var w chunkWriter
+	var head [1 + binary.MaxVarintLen64]byte
+	if m.Handle != "" {
+		w.write(protowire.AppendVarint(protowire.AppendTag(head[:0], appendHandleField, protowire.BytesType), uint64(len(m.Handle))))
+		w.write([]byte(m.Handle))
+	}
+	if m.FirstSeq != 0 {
+		w.write(protowire.AppendVarint(protowire.AppendTag(head[:0], appendFirstSeqField, protowire.VarintType), uint64(m.FirstSeq)))
+	}
+	for _, e := range m.Events {
+		w.write(protowire.AppendVarint(protowire.AppendTag(head[:0], appendEventsField, protowire.BytesType), uint64(len(e))))
+		w.write(e)
+	}
+	return w.done(), true
+}
+
+// chunkWriter copies bytes into a sequence of pooled buffers of
+// appendChunkBytes.
+type chunkWriter struct {
+	out mem.BufferSlice
+	cur *[]byte // the buffer being filled; nil before the first write
+}
+
+func (w *chunkWriter) write(p []byte) {
+	for len(p) > 0 {
+		if w.cur == nil || len(*w.cur) == cap(*w.cur) {
+			w.seal()
+			w.cur = frameBuffers.Get(appendChunkBytes)
+			*w.cur = (*w.cur)[:0]
+		}
+		b := *w.cur
+		n := min(len(p), cap(b)-len(b))
+		*w.cur = append(b, p[:n]...)
+		p = p[n:]
+	}
+}
+
+// seal adds the buffer being filled to the output.
+func (w *chunkWriter) seal() {
+	if w.cur != nil {
+		w.out = append(w.out, mem.NewBuffer(w.cur, frameBuffers))
+		w.cur = nil
+	}
+}
+
+// done returns the buffers written; w is not used afterwards.
+func (w *chunkWriter) done() mem.BufferSlice {
+	w.seal()
+	return w.out
 }

@@ -109,13 +109,28 @@ func FuzzBatchCodec(f *testing.F) {
 	})
 }
 
-// Encoding a batch message yields exactly protobuf's encoding, in a kept
-// buffer that gRPC's Free gives back for the next message.
+// Encoding a batch message yields exactly protobuf's encoding, in kept
+// buffers that gRPC's Free gives back for the next message: also an append
+// request larger than one chunk, one without a handle, and one with
+// unknown fields (which goes to protobuf's encoder).
 func TestBatchCodecEncodesAsProto(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
+	var big [][]byte
+	for n := 0; n < 3*appendChunkBytes; {
+		evs := randomEvents(r)
+		for _, e := range evs {
+			n += len(e)
+		}
+		big = append(big, evs...)
+	}
+	unknown := &logbookv1.AppendRequest{Handle: "h", Events: randomEvents(r)}
+	unknown.ProtoReflect().SetUnknown(protowire.AppendVarint(protowire.AppendTag(nil, 9, protowire.VarintType), 7))
 	for i := range 50 {
 		for _, m := range []proto.Message{
 			&logbookv1.AppendRequest{Handle: "h", FirstSeq: int64(i), Events: randomEvents(r)},
+			&logbookv1.AppendRequest{FirstSeq: int64(i), Events: randomEvents(r)},
+			&logbookv1.AppendRequest{Handle: "handle", FirstSeq: 1 << 40, Events: big},
+			unknown,
 			&logbookv1.ReadChunk{Events: randomEvents(r)},
 		} {
 			want, err := proto.Marshal(m)
@@ -128,6 +143,9 @@ func TestBatchCodecEncodesAsProto(t *testing.T) {
 			}
 			if b := got.Materialize(); !bytes.Equal(b, want) {
 				t.Fatalf("message %d: encoded %d bytes, protobuf encodes %d", i, len(b), len(want))
+			}
+			if len(want) > appendChunkBytes && len(got) < 2 {
+				t.Fatalf("message %d: %d bytes encoded into one buffer", i, len(want))
 			}
 			got.Free()
 		}

@@ -8,7 +8,10 @@
 //
 // Processes whose peak memory is a figure (the cold load, the writer) run
 // as children: the test binary re-executed with LONGSESSION_CHILD set,
-// which reads its own VmHWM from /proc/self/status.
+// which reads its own VmHWM from /proc/self/status. When
+// LONGSESSION_CPUPROFILE names a file, each child writes a CPU profile of
+// its timed part there (the writer: engine start to the final flush; the
+// cold load: engine start to Messages), one child overwriting the last.
 package longsession
 
 import (
@@ -65,6 +68,10 @@ func writeHeapProfile(path string) error {
 	}
 	return f.Close()
 }
+
+// profileEnv names the environment variable that makes a child write a CPU
+// profile of its timed part to the file it names.
+const profileEnv = "LONGSESSION_CPUPROFILE"
 
 func TestMain(m *testing.M) {
 	if task := os.Getenv(childEnv); task != "" {
@@ -215,6 +222,10 @@ func (t childTask) run(res *childResult) error {
 	cfg := backendConfig(t.Backend, t.Dir)
 	switch t.Mode {
 	case "coldload":
+		stop, err := startProfile()
+		if err != nil {
+			return err
+		}
 		start := time.Now()
 		e, err := engine.Start(ctx, cfg, engine.Options{Executable: t.Bin})
 		if err != nil {
@@ -229,6 +240,9 @@ func (t childTask) run(res *childResult) error {
 			return err
 		}
 		res.Millis = float64(time.Since(start).Microseconds()) / 1000
+		if err := stop(); err != nil {
+			return err
+		}
 		res.Messages = msgs.Len()
 		res.PeakKB = procStatusKB("VmHWM")
 		runtime.GC()
@@ -250,6 +264,10 @@ func (t childTask) run(res *childResult) error {
 		runtime.GC()
 		res.BaseKB = procStatusKB("VmRSS")
 		cfg.WriteWindow = 200 * time.Millisecond
+		stop, err := startProfile()
+		if err != nil {
+			return err
+		}
 		start := time.Now()
 		e, err := engine.Start(ctx, cfg, engine.Options{Executable: t.Bin})
 		if err != nil {
@@ -268,6 +286,9 @@ func (t childTask) run(res *childResult) error {
 			return err
 		}
 		res.Millis = float64(time.Since(start).Microseconds()) / 1000
+		if err := stop(); err != nil {
+			return err
+		}
 		res.PeakKB = procStatusKB("VmHWM")
 		msgs, err := s.Messages()
 		if err != nil {
@@ -277,6 +298,27 @@ func (t childTask) run(res *childResult) error {
 		return e.Close(ctx)
 	}
 	return fmt.Errorf("unknown child mode %q", t.Mode)
+}
+
+// startProfile starts a CPU profile into the file profileEnv names and
+// returns what stops it; without profileEnv it does nothing.
+func startProfile() (stop func() error, err error) {
+	path := os.Getenv(profileEnv)
+	if path == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Close()
+	}, nil
 }
 
 // procStatusKB reads one "kB" field of /proc/self/status; 0 if absent.
