@@ -197,7 +197,11 @@ type childResult struct {
 	PeakKB   int64 // VmHWM at the end
 	HeapKB   int64 // live heap after a GC at the end (coldload)
 	Messages int   // messages derived (coldload) or appended (append)
-	Err      string
+	// CPU time (user + system) of the writer's timed part and of its
+	// plugin processes over their lives (append); on a shared machine it
+	// drifts less than the wall time.
+	HostCPUMillis, PluginCPUMillis float64
+	Err                            string
 }
 
 // runChild performs task and prints its childResult as one JSON line.
@@ -268,7 +272,7 @@ func (t childTask) run(res *childResult) error {
 		if err != nil {
 			return err
 		}
-		start := time.Now()
+		start, cpu := time.Now(), cpuMillis(unix.RUSAGE_SELF)
 		e, err := engine.Start(ctx, cfg, engine.Options{Executable: t.Bin})
 		if err != nil {
 			return err
@@ -286,6 +290,7 @@ func (t childTask) run(res *childResult) error {
 			return err
 		}
 		res.Millis = float64(time.Since(start).Microseconds()) / 1000
+		res.HostCPUMillis = cpuMillis(unix.RUSAGE_SELF) - cpu
 		if err := stop(); err != nil {
 			return err
 		}
@@ -295,7 +300,11 @@ func (t childTask) run(res *childResult) error {
 			return err
 		}
 		res.Messages = msgs.Len()
-		return e.Close(ctx)
+		if err := e.Close(ctx); err != nil {
+			return err
+		}
+		res.PluginCPUMillis = cpuMillis(unix.RUSAGE_CHILDREN) // the plugins have exited
+		return nil
 	}
 	return fmt.Errorf("unknown child mode %q", t.Mode)
 }
@@ -319,6 +328,16 @@ func startProfile() (stop func() error, err error) {
 		pprof.StopCPUProfile()
 		return f.Close()
 	}, nil
+}
+
+// cpuMillis is the user plus system CPU time of who (unix.RUSAGE_SELF or
+// unix.RUSAGE_CHILDREN), in milliseconds.
+func cpuMillis(who int) float64 {
+	var ru unix.Rusage
+	if err := unix.Getrusage(who, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e6
 }
 
 // procStatusKB reads one "kB" field of /proc/self/status; 0 if absent.
@@ -452,6 +471,12 @@ func median(ds []time.Duration) time.Duration {
 	return ds[len(ds)/2]
 }
 
+// medianOf returns the median of xs, which it sorts.
+func medianOf(xs []float64) float64 {
+	slices.Sort(xs)
+	return xs[len(xs)/2]
+}
+
 // percentile returns the p-th percentile (0 < p < 1) of sorted ds.
 func percentile(sorted []time.Duration, p float64) time.Duration {
 	return sorted[min(len(sorted)-1, int(p*float64(len(sorted))))]
@@ -548,6 +573,7 @@ func BenchmarkLongSessionFork100K(b *testing.B) { measureFork(b, fullMessages) }
 func measureAppend(b bench, backend string, messages int) {
 	w := newWorkload(messages)
 	var raws, appends []time.Duration
+	var hostCPU, pluginCPU []float64
 	var added, disk int64
 	for b.Loop() {
 		raws = append(raws, rawValid(b, w))
@@ -557,6 +583,7 @@ func measureAppend(b bench, backend string, messages int) {
 			b.Fatalf("the writer derived %d messages, want %d", res.Messages, w.messages)
 		}
 		appends = append(appends, time.Duration(res.Millis*float64(time.Millisecond)))
+		hostCPU, pluginCPU = append(hostCPU, res.HostCPUMillis), append(pluginCPU, res.PluginCPUMillis)
 		added = max(added, (res.PeakKB-res.BaseKB)*1024)
 		disk = diskBytes(b, dir)
 	}
@@ -564,6 +591,8 @@ func measureAppend(b bench, backend string, messages int) {
 	b.ReportMetric(float64(w.messages)/app.Seconds(), "msg/s")
 	b.ReportMetric(float64(w.messages)/raw.Seconds(), "raw-msg/s")
 	b.ReportMetric(raw.Seconds()/app.Seconds(), "append/raw-throughput")
+	b.ReportMetric(medianOf(hostCPU), "host-cpu-ms")
+	b.ReportMetric(medianOf(pluginCPU), "plugin-cpu-ms")
 	b.ReportMetric(mb(added), "added-MB")
 	b.ReportMetric(float64(added)/float64(w.canonical), "added/canonical")
 	b.ReportMetric(mb(disk), "disk-MB")
