@@ -163,9 +163,11 @@ func TestDamagedFrameIsCaughtByItsChecksum(t *testing.T) {
 // by a Backend with the old fixed threshold (4096), one with the default,
 // and one with the smallest (64) holds TEXT and BLOB rows from every
 // writer; every Backend, and another process, reads all of them back
-// byte-identical.
+// byte-identical. The database has the 4 KiB pages of the earlier builds,
+// and keeps them.
 func TestEitherThresholdReadsBackByteIdentical(t *testing.T) {
-	path := dbPath(t)
+	path := newDatabase(t)
+	rawExec(t, path, "PRAGMA journal_mode = DELETE; PRAGMA page_size = 4096; VACUUM")
 	sizes := []int{63, 100, 200, 255, 256, 300, 1500, 4095, 4096, 20_000}
 	var events [][]byte
 	var want []string // the storage class of each event
@@ -212,6 +214,18 @@ func TestEitherThresholdReadsBackByteIdentical(t *testing.T) {
 	r, err := p.Open(t.Context(), "s1", sdk.AccessRead)
 	must(t, err)
 	requireRead(t, "another process", p, r.Handle, events)
+	if got := queryString(t, path, "PRAGMA page_size"); got != "4096" {
+		t.Errorf("the database of 4 KiB pages now has pages of %s bytes", got)
+	}
+}
+
+// TestANewDatabaseHas16KiBPages: the backend creates a database with pages
+// of 16 KiB (rows of compressed data fill them better than 4 KiB pages).
+func TestANewDatabaseHas16KiBPages(t *testing.T) {
+	path := newDatabase(t)
+	if got := queryString(t, path, "PRAGMA page_size"); got != "16384" {
+		t.Fatalf("a new database has pages of %s bytes; want 16384", got)
+	}
 }
 
 func requireRead(t testing.TB, what string, p sdk.Persistence, handle string, want [][]byte) {
