@@ -40,6 +40,7 @@ type record struct {
 	dataStart, dataEnd uint32 // the data's span in env
 	meta               surfaceMeta
 	msg                *msgRec // recorded message of a surface event; nil when it has none
+	msgStart           uint32  // the offset of msg.json in env
 	cls                class
 	ignorable          bool
 	yields             bool // msg is a model message (non-empty content where docs/format.md asks)

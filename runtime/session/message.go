@@ -67,6 +67,16 @@ func (v MessageView) Decode(dst any) error { return json.Unmarshal(v.m.json, dst
 // data; system, developer and assistant messages → data.message, yielding
 // nothing when content is empty; tool/result → data.message (even if empty).
 func recordedMessage(r *record) (m *msgRec, yields bool) {
+	m, start, yields := messageOf(r)
+	if m != nil {
+		r.msgStart = uint32(start)
+	}
+	return m, yields
+}
+
+// messageOf is recordedMessage without the record's bookkeeping: the
+// message, its offset in the envelope, and whether it yields one.
+func messageOf(r *record) (m *msgRec, start int, yields bool) {
 	var val jsonv.Value
 	data, base := r.dataView(), 0
 	if !r.data.Exists() {
@@ -78,19 +88,19 @@ func recordedMessage(r *record) (m *msgRec, yields bool) {
 	case TypeSystemMessage, TypeDeveloperMessage, TypeAssistantMessage, TypeToolResult:
 		val = data.Get("message")
 	default:
-		return nil, false
+		return nil, 0, false
 	}
 	if val.Kind() != jsonv.Object {
-		return nil, false
+		return nil, 0, false
 	}
 	start, end := val.Span()
 	start, end = start+base, end+base
 	m = &msgRec{seq: r.seq, typ: r.typ, json: r.env[start:end:end]}
 	switch r.typ {
 	case TypeSystemMessage, TypeDeveloperMessage, TypeAssistantMessage:
-		return m, val.Get("content").Len() > 0
+		return m, start, val.Get("content").Len() > 0
 	}
-	return m, true
+	return m, start, true
 }
 
 // MessageOf returns the model message of a node (docs/format.md): projected[seq]
@@ -103,7 +113,7 @@ func MessageOf(e Event, projected map[sdk.Seq]MessageView) (MessageView, bool) {
 	if e.r.msg != nil && e.r.yields {
 		return MessageView{e.r.msg}, true
 	}
-	m, yields := recordedMessage(e.r)
+	m, _, yields := messageOf(e.r)
 	if !yields {
 		return MessageView{}, false
 	}

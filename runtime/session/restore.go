@@ -68,6 +68,7 @@ type Restorer struct {
 	s   *Session
 	ro  RestoreOptions
 	err error
+	ck  *DecodedCheckpoint // the checkpoint in use; nil when none
 }
 
 // NewRestorer starts a restore; see Restore.
@@ -94,6 +95,13 @@ func (r *Restorer) Add(envelopes [][]byte) error {
 	s := r.s
 	for _, b := range envelopes {
 		i := len(s.records)
+		if r.ck != nil && i < r.ck.events {
+			if err := r.trusted(b); err != nil {
+				r.err = s.restoreError(r.ro.Source, i, sdk.Seq(i), err)
+				return r.err
+			}
+			continue
+		}
 		rec, err := parseEnvelope(b, s.opts.MaxEventBytes)
 		if err == nil {
 			err = s.restoreOne(r.ctx, rec, sdk.Seq(i), true)
@@ -117,6 +125,12 @@ func (r *Restorer) AddEvents(events []Event) error {
 	s := r.s
 	for _, e := range events {
 		i := len(s.records)
+		if r.ck != nil && i < r.ck.events {
+			if err := r.Add([][]byte{e.r.env}); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := s.restoreOne(r.ctx, e.r, sdk.Seq(i), true); err != nil {
 			r.err = s.restoreError(r.ro.Source, i, sdk.Seq(i), err)
 			return r.err
