@@ -165,3 +165,23 @@ type PrefixCopier interface {
 	// cannot read → its error (CORRUPT_LOG, FORMAT_TOO_NEW, …).
 	CopyPrefix(ctx context.Context, source string, boundary Seq, child Header) (Opened, error)
 }
+
+// Checkpointer is the optional persistence capability of verified
+// checkpoints (docs/storage.md, "Checkpoints"): the backend stores the
+// host's checkpoint of a session beside its log, bound to the exact stored
+// bytes of the events it covers, so that a restore can trust those events
+// without parsing them again. The host discovers it by type assertion; a
+// checkpoint never overrides the log, and any failure of it only makes the
+// host fold the log from the start.
+type Checkpointer interface {
+	// WriteCheckpoint stores data as the checkpoint of the write handle's
+	// session covering its first events events, which must be durable
+	// (else INVALID_BOUNDARY). It replaces the earlier checkpoint and is
+	// durable when it returns.
+	WriteCheckpoint(ctx context.Context, handle string, events Offset, data []byte) error
+	// ReadCheckpoint returns the handle's session's checkpoint if the
+	// stored bytes of the events it covers are still the ones it was bound
+	// to; found is false when there is none, it is damaged or it no longer
+	// matches (not an error).
+	ReadCheckpoint(ctx context.Context, handle string) (events Offset, data []byte, found bool, err error)
+}

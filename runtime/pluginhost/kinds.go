@@ -157,6 +157,25 @@ func (x prefixCopierProxy) CopyPrefix(ctx context.Context, source string, bounda
 	return o, x.p.observe(err)
 }
 
+// WriteCheckpoint is sdk.Checkpointer over the current plugin process.
+func (x persistenceProxy) WriteCheckpoint(ctx context.Context, handle string, events sdk.Offset, data []byte) error {
+	c, err := adapter[sdk.Checkpointer](x.p, sdk.KindPersistence)
+	if err != nil {
+		return err
+	}
+	return x.p.observe(c.WriteCheckpoint(ctx, handle, events, data))
+}
+
+// ReadCheckpoint is sdk.Checkpointer over the current plugin process.
+func (x persistenceProxy) ReadCheckpoint(ctx context.Context, handle string) (sdk.Offset, []byte, bool, error) {
+	c, err := adapter[sdk.Checkpointer](x.p, sdk.KindPersistence)
+	if err != nil {
+		return 0, nil, false, err
+	}
+	events, data, found, err := c.ReadCheckpoint(ctx, handle)
+	return events, data, found, x.p.observe(err)
+}
+
 type summarizerProxy struct{ p *Plugin }
 
 func (x summarizerProxy) Summarize(ctx context.Context, r sdk.SummarizeRequest) (sdk.SummarizeReply, error) {
@@ -217,4 +236,5 @@ var (
 	_ pluginrpc.AppendFlusher = persistenceProxy{}
 	_ sdk.SalvageReader       = persistenceProxy{}
 	_ sdk.PrefixCopier        = prefixCopierProxy{}
+	_ sdk.Checkpointer        = persistenceProxy{}
 )

@@ -27,7 +27,7 @@ func TestRestoreReadMatchesOneByOneRestore(t *testing.T) {
 		}
 		// Chunks of uneven sizes: small ones parse on one goroutine, large
 		// ones on several, and several are in flight at once.
-		return restoreRead(ctx, r, 0, func(fn func([][]byte) error) error {
+		return restoreRead(ctx, r, 0, 0, func(fn func([][]byte) error) error {
 			for i, size := 0, 50; i < len(envs); i, size = i+size, size*2+parallelParseMin/2 {
 				if err := fn(envs[i:min(i+size, len(envs))]); err != nil {
 					return err

@@ -139,6 +139,9 @@ func (st *Store) release(ctx context.Context, ls *live, final bool) error {
 	}
 	cctx, cancel := context.WithTimeout(context.Background(), st.opts.CallTimeout)
 	defer cancel()
+	if ferr == nil {
+		st.writeCheckpoints(cctx, ls)
+	}
 	for _, q := range ls.queues {
 		if err := q.b.p.Close(cctx, q.b.handle); err != nil {
 			errs = append(errs, wrapBackend(err, "release", q.b.name, ls.s.ID()))

@@ -56,10 +56,11 @@ func (st *Store) open(ctx context.Context, id string, want *sdk.Offset) (*sessio
 		return nil, RepairReport{}, err
 	}
 	ls := &live{space: make(chan struct{})}
-	s, err := st.restoreFrom(ctx, prim, o, st.sessionOptions(o.Header, ls))
+	s, covered, err := st.restoreFrom(ctx, prim, o, st.sessionOptions(o.Header, ls))
 	if err != nil {
 		return fail(err)
 	}
+	ls.checkpointed = covered
 	if want != nil && s.Len() != *want {
 		return fail(StoredLenConflict(id, *want, s.Len()))
 	}
@@ -110,16 +111,90 @@ func (st *Store) open(ctx context.Context, id string, want *sdk.Offset) (*sessio
 	return s, rep, nil
 }
 
-// restoreFrom reads a whole stored log through the restore pipeline.
-func (st *Store) restoreFrom(ctx context.Context, b *backend, o sdk.Opened, opts session.Options) (*session.Session, error) {
+// restoreFrom reads a whole stored log through the restore pipeline,
+// through the backend's checkpoint when it has one that matches (a
+// checkpoint never fails a read: without one, or when the restore through
+// it fails, the log is folded from the start).
+// covered is the length the checkpoint used covers, 0 when none was.
+func (st *Store) restoreFrom(ctx context.Context, b *backend, o sdk.Opened, opts session.Options) (s *session.Session, covered sdk.Offset, err error) {
+	if ck := st.checkpointOf(ctx, b, o, opts); ck != nil {
+		s, err := st.restoreOnce(ctx, b, o, opts, ck)
+		if err == nil {
+			return s, ck.Events(), nil
+		}
+		if ctx.Err() != nil {
+			return nil, 0, err
+		}
+		st.log.Warn("restore through the checkpoint failed; folding the log from the start", "session", o.Header.ID, "backend", b.name, "err", err)
+	}
+	s, err = st.restoreOnce(ctx, b, o, opts, nil)
+	return s, 0, err
+}
+
+// restoreOnce is one read of the log through the restore pipeline, with
+// ck (nil for none).
+func (st *Store) restoreOnce(ctx context.Context, b *backend, o sdk.Opened, opts session.Options, ck *session.DecodedCheckpoint) (*session.Session, error) {
 	r, err := session.NewRestorer(ctx, opts, session.RestoreOptions{Source: session.FromStorage, Events: int(o.NextSeq)})
 	if err != nil {
 		return nil, err
 	}
-	return restoreRead(ctx, r, opts.MaxEventBytes, func(fn func([][]byte) error) error {
+	trusted := 0
+	if ck != nil {
+		r.UseCheckpoint(ck)
+		trusted = int(ck.Events())
+	}
+	return restoreRead(ctx, r, opts.MaxEventBytes, trusted, func(fn func([][]byte) error) error {
 		return b.p.Read(ctx, o.Handle, 0, -1, fn)
 	})
 }
+
+// checkpointOf returns the backend's checkpoint of the opened session when
+// it has one this host can use, else nil.
+func (st *Store) checkpointOf(ctx context.Context, b *backend, o sdk.Opened, opts session.Options) *session.DecodedCheckpoint {
+	c, ok := b.p.(sdk.Checkpointer)
+	if !ok {
+		return nil
+	}
+	events, data, found, err := c.ReadCheckpoint(ctx, o.Handle)
+	if err != nil || !found || events > o.NextSeq {
+		if err != nil {
+			st.log.Debug("no checkpoint", "session", o.Header.ID, "backend", b.name, "err", err)
+		}
+		return nil
+	}
+	ck, err := session.DecodeCheckpoint(data, opts)
+	if err != nil || ck.Events() != events {
+		st.log.Debug("checkpoint not usable", "session", o.Header.ID, "backend", b.name, "err", err)
+		return nil
+	}
+	return ck
+}
+
+// writeCheckpoints stores the session's checkpoint in every backend that
+// keeps them, once its log is durable there and long enough to be worth
+// it; a failure is logged, never returned (the log is what counts).
+func (st *Store) writeCheckpoints(ctx context.Context, ls *live) {
+	if ls.s.Len() < checkpointMinEvents || ls.s.Len() == ls.checkpointed { // nothing new to cover
+		return
+	}
+	data, events, ok := ls.s.Checkpoint()
+	if !ok {
+		return
+	}
+	for _, q := range ls.queues {
+		c, isCk := q.b.p.(sdk.Checkpointer)
+		if !isCk {
+			continue
+		}
+		if err := c.WriteCheckpoint(ctx, q.b.handle, events, data); err != nil {
+			st.log.Debug("checkpoint not written", "session", ls.s.ID(), "backend", q.b.name, "err", err)
+		}
+	}
+}
+
+// checkpointMinEvents is the log length from which a released session
+// gets a checkpoint: below it, folding the log is as fast as reading one.
+const checkpointMinEvents = 1024
 
 // appendAll appends events to a backend in batches of at most
 // sdk.MaxCopyBatchBytes.
@@ -226,7 +301,7 @@ func (st *Store) readStored(ctx context.Context, p Backend, id string, ctl *sess
 	defer st.closeBackends([]*backend{b})
 	opts := st.sessionOptions(o.Header, nil)
 	opts.Control = ctl
-	v, err := st.restoreFrom(ctx, b, o, opts)
+	v, _, err := st.restoreFrom(ctx, b, o, opts)
 	return v, o, err
 }
 

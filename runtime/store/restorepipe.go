@@ -33,7 +33,10 @@ type parsedChunk struct {
 // restoreRead runs read, which calls its argument with consecutive chunks
 // of stored envelopes, through r's restore pipeline, then finishes r. The
 // errors are those of a one-by-one restore of the same envelopes.
-func restoreRead(ctx context.Context, r *session.Restorer, maxEventBytes int, read func(func([][]byte) error) error) (*session.Session, error) {
+//
+// The first trusted envelopes are covered by the restorer's checkpoint:
+// they are not parsed, the fold takes them as they are.
+func restoreRead(ctx context.Context, r *session.Restorer, maxEventBytes int, trusted int, read func(func([][]byte) error) error) (*session.Session, error) {
 	queue := make(chan *parsedChunk, restoreQueue)
 	folded := make(chan error, 1)
 	stop := make(chan struct{}) // closed when the fold fails
@@ -50,9 +53,15 @@ func restoreRead(ctx context.Context, r *session.Restorer, maxEventBytes int, re
 		folded <- err
 	}()
 	var parsing sync.WaitGroup
+	seen := 0
 	rerr := read(func(envelopes [][]byte) error {
 		c := &parsedChunk{envelopes: envelopes, done: make(chan struct{})}
-		parsing.Go(func() { c.parse(maxEventBytes) })
+		if seen+len(envelopes) <= trusted {
+			close(c.done) // no errs: foldChunk hands the envelopes to the restorer as they are
+		} else {
+			parsing.Go(func() { c.parse(maxEventBytes) })
+		}
+		seen += len(envelopes)
 		select {
 		case queue <- c:
 			return nil
@@ -108,6 +117,9 @@ func foldChunk(r *session.Restorer, c *parsedChunk) error {
 			good = k
 			break
 		}
+	}
+	if c.events == nil { // covered by the checkpoint: not parsed
+		return r.Add(c.envelopes)
 	}
 	if err := r.AddEvents(c.events[:good]); err != nil {
 		return err

@@ -136,7 +136,7 @@ func (st *Store) readDamaged(ctx context.Context, sr sdk.SalvageReader, src stri
 		return sdk.Damaged{}, nil, err
 	}
 	var d sdk.Damaged
-	v, err := restoreRead(ctx, rr, opts.MaxEventBytes, func(fn func([][]byte) error) error {
+	v, err := restoreRead(ctx, rr, opts.MaxEventBytes, 0, func(fn func([][]byte) error) error {
 		var rerr error
 		d, rerr = sr.ReadDamaged(ctx, src, fn)
 		return rerr

@@ -140,6 +140,8 @@ type live struct {
 
 	spaceMu sync.Mutex
 	space   chan struct{} // closed when a queue frees space
+
+	checkpointed sdk.Offset // the length the primary's checkpoint covered at open; 0 when none
 }
 
 // New returns a store over the given backends.

@@ -53,7 +53,7 @@ func (st *Store) View(ctx context.Context, id string, at *sdk.Seq) (*session.Ses
 	if n == 0 {
 		v, err = r.Finish()
 	} else {
-		v, err = restoreRead(ctx, r, opts.MaxEventBytes, func(fn func([][]byte) error) error {
+		v, err = restoreRead(ctx, r, opts.MaxEventBytes, 0, func(fn func([][]byte) error) error {
 			return p.Persistence.Read(ctx, o.Handle, 0, n, fn)
 		})
 	}

@@ -19,17 +19,19 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Persistence_Describe_FullMethodName    = "/logbook.v1.Persistence/Describe"
-	Persistence_Create_FullMethodName      = "/logbook.v1.Persistence/Create"
-	Persistence_Open_FullMethodName        = "/logbook.v1.Persistence/Open"
-	Persistence_Append_FullMethodName      = "/logbook.v1.Persistence/Append"
-	Persistence_Read_FullMethodName        = "/logbook.v1.Persistence/Read"
-	Persistence_Flush_FullMethodName       = "/logbook.v1.Persistence/Flush"
-	Persistence_Close_FullMethodName       = "/logbook.v1.Persistence/Close"
-	Persistence_Stat_FullMethodName        = "/logbook.v1.Persistence/Stat"
-	Persistence_List_FullMethodName        = "/logbook.v1.Persistence/List"
-	Persistence_ReadDamaged_FullMethodName = "/logbook.v1.Persistence/ReadDamaged"
-	Persistence_CopyPrefix_FullMethodName  = "/logbook.v1.Persistence/CopyPrefix"
+	Persistence_Describe_FullMethodName        = "/logbook.v1.Persistence/Describe"
+	Persistence_Create_FullMethodName          = "/logbook.v1.Persistence/Create"
+	Persistence_Open_FullMethodName            = "/logbook.v1.Persistence/Open"
+	Persistence_Append_FullMethodName          = "/logbook.v1.Persistence/Append"
+	Persistence_Read_FullMethodName            = "/logbook.v1.Persistence/Read"
+	Persistence_Flush_FullMethodName           = "/logbook.v1.Persistence/Flush"
+	Persistence_Close_FullMethodName           = "/logbook.v1.Persistence/Close"
+	Persistence_Stat_FullMethodName            = "/logbook.v1.Persistence/Stat"
+	Persistence_List_FullMethodName            = "/logbook.v1.Persistence/List"
+	Persistence_ReadDamaged_FullMethodName     = "/logbook.v1.Persistence/ReadDamaged"
+	Persistence_CopyPrefix_FullMethodName      = "/logbook.v1.Persistence/CopyPrefix"
+	Persistence_WriteCheckpoint_FullMethodName = "/logbook.v1.Persistence/WriteCheckpoint"
+	Persistence_ReadCheckpoint_FullMethodName  = "/logbook.v1.Persistence/ReadCheckpoint"
 )
 
 // PersistenceClient is the client API for Persistence service.
@@ -69,6 +71,14 @@ type PersistenceClient interface {
 	// Create does. Only a plugin that declares the capability "copy-prefix"
 	// in GetInfo is asked; one without it answers UNIMPLEMENTED.
 	CopyPrefix(ctx context.Context, in *CopyPrefixRequest, opts ...grpc.CallOption) (*HandleReply, error)
+	// WriteCheckpoint stores the host's checkpoint of a write handle's
+	// session, bound to the stored bytes of its first `events` events, which
+	// must be durable; it replaces any earlier one and is durable when it
+	// returns. ReadCheckpoint returns it while that binding still matches the
+	// stored log (found false otherwise). A backend without the capability
+	// answers UNIMPLEMENTED (docs/storage.md, "Checkpoints").
+	WriteCheckpoint(ctx context.Context, in *WriteCheckpointRequest, opts ...grpc.CallOption) (*Empty, error)
+	ReadCheckpoint(ctx context.Context, in *HandleRequest, opts ...grpc.CallOption) (*CheckpointReply, error)
 }
 
 type persistenceClient struct {
@@ -219,6 +229,26 @@ func (c *persistenceClient) CopyPrefix(ctx context.Context, in *CopyPrefixReques
 	return out, nil
 }
 
+func (c *persistenceClient) WriteCheckpoint(ctx context.Context, in *WriteCheckpointRequest, opts ...grpc.CallOption) (*Empty, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Empty)
+	err := c.cc.Invoke(ctx, Persistence_WriteCheckpoint_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *persistenceClient) ReadCheckpoint(ctx context.Context, in *HandleRequest, opts ...grpc.CallOption) (*CheckpointReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CheckpointReply)
+	err := c.cc.Invoke(ctx, Persistence_ReadCheckpoint_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // PersistenceServer is the server API for Persistence service.
 // All implementations must embed UnimplementedPersistenceServer
 // for forward compatibility.
@@ -256,6 +286,14 @@ type PersistenceServer interface {
 	// Create does. Only a plugin that declares the capability "copy-prefix"
 	// in GetInfo is asked; one without it answers UNIMPLEMENTED.
 	CopyPrefix(context.Context, *CopyPrefixRequest) (*HandleReply, error)
+	// WriteCheckpoint stores the host's checkpoint of a write handle's
+	// session, bound to the stored bytes of its first `events` events, which
+	// must be durable; it replaces any earlier one and is durable when it
+	// returns. ReadCheckpoint returns it while that binding still matches the
+	// stored log (found false otherwise). A backend without the capability
+	// answers UNIMPLEMENTED (docs/storage.md, "Checkpoints").
+	WriteCheckpoint(context.Context, *WriteCheckpointRequest) (*Empty, error)
+	ReadCheckpoint(context.Context, *HandleRequest) (*CheckpointReply, error)
 	mustEmbedUnimplementedPersistenceServer()
 }
 
@@ -298,6 +336,12 @@ func (UnimplementedPersistenceServer) ReadDamaged(*ReadDamagedRequest, grpc.Serv
 }
 func (UnimplementedPersistenceServer) CopyPrefix(context.Context, *CopyPrefixRequest) (*HandleReply, error) {
 	return nil, status.Error(codes.Unimplemented, "method CopyPrefix not implemented")
+}
+func (UnimplementedPersistenceServer) WriteCheckpoint(context.Context, *WriteCheckpointRequest) (*Empty, error) {
+	return nil, status.Error(codes.Unimplemented, "method WriteCheckpoint not implemented")
+}
+func (UnimplementedPersistenceServer) ReadCheckpoint(context.Context, *HandleRequest) (*CheckpointReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method ReadCheckpoint not implemented")
 }
 func (UnimplementedPersistenceServer) mustEmbedUnimplementedPersistenceServer() {}
 func (UnimplementedPersistenceServer) testEmbeddedByValue()                     {}
@@ -486,6 +530,42 @@ func _Persistence_CopyPrefix_Handler(srv interface{}, ctx context.Context, dec f
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Persistence_WriteCheckpoint_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(WriteCheckpointRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PersistenceServer).WriteCheckpoint(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Persistence_WriteCheckpoint_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PersistenceServer).WriteCheckpoint(ctx, req.(*WriteCheckpointRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Persistence_ReadCheckpoint_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(HandleRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PersistenceServer).ReadCheckpoint(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Persistence_ReadCheckpoint_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PersistenceServer).ReadCheckpoint(ctx, req.(*HandleRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Persistence_ServiceDesc is the grpc.ServiceDesc for Persistence service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -520,6 +600,14 @@ var Persistence_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "CopyPrefix",
 			Handler:    _Persistence_CopyPrefix_Handler,
+		},
+		{
+			MethodName: "WriteCheckpoint",
+			Handler:    _Persistence_WriteCheckpoint_Handler,
+		},
+		{
+			MethodName: "ReadCheckpoint",
+			Handler:    _Persistence_ReadCheckpoint_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
