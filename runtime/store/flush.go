@@ -139,8 +139,12 @@ func (st *Store) release(ctx context.Context, ls *live, final bool) error {
 	}
 	cctx, cancel := context.WithTimeout(context.Background(), st.opts.CallTimeout)
 	defer cancel()
-	if ferr == nil {
-		st.writeCheckpoints(cctx, ls)
+	if ferr == nil && ls.s.Len() != ls.checkpointed { // else the stored checkpoint still covers it all
+		bs := make([]*backend, len(ls.queues))
+		for i, q := range ls.queues {
+			bs[i] = q.b
+		}
+		st.writeCheckpoints(cctx, ls.s, bs)
 	}
 	for _, q := range ls.queues {
 		if err := q.b.p.Close(cctx, q.b.handle); err != nil {
@@ -245,5 +249,6 @@ func (st *Store) Import(ctx context.Context, h sdk.Header, envelopes [][]byte) e
 			return err
 		}
 	}
+	st.writeCheckpoints(ctx, s, created)
 	return nil
 }

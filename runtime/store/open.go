@@ -170,24 +170,24 @@ func (st *Store) checkpointOf(ctx context.Context, b *backend, o sdk.Opened, opt
 	return ck
 }
 
-// writeCheckpoints stores the session's checkpoint in every backend that
-// keeps them, once its log is durable there and long enough to be worth
-// it; a failure is logged, never returned (the log is what counts).
-func (st *Store) writeCheckpoints(ctx context.Context, ls *live) {
-	if ls.s.Len() < checkpointMinEvents || ls.s.Len() == ls.checkpointed { // nothing new to cover
+// writeCheckpoints stores s's checkpoint in every backend of bs that keeps
+// them, once its log is durable there and long enough to be worth it; a
+// failure is logged, never returned (the log is what counts).
+func (st *Store) writeCheckpoints(ctx context.Context, s *session.Session, bs []*backend) {
+	if s.Len() < checkpointMinEvents {
 		return
 	}
-	data, events, ok := ls.s.Checkpoint()
+	data, events, ok := s.Checkpoint()
 	if !ok {
 		return
 	}
-	for _, q := range ls.queues {
-		c, isCk := q.b.p.(sdk.Checkpointer)
+	for _, b := range bs {
+		c, isCk := b.p.(sdk.Checkpointer)
 		if !isCk {
 			continue
 		}
-		if err := c.WriteCheckpoint(ctx, q.b.handle, events, data); err != nil {
-			st.log.Debug("checkpoint not written", "session", ls.s.ID(), "backend", q.b.name, "err", err)
+		if err := c.WriteCheckpoint(ctx, b.handle, events, data); err != nil {
+			st.log.Debug("checkpoint not written", "session", s.ID(), "backend", b.name, "err", err)
 		}
 	}
 }
