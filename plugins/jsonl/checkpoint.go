@@ -114,6 +114,24 @@ func (b *Backend) ReadCheckpoint(ctx context.Context, handle string) (sdk.Offset
 	return sdk.Offset(events), data, true, nil
 }
 
+// trustedPrefix is the length of the log prefix the session's checkpoint
+// vouches for: its bytes have the CRC the checkpoint recorded when they
+// had been checked and were durable, so a scan need not check their
+// envelopes again (only decode and count them, which also proves the
+// covered events end where the checkpoint says). 0 when there is no usable
+// checkpoint. data is the whole log file; hd.mu is held.
+func (hd *handle) trustedPrefix(data []byte, readFile func(string) ([]byte, error)) int64 {
+	raw, err := readFile(filepath.Join(hd.dir, checkpointName))
+	if err != nil {
+		return 0
+	}
+	_, prefix, crc, name, _, ok := parseCheckpointFile(raw)
+	if !ok || name != filepath.Base(hd.path) || prefix > int64(len(data)) || crc32.Checksum(data[:prefix], castagnoli) != crc {
+		return 0
+	}
+	return prefix
+}
+
 // parseCheckpointFile reads the layout above; ok is false for anything
 // else.
 func parseCheckpointFile(b []byte) (events, prefix int64, crc uint32, name string, packed []byte, ok bool) {

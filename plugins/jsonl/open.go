@@ -82,7 +82,7 @@ func (b *Backend) openLog(hd *handle, cfg Config) (sdk.Opened, error) {
 		return sdk.Opened{}, err
 	}
 	hd.chk.dec = dec
-	h, data, err := hd.scanAll(retainDecoded)
+	h, data, err := hd.scanAll(retainDecoded, b.readSmallFile)
 	if err != nil {
 		return sdk.Opened{}, err
 	}
@@ -108,7 +108,10 @@ func (b *Backend) openLog(hd *handle, cfg Config) (sdk.Opened, error) {
 // scanAll reads hd.f from offset 0 to its current size and scans it,
 // replacing hd.ix; hd.info becomes what was scanned, and hd.kept up to
 // retain bytes of the decoded frames (zstd). hd.mu is held.
-func (hd *handle) scanAll(retain int64) (sdk.Header, []byte, error) {
+//
+// With readFile, a checkpoint it reads that vouches for a prefix of the log
+// spares the scan checking that prefix's envelopes again (trustedPrefix).
+func (hd *handle) scanAll(retain int64, readFile func(string) ([]byte, error)) (sdk.Header, []byte, error) {
 	hd.kept = nil
 	fi, err := hd.f.Stat()
 	if err != nil {
@@ -119,7 +122,11 @@ func (hd *handle) scanAll(retain int64) (sdk.Header, []byte, error) {
 		return sdk.Header{}, nil, handles.IOError(op, hd.id, "reading "+hd.path, err)
 	}
 	hd.chk.retain, hd.chk.scanning = retain, true
+	if readFile != nil {
+		hd.chk.trustedEnd = hd.trustedPrefix(data, readFile)
+	}
 	h, ix, err := hd.chk.scanLog(data, hd.zst, hd.id, hd.path)
+	hd.chk.trustedEnd = 0
 	kept := hd.chk.kept
 	hd.chk.retain, hd.chk.kept, hd.chk.keptBytes = 0, nil, 0
 	hd.chk.endScan()

@@ -87,7 +87,7 @@ func (b *Backend) refresh(hd *handle) error {
 		}
 		hd.retired = append(hd.retired, hd.f)
 		hd.f = f
-		if _, _, err := hd.scanAll(0); err != nil {
+		if _, _, err := hd.scanAll(0, nil); err != nil {
 			return err
 		}
 	default:

@@ -38,7 +38,7 @@ func (c *checker) scanAhead(data []byte, base int64, ix *index) int {
 	}
 	subs := make([]checker, workers)
 	for i := range subs {
-		subs[i] = checker{dec: c.dec, scanning: true}
+		subs[i] = checker{dec: c.dec, scanning: true, trustedEnd: c.trustedEnd}
 	}
 	pos := 0
 	var window []aheadFrame
@@ -57,7 +57,7 @@ func (c *checker) scanAhead(data []byte, base int64, ix *index) int {
 		if len(window) < 2 {
 			return pos
 		}
-		c.checkWindow(data, window, subs)
+		c.checkWindow(data, base, window, subs)
 		for i := range window {
 			f := &window[i]
 			if !f.ok || f.first != ix.next {
@@ -81,7 +81,7 @@ func (c *checker) scanAhead(data []byte, base int64, ix *index) int {
 // checkWindow decodes and checks the frames of a window on one goroutine
 // per checker in subs. A frame's content is kept in out only while the
 // scan may still keep content.
-func (c *checker) checkWindow(data []byte, window []aheadFrame, subs []checker) {
+func (c *checker) checkWindow(data []byte, base int64, window []aheadFrame, subs []checker) {
 	keep := c.retain > 0
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -93,7 +93,9 @@ func (c *checker) checkWindow(data []byte, window []aheadFrame, subs []checker) 
 				if i >= len(window) {
 					return
 				}
-				sc.checkAhead(data, &window[i], keep)
+				f := &window[i]
+				sc.trusted = base+int64(f.off+f.n) <= sc.trustedEnd
+				sc.checkAhead(data, f, keep)
 			}
 		})
 	}
@@ -114,7 +116,13 @@ func (c *checker) checkAhead(data []byte, f *aheadFrame, keep bool) {
 	if err != nil {
 		return
 	}
-	if f.first, f.count, f.ok = c.selfContained(out); f.ok && keep {
+	if c.trusted {
+		f.first, f.count, f.ok = trustedContent(out)
+	}
+	if !f.ok {
+		f.first, f.count, f.ok = c.selfContained(out)
+	}
+	if f.ok && keep {
 		f.out = out
 	}
 }
