@@ -118,11 +118,15 @@ type handle struct {
 	// reading and decoding them again; that Read (whatever its range), a
 	// rescan or Close drops it.
 	kept [][]byte
+	// vouched is the log prefix the open's checkpoint vouched for
+	// (trustedPrefix), so that ReadCheckpoint on this write handle need not
+	// compute its CRC again; 0 when none.
+	vouched int64
 }
 
 // retainDecoded bounds hd.kept: an open keeps at most this many decoded
 // bytes of the frames it scanned.
-const retainDecoded = 128 << 20
+const retainDecoded = 256 << 20
 
 // Describe reports the name "jsonl", format version 1 and the configured
 // compression ("" before Configure).

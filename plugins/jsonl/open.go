@@ -122,9 +122,12 @@ func (hd *handle) scanAll(retain int64, readFile func(string) ([]byte, error)) (
 		return sdk.Header{}, nil, handles.IOError(op, hd.id, "reading "+hd.path, err)
 	}
 	hd.chk.retain, hd.chk.scanning = retain, true
+	hd.vouched = 0
+	var trusted int64
 	if readFile != nil {
-		hd.chk.trustedEnd = hd.trustedPrefix(data, readFile)
+		trusted = hd.trustedPrefix(data, readFile)
 	}
+	hd.chk.trustedEnd = trusted
 	h, ix, err := hd.chk.scanLog(data, hd.zst, hd.id, hd.path)
 	hd.chk.trustedEnd = 0
 	kept := hd.chk.kept
@@ -134,6 +137,9 @@ func (hd *handle) scanAll(retain int64, readFile func(string) ([]byte, error)) (
 		return sdk.Header{}, nil, err
 	}
 	hd.ix, hd.info, hd.kept = *ix, fi, kept
+	if hd.write && trusted <= ix.end {
+		hd.vouched = trusted // a write handle's log changes only through it
+	}
 	return h, data, nil
 }
 
