@@ -173,6 +173,8 @@ type PrefixCopier interface {
 // without parsing them again. The host discovers it by type assertion; a
 // checkpoint never overrides the log, and any failure of it only makes the
 // host fold the log from the start.
+//
+// A plugin that implements it lists CapabilityCheckpoint in its Info.
 type Checkpointer interface {
 	// WriteCheckpoint stores data as the checkpoint of the write handle's
 	// session covering its first events events, which must be durable
@@ -185,3 +187,7 @@ type Checkpointer interface {
 	// matches (not an error).
 	ReadCheckpoint(ctx context.Context, handle string) (events Offset, data []byte, found bool, err error)
 }
+
+// CapabilityCheckpoint is the Info capability of a persistence plugin whose
+// backend is a Checkpointer.
+const CapabilityCheckpoint = "checkpoint"

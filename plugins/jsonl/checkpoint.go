@@ -6,6 +6,9 @@ import (
 	"errors"
 	"hash/crc32"
 	"path/filepath"
+	"sync"
+
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/seed-e5e476df/logbook/plugins/jsonl/vfs"
 	"github.com/seed-e5e476df/logbook/sdk"
@@ -39,6 +42,11 @@ const (
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
+// checkpointEncoder compresses checkpoints, whatever the log's compression.
+var checkpointEncoder = sync.OnceValues(func() (*zstd.Encoder, error) {
+	return zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
+})
+
 // WriteCheckpoint implements sdk.Checkpointer: events must be the durable
 // length of the write handle's log (every acknowledged append is).
 func (b *Backend) WriteCheckpoint(ctx context.Context, handle string, events sdk.Offset, data []byte) error {
@@ -59,9 +67,9 @@ func (b *Backend) WriteCheckpoint(ctx context.Context, handle string, events sdk
 	if err != nil {
 		return handles.IOError(op, hd.id, "reading "+hd.path, err)
 	}
-	enc, err := b.encoder()
+	enc, err := checkpointEncoder()
 	if err != nil {
-		return err
+		return handles.IOError(op, hd.id, "making the zstd encoder", err)
 	}
 	packed := enc.EncodeAll(data, nil)
 	name := filepath.Base(hd.path)

@@ -120,6 +120,7 @@ func (st *Store) restoreFrom(ctx context.Context, b *backend, o sdk.Opened, opts
 	if ck := st.checkpointOf(ctx, b, o, opts); ck != nil {
 		s, err := st.restoreOnce(ctx, b, o, opts, ck)
 		if err == nil {
+			st.log.Debug("restored through the checkpoint", "session", o.Header.ID, "backend", b.name, "events", int64(ck.Events()))
 			return s, ck.Events(), nil
 		}
 		if ctx.Err() != nil {
