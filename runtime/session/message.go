@@ -10,8 +10,8 @@ import (
 // msgRec is one model message: the recorded message of a surface event, or a
 // message a projection decided for a node. Immutable once built.
 type msgRec struct {
-	seq  sdk.Seq // the node it belongs to
-	typ  string  // the node's event type
+	seq sdk.Seq // the node it belongs to
+	typ string  // the node's event type
 	// val is the parsed message of a projection's decision; the zero Value
 	// for a recorded message, whose parse the record drops (see view).
 	val  jsonv.Value
