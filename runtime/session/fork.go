@@ -99,6 +99,13 @@ func turnTail(prefix []*record) []Event {
 // Projections as opts, since the prefix keeps the classes it was validated
 // with. FirstLiveSeq of the child is its length.
 func Fork(ctx context.Context, opts Options, source *Session, boundary int64, now int64) (*Session, error) {
+	return fork(ctx, opts, source, boundary, now, nil)
+}
+
+// fork is Fork; extra, when set, returns the events that follow the
+// marker and closers, the first at seq next, which are validated with
+// them.
+func fork(ctx context.Context, opts Options, source *Session, boundary int64, now int64, extra func(next sdk.Seq) []Event) (*Session, error) {
 	prefix := source.Events().records
 	if boundary >= int64(len(prefix)) || boundary < -1 {
 		return nil, sdk.Errorf(sdk.CodeInvalidBoundary, "fork", "boundary %d is outside the source's %d events", boundary, len(prefix))
@@ -120,6 +127,9 @@ func Fork(ctx context.Context, opts Options, source *Session, boundary int64, no
 	}
 	cut := turnTail(prefix)
 	tail := appendForkTail(cut, now)[len(cut):]
+	if extra != nil {
+		tail = append(tail, extra(sdk.Seq(len(prefix)+len(tail)))...)
+	}
 	for _, e := range tail {
 		if err := s.restoreOne(ctx, e.r, s.nextSeq(), true); err != nil {
 			return nil, s.restoreError(FromSeed, len(s.records), s.nextSeq(), err)

@@ -104,3 +104,30 @@ func TestForkBesideReadersOfTheSource(t *testing.T) {
 	}
 	<-done
 }
+
+// SalvageFork equals the restore of SalvageSeed, for a prefix that ends
+// inside a turn and for an empty one.
+func TestSalvageForkEqualsRestoreOfTheSalvageSeed(t *testing.T) {
+	info := Salvaged{From: "src", DamagedAtOffset: 40, DamagedBytes: 9, IntactEventsExcluded: 2, Artifact: "/a"}
+	empty, err := New(Options{Header: sdk.Header{ID: "src"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newLogGen(t, 91)
+	for range 50 {
+		g.next()
+	}
+	for _, src := range []*Session{g.s, empty} {
+		seed, inherited, err := SalvageSeed(src.Events().Slice(), info, tT0)
+		if err != nil || inherited != int64(src.Len()) {
+			t.Fatalf("SalvageSeed = %d, %v; want inherited %d", inherited, err, src.Len())
+		}
+		h := ForkHeader(src.Header(), "child", inherited, tT0)
+		want := mustRestoreEvents(t, Options{Header: h}, RestoreOptions{Source: FromSeed}, seed)
+		got, err := SalvageFork(context.Background(), Options{Header: h}, src, info, tT0)
+		if err != nil {
+			t.Fatalf("SalvageFork: %v", err)
+		}
+		requireSameState(t, "SalvageFork", stateOfNoFeed(t, want), stateOfNoFeed(t, got))
+	}
+}

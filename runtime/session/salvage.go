@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"strconv"
 
 	"github.com/seed-e5e476df/logbook/sdk"
@@ -40,6 +41,18 @@ func SalvageSeed(prefix []Event, info Salvaged, now int64) (seed []Event, inheri
 		return nil, 0, err
 	}
 	return append(seed, mustEvent(sdk.Seq(len(seed)), now, TypeSessionSalvaged, salvagedData(info), nil)), inherited, nil
+}
+
+// SalvageFork builds the live child of a salvage in memory from source, a
+// session restored from the valid prefix of a damaged log: what Fork makes
+// of source at its last event (the prefix shared and folded, not validated
+// again), then the session/salvaged event stamped now — SalvageSeed's
+// events. opts.Header is the child's (ForkHeader with inheritedEventCount
+// source.Len()).
+func SalvageFork(ctx context.Context, opts Options, source *Session, info Salvaged, now int64) (*Session, error) {
+	return fork(ctx, opts, source, int64(source.Len())-1, now, func(next sdk.Seq) []Event {
+		return []Event{mustEvent(next, now, TypeSessionSalvaged, salvagedData(info), nil)}
+	})
 }
 
 // salvagedData renders the payload of a session/salvaged event.

@@ -107,15 +107,14 @@ func (st *Store) Salvage(ctx context.Context, r SalvageRequest) (*session.Sessio
 		Artifact:             filepath.Join(dir, url.PathEscape(child)+"-"+strconv.FormatInt(now, 10)+".salvaged.bin"),
 	}
 	rep.ValidEvents, rep.Reason = d.ValidEvents, d.Damage.Reason
-	seed, inherited, err := session.SalvageSeed(prefix, rep.Salvaged, now)
-	if err != nil {
-		return nil, SalvageReport{}, err
-	}
 	if err := durable.WriteFile(rep.Artifact, d.Damage.Tail, 0o600); err != nil {
 		return nil, SalvageReport{}, &sdk.Error{Code: sdk.CodeIOError, Op: "salvage", SessionID: child,
 			Detail: "cannot write the artifact " + rep.Artifact + " with the damaged bytes of " + strconv.Quote(src), Err: err}
 	}
-	s, err := st.createWith(ctx, session.ForkHeader(d.Header, child, inherited, now), seed)
+	h := session.ForkHeader(d.Header, child, int64(prefix.Len()), now)
+	s, err := st.createFrom(ctx, h, nil, func(o session.Options) (*session.Session, error) {
+		return session.SalvageFork(ctx, o, prefix, rep.Salvaged, now)
+	})
 	if err != nil {
 		os.Remove(rep.Artifact) // best effort: no event names it
 		return nil, SalvageReport{}, err
@@ -124,10 +123,11 @@ func (st *Store) Salvage(ctx context.Context, r SalvageRequest) (*session.Sessio
 }
 
 // readDamaged reads the source through the backend's ReadDamaged and the
-// restore pipeline and returns the backend's reply with the valid prefix.
+// restore pipeline and returns the backend's reply with the valid prefix,
+// restored read-only.
 // The prefix may end before a marker the whole log has, so its lineage is
 // taken from the markers it holds.
-func (st *Store) readDamaged(ctx context.Context, sr sdk.SalvageReader, src string) (sdk.Damaged, []session.Event, error) {
+func (st *Store) readDamaged(ctx context.Context, sr sdk.SalvageReader, src string) (sdk.Damaged, *session.Session, error) {
 	// The header is known only when the read is done; the restore needs
 	// only its id (its lineage comes from the prefix).
 	opts := st.sessionOptions(sdk.Header{FormatVersion: sdk.FormatVersion, ID: src}, nil)
@@ -150,7 +150,7 @@ func (st *Store) readDamaged(ctx context.Context, sr sdk.SalvageReader, src stri
 			Detail: "the backend's damage report contradicts itself: " + plural(int64(v.Len()), "event") + " read, " + strconv.FormatInt(d.ValidEvents, 10) +
 				" reported valid, damage at " + strconv.FormatInt(dm.Offset, 10) + " of " + strconv.FormatInt(dm.Bytes, 10) + " bytes, header id " + strconv.Quote(d.Header.ID)}
 	}
-	return d, v.Events().Slice(), nil
+	return d, v, nil
 }
 
 // salvageIntact refuses to salvage a session whose log is intact.
