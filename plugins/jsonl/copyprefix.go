@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 
 	"github.com/seed-e5e476df/logbook/plugins/jsonl/vfs"
 	"github.com/seed-e5e476df/logbook/sdk"
@@ -167,45 +168,26 @@ func (b *Backend) copiedLog(src prefixOf, unit []byte, boundary int64, source st
 		last := src.ix.frames[whole-1]
 		to = last.off + last.size
 	}
-	var split []byte
-	var splitCount int64
+	var split []*splitFrame
 	if last := src.ix.frames[max(whole-1, 0)]; whole == 0 || last.first+last.count-1 < boundary {
-		fr := src.ix.frames[whole]
-		raw := make([]byte, fr.size)
-		if err := readFull(src.f, raw, fr.off); err != nil {
-			return nil, index{}, handles.IOError(op, source, "reading "+src.path, err)
-		}
-		dec, err := b.decoder(true)
-		if err != nil {
+		var err error
+		if split, err = b.splitFrame(src, src.ix.frames[whole], boundary, source); err != nil {
 			return nil, index{}, err
 		}
-		lines, err := dec.DecodeAll(raw, nil)
-		if err != nil {
-			return nil, index{}, corruptAt(source, src.path, fmt.Sprintf("byte offset %d: the frame no longer decodes: %v", fr.off, err))
-		}
-		splitCount = boundary - fr.first + 1
-		cut := 0
-		for range splitCount {
-			nl := bytes.IndexByte(lines[cut:], '\n')
-			if nl < 0 {
-				return nil, index{}, corruptAt(source, src.path, fmt.Sprintf("byte offset %d: the frame changed after it was read", fr.off))
-			}
-			cut += nl + 1
-		}
-		enc, err := b.encoder()
-		if err != nil {
-			return nil, index{}, err
-		}
-		split = enc.EncodeAll(lines[:cut], nil)
 	}
-	content := make([]byte, len(unit), int64(len(unit))+to-from+int64(len(split)))
+	size := int64(len(unit)) + to - from
+	for _, f := range split {
+		f.wait()
+		size += int64(len(f.frame))
+	}
+	content := make([]byte, len(unit), size)
 	copy(content, unit)
 	content = content[:int64(len(unit))+to-from]
 	if err := readFull(src.f, content[len(unit):], from); err != nil {
 		return nil, index{}, handles.IOError(op, source, "reading "+src.path, err)
 	}
 	shift := int64(len(unit)) - from
-	ix.frames = make([]frameRef, whole, whole+1)
+	ix.frames = make([]frameRef, whole, whole+len(split))
 	for k, fr := range src.ix.frames[:whole] {
 		fr.off += shift
 		ix.frames[k] = fr
@@ -215,13 +197,74 @@ func (b *Backend) copiedLog(src prefixOf, unit []byte, boundary int64, source st
 		last := ix.frames[whole-1]
 		ix.next = last.first + last.count
 	}
-	if split != nil {
-		ix.frames = append(ix.frames, frameRef{off: ix.end, size: int64(len(split)), first: ix.next, count: splitCount})
-		content = append(content, split...)
-		ix.next += splitCount
+	for _, f := range split {
+		ix.frames = append(ix.frames, frameRef{off: ix.end, size: int64(len(f.frame)), first: ix.next, count: f.count})
+		content = append(content, f.frame...)
+		ix.next += f.count
 		ix.end = int64(len(content))
 	}
 	return content, ix, nil
+}
+
+// splitPieceBytes bounds the lines of one frame splitFrame writes: the
+// pieces of a split batch are compressed side by side.
+const splitPieceBytes = 1 << 20
+
+// splitFrame is one frame splitFrame writes: count lines, compressed into
+// frame once wait returns.
+type splitFrame struct {
+	count int64
+	frame []byte
+	done  *sync.WaitGroup
+}
+
+func (f *splitFrame) wait() { f.done.Wait() }
+
+// splitFrame decodes the source frame fr, which holds the boundary, and
+// compresses its lines up to the boundary again, as frames of complete
+// lines of about splitPieceBytes each, compressed concurrently (one
+// frame per acknowledged batch is the append rule; these lines are
+// stored at once, with the whole file, so any split into frames of whole
+// lines is as safe). The frames are ready once each one's wait returns.
+func (b *Backend) splitFrame(src prefixOf, fr frameRef, boundary int64, source string) ([]*splitFrame, error) {
+	raw := make([]byte, fr.size)
+	if err := readFull(src.f, raw, fr.off); err != nil {
+		return nil, handles.IOError(op, source, "reading "+src.path, err)
+	}
+	dec, err := b.decoder(true)
+	if err != nil {
+		return nil, err
+	}
+	enc, err := b.encoder()
+	if err != nil {
+		return nil, err
+	}
+	lines, err := dec.DecodeAll(raw, nil)
+	if err != nil {
+		return nil, corruptAt(source, src.path, fmt.Sprintf("byte offset %d: the frame no longer decodes: %v", fr.off, err))
+	}
+	var (
+		out   []*splitFrame
+		done  sync.WaitGroup
+		start int
+		count int64
+	)
+	cut := 0
+	for k := fr.first; k <= boundary; k++ {
+		nl := bytes.IndexByte(lines[cut:], '\n')
+		if nl < 0 {
+			return nil, corruptAt(source, src.path, fmt.Sprintf("byte offset %d: the frame changed after it was read", fr.off))
+		}
+		cut += nl + 1
+		count++
+		if cut-start >= splitPieceBytes || k == boundary {
+			f, piece := &splitFrame{count: count, done: &done}, lines[start:cut]
+			out = append(out, f)
+			done.Go(func() { f.frame = enc.EncodeAll(piece, nil) })
+			start, count = cut, 0
+		}
+	}
+	return out, nil
 }
 
 // compressionName names a log's compression mode as the configuration does.

@@ -115,7 +115,13 @@ func fork(ctx context.Context, opts Options, source *Session, boundary int64, no
 	if err != nil {
 		return nil, err
 	}
-	s.records = make([]*record, 0, len(prefix)+8)
+	// The folds' arrays are sized for the prefix once, as a restore
+	// sizes them for the stored length.
+	n := len(prefix) + 8
+	s.records = make([]*record, 0, n)
+	s.surf.links = make([]link, 0, n)
+	s.flat = make([]sdk.Seq, 0, n/2)
+	s.transcript = make([]TranscriptEntry, 0, n/2)
 	for _, r := range prefix {
 		pl, err := s.foldPlan(ctx, r)
 		if err != nil {
