@@ -143,3 +143,14 @@ func TestReadDamagedOfABackendWithoutTheCapability(t *testing.T) {
 		t.Errorf("error %v does not say salvage is what cannot be done", e)
 	}
 }
+
+// CopyPrefix of a backend without the capability answers Unimplemented,
+// which the client reports as a final CONFIG_INVALID naming the operation.
+func TestCopyPrefixOfABackendWithoutTheCapability(t *testing.T) {
+	p := persistenceClient(t, newFakeStore(), 0)
+	_, err := p.(sdk.PrefixCopier).CopyPrefix(context.Background(), "s1", 0, testHeader("c"))
+	e := wantCode(t, err, sdk.CodeConfigInvalid)
+	if !strings.Contains(e.Detail, "CopyPrefix") || sdk.Retryable(err) {
+		t.Fatalf("error = %v (retryable %v); want a final error naming CopyPrefix", err, sdk.Retryable(err))
+	}
+}
