@@ -122,14 +122,8 @@ func fork(ctx context.Context, opts Options, source *Session, boundary int64, no
 	s.surf.links = make([]link, 0, n)
 	s.flat = make([]sdk.Seq, 0, n/2)
 	s.transcript = make([]TranscriptEntry, 0, n/2)
-	for _, r := range prefix {
-		pl, err := s.foldPlan(ctx, r)
-		if err != nil {
-			return nil, s.restoreError(FromSeed, int(r.seq), r.seq, err)
-		}
-		s.stateMu.Lock()
-		s.commit(r, pl)
-		s.stateMu.Unlock()
+	if err := s.foldPrefix(ctx, prefix); err != nil {
+		return nil, err
 	}
 	cut := turnTail(prefix)
 	tail := appendForkTail(cut, now)[len(cut):]
@@ -142,6 +136,21 @@ func fork(ctx context.Context, opts Options, source *Session, boundary int64, no
 		}
 	}
 	return s.finishRestore(RestoreOptions{Source: FromSeed})
+}
+
+// foldPrefix folds a fork's validated prefix into the new session s,
+// which nobody else holds yet: stateMu is taken once for all of it.
+func (s *Session) foldPrefix(ctx context.Context, prefix []*record) error {
+	s.stateMu.Lock()
+	defer s.stateMu.Unlock()
+	for _, r := range prefix {
+		pl, err := s.foldPlan(ctx, r)
+		if err != nil {
+			return s.restoreError(FromSeed, int(r.seq), r.seq, err)
+		}
+		s.commit(r, pl)
+	}
+	return nil
 }
 
 // foldPlan is the plan of an event the host already validated: the
