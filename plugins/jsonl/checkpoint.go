@@ -30,7 +30,7 @@ import (
 // exactly at prefix in the current log, and the log's bytes up to there
 // must have the recorded CRC. Reading a 24 MB compressed log's prefix
 // costs a few milliseconds, far less than checking its envelopes again.
-// The file is written durably (temp file, fsync, rename, directory fsync)
+// The file is replaced durably (temp file, fsync, rename, directory fsync)
 // after the events it covers are durable, so it never runs ahead of the log.
 
 const (
@@ -83,7 +83,7 @@ func (b *Backend) WriteCheckpoint(ctx context.Context, handle string, events sdk
 	buf = binary.LittleEndian.AppendUint64(buf, uint64(len(packed)))
 	buf = append(buf, packed...)
 	buf = binary.LittleEndian.AppendUint32(buf, crc32.Checksum(buf, castagnoli))
-	if err := durable.On(vfs.Durable(b.fs)).WriteFile(filepath.Join(hd.dir, checkpointName), buf, filePerm); err != nil {
+	if err := durable.On(vfs.Durable(b.fs)).ReplaceFile(filepath.Join(hd.dir, checkpointName), buf, filePerm); err != nil {
 		return handles.IOError(op, hd.id, "writing its checkpoint", err)
 	}
 	return nil

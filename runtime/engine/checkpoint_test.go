@@ -115,8 +115,34 @@ func TestCheckpointRestoresWhatAFullFoldDoes(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, log = open(e)
-	if !strings.Contains(log, used) || s.Len() < n+3 { // a write open may add its own marker
+	if !strings.Contains(log, used) || s.Len() < n+3 { // a write open may add its own marker // a write open may add its own marker
 		t.Fatalf("after a release of %d events, the open restored %d (checkpoint used: %v)", n+3, s.Len(), strings.Contains(log, used))
+	}
+	// A live session whose log doubled gets a new checkpoint at a flush.
+	before, err := os.ReadFile(ckFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range s.Len() + 1 {
+		if _, err := s.Append(ctx, events.TurnStart(2000+int(i))); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Append(ctx, events.TurnEnd(2000+int(i), events.Completed())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.Store.Flush(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	if after, err := os.ReadFile(ckFile); err != nil || bytes.Equal(after, before) {
+		t.Fatalf("no new checkpoint after the log doubled and was flushed (err %v); log:\n%s", err, logs.take())
+	}
+	if err := e.Store.Release(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	s, log = open(e) // its write open appends the end-seed marker: the next open does not
+	if !strings.Contains(log, used) {
+		t.Fatalf("the open did not use the flush's checkpoint; log:\n%s", log)
 	}
 	viaCheckpoint := derived(t, s)
 	if err := e.Store.Release(ctx, s); err != nil {

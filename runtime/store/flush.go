@@ -66,7 +66,27 @@ func (st *Store) Flush(ctx context.Context, s *session.Session) (FlushResult, er
 	if err != nil {
 		return FlushResult{}, err
 	}
-	return ls.flush(ctx)
+	res, err := ls.flush(ctx)
+	if err == nil {
+		st.checkpointGrown(ctx, ls)
+	}
+	return res, err
+}
+
+// checkpointGrown writes the session's checkpoint after a flush once its
+// log has doubled since the last one (from checkpointMinEvents on), so a
+// long-lived session that is never released still restores quickly after
+// a crash, at an amortized cost of O(1) per event. One flush at a time
+// writes it; the others go on.
+func (st *Store) checkpointGrown(ctx context.Context, ls *live) {
+	n := ls.s.Len()
+	if n < checkpointMinEvents || int64(n) < 2*ls.checkpointed.Load() || !ls.checkpointing.TryLock() {
+		return
+	}
+	defer ls.checkpointing.Unlock()
+	if st.writeCheckpoints(ctx, ls.s, ls.backends()) {
+		ls.checkpointed.Store(int64(n))
+	}
 }
 
 func (ls *live) flush(ctx context.Context) (FlushResult, error) {
@@ -139,12 +159,10 @@ func (st *Store) release(ctx context.Context, ls *live, final bool) error {
 	}
 	cctx, cancel := context.WithTimeout(context.Background(), st.opts.CallTimeout)
 	defer cancel()
-	if ferr == nil && ls.s.Len() != ls.checkpointed { // else the stored checkpoint still covers it all
-		bs := make([]*backend, len(ls.queues))
-		for i, q := range ls.queues {
-			bs[i] = q.b
-		}
-		st.writeCheckpoints(cctx, ls.s, bs)
+	if ferr == nil && int64(ls.s.Len()) != ls.checkpointed.Load() { // else the stored checkpoint still covers it all
+		ls.checkpointing.Lock()
+		st.writeCheckpoints(cctx, ls.s, ls.backends())
+		ls.checkpointing.Unlock()
 	}
 	for _, q := range ls.queues {
 		if err := q.b.p.Close(cctx, q.b.handle); err != nil {

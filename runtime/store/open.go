@@ -60,7 +60,7 @@ func (st *Store) open(ctx context.Context, id string, want *sdk.Offset) (*sessio
 	if err != nil {
 		return fail(err)
 	}
-	ls.checkpointed = covered
+	ls.checkpointed.Store(int64(covered))
 	if want != nil && s.Len() != *want {
 		return fail(StoredLenConflict(id, *want, s.Len()))
 	}
@@ -174,23 +174,29 @@ func (st *Store) checkpointOf(ctx context.Context, b *backend, o sdk.Opened, opt
 // writeCheckpoints stores s's checkpoint in every backend of bs that keeps
 // them, once its log is durable there and long enough to be worth it; a
 // failure is logged, never returned (the log is what counts).
-func (st *Store) writeCheckpoints(ctx context.Context, s *session.Session, bs []*backend) {
+//
+// It reports whether the primary (bs[0]) stored it.
+func (st *Store) writeCheckpoints(ctx context.Context, s *session.Session, bs []*backend) bool {
 	if s.Len() < checkpointMinEvents {
-		return
+		return false
 	}
 	data, events, ok := s.Checkpoint()
 	if !ok {
-		return
+		return false
 	}
-	for _, b := range bs {
+	stored := false
+	for i, b := range bs {
 		c, isCk := b.p.(sdk.Checkpointer)
 		if !isCk {
 			continue
 		}
 		if err := c.WriteCheckpoint(ctx, b.handle, events, data); err != nil {
 			st.log.Debug("checkpoint not written", "session", s.ID(), "backend", b.name, "err", err)
+			continue
 		}
+		stored = stored || i == 0
 	}
+	return stored
 }
 
 // checkpointMinEvents is the log length from which a released session

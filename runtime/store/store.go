@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -141,7 +142,20 @@ type live struct {
 	spaceMu sync.Mutex
 	space   chan struct{} // closed when a queue frees space
 
-	checkpointed sdk.Offset // the length the primary's checkpoint covered at open; 0 when none
+	// checkpointed is the length the last checkpoint covered (at open or
+	// written since); 0 when none. checkpointing is held while one is
+	// written.
+	checkpointed  atomic.Int64
+	checkpointing sync.Mutex
+}
+
+// backends returns the session's backends, in configuration order.
+func (ls *live) backends() []*backend {
+	bs := make([]*backend, len(ls.queues))
+	for i, q := range ls.queues {
+		bs[i] = q.b
+	}
+	return bs
 }
 
 // New returns a store over the given backends.

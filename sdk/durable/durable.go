@@ -30,6 +30,8 @@ type FS interface {
 	// Link makes newname a second name of the file oldname, never
 	// replacing an existing newname.
 	Link(oldname, newname string) error
+	// Rename renames oldname to newname, replacing newname.
+	Rename(oldname, newname string) error
 	// Remove removes the file or empty directory name.
 	Remove(name string) error
 	// SyncDir makes the entries of directory name durable.
@@ -56,6 +58,11 @@ func WriteFile(path string, data []byte, perm os.FileMode) error {
 	return On(osFS{}).WriteFile(path, data, perm)
 }
 
+// ReplaceFile is On(the OS file system).ReplaceFile.
+func ReplaceFile(path string, data []byte, perm os.FileMode) error {
+	return On(osFS{}).ReplaceFile(path, data, perm)
+}
+
 // WriteFirstFree is On(the OS file system).WriteFirstFree.
 func WriteFirstFree(path func(try int) string, tries int, data []byte, perm os.FileMode) (string, error) {
 	return On(osFS{}).WriteFirstFree(path, tries, data, perm)
@@ -73,6 +80,12 @@ func MkdirAll(dir string) error { return On(osFS{}).MkdirAll(dir) }
 // missing parents, each new one fsynced into its parent. On failure
 // nothing is left at path; only a crash can leave the temporary file.
 func (w Writer) WriteFile(path string, data []byte, perm os.FileMode) error {
+	return w.write(path, data, perm, w.fs.Link)
+}
+
+// write puts data in a fsynced temporary file beside path, gives it the
+// name path with place (Link or Rename), and fsyncs the directory.
+func (w Writer) write(path string, data []byte, perm os.FileMode, place func(oldname, newname string) error) error {
 	dir := filepath.Dir(path)
 	if err := w.MkdirAll(dir); err != nil {
 		return err
@@ -95,14 +108,21 @@ func (w Writer) WriteFile(path string, data []byte, perm os.FileMode) error {
 	if err != nil {
 		return err
 	}
-	if err := w.fs.Link(tmp, path); err != nil {
+	if err := place(tmp, path); err != nil {
 		return err
 	}
 	if err := w.fs.SyncDir(dir); err != nil {
-		w.fs.Remove(path) // its entry may not be durable: never report it written
+		w.fs.Remove(path) // its entry may not be durable: never report it written (a replaced file is gone too)
 		return err
 	}
 	return nil
+}
+
+// ReplaceFile is WriteFile for a file that may exist: the complete
+// temporary file is renamed over path in one step, so path holds either
+// its old content or data, also after a crash.
+func (w Writer) ReplaceFile(path string, data []byte, perm os.FileMode) error {
+	return w.write(path, data, perm, w.fs.Rename)
 }
 
 // WriteFirstFree writes data as WriteFile does to the first of path(0),
@@ -191,5 +211,7 @@ func (osFS) Mkdir(name string, perm fs.FileMode) error { return os.Mkdir(name, p
 func (osFS) Link(oldname, newname string) error { return os.Link(oldname, newname) }
 
 func (osFS) Remove(name string) error { return os.Remove(name) }
+
+func (osFS) Rename(oldname, newname string) error { return os.Rename(oldname, newname) }
 
 func (osFS) SyncDir(name string) error { return SyncDir(name) }

@@ -94,6 +94,7 @@ func (failingSync) OpenFile(name string, flag int, perm fs.FileMode) (durable.Fi
 func (failingSync) Mkdir(name string, perm fs.FileMode) error { return os.Mkdir(name, perm) }
 func (failingSync) Link(oldname, newname string) error        { return os.Link(oldname, newname) }
 func (failingSync) Remove(name string) error                  { return os.Remove(name) }
+func (failingSync) Rename(oldname, newname string) error      { return os.Rename(oldname, newname) }
 func (failingSync) SyncDir(name string) error                 { return durable.SyncDir(name) }
 
 func TestWriteFileOnAnFSThatFailsLeavesNothing(t *testing.T) {
@@ -128,5 +129,28 @@ func TestWriteFirstFreeTakesTheFirstFreeNameAndStops(t *testing.T) {
 	}
 	if data, _ := os.ReadFile(name(0)); string(data) != "old" {
 		t.Fatalf("%s was replaced: %q", name(0), data)
+	}
+}
+
+// ReplaceFile writes a new file, and replaces an existing one whole,
+// leaving no temporary file behind.
+func TestReplaceFileReplaces(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "sub", "ck.bin")
+	for _, content := range []string{"first", "second, longer"} {
+		if err := durable.ReplaceFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(path)
+		if err != nil || string(got) != content {
+			t.Fatalf("after ReplaceFile(%q): %q, %v", content, got, err)
+		}
+	}
+	if err := durable.WriteFile(path, []byte("third"), 0o600); !errors.Is(err, fs.ErrExist) {
+		t.Fatalf("WriteFile over an existing file: %v, want fs.ErrExist", err)
+	}
+	ents, _ := os.ReadDir(filepath.Dir(path))
+	if len(ents) != 1 {
+		t.Fatalf("the directory holds %d entries, want only the file", len(ents))
 	}
 }
