@@ -18,12 +18,13 @@ import (
 //   - it encodes them into kept buffers, which gRPC gives back once it
 //     has written them: an AppendRequest into pooled chunks
 //     (marshalAppend), a ReadChunk into one of batchBuffers;
-//   - it decodes them with one copy of the message, each event aliasing its
-//     span of that copy, where the generic decoder allocates and copies
-//     every event on its own. An AppendRequest is copied into a kept buffer
-//     that the server's Append handler gives back once the backend has
-//     served it (releaseRequest); a ReadChunk gets a fresh buffer, since a
-//     Read's callback may keep its events.
+//   - it decodes them without copying each event on its own, as the
+//     generic decoder does. An AppendRequest is not copied at all: each
+//     event aliases the buffer gRPC read it into, which the codec holds
+//     until the server's Append handler has served the request
+//     (releaseRequest); only an event that spans two of those buffers is
+//     copied, into a pooled buffer. A ReadChunk is copied once into a fresh
+//     buffer that its events alias, since a Read's callback may keep them.
 //
 // The wire format is unchanged (still protobuf, content subtype "proto"),
 // so either side may be any other gRPC implementation. A message the fast
@@ -62,13 +63,13 @@ func (c batchCodec) Marshal(v any) (mem.BufferSlice, error) {
 func (c batchCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	switch m := v.(type) {
 	case *logbookv1.AppendRequest:
-		b := batchBuffers.Get(data.Len())
-		data.CopyTo(*b)
-		if decodeAppend(*b, m) {
-			servedRequests.Store(m, b)
+		held := &heldRequest{data: data}
+		data.Ref()
+		if decodeAppendFrames(data, m, held) {
+			servedRequests.Store(m, held)
 			return nil
 		}
-		batchBuffers.Put(b)
+		held.release()
 		m.Reset()
 	case *logbookv1.ReadChunk:
 		if b := data.Materialize(); decodeChunk(b, m) {
@@ -87,39 +88,115 @@ const (
 	chunkEventsField    = 1
 )
 
-// decodeAppend decodes an AppendRequest into m, events aliasing b; it
-// reports false for anything but the fields it knows in their wire types.
-func decodeAppend(b []byte, m *logbookv1.AppendRequest) bool {
-	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
+// decodeAppendFrames decodes an AppendRequest from the buffers gRPC read
+// it into, events aliasing them; an event that spans two buffers is copied
+// into a pooled buffer that held keeps. It reports false for anything but
+// the fields it knows in their wire types.
+func decodeAppendFrames(data mem.BufferSlice, m *logbookv1.AppendRequest, held *heldRequest) bool {
+	c := frameCursor{bufs: data, rest: data.Len(), held: held}
+	for c.more() {
+		tag, ok := c.varint()
+		if !ok || tag>>3 > uint64(protowire.MaxValidNumber) {
 			return false
 		}
-		b = b[n:]
+		num, typ := protowire.Number(tag>>3), protowire.Type(tag&7)
 		switch {
 		case num == appendHandleField && typ == protowire.BytesType:
-			v, n := protowire.ConsumeBytes(b)
-			if n < 0 || !utf8.Valid(v) { // proto3 strings are UTF-8
+			v, ok := c.field()
+			if !ok || !utf8.Valid(v) { // proto3 strings are UTF-8
 				return false
 			}
-			m.Handle, b = string(v), b[n:]
+			m.Handle = string(v)
 		case num == appendFirstSeqField && typ == protowire.VarintType:
-			v, n := protowire.ConsumeVarint(b)
-			if n < 0 {
+			v, ok := c.varint()
+			if !ok {
 				return false
 			}
-			m.FirstSeq, b = int64(v), b[n:]
+			m.FirstSeq = int64(v)
 		case num == appendEventsField && typ == protowire.BytesType:
-			v, n := protowire.ConsumeBytes(b)
-			if n < 0 {
+			v, ok := c.field()
+			if !ok {
 				return false
 			}
-			m.Events, b = append(m.Events, v[:len(v):len(v)]), b[n:]
+			m.Events = append(m.Events, v)
 		default:
 			return false
 		}
 	}
 	return true
+}
+
+// frameCursor reads a message laid out over several buffers.
+type frameCursor struct {
+	bufs mem.BufferSlice
+	i    int    // the buffer b is the rest of
+	b    []byte // unread bytes of bufs[i]
+	rest int    // unread bytes in all
+	held *heldRequest
+}
+
+// more reports whether bytes are left, moving b to the next buffer that
+// holds some.
+func (c *frameCursor) more() bool {
+	for len(c.b) == 0 && c.i < len(c.bufs) {
+		c.b = c.bufs[c.i].ReadOnlyData()
+		c.i++
+	}
+	return len(c.b) > 0
+}
+
+// varint reads a varint, which may span buffers.
+func (c *frameCursor) varint() (uint64, bool) {
+	if !c.more() {
+		return 0, false
+	}
+	if len(c.b) >= binary.MaxVarintLen64 {
+		v, n := protowire.ConsumeVarint(c.b)
+		if n < 0 {
+			return 0, false
+		}
+		c.b, c.rest = c.b[n:], c.rest-n
+		return v, true
+	}
+	var tmp [binary.MaxVarintLen64]byte
+	k := 0
+	for k < len(tmp) && c.more() {
+		tmp[k] = c.b[0]
+		c.b, c.rest, k = c.b[1:], c.rest-1, k+1
+		if tmp[k-1] < 0x80 {
+			break
+		}
+	}
+	v, n := protowire.ConsumeVarint(tmp[:k])
+	return v, n == k
+}
+
+// field reads a length-delimited field's bytes, capped at their length:
+// aliasing a buffer, or copied into a pooled one that c.held keeps when
+// they span buffers.
+func (c *frameCursor) field() ([]byte, bool) {
+	l, ok := c.varint()
+	if !ok || l > uint64(c.rest) {
+		return nil, false
+	}
+	n := int(l)
+	c.rest -= n
+	if n <= len(c.b) {
+		v := c.b[:n:n]
+		c.b = c.b[n:]
+		return v, true
+	}
+	p := frameBuffers.Get(n)
+	c.held.spill = append(c.held.spill, p)
+	v := (*p)[:n:n]
+	for k := 0; k < n; {
+		if !c.more() {
+			return nil, false // not reached: rest counted these bytes
+		}
+		m := copy(v[k:], c.b)
+		c.b, k = c.b[m:], k+m
+	}
+	return v, true
 }
 
 // decodeChunk decodes a ReadChunk into m, events aliasing b; it reports

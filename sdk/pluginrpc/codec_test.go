@@ -13,12 +13,30 @@ import (
 )
 
 // decodeBoth decodes b as a message of m's type with the batch codec and
-// with protobuf's generic decoder.
+// with protobuf's generic decoder. The codec gets b cut into buffers of
+// 1, 5, 16, 300 and 4096 bytes in turn, as gRPC hands over a message read
+// frame by frame: varints and events span buffers.
 func decodeBoth[M proto.Message](t testing.TB, b []byte, fresh func() M) (fast, generic M, fastErr, genericErr error) {
 	fast, generic = fresh(), fresh()
-	fastErr = newBatchCodec().Unmarshal(mem.BufferSlice{mem.SliceBuffer(b)}, fast)
+	var frames mem.BufferSlice
+	for i, rest := 0, b; len(rest) > 0; i++ {
+		n := min(len(rest), []int{1, 5, 16, 300, 4096}[i%5])
+		frames, rest = append(frames, mem.SliceBuffer(rest[:n])), rest[n:]
+	}
+	fastErr = newBatchCodec().Unmarshal(frames, fast)
 	genericErr = proto.Unmarshal(b, generic)
 	return
+}
+
+// capped fails unless every event ends at its capacity, so that appending
+// to one never overwrites the next.
+func capped(t *testing.T, what string, events [][]byte) {
+	t.Helper()
+	for k, e := range events {
+		if cap(e) != len(e) {
+			t.Fatalf("%s event %d: cap %d beyond its length %d", what, k, cap(e), len(e))
+		}
+	}
 }
 
 func randomEvents(r *rand.Rand) [][]byte {
@@ -47,6 +65,7 @@ func TestBatchCodecDecodesAsProto(t *testing.T) {
 		if ferr != nil || gerr != nil || !proto.Equal(fast, generic) || !proto.Equal(fast, req) {
 			t.Fatalf("request %d: fast %v (%v), generic %v (%v)", i, fast, ferr, generic, gerr)
 		}
+		capped(t, "request", fast.Events)
 		releaseRequest(fast)
 		chunk := &logbookv1.ReadChunk{Events: randomEvents(r)}
 		if b, err = proto.Marshal(chunk); err != nil {
@@ -56,11 +75,7 @@ func TestBatchCodecDecodesAsProto(t *testing.T) {
 		if ferr != nil || gerr != nil || !proto.Equal(fc, gc) || !proto.Equal(fc, chunk) {
 			t.Fatalf("chunk %d: fast %v (%v), generic %v (%v)", i, fc, ferr, gc, gerr)
 		}
-		for k, e := range fc.Events {
-			if cap(e) != len(e) {
-				t.Fatalf("chunk %d event %d: cap %d beyond its length %d", i, k, cap(e), len(e))
-			}
-		}
+		capped(t, "chunk", fc.Events)
 	}
 }
 
@@ -176,5 +191,41 @@ func TestServedRequestBufferIsReusedOnlyAfterRelease(t *testing.T) {
 	releaseRequest(new(logbookv1.AppendRequest))
 	if _, ok := servedRequests.Load(first); ok {
 		t.Fatal("a released request is still tracked")
+	}
+}
+
+// countingPool counts the buffers given back to it.
+type countingPool struct{ put int }
+
+func (p *countingPool) Get(n int) *[]byte { b := make([]byte, n); return &b }
+func (p *countingPool) Put(*[]byte)       { p.put++ }
+
+// A served request holds the buffers gRPC read it into — its events alias
+// them — past gRPC's own Free, until the handler releases it.
+func TestServedRequestHoldsTheReadBuffersUntilRelease(t *testing.T) {
+	events := [][]byte{bytes.Repeat([]byte("a"), 3000), bytes.Repeat([]byte("b"), 5000)}
+	b, _ := proto.Marshal(&logbookv1.AppendRequest{Handle: "h", Events: events})
+	pool := &countingPool{}
+	var data mem.BufferSlice
+	for rest := b; len(rest) > 0; {
+		n := min(len(rest), 2700) // each event spans two buffers; each buffer is pooled
+		p := pool.Get(n)
+		copy(*p, rest[:n])
+		data, rest = append(data, mem.NewBuffer(p, pool)), rest[n:]
+	}
+	req := new(logbookv1.AppendRequest)
+	if err := newBatchCodec().Unmarshal(data, req); err != nil {
+		t.Fatal(err)
+	}
+	data.Free() // what gRPC does once Unmarshal returns
+	if pool.put != 0 {
+		t.Fatalf("%d buffers given back before the request was released", pool.put)
+	}
+	if !bytes.Equal(req.Events[0], events[0]) || !bytes.Equal(req.Events[1], events[1]) {
+		t.Fatal("decoded events differ")
+	}
+	releaseRequest(req)
+	if pool.put != len(data) {
+		t.Fatalf("%d of %d buffers given back after the release", pool.put, len(data))
 	}
 }

@@ -3,12 +3,14 @@ package pluginrpc
 import (
 	"sync"
 
+	"google.golang.org/grpc/mem"
+
 	logbookv1 "github.com/seed-e5e476df/logbook/sdk/proto/logbook/v1"
 )
 
 // batchBuffers keeps the buffers of event-batch messages (the encoding of
-// an AppendRequest or ReadChunk being sent, the bytes of an AppendRequest
-// being served) for the next message. A fresh buffer of a few hundred KiB
+// a ReadChunk being sent, or of an AppendRequest protobuf's encoder
+// encodes) for the next message. A fresh buffer of a few hundred KiB
 // per batch costs more than its copy: the runtime clears it, and after a
 // collection returned its pages to the system, faults them in again. The
 // list is a plain bounded channel, not a sync.Pool, so that a collection
@@ -49,15 +51,31 @@ func (l *bufferList) Put(b *[]byte) {
 	}
 }
 
-// servedRequests maps each AppendRequest the codec decoded into a kept
-// buffer (its events alias that buffer) to the buffer, until the server's
-// Append handler has served the request and releases it.
-var servedRequests sync.Map // *logbookv1.AppendRequest → *[]byte
+// servedRequests maps each AppendRequest the codec decoded to the buffers
+// its events alias, until the server's Append handler has served the
+// request and releases it.
+var servedRequests sync.Map // *logbookv1.AppendRequest → *heldRequest
 
-// releaseRequest gives back the buffer req's events alias, if the codec
-// decoded it into one; the events must not be used afterwards.
+// heldRequest is what the events of a decoded AppendRequest alias: the
+// buffers gRPC read the message into (one reference taken on them) and the
+// pooled copies of the events that spanned two of those.
+type heldRequest struct {
+	data  mem.BufferSlice
+	spill []*[]byte
+}
+
+// release gives the buffers back.
+func (h *heldRequest) release() {
+	h.data.Free()
+	for _, p := range h.spill {
+		frameBuffers.Put(p)
+	}
+}
+
+// releaseRequest gives back the buffers req's events alias, if the codec
+// decoded it; the events must not be used afterwards.
 func releaseRequest(req *logbookv1.AppendRequest) {
-	if b, ok := servedRequests.LoadAndDelete(req); ok {
-		batchBuffers.Put(b.(*[]byte))
+	if h, ok := servedRequests.LoadAndDelete(req); ok {
+		h.(*heldRequest).release()
 	}
 }
