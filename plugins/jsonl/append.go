@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"sync"
 
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/handles"
@@ -45,10 +46,42 @@ func (b *Backend) Append(ctx context.Context, handle string, firstSeq sdk.Seq, e
 		return sdk.Durable{}, err
 	}
 	hd.floor = hd.ix.next
-	if cap(hd.buf) > keepScratch || cap(hd.frame) > keepScratch {
-		hd.buf, hd.frame = nil, nil // do not pin one huge batch's size
-	}
+	// A handle does not pin one huge batch's size; the pools keep it for
+	// the next large batch instead.
+	hd.buf = poolLarge(&largeLines, hd.buf)
+	hd.frame = poolLarge(&largeFrames, hd.frame)
 	return hd.durable(), nil
+}
+
+// largeLines and largeFrames hold the scratch buffers of batches above
+// keepScratch (lines, compressed frames) between Appends of any handle:
+// back-to-back write-behind batches of tens of MiB reuse them instead of
+// each allocating fresh memory that the runtime clears and the system
+// faults in, and the pools let them go once collections pass without a
+// batch that large.
+var largeLines, largeFrames sync.Pool // *[]byte
+
+// poolLarge puts b into pool and returns nil when it is larger than
+// keepScratch; otherwise it returns b.
+func poolLarge(pool *sync.Pool, b []byte) []byte {
+	if cap(b) <= keepScratch {
+		return b
+	}
+	b = b[:0]
+	pool.Put(&b)
+	return nil
+}
+
+// largeFor returns b when it holds n bytes or n is small, else a pooled
+// buffer, when one holds n bytes, else b.
+func largeFor(pool *sync.Pool, b []byte, n int) []byte {
+	if cap(b) >= n || n <= keepScratch {
+		return b
+	}
+	if p, ok := pool.Get().(*[]byte); ok && cap(*p) >= n {
+		return (*p)[:0]
+	}
+	return b
 }
 
 // parallelEncodeMin is the batch size from which a zstd batch's envelopes
@@ -66,7 +99,7 @@ func (b *Backend) checkAndEncode(hd *handle, firstSeq sdk.Seq, events [][]byte) 
 	for _, ev := range events {
 		n += len(ev) + 1
 	}
-	buf := slices.Grow(hd.buf[:0], n)
+	buf := slices.Grow(largeFor(&largeLines, hd.buf, n)[:0], n)
 	for _, ev := range events {
 		buf = append(buf, ev...)
 		buf = append(buf, '\n')
@@ -79,6 +112,9 @@ func (b *Backend) checkAndEncode(hd *handle, firstSeq sdk.Seq, events [][]byte) 
 	if err != nil {
 		return nil, err
 	}
+	// A frame is smaller than its lines by a factor not known yet: for a
+	// large batch any pooled frame buffer will do, EncodeAll grows it.
+	hd.frame = largeFor(&largeFrames, hd.frame, min(n, keepScratch+1))
 	if n < parallelEncodeMin || runtime.GOMAXPROCS(0) < 2 {
 		if err := hd.checkCAS(firstSeq, hd.chk.checkBatch(firstSeq, events)); err != nil {
 			return nil, err
