@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/base64"
 	"fmt"
+	"math/bits"
 	"slices"
 	"strconv"
 	"unicode/utf8"
@@ -239,10 +240,23 @@ func scanRow(rows *sql.Rows, raw *rawRow) error {
 	return rows.Scan(&raw.seq, &raw.typ, &raw.time, &raw.dataType, &raw.data, &raw.surfaceOp, &raw.sources, &raw.ignorable)
 }
 
-// scratch holds the buffers and the parser decode reuses from row to row.
+// scratch holds the buffers and the parsers decode reuses from row to row.
 type scratch struct {
 	json, data []byte
-	parser     jsonv.Reparser
+	// parsers holds one parser per size class of the JSON it checks (a
+	// factor of 4 each): a Reparser drops a tape that is too large for
+	// the document at hand, so one parser over rows of 30 bytes and of
+	// 2 KB in turn would allocate a tape for nearly every row.
+	parsers [parserClasses]jsonv.Reparser
+}
+
+// parserClasses covers JSON up to 4^12 bytes (16 MiB) in its own classes;
+// larger documents share the last.
+const parserClasses = 13
+
+// parser returns the parser for JSON of n bytes.
+func (sc *scratch) parser(n int) *jsonv.Reparser {
+	return &sc.parsers[min(bits.Len(uint(n))/2, parserClasses-1)]
 }
 
 // decode checks a stored row and returns it as a row whose envelope is
@@ -300,7 +314,7 @@ func optionalJSON(v sql.NullString, column string, sc *scratch) ([]byte, *rowErr
 
 // canonical requires b to be lossless JSON in canonical form.
 func canonical(b []byte, column string, sc *scratch) *rowError {
-	buf, _, err := sc.parser.AppendParse(sc.json[:0], b, jsonv.Options{})
+	buf, _, err := sc.parser(len(b)).AppendParse(sc.json[:0], b, jsonv.Options{})
 	sc.json = buf[:0]
 	if err != nil {
 		return badRow("%s is not lossless JSON: %v", column, err)

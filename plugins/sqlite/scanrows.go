@@ -72,7 +72,7 @@ func scanRows(rows *sql.Rows, c *codec) *rowScan {
 // read batches the rows, copying their bytes, and hands every batch to the
 // workers and, in order, to the consumer.
 func (rs *rowScan) read(rows *sql.Rows, work chan<- *rowBatch) error {
-	b := &rowBatch{done: make(chan struct{})}
+	b := &rowBatch{rows: make([]scannedRow, 0, scanBatchRows), done: make(chan struct{})}
 	var slab []byte
 	size := 0 // the bytes of b's rows
 	send := func() bool {
@@ -82,7 +82,7 @@ func (rs *rowScan) read(rows *sql.Rows, work chan<- *rowBatch) error {
 			return false
 		}
 		work <- b
-		b, slab, size = &rowBatch{done: make(chan struct{})}, nil, 0
+		b, slab, size = &rowBatch{rows: make([]scannedRow, 0, scanBatchRows), done: make(chan struct{})}, nil, 0
 		return true
 	}
 	for rows.Next() {
