@@ -247,7 +247,7 @@ func BenchmarkSQLiteIngest(b *testing.B) { benchmarkIngest(b, "sqlite") }
 // BenchmarkSQLiteRawLimit is the in-process limit of the SQLite write path:
 // modernc.org/sqlite inserting the same rows the plugin stores, one
 // transaction per batch, WAL and synchronous=FULL. As in the plugin (and as
-// BenchmarkJSONLRawLimit compresses its frames), data of 4 KiB or more is
+// BenchmarkJSONLRawLimit compresses its frames), data of 256 bytes or more is
 // compressed with a reused level-3 encoder and stored as a BLOB when that is
 // smaller (docs/storage.md).
 func BenchmarkSQLiteRawLimit(b *testing.B) {
@@ -289,8 +289,8 @@ func BenchmarkSQLiteRawLimit(b *testing.B) {
 }
 
 // rawCompressMin is the data size from which docs/storage.md stores data
-// compressed (when smaller).
-const rawCompressMin = 4096
+// compressed (when smaller) by default: compress_min_bytes.
+const rawCompressMin = 256
 
 // rawRow is the columns of one corpus event, as the raw SQLite benchmarks
 // store them; data is also kept as bytes for the encoder.
@@ -345,7 +345,7 @@ func rawRowEncoder(b *testing.B) *zstd.Encoder {
 
 // rawDB opens a database with the events table and the pragmas of docs/storage.md.
 func rawDB(b *testing.B, path string) *sql.DB {
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)")
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=page_size(16384)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -418,8 +418,8 @@ func BenchmarkJSONLColdOpen100K(b *testing.B) { benchmarkColdOpen(b, "jsonl") }
 func BenchmarkSQLiteColdOpen100K(b *testing.B) { benchmarkColdOpen(b, "sqlite") }
 
 // BenchmarkSQLiteRawRead is the in-process read limit: modernc.org/sqlite
-// selecting the same 100,000 rows the plugin stores (data of 4 KiB or more
-// as a compressed BLOB when smaller), ordered by seq, and decompressing the
+// selecting the same 100,000 rows the plugin stores (data of 256 bytes or
+// more as a compressed BLOB when smaller, 16 KiB pages), ordered by seq, and decompressing the
 // BLOBs with a reused decoder — the mirror image of the raw write limit,
 // which compresses them.
 func BenchmarkSQLiteRawRead(b *testing.B) {
