@@ -148,6 +148,14 @@ func TestCheckpointRestoresWhatAFullFoldDoes(t *testing.T) {
 	if err := e.Store.Release(ctx, s); err != nil {
 		t.Fatal(err)
 	}
+	logs.take()
+	v, _, err := e.Store.View(ctx, "ck", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if log := logs.take(); !strings.Contains(log, used) || derived(t, v) != viaCheckpoint {
+		t.Fatalf("a view did not restore through the checkpoint, or derived another state (log:\n%s)", log)
+	}
 	intact, err := os.ReadFile(ckFile)
 	if err != nil {
 		t.Fatal(err)

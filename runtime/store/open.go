@@ -112,40 +112,54 @@ func (st *Store) open(ctx context.Context, id string, want *sdk.Offset) (*sessio
 }
 
 // restoreFrom reads a whole stored log through the restore pipeline,
-// through the backend's checkpoint when it has one that matches (a
-// checkpoint never fails a read: without one, or when the restore through
-// it fails, the log is folded from the start).
-// covered is the length the checkpoint used covers, 0 when none was.
+// through the backend's checkpoint when it has one that matches (see
+// restoreLog); covered is the length the checkpoint used covers, 0 when
+// none was.
 func (st *Store) restoreFrom(ctx context.Context, b *backend, o sdk.Opened, opts session.Options) (s *session.Session, covered sdk.Offset, err error) {
+	return st.restoreLog(ctx, b, o, opts, session.RestoreOptions{Source: session.FromStorage}, -1)
+}
+
+// restoreLog restores the first n events of the opened log (all of them
+// when n < 0) with ro, through the backend's checkpoint when it has one
+// that matches. A checkpoint never fails a read: without one, or when the
+// restore through it fails, the log is folded from the start.
+func (st *Store) restoreLog(ctx context.Context, b *backend, o sdk.Opened, opts session.Options, ro session.RestoreOptions, n int64) (s *session.Session, covered sdk.Offset, err error) {
+	if n < 0 {
+		n = int64(o.NextSeq)
+	}
 	if ck := st.checkpointOf(ctx, b, o, opts); ck != nil {
-		s, err := st.restoreOnce(ctx, b, o, opts, ck)
+		s, err := st.restoreOnce(ctx, b, o, opts, ro, n, ck)
 		if err == nil {
 			st.log.Debug("restored through the checkpoint", "session", o.Header.ID, "backend", b.name, "events", int64(ck.Events()))
-			return s, ck.Events(), nil
+			return s, min(ck.Events(), sdk.Offset(n)), nil
 		}
 		if ctx.Err() != nil {
 			return nil, 0, err
 		}
 		st.log.Warn("restore through the checkpoint failed; folding the log from the start", "session", o.Header.ID, "backend", b.name, "err", err)
 	}
-	s, err = st.restoreOnce(ctx, b, o, opts, nil)
+	s, err = st.restoreOnce(ctx, b, o, opts, ro, n, nil)
 	return s, 0, err
 }
 
-// restoreOnce is one read of the log through the restore pipeline, with
-// ck (nil for none).
-func (st *Store) restoreOnce(ctx context.Context, b *backend, o sdk.Opened, opts session.Options, ck *session.DecodedCheckpoint) (*session.Session, error) {
-	r, err := session.NewRestorer(ctx, opts, session.RestoreOptions{Source: session.FromStorage, Events: int(o.NextSeq)})
+// restoreOnce is one read of the log's first n events through the
+// restore pipeline, with ck (nil for none).
+func (st *Store) restoreOnce(ctx context.Context, b *backend, o sdk.Opened, opts session.Options, ro session.RestoreOptions, n int64, ck *session.DecodedCheckpoint) (*session.Session, error) {
+	ro.Events = int(n)
+	r, err := session.NewRestorer(ctx, opts, ro)
 	if err != nil {
 		return nil, err
+	}
+	if n == 0 {
+		return r.Finish()
 	}
 	trusted := 0
 	if ck != nil {
 		r.UseCheckpoint(ck)
-		trusted = int(ck.Events())
+		trusted = int(min(int64(ck.Events()), n))
 	}
 	return restoreRead(ctx, r, opts.MaxEventBytes, trusted, func(fn func([][]byte) error) error {
-		return b.p.Read(ctx, o.Handle, 0, -1, fn)
+		return b.p.Read(ctx, o.Handle, 0, n, fn)
 	})
 }
 

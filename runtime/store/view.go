@@ -39,24 +39,13 @@ func (st *Store) View(ctx context.Context, id string, at *sdk.Seq) (*session.Ses
 	if err != nil {
 		return nil, sdk.Torn{}, err
 	}
-	defer st.closeBackends([]*backend{{name: p.Name, p: p.Persistence, handle: o.Handle}})
+	b := &backend{name: p.Name, p: p.Persistence, handle: o.Handle}
+	defer st.closeBackends([]*backend{b})
 	n, err := viewLength(id, int64(o.NextSeq), at)
 	if err != nil {
 		return nil, sdk.Torn{}, err
 	}
-	opts := st.sessionOptions(o.Header, nil)
-	r, err := session.NewRestorer(ctx, opts, ro)
-	if err != nil {
-		return nil, sdk.Torn{}, err
-	}
-	var v *session.Session
-	if n == 0 {
-		v, err = r.Finish()
-	} else {
-		v, err = restoreRead(ctx, r, opts.MaxEventBytes, 0, func(fn func([][]byte) error) error {
-			return p.Persistence.Read(ctx, o.Handle, 0, n, fn)
-		})
-	}
+	v, _, err := st.restoreLog(ctx, b, o, st.sessionOptions(o.Header, nil), ro, n)
 	if err != nil {
 		return nil, sdk.Torn{}, err
 	}
