@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/bits"
 	"runtime"
 	"slices"
 	"sync"
@@ -73,7 +74,9 @@ func poolLarge(pool *sync.Pool, b []byte) []byte {
 }
 
 // largeFor returns b when it holds n bytes or n is small, else a pooled
-// buffer, when one holds n bytes, else b.
+// buffer, when one holds n bytes, else a new one of the next power of two
+// at least n: batches that grow toward the request limit then find a
+// buffer after a few.
 func largeFor(pool *sync.Pool, b []byte, n int) []byte {
 	if cap(b) >= n || n <= keepScratch {
 		return b
@@ -81,7 +84,7 @@ func largeFor(pool *sync.Pool, b []byte, n int) []byte {
 	if p, ok := pool.Get().(*[]byte); ok && cap(*p) >= n {
 		return (*p)[:0]
 	}
-	return b
+	return make([]byte, 0, 1<<bits.Len(uint(n-1)))
 }
 
 // parallelEncodeMin is the batch size from which a zstd batch's envelopes
