@@ -52,6 +52,11 @@
 //	             cut, keep an artifact and go on; LOG_SHRANK under a read handle
 //	Corruption   (Corrupt) damage before a later turn/end is CORRUPT_LOG, never
 //	             absence; without one it is a torn tail
+//	CopyPrefix   (Capabilities.CopyPrefix) the child holds exactly the prefix at
+//	             every boundary, beside the source's open writer or not, takes
+//	             appends through its write handle and holds the claim;
+//	             SESSION_ALREADY_EXISTS first, SESSION_NOT_FOUND,
+//	             INVALID_BOUNDARY, and nothing created on failure
 //
 // Every expected failure is checked with errors.Is against its code, for
 // an *sdk.Error, and for the offending values in its message (RequireCode).
@@ -60,9 +65,10 @@
 //
 // # Skips
 //
-// A subtest skips for one reason only: the Harness hook it needs (Reopen,
-// Tear, Corrupt, SetFormatVersion) is nil, and the skip message names the
-// hook. Nothing else skips, so a backend that sets every hook its storage
+// A subtest skips for one of two reasons only: the Harness hook it needs
+// (Reopen, Tear, Corrupt, SetFormatVersion) is nil, or the optional
+// capability it checks (Capabilities.CopyPrefix) is not declared; the skip
+// message names which. Nothing else skips, so a backend that sets every hook its storage
 // allows runs the whole suite. The in-memory backend (plugins/memory) sets
 // Reopen and SetFormatVersion but has no bytes to tear or corrupt; the
 // TornTail and Corruption groups run against the disk backends.
