@@ -10,8 +10,9 @@ import (
 
 // Harness connects the suite to one backend, reached one way (directly, over
 // go-plugin's in-memory gRPC connection, or as a plugin subprocess). Only
-// New is required; each nil hook skips the subtests that need it, and
-// nothing else ever skips.
+// New is required; each nil hook skips the subtests that need it, an
+// undeclared capability (Capabilities.CopyPrefix) the subtests that check
+// it, and nothing else ever skips.
 type Harness struct {
 	// New returns a fresh, empty backend instance over storage of its own.
 	// It is called once per subtest; the harness releases what it made with
