@@ -38,6 +38,7 @@ type Backend struct {
 	cfg        Config
 	configured bool
 	enc        *zstd.Encoder // made on first use for cfg.ZstdLevel
+	fastEnc    *zstd.Encoder // made on first use at the fastest level (CopyPrefix's split frames)
 	dec        *zstd.Decoder // made on first use
 }
 

@@ -20,7 +20,7 @@ import (
 // the child's header unit, then the source's committed bytes up to the
 // boundary copied verbatim — whole zstd frames, or lines — except the one
 // frame the boundary falls inside, whose lines up to the boundary are
-// compressed again as one frame; it is stored like a materialization (a
+// compressed again (splitFrame); it is stored like a materialization (a
 // fsynced temp file linked into place, the directory fsynced). The
 // source's committed prefix is the index of this instance's write handle
 // on it when there is one (its owner); otherwise a read open scans it.
@@ -168,23 +168,28 @@ func (b *Backend) copiedLog(src prefixOf, unit []byte, boundary int64, source st
 		last := src.ix.frames[whole-1]
 		to = last.off + last.size
 	}
-	var split []*splitFrame
+	// The frame the boundary splits is decoded and compressed again while
+	// the whole frames are read.
+	var (
+		split     []*splitFrame
+		splitErr  error
+		splitting sync.WaitGroup
+	)
 	if last := src.ix.frames[max(whole-1, 0)]; whole == 0 || last.first+last.count-1 < boundary {
-		var err error
-		if split, err = b.splitFrame(src, src.ix.frames[whole], boundary, source); err != nil {
-			return nil, index{}, err
-		}
+		splitting.Go(func() { split, splitErr = b.splitFrame(src, src.ix.frames[whole], boundary, source) })
 	}
-	size := int64(len(unit)) + to - from
+	content := make([]byte, int64(len(unit))+to-from, int64(len(unit))+to-from+splitPieceBytes)
+	copy(content, unit)
+	rerr := readFull(src.f, content[len(unit):], from)
+	splitting.Wait()
 	for _, f := range split {
 		f.wait()
-		size += int64(len(f.frame))
 	}
-	content := make([]byte, len(unit), size)
-	copy(content, unit)
-	content = content[:int64(len(unit))+to-from]
-	if err := readFull(src.f, content[len(unit):], from); err != nil {
-		return nil, index{}, handles.IOError(op, source, "reading "+src.path, err)
+	switch {
+	case rerr != nil:
+		return nil, index{}, handles.IOError(op, source, "reading "+src.path, rerr)
+	case splitErr != nil:
+		return nil, index{}, splitErr
 	}
 	shift := int64(len(unit)) - from
 	ix.frames = make([]frameRef, whole, whole+len(split))
@@ -221,8 +226,9 @@ type splitFrame struct {
 func (f *splitFrame) wait() { f.done.Wait() }
 
 // splitFrame decodes the source frame fr, which holds the boundary, and
-// compresses its lines up to the boundary again, as frames of complete
-// lines of about splitPieceBytes each, compressed concurrently (one
+// compresses its lines up to the boundary again, at the fastest level, as
+// frames of complete lines of about splitPieceBytes each, compressed
+// concurrently (one
 // frame per acknowledged batch is the append rule; these lines are
 // stored at once, with the whole file, so any split into frames of whole
 // lines is as safe). The frames are ready once each one's wait returns.
@@ -235,7 +241,7 @@ func (b *Backend) splitFrame(src prefixOf, fr frameRef, boundary int64, source s
 	if err != nil {
 		return nil, err
 	}
-	enc, err := b.encoder()
+	enc, err := b.fastEncoder()
 	if err != nil {
 		return nil, err
 	}

@@ -26,6 +26,26 @@ func (b *Backend) encoder() (*zstd.Encoder, error) {
 	return b.enc, nil
 }
 
+// fastEncoder returns the shared zstd encoder at the fastest level, with
+// content checksums: CopyPrefix compresses the lines of the one batch a
+// boundary splits with it, so that a fork does not wait for the
+// configured level on up to a batch of lines (a few MiB of a log).
+func (b *Backend) fastEncoder() (*zstd.Encoder, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.fastEnc == nil {
+		enc, err := zstd.NewWriter(nil,
+			zstd.WithEncoderLevel(zstd.SpeedFastest),
+			zstd.WithEncoderCRC(true),
+			zstd.WithEncoderConcurrency(min(runtime.GOMAXPROCS(0), 4)))
+		if err != nil {
+			return nil, handles.IOError(op, "", "making the zstd encoder", err)
+		}
+		b.fastEnc = enc
+	}
+	return b.fastEnc, nil
+}
+
 // decoder returns the shared zstd decoder (DecodeAll is safe for
 // concurrent use), or nil for a plain log.
 func (b *Backend) decoder(zst bool) (*zstd.Decoder, error) {
