@@ -216,7 +216,7 @@ func (b *Backend) readSmallFile(path string) ([]byte, error) {
 		return nil, errors.New("too large")
 	}
 	buf := make([]byte, fi.Size)
-	if _, err := f.ReadAt(buf, 0); err != nil {
+	if err := readFull(f, buf, 0); err != nil {
 		return nil, err
 	}
 	return buf, nil

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"hash/crc32"
 	"hash/fnv"
+	"maps"
 	"slices"
 	"strconv"
 
@@ -133,26 +134,16 @@ func (o Options) fingerprint() uint64 {
 	h.Write(strconv.AppendInt(nil, int64(o.MaxEventBytes), 10))
 	h.Write([]byte{0})
 	h.Write(strconv.AppendInt(nil, sdk.FormatVersion, 10))
-	for _, t := range slices.Sorted(mapKeys(o.PluginTypes)) {
+	for _, t := range slices.Sorted(maps.Keys(o.PluginTypes)) {
 		h.Write([]byte{1})
 		h.Write([]byte(t))
 		h.Write([]byte(strconv.FormatBool(o.PluginTypes[t])))
 	}
-	for _, p := range slices.Sorted(mapKeys(o.Plugins)) {
+	for _, p := range slices.Sorted(maps.Keys(o.Plugins)) {
 		h.Write([]byte{2})
 		h.Write([]byte(p))
 	}
 	return h.Sum64()
-}
-
-func mapKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // A DecodedCheckpoint is a checkpoint checked against the options of the
