@@ -6,34 +6,19 @@ import (
 	"encoding/base64"
 	"fmt"
 	"math/bits"
-	"slices"
 	"strconv"
 	"unicode/utf8"
 
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/envelope"
 	"github.com/seed-e5e476df/logbook/sdk/jsonv"
 )
 
 // maxDecodedData bounds what one compressed data value may expand to: the
 // largest MaxEventBytes allowed. A frame claiming more is damage.
 const maxDecodedData = sdk.MaxMaxEventBytes
-
-// envelopeMembers are the members of a canonical envelope in their order
-// (docs/format.md); the first four are required.
-var envelopeMembers = [...]string{"seq", "time", "type", "data", "surfaceOp", "sourceEventSeqs", "ignorable"}
-
-const (
-	mSeq = iota
-	mTime
-	mType
-	mData
-	mSurfaceOp
-	mSources
-	mIgnorable
-	requiredMembers = mData + 1
-)
 
 // row is one event as the events table holds it (docs/storage.md).
 type row struct {
@@ -69,110 +54,32 @@ func (r *row) ignorableValue() any {
 	return nil
 }
 
+// parts are r's envelope members.
+func (r *row) parts() envelope.Parts {
+	return envelope.Parts{Seq: r.seq, Time: r.time, Type: r.typ, Data: r.data, SurfaceOp: r.surfaceOp, Sources: r.sources, Ignorable: r.ignorable}
+}
+
 // appendEnvelope appends the canonical envelope of r to dst: the inverse of
 // splitEnvelope.
 func (r *row) appendEnvelope(dst []byte) []byte {
-	dst = append(dst, `{"seq":`...)
-	dst = strconv.AppendInt(dst, r.seq, 10)
-	dst = append(dst, `,"time":`...)
-	dst = strconv.AppendInt(dst, r.time, 10)
-	dst = append(dst, `,"type":`...)
-	dst = jsonv.AppendString(dst, r.typ)
-	dst = append(dst, `,"data":`...)
-	dst = append(dst, r.data...)
-	if r.surfaceOp != nil {
-		dst = append(dst, `,"surfaceOp":`...)
-		dst = append(dst, r.surfaceOp...)
-	}
-	if r.sources != nil {
-		dst = append(dst, `,"sourceEventSeqs":`...)
-		dst = append(dst, r.sources...)
-	}
-	if r.ignorable {
-		dst = append(dst, `,"ignorable":true`...)
-	}
-	return append(dst, '}')
+	p := r.parts()
+	return p.Append(dst)
 }
 
 func (r *row) envelopeLen() int {
-	return 64 + len(r.typ) + len(r.data) + len(r.surfaceOp) + len(r.sources)
+	p := r.parts()
+	return p.Len()
 }
 
-// splitEnvelope splits one canonical envelope into its columns. The
-// envelope must be a JSON object whose members are those of docs/format.md in
-// their order, with seq and time integer-form in 0 … MaxSeq, type a string
-// and ignorable true, and must be in canonical form (docs/format.md), so that
-// appendEnvelope gives back exactly the same bytes. Anything else is
+// splitEnvelope splits one canonical envelope into its columns
+// (envelope.Split): anything that is not a canonical envelope is
 // ENVELOPE_INVALID. The row's slices point into a fresh buffer.
 func splitEnvelope(ev []byte) (row, error) {
-	var r row
-	invalid := func(format string, args ...any) (row, error) {
-		return row{}, sdk.Errorf(sdk.CodeEnvelopeInvalid, op, format, args...)
-	}
-	// data sits one level inside the envelope; only its own depth is
-	// limited.
-	doc, err := jsonv.Parse(ev, jsonv.Options{Enclosing: 1})
+	p, err := envelope.Split(op, ev)
 	if err != nil {
-		return row{}, &sdk.Error{Code: sdk.CodeEnvelopeInvalid, Op: op, Detail: "the event is not lossless JSON", Err: err}
+		return row{}, err
 	}
-	root := doc.Root()
-	if root.Kind() != jsonv.Object {
-		return invalid("the event is not a JSON object")
-	}
-	buf := doc.Buffer()
-	next := 0
-	for k, v := range root.Members() {
-		name, _ := k.Str()
-		m := slices.Index(envelopeMembers[:], name)
-		if m < 0 {
-			return invalid("member %s is not an envelope member (seq, time, type, data, surfaceOp, sourceEventSeqs, ignorable)", strconv.Quote(name))
-		}
-		if m < next || (next < requiredMembers && m != next && root.Get(envelopeMembers[next]).Exists()) {
-			return invalid("member %s is out of the canonical order seq, time, type, data, surfaceOp, sourceEventSeqs, ignorable", strconv.Quote(name))
-		}
-		if next < requiredMembers && m != next {
-			return invalid("member %s is missing", strconv.Quote(envelopeMembers[next]))
-		}
-		next = m + 1
-		start, end := v.Span()
-		raw := buf[start:end:end]
-		switch m {
-		case mSeq, mTime:
-			n, ok := v.Int()
-			if !ok || n < 0 || n > sdk.MaxSeq {
-				return invalid("member %s must be an integer in 0 … 2^53−1; got %s", strconv.Quote(name), raw)
-			}
-			if m == mSeq {
-				r.seq = n
-			} else {
-				r.time = n
-			}
-		case mType:
-			s, ok := v.Str()
-			if !ok {
-				return invalid(`member "type" must be a string; got %s`, raw)
-			}
-			r.typ = s
-		case mData:
-			r.data = raw
-		case mSurfaceOp:
-			r.surfaceOp = raw
-		case mSources:
-			r.sources = raw
-		case mIgnorable:
-			if b, ok := v.Bool(); !ok || !b {
-				return invalid(`member "ignorable" must be true when present; got %s`, raw)
-			}
-			r.ignorable = true
-		}
-	}
-	if next < requiredMembers {
-		return invalid("member %s is missing", strconv.Quote(envelopeMembers[next]))
-	}
-	if !bytes.Equal(r.appendEnvelope(make([]byte, 0, len(ev))), ev) {
-		return invalid("the event is not in canonical form (no whitespace outside strings, canonical string escapes; see docs/format.md)")
-	}
-	return r, nil
+	return row{seq: p.Seq, time: p.Time, typ: p.Type, data: p.Data, surfaceOp: p.SurfaceOp, sources: p.Sources, ignorable: p.Ignorable}, nil
 }
 
 // codec compresses and decompresses data values. Both halves are safe for

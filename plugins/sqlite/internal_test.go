@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"crypto/rand"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,46 +43,6 @@ func TestNormalizeSQLIgnoresFormattingOnly(t *testing.T) {
 	}
 	if normalizeSQL("CREATE TABLE t(a INTEGER) STRICT") == normalizeSQL("CREATE TABLE t(a INTEGER)") {
 		t.Fatal("normalizeSQL hides a missing STRICT")
-	}
-}
-
-func TestSplitEnvelopeRoundTripsEveryMember(t *testing.T) {
-	for _, ev := range []string{
-		`{"seq":0,"time":0,"type":"turn/start","data":{"turn":1}}`,
-		`{"seq":7,"time":9007199254740991,"type":"user/message","data":{"a":[1.50,-2e-3,"\u0001é\"\\"]},"surfaceOp":{"op":"replace","startSeq":1,"endSeq":2},"sourceEventSeqs":[1,2]}`,
-		`{"seq":3,"time":5,"type":"x/y","data":null,"surfaceOp":"append"}`,
-		`{"seq":3,"time":5,"type":"x/y","data":"s","sourceEventSeqs":[],"ignorable":true}`,
-		`{"seq":3,"time":5,"type":"x/y","data":[[]],"ignorable":true}`,
-	} {
-		r, err := splitEnvelope([]byte(ev))
-		if err != nil {
-			t.Fatalf("splitEnvelope(%s): %v", ev, err)
-		}
-		if got := string(r.appendEnvelope(nil)); got != ev {
-			t.Fatalf("round trip:\n got  %s\n want %s", got, ev)
-		}
-	}
-}
-
-func TestSplitEnvelopeRefusesWhatCannotRoundTrip(t *testing.T) {
-	for what, ev := range map[string]string{
-		"whitespace":         `{"seq":0, "time":0,"type":"t","data":1}`,
-		"escaped name":       `{"seq":0,"time":0,"type":"t","d\u0061ta":1}`,
-		"non-canonical data": `{"seq":0,"time":0,"type":"t","data":"\u0041"}`,
-		"order":              `{"time":0,"seq":0,"type":"t","data":1}`,
-		"unknown member":     `{"seq":0,"time":0,"type":"t","data":1,"extra":2}`,
-		"missing data":       `{"seq":0,"time":0,"type":"t"}`,
-		"ignorable false":    `{"seq":0,"time":0,"type":"t","data":1,"ignorable":false}`,
-		"fractional time":    `{"seq":0,"time":1.5,"type":"t","data":1}`,
-		"negative seq":       `{"seq":-1,"time":0,"type":"t","data":1}`,
-		"type not a string":  `{"seq":0,"time":0,"type":7,"data":1}`,
-		"not an object":      `[0]`,
-		"not JSON":           `{"seq":0,`,
-	} {
-		_, err := splitEnvelope([]byte(ev))
-		if !errors.Is(err, sdk.ErrEnvelopeInvalid) {
-			t.Errorf("%s: splitEnvelope(%s) = %v; want ENVELOPE_INVALID", what, ev, err)
-		}
 	}
 }
 

@@ -1,0 +1,149 @@
+// Package envelope splits a canonical event envelope (docs/format.md) into
+// its members and joins them back, byte for byte. Backends use it to check
+// an appended event before they store it and a stored event before they
+// return it: an envelope that Split accepts is canonical, and Parts.Append
+// renders exactly the bytes Split was given.
+package envelope
+
+import (
+	"bytes"
+	"slices"
+	"strconv"
+
+	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/jsonv"
+)
+
+// members are the members of a canonical envelope in their order
+// (docs/format.md); the first four are required.
+var members = [...]string{"seq", "time", "type", "data", "surfaceOp", "sourceEventSeqs", "ignorable"}
+
+const (
+	mSeq = iota
+	mTime
+	mType
+	mData
+	mSurfaceOp
+	mSources
+	mIgnorable
+	required = mData + 1
+)
+
+// Parts are the members of one canonical envelope. Data, SurfaceOp and
+// Sources hold the canonical JSON of those members; SurfaceOp and Sources
+// are nil when the member is absent.
+type Parts struct {
+	Seq, Time int64
+	Type      string
+	Data      []byte
+	SurfaceOp []byte
+	Sources   []byte
+	Ignorable bool
+}
+
+// Split splits one canonical envelope into its parts. The envelope must be
+// a JSON object whose members are those of docs/format.md in their order,
+// with seq and time integer-form in 0 … MaxSeq, type a string and
+// ignorable true, and must be in canonical form, so that Append gives back
+// exactly the same bytes. Anything else is ENVELOPE_INVALID with Op op.
+// The parts point into a fresh buffer, never into ev.
+func Split(op string, ev []byte) (Parts, error) {
+	var p Parts
+	invalid := func(format string, args ...any) (Parts, error) {
+		return Parts{}, sdk.Errorf(sdk.CodeEnvelopeInvalid, op, format, args...)
+	}
+	// data sits one level inside the envelope; only its own depth is
+	// limited.
+	doc, err := jsonv.Parse(ev, jsonv.Options{Enclosing: 1})
+	if err != nil {
+		return Parts{}, &sdk.Error{Code: sdk.CodeEnvelopeInvalid, Op: op, Detail: "the event is not lossless JSON", Err: err}
+	}
+	root := doc.Root()
+	if root.Kind() != jsonv.Object {
+		return invalid("the event is not a JSON object")
+	}
+	buf := doc.Buffer()
+	next := 0
+	for k, v := range root.Members() {
+		name, _ := k.Str()
+		m := slices.Index(members[:], name)
+		if m < 0 {
+			return invalid("member %s is not an envelope member (seq, time, type, data, surfaceOp, sourceEventSeqs, ignorable)", strconv.Quote(name))
+		}
+		if m < next || (next < required && m != next && root.Get(members[next]).Exists()) {
+			return invalid("member %s is out of the canonical order seq, time, type, data, surfaceOp, sourceEventSeqs, ignorable", strconv.Quote(name))
+		}
+		if next < required && m != next {
+			return invalid("member %s is missing", strconv.Quote(members[next]))
+		}
+		next = m + 1
+		start, end := v.Span()
+		raw := buf[start:end:end]
+		switch m {
+		case mSeq, mTime:
+			n, ok := v.Int()
+			if !ok || n < 0 || n > sdk.MaxSeq {
+				return invalid("member %s must be an integer in 0 … 2^53−1; got %s", strconv.Quote(name), raw)
+			}
+			if m == mSeq {
+				p.Seq = n
+			} else {
+				p.Time = n
+			}
+		case mType:
+			s, ok := v.Str()
+			if !ok {
+				return invalid(`member "type" must be a string; got %s`, raw)
+			}
+			p.Type = s
+		case mData:
+			p.Data = raw
+		case mSurfaceOp:
+			p.SurfaceOp = raw
+		case mSources:
+			p.Sources = raw
+		case mIgnorable:
+			if b, ok := v.Bool(); !ok || !b {
+				return invalid(`member "ignorable" must be true when present; got %s`, raw)
+			}
+			p.Ignorable = true
+		}
+	}
+	if next < required {
+		return invalid("member %s is missing", strconv.Quote(members[next]))
+	}
+	if !bytes.Equal(p.Append(make([]byte, 0, len(ev))), ev) {
+		return invalid("the event is not in canonical form (no whitespace outside strings, canonical string escapes; see docs/format.md)")
+	}
+	return p, nil
+}
+
+// Append appends the canonical envelope of p to dst: the inverse of Split.
+func (p *Parts) Append(dst []byte) []byte {
+	dst = append(dst, `{"seq":`...)
+	dst = strconv.AppendInt(dst, p.Seq, 10)
+	dst = append(dst, `,"time":`...)
+	dst = strconv.AppendInt(dst, p.Time, 10)
+	dst = append(dst, `,"type":`...)
+	dst = jsonv.AppendString(dst, p.Type)
+	dst = append(dst, `,"data":`...)
+	dst = append(dst, p.Data...)
+	if p.SurfaceOp != nil {
+		dst = append(dst, `,"surfaceOp":`...)
+		dst = append(dst, p.SurfaceOp...)
+	}
+	if p.Sources != nil {
+		dst = append(dst, `,"sourceEventSeqs":`...)
+		dst = append(dst, p.Sources...)
+	}
+	if p.Ignorable {
+		dst = append(dst, `,"ignorable":true`...)
+	}
+	return append(dst, '}')
+}
+
+// Len is an upper bound of the length of p's envelope, for sizing the
+// buffer Append writes to.
+func (p *Parts) Len() int {
+	return 64 + len(p.Type) + len(p.Data) + len(p.SurfaceOp) + len(p.Sources)
+}
