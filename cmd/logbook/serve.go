@@ -34,6 +34,7 @@ func newServeCmd(a *app) *cobra.Command {
 			"    http://127.0.0.1:7420/logbook.v1.Sessions/Inspect\n\n" +
 			"It listens on 127.0.0.1:7420 by default and says where on stderr. With --token-file every\n" +
 			"request needs \"Authorization: Bearer <token>\"; an address that is not loopback requires it.\n" +
+			"GET /healthz, GET /readyz and grpc.health.v1.Health answer without the token.\n" +
 			"SIGINT or SIGTERM shut it down gracefully: every session it holds is flushed and released.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

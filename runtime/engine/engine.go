@@ -53,6 +53,8 @@ type Engine struct {
 	// compaction block; with spilling off (the default) it keeps every
 	// result inline.
 	Spiller *compaction.Spiller
+
+	primary store.Backend // the first persistence backend; zero without one
 }
 
 // Start launches every configured plugin and builds the store. On failure
@@ -140,6 +142,9 @@ func Start(ctx context.Context, cfg *config.Config, opts Options) (*Engine, erro
 		return fail(err)
 	}
 	e.Store = st
+	if len(backends) > 0 {
+		e.primary = backends[0]
+	}
 	if summarizer != nil {
 		co := compaction.Options{
 			Summarizer:  summarizer.Summarizer(),

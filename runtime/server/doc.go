@@ -85,6 +85,15 @@
 // Header, Events, Inspect, List) read a
 // session that is not live from storage, read-only, beside any writer.
 //
+// # Health
+//
+// GET /healthz answers 200 while the process serves; GET /readyz answers
+// 200 when the engine is ready (engine.Ready: every plugin process runs
+// and the primary backend answers a probe), else 503 with an
+// application/problem+json body naming what is not. grpc.health.v1.Health
+// Check answers SERVING exactly when /readyz answers 200. None of them
+// needs the bearer token.
+//
 // # Security and limits
 //
 // The server listens on 127.0.0.1:7420 by default. With a token (at least

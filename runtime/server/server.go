@@ -58,7 +58,8 @@ type Options struct {
 	// Addr is the TCP address ListenAndServe listens on; default
 	// DefaultAddr (127.0.0.1:7420).
 	Addr string
-	// Token is the bearer token every request must carry
+	// Token is the bearer token every request but the health endpoints
+	// (HealthzPath, ReadyzPath, grpc.health.v1) must carry
 	// ("Authorization: Bearer <token>"), compared in constant time. Empty
 	// disables authentication, which New and Serve allow only on a
 	// loopback address: anything else is refused with CONFIG_INVALID, as
@@ -163,6 +164,7 @@ func New(e *engine.Engine, o Options) (*Server, error) {
 	reflector := grpcreflect.NewStaticReflector(logbookv1connect.SessionsName)
 	mux.Handle(grpcreflect.NewHandlerV1(reflector))
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
+	s.mountHealth(mux)
 	s.handler = s.middleware(mux)
 	return s, nil
 }
@@ -404,7 +406,7 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 		http.Error(w, err.Message(), status)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.opts.Token != "" && !s.authorized(r) {
+		if s.opts.Token != "" && !public(r) && !s.authorized(r) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="logbook"`)
 			refuse(w, r, connect.NewError(connect.CodeUnauthenticated, errors.New("a valid bearer token is required (Authorization: Bearer <token>)")))
 			return

@@ -1,0 +1,126 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"connectrpc.com/connect"
+	"connectrpc.com/grpchealth"
+
+	"github.com/seed-e5e476df/logbook/runtime/engine"
+	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/proto/logbook/v1/logbookv1connect"
+)
+
+// The health endpoints. None of them needs the bearer token.
+const (
+	// HealthzPath answers 200 while the process serves HTTP at all.
+	HealthzPath = "/healthz"
+	// ReadyzPath answers 200 when the engine is ready (engine.Ready), else
+	// 503 with an application/problem+json body naming what is not.
+	ReadyzPath = "/readyz"
+)
+
+// healthProcedures are the grpc.health.v1 paths, served without the token.
+var healthProcedures = map[string]bool{
+	"/" + grpchealth.HealthV1ServiceName + "/Check": true,
+	"/" + grpchealth.HealthV1ServiceName + "/Watch": true,
+}
+
+// readyTimeout bounds one readiness check: a backend that has not answered
+// its probe by then is not ready.
+const readyTimeout = 2 * time.Second
+
+// mountHealth adds /healthz, /readyz and grpc.health.v1 to mux.
+func (s *Server) mountHealth(mux *http.ServeMux) {
+	mux.HandleFunc("GET "+HealthzPath, func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
+	})
+	mux.HandleFunc("GET "+ReadyzPath, s.readyz)
+	mux.Handle(grpchealth.NewHandler(healthChecker{s}))
+}
+
+// public reports whether a request is one of the health endpoints, which
+// answer without the bearer token. Only exact paths match, so no other
+// path can pass for one.
+func public(r *http.Request) bool {
+	p := r.URL.Path
+	return p == HealthzPath || p == ReadyzPath || healthProcedures[p]
+}
+
+// ready runs the engine's readiness check within readyTimeout; ok when
+// every component is ready.
+func (s *Server) ready(ctx context.Context) (checks []engine.Check, ok bool) {
+	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
+	defer cancel()
+	checks = s.e.Ready(ctx)
+	for _, c := range checks {
+		if c.Err != nil {
+			return checks, false
+		}
+	}
+	return checks, true
+}
+
+// readyBody is the body of /readyz. When not ready it is an RFC 9457
+// problem (application/problem+json) with the checks as an extension
+// member; when ready the same members go as application/json.
+type readyBody struct {
+	Title  string      `json:"title"`
+	Status int         `json:"status"`
+	Detail string      `json:"detail,omitempty"`
+	Checks []checkBody `json:"checks"`
+}
+
+// checkBody is one engine.Check of readyBody.
+type checkBody struct {
+	Component string `json:"component"`
+	Name      string `json:"name"`
+	Ready     bool   `json:"ready"`
+	Code      string `json:"code,omitempty"`
+	Error     string `json:"error,omitempty"`
+}
+
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	checks, ok := s.ready(r.Context())
+	body := readyBody{Title: "ready", Status: http.StatusOK, Checks: make([]checkBody, len(checks))}
+	var down []string
+	for i, c := range checks {
+		body.Checks[i] = checkBody{Component: c.Component, Name: c.Name, Ready: c.Err == nil}
+		if c.Err != nil {
+			body.Checks[i].Code = string(sdk.CodeOf(c.Err))
+			body.Checks[i].Error = c.Err.Error()
+			down = append(down, c.Component+" "+c.Name)
+		}
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Content-Type", "application/json")
+	if !ok {
+		body.Title, body.Status = "not ready", http.StatusServiceUnavailable
+		body.Detail = "not ready: " + strings.Join(down, ", ")
+		w.Header().Set("Content-Type", "application/problem+json")
+	}
+	w.WriteHeader(body.Status)
+	_ = json.NewEncoder(w).Encode(body)
+}
+
+// healthChecker answers grpc.health.v1 Check from the readiness check:
+// SERVING exactly when /readyz answers 200, for the whole server ("") and
+// for logbook.v1.Sessions.
+type healthChecker struct{ s *Server }
+
+// Check implements grpchealth.Checker.
+func (h healthChecker) Check(ctx context.Context, req *grpchealth.CheckRequest) (*grpchealth.CheckResponse, error) {
+	if req.Service != "" && req.Service != logbookv1connect.SessionsName {
+		return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("unknown service %q: this server reports the health of \"\" (the whole server) and %q", req.Service, logbookv1connect.SessionsName))
+	}
+	if _, ok := h.s.ready(ctx); !ok {
+		return &grpchealth.CheckResponse{Status: grpchealth.StatusNotServing}, nil
+	}
+	return &grpchealth.CheckResponse{Status: grpchealth.StatusServing}, nil
+}
