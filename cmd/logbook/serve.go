@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/seed-e5e476df/logbook/runtime/metrics"
 	"github.com/seed-e5e476df/logbook/runtime/server"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
@@ -54,6 +55,10 @@ func newServeCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			m := metrics.New()
+			if err := m.Watch(e); err != nil {
+				return err
+			}
 			srv, err := server.New(e, server.Options{
 				Addr:              addr,
 				Token:             token,
@@ -62,6 +67,7 @@ func newServeCmd(a *app) *cobra.Command {
 				ReadTimeout:       readTimeout,
 				IdleTimeout:       idleTimeout,
 				Logger:            a.logger().Named("serve"),
+				Metrics:           m,
 			})
 			if err != nil {
 				return err

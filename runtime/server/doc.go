@@ -94,6 +94,13 @@
 // Check answers SERVING exactly when /readyz answers 200. None of them
 // needs the bearer token.
 //
+// # Metrics
+//
+// With Options.Metrics (runtime/metrics), GET /metrics serves Prometheus
+// metrics, open on a loopback listener and behind the token on any other;
+// every request is counted by route (the mux pattern, one per RPC method)
+// and status, and every error reply by its logbook code.
+//
 // # Security and limits
 //
 // The server listens on 127.0.0.1:7420 by default. With a token (at least

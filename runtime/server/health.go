@@ -45,12 +45,12 @@ func (s *Server) mountHealth(mux *http.ServeMux) {
 	mux.Handle(grpchealth.NewHandler(healthChecker{s}))
 }
 
-// public reports whether a request is one of the health endpoints, which
-// answer without the bearer token. Only exact paths match, so no other
-// path can pass for one.
-func public(r *http.Request) bool {
+// public reports whether a request may go without the bearer token: a
+// health endpoint, or MetricsPath on a local listener. Only exact paths
+// match, so no other path can pass for one.
+func (s *Server) public(r *http.Request) bool {
 	p := r.URL.Path
-	return p == HealthzPath || p == ReadyzPath || healthProcedures[p]
+	return p == HealthzPath || p == ReadyzPath || healthProcedures[p] || p == MetricsPath && s.metricsOpen
 }
 
 // ready runs the engine's readiness check within readyTimeout; ok when

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/seed-e5e476df/logbook/runtime/engine"
+	"github.com/seed-e5e476df/logbook/runtime/metrics"
 	"github.com/seed-e5e476df/logbook/runtime/session"
 	"github.com/seed-e5e476df/logbook/runtime/store"
 	"github.com/seed-e5e476df/logbook/sdk"
@@ -95,6 +96,11 @@ type Options struct {
 	IdleTimeout time.Duration
 	// Logger receives the server's logs; default a null logger.
 	Logger hclog.Logger
+	// Metrics, when set, is served at MetricsPath and counts the server's
+	// requests by route and status and its error replies by code; the
+	// caller watches the engine with it (Metrics.Watch) and gives it to the
+	// engine as its store observer. Default nil: no metrics.
+	Metrics *metrics.Metrics
 }
 
 // Server serves the logbook.v1.Sessions API of one engine's store over
@@ -116,6 +122,9 @@ type Server struct {
 	calls  inflight
 	stop   chan struct{} // closed when shutdown begins
 	served atomic.Bool   // Serve was called
+	// metricsOpen is set by Serve, before it serves, when the listener is
+	// local: MetricsPath then needs no token.
+	metricsOpen bool
 }
 
 // New returns a server for e's store. It refuses (CONFIG_INVALID) an empty
@@ -160,12 +169,13 @@ func New(e *engine.Engine, o Options) (*Server, error) {
 	s.calls.idle = make(chan struct{})
 
 	mux := http.NewServeMux()
-	mux.Handle(logbookv1connect.NewSessionsHandler(&service{s}, connect.WithReadMaxBytes(o.MaxRequestBytes)))
+	path, sessions := logbookv1connect.NewSessionsHandler(&service{s}, s.sessionsOptions()...)
+	mountSessions(mux, path, sessions)
 	reflector := grpcreflect.NewStaticReflector(logbookv1connect.SessionsName)
 	mux.Handle(grpcreflect.NewHandlerV1(reflector))
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
 	s.mountHealth(mux)
-	s.handler = s.middleware(mux)
+	s.handler = s.instrument(mux, s.middleware(mux))
 	return s, nil
 }
 
@@ -241,6 +251,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		ln.Close()
 		return sdk.Errorf(sdk.CodeConfigInvalid, "serve", "Serve was called twice on one server")
 	}
+	s.metricsOpen = localListener(ln.Addr())
 	var protocols http.Protocols
 	protocols.SetHTTP1(true)
 	protocols.SetUnencryptedHTTP2(true) // gRPC without TLS (h2c)
@@ -406,7 +417,7 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 		http.Error(w, err.Message(), status)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.opts.Token != "" && !public(r) && !s.authorized(r) {
+		if s.opts.Token != "" && !s.public(r) && !s.authorized(r) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="logbook"`)
 			refuse(w, r, connect.NewError(connect.CodeUnauthenticated, errors.New("a valid bearer token is required (Authorization: Bearer <token>)")))
 			return

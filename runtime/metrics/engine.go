@@ -1,0 +1,67 @@
+package metrics
+
+import (
+	"slices"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/seed-e5e476df/logbook/runtime/engine"
+)
+
+// Descriptions of the metrics read from the engine at scrape time.
+var (
+	liveSessionsDesc = prometheus.NewDesc("logbook_live_sessions",
+		"Sessions live in the store (held for writing).", nil, nil)
+	queueEventsDesc = prometheus.NewDesc("logbook_writebehind_queue_events",
+		"Committed events the backend has not acknowledged yet, summed over the live sessions.", []string{"backend"}, nil)
+	queueBytesDesc = prometheus.NewDesc("logbook_writebehind_queue_bytes",
+		"Envelope bytes of the events counted by logbook_writebehind_queue_events.", []string{"backend"}, nil)
+	pluginRestartsDesc = prometheus.NewDesc("logbook_plugin_restarts_total",
+		"Restarts of a plugin process by the host since the engine started.", []string{"plugin"}, nil)
+	pluginUpDesc = prometheus.NewDesc("logbook_plugin_up",
+		"1 while the plugin process runs, 0 while it is down or being restarted.", []string{"plugin"}, nil)
+)
+
+// Watch registers a collector that reads e at each scrape: its live
+// sessions, their write-behind queues per backend, and its plugins'
+// processes and restarts. Between scrapes it costs nothing. It fails when
+// an engine is watched already.
+func (m *Metrics) Watch(e *engine.Engine) error {
+	return m.reg.Register(engineCollector{e})
+}
+
+// engineCollector is the collector Watch registers.
+type engineCollector struct{ e *engine.Engine }
+
+// Describe implements prometheus.Collector.
+func (c engineCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{liveSessionsDesc, queueEventsDesc, queueBytesDesc, pluginRestartsDesc, pluginUpDesc} {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (c engineCollector) Collect(ch chan<- prometheus.Metric) {
+	if c.e.Store != nil {
+		st := c.e.Store.Stats()
+		ch <- prometheus.MustNewConstMetric(liveSessionsDesc, prometheus.GaugeValue, float64(st.LiveSessions))
+		for _, q := range st.Queues {
+			ch <- prometheus.MustNewConstMetric(queueEventsDesc, prometheus.GaugeValue, float64(q.Events), q.Backend)
+			ch <- prometheus.MustNewConstMetric(queueBytesDesc, prometheus.GaugeValue, float64(q.Bytes), q.Backend)
+		}
+	}
+	names := make([]string, 0, len(c.e.Plugins))
+	for name := range c.e.Plugins {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		p := c.e.Plugins[name]
+		up := 0.0
+		if p.Up() {
+			up = 1
+		}
+		ch <- prometheus.MustNewConstMetric(pluginRestartsDesc, prometheus.CounterValue, float64(p.Restarts()), name)
+		ch <- prometheus.MustNewConstMetric(pluginUpDesc, prometheus.GaugeValue, up, name)
+	}
+}

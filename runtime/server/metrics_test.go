@@ -1,0 +1,87 @@
+package server_test
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/seed-e5e476df/logbook/runtime/metrics"
+	"github.com/seed-e5e476df/logbook/runtime/server"
+)
+
+// getMetrics GETs /metrics at url with token ("" = none).
+func getMetrics(t *testing.T, url, token string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url+server.MetricsPath, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(b)
+}
+
+// /metrics is open on a loopback listener, token or not, and needs the
+// token on a listener others can reach; without Options.Metrics there is
+// no /metrics at all.
+func TestMetricsTokenOffLoopback(t *testing.T) {
+	const token = "metrics-token-0123456789"
+	e := startEngine(t, headless(t.TempDir()))
+
+	r := serve(t, e, server.Options{Token: token, Metrics: metrics.New()})
+	if code, body := getMetrics(t, r.url, ""); code != http.StatusOK || !strings.Contains(body, "logbook_appended_events_total 0") {
+		t.Fatalf("/metrics on loopback without the token: %d %.200s", code, body)
+	}
+
+	srv, err := server.New(e, server.Options{Token: token, Metrics: metrics.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + ln.Addr().String()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- srv.Serve(ctx, fakeAddr{ln, &net.TCPAddr{IP: net.IPv4(192, 0, 2, 10), Port: 7420}})
+	}()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	if code, _ := getMetrics(t, url, ""); code != http.StatusUnauthorized {
+		t.Fatalf("/metrics off loopback without the token: %d", code)
+	}
+	if code, _ := getMetrics(t, url, "wrong-token-0123456789"); code != http.StatusUnauthorized {
+		t.Fatalf("/metrics off loopback with a wrong token: %d", code)
+	}
+	if code, body := getMetrics(t, url, token); code != http.StatusOK || !strings.Contains(body, `logbook_http_requests_total{route="GET /metrics",status="401"} 2`) {
+		t.Fatalf("/metrics off loopback with the token: %d %s", code, body)
+	}
+	// The health endpoints stay open there.
+	if code, _, _ := getHealth(t, ln.Addr().String(), "/healthz"); code != http.StatusOK {
+		t.Fatalf("/healthz off loopback without the token: %d", code)
+	}
+
+	plain := serve(t, e, server.Options{})
+	if code, _ := getMetrics(t, plain.url, ""); code != http.StatusNotFound {
+		t.Fatalf("/metrics without Options.Metrics: %d", code)
+	}
+}

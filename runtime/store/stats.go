@@ -1,0 +1,48 @@
+package store
+
+// Stats is a snapshot of a store's live sessions and their write-behind
+// queues (Store.Stats).
+type Stats struct {
+	// LiveSessions counts the sessions live in the store.
+	LiveSessions int
+	// Queues holds, per configured backend in configuration order, the
+	// sums over the live sessions' queues of that backend.
+	Queues []QueueStats
+}
+
+// QueueStats sums the write-behind queues of one backend: the committed
+// events it has not acknowledged yet.
+type QueueStats struct {
+	// Backend is the backend's configured name.
+	Backend string
+	// Events counts the queued events.
+	Events int
+	// Bytes is the size of their canonical envelopes.
+	Bytes int64
+}
+
+// Stats returns a snapshot of the live sessions and their queues. It takes
+// each queue's lock briefly, one at a time, and never waits for a write:
+// a scrape of metrics may call it as often as it likes.
+func (st *Store) Stats() Stats {
+	s := Stats{Queues: make([]QueueStats, len(st.opts.Backends))}
+	for i, b := range st.opts.Backends {
+		s.Queues[i].Backend = b.Name
+	}
+	st.mu.Lock()
+	s.LiveSessions = len(st.live)
+	all := make([]*live, 0, len(st.live))
+	for _, ls := range st.live {
+		all = append(all, ls)
+	}
+	st.mu.Unlock()
+	for _, ls := range all {
+		for i, q := range ls.queues {
+			q.mu.Lock()
+			s.Queues[i].Events += len(q.evs)
+			s.Queues[i].Bytes += q.bytes
+			q.mu.Unlock()
+		}
+	}
+	return s
+}
