@@ -3,7 +3,6 @@ package server_test
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -44,16 +43,12 @@ func (r readyReply) down(component string) bool {
 // getHealth GETs a health path of a server without a token.
 func getHealth(t *testing.T, addr, path string) (int, string, []byte) {
 	t.Helper()
-	resp, err := http.Get("http://" + addr + path)
+	req, err := http.NewRequest(http.MethodGet, "http://"+addr+path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, resp.Header.Get("Content-Type"), body
+	code, hdr, body := do(t, req)
+	return code, hdr.Get("Content-Type"), body
 }
 
 // readyz GETs /readyz and decodes its body.

@@ -26,6 +26,12 @@ func post(t *testing.T, r *running, token, method, body string) (int, http.Heade
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
+	return do(t, req)
+}
+
+// do sends req and returns the answer's status, header and body.
+func do(t *testing.T, req *http.Request) (int, http.Header, []byte) {
+	t.Helper()
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

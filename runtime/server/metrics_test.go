@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"context"
-	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -22,16 +21,8 @@ func getMetrics(t *testing.T, url, token string) (int, string) {
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, string(b)
+	code, _, body := do(t, req)
+	return code, string(body)
 }
 
 // /metrics is open on a loopback listener, token or not, and needs the
