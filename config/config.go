@@ -311,6 +311,7 @@ var bundled = []BundledPlugin{
 	{Name: "jsonl", Kind: sdk.KindPersistence},
 	{Name: "sqlite", Kind: sdk.KindPersistence},
 	{Name: "memory", Kind: sdk.KindPersistence},
+	{Name: "postgres", Kind: sdk.KindPersistence},
 	{Name: "compactor-summary", Kind: sdk.KindSummarizer},
 	{Name: "pruner", Kind: sdk.KindPruner},
 }

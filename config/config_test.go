@@ -328,6 +328,7 @@ func TestBundledPlugins(t *testing.T) {
 		{Name: "jsonl", Kind: sdk.KindPersistence},
 		{Name: "sqlite", Kind: sdk.KindPersistence},
 		{Name: "memory", Kind: sdk.KindPersistence},
+		{Name: "postgres", Kind: sdk.KindPersistence},
 		{Name: "compactor-summary", Kind: sdk.KindSummarizer},
 		{Name: "pruner", Kind: sdk.KindPruner},
 	}
@@ -341,8 +342,8 @@ func TestBundledPlugins(t *testing.T) {
 	if k, ok := config.LookupBundled("pruner"); !ok || k != sdk.KindPruner {
 		t.Errorf("LookupBundled(pruner) = %q, %v", k, ok)
 	}
-	if _, ok := config.LookupBundled("postgres"); ok {
-		t.Error("postgres is not bundled")
+	if _, ok := config.LookupBundled("archive"); ok {
+		t.Error("archive is not bundled")
 	}
 }
 
@@ -373,7 +374,7 @@ func TestRules(t *testing.T) {
 		{"persistence name syntax", `persistence "JSONL" {}`, "t.hcl:1:13:", []string{`persistence "JSONL"`, "[a-z0-9][a-z0-9._-]{0,63}"}},
 		{"persistence label unique", "persistence \"memory\" {}\npersistence \"memory\" {}", "t.hcl:2:13:", []string{`persistence "memory" is declared twice (first at t.hcl:1:1)`}},
 		{"persistence must be a backend", `persistence "pruner" {}`, "t.hcl:1:13:", []string{`persistence "pruner"`, "not a persistence backend"}},
-		{"persistence third-party needs plugin block", `persistence "postgres" {}`, "t.hcl:1:13:", []string{`persistence "postgres"`, `no plugin "postgres" block`}},
+		{"persistence third-party needs plugin block", `persistence "archive" {}`, "t.hcl:1:13:", []string{`persistence "archive"`, `no plugin "archive" block`}},
 		{"persistence plugin has no config block", "persistence \"pg\" {}\nplugin \"pg\" {\n  command = \"/bin/pg\"\n  config {}\n}", "t.hcl:4:3:", []string{`plugin "pg" is a persistence backend`, `persistence "pg" block`}},
 		{"jsonl root not empty", "persistence \"jsonl\" {\n  root = \"\"\n}", "t.hcl:2:3:", []string{"root", "must not be empty"}},
 		{"jsonl compression", "persistence \"jsonl\" {\n  compression = \"gzip\"\n}", "t.hcl:2:3:", []string{`compression = "gzip" must be one of "zstd", "none"`}},

@@ -203,6 +203,14 @@ func (d *decoder) persistence(c *Config, blocks []*hclsyntax.Block, plugins map[
 		case "memory":
 			d.content(b.Body, schema{where: where})
 			p.Config = json.RawMessage("{}")
+		case "postgres":
+			// The plugin checks its own keys (CONFIG_INVALID naming the
+			// key when it is configured), so env() can supply the DSN.
+			js, ok := d.opaque(b.Body)
+			if !ok {
+				continue
+			}
+			p.Config = js
 		default:
 			kind, isBundled := LookupBundled(name)
 			switch {
@@ -210,7 +218,7 @@ func (d *decoder) persistence(c *Config, blocks []*hclsyntax.Block, plugins map[
 				d.errorf(b.LabelRanges[0], "persistence %q: %s is the bundled %s plugin, not a persistence backend", name, name, kind)
 				continue
 			case info == nil:
-				d.errorf(b.LabelRanges[0], `persistence %q names no bundled backend (jsonl, sqlite, memory) and no plugin %q block; add plugin %q { command = "/path/to/plugin" }`, name, name, name)
+				d.errorf(b.LabelRanges[0], `persistence %q names no bundled backend (jsonl, sqlite, memory, postgres) and no plugin %q block; add plugin %q { command = "/path/to/plugin" }`, name, name, name)
 				continue
 			}
 			js, ok := d.opaque(b.Body)

@@ -10,6 +10,7 @@ import (
 	compactorsummary "github.com/seed-e5e476df/logbook/plugins/compactor-summary"
 	"github.com/seed-e5e476df/logbook/plugins/jsonl"
 	"github.com/seed-e5e476df/logbook/plugins/memory"
+	"github.com/seed-e5e476df/logbook/plugins/postgres"
 	"github.com/seed-e5e476df/logbook/plugins/pruner"
 	"github.com/seed-e5e476df/logbook/plugins/sqlite"
 	"github.com/seed-e5e476df/logbook/sdk"
@@ -27,8 +28,9 @@ var plugins = map[string]func(version string){
 			Persistence: memory.New(),
 		})
 	},
-	"pruner": func(v string) { pluginrpc.Serve(pruner.ServeConfig(v)) },
-	"sqlite": func(v string) { pluginrpc.Serve(sqlite.ServeConfig(v)) },
+	"postgres": func(v string) { pluginrpc.Serve(postgres.ServeConfig(v)) },
+	"pruner":   func(v string) { pluginrpc.Serve(pruner.ServeConfig(v)) },
+	"sqlite":   func(v string) { pluginrpc.Serve(sqlite.ServeConfig(v)) },
 }
 
 // Has reports whether name is a bundled plugin.
