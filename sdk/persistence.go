@@ -191,3 +191,25 @@ type Checkpointer interface {
 // CapabilityCheckpoint is the Info capability of a persistence plugin whose
 // backend is a Checkpointer.
 const CapabilityCheckpoint = "checkpoint"
+
+// CapabilityWatch is the Info capability of a persistence plugin whose
+// backend is a Watcher.
+const CapabilityWatch = "watch"
+
+// Watcher is the optional persistence capability "watch": the backend tells
+// a reader when a stored session grows, also when another host writes it.
+// The host follows through it the sessions it does not hold itself
+// (docs/storage.md, "Following a session written elsewhere"), and discovers
+// it by type assertion on an in-process backend and by the capability in
+// GetInfo on a plugin.
+type Watcher interface {
+	// Watch calls fn with the stored length (next seq) of session id once
+	// it is at least from, and again each time it grows, until ctx ends
+	// (it then returns ctx's error) or fn returns an error (which Watch
+	// returns). A length is never lower than an earlier one; one call may
+	// cover many appended batches, and a call may come late, but a growth
+	// is never missed for good: the length is read from the stored log, not
+	// carried by the notification. Watch claims nothing; a session not
+	// stored is SESSION_NOT_FOUND.
+	Watch(ctx context.Context, id string, from Offset, fn func(length Offset) error) error
+}

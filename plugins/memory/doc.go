@@ -28,6 +28,9 @@
 //     also names the unstored creates of its own instance). Closing the create handle
 //     first abandons the id: nothing was stored, and any instance can
 //     create it again. Create of a stored id is SESSION_ALREADY_EXISTS.
+//   - Watch. The backend is an sdk.Watcher: a Watch on any instance of a
+//     store sees the appends of every instance, the in-process analogue
+//     of hosts that share a database.
 //   - Ownership. One write claim per session across all instances of a
 //     store (the in-process analogue of flock, docs/storage.md). A second
 //     Open(write) is ALREADY_OWNED; Open(read) takes no claim; Close

@@ -44,6 +44,9 @@ type store struct {
 	// its write handle, or its create handle while it is not stored (an
 	// instance's own creates are those among its handles, see created).
 	claims *handles.Claims[handle]
+	// grown is closed, and replaced, whenever a stored session grows: the
+	// wake-up of every Watch (see watch.go).
+	grown chan struct{}
 }
 
 type session struct {
@@ -70,7 +73,7 @@ type handle struct {
 func New() *Backend {
 	var r [6]byte
 	_, _ = rand.Read(r[:]) // crypto/rand.Read never fails (Go ≥ 1.24)
-	return newInstance(&store{name: hex.EncodeToString(r[:]), sessions: map[string]*session{}, claims: handles.NewClaims[handle]()})
+	return newInstance(&store{name: hex.EncodeToString(r[:]), sessions: map[string]*session{}, claims: handles.NewClaims[handle](), grown: make(chan struct{})})
 }
 
 // Peer returns a second instance over b's store, as another process over
@@ -208,6 +211,7 @@ func (b *Backend) Append(ctx context.Context, handle string, firstSeq sdk.Seq, e
 	}
 	s.gen++
 	hd.floor = len(s.events)
+	b.st.signalGrowth()
 	return b.durable(hd), nil
 }
 

@@ -20,12 +20,21 @@ func adapter[T any](p *Plugin, k sdk.Kind) (T, error) {
 
 // Persistence returns a backend that follows the plugin across restarts.
 // It is an sdk.PrefixCopier when the plugin declared the capability
-// sdk.CapabilityCopyPrefix at its start.
+// sdk.CapabilityCopyPrefix at its start, and an sdk.Watcher when it
+// declared sdk.CapabilityWatch.
 func (p *Plugin) Persistence() sdk.Persistence {
-	if slices.Contains(p.Info().Capabilities, sdk.CapabilityCopyPrefix) {
-		return prefixCopierProxy{persistenceProxy{p}}
+	caps := p.Info().Capabilities
+	copies, watches := slices.Contains(caps, sdk.CapabilityCopyPrefix), slices.Contains(caps, sdk.CapabilityWatch)
+	base := persistenceProxy{p}
+	switch {
+	case copies && watches:
+		return watchingPrefixCopierProxy{prefixCopierProxy{base}, watchProxy{p}}
+	case copies:
+		return prefixCopierProxy{base}
+	case watches:
+		return watchingProxy{base, watchProxy{p}}
 	}
-	return persistenceProxy{p}
+	return base
 }
 
 // Summarizer returns a summarizer that follows the plugin across restarts;
@@ -157,6 +166,35 @@ func (x prefixCopierProxy) CopyPrefix(ctx context.Context, source string, bounda
 	return o, x.p.observe(err)
 }
 
+// watchProxy is sdk.Watcher over the current plugin process, for a plugin
+// that declared sdk.CapabilityWatch. A watch does not outlive the plugin
+// process it runs on: a restart ends it with PLUGIN_UNAVAILABLE, and the
+// caller watches again.
+type watchProxy struct{ p *Plugin }
+
+// Watch is sdk.Watcher over the current plugin process.
+func (x watchProxy) Watch(ctx context.Context, id string, from sdk.Offset, fn func(length sdk.Offset) error) error {
+	c, err := adapter[sdk.Watcher](x.p, sdk.KindPersistence)
+	if err != nil {
+		return err
+	}
+	return x.p.observe(c.Watch(ctx, id, from, fn))
+}
+
+// watchingProxy is the persistence proxy of a plugin that declared
+// sdk.CapabilityWatch but not sdk.CapabilityCopyPrefix.
+type watchingProxy struct {
+	persistenceProxy
+	watchProxy
+}
+
+// watchingPrefixCopierProxy is the persistence proxy of a plugin that
+// declared both sdk.CapabilityCopyPrefix and sdk.CapabilityWatch.
+type watchingPrefixCopierProxy struct {
+	prefixCopierProxy
+	watchProxy
+}
+
 // WriteCheckpoint is sdk.Checkpointer over the current plugin process.
 func (x persistenceProxy) WriteCheckpoint(ctx context.Context, handle string, events sdk.Offset, data []byte) error {
 	c, err := adapter[sdk.Checkpointer](x.p, sdk.KindPersistence)
@@ -237,4 +275,7 @@ var (
 	_ sdk.SalvageReader       = persistenceProxy{}
 	_ sdk.PrefixCopier        = prefixCopierProxy{}
 	_ sdk.Checkpointer        = persistenceProxy{}
+	_ sdk.Watcher             = watchingProxy{}
+	_ sdk.PrefixCopier        = watchingPrefixCopierProxy{}
+	_ sdk.Watcher             = watchingPrefixCopierProxy{}
 )

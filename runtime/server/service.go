@@ -466,6 +466,11 @@ func (v *service) Events(ctx context.Context, req *connect.Request[logbookv1.Ses
 		return toConnect(&sdk.Error{Code: sdk.CodeInvalidSeq, Op: "events", SessionID: id,
 			Detail: "from " + strconv.FormatInt(next, 10) + " and to " + strconv.FormatInt(end, 10) + " must satisfy 0 ≤ from ≤ to"}, nil)
 	}
+	if m.GetFollow() && v.s.st.CanFollowStored() {
+		if _, live := v.s.st.Get(id); !live {
+			return v.followStored(ctx, stream, id, next, end)
+		}
+	}
 	var wake chan struct{}
 	if m.GetFollow() {
 		// Subscribed before the log is read, so no event committed after
@@ -498,29 +503,92 @@ func (v *service) Events(ctx context.Context, req *connect.Request[logbookv1.Ses
 // sendEvents streams events[next, min(len, end)) in chunks and returns the
 // next seq to send.
 func sendEvents(stream *connect.ServerStream[logbookv1.SessionsEventsReply], events session.EventList, next, end int64) (int64, error) {
-	stop := min(end, int64(events.Len()))
-	reply := &logbookv1.SessionsEventsReply{}
-	size := 0
-	var scratch []byte
-	flush := func() error {
-		if len(reply.Envelopes) == 0 {
-			return nil
+	c := eventChunker{stream: stream}
+	for stop := min(end, int64(events.Len())); next < stop; next++ {
+		if err := c.add(events.At(int(next))); err != nil {
+			return next, err
 		}
-		err := stream.Send(reply)
-		reply.Envelopes, size = reply.Envelopes[:0], 0
-		return err
 	}
-	for ; next < stop; next++ {
-		e := events.At(int(next))
-		if len(reply.Envelopes) == chunkEvents || (size > 0 && size+e.EnvelopeLen() > chunkBytes) {
-			if err := flush(); err != nil {
-				return next, err
+	return next, c.flush()
+}
+
+// eventChunker sends envelopes in replies of at most chunkEvents envelopes
+// and, unless one alone is larger, chunkBytes.
+type eventChunker struct {
+	stream  *connect.ServerStream[logbookv1.SessionsEventsReply]
+	reply   logbookv1.SessionsEventsReply
+	size    int
+	scratch []byte
+}
+
+// add queues e, sending the queued ones first when e would not fit.
+func (c *eventChunker) add(e session.Event) error {
+	if len(c.reply.Envelopes) == chunkEvents || (c.size > 0 && c.size+e.EnvelopeLen() > chunkBytes) {
+		if err := c.flush(); err != nil {
+			return err
+		}
+	}
+	c.reply.Envelopes = append(c.reply.Envelopes, envelopeText(&c.scratch, e))
+	c.size += e.EnvelopeLen()
+	return nil
+}
+
+// flush sends the queued envelopes, if any.
+func (c *eventChunker) flush() error {
+	if len(c.reply.Envelopes) == 0 {
+		return nil
+	}
+	err := c.stream.Send(&c.reply)
+	c.reply.Envelopes, c.size = c.reply.Envelopes[:0], 0
+	return err
+}
+
+// errFollowDone ends a stored follow that reached its `to`.
+var errFollowDone = errors.New("the follow reached its end")
+
+// followStored streams a session this host does not hold from the primary
+// (store.FollowStored): what is stored from `next`, then each growth the
+// backend reports, until `to`, the client cancels or the server stops.
+func (v *service) followStored(ctx context.Context, stream *connect.ServerStream[logbookv1.SessionsEventsReply], id string, next, end int64) error {
+	if next >= end {
+		return nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-v.s.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	c := eventChunker{stream: stream}
+	err := v.s.st.FollowStored(ctx, id, sdk.Offset(next), func(events []session.Event) error {
+		for _, e := range events {
+			if int64(e.Seq()) >= end {
+				break
+			}
+			if err := c.add(e); err != nil {
+				return err
 			}
 		}
-		reply.Envelopes = append(reply.Envelopes, envelopeText(&scratch, e))
-		size += e.EnvelopeLen()
+		if err := c.flush(); err != nil || len(events) == 0 {
+			return err
+		}
+		if int64(events[len(events)-1].Seq())+1 >= end {
+			return errFollowDone
+		}
+		return nil
+	})
+	if errors.Is(err, errFollowDone) {
+		return nil
 	}
-	return next, flush()
+	select {
+	case <-v.s.stop:
+		return connect.NewError(connect.CodeUnavailable, errors.New("the server is shutting down"))
+	default:
+	}
+	return toConnect(err, nil)
 }
 
 // Fork creates a live child of a live or stored session and holds it.

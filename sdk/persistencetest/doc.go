@@ -57,6 +57,10 @@
 //	             appends through its write handle and holds the claim;
 //	             SESSION_ALREADY_EXISTS first, SESSION_NOT_FOUND,
 //	             INVALID_BOUNDARY, and nothing created on failure
+//	Watch        (Capabilities.Watch) the first report waits for `from`, then
+//	             every growth is reported, increasing; a second instance
+//	             (Reopen) sees the first's appends; fn's error and the
+//	             context end the watch; SESSION_NOT_FOUND
 //
 // Every expected failure is checked with errors.Is against its code, for
 // an *sdk.Error, and for the offending values in its message (RequireCode).
@@ -67,7 +71,7 @@
 //
 // A subtest skips for one of two reasons only: the Harness hook it needs
 // (Reopen, Tear, Corrupt, SetFormatVersion) is nil, or the optional
-// capability it checks (Capabilities.CopyPrefix) is not declared; the skip
+// capability it checks (Capabilities.CopyPrefix, Capabilities.Watch) is not declared; the skip
 // message names which. Nothing else skips, so a backend that sets every hook its storage
 // allows runs the whole suite. The in-memory backend (plugins/memory) sets
 // Reopen and SetFormatVersion but has no bytes to tear or corrupt; the

@@ -77,6 +77,10 @@ type Capabilities struct {
 	// declares sdk.CapabilityCopyPrefix). The CopyPrefix group runs only
 	// then, and skips otherwise.
 	CopyPrefix bool
+	// Watch: the backend implements sdk.Watcher (a plugin declares
+	// sdk.CapabilityWatch). The Watch group runs only then, and skips
+	// otherwise.
+	Watch bool
 }
 
 // hook names, as the skip messages print them.
@@ -88,6 +92,7 @@ const (
 	// capCopyPrefix is a capability, not a hook: its rules skip unless
 	// Capabilities.CopyPrefix is set.
 	capCopyPrefix = "Capabilities.CopyPrefix"
+	capWatch      = "Capabilities.Watch"
 )
 
 // suite is one Run.
@@ -118,7 +123,7 @@ func Run(t *testing.T, h Harness) {
 				t.Run(r.name, func(t *testing.T) {
 					for _, hook := range r.needs {
 						switch {
-						case hook == capCopyPrefix && !s.has(hook):
+						case (hook == capCopyPrefix || hook == capWatch) && !s.has(hook):
 							t.Skipf("Harness.%s is false: the backend does not declare the capability this rule checks", hook)
 						case !s.has(hook):
 							t.Skipf("Harness.%s is nil: this rule needs it (see the persistencetest package documentation)", hook)
@@ -151,6 +156,7 @@ func groups() []group {
 		{"TornTail", tornTailRules},
 		{"Corruption", corruptionRules},
 		{"CopyPrefix", needing(capCopyPrefix, copyPrefixRules)},
+		{"Watch", needing(capWatch, watchRules)},
 	}
 }
 
@@ -176,6 +182,8 @@ func (s *suite) has(hook string) bool {
 		return s.h.SetFormatVersion != nil
 	case capCopyPrefix:
 		return s.h.Capabilities.CopyPrefix
+	case capWatch:
+		return s.h.Capabilities.Watch
 	}
 	panic("persistencetest: unknown hook " + hook)
 }

@@ -28,7 +28,8 @@ type ServeConfig struct {
 	// SelectRange; others answer "no choice". Info.Capabilities may list
 	// "select-range" only when it does, and sdk.CapabilityCopyPrefix only
 	// when Persistence implements sdk.PrefixCopier (which the host then uses
-	// to fork).
+	// to fork), and sdk.CapabilityWatch only when it implements sdk.Watcher
+	// (which the host then uses to follow sessions other hosts write).
 	Persistence sdk.Persistence
 	Summarizer  sdk.Summarizer
 	Pruner      sdk.Pruner
@@ -188,6 +189,11 @@ func (c ServeConfig) Validate() error {
 	if slices.Contains(c.Info.Capabilities, sdk.CapabilityCopyPrefix) {
 		if _, ok := c.Persistence.(sdk.PrefixCopier); !ok {
 			return invalid("plugin %q declares capability %q but its Persistence does not implement sdk.PrefixCopier", c.Info.Name, sdk.CapabilityCopyPrefix)
+		}
+	}
+	if slices.Contains(c.Info.Capabilities, sdk.CapabilityWatch) {
+		if _, ok := c.Persistence.(sdk.Watcher); !ok {
+			return invalid("plugin %q declares capability %q but its Persistence does not implement sdk.Watcher", c.Info.Name, sdk.CapabilityWatch)
 		}
 	}
 	if c.RPCMaxBytes != 0 && (c.RPCMaxBytes < minRPCMaxBytes || c.RPCMaxBytes > sdk.MaxRPCMaxBytes) {

@@ -32,6 +32,7 @@ const (
 	Persistence_CopyPrefix_FullMethodName      = "/logbook.v1.Persistence/CopyPrefix"
 	Persistence_WriteCheckpoint_FullMethodName = "/logbook.v1.Persistence/WriteCheckpoint"
 	Persistence_ReadCheckpoint_FullMethodName  = "/logbook.v1.Persistence/ReadCheckpoint"
+	Persistence_Watch_FullMethodName           = "/logbook.v1.Persistence/Watch"
 )
 
 // PersistenceClient is the client API for Persistence service.
@@ -79,6 +80,13 @@ type PersistenceClient interface {
 	// answers UNIMPLEMENTED (docs/storage.md, "Checkpoints").
 	WriteCheckpoint(ctx context.Context, in *WriteCheckpointRequest, opts ...grpc.CallOption) (*Empty, error)
 	ReadCheckpoint(ctx context.Context, in *HandleRequest, opts ...grpc.CallOption) (*CheckpointReply, error)
+	// Watch streams the stored length of session_id: one reply as soon as it
+	// is at least `from`, then one each time it grows, until the caller
+	// cancels. It claims nothing and works beside a writer in another host.
+	// A reply may cover several batches, and may come late, but it is never
+	// lower than an earlier one. Only a plugin that declares the capability
+	// "watch" in GetInfo is asked; one without it answers UNIMPLEMENTED.
+	Watch(ctx context.Context, in *WatchRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchReply], error)
 }
 
 type persistenceClient struct {
@@ -249,6 +257,25 @@ func (c *persistenceClient) ReadCheckpoint(ctx context.Context, in *HandleReques
 	return out, nil
 }
 
+func (c *persistenceClient) Watch(ctx context.Context, in *WatchRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchReply], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Persistence_ServiceDesc.Streams[4], Persistence_Watch_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[WatchRequest, WatchReply]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Persistence_WatchClient = grpc.ServerStreamingClient[WatchReply]
+
 // PersistenceServer is the server API for Persistence service.
 // All implementations must embed UnimplementedPersistenceServer
 // for forward compatibility.
@@ -294,6 +321,13 @@ type PersistenceServer interface {
 	// answers UNIMPLEMENTED (docs/storage.md, "Checkpoints").
 	WriteCheckpoint(context.Context, *WriteCheckpointRequest) (*Empty, error)
 	ReadCheckpoint(context.Context, *HandleRequest) (*CheckpointReply, error)
+	// Watch streams the stored length of session_id: one reply as soon as it
+	// is at least `from`, then one each time it grows, until the caller
+	// cancels. It claims nothing and works beside a writer in another host.
+	// A reply may cover several batches, and may come late, but it is never
+	// lower than an earlier one. Only a plugin that declares the capability
+	// "watch" in GetInfo is asked; one without it answers UNIMPLEMENTED.
+	Watch(*WatchRequest, grpc.ServerStreamingServer[WatchReply]) error
 	mustEmbedUnimplementedPersistenceServer()
 }
 
@@ -342,6 +376,9 @@ func (UnimplementedPersistenceServer) WriteCheckpoint(context.Context, *WriteChe
 }
 func (UnimplementedPersistenceServer) ReadCheckpoint(context.Context, *HandleRequest) (*CheckpointReply, error) {
 	return nil, status.Error(codes.Unimplemented, "method ReadCheckpoint not implemented")
+}
+func (UnimplementedPersistenceServer) Watch(*WatchRequest, grpc.ServerStreamingServer[WatchReply]) error {
+	return status.Error(codes.Unimplemented, "method Watch not implemented")
 }
 func (UnimplementedPersistenceServer) mustEmbedUnimplementedPersistenceServer() {}
 func (UnimplementedPersistenceServer) testEmbeddedByValue()                     {}
@@ -566,6 +603,17 @@ func _Persistence_ReadCheckpoint_Handler(srv interface{}, ctx context.Context, d
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Persistence_Watch_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(WatchRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(PersistenceServer).Watch(m, &grpc.GenericServerStream[WatchRequest, WatchReply]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Persistence_WatchServer = grpc.ServerStreamingServer[WatchReply]
+
 // Persistence_ServiceDesc is the grpc.ServiceDesc for Persistence service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -630,6 +678,11 @@ var Persistence_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "ReadDamaged",
 			Handler:       _Persistence_ReadDamaged_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "Watch",
+			Handler:       _Persistence_Watch_Handler,
 			ServerStreams: true,
 		},
 	},

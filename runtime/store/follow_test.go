@@ -1,0 +1,124 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/seed-e5e476df/logbook/plugins/memory"
+	"github.com/seed-e5e476df/logbook/runtime/session"
+	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/persistencefault"
+)
+
+// followed collects what a FollowStored hands over, in order.
+type followed struct {
+	events chan session.Event
+}
+
+func (f followed) add(events []session.Event) error {
+	for _, e := range events {
+		f.events <- e
+	}
+	return nil
+}
+
+// next waits for the next followed event.
+func (f followed) next(t *testing.T) session.Event {
+	t.Helper()
+	select {
+	case e := <-f.events:
+		return e
+	case <-time.After(10 * time.Second):
+		t.Fatal("no event followed within 10 s")
+		return session.Event{}
+	}
+}
+
+// A host follows a session another host writes: it gets the stored events
+// from `from`, then each flushed batch of the writer, in order, each once,
+// byte for byte; events the writer has not flushed are not seen.
+func TestFollowStoredSeesAnotherHostsFlushes(t *testing.T) {
+	writerBackend := memory.New()
+	writer := newTestStore(t, nil, Backend{Name: "mem", Persistence: writerBackend})
+	reader := newTestStore(t, nil, Backend{Name: "mem", Persistence: writerBackend.Peer()})
+	if !reader.CanFollowStored() {
+		t.Fatal("a store over the memory backend cannot follow")
+	}
+	s, err := writer.Create(ctx, CreateOptions{ID: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, s, user("a"), user("b"))
+	if _, err := writer.Flush(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+
+	fctx, cancel := context.WithCancel(ctx)
+	got := followed{events: make(chan session.Event, 64)}
+	done := make(chan error, 1)
+	go func() { done <- reader.FollowStored(fctx, "s", 1, got.add) }()
+
+	for seq := 1; seq < int(s.Len()); seq++ {
+		e := got.next(t)
+		if want := s.Events().At(seq); int(e.Seq()) != seq || !bytes.Equal(e.AppendEnvelope(nil), want.AppendEnvelope(nil)) {
+			t.Fatalf("followed %s; want seq %d %s", e.AppendEnvelope(nil), seq, want.AppendEnvelope(nil))
+		}
+	}
+	stored := s.Len()
+	mustAppend(t, s, user("c"))
+	select {
+	case e := <-got.events:
+		t.Fatalf("followed seq %d before the writer flushed it", e.Seq())
+	case <-time.After(100 * time.Millisecond):
+	}
+	if _, err := writer.Flush(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	for seq := int(stored); seq < int(s.Len()); seq++ {
+		if e := got.next(t); int(e.Seq()) != seq {
+			t.Fatalf("followed seq %d; want %d", e.Seq(), seq)
+		}
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("follow ended with %v; want context.Canceled", err)
+	}
+	select {
+	case e := <-got.events:
+		t.Fatalf("followed seq %d twice or out of order", e.Seq())
+	default:
+	}
+}
+
+// A follow ends with fn's error, with SESSION_NOT_FOUND for a session not
+// stored, and a primary that cannot watch is CONFIG_INVALID.
+func TestFollowStoredErrors(t *testing.T) {
+	p := memory.New()
+	st := newTestStore(t, nil, Backend{Name: "mem", Persistence: p})
+	if err := st.FollowStored(ctx, "nobody", 0, followed{}.add); !errors.Is(err, sdk.ErrSessionNotFound) {
+		t.Fatalf("follow of a missing session: %v; want SESSION_NOT_FOUND", err)
+	}
+	if err := st.FollowStored(ctx, "bad\x01id", 0, followed{}.add); sdk.CodeOf(err) != sdk.CodeInvalidSessionID {
+		t.Fatalf("follow of a bad id: %v; want INVALID_SESSION_ID", err)
+	}
+	s, _ := st.Create(ctx, CreateOptions{ID: "s"})
+	mustAppend(t, s, user("a"))
+	if _, err := st.Flush(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	stop := errors.New("enough")
+	if err := st.FollowStored(ctx, "s", 0, func([]session.Event) error { return stop }); !errors.Is(err, stop) {
+		t.Fatalf("follow whose fn fails: %v; want its error", err)
+	}
+
+	blind := newTestStore(t, nil, Backend{Name: "mem", Persistence: persistencefault.Wrap(memory.New())})
+	if blind.CanFollowStored() {
+		t.Fatal("a backend without Watch claims it can follow")
+	}
+	if err := blind.FollowStored(ctx, "s", 0, followed{}.add); sdk.CodeOf(err) != sdk.CodeConfigInvalid {
+		t.Fatalf("follow without a watcher: %v; want CONFIG_INVALID", err)
+	}
+}
