@@ -14,6 +14,7 @@ import (
 
 	"github.com/seed-e5e476df/logbook/config"
 	"github.com/seed-e5e476df/logbook/runtime/engine"
+	"github.com/seed-e5e476df/logbook/runtime/store"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
@@ -50,6 +51,9 @@ type app struct {
 
 	cfg *config.Config
 	eng *engine.Engine
+	// observer, set before the engine starts, receives its store's
+	// measurements (serve's metrics); nil for every other command.
+	observer store.Observer
 }
 
 // config loads the configuration once: the --config file, or the embedded
@@ -86,7 +90,7 @@ func (a *app) engine(ctx context.Context) (*engine.Engine, error) {
 	if err != nil {
 		return nil, &sdk.Error{Code: sdk.CodeIOError, Op: "logbook", Detail: "cannot find the logbook binary to run the bundled plugins", Err: err}
 	}
-	e, err := engine.Start(ctx, cfg, engine.Options{Executable: exe, Logger: a.logger()})
+	e, err := engine.Start(ctx, cfg, engine.Options{Executable: exe, Logger: a.logger(), Observer: a.observer})
 	if err != nil {
 		return nil, err
 	}

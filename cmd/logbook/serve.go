@@ -51,11 +51,12 @@ func newServeCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			m := metrics.New()
+			a.observer = m
 			e, err := a.engine(ctx)
 			if err != nil {
 				return err
 			}
-			m := metrics.New()
 			if err := m.Watch(e); err != nil {
 				return err
 			}

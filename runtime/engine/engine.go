@@ -35,6 +35,9 @@ type Options struct {
 	// for the compaction pressure policy (docs/compaction.md); default nil, which
 	// leaves the window to each session's request/context.
 	ModelInfo func(provider, model string) (contextWindow int64, ok bool)
+	// Observer receives the store's measurements (store.Options.Observer;
+	// runtime/metrics.Metrics is one); default nil.
+	Observer store.Observer
 }
 
 // Engine is a running logbook: a store over plugin-hosted backends.
@@ -137,6 +140,7 @@ func Start(ctx context.Context, cfg *config.Config, opts Options) (*Engine, erro
 		Relational: func() []session.Relational { return []session.Relational{compaction.NewValidator()} },
 		SalvageDir: salvageDir(cfg),
 		Logger:     opts.Logger,
+		Observer:   opts.Observer,
 	})
 	if err != nil {
 		return fail(err)

@@ -6,7 +6,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/seed-e5e476df/logbook/runtime/engine"
+	"github.com/seed-e5e476df/logbook/runtime/store"
 )
+
+// Metrics is the store's observer (engine.Options.Observer).
+var _ store.Observer = (*Metrics)(nil)
 
 // Descriptions of the metrics read from the engine at scrape time.
 var (

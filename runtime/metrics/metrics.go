@@ -30,7 +30,7 @@ func New() *Metrics {
 		reg: prometheus.NewRegistry(),
 		appendedEvents: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "logbook_appended_events_total",
-			Help: "Events committed to live sessions (appends, and the closers and markers a resume writes).",
+			Help: "Events appended to live sessions (not the seed of a fork or the repair batch of a resume).",
 		}),
 		appendedBytes: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "logbook_appended_bytes_total",
@@ -38,7 +38,7 @@ func New() *Metrics {
 		}),
 		flush: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "logbook_flush_duration_seconds",
-			Help:    "How long one backend took to drain a session's write-behind queue and flush, per flush of a session.",
+			Help:    "How long one backend took to drain a session's write-behind queue and flush, per successful flush of a session.",
 			Buckets: flushBuckets,
 		}, []string{"backend"}),
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/seed-e5e476df/logbook/client"
+	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/internal/testserve"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
@@ -31,7 +32,8 @@ func wantMetric(t *testing.T, m testserve.Metrics, want float64, name string, la
 	}
 }
 
-// A real `logbook serve`'s /metrics, parsed: requests by route and
+// A real `logbook serve`'s /metrics, parsed: appended events and bytes
+// equal to what was appended, flush latencies, requests by route and
 // status, errors by code after a SEQ_CONFLICT, live sessions, the
 // write-behind queues after a flush, and the plugin's restart after a
 // kill -9 of it.
@@ -44,10 +46,19 @@ func TestServeMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Append(ctx, userInput("u1", "one"), userInput("u2", "two"), userInput("u3", "three")); err != nil {
+	evs, err := s.Append(ctx, userInput("u1", "one"), userInput("u2", "two"), userInput("u3", "three"))
+	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.AppendAt(ctx, 1, userInput("u4", "late")); !errors.Is(err, sdk.ErrSeqConflict) {
+	group, err := s.AppendGroup(ctx, events.Input{Type: "turn/start", Data: []byte(`{"turn":1}`)}, userInput("u5", "five"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bytes int
+	for _, e := range append(evs, group...) {
+		bytes += len(e.Envelope)
+	}
+	if _, err := s.AppendAt(ctx, 1, userInput("u6", "late")); !errors.Is(err, sdk.ErrSeqConflict) {
 		t.Fatalf("append at a stale length: %v", err)
 	}
 	if err := s.Flush(ctx); err != nil {
@@ -58,6 +69,10 @@ func TestServeMetrics(t *testing.T) {
 	wantMetric(t, m, 1, "logbook_http_requests_total", "route", "/logbook.v1.Sessions/Create", "status", "200")
 	wantMetric(t, m, 1, "logbook_http_requests_total", "route", "/logbook.v1.Sessions/Flush", "status", "200")
 	wantMetric(t, m, 1, "logbook_errors_total", "code", "SEQ_CONFLICT")
+	wantMetric(t, m, 5, "logbook_appended_events_total")
+	wantMetric(t, m, float64(bytes), "logbook_appended_bytes_total")
+	// Create flushes before it replies, then the explicit Flush.
+	wantMetric(t, m, 2, "logbook_flush_duration_seconds", "backend", "jsonl")
 	wantMetric(t, m, 1, "logbook_live_sessions")
 	wantMetric(t, m, 0, "logbook_writebehind_queue_events", "backend", "jsonl")
 	wantMetric(t, m, 0, "logbook_writebehind_queue_bytes", "backend", "jsonl")

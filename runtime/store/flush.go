@@ -92,7 +92,11 @@ func (st *Store) checkpointGrown(ctx context.Context, ls *live) {
 func (ls *live) flush(ctx context.Context) (FlushResult, error) {
 	res := FlushResult{Participated: len(ls.queues) > 0, Backends: make([]BackendStatus, len(ls.queues))}
 	settle := func(i int, q *queue) {
+		start := q.st.observeStart()
 		err := q.drain(ctx)
+		if err == nil {
+			q.st.observeFlushed(q.b.name, start)
+		}
 		res.Backends[i] = BackendStatus{Name: q.b.name, DurableSeq: q.durable(), Err: err}
 	}
 	if len(ls.queues) == 1 {

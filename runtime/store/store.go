@@ -64,6 +64,9 @@ type Options struct {
 	SalvageDir string
 	// Logger; default a null logger.
 	Logger hclog.Logger
+	// Observer, when set, receives the store's measurements (Observer);
+	// default nil, which costs nothing.
+	Observer Observer
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -200,6 +203,9 @@ func (st *Store) sessionOptions(h sdk.Header, ls *live) session.Options {
 				q.enqueue(evs, true)
 			}
 			st.feed.notify()
+			if st.opts.Observer != nil {
+				st.observeAppended(evs)
+			}
 		}
 	}
 	return o
