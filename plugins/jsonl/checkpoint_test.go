@@ -1,8 +1,10 @@
 package jsonl
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/seed-e5e476df/logbook/sdk"
@@ -109,4 +111,167 @@ func indexOf(b, sub []byte) int {
 		}
 	}
 	return -1
+}
+
+// openIndex opens s for reading and returns its Opened reply, its index,
+// whether the open kept decoded frames for the read (it decoded the
+// frames), and every event, or the open's error.
+func openIndex(t *testing.T, b *Backend) (sdk.Opened, index, bool, [][]byte, error) {
+	t.Helper()
+	o, err := b.Open(t.Context(), "s", sdk.AccessRead)
+	if err != nil {
+		return o, index{}, false, nil, err
+	}
+	defer b.Close(t.Context(), o.Handle)
+	hd, err := b.handles.Get(o.Handle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hd.mu.Lock()
+	ix, decoded := hd.ix.snapshot(), hd.kept != nil
+	hd.mu.Unlock()
+	var events [][]byte
+	err = b.Read(t.Context(), o.Handle, 0, -1, func(c [][]byte) error {
+		events = append(events, c...)
+		return nil
+	})
+	return o, ix, decoded, events, err
+}
+
+// withoutCheckpoint runs f with s's checkpoint file moved away.
+func withoutCheckpoint(t *testing.T, cfg Config, f func()) {
+	t.Helper()
+	path := filepath.Join(cfg.Root, EncodeID("s"), checkpointName)
+	saved := mustRead(t, path)
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	f()
+	if err := os.WriteFile(path, saved, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// An open whose checkpoint matches takes the covered frames' index from it
+// without decoding them, and ends with the index, the events and the reply
+// of an open that scans every frame.
+func TestCheckpointIndexesCoveredFrames(t *testing.T) {
+	cfg, b := checkpointFixture(t, CompressionZstd)
+	o, ix, decoded, events, err := openIndex(t, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if decoded {
+		t.Error("the open decoded the frames its checkpoint covers")
+	}
+	withoutCheckpoint(t, cfg, func() {
+		wo, wix, wdecoded, wevents, err := openIndex(t, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !wdecoded {
+			t.Error("without a checkpoint, the open kept no decoded frames")
+		}
+		if o.NextSeq != wo.NextSeq || o.Torn != wo.Torn {
+			t.Errorf("through the checkpoint: next %d torn %+v; scanned: next %d torn %+v", o.NextSeq, o.Torn, wo.NextSeq, wo.Torn)
+		}
+		if !slices.Equal(ix.frames, wix.frames) || ix.next != wix.next || ix.end != wix.end || ix.hdrEnd != wix.hdrEnd {
+			t.Errorf("through the checkpoint: index %+v; scanned: %+v", ix, wix)
+		}
+		requireEqualEvents(t, "through the checkpoint", events, wevents)
+	})
+}
+
+// Damage inside the covered prefix (a flipped byte in a batch frame) or a
+// log cut inside it is found as it is without a checkpoint: the binding no
+// longer matches, the open scans every frame and reports the same
+// CORRUPT_LOG or torn tail.
+func TestCheckpointCoveredDamageScanned(t *testing.T) {
+	cfg, b := checkpointFixture(t, CompressionZstd)
+	_, ix, _, _, err := openIndex(t, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := sessionLog(cfg, "s")
+	intact := mustRead(t, log)
+	mid := ix.frames[1]
+	flipped := slices.Clone(intact)
+	flipped[mid.off+mid.size/2] ^= 0x10
+	cut := intact[:mid.off+mid.size-2]
+	for name, data := range map[string][]byte{"flipped": flipped, "cut": cut} {
+		t.Run(name, func(t *testing.T) {
+			if err := os.WriteFile(log, data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			defer os.WriteFile(log, intact, 0o600)
+			o, _, _, events, err := openIndex(t, b)
+			withoutCheckpoint(t, cfg, func() {
+				wo, _, _, wevents, werr := openIndex(t, b)
+				if fmt.Sprint(err) != fmt.Sprint(werr) || o.Torn != wo.Torn || o.NextSeq != wo.NextSeq {
+					t.Errorf("with the checkpoint: %v, torn %+v, next %d; without: %v, torn %+v, next %d", err, o.Torn, o.NextSeq, werr, wo.Torn, wo.NextSeq)
+				}
+				requireEqualEvents(t, "with the checkpoint", events, wevents)
+			})
+			switch name {
+			case "flipped":
+				if !sdkCode(err, sdk.CodeCorruptLog) {
+					t.Errorf("a flipped byte in a covered frame: %v, want CORRUPT_LOG", err)
+				}
+			case "cut":
+				if err != nil || o.Torn.FromSeq != 10 {
+					t.Errorf("a log cut inside its second frame: %v, torn %+v; want a torn tail from seq 10", err, o.Torn)
+				}
+			}
+		})
+	}
+}
+
+// A checkpoint's frame table is checked where that costs nothing: one
+// whose sizes do not tile the covered bytes is not used (the open scans
+// the frames), and one whose event counts are wrong but add up is found
+// by a read that decodes the frames (CORRUPT_LOG), never served: a whole
+// read, or one of the event a wrong count would place first in a frame.
+func TestCheckpointFrameTableChecked(t *testing.T) {
+	cfg, b := checkpointFixture(t, CompressionZstd)
+	path := filepath.Join(cfg.Root, EncodeID("s"), checkpointName)
+	intact := mustRead(t, path)
+	defer os.WriteFile(path, intact, 0o600)
+	ck, ok := parseCheckpointFile(intact)
+	if !ok || len(ck.frames) != 3 {
+		t.Fatalf("the fixture's checkpoint: %+v %v; want 3 frames", ck, ok)
+	}
+	rewrite := func(change func(fs []frameRef)) {
+		c := ck
+		c.frames = slices.Clone(ck.frames)
+		change(c.frames)
+		if err := os.WriteFile(path, c.encode(), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rewrite(func(fs []frameRef) { fs[0].size++; fs[1].size-- })
+	o, _, decoded, events, err := openIndex(t, b)
+	if err != nil || !decoded || o.NextSeq != 35 || len(events) != 35 {
+		t.Errorf("sizes that do not tile the frames: %v, decoded %v, next %d, %d events; want a scan of 35", err, decoded, o.NextSeq, len(events))
+	}
+	for _, counts := range [][3]int64{{11, 9, 10}, {9, 11, 10}} {
+		rewrite(func(fs []frameRef) {
+			for i := range fs {
+				fs[i].count = counts[i]
+			}
+		})
+		if _, _, _, _, err := openIndex(t, b); !sdkCode(err, sdk.CodeCorruptLog) {
+			t.Errorf("frame counts %v for frames of 10 events: %v, want CORRUPT_LOG", counts, err)
+		}
+		// A read of the one event a wrong count places first in a frame.
+		at := sdk.Offset(counts[0])
+		o, err := b.Open(t.Context(), "s", sdk.AccessRead)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = b.Read(t.Context(), o.Handle, at, 1, func([][]byte) error { return nil })
+		b.Close(t.Context(), o.Handle)
+		if !sdkCode(err, sdk.CodeCorruptLog) {
+			t.Errorf("frame counts %v: a read of event %d: %v, want CORRUPT_LOG", counts, at, err)
+		}
+	}
 }

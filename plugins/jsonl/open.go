@@ -109,8 +109,9 @@ func (b *Backend) openLog(hd *handle, cfg Config) (sdk.Opened, error) {
 // replacing hd.ix; hd.info becomes what was scanned, and hd.kept up to
 // retain bytes of the decoded frames (zstd). hd.mu is held.
 //
-// With readFile, a checkpoint it reads that vouches for a prefix of the log
-// spares the scan checking that prefix's envelopes again (trustedPrefix).
+// With readFile, a checkpoint it reads that vouches for a prefix of a zstd
+// log spares the scan decoding and checking that prefix's frames again
+// (trustedPrefix).
 func (hd *handle) scanAll(retain int64, readFile func(string) ([]byte, error)) (sdk.Header, []byte, error) {
 	hd.kept = nil
 	fi, err := hd.f.Stat()
@@ -125,11 +126,12 @@ func (hd *handle) scanAll(retain int64, readFile func(string) ([]byte, error)) (
 	hd.vouched = 0
 	var trusted int64
 	if readFile != nil {
-		trusted = hd.trustedPrefix(data, readFile)
+		if t, ok := hd.trustedPrefix(data, readFile); ok {
+			hd.chk.trust, trusted = &t, t.prefix
+		}
 	}
-	hd.chk.trustedEnd = trusted
 	h, ix, err := hd.chk.scanLog(data, hd.zst, hd.id, hd.path)
-	hd.chk.trustedEnd = 0
+	hd.chk.trust = nil
 	kept := hd.chk.kept
 	hd.chk.retain, hd.chk.kept, hd.chk.keptBytes = 0, nil, 0
 	hd.chk.endScan()

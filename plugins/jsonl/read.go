@@ -1,11 +1,14 @@
 package jsonl
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"slices"
+	"sync"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/seed-e5e476df/logbook/plugins/jsonl/vfs"
@@ -159,9 +162,11 @@ func (r *reader) lines(from, to int64) error {
 }
 
 // frames emits events [from, to) of a zstd log, decoding the frames that
-// hold them.
+// hold them: the frames the open kept are served as they are; the others
+// are read and decoded by one goroutine up to readAhead frames ahead of
+// the emitting, so a long read decodes while its chunks go out.
 func (r *reader) frames(from, to int64) error {
-	fi, _ := slices.BinarySearchFunc(r.ix.frames, from, func(f frameRef, seq int64) int {
+	first, _ := slices.BinarySearchFunc(r.ix.frames, from, func(f frameRef, seq int64) int {
 		switch {
 		case f.first+f.count <= seq:
 			return -1
@@ -170,9 +175,14 @@ func (r *reader) frames(from, to int64) error {
 		}
 		return 0
 	})
+	last := first // the frame holding event to-1
+	for r.ix.frames[last].first+r.ix.frames[last].count < to {
+		last++
+	}
+	ahead := r.decodeAhead(max(first, len(r.kept)), last)
+	defer ahead.stop()
 	var chunk [][]byte
 	var cbuf []byte
-	var raw, decoded []byte
 	var nbytes int // bytes of the lines in chunk
 	flush := func() error {
 		if len(chunk) == 0 {
@@ -182,35 +192,36 @@ func (r *reader) frames(from, to int64) error {
 		chunk, cbuf, nbytes = nil, nil, 0
 		return r.emit(c)
 	}
-	for seq := from; seq < to; fi++ {
+	for fi, seq := first, from; seq < to; fi++ {
 		fr := r.ix.frames[fi]
-		// A kept frame's content was checked by the scan and belongs to
-		// this read alone, so its lines go out as views of it; any other
-		// frame is decoded into a reused buffer and its lines copied.
+		// Every frame's content is a fresh buffer that belongs to this
+		// read: a kept frame's was checked by the scan, a decoded one's
+		// checksum was verified. The lines of a frame the read covers whole
+		// go out as views of it; those of a frame it covers in part are
+		// copied, so that a short read does not pin a whole frame.
 		var rest []byte
-		owned := fi < len(r.kept)
-		if owned {
+		if fi < len(r.kept) {
 			rest = r.kept[fi]
 			r.kept[fi] = nil
 		} else {
-			raw = slices.Grow(raw[:0], int(fr.size))[:fr.size]
-			if err := readFull(r.f, raw, fr.off); err != nil {
-				return handles.IOError(op, r.id, "reading "+r.path, err)
-			}
 			var err error
-			decoded, err = r.dec.DecodeAll(raw, decoded[:0])
-			if err != nil {
-				return corruptAt(r.id, r.path, fmt.Sprintf("byte offset %d: the frame no longer decodes: %v", fr.off, err))
+			if rest, err = ahead.next(); err != nil {
+				return err
 			}
-			rest = decoded
 		}
+		owned := from <= fr.first && fr.first+fr.count <= to
 		for k := fr.first; k < fr.first+fr.count && seq < to; k++ {
-			nl := indexNL(rest)
+			nl := bytes.IndexByte(rest, '\n')
 			if nl < 0 {
 				return corruptAt(r.id, r.path, fmt.Sprintf("byte offset %d: the frame changed after it was read", fr.off))
 			}
 			line := rest[:nl:nl]
 			rest = rest[nl+1:]
+			if k == fr.first {
+				if got, ok := leadSeq(line); ok && got != k {
+					return corruptAt(r.id, r.path, fmt.Sprintf("byte offset %d: the frame starts with seq %d, not the %d it was indexed with", fr.off, got, k))
+				}
+			}
 			if k < seq {
 				continue
 			}
@@ -236,17 +247,102 @@ func (r *reader) frames(from, to int64) error {
 			cbuf = append(cbuf, line...)
 			chunk = append(chunk, cbuf[start:len(cbuf):len(cbuf)])
 		}
+		if seq == fr.first+fr.count && len(rest) > 0 {
+			// The frame holds more lines than its index says (an index
+			// taken from a checkpoint is not checked against the content
+			// until it is read).
+			return corruptAt(r.id, r.path, fmt.Sprintf("byte offset %d: the frame holds more than the %d events it was indexed with", fr.off, fr.count))
+		}
 	}
 	return flush()
 }
 
-func indexNL(b []byte) int {
-	for i, c := range b {
-		if c == '\n' {
-			return i
-		}
+// leadSeq reads the seq of an envelope that starts with its seq member, as
+// the host writes them; ok is false for any other.
+func leadSeq(env []byte) (seq int64, ok bool) {
+	rest, ok := bytes.CutPrefix(env, []byte(`{"seq":`))
+	if !ok {
+		return 0, false
 	}
-	return -1
+	n := 0
+	for n < len(rest) && n < 16 && '0' <= rest[n] && rest[n] <= '9' {
+		seq = seq*10 + int64(rest[n]-'0')
+		n++
+	}
+	return seq, n > 0 && n < len(rest) && rest[n] == ','
+}
+
+// readAhead is how many decoded frames a read's decoder may hold ready
+// beyond the one being emitted.
+const readAhead = 2
+
+// decoded is one frame's content, or why it could not be had.
+type decoded struct {
+	content []byte
+	err     error
+}
+
+// aheadDecoder decodes the frames [from, to] of a read in order on its own
+// goroutine, each into a fresh buffer.
+type aheadDecoder struct {
+	out  chan decoded
+	done chan struct{}
+	wg   sync.WaitGroup
+}
+
+// decodeAhead starts decoding r's frames [from, to]; with from > to there
+// is nothing to decode and no goroutine.
+func (r *reader) decodeAhead(from, to int) *aheadDecoder {
+	a := &aheadDecoder{out: make(chan decoded, readAhead), done: make(chan struct{})}
+	if from > to {
+		close(a.out)
+		return a
+	}
+	a.wg.Go(func() {
+		defer close(a.out)
+		var raw []byte
+		for fi := from; fi <= to; fi++ {
+			d := r.decodeFrame(r.ix.frames[fi], &raw)
+			select {
+			case a.out <- d:
+			case <-a.done:
+				return
+			}
+			if d.err != nil {
+				return
+			}
+		}
+	})
+	return a
+}
+
+// decodeFrame reads and decodes one frame into a fresh buffer; raw is the
+// reused buffer of its compressed bytes.
+func (r *reader) decodeFrame(fr frameRef, raw *[]byte) decoded {
+	*raw = slices.Grow((*raw)[:0], int(fr.size))[:fr.size]
+	if err := readFull(r.f, *raw, fr.off); err != nil {
+		return decoded{err: handles.IOError(op, r.id, "reading "+r.path, err)}
+	}
+	content, err := r.dec.DecodeAll(*raw, nil)
+	if err != nil {
+		return decoded{err: corruptAt(r.id, r.path, fmt.Sprintf("byte offset %d: the frame no longer decodes: %v", fr.off, err))}
+	}
+	return decoded{content: content}
+}
+
+// next returns the next frame's content.
+func (a *aheadDecoder) next() ([]byte, error) {
+	d, ok := <-a.out
+	if !ok {
+		return nil, errors.New("jsonl: read past the frames being decoded") // not reached: frames asks for no more than it started
+	}
+	return d.content, d.err
+}
+
+// stop ends the decoding and waits for its goroutine.
+func (a *aheadDecoder) stop() {
+	close(a.done)
+	a.wg.Wait()
 }
 
 // readFull reads exactly len(p) bytes at off.

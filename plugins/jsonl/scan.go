@@ -87,34 +87,10 @@ type checker struct {
 	// scanning keeps scratch buffers of any size between the frames of
 	// one whole-log scan; endScan drops the large ones.
 	scanning bool
-	// trustedEnd, when > 0, is the file offset up to which a checkpoint's
-	// binding vouches for the log (checkpoint.go): frames that end by it
-	// are decoded and counted, their envelopes not checked again.
-	trustedEnd int64
-	trusted    bool // the frame being checked ends by trustedEnd
-}
-
-// trustedContent is contentEvents for a frame the checkpoint vouches for:
-// complete lines, counted, the first one's seq read from its canonical
-// prefix. It returns the first seq and the count.
-func trustedContent(out []byte) (first, count int64, ok bool) {
-	if len(out) == 0 || out[len(out)-1] != '\n' {
-		return 0, 0, false
-	}
-	const lead = `{"seq":`
-	if !bytes.HasPrefix(out, []byte(lead)) {
-		return 0, 0, false
-	}
-	for _, c := range out[len(lead):] {
-		if c < '0' || c > '9' {
-			break
-		}
-		first = first*10 + int64(c-'0')
-		if first > sdk.MaxSeq {
-			return 0, 0, false
-		}
-	}
-	return first, int64(bytes.Count(out, []byte{'\n'})), true
+	// trust, when set, is the prefix of the log a checkpoint vouches for
+	// (checkpoint.go): a whole-log scan takes its frames without decoding
+	// them and checks only the frames after it.
+	trust *trustedFrames
 }
 
 // endScan ends a whole-log scan: scratch larger than keepScratch goes.
@@ -521,9 +497,12 @@ func (c *checker) scanDamaged(data []byte, zst bool, id, path string) (sdk.Heade
 		return sdk.Header{}, nil, nil, err
 	}
 	ix := &index{hdrEnd: int64(n), end: int64(n)}
+	if zst && c.trust != nil && c.trust.apply(data, ix) {
+		c.retain = 0 // what a read keeps is a prefix of the frames, and these were not decoded
+	}
 	var d *damage
 	if zst {
-		d = c.scanFrames(data[n:], int64(n), ix)
+		d = c.scanFrames(data[ix.end:], ix.end, ix)
 	} else {
 		d = c.scanLines(data[n:], int64(n), ix)
 	}
@@ -592,9 +571,7 @@ func (c *checker) scanFrames(data []byte, base int64, ix *index) *damage {
 		n, bound, st, reason := frameBounds(data[pos:])
 		if st == unitGood {
 			keep := c.retaining(bound)
-			c.trusted = base+int64(pos+n) <= c.trustedEnd
 			count, r := c.frameEvents(data[pos:pos+n], bound, ix.next, keep)
-			c.trusted = false
 			fresh := c.fresh
 			c.fresh = nil
 			if r == "" {
@@ -636,11 +613,6 @@ func (c *checker) frameEvents(frame []byte, bound uint64, first int64, keep bool
 	}
 	if err != nil {
 		return 0, "not decodable: " + err.Error()
-	}
-	if c.trusted {
-		if f, n, ok := trustedContent(out); ok && f == first {
-			return n, ""
-		}
 	}
 	return c.contentEvents(out, first)
 }

@@ -38,7 +38,7 @@ func (c *checker) scanAhead(data []byte, base int64, ix *index) int {
 	}
 	subs := make([]checker, workers)
 	for i := range subs {
-		subs[i] = checker{dec: c.dec, scanning: true, trustedEnd: c.trustedEnd}
+		subs[i] = checker{dec: c.dec, scanning: true}
 	}
 	pos := 0
 	var window []aheadFrame
@@ -93,9 +93,7 @@ func (c *checker) checkWindow(data []byte, base int64, window []aheadFrame, subs
 				if i >= len(window) {
 					return
 				}
-				f := &window[i]
-				sc.trusted = base+int64(f.off+f.n) <= sc.trustedEnd
-				sc.checkAhead(data, f, keep)
+				sc.checkAhead(data, &window[i], keep)
 			}
 		})
 	}
@@ -116,12 +114,7 @@ func (c *checker) checkAhead(data []byte, f *aheadFrame, keep bool) {
 	if err != nil {
 		return
 	}
-	if c.trusted {
-		f.first, f.count, f.ok = trustedContent(out)
-	}
-	if !f.ok {
-		f.first, f.count, f.ok = c.selfContained(out)
-	}
+	f.first, f.count, f.ok = c.selfContained(out)
 	if f.ok && keep {
 		f.out = out
 	}
