@@ -60,11 +60,7 @@ func (o *owners) current(ctx context.Context) (*ownerConn, error) {
 // ownerAppName is the application_name of a host's ownership connection,
 // as pg_stat_activity shows it.
 func ownerAppName(host string) string {
-	name := "logbook owner " + host
-	if len(name) > 63 {
-		name = name[:63]
-	}
-	return name
+	return appName("logbook owner " + host)
 }
 
 // lock tries to take the advisory lock key without waiting. It returns

@@ -37,7 +37,7 @@ func openStore(ctx context.Context, cfg Config) (*store, error) {
 	}
 	pc.MaxConns = int32(cfg.MaxConns)
 	pc.MinConns = 0
-	runtimeParams(pc.ConnConfig, "logbook")
+	runtimeParams(pc.ConnConfig, appName("logbook "+cfg.HostName))
 	s := &store{dsn: cfg.DSN, schema: cfg.Schema, host: cfg.HostName}
 	if s.pool, err = pgxpool.NewWithConfig(ctx, pc); err != nil {
 		return nil, s.dbErr(ctx, "", "connecting to the database", err)
@@ -76,6 +76,14 @@ func (s *store) close() {
 		s.dec.Close()
 	}
 	s.pool.Close()
+}
+
+// appName clips an application_name to the 63 bytes PostgreSQL keeps.
+func appName(name string) string {
+	if len(name) > 63 {
+		name = name[:63]
+	}
+	return name
 }
 
 // q is the quoted schema name, for statements.
