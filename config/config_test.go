@@ -750,6 +750,18 @@ func TestExamplesParse(t *testing.T) {
 		t.Errorf("compaction = %+v", c.Compaction)
 	}
 
+	t.Setenv("LOGBOOK_PG_DSN", "host=db dbname=logbook")
+	t.Setenv("HOSTNAME", "web-1")
+	c, err = config.Load(filepath.Join("examples", "postgres.hcl"), config.Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The postgres block reaches the plugin as JSON, env() evaluated; the
+	// plugin checks its keys when it is configured.
+	if p := c.Persistence[0]; p.Name != "postgres" || string(p.Config) != `{"compress_data":true,"compress_min_bytes":256,"dsn":"host=db dbname=logbook","host_name":"web-1","max_conns":8,"schema":"logbook"}` {
+		t.Errorf("postgres block = %s %s", p.Name, p.Config)
+	}
+
 	c, err = config.Load(filepath.Join("examples", "jsonl-zstd.hcl"), config.Overrides{})
 	if err != nil {
 		t.Fatal(err)

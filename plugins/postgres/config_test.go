@@ -2,9 +2,11 @@ package postgres_test
 
 import (
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/seed-e5e476df/logbook/config"
 	"github.com/seed-e5e476df/logbook/internal/pgtest"
 	"github.com/seed-e5e476df/logbook/plugins/postgres"
 	"github.com/seed-e5e476df/logbook/runtime/pluginhost"
@@ -111,4 +113,22 @@ func TestNewerSchemaVersionIsRefused(t *testing.T) {
 	cfg.Schema = other
 	_, err = postgres.Open(t.Context(), cfg)
 	persistencetest.RequireCode(t, err, sdk.CodeSchemaMismatch, other, "not a logbook schema")
+}
+
+// TestExampleConfigIsAccepted: the block of config/examples/postgres.hcl,
+// as the config package hands it to the plugin, parses.
+func TestExampleConfigIsAccepted(t *testing.T) {
+	t.Setenv("LOGBOOK_PG_DSN", "host=/var/run/postgresql dbname=logbook")
+	t.Setenv("HOSTNAME", "web-1")
+	c, err := config.Load(filepath.Join("..", "..", "config", "examples", "postgres.hcl"), config.Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := postgres.ParseConfig(c.Persistence[0].Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.DSN != "host=/var/run/postgresql dbname=logbook" || got.HostName != "web-1" || got.Schema != "logbook" {
+		t.Fatalf("ParseConfig of the example = %+v", got)
+	}
 }
