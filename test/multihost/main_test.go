@@ -1,0 +1,12 @@
+package multihost
+
+import (
+	"testing"
+
+	"github.com/seed-e5e476df/logbook/internal/testbin"
+)
+
+// logbookBin is the logbook binary the hosts run.
+var logbookBin string
+
+func TestMain(m *testing.M) { testbin.Main(m, &logbookBin) }
