@@ -114,35 +114,23 @@ func (b *Backend) end(ctx context.Context, st *store, hd *handle, advance bool) 
 // bad row is CORRUPT_LOG naming its seq: it lies below next_seq, inside
 // what was committed.
 func (s *store) readRows(ctx context.Context, id string, from, stop int64) ([][]byte, error) {
-	rows, err := s.pool.Query(ctx, "SELECT seq, zstd, envelope FROM "+s.q()+".events WHERE session_id = $1 AND seq >= $2 AND seq < $3 ORDER BY seq", id, from, stop)
-	if err != nil {
-		return nil, s.dbErr(ctx, id, "read", err)
-	}
-	defer rows.Close()
 	out := make([][]byte, 0, stop-from)
-	var (
-		seq    int64
-		zstd   bool
-		stored []byte
-	)
 	want := from
-	for rows.Next() {
-		if err := rows.Scan(&seq, &zstd, &stored); err != nil {
-			return nil, s.dbErr(ctx, id, "read", err)
+	err := s.checkedRows(ctx, s.pool, id, "SELECT seq, zstd, envelope FROM "+s.q()+".events WHERE session_id = $1 AND seq >= $2 AND seq < $3 ORDER BY seq", func(chunk []storedRow) error {
+		for _, r := range chunk {
+			if r.seq != want {
+				return corruptAt(id, want, "the row of event seq %d is missing below next_seq in %s", want, s.where())
+			}
+			if r.reason != "" {
+				return corruptAt(id, r.seq, "the row of event seq %d in %s: %s", r.seq, s.where(), r.reason)
+			}
+			out = append(out, r.env)
+			want++
 		}
-		if seq != want {
-			return nil, corruptAt(id, want, "the row of event seq %d is missing below next_seq in %s", want, s.where())
-		}
-		env, reason := s.check(seq, zstd, stored)
-		if reason != "" {
-			return nil, corruptAt(id, seq, "the row of event seq %d in %s: %s", seq, s.where(), reason)
-		}
-		out = append(out, env)
-		stored = nil
-		want++
-	}
-	if err := rows.Err(); err != nil {
-		return nil, s.dbErr(ctx, id, "read", err)
+		return nil
+	}, id, from, stop)
+	if err != nil {
+		return nil, err
 	}
 	if want < stop {
 		return nil, corruptAt(id, want, "the row of event seq %d is missing below next_seq in %s", want, s.where())

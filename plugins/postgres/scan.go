@@ -74,11 +74,6 @@ func (sc *scanned) corrupt(id, where string) error {
 // with their newlines. With keep, the valid prefix's envelopes come back
 // too.
 func (s *store) scan(ctx context.Context, q querier, id string, nextSeq int64, keep bool) (scanned, error) {
-	rows, err := q.Query(ctx, "SELECT seq, zstd, envelope FROM "+s.q()+".events WHERE session_id = $1 ORDER BY seq", id)
-	if err != nil {
-		return scanned{}, s.dbErr(ctx, id, "scanning the rows", err)
-	}
-	defer rows.Close()
 	out := scanned{bad: -1, intactAt: -1}
 	if keep && nextSeq > 0 {
 		out.events = make([][]byte, 0, min(nextSeq, 1<<20))
@@ -94,53 +89,46 @@ func (s *store) scan(ctx context.Context, q querier, id string, nextSeq int64, k
 			out.bad, out.reason = from, fmt.Sprintf("the rows of events %d … %d are missing", from, to)
 		}
 	}
-	var (
-		seq    int64
-		zstd   bool
-		stored []byte
-	)
-	for rows.Next() {
-		if err := rows.Scan(&seq, &zstd, &stored); err != nil {
-			return scanned{}, s.dbErr(ctx, id, "scanning the rows", err)
-		}
-		if seq < 0 {
-			return scanned{}, corruptAt(id, seq, "a row has the negative seq %d; the database was written by something other than logbook", seq)
-		}
-		if seq > want && want < nextSeq {
-			missing(want, min(seq, nextSeq)-1)
-		}
-		want = seq + 1
-		env, reason := s.check(seq, zstd, stored)
-		raw := stored
-		stored = nil // env may alias it: the next row gets its own
-		if out.bad < 0 && seq < nextSeq {
-			if reason == "" {
-				if out.events != nil {
-					if kept += int64(len(env)); kept > scanKeepBytes {
-						out.events = nil
-					} else {
-						out.events = append(out.events, env)
+	err := s.checkedRows(ctx, q, id, "SELECT seq, zstd, envelope FROM "+s.q()+".events WHERE session_id = $1 ORDER BY seq", func(chunk []storedRow) error {
+		for i := range chunk {
+			r := &chunk[i]
+			if r.seq < 0 {
+				return corruptAt(id, r.seq, "a row has the negative seq %d; the database was written by something other than logbook", r.seq)
+			}
+			if r.seq > want && want < nextSeq {
+				missing(want, min(r.seq, nextSeq)-1)
+			}
+			want = r.seq + 1
+			if out.bad < 0 && r.seq < nextSeq {
+				if r.reason == "" {
+					if out.events != nil {
+						if kept += int64(len(r.env)); kept > scanKeepBytes {
+							out.events = nil
+						} else {
+							out.events = append(out.events, r.env)
+						}
 					}
+					continue
 				}
+				out.bad, out.reason = r.seq, r.reason
+			}
+			out.rows++
+			if r.reason != "" {
+				add(undecodableLine(r.seq, r.zstd, r.stored, r.reason))
 				continue
 			}
-			out.bad, out.reason = seq, reason
-		}
-		out.rows++
-		if reason != "" {
-			add(undecodableLine(seq, zstd, raw, reason))
-			continue
-		}
-		if out.bad >= 0 && seq < nextSeq {
-			if out.intactAt < 0 {
-				out.intactAt = seq
+			if out.bad >= 0 && r.seq < nextSeq {
+				if out.intactAt < 0 {
+					out.intactAt = r.seq
+				}
+				out.intact++
 			}
-			out.intact++
+			add(r.env)
 		}
-		add(env)
-	}
-	if err := rows.Err(); err != nil {
-		return scanned{}, s.dbErr(ctx, id, "scanning the rows", err)
+		return nil
+	}, id)
+	if err != nil {
+		return scanned{}, err
 	}
 	if want < nextSeq {
 		missing(want, nextSeq-1)
