@@ -194,6 +194,11 @@ func (s *store) appendTx(ctx context.Context, hd *handle, cs claimState, firstSe
 			return fail(err)
 		}
 	}
+	// Watches of the session, on any host, learn of the batch when it
+	// commits (docs/storage.md, "Following a session written elsewhere").
+	if _, err := tx.Exec(ctx, "SELECT pg_notify($1, $2)", s.channel(), id); err != nil {
+		return fail(err)
+	}
 	if err := tx.Commit(ctx); err != nil {
 		return fail(err)
 	}

@@ -41,6 +41,7 @@ type Backend struct {
 	claims      *handles.Claims[handle] // session id → write handle of this instance
 	pending     *handles.Claims[handle] // session id → create handle, until materialized
 	shut        bool
+	lis         *listener // the watches' LISTEN connection; nil until the first Watch
 	// beforeCAS, when set (tests), runs in an append transaction just
 	// before its compare-and-set.
 	beforeCAS func()
@@ -132,7 +133,11 @@ func (b *Backend) Shutdown() error {
 		hd.closed = true
 	}
 	b.claims, b.pending = handles.NewClaims[handle](), handles.NewClaims[handle]()
+	lis := b.lis
 	b.mu.Unlock()
+	if lis != nil {
+		lis.close()
+	}
 	b.own.close()
 	st.close()
 	return nil
