@@ -91,8 +91,9 @@
 // 200 when the engine is ready (engine.Ready: every plugin process runs
 // and the primary backend answers a probe), else 503 with an
 // application/problem+json body naming what is not. grpc.health.v1.Health
-// Check answers SERVING exactly when /readyz answers 200. None of them
-// needs the bearer token.
+// Check answers SERVING exactly when /readyz answers 200, and Watch sends
+// each change (checking once a second) until shutdown ends it. None of
+// them needs the bearer token.
 //
 // # Metrics
 //

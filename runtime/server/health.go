@@ -3,9 +3,11 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"connectrpc.com/connect"
@@ -109,18 +111,59 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(w).Encode(body)
 }
 
-// healthChecker answers grpc.health.v1 Check from the readiness check:
-// SERVING exactly when /readyz answers 200, for the whole server ("") and
-// for logbook.v1.Sessions.
+// watchInterval is how often a grpc.health.v1 Watch stream checks the
+// readiness again; it sends only a change.
+const watchInterval = time.Second
+
+// healthChecker answers grpc.health.v1 Check and Watch from the readiness
+// check: SERVING exactly when /readyz answers 200, for the whole server
+// ("") and for logbook.v1.Sessions.
 type healthChecker struct{ s *Server }
 
-// Check implements grpchealth.Checker.
+// knownService refuses (NotFound) a service the server does not report.
+func knownService(service string) error {
+	if service != "" && service != logbookv1connect.SessionsName {
+		return connect.NewError(connect.CodeNotFound, fmt.Errorf("unknown service %q: this server reports the health of \"\" (the whole server) and %q", service, logbookv1connect.SessionsName))
+	}
+	return nil
+}
+
+// Check implements grpchealth.Checker. Once shutdown has begun it fails
+// with Unavailable, which also ends every Watch stream.
 func (h healthChecker) Check(ctx context.Context, req *grpchealth.CheckRequest) (*grpchealth.CheckResponse, error) {
-	if req.Service != "" && req.Service != logbookv1connect.SessionsName {
-		return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("unknown service %q: this server reports the health of \"\" (the whole server) and %q", req.Service, logbookv1connect.SessionsName))
+	if err := knownService(req.Service); err != nil {
+		return nil, err
+	}
+	if h.s.stopping() {
+		return nil, connect.NewError(connect.CodeUnavailable, errors.New("the server is shutting down"))
 	}
 	if _, ok := h.s.ready(ctx); !ok {
 		return &grpchealth.CheckResponse{Status: grpchealth.StatusNotServing}, nil
 	}
 	return &grpchealth.CheckResponse{Status: grpchealth.StatusServing}, nil
+}
+
+// Watch implements grpchealth.Watcher: the stream checks again every
+// watchInterval, so within one interval of the start of a shutdown its
+// Check's Unavailable ends the stream instead of holding the shutdown.
+// stop ends the goroutine that drives it.
+func (h healthChecker) Watch(_ context.Context, req *grpchealth.CheckRequest, onChange func()) (stop func(), err error) {
+	if err := knownService(req.Service); err != nil {
+		return nil, err
+	}
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(watchInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				onChange()
+			}
+		}
+	}()
+	var once sync.Once
+	return func() { once.Do(func() { close(done) }) }, nil
 }

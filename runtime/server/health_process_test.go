@@ -84,9 +84,10 @@ func gatedPlugin(t *testing.T, dir, gate string) string {
 }
 
 // A real `logbook serve` answers /healthz, /readyz and grpc.health.v1
-// without the token it requires of everything else; after its persistence
-// plugin is killed it is not ready, naming the plugin, until the host has
-// restarted it, and then it is ready again.
+// (Check and Watch) without the token it requires of everything else;
+// after its persistence plugin is killed it is not ready, naming the
+// plugin, until the host has restarted it, and then it is ready again. A
+// Watch stream follows each change and ends at shutdown.
 func TestServeHealthAndReadiness(t *testing.T) {
 	dir := t.TempDir()
 	gate := filepath.Join(dir, "gate")
@@ -137,6 +138,22 @@ func TestServeHealthAndReadiness(t *testing.T) {
 		t.Fatalf("grpc health Check of an unknown service: %v", err)
 	}
 
+	// A Watch stream sends the status now and then each change.
+	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	watch, err := health.Watch(wctx, &healthpb.HealthCheckRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := func(want healthpb.HealthCheckResponse_ServingStatus) {
+		t.Helper()
+		resp, err := watch.Recv()
+		if err != nil || resp.GetStatus() != want {
+			t.Fatalf("grpc health Watch: %v (%v), want %v", resp.GetStatus(), err, want)
+		}
+	}
+	next(healthpb.HealthCheckResponse_SERVING)
+
 	// kill -9 the plugin; its restart waits at the gate.
 	plugin := jsonlPlugin(p.Pid())
 	if plugin == 0 {
@@ -176,6 +193,7 @@ func TestServeHealthAndReadiness(t *testing.T) {
 	if code, _, _ := getHealth(t, p.addr, "/healthz"); code != http.StatusOK {
 		t.Fatalf("/healthz while the plugin is down: %d", code)
 	}
+	next(healthpb.HealthCheckResponse_NOT_SERVING)
 
 	// The gate opens: the host's restart completes and serve is ready again.
 	if err := os.Remove(gate); err != nil {
@@ -196,5 +214,22 @@ func TestServeHealthAndReadiness(t *testing.T) {
 	}
 	if restarted := jsonlPlugin(p.Pid()); restarted == 0 || restarted == plugin {
 		t.Fatalf("plugin pid after the restart: %d (killed %d)", restarted, plugin)
+	}
+	next(healthpb.HealthCheckResponse_SERVING)
+
+	// Shutdown ends the Watch stream (Unavailable) rather than waiting
+	// out the shutdown timeout (10 s) for it.
+	start := time.Now()
+	if err := p.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := watch.Recv(); status.Code(err) != codes.Unavailable {
+		t.Fatalf("grpc health Watch at shutdown: %v", err)
+	}
+	if err := p.wait(t); err != nil {
+		t.Fatalf("serve after SIGTERM: %v\n%s", err, p.log())
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("serve took %v to shut down with a Watch stream open", took)
 	}
 }
