@@ -140,21 +140,10 @@ func (s *store) appendTx(ctx context.Context, hd *handle, cs claimState, firstSe
 	pid := int64(cs.oc.pid)
 	var r sessionRow
 	if cs.pending != nil {
-		// Materialization: the sessions row, inserted only while the
-		// claim is held.
-		r = sessionRow{header: cs.pending, incarnation: uuid.NewString(), epoch: 1, host: s.host}
-		tag, err := tx.Exec(ctx, "INSERT INTO "+s.q()+".sessions(id, header, created_at, next_seq, incarnation, revision, size_bytes, owner_epoch, owner_host, last_activity) "+
-			"SELECT $1, $2, $3, 0, $4, 0, octet_length($2), 1, $5, now() WHERE "+heldSQL("$6", "$7", "$8"),
-			id, string(cs.pending), cs.header.CreatedAt, r.incarnation, s.host, pid, hi, lo)
-		switch {
-		case isUniqueViolation(err):
-			return fail(handles.AlreadyExists(op, id, "another host stored it first"))
-		case err != nil:
+		if r, err = s.materialize(ctx, tx, hd, cs); err != nil {
 			return fail(err)
-		case tag.RowsAffected() == 0:
-			return fail(lostErr(id, "the ownership connection that held it is gone"))
 		}
-		cs.epoch, cs.inc = 1, r.incarnation
+		cs.epoch, cs.inc = r.epoch, r.incarnation
 	}
 	if len(rows) == 0 && cs.pending == nil {
 		// A probe: the claim and the compare-and-set, nothing written.
@@ -201,6 +190,27 @@ func (s *store) appendTx(ctx context.Context, hd *handle, cs claimState, firstSe
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return fail(err)
+	}
+	return r, nil
+}
+
+// materialize inserts the sessions row of the pending create hd (epoch
+// 1, this host as the owner), only while hd's claim is held:
+// SESSION_ALREADY_EXISTS when another host stored the id first,
+// OWNERSHIP_LOST when the claim is gone.
+func (s *store) materialize(ctx context.Context, tx pgx.Tx, hd *handle, cs claimState) (sessionRow, error) {
+	hi, lo := keyHalves(hd.key)
+	r := sessionRow{header: cs.pending, incarnation: uuid.NewString(), epoch: 1, host: s.host, sizeBytes: int64(len(cs.pending))}
+	tag, err := tx.Exec(ctx, "INSERT INTO "+s.q()+".sessions(id, header, created_at, next_seq, incarnation, revision, size_bytes, owner_epoch, owner_host, last_activity) "+
+		"SELECT $1, $2, $3, 0, $4, 0, octet_length($2), 1, $5, now() WHERE "+heldSQL("$6", "$7", "$8"),
+		hd.id, string(cs.pending), cs.header.CreatedAt, r.incarnation, s.host, int64(cs.oc.pid), hi, lo)
+	switch {
+	case isUniqueViolation(err):
+		return r, handles.AlreadyExists(op, hd.id, "another host stored it first")
+	case err != nil:
+		return r, err
+	case tag.RowsAffected() == 0:
+		return r, lostErr(hd.id, "the ownership connection that held it is gone")
 	}
 	return r, nil
 }

@@ -1,0 +1,106 @@
+package postgres
+
+import (
+	"context"
+
+	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/handles"
+)
+
+var _ sdk.PrefixCopier = (*Backend)(nil)
+
+// CopyPrefix implements sdk.PrefixCopier: it creates the session child as
+// Create does (its claim taken), then in one transaction stores its
+// sessions row and copies the rows of source's events [0, boundary] with
+// INSERT … SELECT, as stored (a zstd frame stays the same frame), and
+// returns the write handle. The source's format gate and header check run
+// first (their errors), a boundary outside its log is INVALID_BOUNDARY, and
+// a prefix whose rows are not all there is CORRUPT_LOG; any failure stores
+// nothing and abandons the create.
+func (b *Backend) CopyPrefix(ctx context.Context, source string, boundary sdk.Seq, child sdk.Header) (sdk.Opened, error) {
+	if err := sdk.ValidateSessionID(source); err != nil {
+		return sdk.Opened{}, err
+	}
+	st, err := b.store()
+	if err != nil {
+		return sdk.Opened{}, err
+	}
+	o, err := b.Create(ctx, child)
+	if err != nil {
+		return sdk.Opened{}, err
+	}
+	hd, err := b.writable(o.Handle)
+	if err == nil {
+		var r sessionRow
+		if r, err = b.copyTx(ctx, st, hd, source, boundary); err == nil {
+			o.NextSeq, o.Revision = sdk.Offset(r.nextSeq), st.rev(r)
+		}
+	}
+	if err != nil {
+		_ = b.Close(ctx, o.Handle) // abandons the create
+		return sdk.Opened{}, err
+	}
+	return o, nil
+}
+
+// copyTx materializes the pending create hd as the copy of source's
+// prefix, with the bookkeeping of commit.
+func (b *Backend) copyTx(ctx context.Context, st *store, hd *handle, source string, boundary sdk.Seq) (sessionRow, error) {
+	hd.ops.Lock()
+	defer hd.ops.Unlock()
+	b.mu.Lock()
+	cs := claimState{pending: hd.pending, header: hd.header, oc: hd.oc}
+	b.mu.Unlock()
+	fail := func(err error) (sessionRow, error) {
+		return sessionRow{}, st.dbErr(ctx, hd.id, "copying a prefix", err)
+	}
+	tx, err := st.pool.Begin(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	defer tx.Rollback(context.Background())
+	src, found, err := st.session(ctx, tx, source, false)
+	if err != nil {
+		return fail(err)
+	}
+	if !found {
+		return fail(handles.NotFound(op, source))
+	}
+	if _, err := st.header(src, source); err != nil {
+		return fail(err)
+	}
+	if boundary < 0 || int64(boundary) >= src.nextSeq {
+		return fail(newErr(sdk.CodeInvalidBoundary, source, "boundary %d is outside session %q, whose last seq is %d", boundary, source, src.nextSeq-1).WithSeq(int64(boundary)))
+	}
+	r, err := st.materialize(ctx, tx, hd, cs)
+	if err != nil {
+		return fail(err)
+	}
+	tag, err := tx.Exec(ctx, "INSERT INTO "+st.q()+".events(session_id, seq, zstd, envelope) SELECT $1, seq, zstd, envelope FROM "+st.q()+
+		".events WHERE session_id = $2 AND seq <= $3", hd.id, source, int64(boundary))
+	if err != nil {
+		return fail(err)
+	}
+	if n := tag.RowsAffected(); n != int64(boundary)+1 {
+		return fail(corruptAt(source, int64(boundary), "session %q has %d rows for its events 0 … %d; the rows of the others are missing", source, n, boundary))
+	}
+	err = tx.QueryRow(ctx, "UPDATE "+st.q()+".sessions SET next_seq = $2, revision = 1, size_bytes = size_bytes + "+
+		"(SELECT coalesce(sum(octet_length(envelope)), 0) FROM "+st.q()+".events WHERE session_id = $1) WHERE id = $1 RETURNING revision, size_bytes",
+		hd.id, int64(boundary)+1).Scan(&r.revision, &r.sizeBytes)
+	if err != nil {
+		return fail(err)
+	}
+	if _, err := tx.Exec(ctx, "SELECT pg_notify($1, $2)", st.channel(), hd.id); err != nil {
+		return fail(err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fail(err)
+	}
+	r.nextSeq = int64(boundary) + 1
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	hd.pending, hd.incarnation, hd.epoch = nil, r.incarnation, r.epoch
+	b.pending.Release(hd.id, hd)
+	hd.floor = r.nextSeq
+	return r, nil
+}
