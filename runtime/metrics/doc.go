@@ -5,8 +5,8 @@
 //
 // The runtime does not import Prometheus. It reports through narrow hooks
 // that cost nothing when unset: the store calls an observer (Appended,
-// Flushed), the server counts its error replies (Error) and wraps its
-// HTTP handler (InstrumentHTTP). What the runtime already knows — live
+// Flushed, WriteFailed), the server counts its error replies (Error) and
+// wraps its HTTP handler (InstrumentHTTP). What the runtime already knows — live
 // sessions, write-behind queues, plugin processes and their restarts — is
 // read at scrape time (Watch), so it costs nothing between scrapes.
 //

@@ -6,6 +6,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/seed-e5e476df/logbook/sdk"
 )
 
 // flushBuckets are the flush latency histogram's upper bounds, in seconds:
@@ -20,6 +22,7 @@ type Metrics struct {
 	appendedBytes  prometheus.Counter
 	flush          *prometheus.HistogramVec
 	errors         *prometheus.CounterVec
+	writeErrors    *prometheus.CounterVec
 	requests       *prometheus.CounterVec
 }
 
@@ -45,12 +48,16 @@ func New() *Metrics {
 			Name: "logbook_errors_total",
 			Help: "Error replies of the API, by logbook error code (or, without one, the RPC status in lower case).",
 		}, []string{"code"}),
+		writeErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "logbook_writebehind_errors_total",
+			Help: "Failed write-behind calls to a backend (retried or final), by backend and logbook error code.",
+		}, []string{"backend", "code"}),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "logbook_http_requests_total",
 			Help: "HTTP requests answered, by route (the pattern that served them) and HTTP status.",
 		}, []string{"route", "status"}),
 	}
-	m.reg.MustRegister(m.appendedEvents, m.appendedBytes, m.flush, m.errors, m.requests)
+	m.reg.MustRegister(m.appendedEvents, m.appendedBytes, m.flush, m.errors, m.writeErrors, m.requests)
 	return m
 }
 
@@ -75,6 +82,16 @@ func (m *Metrics) Appended(events int, bytes int64) {
 // Flushed records how long one backend took for its part of a flush.
 func (m *Metrics) Flushed(backend string, d time.Duration) {
 	m.flush.WithLabelValues(backend).Observe(d.Seconds())
+}
+
+// WriteFailed counts a failed write-behind call to a backend under its
+// code; a failure without one counts as "unknown".
+func (m *Metrics) WriteFailed(backend string, code sdk.Code) {
+	label := string(code)
+	if label == "" {
+		label = "unknown"
+	}
+	m.writeErrors.WithLabelValues(backend, label).Inc()
 }
 
 // Error counts one error reply under its code.

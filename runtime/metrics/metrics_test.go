@@ -9,6 +9,7 @@ import (
 
 	"github.com/seed-e5e476df/logbook/internal/testserve"
 	"github.com/seed-e5e476df/logbook/runtime/metrics"
+	"github.com/seed-e5e476df/logbook/sdk"
 )
 
 // scrape serves m's handler once and parses the answer.
@@ -37,6 +38,8 @@ func TestHooksCount(t *testing.T) {
 	m.Error("SEQ_CONFLICT")
 	m.Error("SEQ_CONFLICT")
 	m.Error("canceled")
+	m.WriteFailed("jsonl", sdk.CodePluginUnavailable)
+	m.WriteFailed("jsonl", "")
 	fams := scrape(t, m)
 	for name := range fams {
 		if !strings.HasPrefix(name, "logbook_") {
@@ -54,6 +57,8 @@ func TestHooksCount(t *testing.T) {
 		{"logbook_flush_duration_seconds", []string{"backend", "sqlite"}, 1},
 		{"logbook_errors_total", []string{"code", "SEQ_CONFLICT"}, 2},
 		{"logbook_errors_total", []string{"code", "canceled"}, 1},
+		{"logbook_writebehind_errors_total", []string{"backend", "jsonl", "code", "PLUGIN_UNAVAILABLE"}, 1},
+		{"logbook_writebehind_errors_total", []string{"backend", "jsonl", "code", "unknown"}, 1},
 	} {
 		if got, ok := fams.Value(tc.name, tc.labels...); !ok || got != tc.want {
 			t.Errorf("%s%v = %v (present %v), want %v", tc.name, tc.labels, got, ok, tc.want)

@@ -8,6 +8,7 @@ import (
 	"github.com/seed-e5e476df/logbook/plugins/memory"
 	"github.com/seed-e5e476df/logbook/runtime/session"
 	"github.com/seed-e5e476df/logbook/runtime/store"
+	"github.com/seed-e5e476df/logbook/sdk"
 )
 
 // countingObserver counts what a store reports.
@@ -18,6 +19,7 @@ type countingObserver struct {
 
 func (o *countingObserver) Appended(events int, _ int64)  { o.events += events }
 func (o *countingObserver) Flushed(string, time.Duration) { o.flushes++ }
+func (o *countingObserver) WriteFailed(string, sdk.Code)  {}
 
 // An observer hears of every append and flush; Stats shows what the
 // write-behind queues hold until a flush writes it.

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/seed-e5e476df/logbook/runtime/session"
+	"github.com/seed-e5e476df/logbook/sdk"
 )
 
 // Observer receives a store's measurements (runtime/metrics implements
@@ -23,6 +24,10 @@ type Observer interface {
 	// long it took to write everything queued for it and confirm it
 	// durable.
 	Flushed(backend string, d time.Duration)
+	// WriteFailed is called for each failed write-behind call to a backend
+	// (an Append, a Flush, a re-open after a restart), retryable or
+	// final, with the failure's logbook code ("" when it has none).
+	WriteFailed(backend string, code sdk.Code)
 }
 
 // observeAppended reports a committed batch; Options.Observer is set.

@@ -2,11 +2,14 @@ package store
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/seed-e5e476df/logbook/runtime/session"
+	"github.com/seed-e5e476df/logbook/sdk"
 )
 
 // recordingObserver records what a store reports.
@@ -16,7 +19,8 @@ type recordingObserver struct {
 	events  int
 	bytes   int64
 	flushes map[string]int
-	zero    int // flushes reported without a duration
+	zero    int      // flushes reported without a duration
+	failed  []string // "backend CODE" of each failed write
 }
 
 func (o *recordingObserver) Appended(events int, bytes int64) {
@@ -25,6 +29,12 @@ func (o *recordingObserver) Appended(events int, bytes int64) {
 	o.commits++
 	o.events += events
 	o.bytes += bytes
+}
+
+func (o *recordingObserver) WriteFailed(backend string, code sdk.Code) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.failed = append(o.failed, backend+" "+string(code))
 }
 
 func (o *recordingObserver) Flushed(backend string, d time.Duration) {
@@ -91,5 +101,42 @@ func TestObserverAndStats(t *testing.T) {
 	}
 	if obs.commits != 3 {
 		t.Fatalf("release reported %d more commits", obs.commits-3)
+	}
+}
+
+// Every failed write-behind call is reported with its backend and code:
+// a retryable one the flush retries, then a final one that fences.
+func TestObserverWriteFailures(t *testing.T) {
+	ctx := context.Background()
+	obs := &recordingObserver{flushes: map[string]int{}}
+	clock := newFakeClock()
+	rec := newRecorder(mem(), clock)
+	st, err := New(Options{Backends: []Backend{{Name: "mem", Persistence: rec}}, Clock: clock, NewID: sequentialIDs(), Observer: obs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close(ctx)
+	s, err := st.Create(ctx, CreateOptions{ID: "w1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.failNext(sdk.Errorf(sdk.CodeIOError, "test", "disk hiccup"))
+	mustAppend(t, s, user("a"))
+	if _, err := st.Flush(ctx, s); !errors.Is(err, sdk.ErrIOError) {
+		t.Fatalf("flush over the injected failure: %v", err)
+	}
+	if _, err := st.Flush(ctx, s); err != nil {
+		t.Fatalf("the retry: %v", err)
+	}
+	rec.failNext(sdk.Errorf(sdk.CodeSeqConflict, "test", "someone else wrote seq 1"))
+	mustAppend(t, s, user("b"))
+	if _, err := st.Flush(ctx, s); !errors.Is(err, sdk.ErrSeqConflict) || s.Fenced() == nil {
+		t.Fatalf("flush over a final failure: %v (fenced %v)", err, s.Fenced())
+	}
+	if want := []string{"mem IO_ERROR", "mem SEQ_CONFLICT"}; !slices.Equal(obs.failed, want) {
+		t.Fatalf("failures observed %q, want %q", obs.failed, want)
+	}
+	if obs.flushes["mem"] != 1 { // the retry's; a failed flush is not observed
+		t.Fatalf("successful flushes observed %v", obs.flushes)
 	}
 }

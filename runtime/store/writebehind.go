@@ -247,6 +247,9 @@ func (q *queue) work() {
 // first and the batch stays queued; any other fences or
 // detaches.
 func (q *queue) failed(err error) {
+	if obs := q.st.opts.Observer; obs != nil {
+		obs.WriteFailed(q.b.name, sdk.CodeOf(err))
+	}
 	if sdk.Retryable(err) || sdk.CodeOf(err) == sdk.CodeHandleClosed {
 		q.reopen = true
 		q.streak++
