@@ -153,6 +153,35 @@ type DecodedCheckpoint struct {
 	types  []string
 	rest   []byte // the per-event entries not consumed yet
 	time   int64
+	// recs and msgs are what the next entries' records and messages are
+	// taken from: allocated recordSlab at a time, since a restore keeps
+	// every record for the session's life.
+	recs []record
+	msgs []msgRec
+}
+
+// recordSlab is how many records (and messages) one allocation of a
+// checkpoint restore holds.
+const recordSlab = 512
+
+// newRecord returns a zero record from c's slab.
+func (c *DecodedCheckpoint) newRecord() *record {
+	if len(c.recs) == 0 {
+		c.recs = make([]record, recordSlab)
+	}
+	r := &c.recs[0]
+	c.recs = c.recs[1:]
+	return r
+}
+
+// newMsg returns a zero message record from c's slab.
+func (c *DecodedCheckpoint) newMsg() *msgRec {
+	if len(c.msgs) == 0 {
+		c.msgs = make([]msgRec, recordSlab)
+	}
+	m := &c.msgs[0]
+	c.msgs = c.msgs[1:]
+	return m
 }
 
 // Events returns the number of events the checkpoint covers.
@@ -240,7 +269,8 @@ func (c *DecodedCheckpoint) entry(env []byte, seq sdk.Seq) (*record, error) {
 	if envLen != uint64(len(env)) || dataStart+dataLen > envLen || !seqPrefix(env, seq) {
 		return nil, errCheckpoint
 	}
-	r := &record{env: env[:len(env):len(env)], seq: seq, time: c.time, typ: c.types[ti], cls: cls,
+	r := c.newRecord()
+	*r = record{env: env[:len(env):len(env)], seq: seq, time: c.time, typ: c.types[ti], cls: cls,
 		dataStart: uint32(dataStart), dataEnd: uint32(dataStart + dataLen),
 		ignorable: flags&ckIgnorable != 0, yields: flags&ckYields != 0}
 	r.meta = surfaceMeta{opPresent: flags&ckOpPresent != 0, opOK: flags&ckOpOK != 0, srcPresent: flags&ckSrcPresent != 0, srcOK: flags&ckSrcOK != 0}
@@ -252,7 +282,8 @@ func (c *DecodedCheckpoint) entry(env []byte, seq sdk.Seq) (*record, error) {
 		if start+l > envLen {
 			return nil, errCheckpoint
 		}
-		r.msg, r.msgStart = &msgRec{seq: seq, typ: r.typ, json: env[start : start+l : start+l]}, uint32(start)
+		r.msg, r.msgStart = c.newMsg(), uint32(start)
+		*r.msg = msgRec{seq: seq, typ: r.typ, json: env[start : start+l : start+l]}
 	}
 	if flags&ckOpReplace != 0 {
 		r.meta.op = SurfaceOp{Replace: true, StartSeq: sdk.Seq(next()), EndSeq: sdk.Seq(next())}
