@@ -197,8 +197,9 @@ type childResult struct {
 	PeakKB   int64 // VmHWM at the end
 	HeapKB   int64 // live heap after a GC at the end (coldload)
 	Messages int   // messages derived (coldload) or appended (append)
-	// CPU time (user + system) of the writer's timed part and of its
-	// plugin processes over their lives (append); on a shared machine it
+	// CPU time (user + system) of the timed part (the writer's, the cold
+	// load's) and of the plugin processes over their lives (append, cold
+	// load: the release at the end included); on a shared machine it
 	// drifts less than the wall time.
 	HostCPUMillis, PluginCPUMillis float64
 	Err                            string
@@ -230,7 +231,7 @@ func (t childTask) run(res *childResult) error {
 		if err != nil {
 			return err
 		}
-		start := time.Now()
+		start, cpu := time.Now(), cpuMillis(unix.RUSAGE_SELF)
 		e, err := engine.Start(ctx, cfg, engine.Options{Executable: t.Bin})
 		if err != nil {
 			return err
@@ -244,6 +245,7 @@ func (t childTask) run(res *childResult) error {
 			return err
 		}
 		res.Millis = float64(time.Since(start).Microseconds()) / 1000
+		res.HostCPUMillis = cpuMillis(unix.RUSAGE_SELF) - cpu
 		if err := stop(); err != nil {
 			return err
 		}
@@ -259,7 +261,11 @@ func (t childTask) run(res *childResult) error {
 			}
 		}
 		runtime.KeepAlive(s)
-		return e.Close(ctx)
+		if err := e.Close(ctx); err != nil {
+			return err
+		}
+		res.PluginCPUMillis = cpuMillis(unix.RUSAGE_CHILDREN) // the plugin has exited
+		return nil
 	case "append":
 		ins, err := newWorkload(t.Messages).inputs()
 		if err != nil {
@@ -490,10 +496,12 @@ func measureColdLoad(b bench, messages int) {
 	storeFixture(b, "jsonl", dir, w)
 	path := logFile(b, dir)
 	var raws, loads []time.Duration
+	var hostCPU, pluginCPU []float64
 	var peak, heap int64
 	for b.Loop() {
 		raws = append(raws, rawColdLoad(b, path))
 		res := child(b, childTask{Mode: "coldload", Backend: "jsonl", Dir: dir})
+		hostCPU, pluginCPU = append(hostCPU, res.HostCPUMillis), append(pluginCPU, res.PluginCPUMillis)
 		heap = max(heap, res.HeapKB*1024)
 		if res.Messages != w.messages {
 			b.Fatalf("cold load derived %d messages, want %d", res.Messages, w.messages)
@@ -505,6 +513,8 @@ func measureColdLoad(b bench, messages int) {
 	b.ReportMetric(float64(load.Microseconds())/1000, "load-ms")
 	b.ReportMetric(float64(raw.Microseconds())/1000, "raw-ms")
 	b.ReportMetric(load.Seconds()/raw.Seconds(), "load/raw")
+	b.ReportMetric(medianOf(hostCPU), "host-cpu-ms")
+	b.ReportMetric(medianOf(pluginCPU), "plugin-cpu-ms")
 	b.ReportMetric(mb(peak), "peak-MB")
 	b.ReportMetric(mb(heap), "heap-MB")
 	b.ReportMetric(mb(w.canonical), "canonical-MB")
