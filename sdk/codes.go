@@ -401,6 +401,27 @@ const (
 	CodeUsage Code = "USAGE"
 )
 
+// HTTP API: requests the /v1 JSON API of logbook serve refuses before any operation runs.
+const (
+	// A request carries no bearer token, or the wrong one, and the server
+	// requires one. Send "Authorization: Bearer <token>" with the token of
+	// the server's --token-file.
+	CodeUnauthenticated Code = "UNAUTHENTICATED"
+	// No route of the API has the request's path. Detail names the path;
+	// the API's routes are listed in docs/openapi.json.
+	CodeRouteNotFound Code = "ROUTE_NOT_FOUND"
+	// The request's path is a route, but not for its method. Detail names
+	// the method; the Allow header lists the methods the route takes.
+	CodeMethodNotAllowed Code = "METHOD_NOT_ALLOWED"
+	// The request body's Content-Type is not the one the route reads
+	// (application/json, or application/x-ndjson for appends). Detail names
+	// both.
+	CodeUnsupportedMediaType Code = "UNSUPPORTED_MEDIA_TYPE"
+	// A request body (or one line of an NDJSON body) is larger than the
+	// server's request limit. Detail gives the limit; nothing was applied.
+	CodeRequestTooLarge Code = "REQUEST_TOO_LARGE"
+)
+
 // Tool-error codes in data: strings stored in a tool/result's data.error.code, never returned as Go errors.
 const (
 	// The tool call never started: the model asked for it but no tool/call
@@ -524,6 +545,11 @@ const (
 	ErrToolPairingSeqNotFound        = CodeToolPairingSeqNotFound
 	ErrConfigInvalid                 = CodeConfigInvalid
 	ErrUsage                         = CodeUsage
+	ErrUnauthenticated               = CodeUnauthenticated
+	ErrRouteNotFound                 = CodeRouteNotFound
+	ErrMethodNotAllowed              = CodeMethodNotAllowed
+	ErrUnsupportedMediaType          = CodeUnsupportedMediaType
+	ErrRequestTooLarge               = CodeRequestTooLarge
 )
 
 // AllCodes returns every stable code, in the order they are declared, as a fresh slice.
@@ -634,5 +660,10 @@ func AllCodes() []Code {
 		CodeToolPairingSeqNotFound,
 		CodeConfigInvalid,
 		CodeUsage,
+		CodeUnauthenticated,
+		CodeRouteNotFound,
+		CodeMethodNotAllowed,
+		CodeUnsupportedMediaType,
+		CodeRequestTooLarge,
 	}
 }

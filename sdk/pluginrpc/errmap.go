@@ -26,8 +26,10 @@ func StatusCode(c sdk.Code) codes.Code {
 		return codes.Unavailable
 	case sdk.CodeSessionAlreadyExists:
 		return codes.AlreadyExists
-	case sdk.CodeSessionNotFound:
+	case sdk.CodeSessionNotFound, sdk.CodeRouteNotFound:
 		return codes.NotFound
+	case sdk.CodeUnauthenticated:
+		return codes.Unauthenticated
 	case sdk.CodeCorruptLog:
 		return codes.DataLoss
 	case sdk.CodeIOError, sdk.CodeFlushFailed, sdk.CodeCompactionInvariant,
@@ -36,7 +38,7 @@ func StatusCode(c sdk.Code) codes.Code {
 		return codes.Internal
 	case sdk.CodeCompactionCancelled:
 		return codes.Canceled
-	case sdk.CodeEventTooLarge:
+	case sdk.CodeEventTooLarge, sdk.CodeRequestTooLarge:
 		return codes.ResourceExhausted
 	case sdk.CodeSeqConflict, sdk.CodeLogShrank, sdk.CodeAlreadyOwned,
 		sdk.CodeOwnershipLost, sdk.CodeHandleClosed, sdk.CodeHandleBroken,
