@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -166,24 +165,11 @@ func newMessagesCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return writeLine(a.stdout, messagesJSON(ml))
+			return writeLine(a.stdout, ml.AppendJSON(nil))
 		},
 	}
 	cmd.Flags().Var(&at, "at", "show the messages as they were right after event `SEQ`")
 	return cmd
-}
-
-// messagesJSON renders derived messages as a JSON array of the messages
-// exactly as derived.
-func messagesJSON(ml session.MessageList) []byte {
-	b := []byte{'['}
-	for i, m := range ml.All() {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, m.JSON()...)
-	}
-	return append(b, ']')
 }
 
 // transcriptEntry is one entry of `logbook transcript --json`.
@@ -313,19 +299,11 @@ func newHeaderCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return writeLine(a.stdout, headerJSON(v))
+			return writeLine(a.stdout, v.AppendRequestHeaderJSON(nil))
 		},
 	}
 	cmd.Flags().Var(&at, "at", "show the header folded up to event `SEQ`")
 	return cmd
-}
-
-// headerJSON returns the session's folded request header, or null.
-func headerJSON(v *session.Session) []byte {
-	if h, ok := v.RequestHeader(); ok {
-		return h.JSON()
-	}
-	return []byte("null")
 }
 
 // newRequestCmd is `logbook request ID --at SEQ`.
@@ -340,23 +318,11 @@ func newRequestCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ml, err := v.Messages()
+			b, err := v.AppendRequestJSON(nil)
 			if err != nil {
 				return err
 			}
-			reqContext := []byte("null")
-			if c, ok := v.RequestContext(); ok {
-				reqContext = c.Bytes()
-			}
-			var b bytes.Buffer
-			b.WriteString(`{"header":`)
-			b.Write(headerJSON(v))
-			b.WriteString(`,"context":`)
-			b.Write(reqContext)
-			b.WriteString(`,"messages":`)
-			b.Write(messagesJSON(ml))
-			b.WriteByte('}')
-			return writeLine(a.stdout, b.Bytes())
+			return writeLine(a.stdout, b)
 		},
 	}
 	cmd.Flags().Var(&at, "at", "the request right after event `SEQ` (required)")

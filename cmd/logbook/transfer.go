@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/seed-e5e476df/logbook/config"
+	"github.com/seed-e5e476df/logbook/runtime/appendinput"
 	"github.com/seed-e5e476df/logbook/runtime/transfer"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/headerjson"
@@ -115,8 +116,8 @@ func newImportCmd(a *app) *cobra.Command {
 				prog = a.newProgress("import", "bytes", size)
 				in = countingReader{r: in, prog: prog}
 			}
-			lr := newLineReader(in, int64(sdk.MaxEventMessageBytes(int(cfg.MaxEventBytes))))
-			first, err := lr.next()
+			lr := appendinput.NewReader(in, int64(sdk.MaxEventMessageBytes(int(cfg.MaxEventBytes))))
+			first, err := lr.Next()
 			if err == io.EOF {
 				return sdk.Errorf(sdk.CodeSeedInvalid, "import", "%s is empty: an export starts with the session header line", name)
 			}
@@ -132,12 +133,12 @@ func newImportCmd(a *app) *cobra.Command {
 			}
 			var envelopes [][]byte
 			for {
-				env, err := lr.next()
+				env, err := lr.Next()
 				if err == io.EOF {
 					break
 				}
 				if err != nil {
-					return &lineError{n: lr.n, err: err}
+					return &lineError{n: lr.Line(), err: err}
 				}
 				envelopes = append(envelopes, env)
 			}
