@@ -33,6 +33,9 @@ func newServeCmd(a *app) *cobra.Command {
 			"fields, so with JSON over HTTP each is a JSON string holding that text, byte for byte:\n\n" +
 			"  curl -H 'Content-Type: application/json' -d '{\"sessionId\":\"s1\"}' \\\n" +
 			"    http://127.0.0.1:7420/logbook.v1.Sessions/Inspect\n\n" +
+			"The same port serves the /v1 resource API: native JSON, NDJSON appends, Server-Sent\n" +
+			"Events and problem+json errors (docs/openapi.json, also at GET /v1/openapi.json):\n\n" +
+			"  curl http://127.0.0.1:7420/v1/sessions/s1/events\n\n" +
 			"It listens on 127.0.0.1:7420 by default and says where on stderr. With --token-file every\n" +
 			"request needs \"Authorization: Bearer <token>\"; an address that is not loopback requires it.\n" +
 			"GET /healthz, GET /readyz and grpc.health.v1.Health answer without the token.\n" +

@@ -16,8 +16,10 @@ import (
 // message must arrive within readTimeout of its first byte and the next
 // one must start within idleTimeout; once the body has ended there is no
 // read deadline at all, so a long answer (a followed Events stream, a slow
-// flush) is never cut by it. A Connect unary body (not framed) just has to
-// arrive within the ReadTimeout.
+// flush) is never cut by it. An NDJSON body (a /v1 append) is framed by
+// its lines the same way: each line within readTimeout of its first byte,
+// the next within idleTimeout. A Connect unary body (not framed) just has
+// to arrive within the ReadTimeout.
 type bodyDeadlines struct {
 	readTimeout, idleTimeout time.Duration
 }
@@ -29,7 +31,7 @@ func (d bodyDeadlines) wrap(w http.ResponseWriter, r *http.Request) {
 	if r.Body == nil || r.Body == http.NoBody {
 		return
 	}
-	r.Body = &deadlineBody{ReadCloser: r.Body, d: d, w: w, http1: r.ProtoMajor == 1, rc: http.NewResponseController(w), framed: framedBody(r)}
+	r.Body = &deadlineBody{ReadCloser: r.Body, d: d, w: w, http1: r.ProtoMajor == 1, rc: http.NewResponseController(w), framed: framedBody(r), lines: lineBody(r)}
 }
 
 // framedBody reports whether a request's body is a sequence of
@@ -38,6 +40,11 @@ func (d bodyDeadlines) wrap(w http.ResponseWriter, r *http.Request) {
 func framedBody(r *http.Request) bool {
 	ct := r.Header.Get("Content-Type")
 	return strings.HasPrefix(ct, "application/grpc") || strings.HasPrefix(ct, "application/connect+")
+}
+
+// lineBody reports whether a request's body is NDJSON, framed by lines.
+func lineBody(r *http.Request) bool {
+	return strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-ndjson")
 }
 
 // deadlineBody is a request body that sets the read deadline as it is read
@@ -50,6 +57,7 @@ type deadlineBody struct {
 	http1  bool
 	rc     *http.ResponseController
 	framed bool
+	lines  bool // NDJSON: a chunk ending in a line end completes a message
 	ended  bool
 	prefix [5]byte
 	nhdr   int    // bytes of the current message's prefix seen; 0 between messages
@@ -75,6 +83,14 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 		// connection cannot carry another request: it closes after the
 		// answer.
 		b.w.Header().Set("Connection", "close")
+	}
+	if b.lines && n > 0 {
+		if p[n-1] == '\n' {
+			b.set(time.Now().Add(b.d.idleTimeout))
+		} else {
+			b.set(time.Now().Add(b.d.readTimeout))
+		}
+		return n, err
 	}
 	if !b.framed || n == 0 {
 		return n, err

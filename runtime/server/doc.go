@@ -14,6 +14,12 @@
 //     request as JSON to /logbook.v1.Sessions/<Method> with
 //     Content-Type: application/json.
 //
+// Beside them, under /v1/, the same port serves the resource API of
+// package httpapi: sessions and logs as HTTP resources with native JSON
+// and NDJSON bodies, problem+json errors and Server-Sent Events, described
+// by docs/openapi.json. Both protocols share one host (runtime/host), so
+// they see the same live sessions, behind the same token and limits.
+//
 // For example:
 //
 //	curl -H 'Content-Type: application/json' -d '{"sessionId":"s1"}' \

@@ -134,7 +134,7 @@ func (h healthChecker) Check(ctx context.Context, req *grpchealth.CheckRequest) 
 	if err := knownService(req.Service); err != nil {
 		return nil, err
 	}
-	if h.s.stopping() {
+	if h.s.h.Stopping() {
 		return nil, connect.NewError(connect.CodeUnavailable, errors.New("the server is shutting down"))
 	}
 	if _, ok := h.s.ready(ctx); !ok {

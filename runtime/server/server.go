@@ -15,11 +15,11 @@ import (
 	"connectrpc.com/connect"
 	"connectrpc.com/grpcreflect"
 	"github.com/hashicorp/go-hclog"
-	"golang.org/x/sync/singleflight"
 
 	"github.com/seed-e5e476df/logbook/runtime/engine"
+	"github.com/seed-e5e476df/logbook/runtime/host"
+	"github.com/seed-e5e476df/logbook/runtime/httpapi"
 	"github.com/seed-e5e476df/logbook/runtime/metrics"
-	"github.com/seed-e5e476df/logbook/runtime/session"
 	"github.com/seed-e5e476df/logbook/runtime/store"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/proto/logbook/v1/logbookv1connect"
@@ -116,12 +116,9 @@ type Server struct {
 	token   [sha256.Size]byte // SHA-256 of Options.Token, compared in constant time
 	handler http.Handler
 
-	opens  singleflight.Group // concurrent opens of one session share one Store.Open
-	mu     sync.Mutex
-	held   map[string]*session.Session // sessions this server made live, by id
+	h      *host.Host // the sessions the server holds
 	calls  inflight
-	stop   chan struct{} // closed when shutdown begins
-	served atomic.Bool   // Serve was called
+	served atomic.Bool // Serve was called
 	// metricsOpen is set by Serve, before it serves, when the listener is
 	// local: MetricsPath then needs no token.
 	metricsOpen bool
@@ -164,7 +161,8 @@ func New(e *engine.Engine, o Options) (*Server, error) {
 	if err := CheckToken(o.Token); err != nil {
 		return nil, err
 	}
-	s := &Server{e: e, st: e.Store, opts: o, log: o.Logger, held: map[string]*session.Session{}, stop: make(chan struct{})}
+	h := host.New(e, o.Logger)
+	s := &Server{e: e, st: e.Store, opts: o, log: o.Logger, h: h}
 	s.token = sha256.Sum256([]byte(o.Token))
 	s.calls.idle = make(chan struct{})
 
@@ -175,6 +173,7 @@ func New(e *engine.Engine, o Options) (*Server, error) {
 	mux.Handle(grpcreflect.NewHandlerV1(reflector))
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
 	s.mountHealth(mux)
+	mux.Handle("/v1/", httpapi.New(h, httpapi.Options{MaxRequestBytes: o.MaxRequestBytes, Logger: o.Logger.Named("v1")}))
 	s.handler = s.instrument(mux, s.middleware(mux))
 	return s, nil
 }
@@ -272,7 +271,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	case <-ctx.Done():
 	case serveErr = <-done:
 	}
-	close(s.stop)
+	s.h.Stop()
 	sctx, cancel := context.WithTimeout(context.Background(), s.opts.ShutdownTimeout)
 	if err := hs.Shutdown(sctx); err != nil {
 		s.log.Warn("calls still running at the shutdown deadline; closing their connections", "timeout", s.opts.ShutdownTimeout)
@@ -288,106 +287,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		serveErr = &sdk.Error{Code: sdk.CodeIOError, Op: "serve", Detail: "the listener failed", Err: serveErr}
 	}
 	s.calls.wait()
-	return errors.Join(serveErr, s.releaseAll())
-}
-
-// releaseAll flushes and releases, concurrently, every session the server
-// still holds.
-func (s *Server) releaseAll() error {
-	s.mu.Lock()
-	held := s.held
-	s.held = map[string]*session.Session{}
-	s.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
-	defer cancel()
-	var (
-		wg   sync.WaitGroup
-		emu  sync.Mutex
-		errs []error
-	)
-	for id, sess := range held {
-		if cur, ok := s.st.Get(id); !ok || cur != sess {
-			continue // released already
-		}
-		wg.Go(func() {
-			if err := s.st.Release(ctx, sess); err != nil {
-				s.log.Error("releasing a session at shutdown failed", "session", id, "error", err)
-				emu.Lock()
-				errs = append(errs, err)
-				emu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
-	s.log.Info("shut down", "sessions_released", len(held)-len(errs), "failed", len(errs))
-	return errors.Join(errs...)
-}
-
-// hold records a session the server made live.
-func (s *Server) hold(sess *session.Session) {
-	s.mu.Lock()
-	s.held[sess.ID()] = sess
-	s.mu.Unlock()
-}
-
-// unhold forgets a session the server released.
-func (s *Server) unhold(sess *session.Session) {
-	s.mu.Lock()
-	if s.held[sess.ID()] == sess {
-		delete(s.held, sess.ID())
-	}
-	s.mu.Unlock()
-}
-
-// stopping reports whether shutdown has begun.
-func (s *Server) stopping() bool {
-	select {
-	case <-s.stop:
-		return true
-	default:
-		return false
-	}
-}
-
-// opened is the result of acquire.
-type opened struct {
-	sess        *session.Session
-	rep         store.RepairReport
-	alreadyLive bool
-}
-
-// acquire returns the live session id, resuming it (Store.Open: repair, then
-// live) when it is not live; concurrent calls for one id share one open.
-// A session it opens is held until Release or shutdown.
-func (s *Server) acquire(ctx context.Context, id string) (opened, error) {
-	if sess, ok := s.st.Get(id); ok {
-		return opened{sess: sess, alreadyLive: true}, nil
-	}
-	v, err, _ := s.opens.Do(id, func() (any, error) {
-		if sess, ok := s.st.Get(id); ok {
-			return opened{sess: sess, alreadyLive: true}, nil
-		}
-		sess, rep, err := s.st.Open(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		s.hold(sess)
-		s.log.Debug("session opened", "session", id, "torn_bytes", rep.Torn.Bytes, "closers", rep.Closers)
-		return opened{sess: sess, rep: rep}, nil
-	})
-	if err != nil {
-		return opened{}, err
-	}
-	return v.(opened), nil
-}
-
-// live returns the session id when it is live, else SESSION_NOT_LIVE.
-func (s *Server) live(id, op string) (*session.Session, error) {
-	if sess, ok := s.st.Get(id); ok {
-		return sess, nil
-	}
-	return nil, &sdk.Error{Code: sdk.CodeSessionNotLive, Op: op, SessionID: id,
-		Detail: "the session is not live in this server; Open it (or Append to it) first"}
+	rctx, rcancel := context.WithTimeout(context.Background(), releaseTimeout)
+	defer rcancel()
+	return errors.Join(serveErr, s.h.ReleaseAll(rctx))
 }
 
 // middleware refuses calls during shutdown and calls without the bearer
@@ -406,6 +308,14 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 			w.Header().Set("Connection", "close")
 			_ = http.NewResponseController(w).SetReadDeadline(time.Now())
 		}
+		if strings.HasPrefix(r.URL.Path, "/v1/") {
+			code := sdk.CodePluginUnavailable
+			if err.Code() == connect.CodeUnauthenticated {
+				code = sdk.CodeUnauthenticated
+			}
+			httpapi.Refuse(w, code, err.Message())
+			return
+		}
 		if ew.IsSupported(r) {
 			_ = ew.Write(w, r, err)
 			return
@@ -422,7 +332,7 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 			refuse(w, r, connect.NewError(connect.CodeUnauthenticated, errors.New("a valid bearer token is required (Authorization: Bearer <token>)")))
 			return
 		}
-		if s.stopping() || !s.calls.enter() {
+		if s.h.Stopping() || !s.calls.enter() {
 			refuse(w, r, connect.NewError(connect.CodeUnavailable, errors.New("the server is shutting down")))
 			return
 		}

@@ -3,12 +3,11 @@ package server
 import (
 	"context"
 	"errors"
-	"slices"
 	"strconv"
-	"strings"
 
 	"connectrpc.com/connect"
 
+	"github.com/seed-e5e476df/logbook/runtime/host"
 	"github.com/seed-e5e476df/logbook/runtime/session"
 	"github.com/seed-e5e476df/logbook/runtime/store"
 	"github.com/seed-e5e476df/logbook/sdk"
@@ -34,15 +33,11 @@ type service struct{ s *Server }
 // or Release retries), and the reply is the flush's error.
 func (v *service) Create(ctx context.Context, req *connect.Request[logbookv1.SessionsCreateRequest]) (*connect.Response[logbookv1.SessionsCreateReply], error) {
 	m := req.Msg
-	sess, err := v.s.st.Create(ctx, store.CreateOptions{
+	sess, err := v.s.h.Create(ctx, store.CreateOptions{
 		ID: m.GetSessionId(), CWD: m.GetCwd(), Origin: m.GetOrigin(), DelegationDepth: m.GetDelegationDepth(),
 		AgentPreset: m.GetAgentPreset(), ParentSession: m.GetParentSession(),
 	})
 	if err != nil {
-		return nil, toConnect(err, nil)
-	}
-	v.s.hold(sess)
-	if _, err := v.s.st.Flush(ctx, sess); err != nil {
 		return nil, toConnect(err, nil)
 	}
 	return connect.NewResponse(&logbookv1.SessionsCreateReply{Header: string(headerjson.Encode(sess.Header()))}), nil
@@ -51,20 +46,20 @@ func (v *service) Create(ctx context.Context, req *connect.Request[logbookv1.Ses
 // Open resumes a stored session (repairing it) and holds it, or reports
 // the live one.
 func (v *service) Open(ctx context.Context, req *connect.Request[logbookv1.SessionsOpenRequest]) (*connect.Response[logbookv1.SessionsOpenReply], error) {
-	o, err := v.s.acquire(ctx, req.Msg.GetSessionId())
+	o, err := v.s.h.Acquire(ctx, req.Msg.GetSessionId())
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}
 	reply := &logbookv1.SessionsOpenReply{
-		Header:       string(headerjson.Encode(o.sess.Header())),
-		NextSeq:      int64(o.sess.Len()),
-		AlreadyLive:  o.alreadyLive,
-		TornBytes:    o.rep.Torn.Bytes,
-		TornFromSeq:  int64(o.rep.Torn.FromSeq),
-		TornArtifact: o.rep.Torn.Artifact,
+		Header:       string(headerjson.Encode(o.Session.Header())),
+		NextSeq:      int64(o.Session.Len()),
+		AlreadyLive:  o.AlreadyLive,
+		TornBytes:    o.Repair.Torn.Bytes,
+		TornFromSeq:  int64(o.Repair.Torn.FromSeq),
+		TornArtifact: o.Repair.Torn.Artifact,
 	}
-	if !o.alreadyLive {
-		reply.Repaired = repaired(o.sess, o.rep)
+	if !o.AlreadyLive {
+		reply.Repaired = repaired(o.Session, o.Repair)
 	}
 	return connect.NewResponse(reply), nil
 }
@@ -214,7 +209,7 @@ func (v *service) appendOnce(ctx context.Context, m *logbookv1.SessionsAppendReq
 	if err != nil {
 		return nil, appendError(err, nil, 0, -1)
 	}
-	o, err := v.s.acquire(ctx, m.GetSessionId())
+	o, err := v.s.h.Acquire(ctx, m.GetSessionId())
 	if err != nil {
 		return nil, appendError(err, nil, 0, -1)
 	}
@@ -223,24 +218,24 @@ func (v *service) appendOnce(ctx context.Context, m *logbookv1.SessionsAppendReq
 		first int64 // the first event's seq, or the length a batch found; -1 for a refused group
 	)
 	if group {
-		evs, err = appendGroup(ctx, o.sess, m, want)
+		evs, err = appendGroup(ctx, o.Session, m, want)
 		first = -1
 		if len(evs) > 0 {
 			first = int64(evs[0].Seq())
 		}
 	} else {
 		var b session.Batch
-		b, err = appendRequest(ctx, o.sess, m, want)
+		b, err = appendRequest(ctx, o.Session, m, want)
 		evs, first = b.Events, int64(b.Start)
 	}
 	n := int64(len(evs))
 	if err != nil {
 		if m.GetFlush() && n > 0 {
-			if _, ferr := v.s.st.Flush(ctx, o.sess); ferr != nil {
+			if _, ferr := v.s.st.Flush(ctx, o.Session); ferr != nil {
 				err = errors.Join(err, ferr)
 			}
 		}
-		return nil, appendError(err, o.sess, n, first)
+		return nil, appendError(err, o.Session, n, first)
 	}
 	reply := &logbookv1.SessionsAppendReply{Envelopes: make([]string, 0, n)}
 	var scratch []byte
@@ -248,9 +243,9 @@ func (v *service) appendOnce(ctx context.Context, m *logbookv1.SessionsAppendReq
 		reply.Envelopes = append(reply.Envelopes, envelopeText(&scratch, ev))
 	}
 	if m.GetFlush() {
-		res, err := v.s.st.Flush(ctx, o.sess)
+		res, err := v.s.st.Flush(ctx, o.Session)
 		if err != nil {
-			return nil, appendError(err, o.sess, n, first)
+			return nil, appendError(err, o.Session, n, first)
 		}
 		reply.Flush = flushReply(res)
 	}
@@ -284,11 +279,11 @@ func (v *service) AppendStream(ctx context.Context, stream *connect.ClientStream
 		}
 		switch id := m.GetSessionId(); {
 		case sess == nil:
-			o, err := v.s.acquire(ctx, id)
+			o, err := v.s.h.Acquire(ctx, id)
 			if err != nil {
 				return fail(err)
 			}
-			sess = o.sess
+			sess = o.Session
 		case id != "" && id != sess.ID():
 			return fail(sdk.Errorf(sdk.CodeUsage, "append", "an append stream carries one session: %q, then %q", sess.ID(), id))
 		}
@@ -305,7 +300,7 @@ func (v *service) AppendStream(ctx context.Context, stream *connect.ClientStream
 				return fail(err)
 			}
 		}
-		if v.s.stopping() {
+		if v.s.h.Stopping() {
 			return fail(&sdk.Error{Code: sdk.CodePluginUnavailable, Op: "server", SessionID: sess.ID(),
 				Detail: "the server is shutting down; the events appended so far are flushed"})
 		}
@@ -323,20 +318,6 @@ func (v *service) AppendStream(ctx context.Context, stream *connect.ClientStream
 	return connect.NewResponse(&logbookv1.SessionsAppendStreamReply{Appended: appended, NextSeq: int64(sess.Len()), Flush: flushReply(res)}), nil
 }
 
-// view returns a session and its log for the read calls: the live
-// session's, or the stored log as it is (read-only, beside any writer,
-// without the closers a resume would add).
-func (v *service) view(ctx context.Context, id string) (*session.Session, session.EventList, error) {
-	if sess, ok := v.s.st.Get(id); ok {
-		return sess, sess.Events(), nil
-	}
-	sess, _, err := v.s.st.Inspect(ctx, id)
-	if err != nil {
-		return nil, session.EventList{}, err
-	}
-	return sess, sess.Events().Range(0, sess.Len()-sdk.Offset(sess.PendingRepair())), nil
-}
-
 // Messages returns the derived messages, now or right after event at: a
 // live session's own, else those of the stored log as it stands (without
 // the closers a resume would add), restored by store.View with the
@@ -351,15 +332,7 @@ func (v *service) Messages(ctx context.Context, req *connect.Request[logbookv1.S
 		seq := sdk.Seq(*a)
 		at = &seq
 	}
-	var (
-		sess *session.Session
-		err  error
-	)
-	if at != nil {
-		sess, _, err = v.s.st.View(ctx, id, at)
-	} else {
-		sess, err = v.current(ctx, id)
-	}
+	sess, err := v.s.h.At(ctx, id, at)
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}
@@ -374,21 +347,10 @@ func (v *service) Messages(ctx context.Context, req *connect.Request[logbookv1.S
 	return connect.NewResponse(reply), nil
 }
 
-// current returns the live session id, or a read-only view of its stored
-// log as it stands (without the closers a resume would add), restored by
-// store.View with the store's plugin types and projections.
-func (v *service) current(ctx context.Context, id string) (*session.Session, error) {
-	if sess, ok := v.s.st.Get(id); ok {
-		return sess, nil
-	}
-	sess, _, err := v.s.st.View(ctx, id, nil)
-	return sess, err
-}
-
 // Transcript returns the append-origin surface events with their messages
 // as recorded.
 func (v *service) Transcript(ctx context.Context, req *connect.Request[logbookv1.SessionsTranscriptRequest]) (*connect.Response[logbookv1.SessionsTranscriptReply], error) {
-	sess, err := v.current(ctx, req.Msg.GetSessionId())
+	sess, err := v.s.h.At(ctx, req.Msg.GetSessionId(), nil)
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}
@@ -402,7 +364,7 @@ func (v *service) Transcript(ctx context.Context, req *connect.Request[logbookv1
 
 // Surface returns the current surface nodes in surface order.
 func (v *service) Surface(ctx context.Context, req *connect.Request[logbookv1.SessionsSurfaceRequest]) (*connect.Response[logbookv1.SessionsSurfaceReply], error) {
-	sess, err := v.current(ctx, req.Msg.GetSessionId())
+	sess, err := v.s.h.At(ctx, req.Msg.GetSessionId(), nil)
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}
@@ -420,37 +382,12 @@ func (v *service) Surface(ctx context.Context, req *connect.Request[logbookv1.Se
 // Header returns the session header and the log length: the live
 // session's, else those of the stored log as it stands.
 func (v *service) Header(ctx context.Context, req *connect.Request[logbookv1.SessionsHeaderRequest]) (*connect.Response[logbookv1.SessionsHeaderReply], error) {
-	sess, err := v.current(ctx, req.Msg.GetSessionId())
+	sess, err := v.s.h.At(ctx, req.Msg.GetSessionId(), nil)
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}
 	next := int64(sess.Len())
 	return connect.NewResponse(&logbookv1.SessionsHeaderReply{Header: string(headerjson.Encode(sess.Header())), NextSeq: &next}), nil
-}
-
-// wakeOn is the feed listener of a live tail: it wakes the tail on any
-// news of its session.
-type wakeOn struct {
-	id   string
-	wake chan struct{}
-}
-
-// SessionLive wakes the tail when its session goes live.
-func (w wakeOn) SessionLive(s *session.Session) { w.poke(s) }
-
-// Event wakes the tail on an event of its session.
-func (w wakeOn) Event(s *session.Session, _ session.Event) { w.poke(s) }
-
-// SessionReleased wakes the tail when its session is released.
-func (w wakeOn) SessionReleased(s *session.Session) { w.poke(s) }
-
-func (w wakeOn) poke(s *session.Session) {
-	if s.ID() == w.id {
-		select {
-		case w.wake <- struct{}{}:
-		default:
-		}
-	}
 }
 
 // Events streams the log from `from`, then, with follow, live events
@@ -466,50 +403,11 @@ func (v *service) Events(ctx context.Context, req *connect.Request[logbookv1.Ses
 		return toConnect(&sdk.Error{Code: sdk.CodeInvalidSeq, Op: "events", SessionID: id,
 			Detail: "from " + strconv.FormatInt(next, 10) + " and to " + strconv.FormatInt(end, 10) + " must satisfy 0 ≤ from ≤ to"}, nil)
 	}
-	if m.GetFollow() && v.s.st.CanFollowStored() {
-		if _, live := v.s.st.Get(id); !live {
-			return v.followStored(ctx, stream, id, next, end)
-		}
+	err := v.s.h.Tail(ctx, host.TailRequest{ID: id, From: next, End: end, Follow: m.GetFollow()}, &eventChunker{stream: stream})
+	if errors.Is(err, host.ErrStopping) {
+		return connect.NewError(connect.CodeUnavailable, err)
 	}
-	var wake chan struct{}
-	if m.GetFollow() {
-		// Subscribed before the log is read, so no event committed after
-		// the read can go unnoticed.
-		wake = make(chan struct{}, 1)
-		sub := v.s.st.Subscribe(wakeOn{id: id, wake: wake})
-		defer sub.Close()
-	}
-	for {
-		_, events, err := v.view(ctx, id)
-		if err != nil {
-			return toConnect(err, nil)
-		}
-		if next, err = sendEvents(stream, events, next, end); err != nil {
-			return err
-		}
-		if next >= end || !m.GetFollow() {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return toConnect(ctx.Err(), nil)
-		case <-v.s.stop:
-			return connect.NewError(connect.CodeUnavailable, errors.New("the server is shutting down"))
-		case <-wake:
-		}
-	}
-}
-
-// sendEvents streams events[next, min(len, end)) in chunks and returns the
-// next seq to send.
-func sendEvents(stream *connect.ServerStream[logbookv1.SessionsEventsReply], events session.EventList, next, end int64) (int64, error) {
-	c := eventChunker{stream: stream}
-	for stop := min(end, int64(events.Len())); next < stop; next++ {
-		if err := c.add(events.At(int(next))); err != nil {
-			return next, err
-		}
-	}
-	return next, c.flush()
+	return toConnect(err, nil)
 }
 
 // eventChunker sends envelopes in replies of at most chunkEvents envelopes
@@ -521,10 +419,10 @@ type eventChunker struct {
 	scratch []byte
 }
 
-// add queues e, sending the queued ones first when e would not fit.
-func (c *eventChunker) add(e session.Event) error {
+// Event queues e, sending the queued ones first when e would not fit.
+func (c *eventChunker) Event(e session.Event) error {
 	if len(c.reply.Envelopes) == chunkEvents || (c.size > 0 && c.size+e.EnvelopeLen() > chunkBytes) {
-		if err := c.flush(); err != nil {
+		if err := c.Flush(); err != nil {
 			return err
 		}
 	}
@@ -533,62 +431,14 @@ func (c *eventChunker) add(e session.Event) error {
 	return nil
 }
 
-// flush sends the queued envelopes, if any.
-func (c *eventChunker) flush() error {
+// Flush sends the queued envelopes, if any.
+func (c *eventChunker) Flush() error {
 	if len(c.reply.Envelopes) == 0 {
 		return nil
 	}
 	err := c.stream.Send(&c.reply)
 	c.reply.Envelopes, c.size = c.reply.Envelopes[:0], 0
 	return err
-}
-
-// errFollowDone ends a stored follow that reached its `to`.
-var errFollowDone = errors.New("the follow reached its end")
-
-// followStored streams a session this host does not hold from the primary
-// (store.FollowStored): what is stored from `next`, then each growth the
-// backend reports, until `to`, the client cancels or the server stops.
-func (v *service) followStored(ctx context.Context, stream *connect.ServerStream[logbookv1.SessionsEventsReply], id string, next, end int64) error {
-	if next >= end {
-		return nil
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go func() {
-		select {
-		case <-v.s.stop:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	c := eventChunker{stream: stream}
-	err := v.s.st.FollowStored(ctx, id, sdk.Offset(next), func(events []session.Event) error {
-		for _, e := range events {
-			if int64(e.Seq()) >= end {
-				break
-			}
-			if err := c.add(e); err != nil {
-				return err
-			}
-		}
-		if err := c.flush(); err != nil || len(events) == 0 {
-			return err
-		}
-		if int64(events[len(events)-1].Seq())+1 >= end {
-			return errFollowDone
-		}
-		return nil
-	})
-	if errors.Is(err, errFollowDone) {
-		return nil
-	}
-	select {
-	case <-v.s.stop:
-		return connect.NewError(connect.CodeUnavailable, errors.New("the server is shutting down"))
-	default:
-	}
-	return toConnect(err, nil)
 }
 
 // Fork creates a live child of a live or stored session and holds it.
@@ -599,17 +449,16 @@ func (v *service) Fork(ctx context.Context, req *connect.Request[logbookv1.Sessi
 		at := sdk.Seq(m.GetAt())
 		r.Boundary = &at
 	}
-	child, err := v.s.st.Fork(ctx, r)
+	child, err := v.s.h.Fork(ctx, r)
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}
-	v.s.hold(child)
 	return connect.NewResponse(&logbookv1.SessionsForkReply{Header: string(headerjson.Encode(child.Header()))}), nil
 }
 
 // Flush flushes a live session on every backend.
 func (v *service) Flush(ctx context.Context, req *connect.Request[logbookv1.SessionsFlushRequest]) (*connect.Response[logbookv1.SessionsFlushReply], error) {
-	sess, err := v.s.live(req.Msg.GetSessionId(), "flush")
+	sess, err := v.s.h.Live(req.Msg.GetSessionId(), "flush")
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}
@@ -627,61 +476,50 @@ func (v *service) Compact(ctx context.Context, req *connect.Request[logbookv1.Se
 	if err := v.s.e.CheckCompact(start, end); err != nil {
 		return nil, toConnect(err, nil)
 	}
-	o, err := v.s.acquire(ctx, m.GetSessionId())
+	o, err := v.s.h.Acquire(ctx, m.GetSessionId())
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}
-	out, err := v.s.e.Compact(ctx, o.sess, start, end, m.GetSourceCommandId())
+	out, err := v.s.e.Compact(ctx, o.Session, start, end, m.GetSourceCommandId())
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}
-	return connect.NewResponse(&logbookv1.SessionsCompactReply{Envelopes: envelopes(o.sess.Events().Range(sdk.Offset(out.StartSeq), sdk.Offset(out.EndSeq)+1))}), nil
+	return connect.NewResponse(&logbookv1.SessionsCompactReply{Envelopes: envelopes(o.Session.Events().Range(sdk.Offset(out.StartSeq), sdk.Offset(out.EndSeq)+1))}), nil
 }
 
 // Inspect reports the log's length, its open turn, the closers a resume
 // would append and the torn bytes a write open would cut; it never writes.
 func (v *service) Inspect(ctx context.Context, req *connect.Request[logbookv1.SessionsInspectRequest]) (*connect.Response[logbookv1.SessionsInspectReply], error) {
 	id := req.Msg.GetSessionId()
-	// A live session is read as it is (Store.Inspect would restore a copy
-	// of its whole log); a stored one through Store.Inspect, read-only.
-	var rep store.InspectReport
-	sess, live := v.s.st.Get(id)
-	if !live {
-		var err error
-		if sess, rep, err = v.s.st.Inspect(ctx, id); err != nil {
-			return nil, toConnect(err, nil)
-		}
+	in, err := v.s.h.Inspect(ctx, id)
+	if err != nil {
+		return nil, toConnect(err, nil)
 	}
-	stored := sess.Events().Range(0, sess.Len()-sdk.Offset(sess.PendingRepair()))
-	closers := session.InterruptedTurnClosers(stored.Slice())
 	reply := &logbookv1.SessionsInspectReply{
 		Id:            id,
-		Header:        string(headerjson.Encode(sess.Header())),
-		Events:        int64(stored.Len()),
-		PendingRepair: make([]string, 0, len(closers)),
-		TornBytes:     rep.Torn.Bytes,
-		TornFromSeq:   int64(rep.Torn.FromSeq),
-		Live:          live || rep.Live,
+		Header:        string(headerjson.Encode(in.Session.Header())),
+		Events:        int64(in.Stored.Len()),
+		PendingRepair: make([]string, 0, len(in.Closers)),
+		TornBytes:     in.Torn.Bytes,
+		TornFromSeq:   int64(in.Torn.FromSeq),
+		Live:          in.Live,
+	}
+	if turn, ok := in.OpenTurn(); ok {
+		reply.OpenTurn = &turn
 	}
 	var scratch []byte
-	for _, e := range closers {
+	for _, e := range in.Closers {
 		reply.PendingRepair = append(reply.PendingRepair, envelopeText(&scratch, e))
-		if e.Type() == session.TypeTurnEnd {
-			if turn, ok := e.DataView().Get("turn").Int(); ok {
-				reply.OpenTurn = &turn
-			}
-		}
 	}
 	return connect.NewResponse(reply), nil
 }
 
 // List lists the live and stored sessions by id.
 func (v *service) List(ctx context.Context, _ *connect.Request[logbookv1.SessionsListRequest]) (*connect.Response[logbookv1.SessionsListReply], error) {
-	entries, err := v.s.st.List(ctx)
+	entries, err := v.s.h.List(ctx)
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}
-	slices.SortFunc(entries, func(a, b store.ListEntry) int { return strings.Compare(a.ID, b.ID) })
 	reply := &logbookv1.SessionsListReply{Sessions: make([]*logbookv1.SessionsListEntry, 0, len(entries))}
 	for _, e := range entries {
 		le := &logbookv1.SessionsListEntry{Id: e.ID, Live: e.Live, Revision: e.Revision}
@@ -701,15 +539,7 @@ func (v *service) List(ctx context.Context, _ *connect.Request[logbookv1.Session
 
 // Release flushes and releases a live session.
 func (v *service) Release(ctx context.Context, req *connect.Request[logbookv1.SessionsReleaseRequest]) (*connect.Response[logbookv1.SessionsReleaseReply], error) {
-	sess, err := v.s.live(req.Msg.GetSessionId(), "release")
-	if err != nil {
-		return nil, toConnect(err, nil)
-	}
-	err = v.s.st.Release(ctx, sess)
-	if cur, ok := v.s.st.Get(sess.ID()); !ok || cur != sess {
-		v.s.unhold(sess) // released, possibly with mirror errors
-	}
-	if err != nil {
+	if err := v.s.h.Release(ctx, req.Msg.GetSessionId()); err != nil {
 		return nil, toConnect(err, nil)
 	}
 	return connect.NewResponse(&logbookv1.SessionsReleaseReply{}), nil

@@ -1,0 +1,281 @@
+// Package host holds the sessions a `logbook serve` process serves: the
+// live sessions it made live (and so owns for write until they are released
+// or the server stops), the reads of sessions it does not hold, and the
+// tail of a session's log. The Connect service (runtime/server) and the /v1
+// JSON API (runtime/httpapi) both call it, so the two protocols resume,
+// hold, read and release sessions the same way.
+package host
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+	"golang.org/x/sync/singleflight"
+
+	"github.com/seed-e5e476df/logbook/runtime/engine"
+	"github.com/seed-e5e476df/logbook/runtime/session"
+	"github.com/seed-e5e476df/logbook/runtime/store"
+	"github.com/seed-e5e476df/logbook/sdk"
+)
+
+// ErrStopping is returned by Tail when the host stops while it follows.
+var ErrStopping = errors.New("the server is shutting down")
+
+// Host is the set of sessions one server holds over one engine's store.
+// Its methods are safe for concurrent use.
+type Host struct {
+	e   *engine.Engine
+	st  *store.Store
+	log hclog.Logger
+
+	opens    singleflight.Group // concurrent opens of one session share one Store.Open
+	mu       sync.Mutex
+	held     map[string]*session.Session // sessions this host made live, by id
+	stop     chan struct{}               // closed by Stop
+	stopOnce sync.Once
+}
+
+// New returns a host of e's store that holds nothing yet; log receives its
+// debug and release logs.
+func New(e *engine.Engine, log hclog.Logger) *Host {
+	return &Host{e: e, st: e.Store, log: log, held: map[string]*session.Session{}, stop: make(chan struct{})}
+}
+
+// Engine returns the engine the host serves.
+func (h *Host) Engine() *engine.Engine { return h.e }
+
+// Store returns the engine's store.
+func (h *Host) Store() *store.Store { return h.st }
+
+// Stop marks the host as stopping: tails end with ErrStopping. It does not
+// release anything (ReleaseAll does); calling it again does nothing.
+func (h *Host) Stop() { h.stopOnce.Do(func() { close(h.stop) }) }
+
+// Stopped is closed once Stop was called.
+func (h *Host) Stopped() <-chan struct{} { return h.stop }
+
+// Stopping reports whether Stop was called.
+func (h *Host) Stopping() bool {
+	select {
+	case <-h.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// hold records a session the host made live.
+func (h *Host) hold(sess *session.Session) {
+	h.mu.Lock()
+	h.held[sess.ID()] = sess
+	h.mu.Unlock()
+}
+
+// unhold forgets a session the host released.
+func (h *Host) unhold(sess *session.Session) {
+	h.mu.Lock()
+	if h.held[sess.ID()] == sess {
+		delete(h.held, sess.ID())
+	}
+	h.mu.Unlock()
+}
+
+// Create makes a new live session, holds it, and flushes it before it
+// returns, as the CLI's create does: a session whose Create succeeded is
+// stored. When the flush fails the session stays live and held (a Flush or
+// Release retries) and Create returns it with the flush's error.
+func (h *Host) Create(ctx context.Context, o store.CreateOptions) (*session.Session, error) {
+	sess, err := h.st.Create(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	h.hold(sess)
+	if _, err := h.st.Flush(ctx, sess); err != nil {
+		return sess, err
+	}
+	return sess, nil
+}
+
+// Opened is the result of Acquire.
+type Opened struct {
+	Session     *session.Session
+	Repair      store.RepairReport // what the resume repaired; zero when AlreadyLive
+	AlreadyLive bool               // the session was live before the call
+}
+
+// Acquire returns the live session id, resuming it (Store.Open: repair,
+// then live) when it is not live; concurrent calls for one id share one
+// open. A session it opens is held until Release or ReleaseAll.
+func (h *Host) Acquire(ctx context.Context, id string) (Opened, error) {
+	if sess, ok := h.st.Get(id); ok {
+		return Opened{Session: sess, AlreadyLive: true}, nil
+	}
+	v, err, _ := h.opens.Do(id, func() (any, error) {
+		if sess, ok := h.st.Get(id); ok {
+			return Opened{Session: sess, AlreadyLive: true}, nil
+		}
+		sess, rep, err := h.st.Open(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		h.hold(sess)
+		h.log.Debug("session opened", "session", id, "torn_bytes", rep.Torn.Bytes, "closers", rep.Closers)
+		return Opened{Session: sess, Repair: rep}, nil
+	})
+	if err != nil {
+		return Opened{}, err
+	}
+	return v.(Opened), nil
+}
+
+// Live returns the session id when it is live, else SESSION_NOT_LIVE (with
+// op as the error's Op).
+func (h *Host) Live(id, op string) (*session.Session, error) {
+	if sess, ok := h.st.Get(id); ok {
+		return sess, nil
+	}
+	return nil, &sdk.Error{Code: sdk.CodeSessionNotLive, Op: op, SessionID: id,
+		Detail: "the session is not live in this server; Open it (or Append to it) first"}
+}
+
+// Fork creates a live child of a live or stored session and holds it.
+func (h *Host) Fork(ctx context.Context, r store.ForkRequest) (*session.Session, error) {
+	child, err := h.st.Fork(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	h.hold(child)
+	return child, nil
+}
+
+// Release flushes and releases the live session id (SESSION_NOT_LIVE when
+// it is not live) and stops holding it.
+func (h *Host) Release(ctx context.Context, id string) error {
+	sess, err := h.Live(id, "release")
+	if err != nil {
+		return err
+	}
+	err = h.st.Release(ctx, sess)
+	if cur, ok := h.st.Get(sess.ID()); !ok || cur != sess {
+		h.unhold(sess) // released, possibly with mirror errors
+	}
+	return err
+}
+
+// ReleaseAll flushes and releases, concurrently, every session the host
+// still holds, within ctx, and returns the joined errors.
+func (h *Host) ReleaseAll(ctx context.Context) error {
+	h.mu.Lock()
+	held := h.held
+	h.held = map[string]*session.Session{}
+	h.mu.Unlock()
+	var (
+		wg   sync.WaitGroup
+		emu  sync.Mutex
+		errs []error
+	)
+	for id, sess := range held {
+		if cur, ok := h.st.Get(id); !ok || cur != sess {
+			continue // released already
+		}
+		wg.Go(func() {
+			if err := h.st.Release(ctx, sess); err != nil {
+				h.log.Error("releasing a session at shutdown failed", "session", id, "error", err)
+				emu.Lock()
+				errs = append(errs, err)
+				emu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	h.log.Info("shut down", "sessions_released", len(held)-len(errs), "failed", len(errs))
+	return errors.Join(errs...)
+}
+
+// View returns a session and its log for reads: the live session's, or the
+// stored log as it is (read-only, beside any writer, without the closers a
+// resume would add).
+func (h *Host) View(ctx context.Context, id string) (*session.Session, session.EventList, error) {
+	if sess, ok := h.st.Get(id); ok {
+		return sess, sess.Events(), nil
+	}
+	sess, _, err := h.st.Inspect(ctx, id)
+	if err != nil {
+		return nil, session.EventList{}, err
+	}
+	return sess, sess.Events().Range(0, sess.Len()-sdk.Offset(sess.PendingRepair())), nil
+}
+
+// At returns the session id for the derived views: with at nil, the live
+// session, or a read-only view of its stored log as it stands (without the
+// closers a resume would add); with at, a read-only view right after event
+// *at. Views are restored by store.View with the store's plugin types and
+// projections.
+func (h *Host) At(ctx context.Context, id string, at *sdk.Seq) (*session.Session, error) {
+	if at == nil {
+		if sess, ok := h.st.Get(id); ok {
+			return sess, nil
+		}
+	}
+	sess, _, err := h.st.View(ctx, id, at)
+	return sess, err
+}
+
+// Inspection is what Inspect reports of a session.
+type Inspection struct {
+	Session *session.Session
+	// Stored is the log as stored (a live session's whole log), without the
+	// closers a resume would add.
+	Stored session.EventList
+	// Closers are the events a resume would append to close an open turn.
+	Closers []session.Event
+	// Torn is the torn tail a write open would cut; zero for a live
+	// session or when there is none.
+	Torn sdk.Torn
+	// Live reports whether the session is live in this store.
+	Live bool
+}
+
+// OpenTurn returns the turn the closers close, or false when the log ends
+// outside a turn.
+func (in Inspection) OpenTurn() (int64, bool) {
+	for _, e := range in.Closers {
+		if e.Type() == session.TypeTurnEnd {
+			if turn, ok := e.DataView().Get("turn").Int(); ok {
+				return turn, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// Inspect reports the log, the closers a resume would append and the torn
+// bytes a write open would cut; it never writes. A live session is read as
+// it is (Store.Inspect would restore a copy of its whole log); a stored one
+// through Store.Inspect, read-only.
+func (h *Host) Inspect(ctx context.Context, id string) (Inspection, error) {
+	var rep store.InspectReport
+	sess, live := h.st.Get(id)
+	if !live {
+		var err error
+		if sess, rep, err = h.st.Inspect(ctx, id); err != nil {
+			return Inspection{}, err
+		}
+	}
+	stored := sess.Events().Range(0, sess.Len()-sdk.Offset(sess.PendingRepair()))
+	return Inspection{Session: sess, Stored: stored, Closers: session.InterruptedTurnClosers(stored.Slice()), Torn: rep.Torn, Live: live || rep.Live}, nil
+}
+
+// List lists the live and stored sessions, sorted by id.
+func (h *Host) List(ctx context.Context) ([]store.ListEntry, error) {
+	entries, err := h.st.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(entries, func(a, b store.ListEntry) int { return strings.Compare(a.ID, b.ID) })
+	return entries, nil
+}

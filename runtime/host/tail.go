@@ -1,0 +1,144 @@
+package host
+
+import (
+	"context"
+	"errors"
+
+	"github.com/seed-e5e476df/logbook/runtime/session"
+	"github.com/seed-e5e476df/logbook/sdk"
+)
+
+// TailRequest says what Tail reads.
+type TailRequest struct {
+	ID string
+	// From is the first seq to send; End the seq to stop before (exclusive).
+	From, End int64
+	// Follow keeps the tail open after the log's end: it sends the events
+	// appended later, until ctx ends, End is reached or the host stops.
+	Follow bool
+}
+
+// Sink receives the events of a tail.
+type Sink interface {
+	// Event queues one event; events come once each, in seq order.
+	Event(e session.Event) error
+	// Flush sends what is queued: the tail has caught up for now.
+	Flush() error
+}
+
+// Tail sends the log of r.ID from r.From to sink, and with r.Follow the
+// events appended later. A session live here is followed through the
+// store's feed (subscribed before the log is read, so no event committed
+// after a read goes unnoticed); one this host does not hold, when the
+// primary backend can watch it, through store.FollowStored, so events
+// another host writes arrive too. Tail returns nil at End, or at the log's
+// end without Follow; a read's or sink's error, ctx's error, or
+// ErrStopping otherwise.
+func (h *Host) Tail(ctx context.Context, r TailRequest, sink Sink) error {
+	if r.Follow && h.st.CanFollowStored() {
+		if _, live := h.st.Get(r.ID); !live {
+			return h.followStored(ctx, r, sink)
+		}
+	}
+	var wake chan struct{}
+	if r.Follow {
+		wake = make(chan struct{}, 1)
+		sub := h.st.Subscribe(wakeOn{id: r.ID, wake: wake})
+		defer sub.Close()
+	}
+	next := r.From
+	for {
+		_, events, err := h.View(ctx, r.ID)
+		if err != nil {
+			return err
+		}
+		for stop := min(r.End, int64(events.Len())); next < stop; next++ {
+			if err := sink.Event(events.At(int(next))); err != nil {
+				return err
+			}
+		}
+		if err := sink.Flush(); err != nil {
+			return err
+		}
+		if next >= r.End || !r.Follow {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-h.stop:
+			return ErrStopping
+		case <-wake:
+		}
+	}
+}
+
+// errFollowDone ends a stored follow that reached its End.
+var errFollowDone = errors.New("the follow reached its end")
+
+// followStored tails a session this host does not hold from the primary
+// (store.FollowStored): what is stored from r.From, then each growth the
+// backend reports.
+func (h *Host) followStored(ctx context.Context, r TailRequest, sink Sink) error {
+	if r.From >= r.End {
+		return nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-h.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	err := h.st.FollowStored(ctx, r.ID, sdk.Offset(r.From), func(events []session.Event) error {
+		for _, e := range events {
+			if int64(e.Seq()) >= r.End {
+				break
+			}
+			if err := sink.Event(e); err != nil {
+				return err
+			}
+		}
+		if err := sink.Flush(); err != nil || len(events) == 0 {
+			return err
+		}
+		if int64(events[len(events)-1].Seq())+1 >= r.End {
+			return errFollowDone
+		}
+		return nil
+	})
+	if errors.Is(err, errFollowDone) {
+		return nil
+	}
+	if h.Stopping() {
+		return ErrStopping
+	}
+	return err
+}
+
+// wakeOn is the feed listener of a tail: it wakes the tail on any news of
+// its session.
+type wakeOn struct {
+	id   string
+	wake chan struct{}
+}
+
+// SessionLive wakes the tail when its session goes live.
+func (w wakeOn) SessionLive(s *session.Session) { w.poke(s) }
+
+// Event wakes the tail on an event of its session.
+func (w wakeOn) Event(s *session.Session, _ session.Event) { w.poke(s) }
+
+// SessionReleased wakes the tail when its session is released.
+func (w wakeOn) SessionReleased(s *session.Session) { w.poke(s) }
+
+func (w wakeOn) poke(s *session.Session) {
+	if s.ID() == w.id {
+		select {
+		case w.wake <- struct{}{}:
+		default:
+		}
+	}
+}

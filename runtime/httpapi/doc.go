@@ -1,0 +1,35 @@
+// Package httpapi is the /v1 resource API of `logbook serve`: sessions and
+// their logs as plain HTTP resources with native JSON bodies, beside the
+// Connect service on the same port (runtime/server mounts it under /v1/,
+// behind the same bearer token, shutdown and body deadlines). Both call
+// the same host (runtime/host), so a session one protocol made live is
+// live for the other. docs/openapi.json describes every route; the server
+// answers it at GET /v1/openapi.json.
+//
+// # Documents as stored
+//
+// Event envelopes, event data, messages and headers are written into the
+// answers as the canonical bytes the log holds, never decoded and encoded
+// again: member order and number literals survive (1.0e0 stays 1.0e0).
+// The API's own integers (seq, length, appended, …) are JSON numbers.
+//
+// # Events
+//
+// POST /v1/sessions/{id}/events takes an NDJSON body
+// (Content-Type: application/x-ndjson), one append input a line (package
+// appendinput: type, data as native JSON, and optionally surfaceOp,
+// sourceEventSeqs, ignorable), and answers the canonical envelope of each
+// appended event, one a line. The first rejected line ends the request:
+// the lines before it stay appended and the answer is its problem, with
+// the line, the count appended and the first seq. GET of the same path
+// answers the log as NDJSON, or, with Accept: text/event-stream or
+// ?follow=true, as Server-Sent Events whose ids are the seqs, so an
+// EventSource that reconnects resumes after the last event it saw.
+//
+// # Errors
+//
+// Every error is application/problem+json (RFC 9457) with the logbook code
+// as "code" (and in the Logbook-Code header), its HTTP status from one
+// table (Status), and the error's details. Bodies (a JSON body, each line
+// of an NDJSON body) are limited to Options.MaxRequestBytes.
+package httpapi

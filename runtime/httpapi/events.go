@@ -1,0 +1,359 @@
+package httpapi
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/seed-e5e476df/logbook/runtime/appendinput"
+	"github.com/seed-e5e476df/logbook/runtime/host"
+	"github.com/seed-e5e476df/logbook/runtime/session"
+	"github.com/seed-e5e476df/logbook/sdk"
+)
+
+// An append's lines are appended in batches of at most batchInputs inputs
+// (and batchBytes of input), each batch under one hold of the append lock;
+// a batch also ends when no more input is buffered.
+const (
+	batchInputs = 256
+	batchBytes  = 1 << 20
+)
+
+// appendEvents is POST /v1/sessions/{id}/events?flush=&expectedSeq=: the
+// NDJSON body's append inputs, one per line (blank lines skipped),
+// appended in order, resuming the session when it is not live. The answer
+// is 200 with the canonical envelope of every appended event, one per
+// line. The first rejected line ends the request: the lines before it stay
+// appended (flushed when flush is set) and the answer is its problem, with
+// line, index, appended and firstSeq. With expectedSeq the log must be
+// that long when the first line is appended, else SEQ_CONFLICT and nothing
+// is appended.
+func (a *API) appendEvents(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	q := query{r: r}
+	flush, expected := q.flag("flush"), q.seq("expectedSeq")
+	if q.p != nil {
+		q.p.withAppended(0, -1).Write(w)
+		return
+	}
+	if p := checkType(r, ndjsonType); p != nil {
+		p.withAppended(0, -1).Write(w)
+		return
+	}
+	o, err := a.h.Acquire(ctx, r.PathValue("id"))
+	if err != nil {
+		NewProblem(err).withAppended(0, -1).Write(w)
+		return
+	}
+	sess := o.Session
+	ap := appender{sess: sess, firstSeq: -1}
+	if expected != nil {
+		want := sdk.Offset(*expected)
+		ap.want = &want
+	}
+	err = ap.run(ctx, appendinput.NewReader(r.Body, int64(a.opts.MaxRequestBytes)))
+	if flush && (err == nil || len(ap.events) > 0) {
+		if _, ferr := a.h.Store().Flush(context.WithoutCancel(ctx), sess); ferr != nil {
+			err = errors.Join(err, ferr)
+		}
+	}
+	if err != nil {
+		p := NewProblem(err).withAppended(int64(len(ap.events)), ap.firstSeq)
+		var le *lineError
+		if errors.As(err, &le) {
+			p.Line, p.Index = &le.line, &le.index
+		}
+		p.Fenced = sess.Fenced() != nil
+		p.Write(w)
+		return
+	}
+	w.Header().Set("Content-Type", ndjsonType)
+	bw := bufio.NewWriterSize(w, 64<<10)
+	var buf []byte
+	for _, e := range ap.events {
+		buf = append(e.AppendEnvelope(buf[:0]), '\n')
+		if _, err := bw.Write(buf); err != nil {
+			return
+		}
+	}
+	_ = bw.Flush()
+}
+
+// withAppended sets the append details of a problem: appended events, and
+// firstSeq unless it is negative (the session was not reached).
+func (p *Problem) withAppended(appended, firstSeq int64) *Problem {
+	p.Appended = &appended
+	if firstSeq >= 0 {
+		p.FirstSeq = &firstSeq
+	} else {
+		p.FirstSeq = nil
+	}
+	return p
+}
+
+// lineError is the error of one line of an append's body.
+type lineError struct {
+	line  int // from 1
+	index int // the input's position among the request's inputs, from 0
+	err   error
+}
+
+func (e *lineError) Error() string { return "line " + strconv.Itoa(e.line) + ": " + e.err.Error() }
+
+func (e *lineError) Unwrap() error { return e.err }
+
+// appender appends the lines of one request to a session.
+type appender struct {
+	sess     *session.Session
+	want     *sdk.Offset // the expected length, checked by the first batch
+	events   []session.Event
+	firstSeq int64 // the first event's seq, or the length the first batch found; -1 before one
+
+	batch []session.AppendInput
+	lines []int // the line of each input of batch
+	size  int
+}
+
+// run reads and appends lines until the end of the body or the first
+// rejected line, whose error it returns as a *lineError.
+func (ap *appender) run(ctx context.Context, lr *appendinput.Reader) error {
+	for {
+		text, err := lr.Next()
+		if err == io.EOF {
+			return ap.commit(ctx)
+		}
+		if err != nil {
+			if cerr := ap.commit(ctx); cerr != nil {
+				return cerr
+			}
+			return &lineError{line: lr.Line(), index: len(ap.events), err: err}
+		}
+		if len(bytes.TrimSpace(text)) == 0 {
+			continue
+		}
+		in, err := appendinput.Parse(text)
+		if err != nil {
+			if cerr := ap.commit(ctx); cerr != nil {
+				return cerr
+			}
+			return &lineError{line: lr.Line(), index: len(ap.events), err: err}
+		}
+		ap.batch = append(ap.batch, in)
+		ap.lines = append(ap.lines, lr.Line())
+		ap.size += len(text)
+		if len(ap.batch) >= batchInputs || ap.size >= batchBytes || !lr.Buffered() {
+			if err := ap.commit(ctx); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// commit appends the pending batch.
+func (ap *appender) commit(ctx context.Context) error {
+	if len(ap.batch) == 0 && (ap.want == nil || ap.firstSeq >= 0) {
+		return nil
+	}
+	b, err := ap.sess.AppendBatch(ctx, ap.batch, session.BatchOptions{ExpectedLen: ap.want})
+	ap.want = nil
+	if ap.firstSeq < 0 || (len(ap.events) == 0 && len(b.Events) > 0) {
+		ap.firstSeq = int64(b.Start)
+	}
+	ap.events = append(ap.events, b.Events...)
+	failed := len(b.Events)
+	lines := ap.lines
+	ap.batch, ap.lines, ap.size = ap.batch[:0], ap.lines[:0], 0
+	if err != nil {
+		if failed < len(lines) {
+			return &lineError{line: lines[failed], index: len(ap.events), err: err}
+		}
+		return err
+	}
+	return nil
+}
+
+// readEvents is GET /v1/sessions/{id}/events?from=&to=: the log's
+// envelopes [from, to) as NDJSON; with Accept: text/event-stream or
+// follow=true, Server-Sent Events instead (see stream).
+func (a *API) readEvents(w http.ResponseWriter, r *http.Request) {
+	q := query{r: r}
+	from, to := q.seq("from"), q.seq("to")
+	follow := q.flag("follow")
+	if q.p != nil {
+		q.p.Write(w)
+		return
+	}
+	tr := host.TailRequest{ID: r.PathValue("id"), End: int64(sdk.MaxSeq) + 1}
+	if from != nil {
+		tr.From = *from
+	}
+	if to != nil {
+		tr.End = *to
+	}
+	sse := follow || acceptsSSE(r)
+	if sse {
+		if id := r.Header.Get("Last-Event-ID"); id != "" {
+			last, err := strconv.ParseInt(id, 10, 64)
+			if err != nil || last < 0 || last >= sdk.MaxSeq {
+				problemf(sdk.CodeInvalidSeq, "Last-Event-ID %q must be the seq of an event", id).Write(w)
+				return
+			}
+			tr.From = last + 1
+		}
+	}
+	if tr.End < tr.From {
+		problemf(sdk.CodeInvalidSeq, "from %d and to %d must satisfy from ≤ to", tr.From, tr.End).Write(w)
+		return
+	}
+	if sse {
+		a.stream(w, r, tr)
+		return
+	}
+	out := newEventWriter(w, ndjsonType)
+	out.finish(a.h.Tail(r.Context(), tr, out))
+}
+
+// acceptsSSE reports whether the request asks for Server-Sent Events.
+func acceptsSSE(r *http.Request) bool {
+	for _, v := range r.Header.Values("Accept") {
+		if bytes.Contains([]byte(v), []byte(sseType)) {
+			return true
+		}
+	}
+	return false
+}
+
+// stream serves Server-Sent Events: one event per envelope from tr.From,
+// "id: <seq>" and "data: <envelope>", live events as they are appended,
+// and a comment line every Heartbeat while idle. A browser's EventSource
+// that reconnects sends the last id it saw as Last-Event-ID, and the
+// stream resumes right after it: no gap, no duplicate. The stream ends at
+// tr.End, when the client goes, or when the server stops.
+func (a *API) stream(w http.ResponseWriter, r *http.Request, tr host.TailRequest) {
+	out := newEventWriter(w, sseType)
+	ctx, cancel := context.WithCancelCause(r.Context())
+	defer cancel(nil)
+	beats := make(chan struct{})
+	defer close(beats)
+	go func() {
+		t := time.NewTicker(a.opts.Heartbeat)
+		defer t.Stop()
+		for {
+			select {
+			case <-beats:
+				return
+			case <-t.C:
+				if err := out.heartbeat(); err != nil {
+					cancel(err)
+					return
+				}
+			}
+		}
+	}()
+	tr.Follow = true
+	err := a.h.Tail(ctx, tr, out)
+	if errors.Is(err, host.ErrStopping) {
+		err = nil // the client reconnects elsewhere or later, from its last id
+	}
+	out.finish(err)
+}
+
+// eventWriter writes an event stream's body (NDJSON or SSE), a host.Sink;
+// until its first write an error can still be answered as a problem. A
+// heartbeat may write beside the tail, so writes hold mu.
+type eventWriter struct {
+	w       http.ResponseWriter
+	bw      *bufio.Writer
+	rc      *http.ResponseController
+	ctype   string
+	mu      sync.Mutex
+	started bool
+	buf     []byte
+}
+
+func newEventWriter(w http.ResponseWriter, ctype string) *eventWriter {
+	return &eventWriter{w: w, bw: bufio.NewWriterSize(w, 64<<10), rc: http.NewResponseController(w), ctype: ctype}
+}
+
+// start sends the response's headers; the caller holds mu.
+func (o *eventWriter) start() {
+	if o.started {
+		return
+	}
+	o.started = true
+	h := o.w.Header()
+	h.Set("Content-Type", o.ctype)
+	if o.ctype == sseType {
+		h.Set("Cache-Control", "no-cache")
+		h.Set("X-Accel-Buffering", "no")
+	}
+	o.w.WriteHeader(http.StatusOK)
+}
+
+// Event writes e: its envelope on a line of NDJSON, or one SSE event
+// ("id: <seq>", "data: <envelope>").
+func (o *eventWriter) Event(e session.Event) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.start()
+	if o.ctype == sseType {
+		o.buf = append(strconv.AppendInt(append(o.buf[:0], "id: "...), int64(e.Seq()), 10), "\ndata: "...)
+		o.buf = append(e.AppendEnvelope(o.buf), "\n\n"...)
+	} else {
+		o.buf = append(e.AppendEnvelope(o.buf[:0]), '\n')
+	}
+	_, err := o.bw.Write(o.buf)
+	return err
+}
+
+// Flush sends what is written to the client.
+func (o *eventWriter) Flush() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.start()
+	return o.flush()
+}
+
+// heartbeat writes an SSE comment.
+func (o *eventWriter) heartbeat() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.start()
+	if _, err := o.bw.WriteString(": heartbeat\n\n"); err != nil {
+		return err
+	}
+	return o.flush()
+}
+
+// flush sends what is buffered; the caller holds mu.
+func (o *eventWriter) flush() error {
+	if err := o.bw.Flush(); err != nil {
+		return err
+	}
+	return o.rc.Flush()
+}
+
+// finish ends the stream: an error before the first byte is answered as
+// its problem; one after it aborts the response, so the client sees a cut
+// stream rather than a clean end.
+func (o *eventWriter) finish(err error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	switch {
+	case err == nil:
+		o.start()
+		_ = o.flush()
+	case !o.started:
+		NewProblem(err).Write(o.w)
+	case errors.Is(err, context.Canceled):
+		// The client went away.
+	default:
+		panic(http.ErrAbortHandler)
+	}
+}

@@ -1,0 +1,108 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+)
+
+// openTurnLines is a turn left open mid-tool-call: started, prompted, a
+// step whose assistant message requests a tool call that has started.
+func openTurnLines() []byte {
+	return ndjson(
+		`{"type":"turn/start","data":{"turn":1}}`,
+		userLine("u1", "list the files"),
+		`{"type":"step/start","data":{"turn":1,"step":1}}`,
+		`{"type":"assistant/message","surfaceOp":"append","data":{"turn":1,"step":1,"message":{"id":"a1","role":"assistant","content":[{"type":"tool-call","id":"c1","name":"ls","arguments":"{}"}],"source":{"kind":"model","provider":"p","model":"m"}},"stream":[]}}`,
+		`{"type":"tool/call","data":{"turn":1,"step":1,"callId":"c1","name":"ls","arguments":"{}"}}`,
+	)
+}
+
+// The derived views, fork, flush, inspect, compact and release against a
+// real `logbook serve`.
+func TestV1ViewsAndLifecycle(t *testing.T) {
+	s := startServe(t)
+	s.ok(t, 201, "POST", "/v1/sessions", "application/json", []byte(`{"id":"v"}`))
+	envs := lines(s.ok(t, 200, "POST", "/v1/sessions/v/events", "application/x-ndjson", openTurnLines()).body)
+
+	var msgs []json.RawMessage
+	if err := json.Unmarshal(s.ok(t, 200, "GET", "/v1/sessions/v/messages", "", nil).body, &msgs); err != nil || len(msgs) != 2 {
+		t.Fatalf("messages: %d (%v)", len(msgs), err)
+	}
+	if got := s.ok(t, 200, "GET", "/v1/sessions/v/messages?at=1", "", nil).body; !bytes.Equal(bytes.TrimSpace(got), []byte("["+string(msgs[0])+"]")) {
+		t.Errorf("messages?at=1 = %s", got)
+	}
+	if got := bytes.TrimSpace(s.ok(t, 200, "GET", "/v1/sessions/v/surface", "", nil).body); string(got) != "[1,3]" {
+		t.Errorf("surface = %s", got)
+	}
+	if got := bytes.TrimSpace(s.ok(t, 200, "GET", "/v1/sessions/v/surface?at=2", "", nil).body); string(got) != "[1]" {
+		t.Errorf("surface?at=2 = %s", got)
+	}
+	var tr []struct {
+		Seq       int64           `json:"seq"`
+		Type      string          `json:"type"`
+		Message   json.RawMessage `json:"message"`
+		OnSurface bool            `json:"onSurface"`
+	}
+	if err := json.Unmarshal(s.ok(t, 200, "GET", "/v1/sessions/v/transcript", "", nil).body, &tr); err != nil || len(tr) != 2 || tr[0].Seq != 1 || tr[1].Type != "assistant/message" || !tr[1].OnSurface {
+		t.Fatalf("transcript %+v (%v)", tr, err)
+	}
+	if got := bytes.TrimSpace(s.ok(t, 200, "GET", "/v1/sessions/v/header", "", nil).body); string(got) != "null" {
+		t.Errorf("header = %s", got)
+	}
+	var req struct {
+		Header   json.RawMessage   `json:"header"`
+		Context  json.RawMessage   `json:"context"`
+		Messages []json.RawMessage `json:"messages"`
+	}
+	if err := json.Unmarshal(s.ok(t, 200, "GET", "/v1/sessions/v/request?at=3", "", nil).body, &req); err != nil || string(req.Header) != "null" || len(req.Messages) != 2 {
+		t.Fatalf("request?at=3: %+v (%v)", req, err)
+	}
+	s.failed(t, 400, "INVALID_SEQ", "GET", "/v1/sessions/v/messages?at=-1", "", nil)
+
+	var fl struct {
+		Participated bool `json:"participated"`
+		Backends     []struct {
+			Name       string `json:"name"`
+			DurableSeq int64  `json:"durableSeq"`
+		} `json:"backends"`
+	}
+	if err := json.Unmarshal(s.ok(t, 200, "POST", "/v1/sessions/v/flush", "", nil).body, &fl); err != nil || !fl.Participated || len(fl.Backends) != 1 || fl.Backends[0].DurableSeq != 4 {
+		t.Fatalf("flush: %+v (%v)", fl, err)
+	}
+
+	var in struct {
+		ID            string            `json:"id"`
+		Events        int64             `json:"events"`
+		Live          bool              `json:"live"`
+		OpenTurn      *int64            `json:"openTurn"`
+		PendingRepair []json.RawMessage `json:"pendingRepair"`
+		TornBytes     int64             `json:"tornBytes"`
+	}
+	if err := json.Unmarshal(s.ok(t, 200, "GET", "/v1/sessions/v/inspect", "", nil).body, &in); err != nil || in.Events != 5 || !in.Live || in.OpenTurn == nil || *in.OpenTurn != 1 || len(in.PendingRepair) == 0 {
+		t.Fatalf("inspect: %+v (%v)", in, err)
+	}
+
+	// A fork at seq 1 keeps the first two events byte for byte.
+	child := s.ok(t, 201, "POST", "/v1/sessions/v/fork", "application/json", []byte(`{"at":1,"as":"v2"}`))
+	if !bytes.Contains(child.body, []byte(`"id":"v2"`)) || child.header.Get("Location") != "/v1/sessions/v2" {
+		t.Fatalf("fork answered %s", child.body)
+	}
+	forked := lines(s.ok(t, 200, "GET", "/v1/sessions/v2/events?to=2", "", nil).body)
+	if len(forked) != 2 || !bytes.Equal(forked[0], envs[0]) || !bytes.Equal(forked[1], envs[1]) {
+		t.Fatalf("the fork's prefix differs:\n%s\n%s", forked, envs[:2])
+	}
+	s.failed(t, 409, "SESSION_ALREADY_EXISTS", "POST", "/v1/sessions/v/fork", "application/json", []byte(`{"as":"v2"}`))
+	s.failed(t, 404, "SESSION_NOT_FOUND", "POST", "/v1/sessions/none/fork", "", nil)
+
+	// A manual compaction refuses a session whose turn is open.
+	s.failed(t, 409, "COMPACTION_TURN_OPEN", "POST", "/v1/sessions/v/compact", "", nil)
+
+	s.ok(t, 204, "POST", "/v1/sessions/v/release", "", nil)
+	s.failed(t, 409, "SESSION_NOT_LIVE", "POST", "/v1/sessions/v/release", "", nil)
+	s.failed(t, 409, "SESSION_NOT_LIVE", "POST", "/v1/sessions/v/flush", "", nil)
+	// Stored, not live: inspect reads it and shows what a resume would add.
+	if err := json.Unmarshal(s.ok(t, 200, "GET", "/v1/sessions/v/inspect", "", nil).body, &in); err != nil || in.Live || in.Events != 5 || len(in.PendingRepair) == 0 {
+		t.Fatalf("inspect after release: %+v (%v)", in, err)
+	}
+}
