@@ -120,7 +120,7 @@ func (b *Backend) commit(ctx context.Context, st *store, hd *handle, firstSeq sd
 		hd.pending, hd.incarnation, hd.epoch = nil, r.incarnation, r.epoch
 		b.pending.Release(hd.id, hd)
 	}
-	hd.floor = max(hd.floor, r.nextSeq)
+	hd.view.Saw(r.nextSeq)
 	return sdk.Durable{NextSeq: sdk.Offset(r.nextSeq), Revision: st.rev(r)}, nil
 }
 

@@ -57,16 +57,14 @@ type handle struct {
 
 	// Guarded by Backend.mu.
 	closed      bool
-	pending     []byte     // canonical header of a create not yet stored; nil once stored
-	header      sdk.Header // of a pending create
-	oc          *ownerConn // the connection holding the write claim
-	epoch       int64      // the owner epoch the write claim set
-	incarnation string     // of the stored session a write handle owns
-	floor       int64      // most events this handle has seen
-	clampEnd    int64      // read handle of a torn log: end of its valid prefix; -1 none
-	clampRev    string     // the revision clampEnd belongs to
-	cache       [][]byte   // envelopes [0, len) the Open scan checked, for the first Read; nil none
-	cacheRev    string     // the revision cache belongs to
+	pending     []byte       // canonical header of a create not yet stored; nil once stored
+	header      sdk.Header   // of a pending create
+	oc          *ownerConn   // the connection holding the write claim
+	epoch       int64        // the owner epoch the write claim set
+	incarnation string       // of the stored session a write handle owns
+	view        handles.View // what reads through the handle may see
+	cache       [][]byte     // envelopes [0, len) the Open scan checked, for the first Read; nil none
+	cacheRev    string       // the revision cache belongs to
 }
 
 // New returns an unconfigured Backend, as a plugin process serves it: the

@@ -101,6 +101,6 @@ func (b *Backend) copyTx(ctx context.Context, st *store, hd *handle, source stri
 	defer b.mu.Unlock()
 	hd.pending, hd.incarnation, hd.epoch = nil, r.incarnation, r.epoch
 	b.pending.Release(hd.id, hd)
-	hd.floor = r.nextSeq
+	hd.view.Saw(r.nextSeq)
 	return r, nil
 }

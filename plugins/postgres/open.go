@@ -38,7 +38,7 @@ func (b *Backend) Create(ctx context.Context, h sdk.Header) (sdk.Opened, error) 
 	} else if found {
 		return sdk.Opened{}, handles.AlreadyExists(op, h.ID, "it is stored")
 	}
-	hd := &handle{name: b.handles.NewName(), id: h.ID, write: true, key: lockKey(st.schema, h.ID), clampEnd: -1, pending: hdr, header: h}
+	hd := &handle{name: b.handles.NewName(), id: h.ID, write: true, key: lockKey(st.schema, h.ID), pending: hdr, header: h}
 	oc, why, err := b.claim(ctx, st, hd)
 	if err != nil {
 		return sdk.Opened{}, err
@@ -107,7 +107,7 @@ func (b *Backend) Open(ctx context.Context, id string, access sdk.Access) (sdk.O
 		return sdk.Opened{}, err
 	}
 	write := access == sdk.AccessWrite
-	hd := &handle{name: b.handles.NewName(), id: id, write: write, key: lockKey(st.schema, id), clampEnd: -1}
+	hd := &handle{name: b.handles.NewName(), id: id, write: write, key: lockKey(st.schema, id)}
 	r, found, err := st.session(ctx, st.pool, id, false)
 	if err != nil {
 		return sdk.Opened{}, err
@@ -148,9 +148,9 @@ func (b *Backend) Open(ctx context.Context, id string, access sdk.Access) (sdk.O
 		return sdk.Opened{}, configErr("this postgres backend was shut down")
 	}
 	if write {
-		hd.floor = int64(o.NextSeq)
+		hd.view.Saw(int64(o.NextSeq))
 	} else if o.Torn != (sdk.Torn{}) {
-		hd.clampEnd, hd.clampRev = int64(o.NextSeq), o.Revision
+		hd.view.Clamp(int64(o.NextSeq), o.Revision)
 	}
 	b.handles.Put(hd.name, hd)
 	return o, nil

@@ -87,27 +87,10 @@ func (b *Backend) end(ctx context.Context, st *store, hd *handle, advance bool) 
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if !found {
-		if hd.floor > 0 {
-			return 0, r, newErr(sdk.CodeLogShrank, hd.id, "this handle saw %d events; the session is no longer stored", hd.floor)
-		}
-		return 0, r, handles.NotFound(op, hd.id)
+		return 0, r, hd.view.Gone(op, hd.id)
 	}
-	end := r.nextSeq
-	if hd.clampEnd >= 0 {
-		if st.rev(r) == hd.clampRev {
-			end = min(end, hd.clampEnd)
-		} else {
-			hd.clampEnd = -1 // a write open has cut the torn tail since
-		}
-	}
-	if !advance {
-		return end, r, nil
-	}
-	if end < hd.floor {
-		return 0, r, newErr(sdk.CodeLogShrank, hd.id, "this handle saw %d events; the stored log now has %d", hd.floor, end)
-	}
-	hd.floor = end
-	return end, r, nil
+	end, err := hd.view.End(op, hd.id, r.nextSeq, st.rev(r), advance)
+	return end, r, err
 }
 
 // readRows reads and checks the events [from, stop), fresh. A missing or

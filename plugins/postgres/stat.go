@@ -51,35 +51,21 @@ func (b *Backend) List(ctx context.Context, fn func(sdk.ListEntry) error) error 
 	if err != nil {
 		return err
 	}
-	pend := b.pending.Pending(func(_ string, hd *handle) (sdk.Header, bool) { return hd.header, true })
-	emit := func(e sdk.ListEntry) error {
-		if err := handles.Ended(ctx, op, "list"); err != nil {
-			return err
-		}
-		return fn(e)
-	}
+	l := handles.NewLister(ctx, op, b.pending.Pending(func(_ string, hd *handle) (sdk.Header, bool) { return hd.header, true }), fn)
 	after, first := "", true
 	for {
 		page, err := st.sessions(ctx, after, first)
 		if err != nil {
 			return err
 		}
-		for _, l := range page {
-			for len(pend) > 0 && pend[0].ID <= l.id {
-				if pend[0].ID < l.id { // a create stored meanwhile is listed as stored
-					if err := emit(pend[0]); err != nil {
-						return err
-					}
-				}
-				pend = pend[1:]
-			}
-			e := sdk.ListEntry{ID: l.id}
-			if h, err := st.header(l.sessionRow, l.id); err != nil {
+		for _, s := range page {
+			e := sdk.ListEntry{ID: s.id}
+			if h, err := st.header(s.sessionRow, s.id); err != nil {
 				e.Err = err
 			} else {
-				e.Header, e.Revision = h, st.rev(l.sessionRow)
+				e.Header, e.Revision = h, st.rev(s.sessionRow)
 			}
-			if err := emit(e); err != nil {
+			if err := l.Stored(e); err != nil {
 				return err
 			}
 		}
@@ -88,12 +74,7 @@ func (b *Backend) List(ctx context.Context, fn func(sdk.ListEntry) error) error 
 		}
 		after, first = page[len(page)-1].id, false
 	}
-	for _, e := range pend {
-		if err := emit(e); err != nil {
-			return err
-		}
-	}
-	return nil
+	return l.Done()
 }
 
 // listed is one sessions row with its id.

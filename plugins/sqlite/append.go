@@ -83,7 +83,7 @@ func (b *Backend) commit(ctx context.Context, st *store, hd *handle, firstSeq sd
 		b.pending.Release(hd.id, hd)
 	}
 	if err == nil {
-		hd.floor = max(hd.floor, int64(d.NextSeq))
+		hd.view.Saw(int64(d.NextSeq))
 	}
 	if hd.closed {
 		st.release(hd.id, hd) // a Close that raced the append

@@ -68,7 +68,7 @@ func (b *Backend) commitCopy(ctx context.Context, st *store, hd *handle, source 
 	if err == nil {
 		hd.pending, hd.incarnation = nil, inc
 		b.pending.Release(hd.id, hd)
-		hd.floor = max(hd.floor, int64(d.NextSeq))
+		hd.view.Saw(int64(d.NextSeq))
 	}
 	return d, err
 }

@@ -29,7 +29,7 @@ func (b *Backend) Create(ctx context.Context, h sdk.Header) (sdk.Opened, error) 
 	if b.pending.Holder(h.ID) != nil {
 		return sdk.Opened{}, handles.AlreadyExists(op, h.ID, "it was created in this instance and is not stored yet")
 	}
-	hd := &handle{name: b.handles.NewName(), id: h.ID, write: true, clampEnd: -1, pending: hdr, header: h}
+	hd := &handle{name: b.handles.NewName(), id: h.ID, write: true, pending: hdr, header: h}
 	// A stored row answers without the claim: taking it, even for a
 	// moment, would refuse a write open of that session elsewhere. Else the
 	// claim comes before the look that counts: once it is held, no other
@@ -83,7 +83,7 @@ func (b *Backend) Open(ctx context.Context, id string, access sdk.Access) (sdk.O
 		return sdk.Opened{}, err
 	}
 	write := access == sdk.AccessWrite
-	hd := &handle{name: b.handles.NewName(), id: id, write: write, clampEnd: -1}
+	hd := &handle{name: b.handles.NewName(), id: id, write: write}
 
 	o, err := st.openSession(ctx, id, hd)
 	if err != nil {
@@ -101,7 +101,7 @@ func (b *Backend) Open(ctx context.Context, id string, access sdk.Access) (sdk.O
 		return sdk.Opened{}, configErr("this sqlite backend was shut down")
 	}
 	if !write && o.Torn != (sdk.Torn{}) {
-		hd.clampEnd, hd.clampRev = int64(o.NextSeq), o.Revision
+		hd.view.Clamp(int64(o.NextSeq), o.Revision)
 	}
 	b.handles.Put(hd.name, hd)
 	return o, nil

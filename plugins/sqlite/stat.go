@@ -58,14 +58,7 @@ func (b *Backend) List(ctx context.Context, fn func(sdk.ListEntry) error) error 
 	if err != nil {
 		return err
 	}
-	pend := b.pending.Pending(func(_ string, hd *handle) (sdk.Header, bool) { return hd.header, true })
-
-	emit := func(e sdk.ListEntry) error {
-		if err := handles.Ended(ctx, op, "list"); err != nil {
-			return err
-		}
-		return fn(e)
-	}
+	l := handles.NewLister(ctx, op, b.pending.Pending(func(_ string, hd *handle) (sdk.Header, bool) { return hd.header, true }), fn)
 	after := ""
 	for {
 		page, err := st.sessions(ctx, after)
@@ -73,14 +66,6 @@ func (b *Backend) List(ctx context.Context, fn func(sdk.ListEntry) error) error 
 			return err
 		}
 		for _, s := range page {
-			for len(pend) > 0 && pend[0].ID <= s.id {
-				if pend[0].ID < s.id { // a create stored meanwhile is listed as stored
-					if err := emit(pend[0]); err != nil {
-						return err
-					}
-				}
-				pend = pend[1:]
-			}
 			e := sdk.ListEntry{ID: s.id}
 			if h, err := st.header(s.sessionRow, s.id); err != nil {
 				e.Err = err
@@ -89,7 +74,7 @@ func (b *Backend) List(ctx context.Context, fn func(sdk.ListEntry) error) error 
 			} else {
 				e.Header, e.Revision = h, st.revision(s.sessionRow)
 			}
-			if err := emit(e); err != nil {
+			if err := l.Stored(e); err != nil {
 				return err
 			}
 		}
@@ -98,12 +83,7 @@ func (b *Backend) List(ctx context.Context, fn func(sdk.ListEntry) error) error 
 		}
 		after = page[len(page)-1].id
 	}
-	for _, e := range pend {
-		if err := emit(e); err != nil {
-			return err
-		}
-	}
-	return nil
+	return l.Done()
 }
 
 // listed is one sessions row with its id and the statistics of its rows.
