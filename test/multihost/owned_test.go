@@ -1,9 +1,12 @@
 package multihost
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/seed-e5e476df/logbook/client"
 	"github.com/seed-e5e476df/logbook/events"
@@ -51,5 +54,67 @@ func TestSessionLiveOnOneHostIsAlreadyOwnedOnAnother(t *testing.T) {
 	}
 	if _, _, err := a.c.Resume(ctx, "owned"); !errors.Is(err, sdk.ErrAlreadyOwned) || !strings.Contains(err.Error(), b.name) {
 		t.Fatalf("open on host A of a session live on B: %v; want ALREADY_OWNED naming %s", err, b.name)
+	}
+}
+
+// A client of either host follows a session host A writes: the follower on
+// host B (which does not hold it) and the one on A both get every event A
+// flushes, in order, once.
+func TestFollowOnEitherHost(t *testing.T) {
+	ctx := t.Context()
+	cl := newCluster(t)
+	a, b := cl.start("a"), cl.start("b")
+	s, err := a.c.Create(ctx, "followed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AppendRetry(ctx, 0, []events.Input{events.UserText("u0", "first")}, client.RetryOptions{Flush: true, MaxAttempts: 3}); err != nil {
+		t.Fatal(err)
+	}
+
+	const total = 30
+	type got struct {
+		host string
+		seqs []sdk.Seq
+		err  error
+	}
+	results := make(chan got, 2)
+	for _, h := range []*host{a, b} {
+		go func() {
+			fctx, cancel := context.WithTimeout(ctx, time.Minute)
+			defer cancel()
+			r := got{host: h.name}
+			for ev, err := range h.c.Session("followed").Read(fctx, client.ReadOptions{Follow: true}) {
+				if err != nil {
+					r.err = err
+					break
+				}
+				r.seqs = append(r.seqs, ev.Seq)
+				if len(r.seqs) == total {
+					break
+				}
+			}
+			results <- r
+		}()
+	}
+	for i := 1; i < total; i++ {
+		in := events.UserText(fmt.Sprintf("u%d", i), fmt.Sprintf("message %d", i))
+		if _, err := s.AppendRetry(ctx, sdk.Offset(i), []events.Input{in}, client.RetryOptions{Flush: true, MaxAttempts: 3}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 2 {
+		r := <-results
+		if r.err != nil {
+			t.Fatalf("follow on host %s: %v after %d events", r.host, r.err, len(r.seqs))
+		}
+		for i, seq := range r.seqs {
+			if seq != sdk.Seq(i) {
+				t.Fatalf("follow on host %s got seqs %v; want 0 … %d in order", r.host, r.seqs, total-1)
+			}
+		}
+		if len(r.seqs) != total {
+			t.Fatalf("follow on host %s got %d events; want %d", r.host, len(r.seqs), total)
+		}
 	}
 }
