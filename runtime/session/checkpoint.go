@@ -164,24 +164,15 @@ type DecodedCheckpoint struct {
 // checkpoint restore holds.
 const recordSlab = 512
 
-// newRecord returns a zero record from c's slab.
-func (c *DecodedCheckpoint) newRecord() *record {
-	if len(c.recs) == 0 {
-		c.recs = make([]record, recordSlab)
+// fromSlab returns a zero element of *slab, which it refills with
+// recordSlab new elements when empty.
+func fromSlab[T any](slab *[]T) *T {
+	if len(*slab) == 0 {
+		*slab = make([]T, recordSlab)
 	}
-	r := &c.recs[0]
-	c.recs = c.recs[1:]
-	return r
-}
-
-// newMsg returns a zero message record from c's slab.
-func (c *DecodedCheckpoint) newMsg() *msgRec {
-	if len(c.msgs) == 0 {
-		c.msgs = make([]msgRec, recordSlab)
-	}
-	m := &c.msgs[0]
-	c.msgs = c.msgs[1:]
-	return m
+	e := &(*slab)[0]
+	*slab = (*slab)[1:]
+	return e
 }
 
 // Events returns the number of events the checkpoint covers.
@@ -269,7 +260,7 @@ func (c *DecodedCheckpoint) entry(env []byte, seq sdk.Seq) (*record, error) {
 	if envLen != uint64(len(env)) || dataStart+dataLen > envLen || !seqPrefix(env, seq) {
 		return nil, errCheckpoint
 	}
-	r := c.newRecord()
+	r := fromSlab(&c.recs)
 	*r = record{env: env[:len(env):len(env)], seq: seq, time: c.time, typ: c.types[ti], cls: cls,
 		dataStart: uint32(dataStart), dataEnd: uint32(dataStart + dataLen),
 		ignorable: flags&ckIgnorable != 0, yields: flags&ckYields != 0}
@@ -282,7 +273,7 @@ func (c *DecodedCheckpoint) entry(env []byte, seq sdk.Seq) (*record, error) {
 		if start+l > envLen {
 			return nil, errCheckpoint
 		}
-		r.msg, r.msgStart = c.newMsg(), uint32(start)
+		r.msg, r.msgStart = fromSlab(&c.msgs), uint32(start)
 		*r.msg = msgRec{seq: seq, typ: r.typ, json: env[start : start+l : start+l]}
 	}
 	if flags&ckOpReplace != 0 {
