@@ -1,7 +1,10 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
+	"io"
+	"net/http"
 	"slices"
 	"testing"
 	"time"
@@ -85,4 +88,73 @@ func BenchmarkServeAppendUnaryFlush(b *testing.B) {
 	ms := func(q float64) float64 { return float64(lat[int(q*float64(len(lat)-1))]) / float64(time.Millisecond) }
 	b.ReportMetric(ms(0.50), "p50-ms")
 	b.ReportMetric(ms(0.99), "p99-ms")
+}
+
+// v1Line is in as one line of a /v1 append's NDJSON body.
+func v1Line(in events.Input) []byte {
+	b := []byte(`{"type":"` + in.Type + `"`)
+	if in.SurfaceOp != nil {
+		b = append(b, `,"surfaceOp":`+in.SurfaceOp.String()...)
+	}
+	b = append(b, `,"data":`...)
+	b = append(b, in.Data...)
+	return append(b, "}\n"...)
+}
+
+// BenchmarkServeV1Append compares, alternating round by round on one
+// server, the durable ingest of 1 KiB events through the /v1 API (one
+// NDJSON POST of roundEvents lines with flush=true, over loopback HTTP/1.1)
+// with BenchmarkServeAppendStream's (a gRPC AppendStream of the same events,
+// ended by its flush), each into its own session. v1-events/s and
+// stream-events/s are the two rates, v1/stream their ratio.
+func BenchmarkServeV1Append(b *testing.B) {
+	const roundEvents = 4096
+	e := startEngine(b, config.Default(config.Overrides{DataDir: b.TempDir()}))
+	r := serve(b, e, server.Options{})
+	c := newClient(b, r, "")
+	ctx := context.Background()
+	for _, id := range []string{"stream", "v1"} {
+		if _, err := c.Create(ctx, id); err != nil {
+			b.Fatal(err)
+		}
+	}
+	in := benchInputs()
+	var body []byte
+	for i := range roundEvents {
+		body = append(body, v1Line(in[i%len(in)])...)
+	}
+	hc := &http.Client{}
+	var streamTime, v1Time time.Duration
+	b.SetBytes(2 * roundEvents * 1024)
+	b.ResetTimer()
+	for range b.N {
+		t0 := time.Now()
+		s := c.Session("stream").AppendStream(ctx)
+		for i := range roundEvents {
+			if err := s.Send(in[i%len(in):i%len(in)+1], false); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if res, err := s.CloseAndReceive(); err != nil || res.Appended != roundEvents {
+			b.Fatalf("stream: %+v %v", res, err)
+		}
+		t1 := time.Now()
+		resp, err := hc.Post(r.url+"/v1/sessions/v1/events?flush=true", "application/x-ndjson", bytes.NewReader(body))
+		if err != nil {
+			b.Fatal(err)
+		}
+		n, err := io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != 200 || n < roundEvents*1024 {
+			b.Fatalf("v1 append: status %d, %d bytes, %v", resp.StatusCode, n, err)
+		}
+		t2 := time.Now()
+		streamTime += t1.Sub(t0)
+		v1Time += t2.Sub(t1)
+	}
+	b.StopTimer()
+	events := float64(b.N * roundEvents)
+	b.ReportMetric(events/v1Time.Seconds(), "v1-events/s")
+	b.ReportMetric(events/streamTime.Seconds(), "stream-events/s")
+	b.ReportMetric(streamTime.Seconds()/v1Time.Seconds(), "v1/stream")
 }
