@@ -208,7 +208,7 @@ func (s *store) openScan(ctx context.Context, hd *handle) (sdk.Opened, error) {
 	}
 	sc, err := s.scan(ctx, tx, hd.id, r.nextSeq, true)
 	if err == nil {
-		err = sc.corrupt(hd.id, s.where())
+		err = sc.Corrupt(op, hd.id, s.where())
 	}
 	if err != nil {
 		return sdk.Opened{}, err
@@ -216,14 +216,14 @@ func (s *store) openScan(ctx context.Context, hd *handle) (sdk.Opened, error) {
 	if err := tx.Commit(ctx); err != nil {
 		return sdk.Opened{}, s.dbErr(ctx, hd.id, "open", err)
 	}
-	if sc.torn.Bytes > 0 && hd.write {
+	if sc.Torn.Bytes > 0 && hd.write {
 		if r, sc, err = s.cut(ctx, hd.id); err != nil {
 			return sdk.Opened{}, err
 		}
 	}
-	if sc.events != nil && int64(len(sc.events)) == sc.end {
+	if sc.events != nil && int64(len(sc.events)) == sc.End {
 		hd.cache, hd.cacheRev = sc.events, s.rev(r)
 	}
 	hd.incarnation = r.incarnation
-	return sdk.Opened{Handle: hd.name, NextSeq: sdk.Offset(sc.end), Revision: s.rev(r), Torn: sc.torn}, nil
+	return sdk.Opened{Handle: hd.name, NextSeq: sdk.Offset(sc.End), Revision: s.rev(r), Torn: sc.Torn}, nil
 }

@@ -54,22 +54,18 @@ func (b *Backend) ReadDamaged(ctx context.Context, id string, fn func(events [][
 	if err := tx.Commit(ctx); err != nil {
 		return sdk.Damaged{}, st.dbErr(ctx, id, "read damaged", err)
 	}
-	out := sdk.Damaged{Header: h, ValidEvents: sc.end}
-	if sc.committedDamage() {
-		var tail []byte
-		for _, l := range sc.lines {
-			tail = append(append(tail, l...), '\n')
-		}
+	out := sdk.Damaged{Header: h, ValidEvents: sc.End}
+	if sc.CommittedDamage() {
 		out.Corrupt = true
-		out.Damage = sdk.Damage{Offset: sc.bad, Bytes: sc.rows, IntactEventsExcluded: sc.intact, Reason: sc.reason, Tail: tail}
+		out.Damage = sdk.Damage{Offset: sc.Bad, Bytes: sc.Rows, IntactEventsExcluded: sc.Intact, Reason: sc.Reason, Tail: sc.Artifact()}
 	}
 	// The valid prefix never changes (appends add rows, a cut removes rows
 	// from its end on), so it may be read after the snapshot when the
 	// scan kept too much to hold.
-	for seq := int64(0); seq < sc.end; {
+	for seq := int64(0); seq < sc.End; {
 		chunk := sc.events
 		if chunk == nil {
-			if chunk, err = st.readRows(ctx, id, seq, min(sc.end, seq+readQueryEvents)); err != nil {
+			if chunk, err = st.readRows(ctx, id, seq, min(sc.End, seq+readQueryEvents)); err != nil {
 				return sdk.Damaged{}, err
 			}
 		} else {

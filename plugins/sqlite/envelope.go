@@ -288,13 +288,3 @@ func appendText(b []byte, s string) []byte {
 	b = base64.StdEncoding.AppendEncode(b, []byte(s))
 	return append(b, `"}`...)
 }
-
-// missingLine renders seqs [from, to] absent below next_seq as one line of
-// a torn-row artifact.
-func missingLine(from, to int64) []byte {
-	b := []byte(`{"missing":{"fromSeq":`)
-	b = strconv.AppendInt(b, from, 10)
-	b = append(b, `,"toSeq":`...)
-	b = strconv.AppendInt(b, to, 10)
-	return append(b, "}}"...)
-}

@@ -34,23 +34,19 @@ func (b *Backend) ReadDamaged(ctx context.Context, id string, fn func(events [][
 	if err != nil {
 		return sdk.Damaged{}, err
 	}
-	out := sdk.Damaged{Header: h, ValidEvents: sc.end}
-	if sc.committedDamage() {
-		var tail []byte
-		for _, l := range sc.lines {
-			tail = append(append(tail, l...), '\n')
-		}
+	out := sdk.Damaged{Header: h, ValidEvents: sc.End}
+	if sc.CommittedDamage() {
 		out.Corrupt = true
-		out.Damage = sdk.Damage{Offset: sc.bad, Bytes: sc.rows, IntactEventsExcluded: sc.intact, Reason: sc.reason, Tail: tail}
+		out.Damage = sdk.Damage{Offset: sc.Bad, Bytes: sc.Rows, IntactEventsExcluded: sc.Intact, Reason: sc.Reason, Tail: sc.Artifact()}
 	}
 	// Rows below the end of the valid prefix never change (appends only
 	// add rows, a cut removes rows from there on), so they may be read
 	// after the scan's transaction.
-	for seq := int64(0); seq < sc.end; {
+	for seq := int64(0); seq < sc.End; {
 		if err := handles.Ended(ctx, op, "read damaged"); err != nil {
 			return sdk.Damaged{}, err
 		}
-		chunk, err := st.readChunk(ctx, id, seq, sc.end)
+		chunk, err := st.readChunk(ctx, id, seq, sc.End)
 		if err != nil {
 			return sdk.Damaged{}, err
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/durable"
 	"github.com/seed-e5e476df/logbook/sdk/handles"
+	"github.com/seed-e5e476df/logbook/sdk/rowscan"
 )
 
 // openSession is the storage half of Backend.Open: in one read transaction the
@@ -56,7 +56,7 @@ func (s *store) openSession(ctx context.Context, id string, hd *handle) (sdk.Ope
 	}
 	sc, err := s.scan(ctx, tx, id, r.nextSeq, true)
 	if err == nil {
-		err = sc.corrupt(id, s.path)
+		err = sc.Corrupt(op, id, strconv.Quote(s.path))
 	}
 	if err != nil {
 		return sdk.Opened{}, err
@@ -74,48 +74,24 @@ func (s *store) openSession(ctx context.Context, id string, hd *handle) (sdk.Ope
 	if err := tx.Rollback(); err != nil {
 		return sdk.Opened{}, s.dbErr(ctx, id, "open", err)
 	}
-	if sc.torn.Bytes > 0 && hd.write {
+	if sc.Torn.Bytes > 0 && hd.write {
 		if r, sc, err = s.cut(ctx, id); err != nil {
 			return sdk.Opened{}, err
 		}
 	}
-	if sc.events != nil && int64(len(sc.events)) == sc.end {
+	if sc.events != nil && int64(len(sc.events)) == sc.End {
 		hd.cache, hd.cacheRev, hd.cacheData = sc.events, s.revision(r), dataVersion
 	}
 	hd.incarnation = r.incarnation
-	return sdk.Opened{Handle: hd.name, Header: h, NextSeq: sdk.Offset(sc.end), Revision: s.revision(r), Torn: sc.torn}, nil
+	return sdk.Opened{Handle: hd.name, Header: h, NextSeq: sdk.Offset(sc.End), Revision: s.revision(r), Torn: sc.Torn}, nil
 }
 
 // scanned is the outcome of a torn-row scan.
 type scanned struct {
-	end   int64    // length of the valid, committed prefix
-	torn  sdk.Torn // zero when nothing is torn; Artifact is set by cut
-	lines [][]byte // the rows from end on as artifact lines, without newlines
-	rows  int64    // how many stored rows lines holds (a gap's line is none)
-	// events are the envelopes of the valid prefix [0, end) when the scan
+	*rowscan.Scan
+	// events are the envelopes of the valid prefix [0, End) when the scan
 	// was asked to keep them (and they fit in scanKeepBytes); else nil.
 	events [][]byte
-	// The first damaged row below next_seq (a seq gap or a row that does
-	// not decode), -1 when none, and why.
-	bad    int64
-	reason string
-	// The first row after bad, below next_seq, that decodes (-1 when
-	// none): it makes the damage committed corruption. intact counts all
-	// of them.
-	intactAt, intact int64
-}
-
-// committedDamage reports a damaged row with an intact row after it.
-func (sc *scanned) committedDamage() bool { return sc.bad >= 0 && sc.intactAt >= 0 }
-
-// corrupt is the CORRUPT_LOG of committed damage: a damaged row with an
-// intact row after it. nil when the scan found a torn tail or nothing.
-func (sc *scanned) corrupt(id, path string) error {
-	if !sc.committedDamage() {
-		return nil
-	}
-	return corruptAt(id, sc.bad, "event %d in %s: %s, but the later event %d is intact (it decodes to a valid envelope), so the damage is inside the committed log, not a torn tail, and nothing was cut; keep a copy of the database, then salvage the valid prefix into a new session or restore the database from a backup",
-		sc.bad, strconv.Quote(path), sc.reason, sc.intactAt)
 }
 
 // scanKeepBytes bounds the envelopes an Open keeps from its scan for the
@@ -123,18 +99,10 @@ func (sc *scanned) corrupt(id, path string) error {
 const scanKeepBytes = 256 << 20
 
 // scan examines every row of session id in seq order, as docs/storage.md
-// applies docs/storage.md with rows as units. Rows with seq ≥ next_seq are torn.
-// Below next_seq, the first row that is missing (a seq gap) or does not
-// decode starts a torn tail, unless a later row below next_seq decodes:
-// then the damage is inside the committed log, which the reply's corrupt
-// reports. The rows from the end of the valid prefix on come back as
-// artifact lines: a decodable row as its envelope, another as its raw
-// columns with the reason, a gap as {"missing":…}; Torn.Bytes counts
-// those lines with their newlines.
-//
-// With keep, scan also returns the envelopes of the valid prefix (see
-// scanned.events), so that the handle's first Read need not decode the
-// rows again.
+// says with rows as units (rowscan): a row that does not decode comes back
+// as its raw columns with the reason (rawLine). With keep, scan also
+// returns the envelopes of the valid prefix (see scanned.events), so that
+// the handle's first Read need not decode the rows again.
 func (s *store) scan(ctx context.Context, tx *sql.Tx, id string, nextSeq int64, keep bool) (scanned, error) {
 	rows, err := tx.QueryContext(ctx, "SELECT "+rowColumns+" FROM events WHERE session_id = ? ORDER BY seq", id)
 	if err != nil {
@@ -143,25 +111,10 @@ func (s *store) scan(ctx context.Context, tx *sql.Tx, id string, nextSeq int64, 
 	defer rows.Close()
 	rs := scanRows(rows, s.codec)
 	defer rs.close()
-	var (
-		out         = scanned{bad: -1, intactAt: -1}
-		want        int64 // the seq the next row should have
-		missingFrom int64
-		kept        int64
-	)
+	out := scanned{Scan: rowscan.New(nextSeq)}
+	var kept int64
 	if keep && nextSeq > 0 {
 		out.events = make([][]byte, 0, min(nextSeq, 1<<20))
-	}
-	add := func(line []byte) {
-		out.lines = append(out.lines, line)
-		out.torn.Bytes += int64(len(line)) + 1
-	}
-	// missing records seqs [missingFrom, to] absent below next_seq.
-	missing := func(to int64) {
-		add(missingLine(missingFrom, to))
-		if out.bad < 0 {
-			out.bad, out.reason = missingFrom, fmt.Sprintf("the rows of events %d … %d are missing", missingFrom, to)
-		}
 	}
 	for {
 		batch, err := rs.next(ctx)
@@ -177,50 +130,20 @@ func (s *store) scan(ctx context.Context, tx *sql.Tx, id string, nextSeq int64, 
 			if raw.seq < 0 {
 				return scanned{}, corruptAt(id, raw.seq, "a row has the negative seq %d; the database was written by something other than logbook", raw.seq)
 			}
-			if raw.seq > want && want < nextSeq {
-				missingFrom = want
-				missing(min(raw.seq, nextSeq) - 1)
-			}
-			want = raw.seq + 1
-			if out.bad < 0 && raw.seq < nextSeq {
-				if sr.err == nil { // a good committed row
-					if out.events != nil {
-						if kept += int64(len(sr.env)); kept > scanKeepBytes {
-							out.events = nil
-							continue
-						}
-						out.events = append(out.events, sr.env)
-					}
-					continue
-				}
-				out.bad, out.reason = raw.seq, sr.err.reason
-			}
-			// A torn row: after the first bad one, or past next_seq.
-			out.rows++
+			reason := ""
 			if sr.err != nil {
-				add(rawLine(raw, sr.err.reason))
-				continue
+				reason = sr.err.reason
 			}
-			if out.bad >= 0 && raw.seq < nextSeq {
-				if out.intactAt < 0 {
-					out.intactAt = raw.seq
+			if out.Row(raw.seq, sr.env, reason, func() []byte { return rawLine(raw, reason) }) && out.events != nil {
+				if kept += int64(len(sr.env)); kept > scanKeepBytes {
+					out.events = nil
+				} else {
+					out.events = append(out.events, sr.env)
 				}
-				out.intact++
 			}
-			add(sr.env)
 		}
 	}
-	if want < nextSeq {
-		missingFrom = want
-		missing(nextSeq - 1)
-	}
-	out.end = nextSeq
-	if out.bad >= 0 {
-		out.end = out.bad
-	}
-	if len(out.lines) > 0 {
-		out.torn.FromSeq = sdk.Seq(out.end)
-	}
+	out.Finish()
 	return out, nil
 }
 
@@ -250,29 +173,29 @@ func (s *store) cut(ctx context.Context, id string) (sessionRow, scanned, error)
 	}
 	sc, err := s.scan(ctx, tx, id, r.nextSeq, false)
 	if err == nil {
-		err = sc.corrupt(id, s.path)
+		err = sc.Corrupt(op, id, strconv.Quote(s.path))
 	}
-	if err != nil || sc.torn.Bytes == 0 {
+	if err != nil || sc.Torn.Bytes == 0 {
 		return r, sc, err // the tail went away meanwhile: nothing to cut
 	}
 	dir, err := s.tornDirectory()
 	if err != nil {
 		return fail(err)
 	}
-	if sc.torn.Artifact, err = writeArtifact(dir, id, sc.lines); err != nil {
+	if sc.Torn.Artifact, err = writeArtifact(dir, id, sc.Lines); err != nil {
 		return fail(err)
 	}
-	if _, err := tx.ExecContext(ctx, "DELETE FROM events WHERE session_id = ? AND seq >= ?", id, sc.end); err != nil {
+	if _, err := tx.ExecContext(ctx, "DELETE FROM events WHERE session_id = ? AND seq >= ?", id, sc.End); err != nil {
 		return fail(err)
 	}
-	if err := tx.StmtContext(ctx, s.stmts.advance).QueryRowContext(ctx, sc.end, id).Scan(&r.revision); err != nil {
+	if err := tx.StmtContext(ctx, s.stmts.advance).QueryRowContext(ctx, sc.End, id).Scan(&r.revision); err != nil {
 		return fail(err)
 	}
 	if err := tx.Commit(); err != nil {
 		return fail(err)
 	}
-	r.nextSeq = sc.end
-	sc.lines = nil
+	r.nextSeq = sc.End
+	sc.Lines = nil
 	return r, sc, nil
 }
 
@@ -320,14 +243,14 @@ func (s *store) checkRows(ctx context.Context, id string, nextSeq int64, rs rowS
 	if err != nil {
 		return err
 	}
-	if err := sc.corrupt(id, s.path); err != nil {
+	if err := sc.Corrupt(op, id, strconv.Quote(s.path)); err != nil {
 		return err
 	}
-	if len(sc.lines) == 0 {
+	if len(sc.Lines) == 0 {
 		return nil // repaired since the caller's snapshot
 	}
-	return corruptAt(id, sc.end, "the events rows of session %s in %s (%s) do not match its next_seq %d: it ends in a torn tail from seq %d (%s stored from there), which reads leave out and the next write open (logbook resume or append) cuts and keeps in %s",
-		strconv.Quote(id), strconv.Quote(s.path), rs, nextSeq, sc.end, rowCount(sc.rows), strconv.Quote(s.path+".torn"))
+	return corruptAt(id, sc.End, "the events rows of session %s in %s (%s) do not match its next_seq %d: it ends in a torn tail from seq %d (%s stored from there), which reads leave out and the next write open (logbook resume or append) cuts and keeps in %s",
+		strconv.Quote(id), strconv.Quote(s.path), rs, nextSeq, sc.End, rowCount(sc.Rows), strconv.Quote(s.path+".torn"))
 }
 
 // String describes the rows: "no rows", "1 row, seq 4", "3 rows, seqs 0 … 3".
