@@ -265,3 +265,49 @@ func TestV1ServesTheDocument(t *testing.T) {
 		}
 	}
 }
+
+// A stored log that ends in a torn tail is described with the torn bytes,
+// the seq they start at and a warning, and its length is the valid
+// prefix's; the next append's resume cuts the tail.
+func TestV1DescribesATornTail(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(t.TempDir(), "plain.hcl")
+	if err := os.WriteFile(cfg, []byte("persistence \"jsonl\" {\n  compression = \"none\"\n}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := startServeIn(t, dir, "--config", cfg)
+	s.ok(t, 201, "POST", "/v1/sessions", "application/json", []byte(`{"id":"t"}`))
+	s.ok(t, 200, "POST", "/v1/sessions/t/events", "application/x-ndjson", ndjson(userLine("u1", "a"), userLine("u2", "b")))
+	s.ok(t, 204, "POST", "/v1/sessions/t/release", "", nil)
+	f, err := os.OpenFile(filepath.Join(dir, "t", "events.v1.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const partial = `{"seq":2,"time":1,"type":"user/mes`
+	if _, err := f.WriteString(partial); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	var d struct {
+		Length int64 `json:"length"`
+		Live   bool  `json:"live"`
+		Torn   *struct {
+			Bytes   int64 `json:"bytes"`
+			FromSeq int64 `json:"fromSeq"`
+		} `json:"torn"`
+		Warning string `json:"warning"`
+	}
+	if err := json.Unmarshal(s.ok(t, 200, "GET", "/v1/sessions/t", "", nil).body, &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Length != 2 || d.Live || d.Torn == nil || d.Torn.Bytes != int64(len(partial)) || d.Torn.FromSeq != 2 || !strings.Contains(d.Warning, "torn") {
+		t.Fatalf("GET /v1/sessions/t: %+v", d)
+	}
+	// The append resumes the session: the tail is cut (and recorded), the
+	// description shows no torn tail any more.
+	s.ok(t, 200, "POST", "/v1/sessions/t/events", "application/x-ndjson", ndjson(userLine("u3", "c")))
+	d.Torn = nil
+	if err := json.Unmarshal(s.ok(t, 200, "GET", "/v1/sessions/t", "", nil).body, &d); err != nil || d.Torn != nil || !d.Live {
+		t.Fatalf("after the resume: %+v (%v)", d, err)
+	}
+}

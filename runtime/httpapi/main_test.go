@@ -34,7 +34,13 @@ type server struct {
 // test ends.
 func startServe(t testing.TB, args ...string) *server {
 	t.Helper()
-	p, err := testserve.Start(logbookBin, serveTimeout, append([]string{"--data", t.TempDir()}, args...)...)
+	return startServeIn(t, t.TempDir(), args...)
+}
+
+// startServeIn is startServe over the data directory dir.
+func startServeIn(t testing.TB, dir string, args ...string) *server {
+	t.Helper()
+	p, err := testserve.Start(logbookBin, serveTimeout, append([]string{"--data", dir}, args...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
