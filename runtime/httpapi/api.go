@@ -11,8 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-
 	"github.com/seed-e5e476df/logbook/docs"
 	"github.com/seed-e5e476df/logbook/runtime/host"
 	"github.com/seed-e5e476df/logbook/sdk"
@@ -39,8 +37,6 @@ type Options struct {
 	// Heartbeat is how often an idle event stream (Server-Sent Events)
 	// sends a comment line. Default DefaultHeartbeat (15 s).
 	Heartbeat time.Duration
-	// Logger receives the API's logs; default a null logger.
-	Logger hclog.Logger
 }
 
 // API is the /v1 resource API over a host's sessions, an http.Handler for
@@ -85,9 +81,6 @@ func New(h *host.Host, o Options) *API {
 	}
 	if o.Heartbeat <= 0 {
 		o.Heartbeat = DefaultHeartbeat
-	}
-	if o.Logger == nil {
-		o.Logger = hclog.NewNullLogger()
 	}
 	a := &API{h: h, opts: o, mux: http.NewServeMux()}
 	for _, rt := range routes {
@@ -212,7 +205,7 @@ func (q *query) flag(name string) bool {
 	return b
 }
 
-// writeJSON writes a 200 (or status) response holding the JSON document b.
+// writeDoc writes a response of status holding the JSON document b.
 func writeDoc(w http.ResponseWriter, status int, b []byte) {
 	h := w.Header()
 	h.Set("Content-Type", jsonType)

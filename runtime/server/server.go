@@ -173,7 +173,7 @@ func New(e *engine.Engine, o Options) (*Server, error) {
 	mux.Handle(grpcreflect.NewHandlerV1(reflector))
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
 	s.mountHealth(mux)
-	mux.Handle("/v1/", httpapi.New(h, httpapi.Options{MaxRequestBytes: o.MaxRequestBytes, Logger: o.Logger.Named("v1")}))
+	mux.Handle("/v1/", httpapi.New(h, httpapi.Options{MaxRequestBytes: o.MaxRequestBytes}))
 	s.handler = s.instrument(mux, s.middleware(mux))
 	return s, nil
 }
