@@ -113,7 +113,7 @@ func TestServePluginsRefusesAnUnknownPlugin(t *testing.T) {
 	if !errors.As(err, &exit) || exit.ExitCode() != 2 {
 		t.Fatalf("exit %v, want status 2; output %s", err, out)
 	}
-	if want := `logbook: USAGE: no bundled plugin "nope"; bundled: compactor-summary, jsonl, memory, pruner, sqlite`; strings.TrimSpace(string(out)) != want {
+	if want := `logbook: USAGE: no bundled plugin "nope"; bundled: compactor-summary, jsonl, memory, postgres, pruner, sqlite`; strings.TrimSpace(string(out)) != want {
 		t.Errorf("output %q; want %q", out, want)
 	}
 }
