@@ -56,6 +56,10 @@ func TestV1SessionsAndEvents(t *testing.T) {
 	if got := s.ok(t, 200, "GET", "/v1/sessions/s1/events?from=1&to=2", "", nil).body; !bytes.Equal(got, append(envs[1], '\n')) {
 		t.Errorf("from=1&to=2 answered %s", got)
 	}
+	sse := s.ok(t, 200, "GET", "/v1/sessions/s1/events?follow=true&to=2", "", nil).body
+	if want := "id: 0\ndata: " + string(envs[0]) + "\n\nid: 1\ndata: " + string(envs[1]) + "\n\n"; string(sse) != want {
+		t.Errorf("the event stream differs from the append's answer:\n%s\n%s", sse, want)
+	}
 	for _, route := range []string{"messages", "transcript", "request", "messages?at=1", "request?at=1"} {
 		if got := s.ok(t, 200, "GET", "/v1/sessions/s1/"+route, "", nil).body; !bytes.Contains(got, []byte(lossless)) {
 			t.Errorf("%s lost the document's bytes: %s", route, got)
