@@ -95,6 +95,7 @@ func TestV1ListPages(t *testing.T) {
 	}
 	for _, order := range []string{"id", "recent"} {
 		var got []string
+		var created []int64
 		cursor := ""
 		for pages := 0; ; pages++ {
 			if pages > 5 {
@@ -106,8 +107,11 @@ func TestV1ListPages(t *testing.T) {
 			}
 			var page struct {
 				Sessions []struct {
-					ID   string `json:"id"`
-					Live bool   `json:"live"`
+					ID     string `json:"id"`
+					Live   bool   `json:"live"`
+					Header struct {
+						CreatedAt int64 `json:"createdAt"`
+					} `json:"header"`
 				} `json:"sessions"`
 				NextCursor *string `json:"nextCursor"`
 			}
@@ -122,6 +126,7 @@ func TestV1ListPages(t *testing.T) {
 					t.Errorf("%s is not live", e.ID)
 				}
 				got = append(got, e.ID)
+				created = append(created, e.Header.CreatedAt)
 			}
 			if page.NextCursor == nil {
 				break
@@ -130,10 +135,14 @@ func TestV1ListPages(t *testing.T) {
 		}
 		want := strings.Join(ids, ",")
 		if order == "recent" {
-			// Created in order, so newest first is the reverse — unless two
-			// share a millisecond, when the id breaks the tie.
+			// Newest first; sessions of one millisecond by id.
 			if len(got) != len(ids) {
 				t.Fatalf("order=recent listed %v", got)
+			}
+			for i := 1; i < len(got); i++ {
+				if created[i] > created[i-1] || created[i] == created[i-1] && got[i] < got[i-1] {
+					t.Fatalf("order=recent listed %v created at %v: not newest first", got, created)
+				}
 			}
 			continue
 		}
