@@ -26,8 +26,9 @@ type row struct {
 func (s *store) prepare(id string, firstSeq sdk.Seq, events [][]byte, compressMin int) ([]row, int64, error) {
 	rows := make([]row, len(events))
 	var size int64
+	var c envelope.Checker
 	for i, ev := range events {
-		p, err := envelope.Split(op, ev)
+		p, err := c.Split(op, ev)
 		if err != nil {
 			return nil, 0, sdk.ErrorOf(err).WithSession(id).WithIndex(i)
 		}

@@ -5,6 +5,8 @@ import (
 	"sync"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/seed-e5e476df/logbook/sdk/envelope"
 )
 
 // storedRow is one events row as read, and the outcome of its check.
@@ -37,13 +39,14 @@ func (s *store) checkedRows(ctx context.Context, q querier, id, query string, fn
 		failed = make(chan struct{})
 	)
 	wg.Go(func() {
+		var c envelope.Checker
 		for chunk := range todo {
 			if fnErr != nil {
 				continue
 			}
 			for i := range chunk {
 				r := &chunk[i]
-				r.env, r.reason = s.check(r.seq, r.zstd, r.stored)
+				r.env, r.reason = s.check(&c, r.seq, r.zstd, r.stored)
 			}
 			if fnErr = fn(chunk); fnErr != nil {
 				close(failed)

@@ -16,7 +16,7 @@ import (
 // check turns a stored events row into the envelope it holds: the zstd
 // frame decoded (checksum verified) when zstd is set, then a canonical
 // envelope (envelope.Split) whose seq is the row's. reason says why not.
-func (s *store) check(seq int64, zstd bool, stored []byte) (env []byte, reason string) {
+func (s *store) check(c *envelope.Checker, seq int64, zstd bool, stored []byte) (env []byte, reason string) {
 	env = stored
 	if zstd {
 		out, err := s.dec.DecodeAll(stored, nil)
@@ -25,7 +25,7 @@ func (s *store) check(seq int64, zstd bool, stored []byte) (env []byte, reason s
 		}
 		env = out
 	}
-	p, err := envelope.Split(op, env)
+	p, err := c.Split(op, env)
 	if err != nil {
 		return nil, "not a canonical envelope: " + sdk.ErrorOf(err).Detail
 	}

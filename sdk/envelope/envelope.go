@@ -48,26 +48,84 @@ type Parts struct {
 // exactly the same bytes. Anything else is ENVELOPE_INVALID with Op op.
 // The parts point into a fresh buffer, never into ev.
 func Split(op string, ev []byte) (Parts, error) {
-	var p Parts
-	invalid := func(format string, args ...any) (Parts, error) {
-		return Parts{}, sdk.Errorf(sdk.CodeEnvelopeInvalid, op, format, args...)
-	}
 	// data sits one level inside the envelope; only its own depth is
 	// limited.
 	doc, err := jsonv.Parse(ev, jsonv.Options{Enclosing: 1})
 	if err != nil {
-		return Parts{}, &sdk.Error{Code: sdk.CodeEnvelopeInvalid, Op: op, Detail: "the event is not lossless JSON", Err: err}
+		return Parts{}, notJSON(op, err)
 	}
-	root := doc.Root()
+	p, err := split(op, doc.Root(), doc.Buffer())
+	if err != nil {
+		return Parts{}, err
+	}
+	if !bytes.Equal(p.Append(make([]byte, 0, len(ev))), ev) {
+		return Parts{}, notCanonical(op)
+	}
+	return p, nil
+}
+
+// A Checker splits one envelope after another as Split does, reusing its
+// parser and buffers, so that a check allocates nothing once it has seen
+// envelopes of similar sizes. The parts it returns point into the
+// envelope it was given. A Checker is not safe for concurrent use; its
+// zero value is ready to use.
+type Checker struct {
+	parser   jsonv.Reparser
+	buf, out []byte
+}
+
+// Split is the package's Split with the parts pointing into ev.
+func (c *Checker) Split(op string, ev []byte) (Parts, error) {
+	if cap(c.buf) < len(ev) {
+		c.buf = make([]byte, 0, len(ev))
+	}
+	buf, doc, err := c.parser.AppendParse(c.buf[:0], ev, jsonv.Options{Enclosing: 1})
+	if err != nil {
+		return Parts{}, notJSON(op, err)
+	}
+	if !bytes.Equal(buf, ev) {
+		return Parts{}, notCanonical(op)
+	}
+	p, err := split(op, doc.Root(), ev) // the spans of buf are those of ev
+	if err != nil {
+		return Parts{}, err
+	}
+	if c.out = p.Append(c.out[:0]); !bytes.Equal(c.out, ev) {
+		return Parts{}, notCanonical(op)
+	}
+	if cap(c.buf) > keepScratch {
+		c.buf, c.out = nil, nil // one huge envelope does not pin its size
+	}
+	return p, nil
+}
+
+// keepScratch is the largest buffer a Checker keeps between calls.
+const keepScratch = 1 << 20
+
+func notJSON(op string, err error) error {
+	return &sdk.Error{Code: sdk.CodeEnvelopeInvalid, Op: op, Detail: "the event is not lossless JSON", Err: err}
+}
+
+func notCanonical(op string) error {
+	return sdk.Errorf(sdk.CodeEnvelopeInvalid, op, "the event is not in canonical form (no whitespace outside strings, canonical string escapes; see docs/format.md)")
+}
+
+// split reads the members of a parsed envelope root whose spans index
+// buf, checking their names, order and values.
+func split(op string, root jsonv.Value, buf []byte) (Parts, error) {
+	var p Parts
+	invalid := func(format string, args ...any) (Parts, error) {
+		return Parts{}, sdk.Errorf(sdk.CodeEnvelopeInvalid, op, format, args...)
+	}
 	if root.Kind() != jsonv.Object {
 		return invalid("the event is not a JSON object")
 	}
-	buf := doc.Buffer()
 	next := 0
 	for k, v := range root.Members() {
-		name, _ := k.Str()
-		m := slices.Index(members[:], name)
+		m := slices.IndexFunc(members[:], k.StrEqual)
+		name := members[max(m, 0)]
 		if m < 0 {
+			name, _ = k.Str()
 			return invalid("member %s is not an envelope member (seq, time, type, data, surfaceOp, sourceEventSeqs, ignorable)", strconv.Quote(name))
 		}
 		if m < next || (next < required && m != next && root.Get(members[next]).Exists()) {
@@ -111,9 +169,6 @@ func Split(op string, ev []byte) (Parts, error) {
 	}
 	if next < required {
 		return invalid("member %s is missing", strconv.Quote(members[next]))
-	}
-	if !bytes.Equal(p.Append(make([]byte, 0, len(ev))), ev) {
-		return invalid("the event is not in canonical form (no whitespace outside strings, canonical string escapes; see docs/format.md)")
 	}
 	return p, nil
 }

@@ -17,6 +17,10 @@ func TestSplitRoundTripsEveryMember(t *testing.T) {
 		`{"seq":3,"time":5,"type":"x/y","data":"s","sourceEventSeqs":[],"ignorable":true}`,
 		`{"seq":3,"time":5,"type":"x/y","data":[[]],"ignorable":true}`,
 	} {
+		var c envelope.Checker
+		if cp, err := c.Split("test", []byte(ev)); err != nil || string(cp.Append(nil)) != ev {
+			t.Fatalf("Checker.Split(%s) = %v", ev, err)
+		}
 		p, err := envelope.Split("test", []byte(ev))
 		if err != nil {
 			t.Fatalf("Split(%s): %v", ev, err)
@@ -46,6 +50,21 @@ func TestSplitRefusesWhatCannotRoundTrip(t *testing.T) {
 		if !errors.Is(err, sdk.ErrEnvelopeInvalid) {
 			t.Errorf("%s: Split(%s) = %v; want ENVELOPE_INVALID", what, ev, err)
 		}
+		var c envelope.Checker
+		if _, err := c.Split("test", []byte(ev)); !errors.Is(err, sdk.ErrEnvelopeInvalid) {
+			t.Errorf("%s: Checker.Split(%s) = %v; want ENVELOPE_INVALID", what, ev, err)
+		}
+	}
+}
+
+func TestCheckerAllocatesOnlyTheTypeOnceWarm(t *testing.T) {
+	ev := []byte(`{"seq":4,"time":17,"type":"user/message","data":{"text":"hi","n":[1,2,3]},"surfaceOp":"append"}`)
+	var c envelope.Checker
+	if _, err := c.Split("test", ev); err != nil {
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(100, func() { _, _ = c.Split("test", ev) }); n > 1 {
+		t.Fatalf("a warm Checker allocates %v times per envelope; want at most 1 (the type string)", n)
 	}
 }
 
