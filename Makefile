@@ -1,7 +1,7 @@
 # logbook — the two set-up commands of the README are `make run` and `make test`.
 GO ?= go
 
-.PHONY: run test vet fmt-check fuzz-smoke bench chaos
+.PHONY: run test test-clients vet fmt-check fuzz-smoke bench chaos
 
 # run builds the logbook binary into bin/ and runs the guided tour
 # (`logbook demo`): a scripted agent session through real plugin
@@ -10,9 +10,22 @@ run:
 	$(GO) build -o bin/logbook ./cmd/logbook
 	./bin/logbook demo
 
-# test runs every test with the race detector.
+# test runs every test: the Go tests with the race detector, then the
+# clients' (test-clients).
 test:
 	$(GO) test -race -count=1 ./...
+	$(MAKE) test-clients
+
+# test-clients runs the TypeScript client's tests (npm ci from its
+# lockfile, tsc, node --test) and the Python client's (unittest), both
+# against real `logbook serve` processes of one binary built into a
+# temporary directory, removed afterwards. Needs Node.js 20+, npm and
+# Python 3.11+.
+test-clients:
+	@bin=$$(mktemp -d) && trap 'rm -rf "$$bin"' EXIT && \
+	$(GO) build -o "$$bin/logbook" ./cmd/logbook && \
+	(cd clients/typescript && npm ci --no-audit --no-fund && LOGBOOK_TEST_BIN="$$bin/logbook" npm test) && \
+	(cd clients/python && LOGBOOK_TEST_BIN="$$bin/logbook" python3 -m unittest discover -v)
 
 # chaos runs the long fault suite (test/chaos): CHAOS_FAULTS faults per
 # backend against a real serve, then the summary table; `make test` runs a

@@ -1,0 +1,368 @@
+"""Client and Session: the /v1 API of one `logbook serve` over urllib."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable, Iterator
+from decimal import Decimal
+from typing import Any
+
+from ._json import encode_json, loads_lossless
+from .errors import CONNECTION_FAILED, LogbookError, retryable
+from .events import Event, Input
+
+DEFAULT_TIMEOUT = 30.0
+"""Seconds a request waits for the server, by default."""
+
+
+class Client:
+    """The /v1 API of one server at base_url (e.g. "http://127.0.0.1:7420"),
+    with the bearer token when the server requires one. Safe to share
+    between threads."""
+
+    def __init__(self, base_url: str, token: str | None = None, timeout: float = DEFAULT_TIMEOUT) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.token = token
+        self.timeout = timeout
+
+    def create(self, id: str | None = None, cwd: str | None = None) -> "Session":
+        """A new session (id default: a generated one)."""
+        body = {k: v for k, v in (("id", id), ("cwd", cwd)) if v is not None}
+        header = json.loads(self.call("POST", "/v1/sessions", json_body=body))
+        return Session(self, header["id"], header)
+
+    def session(self, id: str) -> "Session":
+        """The handle of session id, without a request."""
+        return Session(self, id)
+
+    def list(self, limit: int | None = None, cursor: str | None = None, order: str | None = None) -> dict:
+        """One page of the sessions: {"sessions": [...], "nextCursor": str | None}."""
+        return json.loads(self.call("GET", "/v1/sessions", query={"limit": limit, "cursor": cursor, "order": order}))
+
+    def open(self, method: str, path: str, query: dict | None = None, json_body: Any = None, ndjson: str | None = None,
+             headers: dict | None = None, timeout: float | None = None):
+        """Send one request and return the open successful response; a problem
+        answer or no answer raises LogbookError."""
+        q = {k: _query_value(v) for k, v in (query or {}).items() if v is not None}
+        url = self.base_url + path + ("?" + urllib.parse.urlencode(q) if q else "")
+        h = dict(headers or {})
+        if self.token is not None:
+            h["Authorization"] = "Bearer " + self.token
+        data = None
+        if json_body is not None:
+            h["Content-Type"] = "application/json"
+            data = encode_json(json_body).encode()
+        elif ndjson is not None:
+            h["Content-Type"] = "application/x-ndjson"
+            data = ndjson.encode()
+        req = urllib.request.Request(url, data=data, method=method, headers=h)
+        try:
+            return urllib.request.urlopen(req, timeout=self.timeout if timeout is None else timeout)
+        except urllib.error.HTTPError as e:
+            with e:
+                raise _problem_of(e.code, e.headers.get("Content-Type", ""), e.read()) from None
+        except (urllib.error.URLError, OSError) as e:
+            raise LogbookError({"code": CONNECTION_FAILED, "status": 0, "detail": f"{method} {path}: {e}"}) from e
+
+    def call(self, method: str, path: str, **kw: Any) -> str:
+        """open, reading the whole answer as text."""
+        with self.open(method, path, **kw) as res:
+            try:
+                return res.read().decode()
+            except OSError as e:
+                raise LogbookError({"code": CONNECTION_FAILED, "status": 0, "detail": f"{method} {path}: {e}"}) from e
+
+
+def _query_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
+
+
+def _problem_of(status: int, ctype: str, body: bytes) -> LogbookError:
+    if ctype.startswith("application/problem+json"):
+        try:
+            return LogbookError(json.loads(body))
+        except ValueError:
+            pass
+    return LogbookError({"code": "UNEXPECTED_RESPONSE", "status": status, "detail": f"HTTP {status} without a problem document: {body[:200]!r}"})
+
+
+def encode_input(i: Input) -> str:
+    """One append input as its NDJSON line."""
+    line: dict = {"type": i.type, "data": i.data}
+    if i.surface_op is not None:
+        line["surfaceOp"] = i.surface_op
+    if i.source_event_seqs is not None:
+        line["sourceEventSeqs"] = list(i.source_event_seqs)
+    if i.ignorable:
+        line["ignorable"] = True
+    return encode_json(line)
+
+
+def _events(text: str) -> list[Event]:
+    return [Event.parse(line) for line in text.split("\n") if line]
+
+
+class Session:
+    """The handle of one session on the server; header is the stored header
+    when the handle came from create or fork."""
+
+    def __init__(self, client: Client, id: str, header: dict | None = None) -> None:
+        self.client = client
+        self.id = id
+        self.header = header
+
+    def _path(self, sub: str = "") -> str:
+        return "/v1/sessions/" + urllib.parse.quote(self.id, safe="") + sub
+
+    def info(self) -> dict:
+        """The header, the log's length, whether it is live, and any torn tail."""
+        return json.loads(self.client.call("GET", self._path()))
+
+    def append(self, inputs: list[Input], expected_seq: int | None = None, flush: bool = False) -> list[Event]:
+        """Append inputs in order and return their stored events. With
+        expected_seq the log must be that long, else SEQ_CONFLICT and nothing
+        is appended. The first rejected input ends the request: the ones
+        before it stay, and the LogbookError says how many (appended, from
+        first_seq)."""
+        body = "".join(encode_input(i) + "\n" for i in inputs)
+        text = self.client.call("POST", self._path("/events"), query={"expectedSeq": expected_seq, "flush": flush or None}, ndjson=body)
+        return _events(text)
+
+    def append_retry(self, expected: int, inputs: list[Input], flush: bool = False, max_attempts: int = 0,
+                     backoff: float = 0.01, max_backoff: float = 1.0,
+                     on_retry: Callable[[LogbookError], None] | None = None) -> list[Event]:
+        """Append inputs at log length expected, retrying what may pass
+        (retryable) with backoff, up to max_attempts (0 = no bound). Every
+        attempt carries the expected length, so nothing is appended twice:
+        when an attempt whose answer was lost did append, the next meets
+        SEQ_CONFLICT, and append_retry reads the events at expected back and
+        compares them with its inputs (type, data by value, surfaceOp,
+        sourceEventSeqs, ignorable). Its own count as appended (the rest are
+        appended after them); another writer's raise the SEQ_CONFLICT. A
+        failure's appended counts the inputs appended over all attempts."""
+        r = _Retrier(max_attempts, backoff, max_backoff, on_retry)
+        out: list[Event] = []
+
+        def fail(err: LogbookError, last: int = 0) -> LogbookError:
+            return LogbookError({**err.problem, "appended": len(out) + last, "firstSeq": expected})
+
+        while len(out) < len(inputs) or not inputs:
+            at = expected + len(out)
+            rest = inputs[len(out):]
+            try:
+                return out + self.append(rest, expected_seq=at, flush=flush)
+            except LogbookError as err:
+                if err.code == "SEQ_CONFLICT" and err.actual is not None and err.actual > at and rest:
+                    try:
+                        mine = self._own_events(r, at, err.actual, rest)
+                    except LogbookError as rerr:
+                        raise fail(rerr) from rerr
+                    out.extend(mine)
+                    if len(mine) < len(rest) and (not mine or at + len(mine) != err.actual):
+                        raise fail(err) from err
+                    if on_retry:
+                        on_retry(err)
+                    continue
+                if not r.again(err):
+                    raise fail(err, (err.appended or 0) if err.first_seq == at else 0) from err
+        if flush:
+            while True:
+                try:
+                    self.flush()
+                    break
+                except LogbookError as err:
+                    if err.code == "SESSION_NOT_LIVE":
+                        break  # read from storage: durable already
+                    if not r.again(err):
+                        raise fail(err) from err
+        return out
+
+    def _own_events(self, r: "_Retrier", at: int, end: int, inputs: list[Input]) -> list[Event]:
+        end = min(end, at + len(inputs))
+        while True:
+            try:
+                stored = self.events(at, end)
+                break
+            except LogbookError as err:
+                if not r.again(err):
+                    raise
+        mine: list[Event] = []
+        for ev in stored:
+            if not same_event(ev, inputs[len(mine)]):
+                break
+            mine.append(ev)
+        return mine
+
+    def events(self, from_seq: int = 0, to: int | None = None) -> list[Event]:
+        """The log [from_seq, to) (default: all of it)."""
+        return _events(self.client.call("GET", self._path("/events"), query={"from": from_seq, "to": to}))
+
+    def follow(self, from_seq: int = 0, to: int | None = None, read_timeout: float = 60.0,
+               backoff: float = 0.05, max_backoff: float = 1.0,
+               on_reconnect: Callable[[BaseException | None], None] | None = None) -> Iterator[Event]:
+        """Yield the log's events from from_seq, then each event as it is
+        appended, over Server-Sent Events. A dropped stream (the server
+        restarted, the connection broke, nothing within read_timeout
+        seconds, which the server's heartbeats prevent) is reconnected with
+        backoff from the event after the last one yielded, with
+        Last-Event-ID: no gap, no duplicate. It ends at to, or when the
+        caller closes the generator; a problem no retry can cure
+        (SESSION_NOT_FOUND) raises."""
+        nxt = from_seq
+        wait = backoff
+        while to is None or nxt < to:
+            headers = {"Accept": "text/event-stream"}
+            if nxt > 0:
+                headers["Last-Event-ID"] = str(nxt - 1)
+            try:
+                with self.client.open("GET", self._path("/events"), query={"from": nxt, "to": to}, headers=headers, timeout=read_timeout) as res:
+                    for data in _server_events(res):
+                        ev = Event.parse(data)
+                        if ev.seq < nxt:
+                            continue
+                        wait = backoff
+                        nxt = ev.seq + 1
+                        yield ev
+                if to is not None and nxt >= to:
+                    return
+                if on_reconnect:
+                    on_reconnect(None)
+            except LogbookError as err:
+                if not retryable(err):
+                    raise
+                if on_reconnect:
+                    on_reconnect(err)
+            except (OSError, http.client.HTTPException) as err:
+                if on_reconnect:
+                    on_reconnect(err)
+            time.sleep(wait)
+            wait = min(2 * wait, max_backoff)
+
+    def messages(self, at: int | None = None) -> list:
+        """The derived messages, as after event at (default: now)."""
+        return json.loads(self.text("messages", at))
+
+    def transcript(self) -> list:
+        """The events that appended a message, as recorded: {seq, type, message, onSurface}."""
+        return json.loads(self.text("transcript"))
+
+    def surface(self, at: int | None = None) -> list[int]:
+        """The seqs of the surface nodes, in surface order."""
+        return json.loads(self.text("surface", at))
+
+    def request_header(self, at: int | None = None) -> Any:
+        """The folded request header, None when the log has none."""
+        return json.loads(self.text("header", at))
+
+    def request(self, at: int | None = None) -> dict:
+        """The request a model would be sent: {header, context, messages}."""
+        return json.loads(self.text("request", at))
+
+    def inspect(self) -> dict:
+        """The open turn and the repair a resume would append; never writes."""
+        return json.loads(self.text("inspect"))
+
+    def text(self, view: str, at: int | None = None) -> str:
+        """A view's document ("messages", "transcript", "surface", "header",
+        "request", "inspect") exactly as the server sent it."""
+        return self.client.call("GET", self._path("/" + view), query={"at": at}).removesuffix("\n")
+
+    def fork(self, at: int | None = None, as_id: str | None = None) -> "Session":
+        """A live child keeping the events up to at (default all), id as_id (default generated)."""
+        body = {k: v for k, v in (("at", at), ("as", as_id)) if v is not None}
+        header = json.loads(self.client.call("POST", self._path("/fork"), json_body=body))
+        return Session(self.client, header["id"], header)
+
+    def flush(self) -> dict:
+        """Make every appended event durable on every backend: {participated, backends: [{name, durableSeq}]}."""
+        return json.loads(self.client.call("POST", self._path("/flush")))
+
+    def compact(self, start_seq: int | None = None, end_seq: int | None = None, source_command_id: str | None = None) -> list[Event]:
+        """Run a manual compaction; the events it appended."""
+        body = {k: v for k, v in (("startSeq", start_seq), ("endSeq", end_seq), ("sourceCommandId", source_command_id)) if v is not None}
+        return _events(self.client.call("POST", self._path("/compact"), json_body=body))
+
+    def release(self) -> None:
+        """Flush the session and let the server drop it."""
+        self.client.call("POST", self._path("/release"))
+
+
+def _server_events(res) -> Iterator[str]:
+    """The data of each Server-Sent Event of an open text/event-stream
+    response (comments are heartbeats); ends with the stream."""
+    data: list[str] = []
+    for raw in res:
+        line = raw.decode().rstrip("\r\n") if raw.endswith(b"\n") else None
+        if line is None:
+            return  # a cut last line: the stream broke
+        if line == "":
+            if data:
+                yield "\n".join(data)
+            data = []
+            continue
+        if line.startswith(":"):
+            continue
+        name, _, value = line.partition(":")
+        if name == "data":
+            data.append(value.removeprefix(" "))
+
+
+class _Retrier:
+    """The backoff and attempt count of one append_retry."""
+
+    def __init__(self, max_attempts: int, backoff: float, max_backoff: float, on_retry) -> None:
+        self.max_attempts = max_attempts
+        self.wait = backoff
+        self.max_backoff = max_backoff
+        self.on_retry = on_retry
+        self.attempts = 0
+
+    def again(self, err: LogbookError) -> bool:
+        """Sleep out the backoff and return True when err may pass on a retry and attempts remain."""
+        self.attempts += 1
+        if not retryable(err) or (self.max_attempts and self.attempts >= self.max_attempts):
+            return False
+        if self.on_retry:
+            self.on_retry(err)
+        time.sleep(self.wait)
+        self.wait = min(2 * self.wait, self.max_backoff)
+        return True
+
+
+def same_event(ev: Event, i: Input) -> bool:
+    """Whether a stored event is the one input i would append: the same
+    type, surfaceOp, sourceEventSeqs and ignorable, and data equal by value
+    (numbers exactly)."""
+    if ev.type != i.type or ev.ignorable != i.ignorable:
+        return False
+    if not _same_surface_op(ev.surface_op, i.surface_op):
+        return False
+    if (ev.source_event_seqs is None) != (i.source_event_seqs is None) or list(ev.source_event_seqs or []) != list(i.source_event_seqs or []):
+        return False
+    mine = encode_json(i.data)
+    return ev.data_text == mine or _exact(loads_lossless(ev.data_text)) == _exact(loads_lossless(mine))
+
+
+def _exact(v: Any) -> Any:
+    """v with every number as a Decimal, so 1 and 1.0 compare equal and
+    booleans stay apart from numbers."""
+    if isinstance(v, bool) or v is None or isinstance(v, str):
+        return v
+    if isinstance(v, (int, Decimal)):
+        return ("num", Decimal(v).normalize())
+    if isinstance(v, list):
+        return [_exact(el) for el in v]
+    return {k: _exact(el) for k, el in v.items()}
+
+
+def _same_surface_op(a: Any, b: Any) -> bool:
+    if a is None or b is None or a == "append" or b == "append":
+        return a == b
+    return a.get("startSeq") == b.get("startSeq") and a.get("endSeq") == b.get("endSeq")

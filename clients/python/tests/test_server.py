@@ -1,0 +1,158 @@
+"""The client against a real `logbook serve` (see serve.py)."""
+
+import unittest
+
+from logbook_client import Client, LogbookError, RawJSON, encode_json, member_text
+from logbook_client import events as ev
+
+from .serve import Server, free_addr, remove_bin
+
+MODEL = ev.Model("anthropic", "claude-sonnet-4")
+
+
+def a_turn(turn: int) -> list:
+    """One whole turn with a tool call, built with the builders."""
+    return [
+        ev.turn_start(turn),
+        ev.user_text(f"u{turn}", "list the files"),
+        ev.step_start(turn, 1),
+        ev.assistant(turn, 1, ev.Reply(f"a{turn}", MODEL, [ev.tool_call_block(f"c{turn}", "ls", '{"dir":"."}')], usage=ev.Usage(10, 3))),
+        ev.tool_call(turn, 1, f"c{turn}", "ls", '{"dir":"."}'),
+        ev.tool_result(turn, 1, f"r{turn}", f"c{turn}", "README.md go.mod"),
+        ev.step_end(turn, 1),
+        ev.step_start(turn, 2),
+        ev.assistant_text(turn, 2, f"a{turn}b", MODEL, "README.md and go.mod"),
+        ev.step_end(turn, 2),
+        ev.turn_end(turn, ev.completed()),
+    ]
+
+
+def setUpModule():
+    global srv, lb
+    srv = Server()
+    lb = Client(srv.url)
+
+
+def tearDownModule():
+    srv.stop()
+    srv.remove_data()
+    remove_bin()
+
+
+class ServerTest(unittest.TestCase):
+    def test_create_append_messages(self):
+        s = lb.create(id="py-basic", cwd="/work")
+        self.assertEqual((s.header["id"], s.header["cwd"]), ("py-basic", "/work"))
+        inputs = a_turn(1)
+        evs = s.append(inputs, expected_seq=0, flush=True)
+        self.assertEqual([e.seq for e in evs], list(range(len(inputs))))
+        for e, i in zip(evs, inputs):
+            self.assertEqual(e.type, i.type)
+            self.assertEqual(e.data_text, encode_json(i.data), f"seq {e.seq}: the stored data is what the builder wrote")
+        user = {"id": "u1", "role": "user", "content": [{"type": "text", "text": "list the files"}], "source": {"kind": "prompt"}}
+        msgs = s.messages()
+        self.assertEqual(msgs, [
+            user,
+            {"id": "a1", "role": "assistant", "content": [{"type": "tool-call", "id": "c1", "name": "ls", "arguments": '{"dir":"."}'}], "source": {"kind": "model", "provider": "anthropic", "model": "claude-sonnet-4"}},
+            {"id": "r1", "role": "tool", "toolCallId": "c1", "content": [{"type": "text", "text": "README.md go.mod"}], "source": {"kind": "tool", "callId": "c1"}},
+            {"id": "a1b", "role": "assistant", "content": [{"type": "text", "text": "README.md and go.mod"}], "source": {"kind": "model", "provider": "anthropic", "model": "claude-sonnet-4"}},
+        ])
+        self.assertEqual(s.messages(at=1), [user])
+        info = s.info()
+        self.assertEqual((info["length"], info["live"]), (len(inputs), True))
+        self.assertEqual([e.envelope for e in s.events(3, 5)], [e.envelope for e in evs[3:5]])
+        self.assertEqual(s.surface(), [1, 3, 5, 8])
+        self.assertIsNone(s.inspect()["openTurn"])
+        self.assertEqual(s.flush()["backends"][0]["durableSeq"], len(inputs) - 1)
+        child = s.fork(at=1, as_id="py-basic-child")
+        self.assertEqual(child.id, "py-basic-child")
+        self.assertEqual(child.messages(), [user])
+        page = lb.list(limit=1)
+        self.assertEqual(len(page["sessions"]), 1)
+        self.assertIsNotNone(page["nextCursor"])
+        child.release()
+
+    def test_documents_come_back_byte_for_byte(self):
+        s = lb.create()
+        doc = '{"n":1.0e0,"big":123456789012345678901.0,"b":1,"a":2}'
+        [e] = s.append([ev.Input("plugin:app/note", RawJSON(doc), ignorable=True)])
+        self.assertEqual(e.data_text, doc)
+        self.assertEqual(s.events()[0].envelope, e.envelope)
+        meta = '{"size":123456789012345678901.0,"ratio":2.50}'
+        evs = s.append([
+            ev.turn_start(1), ev.step_start(1, 1),
+            ev.assistant(1, 1, ev.Reply("a1", MODEL, [ev.tool_call_block("c1", "stat", "{}")])),
+            ev.tool_call(1, 1, "c1", "stat", "{}"),
+            ev.tool(1, 1, ev.ToolMessage("r1", "c1", [ev.text("ok")], meta=RawJSON(meta))),
+        ])
+        self.assertTrue(evs[4].data_text.endswith(',"meta":%s}' % meta), evs[4].data_text)
+        self.assertEqual(s.text("messages"), "[%s,%s]" % (member_text(evs[2].data_text, "message"), member_text(evs[4].data_text, "message")))
+
+    def test_expected_seq_conflict(self):
+        s = lb.create()
+        s.append([ev.turn_start(1)])
+        with self.assertRaises(LogbookError) as cm:
+            s.append([ev.turn_start(2)], expected_seq=0)
+        e = cm.exception
+        self.assertEqual((e.code, e.status, e.expected, e.actual, e.appended, e.first_seq), ("SEQ_CONFLICT", 409, 0, 1, 0, 1))
+        self.assertEqual(s.info()["length"], 1)
+
+    def test_append_retry_never_duplicates(self):
+        s = lb.create()
+        inputs = a_turn(1)
+        first = s.append_retry(0, inputs, flush=True)
+        retries = []
+        again = s.append_retry(0, inputs, flush=True, on_retry=lambda e: retries.append(e.code))  # as after a lost reply
+        self.assertEqual([e.envelope for e in again], [e.envelope for e in first])
+        self.assertEqual(retries, ["SEQ_CONFLICT"])
+        self.assertEqual(s.info()["length"], len(inputs))
+        turn2, at = a_turn(2), len(inputs)
+        s.append(turn2[:3], expected_seq=at)  # only part of it made it
+        self.assertEqual([e.seq for e in s.append_retry(at, turn2)], list(range(at, at + len(turn2))))
+        end = at + len(turn2)
+        s.append([ev.turn_start(3)])  # another writer
+        with self.assertRaises(LogbookError) as cm:
+            s.append_retry(end, [ev.turn_start(4)])
+        self.assertEqual((cm.exception.code, cm.exception.appended), ("SEQ_CONFLICT", 0))
+        self.assertEqual(s.info()["length"], end + 1)
+
+    def test_bad_input_is_the_servers_problem(self):
+        s = lb.create()
+        with self.assertRaises(LogbookError) as cm:
+            s.append([ev.turn_start(1), ev.Input("turn/start", {"turn": "one"}), ev.turn_end(1, ev.completed())])
+        e = cm.exception
+        self.assertEqual((e.status, e.code, e.line, e.index, e.appended, e.first_seq), (422, "PAYLOAD_INVALID", 2, 1, 1, 0))
+        self.assertEqual(s.info()["length"], 1)
+        with self.assertRaises(LogbookError) as cm:
+            lb.session("no-such-session").messages()
+        self.assertEqual((cm.exception.code, cm.exception.status), ("SESSION_NOT_FOUND", 404))
+
+    def test_follow_resumes_after_the_server_is_killed(self):
+        addr = free_addr()
+        own = Server(addr)
+        try:
+            s = Client(own.url).create(id="py-follow")
+            before = s.append(a_turn(1), flush=True)
+            reconnects = []
+            follow = s.follow(max_backoff=0.2, on_reconnect=reconnects.append)
+            got = [next(follow) for _ in before]
+            own.kill()  # the stream drops mid-follow
+            own = Server(addr, own.data_dir)
+            # The first append after the restart resumes the session, which
+            # appends its own events first; the follower sees them all.
+            later = s.append(a_turn(2), flush=True)
+            log = s.events()
+            while len(got) < len(log):
+                got.append(next(follow))
+            follow.close()
+            self.assertGreaterEqual(len(reconnects), 1)
+            self.assertEqual([e.envelope for e in got], [e.envelope for e in log])
+            self.assertEqual(log[:len(before)], before)
+            self.assertEqual(log[-len(later):], later)
+        finally:
+            own.stop()
+            own.remove_data()
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,23 @@
+// Package @logbook/client: the client of logbook's /v1 JSON API.
+
+export { Client, Session, encodeInput, sameEvent } from "./client.js";
+export type {
+  AppendOptions,
+  ClientOptions,
+  FlushResult,
+  FollowOptions,
+  Inspection,
+  RetryOptions,
+  SessionHeader,
+  SessionInfo,
+  SessionPage,
+  TranscriptEntry,
+  View,
+} from "./client.js";
+export { CONNECTION_FAILED, LogbookError, retryable } from "./errors.js";
+export type { Problem } from "./errors.js";
+export { RawJSON, rawJSON, encodeJSON } from "./json.js";
+export type { JSONValue } from "./json.js";
+export * as events from "./events.js";
+export { Event } from "./events.js";
+export type { Input, Message, Seq, SurfaceOp } from "./events.js";

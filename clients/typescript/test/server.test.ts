@@ -1,0 +1,224 @@
+// The client against a real `logbook serve` (see serve.ts).
+
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+
+import { Client, LogbookError, events as ev, rawJSON, type Event, type Input } from "../src/index.js";
+import { encodeJSON, memberText } from "../src/json.js";
+import { freeAddr, removeBin, Server } from "./serve.js";
+
+const model = { provider: "anthropic", name: "claude-sonnet-4" };
+
+let srv: Server;
+let lb: Client;
+
+before(async () => {
+  srv = await Server.start();
+  lb = new Client({ baseUrl: srv.url });
+});
+
+after(async () => {
+  await srv?.stop();
+  srv?.removeData();
+  removeBin();
+});
+
+// aTurn is one whole turn with a tool call, built with the builders.
+function aTurn(turn: number): Input<unknown>[] {
+  return [
+    ev.turnStart(turn),
+    ev.userText(`u${turn}`, "list the files"),
+    ev.stepStart(turn, 1),
+    ev.assistant(turn, 1, { id: `a${turn}`, model, content: [ev.toolCallBlock(`c${turn}`, "ls", '{"dir":"."}')], usage: { input: 10, output: 3 } }),
+    ev.toolCall(turn, 1, `c${turn}`, "ls", '{"dir":"."}'),
+    ev.toolResult(turn, 1, `r${turn}`, `c${turn}`, "README.md go.mod"),
+    ev.stepEnd(turn, 1),
+    ev.stepStart(turn, 2),
+    ev.assistantText(turn, 2, `a${turn}b`, model, "README.md and go.mod"),
+    ev.stepEnd(turn, 2),
+    ev.turnEnd(turn, ev.completed()),
+  ];
+}
+
+test("create, append with builders, messages as expected; stored data is the builders' bytes", async () => {
+  const s = await lb.create({ id: "t-basic", cwd: "/work" });
+  assert.equal(s.header?.id, "t-basic");
+  assert.equal(s.header?.cwd, "/work");
+  const inputs = aTurn(1);
+  const evs = await s.append(inputs, { expectedSeq: 0, flush: true });
+  assert.deepEqual(
+    evs.map((e) => e.seq),
+    inputs.map((_, i) => i),
+  );
+  evs.forEach((e, i) => {
+    assert.equal(e.type, inputs[i]!.type);
+    assert.equal(e.dataText, encodeJSON(inputs[i]!.data), `seq ${i}: the stored data is what the builder wrote`);
+  });
+  const msgs = await s.messages();
+  assert.deepEqual(msgs, [
+    { id: "u1", role: "user", content: [{ type: "text", text: "list the files" }], source: { kind: "prompt" } },
+    { id: "a1", role: "assistant", content: [{ type: "tool-call", id: "c1", name: "ls", arguments: '{"dir":"."}' }], source: { kind: "model", provider: "anthropic", model: "claude-sonnet-4" } },
+    { id: "r1", role: "tool", toolCallId: "c1", content: [{ type: "text", text: "README.md go.mod" }], source: { kind: "tool", callId: "c1" } },
+    { id: "a1b", role: "assistant", content: [{ type: "text", text: "README.md and go.mod" }], source: { kind: "model", provider: "anthropic", model: "claude-sonnet-4" } },
+  ]);
+  assert.deepEqual(await s.messages({ at: 1 }), [msgs[0]]);
+  const info = await s.info();
+  assert.equal(info.length, inputs.length);
+  assert.equal(info.live, true);
+  const read = await s.events({ from: 3, to: 5 });
+  assert.deepEqual(
+    read.map((e) => e.envelope),
+    evs.slice(3, 5).map((e) => e.envelope),
+  );
+  assert.deepEqual(await s.surface(), [1, 3, 5, 8]);
+  assert.equal((await s.inspect()).openTurn, null);
+  const flushed = await s.flush();
+  assert.equal(flushed.backends[0]?.durableSeq, inputs.length - 1);
+
+  const child = await s.fork({ at: 1, as: "t-basic-child" });
+  assert.equal(child.id, "t-basic-child");
+  assert.deepEqual(await child.messages(), [msgs[0]]);
+  const page = await lb.list({ limit: 1 });
+  assert.equal(page.sessions.length, 1);
+  assert.notEqual(page.nextCursor, null);
+  await child.release();
+});
+
+test("documents come back byte for byte: RawJSON in, dataText and views out", async () => {
+  const s = await lb.create();
+  const doc = '{"n":1.0e0,"big":123456789012345678901.0,"b":1,"a":2}';
+  const [e] = await s.append([{ type: "plugin:app/note", data: rawJSON(doc), ignorable: true }]);
+  assert.equal(e!.dataText, doc);
+  assert.equal((await s.events())[0]!.envelope, e!.envelope);
+  const meta = '{"size":123456789012345678901.0,"ratio":2.50}';
+  const evs = await s.append([
+    ev.turnStart(1),
+    ev.stepStart(1, 1),
+    ev.assistant(1, 1, { id: "a1", model, content: [ev.toolCallBlock("c1", "stat", "{}")] }),
+    ev.toolCall(1, 1, "c1", "stat", "{}"),
+    ev.tool(1, 1, { id: "r1", callID: "c1", content: [ev.text("ok")], meta: rawJSON(meta) }),
+  ]);
+  assert.ok(evs[4]!.dataText.endsWith(`,"meta":${meta}}`), evs[4]!.dataText);
+  const msgs = await s.text("messages");
+  assert.equal(msgs, `[${memberText(evs[2]!.dataText, "message")},${memberText(evs[4]!.dataText, "message")}]`);
+});
+
+test("expectedSeq conflict is SEQ_CONFLICT with its details, nothing appended", async () => {
+  const s = await lb.create();
+  await s.append([ev.turnStart(1)]);
+  const err = await s.append([ev.turnStart(2)], { expectedSeq: 0 }).then(
+    () => assert.fail("appended at a wrong expectedSeq"),
+    (e: unknown) => e,
+  );
+  assert.ok(err instanceof LogbookError);
+  assert.equal(err.code, "SEQ_CONFLICT");
+  assert.equal(err.status, 409);
+  assert.equal(err.expected, 0);
+  assert.equal(err.actual, 1);
+  assert.equal(err.appended, 0);
+  assert.equal(err.firstSeq, 1);
+  assert.equal((await s.info()).length, 1);
+});
+
+test("appendRetry never duplicates: a lost reply, a partial append, another writer", async () => {
+  const s = await lb.create();
+  const inputs = aTurn(1);
+  const first = await s.appendRetry(0, inputs, { flush: true });
+  // The same inputs at the same expected seq, as after a reply that was lost.
+  const retries: string[] = [];
+  const again = await s.appendRetry(0, inputs, { flush: true, onRetry: (e) => retries.push(e.code) });
+  assert.deepEqual(
+    again.map((e) => e.envelope),
+    first.map((e) => e.envelope),
+  );
+  assert.deepEqual(retries, ["SEQ_CONFLICT"]);
+  assert.equal((await s.info()).length, inputs.length);
+
+  // Only the first three of turn 2 made it: the retry appends the rest.
+  const turn2 = aTurn(2);
+  const at = inputs.length;
+  await s.append(turn2.slice(0, 3), { expectedSeq: at });
+  const all = await s.appendRetry(at, turn2);
+  assert.deepEqual(
+    all.map((e) => e.seq),
+    turn2.map((_, i) => at + i),
+  );
+  assert.equal((await s.info()).length, at + turn2.length);
+
+  // Another writer's events at the expected seq: the conflict stands.
+  const end = at + turn2.length;
+  await s.append([ev.turnStart(3)]);
+  const err = await s.appendRetry(end, [ev.turnStart(4)]).then(
+    () => assert.fail("appended over another writer"),
+    (e: unknown) => e,
+  );
+  assert.ok(err instanceof LogbookError);
+  assert.equal(err.code, "SEQ_CONFLICT");
+  assert.equal(err.appended, 0);
+  assert.equal((await s.info()).length, end + 1);
+});
+
+test("a bad input line is the server's problem; the lines before it stay", async () => {
+  const s = await lb.create();
+  const err = await s.append([ev.turnStart(1), { type: "turn/start", data: { turn: "one" } }, ev.turnEnd(1, ev.completed())]).then(
+    () => assert.fail("a bad line was accepted"),
+    (e: unknown) => e,
+  );
+  assert.ok(err instanceof LogbookError);
+  assert.equal(err.status, 422);
+  assert.equal(err.code, "PAYLOAD_INVALID");
+  assert.equal(err.line, 2);
+  assert.equal(err.index, 1);
+  assert.equal(err.appended, 1);
+  assert.equal(err.firstSeq, 0);
+  assert.equal((await s.info()).length, 1);
+
+  const missing = await lb.session("no-such-session").messages().catch((e: unknown) => e);
+  assert.ok(missing instanceof LogbookError);
+  assert.equal(missing.code, "SESSION_NOT_FOUND");
+  assert.equal(missing.status, 404);
+});
+
+test("follow yields appended events in order and resumes after the server restarts", async () => {
+  const addr = await freeAddr();
+  let own = await Server.start({ addr });
+  try {
+    const c = new Client({ baseUrl: own.url });
+    const s = await c.create({ id: "t-follow" });
+    const before = await s.append(aTurn(1), { flush: true });
+    const ac = new AbortController();
+    const got: Event[] = [];
+    let reconnects = 0;
+    const want = before.length + aTurn(2).length + 1; // + the resume's marker
+    let caughtUp!: () => void;
+    const caught = new Promise<void>((r) => (caughtUp = r));
+    const done = (async () => {
+      for await (const e of s.follow({ signal: ac.signal, onReconnect: () => reconnects++, maxBackoffMs: 200 })) {
+        got.push(e);
+        if (got.length === before.length) caughtUp();
+        if (got.length === want) break;
+      }
+    })();
+    await caught;
+    await own.stop(); // the stream drops
+    own = await Server.start({ addr, dataDir: own.dataDir });
+    // The first append after the restart resumes the session, which may
+    // append its own events first; the follower sees them all.
+    const later = await s.append(aTurn(2), { flush: true });
+    const timer = setTimeout(() => ac.abort(), 20_000);
+    await done;
+    clearTimeout(timer);
+    assert.ok(reconnects >= 1, "the follower reconnected");
+    const log = await s.events();
+    assert.equal(log.length, want);
+    assert.deepEqual(
+      got.map((e) => e.envelope),
+      log.map((e) => e.envelope),
+    );
+    assert.deepEqual(log.slice(0, before.length), before);
+    assert.deepEqual(log.slice(-later.length), later);
+  } finally {
+    await own.stop();
+    own.removeData();
+  }
+});
