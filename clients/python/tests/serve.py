@@ -48,11 +48,11 @@ def free_addr() -> str:
 
 class Server:
     """One running `logbook serve` on addr (default a free port) over
-    data_dir (default a new temporary directory)."""
+    data_dir (default a new temporary directory), with further args."""
 
-    def __init__(self, addr: str = "127.0.0.1:0", data_dir: str | None = None) -> None:
+    def __init__(self, addr: str = "127.0.0.1:0", data_dir: str | None = None, args: list[str] | None = None) -> None:
         self.data_dir = data_dir or tempfile.mkdtemp(prefix="logbook-py-data-")
-        self.proc = subprocess.Popen([logbook_bin(), "serve", "--addr", addr, "--data", self.data_dir],
+        self.proc = subprocess.Popen([logbook_bin(), "serve", "--addr", addr, "--data", self.data_dir, *(args or [])],
                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         self.log: list[str] = []
         found = threading.Event()

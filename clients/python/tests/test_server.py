@@ -1,5 +1,7 @@
 """The client against a real `logbook serve` (see serve.py)."""
 
+import os
+import tempfile
 import unittest
 
 from logbook_client import Client, LogbookError, RawJSON, encode_json, member_text
@@ -156,3 +158,30 @@ class ServerTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class TokenAndRetryTest(unittest.TestCase):
+    def test_a_token_server_refuses_a_client_without_it(self):
+        token = "a-test-token-of-32-bytes-0123456"
+        data = tempfile.mkdtemp(prefix="logbook-py-data-")
+        path = os.path.join(data, "token")
+        with open(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600), "w") as f:
+            f.write(token + "\n")
+        own = Server(data_dir=data, args=["--token-file", path])
+        try:
+            with self.assertRaises(LogbookError) as cm:
+                Client(own.url).create()
+            self.assertEqual((cm.exception.code, cm.exception.status), ("UNAUTHENTICATED", 401))
+            s = Client(own.url, token=token).create(id="py-token")
+            self.assertEqual(s.append([ev.turn_start(1)])[0].seq, 0)
+        finally:
+            own.stop()
+            own.remove_data()
+
+    def test_no_server_is_connection_failed_retried_up_to_max_attempts(self):
+        s = Client("http://" + free_addr()).session("nobody")
+        retries = []
+        with self.assertRaises(LogbookError) as cm:
+            s.append_retry(0, [ev.turn_start(1)], max_attempts=3, on_retry=lambda e: retries.append(e.code))
+        self.assertEqual((cm.exception.code, cm.exception.status, cm.exception.appended), ("CONNECTION_FAILED", 0, 0))
+        self.assertEqual(retries, ["CONNECTION_FAILED"] * 2)

@@ -108,6 +108,9 @@ export interface FollowOptions {
   maxBackoffMs?: number;
   /** Called with each failure of the stream a reconnect goes on from. */
   onReconnect?: (err: unknown) => void;
+  /** A stream silent this long (the server heartbeats every 15 s) is
+   * taken for a dead connection and reconnected; default 60000. */
+  idleTimeoutMs?: number;
 }
 
 /** The derived views GET /v1/sessions/{id}/<view> answers. */
@@ -336,8 +339,9 @@ export class Session {
    * appended, over Server-Sent Events. A dropped stream (the server
    * restarted, the connection broke) is reconnected with backoff from the
    * event after the last one yielded, with Last-Event-ID: no gap, no
-   * duplicate. It ends at o.to, when o.signal aborts, or when the loop
-   * breaks; a problem that no retry can cure (SESSION_NOT_FOUND) throws. */
+   * duplicate; so is a stream silent for o.idleTimeoutMs. It ends at o.to,
+   * when o.signal aborts, or when the loop breaks; a problem that no retry
+   * can cure (SESSION_NOT_FOUND) throws. */
   async *follow(o: FollowOptions = {}): AsyncGenerator<Event, void, undefined> {
     let next = o.from ?? 0;
     const base = o.backoffMs ?? 50;
@@ -347,11 +351,17 @@ export class Session {
       const ac = new AbortController();
       const onAbort = () => ac.abort();
       o.signal?.addEventListener("abort", onAbort, { once: true });
+      const idle = o.idleTimeoutMs ?? 60_000;
+      let timer = setTimeout(() => ac.abort(), idle);
+      const alive = () => {
+        clearTimeout(timer);
+        timer = setTimeout(() => ac.abort(), idle);
+      };
       try {
         const headers: Record<string, string> = { Accept: "text/event-stream" };
         if (next > 0) headers["Last-Event-ID"] = String(next - 1);
         const res = await this.client.call("GET", this.#path("/events"), { query: { from: next, to: o.to }, headers, signal: ac.signal });
-        for await (const se of readEvents(res.body!)) {
+        for await (const se of readEvents(res.body!, alive)) {
           const ev = new Event(se.data);
           if (ev.seq < next) continue;
           wait = base;
@@ -365,6 +375,7 @@ export class Session {
         if (err instanceof LogbookError && !retryable(err)) throw err;
         o.onReconnect?.(err);
       } finally {
+        clearTimeout(timer);
         o.signal?.removeEventListener("abort", onAbort);
         ac.abort();
       }

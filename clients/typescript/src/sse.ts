@@ -10,9 +10,10 @@ export interface ServerEvent {
   data: string;
 }
 
-/** readEvents yields the events of an event-stream body as they arrive. It
- * ends when the body ends; a broken connection rejects. */
-export async function* readEvents(body: ReadableStream<Uint8Array>): AsyncGenerator<ServerEvent> {
+/** readEvents yields the events of an event-stream body as they arrive,
+ * calling onData whenever bytes arrive (heartbeats included). It ends when
+ * the body ends; a broken connection rejects. */
+export async function* readEvents(body: ReadableStream<Uint8Array>, onData?: () => void): AsyncGenerator<ServerEvent> {
   const decoder = new TextDecoder();
   const reader = body.getReader();
   let buf = "";
@@ -22,6 +23,7 @@ export async function* readEvents(body: ReadableStream<Uint8Array>): AsyncGenera
     for (;;) {
       const { value, done } = await reader.read();
       if (done) return;
+      onData?.();
       buf += decoder.decode(value, { stream: true });
       for (let nl = buf.indexOf("\n"); nl >= 0; nl = buf.indexOf("\n")) {
         let line = buf.slice(0, nl);

@@ -1,10 +1,12 @@
-// Unit tests of the builders, the lossless JSON helpers and the SSE reader;
+// Unit tests of the builders, the lossless JSON helpers, the SSE reader and
+// follow's idle timeout (against an in-process HTTP server);
 // server.test.ts checks the same builders against a real server.
 
 import assert from "node:assert/strict";
+import { createServer } from "node:http";
 import { test } from "node:test";
 
-import { encodeInput, encodeJSON, Event, events as ev, rawJSON } from "../src/index.js";
+import { Client, encodeInput, encodeJSON, Event, events as ev, rawJSON } from "../src/index.js";
 import { memberText } from "../src/json.js";
 import { readEvents } from "../src/sse.js";
 
@@ -79,4 +81,30 @@ test("the SSE reader splits events across chunk boundaries and skips comments", 
     { id: "0", data: '{"a":1}' },
     { id: "1", data: "x\ny" },
   ]);
+});
+
+test("follow takes a silent stream for a dead connection and reconnects", async () => {
+  const envelope = '{"seq":0,"time":1,"type":"turn/start","data":{"turn":1}}';
+  let requests = 0;
+  const srv = createServer((req, res) => {
+    requests++;
+    res.writeHead(200, { "Content-Type": "text/event-stream" });
+    res.flushHeaders();
+    if (requests === 1) return; // headers, then silence
+    assert.match(req.url ?? "", /from=0/);
+    res.end(`id: 0\ndata: ${envelope}\n\n`);
+  });
+  await new Promise<void>((r) => srv.listen(0, "127.0.0.1", r));
+  try {
+    const { port } = srv.address() as { port: number };
+    const s = new Client({ baseUrl: `http://127.0.0.1:${port}` }).session("s");
+    const got = [];
+    let reconnects = 0;
+    for await (const e of s.follow({ to: 1, idleTimeoutMs: 200, onReconnect: () => reconnects++ })) got.push(e.envelope);
+    assert.deepEqual(got, [envelope]);
+    assert.equal(reconnects, 1);
+  } finally {
+    srv.closeAllConnections();
+    await new Promise<void>((r) => srv.close(() => r()));
+  }
 });

@@ -65,10 +65,11 @@ export class Server {
     proc.stderr!.on("data", (b: Buffer) => (this.stderr += b.toString()));
   }
 
-  /** start runs serve on addr (default a free port) over dataDir (default a new temporary one). */
-  static async start(o: { addr?: string; dataDir?: string } = {}): Promise<Server> {
+  /** start runs serve on addr (default a free port) over dataDir (default a new temporary one), with further args. */
+  static async start(o: { addr?: string; dataDir?: string; args?: string[] } = {}): Promise<Server> {
     const dataDir = o.dataDir ?? mkdtempSync(join(tmpdir(), "logbook-ts-data-"));
-    const proc = spawn(logbookBin(), ["serve", "--addr", o.addr ?? "127.0.0.1:0", "--data", dataDir], { stdio: ["ignore", "ignore", "pipe"] });
+    const args = ["serve", "--addr", o.addr ?? "127.0.0.1:0", "--data", dataDir, ...(o.args ?? [])];
+    const proc = spawn(logbookBin(), args, { stdio: ["ignore", "ignore", "pipe"] });
     const exited = new Promise<void>((resolve) => proc.once("exit", () => resolve()));
     let log = "";
     const addr = await new Promise<string>((resolve, reject) => {

@@ -1,6 +1,9 @@
 // The client against a real `logbook serve` (see serve.ts).
 
 import assert from "node:assert/strict";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { after, before, test } from "node:test";
 
 import { Client, LogbookError, events as ev, rawJSON, type Event, type Input } from "../src/index.js";
@@ -217,6 +220,25 @@ test("follow yields appended events in order and resumes after the server restar
     );
     assert.deepEqual(log.slice(0, before.length), before);
     assert.deepEqual(log.slice(-later.length), later);
+  } finally {
+    await own.stop();
+    own.removeData();
+  }
+});
+
+test("a server with a token refuses a client without it (UNAUTHENTICATED) and serves one with it", async () => {
+  const token = "a-test-token-of-32-bytes-0123456";
+  const dataDir = mkdtempSync(join(tmpdir(), "logbook-ts-data-"));
+  const tokenFile = join(dataDir, "token");
+  writeFileSync(tokenFile, token + "\n", { mode: 0o600 });
+  const own = await Server.start({ dataDir, args: ["--token-file", tokenFile] });
+  try {
+    const err = await new Client({ baseUrl: own.url }).create().catch((e: unknown) => e);
+    assert.ok(err instanceof LogbookError);
+    assert.equal(err.code, "UNAUTHENTICATED");
+    assert.equal(err.status, 401);
+    const s = await new Client({ baseUrl: own.url, token }).create({ id: "t-token" });
+    assert.equal((await s.append([ev.turnStart(1)]))[0]!.seq, 0);
   } finally {
     await own.stop();
     own.removeData();
