@@ -21,6 +21,10 @@
 //	       PRIMARY KEY (session_id, seq))
 //	torn_rows(cut_id bigint identity, session_id text, cut_at timestamptz, lines bytea)
 //
+// Version 2 adds checkpoints(session_id, incarnation, events, digest,
+// data): the host's checkpoint, bound to the session's incarnation and to
+// a SHA-256 the server computes over the covered rows.
+//
 // An envelope is stored byte for byte as the host appended it; one of
 // Config.CompressMinBytes or more is stored as a zstd frame (level 3, with
 // checksum) when that is smaller. Every row read is checked: the frame

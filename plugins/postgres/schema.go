@@ -42,6 +42,13 @@ var migrations = []string{
 		cut_at     timestamptz NOT NULL,
 		lines      bytea NOT NULL,
 		PRIMARY KEY (cut_id));`,
+	// 2: checkpoints, bound to the stored rows they cover.
+	`CREATE TABLE %s.checkpoints(
+		session_id  text PRIMARY KEY REFERENCES %s.sessions(id) ON DELETE CASCADE,
+		incarnation text NOT NULL,
+		events      bigint NOT NULL,
+		digest      bytea NOT NULL,
+		data        bytea NOT NULL);`,
 }
 
 // SchemaVersion is the version of the schema this build creates and

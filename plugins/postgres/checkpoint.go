@@ -1,0 +1,114 @@
+package postgres
+
+import (
+	"bytes"
+	"context"
+	"errors"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/handles"
+)
+
+var _ sdk.Checkpointer = (*Backend)(nil)
+
+// digestSQL is the binding of a checkpoint: SHA-256, computed by the
+// server, over the stored rows of events [0, $2) of session $1, each as
+// its length (4 bytes) and its bytes, in seq order.
+func (s *store) digestSQL() string {
+	return "SELECT sha256(coalesce(string_agg(int4send(length(envelope)) || envelope, ''::bytea ORDER BY seq), ''::bytea)), count(*) FROM " +
+		s.q() + ".events WHERE session_id = $1 AND seq < $2"
+}
+
+// WriteCheckpoint implements sdk.Checkpointer: it stores data as the
+// checkpoint of the write handle's session covering its first events
+// events, replacing the earlier one, bound to the session's incarnation
+// and to a digest of those events' stored rows. events past the stored
+// log (or a create not stored yet) is INVALID_BOUNDARY.
+func (b *Backend) WriteCheckpoint(ctx context.Context, handle string, events sdk.Offset, data []byte) error {
+	if err := handles.Ended(ctx, op, "write checkpoint"); err != nil {
+		return err
+	}
+	st, err := b.store()
+	if err != nil {
+		return err
+	}
+	hd, err := b.writable(handle)
+	if err != nil {
+		return err
+	}
+	tx, err := st.pool.Begin(ctx)
+	if err != nil {
+		return st.dbErr(ctx, hd.id, "write checkpoint", err)
+	}
+	defer tx.Rollback(context.Background())
+	r, found, err := st.session(ctx, tx, hd.id, true)
+	if err != nil {
+		return err
+	}
+	if !found || int64(events) > r.nextSeq || events < 0 {
+		stored := int64(0)
+		if found {
+			stored = r.nextSeq
+		}
+		return newErr(sdk.CodeInvalidBoundary, hd.id, "a checkpoint of %d events is past the %d stored", events, stored)
+	}
+	var digest []byte
+	var n int64
+	if err := tx.QueryRow(ctx, st.digestSQL(), hd.id, int64(events)).Scan(&digest, &n); err != nil {
+		return st.dbErr(ctx, hd.id, "write checkpoint", err)
+	}
+	if n != int64(events) {
+		return corruptAt(hd.id, n, "session %q has %d rows for its first %d events", hd.id, n, events)
+	}
+	_, err = tx.Exec(ctx, "INSERT INTO "+st.q()+".checkpoints(session_id, incarnation, events, digest, data) VALUES ($1, $2, $3, $4, $5) "+
+		"ON CONFLICT (session_id) DO UPDATE SET incarnation = $2, events = $3, digest = $4, data = $5", hd.id, r.incarnation, int64(events), digest, data)
+	if err == nil {
+		err = tx.Commit(ctx)
+	}
+	return st.dbErr(ctx, hd.id, "write checkpoint", err)
+}
+
+// ReadCheckpoint implements sdk.Checkpointer: the handle's session's
+// checkpoint when its incarnation and the digest of the rows it covers,
+// computed again, are the ones it was written with; found is false
+// otherwise.
+func (b *Backend) ReadCheckpoint(ctx context.Context, handle string) (sdk.Offset, []byte, bool, error) {
+	if err := handles.Ended(ctx, op, "read checkpoint"); err != nil {
+		return 0, nil, false, err
+	}
+	st, err := b.store()
+	if err != nil {
+		return 0, nil, false, err
+	}
+	hd, err := b.handles.Get(handle)
+	if err != nil {
+		return 0, nil, false, err
+	}
+	var (
+		inc, now     string
+		events, next int64
+		want, data   []byte
+	)
+	err = st.pool.QueryRow(ctx, "SELECT c.incarnation, c.events, c.digest, c.data, s.incarnation, s.next_seq FROM "+st.q()+".checkpoints c JOIN "+
+		st.q()+".sessions s ON s.id = c.session_id WHERE c.session_id = $1", hd.id).Scan(&inc, &events, &want, &data, &now, &next)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, nil, false, nil
+	}
+	if err != nil {
+		return 0, nil, false, st.dbErr(ctx, hd.id, "read checkpoint", err)
+	}
+	if inc != now || events > next {
+		return 0, nil, false, nil
+	}
+	var got []byte
+	var n int64
+	if err := st.pool.QueryRow(ctx, st.digestSQL(), hd.id, events).Scan(&got, &n); err != nil {
+		return 0, nil, false, st.dbErr(ctx, hd.id, "read checkpoint", err)
+	}
+	if n != events || !bytes.Equal(got, want) {
+		return 0, nil, false, nil
+	}
+	return sdk.Offset(events), data, true, nil
+}

@@ -1,0 +1,79 @@
+package postgres_test
+
+import (
+	"testing"
+
+	"github.com/seed-e5e476df/logbook/internal/pgtest"
+	"github.com/seed-e5e476df/logbook/plugins/postgres"
+	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/persistencetest"
+)
+
+// TestCheckpointIsBoundToTheRowsItCovers: a checkpoint reads back while
+// the rows it covers are unchanged (also after later appends, and from a
+// read handle of another instance), and not once one of them changed; one
+// past the stored log is INVALID_BOUNDARY.
+func TestCheckpointIsBoundToTheRowsItCovers(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			w := where{dsn, pgtest.Schema(t, dsn)}
+			p := m.connect(t, w)
+			c := p.(sdk.Checkpointer)
+			o, err := p.Create(t.Context(), sdk.Header{ID: "s1", CreatedAt: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			appendEvents(t, p, o.Handle, 0, 4)
+			err = c.WriteCheckpoint(t.Context(), o.Handle, 5, []byte("state"))
+			persistencetest.RequireCode(t, err, sdk.CodeInvalidBoundary, 5, 4)
+			if err := c.WriteCheckpoint(t.Context(), o.Handle, 3, []byte("state@3")); err != nil {
+				t.Fatal(err)
+			}
+			appendEvents(t, p, o.Handle, 4, 2)
+			q := m.connect(t, w)
+			r, err := q.Open(t.Context(), "s1", sdk.AccessRead)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, data, found, err := q.(sdk.Checkpointer).ReadCheckpoint(t.Context(), r.Handle)
+			if err != nil || !found || n != 3 || string(data) != "state@3" {
+				t.Fatalf("ReadCheckpoint = %d, %q, %v, %v; want 3, state@3", n, data, found, err)
+			}
+			pgtest.Exec(t, dsn, "UPDATE "+w.schema+".events SET envelope = $1 WHERE session_id = 's1' AND seq = 1", persistencetest.Envelope(1, "todo/write", `{"todos":[]}`))
+			if _, _, found, err := c.ReadCheckpoint(t.Context(), o.Handle); err != nil || found {
+				t.Fatalf("ReadCheckpoint after a covered row changed: found %v, %v; want not found", found, err)
+			}
+		})
+	}
+}
+
+// TestOlderSchemaIsMigrated: a schema at version 1 (before checkpoints)
+// is brought to the current version when a backend opens it, its sessions
+// kept.
+func TestOlderSchemaIsMigrated(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	schema := pgtest.Schema(t, dsn)
+	cfg := postgres.DefaultConfig(dsn)
+	cfg.Schema = schema
+	a := openBackend(t, cfg)
+	o, err := a.Create(t.Context(), sdk.Header{ID: "s1", CreatedAt: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendEvents(t, a, o.Handle, 0, 2)
+	a.Close(t.Context(), o.Handle)
+	pgtest.Exec(t, dsn, "DROP TABLE "+schema+".checkpoints; UPDATE "+schema+".schema_version SET version = 1")
+	b := openBackend(t, cfg)
+	var v int
+	if err := pgtest.Conn(t, dsn).QueryRow(t.Context(), "SELECT version FROM "+schema+".schema_version").Scan(&v); err != nil || v != postgres.SchemaVersion {
+		t.Fatalf("schema_version after the migration: %d, %v; want %d", v, err, postgres.SchemaVersion)
+	}
+	w, err := b.Open(t.Context(), "s1", sdk.AccessWrite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.WriteCheckpoint(t.Context(), w.Handle, 2, []byte("x")); err != nil {
+		t.Fatalf("a checkpoint after the migration: %v", err)
+	}
+}
