@@ -16,6 +16,7 @@ import (
 	"github.com/seed-e5e476df/logbook/internal/corpus"
 	"github.com/seed-e5e476df/logbook/plugins/jsonl"
 	"github.com/seed-e5e476df/logbook/runtime/session"
+	"github.com/seed-e5e476df/logbook/runtime/store"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
@@ -178,5 +179,55 @@ func TestCheckpointRestoresWhatAFullFoldDoes(t *testing.T) {
 	}
 	if err := e.Close(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A fork child is not checkpointed on the flush that makes it durable
+// (the prefix's fold would cost that flush more than the copy of the
+// log), but on its release, and an open of it restores through that
+// checkpoint.
+func TestForkChildIsCheckpointedAtReleaseNotAtItsFirstFlush(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	var logs syncBuffer
+	cfg := crashConfig("jsonl", mustJSON(map[string]any{"root": dir, "compression": "zstd"}))
+	e, err := Start(ctx, cfg, Options{Executable: logbookBin, Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: &logs})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close(ctx)
+	h := sdk.Header{FormatVersion: sdk.FormatVersion, ID: "src", CreatedAt: 1_764_000_000_000}
+	if err := e.Store.Import(ctx, h, corpus.LongSession(7, 3000)); err != nil {
+		t.Fatal(err)
+	}
+	at := sdk.Seq(2000)
+	c, err := e.Store.Fork(ctx, store.ForkRequest{SourceID: "src", Boundary: &at, ChildID: "kid"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Store.Flush(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	ckFile := filepath.Join(dir, jsonl.EncodeID("kid"), "checkpoint.v1.bin")
+	if _, err := os.Stat(ckFile); !os.IsNotExist(err) {
+		t.Fatalf("the child's first flush wrote a checkpoint (stat: %v)", err)
+	}
+	want := derived(t, c)
+	if err := e.Store.Release(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(ckFile); err != nil {
+		t.Fatalf("no checkpoint of the child after its release: %v", err)
+	}
+	logs.take()
+	r, _, err := e.Store.View(ctx, "kid", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if log := logs.take(); !strings.Contains(log, "restored through the checkpoint") {
+		t.Fatalf("the view of the child did not use its checkpoint; log:\n%s", log)
+	}
+	if got := derived(t, r); got != want {
+		t.Fatalf("the child restored through its checkpoint derives other state than the fork did")
 	}
 }

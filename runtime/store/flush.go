@@ -76,11 +76,14 @@ func (st *Store) Flush(ctx context.Context, s *session.Session) (FlushResult, er
 // checkpointGrown writes the session's checkpoint after a flush once its
 // log has doubled since the last one (from checkpointMinEvents on), so a
 // long-lived session that is never released still restores quickly after
-// a crash, at an amortized cost of O(1) per event. One flush at a time
-// writes it; the others go on.
+// a crash, at an amortized cost of O(1) per event. A fork child counts
+// from its inherited prefix: its first flush, which makes the fork
+// durable, does not wait for the fold of that prefix to be encoded and
+// stored; the child is checkpointed when it has doubled it, or released.
+// One flush at a time writes it; the others go on.
 func (st *Store) checkpointGrown(ctx context.Context, ls *live) {
 	n := ls.s.Len()
-	if n < checkpointMinEvents || int64(n) < 2*ls.checkpointed.Load() || !ls.checkpointing.TryLock() {
+	if n < checkpointMinEvents || int64(n) < 2*max(ls.checkpointed.Load(), ls.inherited) || !ls.checkpointing.TryLock() {
 		return
 	}
 	defer ls.checkpointing.Unlock()

@@ -150,6 +150,10 @@ type live struct {
 	// written.
 	checkpointed  atomic.Int64
 	checkpointing sync.Mutex
+	// inherited is a fork child's inherited prefix length (its header's
+	// inheritedEventCount), 0 for any other session: a flush checkpoints
+	// the child once it has doubled that, not on its first flush.
+	inherited int64
 }
 
 // backends returns the session's backends, in configuration order.
@@ -331,7 +335,7 @@ func (st *Store) createWith(ctx context.Context, h sdk.Header, seed []session.Ev
 // backends that can (nil: none) — queues every event a backend does not
 // hold yet and makes it live.
 func (st *Store) createFrom(ctx context.Context, h sdk.Header, pc *prefixSource, build func(session.Options) (*session.Session, error)) (*session.Session, error) {
-	ls := &live{space: make(chan struct{})}
+	ls := &live{space: make(chan struct{}), inherited: h.InheritedEventCount}
 	s, err := build(st.sessionOptions(h, ls))
 	if err != nil {
 		return nil, err
