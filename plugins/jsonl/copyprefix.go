@@ -20,8 +20,10 @@ import (
 // the child's header unit, then the source's committed bytes up to the
 // boundary copied verbatim — whole zstd frames, or lines — except the one
 // frame the boundary falls inside, whose lines up to the boundary are
-// compressed again (splitFrame); it is stored like a materialization (a
-// fsynced temp file linked into place, the directory fsynced). The
+// compressed again (splitFrame) while the rest is copied file to file,
+// inside the kernel where it can (copyRange); it is stored like a
+// materialization (a fsynced temp file linked into place, the directory
+// fsynced). The
 // source's committed prefix is the index of this instance's write handle
 // on it when there is one (its owner); otherwise a read open scans it.
 func (b *Backend) CopyPrefix(ctx context.Context, source string, boundary sdk.Seq, child sdk.Header) (sdk.Opened, error) {
@@ -86,12 +88,9 @@ func (b *Backend) copyInto(ctx context.Context, hd *handle, source string, bound
 	if err != nil {
 		return err
 	}
-	content, ix, err := b.copiedLog(src, unit, int64(boundary), source)
-	if err != nil {
-		return err
-	}
+	c := copiedLog(src, unit, int64(boundary), source)
 	b.removeStaleTemps(hd.dir)
-	return b.storeLog(hd, dec, filepath.Join(hd.dir, logName(1, hd.zst)), content, ix)
+	return b.storeLogFunc(hd, dec, filepath.Join(hd.dir, logName(1, hd.zst)), func(f vfs.File) (index, error) { return b.writeChild(c, f) })
 }
 
 // sourcePrefix returns source's committed log and a func that releases
@@ -135,81 +134,128 @@ func (b *Backend) sourcePrefix(ctx context.Context, source string) (prefixOf, fu
 	return p, func() { _ = b.Close(ctx, o.Handle) }, nil
 }
 
-// copiedLog renders the child's log: unit, then src's events [0, boundary]
-// — whole frames or lines as stored, the frame the boundary splits
-// compressed again — and returns it with its index.
-func (b *Backend) copiedLog(src prefixOf, unit []byte, boundary int64, source string) ([]byte, index, error) {
-	ix := index{hdrEnd: int64(len(unit))}
+// childLog is the log CopyPrefix stores for a child: unit, then the bytes
+// [from, to) of the source's log verbatim — its lines, or its first whole
+// frames — then, when the boundary falls inside a frame of the source,
+// that frame's lines up to the boundary compressed again (splitFrame).
+type childLog struct {
+	src      prefixOf
+	source   string
+	unit     []byte
+	from, to int64
+	whole    int  // zst: the source's frames copied whole
+	split    bool // zst: frame whole of the source is split
+	boundary int64
+}
+
+// copiedLog lays out the child's log: unit, then src's events
+// [0, boundary].
+func copiedLog(src prefixOf, unit []byte, boundary int64, source string) childLog {
+	c := childLog{src: src, source: source, unit: unit, boundary: boundary}
 	if !src.zst {
-		from, to := src.ix.starts[0], src.ix.lineEnd(boundary)+1
-		content := make([]byte, len(unit), int64(len(unit))+to-from)
-		copy(content, unit)
-		content = content[:int64(len(unit))+to-from]
-		if err := readFull(src.f, content[len(unit):], from); err != nil {
-			return nil, index{}, handles.IOError(op, source, "reading "+src.path, err)
-		}
-		shift := int64(len(unit)) - from
-		ix.starts = make([]int64, boundary+1)
-		for k := range ix.starts {
-			ix.starts[k] = src.ix.starts[k] + shift
-		}
-		ix.next, ix.end = boundary+1, int64(len(content))
-		return content, ix, nil
+		c.from, c.to = src.ix.starts[0], src.ix.lineEnd(boundary)+1
+		return c
 	}
 	// whole: the frames entirely at or before the boundary; the next one,
 	// if the boundary is inside it, is split.
-	whole := 0
-	for whole < len(src.ix.frames) && src.ix.frames[whole].first+src.ix.frames[whole].count-1 <= boundary {
-		whole++
+	for c.whole < len(src.ix.frames) && src.ix.frames[c.whole].first+src.ix.frames[c.whole].count-1 <= boundary {
+		c.whole++
 	}
-	var from, to int64 = src.ix.hdrEnd, src.ix.hdrEnd
-	if whole > 0 {
-		from = src.ix.frames[0].off
-		last := src.ix.frames[whole-1]
-		to = last.off + last.size
+	c.from, c.to = src.ix.hdrEnd, src.ix.hdrEnd
+	if c.whole > 0 {
+		c.from = src.ix.frames[0].off
+		last := src.ix.frames[c.whole-1]
+		c.to = last.off + last.size
 	}
-	// The frame the boundary splits is decoded and compressed again while
-	// the whole frames are read.
+	last := src.ix.frames[max(c.whole-1, 0)]
+	c.split = c.whole == 0 || last.first+last.count-1 < boundary
+	return c
+}
+
+// writeChild writes c into the empty file f and returns its index. The copied
+// bytes go from file to file (copyRange) while the split frame is
+// compressed again.
+func (b *Backend) writeChild(c childLog, f vfs.File) (index, error) {
 	var (
 		split     []*splitFrame
 		splitErr  error
 		splitting sync.WaitGroup
 	)
-	if last := src.ix.frames[max(whole-1, 0)]; whole == 0 || last.first+last.count-1 < boundary {
-		splitting.Go(func() { split, splitErr = b.splitFrame(src, src.ix.frames[whole], boundary, source) })
+	if c.split {
+		splitting.Go(func() { split, splitErr = b.splitFrame(c.src, c.src.ix.frames[c.whole], c.boundary, c.source) })
 	}
-	content := make([]byte, int64(len(unit))+to-from, int64(len(unit))+to-from+splitPieceBytes)
-	copy(content, unit)
-	rerr := readFull(src.f, content[len(unit):], from)
+	_, werr := f.WriteAt(c.unit, 0)
+	if werr == nil {
+		if err := copyRange(f, int64(len(c.unit)), c.src.f, c.from, c.to-c.from); err != nil {
+			werr = handles.IOError(op, c.source, "copying the prefix of "+c.src.path, err)
+		}
+	}
 	splitting.Wait()
 	for _, f := range split {
 		f.wait()
 	}
 	switch {
-	case rerr != nil:
-		return nil, index{}, handles.IOError(op, source, "reading "+src.path, rerr)
+	case werr != nil:
+		return index{}, werr
 	case splitErr != nil:
-		return nil, index{}, splitErr
+		return index{}, splitErr
 	}
-	shift := int64(len(unit)) - from
-	ix.frames = make([]frameRef, whole, whole+len(split))
-	for k, fr := range src.ix.frames[:whole] {
+	shift := int64(len(c.unit)) - c.from
+	ix := index{hdrEnd: int64(len(c.unit)), end: c.to + shift}
+	if !c.src.zst {
+		ix.starts = make([]int64, c.boundary+1)
+		for k := range ix.starts {
+			ix.starts[k] = c.src.ix.starts[k] + shift
+		}
+		ix.next = c.boundary + 1
+		return ix, nil
+	}
+	ix.frames = make([]frameRef, c.whole, c.whole+len(split))
+	for k, fr := range c.src.ix.frames[:c.whole] {
 		fr.off += shift
 		ix.frames[k] = fr
 	}
-	ix.end = int64(len(content))
-	if whole > 0 {
-		last := ix.frames[whole-1]
+	if c.whole > 0 {
+		last := ix.frames[c.whole-1]
 		ix.next = last.first + last.count
 	}
-	for _, f := range split {
-		ix.frames = append(ix.frames, frameRef{off: ix.end, size: int64(len(f.frame)), first: ix.next, count: f.count})
-		content = append(content, f.frame...)
-		ix.next += f.count
-		ix.end = int64(len(content))
+	for _, sf := range split {
+		if _, err := f.WriteAt(sf.frame, ix.end); err != nil {
+			return index{}, err
+		}
+		ix.frames = append(ix.frames, frameRef{off: ix.end, size: int64(len(sf.frame)), first: ix.next, count: sf.count})
+		ix.next += sf.count
+		ix.end += int64(len(sf.frame))
 	}
-	return content, ix, nil
+	return ix, nil
 }
+
+// copyRange copies the n bytes of src at srcOff to dst at dstOff: in the
+// kernel where it can (vfs.KernelCopy), the rest through a buffer.
+func copyRange(dst vfs.File, dstOff int64, src vfs.File, srcOff int64, n int64) error {
+	done, err := vfs.KernelCopy(dst, dstOff, src, srcOff, n)
+	if err != nil {
+		return err
+	}
+	dstOff, srcOff, n = dstOff+done, srcOff+done, n-done
+	buf := make([]byte, min(n, copyChunkBytes))
+	for n > 0 {
+		p := buf[:min(n, int64(len(buf)))]
+		if err := readFull(src, p, srcOff); err != nil {
+			return err
+		}
+		if _, err := dst.WriteAt(p, dstOff); err != nil {
+			return err
+		}
+		k := int64(len(p))
+		dstOff, srcOff, n = dstOff+k, srcOff+k, n-k
+	}
+	return nil
+}
+
+// copyChunkBytes is the buffer copyRange copies through when the kernel
+// does not copy.
+const copyChunkBytes = 1 << 20
 
 // splitPieceBytes bounds the lines of one frame splitFrame writes: the
 // pieces of a split batch are compressed side by side.

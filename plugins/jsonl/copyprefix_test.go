@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/seed-e5e476df/logbook/plugins/jsonl/faultfs"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/persistencetest"
 )
@@ -51,5 +52,52 @@ func TestCopyPrefixCopiesWholeFramesAndSplitsOne(t *testing.T) {
 	}
 	if !bytes.Equal(mustRead(t, sessionLog(cfg, "src")), srcLog) {
 		t.Fatal("CopyPrefix changed the source's log")
+	}
+}
+
+// CopyPrefix stores the same child log, byte for byte, whether the kernel
+// copies the whole frames (files of the OS) or they go through a buffer
+// (faultfs, whose files the kernel does not hold), for a zstd and a plain
+// log; a failed write of the copy fails it with IO_ERROR and stores no
+// child.
+func TestCopyPrefixStoresTheSameLogWithAndWithoutTheKernelCopy(t *testing.T) {
+	for _, compression := range []string{CompressionZstd, CompressionNone} {
+		t.Run(compression, func(t *testing.T) {
+			osCfg := Config{Root: t.TempDir(), Compression: compression}
+			fsys := faultfs.New()
+			memCfg := Config{Root: "/data", Compression: compression}
+			onOS, inMem := newTestBackend(t, osCfg), newTestBackend(t, memCfg, WithFS(fsys))
+			batches := [][][]byte{persistencetest.Batch(0, 3), persistencetest.Batch(3, 400), persistencetest.Batch(403, 50)}
+			storeEvents(t, onOS, "src", batches...)
+			storeEvents(t, inMem, "src", batches...)
+			for _, boundary := range []int{2, 300, 402, 452} {
+				id := "child" + strconv.Itoa(boundary)
+				for _, b := range []*Backend{onOS, inMem} {
+					o, err := b.CopyPrefix(t.Context(), "src", sdk.Seq(boundary), testHeader(id))
+					if err != nil {
+						t.Fatalf("CopyPrefix at %d: %v", boundary, err)
+					}
+					if err := b.Close(t.Context(), o.Handle); err != nil {
+						t.Fatal(err)
+					}
+				}
+				mem, err := fsys.ReadFile(sessionLog(memCfg, id))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(mustRead(t, sessionLog(osCfg, id)), mem) {
+					t.Errorf("at %d: the kernel-copied child log differs from the buffer-copied one", boundary)
+				}
+			}
+			remove := fsys.Inject(faultfs.Fault{Op: faultfs.OpWrite, Name: "*.tmp"})
+			_, err := inMem.CopyPrefix(t.Context(), "src", 300, testHeader("failed"))
+			remove()
+			if sdk.CodeOf(err) != sdk.CodeIOError {
+				t.Fatalf("CopyPrefix with a failing write: %v, want %s", err, sdk.CodeIOError)
+			}
+			if _, err := fsys.Stat(sessionLog(memCfg, "failed")); err == nil {
+				t.Fatal("a failed CopyPrefix left a child log")
+			}
+		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/seed-e5e476df/logbook/plugins/jsonl/vfs"
+	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/durable"
 	"github.com/seed-e5e476df/logbook/sdk/handles"
 	"github.com/seed-e5e476df/logbook/sdk/headerjson"
@@ -43,10 +44,28 @@ func (b *Backend) materialize(hd *handle, batch []byte, events [][]byte) error {
 // storeLog stores content, a whole log whose committed prefix is ix, as
 // hd's log at final (materialize). hd.mu is held.
 func (b *Backend) storeLog(hd *handle, dec *zstd.Decoder, final string, content []byte, ix index) error {
-	if err := durable.On(vfs.Durable(b.fs)).WriteFile(final, content, filePerm); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return handles.AlreadyExists(op, hd.id, final+" appeared meanwhile; it is never overwritten")
-		}
+	return b.storeLogFunc(hd, dec, final, func(f vfs.File) (index, error) {
+		_, err := f.WriteAt(content, 0)
+		return ix, err
+	})
+}
+
+// storeLogFunc is storeLog of the log fill writes into the new, empty
+// file, returning its index; an *sdk.Error of fill is returned as it is.
+func (b *Backend) storeLogFunc(hd *handle, dec *zstd.Decoder, final string, fill func(vfs.File) (index, error)) error {
+	var ix index
+	err := durable.On(vfs.Durable(b.fs)).WriteFileFunc(final, filePerm, func(f durable.File) error {
+		var err error
+		ix, err = fill(f.(vfs.File)) // vfs.Durable opens vfs.Files
+		return err
+	})
+	var se *sdk.Error
+	switch {
+	case errors.As(err, &se):
+		return err
+	case errors.Is(err, fs.ErrExist):
+		return handles.AlreadyExists(op, hd.id, final+" appeared meanwhile; it is never overwritten")
+	case err != nil:
 		return handles.IOError(op, hd.id, "storing "+final, err)
 	}
 	f, err := b.fs.OpenFile(final, os.O_RDWR, 0)

@@ -58,6 +58,11 @@ func WriteFile(path string, data []byte, perm os.FileMode) error {
 	return On(osFS{}).WriteFile(path, data, perm)
 }
 
+// WriteFileFunc is On(the OS file system).WriteFileFunc.
+func WriteFileFunc(path string, perm os.FileMode, fill func(File) error) error {
+	return On(osFS{}).WriteFileFunc(path, perm, fill)
+}
+
 // ReplaceFile is On(the OS file system).ReplaceFile.
 func ReplaceFile(path string, data []byte, perm os.FileMode) error {
 	return On(osFS{}).ReplaceFile(path, data, perm)
@@ -80,12 +85,28 @@ func MkdirAll(dir string) error { return On(osFS{}).MkdirAll(dir) }
 // missing parents, each new one fsynced into its parent. On failure
 // nothing is left at path; only a crash can leave the temporary file.
 func (w Writer) WriteFile(path string, data []byte, perm os.FileMode) error {
-	return w.write(path, data, perm, w.fs.Link)
+	return w.write(path, writeData(data), perm, w.fs.Link)
 }
 
-// write puts data in a fsynced temporary file beside path, gives it the
-// name path with place (Link or Rename), and fsyncs the directory.
-func (w Writer) write(path string, data []byte, perm os.FileMode, place func(oldname, newname string) error) error {
+// WriteFileFunc is WriteFile for content that fill writes into the new,
+// empty temporary file (through the file's methods, or the file system's
+// own calls on it); an error of fill is returned as it is and nothing is
+// stored.
+func (w Writer) WriteFileFunc(path string, perm os.FileMode, fill func(File) error) error {
+	return w.write(path, fill, perm, w.fs.Link)
+}
+
+// writeData is the fill that writes data at offset 0.
+func writeData(data []byte) func(File) error {
+	return func(f File) error {
+		_, err := f.WriteAt(data, 0)
+		return err
+	}
+}
+
+// write fills a fsynced temporary file beside path, gives it the name
+// path with place (Link or Rename), and fsyncs the directory.
+func (w Writer) write(path string, fill func(File) error, perm os.FileMode, place func(oldname, newname string) error) error {
 	dir := filepath.Dir(path)
 	if err := w.MkdirAll(dir); err != nil {
 		return err
@@ -98,7 +119,7 @@ func (w Writer) write(path string, data []byte, perm os.FileMode, place func(old
 		return err
 	}
 	defer w.fs.Remove(tmp) // after the link, only the temporary name goes
-	_, err = f.WriteAt(data, 0)
+	err = fill(f)
 	if err == nil {
 		err = f.Sync()
 	}
@@ -122,7 +143,7 @@ func (w Writer) write(path string, data []byte, perm os.FileMode, place func(old
 // temporary file is renamed over path in one step, so path holds either
 // its old content or data, also after a crash.
 func (w Writer) ReplaceFile(path string, data []byte, perm os.FileMode) error {
-	return w.write(path, data, perm, w.fs.Rename)
+	return w.write(path, writeData(data), perm, w.fs.Rename)
 }
 
 // WriteFirstFree writes data as WriteFile does to the first of path(0),

@@ -154,3 +154,23 @@ func TestReplaceFileReplaces(t *testing.T) {
 		t.Fatalf("the directory holds %d entries, want only the file", len(ents))
 	}
 }
+
+// An error of WriteFileFunc's fill is returned as it is, and nothing is
+// left at the path or beside it.
+func TestWriteFileFuncFailingFillStoresNothing(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "x.bin")
+	boom := errors.New("boom")
+	err := durable.WriteFileFunc(path, 0o600, func(f durable.File) error {
+		if _, err := f.WriteAt([]byte("partial"), 0); err != nil {
+			return err
+		}
+		return boom
+	})
+	if err != boom {
+		t.Fatalf("WriteFileFunc = %v, want the fill's error", err)
+	}
+	if names, _ := os.ReadDir(dir); len(names) != 0 {
+		t.Fatalf("a failed WriteFileFunc left %v", names)
+	}
+}
