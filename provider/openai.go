@@ -1,0 +1,180 @@
+package provider
+
+import (
+	"github.com/seed-e5e476df/logbook/sdk/jsonv"
+)
+
+// OpenAIMessages converts derived messages (each a canonical message JSON,
+// as session.MessageList holds them) to the messages array of an OpenAI
+// Chat Completions request, as JSON. System and developer messages keep
+// their roles; user messages carry their text, and their images as
+// image_url parts; assistant messages carry their text and tool_calls
+// (reasoning is dropped); tool results become tool messages with their
+// tool_call_id. docs/providers.md lists what has no OpenAI form. A message
+// that is not a derived message is PAYLOAD_INVALID with its index.
+func OpenAIMessages(msgs [][]byte) ([]byte, error) {
+	ms, err := parseMessages(msgs)
+	if err != nil {
+		return nil, err
+	}
+	return appendOpenAIMessages(nil, ms), nil
+}
+
+// OpenAIRequest builds the body of an OpenAI Chat Completions request from
+// the folded request header (its canonical EpochHeader JSON) and the
+// derived messages: model, messages, and, when the header has them, tools
+// (as functions with their parameters schema spliced in verbatim),
+// max_completion_tokens, temperature, stop and reasoning_effort. A missing
+// header, or one without config.model, is PAYLOAD_INVALID.
+func OpenAIRequest(header []byte, msgs [][]byte) ([]byte, error) {
+	h, ms, err := parseRequest(header, msgs)
+	if err != nil {
+		return nil, err
+	}
+	b := appendStr([]byte{'{'}, "model", h.model)
+	b = appendOpenAIMessages(member(b, "messages"), ms)
+	if h.tools.Len() > 0 {
+		b = append(member(b, "tools"), '[')
+		for i, t := range h.tools.Elements() {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendToolName(append(b, `{"type":"function","function":{`...), t)
+			if p := t.Get("parameters"); p.Kind() == jsonv.Object {
+				b = p.AppendRaw(member(b, "parameters"))
+			}
+			b = append(b, "}}"...)
+		}
+		b = append(b, ']')
+	}
+	if h.maxTokens.Exists() {
+		b = h.maxTokens.AppendRaw(member(b, "max_completion_tokens"))
+	}
+	if h.temperature.Exists() {
+		b = h.temperature.AppendRaw(member(b, "temperature"))
+	}
+	if h.stop.Exists() {
+		b = h.stop.AppendRaw(member(b, "stop"))
+	}
+	if h.effort != "" {
+		b = appendStr(b, "reasoning_effort", h.effort)
+	}
+	return append(b, '}'), nil
+}
+
+// appendOpenAIMessages appends the chat messages of ms as a JSON array.
+func appendOpenAIMessages(b []byte, ms []message) []byte {
+	b = append(b, '[')
+	n := 0
+	for _, m := range ms {
+		start := len(b)
+		if n > 0 {
+			b = append(b, ',')
+		}
+		var ok bool
+		b, ok = appendOpenAIMessage(b, m)
+		if !ok {
+			b = b[:start]
+			continue
+		}
+		n++
+	}
+	return append(b, ']')
+}
+
+// appendOpenAIMessage appends one chat message; ok is false when m has
+// nothing OpenAI can be sent (an assistant message of reasoning alone, a
+// system or developer message without text).
+func appendOpenAIMessage(b []byte, m message) (_ []byte, ok bool) {
+	switch m.role {
+	case "system", "developer":
+		text := m.visibleText("\n\n")
+		if text == "" {
+			return b, false
+		}
+		b = appendStr(append(b, '{'), "role", m.role)
+		return append(appendStr(b, "content", text), '}'), true
+	case "user":
+		b = appendStr(append(b, '{'), "role", "user")
+		if m.hasImage() {
+			b = appendParts(member(b, "content"), m)
+		} else {
+			b = appendStr(b, "content", m.visibleText("\n\n"))
+		}
+		return append(b, '}'), true
+	case "assistant":
+		text := m.visibleText("\n\n")
+		calls := 0
+		for _, bl := range m.blocks {
+			if bl.typ == "tool-call" {
+				calls++
+			}
+		}
+		if text == "" && calls == 0 {
+			return b, false
+		}
+		b = appendStr(append(b, '{'), "role", "assistant")
+		if text != "" {
+			b = appendStr(b, "content", text)
+		}
+		if calls > 0 {
+			b = append(member(b, "tool_calls"), '[')
+			i := 0
+			for _, bl := range m.blocks {
+				if bl.typ != "tool-call" {
+					continue
+				}
+				if i > 0 {
+					b = append(b, ',')
+				}
+				i++
+				b = appendStr(append(b, '{'), "id", bl.str("id"))
+				b = append(b, `,"type":"function","function":{`...)
+				b = appendStr(b, "name", bl.str("name"))
+				b = bl.v.Get("arguments").AppendRaw(member(b, "arguments"))
+				b = append(b, "}}"...)
+			}
+			b = append(b, ']')
+		}
+		return append(b, '}'), true
+	default: // tool
+		text := m.visibleText("\n")
+		if m.isError {
+			text = "[tool error] " + text
+		}
+		if text == "" {
+			text = "(no output)"
+		}
+		b = appendStr(append(b, '{'), "role", "tool")
+		b = appendStr(b, "tool_call_id", m.toolCallID)
+		return append(appendStr(b, "content", text), '}'), true
+	}
+}
+
+// appendParts appends a user message's content as an array of parts: text
+// and notes as text parts, images as image_url parts with a data URL.
+func appendParts(b []byte, m message) []byte {
+	b = append(b, '[')
+	n := 0
+	for _, bl := range m.blocks {
+		var part []byte
+		switch {
+		case bl.typ == "text":
+			part = appendStr([]byte(`{"type":"text"`), "text", bl.str("text"))
+		case bl.typ == "image":
+			url := "data:" + bl.str("mediaType") + ";base64," + bl.str("data")
+			part = appendStr([]byte(`{"type":"image_url","image_url":{`), "url", url)
+			part = append(part, '}')
+		case note(bl) != "":
+			part = appendStr([]byte(`{"type":"text"`), "text", note(bl))
+		default:
+			continue
+		}
+		if n > 0 {
+			b = append(b, ',')
+		}
+		n++
+		b = append(append(b, part...), '}')
+	}
+	return append(b, ']')
+}

@@ -1,0 +1,124 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/openai/openai-go/v3"
+
+	"github.com/seed-e5e476df/logbook/internal/corpus"
+	"github.com/seed-e5e476df/logbook/runtime/session"
+)
+
+// testHeader is a folded request header with every config member the
+// conversions map, and a schema whose numbers must survive verbatim.
+const testHeader = `{"config":{"provider":"anthropic","model":"claude-sonnet-4","maxTokens":2048,"temperature":0.50,"stop":["END"],"reasoningEffort":"high"},` +
+	`"tools":[{"name":"read","description":"Read a file","parameters":{"type":"object","properties":{"path":{"type":"string"},"limit":{"type":"number","maximum":1.50}},"required":["path"]}},` +
+	`{"name":"run"}]}`
+
+// shapes are derived messages of every shape the demo and the corpus
+// write, and the rest of the vocabulary: the system prompt, a developer
+// tool change, user text with an image and a plugin block, signed and
+// unsigned reasoning, parallel tool calls with number-heavy arguments, a
+// tool error, a tool result with an image, a compaction checkpoint, and a
+// turn repaired with a synthetic tool error.
+var shapes = []string{
+	`{"id":"sys","role":"system","content":[{"type":"text","text":"You are a careful coding agent."}],"source":{"kind":"system-prompt"}}`,
+	`{"id":"u1","role":"user","content":[{"type":"text","text":"What is in the screenshot?"},{"type":"image","mediaType":"image/png","data":"iVBORw0KGgo="},{"type":"plugin:mark","x":1}],"source":{"kind":"prompt"}}`,
+	`{"id":"a1","role":"assistant","content":[{"type":"reasoning","text":"Look first.","signature":"sig-1"},{"type":"reasoning","text":"unsigned"},{"type":"text","text":"Reading both."},` +
+		`{"type":"tool-call","id":"call_1","name":"read","arguments":"{\"path\":\"a.go\",\"limit\":1.50,\"big\":12345678901234567890}"},{"type":"tool-call","id":"call_2","name":"run","arguments":"not json"}],"source":{"kind":"model","provider":"anthropic","model":"claude-sonnet-4"}}`,
+	`{"id":"r1","role":"tool","toolCallId":"call_1","content":[{"type":"text","text":"package a"},{"type":"image","mediaType":"image/jpeg","data":"/9j/"}],"source":{"kind":"tool","callId":"call_1"}}`,
+	`{"id":"r2","role":"tool","toolCallId":"call_2","isError":true,"content":[{"type":"text","text":"exit status 1"}],"source":{"kind":"tool","callId":"call_2"}}`,
+	`{"id":"d1","role":"developer","content":[{"type":"tool-addition","toolName":"run"},{"type":"text","text":"run is available."}],"source":{"kind":"tool-change"}}`,
+	`{"id":"a2","role":"assistant","content":[{"type":"tool-call","id":"call_3","name":"run","arguments":"{\"cmd\":\"go test\"}"}],"source":{"kind":"model","provider":"anthropic","model":"claude-sonnet-4"}}`,
+	`{"id":"r3","role":"tool","toolCallId":"call_3","isError":true,"content":[{"type":"text","text":"the tool call was interrupted: the runtime stopped before it finished"}],"source":{"kind":"tool","callId":"call_3"}}`,
+	`{"id":"a3","role":"assistant","content":[{"type":"reasoning","text":"only unsigned thought"}],"source":{"kind":"model","provider":"anthropic","model":"claude-sonnet-4"}}`,
+	`{"id":"ck","role":"user","content":[{"type":"text","text":"## Summary of the earlier conversation\n- read a.go"}],"source":{"kind":"compact-checkpoint","compactionId":"c1"}}`,
+	`{"id":"a4","role":"assistant","content":[{"type":"text","text":"Done."},{"type":"plugin:cite","ref":"a.go"}],"source":{"kind":"model","provider":"anthropic","model":"claude-sonnet-4"}}`,
+}
+
+func shapeMessages() [][]byte {
+	out := make([][]byte, len(shapes))
+	for i, s := range shapes {
+		out[i] = []byte(s)
+	}
+	return out
+}
+
+// corpusRequest returns the folded header and the derived messages of a
+// corpus session.
+func corpusRequest(t testing.TB, events int) (header []byte, msgs [][]byte) {
+	t.Helper()
+	s, err := session.Restore(context.Background(), session.Options{}, session.RestoreOptions{}, corpus.Session(11, events))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ml, err := s.Messages()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ml.All() {
+		msgs = append(msgs, m.JSON())
+	}
+	return s.AppendRequestHeaderJSON(nil), msgs
+}
+
+// sdkKeeps unmarshals body into the SDK's request params p, marshals p
+// again, and fails unless the two are equal JSON values: every member was
+// understood and none was dropped or added.
+func sdkKeeps(t *testing.T, body []byte, p interface {
+	json.Marshaler
+	json.Unmarshaler
+}) {
+	t.Helper()
+	if err := p.UnmarshalJSON(body); err != nil {
+		t.Fatalf("the SDK cannot read the request: %v\n%s", err, body)
+	}
+	again, err := p.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want, got any
+	if err := json.Unmarshal(body, &want); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, body)
+	}
+	if err := json.Unmarshal(again, &got); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(want, got) {
+		t.Fatalf("the SDK changed the request:\n sent %s\n kept %s", body, again)
+	}
+}
+
+// The requests of every shape, and of a corpus session, are what the
+// official SDKs' request params hold, member for member.
+func TestRequestsMatchTheSDKs(t *testing.T) {
+	ch, cm := corpusRequest(t, 400)
+	cases := []struct {
+		name   string
+		header []byte
+		msgs   [][]byte
+	}{
+		{"every shape", []byte(testHeader), shapeMessages()},
+		{"corpus", ch, cm},
+	}
+	for _, c := range cases {
+		t.Run(c.name+"/openai", func(t *testing.T) {
+			body, err := OpenAIRequest(c.header, c.msgs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sdkKeeps(t, body, &openai.ChatCompletionNewParams{})
+		})
+		t.Run(c.name+"/anthropic", func(t *testing.T) {
+			body, err := AnthropicRequest(c.header, c.msgs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sdkKeeps(t, body, &anthropic.MessageNewParams{})
+		})
+	}
+}
