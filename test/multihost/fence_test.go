@@ -30,9 +30,27 @@ func TestTerminatedOwnerConnectionFencesTheHost(t *testing.T) {
 	}
 
 	db := pgtest.Conn(t, cl.dsn)
-	tag, err := db.Exec(ctx, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1", "logbook owner "+a.name)
-	if err != nil || tag.RowsAffected() != 1 {
-		t.Fatalf("terminating host A's ownership connection: %v (%d backends)", err, tag.RowsAffected())
+	var pid int32
+	if err := db.QueryRow(ctx, "SELECT pid FROM pg_stat_activity WHERE application_name = $1", "logbook owner "+a.name).Scan(&pid); err != nil {
+		t.Fatalf("finding host A's ownership connection: %v", err)
+	}
+	if _, err := db.Exec(ctx, "SELECT pg_terminate_backend($1)", pid); err != nil {
+		t.Fatalf("terminating host A's ownership connection: %v", err)
+	}
+	// pg_terminate_backend only signals the backend: its locks go when it
+	// has exited and released them, and until then A still owns the
+	// session.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		var n int
+		if err := db.QueryRow(ctx, "SELECT (SELECT count(*) FROM pg_stat_activity WHERE pid = $1) + (SELECT count(*) FROM pg_locks WHERE pid = $1)", pid).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("host A's ownership connection (pid %d) still runs 10 s after pg_terminate_backend", pid)
+		}
 	}
 	_, err = s.AppendRetry(ctx, ag.next, ag.batch(), client.RetryOptions{Flush: true, MaxAttempts: 5})
 	if !client.Fenced(err) || !strings.Contains(err.Error(), string(sdk.CodeOwnershipLost)) {
