@@ -22,6 +22,8 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		"negative --at":       {"surface", "s", "--at", "-1"},
 		"bad --from":          {"events", "s", "--from", "1.5"},
 		"missing --at":        {"request", "s"},
+		"unknown --format":    {"messages", "s", "--format", "gemini"},
+		"markdown request":    {"request", "s", "--at", "0", "--format", "markdown"},
 		"missing --as":        {"fork", "s"},
 		"missing --to":        {"migrate"},
 		"--to names no block": {"migrate", "--to", "nope"},

@@ -149,14 +149,18 @@ func newEventsCmd(a *app) *cobra.Command {
 	return cmd
 }
 
-// newMessagesCmd is `logbook messages ID [--at SEQ]`.
+// newMessagesCmd is `logbook messages ID [--at SEQ] [--format F]`.
 func newMessagesCmd(a *app) *cobra.Command {
 	var at seqFlag
+	var format string
 	cmd := &cobra.Command{
 		Use:   "messages ID",
-		Short: "Print the derived model messages as a JSON array (--at: right after event SEQ)",
+		Short: "Print the derived model messages as a JSON array (--at: right after event SEQ; --format: logbook, openai, anthropic or markdown)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkFormat(cmd.Name(), format, messageFormats); err != nil {
+				return err
+			}
 			v, err := a.storedView(cmd.Context(), cmd.Name(), args[0], at.ptr())
 			if err != nil {
 				return err
@@ -165,10 +169,15 @@ func newMessagesCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return writeLine(a.stdout, ml.AppendJSON(nil))
+			b, err := formatMessages(ml, format)
+			if err != nil {
+				return err
+			}
+			return writeLine(a.stdout, b)
 		},
 	}
 	cmd.Flags().Var(&at, "at", "show the messages as they were right after event `SEQ`")
+	cmd.Flags().StringVar(&format, "format", "logbook", "`F`: logbook (as derived), openai or anthropic (the provider's messages array; Anthropic's system prompt is not a message), markdown (for reading)")
 	return cmd
 }
 
@@ -306,19 +315,23 @@ func newHeaderCmd(a *app) *cobra.Command {
 	return cmd
 }
 
-// newRequestCmd is `logbook request ID --at SEQ`.
+// newRequestCmd is `logbook request ID --at SEQ [--format F]`.
 func newRequestCmd(a *app) *cobra.Command {
 	var at seqFlag
+	var format string
 	cmd := &cobra.Command{
 		Use:   "request ID --at SEQ",
-		Short: "Print the exact request a model would have been sent right after SEQ: {header, context, messages}",
+		Short: "Print the exact request a model would have been sent right after SEQ: {header, context, messages}, or the provider's body (--format openai|anthropic)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkFormat(cmd.Name(), format, requestFormats); err != nil {
+				return err
+			}
 			v, err := a.storedView(cmd.Context(), cmd.Name(), args[0], at.ptr())
 			if err != nil {
 				return err
 			}
-			b, err := v.AppendRequestJSON(nil)
+			b, err := formatRequest(v, format)
 			if err != nil {
 				return err
 			}
@@ -326,6 +339,7 @@ func newRequestCmd(a *app) *cobra.Command {
 		},
 	}
 	cmd.Flags().Var(&at, "at", "the request right after event `SEQ` (required)")
+	cmd.Flags().StringVar(&format, "format", "logbook", "`F`: logbook ({header, context, messages}), openai (Chat Completions body: model, messages, tools) or anthropic (Messages body: model, system, messages, tools, max_tokens)")
 	_ = cmd.MarkFlagRequired("at")
 	return cmd
 }

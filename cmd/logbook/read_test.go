@@ -26,6 +26,12 @@ func TestReadCommandsGolden(t *testing.T) {
 		{"header", []string{"header", "s"}},
 		{"header-at-2", []string{"header", "s", "--at", "2"}},
 		{"request-at-6", []string{"request", "s", "--at", "6"}},
+		{"messages-openai", []string{"messages", "s", "--format", "openai"}},
+		{"messages-anthropic", []string{"messages", "s", "--format", "anthropic"}},
+		{"messages-markdown", []string{"messages", "s", "--format", "markdown"}},
+		{"messages-logbook-at-6", []string{"messages", "s", "--at", "6", "--format", "logbook"}},
+		{"request-openai-at-6", []string{"request", "s", "--at", "6", "--format", "openai"}},
+		{"request-anthropic", []string{"request", "s", "--at", "10", "--format", "anthropic"}},
 		{"why-10", []string{"why", "s", "10"}},
 		{"why-10.json", []string{"why", "s", "10", "--json"}},
 		{"inspect-closed", []string{"inspect", "s"}},
@@ -35,6 +41,19 @@ func TestReadCommandsGolden(t *testing.T) {
 			t.Errorf("%v: stderr %q, want nothing", tc.args, r.stderr)
 		}
 		golden(t, tc.golden, normalize(r.stdout, data))
+	}
+}
+
+// An unknown --format is USAGE naming the formats the command takes.
+func TestFormatNamesTheAllowed(t *testing.T) {
+	data := t.TempDir()
+	r := fail(t, data, "", sdk.CodeUsage, "messages", "s", "--format", "gemini")
+	if !strings.Contains(r.lastLine(), `--format "gemini" is not one of logbook, openai, anthropic, markdown`) {
+		t.Errorf("messages: %q", r.lastLine())
+	}
+	r = fail(t, data, "", sdk.CodeUsage, "request", "s", "--at", "1", "--format", "markdown")
+	if !strings.Contains(r.lastLine(), `--format "markdown" is not one of logbook, openai, anthropic`) {
+		t.Errorf("request: %q", r.lastLine())
 	}
 }
 
