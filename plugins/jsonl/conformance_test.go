@@ -47,15 +47,7 @@ var transports = []transport{
 	{"grpc-in-memory", func(t *testing.T, s storage) sdk.Persistence {
 		// The production ServeConfig, configured over the wire as the host
 		// configures a plugin.
-		c := plugintest.Connect(t, ServeConfig("test"))
-		if err := c.Configure(t.Context(), s.configJSON()); err != nil {
-			t.Fatalf("Configure: %v", err)
-		}
-		p, err := c.Persistence()
-		if err != nil {
-			t.Fatalf("dispensing the persistence adapter: %v", err)
-		}
-		return p
+		return plugintest.ConfiguredPersistence(t, ServeConfig("test"), s.configJSON())
 	}},
 	{"subprocess", func(t *testing.T, s storage) sdk.Persistence {
 		if logbookBin == "" {

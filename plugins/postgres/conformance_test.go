@@ -158,15 +158,7 @@ func overGRPC(t *testing.T, w where) sdk.Persistence {
 	t.Helper()
 	cfg := postgres.ServeConfig("test")
 	t.Cleanup(func() { cfg.Persistence.(*postgres.Backend).Shutdown() })
-	c := plugintest.Connect(t, cfg)
-	if err := c.Configure(t.Context(), configJSON(t, w, nil)); err != nil {
-		t.Fatalf("Configure over gRPC: %v", err)
-	}
-	p, err := c.Persistence()
-	if err != nil {
-		t.Fatalf("dispensing the persistence adapter: %v", err)
-	}
-	return p
+	return plugintest.ConfiguredPersistence(t, cfg, configJSON(t, w, nil))
 }
 
 // subprocess starts `logbook plugin postgres` through runtime/pluginhost

@@ -157,15 +157,7 @@ func overGRPC(t *testing.T, path string) sdk.Persistence {
 	t.Helper()
 	cfg := sqlite.ServeConfig("test")
 	t.Cleanup(func() { cfg.Persistence.(*sqlite.Backend).Shutdown() })
-	c := plugintest.Connect(t, cfg)
-	if err := c.Configure(t.Context(), configJSON(t, path, nil)); err != nil {
-		t.Fatalf("Configure over gRPC: %v", err)
-	}
-	p, err := c.Persistence()
-	if err != nil {
-		t.Fatalf("dispensing the persistence adapter: %v", err)
-	}
-	return p
+	return plugintest.ConfiguredPersistence(t, cfg, configJSON(t, path, nil))
 }
 
 // subprocess starts `logbook plugin sqlite` through runtime/pluginhost

@@ -118,3 +118,20 @@ func (p *inProcess) PluginToHost(network, addr string) (string, string, error) {
 func (p *inProcess) HostToPlugin(network, addr string) (string, string, error) {
 	return network, addr, nil
 }
+
+// ConfiguredPersistence serves cfg in this process as Connect does,
+// configures the plugin with config (its block's JSON, through the
+// Configure call, as the host configures a plugin), and returns its
+// persistence adapter. It fails tb when any step fails.
+func ConfiguredPersistence(tb testing.TB, cfg pluginrpc.ServeConfig, config []byte) sdk.Persistence {
+	tb.Helper()
+	c := Connect(tb, cfg)
+	if err := c.Configure(context.Background(), config); err != nil {
+		tb.Fatalf("plugintest: Configure: %v", err)
+	}
+	p, err := c.Persistence()
+	if err != nil {
+		tb.Fatalf("plugintest: dispensing the persistence adapter: %v", err)
+	}
+	return p
+}

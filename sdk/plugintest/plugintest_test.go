@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/seed-e5e476df/logbook/plugins/memory"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/pluginrpc"
 	"github.com/seed-e5e476df/logbook/sdk/plugintest"
@@ -64,5 +65,31 @@ func TestConnectFailsOnInvalidConfig(t *testing.T) {
 	<-done
 	if !strings.Contains(tb.msg, "CONFIG_INVALID") || !strings.Contains(tb.msg, "Bad Name") {
 		t.Fatalf("Connect failed with %q", tb.msg)
+	}
+}
+
+// recorded is a Configurable that keeps the config it was given.
+type recorded struct{ config []byte }
+
+func (r *recorded) Configure(_ context.Context, config []byte) error {
+	r.config = append([]byte(nil), config...)
+	return nil
+}
+
+// ConfiguredPersistence hands the config to the plugin's Configurable
+// before it returns the persistence adapter, which reaches the backend.
+func TestConfiguredPersistence(t *testing.T) {
+	r := &recorded{}
+	p := plugintest.ConfiguredPersistence(t, pluginrpc.ServeConfig{
+		Info:         sdk.Info{Name: "store", Version: "0.1", Kinds: []sdk.Kind{sdk.KindPersistence}},
+		Persistence:  memory.New(),
+		Configurable: r,
+	}, []byte(`{"root":"x"}`))
+	if string(r.config) != `{"root":"x"}` {
+		t.Fatalf("the plugin was configured with %q", r.config)
+	}
+	d, err := p.Describe(t.Context())
+	if err != nil || d.Name != memory.Name {
+		t.Fatalf("Describe through the adapter: %+v, %v", d, err)
 	}
 }
