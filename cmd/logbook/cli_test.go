@@ -158,3 +158,16 @@ func TestUnknownSession(t *testing.T) {
 		t.Fatalf("sessions after failures: %s", r.stdout)
 	}
 }
+
+// TestJSONRefusedWhereNotOffered: a command that has no JSON output refuses
+// --json with USAGE before it does anything, instead of printing text.
+func TestJSONRefusedWhereNotOffered(t *testing.T) {
+	data := t.TempDir()
+	r := fail(t, data, "", sdk.CodeUsage, "create", "s", "--json")
+	if !strings.Contains(r.lastLine(), "does not offer --json") {
+		t.Errorf("last line %q does not name the rule", r.lastLine())
+	}
+	if out := ok(t, data, "", "sessions", "--json").stdout; strings.TrimSpace(out) != "[]" {
+		t.Errorf("create --json stored a session: sessions --json = %s", out)
+	}
+}

@@ -75,8 +75,9 @@ func configuredPlugins(cfg *config.Config) []configuredPlugin {
 // newPluginsCmd is `logbook plugins`.
 func newPluginsCmd(a *app) *cobra.Command {
 	return &cobra.Command{
-		Use:   "plugins",
-		Short: "List the configured plugins: kind, version, protocol, sha256, running or not",
+		Use:         "plugins",
+		Annotations: offersJSONAnnotation(),
+		Short:       "List the configured plugins: kind, version, protocol, sha256, running or not",
 		Long: "plugins starts every plugin the configuration names, one by one, and reports what\n" +
 			"each says about itself. A plugin that fails to start is listed as not running, and\n" +
 			"the reason goes to stderr.",

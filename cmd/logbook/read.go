@@ -43,9 +43,10 @@ type sessionEntry struct {
 // each with its event count (a broken one with its error instead).
 func newSessionsCmd(a *app) *cobra.Command {
 	return &cobra.Command{
-		Use:   "sessions",
-		Short: "List stored sessions (table; --json: array)",
-		Args:  cobra.NoArgs,
+		Use:         "sessions",
+		Annotations: offersJSONAnnotation(),
+		Short:       "List stored sessions (table; --json: array)",
+		Args:        cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			e, err := a.engine(ctx)
@@ -112,9 +113,10 @@ func newSessionsCmd(a *app) *cobra.Command {
 func newEventsCmd(a *app) *cobra.Command {
 	var from, to seqFlag
 	cmd := &cobra.Command{
-		Use:   "events ID",
-		Short: "Print the stored log, one canonical envelope per line (--to exclusive)",
-		Args:  cobra.ExactArgs(1),
+		Use:         "events ID",
+		Annotations: offersJSONAnnotation(), // its output is JSON already
+		Short:       "Print the stored log, one canonical envelope per line (--to exclusive)",
+		Args:        cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			p, err := a.primary(ctx)
@@ -154,9 +156,10 @@ func newMessagesCmd(a *app) *cobra.Command {
 	var at seqFlag
 	var format string
 	cmd := &cobra.Command{
-		Use:   "messages ID",
-		Short: "Print the derived model messages as a JSON array (--at: right after event SEQ; --format: logbook, openai, anthropic or markdown)",
-		Args:  cobra.ExactArgs(1),
+		Use:         "messages ID",
+		Annotations: offersJSONAnnotation(), // its output is JSON already
+		Short:       "Print the derived model messages as a JSON array (--at: right after event SEQ; --format: logbook, openai, anthropic or markdown)",
+		Args:        cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFormat(cmd.Name(), format, messageFormats); err != nil {
 				return err
@@ -192,9 +195,10 @@ type transcriptEntry struct {
 // newTranscriptCmd is `logbook transcript ID`.
 func newTranscriptCmd(a *app) *cobra.Command {
 	return &cobra.Command{
-		Use:   "transcript ID",
-		Short: "Print the human transcript; entries no longer on the surface are marked (--json: array)",
-		Args:  cobra.ExactArgs(1),
+		Use:         "transcript ID",
+		Annotations: offersJSONAnnotation(),
+		Short:       "Print the human transcript; entries no longer on the surface are marked (--json: array)",
+		Args:        cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			v, err := a.storedView(cmd.Context(), cmd.Name(), args[0], nil)
 			if err != nil {
@@ -273,9 +277,10 @@ func blockLines(content jsonv.Value) []string {
 func newSurfaceCmd(a *app) *cobra.Command {
 	var at seqFlag
 	cmd := &cobra.Command{
-		Use:   "surface ID",
-		Short: "Print the surface nodes as a JSON array of seqs (--at: right after event SEQ)",
-		Args:  cobra.ExactArgs(1),
+		Use:         "surface ID",
+		Annotations: offersJSONAnnotation(), // its output is JSON already
+		Short:       "Print the surface nodes as a JSON array of seqs (--at: right after event SEQ)",
+		Args:        cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			v, err := a.storedView(cmd.Context(), cmd.Name(), args[0], at.ptr())
 			if err != nil {
@@ -300,9 +305,10 @@ func newSurfaceCmd(a *app) *cobra.Command {
 func newHeaderCmd(a *app) *cobra.Command {
 	var at seqFlag
 	cmd := &cobra.Command{
-		Use:   "header ID",
-		Short: "Print the folded request header as JSON, null when none (--at: right after event SEQ)",
-		Args:  cobra.ExactArgs(1),
+		Use:         "header ID",
+		Annotations: offersJSONAnnotation(), // its output is JSON already
+		Short:       "Print the folded request header as JSON, null when none (--at: right after event SEQ)",
+		Args:        cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			v, err := a.storedView(cmd.Context(), cmd.Name(), args[0], at.ptr())
 			if err != nil {
@@ -320,9 +326,10 @@ func newRequestCmd(a *app) *cobra.Command {
 	var at seqFlag
 	var format string
 	cmd := &cobra.Command{
-		Use:   "request ID --at SEQ",
-		Short: "Print the exact request a model would have been sent right after SEQ: {header, context, messages}, or the provider's body (--format openai|anthropic)",
-		Args:  cobra.ExactArgs(1),
+		Use:         "request ID --at SEQ",
+		Annotations: offersJSONAnnotation(), // its output is JSON already
+		Short:       "Print the exact request a model would have been sent right after SEQ: {header, context, messages}, or the provider's body (--format openai|anthropic)",
+		Args:        cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFormat(cmd.Name(), format, requestFormats); err != nil {
 				return err
@@ -358,9 +365,10 @@ type inspectReport struct {
 // append.
 func newInspectCmd(a *app) *cobra.Command {
 	return &cobra.Command{
-		Use:   "inspect ID",
-		Short: "Show the read-only balanced view: events, open turn, the closers a resume would append, torn bytes; never writes",
-		Args:  cobra.ExactArgs(1),
+		Use:         "inspect ID",
+		Annotations: offersJSONAnnotation(),
+		Short:       "Show the read-only balanced view: events, open turn, the closers a resume would append, torn bytes; never writes",
+		Args:        cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			e, err := a.engine(ctx)

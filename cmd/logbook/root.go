@@ -146,9 +146,12 @@ func newRoot(a *app) *cobra.Command {
 		Version:       version,
 		SilenceErrors: true,
 		SilenceUsage:  true,
-		PersistentPreRunE: func(*cobra.Command, []string) error {
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			if hclog.LevelFromString(a.logLevel) == hclog.NoLevel {
 				return sdk.Errorf(sdk.CodeUsage, "logbook", "--log-level %q is not one of trace, debug, info, warn, error, off", a.logLevel)
+			}
+			if a.json && !offersJSON(cmd) {
+				return sdk.Errorf(sdk.CodeUsage, "logbook", "'%s' does not offer --json; the commands that do say so in their --help", cmd.CommandPath())
 			}
 			return nil
 		},
@@ -172,6 +175,19 @@ func newRoot(a *app) *cobra.Command {
 	requireCodes(root)
 	return root
 }
+
+// jsonAnnotation is the key, in a command's Annotations, that marks a
+// command honouring --json: `Annotations: offersJSONAnnotation()`. The
+// root refuses --json with USAGE for every other command instead of
+// ignoring it.
+const jsonAnnotation = "logbook/json"
+
+// offersJSONAnnotation returns the Annotations of a command that honours
+// --json.
+func offersJSONAnnotation() map[string]string { return map[string]string{jsonAnnotation: "yes"} }
+
+// offersJSON reports whether c honours --json.
+func offersJSON(c *cobra.Command) bool { return c.Annotations[jsonAnnotation] != "" }
 
 // requireCodes wraps the RunE of c and of every command below it so that
 // an error without a stable error code is reported as IO_ERROR.

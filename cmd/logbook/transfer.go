@@ -232,9 +232,10 @@ func persistenceIndex(blocks []config.Persistence, name string) int {
 // newVerifyCmd is `logbook verify [ID]` (transfer.Verify).
 func newVerifyCmd(a *app) *cobra.Command {
 	return &cobra.Command{
-		Use:   "verify [ID]",
-		Short: "Compare the primary with every mirror event by event (one session, or all); exit 1 on divergence",
-		Args:  cobra.MaximumNArgs(1),
+		Use:         "verify [ID]",
+		Annotations: offersJSONAnnotation(),
+		Short:       "Compare the primary with every mirror event by event (one session, or all); exit 1 on divergence",
+		Args:        cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			cfg, err := a.config()

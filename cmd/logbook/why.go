@@ -46,8 +46,9 @@ type whySpan struct {
 // newWhyCmd is `logbook why ID SEQ`.
 func newWhyCmd(a *app) *cobra.Command {
 	return &cobra.Command{
-		Use:   "why ID SEQ",
-		Short: "Show what event SEQ was derived from, recursively (tree; --json)",
+		Use:         "why ID SEQ",
+		Annotations: offersJSONAnnotation(),
+		Short:       "Show what event SEQ was derived from, recursively (tree; --json)",
 		Long: "why shows the provenance of an event: the events in its sourceEventSeqs,\n" +
 			"recursively; for a replacement, the span it shadowed; for a compaction summary or a\n" +
 			"prune, the events it covers; for a tool result (also one a repair wrote), the\n" +
