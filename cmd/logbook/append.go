@@ -14,6 +14,7 @@ import (
 
 	"github.com/seed-e5e476df/logbook/runtime/appendinput"
 	"github.com/seed-e5e476df/logbook/runtime/session"
+	"github.com/seed-e5e476df/logbook/runtime/store"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
@@ -24,6 +25,7 @@ func init() {
 // newAppendCmd is `logbook append ID [FILE|-]`.
 func newAppendCmd(a *app) *cobra.Command {
 	var expectedSeq int64
+	var cont bool
 	cmd := &cobra.Command{
 		Use:   "append ID [FILE|-]",
 		Short: "Append input lines as events while they arrive; prints one canonical envelope per accepted line",
@@ -37,7 +39,15 @@ func newAppendCmd(a *app) *cobra.Command {
 			"With --expected-seq N the stored log must hold exactly N events (an absent session\n" +
 			"holds none): it is compared before the open writes anything, so on a mismatch append\n" +
 			"refuses with SEQ_CONFLICT and the stored session is left exactly as it was. A caller\n" +
-			"that retries an append with the same N therefore never stores its lines twice.",
+			"that retries an append with the same N therefore never stores its lines twice.\n\n" +
+			"A stored session is repaired at open: an interrupted turn gets its closers and a\n" +
+			"lifecycle marker, because a crash cannot be told from a pause. With --continue the\n" +
+			"open appends neither, and the lines go on with the turn the log ends in (one agent\n" +
+			"step written by several append invocations). When the open has to cut a torn tail\n" +
+			"the previous writer crashed, so --continue is ignored and the repair runs.",
+		Example: "  logbook append demo turn.jsonl\n" +
+			"  producer | logbook append demo --expected-seq 12\n" +
+			"  logbook append demo --continue step2.jsonl",
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -67,11 +77,11 @@ func newAppendCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			s, written, rep, err := a.openWrite(ctx, args[0], true, expect)
+			s, written, rep, err := a.openWrite(ctx, args[0], true, store.OpenOptions{Expect: expect, Continue: cont})
 			if err != nil {
 				return err
 			}
-			if s.Len() == 0 && len(written) == 0 {
+			if s.Len() == 0 && len(written) == 0 && !rep.Continued {
 				fmt.Fprintf(a.stderr, "logbook append: session %q is new\n", s.ID())
 			} else {
 				fmt.Fprintf(a.stderr, "logbook append: %s\n", repairSummary(s.ID(), written, rep))
@@ -86,6 +96,7 @@ func newAppendCmd(a *app) *cobra.Command {
 		},
 	}
 	cmd.Flags().Int64Var(&expectedSeq, "expected-seq", 0, "append only if the stored log holds exactly `N` events, else refuse with SEQ_CONFLICT writing nothing")
+	cmd.Flags().BoolVar(&cont, "continue", false, "go on with the open turn: no closers or lifecycle marker at open (the repair still runs after a torn tail)")
 	return cmd
 }
 

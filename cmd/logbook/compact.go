@@ -8,6 +8,7 @@ import (
 
 	"github.com/seed-e5e476df/logbook/runtime/engine"
 	"github.com/seed-e5e476df/logbook/runtime/session"
+	"github.com/seed-e5e476df/logbook/runtime/store"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
@@ -85,7 +86,7 @@ func (a *app) compacting(ctx context.Context, name, id string, op func(context.C
 	if turn := openTurn(stored); turn != nil {
 		return sdk.Errorf(sdk.CodeCompactionTurnOpen, name, "session %q ends inside turn %d; resume it first (logbook resume %s)", id, *turn, id)
 	}
-	s, written, rep, err := a.openWrite(ctx, id, false, nil)
+	s, written, rep, err := a.openWrite(ctx, id, false, store.OpenOptions{})
 	if err != nil {
 		return err
 	}

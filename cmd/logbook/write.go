@@ -70,9 +70,12 @@ func newCreateCmd(a *app) *cobra.Command {
 // session counts as empty) that does not hold exactly *expect events is
 // refused with SEQ_CONFLICT before anything is written: checked by a read
 // open first, so not even a torn tail is cut, and again under the write
-// claim before the repair. It returns the live session and the events the
-// open itself wrote (nothing for a new session).
-func (a *app) openWrite(ctx context.Context, id string, create bool, expect *sdk.Offset) (s *session.Session, written []session.Event, rep store.RepairReport, err error) {
+// claim before the repair. With opts.Continue a stored session is opened
+// without the repair batch unless a torn tail was cut (store.OpenWith).
+// It returns the live session and the events the open itself wrote
+// (nothing for a new session).
+func (a *app) openWrite(ctx context.Context, id string, create bool, opts store.OpenOptions) (s *session.Session, written []session.Event, rep store.RepairReport, err error) {
+	expect := opts.Expect
 	e, err := a.writeEngine(ctx)
 	if err != nil {
 		return nil, nil, rep, err
@@ -112,11 +115,7 @@ func (a *app) openWrite(ctx context.Context, id string, create bool, expect *sdk
 	case err != nil:
 		return nil, nil, rep, err
 	}
-	if expect != nil {
-		s, rep, err = e.Store.OpenAt(ctx, id, *expect)
-	} else {
-		s, rep, err = e.Store.Open(ctx, id)
-	}
+	s, rep, err = e.Store.OpenWith(ctx, id, opts)
 	if err != nil {
 		return nil, nil, rep, err
 	}
@@ -126,6 +125,9 @@ func (a *app) openWrite(ctx context.Context, id string, create bool, expect *sdk
 
 // repairSummary describes on one line what a resume wrote.
 func repairSummary(id string, written []session.Event, rep store.RepairReport) string {
+	if rep.Continued {
+		return fmt.Sprintf("continued session %q: the open turn goes on, no events written", id)
+	}
 	if len(written) == 0 {
 		return fmt.Sprintf("resumed session %q: nothing to repair, no events written", id)
 	}
@@ -145,7 +147,7 @@ func newResumeCmd(a *app) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			s, written, rep, err := a.openWrite(ctx, args[0], false, nil)
+			s, written, rep, err := a.openWrite(ctx, args[0], false, store.OpenOptions{})
 			if err != nil {
 				return err
 			}

@@ -13,6 +13,24 @@ import (
 type RepairReport struct {
 	Torn    sdk.Torn // the torn tail the primary's write open cut; zero when none
 	Closers int      // closer events appended for an interrupted turn
+	// Continued is set when OpenOptions.Continue was honoured: nothing was
+	// appended and the log's open turn goes on. It stays false when
+	// Continue was asked for but a torn tail forced the repair.
+	Continued bool
+}
+
+// OpenOptions are the choices of OpenWith; the zero value is Open.
+type OpenOptions struct {
+	// Continue opens for write without the interrupted-turn closers and
+	// the lifecycle marker: the caller asserts that it goes on with the
+	// turn the stored log ends in (a second writer of one turn, such as
+	// a later `append` of the same agent step). When the write open cut a
+	// torn tail the previous writer crashed, so Continue is ignored and
+	// the normal repair runs (RepairReport.Continued says which happened).
+	Continue bool
+	// Expect, when set, is the number of events the stored log must hold
+	// (see OpenAt); nil checks nothing.
+	Expect *sdk.Offset
 }
 
 // Open resumes a stored session (docs/architecture.md): the primary's write open,
@@ -21,7 +39,7 @@ type RepairReport struct {
 // appended and flushed before the session goes live; mirrors are caught up
 // from the primary. On failure ownership is released.
 func (st *Store) Open(ctx context.Context, id string) (*session.Session, RepairReport, error) {
-	return st.open(ctx, id, nil)
+	return st.OpenWith(ctx, id, OpenOptions{})
 }
 
 // OpenAt is Open for a caller that expects the stored log to hold want
@@ -30,11 +48,13 @@ func (st *Store) Open(ctx context.Context, id string) (*session.Session, RepairR
 // can change it in between. Another length is SEQ_CONFLICT (Meta "expected"
 // and "actual"), the claim is released and nothing is appended.
 func (st *Store) OpenAt(ctx context.Context, id string, want sdk.Offset) (*session.Session, RepairReport, error) {
-	return st.open(ctx, id, &want)
+	return st.OpenWith(ctx, id, OpenOptions{Expect: &want})
 }
 
-// open is Open, checking the stored length against want when it is set.
-func (st *Store) open(ctx context.Context, id string, want *sdk.Offset) (*session.Session, RepairReport, error) {
+// OpenWith is Open with options: a stored-length check (Expect, as OpenAt)
+// and continuing the open turn without a repair batch (Continue).
+func (st *Store) OpenWith(ctx context.Context, id string, opts OpenOptions) (*session.Session, RepairReport, error) {
+	want := opts.Expect
 	var rep RepairReport
 	if err := sdk.ValidateSessionID(id); err != nil {
 		return nil, rep, err
@@ -67,7 +87,12 @@ func (st *Store) open(ctx context.Context, id string, want *sdk.Offset) (*sessio
 	if o.Torn.Bytes > 0 {
 		rep.Torn = o.Torn
 	}
-	batch := session.ResumeBatch(s.Events().Slice(), rep.Torn, st.now())
+	var batch []session.Event
+	if opts.Continue && rep.Torn.Bytes == 0 {
+		rep.Continued = true
+	} else {
+		batch = session.ResumeBatch(s.Events().Slice(), rep.Torn, st.now())
+	}
 	for _, e := range batch {
 		switch e.Type() {
 		case session.TypeToolResult, session.TypeStepEnd, session.TypeTurnEnd:

@@ -30,3 +30,19 @@ func TestOpenAtChecksTheStoredLengthBeforeTheRepair(t *testing.T) {
 		t.Fatalf("OpenAt 6: %v, %+v", err, rep)
 	}
 }
+
+// OpenWith Continue appends nothing at open: the stored log still ends in
+// its open turn, and the live session takes the turn's next events.
+func TestOpenWithContinueAppendsNoRepair(t *testing.T) {
+	p := mem()
+	crashedLog(t, p, "s")
+	before := stored(t, p, "s")
+	st := newTestStore(t, nil, Backend{Name: "mem", Persistence: p})
+	s, rep, err := st.OpenWith(ctx, "s", OpenOptions{Continue: true})
+	if err != nil || !rep.Continued || rep.Closers != 0 || s.Len() != sdk.Offset(len(before)) {
+		t.Fatalf("OpenWith Continue: %v, %+v, len %d", err, rep, s.Len())
+	}
+	if after := stored(t, p, "s"); len(after) != len(before) {
+		t.Fatalf("OpenWith Continue stored %d events, want %d", len(after), len(before))
+	}
+}
