@@ -16,8 +16,10 @@ import (
 	"github.com/seed-e5e476df/logbook/runtime/pluginhost"
 )
 
-// version is the build's version, reported by bundled plugins in GetInfo
-// and by `logbook --version`.
+// version is the release stamp, set with -ldflags "-X main.version=…";
+// without it buildVersion (version.go) reports the module version the Go
+// toolchain recorded. That is what bundled plugins report in GetInfo and
+// what `logbook version` and `logbook --version` print.
 var version = "dev"
 
 func main() {
@@ -44,7 +46,7 @@ func servePlugin(args []string) int {
 		fmt.Fprintf(os.Stderr, "usage: logbook plugin <name>   (serve a bundled plugin; the plugin host runs this)\nlogbook: USAGE: bundled plugins: %s\n", names)
 		return 2
 	}
-	if !bundled.Serve(args[0], version) {
+	if !bundled.Serve(args[0], buildVersion().Version) {
 		fmt.Fprintf(os.Stderr, "logbook: USAGE: no bundled plugin %q; bundled: %s\n", args[0], names)
 		return 2
 	}

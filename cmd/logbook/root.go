@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -143,9 +144,12 @@ func newRoot(a *app) *cobra.Command {
 			"stdout carries results only; logs and progress go to stderr. On failure the last\n" +
 			"stderr line is `logbook: <CODE>: <message>`; the exit status is 1 for a rejected\n" +
 			"operation and 2 for a malformed command line.",
-		Version:       version,
+		Version:       buildVersion().Version,
 		SilenceErrors: true,
 		SilenceUsage:  true,
+		// cobra's default, which SuggestionsFor only applies once its own
+		// error text asked for suggestions.
+		SuggestionsMinimumDistance: 2,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			if hclog.LevelFromString(a.logLevel) == hclog.NoLevel {
 				return sdk.Errorf(sdk.CodeUsage, "logbook", "--log-level %q is not one of trace, debug, info, warn, error, off", a.logLevel)
@@ -155,12 +159,16 @@ func newRoot(a *app) *cobra.Command {
 			}
 			return nil
 		},
+		// An argument the root got is a command it does not have.
+		Args: unknownCommand,
 		// Without a command the root only explains itself.
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return sdk.Errorf(sdk.CodeUsage, "logbook", "missing command; see 'logbook --help'")
 		},
 	}
+	// completion.go replaces cobra's default completion command.
 	root.CompletionOptions.DisableDefaultCmd = true
+	root.SetVersionTemplate("logbook {{.Version}}\n")
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
 	root.SetIn(a.stdin)
@@ -174,6 +182,26 @@ func newRoot(a *app) *cobra.Command {
 	}
 	requireCodes(root)
 	return root
+}
+
+// unknownCommand refuses an argument of the root, which can only be a
+// mistyped command, with USAGE on one line and cobra's suggestions quoted:
+// `unknown command "sesions"; did you mean "sessions"?`.
+func unknownCommand(root *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("unknown command %q", args[0])
+	if s := root.SuggestionsFor(args[0]); len(s) > 0 {
+		quoted := make([]string, len(s))
+		for i, name := range s {
+			quoted[i] = strconv.Quote(name)
+		}
+		msg += "; did you mean " + strings.Join(quoted, " or ") + "?"
+	} else {
+		msg += "; 'logbook --help' lists the commands"
+	}
+	return sdk.Errorf(sdk.CodeUsage, "logbook", "%s", msg)
 }
 
 // jsonAnnotation is the key, in a command's Annotations, that marks a
