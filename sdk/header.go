@@ -39,3 +39,14 @@ func ValidateSessionID(id string) error {
 	}
 	return nil
 }
+
+// ForkPoint returns the seq, in ParentSession's log, of the last event the
+// session inherited from its parent (the boundary it was forked at), and
+// false when it inherited none: it is not seeded, or was forked from an
+// empty log.
+func (h Header) ForkPoint() (Seq, bool) {
+	if !h.IsSeeded || h.ParentSession == "" || h.InheritedEventCount <= 0 {
+		return 0, false
+	}
+	return Seq(h.InheritedEventCount - 1), true
+}

@@ -7,16 +7,15 @@ import (
 	"io"
 	"sort"
 	"strconv"
-	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/seed-e5e476df/logbook/runtime/provenance"
 	"github.com/seed-e5e476df/logbook/runtime/session"
 	"github.com/seed-e5e476df/logbook/runtime/transfer"
 	"github.com/seed-e5e476df/logbook/sdk"
-	"github.com/seed-e5e476df/logbook/sdk/jsonv"
 )
 
 // The read commands: they show the stored log as it is, read-only, beside a
@@ -236,41 +235,9 @@ func writeTranscriptEntry(w io.Writer, en session.TranscriptEntry, onSurface boo
 		mark = "  [not on surface]"
 	}
 	fmt.Fprintf(w, "#%d %s (%s)%s\n", en.Seq, role, en.Type, mark)
-	for _, line := range blockLines(msg.Get("content")) {
+	for _, line := range provenance.ContentLines(msg.Get("content")) {
 		fmt.Fprintf(w, "    %s\n", line)
 	}
-}
-
-// blockLines renders content blocks as text lines: text as written,
-// reasoning, tool calls and tool changes marked, anything else by its type.
-func blockLines(content jsonv.Value) []string {
-	var lines []string
-	for _, b := range content.Elements() {
-		typ, _ := b.Get("type").Str()
-		text, _ := b.Get("text").Str()
-		var s string
-		switch typ {
-		case "text":
-			s = text
-		case "reasoning":
-			s = "(reasoning) " + text
-		case "tool-call":
-			name, _ := b.Get("name").Str()
-			args, _ := b.Get("arguments").Str()
-			id, _ := b.Get("id").Str()
-			s = fmt.Sprintf("→ %s(%s) [call %s]", name, args, id)
-		case "image":
-			media, _ := b.Get("mediaType").Str()
-			s = "[image " + media + "]"
-		case "tool-addition", "tool-removal":
-			name, _ := b.Get("toolName").Str()
-			s = "[" + typ + " " + name + "]"
-		default:
-			s = "[" + typ + "]"
-		}
-		lines = append(lines, strings.Split(s, "\n")...)
-	}
-	return lines
 }
 
 // newSurfaceCmd is `logbook surface ID [--at SEQ]`.

@@ -71,6 +71,10 @@ var routes = []route{
 	{"POST", "/v1/sessions/{id}/compact", (*API).compact},
 	{"POST", "/v1/sessions/{id}/release", (*API).release},
 	{"GET", "/v1/sessions/{id}/inspect", (*API).inspect},
+	{"GET", "/v1/sessions/{id}/why", (*API).why},
+	{"GET", "/v1/sessions/{id}/shadowed", (*API).shadowed},
+	{"GET", "/v1/sessions/{id}/tokens", (*API).tokens},
+	{"GET", "/v1/sessions/{id}/lineage", (*API).lineage},
 	{"GET", "/v1/openapi.json", (*API).openapi},
 }
 

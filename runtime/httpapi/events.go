@@ -178,9 +178,16 @@ func (ap *appender) commit(ctx context.Context) error {
 	return nil
 }
 
-// readEvents is GET /v1/sessions/{id}/events?from=&to=: the log's
-// envelopes [from, to) as NDJSON; with Accept: text/event-stream or
-// follow=true, Server-Sent Events instead (see stream).
+// NextSeqHeader is the response header of a read of events (NDJSON) that
+// carries the log's length when it was read: the seq the next event will
+// have.
+const NextSeqHeader = "Logbook-Next-Seq"
+
+// readEvents is GET /v1/sessions/{id}/events?from=&to=&limit=: the log's
+// envelopes [from, to), at most limit of them, as NDJSON, with the log's
+// length in NextSeqHeader; with Accept: text/event-stream or follow=true,
+// Server-Sent Events instead (see stream), limit bounding how many are
+// sent.
 func (a *API) readEvents(w http.ResponseWriter, r *http.Request) {
 	q := query{r: r}
 	from, to := q.seq("from"), q.seq("to")
@@ -188,6 +195,15 @@ func (a *API) readEvents(w http.ResponseWriter, r *http.Request) {
 	if q.p != nil {
 		q.p.Write(w)
 		return
+	}
+	var limit int64
+	if s := r.URL.Query().Get("limit"); s != "" {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n < 1 || n > sdk.MaxSeq {
+			problemf(sdk.CodeUsage, "limit=%q must be an integer in 1 … 2^53−1", s).Write(w)
+			return
+		}
+		limit = n
 	}
 	tr := host.TailRequest{ID: r.PathValue("id"), End: int64(sdk.MaxSeq) + 1}
 	if from != nil {
@@ -211,12 +227,27 @@ func (a *API) readEvents(w http.ResponseWriter, r *http.Request) {
 		problemf(sdk.CodeInvalidSeq, "from %d and to %d must satisfy from ≤ to", tr.From, tr.End).Write(w)
 		return
 	}
+	if limit > 0 && tr.End-tr.From > limit {
+		tr.End = tr.From + limit
+	}
 	if sse {
 		a.stream(w, r, tr)
 		return
 	}
+	_, events, err := a.h.View(r.Context(), tr.ID)
+	if err != nil {
+		NewProblem(err).Write(w)
+		return
+	}
+	w.Header().Set(NextSeqHeader, strconv.Itoa(events.Len()))
 	out := newEventWriter(w, ndjsonType)
-	out.finish(a.h.Tail(r.Context(), tr, out))
+	for seq := tr.From; seq < min(tr.End, int64(events.Len())); seq++ {
+		if err := out.Event(events.At(int(seq))); err != nil {
+			out.finish(err)
+			return
+		}
+	}
+	out.finish(nil)
 }
 
 // acceptsSSE reports whether the request asks for Server-Sent Events.
