@@ -26,8 +26,8 @@ type Sink interface {
 	Flush() error
 }
 
-// Tail sends the log of r.ID from r.From to sink, and with r.Follow the
-// events appended later. A session live here is followed through the
+// Tail sends the log of r.ID from r.From to sink (without r.Follow, the
+// window Window reads), and with r.Follow the events appended later. A session live here is followed through the
 // store's feed (subscribed before the log is read, so no event committed
 // after a read goes unnoticed); one this host does not hold, when the
 // primary backend can watch it, through store.FollowStored, so events
@@ -40,12 +40,15 @@ func (h *Host) Tail(ctx context.Context, r TailRequest, sink Sink) error {
 			return h.followStored(ctx, r, sink)
 		}
 	}
-	var wake chan struct{}
-	if r.Follow {
-		wake = make(chan struct{}, 1)
-		sub := h.st.Subscribe(wakeOn{id: r.ID, wake: wake})
-		defer sub.Close()
+	if !r.Follow {
+		if err := h.Window(ctx, r.ID, r.From, r.End, func(int64) {}, sink); err != nil {
+			return err
+		}
+		return sink.Flush()
 	}
+	wake := make(chan struct{}, 1)
+	sub := h.st.Subscribe(wakeOn{id: r.ID, wake: wake})
+	defer sub.Close()
 	next := r.From
 	for {
 		_, events, err := h.View(ctx, r.ID)
@@ -60,7 +63,7 @@ func (h *Host) Tail(ctx context.Context, r TailRequest, sink Sink) error {
 		if err := sink.Flush(); err != nil {
 			return err
 		}
-		if next >= r.End || !r.Follow {
+		if next >= r.End {
 			return nil
 		}
 		select {
@@ -71,6 +74,31 @@ func (h *Host) Tail(ctx context.Context, r TailRequest, sink Sink) error {
 		case <-wake:
 		}
 	}
+}
+
+// Window calls begin with the length of session id's log, then sends sink
+// the events [from, end) of it that exist: a live session's from memory, a
+// stored one's read from the primary without restoring the session
+// (store.ReadStored), so a page of a long stored log costs the page.
+func (h *Host) Window(ctx context.Context, id string, from, end int64, begin func(length int64), sink Sink) error {
+	if sess, ok := h.st.Get(id); ok {
+		events := sess.Events()
+		begin(int64(events.Len()))
+		for seq := from; seq < min(end, int64(events.Len())); seq++ {
+			if err := sink.Event(events.At(int(seq))); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return h.st.ReadStored(ctx, id, sdk.Offset(from), sdk.Offset(end), func(n sdk.Offset) { begin(int64(n)) }, func(events []session.Event) error {
+		for _, e := range events {
+			if err := sink.Event(e); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // errFollowDone ends a stored follow that reached its End.

@@ -234,20 +234,8 @@ func (a *API) readEvents(w http.ResponseWriter, r *http.Request) {
 		a.stream(w, r, tr)
 		return
 	}
-	_, events, err := a.h.View(r.Context(), tr.ID)
-	if err != nil {
-		NewProblem(err).Write(w)
-		return
-	}
-	w.Header().Set(NextSeqHeader, strconv.Itoa(events.Len()))
 	out := newEventWriter(w, ndjsonType)
-	for seq := tr.From; seq < min(tr.End, int64(events.Len())); seq++ {
-		if err := out.Event(events.At(int(seq))); err != nil {
-			out.finish(err)
-			return
-		}
-	}
-	out.finish(nil)
+	out.finish(a.h.Window(r.Context(), tr.ID, tr.From, tr.End, func(n int64) { w.Header().Set(NextSeqHeader, strconv.FormatInt(n, 10)) }, out))
 }
 
 // acceptsSSE reports whether the request asks for Server-Sent Events.

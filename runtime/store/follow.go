@@ -46,7 +46,7 @@ func (st *Store) FollowStored(ctx context.Context, id string, from sdk.Offset, f
 	if !ok || !watches {
 		return &sdk.Error{Code: sdk.CodeConfigInvalid, Op: "follow", SessionID: id, Detail: "the primary persistence backend cannot watch a session (no " + sdk.CapabilityWatch + " capability)"}
 	}
-	f := &storedFollower{st: st, p: p.Persistence, id: id, next: from, fn: fn}
+	f := &storedFollower{st: st, p: p.Persistence, op: "follow", id: id, next: from, fn: fn}
 	for {
 		err := w.Watch(ctx, id, f.next, f.grew)
 		if ctx.Err() != nil {
@@ -67,6 +67,7 @@ func (st *Store) FollowStored(ctx context.Context, id string, from sdk.Offset, f
 type storedFollower struct {
 	st     *Store
 	p      sdk.Persistence
+	op     string // the operation its errors name
 	id     string
 	next   sdk.Offset
 	fn     func(events []session.Event) error
@@ -87,12 +88,18 @@ func (f *storedFollower) grew(length sdk.Offset) error {
 		return err
 	}
 	defer f.st.closeBackends([]*backend{{p: f.p, handle: o.Handle}})
-	err = f.p.Read(ctx, o.Handle, f.next, int64(length-f.next), func(envelopes [][]byte) error {
+	return f.read(ctx, o.Handle, length)
+}
+
+// read hands fn the stored events [next, length) of the read handle, each
+// parsed and checked to carry the seq it is stored at.
+func (f *storedFollower) read(ctx context.Context, handle string, length sdk.Offset) error {
+	err := f.p.Read(ctx, handle, f.next, int64(length-f.next), func(envelopes [][]byte) error {
 		events := make([]session.Event, len(envelopes))
 		for i, b := range envelopes {
 			e, err := f.parser.Parse(b, f.st.opts.MaxEventBytes)
 			if err == nil && e.Seq() != sdk.Seq(f.next)+sdk.Seq(i) {
-				err = &sdk.Error{Code: sdk.CodeCorruptLog, Op: "follow", SessionID: f.id,
+				err = &sdk.Error{Code: sdk.CodeCorruptLog, Op: f.op, SessionID: f.id,
 					Detail: "the event stored at seq " + strconv.FormatInt(int64(f.next)+int64(i), 10) + " carries seq " + strconv.FormatInt(int64(e.Seq()), 10)}
 			}
 			if err != nil {
@@ -110,8 +117,37 @@ func (f *storedFollower) grew(length sdk.Offset) error {
 	})
 	if err == nil && f.next < length {
 		f.failed = true
-		err = &sdk.Error{Code: sdk.CodeIOError, Op: "follow", SessionID: f.id,
+		err = &sdk.Error{Code: sdk.CodeIOError, Op: f.op, SessionID: f.id,
 			Detail: "the backend reported " + strconv.FormatInt(int64(length), 10) + " stored events but read only " + strconv.FormatInt(int64(f.next), 10)}
 	}
 	return err
+}
+
+// ReadStored calls begin with the stored length of session id in the
+// primary (the seq its next stored event gets), then fn with the stored
+// events [from, min(end, length)), in order. It reads a window of the log without
+// restoring the session (each envelope is parsed and must carry the seq it
+// is stored at, but the log is not folded), read-only beside any writer,
+// so a reader pages a long stored log at the cost of the page. A torn
+// tail is not part of the stored length. A missing session is
+// SESSION_NOT_FOUND; from past the length reads nothing.
+func (st *Store) ReadStored(ctx context.Context, id string, from, end sdk.Offset, begin func(length sdk.Offset), fn func(events []session.Event) error) error {
+	if err := sdk.ValidateSessionID(id); err != nil {
+		return err
+	}
+	p, ok := st.primary()
+	if !ok {
+		return &sdk.Error{Code: sdk.CodeSessionNotFound, Op: "read", SessionID: id, Detail: "no persistence backend is configured"}
+	}
+	o, err := p.Persistence.Open(ctx, id, sdk.AccessRead)
+	if err != nil {
+		return err
+	}
+	defer st.closeBackends([]*backend{{name: p.Name, p: p.Persistence, handle: o.Handle}})
+	begin(o.NextSeq)
+	if end = min(end, o.NextSeq); from >= end {
+		return nil
+	}
+	f := &storedFollower{st: st, p: p.Persistence, op: "read", id: id, next: from, fn: fn}
+	return f.read(ctx, o.Handle, end)
 }

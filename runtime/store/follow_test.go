@@ -122,3 +122,52 @@ func TestFollowStoredErrors(t *testing.T) {
 		t.Fatalf("follow without a watcher: %v; want CONFIG_INVALID", err)
 	}
 }
+
+// ReadStored reads a window of a stored log another host writes, byte for
+// byte, reports the stored length first, and reads nothing of a window
+// past the end; a missing session is SESSION_NOT_FOUND.
+func TestReadStoredWindow(t *testing.T) {
+	writerBackend := memory.New()
+	writer := newTestStore(t, nil, Backend{Name: "mem", Persistence: writerBackend})
+	reader := newTestStore(t, nil, Backend{Name: "mem", Persistence: writerBackend.Peer()})
+	s, err := writer.Create(ctx, CreateOptions{ID: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, s, user("a"), user("b"), user("c"))
+	if _, err := writer.Flush(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, s, user("not flushed"))
+	read := func(from, end sdk.Offset) (sdk.Offset, []session.Event, error) {
+		length := sdk.Offset(-1)
+		var got []session.Event
+		err := reader.ReadStored(ctx, "s", from, end, func(n sdk.Offset) {
+			if got != nil {
+				t.Error("begin called after events")
+			}
+			length = n
+		}, func(events []session.Event) error {
+			got = append(got, events...)
+			return nil
+		})
+		return length, got, err
+	}
+	stored := s.Len() - 1
+	length, got, err := read(1, 3)
+	if err != nil || length != stored || len(got) != 2 {
+		t.Fatalf("window [1,3): length %d, %d events, %v; want length %d, 2 events", length, len(got), err, stored)
+	}
+	for i, e := range got {
+		if want := s.Events().At(1 + i); !bytes.Equal(e.AppendEnvelope(nil), want.AppendEnvelope(nil)) {
+			t.Errorf("seq %d: read %s, want %s", 1+i, e.AppendEnvelope(nil), want.AppendEnvelope(nil))
+		}
+	}
+	if length, got, err = read(stored, stored+10); err != nil || length != stored || len(got) != 0 {
+		t.Errorf("window past the stored end: length %d, %d events, %v; want %d, none", length, len(got), err, stored)
+	}
+	err = reader.ReadStored(ctx, "missing", 0, 1, func(sdk.Offset) {}, func([]session.Event) error { return nil })
+	if sdk.CodeOf(err) != sdk.CodeSessionNotFound {
+		t.Errorf("missing session: %v, want SESSION_NOT_FOUND", err)
+	}
+}
