@@ -107,17 +107,34 @@ func newSessionsCmd(a *app) *cobra.Command {
 	}
 }
 
-// newEventsCmd is `logbook events ID [--from N] [--to N]`: the stored
-// envelopes, read straight from the primary.
+// newEventsCmd is `logbook events ID [--from N] [--to N] [--follow]`: the
+// stored envelopes, read straight from the primary; --follow then keeps
+// printing what another process stores (followEvents).
 func newEventsCmd(a *app) *cobra.Command {
 	var from, to seqFlag
+	var follow bool
 	cmd := &cobra.Command{
 		Use:         "events ID",
 		Annotations: offersJSONAnnotation(), // its output is JSON already
-		Short:       "Print the stored log, one canonical envelope per line (--to exclusive)",
-		Args:        cobra.ExactArgs(1),
+		Short:       "Print the stored log, one canonical envelope per line (--to exclusive; --follow tails it)",
+		Long: "events prints the stored envelopes of session ID in seq order, one line each,\n" +
+			"from --from (default 0) up to, not including, --to (default the end).\n\n" +
+			"--follow keeps printing the events another process (append, serve) stores in the\n" +
+			"session, each once and in order, until interrupted (Ctrl-C ends it with exit\n" +
+			"status 0) or, with --to, until the event before --to is printed. It watches the\n" +
+			"primary backend: file-system notifications for JSONL, polling for SQLite,\n" +
+			"LISTEN/NOTIFY for PostgreSQL. An event shows once its writer has stored it\n" +
+			"durably (a flush, or the end of the writer's command).",
+		Example: "  logbook events s1\n" +
+			"  logbook events s1 --from 10 --to 20\n" +
+			"  logbook events s1 --follow                  # tail it while another process appends\n" +
+			"  logbook events s1 --follow --from 0 | jq -c .type",
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
+			if follow {
+				return a.followEvents(ctx, args[0], from, to)
+			}
 			p, err := a.primary(ctx)
 			if err != nil {
 				return err
@@ -147,6 +164,7 @@ func newEventsCmd(a *app) *cobra.Command {
 	}
 	cmd.Flags().Var(&from, "from", "first `SEQ` to print")
 	cmd.Flags().Var(&to, "to", "stop before this `SEQ`")
+	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing the events stored from now on, until interrupted")
 	return cmd
 }
 

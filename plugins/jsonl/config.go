@@ -151,8 +151,9 @@ func (b *Backend) Configure(ctx context.Context, config []byte) error {
 }
 
 // ServeConfig is what a jsonl plugin process serves: Info (name "jsonl",
-// kind persistence, the config schema, the capability
-// sdk.CapabilityCopyPrefix) and one unconfigured Backend on the
+// kind persistence, the config schema, the capabilities
+// sdk.CapabilityCopyPrefix, sdk.CapabilityCheckpoint and
+// sdk.CapabilityWatch) and one unconfigured Backend on the
 // OS file system as both the Persistence and the Configurable. Both
 // cmd/logbook (`logbook plugin jsonl`) and cmd/logbook-jsonl serve it.
 func ServeConfig(version string) pluginrpc.ServeConfig {
@@ -163,7 +164,7 @@ func ServeConfig(version string) pluginrpc.ServeConfig {
 			Version:      version,
 			Kinds:        []sdk.Kind{sdk.KindPersistence},
 			ConfigSchema: ConfigSchema,
-			Capabilities: []string{sdk.CapabilityCopyPrefix, sdk.CapabilityCheckpoint},
+			Capabilities: []string{sdk.CapabilityCopyPrefix, sdk.CapabilityCheckpoint, sdk.CapabilityWatch},
 		},
 		Persistence:  b,
 		Configurable: b,
