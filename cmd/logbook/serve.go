@@ -14,6 +14,7 @@ import (
 	"github.com/seed-e5e476df/logbook/runtime/metrics"
 	"github.com/seed-e5e476df/logbook/runtime/server"
 	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/viewer"
 )
 
 func init() { commands = append(commands, newServeCmd) }
@@ -72,6 +73,7 @@ func newServeCmd(a *app) *cobra.Command {
 				IdleTimeout:       idleTimeout,
 				Logger:            a.logger().Named("serve"),
 				Metrics:           m,
+				Viewer:            viewer.Handler(),
 			})
 			if err != nil {
 				return err

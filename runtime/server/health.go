@@ -47,12 +47,24 @@ func (s *Server) mountHealth(mux *http.ServeMux) {
 	mux.Handle(grpchealth.NewHandler(healthChecker{s}))
 }
 
+// viewerPattern is the route of Options.Viewer: every path no other route
+// takes.
+const viewerPattern = "/"
+
 // public reports whether a request may go without the bearer token: a
-// health endpoint, or MetricsPath on a local listener. Only exact paths
+// health endpoint, MetricsPath on a local listener, or a GET or HEAD the
+// viewer serves (Options.Viewer; static files, no data). Only exact paths
 // match, so no other path can pass for one.
 func (s *Server) public(r *http.Request) bool {
 	p := r.URL.Path
-	return p == HealthzPath || p == ReadyzPath || healthProcedures[p] || p == MetricsPath && s.metricsOpen
+	if p == HealthzPath || p == ReadyzPath || healthProcedures[p] || p == MetricsPath && s.metricsOpen {
+		return true
+	}
+	if s.opts.Viewer == nil || r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return false
+	}
+	_, pattern := s.mux.Handler(r)
+	return pattern == viewerPattern
 }
 
 // ready runs the engine's readiness check within readyTimeout; ok when

@@ -96,6 +96,11 @@ type Options struct {
 	IdleTimeout time.Duration
 	// Logger receives the server's logs; default a null logger.
 	Logger hclog.Logger
+	// Viewer, when set, serves every path no other route takes (the web
+	// viewer of package viewer at /). Its GET and HEAD requests need no
+	// token: it serves static files only, and the data the page fetches
+	// comes from /v1, which does. Default nil: such paths are 404.
+	Viewer http.Handler
 	// Metrics, when set, is served at MetricsPath and counts the server's
 	// requests by route and status and its error replies by code; the
 	// caller watches the engine with it (Metrics.Watch) and gives it to the
@@ -115,6 +120,7 @@ type Server struct {
 	log     hclog.Logger
 	token   [sha256.Size]byte // SHA-256 of Options.Token, compared in constant time
 	handler http.Handler
+	mux     *http.ServeMux // the routes, which public consults for Options.Viewer
 
 	h      *host.Host // the sessions the server holds
 	calls  inflight
@@ -174,6 +180,10 @@ func New(e *engine.Engine, o Options) (*Server, error) {
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
 	s.mountHealth(mux)
 	mux.Handle("/v1/", httpapi.New(h, httpapi.Options{MaxRequestBytes: o.MaxRequestBytes}))
+	if o.Viewer != nil {
+		mux.Handle(viewerPattern, o.Viewer)
+	}
+	s.mux = mux
 	s.handler = s.instrument(mux, s.middleware(mux))
 	return s, nil
 }

@@ -1,0 +1,219 @@
+// The viewer's client of the /v1 API on its own origin. Every call carries
+// the bearer token the page asked for (kept in sessionStorage), so the same
+// page works on a loopback server without a token and on one with.
+
+/** One stored event: the canonical envelope (docs/format.md). */
+export interface Envelope {
+  seq: number;
+  time: number;
+  type: string;
+  data: any;
+  surfaceOp?: "append" | { op?: string; replace?: boolean; startSeq: number; endSeq: number };
+  sourceEventSeqs?: number[];
+  ignorable?: true;
+}
+
+/** A session of GET /v1/sessions. */
+export interface Listed {
+  id: string;
+  live: boolean;
+  header?: SessionHeader;
+  revision?: string;
+  lastActivity?: number;
+  eventCount?: number;
+  parent?: { id: string; seq?: number };
+  error?: { code: string; detail: string };
+}
+
+/** The stored session header. */
+export interface SessionHeader {
+  id: string;
+  createdAt: number;
+  isSeeded?: boolean;
+  parentSession?: string;
+  inheritedEventCount?: number;
+  cwd?: string;
+  [k: string]: unknown;
+}
+
+/** GET /v1/sessions/{id}. */
+export interface SessionInfo {
+  id: string;
+  header: SessionHeader;
+  length: number;
+  live: boolean;
+  torn?: { bytes: number; fromSeq: number };
+  warning?: string;
+}
+
+/** An RFC 9457 problem the API answered, with logbook's error code. */
+export class Problem extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    detail: string,
+  ) {
+    super(`${code}: ${detail}`);
+  }
+}
+
+const tokenKey = "logbook.token";
+
+/** The bearer token of this tab, "" when none was given. */
+export function token(): string {
+  return sessionStorage.getItem(tokenKey) ?? "";
+}
+
+/** Keeps the bearer token for this tab. */
+export function setToken(t: string): void {
+  sessionStorage.setItem(tokenKey, t.trim());
+}
+
+/** Called when the server refuses the token (401); set by the app. */
+export let onUnauthorized: () => void = () => {};
+
+/** Sets what happens when the server wants a token. */
+export function setUnauthorizedHandler(f: () => void): void {
+  onUnauthorized = f;
+}
+
+function headers(accept: string): HeadersInit {
+  const h: Record<string, string> = { Accept: accept };
+  const t = token();
+  if (t) h.Authorization = `Bearer ${t}`;
+  return h;
+}
+
+async function problem(r: Response): Promise<Problem> {
+  let code = `HTTP_${r.status}`;
+  let detail = r.statusText;
+  try {
+    const p = await r.json();
+    code = p.code ?? code;
+    detail = p.detail ?? p.title ?? detail;
+  } catch {
+    // not a problem document
+  }
+  if (r.status === 401) onUnauthorized();
+  return new Problem(r.status, code, detail);
+}
+
+/** GETs a /v1 path and decodes its JSON answer. */
+export async function getJSON<T>(path: string, signal?: AbortSignal): Promise<T> {
+  const r = await fetch(path, { headers: headers("application/json"), signal });
+  if (!r.ok) throw await problem(r);
+  return (await r.json()) as T;
+}
+
+/** POSTs NDJSON lines to a /v1 path. */
+export async function postNDJSON(path: string, lines: string[]): Promise<string> {
+  const h = headers("application/x-ndjson") as Record<string, string>;
+  h["Content-Type"] = "application/x-ndjson";
+  const r = await fetch(path, { method: "POST", headers: h, body: lines.join("\n") + "\n" });
+  if (!r.ok) throw await problem(r);
+  return r.text();
+}
+
+/** A page of events and the log length the server reported with it. */
+export interface EventPage {
+  events: Envelope[];
+  /** Logbook-Next-Seq when the server sends it. */
+  nextSeq?: number;
+}
+
+/** Reads the events [from, to) of a session as NDJSON. */
+export async function events(id: string, from: number, to: number, signal?: AbortSignal): Promise<EventPage> {
+  const r = await fetch(`${sessionPath(id)}/events?from=${from}&to=${to}`, {
+    headers: headers("application/x-ndjson"),
+    signal,
+  });
+  if (!r.ok) throw await problem(r);
+  const text = await r.text();
+  const out: Envelope[] = [];
+  let start = 0;
+  while (start < text.length) {
+    let end = text.indexOf("\n", start);
+    if (end < 0) end = text.length;
+    if (end > start) out.push(JSON.parse(text.slice(start, end)) as Envelope);
+    start = end + 1;
+  }
+  const next = r.headers.get("Logbook-Next-Seq");
+  return { events: out, nextSeq: next === null ? undefined : Number(next) };
+}
+
+/**
+ * Follows a session's events from seq from over Server-Sent Events, read
+ * through fetch's streaming body (EventSource cannot send the token).
+ * onEvent gets each envelope; the returned promise settles when the stream
+ * ends or signal aborts. It reconnects after a dropped stream, resuming
+ * after the last seq it saw (Last-Event-ID).
+ */
+export async function follow(id: string, from: number, onEvent: (e: Envelope) => void, signal: AbortSignal): Promise<void> {
+  let last = from - 1;
+  while (!signal.aborted) {
+    try {
+      const h = headers("text/event-stream") as Record<string, string>;
+      if (last >= 0) h["Last-Event-ID"] = String(last);
+      const r = await fetch(`${sessionPath(id)}/events?from=${from}`, { headers: h, signal });
+      if (!r.ok || !r.body) throw await problem(r);
+      const reader = r.body.pipeThrough(new TextDecoderStream()).getReader();
+      let buf = "";
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buf += value;
+        let cut: number;
+        while ((cut = buf.indexOf("\n\n")) >= 0) {
+          const block = buf.slice(0, cut);
+          buf = buf.slice(cut + 2);
+          let data = "";
+          for (const line of block.split("\n")) {
+            if (line.startsWith("data:")) data += line.slice(line.startsWith("data: ") ? 6 : 5);
+          }
+          if (data) {
+            const e = JSON.parse(data) as Envelope;
+            last = e.seq;
+            onEvent(e);
+          }
+        }
+      }
+    } catch (err) {
+      if (signal.aborted) return;
+      if (err instanceof Problem && err.status < 500) throw err;
+    }
+    await new Promise((res) => setTimeout(res, 1000));
+  }
+}
+
+/** The path of a session's resource. */
+export function sessionPath(id: string): string {
+  return `v1/sessions/${encodeURIComponent(id)}`;
+}
+
+/** The optional routes this server turned out not to have, asked once per page load. */
+const missing = new Set<string>();
+
+/**
+ * Calls an optional route (one a server may lack: /why, /lineage, /tokens,
+ * /shadowed, a request format): undefined when the server has no such
+ * route or feature, remembered under name so the page asks only once.
+ */
+export async function optional<T>(name: string, call: () => Promise<T>): Promise<T | undefined> {
+  if (missing.has(name)) return undefined;
+  try {
+    return await call();
+  } catch (err) {
+    if (!unsupported(err)) throw err;
+    missing.add(name);
+    return undefined;
+  }
+}
+
+/**
+ * Whether an error means the server has no such route or feature (an older
+ * server, or one whose helper routes have not landed): the viewer then
+ * hides the view instead of failing.
+ */
+export function unsupported(err: unknown): boolean {
+  return err instanceof Problem && (err.code === "ROUTE_NOT_FOUND" || err.code === "USAGE" || err.status === 404 && err.code !== "SESSION_NOT_FOUND");
+}

@@ -1,0 +1,64 @@
+// The viewer's entry point: routes by the URL fragment (#/ for the
+// sessions, #/sessions/ID?seq=N for one session) and asks for the bearer
+// token once when the server wants one.
+
+import "./style.css";
+import { setToken, setUnauthorizedHandler } from "./api";
+import { h } from "./dom";
+import { sessionView, type Opened } from "./session";
+import { sessionsView } from "./sessions";
+
+const root = document.getElementById("app")!;
+let opened: Opened | undefined;
+
+function route(): void {
+  opened?.close();
+  opened = undefined;
+  const m = /^#\/sessions\/([^?]+)(?:\?(.*))?$/.exec(location.hash);
+  if (m) {
+    const seq = new URLSearchParams(m[2] ?? "").get("seq");
+    const id = decodeURIComponent(m[1]);
+    document.title = `${id} · logbook`;
+    opened = sessionView(root, id, seq !== null && /^\d+$/.test(seq) ? Number(seq) : undefined);
+    return;
+  }
+  document.title = "Sessions · logbook";
+  void sessionsView(root);
+}
+
+// The token form: shown when a call answers 401, once per tab (the token
+// stays in sessionStorage until the tab closes).
+let asking = false;
+setUnauthorizedHandler(() => {
+  if (asking) return;
+  asking = true;
+  const input = h("input", { type: "password", id: "token", name: "token", autocomplete: "current-password", required: true });
+  const dialog = h(
+    "dialog",
+    { class: "token", "aria-labelledby": "token-title" },
+    h(
+      "form",
+      {
+        method: "dialog",
+        onsubmit: () => {
+          setToken(input.value);
+          asking = false;
+          dialog.remove();
+          route();
+        },
+      },
+      h("h2", { id: "token-title" }, "This server needs a token"),
+      h("p", {}, "Paste the bearer token of its --token-file. It is kept for this tab only."),
+      h("label", { for: "token" }, "Token "),
+      input,
+      " ",
+      h("button", { type: "submit" }, "Open"),
+    ),
+  );
+  document.body.append(dialog);
+  dialog.showModal();
+  input.focus();
+});
+
+window.addEventListener("hashchange", route);
+route();

@@ -1,0 +1,155 @@
+// The Sessions view: every stored session, newest activity first, with a
+// filter by id or text.
+
+import { getJSON, Problem, sessionPath, unsupported, type Listed, type SessionInfo } from "./api";
+import { h, replace, when } from "./dom";
+
+/** A listed session and what the view learnt of it since. */
+interface Entry extends Listed {
+  /** Messages on the surface; −1 when they could not be read. */
+  messages?: number;
+  /** The torn-tail warning of GET /v1/sessions/{id}. */
+  torn?: string;
+}
+
+interface Page {
+  sessions: Listed[];
+  nextCursor: string | null;
+}
+
+/** Whether the server lists by activity (order=activity); false once it refused. */
+let activityOrder = true;
+
+/** Reads every page of the listing, newest activity first (recent on a server without order=activity). */
+export async function listAll(): Promise<Listed[]> {
+  const out: Listed[] = [];
+  let order = activityOrder ? "activity" : "recent";
+  let cursor: string | null = null;
+  for (;;) {
+    let page: Page;
+    try {
+      page = await getJSON<Page>(`v1/sessions?order=${order}&limit=1000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
+    } catch (err) {
+      if (order === "activity" && unsupported(err)) {
+        order = "recent";
+        activityOrder = false;
+        continue;
+      }
+      throw err;
+    }
+    out.push(...page.sessions);
+    if (!page.nextCursor) break;
+    cursor = page.nextCursor;
+  }
+  return out;
+}
+
+/** When a session last changed: the listing's lastActivity, else its creation. */
+function activity(s: Listed): number | undefined {
+  return s.lastActivity ?? s.header?.createdAt;
+}
+
+/** The parent of a listed session and its fork point. */
+export function parentOf(s: Listed): { id: string; seq?: number } | undefined {
+  if (s.parent) return s.parent;
+  const p = s.header?.parentSession;
+  if (!p) return undefined;
+  const n = s.header?.inheritedEventCount;
+  return { id: p, seq: typeof n === "number" && n > 0 ? n - 1 : undefined };
+}
+
+/** Renders the Sessions view into root. */
+export async function sessionsView(root: HTMLElement): Promise<void> {
+  const status = h("p", { class: "muted", role: "status" }, "Loading sessions…");
+  const filter = h("input", {
+    type: "search",
+    id: "filter",
+    placeholder: "Filter by id or text",
+    "aria-label": "Filter sessions by id or text",
+    autocomplete: "off",
+  });
+  const body = h("tbody");
+  const table = h(
+    "table",
+    { class: "sessions", "aria-label": "Sessions, newest activity first" },
+    h(
+      "thead",
+      {},
+      h("tr", {}, ...["Session", "Events", "Created", "Last active", "Parent", "Messages", "State"].map((t) => h("th", { scope: "col" }, t))),
+    ),
+    body,
+  );
+  replace(root, h("section", { class: "page" }, h("h1", {}, "Sessions"), h("div", { class: "toolbar" }, filter), status, table));
+  let all: Entry[];
+  try {
+    all = await listAll();
+  } catch (err) {
+    status.textContent = err instanceof Problem ? `Cannot list sessions: ${err.message}` : String(err);
+    return;
+  }
+  all.sort((a, b) => (activity(b) ?? 0) - (activity(a) ?? 0) || a.id.localeCompare(b.id));
+  const render = () => {
+    const q = filter.value.trim().toLowerCase();
+    const shown = all.filter((s) => !q || haystack(s).includes(q));
+    replace(body, ...shown.map(row));
+    status.textContent = `${shown.length} of ${all.length} sessions`;
+  };
+  filter.addEventListener("input", render);
+  render();
+  void details(all, body);
+}
+
+/** Sessions whose length and message count the view fetches (the rest show "…"). */
+const detailed = 100;
+
+/**
+ * Fills in each listed session's event count (when the listing had none),
+ * message count and torn badge, two sessions at a time: each costs the
+ * server a read of that session's log.
+ */
+async function details(all: Entry[], body: HTMLElement): Promise<void> {
+  const queue = all.slice(0, detailed);
+  const work = async () => {
+    for (let s = queue.shift(); s; s = queue.shift()) {
+      if (s.error) continue;
+      try {
+        const [info, surface] = await Promise.all([
+          getJSON<SessionInfo>(sessionPath(s.id)),
+          getJSON<number[]>(sessionPath(s.id) + "/surface"),
+        ]);
+        s.eventCount = info.length;
+        s.messages = surface.length;
+        if (info.torn) s.torn = info.warning ?? "torn";
+      } catch (err) {
+        s.messages = -1;
+        if (err instanceof Problem) s.error = { code: err.code, detail: err.message };
+      }
+      const tr = body.querySelector(`tr[data-session="${CSS.escape(s.id)}"]`);
+      tr?.replaceWith(row(s));
+    }
+  };
+  await Promise.all([work(), work()]);
+}
+
+/** The text a filter matches: id, parent, working directory, error. */
+function haystack(s: Listed): string {
+  return [s.id, parentOf(s)?.id, s.header?.cwd, s.error?.code, s.error?.detail, s.live ? "live" : "stored"].filter(Boolean).join(" ").toLowerCase();
+}
+
+function row(s: Entry): HTMLTableRowElement {
+  const p = parentOf(s);
+  const badges: (HTMLElement | string)[] = [h("span", { class: s.live ? "badge live" : "badge" }, s.live ? "live" : "stored")];
+  if (s.torn) badges.push(h("span", { class: "badge bad", title: s.torn }, "torn"));
+  if (s.error) badges.push(h("span", { class: "badge bad", title: s.error.detail }, s.error.code === "CORRUPT_LOG" ? "corrupt" : s.error.code));
+  return h(
+    "tr",
+    { "data-session": s.id },
+    h("th", { scope: "row" }, h("a", { href: `#/sessions/${encodeURIComponent(s.id)}` }, s.id)),
+    h("td", { class: "num", "data-col": "events" }, s.eventCount ?? "…"),
+    h("td", {}, when(s.header?.createdAt)),
+    h("td", {}, when(s.lastActivity)),
+    h("td", {}, p ? h("a", { href: `#/sessions/${encodeURIComponent(p.id)}${p.seq !== undefined ? `?seq=${p.seq}` : ""}` }, p.id, p.seq !== undefined ? ` @${p.seq}` : "") : "—"),
+    h("td", { class: "num", "data-col": "messages" }, s.messages === undefined ? (s.error ? "—" : "…") : s.messages < 0 ? "—" : s.messages),
+    h("td", { "data-col": "state" }, ...badges),
+  );
+}

@@ -1,0 +1,137 @@
+// The browser tests' harness: the logbook binary (LOGBOOK_TEST_BIN, or
+// built once), real `logbook serve` processes over real stores (the demo's,
+// the 100,000-message session's, an empty one), and Debian's Chromium
+// driven by playwright-core with a new, empty profile.
+
+import { execFileSync, spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+export const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
+
+/** Where the screenshots go (gitignored); LOGBOOK_VIEWER_ARTIFACTS moves them. */
+export const artifacts = process.env.LOGBOOK_VIEWER_ARTIFACTS ?? fileURLToPath(new URL("../test-artifacts/", import.meta.url));
+
+/** The Chromium the tests drive; LOGBOOK_CHROMIUM overrides Debian's. */
+export const chromiumPath = process.env.LOGBOOK_CHROMIUM ?? "/usr/bin/chromium";
+
+const scratch = [];
+
+/** A directory removed by cleanup. */
+export function tempDir(prefix) {
+  const d = mkdtempSync(join(tmpdir(), prefix));
+  scratch.push(d);
+  return d;
+}
+
+let bin;
+
+/** The logbook binary: LOGBOOK_TEST_BIN, or built once into a temporary directory. */
+export function logbookBin() {
+  if (!bin) {
+    bin = process.env.LOGBOOK_TEST_BIN;
+    if (!bin) {
+      bin = join(tempDir("logbook-viewer-bin-"), "logbook");
+      execFileSync("go", ["build", "-o", bin, "./cmd/logbook"], { cwd: repoRoot, stdio: "inherit" });
+    }
+  }
+  return bin;
+}
+
+/** Runs the logbook binary to completion, returning its stdout. */
+export function logbook(args, input) {
+  return execFileSync(logbookBin(), args, { input, encoding: "utf8", stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"], maxBuffer: 64 << 20 });
+}
+
+/** The demo's store (`logbook demo`): the config to serve it with. */
+export function demoStore() {
+  const dir = join(tempDir("logbook-viewer-demo-"), "demo");
+  logbook(["demo", "--data", dir]);
+  return join(dir, "demo.hcl");
+}
+
+/**
+ * The data directory of a store holding session "big": 100,000 messages
+ * (266,673 events) of internal/corpus's long session, written once by
+ * viewer/internal/bigsession and `logbook import`, and kept under the
+ * temporary directory for later runs (LOGBOOK_VIEWER_BIG names another).
+ */
+export function bigStore() {
+  const dir = process.env.LOGBOOK_VIEWER_BIG ?? join(tmpdir(), "logbook-viewer-big-v1");
+  if (existsSync(join(dir, "complete"))) return dir;
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const exp = join(dir, "big.export.jsonl");
+  execFileSync("go", ["run", "./viewer/internal/bigsession", "-id", "big", "-messages", "100000", exp], { cwd: repoRoot, stdio: "inherit" });
+  logbook(["--data", join(dir, "data"), "import", exp]);
+  rmSync(exp);
+  writeFileSync(join(dir, "complete"), "");
+  return dir;
+}
+
+/** A running `logbook serve`. */
+export class Server {
+  constructor(proc, url) {
+    this.proc = proc;
+    this.url = url;
+  }
+
+  /** Starts serve with the given global args (--config or --data) on a free loopback port. */
+  static async start(global, extra = []) {
+    const proc = spawn(logbookBin(), [...global, "serve", "--addr", "127.0.0.1:0", ...extra], { stdio: ["ignore", "ignore", "pipe"] });
+    let log = "";
+    const url = await new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`logbook serve did not listen within 20 s:\n${log}`)), 20_000);
+      proc.stderr.on("data", (b) => {
+        log += b.toString();
+        const m = /logbook serve: listening on (\S+)/.exec(log);
+        if (m) {
+          clearTimeout(timer);
+          resolve(`http://${m[1]}`);
+        }
+      });
+      proc.once("exit", (code) => {
+        clearTimeout(timer);
+        reject(new Error(`logbook serve exited (${code}):\n${log}`));
+      });
+    });
+    const s = new Server(proc, url);
+    s.exited = new Promise((resolve) => proc.once("exit", resolve));
+    return s;
+  }
+
+  /** Stops the server (SIGTERM) and waits for it. */
+  async stop() {
+    this.proc.kill("SIGTERM");
+    await this.exited;
+  }
+}
+
+/** Chromium, headless, with a new empty profile. */
+export async function browser() {
+  if (!existsSync(chromiumPath)) throw new Error(`no Chromium at ${chromiumPath}: apt-get install chromium (or set LOGBOOK_CHROMIUM)`);
+  const profile = tempDir("logbook-viewer-profile-");
+  return chromium.launchPersistentContext(profile, {
+    executablePath: chromiumPath,
+    headless: true,
+    viewport: { width: 1400, height: 900 },
+    args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-quic"],
+  });
+}
+
+/** Saves a screenshot of page as name.png in the artifacts directory and prints where. */
+export async function screenshot(page, name) {
+  mkdirSync(artifacts, { recursive: true });
+  const path = join(artifacts, `${name}.png`);
+  await page.screenshot({ path });
+  console.log(`screenshot: ${path}`);
+  return path;
+}
+
+/** Removes the temporary directories. */
+export function cleanup() {
+  for (const d of scratch.splice(0)) rmSync(d, { recursive: true, force: true });
+}

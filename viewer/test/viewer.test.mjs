@@ -1,0 +1,261 @@
+// The viewer in a real browser (Debian's Chromium through playwright-core)
+// against real `logbook serve` processes: the demo's store, a live session
+// another client appends to, a server with a token, and a stored session of
+// 100,000 messages.
+
+import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { bigStore, browser, cleanup, demoStore, Server, screenshot, tempDir } from "./harness.mjs";
+
+let ctx;
+before(async () => {
+  ctx = await browser();
+});
+after(async () => {
+  await ctx?.close();
+  cleanup();
+});
+
+/** A new page whose console errors fail the test that reads them. */
+async function newPage() {
+  const page = await ctx.newPage();
+  page.errors = [];
+  page.on("pageerror", (e) => page.errors.push(String(e)));
+  // Chromium logs every answer ≥ 400 as a console error; the viewer asks
+  // for optional routes a server may lack, so those are not errors here.
+  page.on("console", (m) => m.type() === "error" && !m.text().startsWith("Failed to load resource") && page.errors.push(m.text()));
+  return page;
+}
+
+/** The seqs of every timeline row, scrolling the list from top to bottom. */
+async function allRows(page) {
+  return page.evaluate(async () => {
+    const tl = document.querySelector(".timeline");
+    const seen = new Map();
+    tl.scrollTop = 0;
+    for (;;) {
+      await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+      for (const r of tl.querySelectorAll(".row:not(.loading)")) seen.set(Number(r.dataset.seq), r.dataset.type);
+      if (tl.scrollTop + tl.clientHeight >= tl.scrollHeight) break;
+      tl.scrollTop += tl.clientHeight / 2;
+    }
+    tl.scrollTop = 0;
+    return [...seen.entries()].sort((a, b) => a[0] - b[0]);
+  });
+}
+
+describe("the demo's store", () => {
+  let srv;
+  before(async () => {
+    srv = await Server.start(["--config", demoStore()]);
+  });
+  after(async () => srv?.stop());
+
+  test("the sessions list shows both sessions, with the fork's parent", async () => {
+    const page = await newPage();
+    await page.goto(srv.url + "/");
+    await page.locator('tr[data-session="demo-fork"]').waitFor();
+    const ids = await page.locator("tbody tr").evaluateAll((rows) => rows.map((r) => r.dataset.session));
+    assert.deepEqual([...ids].sort(), ["demo", "demo-fork"]);
+    assert.match(await page.locator('tr[data-session="demo-fork"]').innerText(), /demo @18/);
+    await page.locator('tr[data-session="demo"] [data-col="messages"]').filter({ hasText: /^\d+$/ }).waitFor();
+    await page.fill("#filter", "fork");
+    assert.equal(await page.locator("tbody tr").count(), 1);
+    await page.fill("#filter", "");
+    await screenshot(page, "sessions");
+    assert.deepEqual(page.errors, []);
+    await page.close();
+  });
+
+  test("the timeline shows every event and flags the crash-repair closers", async () => {
+    const page = await newPage();
+    await page.goto(srv.url + "/#/sessions/demo");
+    await page.locator('.row[data-seq="0"]:not(.loading)').waitFor();
+    const info = await (await fetch(`${srv.url}/v1/sessions/demo`)).json();
+    const rows = await allRows(page);
+    assert.equal(rows.length, info.length);
+    assert.deepEqual(rows.map(([s]) => s), [...Array(info.length).keys()]);
+    // The closers the resume appended after the crash: the tool result of
+    // the interrupted call, its step/end and turn/end, then the end-seed.
+    await page.locator(".timeline").evaluate((tl) => (tl.scrollTop = 20 * 26));
+    for (const [seq, badge, why] of [
+      [27, "repair", /outcome is unknown/],
+      [28, "repair", /crash repair/],
+      [29, "repair", /crash repair/],
+      [30, "store", /new lifecycle/],
+    ]) {
+      const b = page.locator(`.row[data-seq="${seq}"] .badge.synth`);
+      assert.equal(await b.innerText(), badge, `seq ${seq}`);
+      assert.match(await b.getAttribute("title"), why, `seq ${seq}`);
+    }
+    // The resume's own end-seed (seq 19, before turn 2) is flagged too.
+    assert.match(await page.locator('.row[data-seq="19"] .badge.synth').getAttribute("title"), /new lifecycle/);
+    assert.deepEqual(await page.locator(".row.synthetic").evaluateAll((r) => r.map((e) => Number(e.dataset.seq))), [19, 27, 28, 29, 30]);
+    await screenshot(page, "timeline-repair");
+    assert.deepEqual(page.errors, []);
+    await page.close();
+  });
+
+  test("clicking the compaction checkpoint highlights the range it replaced", async () => {
+    const page = await newPage();
+    await page.goto(srv.url + "/#/sessions/demo?seq=46");
+    const cp = page.locator('.row[data-seq="46"]');
+    await cp.waitFor();
+    assert.match(await cp.innerText(), /checkpoint · replaces 2–38/);
+    await cp.locator(".seq").click();
+    await page.locator(".row.hl-by").waitFor();
+    const hl = await page.locator(".row.hl").evaluateAll((rows) => rows.map((r) => Number(r.dataset.seq)));
+    assert.ok(hl.length > 0);
+    assert.ok(hl.every((s) => s >= 2 && s <= 38), `highlighted ${hl}`);
+    // Every rendered row inside the range is highlighted; none outside.
+    const rendered = await page.locator(".row").evaluateAll((rows) => rows.map((r) => [Number(r.dataset.seq), r.classList.contains("hl")]));
+    for (const [s, on] of rendered) assert.equal(on, s >= 2 && s <= 38, `seq ${s}`);
+    // The surface shows which events the compaction took off it.
+    await page.locator('.row[data-seq="38"].shadowed').waitFor();
+    assert.equal(await page.locator('.row[data-seq="41"].shadowed').count(), 0);
+    await screenshot(page, "compaction");
+    assert.deepEqual(page.errors, []);
+    await page.close();
+  });
+
+  test("picking seq 18 shows the 7 messages of the fork point, the request and the fork tree", async () => {
+    const page = await newPage();
+    await page.goto(srv.url + "/#/sessions/demo");
+    await page.locator('.row[data-seq="18"]').click();
+    await page.locator("#msg-count").filter({ hasText: "7 messages" }).waitFor();
+    assert.equal(await page.locator("ol.messages > li").count(), 7);
+    assert.deepEqual(
+      await page.locator("ol.messages > li").evaluateAll((l) => l.map((li) => Number(li.dataset.seq))),
+      [1, 2, 6, 8, 11, 13, 16],
+    );
+    await page.locator("#request-json").filter({ hasText: "mock-coder-1" }).waitFor();
+    await screenshot(page, "model-saw-18");
+    // The seq slider picks too.
+    await page.locator("#seq-slider").fill("2");
+    await page.locator("#msg-count").filter({ hasText: "2 messages" }).waitFor();
+    // Keyboard: arrow down from the picked row and Enter picks the next.
+    await page.locator(".timeline").focus();
+    await page.keyboard.press("ArrowDown");
+    await page.keyboard.press("Enter");
+    await page.locator("#seq-out").filter({ hasText: /^3$/ }).waitFor();
+    await page.click("#tab-forks");
+    const fork = page.locator('.lineage a[href="#/sessions/demo-fork?seq=18"]');
+    await fork.waitFor();
+    await screenshot(page, "forks");
+    await fork.click();
+    await page.locator('.row[data-seq="18"].picked').waitFor();
+    await page.click("#tab-saw");
+    await page.locator("#msg-count").filter({ hasText: "7 messages" }).waitFor();
+    await screenshot(page, "fork-child-at-18");
+    assert.deepEqual(page.errors, []);
+    await page.close();
+  });
+});
+
+describe("a live session", () => {
+  let srv;
+  before(async () => {
+    srv = await Server.start(["--data", tempDir("logbook-viewer-live-")]);
+  });
+  after(async () => srv?.stop());
+
+  const append = async (lines) => {
+    const r = await fetch(`${srv.url}/v1/sessions/live/events`, {
+      method: "POST",
+      headers: { "Content-Type": "application/x-ndjson" },
+      body: lines.map((l) => JSON.stringify(l)).join("\n") + "\n",
+    });
+    assert.equal(r.status, 200, await r.text());
+  };
+
+  test("receives an event appended by another client within a second", async () => {
+    const r = await fetch(`${srv.url}/v1/sessions`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ id: "live" }) });
+    assert.equal(r.status, 201, await r.text());
+    await append([
+      { type: "turn/start", data: { turn: 1 } },
+      { type: "user/message", data: { id: "u1", role: "user", content: [{ type: "text", text: "hello" }], source: { kind: "prompt" } }, surfaceOp: "append" },
+    ]);
+    const page = await newPage();
+    await page.goto(srv.url + "/#/sessions/live");
+    await page.locator('.row[data-seq="1"]:not(.loading)').waitFor();
+    await page.locator(".facts .badge.live", { hasText: "following" }).waitFor();
+    await new Promise((r) => setTimeout(r, 300)); // the follow is connected
+    const t0 = Date.now();
+    await append([{ type: "step/start", data: { turn: 1, step: 1 } }]);
+    await page.locator('.row[data-seq="2"][data-type="step/start"]').waitFor({ timeout: 1000 });
+    const ms = Date.now() - t0;
+    console.log(`live: the appended event showed after ${ms} ms`);
+    assert.ok(ms <= 1000, `${ms} ms`);
+    assert.match(await page.locator('[data-fact="length"]').innerText(), /3 events/);
+    await screenshot(page, "live");
+    assert.deepEqual(page.errors, []);
+    await page.close();
+  });
+});
+
+describe("a server with a token", () => {
+  let srv;
+  const token = "viewer-test-token-0123456789";
+  before(async () => {
+    const dir = tempDir("logbook-viewer-token-");
+    const file = join(dir, "token");
+    writeFileSync(file, token + "\n", { mode: 0o600 });
+    srv = await Server.start(["--data", join(dir, "data")], ["--token-file", file]);
+  });
+  after(async () => srv?.stop());
+
+  test("the page loads without it, asks for it once and sends it", async () => {
+    assert.equal((await fetch(`${srv.url}/v1/sessions`)).status, 401);
+    const r = await fetch(`${srv.url}/v1/sessions`, { method: "POST", headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" }, body: '{"id":"t1"}' });
+    assert.equal(r.status, 201);
+    const page = await newPage();
+    await page.goto(srv.url + "/");
+    await page.locator("dialog.token").waitFor();
+    await screenshot(page, "token");
+    await page.fill("#token", token);
+    await page.keyboard.press("Enter");
+    await page.locator('tr[data-session="t1"]').waitFor();
+    await page.reload();
+    await page.locator('tr[data-session="t1"]').waitFor();
+    assert.equal(await page.locator("dialog.token").count(), 0);
+    await page.close();
+  });
+});
+
+describe("a stored session of 100,000 messages", () => {
+  let srv;
+  before(async () => {
+    srv = await Server.start(["--data", join(bigStore(), "data")]);
+  });
+  after(async () => srv?.stop());
+
+  test("opens in at most a second and scrolls", async () => {
+    const page = await newPage();
+    await page.goto(srv.url + "/");
+    await page.locator('tr[data-session="big"]').waitFor();
+    const t0 = Date.now();
+    await page.click('tr[data-session="big"] a');
+    await page.locator('.row[data-seq="0"]:not(.loading)').waitFor();
+    const ms = Date.now() - t0;
+    const length = await page.locator('[data-fact="length"]').innerText();
+    console.log(`100K messages (${length}): opened in ${ms} ms (page: ${await page.evaluate(() => document.body.dataset.openMs)} ms)`);
+    assert.match(length, /266673 events/);
+    // Jump to the middle and the end; the rows arrive from the server's pages.
+    for (const frac of [0.5, 1]) {
+      const t1 = Date.now();
+      await page.locator(".timeline").evaluate((tl, f) => (tl.scrollTop = f * tl.scrollHeight), frac);
+      await page.waitForFunction(() => {
+        const rows = [...document.querySelectorAll(".timeline .row")];
+        return rows.length > 0 && rows.every((r) => !r.classList.contains("loading"));
+      });
+      console.log(`100K: scrolled to ${frac * 100}% in ${Date.now() - t1} ms`);
+    }
+    assert.ok((await page.locator(".timeline .row").count()) < 200, "the list is virtualized");
+    await screenshot(page, "big");
+    assert.deepEqual(page.errors, []);
+    assert.ok(ms <= 1000, `opened in ${ms} ms`);
+    await page.close();
+  });
+});
