@@ -1,7 +1,7 @@
 # logbook — the two set-up commands of the README are `make run` and `make test`.
 GO ?= go
 
-.PHONY: run test test-clients vet fmt-check fuzz-smoke bench chaos
+.PHONY: run test test-clients test-viewer vet fmt-check fuzz-smoke bench chaos
 
 # run builds the logbook binary into bin/ and runs the guided tour
 # (`logbook demo`): a scripted agent session through real plugin
@@ -11,10 +11,11 @@ run:
 	./bin/logbook demo
 
 # test runs every test: the Go tests with the race detector, then the
-# clients' (test-clients).
+# clients' (test-clients) and the web viewer's in a browser (test-viewer).
 test:
 	$(GO) test -race -count=1 ./...
 	$(MAKE) test-clients
+	$(MAKE) test-viewer
 
 # test-clients runs the TypeScript client's tests (npm ci from its
 # lockfile, tsc, node --test) and the Python client's (unittest), both
@@ -26,6 +27,20 @@ test-clients:
 	$(GO) build -o "$$bin/logbook" ./cmd/logbook && \
 	(cd clients/typescript && npm ci --no-audit --no-fund && LOGBOOK_TEST_BIN="$$bin/logbook" npm test) && \
 	(cd clients/python && LOGBOOK_TEST_BIN="$$bin/logbook" python3 -m unittest discover -v)
+
+# test-viewer runs the web viewer's tests in a real browser: npm ci from
+# viewer/package-lock.json, then node --test driving Chromium
+# (CHROMIUM, default Debian's /usr/bin/chromium) through playwright-core
+# against real `logbook serve` processes of one binary built into a
+# temporary directory. The first run also writes a 100,000-message store
+# under the temporary directory (logbook-viewer-big-v1), which later runs
+# reuse. Screenshots go to viewer/test-artifacts/.
+CHROMIUM ?= /usr/bin/chromium
+test-viewer:
+	@test -x "$(CHROMIUM)" || { echo "test-viewer needs Chromium at $(CHROMIUM): apt-get install chromium" >&2; exit 1; }
+	@bin=$$(mktemp -d) && trap 'rm -rf "$$bin"' EXIT && \
+	$(GO) build -o "$$bin/logbook" ./cmd/logbook && \
+	(cd viewer && npm ci --no-audit --no-fund && LOGBOOK_TEST_BIN="$$bin/logbook" LOGBOOK_CHROMIUM="$(CHROMIUM)" npm test)
 
 # chaos runs the long fault suite (test/chaos): CHAOS_FAULTS faults per
 # backend against a real serve, then the summary table; `make test` runs a

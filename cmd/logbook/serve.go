@@ -37,6 +37,7 @@ func newServeCmd(a *app) *cobra.Command {
 			"The same port serves the /v1 resource API: native JSON, NDJSON appends, Server-Sent\n" +
 			"Events and problem+json errors (docs/openapi.json, also at GET /v1/openapi.json):\n\n" +
 			"  curl http://127.0.0.1:7420/v1/sessions/s1/events\n\n" +
+			"A browser at / gets the web viewer (docs/viewer.md), which reads the same API.\n" +
 			"It listens on 127.0.0.1:7420 by default and says where on stderr. With --token-file every\n" +
 			"request needs \"Authorization: Bearer <token>\"; an address that is not loopback requires it.\n" +
 			"GET /healthz, GET /readyz and grpc.health.v1.Health answer without the token.\n" +

@@ -7,7 +7,7 @@ import { h, replace, when } from "./dom";
 import { message, messageText, show } from "./events";
 import { Log, pageSize } from "./log";
 import { lineagePanel } from "./lineage";
-import { Timeline } from "./timeline";
+import { Timeline, type Marks } from "./timeline";
 
 /** The open session view; close stops its follow. */
 export interface Opened {
@@ -58,12 +58,13 @@ async function open(id: string, seq: number | undefined, facts: HTMLElement, mai
   document.body.dataset.openMs = String(Math.round(performance.now() - started));
 
   // What no longer is on the surface: after the first rows are drawn.
-  void marks(id, signal).then((m) => {
-    if (!m) return;
-    tl.marks.onSurface = m.onSurface;
-    tl.marks.replacedBy = m.replacedBy;
-    tl.schedule();
-  });
+  const remark = () =>
+    void marks(id, signal).then((m) => {
+      if (!m) return;
+      Object.assign(tl.marks, { shadowed: undefined, onSurface: undefined, replacedBy: undefined }, m);
+      tl.schedule();
+    });
+  remark();
 
   // Live: new events arrive without a reload.
   const live = h("span", { class: "badge live", hidden: true }, "● following");
@@ -80,7 +81,7 @@ async function open(id: string, seq: number | undefined, facts: HTMLElement, mai
       if (stick) requestAnimationFrame(() => tl.toEnd());
       panel.grew();
       clearTimeout(refresh);
-      if (e.surfaceOp !== undefined) refresh = window.setTimeout(() => void marks(id, signal).then((m) => m && ((tl.marks.onSurface = m.onSurface), (tl.marks.replacedBy = m.replacedBy), tl.schedule())), 300);
+      if (e.surfaceOp !== undefined) refresh = window.setTimeout(remark, 300);
     },
     signal,
   ).catch(() => {});
@@ -104,13 +105,16 @@ function renderFacts(facts: HTMLElement, info: SessionInfo, log: Log, live?: HTM
   if (live) facts.append(" ", live);
 }
 
-/** The surface and what took events off it: /shadowed when the server has it, else /surface. */
-async function marks(id: string, signal: AbortSignal): Promise<{ onSurface: Set<number>; replacedBy?: Map<number, number> } | undefined> {
+/**
+ * Which events no longer are on the surface: GET …/shadowed when the
+ * server has it (with the replacement that shadowed each), else every
+ * surface event missing from GET …/surface.
+ */
+async function marks(id: string, signal: AbortSignal): Promise<Pick<Marks, "shadowed" | "onSurface" | "replacedBy"> | undefined> {
   try {
-    const surface = await getJSON<number[]>(sessionPath(id) + "/surface", signal);
     const s = await optional("shadowed", () => getJSON<Shadowed>(sessionPath(id) + "/shadowed", signal));
-    const replacedBy = s && new Map(Object.entries(s.replacedBy ?? {}).map(([k, v]) => [Number(k), v]));
-    return { onSurface: new Set(surface), replacedBy };
+    if (s) return { shadowed: new Set(s.shadowed), replacedBy: new Map(Object.entries(s.replacedBy ?? {}).map(([k, v]) => [Number(k), v])) };
+    return { onSurface: new Set(await getJSON<number[]>(sessionPath(id) + "/surface", signal)) };
   } catch {
     return undefined;
   }
@@ -331,7 +335,7 @@ class Panel {
       n.relation ? h("span", { class: "badge" }, n.relation) : null,
       n.replace ? h("span", { class: "badge replaces" }, `replaces ${n.replace.startSeq}–${n.replace.endSeq}`) : null,
       n.repeated ? h("span", { class: "muted" }, " (shown above)") : null,
-      text ? h("div", { class: "muted why-text" }, text) : null,
+      text && !n.summary ? h("div", { class: "muted why-text" }, text) : null,
       n.summary ? h("div", { class: "muted why-text" }, String(n.summary).slice(0, 200)) : null,
       kids.length ? h("ul", { role: "group" }, ...kids.map((k: any) => this.whyNode(k))) : null,
     );

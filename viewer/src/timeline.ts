@@ -15,7 +15,9 @@ const overscan = 12;
 
 /** What the timeline marks besides the events themselves. */
 export interface Marks {
-  /** Seqs of surface events still on the surface; undefined until known. */
+  /** Seqs no longer on the surface (GET …/shadowed); undefined until known. */
+  shadowed?: Set<number>;
+  /** Seqs on the surface, for a server without …/shadowed. */
   onSurface?: Set<number>;
   /** The event that took a shadowed seq off the surface, when known. */
   replacedBy?: Map<number, number>;
@@ -120,7 +122,7 @@ export class Timeline {
     if (!e) return h("div", { class: "row loading", style, role: "option", id: `ev-${seq}`, "data-seq": seq, "aria-selected": "false" }, h("span", { class: "seq" }, seq), h("span", { class: "muted" }, "loading…"));
     const s = show(e, this.log.get(seq + 1));
     const m = this.marks;
-    const shadowed = s.surface && m.onSurface !== undefined && !m.onSurface.has(seq);
+    const shadowed = s.surface && (m.shadowed ? m.shadowed.has(seq) : m.onSurface !== undefined && !m.onSurface.has(seq));
     const hl = m.highlight && seq >= m.highlight.start && seq <= m.highlight.end;
     const cls = ["row", `fam-${s.family}`];
     if (s.synthetic) cls.push("synthetic");
