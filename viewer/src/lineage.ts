@@ -1,7 +1,7 @@
 // The Forks panel: the lineage tree of a session (its ancestors, itself,
 // its descendants), each child linked at its fork point.
 
-import { getJSON, optional, sessionPath, type SessionInfo } from "./api";
+import { getJSON, optional, sessionPath } from "./api";
 import { h, replace } from "./dom";
 import { listAll, parentOf } from "./sessions";
 
@@ -48,19 +48,19 @@ async function tree(id: string): Promise<Node> {
   return build(root);
 }
 
-/** Renders the Forks panel of session info into body. */
-export async function lineagePanel(info: SessionInfo, body: HTMLElement, live: () => boolean): Promise<void> {
-  const t = await tree(info.id);
+/** Renders the Forks panel of session id into body. */
+export async function lineagePanel(id: string, body: HTMLElement, live: () => boolean): Promise<void> {
+  const t = await tree(id);
   if (!live()) return;
   const node = (n: Node): HTMLElement =>
     h(
       "li",
-      { role: "treeitem", "aria-expanded": n.children?.length ? "true" : null, "aria-current": n.id === info.id ? "page" : null, "data-session": n.id },
+      { role: "treeitem", "aria-expanded": n.children?.length ? "true" : null, "aria-current": n.id === id ? "page" : null, "data-session": n.id },
       n.missing
         ? h("span", { class: "muted" }, `${n.id} (not stored)`)
         : h("a", { href: `#/sessions/${encodeURIComponent(n.id)}${n.seq !== undefined ? `?seq=${n.seq}` : ""}` }, n.id),
       n.seq !== undefined ? h("span", { class: "muted" }, ` forked at seq ${n.seq}`) : null,
-      n.id === info.id ? h("span", { class: "badge" }, "this session") : null,
+      n.id === id ? h("span", { class: "badge" }, "this session") : null,
       n.children?.length ? h("ul", { role: "group" }, ...n.children.map(node)) : null,
     );
   replace(body, h("h2", {}, "Forks"), h("ul", { class: "lineage", role: "tree", "aria-label": "Lineage: parents, children and fork points" }, node(t)), h("p", { class: "muted" }, "A child opens at its fork point: the last event it inherited."));

@@ -23,7 +23,9 @@ function route(): void {
     return;
   }
   document.title = "Sessions · logbook";
-  void sessionsView(root);
+  const stop = new AbortController();
+  opened = { close: () => stop.abort() };
+  void sessionsView(root, stop.signal);
 }
 
 // The token form: shown when a call answers 401, once per tab (the token

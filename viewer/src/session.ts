@@ -37,25 +37,40 @@ export function sessionView(root: HTMLElement, id: string, seq: number | undefin
 async function open(id: string, seq: number | undefined, facts: HTMLElement, main: HTMLElement, signal: AbortSignal): Promise<void> {
   const started = performance.now();
   const firstFrom = seq === undefined ? 0 : Math.max(0, Math.floor(seq / pageSize) * pageSize);
-  // The session and its first window of events, fetched together.
-  const [info, first] = await Promise.all([getJSON<SessionInfo>(sessionPath(id), signal), readEvents(id, firstFrom, firstFrom + pageSize, signal)]);
+  // The first window of events draws the timeline; the session's
+  // description (which costs the server a read of the whole stored log)
+  // fills in the facts when it arrives. A server without Logbook-Next-Seq
+  // needs the description for the log's length first.
+  const infoP = getJSON<SessionInfo>(sessionPath(id), signal);
+  infoP.catch(() => {});
+  const first = await readEvents(id, firstFrom, firstFrom + pageSize, signal);
+  const length = first.nextSeq ?? (await infoP).length;
   if (signal.aborted) return;
-  const log = new Log(id, info.length);
+  const log = new Log(id, length);
   log.put(first.events);
   const tl = new Timeline(log);
-  const panel = new Panel(log, tl, info);
+  const panel = new Panel(log, tl);
   tl.onPick = (s) => {
     panel.pick(s);
     const q = `#/sessions/${encodeURIComponent(id)}?seq=${s}`;
     if (location.hash !== q) history.replaceState(null, "", q);
   };
   replace(main, h("div", { class: "left" }, tl.el), panel.el);
+  let info: SessionInfo | undefined;
   renderFacts(facts, info, log);
   tl.render();
-  if (seq !== undefined && seq < info.length) tl.pick(seq);
-  else if (info.length > 0) panel.pick(0);
+  if (seq !== undefined && seq < length) tl.pick(seq);
+  else if (length > 0) panel.pick(0);
   performance.mark("logbook-timeline-ready");
   document.body.dataset.openMs = String(Math.round(performance.now() - started));
+  const live = h("span", { class: "badge live", hidden: true }, "● following");
+  void infoP.then(
+    (i) => {
+      info = i;
+      renderFacts(facts, info, log, live);
+    },
+    (err) => facts.append(" ", h("span", { class: "badge bad", title: err instanceof Problem ? err.message : String(err) }, err instanceof Problem ? err.code : "error")),
+  );
 
   // What no longer is on the surface: after the first rows are drawn.
   const remark = () =>
@@ -67,7 +82,6 @@ async function open(id: string, seq: number | undefined, facts: HTMLElement, mai
   remark();
 
   // Live: new events arrive without a reload.
-  const live = h("span", { class: "badge live", hidden: true }, "● following");
   facts.append(" ", live);
   let refresh = 0;
   void follow(
@@ -88,14 +102,13 @@ async function open(id: string, seq: number | undefined, facts: HTMLElement, mai
   live.hidden = false;
 }
 
-function renderFacts(facts: HTMLElement, info: SessionInfo, log: Log, live?: HTMLElement): void {
-  const parts: (HTMLElement | string)[] = [
-    h("span", { "data-fact": "length" }, `${log.length} events`),
-    " · created ",
-    when(info.header.createdAt),
-    " · ",
-    h("span", { class: info.live ? "badge live" : "badge" }, info.live ? "live" : "stored"),
-  ];
+function renderFacts(facts: HTMLElement, info: SessionInfo | undefined, log: Log, live?: HTMLElement): void {
+  const parts: (HTMLElement | string)[] = [h("span", { "data-fact": "length" }, `${log.length} events`)];
+  if (!info) {
+    replace(facts, ...parts, live ?? null);
+    return;
+  }
+  parts.push(" · created ", when(info.header.createdAt), " · ", h("span", { class: info.live ? "badge live" : "badge" }, info.live ? "live" : "stored"));
   if (info.header.parentSession) {
     const n = info.header.inheritedEventCount;
     parts.push(" · forked from ", h("a", { href: `#/sessions/${encodeURIComponent(info.header.parentSession)}${n ? `?seq=${n - 1}` : ""}` }, info.header.parentSession), n ? ` at seq ${n - 1}` : "");
@@ -140,7 +153,6 @@ class Panel {
   constructor(
     private log: Log,
     private tl: Timeline,
-    private info: SessionInfo,
   ) {
     this.slider = h("input", { type: "range", id: "seq-slider", min: 0, max: Math.max(0, log.length - 1), value: 0, step: 1, "aria-label": "Pick an event by seq" });
     this.sliderOut = h("output", { for: "seq-slider", id: "seq-out" }, "0");
@@ -212,7 +224,7 @@ class Panel {
         void done(this.whyTab(this.whySeq ?? this.seq, live));
         break;
       case "forks":
-        void done(lineagePanel(this.info, this.body, live));
+        void done(lineagePanel(this.log.id, this.body, live));
         break;
     }
   }

@@ -59,7 +59,7 @@ export function parentOf(s: Listed): { id: string; seq?: number } | undefined {
 }
 
 /** Renders the Sessions view into root. */
-export async function sessionsView(root: HTMLElement): Promise<void> {
+export async function sessionsView(root: HTMLElement, signal: AbortSignal): Promise<void> {
   const status = h("p", { class: "muted", role: "status" }, "Loading sessions…");
   const filter = h("input", {
     type: "search",
@@ -96,7 +96,7 @@ export async function sessionsView(root: HTMLElement): Promise<void> {
   };
   filter.addEventListener("input", render);
   render();
-  void details(all, body);
+  void details(all, body, signal);
 }
 
 /** Sessions whose length and message count the view fetches (the rest show "…"). */
@@ -105,17 +105,17 @@ const detailed = 100;
 /**
  * Fills in each listed session's event count (when the listing had none),
  * message count and torn badge, two sessions at a time: each costs the
- * server a read of that session's log.
+ * server a read of that session's log. Leaving the view stops it.
  */
-async function details(all: Entry[], body: HTMLElement): Promise<void> {
+async function details(all: Entry[], body: HTMLElement, signal: AbortSignal): Promise<void> {
   const queue = all.slice(0, detailed);
   const work = async () => {
-    for (let s = queue.shift(); s; s = queue.shift()) {
+    for (let s = queue.shift(); s && !signal.aborted; s = queue.shift()) {
       if (s.error) continue;
       try {
         const [info, surface] = await Promise.all([
-          getJSON<SessionInfo>(sessionPath(s.id)),
-          getJSON<number[]>(sessionPath(s.id) + "/surface"),
+          getJSON<SessionInfo>(sessionPath(s.id), signal),
+          getJSON<number[]>(sessionPath(s.id) + "/surface", signal),
         ]);
         s.eventCount = info.length;
         s.messages = surface.length;
