@@ -213,3 +213,38 @@ type Watcher interface {
 	// stored is SESSION_NOT_FOUND.
 	Watch(ctx context.Context, id string, from Offset, fn func(length Offset) error) error
 }
+
+// CapabilityReadFrames is the Info capability of a persistence plugin whose
+// backend is a FrameReader.
+const CapabilityReadFrames = "read-frames"
+
+// Frame is one stored Zstandard frame (RFC 8878) of a FrameReader: Data
+// decodes to the Count canonical envelopes First, First+1, …, each ending
+// in '\n', and carries the content checksum that proves it.
+type Frame struct {
+	// Offset is where the frame is stored (a byte offset in a log file),
+	// named in errors about it.
+	Offset int64
+	First  Seq
+	Count  int64
+	Data   []byte
+}
+
+// FrameReader is the optional persistence capability "read-frames": a
+// backend that stores its events as Zstandard frames hands them over as
+// they are stored, and the reader decodes them itself, so the decoded log
+// does not cross the plugin channel (docs/storage.md, "Reading frames").
+// The host discovers it by type assertion on an in-process backend and by
+// the capability in GetInfo on a plugin, and reads through Read without
+// it.
+type FrameReader interface {
+	// ReadFrames calls fn with consecutive runs of the stored frames that
+	// hold the events [offset, min(offset+length, end)) of the handle's
+	// session, in order, as Read would see them (the same snapshot and
+	// checks of the handle); length -1 reads to the end. The first frame
+	// may begin before offset and the last end after the range: the reader
+	// skips those events. The frames are fresh buffers fn may keep. framed
+	// is false, and fn is never called, when this log is not stored as
+	// frames (a plain log): the caller then reads it through Read.
+	ReadFrames(ctx context.Context, handle string, offset Offset, length int64, fn func(frames []Frame) error) (framed bool, err error)
+}

@@ -135,6 +135,7 @@ func openIndex(t *testing.T, b *Backend) (sdk.Opened, index, bool, [][]byte, err
 		events = append(events, c...)
 		return nil
 	})
+	requireSameThroughFrames(t, b, o, 0, o.NextSeq, events, err)
 	return o, ix, decoded, events, err
 }
 
@@ -269,6 +270,7 @@ func TestCheckpointFrameTableChecked(t *testing.T) {
 			t.Fatal(err)
 		}
 		err = b.Read(t.Context(), o.Handle, at, 1, func([][]byte) error { return nil })
+		requireSameThroughFrames(t, b, o, at, at+1, nil, err)
 		b.Close(t.Context(), o.Handle)
 		if !sdkCode(err, sdk.CodeCorruptLog) {
 			t.Errorf("frame counts %v: a read of event %d: %v, want CORRUPT_LOG", counts, at, err)

@@ -13,6 +13,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"github.com/seed-e5e476df/logbook/plugins/jsonl/vfs"
 	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/frames"
 	"github.com/seed-e5e476df/logbook/sdk/handles"
 )
 
@@ -23,52 +24,99 @@ import (
 // (LOG_SHRANK when that leaves fewer events than it showed). Chunks hold
 // at most 512 events or about 1 MiB and are fresh buffers fn may keep.
 func (b *Backend) Read(ctx context.Context, handle string, offset sdk.Offset, length int64, fn func(events [][]byte) error) error {
-	if err := handles.Ended(ctx, op, "read"); err != nil {
+	r, end, err := b.startRead(ctx, handle, offset, length, fn)
+	if err != nil || int64(offset) >= end {
 		return err
+	}
+	if r.zst {
+		dec, err := b.decoder(true)
+		if err != nil {
+			return err
+		}
+		r.dec = dec
+		return r.frames(int64(offset), end)
+	}
+	return r.lines(int64(offset), end)
+}
+
+// ReadFrames implements sdk.FrameReader: the batch frames of a zstd log
+// that hold the events [offset, end), read from the file as they are
+// stored, in runs of about readChunkBytes; a plain log is framed false.
+// The read takes the same snapshot of the handle as Read, and drops the
+// frames the open kept decoded (the reader decodes its own).
+func (b *Backend) ReadFrames(ctx context.Context, handle string, offset sdk.Offset, length int64, fn func(frames []sdk.Frame) error) (bool, error) {
+	r, end, err := b.startRead(ctx, handle, offset, length, nil)
+	if err != nil {
+		return false, err
+	}
+	if !r.zst {
+		return false, nil
+	}
+	if int64(offset) >= end {
+		return true, nil
+	}
+	first, last := r.frameSpan(int64(offset), end)
+	for fi := first; fi <= last; {
+		fj, size := fi, int64(0)
+		for fj <= last && (fj == fi || size+r.ix.frames[fj].size <= readChunkBytes) {
+			size += r.ix.frames[fj].size
+			fj++
+		}
+		base := r.ix.frames[fi].off
+		buf := make([]byte, size) // the frames are contiguous in the file
+		if err := readFull(r.f, buf, base); err != nil {
+			return true, handles.IOError(op, r.id, "reading "+r.path, err)
+		}
+		run := make([]sdk.Frame, 0, fj-fi)
+		for _, fr := range r.ix.frames[fi:fj] {
+			s := fr.off - base
+			run = append(run, sdk.Frame{Offset: fr.off, First: sdk.Seq(fr.first), Count: fr.count, Data: buf[s : s+fr.size : s+fr.size]})
+		}
+		if err := handles.Ended(ctx, op, "read frames"); err != nil {
+			return true, err
+		}
+		if err := fn(run); err != nil {
+			return true, err
+		}
+		fi = fj
+	}
+	return true, nil
+}
+
+// startRead checks a Read's arguments and takes the snapshot of the
+// handle's log it reads: a read takes the log's size at its start and
+// reads only below it (see Read). end is where the read stops.
+func (b *Backend) startRead(ctx context.Context, handle string, offset sdk.Offset, length int64, fn func([][]byte) error) (r reader, end int64, err error) {
+	if err := handles.Ended(ctx, op, "read"); err != nil {
+		return reader{}, 0, err
 	}
 	hd, err := b.handles.Get(handle)
 	if err != nil {
-		return err
+		return reader{}, 0, err
 	}
 	if err := handles.CheckRead(hd.id, offset, length); err != nil {
-		return err
+		return reader{}, 0, err
 	}
 	hd.mu.Lock()
+	defer hd.mu.Unlock()
 	if err := hd.usable(); err != nil {
-		hd.mu.Unlock()
-		return err
+		return reader{}, 0, err
 	}
 	if !hd.write && !hd.pending {
 		if err := b.refresh(hd); err != nil {
-			hd.mu.Unlock()
-			return err
+			return reader{}, 0, err
 		}
 	}
 	if hd.ix.next < hd.floor {
 		e := sdk.Errorf(sdk.CodeLogShrank, op, "this handle saw %d events; %s now holds %d", hd.floor, hd.path, hd.ix.next)
 		e.SessionID = hd.id
-		hd.mu.Unlock()
-		return e
+		return reader{}, 0, e
 	}
 	hd.floor = hd.ix.next
-	ix, f, zst, path, kept := hd.ix.snapshot(), hd.f, hd.zst, hd.path, hd.kept
+	ix := hd.ix.snapshot()
+	r = reader{ctx: ctx, id: hd.id, path: hd.path, f: hd.f, zst: hd.zst, ix: &ix, kept: hd.kept, fn: fn}
 	hd.kept = nil
-	hd.mu.Unlock()
-
-	end := handles.ReadEnd(offset, length, ix.next)
-	if int64(offset) >= end {
-		return nil
-	}
-	r := reader{ctx: ctx, id: hd.id, path: path, f: f, ix: &ix, fn: fn}
-	if zst {
-		dec, err := b.decoder(true)
-		if err != nil {
-			return err
-		}
-		r.dec, r.kept = dec, kept
-		return r.frames(int64(offset), end)
-	}
-	return r.lines(int64(offset), end)
+	return r, handles.ReadEnd(offset, length, ix.next), nil
 }
 
 // refresh brings a read handle's index up to the log's current size
@@ -120,6 +168,7 @@ type reader struct {
 	id   string
 	path string
 	f    vfs.File
+	zst  bool
 	ix   *index
 	dec  *zstd.Decoder
 	kept [][]byte // the decoded content of ix.frames[:len(kept)], owned by this read
@@ -166,19 +215,7 @@ func (r *reader) lines(from, to int64) error {
 // are read and decoded by one goroutine up to readAhead frames ahead of
 // the emitting, so a long read decodes while its chunks go out.
 func (r *reader) frames(from, to int64) error {
-	first, _ := slices.BinarySearchFunc(r.ix.frames, from, func(f frameRef, seq int64) int {
-		switch {
-		case f.first+f.count <= seq:
-			return -1
-		case f.first > seq:
-			return 1
-		}
-		return 0
-	})
-	last := first // the frame holding event to-1
-	for r.ix.frames[last].first+r.ix.frames[last].count < to {
-		last++
-	}
+	first, last := r.frameSpan(from, to)
 	ahead := r.decodeAhead(max(first, len(r.kept)), last)
 	defer ahead.stop()
 	var chunk [][]byte
@@ -218,7 +255,7 @@ func (r *reader) frames(from, to int64) error {
 			line := rest[:nl:nl]
 			rest = rest[nl+1:]
 			if k == fr.first {
-				if got, ok := leadSeq(line); ok && got != k {
+				if got, ok := frames.LeadSeq(line); ok && got != k {
 					return corruptAt(r.id, r.path, fmt.Sprintf("byte offset %d: the frame starts with seq %d, not the %d it was indexed with", fr.off, got, k))
 				}
 			}
@@ -257,19 +294,23 @@ func (r *reader) frames(from, to int64) error {
 	return flush()
 }
 
-// leadSeq reads the seq of an envelope that starts with its seq member, as
-// the host writes them; ok is false for any other.
-func leadSeq(env []byte) (seq int64, ok bool) {
-	rest, ok := bytes.CutPrefix(env, []byte(`{"seq":`))
-	if !ok {
-		return 0, false
+// frameSpan returns the first and the last of the frames that hold the
+// events [from, to), to > from.
+func (r *reader) frameSpan(from, to int64) (first, last int) {
+	first, _ = slices.BinarySearchFunc(r.ix.frames, from, func(f frameRef, seq int64) int {
+		switch {
+		case f.first+f.count <= seq:
+			return -1
+		case f.first > seq:
+			return 1
+		}
+		return 0
+	})
+	last = first // the frame holding event to-1
+	for r.ix.frames[last].first+r.ix.frames[last].count < to {
+		last++
 	}
-	n := 0
-	for n < len(rest) && n < 16 && '0' <= rest[n] && rest[n] <= '9' {
-		seq = seq*10 + int64(rest[n]-'0')
-		n++
-	}
-	return seq, n > 0 && n < len(rest) && rest[n] == ','
+	return first, last
 }
 
 // readAhead is how many decoded frames a read's decoder may hold ready

@@ -214,6 +214,21 @@ func (x persistenceProxy) ReadCheckpoint(ctx context.Context, handle string) (sd
 	return events, data, found, x.p.observe(err)
 }
 
+// ReadFrames is sdk.FrameReader over the current plugin process; a plugin
+// that did not declare sdk.CapabilityReadFrames at its start is not asked
+// (framed false: the caller reads through Read).
+func (x persistenceProxy) ReadFrames(ctx context.Context, handle string, off sdk.Offset, n int64, fn func([]sdk.Frame) error) (bool, error) {
+	if !slices.Contains(x.p.Info().Capabilities, sdk.CapabilityReadFrames) {
+		return false, nil
+	}
+	c, err := adapter[sdk.FrameReader](x.p, sdk.KindPersistence)
+	if err != nil {
+		return false, err
+	}
+	framed, err := c.ReadFrames(ctx, handle, off, n, fn)
+	return framed, x.p.observe(err)
+}
+
 type summarizerProxy struct{ p *Plugin }
 
 func (x summarizerProxy) Summarize(ctx context.Context, r sdk.SummarizeRequest) (sdk.SummarizeReply, error) {
@@ -275,6 +290,7 @@ var (
 	_ sdk.SalvageReader       = persistenceProxy{}
 	_ sdk.PrefixCopier        = prefixCopierProxy{}
 	_ sdk.Checkpointer        = persistenceProxy{}
+	_ sdk.FrameReader         = persistenceProxy{}
 	_ sdk.Watcher             = watchingProxy{}
 	_ sdk.PrefixCopier        = watchingPrefixCopierProxy{}
 	_ sdk.Watcher             = watchingPrefixCopierProxy{}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/seed-e5e476df/logbook/runtime/session"
 	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/frames"
 )
 
 // RepairReport says what Open repaired (docs/architecture.md).
@@ -184,8 +185,21 @@ func (st *Store) restoreOnce(ctx context.Context, b *backend, o sdk.Opened, opts
 		trusted = int(min(int64(ck.Events()), n))
 	}
 	return restoreRead(ctx, r, opts.MaxEventBytes, trusted, func(fn func([][]byte) error) error {
-		return b.p.Read(ctx, o.Handle, 0, n, fn)
+		return readLog(ctx, b.p, o, n, fn)
 	})
+}
+
+// readLog reads the opened log's first n events, as Read would send them:
+// through the backend's stored frames, decoded here, when it hands them
+// over (sdk.FrameReader), else through Read.
+func readLog(ctx context.Context, p sdk.Persistence, o sdk.Opened, n int64, fn func([][]byte) error) error {
+	if fr, ok := p.(sdk.FrameReader); ok {
+		framed, err := frames.Read(ctx, fr, o.Header.ID, o.Handle, 0, sdk.Offset(n), fn)
+		if framed || err != nil {
+			return err
+		}
+	}
+	return p.Read(ctx, o.Handle, 0, n, fn)
 }
 
 // checkpointOf returns the backend's checkpoint of the opened session when

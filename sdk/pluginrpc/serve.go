@@ -191,6 +191,11 @@ func (c ServeConfig) Validate() error {
 			return invalid("plugin %q declares capability %q but its Persistence does not implement sdk.PrefixCopier", c.Info.Name, sdk.CapabilityCopyPrefix)
 		}
 	}
+	if slices.Contains(c.Info.Capabilities, sdk.CapabilityReadFrames) {
+		if _, ok := c.Persistence.(sdk.FrameReader); !ok {
+			return invalid("plugin %q declares capability %q but its Persistence does not implement sdk.FrameReader", c.Info.Name, sdk.CapabilityReadFrames)
+		}
+	}
 	if slices.Contains(c.Info.Capabilities, sdk.CapabilityWatch) {
 		if _, ok := c.Persistence.(sdk.Watcher); !ok {
 			return invalid("plugin %q declares capability %q but its Persistence does not implement sdk.Watcher", c.Info.Name, sdk.CapabilityWatch)

@@ -70,6 +70,137 @@ func (Access) EnumDescriptor() ([]byte, []int) {
 	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{0}
 }
 
+type FramesChunk struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Frames        []*StoredFrame         `protobuf:"bytes,1,rep,name=frames,proto3" json:"frames,omitempty"`
+	Unframed      bool                   `protobuf:"varint,2,opt,name=unframed,proto3" json:"unframed,omitempty"` // the log is not stored as frames: read it with Read
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FramesChunk) Reset() {
+	*x = FramesChunk{}
+	mi := &file_logbook_v1_persistence_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FramesChunk) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FramesChunk) ProtoMessage() {}
+
+func (x *FramesChunk) ProtoReflect() protoreflect.Message {
+	mi := &file_logbook_v1_persistence_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FramesChunk.ProtoReflect.Descriptor instead.
+func (*FramesChunk) Descriptor() ([]byte, []int) {
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *FramesChunk) GetFrames() []*StoredFrame {
+	if x != nil {
+		return x.Frames
+	}
+	return nil
+}
+
+func (x *FramesChunk) GetUnframed() bool {
+	if x != nil {
+		return x.Unframed
+	}
+	return false
+}
+
+// StoredFrame is one stored frame, or a part of one: a frame whose part has
+// more set continues in the next StoredFrame (in this message or the next),
+// which repeats its offset, first and count.
+type StoredFrame struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Offset        int64                  `protobuf:"varint,1,opt,name=offset,proto3" json:"offset,omitempty"` // where it is stored (a byte offset), for errors
+	First         int64                  `protobuf:"varint,2,opt,name=first,proto3" json:"first,omitempty"`   // the seq of its first event
+	Count         int64                  `protobuf:"varint,3,opt,name=count,proto3" json:"count,omitempty"`   // its events
+	Data          []byte                 `protobuf:"bytes,4,opt,name=data,proto3" json:"data,omitempty"`
+	More          bool                   `protobuf:"varint,5,opt,name=more,proto3" json:"more,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StoredFrame) Reset() {
+	*x = StoredFrame{}
+	mi := &file_logbook_v1_persistence_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StoredFrame) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StoredFrame) ProtoMessage() {}
+
+func (x *StoredFrame) ProtoReflect() protoreflect.Message {
+	mi := &file_logbook_v1_persistence_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StoredFrame.ProtoReflect.Descriptor instead.
+func (*StoredFrame) Descriptor() ([]byte, []int) {
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *StoredFrame) GetOffset() int64 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+func (x *StoredFrame) GetFirst() int64 {
+	if x != nil {
+		return x.First
+	}
+	return 0
+}
+
+func (x *StoredFrame) GetCount() int64 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *StoredFrame) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *StoredFrame) GetMore() bool {
+	if x != nil {
+		return x.More
+	}
+	return false
+}
+
 type WatchRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
@@ -80,7 +211,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[0]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -92,7 +223,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[0]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -105,7 +236,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{0}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *WatchRequest) GetSessionId() string {
@@ -131,7 +262,7 @@ type WatchReply struct {
 
 func (x *WatchReply) Reset() {
 	*x = WatchReply{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[1]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -143,7 +274,7 @@ func (x *WatchReply) String() string {
 func (*WatchReply) ProtoMessage() {}
 
 func (x *WatchReply) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[1]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -156,7 +287,7 @@ func (x *WatchReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchReply.ProtoReflect.Descriptor instead.
 func (*WatchReply) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{1}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *WatchReply) GetLength() int64 {
@@ -177,7 +308,7 @@ type WriteCheckpointRequest struct {
 
 func (x *WriteCheckpointRequest) Reset() {
 	*x = WriteCheckpointRequest{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[2]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -189,7 +320,7 @@ func (x *WriteCheckpointRequest) String() string {
 func (*WriteCheckpointRequest) ProtoMessage() {}
 
 func (x *WriteCheckpointRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[2]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -202,7 +333,7 @@ func (x *WriteCheckpointRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteCheckpointRequest.ProtoReflect.Descriptor instead.
 func (*WriteCheckpointRequest) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{2}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *WriteCheckpointRequest) GetHandle() string {
@@ -237,7 +368,7 @@ type CheckpointReply struct {
 
 func (x *CheckpointReply) Reset() {
 	*x = CheckpointReply{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[3]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -249,7 +380,7 @@ func (x *CheckpointReply) String() string {
 func (*CheckpointReply) ProtoMessage() {}
 
 func (x *CheckpointReply) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[3]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -262,7 +393,7 @@ func (x *CheckpointReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckpointReply.ProtoReflect.Descriptor instead.
 func (*CheckpointReply) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{3}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *CheckpointReply) GetFound() bool {
@@ -294,7 +425,7 @@ type DescribeRequest struct {
 
 func (x *DescribeRequest) Reset() {
 	*x = DescribeRequest{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[4]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -306,7 +437,7 @@ func (x *DescribeRequest) String() string {
 func (*DescribeRequest) ProtoMessage() {}
 
 func (x *DescribeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[4]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -319,7 +450,7 @@ func (x *DescribeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DescribeRequest.ProtoReflect.Descriptor instead.
 func (*DescribeRequest) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{4}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{6}
 }
 
 type DescribeReply struct {
@@ -333,7 +464,7 @@ type DescribeReply struct {
 
 func (x *DescribeReply) Reset() {
 	*x = DescribeReply{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[5]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -345,7 +476,7 @@ func (x *DescribeReply) String() string {
 func (*DescribeReply) ProtoMessage() {}
 
 func (x *DescribeReply) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[5]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -358,7 +489,7 @@ func (x *DescribeReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DescribeReply.ProtoReflect.Descriptor instead.
 func (*DescribeReply) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{5}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *DescribeReply) GetName() string {
@@ -391,7 +522,7 @@ type CreateRequest struct {
 
 func (x *CreateRequest) Reset() {
 	*x = CreateRequest{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[6]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -403,7 +534,7 @@ func (x *CreateRequest) String() string {
 func (*CreateRequest) ProtoMessage() {}
 
 func (x *CreateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[6]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -416,7 +547,7 @@ func (x *CreateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateRequest.ProtoReflect.Descriptor instead.
 func (*CreateRequest) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{6}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *CreateRequest) GetHeader() []byte {
@@ -436,7 +567,7 @@ type OpenRequest struct {
 
 func (x *OpenRequest) Reset() {
 	*x = OpenRequest{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[7]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -448,7 +579,7 @@ func (x *OpenRequest) String() string {
 func (*OpenRequest) ProtoMessage() {}
 
 func (x *OpenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[7]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -461,7 +592,7 @@ func (x *OpenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenRequest.ProtoReflect.Descriptor instead.
 func (*OpenRequest) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{7}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *OpenRequest) GetId() string {
@@ -495,7 +626,7 @@ type HandleReply struct {
 
 func (x *HandleReply) Reset() {
 	*x = HandleReply{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[8]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -507,7 +638,7 @@ func (x *HandleReply) String() string {
 func (*HandleReply) ProtoMessage() {}
 
 func (x *HandleReply) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[8]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -520,7 +651,7 @@ func (x *HandleReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandleReply.ProtoReflect.Descriptor instead.
 func (*HandleReply) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{8}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *HandleReply) GetHandle() string {
@@ -583,7 +714,7 @@ type AppendRequest struct {
 
 func (x *AppendRequest) Reset() {
 	*x = AppendRequest{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[9]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -595,7 +726,7 @@ func (x *AppendRequest) String() string {
 func (*AppendRequest) ProtoMessage() {}
 
 func (x *AppendRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[9]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -608,7 +739,7 @@ func (x *AppendRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendRequest.ProtoReflect.Descriptor instead.
 func (*AppendRequest) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{9}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *AppendRequest) GetHandle() string {
@@ -642,7 +773,7 @@ type AppendReply struct {
 
 func (x *AppendReply) Reset() {
 	*x = AppendReply{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[10]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -654,7 +785,7 @@ func (x *AppendReply) String() string {
 func (*AppendReply) ProtoMessage() {}
 
 func (x *AppendReply) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[10]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -667,7 +798,7 @@ func (x *AppendReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendReply.ProtoReflect.Descriptor instead.
 func (*AppendReply) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{10}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *AppendReply) GetNextSeq() int64 {
@@ -695,7 +826,7 @@ type ReadRequest struct {
 
 func (x *ReadRequest) Reset() {
 	*x = ReadRequest{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[11]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -707,7 +838,7 @@ func (x *ReadRequest) String() string {
 func (*ReadRequest) ProtoMessage() {}
 
 func (x *ReadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[11]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -720,7 +851,7 @@ func (x *ReadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadRequest.ProtoReflect.Descriptor instead.
 func (*ReadRequest) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{11}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ReadRequest) GetHandle() string {
@@ -753,7 +884,7 @@ type ReadChunk struct {
 
 func (x *ReadChunk) Reset() {
 	*x = ReadChunk{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[12]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -765,7 +896,7 @@ func (x *ReadChunk) String() string {
 func (*ReadChunk) ProtoMessage() {}
 
 func (x *ReadChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[12]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -778,7 +909,7 @@ func (x *ReadChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadChunk.ProtoReflect.Descriptor instead.
 func (*ReadChunk) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{12}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ReadChunk) GetEvents() [][]byte {
@@ -797,7 +928,7 @@ type HandleRequest struct {
 
 func (x *HandleRequest) Reset() {
 	*x = HandleRequest{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[13]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -809,7 +940,7 @@ func (x *HandleRequest) String() string {
 func (*HandleRequest) ProtoMessage() {}
 
 func (x *HandleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[13]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -822,7 +953,7 @@ func (x *HandleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandleRequest.ProtoReflect.Descriptor instead.
 func (*HandleRequest) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{13}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *HandleRequest) GetHandle() string {
@@ -842,7 +973,7 @@ type FlushReply struct {
 
 func (x *FlushReply) Reset() {
 	*x = FlushReply{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[14]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -854,7 +985,7 @@ func (x *FlushReply) String() string {
 func (*FlushReply) ProtoMessage() {}
 
 func (x *FlushReply) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[14]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -867,7 +998,7 @@ func (x *FlushReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlushReply.ProtoReflect.Descriptor instead.
 func (*FlushReply) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{14}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *FlushReply) GetDurableNextSeq() int64 {
@@ -893,7 +1024,7 @@ type StatRequest struct {
 
 func (x *StatRequest) Reset() {
 	*x = StatRequest{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[15]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -905,7 +1036,7 @@ func (x *StatRequest) String() string {
 func (*StatRequest) ProtoMessage() {}
 
 func (x *StatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[15]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -918,7 +1049,7 @@ func (x *StatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatRequest.ProtoReflect.Descriptor instead.
 func (*StatRequest) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{15}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *StatRequest) GetId() string {
@@ -941,7 +1072,7 @@ type StatReply struct {
 
 func (x *StatReply) Reset() {
 	*x = StatReply{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[16]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -953,7 +1084,7 @@ func (x *StatReply) String() string {
 func (*StatReply) ProtoMessage() {}
 
 func (x *StatReply) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[16]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -966,7 +1097,7 @@ func (x *StatReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatReply.ProtoReflect.Descriptor instead.
 func (*StatReply) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{16}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *StatReply) GetHeader() []byte {
@@ -1012,7 +1143,7 @@ type ListRequest struct {
 
 func (x *ListRequest) Reset() {
 	*x = ListRequest{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[17]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1024,7 +1155,7 @@ func (x *ListRequest) String() string {
 func (*ListRequest) ProtoMessage() {}
 
 func (x *ListRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[17]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1037,7 +1168,7 @@ func (x *ListRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRequest.ProtoReflect.Descriptor instead.
 func (*ListRequest) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{17}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{19}
 }
 
 type ListEntry struct {
@@ -1052,7 +1183,7 @@ type ListEntry struct {
 
 func (x *ListEntry) Reset() {
 	*x = ListEntry{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[18]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1064,7 +1195,7 @@ func (x *ListEntry) String() string {
 func (*ListEntry) ProtoMessage() {}
 
 func (x *ListEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[18]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1077,7 +1208,7 @@ func (x *ListEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEntry.ProtoReflect.Descriptor instead.
 func (*ListEntry) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{18}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ListEntry) GetId() string {
@@ -1117,7 +1248,7 @@ type ReadDamagedRequest struct {
 
 func (x *ReadDamagedRequest) Reset() {
 	*x = ReadDamagedRequest{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[19]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1129,7 +1260,7 @@ func (x *ReadDamagedRequest) String() string {
 func (*ReadDamagedRequest) ProtoMessage() {}
 
 func (x *ReadDamagedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[19]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1142,7 +1273,7 @@ func (x *ReadDamagedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadDamagedRequest.ProtoReflect.Descriptor instead.
 func (*ReadDamagedRequest) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{19}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ReadDamagedRequest) GetId() string {
@@ -1168,7 +1299,7 @@ type DamagedPart struct {
 
 func (x *DamagedPart) Reset() {
 	*x = DamagedPart{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[20]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1180,7 +1311,7 @@ func (x *DamagedPart) String() string {
 func (*DamagedPart) ProtoMessage() {}
 
 func (x *DamagedPart) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[20]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1193,7 +1324,7 @@ func (x *DamagedPart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DamagedPart.ProtoReflect.Descriptor instead.
 func (*DamagedPart) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{20}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *DamagedPart) GetPart() isDamagedPart_Part {
@@ -1269,7 +1400,7 @@ type DamagedSummary struct {
 
 func (x *DamagedSummary) Reset() {
 	*x = DamagedSummary{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[21]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1281,7 +1412,7 @@ func (x *DamagedSummary) String() string {
 func (*DamagedSummary) ProtoMessage() {}
 
 func (x *DamagedSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[21]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1294,7 +1425,7 @@ func (x *DamagedSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DamagedSummary.ProtoReflect.Descriptor instead.
 func (*DamagedSummary) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{21}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *DamagedSummary) GetHeader() []byte {
@@ -1357,7 +1488,7 @@ type CopyPrefixRequest struct {
 
 func (x *CopyPrefixRequest) Reset() {
 	*x = CopyPrefixRequest{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[22]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1369,7 +1500,7 @@ func (x *CopyPrefixRequest) String() string {
 func (*CopyPrefixRequest) ProtoMessage() {}
 
 func (x *CopyPrefixRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[22]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1382,7 +1513,7 @@ func (x *CopyPrefixRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CopyPrefixRequest.ProtoReflect.Descriptor instead.
 func (*CopyPrefixRequest) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{22}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *CopyPrefixRequest) GetSourceId() string {
@@ -1411,7 +1542,16 @@ var File_logbook_v1_persistence_proto protoreflect.FileDescriptor
 const file_logbook_v1_persistence_proto_rawDesc = "" +
 	"\n" +
 	"\x1clogbook/v1/persistence.proto\x12\n" +
-	"logbook.v1\x1a\x15logbook/v1/info.proto\"A\n" +
+	"logbook.v1\x1a\x15logbook/v1/info.proto\"Z\n" +
+	"\vFramesChunk\x12/\n" +
+	"\x06frames\x18\x01 \x03(\v2\x17.logbook.v1.StoredFrameR\x06frames\x12\x1a\n" +
+	"\bunframed\x18\x02 \x01(\bR\bunframed\"y\n" +
+	"\vStoredFrame\x12\x16\n" +
+	"\x06offset\x18\x01 \x01(\x03R\x06offset\x12\x14\n" +
+	"\x05first\x18\x02 \x01(\x03R\x05first\x12\x14\n" +
+	"\x05count\x18\x03 \x01(\x03R\x05count\x12\x12\n" +
+	"\x04data\x18\x04 \x01(\fR\x04data\x12\x12\n" +
+	"\x04more\x18\x05 \x01(\bR\x04more\"A\n" +
 	"\fWatchRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x12\n" +
@@ -1505,7 +1645,7 @@ const file_logbook_v1_persistence_proto_rawDesc = "" +
 	"\x06Access\x12\x16\n" +
 	"\x12ACCESS_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vACCESS_READ\x10\x01\x12\x10\n" +
-	"\fACCESS_WRITE\x10\x022\x8b\a\n" +
+	"\fACCESS_WRITE\x10\x022\xcd\a\n" +
 	"\vPersistence\x12B\n" +
 	"\bDescribe\x12\x1b.logbook.v1.DescribeRequest\x1a\x19.logbook.v1.DescribeReply\x12<\n" +
 	"\x06Create\x12\x19.logbook.v1.CreateRequest\x1a\x17.logbook.v1.HandleReply\x128\n" +
@@ -1521,7 +1661,9 @@ const file_logbook_v1_persistence_proto_rawDesc = "" +
 	"CopyPrefix\x12\x1d.logbook.v1.CopyPrefixRequest\x1a\x17.logbook.v1.HandleReply\x12H\n" +
 	"\x0fWriteCheckpoint\x12\".logbook.v1.WriteCheckpointRequest\x1a\x11.logbook.v1.Empty\x12H\n" +
 	"\x0eReadCheckpoint\x12\x19.logbook.v1.HandleRequest\x1a\x1b.logbook.v1.CheckpointReply\x12;\n" +
-	"\x05Watch\x12\x18.logbook.v1.WatchRequest\x1a\x16.logbook.v1.WatchReply0\x01BAZ?github.com/seed-e5e476df/logbook/sdk/proto/logbook/v1;logbookv1b\x06proto3"
+	"\x05Watch\x12\x18.logbook.v1.WatchRequest\x1a\x16.logbook.v1.WatchReply0\x01\x12@\n" +
+	"\n" +
+	"ReadFrames\x12\x17.logbook.v1.ReadRequest\x1a\x17.logbook.v1.FramesChunk0\x01BAZ?github.com/seed-e5e476df/logbook/sdk/proto/logbook/v1;logbookv1b\x06proto3"
 
 var (
 	file_logbook_v1_persistence_proto_rawDescOnce sync.Once
@@ -1536,73 +1678,78 @@ func file_logbook_v1_persistence_proto_rawDescGZIP() []byte {
 }
 
 var file_logbook_v1_persistence_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_logbook_v1_persistence_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_logbook_v1_persistence_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_logbook_v1_persistence_proto_goTypes = []any{
 	(Access)(0),                    // 0: logbook.v1.Access
-	(*WatchRequest)(nil),           // 1: logbook.v1.WatchRequest
-	(*WatchReply)(nil),             // 2: logbook.v1.WatchReply
-	(*WriteCheckpointRequest)(nil), // 3: logbook.v1.WriteCheckpointRequest
-	(*CheckpointReply)(nil),        // 4: logbook.v1.CheckpointReply
-	(*DescribeRequest)(nil),        // 5: logbook.v1.DescribeRequest
-	(*DescribeReply)(nil),          // 6: logbook.v1.DescribeReply
-	(*CreateRequest)(nil),          // 7: logbook.v1.CreateRequest
-	(*OpenRequest)(nil),            // 8: logbook.v1.OpenRequest
-	(*HandleReply)(nil),            // 9: logbook.v1.HandleReply
-	(*AppendRequest)(nil),          // 10: logbook.v1.AppendRequest
-	(*AppendReply)(nil),            // 11: logbook.v1.AppendReply
-	(*ReadRequest)(nil),            // 12: logbook.v1.ReadRequest
-	(*ReadChunk)(nil),              // 13: logbook.v1.ReadChunk
-	(*HandleRequest)(nil),          // 14: logbook.v1.HandleRequest
-	(*FlushReply)(nil),             // 15: logbook.v1.FlushReply
-	(*StatRequest)(nil),            // 16: logbook.v1.StatRequest
-	(*StatReply)(nil),              // 17: logbook.v1.StatReply
-	(*ListRequest)(nil),            // 18: logbook.v1.ListRequest
-	(*ListEntry)(nil),              // 19: logbook.v1.ListEntry
-	(*ReadDamagedRequest)(nil),     // 20: logbook.v1.ReadDamagedRequest
-	(*DamagedPart)(nil),            // 21: logbook.v1.DamagedPart
-	(*DamagedSummary)(nil),         // 22: logbook.v1.DamagedSummary
-	(*CopyPrefixRequest)(nil),      // 23: logbook.v1.CopyPrefixRequest
-	(*PluginError)(nil),            // 24: logbook.v1.PluginError
-	(*Empty)(nil),                  // 25: logbook.v1.Empty
+	(*FramesChunk)(nil),            // 1: logbook.v1.FramesChunk
+	(*StoredFrame)(nil),            // 2: logbook.v1.StoredFrame
+	(*WatchRequest)(nil),           // 3: logbook.v1.WatchRequest
+	(*WatchReply)(nil),             // 4: logbook.v1.WatchReply
+	(*WriteCheckpointRequest)(nil), // 5: logbook.v1.WriteCheckpointRequest
+	(*CheckpointReply)(nil),        // 6: logbook.v1.CheckpointReply
+	(*DescribeRequest)(nil),        // 7: logbook.v1.DescribeRequest
+	(*DescribeReply)(nil),          // 8: logbook.v1.DescribeReply
+	(*CreateRequest)(nil),          // 9: logbook.v1.CreateRequest
+	(*OpenRequest)(nil),            // 10: logbook.v1.OpenRequest
+	(*HandleReply)(nil),            // 11: logbook.v1.HandleReply
+	(*AppendRequest)(nil),          // 12: logbook.v1.AppendRequest
+	(*AppendReply)(nil),            // 13: logbook.v1.AppendReply
+	(*ReadRequest)(nil),            // 14: logbook.v1.ReadRequest
+	(*ReadChunk)(nil),              // 15: logbook.v1.ReadChunk
+	(*HandleRequest)(nil),          // 16: logbook.v1.HandleRequest
+	(*FlushReply)(nil),             // 17: logbook.v1.FlushReply
+	(*StatRequest)(nil),            // 18: logbook.v1.StatRequest
+	(*StatReply)(nil),              // 19: logbook.v1.StatReply
+	(*ListRequest)(nil),            // 20: logbook.v1.ListRequest
+	(*ListEntry)(nil),              // 21: logbook.v1.ListEntry
+	(*ReadDamagedRequest)(nil),     // 22: logbook.v1.ReadDamagedRequest
+	(*DamagedPart)(nil),            // 23: logbook.v1.DamagedPart
+	(*DamagedSummary)(nil),         // 24: logbook.v1.DamagedSummary
+	(*CopyPrefixRequest)(nil),      // 25: logbook.v1.CopyPrefixRequest
+	(*PluginError)(nil),            // 26: logbook.v1.PluginError
+	(*Empty)(nil),                  // 27: logbook.v1.Empty
 }
 var file_logbook_v1_persistence_proto_depIdxs = []int32{
-	0,  // 0: logbook.v1.OpenRequest.access:type_name -> logbook.v1.Access
-	24, // 1: logbook.v1.ListEntry.error:type_name -> logbook.v1.PluginError
-	13, // 2: logbook.v1.DamagedPart.events:type_name -> logbook.v1.ReadChunk
-	22, // 3: logbook.v1.DamagedPart.summary:type_name -> logbook.v1.DamagedSummary
-	5,  // 4: logbook.v1.Persistence.Describe:input_type -> logbook.v1.DescribeRequest
-	7,  // 5: logbook.v1.Persistence.Create:input_type -> logbook.v1.CreateRequest
-	8,  // 6: logbook.v1.Persistence.Open:input_type -> logbook.v1.OpenRequest
-	10, // 7: logbook.v1.Persistence.Append:input_type -> logbook.v1.AppendRequest
-	12, // 8: logbook.v1.Persistence.Read:input_type -> logbook.v1.ReadRequest
-	14, // 9: logbook.v1.Persistence.Flush:input_type -> logbook.v1.HandleRequest
-	14, // 10: logbook.v1.Persistence.Close:input_type -> logbook.v1.HandleRequest
-	16, // 11: logbook.v1.Persistence.Stat:input_type -> logbook.v1.StatRequest
-	18, // 12: logbook.v1.Persistence.List:input_type -> logbook.v1.ListRequest
-	20, // 13: logbook.v1.Persistence.ReadDamaged:input_type -> logbook.v1.ReadDamagedRequest
-	23, // 14: logbook.v1.Persistence.CopyPrefix:input_type -> logbook.v1.CopyPrefixRequest
-	3,  // 15: logbook.v1.Persistence.WriteCheckpoint:input_type -> logbook.v1.WriteCheckpointRequest
-	14, // 16: logbook.v1.Persistence.ReadCheckpoint:input_type -> logbook.v1.HandleRequest
-	1,  // 17: logbook.v1.Persistence.Watch:input_type -> logbook.v1.WatchRequest
-	6,  // 18: logbook.v1.Persistence.Describe:output_type -> logbook.v1.DescribeReply
-	9,  // 19: logbook.v1.Persistence.Create:output_type -> logbook.v1.HandleReply
-	9,  // 20: logbook.v1.Persistence.Open:output_type -> logbook.v1.HandleReply
-	11, // 21: logbook.v1.Persistence.Append:output_type -> logbook.v1.AppendReply
-	13, // 22: logbook.v1.Persistence.Read:output_type -> logbook.v1.ReadChunk
-	15, // 23: logbook.v1.Persistence.Flush:output_type -> logbook.v1.FlushReply
-	25, // 24: logbook.v1.Persistence.Close:output_type -> logbook.v1.Empty
-	17, // 25: logbook.v1.Persistence.Stat:output_type -> logbook.v1.StatReply
-	19, // 26: logbook.v1.Persistence.List:output_type -> logbook.v1.ListEntry
-	21, // 27: logbook.v1.Persistence.ReadDamaged:output_type -> logbook.v1.DamagedPart
-	9,  // 28: logbook.v1.Persistence.CopyPrefix:output_type -> logbook.v1.HandleReply
-	25, // 29: logbook.v1.Persistence.WriteCheckpoint:output_type -> logbook.v1.Empty
-	4,  // 30: logbook.v1.Persistence.ReadCheckpoint:output_type -> logbook.v1.CheckpointReply
-	2,  // 31: logbook.v1.Persistence.Watch:output_type -> logbook.v1.WatchReply
-	18, // [18:32] is the sub-list for method output_type
-	4,  // [4:18] is the sub-list for method input_type
-	4,  // [4:4] is the sub-list for extension type_name
-	4,  // [4:4] is the sub-list for extension extendee
-	0,  // [0:4] is the sub-list for field type_name
+	2,  // 0: logbook.v1.FramesChunk.frames:type_name -> logbook.v1.StoredFrame
+	0,  // 1: logbook.v1.OpenRequest.access:type_name -> logbook.v1.Access
+	26, // 2: logbook.v1.ListEntry.error:type_name -> logbook.v1.PluginError
+	15, // 3: logbook.v1.DamagedPart.events:type_name -> logbook.v1.ReadChunk
+	24, // 4: logbook.v1.DamagedPart.summary:type_name -> logbook.v1.DamagedSummary
+	7,  // 5: logbook.v1.Persistence.Describe:input_type -> logbook.v1.DescribeRequest
+	9,  // 6: logbook.v1.Persistence.Create:input_type -> logbook.v1.CreateRequest
+	10, // 7: logbook.v1.Persistence.Open:input_type -> logbook.v1.OpenRequest
+	12, // 8: logbook.v1.Persistence.Append:input_type -> logbook.v1.AppendRequest
+	14, // 9: logbook.v1.Persistence.Read:input_type -> logbook.v1.ReadRequest
+	16, // 10: logbook.v1.Persistence.Flush:input_type -> logbook.v1.HandleRequest
+	16, // 11: logbook.v1.Persistence.Close:input_type -> logbook.v1.HandleRequest
+	18, // 12: logbook.v1.Persistence.Stat:input_type -> logbook.v1.StatRequest
+	20, // 13: logbook.v1.Persistence.List:input_type -> logbook.v1.ListRequest
+	22, // 14: logbook.v1.Persistence.ReadDamaged:input_type -> logbook.v1.ReadDamagedRequest
+	25, // 15: logbook.v1.Persistence.CopyPrefix:input_type -> logbook.v1.CopyPrefixRequest
+	5,  // 16: logbook.v1.Persistence.WriteCheckpoint:input_type -> logbook.v1.WriteCheckpointRequest
+	16, // 17: logbook.v1.Persistence.ReadCheckpoint:input_type -> logbook.v1.HandleRequest
+	3,  // 18: logbook.v1.Persistence.Watch:input_type -> logbook.v1.WatchRequest
+	14, // 19: logbook.v1.Persistence.ReadFrames:input_type -> logbook.v1.ReadRequest
+	8,  // 20: logbook.v1.Persistence.Describe:output_type -> logbook.v1.DescribeReply
+	11, // 21: logbook.v1.Persistence.Create:output_type -> logbook.v1.HandleReply
+	11, // 22: logbook.v1.Persistence.Open:output_type -> logbook.v1.HandleReply
+	13, // 23: logbook.v1.Persistence.Append:output_type -> logbook.v1.AppendReply
+	15, // 24: logbook.v1.Persistence.Read:output_type -> logbook.v1.ReadChunk
+	17, // 25: logbook.v1.Persistence.Flush:output_type -> logbook.v1.FlushReply
+	27, // 26: logbook.v1.Persistence.Close:output_type -> logbook.v1.Empty
+	19, // 27: logbook.v1.Persistence.Stat:output_type -> logbook.v1.StatReply
+	21, // 28: logbook.v1.Persistence.List:output_type -> logbook.v1.ListEntry
+	23, // 29: logbook.v1.Persistence.ReadDamaged:output_type -> logbook.v1.DamagedPart
+	11, // 30: logbook.v1.Persistence.CopyPrefix:output_type -> logbook.v1.HandleReply
+	27, // 31: logbook.v1.Persistence.WriteCheckpoint:output_type -> logbook.v1.Empty
+	6,  // 32: logbook.v1.Persistence.ReadCheckpoint:output_type -> logbook.v1.CheckpointReply
+	4,  // 33: logbook.v1.Persistence.Watch:output_type -> logbook.v1.WatchReply
+	1,  // 34: logbook.v1.Persistence.ReadFrames:output_type -> logbook.v1.FramesChunk
+	20, // [20:35] is the sub-list for method output_type
+	5,  // [5:20] is the sub-list for method input_type
+	5,  // [5:5] is the sub-list for extension type_name
+	5,  // [5:5] is the sub-list for extension extendee
+	0,  // [0:5] is the sub-list for field type_name
 }
 
 func init() { file_logbook_v1_persistence_proto_init() }
@@ -1611,8 +1758,8 @@ func file_logbook_v1_persistence_proto_init() {
 		return
 	}
 	file_logbook_v1_info_proto_init()
-	file_logbook_v1_persistence_proto_msgTypes[16].OneofWrappers = []any{}
-	file_logbook_v1_persistence_proto_msgTypes[20].OneofWrappers = []any{
+	file_logbook_v1_persistence_proto_msgTypes[18].OneofWrappers = []any{}
+	file_logbook_v1_persistence_proto_msgTypes[22].OneofWrappers = []any{
 		(*DamagedPart_Events)(nil),
 		(*DamagedPart_Tail)(nil),
 		(*DamagedPart_Summary)(nil),
@@ -1623,7 +1770,7 @@ func file_logbook_v1_persistence_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_logbook_v1_persistence_proto_rawDesc), len(file_logbook_v1_persistence_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   23,
+			NumMessages:   25,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -33,6 +33,7 @@ const (
 	Persistence_WriteCheckpoint_FullMethodName = "/logbook.v1.Persistence/WriteCheckpoint"
 	Persistence_ReadCheckpoint_FullMethodName  = "/logbook.v1.Persistence/ReadCheckpoint"
 	Persistence_Watch_FullMethodName           = "/logbook.v1.Persistence/Watch"
+	Persistence_ReadFrames_FullMethodName      = "/logbook.v1.Persistence/ReadFrames"
 )
 
 // PersistenceClient is the client API for Persistence service.
@@ -87,6 +88,14 @@ type PersistenceClient interface {
 	// lower than an earlier one. Only a plugin that declares the capability
 	// "watch" in GetInfo is asked; one without it answers UNIMPLEMENTED.
 	Watch(ctx context.Context, in *WatchRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchReply], error)
+	// ReadFrames streams the stored Zstandard frames that hold the events
+	// [offset, min(offset+length, end)), unchanged, each with its first seq
+	// and event count; the reader decodes them. A log not stored as frames
+	// answers one reply with unframed set and nothing else. A frame larger
+	// than one message travels as consecutive parts. Only a plugin that
+	// declares the capability "read-frames" in GetInfo is asked; one without
+	// it answers UNIMPLEMENTED.
+	ReadFrames(ctx context.Context, in *ReadRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[FramesChunk], error)
 }
 
 type persistenceClient struct {
@@ -276,6 +285,25 @@ func (c *persistenceClient) Watch(ctx context.Context, in *WatchRequest, opts ..
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Persistence_WatchClient = grpc.ServerStreamingClient[WatchReply]
 
+func (c *persistenceClient) ReadFrames(ctx context.Context, in *ReadRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[FramesChunk], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Persistence_ServiceDesc.Streams[5], Persistence_ReadFrames_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[ReadRequest, FramesChunk]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Persistence_ReadFramesClient = grpc.ServerStreamingClient[FramesChunk]
+
 // PersistenceServer is the server API for Persistence service.
 // All implementations must embed UnimplementedPersistenceServer
 // for forward compatibility.
@@ -328,6 +356,14 @@ type PersistenceServer interface {
 	// lower than an earlier one. Only a plugin that declares the capability
 	// "watch" in GetInfo is asked; one without it answers UNIMPLEMENTED.
 	Watch(*WatchRequest, grpc.ServerStreamingServer[WatchReply]) error
+	// ReadFrames streams the stored Zstandard frames that hold the events
+	// [offset, min(offset+length, end)), unchanged, each with its first seq
+	// and event count; the reader decodes them. A log not stored as frames
+	// answers one reply with unframed set and nothing else. A frame larger
+	// than one message travels as consecutive parts. Only a plugin that
+	// declares the capability "read-frames" in GetInfo is asked; one without
+	// it answers UNIMPLEMENTED.
+	ReadFrames(*ReadRequest, grpc.ServerStreamingServer[FramesChunk]) error
 	mustEmbedUnimplementedPersistenceServer()
 }
 
@@ -379,6 +415,9 @@ func (UnimplementedPersistenceServer) ReadCheckpoint(context.Context, *HandleReq
 }
 func (UnimplementedPersistenceServer) Watch(*WatchRequest, grpc.ServerStreamingServer[WatchReply]) error {
 	return status.Error(codes.Unimplemented, "method Watch not implemented")
+}
+func (UnimplementedPersistenceServer) ReadFrames(*ReadRequest, grpc.ServerStreamingServer[FramesChunk]) error {
+	return status.Error(codes.Unimplemented, "method ReadFrames not implemented")
 }
 func (UnimplementedPersistenceServer) mustEmbedUnimplementedPersistenceServer() {}
 func (UnimplementedPersistenceServer) testEmbeddedByValue()                     {}
@@ -614,6 +653,17 @@ func _Persistence_Watch_Handler(srv interface{}, stream grpc.ServerStream) error
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Persistence_WatchServer = grpc.ServerStreamingServer[WatchReply]
 
+func _Persistence_ReadFrames_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(ReadRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(PersistenceServer).ReadFrames(m, &grpc.GenericServerStream[ReadRequest, FramesChunk]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Persistence_ReadFramesServer = grpc.ServerStreamingServer[FramesChunk]
+
 // Persistence_ServiceDesc is the grpc.ServiceDesc for Persistence service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -683,6 +733,11 @@ var Persistence_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "Watch",
 			Handler:       _Persistence_Watch_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "ReadFrames",
+			Handler:       _Persistence_ReadFrames_Handler,
 			ServerStreams: true,
 		},
 	},
