@@ -172,6 +172,9 @@ func (e *emitter) frame(j *job) error {
 	if j.err != nil {
 		return j.err
 	}
+	if e.next >= e.to {
+		return nil // past the range
+	}
 	f := j.frame
 	first := int64(f.First)
 	if first > e.next || first+f.Count <= e.next {
