@@ -21,7 +21,8 @@ func adapter[T any](p *Plugin, k sdk.Kind) (T, error) {
 // Persistence returns a backend that follows the plugin across restarts.
 // It is an sdk.PrefixCopier when the plugin declared the capability
 // sdk.CapabilityCopyPrefix at its start, and an sdk.Watcher when it
-// declared sdk.CapabilityWatch.
+// declared sdk.CapabilityWatch. It is always an sdk.Checkpointer and an
+// sdk.FrameReader, which answer "none" for a plugin without them.
 func (p *Plugin) Persistence() sdk.Persistence {
 	caps := p.Info().Capabilities
 	copies, watches := slices.Contains(caps, sdk.CapabilityCopyPrefix), slices.Contains(caps, sdk.CapabilityWatch)
