@@ -138,6 +138,12 @@ export class Log {
     return this.hidden.some((h) => h.head === head);
   }
 
+  /** How many events the collapsed group starting at head hides (0 when it is expanded). */
+  hiddenBy(head: number): number {
+    const h = this.hidden.find((x) => x.head === head);
+    return h ? h.end - h.start + 1 : 0;
+  }
+
   /**
    * Collapses or expands the turn or step whose start event is at head:
    * the events after it up to its end event stay hidden.

@@ -152,6 +152,7 @@ export class Timeline {
       h("span", { class: "type" }, e.type),
       ...this.badges(seq, s, shadowed),
       h("span", { class: "summary" }, s.summary),
+      collapsed ? h("span", { class: "badge" }, `${this.log.hiddenBy(seq)} events hidden`) : null,
     );
   }
 

@@ -153,6 +153,69 @@ describe("the demo's store", () => {
     assert.deepEqual(page.errors, []);
     await page.close();
   });
+  test("provenance: the checkpoint's why tree reaches the tool results it summarized", async () => {
+    const page = await newPage();
+    await page.goto(srv.url + "/#/sessions/demo?seq=46");
+    await page.locator("#msg-count").filter({ hasText: "3 messages" }).waitFor();
+    // The checkpoint's "why?" in the messages the model saw opens its tree.
+    await page.locator('ol.messages > li[data-seq="46"] button', { hasText: "why?" }).click();
+    const tree = page.locator('ul.why[aria-label="Provenance of seq 46"]');
+    await tree.waitFor();
+    const want = await (await fetch(`${srv.url}/v1/sessions/demo/why?seq=46`)).json();
+    const seqs = (n) => [n.seq, ...(n.derivedFrom ?? []).flatMap(seqs)];
+    assert.deepEqual(await tree.locator("li").evaluateAll((l) => l.map((li) => Number(li.dataset.seq))), seqs(want));
+    assert.ok(seqs(want).includes(8), "the tree reaches tool result 8");
+    assert.match(await tree.locator('li[data-seq="45"]').first().innerText(), /compaction\/summary/);
+    await screenshot(page, "provenance-46");
+    assert.deepEqual(page.errors, []);
+    await page.close();
+  });
+
+  test("tokens per turn, the request shapes the server offers, and dark mode", async () => {
+    const page = await newPage();
+    await page.emulateMedia({ colorScheme: "dark" });
+    await page.goto(srv.url + "/#/sessions/demo?seq=18");
+    await page.locator("#msg-count").filter({ hasText: "7 messages" }).waitFor();
+    const tokens = await (await fetch(`${srv.url}/v1/sessions/demo/tokens?at=18`)).json();
+    const t = page.locator("details.tokens");
+    assert.match(await t.locator("summary").innerText(), new RegExp(`≈ ${tokens.total} tokens in total`));
+    await t.locator("summary").click();
+    assert.equal(await t.locator("tbody tr").count(), tokens.perTurn.length);
+    // Format buttons only when the server refuses an unknown format (so it
+    // knows some); one that ignores the parameter gets logbook's shape only.
+    const probe = await fetch(`${srv.url}/v1/sessions/demo/request?at=18&format=no-such-format`);
+    await page.locator("#request-json").filter({ hasText: "mock-coder-1" }).waitFor();
+    assert.equal(await page.locator(".formats button").count() > 0, probe.status === 400);
+    const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    assert.equal(bg, "rgb(20, 24, 29)");
+    await screenshot(page, "dark-tokens");
+    assert.deepEqual(page.errors, []);
+    await page.close();
+  });
+
+  test("keyboard: arrows move, left and right collapse and expand a turn, Enter picks", async () => {
+    const page = await newPage();
+    await page.goto(srv.url + "/#/sessions/demo");
+    await page.locator('.row[data-seq="0"]:not(.loading)').waitFor();
+    await page.locator(".timeline").focus();
+    await page.keyboard.press("Home");
+    assert.equal(await page.locator(".timeline").getAttribute("aria-activedescendant"), "ev-0");
+    await page.keyboard.press("ArrowLeft"); // collapse turn 1 (seqs 1–18)
+    await page.locator('.row[data-seq="0"][aria-expanded="false"]').waitFor();
+    assert.equal(await page.locator('.row[data-seq="5"]').count(), 0);
+    await page.keyboard.press("ArrowDown"); // the row after the turn: 19
+    assert.equal(await page.locator(".timeline").getAttribute("aria-activedescendant"), "ev-19");
+    await screenshot(page, "keyboard-collapsed");
+    await page.keyboard.press("ArrowUp");
+    await page.keyboard.press("ArrowRight");
+    await page.locator('.row[data-seq="5"]').waitFor();
+    await page.keyboard.press("ArrowDown");
+    await page.keyboard.press("Enter");
+    await page.locator('.row[data-seq="1"].picked').waitFor();
+    assert.equal(await page.locator("#seq-out").innerText(), "1");
+    assert.deepEqual(page.errors, []);
+    await page.close();
+  });
 });
 
 describe("a live session", () => {
