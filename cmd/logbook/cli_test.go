@@ -24,7 +24,6 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		"missing --at":        {"request", "s"},
 		"unknown --format":    {"messages", "s", "--format", "gemini"},
 		"markdown request":    {"request", "s", "--at", "0", "--format", "markdown"},
-		"missing --as":        {"fork", "s"},
 		"missing --to":        {"migrate"},
 		"--to names no block": {"migrate", "--to", "nope"},
 		"--to the primary":    {"migrate", "--to", "jsonl"},

@@ -82,13 +82,26 @@ func (c countingReader) Read(b []byte) (int, error) {
 	return n, err
 }
 
-// newImportCmd is `logbook import FILE|-`: the header line and the
-// envelopes are read whole, then handed to the store's Import.
+// newImportCmd is `logbook import FILE|- [--as NEW]`: the header line and
+// the envelopes are read whole, then handed to the store's Import; --as
+// replaces the header's id (envelopes carry no session id, so they stay
+// byte-identical).
 func newImportCmd(a *app) *cobra.Command {
-	return &cobra.Command{
+	var as string
+	cmd := &cobra.Command{
 		Use:   "import FILE",
-		Short: "Restore an export verbatim (same header, byte-identical events); prints the stored header",
-		Args:  cobra.ExactArgs(1),
+		Short: "Restore an export verbatim (same header, byte-identical events; --as NEW under another id); prints the stored header",
+		Long: "import stores the session an export holds (FILE, or - for stdin): its header\n" +
+			"and its events byte for byte, validated like any restore, with no marker and\n" +
+			"no closers. It refuses an id that is already stored (SESSION_ALREADY_EXISTS).\n\n" +
+			"--as NEW stores it under the id NEW instead: only the header's id changes.\n" +
+			"Events carry no session id, so they stay byte-identical; what they record\n" +
+			"about other sessions (the header's parentSession, a salvage's salvagedFrom,\n" +
+			"paths of kept torn bytes) still names the originals.",
+		Example: "  logbook export s1 > s1.jsonl && logbook import s1.jsonl --data /elsewhere\n" +
+			"  logbook import s1.jsonl --as s1-copy        # a second copy beside the original\n" +
+			"  ssh host logbook export s1 | logbook import -",
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			cfg, err := a.config()
@@ -131,6 +144,12 @@ func newImportCmd(a *app) *cobra.Command {
 			if err != nil {
 				return &lineError{n: 1, err: err}
 			}
+			if as != "" {
+				if err := sdk.ValidateSessionID(as); err != nil {
+					return err
+				}
+				h.ID = as
+			}
 			var envelopes [][]byte
 			for {
 				env, err := lr.Next()
@@ -157,6 +176,8 @@ func newImportCmd(a *app) *cobra.Command {
 			return writeLine(a.stdout, headerjson.Encode(st.Header))
 		},
 	}
+	cmd.Flags().StringVar(&as, "as", "", "store the session under this `ID` instead of the export's")
+	return cmd
 }
 
 // newMigrateCmd is `logbook migrate --to NAME` (transfer.Migrate).

@@ -43,9 +43,22 @@ func TestExportImportRoundTrip(t *testing.T) {
 		}
 		fail(t, dst, "", sdk.CodeSessionAlreadyExists, "import", file)
 	}
+	// --as: the same session under another id; only the header's id differs.
+	exported := ok(t, src, "", "export", "child").stdout
+	file := filepath.Join(dst, "child.jsonl")
+	r := ok(t, dst, "", "import", file, "--as", "copy")
+	wantHeader := strings.Replace(strings.SplitN(exported, "\n", 2)[0], `"id":"child"`, `"id":"copy"`, 1)
+	if r.stdout != wantHeader+"\n" {
+		t.Fatalf("import --as printed %s, want %s", r.stdout, wantHeader)
+	}
+	if again := ok(t, dst, "", "export", "copy").stdout; again != strings.Replace(exported, `"id":"child"`, `"id":"copy"`, 1) {
+		t.Fatalf("the export of the copy is not the original with its id replaced:\n%s\noriginal:\n%s", again, exported)
+	}
+	fail(t, dst, "", sdk.CodeSessionAlreadyExists, "import", file, "--as", "s")
+	fail(t, dst, "", sdk.CodeInvalidSessionID, "import", file, "--as", "bad\x01id")
 	// From stdin too.
 	other := t.TempDir()
-	exported := ok(t, src, "", "export", "s").stdout
+	exported = ok(t, src, "", "export", "s").stdout
 	if r := ok(t, other, exported, "import", "-"); !strings.Contains(r.stdout, `"id":"s"`) {
 		t.Fatalf("import - printed %q", r.stdout)
 	}

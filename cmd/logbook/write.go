@@ -171,14 +171,21 @@ func writeEnvelopes(w io.Writer, events []session.Event) error {
 	return err
 }
 
-// newForkCmd is `logbook fork ID --as CHILD [--at SEQ]`.
+// newForkCmd is `logbook fork ID [--as CHILD] [--at SEQ]`.
 func newForkCmd(a *app) *cobra.Command {
 	var child string
 	var at seqFlag
 	cmd := &cobra.Command{
-		Use:   "fork ID --as CHILD",
+		Use:   "fork ID [--as CHILD]",
 		Short: "Fork a live or stored session at SEQ (default: its last event); prints the child's stored header",
-		Args:  cobra.ExactArgs(1),
+		Long: "fork stores a new session, the child, that inherits the events of ID up to and\n" +
+			"including --at (default: its last event), and prints the child's stored header\n" +
+			"on stdout. Without --as the child's id is generated, a lowercase UUIDv7 (as\n" +
+			"`serve` generates one), and stderr names it too.",
+		Example: "  logbook fork s1 --as s1-retry\n" +
+			"  logbook fork s1 --as s1-early --at 12\n" +
+			"  child=$(logbook fork s1 | jq -r .id)",
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			e, err := a.writeEngine(ctx)
@@ -192,12 +199,14 @@ func newForkCmd(a *app) *cobra.Command {
 			if err := a.close(); err != nil {
 				return err
 			}
+			if child == "" {
+				fmt.Fprintf(a.stderr, "logbook fork: the child is %q\n", s.ID())
+			}
 			return writeLine(a.stdout, headerjson.Encode(s.Header()))
 		},
 	}
-	cmd.Flags().StringVar(&child, "as", "", "the child session's `ID` (required)")
+	cmd.Flags().StringVar(&child, "as", "", "the child session's `ID` (default: a generated UUIDv7)")
 	cmd.Flags().Var(&at, "at", "the last `SEQ` the child inherits (default: the source's last event)")
-	_ = cmd.MarkFlagRequired("as")
 	return cmd
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -40,6 +41,9 @@ func TestResumeRepairsDurably(t *testing.T) {
 	}
 }
 
+// uuidv7RE matches a lowercase UUIDv7, the ids the store generates.
+var uuidv7RE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+
 func TestFork(t *testing.T) {
 	data := t.TempDir()
 	crashed(t, data, "s")
@@ -67,6 +71,19 @@ func TestFork(t *testing.T) {
 	fail(t, data, "", sdk.CodeInvalidBoundary, "fork", "s", "--as", "late", "--at", "7")
 	fail(t, data, "", sdk.CodeSessionAlreadyExists, "fork", "s", "--as", "child")
 	fail(t, data, "", sdk.CodeSessionNotFound, "fork", "nope", "--as", "x")
+	// Without --as the child's id is generated (a UUIDv7) and printed in
+	// its header; stderr names it too.
+	r = ok(t, data, "", "fork", "s", "--at", "5")
+	if err := json.Unmarshal([]byte(r.stdout), &h); err != nil {
+		t.Fatal(err)
+	}
+	gen, _ := h["id"].(string)
+	if !uuidv7RE.MatchString(gen) || h["parentSession"] != "s" || !strings.Contains(r.stderr, `logbook fork: the child is "`+gen+`"`) {
+		t.Fatalf("fork without --as: stdout %s stderr %q", r.stdout, r.stderr)
+	}
+	if got, want := ok(t, data, "", "events", gen).stdout, ok(t, data, "", "events", "child").stdout; normalize(got, data) != normalize(want, data) {
+		t.Fatalf("the generated child's events differ from child's:\n%s\nwant\n%s", got, want)
+	}
 	// An empty source, no boundary: only the inherited marker.
 	ok(t, data, "", "create", "empty")
 	fail(t, data, "", sdk.CodeInvalidBoundary, "fork", "empty", "--as", "e1", "--at", "0")
