@@ -1,7 +1,7 @@
 // The Sessions view: every stored session, newest activity first, with a
 // filter by id or text.
 
-import { getJSON, Problem, sessionPath, unsupported, type Listed, type SessionInfo } from "./api";
+import { events as readEvents, getJSON, Problem, sessionPath, unsupported, type Listed, type SessionInfo } from "./api";
 import { h, replace, when } from "./dom";
 
 /** A listed session and what the view learnt of it since. */
@@ -99,36 +99,44 @@ export async function sessionsView(root: HTMLElement, signal: AbortSignal): Prom
   void details(all, body, signal);
 }
 
-/** Sessions whose length and message count the view fetches (the rest show "…"). */
+/** Sessions whose counts and state the view fetches (the rest show "…"). */
 const detailed = 100;
 
 /**
- * Fills in each listed session's event count (when the listing had none),
- * message count and torn badge, two sessions at a time: each costs the
- * server a read of that session's log. Leaving the view stops it.
+ * Fills in the listed sessions' event counts (an empty window of events,
+ * whose Logbook-Next-Seq is cheap), then their message counts and torn or
+ * corrupt badges (each a read of the session's whole log), a few sessions
+ * at a time. Leaving the view stops it.
  */
 async function details(all: Entry[], body: HTMLElement, signal: AbortSignal): Promise<void> {
-  const queue = all.slice(0, detailed);
-  const work = async () => {
-    for (let s = queue.shift(); s && !signal.aborted; s = queue.shift()) {
-      if (s.error) continue;
-      try {
-        const [info, surface] = await Promise.all([
-          getJSON<SessionInfo>(sessionPath(s.id), signal),
-          getJSON<number[]>(sessionPath(s.id) + "/surface", signal),
-        ]);
-        s.eventCount = info.length;
-        s.messages = surface.length;
-        if (info.torn) s.torn = info.warning ?? "torn";
-      } catch (err) {
-        s.messages = -1;
-        if (err instanceof Problem) s.error = { code: err.code, detail: err.message };
+  const redraw = (s: Entry) => body.querySelector(`tr[data-session="${CSS.escape(s.id)}"]`)?.replaceWith(row(s));
+  const each = async (n: number, f: (s: Entry) => Promise<void>) => {
+    const queue = all.slice(0, detailed).filter((s) => !s.error);
+    const work = async () => {
+      for (let s = queue.shift(); s && !signal.aborted; s = queue.shift()) {
+        try {
+          await f(s);
+        } catch (err) {
+          if (signal.aborted) return;
+          s.messages = -1;
+          if (err instanceof Problem) s.error = { code: err.code, detail: err.message };
+        }
+        redraw(s);
       }
-      const tr = body.querySelector(`tr[data-session="${CSS.escape(s.id)}"]`);
-      tr?.replaceWith(row(s));
-    }
+    };
+    await Promise.all(Array.from({ length: n }, work));
   };
-  await Promise.all([work(), work()]);
+  await each(4, async (s) => {
+    if (s.eventCount !== undefined) return;
+    const page = await readEvents(s.id, 0, 0, signal);
+    if (page.nextSeq !== undefined) s.eventCount = page.nextSeq;
+  });
+  await each(2, async (s) => {
+    const [info, surface] = await Promise.all([getJSON<SessionInfo>(sessionPath(s.id), signal), getJSON<number[]>(sessionPath(s.id) + "/surface", signal)]);
+    s.eventCount = info.length;
+    s.messages = surface.length;
+    if (info.torn) s.torn = info.warning ?? "torn";
+  });
 }
 
 /** The text a filter matches: id, parent, working directory, error. */
@@ -145,7 +153,7 @@ function row(s: Entry): HTMLTableRowElement {
     "tr",
     { "data-session": s.id },
     h("th", { scope: "row" }, h("a", { href: `#/sessions/${encodeURIComponent(s.id)}` }, s.id)),
-    h("td", { class: "num", "data-col": "events" }, s.eventCount ?? "…"),
+    h("td", { class: "num", "data-col": "events" }, s.eventCount ?? (s.error ? "—" : "…")),
     h("td", {}, when(s.header?.createdAt)),
     h("td", {}, when(s.lastActivity)),
     h("td", {}, p ? h("a", { href: `#/sessions/${encodeURIComponent(p.id)}${p.seq !== undefined ? `?seq=${p.seq}` : ""}` }, p.id, p.seq !== undefined ? ` @${p.seq}` : "") : "—"),

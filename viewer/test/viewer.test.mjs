@@ -4,11 +4,11 @@
 // 100,000 messages.
 
 import assert from "node:assert/strict";
-import { writeFileSync } from "node:fs";
+import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
 import { availableParallelism, loadavg } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { bigStore, browser, cleanup, demoStore, Server, screenshot, tempDir } from "./harness.mjs";
+import { bigStore, browser, cleanup, demoStore, logbook, Server, screenshot, tempDir } from "./harness.mjs";
 
 let ctx;
 before(async () => {
@@ -254,6 +254,51 @@ describe("a live session", () => {
     assert.ok(ms <= 1000, `${ms} ms`);
     assert.match(await page.locator('[data-fact="length"]').innerText(), /3 events/);
     await screenshot(page, "live");
+    assert.deepEqual(page.errors, []);
+    await page.close();
+  });
+});
+
+describe("damaged logs", () => {
+  let srv;
+  before(async () => {
+    const dir = tempDir("logbook-viewer-damaged-");
+    const cfg = join(dir, "plain.hcl");
+    writeFileSync(cfg, 'persistence "jsonl" {\n  compression = "none"\n}\n');
+    const global = ["--config", cfg, "--data", join(dir, "data")];
+    const lines = [
+      { type: "turn/start", data: { turn: 1 } },
+      { type: "user/message", data: { id: "u1", role: "user", content: [{ type: "text", text: "hi" }], source: { kind: "prompt" } }, surfaceOp: "append" },
+      { type: "step/start", data: { turn: 1, step: 1 } },
+      { type: "step/end", data: { turn: 1, step: 1 } },
+      { type: "turn/end", data: { turn: 1, reason: { kind: "completed" } } },
+    ].map((l) => JSON.stringify(l) + "\n").join("");
+    for (const id of ["clean", "torn", "corrupt"]) logbook([...global, "append", id], lines);
+    // A torn tail: half an event after the last whole one.
+    appendFileSync(join(dir, "data", "torn", "events.v1.jsonl"), '{"seq":5,"time":1,"type":"tool/res');
+    // Damage inside the committed log: event 2 (line 4, after the header).
+    const path = join(dir, "data", "corrupt", "events.v1.jsonl");
+    const l = readFileSync(path, "utf8").split("\n");
+    l[3] = '{"seq":2,"time":1,"type":"step/sta';
+    writeFileSync(path, l.join("\n"));
+    srv = await Server.start(global);
+  });
+  after(async () => srv?.stop());
+
+  test("the sessions list marks a torn tail and a corrupt log", async () => {
+    const page = await newPage();
+    await page.goto(srv.url + "/");
+    const state = (id) => page.locator(`tr[data-session="${id}"] [data-col="state"]`);
+    await state("torn").locator(".badge.bad", { hasText: "torn" }).waitFor();
+    await state("corrupt").locator(".badge.bad", { hasText: "corrupt" }).waitFor();
+    await page.locator('tr[data-session="clean"] [data-col="messages"]').filter({ hasText: "1" }).waitFor();
+    assert.equal(await state("clean").locator(".badge.bad").count(), 0);
+    assert.equal(await page.locator('tr[data-session="torn"] [data-col="events"]').innerText(), "5");
+    await screenshot(page, "damaged");
+    // The torn session still opens: its valid prefix, and the warning.
+    await page.click('tr[data-session="torn"] a');
+    await page.locator('.row[data-seq="4"]:not(.loading)').waitFor();
+    await page.locator(".facts .badge.bad", { hasText: "torn" }).waitFor();
     assert.deepEqual(page.errors, []);
     await page.close();
   });
