@@ -173,3 +173,22 @@ func TestRejectedInput(t *testing.T) {
 		})
 	}
 }
+
+// TestOpenAIToolsRejects: tools that are not an array of objects are
+// PAYLOAD_INVALID naming what is wrong; no tools is an empty array.
+func TestOpenAIToolsRejects(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"name":"ls"}`: "not an array",
+		`[1]`:           "tool 0 is not an object",
+		`[`:             "not valid JSON",
+	} {
+		out, err := OpenAITools([]byte(in))
+		var e *sdk.Error
+		if !errors.As(err, &e) || e.Code != sdk.CodePayloadInvalid || !strings.Contains(err.Error(), want) || out != nil {
+			t.Errorf("OpenAITools(%s): %s, %v; want PAYLOAD_INVALID with %q", in, out, err, want)
+		}
+	}
+	if out, err := OpenAITools(nil); err != nil || string(out) != "[]" {
+		t.Errorf("OpenAITools(nil): %s, %v", out, err)
+	}
+}

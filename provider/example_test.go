@@ -28,6 +28,16 @@ func ExampleOpenAIMessages() {
 	// [{"role":"system","content":"Be brief."},{"role":"user","content":"list the files"},{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"ls","arguments":"{\"path\":\".\"}"}}]},{"role":"tool","tool_call_id":"c1","content":"[tool error] permission denied"}]
 }
 
+func ExampleOpenAITools() {
+	b, err := provider.OpenAITools([]byte(`[{"name":"ls","description":"list files","parameters":{"type":"object","properties":{"path":{"type":"string"}}}}]`))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("%s\n", b)
+	// Output:
+	// [{"type":"function","function":{"name":"ls","description":"list files","parameters":{"type":"object","properties":{"path":{"type":"string"}}}}}]
+}
+
 func ExampleOpenAIRequest() {
 	b, err := provider.OpenAIRequest(header, messages[:2])
 	if err != nil {
@@ -79,4 +89,34 @@ func ExampleParseAnthropicResponse() {
 	fmt.Printf("%s %s\n", in.Type, in.Data)
 	// Output:
 	// assistant/message {"turn":1,"step":1,"message":{"id":"msg_1","role":"assistant","content":[{"type":"tool-call","id":"toolu_1","name":"ls","arguments":"{\"path\":\".\"}"}],"source":{"kind":"model","provider":"anthropic","model":"claude-sonnet-4"}},"stream":[],"usage":{"input":12,"output":3}}
+}
+
+func ExampleMessages() {
+	b, err := provider.Messages(provider.FormatMarkdown, messages[1:])
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("%s\n", b)
+	// Output:
+	// ## user
+	//
+	// list the files
+	//
+	// ## assistant
+	//
+	// **→ ls** (call c1)
+	//
+	// ```json
+	// {"path":"."}
+	// ```
+	//
+	// ## tool (call c1) — error
+	//
+	// permission denied
+}
+
+func ExampleCheckFormat() {
+	fmt.Println(provider.CheckFormat("messages", "--format", "gemini", provider.MessageFormats()))
+	// Output:
+	// messages: USAGE: --format "gemini" is not one of logbook, openai, anthropic, markdown
 }

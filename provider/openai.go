@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/jsonv"
 )
 
@@ -34,18 +35,7 @@ func OpenAIRequest(header []byte, msgs [][]byte) ([]byte, error) {
 	b := appendStr([]byte{'{'}, "model", h.model)
 	b = appendOpenAIMessages(member(b, "messages"), ms)
 	if h.tools.Len() > 0 {
-		b = append(member(b, "tools"), '[')
-		for i, t := range h.tools.Elements() {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendToolName(append(b, `{"type":"function","function":{`...), t)
-			if p := t.Get("parameters"); p.Kind() == jsonv.Object {
-				b = p.AppendRaw(member(b, "parameters"))
-			}
-			b = append(b, "}}"...)
-		}
-		b = append(b, ']')
+		b = appendOpenAITools(member(b, "tools"), h.tools)
 	}
 	if h.maxTokens.Exists() {
 		b = h.maxTokens.AppendRaw(member(b, "max_completion_tokens"))
@@ -60,6 +50,48 @@ func OpenAIRequest(header []byte, msgs [][]byte) ([]byte, error) {
 		b = appendStr(b, "reasoning_effort", h.effort)
 	}
 	return append(b, '}'), nil
+}
+
+// OpenAITools converts a JSON array of tool schemas (the tools of a
+// request header, docs/format.md) to the tools array of an OpenAI Chat
+// Completions request: function tools with their name, description and
+// parameters schema spliced in verbatim. Empty input is an empty array;
+// anything but an array of objects is PAYLOAD_INVALID.
+func OpenAITools(tools []byte) ([]byte, error) {
+	if len(tools) == 0 {
+		return []byte("[]"), nil
+	}
+	doc, err := jsonv.Parse(tools, jsonv.Options{})
+	if err != nil {
+		return nil, sdk.Wrapf(sdk.CodePayloadInvalid, op, err, "the tools are not valid JSON")
+	}
+	root := doc.Root()
+	if root.Kind() != jsonv.Array {
+		return nil, sdk.Errorf(sdk.CodePayloadInvalid, op, "the tools are not an array")
+	}
+	for i, t := range root.Elements() {
+		if t.Kind() != jsonv.Object {
+			return nil, sdk.Errorf(sdk.CodePayloadInvalid, op, "tool %d is not an object", i)
+		}
+	}
+	return appendOpenAITools(nil, root), nil
+}
+
+// appendOpenAITools appends the tool schemas of the array tools as
+// OpenAI function tools.
+func appendOpenAITools(b []byte, tools jsonv.Value) []byte {
+	b = append(b, '[')
+	for i, t := range tools.Elements() {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendToolName(append(b, `{"type":"function","function":{`...), t)
+		if p := t.Get("parameters"); p.Kind() == jsonv.Object {
+			b = p.AppendRaw(member(b, "parameters"))
+		}
+		b = append(b, "}}"...)
+	}
+	return append(b, ']')
 }
 
 // appendOpenAIMessages appends the chat messages of ms as a JSON array.

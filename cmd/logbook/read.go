@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/seed-e5e476df/logbook/provider"
 	"github.com/seed-e5e476df/logbook/runtime/provenance"
 	"github.com/seed-e5e476df/logbook/runtime/session"
 	"github.com/seed-e5e476df/logbook/runtime/transfer"
@@ -189,7 +190,7 @@ func newMessagesCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			b, err := formatMessages(ml, format)
+			b, err := provider.Messages(format, ml.JSON())
 			if err != nil {
 				return err
 			}
@@ -323,7 +324,7 @@ func newRequestCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			b, err := formatRequest(v, format)
+			b, err := provider.SessionRequest(format, v)
 			if err != nil {
 				return err
 			}

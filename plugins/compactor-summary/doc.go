@@ -12,15 +12,17 @@
 //
 //	model        config model, else the request's model
 //	messages     system: the request's system prompt (node 0's text), if any
-//	             the region's derived messages, in order:
-//	               system/developer text → system; user text → user;
-//	               assistant text and tool calls → assistant with tool_calls
-//	               (reasoning blocks dropped); tool results → tool, with
+//	             the region's derived messages, in order, converted by
+//	               package provider (OpenAIMessages, docs/providers.md):
+//	               system and developer keep their roles; user text and
+//	               images (image_url parts); assistant text and tool calls
+//	               (reasoning dropped); tool results → tool, with
 //	               tool_call_id (an error result prefixed "[tool error] ");
-//	               images, tool changes and plugin blocks → bracketed notes
+//	               tool changes and plugin blocks → bracketed notes
 //	             user: the instruction
 //	tools        the folded header's tools as function tools (name,
-//	             description, parameters byte for byte), when there are any
+//	             description, parameters byte for byte; provider.OpenAITools),
+//	             when there are any
 //	tool_choice  "none", with tools: the schemas are shown, calls forbidden
 //	max_tokens   the request's MaxTokens (DeepSeek and most compatible
 //	             servers read max_tokens; sampling settings of the folded

@@ -13,6 +13,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/param"
+	"github.com/seed-e5e476df/logbook/provider"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/jsonv"
 )
@@ -54,13 +55,11 @@ func chatRequest(c Config, r sdk.SummarizeRequest) (openai.ChatCompletionNewPara
 	}
 	var msgs []openai.ChatCompletionMessageParamUnion
 	if len(r.System) > 0 {
-		m, err := parseMessage(r.System, -1)
+		sys, err := chatMessages([][]byte{r.System})
 		if err != nil {
 			return openai.ChatCompletionNewParams{}, err
 		}
-		if text := m.visibleText("\n\n"); text != "" {
-			msgs = append(msgs, openai.SystemMessage(text))
-		}
+		msgs = append(msgs, sys...)
 	}
 	region, err := chatMessages(r.Messages)
 	if err != nil {
@@ -70,9 +69,22 @@ func chatRequest(c Config, r sdk.SummarizeRequest) (openai.ChatCompletionNewPara
 	if r.Instruction != "" {
 		msgs = append(msgs, openai.UserMessage(r.Instruction))
 	}
-	tools, err := chatTools(r.Tools)
-	if err != nil {
-		return openai.ChatCompletionNewParams{}, err
+	var tools []openai.ChatCompletionToolUnionParam
+	if len(bytes.TrimSpace(r.Tools)) > 0 {
+		raw, err := provider.OpenAITools(r.Tools)
+		if err != nil {
+			return openai.ChatCompletionNewParams{}, err
+		}
+		// Each tool goes out as the provider package wrote it, so its
+		// schema is sent byte for byte.
+		var each []json.RawMessage
+		if err := json.Unmarshal(raw, &each); err != nil {
+			return openai.ChatCompletionNewParams{}, sdk.Wrapf(sdk.CodePayloadInvalid, op, err, "the request's tools have no chat-completions form")
+		}
+		for _, t := range each {
+			tool := param.Override[openai.ChatCompletionFunctionToolParam](t)
+			tools = append(tools, openai.ChatCompletionToolUnionParam{OfFunction: &tool})
+		}
 	}
 	p := openai.ChatCompletionNewParams{Model: model, Messages: msgs}
 	if len(tools) > 0 {
@@ -87,87 +99,17 @@ func chatRequest(c Config, r sdk.SummarizeRequest) (openai.ChatCompletionNewPara
 	return p, nil
 }
 
-// chatMessages converts derived messages to chat messages: system and
-// developer text as system messages, user text as user messages, assistant
-// text and tool calls (reasoning dropped), tool results as tool messages
-// with their call id. Images, tool changes and plugin blocks become short
-// bracketed notes; a message left with nothing to say is skipped.
+// chatMessages converts derived messages to chat messages with the
+// provider package (docs/providers.md: roles kept, images as image parts,
+// reasoning dropped, a tool error flag as a text marker).
 func chatMessages(raws [][]byte) ([]openai.ChatCompletionMessageParamUnion, error) {
-	out := make([]openai.ChatCompletionMessageParamUnion, 0, len(raws))
-	for i, raw := range raws {
-		m, err := parseMessage(raw, i)
-		if err != nil {
-			return nil, err
-		}
-		switch m.role {
-		case "system", "developer":
-			if text := m.visibleText("\n\n"); text != "" {
-				out = append(out, openai.SystemMessage(text))
-			}
-		case "user":
-			if text := m.visibleText("\n\n"); text != "" {
-				out = append(out, openai.UserMessage(text))
-			}
-		case "assistant":
-			a := openai.ChatCompletionAssistantMessageParam{}
-			if text := m.visibleText("\n\n"); text != "" {
-				a.Content.OfString = openai.String(text)
-			}
-			for _, call := range m.toolCalls() {
-				a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
-					OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
-						ID:       call.id,
-						Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: call.name, Arguments: call.args},
-					},
-				})
-			}
-			if a.Content.OfString.Valid() || len(a.ToolCalls) > 0 {
-				out = append(out, openai.ChatCompletionMessageParamUnion{OfAssistant: &a})
-			}
-		case "tool":
-			text := m.visibleText("\n")
-			if m.isError {
-				text = "[tool error] " + text
-			}
-			if text == "" {
-				text = "(no output)"
-			}
-			out = append(out, openai.ToolMessage(text, m.toolCallID))
-		default:
-			return nil, payloadInvalid(i, "message %d has role %q; derived messages are system, developer, user, assistant or tool", i, m.role)
-		}
+	raw, err := provider.OpenAIMessages(raws)
+	if err != nil {
+		return nil, err
 	}
-	return out, nil
-}
-
-// chatTools converts the header's tools (ToolSchema JSON array, docs/format.md)
-// to function tools. The parameters schema is passed through byte for byte
-// (canonical JSON); deferLoading and other members are not sent.
-func chatTools(raw []byte) ([]openai.ChatCompletionToolUnionParam, error) {
-	if len(bytes.TrimSpace(raw)) == 0 {
-		return nil, nil
-	}
-	doc, err := jsonv.Parse(raw, jsonv.Options{})
-	if err != nil || doc.Root().Kind() != jsonv.Array {
-		return nil, &sdk.Error{Code: sdk.CodePayloadInvalid, Op: op,
-			Detail: "the request's tools are not a JSON array", Err: err}
-	}
-	var out []openai.ChatCompletionToolUnionParam
-	for i, t := range doc.Root().Elements() {
-		name, _ := t.Get("name").Str()
-		if name == "" {
-			return nil, payloadInvalid(-1, "tool %d of the request has no name", i)
-		}
-		fn := append([]byte(`{"type":"function","function":{"name":`), jsonv.AppendString(nil, name)...)
-		if d, ok := t.Get("description").Str(); ok {
-			fn = jsonv.AppendString(append(fn, `,"description":`...), d)
-		}
-		if p := t.Get("parameters"); p.Kind() == jsonv.Object {
-			fn = p.AppendRaw(append(fn, `,"parameters":`...))
-		}
-		fn = append(fn, "}}"...)
-		tool := param.Override[openai.ChatCompletionFunctionToolParam](json.RawMessage(fn))
-		out = append(out, openai.ChatCompletionToolUnionParam{OfFunction: &tool})
+	var out []openai.ChatCompletionMessageParamUnion
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, sdk.Wrapf(sdk.CodePayloadInvalid, op, err, "the messages have no chat-completions form")
 	}
 	return out, nil
 }

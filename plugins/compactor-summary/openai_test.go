@@ -116,7 +116,8 @@ func configured(t *testing.T, config []byte) *Summarizer {
 }
 
 // TestOpenAIRequest checks the whole request body: model, the system
-// prompt, the converted messages, the instruction last, the tools with
+// prompt, the messages as the provider package converts them (an image as
+// an image_url part, a developer message in its own role), the instruction last, the tools with
 // tool_choice none, max_tokens; and the reply built from the completion.
 func TestOpenAIRequest(t *testing.T) {
 	api := newFakeAPI(t, completion(okCompletion))
@@ -143,11 +144,13 @@ func TestOpenAIRequest(t *testing.T) {
 		"tool_choice": "none",
 		"messages": [
 			{"role": "system", "content": "You are a coding agent."},
-			{"role": "user", "content": "Fix the failing test in main_test.go.\nKeep the public API.\n\n[image image/png]"},
+			{"role": "user", "content": [
+				{"type": "text", "text": "Fix the failing test in main_test.go.\nKeep the public API."},
+				{"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}]},
 			{"role": "assistant", "content": "I'll read the test first.",
 			 "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "read", "arguments": "{\"path\":\"main_test.go\"}"}}]},
 			{"role": "tool", "tool_call_id": "call_1", "content": "package main\n\nfunc TestX(t *testing.T) {}"},
-			{"role": "system", "content": "[tool added: run]\n\nThe run tool is now available."},
+			{"role": "developer", "content": "[tool added: run]\n\nThe run tool is now available."},
 			{"role": "assistant", "tool_calls": [
 				{"id": "call_2", "type": "function", "function": {"name": "run", "arguments": "{\"cmd\":\"go test ./...\"}"}},
 				{"id": "call_3", "type": "function", "function": {"name": "read", "arguments": "{\"path\":\"main.go\"}"}}]},

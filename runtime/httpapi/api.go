@@ -18,9 +18,10 @@ import (
 
 // Media types the API reads and writes.
 const (
-	jsonType   = "application/json"
-	ndjsonType = "application/x-ndjson"
-	sseType    = "text/event-stream"
+	jsonType     = "application/json"
+	ndjsonType   = "application/x-ndjson"
+	markdownType = "text/markdown; charset=utf-8"
+	sseType      = "text/event-stream"
 )
 
 // DefaultHeartbeat is how often, by default, an idle event stream sends a

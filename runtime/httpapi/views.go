@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/seed-e5e476df/logbook/provider"
 	"github.com/seed-e5e476df/logbook/runtime/session"
 	"github.com/seed-e5e476df/logbook/runtime/store"
 	"github.com/seed-e5e476df/logbook/sdk"
@@ -49,9 +50,14 @@ func (a *API) surfaceAt(w http.ResponseWriter, r *http.Request, withAt bool) (*s
 	return sess, surf, true
 }
 
-// messages is GET /v1/sessions/{id}/messages?at=: the derived messages, a
-// JSON array of each message exactly as derived.
+// messages is GET /v1/sessions/{id}/messages?at=&format=: the derived
+// messages in a format of provider.MessageFormats (default logbook: a
+// JSON array of each message exactly as derived; markdown is text/markdown).
 func (a *API) messages(w http.ResponseWriter, r *http.Request) {
+	format, ok := formatParam(w, r, provider.MessageFormats())
+	if !ok {
+		return
+	}
 	sess, ok := a.viewAt(w, r, true)
 	if !ok {
 		return
@@ -61,7 +67,34 @@ func (a *API) messages(w http.ResponseWriter, r *http.Request) {
 		NewProblem(err).Write(w)
 		return
 	}
-	writeDoc(w, http.StatusOK, ml.AppendJSON(nil))
+	b, err := provider.Messages(format, ml.JSON())
+	if err != nil {
+		NewProblem(err).Write(w)
+		return
+	}
+	if format == provider.FormatMarkdown {
+		h := w.Header()
+		h.Set("Content-Type", markdownType)
+		h.Set("Content-Length", strconv.Itoa(len(b)+1))
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(append(b, '\n'))
+		return
+	}
+	writeDoc(w, http.StatusOK, b)
+}
+
+// formatParam returns the format query parameter (default logbook), or
+// writes a USAGE problem naming the allowed values when it is not one.
+func formatParam(w http.ResponseWriter, r *http.Request, allowed []string) (string, bool) {
+	format := provider.FormatLogbook
+	if r.URL.Query().Has("format") {
+		format = r.URL.Query().Get("format")
+	}
+	if err := provider.CheckFormat("http", "format", format, allowed); err != nil {
+		NewProblem(err).Write(w)
+		return "", false
+	}
+	return format, true
 }
 
 // transcript is GET /v1/sessions/{id}/transcript: the append-origin
@@ -115,14 +148,19 @@ func (a *API) requestHeader(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// request is GET /v1/sessions/{id}/request?at=: the request a model would
-// be sent, {header, context, messages}.
+// request is GET /v1/sessions/{id}/request?at=&format=: the request a
+// model would be sent, {header, context, messages} (format logbook, the
+// default), or the provider's body (openai, anthropic).
 func (a *API) request(w http.ResponseWriter, r *http.Request) {
+	format, ok := formatParam(w, r, provider.RequestFormats())
+	if !ok {
+		return
+	}
 	sess, ok := a.viewAt(w, r, true)
 	if !ok {
 		return
 	}
-	b, err := sess.AppendRequestJSON(nil)
+	b, err := provider.SessionRequest(format, sess)
 	if err != nil {
 		NewProblem(err).Write(w)
 		return

@@ -17,6 +17,16 @@ func (l MessageList) AppendJSON(b []byte) []byte {
 	return append(b, ']')
 }
 
+// JSON returns the canonical JSON of each message, in order. The byte
+// slices are the list's own and must not be modified.
+func (l MessageList) JSON() [][]byte {
+	out := make([][]byte, len(l.msgs))
+	for i, m := range l.msgs {
+		out[i] = m.json
+	}
+	return out
+}
+
 // AppendRequestHeaderJSON appends the folded request header (its canonical
 // EpochHeader) to b, or null when the log has none.
 func (s *Session) AppendRequestHeaderJSON(b []byte) []byte {
