@@ -181,7 +181,14 @@ class Panel {
       this.tabs.get(keys[i])?.focus();
     });
     this.body = h("div", { class: "panel-body", id: "panel-body", role: "tabpanel", tabindex: 0 });
-    this.el = h("aside", { class: "panel", "aria-label": "The picked event" }, h("label", { class: "slider" }, "Seq ", this.slider, " ", this.sliderOut), bar, this.body);
+    const go = h("input", { type: "number", id: "seq-go", min: 0, step: 1, placeholder: "seq", "aria-label": "Go to seq (Enter)", class: "seq-go" });
+    go.addEventListener("keydown", (ev: KeyboardEvent) => {
+      const n = Number(go.value);
+      if (ev.key !== "Enter" || go.value === "" || !Number.isInteger(n)) return;
+      this.tl.pick(Math.max(0, Math.min(n, this.log.length - 1)));
+      go.value = "";
+    });
+    this.el = h("aside", { class: "panel", "aria-label": "The picked event" }, h("div", { class: "slider" }, h("label", { for: "seq-slider" }, "Seq"), this.slider, this.sliderOut, go), bar, this.body);
   }
 
   /** The log grew (live): the slider reaches the new end. */
