@@ -1,6 +1,7 @@
 # logbook's embedded default configuration: used when no config file is
-# given. A relative data_dir here is relative to the working directory
-# (the command line's --data replaces it).
+# given. A relative data_dir here is relative to the working directory.
+# The logbook command always replaces it: --data, else $LOGBOOK_DATA, else
+# $XDG_DATA_HOME/logbook or ~/.local/share/logbook (docs/operations.md).
 data_dir = "./logbook-data"
 
 # Sessions as zstd-compressed JSONL files under data_dir.

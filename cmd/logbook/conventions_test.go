@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -91,4 +93,75 @@ func TestVersionReportsTheBuild(t *testing.T) {
 		t.Errorf("version starts %q, --version prints %q, want both %q", first, flag.stdout, "logbook "+got.Version)
 	}
 	fail(t, data, "", sdk.CodeUsage, "version", "extra")
+}
+
+// TestDataDirectoryDefaults: the data directory is --data, else
+// LOGBOOK_DATA, else a config file's data_dir, else (the embedded profile)
+// $XDG_DATA_HOME/logbook, else ~/.local/share/logbook — never the working
+// directory; the config file is --config, else LOGBOOK_CONFIG.
+func TestDataDirectoryDefaults(t *testing.T) {
+	root := t.TempDir()
+	cwd, home, xdg, envData, flagData := filepath.Join(root, "cwd"), filepath.Join(root, "home"), filepath.Join(root, "xdg"), filepath.Join(root, "env"), filepath.Join(root, "flag")
+	for _, d := range []string{cwd, home} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfgDir := filepath.Join(root, "cfg")
+	if err := os.MkdirAll(cfgDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cfgFile := writeConfig(t, cfgDir, "sqlite.hcl", "data_dir = \"./from-file\"\npersistence \"sqlite\" {}\n")
+	for name, c := range map[string]struct {
+		env   []string
+		args  []string
+		where string // the session's directory (JSONL) or database (SQLite)
+	}{
+		"home":                  {env: []string{"HOME=" + home}, where: filepath.Join(home, ".local", "share", "logbook", "s")},
+		"relative XDG ignored":  {env: []string{"HOME=" + home, "XDG_DATA_HOME=rel"}, where: filepath.Join(home, ".local", "share", "logbook", "s")},
+		"XDG_DATA_HOME":         {env: []string{"HOME=" + home, "XDG_DATA_HOME=" + xdg}, where: filepath.Join(xdg, "logbook", "s")},
+		"LOGBOOK_DATA":          {env: []string{"HOME=" + home, "XDG_DATA_HOME=" + xdg, "LOGBOOK_DATA=" + envData}, where: filepath.Join(envData, "s")},
+		"--data wins":           {env: []string{"HOME=" + home, "LOGBOOK_DATA=" + envData}, args: []string{"--data", flagData}, where: filepath.Join(flagData, "s")},
+		"LOGBOOK_CONFIG":        {env: []string{"HOME=" + home, "LOGBOOK_CONFIG=" + cfgFile}, where: filepath.Join(cfgDir, "from-file", "sessions.db")},
+		"LOGBOOK_DATA and file": {env: []string{"HOME=" + home, "LOGBOOK_CONFIG=" + cfgFile, "LOGBOOK_DATA=" + envData}, where: filepath.Join(envData, "sessions.db")},
+		"--config wins":         {env: []string{"HOME=" + home, "LOGBOOK_CONFIG=/nonexistent.hcl"}, args: []string{"--config", cfgFile}, where: filepath.Join(cfgDir, "from-file", "sessions.db")},
+	} {
+		t.Run(name, func(t *testing.T) {
+			for _, d := range []string{home, xdg, envData, flagData, filepath.Join(cfgDir, "from-file")} {
+				os.RemoveAll(d)
+			}
+			os.MkdirAll(home, 0o700)
+			if r := runEnv(t, cwd, c.env, "", append([]string{"create", "s"}, c.args...)...); r.code != 0 {
+				t.Fatalf("create: exit %d\n%s", r.code, r.stderr)
+			}
+			if _, err := os.Stat(c.where); err != nil {
+				t.Fatalf("the session is not at %s: %v", c.where, err)
+			}
+			if entries, _ := os.ReadDir(cwd); len(entries) != 0 {
+				t.Fatalf("the working directory got %v", entries)
+			}
+			if r := runEnv(t, cwd, c.env, "", append([]string{"sessions", "--json"}, c.args...)...); !strings.Contains(r.stdout, `"id":"s"`) {
+				t.Fatalf("sessions does not see it: %+v", r)
+			}
+		})
+	}
+	r := runEnv(t, cwd, []string{"HOME="}, "", "sessions")
+	wantFail(t, r, sdk.CodeConfigInvalid, "sessions")
+	if !strings.Contains(r.lastLine(), "--data DIR or LOGBOOK_DATA") {
+		t.Errorf("without HOME: %q", r.lastLine())
+	}
+}
+
+// TestDemoIgnoresLogbookData: the demo keeps to its own directory even
+// when the shell sets LOGBOOK_DATA and LOGBOOK_CONFIG.
+func TestDemoIgnoresLogbookData(t *testing.T) {
+	elsewhere := t.TempDir()
+	dir := filepath.Join(t.TempDir(), "demo")
+	env := []string{dataEnv + "=" + elsewhere, configEnv + "=" + filepath.Join(elsewhere, "none.hcl")}
+	if r := runEnv(t, t.TempDir(), env, "", "demo", "--data", dir); r.code != 0 {
+		t.Fatalf("demo: exit %d\n%s", r.code, r.stderr)
+	}
+	if entries, _ := os.ReadDir(elsewhere); len(entries) != 0 {
+		t.Fatalf("LOGBOOK_DATA got %v", entries)
+	}
 }

@@ -26,7 +26,26 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 // logbookBin is the binary under test, built once by TestMain.
 var logbookBin string
 
-func TestMain(m *testing.M) { testbin.Main(m, &logbookBin) }
+func TestMain(m *testing.M) { testbin.Main(isolated{m}, &logbookBin) }
+
+// isolated runs the tests with an environment of their own: HOME and
+// XDG_DATA_HOME in a temporary directory, so that a command without --data
+// never writes into the user's data directory, and no LOGBOOK_CONFIG or
+// LOGBOOK_DATA of the shell that started them.
+type isolated struct{ m *testing.M }
+
+func (r isolated) Run() int {
+	home, err := os.MkdirTemp("", "logbook-test-home")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(home)
+	os.Setenv("HOME", home)
+	os.Unsetenv("XDG_DATA_HOME")
+	os.Unsetenv(configEnv)
+	os.Unsetenv(dataEnv)
+	return r.m.Run()
+}
 
 // cmdTimeout bounds one invocation of the binary.
 const cmdTimeout = 2 * time.Minute
@@ -55,10 +74,18 @@ func (r result) lines() []string {
 // runIn runs the binary in dir with args and stdin.
 func runIn(t *testing.T, dir, stdin string, args ...string) result {
 	t.Helper()
+	return runEnv(t, dir, nil, stdin, args...)
+}
+
+// runEnv runs the binary in dir with args and stdin, and env (KEY=value)
+// added to the test's environment.
+func runEnv(t *testing.T, dir string, env []string, stdin string, args ...string) result {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, logbookBin, args...)
 	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -57,18 +58,57 @@ type app struct {
 	observer store.Observer
 }
 
-// config loads the configuration once: the --config file, or the embedded
-// default (JSONL+zstd under ./logbook-data), with --data replacing data_dir.
+// The environment variables that stand in for the global flags: a flag
+// wins over its variable.
+const (
+	configEnv = "LOGBOOK_CONFIG" // --config
+	dataEnv   = "LOGBOOK_DATA"   // --data
+)
+
+// config loads the configuration once: the --config file, else the one
+// $LOGBOOK_CONFIG names, else the embedded default profile (JSONL+zstd).
+// The data directory is --data, else $LOGBOOK_DATA, else the file's
+// data_dir; the embedded profile's is the per-user one (userDataDir).
 func (a *app) config() (*config.Config, error) {
 	if a.cfg != nil {
 		return a.cfg, nil
 	}
-	cfg, err := config.LoadOrDefault(a.configPath, config.Overrides{DataDir: a.dataDir})
+	path := a.configPath
+	if path == "" {
+		path = os.Getenv(configEnv)
+	}
+	dataDir := a.dataDir
+	if dataDir == "" {
+		dataDir = os.Getenv(dataEnv)
+	}
+	if dataDir == "" && path == "" {
+		d, err := userDataDir()
+		if err != nil {
+			return nil, err
+		}
+		dataDir = d
+	}
+	cfg, err := config.LoadOrDefault(path, config.Overrides{DataDir: dataDir})
 	if err != nil {
 		return nil, err
 	}
 	a.cfg = cfg
 	return cfg, nil
+}
+
+// userDataDir is the data directory of the embedded profile when neither
+// --data nor $LOGBOOK_DATA gives one: $XDG_DATA_HOME/logbook when
+// XDG_DATA_HOME is an absolute path (the XDG base directory rule ignores a
+// relative one), else ~/.local/share/logbook.
+func userDataDir() (string, error) {
+	if x := os.Getenv("XDG_DATA_HOME"); filepath.IsAbs(x) {
+		return filepath.Join(x, "logbook"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" {
+		return "", sdk.Errorf(sdk.CodeConfigInvalid, "logbook", "no data directory: $HOME and $XDG_DATA_HOME are unset; give one with --data DIR or %s", dataEnv)
+	}
+	return filepath.Join(home, ".local", "share", "logbook"), nil
 }
 
 // logger returns the hclog logger at --log-level, writing to stderr.
@@ -173,8 +213,8 @@ func newRoot(a *app) *cobra.Command {
 	root.SetErr(a.stderr)
 	root.SetIn(a.stdin)
 	pf := root.PersistentFlags()
-	pf.StringVar(&a.configPath, "config", "", "HCL config `FILE` (default: the embedded JSONL+zstd profile)")
-	pf.StringVar(&a.dataDir, "data", "", "data `DIR`; replaces data_dir, relative persistence paths resolve against it")
+	pf.StringVar(&a.configPath, "config", "", "HCL config `FILE` (default: $"+configEnv+", else the embedded JSONL+zstd profile)")
+	pf.StringVar(&a.dataDir, "data", "", "data `DIR` (default: $"+dataEnv+", else the config file's data_dir, else $XDG_DATA_HOME/logbook or ~/.local/share/logbook); relative persistence paths resolve against it")
 	pf.StringVar(&a.logLevel, "log-level", "warn", "log `LEVEL` on stderr: trace, debug, info, warn, error, off")
 	pf.BoolVar(&a.json, "json", false, "JSON output, for the commands that offer it")
 	for _, newCmd := range commands {

@@ -150,7 +150,7 @@ func Run(ctx context.Context, o Options) error {
 
 	// 2. A second turn in a child process, killed mid tool call.
 	t.step("2. Turn 2: %q runs in a child process; it is killed with SIGKILL while its tool call runs", crashRequest)
-	pid, err := crashWorker(ctx, o.Executable, cfgPath)
+	pid, err := crashWorker(ctx, o.Executable, cfgPath, cfg.DataDir)
 	if err != nil {
 		return err
 	}
@@ -234,7 +234,7 @@ func Run(ctx context.Context, o Options) error {
 
 	t.step("Done in %.1f s. Look at what was stored:", time.Since(t.started).Seconds())
 	bin := commandName(o.Executable)
-	flags := "--config " + quote(cfgPath)
+	flags := "--config " + quote(cfgPath) + " --data " + quote(cfg.DataDir)
 	for _, c := range []string{
 		"sessions",
 		"events " + SessionID,
@@ -271,11 +271,12 @@ func Worker(ctx context.Context, e *engine.Engine, ready io.Writer) error {
 }
 
 // crashWorker runs the crash worker and kills it with SIGKILL once its
-// tool call is durable; it returns the worker's pid.
-func crashWorker(ctx context.Context, exe, cfgPath string) (int, error) {
+// tool call is durable; it returns the worker's pid. --data is explicit so
+// that a LOGBOOK_DATA of the user's shell cannot move the worker's store.
+func crashWorker(ctx context.Context, exe, cfgPath, dataDir string) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, exe, "demo", "--worker", "--config", cfgPath)
+	cmd := exec.CommandContext(ctx, exe, "demo", "--worker", "--config", cfgPath, "--data", dataDir)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return 0, err

@@ -35,10 +35,16 @@ type Process struct {
 
 // Start runs `bin serve --addr 127.0.0.1:0 args…` and waits up to timeout
 // until it listens. On failure the process is gone and the error carries
-// its stderr.
+// its stderr. The server does not see LOGBOOK_CONFIG or LOGBOOK_DATA of the
+// test's environment: what it serves comes from args alone.
 func Start(bin string, timeout time.Duration, args ...string) (*Process, error) {
 	p := &Process{exited: make(chan struct{})}
 	p.cmd = exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "LOGBOOK_CONFIG=") && !strings.HasPrefix(kv, "LOGBOOK_DATA=") {
+			p.cmd.Env = append(p.cmd.Env, kv)
+		}
+	}
 	errPipe, err := p.cmd.StderrPipe()
 	if err != nil {
 		return nil, err
