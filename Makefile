@@ -1,31 +1,46 @@
-# logbook — the two set-up commands of the README are `make run` and `make test`.
+# logbook — the two set-up commands of the README are `make run` and `make test`;
+# `make help` lists every target (the `## ` text after each target's name).
 GO ?= go
 
-.PHONY: run test test-clients test-viewer vet fmt-check fuzz-smoke bench chaos
+.PHONY: run help test test-clients test-viewer vet fmt-check fuzz-smoke bench chaos
 
 # run builds the logbook binary into bin/ and runs the guided tour
 # (`logbook demo`): a scripted agent session through real plugin
 # subprocesses, a crash, a resume, a compaction and a fork.
-run:
+run: ## build bin/logbook and run the guided tour (logbook demo)
 	$(GO) build -o bin/logbook ./cmd/logbook
 	./bin/logbook demo
 
+# help lists the targets with the text after their `## `.
+help: ## list the targets
+	@awk 'BEGIN { FS = ":.*## " } /^[a-z][a-z-]*:.*## / { printf "  make %-13s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
+
 # test runs every test: the Go tests with the race detector, then the
 # clients' (test-clients) and the web viewer's in a browser (test-viewer).
-test:
+# It says what each stage does, since the first one is silent for minutes.
+test: ## run every test: Go with -race, the clients, the viewer (many minutes)
+	@echo "make test: [1/4] building the race-instrumented standard library and packages (several minutes, silent)…"
+	$(GO) build -race ./...
+	@echo "make test: [2/4] running the Go tests with the race detector (a line per package as it finishes)…"
 	$(GO) test -race -count=1 ./...
-	$(MAKE) test-clients
-	$(MAKE) test-viewer
+	@echo "make test: [3/4] the TypeScript and Python clients against real logbook serve processes…"
+	@$(MAKE) --no-print-directory test-clients
+	@echo "make test: [4/4] the web viewer in Chromium against real logbook serve processes…"
+	@$(MAKE) --no-print-directory test-viewer
+	@echo "make test: all passed"
 
 # test-clients runs the TypeScript client's tests (npm ci from its
 # lockfile, tsc, node --test) and the Python client's (unittest), both
 # against real `logbook serve` processes of one binary built into a
 # temporary directory, removed afterwards. Needs Node.js 20+, npm and
 # Python 3.11+.
-test-clients:
+test-clients: ## the TypeScript and Python clients' tests (Node.js 20+, Python 3.11+)
 	@bin=$$(mktemp -d) && trap 'rm -rf "$$bin"' EXIT && \
+	echo "test-clients: building logbook into $$bin" && \
 	$(GO) build -o "$$bin/logbook" ./cmd/logbook && \
+	echo "test-clients: TypeScript (npm ci, tsc, node --test)" && \
 	(cd clients/typescript && npm ci --no-audit --no-fund && LOGBOOK_TEST_BIN="$$bin/logbook" npm test) && \
+	echo "test-clients: Python (unittest)" && \
 	(cd clients/python && LOGBOOK_TEST_BIN="$$bin/logbook" python3 -m unittest discover -v)
 
 # test-viewer runs the web viewer's tests in a real browser: npm ci from
@@ -36,9 +51,10 @@ test-clients:
 # under the temporary directory (logbook-viewer-big-v1), which later runs
 # reuse. Screenshots go to viewer/test-artifacts/.
 CHROMIUM ?= /usr/bin/chromium
-test-viewer:
+test-viewer: ## the web viewer's tests in Chromium (CHROMIUM=path)
 	@test -x "$(CHROMIUM)" || { echo "test-viewer needs Chromium at $(CHROMIUM): apt-get install chromium" >&2; exit 1; }
 	@bin=$$(mktemp -d) && trap 'rm -rf "$$bin"' EXIT && \
+	echo "test-viewer: building logbook into $$bin, then npm ci and the browser tests" && \
 	$(GO) build -o "$$bin/logbook" ./cmd/logbook && \
 	(cd viewer && npm ci --no-audit --no-fund && LOGBOOK_TEST_BIN="$$bin/logbook" LOGBOOK_CHROMIUM="$(CHROMIUM)" npm test)
 
@@ -47,21 +63,21 @@ test-viewer:
 # short one. Run it as root with strace installed, or the disk-full and
 # fsync kinds are skipped.
 CHAOS_FAULTS ?= 200
-chaos:
+chaos: ## the long fault suite (CHAOS_FAULTS=200 per backend)
 	$(GO) test -count=1 -v -timeout 0 ./test/chaos -chaos.faults=$(CHAOS_FAULTS)
 
-vet:
+vet: ## go vet ./...
 	$(GO) vet ./...
 
-fmt-check:
+fmt-check: ## fail when gofmt would change a file
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
 # fuzz-smoke runs every fuzz target for FUZZTIME executions (a count, see
 # .ci/fuzz-smoke).
 FUZZTIME ?= 100000x
-fuzz-smoke:
+fuzz-smoke: ## every fuzz target for FUZZTIME executions (default 100000x)
 	@.ci/fuzz-smoke $(FUZZTIME)
 
-bench:
+bench: ## every benchmark, once
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
