@@ -114,31 +114,29 @@ export async function postNDJSON(path: string, lines: string[]): Promise<string>
   return r.text();
 }
 
-/** A page of events and the log length the server reported with it. */
+/**
+ * A window of events as the server sent them: one canonical envelope per
+ * line, seqs from, from+1, … (the window is contiguous), parsed only when
+ * read, so a page costs the page little until its rows are drawn.
+ */
 export interface EventPage {
-  events: Envelope[];
-  /** Logbook-Next-Seq when the server sends it. */
+  from: number;
+  lines: string[];
+  /** Logbook-Next-Seq (the log's length) when the server sends it. */
   nextSeq?: number;
 }
 
-/** Reads the events [from, to) of a session as NDJSON. */
+/** Reads the events [from, to) of a session as NDJSON lines. */
 export async function events(id: string, from: number, to: number, signal?: AbortSignal): Promise<EventPage> {
   const r = await fetch(`${sessionPath(id)}/events?from=${from}&to=${to}`, {
     headers: headers("application/x-ndjson"),
     signal,
   });
   if (!r.ok) throw await problem(r);
-  const text = await r.text();
-  const out: Envelope[] = [];
-  let start = 0;
-  while (start < text.length) {
-    let end = text.indexOf("\n", start);
-    if (end < 0) end = text.length;
-    if (end > start) out.push(JSON.parse(text.slice(start, end)) as Envelope);
-    start = end + 1;
-  }
+  const lines = (await r.text()).split("\n");
+  while (lines.length > 0 && lines[lines.length - 1] === "") lines.pop();
   const next = r.headers.get("Logbook-Next-Seq");
-  return { events: out, nextSeq: next === null ? undefined : Number(next) };
+  return { from, lines, nextSeq: next === null ? undefined : Number(next) };
 }
 
 /**

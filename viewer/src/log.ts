@@ -2,7 +2,7 @@
 // server on demand (never the whole log), the pages most recently used kept
 // in memory, and the turn and step ranges a reader collapsed.
 
-import { events, type Envelope } from "./api";
+import { events, type Envelope, type EventPage } from "./api";
 
 /** Events per page fetched from the server. */
 export const pageSize = 400;
@@ -14,7 +14,8 @@ const keptPages = 64;
 export class Log {
   /** The number of events (the next seq). */
   length: number;
-  private pages = new Map<number, Envelope[]>();
+  /** Pages by index; an event stays its line of text until it is first read. */
+  private pages = new Map<number, (Envelope | string)[]>();
   private loading = new Map<number, Promise<void>>();
   /** Collapsed ranges [start, end] of hidden seqs, sorted, disjoint. */
   private hidden: { start: number; end: number; head: number }[] = [];
@@ -31,21 +32,27 @@ export class Log {
   /** The event at seq, when its page is loaded. */
   get(seq: number): Envelope | undefined {
     const p = this.pages.get(Math.floor(seq / pageSize));
-    return p?.[seq % pageSize];
+    const e = p?.[seq % pageSize];
+    if (typeof e !== "string") return e;
+    const parsed = JSON.parse(e) as Envelope;
+    p![seq % pageSize] = parsed;
+    return parsed;
   }
 
-  /** Puts a page that was fetched by someone else (the first window). */
-  put(evs: Envelope[]): void {
-    for (const e of evs) {
-      const i = Math.floor(e.seq / pageSize);
-      let p = this.pages.get(i);
-      if (!p) {
-        p = [];
-        this.pages.set(i, p);
-      }
-      p[e.seq % pageSize] = e;
-      if (e.seq >= this.length) this.length = e.seq + 1;
+  private set(seq: number, e: Envelope | string): void {
+    const i = Math.floor(seq / pageSize);
+    let p = this.pages.get(i);
+    if (!p) {
+      p = [];
+      this.pages.set(i, p);
     }
+    p[seq % pageSize] = e;
+    if (seq >= this.length) this.length = seq + 1;
+  }
+
+  /** Puts a window of events (the first one is fetched by the view). */
+  put(page: EventPage): void {
+    page.lines.forEach((line, k) => this.set(page.from + k, line));
   }
 
   /** Whether every event of page i is loaded. */
@@ -79,7 +86,7 @@ export class Log {
 
   private async fetchPage(i: number): Promise<void> {
     const page = await events(this.id, i * pageSize, (i + 1) * pageSize);
-    this.put(page.events);
+    this.put(page);
     this.evict();
     this.onChange();
   }
@@ -102,7 +109,7 @@ export class Log {
   /** Appends a followed event. */
   append(e: Envelope): void {
     if (e.seq < this.length && this.get(e.seq)) return;
-    this.put([e]);
+    this.set(e.seq, e);
     this.onChange();
   }
 

@@ -47,7 +47,7 @@ async function open(id: string, seq: number | undefined, facts: HTMLElement, mai
   const length = first.nextSeq ?? (await infoP).length;
   if (signal.aborted) return;
   const log = new Log(id, length);
-  log.put(first.events);
+  log.put(first);
   const tl = new Timeline(log);
   const panel = new Panel(log, tl);
   tl.onPick = (s) => {
@@ -77,7 +77,7 @@ async function open(id: string, seq: number | undefined, facts: HTMLElement, mai
     void marks(id, signal).then((m) => {
       if (!m) return;
       Object.assign(tl.marks, { shadowed: undefined, onSurface: undefined, replacedBy: undefined }, m);
-      tl.schedule();
+      tl.invalidate();
     });
   remark();
 

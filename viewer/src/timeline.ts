@@ -27,13 +27,22 @@ export interface Marks {
   picked?: number;
 }
 
+/** A row in the DOM: its element, its markup, and the version and row it was drawn for. */
+interface Drawn {
+  el: HTMLElement;
+  html: string;
+  version: number;
+  row: number;
+}
+
 /** The timeline of one session. */
 export class Timeline {
   readonly el: HTMLElement;
   private spacer: HTMLElement;
   private active = 0; // the row with keyboard focus (a seq)
   private frame = 0;
-  private drawn = new Map<number, { el: HTMLElement; html: string }>(); // the rows in the DOM by seq
+  private drawn = new Map<number, Drawn>(); // the rows in the DOM by seq
+  private version = 0; // bumped by every change a row may show (not by scrolling)
   marks: Marks = {};
   /** Called when the reader picks an event (click or Enter). */
   onPick: (seq: number) => void = () => {};
@@ -54,10 +63,16 @@ export class Timeline {
     this.el.addEventListener("keydown", (ev) => this.key(ev));
     this.el.addEventListener("click", (ev) => this.click(ev));
     new ResizeObserver(() => this.schedule()).observe(this.el);
-    log.onChange = () => this.schedule();
+    log.onChange = () => this.invalidate();
   }
 
-  /** Renders on the next animation frame. */
+  /** Redraws every row on the next frame: the log or the marks changed. */
+  invalidate(): void {
+    this.version++;
+    this.schedule();
+  }
+
+  /** Renders on the next animation frame (rows already drawn are kept as they are). */
   schedule(): void {
     if (!this.frame) this.frame = requestAnimationFrame(() => ((this.frame = 0), this.render()));
   }
@@ -80,7 +95,7 @@ export class Timeline {
     if (top < this.el.scrollTop || top + rowHeight > this.el.scrollTop + view) {
       this.el.scrollTop = centre ? top - view / 2 : top < this.el.scrollTop ? top : top + rowHeight - view;
     }
-    this.schedule();
+    this.invalidate();
   }
 
   /** Draws the rows in view, fetching the pages they need. */
@@ -94,14 +109,19 @@ export class Timeline {
     void this.log.ensure(fromSeq - pageSize / 4, toSeq + pageSize / 4).catch(() => {});
     // Rows that did not change keep their element, so a click that
     // straddles a re-render (a page arriving, a live event) still lands.
+    // Scrolling alone only draws the rows that come into view.
     const out: HTMLElement[] = [];
-    const kept = new Map<number, { el: HTMLElement; html: string }>();
+    const kept = new Map<number, Drawn>();
     for (let r = first; r < last; r++) {
       const seq = this.log.seqOf(r);
-      const el = this.row(r, seq);
-      const html = el.outerHTML;
       const old = this.drawn.get(seq);
-      const use = old && old.html === html ? old : { el, html };
+      let use: Drawn;
+      if (old && old.version === this.version && old.row === r) use = old;
+      else {
+        const el = this.row(r, seq);
+        const html = el.outerHTML;
+        use = old && old.html === html ? { ...old, version: this.version } : { el, html, version: this.version, row: r };
+      }
       kept.set(seq, use);
       out.push(use.el);
     }
@@ -207,7 +227,7 @@ export class Timeline {
       this.marks.highlight = { start, end, by: seq };
       if (scroll) this.reveal(start);
     }
-    this.schedule();
+    this.invalidate();
   }
 
   /** Picks seq: the detail panel shows it. */
