@@ -61,6 +61,9 @@
 //	             every growth is reported, increasing; a second instance
 //	             (Reopen) sees the first's appends; fn's error and the
 //	             context end the watch; SESSION_NOT_FOUND
+//	ReadFrames   (Capabilities.ReadFrames) the handed-over frames, decoded by
+//	             sdk/frames, are exactly what Read returns for every range,
+//	             or the log is not framed and nothing is handed over
 //
 // Every expected failure is checked with errors.Is against its code, for
 // an *sdk.Error, and for the offending values in its message (RequireCode).
@@ -71,7 +74,8 @@
 //
 // A subtest skips for one of two reasons only: the Harness hook it needs
 // (Reopen, Tear, Corrupt, SetFormatVersion) is nil, or the optional
-// capability it checks (Capabilities.CopyPrefix, Capabilities.Watch) is not declared; the skip
+// capability it checks (Capabilities.CopyPrefix, Capabilities.Watch,
+// Capabilities.ReadFrames) is not declared; the skip
 // message names which. Nothing else skips, so a backend that sets every hook its storage
 // allows runs the whole suite. The in-memory backend (plugins/memory) sets
 // Reopen and SetFormatVersion but has no bytes to tear or corrupt; the

@@ -81,6 +81,10 @@ type Capabilities struct {
 	// sdk.CapabilityWatch). The Watch group runs only then, and skips
 	// otherwise.
 	Watch bool
+	// ReadFrames: the backend implements sdk.FrameReader (a plugin
+	// declares sdk.CapabilityReadFrames). The ReadFrames group runs only
+	// then, and skips otherwise.
+	ReadFrames bool
 }
 
 // hook names, as the skip messages print them.
@@ -93,6 +97,7 @@ const (
 	// Capabilities.CopyPrefix is set.
 	capCopyPrefix = "Capabilities.CopyPrefix"
 	capWatch      = "Capabilities.Watch"
+	capReadFrames = "Capabilities.ReadFrames"
 )
 
 // suite is one Run.
@@ -123,7 +128,7 @@ func Run(t *testing.T, h Harness) {
 				t.Run(r.name, func(t *testing.T) {
 					for _, hook := range r.needs {
 						switch {
-						case (hook == capCopyPrefix || hook == capWatch) && !s.has(hook):
+						case (hook == capCopyPrefix || hook == capWatch || hook == capReadFrames) && !s.has(hook):
 							t.Skipf("Harness.%s is false: the backend does not declare the capability this rule checks", hook)
 						case !s.has(hook):
 							t.Skipf("Harness.%s is nil: this rule needs it (see the persistencetest package documentation)", hook)
@@ -157,6 +162,7 @@ func groups() []group {
 		{"Corruption", corruptionRules},
 		{"CopyPrefix", needing(capCopyPrefix, copyPrefixRules)},
 		{"Watch", needing(capWatch, watchRules)},
+		{"ReadFrames", needing(capReadFrames, readFramesRules)},
 	}
 }
 
@@ -184,6 +190,8 @@ func (s *suite) has(hook string) bool {
 		return s.h.Capabilities.CopyPrefix
 	case capWatch:
 		return s.h.Capabilities.Watch
+	case capReadFrames:
+		return s.h.Capabilities.ReadFrames
 	}
 	panic("persistencetest: unknown hook " + hook)
 }
