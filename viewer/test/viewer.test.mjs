@@ -186,6 +186,16 @@ describe("the demo's store", () => {
     const probe = await fetch(`${srv.url}/v1/sessions/demo/request?at=18&format=no-such-format`);
     await page.locator("#request-json").filter({ hasText: "mock-coder-1" }).waitFor();
     assert.equal(await page.locator(".formats button").count() > 0, probe.status === 400);
+    if (probe.status === 400) {
+      // OpenAI's shape: the system prompt is a message; Anthropic's: a member.
+      await page.click('.formats button[data-format="openai"]');
+      await page.locator("#request-json").filter({ hasText: '"tool_calls"' }).waitFor();
+      assert.doesNotMatch(await page.locator("#request-json").innerText(), /"header"/);
+      await page.click('.formats button[data-format="anthropic"]');
+      await page.locator("#request-json").filter({ hasText: '"max_tokens"' }).waitFor();
+      assert.match(await page.locator("#request-json").innerText(), /"system": \[/);
+      assert.equal(await page.locator('.formats button[aria-pressed="true"]').innerText(), "anthropic");
+    }
     const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
     assert.equal(bg, "rgb(20, 24, 29)");
     await screenshot(page, "dark-tokens");
