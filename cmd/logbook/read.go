@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/seed-e5e476df/logbook/provider"
-	"github.com/seed-e5e476df/logbook/runtime/provenance"
 	"github.com/seed-e5e476df/logbook/runtime/session"
 	"github.com/seed-e5e476df/logbook/runtime/transfer"
 	"github.com/seed-e5e476df/logbook/sdk"
@@ -200,63 +199,6 @@ func newMessagesCmd(a *app) *cobra.Command {
 	cmd.Flags().Var(&at, "at", "show the messages as they were right after event `SEQ`")
 	cmd.Flags().StringVar(&format, "format", "logbook", "`F`: logbook (as derived), openai or anthropic (the provider's messages array; Anthropic's system prompt is not a message), markdown (for reading)")
 	return cmd
-}
-
-// transcriptEntry is one entry of `logbook transcript --json`.
-type transcriptEntry struct {
-	Seq       int64           `json:"seq"`
-	Type      string          `json:"type"`
-	Message   json.RawMessage `json:"message"`
-	OnSurface bool            `json:"onSurface"`
-}
-
-// newTranscriptCmd is `logbook transcript ID`.
-func newTranscriptCmd(a *app) *cobra.Command {
-	return &cobra.Command{
-		Use:         "transcript ID",
-		Annotations: offersJSONAnnotation(),
-		Short:       "Print the human transcript; entries no longer on the surface are marked (--json: array)",
-		Args:        cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			v, err := a.storedView(cmd.Context(), cmd.Name(), args[0], nil)
-			if err != nil {
-				return err
-			}
-			surf, err := v.Surface()
-			if err != nil {
-				return err
-			}
-			t := v.Transcript()
-			if a.json {
-				entries := make([]transcriptEntry, 0, t.Len())
-				for _, en := range t.All() {
-					entries = append(entries, transcriptEntry{Seq: int64(en.Seq), Type: en.Type, Message: en.Message.JSON(), OnSurface: surf.Contains(en.Seq)})
-				}
-				return writeJSON(a.stdout, entries)
-			}
-			w := bufio.NewWriter(a.stdout)
-			for _, en := range t.All() {
-				writeTranscriptEntry(w, en, surf.Contains(en.Seq))
-			}
-			return w.Flush()
-		},
-	}
-}
-
-// writeTranscriptEntry renders one transcript entry as text: a heading
-// line `#<seq> <role> (<type>)`, marked when the entry is no longer on the
-// surface, then the content blocks indented by four spaces.
-func writeTranscriptEntry(w io.Writer, en session.TranscriptEntry, onSurface bool) {
-	msg := en.Message.View()
-	role, _ := msg.Get("role").Str()
-	mark := ""
-	if !onSurface {
-		mark = "  [not on surface]"
-	}
-	fmt.Fprintf(w, "#%d %s (%s)%s\n", en.Seq, role, en.Type, mark)
-	for _, line := range provenance.ContentLines(msg.Get("content")) {
-		fmt.Fprintf(w, "    %s\n", line)
-	}
 }
 
 // newSurfaceCmd is `logbook surface ID [--at SEQ]`.
