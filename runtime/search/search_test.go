@@ -178,3 +178,28 @@ func TestScanStopsWhenFnFails(t *testing.T) {
 		t.Fatalf("Scan: %v after %d calls", err, calls)
 	}
 }
+
+// TestLowerASCII: every byte value, at every offset of a word, is folded
+// as the byte rule says.
+func TestLowerASCII(t *testing.T) {
+	src := make([]byte, 0, 256+7)
+	for c := range 256 {
+		src = append(src, byte(c))
+	}
+	for off := range 8 {
+		in := append(make([]byte, off), src...)
+		got := lowerASCII([]byte("p"), in)
+		for i, c := range in {
+			want := c
+			if 'A' <= c && c <= 'Z' {
+				want += 'a' - 'A'
+			}
+			if got[1+i] != want {
+				t.Fatalf("offset %d: byte %#x folded to %#x, want %#x", off, c, got[1+i], want)
+			}
+		}
+		if got[0] != 'p' {
+			t.Fatal("dst prefix changed")
+		}
+	}
+}
