@@ -86,3 +86,23 @@ func TestSearchRefusesBadInput(t *testing.T) {
 	}
 	fail(t, data, "", sdk.CodeSessionNotFound, "search", "x", "--session", "absent")
 }
+
+// TestSearchPastADamagedSession: a session whose log is damaged does not
+// hide the others: their hits are printed, then search fails with the
+// damaged session's CORRUPT_LOG naming it.
+func TestSearchPastADamagedSession(t *testing.T) {
+	for _, c := range salvageCases() {
+		t.Run(c.name, func(t *testing.T) {
+			data := t.TempDir()
+			cfg := writeConfig(t, t.TempDir(), "logbook.hcl", c.config)
+			ok(t, data, input(salvageCrash), "append", "s", "--config", cfg)
+			ok(t, data, input(salvageTurn), "append", "s", "--config", cfg)
+			ok(t, data, input(crashLines), "append", "good", "--config", cfg)
+			c.damage(t, data)
+			r := lb(t, data, "", "search", "files", "--config", cfg)
+			if r.code != 1 || !strings.Contains(r.lastLine(), "CORRUPT_LOG") || !strings.HasPrefix(r.stdout, "good\t#1\t") || !strings.Contains(r.stderr, `session "s"`) {
+				t.Fatalf("search past a damaged session: stdout %q, stderr %q", r.stdout, r.stderr)
+			}
+		})
+	}
+}
