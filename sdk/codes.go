@@ -231,7 +231,8 @@ const (
 	// The session was released or the store was closed; open the session
 	// again to append.
 	CodeSessionClosed Code = "SESSION_CLOSED"
-	// The session is a read-only inspect view; open it to append.
+	// The session is a read-only inspect view, or the server only reads
+	// (logbook view); open it to append, through a server that writes.
 	CodeSessionReadOnly Code = "SESSION_READ_ONLY"
 	// A final persistence failure fenced the session: it takes no more
 	// appends. The persistence error is wrapped; across the daemon the

@@ -13,6 +13,7 @@ import (
 	"github.com/seed-e5e476df/logbook/runtime/host"
 	"github.com/seed-e5e476df/logbook/runtime/session"
 	"github.com/seed-e5e476df/logbook/runtime/store"
+	"github.com/seed-e5e476df/logbook/sdk"
 )
 
 // logbookBin is the logbook binary the engine re-execs for its plugins.
@@ -60,4 +61,47 @@ func Example() {
 	// already live: true
 	// {"n":1.0e0}
 	// released: true
+}
+
+// A read-only host reads what another host stored and refuses every write
+// with SESSION_READ_ONLY.
+func ExampleNewReadOnly() {
+	ctx := context.Background()
+	cfg, err := config.Parse([]byte(`persistence "memory" {}`), "example.hcl")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	e, err := engine.Start(ctx, cfg, engine.Options{Executable: logbookBin})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer e.Close(ctx)
+	writer := host.New(e, hclog.NewNullLogger())
+	if _, err := writer.Create(ctx, store.CreateOptions{ID: "s1"}); err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := writer.ReleaseAll(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	ro := host.NewReadOnly(e, hclog.NewNullLogger())
+	if sess, err := ro.At(ctx, "s1", nil); err == nil {
+		fmt.Println("read s1:", sess.Len(), "events")
+	}
+	_, err = ro.Acquire(ctx, "s1")
+	fmt.Println("open:", sdk.CodeOf(err))
+	_, err = ro.Create(ctx, store.CreateOptions{ID: "s2"})
+	fmt.Println("create:", sdk.CodeOf(err))
+	_, err = ro.Fork(ctx, store.ForkRequest{SourceID: "s1"})
+	fmt.Println("fork:", sdk.CodeOf(err))
+	fmt.Println("release:", sdk.CodeOf(ro.Release(ctx, "s1")))
+	// Output:
+	// read s1: 0 events
+	// open: SESSION_READ_ONLY
+	// create: SESSION_READ_ONLY
+	// fork: SESSION_READ_ONLY
+	// release: SESSION_READ_ONLY
 }

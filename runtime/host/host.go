@@ -32,6 +32,7 @@ type Host struct {
 	st  *store.Store
 	log hclog.Logger
 
+	readOnly bool               // NewReadOnly: every write is refused
 	opens    singleflight.Group // concurrent opens of one session share one Store.Open
 	mu       sync.Mutex
 	held     map[string]*session.Session // sessions this host made live, by id
@@ -43,6 +44,30 @@ type Host struct {
 // debug and release logs.
 func New(e *engine.Engine, log hclog.Logger) *Host {
 	return &Host{e: e, st: e.Store, log: log, held: map[string]*session.Session{}, stop: make(chan struct{})}
+}
+
+// NewReadOnly returns a host of e's store that only reads: Create,
+// Acquire, Fork, Live and Release refuse with SESSION_READ_ONLY, so it
+// never takes the write ownership of a session, and every read (View, At,
+// Inspect, List, Tail, which follows a session another process writes)
+// sees the stored logs as they are.
+func NewReadOnly(e *engine.Engine, log hclog.Logger) *Host {
+	h := New(e, log)
+	h.readOnly = true
+	return h
+}
+
+// ReadOnly reports whether the host only reads (NewReadOnly).
+func (h *Host) ReadOnly() bool { return h.readOnly }
+
+// refuseWrite returns the error of a write (op) a read-only host refuses,
+// or nil when the host writes.
+func (h *Host) refuseWrite(op, id string) error {
+	if !h.readOnly {
+		return nil
+	}
+	return &sdk.Error{Code: sdk.CodeSessionReadOnly, Op: op, SessionID: id,
+		Detail: "this server is read-only: it shows stored sessions and never writes; write with logbook serve or the logbook CLI"}
 }
 
 // Engine returns the engine the host serves.
@@ -89,6 +114,9 @@ func (h *Host) unhold(sess *session.Session) {
 // stored. When the flush fails the session stays live and held (a Flush or
 // Release retries) and Create returns it with the flush's error.
 func (h *Host) Create(ctx context.Context, o store.CreateOptions) (*session.Session, error) {
+	if err := h.refuseWrite("create", o.ID); err != nil {
+		return nil, err
+	}
 	sess, err := h.st.Create(ctx, o)
 	if err != nil {
 		return nil, err
@@ -111,6 +139,9 @@ type Opened struct {
 // then live) when it is not live; concurrent calls for one id share one
 // open. A session it opens is held until Release or ReleaseAll.
 func (h *Host) Acquire(ctx context.Context, id string) (Opened, error) {
+	if err := h.refuseWrite("open", id); err != nil {
+		return Opened{}, err
+	}
 	if sess, ok := h.st.Get(id); ok {
 		return Opened{Session: sess, AlreadyLive: true}, nil
 	}
@@ -133,8 +164,12 @@ func (h *Host) Acquire(ctx context.Context, id string) (Opened, error) {
 }
 
 // Live returns the session id when it is live, else SESSION_NOT_LIVE (with
-// op as the error's Op).
+// op as the error's Op), for a write (op) to it: a read-only host refuses
+// it with SESSION_READ_ONLY.
 func (h *Host) Live(id, op string) (*session.Session, error) {
+	if err := h.refuseWrite(op, id); err != nil {
+		return nil, err
+	}
 	if sess, ok := h.st.Get(id); ok {
 		return sess, nil
 	}
@@ -144,6 +179,9 @@ func (h *Host) Live(id, op string) (*session.Session, error) {
 
 // Fork creates a live child of a live or stored session and holds it.
 func (h *Host) Fork(ctx context.Context, r store.ForkRequest) (*session.Session, error) {
+	if err := h.refuseWrite("fork", r.SourceID); err != nil {
+		return nil, err
+	}
 	child, err := h.st.Fork(ctx, r)
 	if err != nil {
 		return nil, err

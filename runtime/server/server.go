@@ -101,6 +101,11 @@ type Options struct {
 	// token: it serves static files only, and the data the page fetches
 	// comes from /v1, which does. Default nil: such paths are 404.
 	Viewer http.Handler
+	// ReadOnly serves reads only (logbook view): every write (create,
+	// append, fork, flush, compact, release, on either protocol) is refused
+	// with SESSION_READ_ONLY and the server never takes the write ownership
+	// of a session (host.NewReadOnly). Default false.
+	ReadOnly bool
 	// Metrics, when set, is served at MetricsPath and counts the server's
 	// requests by route and status and its error replies by code; the
 	// caller watches the engine with it (Metrics.Watch) and gives it to the
@@ -168,6 +173,9 @@ func New(e *engine.Engine, o Options) (*Server, error) {
 		return nil, err
 	}
 	h := host.New(e, o.Logger)
+	if o.ReadOnly {
+		h = host.NewReadOnly(e, o.Logger)
+	}
 	s := &Server{e: e, st: e.Store, opts: o, log: o.Logger, h: h}
 	s.token = sha256.Sum256([]byte(o.Token))
 	s.calls.idle = make(chan struct{})
@@ -192,7 +200,7 @@ func New(e *engine.Engine, o Options) (*Server, error) {
 // is not loopback, as New does; a command line can check its flags with it
 // before it starts anything.
 func CheckAddr(addr, token string) error {
-	if token == "" && !loopbackAddr(addr) {
+	if token == "" && !LoopbackAddr(addr) {
 		return noTokenError(addr)
 	}
 	return nil
@@ -212,8 +220,9 @@ func noTokenError(addr string) error {
 	return sdk.Errorf(sdk.CodeConfigInvalid, "serve", "%s is not a loopback address: a bearer token is required to serve on it (logbook serve --token-file FILE), or listen on 127.0.0.1", addr)
 }
 
-// loopbackAddr reports whether a host:port names a loopback address.
-func loopbackAddr(addr string) bool {
+// LoopbackAddr reports whether a host:port names a loopback address
+// ("localhost" or a loopback IP), one only this machine can reach.
+func LoopbackAddr(addr string) bool {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return false

@@ -33,7 +33,10 @@ func (st *Store) CanFollowStored() bool {
 // another host writes: it reads the primary read-only, claims nothing, and
 // sees what is stored — an event is there once its writer's flush or
 // write-behind has made it durable. Each envelope is parsed and must carry
-// the seq it is stored at. FollowStored returns ctx's error once ctx ends,
+// the seq it is stored at. When the primary's first report finds nothing
+// stored from `from` on, fn is called once with no events: the follow has
+// caught up (a server sends its stream's headers then). FollowStored
+// returns ctx's error once ctx ends,
 // and fn's error when fn fails; a plugin that restarts meanwhile is watched
 // again, from where it stopped. A primary that cannot watch is
 // CONFIG_INVALID (see CanFollowStored).
@@ -73,14 +76,24 @@ type storedFollower struct {
 	fn     func(events []session.Event) error
 	parser session.StoredParser
 	failed bool // fn or a check failed: the follow ends with that error
+	caught bool // fn has been called: the follow has caught up once
 }
 
 // grew reads the events [next, length) from a read handle opened for it,
 // so the read sees what the watch reported, and hands them to fn.
 func (f *storedFollower) grew(length sdk.Offset) error {
 	if length <= f.next {
+		if f.caught {
+			return nil
+		}
+		f.caught = true
+		if err := f.fn(nil); err != nil {
+			f.failed = true
+			return err
+		}
 		return nil
 	}
+	f.caught = true
 	ctx, cancel := context.WithTimeout(context.Background(), f.st.opts.CallTimeout)
 	defer cancel()
 	o, err := f.p.Open(ctx, f.id, sdk.AccessRead)

@@ -171,3 +171,47 @@ func TestReadStoredWindow(t *testing.T) {
 		t.Errorf("missing session: %v, want SESSION_NOT_FOUND", err)
 	}
 }
+
+// A follow from the end of the stored log calls fn once with no events, so
+// its caller knows it has caught up, then with each flushed batch.
+func TestFollowStoredFromTheEndReportsCaughtUp(t *testing.T) {
+	p := memory.New()
+	st := newTestStore(t, nil, Backend{Name: "mem", Persistence: p})
+	s, err := st.Create(ctx, CreateOptions{ID: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, s, user("a"))
+	if _, err := st.Flush(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	calls := make(chan []session.Event, 8)
+	reader := newTestStore(t, nil, Backend{Name: "mem", Persistence: p.Peer()})
+	fctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		_ = reader.FollowStored(fctx, "s", s.Len(), func(events []session.Event) error {
+			calls <- events
+			return nil
+		})
+	}()
+	next := func() []session.Event {
+		select {
+		case evs := <-calls:
+			return evs
+		case <-time.After(10 * time.Second):
+			t.Fatal("fn was not called within 10 s")
+			return nil
+		}
+	}
+	if evs := next(); len(evs) != 0 {
+		t.Fatalf("the first call holds %d events; want none (caught up)", len(evs))
+	}
+	mustAppend(t, s, user("b"))
+	if _, err := st.Flush(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	if evs := next(); len(evs) != 1 || evs[0].Seq() != sdk.Seq(s.Len()-1) {
+		t.Fatalf("after a flush fn got %d events; want the new one", len(evs))
+	}
+}

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+
+	"github.com/spf13/cobra"
+
+	"github.com/seed-e5e476df/logbook/runtime/server"
+	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/viewer"
+)
+
+func init() { commands = append(commands, newViewCmd) }
+
+// defaultViewAddr is where `logbook view` listens by default: a free
+// loopback port.
+const defaultViewAddr = "127.0.0.1:0"
+
+// newViewCmd is `logbook view [ID]`: the server of `logbook serve`, read-only
+// (server.Options.ReadOnly) and on loopback only, for a browser to look at
+// the stored sessions; it prints its URL and runs until SIGINT or SIGTERM.
+func newViewCmd(a *app) *cobra.Command {
+	var addr string
+	cmd := &cobra.Command{
+		Use:   "view [ID]",
+		Short: "Serve the stored sessions read-only on loopback for a browser, and print the URL",
+		Long: "view starts the server of logbook serve over the configured store, with the web viewer\n" +
+			"at / (docs/viewer.md), read-only: it takes no session's write ownership, so it runs beside\n" +
+			"writers in other processes, and it refuses every write (create, append, fork, flush,\n" +
+			"compact, release) with SESSION_READ_ONLY. A followed event stream\n" +
+			"(GET /v1/sessions/ID/events?follow=true) shows the events other processes append. It\n" +
+			"listens on a loopback address only (--addr, default a free port on 127.0.0.1), prints one\n" +
+			"line, the URL to open (with #/sessions/ID when ID is given), opens nothing itself, and runs\n" +
+			"until SIGINT or SIGTERM.",
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			if !server.LoopbackAddr(addr) {
+				return sdk.Errorf(sdk.CodeUsage, "view", "--addr %s is not a loopback address: view serves this machine only (for example 127.0.0.1:0); to serve others, use logbook serve --token-file", addr)
+			}
+			cfg, err := a.config()
+			if err != nil {
+				return err
+			}
+			e, err := a.engine(ctx)
+			if err != nil {
+				return err
+			}
+			if len(args) == 1 {
+				p, err := a.primary(ctx)
+				if err != nil {
+					return err
+				}
+				if _, err := p.Stat(ctx, args[0]); err != nil {
+					return err
+				}
+			}
+			srv, err := server.New(e, server.Options{
+				Addr:            addr,
+				ReadOnly:        true,
+				MaxRequestBytes: sdk.MaxEventMessageBytes(int(cfg.MaxEventBytes)),
+				Logger:          a.logger().Named("view"),
+				Viewer:          viewer.Handler(),
+			})
+			if err != nil {
+				return err
+			}
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
+				return &sdk.Error{Code: sdk.CodeIOError, Op: "view", Detail: "cannot listen on " + addr, Err: err}
+			}
+			link := "http://" + ln.Addr().String() + "/"
+			if len(args) == 1 {
+				link += "#/sessions/" + url.PathEscape(args[0])
+			}
+			fmt.Fprintln(a.stdout, link)
+			return srv.Serve(ctx, ln)
+		},
+	}
+	cmd.Flags().StringVar(&addr, "addr", defaultViewAddr, "listen `ADDRESS` (host:port), loopback only; port 0 picks a free one")
+	return cmd
+}
