@@ -24,7 +24,9 @@ func newCompactCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "compact ID",
 		Short: "Compact a session with the configured summarizer; prints the events it appended",
-		Args:  cobra.ExactArgs(1),
+		Example: "  logbook compact s1                         # the span the summarizer chooses\n" +
+			"  logbook compact s1 --start 4 --end 12      # an explicit region of surface nodes",
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if start.set != end.set {
 				return sdk.Errorf(sdk.CodeUsage, "compact", "--start and --end go together")
@@ -48,9 +50,10 @@ func newCompactCmd(a *app) *cobra.Command {
 // session's oversized tool results (docs/compaction.md).
 func newPruneCmd(a *app) *cobra.Command {
 	return &cobra.Command{
-		Use:   "prune ID",
-		Short: "Prune oversized tool results with the configured pruner; prints the events it appended",
-		Args:  cobra.ExactArgs(1),
+		Use:     "prune ID",
+		Short:   "Prune oversized tool results with the configured pruner; prints the events it appended",
+		Example: "  logbook prune s1",
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.compacting(cmd.Context(), "prune", args[0], func(ctx context.Context, e *engine.Engine, s *session.Session) error {
 				res, err := e.Compactor.Prune(ctx, s)

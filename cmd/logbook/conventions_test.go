@@ -4,11 +4,14 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 
 	"github.com/seed-e5e476df/logbook/sdk"
 )
@@ -164,4 +167,29 @@ func TestDemoIgnoresLogbookData(t *testing.T) {
 	if entries, _ := os.ReadDir(elsewhere); len(entries) != 0 {
 		t.Fatalf("LOGBOOK_DATA got %v", entries)
 	}
+}
+
+// TestEveryCommandHasExamples walks the command tree: every command a user
+// can run shows examples in its --help (cobra's Example), and its Use
+// starts with its name.
+func TestEveryCommandHasExamples(t *testing.T) {
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			if sub.Hidden || !sub.IsAvailableCommand() {
+				continue
+			}
+			if strings.TrimSpace(sub.Example) == "" {
+				t.Errorf("'%s' has no Example for its --help", sub.CommandPath())
+			} else if !strings.Contains(sub.Example, "logbook "+sub.Name()) {
+				t.Errorf("the examples of '%s' never run it: %q", sub.CommandPath(), sub.Example)
+			}
+			walk(sub)
+		}
+	}
+	root := newRoot(&app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard})
+	if len(root.Commands()) < 20 {
+		t.Fatalf("the tree has only %d commands", len(root.Commands()))
+	}
+	walk(root)
 }

@@ -20,7 +20,9 @@ func newDemoCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Run a scripted agent session: a crash, a resume, a compaction and a fork",
-		Args:  cobra.NoArgs,
+		Example: "  logbook demo                 # in a new temporary directory, which it names\n" +
+			"  logbook demo --data /tmp/tour # in an empty directory of your choice",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if worker {
 				e, err := a.writeEngine(cmd.Context())

@@ -78,6 +78,9 @@ func newPluginsCmd(a *app) *cobra.Command {
 		Use:         "plugins",
 		Annotations: offersJSONAnnotation(),
 		Short:       "List the configured plugins: kind, version, protocol, sha256, running or not",
+		Example: "  logbook plugins\n" +
+			"  logbook plugins --json\n" +
+			"  logbook plugins --config mirrored.hcl",
 		Long: "plugins starts every plugin the configuration names, one by one, and reports what\n" +
 			"each says about itself. A plugin that fails to start is listed as not running, and\n" +
 			"the reason goes to stderr.",

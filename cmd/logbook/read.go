@@ -45,7 +45,9 @@ func newSessionsCmd(a *app) *cobra.Command {
 		Use:         "sessions",
 		Annotations: offersJSONAnnotation(),
 		Short:       "List stored sessions (table; --json: array)",
-		Args:        cobra.NoArgs,
+		Example: "  logbook sessions\n" +
+			"  logbook sessions --json | jq -r \".[].id\"",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			e, err := a.engine(ctx)
@@ -176,7 +178,11 @@ func newMessagesCmd(a *app) *cobra.Command {
 		Use:         "messages ID",
 		Annotations: offersJSONAnnotation(), // its output is JSON already
 		Short:       "Print the derived model messages as a JSON array (--at: right after event SEQ; --format: logbook, openai, anthropic or markdown)",
-		Args:        cobra.ExactArgs(1),
+		Example: "  logbook messages s1\n" +
+			"  logbook messages s1 --at 12\n" +
+			"  logbook messages s1 --format openai\n" +
+			"  logbook messages s1 --format markdown | less",
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFormat(cmd.Name(), format, messageFormats); err != nil {
 				return err
@@ -208,7 +214,9 @@ func newSurfaceCmd(a *app) *cobra.Command {
 		Use:         "surface ID",
 		Annotations: offersJSONAnnotation(), // its output is JSON already
 		Short:       "Print the surface nodes as a JSON array of seqs (--at: right after event SEQ)",
-		Args:        cobra.ExactArgs(1),
+		Example: "  logbook surface s1\n" +
+			"  logbook surface s1 --at 12",
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			v, err := a.storedView(cmd.Context(), cmd.Name(), args[0], at.ptr())
 			if err != nil {
@@ -236,7 +244,9 @@ func newHeaderCmd(a *app) *cobra.Command {
 		Use:         "header ID",
 		Annotations: offersJSONAnnotation(), // its output is JSON already
 		Short:       "Print the folded request header as JSON, null when none (--at: right after event SEQ)",
-		Args:        cobra.ExactArgs(1),
+		Example: "  logbook header s1\n" +
+			"  logbook header s1 --at 3",
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			v, err := a.storedView(cmd.Context(), cmd.Name(), args[0], at.ptr())
 			if err != nil {
@@ -257,7 +267,9 @@ func newRequestCmd(a *app) *cobra.Command {
 		Use:         "request ID --at SEQ",
 		Annotations: offersJSONAnnotation(), // its output is JSON already
 		Short:       "Print the exact request a model would have been sent right after SEQ: {header, context, messages}, or the provider's body (--format openai|anthropic)",
-		Args:        cobra.ExactArgs(1),
+		Example: "  logbook request s1 --at 12\n" +
+			"  logbook request s1 --at 12 --format anthropic",
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFormat(cmd.Name(), format, requestFormats); err != nil {
 				return err
@@ -296,7 +308,9 @@ func newInspectCmd(a *app) *cobra.Command {
 		Use:         "inspect ID",
 		Annotations: offersJSONAnnotation(),
 		Short:       "Show the read-only balanced view: events, open turn, the closers a resume would append, torn bytes; never writes",
-		Args:        cobra.ExactArgs(1),
+		Example: "  logbook inspect s1\n" +
+			"  logbook inspect s1 --json",
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			e, err := a.engine(ctx)

@@ -21,6 +21,8 @@ func newSalvageCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "salvage ID [--as NEW]",
 		Short: "Copy the valid prefix of a damaged (CORRUPT_LOG) session into a new session; prints the new session's id",
+		Example: "  logbook salvage s1                # prints the new session's header\n" +
+			"  logbook salvage s1 --as s1-fixed",
 		Long: "salvage reads a session whose stored log is damaged inside its committed part, which no other\n" +
 			"command loads, and creates a new session holding what a fork of its longest valid prefix would\n" +
 			"hold, then a session/salvaged event. The damaged bytes and everything after them are kept in an\n" +

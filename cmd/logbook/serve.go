@@ -28,6 +28,9 @@ func newServeCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the runtime daemon: the logbook.v1.Sessions API over gRPC and JSON over HTTP",
+		Example: "  logbook serve                                         # on 127.0.0.1:7420\n" +
+			"  logbook serve --addr 0.0.0.0:7420 --token-file token  # reachable from other hosts\n" +
+			"  logbook serve --config /etc/logbook/host-a.hcl",
 		Long: "serve runs the runtime daemon: the logbook.v1.Sessions API (sdk/proto/logbook/v1/sessions.proto)\n" +
 			"over gRPC (with server reflection), gRPC-Web and Connect's JSON over HTTP, on one port.\n" +
 			"Envelopes, event data, messages and headers travel as their canonical JSON text in string\n" +

@@ -33,7 +33,9 @@ func newExportCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "export ID",
 		Short: "Write a session as portable JSONL to stdout: the header line, then every envelope",
-		Args:  cobra.ExactArgs(1),
+		Example: "  logbook export s1 > s1.jsonl\n" +
+			"  logbook export s1 | ssh host logbook import -",
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			p, err := a.primary(ctx)
@@ -186,6 +188,8 @@ func newMigrateCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "migrate --to NAME",
 		Short: "Copy every session from the primary to another configured backend, resumably, verifying each",
+		Example: "  logbook migrate --to sqlite --config jsonl-and-sqlite.hcl\n" +
+			"  logbook verify --config jsonl-and-sqlite.hcl",
 		Long: "migrate copies every session of the primary backend to the persistence block NAME.\n" +
 			"It is resumable: a session the target already holds in full is only verified, one it\n" +
 			"holds in part gets the rest. Every copy is read back and compared event by event.\n" +
@@ -256,7 +260,9 @@ func newVerifyCmd(a *app) *cobra.Command {
 		Use:         "verify [ID]",
 		Annotations: offersJSONAnnotation(),
 		Short:       "Compare the primary with every mirror event by event (one session, or all); exit 1 on divergence",
-		Args:        cobra.MaximumNArgs(1),
+		Example: "  logbook verify\n" +
+			"  logbook verify s1 --json",
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			cfg, err := a.config()

@@ -21,6 +21,8 @@ func newWhyCmd(a *app) *cobra.Command {
 		Use:         "why ID SEQ",
 		Annotations: offersJSONAnnotation(),
 		Short:       "Show what event SEQ was derived from, recursively (tree; --json)",
+		Example: "  logbook why s1 12\n" +
+			"  logbook why s1 12 --json",
 		Long: "why shows the provenance of an event: the events in its sourceEventSeqs,\n" +
 			"recursively; for a replacement, the span it shadowed; for a compaction summary or a\n" +
 			"prune, the events it covers; for a tool result (also one a repair wrote), the\n" +

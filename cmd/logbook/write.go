@@ -38,7 +38,9 @@ func newCreateCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "create ID",
 		Short: "Create and materialize an empty session; prints its stored header",
-		Args:  cobra.ExactArgs(1),
+		Example: "  logbook create s1\n" +
+			"  logbook create s1 --cwd ~/src/project",
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			dir, err := workingDir(cwd)
@@ -142,9 +144,10 @@ func repairSummary(id string, written []session.Event, rep store.RepairReport) s
 // flushed before it returns), then a release.
 func newResumeCmd(a *app) *cobra.Command {
 	return &cobra.Command{
-		Use:   "resume ID",
-		Short: "Open a session for write and repair it durably; prints the events it appended",
-		Args:  cobra.ExactArgs(1),
+		Use:     "resume ID",
+		Short:   "Open a session for write and repair it durably; prints the events it appended",
+		Example: "  logbook resume s1                 # appends the repair an open turn needs",
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			s, written, rep, err := a.openWrite(ctx, args[0], false, store.OpenOptions{})
