@@ -34,6 +34,9 @@ func newViewCmd(a *app) *cobra.Command {
 			"listens on a loopback address only (--addr, default a free port on 127.0.0.1), prints one\n" +
 			"line, the URL to open (with #/sessions/ID when ID is given), opens nothing itself, and runs\n" +
 			"until SIGINT or SIGTERM.",
+		Example: "  logbook view                          # prints the URL to open in a browser\n" +
+			"  logbook view s1                       # the URL opens session s1\n" +
+			"  logbook view --addr 127.0.0.1:7421",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
