@@ -247,6 +247,10 @@ const (
 	// The session is not the live instance of this store or server: it was
 	// never opened here, or was released concurrently. Open it first.
 	CodeSessionNotLive Code = "SESSION_NOT_LIVE"
+	// The session is under a legal hold, so it cannot be deleted (by hand
+	// or by retention). logbook release-hold ID lifts the hold; Detail
+	// names the session.
+	CodeSessionHeld Code = "SESSION_HELD"
 	// A fork boundary is outside the source log or not on an event of it.
 	// Detail gives the boundary and the last seq.
 	CodeInvalidBoundary Code = "INVALID_BOUNDARY"
@@ -504,6 +508,7 @@ const (
 	ErrSessionFenced                 = CodeSessionFenced
 	ErrSessionNotFound               = CodeSessionNotFound
 	ErrSessionAlreadyExists          = CodeSessionAlreadyExists
+	ErrSessionHeld                   = CodeSessionHeld
 	ErrSessionNotLive                = CodeSessionNotLive
 	ErrInvalidBoundary               = CodeInvalidBoundary
 	ErrSeedInvalid                   = CodeSeedInvalid
@@ -620,6 +625,7 @@ func AllCodes() []Code {
 		CodeSessionNotFound,
 		CodeSessionAlreadyExists,
 		CodeSessionNotLive,
+		CodeSessionHeld,
 		CodeInvalidBoundary,
 		CodeSeedInvalid,
 		CodeAlreadyOwned,

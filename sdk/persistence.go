@@ -1,6 +1,10 @@
 package sdk
 
-import "context"
+import (
+	"context"
+	"time"
+	"unicode/utf8"
+)
 
 // Access is the mode of Persistence.Open.
 type Access int
@@ -247,4 +251,112 @@ type FrameReader interface {
 	// is false, and fn is never called, when this log is not stored as
 	// frames (a plain log): the caller then reads it through Read.
 	ReadFrames(ctx context.Context, handle string, offset Offset, length int64, fn func(frames []Frame) error) (framed bool, err error)
+}
+
+// CapabilityDelete is the Info capability of a persistence plugin whose
+// backend is a Deleter.
+const CapabilityDelete = "delete"
+
+// AuditOp is the operation an AuditRecord records.
+type AuditOp string
+
+// The audited operations.
+const (
+	AuditDelete      AuditOp = "delete"
+	AuditHold        AuditOp = "hold"
+	AuditReleaseHold AuditOp = "release-hold"
+)
+
+// The actors of an audited operation (AuditRequest.By).
+const (
+	ByCLI       = "cli"       // a person, through the logbook command line
+	ByRetention = "retention" // the retention policy (logbook gc, serve)
+	ByAPI       = "api"       // a client of the server API
+)
+
+// AuditRequest says why, and on whose behalf, a Deleter operation runs;
+// the backend copies both into the audit record it writes.
+type AuditRequest struct {
+	// Reason is free text; it may be empty.
+	Reason string
+	// By names the actor: ByCLI, ByRetention or ByAPI (or what an embedder
+	// chooses: any non-empty text without control bytes).
+	By string
+}
+
+// AuditRecord is one record of a backend's audit log (docs/storage.md,
+// "Audit log"). The log is append-only: a Deleter never rewrites or
+// removes a record.
+type AuditRecord struct {
+	// Time is when the backend wrote the record, in UTC.
+	Time time.Time
+	// Op is what was done.
+	Op AuditOp
+	// Session is the session id.
+	Session string
+	// Events is the stored length of the session's log when the record was
+	// written: its last seq is Events−1, and it has none when Events is 0.
+	// For a log the backend cannot read to the end (CORRUPT_LOG) it is the
+	// length of the longest valid prefix.
+	Events Offset
+	// Digest is "sha256:" and the hex SHA-256 of the session's stored
+	// bytes (docs/storage.md says which bytes each backend hashes).
+	Digest string
+	// Reason and By are the request's.
+	Reason string
+	By     string
+}
+
+// Deleter is the optional persistence capability "delete": it removes a
+// whole stored session, keeps legal holds that forbid it, and keeps the
+// audit log that records both. Every first-party backend implements it;
+// the host discovers it by type assertion on an in-process backend and by
+// CapabilityDelete in GetInfo on a plugin.
+//
+// Every operation that changes something appends its AuditRecord to the
+// audit log, durably, before it changes anything; an operation that is
+// refused writes no record.
+type Deleter interface {
+	// Delete removes the stored session id: its log, its checkpoint and the
+	// artifacts kept beside it (torn tails, salvage tails). In order: a
+	// session claimed by a writer, in this instance or another (a write
+	// handle, or a create not stored yet) → ALREADY_OWNED, naming the owner
+	// where the backend knows it; not stored → SESSION_NOT_FOUND; held →
+	// SESSION_HELD. A deleted id may be created again, and a fork of the
+	// session is not affected (it holds its own copy of the prefix).
+	Delete(ctx context.Context, id string, r AuditRequest) (AuditRecord, error)
+	// SetHold puts a legal hold on the stored session id (held true) or
+	// releases it (held false). A session not stored is SESSION_NOT_FOUND;
+	// it works beside a writer. changed is false, and no record is
+	// written, when the session already was in the state asked for.
+	SetHold(ctx context.Context, id string, held bool, r AuditRequest) (rec AuditRecord, changed bool, err error)
+	// Held reports whether the stored session id is under a legal hold; a
+	// session not stored is SESSION_NOT_FOUND.
+	Held(ctx context.Context, id string) (bool, error)
+	// Audit calls fn with every record of the audit log, oldest first. An
+	// error from fn ends it and is returned as is.
+	Audit(ctx context.Context, fn func(AuditRecord) error) error
+}
+
+// CheckAuditRequest validates r: By is 1–64 bytes of printable text and
+// Reason at most 4 096 bytes of valid UTF-8 without control bytes other
+// than tab (USAGE naming the rule otherwise).
+func CheckAuditRequest(r AuditRequest) error {
+	if r.By == "" || len(r.By) > 64 {
+		return Errorf(CodeUsage, "audit", "by must be 1–64 bytes; got %d bytes", len(r.By))
+	}
+	if len(r.Reason) > 4096 {
+		return Errorf(CodeUsage, "audit", "the reason is %d bytes; at most 4096 are allowed", len(r.Reason))
+	}
+	for _, f := range []struct{ name, s string }{{"by", r.By}, {"reason", r.Reason}} {
+		if !utf8.ValidString(f.s) {
+			return Errorf(CodeUsage, "audit", "%s is not valid UTF-8", f.name)
+		}
+		for _, c := range f.s {
+			if c < 0x20 && c != '\t' || c == 0x7f {
+				return Errorf(CodeUsage, "audit", "%s holds control character %U; use printable text", f.name, c)
+			}
+		}
+	}
+	return nil
 }

@@ -47,6 +47,10 @@ type store struct {
 	// grown is closed, and replaced, whenever a stored session grows: the
 	// wake-up of every Watch (see watch.go).
 	grown chan struct{}
+	// held holds the ids of the stored sessions under a legal hold, and
+	// audit the audit log (delete.go).
+	held  map[string]bool
+	audit []sdk.AuditRecord
 }
 
 type session struct {
@@ -73,7 +77,7 @@ type handle struct {
 func New() *Backend {
 	var r [6]byte
 	_, _ = rand.Read(r[:]) // crypto/rand.Read never fails (Go ≥ 1.24)
-	return newInstance(&store{name: hex.EncodeToString(r[:]), sessions: map[string]*session{}, claims: handles.NewClaims[handle](), grown: make(chan struct{})})
+	return newInstance(&store{name: hex.EncodeToString(r[:]), sessions: map[string]*session{}, claims: handles.NewClaims[handle](), grown: make(chan struct{}), held: map[string]bool{}})
 }
 
 // Peer returns a second instance over b's store, as another process over

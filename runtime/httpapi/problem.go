@@ -161,7 +161,7 @@ func init() {
 		{http.StatusMethodNotAllowed, []sdk.Code{sdk.CodeMethodNotAllowed}},
 		{http.StatusConflict, []sdk.Code{
 			sdk.CodeSessionClosed, sdk.CodeSessionReadOnly, sdk.CodeSessionFenced,
-			sdk.CodeSessionAlreadyExists, sdk.CodeSessionNotLive,
+			sdk.CodeSessionAlreadyExists, sdk.CodeSessionNotLive, sdk.CodeSessionHeld,
 			sdk.CodeAlreadyOwned, sdk.CodeOwnershipLost, sdk.CodeHandleClosed,
 			sdk.CodeHandleBroken, sdk.CodeReadOnlyHandle, sdk.CodeSeqConflict,
 			sdk.CodeSeqNotContiguous, sdk.CodeLogShrank, sdk.CodeIdentityMismatch,

@@ -64,6 +64,13 @@
 //	ReadFrames   (Capabilities.ReadFrames) the handed-over frames, decoded by
 //	             sdk/frames, are exactly what Read returns for every range,
 //	             or the log is not framed and nothing is handed over
+//	Delete       (Capabilities.Delete) Delete removes the log, its checkpoint and
+//	             torn-tail artifacts, also of a CORRUPT_LOG session, after an
+//	             audit record with the stored length and a SHA-256 digest; the id
+//	             can be created again and a fork child still loads; ALREADY_OWNED
+//	             (a writer here or in another instance, a pending create),
+//	             SESSION_NOT_FOUND, SESSION_HELD until SetHold releases it, USAGE,
+//	             and a refused delete writes no record and changes nothing
 //
 // Every expected failure is checked with errors.Is against its code, for
 // an *sdk.Error, and for the offending values in its message (RequireCode).
@@ -75,7 +82,7 @@
 // A subtest skips for one of two reasons only: the Harness hook it needs
 // (Reopen, Tear, Corrupt, SetFormatVersion) is nil, or the optional
 // capability it checks (Capabilities.CopyPrefix, Capabilities.Watch,
-// Capabilities.ReadFrames) is not declared; the skip
+// Capabilities.ReadFrames, Capabilities.Delete) is not declared; the skip
 // message names which. Nothing else skips, so a backend that sets every hook its storage
 // allows runs the whole suite. The in-memory backend (plugins/memory) sets
 // Reopen and SetFormatVersion but has no bytes to tear or corrupt; the

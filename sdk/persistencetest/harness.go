@@ -85,6 +85,10 @@ type Capabilities struct {
 	// declares sdk.CapabilityReadFrames). The ReadFrames group runs only
 	// then, and skips otherwise.
 	ReadFrames bool
+	// Delete: the backend implements sdk.Deleter (a plugin declares
+	// sdk.CapabilityDelete). The Delete group runs only then, and skips
+	// otherwise.
+	Delete bool
 }
 
 // hook names, as the skip messages print them.
@@ -98,6 +102,7 @@ const (
 	capCopyPrefix = "Capabilities.CopyPrefix"
 	capWatch      = "Capabilities.Watch"
 	capReadFrames = "Capabilities.ReadFrames"
+	capDelete     = "Capabilities.Delete"
 )
 
 // suite is one Run.
@@ -128,7 +133,7 @@ func Run(t *testing.T, h Harness) {
 				t.Run(r.name, func(t *testing.T) {
 					for _, hook := range r.needs {
 						switch {
-						case (hook == capCopyPrefix || hook == capWatch || hook == capReadFrames) && !s.has(hook):
+						case (hook == capCopyPrefix || hook == capWatch || hook == capReadFrames || hook == capDelete) && !s.has(hook):
 							t.Skipf("Harness.%s is false: the backend does not declare the capability this rule checks", hook)
 						case !s.has(hook):
 							t.Skipf("Harness.%s is nil: this rule needs it (see the persistencetest package documentation)", hook)
@@ -163,6 +168,7 @@ func groups() []group {
 		{"CopyPrefix", needing(capCopyPrefix, copyPrefixRules)},
 		{"Watch", needing(capWatch, watchRules)},
 		{"ReadFrames", needing(capReadFrames, readFramesRules)},
+		{"Delete", needing(capDelete, deleteRules)},
 	}
 }
 
@@ -192,6 +198,8 @@ func (s *suite) has(hook string) bool {
 		return s.h.Capabilities.Watch
 	case capReadFrames:
 		return s.h.Capabilities.ReadFrames
+	case capDelete:
+		return s.h.Capabilities.Delete
 	}
 	panic("persistencetest: unknown hook " + hook)
 }

@@ -47,7 +47,7 @@ func StatusCode(c sdk.Code) codes.Code {
 		sdk.CodeMirrorDiverged, sdk.CodeFormatTooNew, sdk.CodeFormatUnsupported,
 		sdk.CodeFormatUnknownEventType, sdk.CodeFormatMigrationRefused,
 		sdk.CodeSessionClosed, sdk.CodeSessionReadOnly, sdk.CodeSessionFenced,
-		sdk.CodeSessionNotLive, sdk.CodeCompactionBusy,
+		sdk.CodeSessionNotLive, sdk.CodeSessionHeld, sdk.CodeCompactionBusy,
 		sdk.CodeCompactionChanged, sdk.CodeCompactionTurnOpen,
 		sdk.CodeCompactionNoOpenTurn, sdk.CodeProjectionRemoved,
 		sdk.CodeProjectionRequired:

@@ -29,7 +29,8 @@ type ServeConfig struct {
 	// "select-range" only when it does, and sdk.CapabilityCopyPrefix only
 	// when Persistence implements sdk.PrefixCopier (which the host then uses
 	// to fork), and sdk.CapabilityWatch only when it implements sdk.Watcher
-	// (which the host then uses to follow sessions other hosts write).
+	// (which the host then uses to follow sessions other hosts write), and
+	// sdk.CapabilityDelete only when it implements sdk.Deleter.
 	Persistence sdk.Persistence
 	Summarizer  sdk.Summarizer
 	Pruner      sdk.Pruner
@@ -194,6 +195,11 @@ func (c ServeConfig) Validate() error {
 	if slices.Contains(c.Info.Capabilities, sdk.CapabilityReadFrames) {
 		if _, ok := c.Persistence.(sdk.FrameReader); !ok {
 			return invalid("plugin %q declares capability %q but its Persistence does not implement sdk.FrameReader", c.Info.Name, sdk.CapabilityReadFrames)
+		}
+	}
+	if slices.Contains(c.Info.Capabilities, sdk.CapabilityDelete) {
+		if _, ok := c.Persistence.(sdk.Deleter); !ok {
+			return invalid("plugin %q declares capability %q but its Persistence does not implement sdk.Deleter", c.Info.Name, sdk.CapabilityDelete)
 		}
 	}
 	if slices.Contains(c.Info.Capabilities, sdk.CapabilityWatch) {

@@ -201,6 +201,359 @@ func (x *StoredFrame) GetMore() bool {
 	return false
 }
 
+type DeleteRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	Reason        string                 `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	By            string                 `protobuf:"bytes,3,opt,name=by,proto3" json:"by,omitempty"` // "cli", "retention", "api", …
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteRequest) Reset() {
+	*x = DeleteRequest{}
+	mi := &file_logbook_v1_persistence_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteRequest) ProtoMessage() {}
+
+func (x *DeleteRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_logbook_v1_persistence_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteRequest.ProtoReflect.Descriptor instead.
+func (*DeleteRequest) Descriptor() ([]byte, []int) {
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *DeleteRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *DeleteRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *DeleteRequest) GetBy() string {
+	if x != nil {
+		return x.By
+	}
+	return ""
+}
+
+type SetHoldRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	Held          bool                   `protobuf:"varint,2,opt,name=held,proto3" json:"held,omitempty"` // true: hold; false: release
+	Reason        string                 `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	By            string                 `protobuf:"bytes,4,opt,name=by,proto3" json:"by,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetHoldRequest) Reset() {
+	*x = SetHoldRequest{}
+	mi := &file_logbook_v1_persistence_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetHoldRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetHoldRequest) ProtoMessage() {}
+
+func (x *SetHoldRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_logbook_v1_persistence_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetHoldRequest.ProtoReflect.Descriptor instead.
+func (*SetHoldRequest) Descriptor() ([]byte, []int) {
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *SetHoldRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *SetHoldRequest) GetHeld() bool {
+	if x != nil {
+		return x.Held
+	}
+	return false
+}
+
+func (x *SetHoldRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *SetHoldRequest) GetBy() string {
+	if x != nil {
+		return x.By
+	}
+	return ""
+}
+
+type SetHoldReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Changed       bool                   `protobuf:"varint,1,opt,name=changed,proto3" json:"changed,omitempty"` // false: it already was in that state, no record
+	Record        *AuditRecord           `protobuf:"bytes,2,opt,name=record,proto3" json:"record,omitempty"`    // set when changed
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetHoldReply) Reset() {
+	*x = SetHoldReply{}
+	mi := &file_logbook_v1_persistence_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetHoldReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetHoldReply) ProtoMessage() {}
+
+func (x *SetHoldReply) ProtoReflect() protoreflect.Message {
+	mi := &file_logbook_v1_persistence_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetHoldReply.ProtoReflect.Descriptor instead.
+func (*SetHoldReply) Descriptor() ([]byte, []int) {
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *SetHoldReply) GetChanged() bool {
+	if x != nil {
+		return x.Changed
+	}
+	return false
+}
+
+func (x *SetHoldReply) GetRecord() *AuditRecord {
+	if x != nil {
+		return x.Record
+	}
+	return nil
+}
+
+type HeldReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Held          bool                   `protobuf:"varint,1,opt,name=held,proto3" json:"held,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HeldReply) Reset() {
+	*x = HeldReply{}
+	mi := &file_logbook_v1_persistence_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HeldReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HeldReply) ProtoMessage() {}
+
+func (x *HeldReply) ProtoReflect() protoreflect.Message {
+	mi := &file_logbook_v1_persistence_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HeldReply.ProtoReflect.Descriptor instead.
+func (*HeldReply) Descriptor() ([]byte, []int) {
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *HeldReply) GetHeld() bool {
+	if x != nil {
+		return x.Held
+	}
+	return false
+}
+
+type AuditRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AuditRequest) Reset() {
+	*x = AuditRequest{}
+	mi := &file_logbook_v1_persistence_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AuditRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AuditRequest) ProtoMessage() {}
+
+func (x *AuditRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_logbook_v1_persistence_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AuditRequest.ProtoReflect.Descriptor instead.
+func (*AuditRequest) Descriptor() ([]byte, []int) {
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{6}
+}
+
+// AuditRecord is one record of a backend's audit log.
+type AuditRecord struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	TimeUnixMicros int64                  `protobuf:"varint,1,opt,name=time_unix_micros,json=timeUnixMicros,proto3" json:"time_unix_micros,omitempty"`
+	Op             string                 `protobuf:"bytes,2,opt,name=op,proto3" json:"op,omitempty"` // "delete", "hold" or "release-hold"
+	SessionId      string                 `protobuf:"bytes,3,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	Events         int64                  `protobuf:"varint,4,opt,name=events,proto3" json:"events,omitempty"` // the stored length when it was written
+	Digest         string                 `protobuf:"bytes,5,opt,name=digest,proto3" json:"digest,omitempty"`  // "sha256:<hex>" of the stored bytes
+	Reason         string                 `protobuf:"bytes,6,opt,name=reason,proto3" json:"reason,omitempty"`
+	By             string                 `protobuf:"bytes,7,opt,name=by,proto3" json:"by,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *AuditRecord) Reset() {
+	*x = AuditRecord{}
+	mi := &file_logbook_v1_persistence_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AuditRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AuditRecord) ProtoMessage() {}
+
+func (x *AuditRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_logbook_v1_persistence_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AuditRecord.ProtoReflect.Descriptor instead.
+func (*AuditRecord) Descriptor() ([]byte, []int) {
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *AuditRecord) GetTimeUnixMicros() int64 {
+	if x != nil {
+		return x.TimeUnixMicros
+	}
+	return 0
+}
+
+func (x *AuditRecord) GetOp() string {
+	if x != nil {
+		return x.Op
+	}
+	return ""
+}
+
+func (x *AuditRecord) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *AuditRecord) GetEvents() int64 {
+	if x != nil {
+		return x.Events
+	}
+	return 0
+}
+
+func (x *AuditRecord) GetDigest() string {
+	if x != nil {
+		return x.Digest
+	}
+	return ""
+}
+
+func (x *AuditRecord) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *AuditRecord) GetBy() string {
+	if x != nil {
+		return x.By
+	}
+	return ""
+}
+
 type WatchRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
@@ -211,7 +564,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[2]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -223,7 +576,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[2]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -236,7 +589,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{2}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *WatchRequest) GetSessionId() string {
@@ -262,7 +615,7 @@ type WatchReply struct {
 
 func (x *WatchReply) Reset() {
 	*x = WatchReply{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[3]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -274,7 +627,7 @@ func (x *WatchReply) String() string {
 func (*WatchReply) ProtoMessage() {}
 
 func (x *WatchReply) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[3]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -287,7 +640,7 @@ func (x *WatchReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchReply.ProtoReflect.Descriptor instead.
 func (*WatchReply) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{3}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *WatchReply) GetLength() int64 {
@@ -308,7 +661,7 @@ type WriteCheckpointRequest struct {
 
 func (x *WriteCheckpointRequest) Reset() {
 	*x = WriteCheckpointRequest{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[4]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -320,7 +673,7 @@ func (x *WriteCheckpointRequest) String() string {
 func (*WriteCheckpointRequest) ProtoMessage() {}
 
 func (x *WriteCheckpointRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[4]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -333,7 +686,7 @@ func (x *WriteCheckpointRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteCheckpointRequest.ProtoReflect.Descriptor instead.
 func (*WriteCheckpointRequest) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{4}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *WriteCheckpointRequest) GetHandle() string {
@@ -368,7 +721,7 @@ type CheckpointReply struct {
 
 func (x *CheckpointReply) Reset() {
 	*x = CheckpointReply{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[5]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -380,7 +733,7 @@ func (x *CheckpointReply) String() string {
 func (*CheckpointReply) ProtoMessage() {}
 
 func (x *CheckpointReply) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[5]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -393,7 +746,7 @@ func (x *CheckpointReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckpointReply.ProtoReflect.Descriptor instead.
 func (*CheckpointReply) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{5}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *CheckpointReply) GetFound() bool {
@@ -425,7 +778,7 @@ type DescribeRequest struct {
 
 func (x *DescribeRequest) Reset() {
 	*x = DescribeRequest{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[6]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -437,7 +790,7 @@ func (x *DescribeRequest) String() string {
 func (*DescribeRequest) ProtoMessage() {}
 
 func (x *DescribeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[6]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -450,7 +803,7 @@ func (x *DescribeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DescribeRequest.ProtoReflect.Descriptor instead.
 func (*DescribeRequest) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{6}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{12}
 }
 
 type DescribeReply struct {
@@ -464,7 +817,7 @@ type DescribeReply struct {
 
 func (x *DescribeReply) Reset() {
 	*x = DescribeReply{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[7]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -476,7 +829,7 @@ func (x *DescribeReply) String() string {
 func (*DescribeReply) ProtoMessage() {}
 
 func (x *DescribeReply) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[7]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -489,7 +842,7 @@ func (x *DescribeReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DescribeReply.ProtoReflect.Descriptor instead.
 func (*DescribeReply) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{7}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *DescribeReply) GetName() string {
@@ -522,7 +875,7 @@ type CreateRequest struct {
 
 func (x *CreateRequest) Reset() {
 	*x = CreateRequest{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[8]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -534,7 +887,7 @@ func (x *CreateRequest) String() string {
 func (*CreateRequest) ProtoMessage() {}
 
 func (x *CreateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[8]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -547,7 +900,7 @@ func (x *CreateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateRequest.ProtoReflect.Descriptor instead.
 func (*CreateRequest) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{8}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *CreateRequest) GetHeader() []byte {
@@ -567,7 +920,7 @@ type OpenRequest struct {
 
 func (x *OpenRequest) Reset() {
 	*x = OpenRequest{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[9]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -579,7 +932,7 @@ func (x *OpenRequest) String() string {
 func (*OpenRequest) ProtoMessage() {}
 
 func (x *OpenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[9]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -592,7 +945,7 @@ func (x *OpenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenRequest.ProtoReflect.Descriptor instead.
 func (*OpenRequest) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{9}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *OpenRequest) GetId() string {
@@ -626,7 +979,7 @@ type HandleReply struct {
 
 func (x *HandleReply) Reset() {
 	*x = HandleReply{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[10]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -638,7 +991,7 @@ func (x *HandleReply) String() string {
 func (*HandleReply) ProtoMessage() {}
 
 func (x *HandleReply) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[10]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -651,7 +1004,7 @@ func (x *HandleReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandleReply.ProtoReflect.Descriptor instead.
 func (*HandleReply) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{10}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *HandleReply) GetHandle() string {
@@ -714,7 +1067,7 @@ type AppendRequest struct {
 
 func (x *AppendRequest) Reset() {
 	*x = AppendRequest{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[11]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -726,7 +1079,7 @@ func (x *AppendRequest) String() string {
 func (*AppendRequest) ProtoMessage() {}
 
 func (x *AppendRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[11]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -739,7 +1092,7 @@ func (x *AppendRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendRequest.ProtoReflect.Descriptor instead.
 func (*AppendRequest) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{11}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *AppendRequest) GetHandle() string {
@@ -773,7 +1126,7 @@ type AppendReply struct {
 
 func (x *AppendReply) Reset() {
 	*x = AppendReply{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[12]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -785,7 +1138,7 @@ func (x *AppendReply) String() string {
 func (*AppendReply) ProtoMessage() {}
 
 func (x *AppendReply) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[12]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -798,7 +1151,7 @@ func (x *AppendReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendReply.ProtoReflect.Descriptor instead.
 func (*AppendReply) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{12}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *AppendReply) GetNextSeq() int64 {
@@ -826,7 +1179,7 @@ type ReadRequest struct {
 
 func (x *ReadRequest) Reset() {
 	*x = ReadRequest{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[13]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -838,7 +1191,7 @@ func (x *ReadRequest) String() string {
 func (*ReadRequest) ProtoMessage() {}
 
 func (x *ReadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[13]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -851,7 +1204,7 @@ func (x *ReadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadRequest.ProtoReflect.Descriptor instead.
 func (*ReadRequest) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{13}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ReadRequest) GetHandle() string {
@@ -884,7 +1237,7 @@ type ReadChunk struct {
 
 func (x *ReadChunk) Reset() {
 	*x = ReadChunk{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[14]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -896,7 +1249,7 @@ func (x *ReadChunk) String() string {
 func (*ReadChunk) ProtoMessage() {}
 
 func (x *ReadChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[14]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -909,7 +1262,7 @@ func (x *ReadChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadChunk.ProtoReflect.Descriptor instead.
 func (*ReadChunk) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{14}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ReadChunk) GetEvents() [][]byte {
@@ -928,7 +1281,7 @@ type HandleRequest struct {
 
 func (x *HandleRequest) Reset() {
 	*x = HandleRequest{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[15]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -940,7 +1293,7 @@ func (x *HandleRequest) String() string {
 func (*HandleRequest) ProtoMessage() {}
 
 func (x *HandleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[15]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -953,7 +1306,7 @@ func (x *HandleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandleRequest.ProtoReflect.Descriptor instead.
 func (*HandleRequest) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{15}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *HandleRequest) GetHandle() string {
@@ -973,7 +1326,7 @@ type FlushReply struct {
 
 func (x *FlushReply) Reset() {
 	*x = FlushReply{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[16]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -985,7 +1338,7 @@ func (x *FlushReply) String() string {
 func (*FlushReply) ProtoMessage() {}
 
 func (x *FlushReply) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[16]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -998,7 +1351,7 @@ func (x *FlushReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlushReply.ProtoReflect.Descriptor instead.
 func (*FlushReply) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{16}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *FlushReply) GetDurableNextSeq() int64 {
@@ -1024,7 +1377,7 @@ type StatRequest struct {
 
 func (x *StatRequest) Reset() {
 	*x = StatRequest{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[17]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1036,7 +1389,7 @@ func (x *StatRequest) String() string {
 func (*StatRequest) ProtoMessage() {}
 
 func (x *StatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[17]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1049,7 +1402,7 @@ func (x *StatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatRequest.ProtoReflect.Descriptor instead.
 func (*StatRequest) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{17}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *StatRequest) GetId() string {
@@ -1072,7 +1425,7 @@ type StatReply struct {
 
 func (x *StatReply) Reset() {
 	*x = StatReply{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[18]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1084,7 +1437,7 @@ func (x *StatReply) String() string {
 func (*StatReply) ProtoMessage() {}
 
 func (x *StatReply) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[18]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1097,7 +1450,7 @@ func (x *StatReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatReply.ProtoReflect.Descriptor instead.
 func (*StatReply) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{18}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *StatReply) GetHeader() []byte {
@@ -1143,7 +1496,7 @@ type ListRequest struct {
 
 func (x *ListRequest) Reset() {
 	*x = ListRequest{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[19]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1155,7 +1508,7 @@ func (x *ListRequest) String() string {
 func (*ListRequest) ProtoMessage() {}
 
 func (x *ListRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[19]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1168,7 +1521,7 @@ func (x *ListRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRequest.ProtoReflect.Descriptor instead.
 func (*ListRequest) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{19}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{25}
 }
 
 type ListEntry struct {
@@ -1183,7 +1536,7 @@ type ListEntry struct {
 
 func (x *ListEntry) Reset() {
 	*x = ListEntry{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[20]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1195,7 +1548,7 @@ func (x *ListEntry) String() string {
 func (*ListEntry) ProtoMessage() {}
 
 func (x *ListEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[20]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1208,7 +1561,7 @@ func (x *ListEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEntry.ProtoReflect.Descriptor instead.
 func (*ListEntry) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{20}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ListEntry) GetId() string {
@@ -1248,7 +1601,7 @@ type ReadDamagedRequest struct {
 
 func (x *ReadDamagedRequest) Reset() {
 	*x = ReadDamagedRequest{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[21]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1260,7 +1613,7 @@ func (x *ReadDamagedRequest) String() string {
 func (*ReadDamagedRequest) ProtoMessage() {}
 
 func (x *ReadDamagedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[21]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1273,7 +1626,7 @@ func (x *ReadDamagedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadDamagedRequest.ProtoReflect.Descriptor instead.
 func (*ReadDamagedRequest) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{21}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ReadDamagedRequest) GetId() string {
@@ -1299,7 +1652,7 @@ type DamagedPart struct {
 
 func (x *DamagedPart) Reset() {
 	*x = DamagedPart{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[22]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1311,7 +1664,7 @@ func (x *DamagedPart) String() string {
 func (*DamagedPart) ProtoMessage() {}
 
 func (x *DamagedPart) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[22]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1324,7 +1677,7 @@ func (x *DamagedPart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DamagedPart.ProtoReflect.Descriptor instead.
 func (*DamagedPart) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{22}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *DamagedPart) GetPart() isDamagedPart_Part {
@@ -1400,7 +1753,7 @@ type DamagedSummary struct {
 
 func (x *DamagedSummary) Reset() {
 	*x = DamagedSummary{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[23]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1412,7 +1765,7 @@ func (x *DamagedSummary) String() string {
 func (*DamagedSummary) ProtoMessage() {}
 
 func (x *DamagedSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[23]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1425,7 +1778,7 @@ func (x *DamagedSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DamagedSummary.ProtoReflect.Descriptor instead.
 func (*DamagedSummary) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{23}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *DamagedSummary) GetHeader() []byte {
@@ -1488,7 +1841,7 @@ type CopyPrefixRequest struct {
 
 func (x *CopyPrefixRequest) Reset() {
 	*x = CopyPrefixRequest{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[24]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1500,7 +1853,7 @@ func (x *CopyPrefixRequest) String() string {
 func (*CopyPrefixRequest) ProtoMessage() {}
 
 func (x *CopyPrefixRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[24]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1513,7 +1866,7 @@ func (x *CopyPrefixRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CopyPrefixRequest.ProtoReflect.Descriptor instead.
 func (*CopyPrefixRequest) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{24}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *CopyPrefixRequest) GetSourceId() string {
@@ -1551,7 +1904,33 @@ const file_logbook_v1_persistence_proto_rawDesc = "" +
 	"\x05first\x18\x02 \x01(\x03R\x05first\x12\x14\n" +
 	"\x05count\x18\x03 \x01(\x03R\x05count\x12\x12\n" +
 	"\x04data\x18\x04 \x01(\fR\x04data\x12\x12\n" +
-	"\x04more\x18\x05 \x01(\bR\x04more\"A\n" +
+	"\x04more\x18\x05 \x01(\bR\x04more\"V\n" +
+	"\rDeleteRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x0e\n" +
+	"\x02by\x18\x03 \x01(\tR\x02by\"k\n" +
+	"\x0eSetHoldRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x12\n" +
+	"\x04held\x18\x02 \x01(\bR\x04held\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\x12\x0e\n" +
+	"\x02by\x18\x04 \x01(\tR\x02by\"Y\n" +
+	"\fSetHoldReply\x12\x18\n" +
+	"\achanged\x18\x01 \x01(\bR\achanged\x12/\n" +
+	"\x06record\x18\x02 \x01(\v2\x17.logbook.v1.AuditRecordR\x06record\"\x1f\n" +
+	"\tHeldReply\x12\x12\n" +
+	"\x04held\x18\x01 \x01(\bR\x04held\"\x0e\n" +
+	"\fAuditRequest\"\xbe\x01\n" +
+	"\vAuditRecord\x12(\n" +
+	"\x10time_unix_micros\x18\x01 \x01(\x03R\x0etimeUnixMicros\x12\x0e\n" +
+	"\x02op\x18\x02 \x01(\tR\x02op\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x03 \x01(\tR\tsessionId\x12\x16\n" +
+	"\x06events\x18\x04 \x01(\x03R\x06events\x12\x16\n" +
+	"\x06digest\x18\x05 \x01(\tR\x06digest\x12\x16\n" +
+	"\x06reason\x18\x06 \x01(\tR\x06reason\x12\x0e\n" +
+	"\x02by\x18\a \x01(\tR\x02by\"A\n" +
 	"\fWatchRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x12\n" +
@@ -1645,7 +2024,7 @@ const file_logbook_v1_persistence_proto_rawDesc = "" +
 	"\x06Access\x12\x16\n" +
 	"\x12ACCESS_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vACCESS_READ\x10\x01\x12\x10\n" +
-	"\fACCESS_WRITE\x10\x022\xcd\a\n" +
+	"\fACCESS_WRITE\x10\x022\xc2\t\n" +
 	"\vPersistence\x12B\n" +
 	"\bDescribe\x12\x1b.logbook.v1.DescribeRequest\x1a\x19.logbook.v1.DescribeReply\x12<\n" +
 	"\x06Create\x12\x19.logbook.v1.CreateRequest\x1a\x17.logbook.v1.HandleReply\x128\n" +
@@ -1663,7 +2042,11 @@ const file_logbook_v1_persistence_proto_rawDesc = "" +
 	"\x0eReadCheckpoint\x12\x19.logbook.v1.HandleRequest\x1a\x1b.logbook.v1.CheckpointReply\x12;\n" +
 	"\x05Watch\x12\x18.logbook.v1.WatchRequest\x1a\x16.logbook.v1.WatchReply0\x01\x12@\n" +
 	"\n" +
-	"ReadFrames\x12\x17.logbook.v1.ReadRequest\x1a\x17.logbook.v1.FramesChunk0\x01BAZ?github.com/seed-e5e476df/logbook/sdk/proto/logbook/v1;logbookv1b\x06proto3"
+	"ReadFrames\x12\x17.logbook.v1.ReadRequest\x1a\x17.logbook.v1.FramesChunk0\x01\x12<\n" +
+	"\x06Delete\x12\x19.logbook.v1.DeleteRequest\x1a\x17.logbook.v1.AuditRecord\x12?\n" +
+	"\aSetHold\x12\x1a.logbook.v1.SetHoldRequest\x1a\x18.logbook.v1.SetHoldReply\x126\n" +
+	"\x04Held\x12\x17.logbook.v1.StatRequest\x1a\x15.logbook.v1.HeldReply\x12<\n" +
+	"\x05Audit\x12\x18.logbook.v1.AuditRequest\x1a\x17.logbook.v1.AuditRecord0\x01BAZ?github.com/seed-e5e476df/logbook/sdk/proto/logbook/v1;logbookv1b\x06proto3"
 
 var (
 	file_logbook_v1_persistence_proto_rawDescOnce sync.Once
@@ -1678,78 +2061,93 @@ func file_logbook_v1_persistence_proto_rawDescGZIP() []byte {
 }
 
 var file_logbook_v1_persistence_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_logbook_v1_persistence_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
+var file_logbook_v1_persistence_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
 var file_logbook_v1_persistence_proto_goTypes = []any{
 	(Access)(0),                    // 0: logbook.v1.Access
 	(*FramesChunk)(nil),            // 1: logbook.v1.FramesChunk
 	(*StoredFrame)(nil),            // 2: logbook.v1.StoredFrame
-	(*WatchRequest)(nil),           // 3: logbook.v1.WatchRequest
-	(*WatchReply)(nil),             // 4: logbook.v1.WatchReply
-	(*WriteCheckpointRequest)(nil), // 5: logbook.v1.WriteCheckpointRequest
-	(*CheckpointReply)(nil),        // 6: logbook.v1.CheckpointReply
-	(*DescribeRequest)(nil),        // 7: logbook.v1.DescribeRequest
-	(*DescribeReply)(nil),          // 8: logbook.v1.DescribeReply
-	(*CreateRequest)(nil),          // 9: logbook.v1.CreateRequest
-	(*OpenRequest)(nil),            // 10: logbook.v1.OpenRequest
-	(*HandleReply)(nil),            // 11: logbook.v1.HandleReply
-	(*AppendRequest)(nil),          // 12: logbook.v1.AppendRequest
-	(*AppendReply)(nil),            // 13: logbook.v1.AppendReply
-	(*ReadRequest)(nil),            // 14: logbook.v1.ReadRequest
-	(*ReadChunk)(nil),              // 15: logbook.v1.ReadChunk
-	(*HandleRequest)(nil),          // 16: logbook.v1.HandleRequest
-	(*FlushReply)(nil),             // 17: logbook.v1.FlushReply
-	(*StatRequest)(nil),            // 18: logbook.v1.StatRequest
-	(*StatReply)(nil),              // 19: logbook.v1.StatReply
-	(*ListRequest)(nil),            // 20: logbook.v1.ListRequest
-	(*ListEntry)(nil),              // 21: logbook.v1.ListEntry
-	(*ReadDamagedRequest)(nil),     // 22: logbook.v1.ReadDamagedRequest
-	(*DamagedPart)(nil),            // 23: logbook.v1.DamagedPart
-	(*DamagedSummary)(nil),         // 24: logbook.v1.DamagedSummary
-	(*CopyPrefixRequest)(nil),      // 25: logbook.v1.CopyPrefixRequest
-	(*PluginError)(nil),            // 26: logbook.v1.PluginError
-	(*Empty)(nil),                  // 27: logbook.v1.Empty
+	(*DeleteRequest)(nil),          // 3: logbook.v1.DeleteRequest
+	(*SetHoldRequest)(nil),         // 4: logbook.v1.SetHoldRequest
+	(*SetHoldReply)(nil),           // 5: logbook.v1.SetHoldReply
+	(*HeldReply)(nil),              // 6: logbook.v1.HeldReply
+	(*AuditRequest)(nil),           // 7: logbook.v1.AuditRequest
+	(*AuditRecord)(nil),            // 8: logbook.v1.AuditRecord
+	(*WatchRequest)(nil),           // 9: logbook.v1.WatchRequest
+	(*WatchReply)(nil),             // 10: logbook.v1.WatchReply
+	(*WriteCheckpointRequest)(nil), // 11: logbook.v1.WriteCheckpointRequest
+	(*CheckpointReply)(nil),        // 12: logbook.v1.CheckpointReply
+	(*DescribeRequest)(nil),        // 13: logbook.v1.DescribeRequest
+	(*DescribeReply)(nil),          // 14: logbook.v1.DescribeReply
+	(*CreateRequest)(nil),          // 15: logbook.v1.CreateRequest
+	(*OpenRequest)(nil),            // 16: logbook.v1.OpenRequest
+	(*HandleReply)(nil),            // 17: logbook.v1.HandleReply
+	(*AppendRequest)(nil),          // 18: logbook.v1.AppendRequest
+	(*AppendReply)(nil),            // 19: logbook.v1.AppendReply
+	(*ReadRequest)(nil),            // 20: logbook.v1.ReadRequest
+	(*ReadChunk)(nil),              // 21: logbook.v1.ReadChunk
+	(*HandleRequest)(nil),          // 22: logbook.v1.HandleRequest
+	(*FlushReply)(nil),             // 23: logbook.v1.FlushReply
+	(*StatRequest)(nil),            // 24: logbook.v1.StatRequest
+	(*StatReply)(nil),              // 25: logbook.v1.StatReply
+	(*ListRequest)(nil),            // 26: logbook.v1.ListRequest
+	(*ListEntry)(nil),              // 27: logbook.v1.ListEntry
+	(*ReadDamagedRequest)(nil),     // 28: logbook.v1.ReadDamagedRequest
+	(*DamagedPart)(nil),            // 29: logbook.v1.DamagedPart
+	(*DamagedSummary)(nil),         // 30: logbook.v1.DamagedSummary
+	(*CopyPrefixRequest)(nil),      // 31: logbook.v1.CopyPrefixRequest
+	(*PluginError)(nil),            // 32: logbook.v1.PluginError
+	(*Empty)(nil),                  // 33: logbook.v1.Empty
 }
 var file_logbook_v1_persistence_proto_depIdxs = []int32{
 	2,  // 0: logbook.v1.FramesChunk.frames:type_name -> logbook.v1.StoredFrame
-	0,  // 1: logbook.v1.OpenRequest.access:type_name -> logbook.v1.Access
-	26, // 2: logbook.v1.ListEntry.error:type_name -> logbook.v1.PluginError
-	15, // 3: logbook.v1.DamagedPart.events:type_name -> logbook.v1.ReadChunk
-	24, // 4: logbook.v1.DamagedPart.summary:type_name -> logbook.v1.DamagedSummary
-	7,  // 5: logbook.v1.Persistence.Describe:input_type -> logbook.v1.DescribeRequest
-	9,  // 6: logbook.v1.Persistence.Create:input_type -> logbook.v1.CreateRequest
-	10, // 7: logbook.v1.Persistence.Open:input_type -> logbook.v1.OpenRequest
-	12, // 8: logbook.v1.Persistence.Append:input_type -> logbook.v1.AppendRequest
-	14, // 9: logbook.v1.Persistence.Read:input_type -> logbook.v1.ReadRequest
-	16, // 10: logbook.v1.Persistence.Flush:input_type -> logbook.v1.HandleRequest
-	16, // 11: logbook.v1.Persistence.Close:input_type -> logbook.v1.HandleRequest
-	18, // 12: logbook.v1.Persistence.Stat:input_type -> logbook.v1.StatRequest
-	20, // 13: logbook.v1.Persistence.List:input_type -> logbook.v1.ListRequest
-	22, // 14: logbook.v1.Persistence.ReadDamaged:input_type -> logbook.v1.ReadDamagedRequest
-	25, // 15: logbook.v1.Persistence.CopyPrefix:input_type -> logbook.v1.CopyPrefixRequest
-	5,  // 16: logbook.v1.Persistence.WriteCheckpoint:input_type -> logbook.v1.WriteCheckpointRequest
-	16, // 17: logbook.v1.Persistence.ReadCheckpoint:input_type -> logbook.v1.HandleRequest
-	3,  // 18: logbook.v1.Persistence.Watch:input_type -> logbook.v1.WatchRequest
-	14, // 19: logbook.v1.Persistence.ReadFrames:input_type -> logbook.v1.ReadRequest
-	8,  // 20: logbook.v1.Persistence.Describe:output_type -> logbook.v1.DescribeReply
-	11, // 21: logbook.v1.Persistence.Create:output_type -> logbook.v1.HandleReply
-	11, // 22: logbook.v1.Persistence.Open:output_type -> logbook.v1.HandleReply
-	13, // 23: logbook.v1.Persistence.Append:output_type -> logbook.v1.AppendReply
-	15, // 24: logbook.v1.Persistence.Read:output_type -> logbook.v1.ReadChunk
-	17, // 25: logbook.v1.Persistence.Flush:output_type -> logbook.v1.FlushReply
-	27, // 26: logbook.v1.Persistence.Close:output_type -> logbook.v1.Empty
-	19, // 27: logbook.v1.Persistence.Stat:output_type -> logbook.v1.StatReply
-	21, // 28: logbook.v1.Persistence.List:output_type -> logbook.v1.ListEntry
-	23, // 29: logbook.v1.Persistence.ReadDamaged:output_type -> logbook.v1.DamagedPart
-	11, // 30: logbook.v1.Persistence.CopyPrefix:output_type -> logbook.v1.HandleReply
-	27, // 31: logbook.v1.Persistence.WriteCheckpoint:output_type -> logbook.v1.Empty
-	6,  // 32: logbook.v1.Persistence.ReadCheckpoint:output_type -> logbook.v1.CheckpointReply
-	4,  // 33: logbook.v1.Persistence.Watch:output_type -> logbook.v1.WatchReply
-	1,  // 34: logbook.v1.Persistence.ReadFrames:output_type -> logbook.v1.FramesChunk
-	20, // [20:35] is the sub-list for method output_type
-	5,  // [5:20] is the sub-list for method input_type
-	5,  // [5:5] is the sub-list for extension type_name
-	5,  // [5:5] is the sub-list for extension extendee
-	0,  // [0:5] is the sub-list for field type_name
+	8,  // 1: logbook.v1.SetHoldReply.record:type_name -> logbook.v1.AuditRecord
+	0,  // 2: logbook.v1.OpenRequest.access:type_name -> logbook.v1.Access
+	32, // 3: logbook.v1.ListEntry.error:type_name -> logbook.v1.PluginError
+	21, // 4: logbook.v1.DamagedPart.events:type_name -> logbook.v1.ReadChunk
+	30, // 5: logbook.v1.DamagedPart.summary:type_name -> logbook.v1.DamagedSummary
+	13, // 6: logbook.v1.Persistence.Describe:input_type -> logbook.v1.DescribeRequest
+	15, // 7: logbook.v1.Persistence.Create:input_type -> logbook.v1.CreateRequest
+	16, // 8: logbook.v1.Persistence.Open:input_type -> logbook.v1.OpenRequest
+	18, // 9: logbook.v1.Persistence.Append:input_type -> logbook.v1.AppendRequest
+	20, // 10: logbook.v1.Persistence.Read:input_type -> logbook.v1.ReadRequest
+	22, // 11: logbook.v1.Persistence.Flush:input_type -> logbook.v1.HandleRequest
+	22, // 12: logbook.v1.Persistence.Close:input_type -> logbook.v1.HandleRequest
+	24, // 13: logbook.v1.Persistence.Stat:input_type -> logbook.v1.StatRequest
+	26, // 14: logbook.v1.Persistence.List:input_type -> logbook.v1.ListRequest
+	28, // 15: logbook.v1.Persistence.ReadDamaged:input_type -> logbook.v1.ReadDamagedRequest
+	31, // 16: logbook.v1.Persistence.CopyPrefix:input_type -> logbook.v1.CopyPrefixRequest
+	11, // 17: logbook.v1.Persistence.WriteCheckpoint:input_type -> logbook.v1.WriteCheckpointRequest
+	22, // 18: logbook.v1.Persistence.ReadCheckpoint:input_type -> logbook.v1.HandleRequest
+	9,  // 19: logbook.v1.Persistence.Watch:input_type -> logbook.v1.WatchRequest
+	20, // 20: logbook.v1.Persistence.ReadFrames:input_type -> logbook.v1.ReadRequest
+	3,  // 21: logbook.v1.Persistence.Delete:input_type -> logbook.v1.DeleteRequest
+	4,  // 22: logbook.v1.Persistence.SetHold:input_type -> logbook.v1.SetHoldRequest
+	24, // 23: logbook.v1.Persistence.Held:input_type -> logbook.v1.StatRequest
+	7,  // 24: logbook.v1.Persistence.Audit:input_type -> logbook.v1.AuditRequest
+	14, // 25: logbook.v1.Persistence.Describe:output_type -> logbook.v1.DescribeReply
+	17, // 26: logbook.v1.Persistence.Create:output_type -> logbook.v1.HandleReply
+	17, // 27: logbook.v1.Persistence.Open:output_type -> logbook.v1.HandleReply
+	19, // 28: logbook.v1.Persistence.Append:output_type -> logbook.v1.AppendReply
+	21, // 29: logbook.v1.Persistence.Read:output_type -> logbook.v1.ReadChunk
+	23, // 30: logbook.v1.Persistence.Flush:output_type -> logbook.v1.FlushReply
+	33, // 31: logbook.v1.Persistence.Close:output_type -> logbook.v1.Empty
+	25, // 32: logbook.v1.Persistence.Stat:output_type -> logbook.v1.StatReply
+	27, // 33: logbook.v1.Persistence.List:output_type -> logbook.v1.ListEntry
+	29, // 34: logbook.v1.Persistence.ReadDamaged:output_type -> logbook.v1.DamagedPart
+	17, // 35: logbook.v1.Persistence.CopyPrefix:output_type -> logbook.v1.HandleReply
+	33, // 36: logbook.v1.Persistence.WriteCheckpoint:output_type -> logbook.v1.Empty
+	12, // 37: logbook.v1.Persistence.ReadCheckpoint:output_type -> logbook.v1.CheckpointReply
+	10, // 38: logbook.v1.Persistence.Watch:output_type -> logbook.v1.WatchReply
+	1,  // 39: logbook.v1.Persistence.ReadFrames:output_type -> logbook.v1.FramesChunk
+	8,  // 40: logbook.v1.Persistence.Delete:output_type -> logbook.v1.AuditRecord
+	5,  // 41: logbook.v1.Persistence.SetHold:output_type -> logbook.v1.SetHoldReply
+	6,  // 42: logbook.v1.Persistence.Held:output_type -> logbook.v1.HeldReply
+	8,  // 43: logbook.v1.Persistence.Audit:output_type -> logbook.v1.AuditRecord
+	25, // [25:44] is the sub-list for method output_type
+	6,  // [6:25] is the sub-list for method input_type
+	6,  // [6:6] is the sub-list for extension type_name
+	6,  // [6:6] is the sub-list for extension extendee
+	0,  // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_logbook_v1_persistence_proto_init() }
@@ -1758,8 +2156,8 @@ func file_logbook_v1_persistence_proto_init() {
 		return
 	}
 	file_logbook_v1_info_proto_init()
-	file_logbook_v1_persistence_proto_msgTypes[18].OneofWrappers = []any{}
-	file_logbook_v1_persistence_proto_msgTypes[22].OneofWrappers = []any{
+	file_logbook_v1_persistence_proto_msgTypes[24].OneofWrappers = []any{}
+	file_logbook_v1_persistence_proto_msgTypes[28].OneofWrappers = []any{
 		(*DamagedPart_Events)(nil),
 		(*DamagedPart_Tail)(nil),
 		(*DamagedPart_Summary)(nil),
@@ -1770,7 +2168,7 @@ func file_logbook_v1_persistence_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_logbook_v1_persistence_proto_rawDesc), len(file_logbook_v1_persistence_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   25,
+			NumMessages:   31,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -34,6 +34,10 @@ const (
 	Persistence_ReadCheckpoint_FullMethodName  = "/logbook.v1.Persistence/ReadCheckpoint"
 	Persistence_Watch_FullMethodName           = "/logbook.v1.Persistence/Watch"
 	Persistence_ReadFrames_FullMethodName      = "/logbook.v1.Persistence/ReadFrames"
+	Persistence_Delete_FullMethodName          = "/logbook.v1.Persistence/Delete"
+	Persistence_SetHold_FullMethodName         = "/logbook.v1.Persistence/SetHold"
+	Persistence_Held_FullMethodName            = "/logbook.v1.Persistence/Held"
+	Persistence_Audit_FullMethodName           = "/logbook.v1.Persistence/Audit"
 )
 
 // PersistenceClient is the client API for Persistence service.
@@ -96,6 +100,17 @@ type PersistenceClient interface {
 	// declares the capability "read-frames" in GetInfo is asked; one without
 	// it answers UNIMPLEMENTED.
 	ReadFrames(ctx context.Context, in *ReadRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[FramesChunk], error)
+	// Delete removes a stored session (log, checkpoint, artifacts) after
+	// appending its record to the audit log; SetHold puts a legal hold on a
+	// stored session or releases it (audited when it changes something);
+	// Held reports the hold; Audit streams the audit log, oldest first. Only
+	// a plugin that declares the capability "delete" in GetInfo is asked;
+	// one without it answers UNIMPLEMENTED (docs/storage.md, "Deleting
+	// sessions").
+	Delete(ctx context.Context, in *DeleteRequest, opts ...grpc.CallOption) (*AuditRecord, error)
+	SetHold(ctx context.Context, in *SetHoldRequest, opts ...grpc.CallOption) (*SetHoldReply, error)
+	Held(ctx context.Context, in *StatRequest, opts ...grpc.CallOption) (*HeldReply, error)
+	Audit(ctx context.Context, in *AuditRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[AuditRecord], error)
 }
 
 type persistenceClient struct {
@@ -304,6 +319,55 @@ func (c *persistenceClient) ReadFrames(ctx context.Context, in *ReadRequest, opt
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Persistence_ReadFramesClient = grpc.ServerStreamingClient[FramesChunk]
 
+func (c *persistenceClient) Delete(ctx context.Context, in *DeleteRequest, opts ...grpc.CallOption) (*AuditRecord, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AuditRecord)
+	err := c.cc.Invoke(ctx, Persistence_Delete_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *persistenceClient) SetHold(ctx context.Context, in *SetHoldRequest, opts ...grpc.CallOption) (*SetHoldReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetHoldReply)
+	err := c.cc.Invoke(ctx, Persistence_SetHold_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *persistenceClient) Held(ctx context.Context, in *StatRequest, opts ...grpc.CallOption) (*HeldReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(HeldReply)
+	err := c.cc.Invoke(ctx, Persistence_Held_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *persistenceClient) Audit(ctx context.Context, in *AuditRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[AuditRecord], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Persistence_ServiceDesc.Streams[6], Persistence_Audit_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[AuditRequest, AuditRecord]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Persistence_AuditClient = grpc.ServerStreamingClient[AuditRecord]
+
 // PersistenceServer is the server API for Persistence service.
 // All implementations must embed UnimplementedPersistenceServer
 // for forward compatibility.
@@ -364,6 +428,17 @@ type PersistenceServer interface {
 	// declares the capability "read-frames" in GetInfo is asked; one without
 	// it answers UNIMPLEMENTED.
 	ReadFrames(*ReadRequest, grpc.ServerStreamingServer[FramesChunk]) error
+	// Delete removes a stored session (log, checkpoint, artifacts) after
+	// appending its record to the audit log; SetHold puts a legal hold on a
+	// stored session or releases it (audited when it changes something);
+	// Held reports the hold; Audit streams the audit log, oldest first. Only
+	// a plugin that declares the capability "delete" in GetInfo is asked;
+	// one without it answers UNIMPLEMENTED (docs/storage.md, "Deleting
+	// sessions").
+	Delete(context.Context, *DeleteRequest) (*AuditRecord, error)
+	SetHold(context.Context, *SetHoldRequest) (*SetHoldReply, error)
+	Held(context.Context, *StatRequest) (*HeldReply, error)
+	Audit(*AuditRequest, grpc.ServerStreamingServer[AuditRecord]) error
 	mustEmbedUnimplementedPersistenceServer()
 }
 
@@ -418,6 +493,18 @@ func (UnimplementedPersistenceServer) Watch(*WatchRequest, grpc.ServerStreamingS
 }
 func (UnimplementedPersistenceServer) ReadFrames(*ReadRequest, grpc.ServerStreamingServer[FramesChunk]) error {
 	return status.Error(codes.Unimplemented, "method ReadFrames not implemented")
+}
+func (UnimplementedPersistenceServer) Delete(context.Context, *DeleteRequest) (*AuditRecord, error) {
+	return nil, status.Error(codes.Unimplemented, "method Delete not implemented")
+}
+func (UnimplementedPersistenceServer) SetHold(context.Context, *SetHoldRequest) (*SetHoldReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetHold not implemented")
+}
+func (UnimplementedPersistenceServer) Held(context.Context, *StatRequest) (*HeldReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method Held not implemented")
+}
+func (UnimplementedPersistenceServer) Audit(*AuditRequest, grpc.ServerStreamingServer[AuditRecord]) error {
+	return status.Error(codes.Unimplemented, "method Audit not implemented")
 }
 func (UnimplementedPersistenceServer) mustEmbedUnimplementedPersistenceServer() {}
 func (UnimplementedPersistenceServer) testEmbeddedByValue()                     {}
@@ -664,6 +751,71 @@ func _Persistence_ReadFrames_Handler(srv interface{}, stream grpc.ServerStream) 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Persistence_ReadFramesServer = grpc.ServerStreamingServer[FramesChunk]
 
+func _Persistence_Delete_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeleteRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PersistenceServer).Delete(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Persistence_Delete_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PersistenceServer).Delete(ctx, req.(*DeleteRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Persistence_SetHold_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetHoldRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PersistenceServer).SetHold(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Persistence_SetHold_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PersistenceServer).SetHold(ctx, req.(*SetHoldRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Persistence_Held_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(StatRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PersistenceServer).Held(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Persistence_Held_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PersistenceServer).Held(ctx, req.(*StatRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Persistence_Audit_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(AuditRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(PersistenceServer).Audit(m, &grpc.GenericServerStream[AuditRequest, AuditRecord]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Persistence_AuditServer = grpc.ServerStreamingServer[AuditRecord]
+
 // Persistence_ServiceDesc is the grpc.ServiceDesc for Persistence service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -707,6 +859,18 @@ var Persistence_ServiceDesc = grpc.ServiceDesc{
 			MethodName: "ReadCheckpoint",
 			Handler:    _Persistence_ReadCheckpoint_Handler,
 		},
+		{
+			MethodName: "Delete",
+			Handler:    _Persistence_Delete_Handler,
+		},
+		{
+			MethodName: "SetHold",
+			Handler:    _Persistence_SetHold_Handler,
+		},
+		{
+			MethodName: "Held",
+			Handler:    _Persistence_Held_Handler,
+		},
 	},
 	Streams: []grpc.StreamDesc{
 		{
@@ -738,6 +902,11 @@ var Persistence_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "ReadFrames",
 			Handler:       _Persistence_ReadFrames_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "Audit",
+			Handler:       _Persistence_Audit_Handler,
 			ServerStreams: true,
 		},
 	},
