@@ -164,7 +164,7 @@ func ServeConfig(version string) pluginrpc.ServeConfig {
 			Version:      version,
 			Kinds:        []sdk.Kind{sdk.KindPersistence},
 			ConfigSchema: ConfigSchema,
-			Capabilities: []string{sdk.CapabilityCopyPrefix, sdk.CapabilityCheckpoint, sdk.CapabilityWatch, sdk.CapabilityReadFrames},
+			Capabilities: []string{sdk.CapabilityCopyPrefix, sdk.CapabilityCheckpoint, sdk.CapabilityWatch, sdk.CapabilityReadFrames, sdk.CapabilityDelete},
 		},
 		Persistence:  b,
 		Configurable: b,

@@ -305,10 +305,11 @@ var deleteRules = []rule{
 		events := storeClosed(t, p, "s1", tornLog())
 		s.h.Tear(t, p, "s1", 1)
 		w := s.requireTorn(t, p, "s1", sdk.AccessWrite, 9, events)
+		appendOK(t, p, w.Handle, Batch(9, 1))
 		closeHandle(t, p, w.Handle)
 		artifact := w.Torn.Artifact
 		_, statErr := os.Stat(artifact)
-		s.h.Tear(t, p, "s1", 1) // a second torn tail, left in place
+		s.h.Tear(t, p, "s1", 1) // a second torn tail, from seq 9, left in place
 		deleteOK(t, p, "s1", 9)
 		requireGone(t, p, "s1")
 		if filepath.IsAbs(artifact) && statErr == nil {
