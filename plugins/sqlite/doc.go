@@ -7,14 +7,16 @@
 // # On-disk format
 //
 // The database is identified by PRAGMA application_id = 1280264002
-// (0x4C4F4742, "LOGB") and PRAGMA user_version = 1, and holds exactly the
+// (0x4C4F4742, "LOGB") and PRAGMA user_version = 2, and holds exactly the
 // schema of docs/storage.md:
 //
 //	store_state(singleton = 1, store_id)          one row; store_id is a random UUID
 //	sessions(id, format_version, created_at, header, next_seq, incarnation, revision)
 //	events(session_id, seq, type, time, data, surface_op, source_event_seqs, ignorable)
+//	audit(id, time_us, op, session_id, events, digest, reason, actor)   the audit log (version 2)
+//	holds(session_id)                             sessions under a legal hold (version 2)
 //
-// All three tables are STRICT. A session row holds the canonical header
+// All tables are STRICT. A session row holds the canonical header
 // JSON (sdk/headerjson, the JSONL header line), its logbook format version
 // (1), next_seq (the committed event count), a random incarnation UUID made
 // when the session was stored, and a revision counter. One events row per
@@ -51,7 +53,8 @@
 // FULL, each read back. Inside BEGIN IMMEDIATE a pristine database
 // (application_id 0, user_version 0, no schema objects) gets the schema, a
 // store id and its identity pragmas; any other database must have
-// application_id 1280264002, user_version 1 and schema objects equal to the
+// application_id 1280264002, user_version 2 (or 1, which gets the tables of
+// version 2 in that transaction) and schema objects equal to the
 // reference DDL (compared after normalizing whitespace, comments and case;
 // SQLite's statistics tables are ignored), or Open fails with
 // SCHEMA_MISMATCH naming what it found. Only then is journal_mode set (wal

@@ -17,23 +17,35 @@ import (
 // PRAGMA user_version (the schema version).
 const (
 	ApplicationID = 1280264002 // 0x4C4F4742, "LOGB"
-	UserVersion   = 1
+	UserVersion   = 2
 )
 
-// schema is the reference DDL of docs/storage.md, in creation order.
-var schema = []struct{ name, ddl string }{
-	{"store_state", `CREATE TABLE store_state(singleton INTEGER PRIMARY KEY CHECK (singleton = 1), store_id TEXT NOT NULL) STRICT`},
-	{"sessions", `CREATE TABLE sessions(
+// schema is the reference DDL of docs/storage.md, in creation order; since
+// is the schema version (user_version) that added the table. A version 1
+// database is migrated by creating the tables of version 2.
+var schema = []struct {
+	name, ddl string
+	since     int64
+	autoIndex bool // a non-integer primary key: SQLite makes sqlite_autoindex_<name>_1
+}{
+	{name: "store_state", since: 1, ddl: `CREATE TABLE store_state(singleton INTEGER PRIMARY KEY CHECK (singleton = 1), store_id TEXT NOT NULL) STRICT`},
+	{name: "sessions", since: 1, autoIndex: true, ddl: `CREATE TABLE sessions(
   id TEXT PRIMARY KEY, format_version INTEGER NOT NULL, created_at INTEGER NOT NULL,
   header TEXT NOT NULL,
   next_seq INTEGER NOT NULL, incarnation TEXT NOT NULL, revision INTEGER NOT NULL) STRICT`},
-	{"events", `CREATE TABLE events(
+	{name: "events", since: 1, autoIndex: true, ddl: `CREATE TABLE events(
   session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
   seq INTEGER NOT NULL, type TEXT NOT NULL, time INTEGER NOT NULL,
   data ANY NOT NULL,
   surface_op TEXT, source_event_seqs TEXT,
   ignorable INTEGER CHECK (ignorable IS NULL OR ignorable = 1),
   PRIMARY KEY(session_id, seq)) STRICT`},
+	// 2: the audit log and legal holds (docs/storage.md, "Deleting sessions").
+	{name: "audit", since: 2, ddl: `CREATE TABLE audit(
+  id INTEGER PRIMARY KEY, time_us INTEGER NOT NULL, op TEXT NOT NULL, session_id TEXT NOT NULL,
+  events INTEGER NOT NULL, digest TEXT NOT NULL, reason TEXT NOT NULL, actor TEXT NOT NULL) STRICT`},
+	{name: "holds", since: 2, autoIndex: true, ddl: `CREATE TABLE holds(
+  session_id TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE) STRICT`},
 }
 
 // schemaObject is one row of sqlite_master.
@@ -45,16 +57,21 @@ type schemaObject struct {
 func (o schemaObject) String() string { return o.typ + " " + strconv.Quote(o.name) }
 
 // expectedObjects is sqlite_master of a database holding exactly the
-// reference schema: the three tables and the indexes SQLite makes for the
-// two non-integer primary keys. SQL text is compared after normalizeSQL.
-func expectedObjects() []schemaObject {
+// reference schema of the given version: its tables and the indexes SQLite
+// makes for their non-integer primary keys. SQL text is compared after
+// normalizeSQL.
+func expectedObjects(version int64) []schemaObject {
 	var want []schemaObject
 	for _, t := range schema {
+		if t.since > version {
+			continue
+		}
 		want = append(want, schemaObject{typ: "table", name: t.name, table: t.name, sql: sql.NullString{String: t.ddl, Valid: true}})
+		if t.autoIndex {
+			want = append(want, schemaObject{typ: "index", name: "sqlite_autoindex_" + t.name + "_1", table: t.name})
+		}
 	}
-	return append(want,
-		schemaObject{typ: "index", name: "sqlite_autoindex_sessions_1", table: "sessions"},
-		schemaObject{typ: "index", name: "sqlite_autoindex_events_1", table: "events"})
+	return want
 }
 
 // normalizeSQL makes DDL text comparable across formatting: comments
@@ -127,17 +144,20 @@ func (id identity) pristine() bool {
 	return id.applicationID == 0 && id.userVersion == 0 && len(id.objects) == 0
 }
 
-// mismatch describes how id differs from a logbook database, or returns ""
-// when it is one.
+// mismatch describes how id differs from a logbook database of the
+// current version, or of an older version this build migrates, or returns
+// "" when it is one.
 func (id identity) mismatch() string {
 	var diffs []string
 	if id.applicationID != ApplicationID {
 		diffs = append(diffs, fmt.Sprintf("application_id is %d (want %d)", id.applicationID, ApplicationID))
 	}
-	if id.userVersion != UserVersion {
-		diffs = append(diffs, fmt.Sprintf("user_version is %d (want %d)", id.userVersion, UserVersion))
+	version := id.userVersion
+	if version < 1 || version > UserVersion {
+		diffs = append(diffs, fmt.Sprintf("user_version is %d (want 1 … %d)", id.userVersion, UserVersion))
+		version = UserVersion
 	}
-	want := expectedObjects()
+	want := expectedObjects(version)
 	for _, w := range want {
 		i := slices.IndexFunc(id.objects, func(o schemaObject) bool { return o.typ == w.typ && o.name == w.name })
 		switch {
@@ -159,10 +179,8 @@ func (id identity) mismatch() string {
 // initialize gives a pristine database the schema, its store id and its
 // identity pragmas, inside tx (BEGIN IMMEDIATE), and returns the store id.
 func initialize(ctx context.Context, tx *sql.Tx) (string, error) {
-	for _, t := range schema {
-		if _, err := tx.ExecContext(ctx, t.ddl); err != nil {
-			return "", err
-		}
+	if err := migrate(ctx, tx, 0); err != nil {
+		return "", err
 	}
 	storeID := uuid.NewString()
 	if _, err := tx.ExecContext(ctx, "INSERT INTO store_state(singleton, store_id) VALUES (1, ?)", storeID); err != nil {
@@ -171,10 +189,22 @@ func initialize(ctx context.Context, tx *sql.Tx) (string, error) {
 	if _, err := tx.ExecContext(ctx, "PRAGMA application_id = "+strconv.Itoa(ApplicationID)); err != nil {
 		return "", err
 	}
-	if _, err := tx.ExecContext(ctx, "PRAGMA user_version = "+strconv.Itoa(UserVersion)); err != nil {
-		return "", err
-	}
 	return storeID, nil
+}
+
+// migrate creates the tables added after version from, inside tx (BEGIN
+// IMMEDIATE), and sets user_version to UserVersion.
+func migrate(ctx context.Context, tx *sql.Tx, from int64) error {
+	for _, t := range schema {
+		if t.since <= from {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, t.ddl); err != nil {
+			return err
+		}
+	}
+	_, err := tx.ExecContext(ctx, "PRAGMA user_version = "+strconv.Itoa(UserVersion))
+	return err
 }
 
 // schemaMismatch is the SCHEMA_MISMATCH error for the database at path.

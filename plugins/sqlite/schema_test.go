@@ -64,8 +64,8 @@ func TestNewDatabaseGetsTheSchemaAndItsIdentity(t *testing.T) {
 	if got := queryString(t, path, "PRAGMA journal_mode"); got != "wal" {
 		t.Errorf("journal_mode = %s; want wal (persistent in the file)", got)
 	}
-	if n := queryInt(t, path, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND sql LIKE '%STRICT'"); n != 3 {
-		t.Errorf("%d STRICT tables; want store_state, sessions, events", n)
+	if n := queryInt(t, path, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND sql LIKE '%STRICT'"); n != 5 {
+		t.Errorf("%d STRICT tables; want store_state, sessions, events, audit, holds", n)
 	}
 	id := queryString(t, path, "SELECT store_id FROM store_state WHERE singleton = 1")
 	if len(id) != 36 {
@@ -75,6 +75,34 @@ func TestNewDatabaseGetsTheSchemaAndItsIdentity(t *testing.T) {
 	closeAfter(t, openBackend(t, sqlite.DefaultConfig(path)))
 	if again := queryString(t, path, "SELECT store_id FROM store_state"); again != id {
 		t.Errorf("store id changed from %s to %s on reopening", id, again)
+	}
+}
+
+func TestVersion1DatabaseIsMigratedOnOpen(t *testing.T) {
+	path := newDatabase(t)
+	b := openBackend(t, sqlite.DefaultConfig(path))
+	o, err := b.Create(t.Context(), sdk.Header{FormatVersion: 1, ID: "s1", CreatedAt: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Append(t.Context(), o.Handle, 0, persistencetest.Batch(0, 2)); err != nil {
+		t.Fatal(err)
+	}
+	closeAfter(t, b)
+	// What version 1 holds: no audit or holds table.
+	for _, q := range []string{"DROP TABLE audit", "DROP TABLE holds", "PRAGMA user_version = 1"} {
+		rawExec(t, path, q)
+	}
+	b = openBackend(t, sqlite.DefaultConfig(path))
+	defer closeAfter(t, b)
+	if got := queryInt(t, path, "PRAGMA user_version"); got != sqlite.UserVersion {
+		t.Fatalf("user_version after the migration = %d; want %d", got, sqlite.UserVersion)
+	}
+	if _, changed, err := b.SetHold(t.Context(), "s1", true, sdk.AuditRequest{By: sdk.ByCLI}); err != nil || !changed {
+		t.Fatalf("SetHold on the migrated database = %t, %v", changed, err)
+	}
+	if st, err := b.Stat(t.Context(), "s1"); err != nil || st.EventCount != 2 {
+		t.Fatalf("Stat of the migrated session = %+v, %v; want 2 events", st, err)
 	}
 }
 

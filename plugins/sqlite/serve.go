@@ -26,7 +26,7 @@ func ServeConfig(version string) pluginrpc.ServeConfig {
 			Version:      version,
 			Kinds:        []sdk.Kind{sdk.KindPersistence},
 			ConfigSchema: ConfigSchema,
-			Capabilities: []string{sdk.CapabilityCopyPrefix, sdk.CapabilityWatch},
+			Capabilities: []string{sdk.CapabilityCopyPrefix, sdk.CapabilityWatch, sdk.CapabilityDelete},
 		},
 		Persistence:  b,
 		Configurable: b,

