@@ -48,9 +48,9 @@ func TestCheckpointIsBoundToTheRowsItCovers(t *testing.T) {
 	}
 }
 
-// TestOlderSchemaIsMigrated: a schema at version 1 (before checkpoints)
-// is brought to the current version when a backend opens it, its sessions
-// kept.
+// TestOlderSchemaIsMigrated: a schema at version 1 (before checkpoints,
+// the audit log and holds) is brought to the current version when a
+// backend opens it, its sessions kept.
 func TestOlderSchemaIsMigrated(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	schema := pgtest.Schema(t, dsn)
@@ -63,7 +63,7 @@ func TestOlderSchemaIsMigrated(t *testing.T) {
 	}
 	appendEvents(t, a, o.Handle, 0, 2)
 	a.Close(t.Context(), o.Handle)
-	pgtest.Exec(t, dsn, "DROP TABLE "+schema+".checkpoints; UPDATE "+schema+".schema_version SET version = 1")
+	pgtest.Exec(t, dsn, "DROP TABLE "+schema+".checkpoints; DROP TABLE "+schema+".holds; DROP TABLE "+schema+".audit; UPDATE "+schema+".schema_version SET version = 1")
 	b := openBackend(t, cfg)
 	var v int
 	if err := pgtest.Conn(t, dsn).QueryRow(t.Context(), "SELECT version FROM "+schema+".schema_version").Scan(&v); err != nil || v != postgres.SchemaVersion {
@@ -75,5 +75,8 @@ func TestOlderSchemaIsMigrated(t *testing.T) {
 	}
 	if err := b.WriteCheckpoint(t.Context(), w.Handle, 2, []byte("x")); err != nil {
 		t.Fatalf("a checkpoint after the migration: %v", err)
+	}
+	if _, changed, err := b.SetHold(t.Context(), "s1", true, sdk.AuditRequest{By: sdk.ByCLI}); err != nil || !changed {
+		t.Fatalf("a hold after the migration: %t, %v", changed, err)
 	}
 }

@@ -49,6 +49,18 @@ var migrations = []string{
 		events      bigint NOT NULL,
 		digest      bytea NOT NULL,
 		data        bytea NOT NULL);`,
+	// 3: the audit log and legal holds (docs/storage.md, "Deleting sessions").
+	`CREATE TABLE %s.audit(
+		seq        bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+		at         timestamptz NOT NULL,
+		op         text NOT NULL,
+		session_id text NOT NULL,
+		events     bigint NOT NULL,
+		digest     text NOT NULL,
+		reason     text NOT NULL,
+		actor      text NOT NULL);
+	CREATE TABLE %s.holds(
+		session_id text PRIMARY KEY REFERENCES %s.sessions(id) ON DELETE CASCADE);`,
 }
 
 // SchemaVersion is the version of the schema this build creates and
