@@ -102,6 +102,24 @@ type Config struct {
 	// Plugins holds the plugin blocks in file order; names are unique.
 	// A bundled plugin needs no block.
 	Plugins []Plugin
+
+	// Retention is the retention block, or nil when there is none: then
+	// no session is deleted for its age (docs/operations.md, "Deleting
+	// sessions, holds and retention").
+	Retention *Retention
+}
+
+// Retention is the body of the retention block.
+type Retention struct {
+	// MaxAge is how long after its last activity a session is kept;
+	// logbook gc and serve delete older ones. Key max_age, required: a
+	// duration of Go's units or days ("90d", "36h", "1d12h"), ≥ 1h.
+	MaxAge time.Duration
+
+	// KeepForkedParents keeps a session while another stored session
+	// names it as its parent (a fork, a salvaged child), however old it
+	// is. Key keep_forked_parents; default true.
+	KeepForkedParents bool
 }
 
 // Persistence is one persistence "<name>" block.

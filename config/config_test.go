@@ -368,6 +368,15 @@ func TestRules(t *testing.T) {
 		{"rpc_max_bytes at most 2 GiB - 1", `rpc_max_bytes = 2147483648` + mem, "t.hcl:1:1:", []string{"rpc_max_bytes = 2147483648", "2147483647"}},
 		{"plugin_start_timeout positive", `plugin_start_timeout = "0s"` + mem, "t.hcl:1:1:", []string{`plugin_start_timeout = "0s" must be > 0`}},
 
+		// retention
+		{"retention max_age required", "retention {}" + mem, "t.hcl:1:1:", []string{"retention block needs max_age"}},
+		{"retention max_age a duration", "retention {\n  max_age = \"90 days\"\n}" + mem, "t.hcl:2:3:", []string{`max_age = "90 days"`, "units d, h"}},
+		{"retention max_age a string", "retention {\n  max_age = 90\n}" + mem, "t.hcl:2:3:", []string{"max_age = 90", "duration string"}},
+		{"retention max_age at least 1h", "retention {\n  max_age = \"90s\"\n}" + mem, "t.hcl:2:3:", []string{`max_age = "90s" must be >= 1h0m0s`}},
+		{"retention keep_forked_parents a bool", "retention {\n  max_age = \"1d\"\n  keep_forked_parents = \"yes\"\n}" + mem, "t.hcl:3:3:", []string{"keep_forked_parents", "true or false"}},
+		{"retention unknown key", "retention {\n  max_age = \"1d\"\n  maxage = 1\n}" + mem, "t.hcl:3:3:", []string{`unknown key "maxage" in retention`}},
+		{"retention once", "retention {\n  max_age = \"1d\"\n}\nretention {\n  max_age = \"2d\"\n}" + mem, "t.hcl:4:1:", []string{"retention block is declared twice"}},
+
 		// persistence
 		{"persistence required", `data_dir = "d"`, "t.hcl:1:1:", []string{"at least one persistence block is required"}},
 		{"persistence needs one label", `persistence {}`, "t.hcl:1:1:", []string{"persistence block needs exactly one label"}},
@@ -848,5 +857,32 @@ func TestDefaultIsJSONLZstdAndDataDirOverride(t *testing.T) {
 	}
 	if want := filepath.Join(dir, "db", "s.db"); c.DataDir != dir || c.Persistence[0].SQLite.Path != want {
 		t.Errorf("file + override: data_dir %q, path %q, want %q", c.DataDir, c.Persistence[0].SQLite.Path, want)
+	}
+}
+
+func TestRetentionBlock(t *testing.T) {
+	c := parse(t, "retention {\n  max_age = \"90d\"\n}"+mem)
+	if c.Retention == nil || c.Retention.MaxAge != 90*24*time.Hour || !c.Retention.KeepForkedParents {
+		t.Fatalf("Retention = %+v; want max_age 90 days, keep_forked_parents true", c.Retention)
+	}
+	c = parse(t, "retention {\n  max_age = \"1d12h\"\n  keep_forked_parents = false\n}"+mem)
+	if c.Retention.MaxAge != 36*time.Hour || c.Retention.KeepForkedParents {
+		t.Fatalf("Retention = %+v; want 36h, keep_forked_parents false", c.Retention)
+	}
+	if c := parse(t, mem); c.Retention != nil {
+		t.Fatalf("Retention without a block = %+v; want nil", c.Retention)
+	}
+}
+
+func TestParseAge(t *testing.T) {
+	for in, want := range map[string]time.Duration{"90d": 90 * 24 * time.Hour, "36h": 36 * time.Hour, "1d12h": 36 * time.Hour, "2.5d": 60 * time.Hour, "90m": 90 * time.Minute} {
+		if got, err := config.ParseAge(in); err != nil || got != want {
+			t.Errorf("ParseAge(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "d", "-1d", "1dd", "1d-1h", "x", "1e3d", "99999999999d"} {
+		if got, err := config.ParseAge(in); err == nil {
+			t.Errorf("ParseAge(%q) = %v; want an error", in, got)
+		}
 	}
 }

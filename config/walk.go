@@ -19,7 +19,7 @@ var topSchema = schema{
 		"data_dir", "write_window", "max_pending_bytes", "retry_max_backoff",
 		"max_event_bytes", "rpc_max_bytes", "plugin_start_timeout", "auto_mtls",
 	},
-	blocks: []string{"persistence", "compaction", "plugin"},
+	blocks: []string{"persistence", "compaction", "plugin", "retention"},
 }
 
 // pluginInfo is what the other blocks need to know about a plugin block.
@@ -72,7 +72,7 @@ func (d *decoder) top(body *hclsyntax.Body) *Config {
 			"rpc_max_bytes (%d) must be >= max_event_bytes + 1 MiB (%d)", c.RPCMaxBytes, sdk.MinRPCMaxBytes(int(c.MaxEventBytes)))
 	}
 
-	var persist, compact, plugs []*hclsyntax.Block
+	var persist, compact, plugs, retain []*hclsyntax.Block
 	for _, b := range blocks {
 		switch b.Type {
 		case "persistence":
@@ -81,11 +81,14 @@ func (d *decoder) top(body *hclsyntax.Body) *Config {
 			compact = append(compact, b)
 		case "plugin":
 			plugs = append(plugs, b)
+		case "retention":
+			retain = append(retain, b)
 		}
 	}
 	plugins := d.plugins(c, plugs)
 	d.persistence(c, persist, plugins, fileStart)
 	d.compaction(c, compact, plugins)
+	d.retention(c, retain)
 	return c
 }
 

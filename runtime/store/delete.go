@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/envelope"
 )
 
 // Deleting sessions and legal holds (docs/operations.md, "Deleting
@@ -189,4 +190,36 @@ func checkLifecycle(id string, r sdk.AuditRequest) error {
 		return err
 	}
 	return sdk.CheckAuditRequest(r)
+}
+
+// LastActivity returns when the stored session id was last written: the
+// time of its last stored event (epoch ms), or its header's createdAt when
+// it holds none. It reads the primary without a claim.
+func (st *Store) LastActivity(ctx context.Context, id string) (int64, error) {
+	p, ok := st.primary()
+	if !ok {
+		return 0, &sdk.Error{Code: sdk.CodeSessionNotFound, Op: "last activity", SessionID: id, Detail: "no persistence backend is configured"}
+	}
+	o, err := p.Persistence.Open(ctx, id, sdk.AccessRead)
+	if err != nil {
+		return 0, err
+	}
+	defer st.closeBackends([]*backend{{name: p.Name, p: p.Persistence, handle: o.Handle}})
+	if o.NextSeq == 0 {
+		return o.Header.CreatedAt, nil
+	}
+	var last []byte
+	if err := p.Persistence.Read(ctx, o.Handle, o.NextSeq-1, 1, func(evs [][]byte) error {
+		if len(evs) > 0 {
+			last = evs[len(evs)-1]
+		}
+		return nil
+	}); err != nil {
+		return 0, err
+	}
+	parts, err := envelope.Split("last activity", last)
+	if err != nil {
+		return 0, err
+	}
+	return parts.Time, nil
 }
