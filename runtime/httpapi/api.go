@@ -60,6 +60,7 @@ var routes = []route{
 	{"POST", "/v1/sessions", (*API).createSession},
 	{"GET", "/v1/sessions", (*API).listSessions},
 	{"GET", "/v1/sessions/{id}", (*API).getSession},
+	{"DELETE", "/v1/sessions/{id}", (*API).deleteSession},
 	{"POST", "/v1/sessions/{id}/events", (*API).appendEvents},
 	{"GET", "/v1/sessions/{id}/events", (*API).readEvents},
 	{"GET", "/v1/sessions/{id}/messages", (*API).messages},
@@ -71,6 +72,8 @@ var routes = []route{
 	{"POST", "/v1/sessions/{id}/flush", (*API).flush},
 	{"POST", "/v1/sessions/{id}/compact", (*API).compact},
 	{"POST", "/v1/sessions/{id}/release", (*API).release},
+	{"POST", "/v1/sessions/{id}/hold", (*API).hold},
+	{"POST", "/v1/sessions/{id}/release-hold", (*API).releaseHold},
 	{"GET", "/v1/sessions/{id}/inspect", (*API).inspect},
 	{"GET", "/v1/sessions/{id}/why", (*API).why},
 	{"GET", "/v1/sessions/{id}/shadowed", (*API).shadowed},
@@ -103,7 +106,7 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) { a.mux.ServeHTT
 // (404).
 func (a *API) noRoute(w http.ResponseWriter, r *http.Request) {
 	var allow []string
-	for _, m := range []string{"GET", "POST"} {
+	for _, m := range []string{"GET", "POST", "DELETE"} {
 		probe := r.Clone(r.Context())
 		probe.Method = m
 		if _, pattern := a.mux.Handler(probe); pattern != "/" && pattern != "" {

@@ -216,7 +216,7 @@ func TestV1BadInputChangesNothing(t *testing.T) {
 		{"bad from", "INVALID_SEQ", "GET", "/v1/sessions/b/events?from=x", "", 400, nil},
 		{"unknown route", "ROUTE_NOT_FOUND", "GET", "/v1/nothing", "", 404, nil},
 		{"unknown session route", "ROUTE_NOT_FOUND", "GET", "/v1/sessions/b/nothing", "", 404, nil},
-		{"wrong method", "METHOD_NOT_ALLOWED", "DELETE", "/v1/sessions/b", "", 405, nil},
+		{"wrong method", "METHOD_NOT_ALLOWED", "PUT", "/v1/sessions/b", "", 405, nil},
 		{"append to a missing session", "SESSION_NOT_FOUND", "POST", "/v1/sessions/none/events", "application/x-ndjson", 404, ndjson(userLine("u1", "x"))},
 	}
 	for _, c := range cases {
