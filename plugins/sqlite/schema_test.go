@@ -173,13 +173,13 @@ func TestAppendRechecksTheDatabaseIdentity(t *testing.T) {
 		t.Fatal(err)
 	}
 	appendOK(t, b, o.Handle, persistencetest.Batch(0, 2))
-	rawExec(t, path, "PRAGMA user_version = 2")
+	rawExec(t, path, "PRAGMA user_version = 3")
 	_, err = b.Append(t.Context(), o.Handle, 2, persistencetest.Batch(2, 1))
-	persistencetest.RequireCode(t, err, sdk.CodeSchemaMismatch, "user_version is 2")
+	persistencetest.RequireCode(t, err, sdk.CodeSchemaMismatch, "user_version is 3")
 	if n := queryInt(t, path, "SELECT count(*) FROM events"); n != 2 {
 		t.Fatalf("%d rows after a refused append; want 2", n)
 	}
-	rawExec(t, path, "PRAGMA user_version = 1")
+	rawExec(t, path, "PRAGMA user_version = 2")
 	appendOK(t, b, o.Handle, persistencetest.Batch(2, 1)) // nothing was consumed
 }
 
