@@ -16,7 +16,7 @@ const ConfigSchema = `persistence "sqlite" {
 
 // ServeConfig returns what a plugin process serving this backend runs with
 // pluginrpc.Serve: Info{Name: "sqlite", Kinds: [persistence], Capabilities:
-// [sdk.CapabilityCopyPrefix, sdk.CapabilityWatch]} reporting version, and one unconfigured Backend as both the Persistence and the
+// [sdk.CapabilityCopyPrefix, sdk.CapabilityWatch, sdk.CapabilityDelete]} reporting version, and one unconfigured Backend as both the Persistence and the
 // Configurable (the host configures it before any other call).
 func ServeConfig(version string) pluginrpc.ServeConfig {
 	b := New()
