@@ -20,7 +20,7 @@ func TestUnknownCommandSuggestsOnOneLine(t *testing.T) {
 	data := t.TempDir()
 	for args, want := range map[string]string{
 		"sesions": `logbook: USAGE: unknown command "sesions"; did you mean "sessions"?`,
-		"i":       `logbook: USAGE: unknown command "i"; did you mean "import" or "inspect"?`,
+		"i":       `logbook: USAGE: unknown command "i"; did you mean "gc" or "import" or "inspect"?`,
 		"xyzzy":   `logbook: USAGE: unknown command "xyzzy"; 'logbook --help' lists the commands`,
 	} {
 		r := fail(t, data, "", sdk.CodeUsage, args)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/seed-e5e476df/logbook/runtime/metrics"
+	"github.com/seed-e5e476df/logbook/runtime/retention"
 	"github.com/seed-e5e476df/logbook/runtime/server"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/viewer"
@@ -44,7 +46,9 @@ func newServeCmd(a *app) *cobra.Command {
 			"It listens on 127.0.0.1:7420 by default and says where on stderr. With --token-file every\n" +
 			"request needs \"Authorization: Bearer <token>\"; an address that is not loopback requires it.\n" +
 			"GET /healthz, GET /readyz and grpc.health.v1.Health answer without the token.\n" +
-			"SIGINT or SIGTERM shut it down gracefully: every session it holds is flushed and released.",
+			"SIGINT or SIGTERM shut it down gracefully: every session it holds is flushed and released.\n" +
+			"With a retention block in the config it applies it (as logbook gc does) when it starts and then\n" +
+			"once an hour, and logs every deletion.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
@@ -87,6 +91,15 @@ func newServeCmd(a *app) *cobra.Command {
 				return &sdk.Error{Code: sdk.CodeIOError, Op: "serve", Detail: "cannot listen on " + addr, Err: err}
 			}
 			fmt.Fprintf(a.stderr, "logbook serve: listening on %s\n", ln.Addr())
+			if r := cfg.Retention; r != nil {
+				rctx, stop := context.WithCancel(ctx)
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					retention.Loop(rctx, e.Store, retention.Policy{MaxAge: r.MaxAge, KeepForkedParents: r.KeepForkedParents}, retention.Interval, a.logger().Named("serve"))
+				}()
+				defer func() { stop(); <-done }() // the loop ends before the engine closes
+			}
 			return srv.Serve(ctx, ln)
 		},
 	}
