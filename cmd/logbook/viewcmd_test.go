@@ -80,6 +80,8 @@ func TestViewServesReadOnly(t *testing.T) {
 		{"/v1/sessions/s/compact", "application/json", `{}`},
 		{"/v1/sessions/s/flush", "", ""},
 		{"/v1/sessions/s/release", "", ""},
+		{"/v1/sessions/s/hold", "", ""},
+		{"/v1/sessions/s/release-hold", "", ""},
 	} {
 		resp, err := http.Post(base+w.path, w.ctype, strings.NewReader(w.body))
 		if err != nil {
@@ -90,6 +92,15 @@ func TestViewServesReadOnly(t *testing.T) {
 		if resp.StatusCode != 409 || resp.Header.Get("Logbook-Code") != "SESSION_READ_ONLY" || !strings.Contains(string(b), "read-only") {
 			t.Errorf("POST %s: %d %s %s; want 409 SESSION_READ_ONLY", w.path, resp.StatusCode, resp.Header.Get("Logbook-Code"), b)
 		}
+	}
+	del, err := http.NewRequest("DELETE", base+"/v1/sessions/s", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp, err := http.DefaultClient.Do(del); err != nil {
+		t.Fatal(err)
+	} else if resp.Body.Close(); resp.StatusCode != 409 || resp.Header.Get("Logbook-Code") != "SESSION_READ_ONLY" {
+		t.Errorf("DELETE /v1/sessions/s: %d %s; want 409 SESSION_READ_ONLY", resp.StatusCode, resp.Header.Get("Logbook-Code"))
 	}
 	if _, err := os.Stat(data + "/new.jsonl"); err == nil {
 		t.Error("a refused create stored a session")

@@ -18,10 +18,11 @@ type lifecycleRequest struct {
 
 // deleteSession is DELETE /v1/sessions/{id}?reason=: the store's Delete
 // (204). A session live in this server is ALREADY_OWNED (409): release
-// it first.
+// it first; a read-only server (logbook view) refuses it with
+// SESSION_READ_ONLY.
 func (a *API) deleteSession(w http.ResponseWriter, r *http.Request) {
 	req := sdk.AuditRequest{Reason: r.URL.Query().Get("reason"), By: sdk.ByAPI}
-	if _, err := a.h.Store().Delete(r.Context(), r.PathValue("id"), req); err != nil {
+	if _, err := a.h.Delete(r.Context(), r.PathValue("id"), req); err != nil {
 		NewProblem(err).Write(w)
 		return
 	}
@@ -43,11 +44,7 @@ func (a *API) setHold(w http.ResponseWriter, r *http.Request, held bool) {
 		p.Write(w)
 		return
 	}
-	set := a.h.Store().Hold
-	if !held {
-		set = a.h.Store().ReleaseHold
-	}
-	rec, changed, err := set(r.Context(), r.PathValue("id"), sdk.AuditRequest{Reason: req.Reason, By: sdk.ByAPI})
+	rec, changed, err := a.h.SetHold(r.Context(), r.PathValue("id"), held, sdk.AuditRequest{Reason: req.Reason, By: sdk.ByAPI})
 	if err != nil {
 		NewProblem(err).Write(w)
 		return
