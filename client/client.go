@@ -339,7 +339,7 @@ func (c *Client) List(ctx context.Context) ([]ListEntry, error) {
 	}
 	out := make([]ListEntry, 0, len(r.Msg.GetSessions()))
 	for _, e := range r.Msg.GetSessions() {
-		le := ListEntry{ListEntry: sdk.ListEntry{ID: e.GetId(), Revision: e.GetRevision()}, Live: e.GetLive()}
+		le := ListEntry{ListEntry: sdk.ListEntry{ID: e.GetId(), Revision: e.GetRevision(), EventCount: -1}, Live: e.GetLive()}
 		if e.GetErrorCode() != "" || e.GetError() != "" {
 			code := sdk.Code(e.GetErrorCode())
 			if code == "" {

@@ -53,15 +53,29 @@ type Stat struct {
 	FormatVersion int
 	EventCount    int64 // -1 when unknown
 	SizeBytes     int64 // -1 when unknown
+	// LastActivity is when the session's log was last written, in Unix
+	// milliseconds, by the backend's own measure (a file's modification
+	// time, a row's timestamp, the last event's time); 0 when unknown. It
+	// is never below Header.CreatedAt and never goes back while the log
+	// grows.
+	LastActivity int64
 }
 
 // ListEntry is one session of Persistence.List. Err is set, and Header may
-// be zero, when the session cannot be read.
+// be zero, when the session cannot be read. A backend fills LastActivity
+// and EventCount when it knows them without reading the log (they are
+// what Stat would report); a session not stored yet (an unmaterialized
+// create) has an EventCount of 0.
 type ListEntry struct {
 	ID       string
 	Header   Header
 	Revision string
 	Err      error
+	// LastActivity is as in Stat: Unix milliseconds of the last write, 0
+	// when unknown.
+	LastActivity int64
+	// EventCount is the number of stored events, -1 when unknown.
+	EventCount int64
 }
 
 // Persistence is a storage backend (docs/plugins.md). Events are canonical

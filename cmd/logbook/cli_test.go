@@ -81,6 +81,11 @@ func TestSessions(t *testing.T) {
 	golden(t, "sessions", normalize(r.stdout, data))
 	r = ok(t, data, "", "sessions", "--json")
 	golden(t, "sessions.json", normalize(r.stdout, data))
+	// --limit keeps the most recently active: the fork, written after a.
+	if r = ok(t, data, "", "sessions", "--limit", "1", "--json"); !strings.HasPrefix(r.stdout, `[{"id":"b",`) || strings.Count(r.stdout, `"id"`) != 1 {
+		t.Errorf("sessions --limit 1: %s", r.stdout)
+	}
+	fail(t, data, "", sdk.CodeUsage, "sessions", "--limit", "0")
 
 	// A session that cannot be read is listed with its error; the list
 	// itself succeeds.
@@ -92,7 +97,8 @@ func TestSessions(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &entries); err != nil {
 		t.Fatal(err)
 	}
-	if len(entries) != 2 || entries[0].ID != "a" || entries[0].Error == "" || entries[0].Events != nil {
+	// Its last write is unknown: it comes last.
+	if len(entries) != 2 || entries[1].ID != "a" || entries[1].Error == "" || entries[1].Events != nil || entries[1].LastActivity != nil {
 		t.Fatalf("entries %s", r.stdout)
 	}
 	fail(t, data, "", sdk.CodeCorruptLog, "events", "a")

@@ -144,7 +144,7 @@ func fail(t *testing.T, data, stdin string, code sdk.Code, args ...string) resul
 }
 
 var (
-	timeRE    = regexp.MustCompile(`"(time|createdAt)":\d+`)
+	timeRE    = regexp.MustCompile(`"(time|createdAt|lastActivity)":\d+`)
 	createdRE = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ`)
 )
 

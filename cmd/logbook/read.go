@@ -2,11 +2,13 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
+	"slices"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 
 	"github.com/seed-e5e476df/logbook/provider"
 	"github.com/seed-e5e476df/logbook/runtime/session"
+	"github.com/seed-e5e476df/logbook/runtime/store"
 	"github.com/seed-e5e476df/logbook/runtime/transfer"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
@@ -33,23 +36,34 @@ type sessionEntry struct {
 	Events        *int64 `json:"events,omitempty"`
 	TornBytes     *int64 `json:"tornBytes,omitempty"` // with events: the torn tail a write open would cut
 	CreatedAt     *int64 `json:"createdAt,omitempty"`
+	LastActivity  *int64 `json:"lastActivity,omitempty"` // Unix ms of the last stored write, when the backend knows it
 	ParentSession string `json:"parentSession,omitempty"`
 	IsSeeded      *bool  `json:"isSeeded,omitempty"`
 	Error         string `json:"error,omitempty"`
 }
 
-// newSessionsCmd is `logbook sessions`: the stored sessions, oldest first,
-// each with its event count (a broken one with its error instead).
+// newSessionsCmd is `logbook sessions [--limit N]`: the stored sessions,
+// most recently active first, each with its event count (a broken one
+// with its error instead).
 func newSessionsCmd(a *app) *cobra.Command {
-	return &cobra.Command{
+	var limit int
+	cmd := &cobra.Command{
 		Use:         "sessions",
 		Annotations: offersJSONAnnotation(),
-		Short:       "List stored sessions (table; --json: array)",
+		Short:       "List stored sessions, most recently active first (table; --json: array)",
+		Long: "sessions lists the stored sessions, the one written last first (sessions of one\n" +
+			"moment by id; a session whose last write the backend does not know, or that cannot be\n" +
+			"read, comes last), with the number of events, when it was created and last written,\n" +
+			"its parent and its format version. --limit N shows the first N only.",
 		Example: "  logbook sessions\n" +
+			"  logbook sessions --limit 10\n" +
 			"  logbook sessions --json | jq -r \".[].id\"",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
+			if cmd.Flags().Changed("limit") && limit < 1 {
+				return sdk.Errorf(sdk.CodeUsage, "sessions", "--limit %d must be at least 1", limit)
+			}
 			e, err := a.engine(ctx)
 			if err != nil {
 				return err
@@ -62,12 +76,12 @@ func newSessionsCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			sort.SliceStable(list, func(i, j int) bool {
-				if list[i].Header.CreatedAt != list[j].Header.CreatedAt {
-					return list[i].Header.CreatedAt < list[j].Header.CreatedAt
-				}
-				return list[i].ID < list[j].ID
+			slices.SortStableFunc(list, func(x, y store.ListEntry) int {
+				return cmp.Or(cmp.Compare(y.LastActivity, x.LastActivity), strings.Compare(x.ID, y.ID))
 			})
+			if limit > 0 && len(list) > limit {
+				list = list[:limit]
+			}
 			entries := make([]sessionEntry, 0, len(list))
 			for _, le := range list {
 				en := sessionEntry{ID: le.ID}
@@ -78,6 +92,9 @@ func newSessionsCmd(a *app) *cobra.Command {
 					if n, torn, err = countEvents(ctx, p, le.ID); err == nil {
 						h := le.Header
 						en.Events, en.TornBytes, en.CreatedAt, en.ParentSession, en.IsSeeded = &n, &torn.Bytes, &h.CreatedAt, h.ParentSession, &h.IsSeeded
+						if le.LastActivity > 0 {
+							en.LastActivity = &le.LastActivity
+						}
 						a.warnTorn("sessions", le.ID, torn)
 					}
 				}
@@ -91,22 +108,27 @@ func newSessionsCmd(a *app) *cobra.Command {
 				return writeJSON(a.stdout, entries)
 			}
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tEVENTS\tCREATED\tPARENT\tFORMAT")
+			fmt.Fprintln(tw, "ID\tEVENTS\tCREATED\tLAST ACTIVE\tPARENT\tFORMAT")
 			for i, en := range entries {
-				events, created, parent, format := "-", "-", "-", "-"
+				events, created, active, parent, format := "-", "-", "-", "-", "-"
 				if en.Events != nil {
 					events = strconv.FormatInt(*en.Events, 10)
 					created = time.UnixMilli(*en.CreatedAt).UTC().Format(time.RFC3339)
 					format = "v" + strconv.Itoa(list[i].Header.FormatVersion)
 				}
+				if en.LastActivity != nil {
+					active = time.UnixMilli(*en.LastActivity).UTC().Format(time.RFC3339)
+				}
 				if en.ParentSession != "" {
 					parent = en.ParentSession
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", en.ID, events, created, parent, format)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", en.ID, events, created, active, parent, format)
 			}
 			return tw.Flush()
 		},
 	}
+	cmd.Flags().IntVar(&limit, "limit", 0, "show the `N` most recently active sessions only (at least 1)")
+	return cmd
 }
 
 // newEventsCmd is `logbook events ID [--from N] [--to N] [--follow]`: the

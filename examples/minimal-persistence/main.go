@@ -274,7 +274,7 @@ func (b *backend) List(ctx context.Context, fn func(sdk.ListEntry) error) error 
 		name, isLog := strings.CutSuffix(d.Name(), ".jsonl")
 		if id, err := hex.DecodeString(name); isLog && err == nil {
 			f, err := b.load(string(id))
-			entries = append(entries, sdk.ListEntry{ID: string(id), Header: f.header, Revision: rev(f.size), Err: err})
+			entries = append(entries, sdk.ListEntry{ID: string(id), Header: f.header, Revision: rev(f.size), Err: err, EventCount: -1})
 		}
 	}
 	slices.SortFunc(entries, func(x, y sdk.ListEntry) int { return strings.Compare(x.ID, y.ID) })

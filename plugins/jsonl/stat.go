@@ -17,7 +17,8 @@ import (
 
 // Stat describes a stored session from its header and the file's metadata,
 // without reading events: EventCount is -1 (unknown; counting would mean
-// reading every event) and SizeBytes is the log's file size.
+// reading every event), SizeBytes is the log's file size and LastActivity
+// its modification time.
 func (b *Backend) Stat(ctx context.Context, id string) (sdk.Stat, error) {
 	if err := handles.Ended(ctx, op, "stat"); err != nil {
 		return sdk.Stat{}, err
@@ -33,7 +34,8 @@ func (b *Backend) Stat(ctx context.Context, id string) (sdk.Stat, error) {
 	if err != nil {
 		return sdk.Stat{}, err
 	}
-	return sdk.Stat{Header: hs.header, Revision: revision(hs.info), FormatVersion: hs.header.FormatVersion, EventCount: -1, SizeBytes: hs.info.Size}, nil
+	return sdk.Stat{Header: hs.header, Revision: revision(hs.info), FormatVersion: hs.header.FormatVersion, EventCount: -1, SizeBytes: hs.info.Size,
+		LastActivity: hs.lastActivity()}, nil
 }
 
 // storedHeader is a session's header and its log file's metadata.
@@ -42,6 +44,11 @@ type storedHeader struct {
 	path   string
 	info   vfs.FileInfo
 }
+
+// lastActivity is the log file's modification time in Unix milliseconds,
+// never before the session's creation (a file system's timestamps may lag
+// the clock the header was stamped with by a tick).
+func (hs storedHeader) lastActivity() int64 { return max(hs.info.MtimeNs/1e6, hs.header.CreatedAt) }
 
 // statHeader finds id's log and decodes its header unit only (the first
 // line, or the first frame): the format gate, identity check and header
@@ -93,7 +100,9 @@ func (b *Backend) statHeader(id, dir string, cfg Config) (storedHeader, error) {
 }
 
 // List calls fn, in id order, for every stored session under the root and
-// every unmaterialized create of this instance, reading only headers. A
+// every unmaterialized create of this instance, reading only headers (and
+// the log's metadata: LastActivity is its modification time, EventCount
+// unknown). A
 // session that cannot be read yields an entry with Err. fn runs without
 // any lock held; an error from fn ends the listing and is returned as is.
 func (b *Backend) List(ctx context.Context, fn func(sdk.ListEntry) error) error {
@@ -135,20 +144,20 @@ func (b *Backend) List(ctx context.Context, fn func(sdk.ListEntry) error) error 
 		}
 		e := sdk.ListEntry{ID: it.id}
 		if it.pending != nil {
-			e.Header = *it.pending
+			e.Header, e.LastActivity = *it.pending, it.pending.CreatedAt
 		} else {
 			hs, err := b.statHeader(it.id, filepath.Join(cfg.Root, EncodeID(it.id)), cfg)
 			switch {
 			case errors.Is(err, sdk.ErrSessionNotFound):
 				if h, ok := b.pendingHeader(it.id); ok {
-					e.Header = h // created here; another process made its directory
+					e.Header, e.LastActivity = h, h.CreatedAt // created here; another process made its directory
 				} else {
 					continue // a directory with no log: never materialized
 				}
 			case err != nil:
-				e.Err = err
+				e.Err, e.EventCount = err, -1
 			default:
-				e.Header, e.Revision = hs.header, revision(hs.info)
+				e.Header, e.Revision, e.LastActivity, e.EventCount = hs.header, revision(hs.info), hs.lastActivity(), -1
 			}
 		}
 		if err := fn(e); err != nil {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/handles"
@@ -59,7 +60,14 @@ type session struct {
 	size   int64    // len(header) + Σ len(event)
 	gen    uint64   // changes of the session; ≥ 1 once stored
 	damage *damage  // set by Hooks.Damage
+	// written is when the session was last written (stored, appended to),
+	// in Unix milliseconds.
+	written int64
 }
+
+// lastActivity is the LastActivity of session s with header h: when it
+// was last written, and never before its creation.
+func lastActivity(s *session, h sdk.Header) int64 { return max(s.written, h.CreatedAt) }
 
 // handle is an open handle; its fields after write are guarded by
 // store.mu.
@@ -214,6 +222,7 @@ func (b *Backend) Append(ctx context.Context, handle string, firstSeq sdk.Seq, e
 		s.size += int64(len(ev))
 	}
 	s.gen++
+	s.written = time.Now().UnixMilli()
 	hd.floor = len(s.events)
 	b.st.signalGrowth()
 	return b.durable(hd), nil
@@ -330,7 +339,8 @@ func (b *Backend) Stat(ctx context.Context, id string) (sdk.Stat, error) {
 	if err != nil {
 		return sdk.Stat{}, err
 	}
-	return sdk.Stat{Header: h, Revision: b.st.revision(s), FormatVersion: h.FormatVersion, EventCount: int64(len(s.events)), SizeBytes: s.size}, nil
+	return sdk.Stat{Header: h, Revision: b.st.revision(s), FormatVersion: h.FormatVersion, EventCount: int64(len(s.events)), SizeBytes: s.size,
+		LastActivity: lastActivity(s, h)}, nil
 }
 
 // List calls fn, in id order, for every stored session and every
@@ -348,11 +358,11 @@ func (b *Backend) List(ctx context.Context, fn func(sdk.ListEntry) error) error 
 		return hd.header, hd.pending != nil && !stored && b.handles.Has(hd.name, hd)
 	})
 	for id, s := range b.st.sessions {
-		e := sdk.ListEntry{ID: id}
+		e := sdk.ListEntry{ID: id, EventCount: int64(len(s.events))}
 		if h, err := headerjson.Decode(s.header, id, artifact); err != nil {
 			e.Err = err
 		} else {
-			e.Header, e.Revision = h, b.st.revision(s)
+			e.Header, e.Revision, e.LastActivity = h, b.st.revision(s), lastActivity(s, h)
 		}
 		entries = append(entries, e)
 	}
@@ -397,7 +407,7 @@ func (b *Backend) materialize(hd *handle) (*session, error) {
 	if _, ok := b.st.sessions[hd.id]; ok {
 		return nil, handles.AlreadyExists(op, hd.id, "another instance stored it first")
 	}
-	s := &session{header: hd.pending, size: int64(len(hd.pending)), gen: 1}
+	s := &session{header: hd.pending, size: int64(len(hd.pending)), gen: 1, written: time.Now().UnixMilli()}
 	b.st.sessions[hd.id] = s
 	hd.pending, hd.header = nil, sdk.Header{}
 	return s, nil

@@ -163,7 +163,7 @@ func (s *store) appendTx(ctx context.Context, hd *handle, cs claimState, firstSe
 			"WHERE id = $1 AND next_seq = $2 AND owner_epoch = $5 AND incarnation = $6 AND "+heldSQL("$7", "$8", "$9")+
 			" RETURNING "+sessionCols,
 			id, int64(firstSeq), next, size, cs.epoch, cs.inc, pid, hi, lo).Scan(
-			&r.header, &r.nextSeq, &r.incarnation, &r.revision, &r.sizeBytes, &r.epoch, &r.host)
+			&r.header, &r.nextSeq, &r.incarnation, &r.revision, &r.sizeBytes, &r.epoch, &r.host, &r.activity)
 		if errors.Is(err, pgx.ErrNoRows) {
 			r, err := s.checkClaim(ctx, tx, hd, cs)
 			if err == nil {

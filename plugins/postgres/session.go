@@ -20,10 +20,11 @@ type sessionRow struct {
 	sizeBytes   int64
 	epoch       int64
 	host        string
+	activity    int64 // last_activity in Unix milliseconds
 }
 
 // sessionCols are the columns scanSession reads, in its order.
-const sessionCols = "header, next_seq, incarnation, revision, size_bytes, owner_epoch, owner_host"
+const sessionCols = "header, next_seq, incarnation, revision, size_bytes, owner_epoch, owner_host, (extract(epoch FROM last_activity) * 1000)::bigint"
 
 // querier is a pool or a transaction.
 type querier interface {
@@ -32,7 +33,7 @@ type querier interface {
 }
 
 func scanSession(row pgx.Row, r *sessionRow, extra ...any) error {
-	return row.Scan(append([]any{&r.header, &r.nextSeq, &r.incarnation, &r.revision, &r.sizeBytes, &r.epoch, &r.host}, extra...)...)
+	return row.Scan(append([]any{&r.header, &r.nextSeq, &r.incarnation, &r.revision, &r.sizeBytes, &r.epoch, &r.host, &r.activity}, extra...)...)
 }
 
 // session reads the sessions row of id.

@@ -10,7 +10,8 @@ import (
 // Stat describes a stored session from its sessions row alone, no event
 // read: header, revision, format version, EventCount = next_seq and
 // SizeBytes = the bytes its header and its events rows store (compressed
-// where they are).
+// where they are), LastActivity = last_activity (the database's clock at
+// the last write).
 func (b *Backend) Stat(ctx context.Context, id string) (sdk.Stat, error) {
 	if err := handles.Ended(ctx, op, "stat"); err != nil {
 		return sdk.Stat{}, err
@@ -33,14 +34,16 @@ func (b *Backend) Stat(ctx context.Context, id string) (sdk.Stat, error) {
 	if err != nil {
 		return sdk.Stat{}, err
 	}
-	return sdk.Stat{Header: h, Revision: st.rev(r), FormatVersion: h.FormatVersion, EventCount: r.nextSeq, SizeBytes: r.sizeBytes}, nil
+	return sdk.Stat{Header: h, Revision: st.rev(r), FormatVersion: h.FormatVersion, EventCount: r.nextSeq, SizeBytes: r.sizeBytes,
+		LastActivity: max(r.activity, h.CreatedAt)}, nil
 }
 
 // List calls fn, in id order, for every stored session and every
 // unmaterialized create of this Backend, reading the sessions table a
 // page at a time (one query per listPage sessions, none per session). A
 // session whose row does not pass the format gate or the header check
-// yields an entry with Err set. fn runs while the backend holds no
+// yields an entry with Err set; the others carry EventCount = next_seq and
+// LastActivity as Stat's. fn runs while the backend holds no
 // connection and may call b; an error from fn ends the listing and is
 // returned as is.
 func (b *Backend) List(ctx context.Context, fn func(sdk.ListEntry) error) error {
@@ -59,11 +62,12 @@ func (b *Backend) List(ctx context.Context, fn func(sdk.ListEntry) error) error 
 			return err
 		}
 		for _, s := range page {
-			e := sdk.ListEntry{ID: s.id}
+			e := sdk.ListEntry{ID: s.id, EventCount: -1}
 			if h, err := st.header(s.sessionRow, s.id); err != nil {
 				e.Err = err
 			} else {
 				e.Header, e.Revision = h, st.rev(s.sessionRow)
+				e.EventCount, e.LastActivity = s.nextSeq, max(s.activity, h.CreatedAt)
 			}
 			if err := l.Stored(e); err != nil {
 				return err
@@ -94,7 +98,7 @@ func (s *store) sessions(ctx context.Context, after string, first bool) ([]liste
 	var page []listed
 	for rows.Next() {
 		var l listed
-		if err := rows.Scan(&l.id, &l.header, &l.nextSeq, &l.incarnation, &l.revision, &l.sizeBytes, &l.epoch, &l.host); err != nil {
+		if err := rows.Scan(&l.id, &l.header, &l.nextSeq, &l.incarnation, &l.revision, &l.sizeBytes, &l.epoch, &l.host, &l.activity); err != nil {
 			return nil, s.dbErr(ctx, "", "list", err)
 		}
 		page = append(page, l)

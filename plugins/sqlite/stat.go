@@ -13,7 +13,9 @@ import (
 // seq range of its rows (from the primary key's index, no event is read)
 // show that they match next_seq; a session whose rows do not is damaged
 // and its Stat an error (see checkRows). SizeBytes is -1: the schema keeps
-// no size, and summing the rows would read every event.
+// no size, and summing the rows would read every event. LastActivity is
+// the time of the last event (the envelope's), or the creation time
+// without events.
 func (b *Backend) Stat(ctx context.Context, id string) (sdk.Stat, error) {
 	if err := handles.Ended(ctx, op, "stat"); err != nil {
 		return sdk.Stat{}, err
@@ -27,7 +29,8 @@ func (b *Backend) Stat(ctx context.Context, id string) (sdk.Stat, error) {
 	}
 	var r sessionRow
 	var rs rowStats
-	err = st.stmts.stat.QueryRowContext(ctx, id).Scan(&r.formatVersion, &r.header, &r.nextSeq, &r.incarnation, &r.revision, &rs.count, &rs.lo, &rs.hi)
+	var last int64
+	err = st.stmts.stat.QueryRowContext(ctx, id).Scan(&r.formatVersion, &r.header, &r.nextSeq, &r.incarnation, &r.revision, &rs.count, &rs.lo, &rs.hi, &last)
 	if err == sql.ErrNoRows {
 		return sdk.Stat{}, handles.NotFound(op, id)
 	}
@@ -41,13 +44,15 @@ func (b *Backend) Stat(ctx context.Context, id string) (sdk.Stat, error) {
 	if err := st.checkRows(ctx, id, r.nextSeq, rs); err != nil {
 		return sdk.Stat{}, err
 	}
-	return sdk.Stat{Header: h, Revision: st.revision(r), FormatVersion: h.FormatVersion, EventCount: r.nextSeq, SizeBytes: -1}, nil
+	return sdk.Stat{Header: h, Revision: st.revision(r), FormatVersion: h.FormatVersion, EventCount: r.nextSeq, SizeBytes: -1,
+		LastActivity: max(last, h.CreatedAt)}, nil
 }
 
 // List calls fn, in id order, for every stored session and every
 // unmaterialized create of this Backend. A session whose row does not pass
 // the format gate or the header check, or whose rows do not match its
-// next_seq (checkRows), yields an entry with Err set. fn runs
+// next_seq (checkRows), yields an entry with Err set; the others carry
+// EventCount = next_seq and LastActivity as Stat's. fn runs
 // while the backend holds nothing and may call b; an error from fn ends the
 // listing and is returned as is.
 func (b *Backend) List(ctx context.Context, fn func(sdk.ListEntry) error) error {
@@ -66,13 +71,14 @@ func (b *Backend) List(ctx context.Context, fn func(sdk.ListEntry) error) error 
 			return err
 		}
 		for _, s := range page {
-			e := sdk.ListEntry{ID: s.id}
+			e := sdk.ListEntry{ID: s.id, EventCount: -1}
 			if h, err := st.header(s.sessionRow, s.id); err != nil {
 				e.Err = err
 			} else if err := st.checkRows(ctx, s.id, s.nextSeq, s.rows); err != nil {
 				e.Err = err
 			} else {
 				e.Header, e.Revision = h, st.revision(s.sessionRow)
+				e.EventCount, e.LastActivity = s.nextSeq, max(s.lastTime, h.CreatedAt)
 			}
 			if err := l.Stored(e); err != nil {
 				return err
@@ -90,14 +96,15 @@ func (b *Backend) List(ctx context.Context, fn func(sdk.ListEntry) error) error 
 type listed struct {
 	id string
 	sessionRow
-	rows rowStats
+	rows     rowStats
+	lastTime int64 // lastTimeSQL
 }
 
 // sessions reads one page of sessions rows with ids after after, in id
 // order, each with the statistics of its events rows.
 func (s *store) sessions(ctx context.Context, after string) ([]listed, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT s.id, s.format_version, s.header, s.next_seq, s.incarnation, s.revision,
-		count(e.seq), coalesce(min(e.seq), -1), coalesce(max(e.seq), -1)
+		count(e.seq), coalesce(min(e.seq), -1), coalesce(max(e.seq), -1), `+lastTimeSQL+`
 		FROM (SELECT * FROM sessions WHERE id > ? ORDER BY id LIMIT ?) AS s LEFT JOIN events AS e ON e.session_id = s.id
 		GROUP BY s.id ORDER BY s.id`, after, listPage)
 	if err != nil {
@@ -107,7 +114,7 @@ func (s *store) sessions(ctx context.Context, after string) ([]listed, error) {
 	var page []listed
 	for rows.Next() {
 		var l listed
-		if err := rows.Scan(&l.id, &l.formatVersion, &l.header, &l.nextSeq, &l.incarnation, &l.revision, &l.rows.count, &l.rows.lo, &l.rows.hi); err != nil {
+		if err := rows.Scan(&l.id, &l.formatVersion, &l.header, &l.nextSeq, &l.incarnation, &l.revision, &l.rows.count, &l.rows.lo, &l.rows.hi, &l.lastTime); err != nil {
 			return nil, s.dbErr(ctx, "", "list", err)
 		}
 		page = append(page, l)

@@ -52,8 +52,8 @@ func (st *statements) prepare(ctx context.Context, s *store) error {
 		{&st.insertEvents, insertSQL(insertRows)},
 		{&st.advance, "UPDATE sessions SET next_seq = ?, revision = revision + 1 WHERE id = ? RETURNING revision"},
 		{&st.dataVersion, "PRAGMA data_version"},
-		{&st.stat, "SELECT s.format_version, s.header, s.next_seq, s.incarnation, s.revision, count(e.seq), coalesce(min(e.seq), -1), coalesce(max(e.seq), -1) " +
-			"FROM sessions AS s LEFT JOIN events AS e ON e.session_id = s.id WHERE s.id = ? GROUP BY s.id"},
+		{&st.stat, "SELECT s.format_version, s.header, s.next_seq, s.incarnation, s.revision, count(e.seq), coalesce(min(e.seq), -1), coalesce(max(e.seq), -1), " +
+			lastTimeSQL + " FROM sessions AS s LEFT JOIN events AS e ON e.session_id = s.id WHERE s.id = ? GROUP BY s.id"},
 		{&st.events, "SELECT " + rowColumns + " FROM events WHERE session_id = ? AND seq >= ? AND seq < ? ORDER BY seq LIMIT ?"},
 	} {
 		stmt, err := s.db.PrepareContext(ctx, p.sql)
@@ -64,6 +64,11 @@ func (st *statements) prepare(ctx context.Context, s *store) error {
 	}
 	return nil
 }
+
+// lastTimeSQL selects, for the sessions row s, the time of its last event
+// (one lookup by primary key), or its created_at without events: the
+// session's LastActivity.
+const lastTimeSQL = "coalesce((SELECT l.time FROM events AS l WHERE l.session_id = s.id AND l.seq = s.next_seq - 1), s.created_at)"
 
 func (st *statements) close() {
 	for _, stmt := range []*sql.Stmt{st.identity, st.session, st.insertSession, st.insertEvent, st.insertEvents, st.advance, st.events, st.dataVersion, st.stat} {

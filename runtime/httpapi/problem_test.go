@@ -77,7 +77,7 @@ func TestProblemCarriesTheDetails(t *testing.T) {
 // A cursor names its listing's order and position, and nothing else
 // decodes as one.
 func TestCursorRoundTrip(t *testing.T) {
-	k := pageKey{order: "recent", id: "a\nb", createdAt: 1700000000000}
+	k := pageKey{order: "recent", id: "a\nb", at: 1700000000000}
 	got, ok := parseCursor(k.cursor(), "recent")
 	if !ok || got != k {
 		t.Fatalf("round trip: %+v %v", got, ok)

@@ -46,14 +46,15 @@ func (a *API) createSession(w http.ResponseWriter, r *http.Request) {
 }
 
 // listSessions is GET /v1/sessions?limit=&cursor=&order=: a page of the
-// live and stored sessions, by id (order=id, the default) or newest first
-// (order=recent: by createdAt, then id), and the cursor of the next page
-// (null after the last).
+// live and stored sessions, by id (order=id, the default), newest first
+// (order=recent: by createdAt, then id) or most recently active first
+// (order=activity: by lastActivity, unknown last, then id), and the cursor
+// of the next page (null after the last).
 func (a *API) listSessions(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	order := cmp.Or(q.Get("order"), "id")
-	if order != "id" && order != "recent" {
-		problemf(sdk.CodeUsage, "order=%q must be id or recent", order).Write(w)
+	if order != "id" && order != "recent" && order != "activity" {
+		problemf(sdk.CodeUsage, "order=%q must be id, recent or activity", order).Write(w)
 		return
 	}
 	limit := defaultPageSize
@@ -81,7 +82,10 @@ func (a *API) listSessions(w http.ResponseWriter, r *http.Request) {
 	}
 	keys := make([]pageKey, len(entries))
 	for i, e := range entries {
-		keys[i] = pageKey{order: order, id: e.ID, createdAt: e.Header.CreatedAt}
+		keys[i] = pageKey{order: order, id: e.ID, at: e.Header.CreatedAt}
+		if order == "activity" {
+			keys[i].at = e.LastActivity
+		}
 	}
 	idx := make([]int, len(entries))
 	for i := range idx {
@@ -115,8 +119,10 @@ func (a *API) listSessions(w http.ResponseWriter, r *http.Request) {
 }
 
 // appendEntry appends one session of a listing: id, live, and the stored
-// header and revision, or the code and message of the error that keeps it
-// from being read.
+// header and revision, lastActivity and eventCount when the backend knows
+// them, and parent {id, seq} for a session with a parent (seq, its fork
+// point, when it inherited events) — or the code and message of the error
+// that keeps it from being read.
 func appendEntry(b []byte, e store.ListEntry) []byte {
 	b = append(b, `{"id":`...)
 	b = jsonv.AppendString(b, e.ID)
@@ -136,20 +142,34 @@ func appendEntry(b []byte, e store.ListEntry) []byte {
 		b = append(b, `,"revision":`...)
 		b = jsonv.AppendString(b, e.Revision)
 	}
+	if e.LastActivity > 0 {
+		b = append(b, `,"lastActivity":`...)
+		b = strconv.AppendInt(b, e.LastActivity, 10)
+	}
+	if e.EventCount >= 0 {
+		b = append(b, `,"eventCount":`...)
+		b = strconv.AppendInt(b, e.EventCount, 10)
+	}
+	if p := e.Header.ParentSession; p != "" {
+		b = append(b, `,"parent":{"id":`...)
+		b = jsonv.AppendString(b, p)
+		b = append(appendForkSeq(b, e.Header), '}')
+	}
 	return append(b, '}')
 }
 
 // pageKey is the position of a session in a listing's order.
 type pageKey struct {
-	order     string
-	id        string
-	createdAt int64
+	order string
+	id    string
+	at    int64 // createdAt for "recent", lastActivity for "activity"
 }
 
-// compare orders keys: by id, or for "recent" newest first, then by id.
+// compare orders keys: by id, or for "recent" and "activity" newest at
+// first, then by id.
 func (k pageKey) compare(o pageKey) int {
-	if k.order == "recent" {
-		if c := cmp.Compare(o.createdAt, k.createdAt); c != 0 {
+	if k.order != "id" {
+		if c := cmp.Compare(o.at, k.at); c != 0 {
 			return c
 		}
 	}
@@ -157,9 +177,9 @@ func (k pageKey) compare(o pageKey) int {
 }
 
 // cursor encodes the key as an opaque token: base64url of
-// "<order>\n<createdAt>\n<id>".
+// "<order>\n<at>\n<id>".
 func (k pageKey) cursor() string {
-	return base64.RawURLEncoding.EncodeToString([]byte(k.order + "\n" + strconv.FormatInt(k.createdAt, 10) + "\n" + k.id))
+	return base64.RawURLEncoding.EncodeToString([]byte(k.order + "\n" + strconv.FormatInt(k.at, 10) + "\n" + k.id))
 }
 
 // parseCursor decodes a cursor of a listing in order.
@@ -176,7 +196,7 @@ func parseCursor(s, order string) (pageKey, bool) {
 	if err != nil {
 		return pageKey{}, false
 	}
-	return pageKey{order: order, createdAt: at, id: parts[2]}, true
+	return pageKey{order: order, at: at, id: parts[2]}, true
 }
 
 // getSession is GET /v1/sessions/{id}: the stored header, the log's

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"os/exec"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 )
 
 // closedTurnLines continues openTurnLines: the tool's result (seq 5), a
@@ -141,4 +143,85 @@ func TestV1ViewerRoutes(t *testing.T) {
 		}
 		s.failed(t, 404, "SESSION_NOT_FOUND", "GET", "/v1/sessions/nope/lineage", "", nil)
 	})
+}
+
+// order=activity lists the most recently active session first, live or
+// stored, pages by cursor, and each entry carries lastActivity, eventCount
+// when known, and its parent with the fork point.
+func TestV1SessionsByActivity(t *testing.T) {
+	s := startServe(t)
+	after := func(ms int64) { // the next write lands in a later millisecond
+		for deadline := time.Now().Add(time.Second); time.Now().UnixMilli() <= ms && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	var last int64
+	for _, id := range []string{"a", "b", "c"} {
+		after(last)
+		s.ok(t, 201, "POST", "/v1/sessions", "application/json", []byte(`{"id":"`+id+`"}`))
+		last = time.Now().UnixMilli()
+	}
+	after(last)
+	s.ok(t, 200, "POST", "/v1/sessions/a/events?flush=true", "application/x-ndjson", ndjson(userLine("u1", "hi")))
+	after(time.Now().UnixMilli())
+	s.ok(t, 201, "POST", "/v1/sessions/a/fork", "application/json", []byte(`{"at":0,"as":"f"}`))
+
+	type entry struct {
+		ID           string `json:"id"`
+		LastActivity *int64 `json:"lastActivity"`
+		EventCount   *int64 `json:"eventCount"`
+		Parent       *struct {
+			ID  string `json:"id"`
+			Seq *int64 `json:"seq"`
+		} `json:"parent"`
+	}
+	page := func(q string) ([]entry, *string) {
+		var p struct {
+			Sessions   []entry `json:"sessions"`
+			NextCursor *string `json:"nextCursor"`
+		}
+		if err := json.Unmarshal(s.ok(t, 200, "GET", "/v1/sessions?order=activity"+q, "", nil).body, &p); err != nil {
+			t.Fatal(err)
+		}
+		return p.Sessions, p.NextCursor
+	}
+	check := func(when string) {
+		t.Helper()
+		all, _ := page("")
+		var ids []string
+		for _, e := range all {
+			ids = append(ids, e.ID)
+			if e.LastActivity == nil || *e.LastActivity <= 0 {
+				t.Errorf("%s: %s has no lastActivity", when, e.ID)
+			}
+		}
+		if got := strings.Join(ids, ","); got != "f,a,c,b" {
+			t.Fatalf("%s: order=activity listed %s, want f,a,c,b", when, got)
+		}
+		if p := all[0].Parent; p == nil || p.ID != "a" || p.Seq == nil || *p.Seq != 0 || all[1].Parent != nil {
+			t.Errorf("%s: parent of f %+v, of a %+v; want {a 0} and none", when, p, all[1].Parent)
+		}
+		var paged []string
+		for q := "&limit=1"; ; {
+			es, next := page(q)
+			for _, e := range es {
+				paged = append(paged, e.ID)
+			}
+			if next == nil {
+				break
+			}
+			q = "&limit=1&cursor=" + *next
+		}
+		if got := strings.Join(paged, ","); got != "f,a,c,b" {
+			t.Errorf("%s: paging by one listed %s", when, got)
+		}
+	}
+	check("live")
+	if live, _ := page(""); live[1].EventCount == nil || *live[1].EventCount != 1 {
+		t.Errorf("live a: eventCount %v, want 1", live[1].EventCount)
+	}
+	for _, id := range []string{"f", "a", "c", "b"} {
+		s.ok(t, 204, "POST", "/v1/sessions/"+id+"/release", "", nil)
+	}
+	check("stored")
 }

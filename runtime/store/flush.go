@@ -205,7 +205,9 @@ func (st *Store) Close(ctx context.Context) error {
 // ListEntry is one session of List: the primary's entry for it (Err set,
 // and Header maybe zero, when the session cannot be read; the entry is
 // still listed), and whether it is live in this store. A live session not
-// yet stored has no Revision.
+// yet stored has no Revision; a live session's EventCount is its log's
+// length, and its LastActivity the later of the primary's and its last
+// event's time.
 type ListEntry struct {
 	sdk.ListEntry
 	Live bool
@@ -216,20 +218,23 @@ type ListEntry struct {
 func (st *Store) List(ctx context.Context) ([]ListEntry, error) {
 	st.mu.Lock()
 	var out []ListEntry
-	seen := map[string]bool{}
+	seen := map[string]int{} // live id → its index in out
 	for id, ls := range st.live {
-		out = append(out, ListEntry{ListEntry: sdk.ListEntry{ID: id, Header: ls.s.Header()}, Live: true})
-		seen[id] = true
+		h := ls.s.Header()
+		e := sdk.ListEntry{ID: id, Header: h, EventCount: int64(ls.s.Len()), LastActivity: h.CreatedAt}
+		if n := ls.s.Len(); n > 0 {
+			last, _ := ls.s.Event(sdk.Seq(n - 1))
+			e.LastActivity = max(e.LastActivity, last.Time())
+		}
+		seen[id] = len(out)
+		out = append(out, ListEntry{ListEntry: e, Live: true})
 	}
 	st.mu.Unlock()
 	if p, ok := st.primary(); ok {
 		err := p.Persistence.List(ctx, func(e sdk.ListEntry) error {
-			if seen[e.ID] {
-				for i := range out {
-					if out[i].ID == e.ID {
-						out[i].Revision = e.Revision
-					}
-				}
+			if i, live := seen[e.ID]; live {
+				out[i].Revision = e.Revision
+				out[i].LastActivity = max(out[i].LastActivity, e.LastActivity)
 				return nil
 			}
 			out = append(out, ListEntry{ListEntry: e})

@@ -153,7 +153,7 @@ func (c *Claims[H]) Release(id string, h *H) bool {
 }
 
 // Pending returns, in id order, the List entries of the claims that keep
-// accepts: keep returns the header of a create not stored yet, and false
+// accepts (no event stored, last active when created): keep returns the header of a create not stored yet, and false
 // for a claim List must not show (a stored session, another instance's
 // create). keep runs with the table locked and must not call c.
 func (c *Claims[H]) Pending(keep func(id string, h *H) (sdk.Header, bool)) []sdk.ListEntry {
@@ -161,7 +161,7 @@ func (c *Claims[H]) Pending(keep func(id string, h *H) (sdk.Header, bool)) []sdk
 	var out []sdk.ListEntry
 	for id, h := range c.held {
 		if hdr, ok := keep(id, h); ok {
-			out = append(out, sdk.ListEntry{ID: id, Header: hdr})
+			out = append(out, sdk.ListEntry{ID: id, Header: hdr, LastActivity: hdr.CreatedAt})
 		}
 	}
 	c.mu.Unlock()

@@ -39,7 +39,8 @@
 //	             and List while nothing changes; reads, rejected appends and
 //	             ownership changes leave it alone
 //	Read         offset/length windows, -1, past the end; INVALID_SEQ; fn errors
-//	Stat, List   counts; SESSION_NOT_FOUND; entries once each; fn errors
+//	Stat, List   counts; SESSION_NOT_FOUND; entries once each; fn errors;
+//	             LastActivity never before createdAt, never back after an append
 //	Context      an ended context fails every call but Close and changes nothing
 //	Concurrency  appenders on different sessions beside readers (run with -race);
 //	             racing appends, write opens and creates have one winner

@@ -227,6 +227,30 @@ var listRules = []rule{
 			}
 		}
 	}},
+	{name: "last-activity-is-not-before-creation-and-never-goes-back", run: func(t *testing.T, s *suite) {
+		p := s.backend(t)
+		created := header("s").CreatedAt
+		h, _ := stored(t, p, "s", Batch(0, 2))
+		create(t, p, "pending")
+		before := stat(t, p, "s")
+		if before.LastActivity != 0 && before.LastActivity < created {
+			t.Fatalf("Stat LastActivity %d is before the session's createdAt %d; want 0 (unknown) or ≥ it", before.LastActivity, created)
+		}
+		appendOK(t, p, h, Batch(2, 3))
+		after := stat(t, p, "s")
+		if after.LastActivity < before.LastActivity {
+			t.Fatalf("Stat LastActivity went back from %d to %d after an append", before.LastActivity, after.LastActivity)
+		}
+		l := list(t, p)
+		if e := l["s"]; e.LastActivity != after.LastActivity || (e.EventCount != -1 && e.EventCount != 5) {
+			t.Fatalf("List entry of s: LastActivity %d, EventCount %d; want Stat's LastActivity %d and EventCount 5 or -1 (unknown)",
+				e.LastActivity, e.EventCount, after.LastActivity)
+		}
+		if e := l["pending"]; e.EventCount > 0 || e.EventCount < -1 || (e.LastActivity != 0 && e.LastActivity < created) {
+			t.Fatalf("List entry of an unmaterialized create: EventCount %d, LastActivity %d; want 0 or -1 events, activity 0 or ≥ createdAt",
+				e.EventCount, e.LastActivity)
+		}
+	}},
 	{name: "fn-error-ends-the-listing-and-comes-back", run: func(t *testing.T, s *suite) {
 		p := s.backend(t)
 		for _, id := range []string{"a", "b", "c"} {

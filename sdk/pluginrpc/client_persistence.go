@@ -191,6 +191,7 @@ func (c *persistenceClient) Stat(ctx context.Context, id string) (sdk.Stat, erro
 	if r.SizeBytes != nil {
 		st.SizeBytes = r.GetSizeBytes()
 	}
+	st.LastActivity = r.GetLastActivity()
 	return st, nil
 }
 
@@ -212,7 +213,10 @@ func (c *persistenceClient) List(ctx context.Context, fn func(sdk.ListEntry) err
 		if err != nil {
 			return fromStatus(ctx, call, err)
 		}
-		e := sdk.ListEntry{ID: r.GetId(), Revision: r.GetRevision()}
+		e := sdk.ListEntry{ID: r.GetId(), Revision: r.GetRevision(), LastActivity: r.GetLastActivity(), EventCount: -1}
+		if r.EventCount != nil {
+			e.EventCount = r.GetEventCount()
+		}
 		if r.GetError() != nil {
 			e.Err = errorFromProto(r.GetError())
 		}

@@ -192,6 +192,10 @@ func (f *fakeStore) Close(_ context.Context, handle string) error {
 	return nil
 }
 
+// fakeActivity is the LastActivity the fake reports for a session at
+// revision rev.
+func fakeActivity(rev int) int64 { return 1_700_000_000_000 + int64(rev) }
+
 func (f *fakeStore) Stat(_ context.Context, id string) (sdk.Stat, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -205,17 +209,19 @@ func (f *fakeStore) Stat(_ context.Context, id string) (sdk.Stat, error) {
 	for _, e := range s.events {
 		size += int64(len(e))
 	}
-	return sdk.Stat{Header: s.header, Revision: "r" + strconv.Itoa(s.rev), FormatVersion: sdk.FormatVersion, EventCount: int64(len(s.events)), SizeBytes: size}, nil
+	return sdk.Stat{Header: s.header, Revision: "r" + strconv.Itoa(s.rev), FormatVersion: sdk.FormatVersion, EventCount: int64(len(s.events)), SizeBytes: size,
+		LastActivity: fakeActivity(s.rev)}, nil
 }
 
 func (f *fakeStore) List(_ context.Context, fn func(sdk.ListEntry) error) error {
 	f.mu.Lock()
 	var entries []sdk.ListEntry
 	for id, s := range f.sessions {
-		entries = append(entries, sdk.ListEntry{ID: id, Header: s.header, Revision: "r" + strconv.Itoa(s.rev)})
+		entries = append(entries, sdk.ListEntry{ID: id, Header: s.header, Revision: "r" + strconv.Itoa(s.rev),
+			EventCount: int64(len(s.events)), LastActivity: fakeActivity(s.rev)})
 	}
 	if f.listErr != nil {
-		entries = append(entries, sdk.ListEntry{ID: "broken", Err: f.listErr})
+		entries = append(entries, sdk.ListEntry{ID: "broken", Err: f.listErr, EventCount: -1})
 	}
 	f.mu.Unlock()
 	for _, e := range entries {

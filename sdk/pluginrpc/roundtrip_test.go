@@ -110,7 +110,7 @@ func TestPersistenceRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Header != h || st.Revision != "r2" || st.FormatVersion != sdk.FormatVersion || st.EventCount != 3 || st.SizeBytes != 150 {
+	if st.Header != h || st.Revision != "r2" || st.FormatVersion != sdk.FormatVersion || st.EventCount != 3 || st.SizeBytes != 150 || st.LastActivity != 1_700_000_000_002 {
 		t.Fatalf("Stat = %+v", st)
 	}
 
@@ -125,7 +125,8 @@ func TestPersistenceRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	sort.Slice(entries, func(i, j int) bool { return entries[i].ID < entries[j].ID })
-	if len(entries) != 3 || entries[1].ID != "s1" || entries[1].Header != h || entries[1].Revision != "r2" || entries[2].ID != "s2" {
+	if len(entries) != 3 || entries[1].ID != "s1" || entries[1].Header != h || entries[1].Revision != "r2" || entries[2].ID != "s2" ||
+		entries[1].EventCount != 3 || entries[1].LastActivity != 1_700_000_000_002 || entries[2].EventCount != 0 || entries[0].EventCount != -1 {
 		t.Fatalf("List = %+v", entries)
 	}
 	le := wantCode(t, entries[0].Err, sdk.CodeCorruptLog)

@@ -314,6 +314,9 @@ func (s *persistenceServer) Stat(ctx context.Context, req *logbookv1.StatRequest
 	if st.SizeBytes >= 0 {
 		r.SizeBytes = &st.SizeBytes
 	}
+	if st.LastActivity > 0 {
+		r.LastActivity = &st.LastActivity
+	}
 	return r, nil
 }
 
@@ -323,6 +326,12 @@ func (s *persistenceServer) List(_ *logbookv1.ListRequest, stream logbookv1.Pers
 		r := &logbookv1.ListEntry{Id: e.ID, Revision: e.Revision, Error: errorToProto(e.Err)}
 		if e.Header.ID != "" {
 			r.Header = headerjson.Encode(e.Header)
+		}
+		if e.LastActivity > 0 {
+			r.LastActivity = &e.LastActivity
+		}
+		if e.EventCount >= 0 {
+			r.EventCount = &e.EventCount
 		}
 		sendErr = stream.Send(r)
 		return sendErr

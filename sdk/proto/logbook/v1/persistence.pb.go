@@ -1417,8 +1417,9 @@ type StatReply struct {
 	Header        []byte                 `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"` // canonical session header JSON
 	Revision      string                 `protobuf:"bytes,2,opt,name=revision,proto3" json:"revision,omitempty"`
 	FormatVersion int64                  `protobuf:"varint,3,opt,name=format_version,json=formatVersion,proto3" json:"format_version,omitempty"`
-	EventCount    *int64                 `protobuf:"varint,4,opt,name=event_count,json=eventCount,proto3,oneof" json:"event_count,omitempty"` // absent when unknown
-	SizeBytes     *int64                 `protobuf:"varint,5,opt,name=size_bytes,json=sizeBytes,proto3,oneof" json:"size_bytes,omitempty"`    // absent when unknown
+	EventCount    *int64                 `protobuf:"varint,4,opt,name=event_count,json=eventCount,proto3,oneof" json:"event_count,omitempty"`       // absent when unknown
+	SizeBytes     *int64                 `protobuf:"varint,5,opt,name=size_bytes,json=sizeBytes,proto3,oneof" json:"size_bytes,omitempty"`          // absent when unknown
+	LastActivity  *int64                 `protobuf:"varint,6,opt,name=last_activity,json=lastActivity,proto3,oneof" json:"last_activity,omitempty"` // Unix ms of the last write; absent when unknown
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1488,6 +1489,13 @@ func (x *StatReply) GetSizeBytes() int64 {
 	return 0
 }
 
+func (x *StatReply) GetLastActivity() int64 {
+	if x != nil && x.LastActivity != nil {
+		return *x.LastActivity
+	}
+	return 0
+}
+
 type ListRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -1529,7 +1537,9 @@ type ListEntry struct {
 	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	Header        []byte                 `protobuf:"bytes,2,opt,name=header,proto3" json:"header,omitempty"` // canonical session header JSON; empty when unreadable
 	Revision      string                 `protobuf:"bytes,3,opt,name=revision,proto3" json:"revision,omitempty"`
-	Error         *PluginError           `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"` // set when the session cannot be read
+	Error         *PluginError           `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`                                          // set when the session cannot be read
+	LastActivity  *int64                 `protobuf:"varint,5,opt,name=last_activity,json=lastActivity,proto3,oneof" json:"last_activity,omitempty"` // Unix ms of the last write; absent when unknown
+	EventCount    *int64                 `protobuf:"varint,6,opt,name=event_count,json=eventCount,proto3,oneof" json:"event_count,omitempty"`       // stored events; absent when unknown
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1590,6 +1600,20 @@ func (x *ListEntry) GetError() *PluginError {
 		return x.Error
 	}
 	return nil
+}
+
+func (x *ListEntry) GetLastActivity() int64 {
+	if x != nil && x.LastActivity != nil {
+		return *x.LastActivity
+	}
+	return 0
+}
+
+func (x *ListEntry) GetEventCount() int64 {
+	if x != nil && x.EventCount != nil {
+		return *x.EventCount
+	}
+	return 0
 }
 
 type ReadDamagedRequest struct {
@@ -1985,7 +2009,7 @@ const file_logbook_v1_persistence_proto_rawDesc = "" +
 	"\x10durable_next_seq\x18\x01 \x01(\x03R\x0edurableNextSeq\x12\x1a\n" +
 	"\brevision\x18\x02 \x01(\tR\brevision\"\x1d\n" +
 	"\vStatRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"\xcf\x01\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"\x8b\x02\n" +
 	"\tStatReply\x12\x16\n" +
 	"\x06header\x18\x01 \x01(\fR\x06header\x12\x1a\n" +
 	"\brevision\x18\x02 \x01(\tR\brevision\x12%\n" +
@@ -1993,15 +2017,22 @@ const file_logbook_v1_persistence_proto_rawDesc = "" +
 	"\vevent_count\x18\x04 \x01(\x03H\x00R\n" +
 	"eventCount\x88\x01\x01\x12\"\n" +
 	"\n" +
-	"size_bytes\x18\x05 \x01(\x03H\x01R\tsizeBytes\x88\x01\x01B\x0e\n" +
+	"size_bytes\x18\x05 \x01(\x03H\x01R\tsizeBytes\x88\x01\x01\x12(\n" +
+	"\rlast_activity\x18\x06 \x01(\x03H\x02R\flastActivity\x88\x01\x01B\x0e\n" +
 	"\f_event_countB\r\n" +
-	"\v_size_bytes\"\r\n" +
-	"\vListRequest\"~\n" +
+	"\v_size_bytesB\x10\n" +
+	"\x0e_last_activity\"\r\n" +
+	"\vListRequest\"\xf0\x01\n" +
 	"\tListEntry\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
 	"\x06header\x18\x02 \x01(\fR\x06header\x12\x1a\n" +
 	"\brevision\x18\x03 \x01(\tR\brevision\x12-\n" +
-	"\x05error\x18\x04 \x01(\v2\x17.logbook.v1.PluginErrorR\x05error\"$\n" +
+	"\x05error\x18\x04 \x01(\v2\x17.logbook.v1.PluginErrorR\x05error\x12(\n" +
+	"\rlast_activity\x18\x05 \x01(\x03H\x00R\flastActivity\x88\x01\x01\x12$\n" +
+	"\vevent_count\x18\x06 \x01(\x03H\x01R\n" +
+	"eventCount\x88\x01\x01B\x10\n" +
+	"\x0e_last_activityB\x0e\n" +
+	"\f_event_count\"$\n" +
 	"\x12ReadDamagedRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"\x94\x01\n" +
 	"\vDamagedPart\x12/\n" +
@@ -2157,6 +2188,7 @@ func file_logbook_v1_persistence_proto_init() {
 	}
 	file_logbook_v1_info_proto_init()
 	file_logbook_v1_persistence_proto_msgTypes[24].OneofWrappers = []any{}
+	file_logbook_v1_persistence_proto_msgTypes[26].OneofWrappers = []any{}
 	file_logbook_v1_persistence_proto_msgTypes[28].OneofWrappers = []any{
 		(*DamagedPart_Events)(nil),
 		(*DamagedPart_Tail)(nil),
