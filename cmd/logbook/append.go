@@ -27,8 +27,9 @@ func newAppendCmd(a *app) *cobra.Command {
 	var expectedSeq int64
 	var cont bool
 	cmd := &cobra.Command{
-		Use:   "append ID [FILE|-]",
-		Short: "Append input lines as events while they arrive; prints one canonical envelope per accepted line",
+		Use:         "append ID [FILE|-]",
+		Annotations: offersJSONAnnotation(), // its output is JSON already
+		Short:       "Append input lines as events while they arrive; prints one canonical envelope per accepted line",
 		Long: "append opens the session for write — creating and materializing it when absent, or\n" +
 			"resuming it (repair) — then reads input lines as they arrive (FILE, or stdin for - or\n" +
 			"none), holding write ownership until it exits, and flushes after the last line.\n\n" +

@@ -22,8 +22,9 @@ func init() { commands = append(commands, newCompactCmd, newPruneCmd) }
 func newCompactCmd(a *app) *cobra.Command {
 	var start, end seqFlag
 	cmd := &cobra.Command{
-		Use:   "compact ID",
-		Short: "Compact a session with the configured summarizer; prints the events it appended",
+		Use:         "compact ID",
+		Annotations: offersJSONAnnotation(), // its output is JSON already
+		Short:       "Compact a session with the configured summarizer; prints the events it appended",
 		Example: "  logbook compact s1                         # the span the summarizer chooses\n" +
 			"  logbook compact s1 --start 4 --end 12      # an explicit region of surface nodes",
 		Args: cobra.ExactArgs(1),
@@ -50,10 +51,11 @@ func newCompactCmd(a *app) *cobra.Command {
 // session's oversized tool results (docs/compaction.md).
 func newPruneCmd(a *app) *cobra.Command {
 	return &cobra.Command{
-		Use:     "prune ID",
-		Short:   "Prune oversized tool results with the configured pruner; prints the events it appended",
-		Example: "  logbook prune s1",
-		Args:    cobra.ExactArgs(1),
+		Use:         "prune ID",
+		Annotations: offersJSONAnnotation(), // its output is JSON already
+		Short:       "Prune oversized tool results with the configured pruner; prints the events it appended",
+		Example:     "  logbook prune s1",
+		Args:        cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.compacting(cmd.Context(), "prune", args[0], func(ctx context.Context, e *engine.Engine, s *session.Session) error {
 				res, err := e.Compactor.Prune(ctx, s)

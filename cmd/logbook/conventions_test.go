@@ -193,3 +193,78 @@ func TestEveryCommandHasExamples(t *testing.T) {
 	}
 	walk(root)
 }
+
+// jsonLines checks that every stdout line of r is a JSON document.
+func jsonLines(t *testing.T, what string, r result) {
+	t.Helper()
+	if len(r.lines()) == 0 {
+		t.Errorf("%s printed nothing", what)
+	}
+	for i, l := range r.lines() {
+		if !json.Valid([]byte(l)) {
+			t.Errorf("%s: stdout line %d is not JSON: %q", what, i+1, l)
+		}
+	}
+}
+
+// TestJSONEverywhere: every command that prints results prints JSON with
+// --json (one document, or one a line), and the others refuse --json with
+// USAGE instead of ignoring it.
+func TestJSONEverywhere(t *testing.T) {
+	data := t.TempDir()
+	mirrored := writeConfig(t, t.TempDir(), "mirrored.hcl", "persistence \"jsonl\" {}\npersistence \"sqlite\" {}\n")
+	ok(t, data, input(crashLines), "append", "m", "--config", mirrored)
+	for _, args := range [][]string{
+		{"create", "s"},
+		{"append", "a"}, // stdin below
+		{"resume", "a"},
+		{"fork", "a", "--as", "a2"},
+		{"fork", "a"},
+		{"export", "a"},
+		{"events", "a"},
+		{"messages", "a"},
+		{"messages", "a", "--format", "openai"},
+		{"surface", "a"},
+		{"header", "a"},
+		{"inspect", "a"},
+		{"transcript", "a"},
+		{"why", "a", "3"},
+		{"request", "a", "--at", "4"},
+		{"sessions"},
+		{"plugins"},
+		{"version"},
+		{"verify"}, // no mirror: an empty array
+		{"migrate", "--to", "sqlite", "--config", mirrored},
+		{"verify", "--config", mirrored}, // the comparisons, all ok after the migrate
+	} {
+		stdin := ""
+		if args[0] == "append" {
+			stdin = input(crashLines)
+		}
+		jsonLines(t, strings.Join(args, " "), ok(t, data, stdin, append(args, "--json")...))
+	}
+	exported := ok(t, data, "", "export", "a").stdout
+	if err := os.WriteFile(filepath.Join(data, "a.jsonl"), []byte(exported), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	jsonLines(t, "import", ok(t, data, "", "import", filepath.Join(data, "a.jsonl"), "--as", "a3", "--json"))
+	var m migrateResult
+	if r := ok(t, data, "", "migrate", "--to", "sqlite", "--config", mirrored, "--json"); json.Unmarshal([]byte(r.stdout), &m) != nil || m.To != "sqlite" || m.Sessions < 5 || m.Complete != m.Sessions-1 || m.Copied != 1 || m.Failed != 0 {
+		t.Errorf("migrate --json a second time: %q", r.stdout)
+	}
+	if r := ok(t, data, "", "verify", "--json"); r.stdout != "[]\n" {
+		t.Errorf("verify --json without a mirror: %q", r.stdout)
+	}
+	for _, args := range [][]string{
+		{"demo"},
+		{"serve"},
+		{"view"},
+		{"completion", "bash"},
+		{"messages", "a", "--format", "markdown"},
+	} {
+		r := fail(t, data, "", sdk.CodeUsage, append(args, "--json")...)
+		if !strings.Contains(r.lastLine(), "json") {
+			t.Errorf("logbook %v --json: %q does not say why", args, r.lastLine())
+		}
+	}
+}

@@ -209,6 +209,9 @@ func newMessagesCmd(a *app) *cobra.Command {
 			if err := checkFormat(cmd.Name(), format, messageFormats); err != nil {
 				return err
 			}
+			if a.json && format == "markdown" {
+				return sdk.Errorf(sdk.CodeUsage, "messages", "--format markdown is text, not JSON; drop --json or choose logbook, openai or anthropic")
+			}
 			v, err := a.storedView(cmd.Context(), cmd.Name(), args[0], at.ptr())
 			if err != nil {
 				return err

@@ -19,10 +19,12 @@ func init() { commands = append(commands, newSalvageCmd) }
 func newSalvageCmd(a *app) *cobra.Command {
 	var child string
 	cmd := &cobra.Command{
-		Use:   "salvage ID [--as NEW]",
-		Short: "Copy the valid prefix of a damaged (CORRUPT_LOG) session into a new session; prints the new session's id",
-		Example: "  logbook salvage s1                # prints the new session's header\n" +
-			"  logbook salvage s1 --as s1-fixed",
+		Use:         "salvage ID [--as NEW]",
+		Annotations: offersJSONAnnotation(),
+		Short:       "Copy the valid prefix of a damaged (CORRUPT_LOG) session into a new session; prints the new session's id (--json: the report)",
+		Example: "  logbook salvage s1                # prints the new session's id\n" +
+			"  logbook salvage s1 --as s1-fixed\n" +
+			"  logbook salvage s1 --json          # the id, what was kept and where the rest went",
 		Long: "salvage reads a session whose stored log is damaged inside its committed part, which no other\n" +
 			"command loads, and creates a new session holding what a fork of its longest valid prefix would\n" +
 			"hold, then a session/salvaged event. The damaged bytes and everything after them are kept in an\n" +
@@ -46,11 +48,28 @@ func newSalvageCmd(a *app) *cobra.Command {
 			fmt.Fprintf(a.stderr, "logbook salvage: session %q holds the %s of %q before its damage (%s; damagedAtOffset %d, damagedBytes %d); the damaged part and the %s after it are left out and kept in %s\n",
 				s.ID(), plural(rep.ValidEvents, "valid event"), rep.From, rep.Reason, rep.DamagedAtOffset, rep.DamagedBytes,
 				plural(rep.IntactEventsExcluded, "intact event"), rep.Artifact)
+			if a.json {
+				return writeJSON(a.stdout, salvageResult{ID: s.ID(), From: rep.From, ValidEvents: rep.ValidEvents, Reason: rep.Reason,
+					DamagedAtOffset: rep.DamagedAtOffset, DamagedBytes: rep.DamagedBytes, IntactEventsExcluded: rep.IntactEventsExcluded, Artifact: rep.Artifact})
+			}
 			return writeLine(a.stdout, []byte(s.ID()))
 		},
 	}
 	cmd.Flags().StringVar(&child, "as", "", "the new session's `ID` (default: a generated one)")
 	return cmd
+}
+
+// salvageResult is what `logbook salvage --json` prints: the new session's
+// id and the store's report (store.SalvageReport).
+type salvageResult struct {
+	ID                   string `json:"id"`
+	From                 string `json:"from"`
+	ValidEvents          int64  `json:"validEvents"`
+	Reason               string `json:"reason"`
+	DamagedAtOffset      int64  `json:"damagedAtOffset"`
+	DamagedBytes         int64  `json:"damagedBytes"`
+	IntactEventsExcluded int64  `json:"intactEventsExcluded"`
+	Artifact             string `json:"artifact"`
 }
 
 // salvageHint is what the final error line of a command other than

@@ -212,6 +212,11 @@ func TestSalvageOfADamagedLog(t *testing.T) {
 			if r.stdout != "child\n" || !strings.Contains(r.stderr, `session "child" holds the 3 valid events of "s"`) {
 				t.Fatalf("salvage printed %q, stderr %q", r.stdout, r.stderr)
 			}
+			var rep salvageResult
+			if r := run("salvage", "s", "--as", "child-json", "--json"); json.Unmarshal([]byte(r.stdout), &rep) != nil ||
+				rep.ID != "child-json" || rep.From != "s" || rep.ValidEvents != 3 || rep.IntactEventsExcluded != int64(c.excluded) || rep.Artifact == "" {
+				t.Fatalf("salvage --json printed %q", r.stdout)
+			}
 			got := run("events", "child").lines()
 			if len(got) != len(expected)+1 || !reflect.DeepEqual(got[:len(expected)], expected) {
 				t.Fatalf("the child's events\n%s\nwant the fork's\n%s\nthen session/salvaged", strings.Join(got, "\n"), strings.Join(expected, "\n"))

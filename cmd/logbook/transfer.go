@@ -31,8 +31,9 @@ const largeExport = 10000
 // newExportCmd is `logbook export ID`.
 func newExportCmd(a *app) *cobra.Command {
 	return &cobra.Command{
-		Use:   "export ID",
-		Short: "Write a session as portable JSONL to stdout: the header line, then every envelope",
+		Use:         "export ID",
+		Annotations: offersJSONAnnotation(), // its output is JSON already
+		Short:       "Write a session as portable JSONL to stdout: the header line, then every envelope",
 		Example: "  logbook export s1 > s1.jsonl\n" +
 			"  logbook export s1 | ssh host logbook import -",
 		Args: cobra.ExactArgs(1),
@@ -91,8 +92,9 @@ func (c countingReader) Read(b []byte) (int, error) {
 func newImportCmd(a *app) *cobra.Command {
 	var as string
 	cmd := &cobra.Command{
-		Use:   "import FILE",
-		Short: "Restore an export verbatim (same header, byte-identical events; --as NEW under another id); prints the stored header",
+		Use:         "import FILE",
+		Annotations: offersJSONAnnotation(), // its output is JSON already
+		Short:       "Restore an export verbatim (same header, byte-identical events; --as NEW under another id); prints the stored header",
 		Long: "import stores the session an export holds (FILE, or - for stdin): its header\n" +
 			"and its events byte for byte, validated like any restore, with no marker and\n" +
 			"no closers. It refuses an id that is already stored (SESSION_ALREADY_EXISTS).\n\n" +
@@ -186,8 +188,9 @@ func newImportCmd(a *app) *cobra.Command {
 func newMigrateCmd(a *app) *cobra.Command {
 	var to string
 	cmd := &cobra.Command{
-		Use:   "migrate --to NAME",
-		Short: "Copy every session from the primary to another configured backend, resumably, verifying each",
+		Use:         "migrate --to NAME",
+		Annotations: offersJSONAnnotation(),
+		Short:       "Copy every session from the primary to another configured backend, resumably, verifying each",
 		Example: "  logbook migrate --to sqlite --config jsonl-and-sqlite.hcl\n" +
 			"  logbook verify --config jsonl-and-sqlite.hcl",
 		Long: "migrate copies every session of the primary backend to the persistence block NAME.\n" +
@@ -233,6 +236,12 @@ func newMigrateCmd(a *app) *cobra.Command {
 				return err
 			}
 			prog.finish()
+			if a.json {
+				if werr := writeJSON(a.stdout, migrateResult{To: to, Sessions: res.Copied + res.Complete, Copied: res.Copied, Events: res.Events, Complete: res.Complete, Failed: res.Failed}); werr != nil {
+					return werr
+				}
+				return err
+			}
 			fmt.Fprintf(a.stdout, "migrated %s to %s: %d copied (%s), %d already complete, %d failed\n",
 				plural(int64(res.Copied+res.Complete), "session"), to, res.Copied, plural(res.Events, "event"), res.Complete, res.Failed)
 			return err
@@ -241,6 +250,17 @@ func newMigrateCmd(a *app) *cobra.Command {
 	cmd.Flags().StringVar(&to, "to", "", "the persistence block `NAME` to copy to (required)")
 	_ = cmd.MarkFlagRequired("to")
 	return cmd
+}
+
+// migrateResult is what `logbook migrate --json` prints: the summary line
+// as an object.
+type migrateResult struct {
+	To       string `json:"to"`
+	Sessions int    `json:"sessions"` // copied + complete
+	Copied   int    `json:"copied"`
+	Events   int64  `json:"events"` // events copied
+	Complete int    `json:"complete"`
+	Failed   int    `json:"failed"`
 }
 
 // persistenceIndex returns the position of the persistence block called
@@ -270,6 +290,9 @@ func newVerifyCmd(a *app) *cobra.Command {
 				return err
 			}
 			if len(cfg.Persistence) < 2 {
+				if a.json {
+					return writeJSON(a.stdout, []transfer.Comparison{})
+				}
 				fmt.Fprintln(a.stdout, "no mirror is configured; nothing to compare")
 				return nil
 			}

@@ -36,8 +36,9 @@ func workingDir(dir string) (string, error) {
 func newCreateCmd(a *app) *cobra.Command {
 	var cwd string
 	cmd := &cobra.Command{
-		Use:   "create ID",
-		Short: "Create and materialize an empty session; prints its stored header",
+		Use:         "create ID",
+		Annotations: offersJSONAnnotation(), // its output is JSON already
+		Short:       "Create and materialize an empty session; prints its stored header",
 		Example: "  logbook create s1\n" +
 			"  logbook create s1 --cwd ~/src/project",
 		Args: cobra.ExactArgs(1),
@@ -144,10 +145,11 @@ func repairSummary(id string, written []session.Event, rep store.RepairReport) s
 // flushed before it returns), then a release.
 func newResumeCmd(a *app) *cobra.Command {
 	return &cobra.Command{
-		Use:     "resume ID",
-		Short:   "Open a session for write and repair it durably; prints the events it appended",
-		Example: "  logbook resume s1                 # appends the repair an open turn needs",
-		Args:    cobra.ExactArgs(1),
+		Use:         "resume ID",
+		Annotations: offersJSONAnnotation(), // its output is JSON already
+		Short:       "Open a session for write and repair it durably; prints the events it appended",
+		Example:     "  logbook resume s1                 # appends the repair an open turn needs",
+		Args:        cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			s, written, rep, err := a.openWrite(ctx, args[0], false, store.OpenOptions{})
@@ -179,8 +181,9 @@ func newForkCmd(a *app) *cobra.Command {
 	var child string
 	var at seqFlag
 	cmd := &cobra.Command{
-		Use:   "fork ID [--as CHILD]",
-		Short: "Fork a live or stored session at SEQ (default: its last event); prints the child's stored header",
+		Use:         "fork ID [--as CHILD]",
+		Annotations: offersJSONAnnotation(), // its output is JSON already
+		Short:       "Fork a live or stored session at SEQ (default: its last event); prints the child's stored header",
 		Long: "fork stores a new session, the child, that inherits the events of ID up to and\n" +
 			"including --at (default: its last event), and prints the child's stored header\n" +
 			"on stdout. Without --as the child's id is generated, a lowercase UUIDv7 (as\n" +
