@@ -353,3 +353,13 @@ func (c *Client) List(ctx context.Context) ([]ListEntry, error) {
 	}
 	return out, nil
 }
+
+// Delete deletes the stored session id in the server's store, from every
+// backend, each recording it in its audit log with the reason and by
+// "api". A session live in the server (a handle that has not released it)
+// or open for writing elsewhere is ALREADY_OWNED, one under a legal hold
+// SESSION_HELD, a missing one SESSION_NOT_FOUND.
+func (c *Client) Delete(ctx context.Context, id, reason string) error {
+	_, err := c.rpc.Delete(ctx, connect.NewRequest(&logbookv1.SessionsDeleteRequest{SessionId: id, Reason: reason}))
+	return callError(ctx, "Delete", err)
+}

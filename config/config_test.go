@@ -886,3 +886,23 @@ func TestParseAge(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseAge: ParseAge never panics, and what it accepts is a
+// non-negative duration that a day-free spelling of it gives back.
+func FuzzParseAge(f *testing.F) {
+	for _, s := range []string{"90d", "36h", "1d12h", "2.5d", "0.5d30m", "d", "-1d", "1e3d", "99999999999d", "1d-1h", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		d, err := config.ParseAge(s)
+		if err != nil {
+			return
+		}
+		if d < 0 {
+			t.Fatalf("ParseAge(%q) = %v, negative", s, d)
+		}
+		if again, err := config.ParseAge(d.String()); err != nil || again != d {
+			t.Fatalf("ParseAge(%q) = %v; ParseAge(%q) = %v, %v", s, d, d.String(), again, err)
+		}
+	})
+}

@@ -537,6 +537,15 @@ func (v *service) List(ctx context.Context, _ *connect.Request[logbookv1.Session
 	return connect.NewResponse(reply), nil
 }
 
+// Delete deletes a stored session (host.Delete), by "api".
+func (v *service) Delete(ctx context.Context, req *connect.Request[logbookv1.SessionsDeleteRequest]) (*connect.Response[logbookv1.SessionsDeleteReply], error) {
+	rec, err := v.s.h.Delete(ctx, req.Msg.GetSessionId(), sdk.AuditRequest{Reason: req.Msg.GetReason(), By: sdk.ByAPI})
+	if err != nil {
+		return nil, toConnect(err, nil)
+	}
+	return connect.NewResponse(&logbookv1.SessionsDeleteReply{Events: int64(rec.Events), Digest: rec.Digest}), nil
+}
+
 // Release flushes and releases a live session.
 func (v *service) Release(ctx context.Context, req *connect.Request[logbookv1.SessionsReleaseRequest]) (*connect.Response[logbookv1.SessionsReleaseReply], error) {
 	if err := v.s.h.Release(ctx, req.Msg.GetSessionId()); err != nil {

@@ -1951,6 +1951,112 @@ func (*SessionsReleaseReply) Descriptor() ([]byte, []int) {
 	return file_logbook_v1_sessions_proto_rawDescGZIP(), []int{34}
 }
 
+type SessionsDeleteRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	Reason        string                 `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"` // kept in the audit record
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionsDeleteRequest) Reset() {
+	*x = SessionsDeleteRequest{}
+	mi := &file_logbook_v1_sessions_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionsDeleteRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionsDeleteRequest) ProtoMessage() {}
+
+func (x *SessionsDeleteRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_logbook_v1_sessions_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionsDeleteRequest.ProtoReflect.Descriptor instead.
+func (*SessionsDeleteRequest) Descriptor() ([]byte, []int) {
+	return file_logbook_v1_sessions_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *SessionsDeleteRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *SessionsDeleteRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+// SessionsDeleteReply is what the primary's audit record says of the
+// deleted session.
+type SessionsDeleteReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Events        int64                  `protobuf:"varint,1,opt,name=events,proto3" json:"events,omitempty"` // its stored length
+	Digest        string                 `protobuf:"bytes,2,opt,name=digest,proto3" json:"digest,omitempty"`  // "sha256:<hex>" of its stored bytes
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionsDeleteReply) Reset() {
+	*x = SessionsDeleteReply{}
+	mi := &file_logbook_v1_sessions_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionsDeleteReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionsDeleteReply) ProtoMessage() {}
+
+func (x *SessionsDeleteReply) ProtoReflect() protoreflect.Message {
+	mi := &file_logbook_v1_sessions_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionsDeleteReply.ProtoReflect.Descriptor instead.
+func (*SessionsDeleteReply) Descriptor() ([]byte, []int) {
+	return file_logbook_v1_sessions_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *SessionsDeleteReply) GetEvents() int64 {
+	if x != nil {
+		return x.Events
+	}
+	return 0
+}
+
+func (x *SessionsDeleteReply) GetDigest() string {
+	if x != nil {
+		return x.Digest
+	}
+	return ""
+}
+
 var File_logbook_v1_sessions_proto protoreflect.FileDescriptor
 
 const file_logbook_v1_sessions_proto_rawDesc = "" +
@@ -2101,7 +2207,14 @@ const file_logbook_v1_sessions_proto_rawDesc = "" +
 	"\x16SessionsReleaseRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\"\x16\n" +
-	"\x14SessionsReleaseReply2\x88\n" +
+	"\x14SessionsReleaseReply\"N\n" +
+	"\x15SessionsDeleteRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"E\n" +
+	"\x13SessionsDeleteReply\x12\x16\n" +
+	"\x06events\x18\x01 \x01(\x03R\x06events\x12\x16\n" +
+	"\x06digest\x18\x02 \x01(\tR\x06digest2\xd6\n" +
 	"\n" +
 	"\bSessions\x12L\n" +
 	"\x06Create\x12!.logbook.v1.SessionsCreateRequest\x1a\x1f.logbook.v1.SessionsCreateReply\x12F\n" +
@@ -2120,7 +2233,8 @@ const file_logbook_v1_sessions_proto_rawDesc = "" +
 	"\aCompact\x12\".logbook.v1.SessionsCompactRequest\x1a .logbook.v1.SessionsCompactReply\x12O\n" +
 	"\aInspect\x12\".logbook.v1.SessionsInspectRequest\x1a .logbook.v1.SessionsInspectReply\x12F\n" +
 	"\x04List\x12\x1f.logbook.v1.SessionsListRequest\x1a\x1d.logbook.v1.SessionsListReply\x12O\n" +
-	"\aRelease\x12\".logbook.v1.SessionsReleaseRequest\x1a .logbook.v1.SessionsReleaseReplyBAZ?github.com/seed-e5e476df/logbook/sdk/proto/logbook/v1;logbookv1b\x06proto3"
+	"\aRelease\x12\".logbook.v1.SessionsReleaseRequest\x1a .logbook.v1.SessionsReleaseReply\x12L\n" +
+	"\x06Delete\x12!.logbook.v1.SessionsDeleteRequest\x1a\x1f.logbook.v1.SessionsDeleteReplyBAZ?github.com/seed-e5e476df/logbook/sdk/proto/logbook/v1;logbookv1b\x06proto3"
 
 var (
 	file_logbook_v1_sessions_proto_rawDescOnce sync.Once
@@ -2134,7 +2248,7 @@ func file_logbook_v1_sessions_proto_rawDescGZIP() []byte {
 	return file_logbook_v1_sessions_proto_rawDescData
 }
 
-var file_logbook_v1_sessions_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
+var file_logbook_v1_sessions_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
 var file_logbook_v1_sessions_proto_goTypes = []any{
 	(*SessionsCreateRequest)(nil),     // 0: logbook.v1.SessionsCreateRequest
 	(*SessionsCreateReply)(nil),       // 1: logbook.v1.SessionsCreateReply
@@ -2171,6 +2285,8 @@ var file_logbook_v1_sessions_proto_goTypes = []any{
 	(*SessionsListEntry)(nil),         // 32: logbook.v1.SessionsListEntry
 	(*SessionsReleaseRequest)(nil),    // 33: logbook.v1.SessionsReleaseRequest
 	(*SessionsReleaseReply)(nil),      // 34: logbook.v1.SessionsReleaseReply
+	(*SessionsDeleteRequest)(nil),     // 35: logbook.v1.SessionsDeleteRequest
+	(*SessionsDeleteReply)(nil),       // 36: logbook.v1.SessionsDeleteReply
 }
 var file_logbook_v1_sessions_proto_depIdxs = []int32{
 	5,  // 0: logbook.v1.AppendInput.surface_op:type_name -> logbook.v1.SurfaceOp
@@ -2197,24 +2313,26 @@ var file_logbook_v1_sessions_proto_depIdxs = []int32{
 	28, // 21: logbook.v1.Sessions.Inspect:input_type -> logbook.v1.SessionsInspectRequest
 	30, // 22: logbook.v1.Sessions.List:input_type -> logbook.v1.SessionsListRequest
 	33, // 23: logbook.v1.Sessions.Release:input_type -> logbook.v1.SessionsReleaseRequest
-	1,  // 24: logbook.v1.Sessions.Create:output_type -> logbook.v1.SessionsCreateReply
-	3,  // 25: logbook.v1.Sessions.Open:output_type -> logbook.v1.SessionsOpenReply
-	8,  // 26: logbook.v1.Sessions.Append:output_type -> logbook.v1.SessionsAppendReply
-	9,  // 27: logbook.v1.Sessions.AppendStream:output_type -> logbook.v1.SessionsAppendStreamReply
-	8,  // 28: logbook.v1.Sessions.AppendGroup:output_type -> logbook.v1.SessionsAppendReply
-	11, // 29: logbook.v1.Sessions.Messages:output_type -> logbook.v1.SessionsMessagesReply
-	13, // 30: logbook.v1.Sessions.Transcript:output_type -> logbook.v1.SessionsTranscriptReply
-	16, // 31: logbook.v1.Sessions.Surface:output_type -> logbook.v1.SessionsSurfaceReply
-	18, // 32: logbook.v1.Sessions.Header:output_type -> logbook.v1.SessionsHeaderReply
-	20, // 33: logbook.v1.Sessions.Events:output_type -> logbook.v1.SessionsEventsReply
-	22, // 34: logbook.v1.Sessions.Fork:output_type -> logbook.v1.SessionsForkReply
-	24, // 35: logbook.v1.Sessions.Flush:output_type -> logbook.v1.SessionsFlushReply
-	27, // 36: logbook.v1.Sessions.Compact:output_type -> logbook.v1.SessionsCompactReply
-	29, // 37: logbook.v1.Sessions.Inspect:output_type -> logbook.v1.SessionsInspectReply
-	31, // 38: logbook.v1.Sessions.List:output_type -> logbook.v1.SessionsListReply
-	34, // 39: logbook.v1.Sessions.Release:output_type -> logbook.v1.SessionsReleaseReply
-	24, // [24:40] is the sub-list for method output_type
-	8,  // [8:24] is the sub-list for method input_type
+	35, // 24: logbook.v1.Sessions.Delete:input_type -> logbook.v1.SessionsDeleteRequest
+	1,  // 25: logbook.v1.Sessions.Create:output_type -> logbook.v1.SessionsCreateReply
+	3,  // 26: logbook.v1.Sessions.Open:output_type -> logbook.v1.SessionsOpenReply
+	8,  // 27: logbook.v1.Sessions.Append:output_type -> logbook.v1.SessionsAppendReply
+	9,  // 28: logbook.v1.Sessions.AppendStream:output_type -> logbook.v1.SessionsAppendStreamReply
+	8,  // 29: logbook.v1.Sessions.AppendGroup:output_type -> logbook.v1.SessionsAppendReply
+	11, // 30: logbook.v1.Sessions.Messages:output_type -> logbook.v1.SessionsMessagesReply
+	13, // 31: logbook.v1.Sessions.Transcript:output_type -> logbook.v1.SessionsTranscriptReply
+	16, // 32: logbook.v1.Sessions.Surface:output_type -> logbook.v1.SessionsSurfaceReply
+	18, // 33: logbook.v1.Sessions.Header:output_type -> logbook.v1.SessionsHeaderReply
+	20, // 34: logbook.v1.Sessions.Events:output_type -> logbook.v1.SessionsEventsReply
+	22, // 35: logbook.v1.Sessions.Fork:output_type -> logbook.v1.SessionsForkReply
+	24, // 36: logbook.v1.Sessions.Flush:output_type -> logbook.v1.SessionsFlushReply
+	27, // 37: logbook.v1.Sessions.Compact:output_type -> logbook.v1.SessionsCompactReply
+	29, // 38: logbook.v1.Sessions.Inspect:output_type -> logbook.v1.SessionsInspectReply
+	31, // 39: logbook.v1.Sessions.List:output_type -> logbook.v1.SessionsListReply
+	34, // 40: logbook.v1.Sessions.Release:output_type -> logbook.v1.SessionsReleaseReply
+	36, // 41: logbook.v1.Sessions.Delete:output_type -> logbook.v1.SessionsDeleteReply
+	25, // [25:42] is the sub-list for method output_type
+	8,  // [8:25] is the sub-list for method input_type
 	8,  // [8:8] is the sub-list for extension type_name
 	8,  // [8:8] is the sub-list for extension extendee
 	0,  // [0:8] is the sub-list for field type_name
@@ -2238,7 +2356,7 @@ func file_logbook_v1_sessions_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_logbook_v1_sessions_proto_rawDesc), len(file_logbook_v1_sessions_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   35,
+			NumMessages:   37,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

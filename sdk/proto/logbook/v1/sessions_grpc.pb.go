@@ -35,6 +35,7 @@ const (
 	Sessions_Inspect_FullMethodName      = "/logbook.v1.Sessions/Inspect"
 	Sessions_List_FullMethodName         = "/logbook.v1.Sessions/List"
 	Sessions_Release_FullMethodName      = "/logbook.v1.Sessions/Release"
+	Sessions_Delete_FullMethodName       = "/logbook.v1.Sessions/Delete"
 )
 
 // SessionsClient is the client API for Sessions service.
@@ -157,6 +158,11 @@ type SessionsClient interface {
 	// Release flushes the session, closes its backend handles and gives up
 	// its write ownership.
 	Release(ctx context.Context, in *SessionsReleaseRequest, opts ...grpc.CallOption) (*SessionsReleaseReply, error)
+	// Delete deletes a stored session from every backend, each appending its
+	// audit record first, with by "api" and the reason: a session live in
+	// this server or open for writing elsewhere is ALREADY_OWNED, one under a
+	// legal hold SESSION_HELD, a missing one SESSION_NOT_FOUND.
+	Delete(ctx context.Context, in *SessionsDeleteRequest, opts ...grpc.CallOption) (*SessionsDeleteReply, error)
 }
 
 type sessionsClient struct {
@@ -339,6 +345,16 @@ func (c *sessionsClient) Release(ctx context.Context, in *SessionsReleaseRequest
 	return out, nil
 }
 
+func (c *sessionsClient) Delete(ctx context.Context, in *SessionsDeleteRequest, opts ...grpc.CallOption) (*SessionsDeleteReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SessionsDeleteReply)
+	err := c.cc.Invoke(ctx, Sessions_Delete_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // SessionsServer is the server API for Sessions service.
 // All implementations must embed UnimplementedSessionsServer
 // for forward compatibility.
@@ -459,6 +475,11 @@ type SessionsServer interface {
 	// Release flushes the session, closes its backend handles and gives up
 	// its write ownership.
 	Release(context.Context, *SessionsReleaseRequest) (*SessionsReleaseReply, error)
+	// Delete deletes a stored session from every backend, each appending its
+	// audit record first, with by "api" and the reason: a session live in
+	// this server or open for writing elsewhere is ALREADY_OWNED, one under a
+	// legal hold SESSION_HELD, a missing one SESSION_NOT_FOUND.
+	Delete(context.Context, *SessionsDeleteRequest) (*SessionsDeleteReply, error)
 	mustEmbedUnimplementedSessionsServer()
 }
 
@@ -516,6 +537,9 @@ func (UnimplementedSessionsServer) List(context.Context, *SessionsListRequest) (
 }
 func (UnimplementedSessionsServer) Release(context.Context, *SessionsReleaseRequest) (*SessionsReleaseReply, error) {
 	return nil, status.Error(codes.Unimplemented, "method Release not implemented")
+}
+func (UnimplementedSessionsServer) Delete(context.Context, *SessionsDeleteRequest) (*SessionsDeleteReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method Delete not implemented")
 }
 func (UnimplementedSessionsServer) mustEmbedUnimplementedSessionsServer() {}
 func (UnimplementedSessionsServer) testEmbeddedByValue()                  {}
@@ -808,6 +832,24 @@ func _Sessions_Release_Handler(srv interface{}, ctx context.Context, dec func(in
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Sessions_Delete_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SessionsDeleteRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SessionsServer).Delete(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Sessions_Delete_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SessionsServer).Delete(ctx, req.(*SessionsDeleteRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Sessions_ServiceDesc is the grpc.ServiceDesc for Sessions service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -870,6 +912,10 @@ var Sessions_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Release",
 			Handler:    _Sessions_Release_Handler,
+		},
+		{
+			MethodName: "Delete",
+			Handler:    _Sessions_Delete_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

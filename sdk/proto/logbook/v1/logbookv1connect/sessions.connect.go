@@ -65,6 +65,8 @@ const (
 	SessionsListProcedure = "/logbook.v1.Sessions/List"
 	// SessionsReleaseProcedure is the fully-qualified name of the Sessions's Release RPC.
 	SessionsReleaseProcedure = "/logbook.v1.Sessions/Release"
+	// SessionsDeleteProcedure is the fully-qualified name of the Sessions's Delete RPC.
+	SessionsDeleteProcedure = "/logbook.v1.Sessions/Delete"
 )
 
 // SessionsClient is a client for the logbook.v1.Sessions service.
@@ -153,6 +155,11 @@ type SessionsClient interface {
 	// Release flushes the session, closes its backend handles and gives up
 	// its write ownership.
 	Release(context.Context, *connect.Request[v1.SessionsReleaseRequest]) (*connect.Response[v1.SessionsReleaseReply], error)
+	// Delete deletes a stored session from every backend, each appending its
+	// audit record first, with by "api" and the reason: a session live in
+	// this server or open for writing elsewhere is ALREADY_OWNED, one under a
+	// legal hold SESSION_HELD, a missing one SESSION_NOT_FOUND.
+	Delete(context.Context, *connect.Request[v1.SessionsDeleteRequest]) (*connect.Response[v1.SessionsDeleteReply], error)
 }
 
 // NewSessionsClient constructs a client for the logbook.v1.Sessions service. By default, it uses
@@ -262,6 +269,12 @@ func NewSessionsClient(httpClient connect.HTTPClient, baseURL string, opts ...co
 			connect.WithSchema(sessionsMethods.ByName("Release")),
 			connect.WithClientOptions(opts...),
 		),
+		delete: connect.NewClient[v1.SessionsDeleteRequest, v1.SessionsDeleteReply](
+			httpClient,
+			baseURL+SessionsDeleteProcedure,
+			connect.WithSchema(sessionsMethods.ByName("Delete")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -283,6 +296,7 @@ type sessionsClient struct {
 	inspect      *connect.Client[v1.SessionsInspectRequest, v1.SessionsInspectReply]
 	list         *connect.Client[v1.SessionsListRequest, v1.SessionsListReply]
 	release      *connect.Client[v1.SessionsReleaseRequest, v1.SessionsReleaseReply]
+	delete       *connect.Client[v1.SessionsDeleteRequest, v1.SessionsDeleteReply]
 }
 
 // Create calls logbook.v1.Sessions.Create.
@@ -363,6 +377,11 @@ func (c *sessionsClient) List(ctx context.Context, req *connect.Request[v1.Sessi
 // Release calls logbook.v1.Sessions.Release.
 func (c *sessionsClient) Release(ctx context.Context, req *connect.Request[v1.SessionsReleaseRequest]) (*connect.Response[v1.SessionsReleaseReply], error) {
 	return c.release.CallUnary(ctx, req)
+}
+
+// Delete calls logbook.v1.Sessions.Delete.
+func (c *sessionsClient) Delete(ctx context.Context, req *connect.Request[v1.SessionsDeleteRequest]) (*connect.Response[v1.SessionsDeleteReply], error) {
+	return c.delete.CallUnary(ctx, req)
 }
 
 // SessionsHandler is an implementation of the logbook.v1.Sessions service.
@@ -451,6 +470,11 @@ type SessionsHandler interface {
 	// Release flushes the session, closes its backend handles and gives up
 	// its write ownership.
 	Release(context.Context, *connect.Request[v1.SessionsReleaseRequest]) (*connect.Response[v1.SessionsReleaseReply], error)
+	// Delete deletes a stored session from every backend, each appending its
+	// audit record first, with by "api" and the reason: a session live in
+	// this server or open for writing elsewhere is ALREADY_OWNED, one under a
+	// legal hold SESSION_HELD, a missing one SESSION_NOT_FOUND.
+	Delete(context.Context, *connect.Request[v1.SessionsDeleteRequest]) (*connect.Response[v1.SessionsDeleteReply], error)
 }
 
 // NewSessionsHandler builds an HTTP handler from the service implementation. It returns the path on
@@ -556,6 +580,12 @@ func NewSessionsHandler(svc SessionsHandler, opts ...connect.HandlerOption) (str
 		connect.WithSchema(sessionsMethods.ByName("Release")),
 		connect.WithHandlerOptions(opts...),
 	)
+	sessionsDeleteHandler := connect.NewUnaryHandler(
+		SessionsDeleteProcedure,
+		svc.Delete,
+		connect.WithSchema(sessionsMethods.ByName("Delete")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/logbook.v1.Sessions/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case SessionsCreateProcedure:
@@ -590,6 +620,8 @@ func NewSessionsHandler(svc SessionsHandler, opts ...connect.HandlerOption) (str
 			sessionsListHandler.ServeHTTP(w, r)
 		case SessionsReleaseProcedure:
 			sessionsReleaseHandler.ServeHTTP(w, r)
+		case SessionsDeleteProcedure:
+			sessionsDeleteHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -661,4 +693,8 @@ func (UnimplementedSessionsHandler) List(context.Context, *connect.Request[v1.Se
 
 func (UnimplementedSessionsHandler) Release(context.Context, *connect.Request[v1.SessionsReleaseRequest]) (*connect.Response[v1.SessionsReleaseReply], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("logbook.v1.Sessions.Release is not implemented"))
+}
+
+func (UnimplementedSessionsHandler) Delete(context.Context, *connect.Request[v1.SessionsDeleteRequest]) (*connect.Response[v1.SessionsDeleteReply], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("logbook.v1.Sessions.Delete is not implemented"))
 }
