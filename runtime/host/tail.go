@@ -36,9 +36,11 @@ type Sink interface {
 // ErrStopping otherwise.
 func (h *Host) Tail(ctx context.Context, r TailRequest, sink Sink) error {
 	if r.Follow && h.st.CanFollowStored() {
-		if _, live := h.st.Get(r.ID); !live {
-			return h.followStored(ctx, r, sink)
+		next, err := h.followStored(ctx, r, sink)
+		if !errors.Is(err, errWentLive) {
+			return err
 		}
+		r.From = next // live here now: follow its feed from where the stored follow stopped
 	}
 	if !r.Follow {
 		if err := h.Window(ctx, r.ID, r.From, r.End, func(int64) {}, sink); err != nil {
@@ -104,19 +106,32 @@ func (h *Host) Window(ctx context.Context, id string, from, end int64, begin fun
 // errFollowDone ends a stored follow that reached its End.
 var errFollowDone = errors.New("the follow reached its end")
 
+// errWentLive ends a stored follow whose session went live on this host:
+// its events then reach the store's feed before they are stored.
+var errWentLive = errors.New("the session went live on this host")
+
 // followStored tails a session this host does not hold from the primary
 // (store.FollowStored): what is stored from r.From, then each growth the
-// backend reports.
-func (h *Host) followStored(ctx context.Context, r TailRequest, sink Sink) error {
-	if r.From >= r.End {
-		return nil
+// backend reports. It returns the next seq it owes the sink and
+// errWentLive, at once or later, when the session is or goes live here, so
+// that Tail follows the live session instead (a write-behind writer here
+// would otherwise be seen only once it flushes).
+func (h *Host) followStored(ctx context.Context, r TailRequest, sink Sink) (int64, error) {
+	next := r.From
+	if next >= r.End {
+		return next, nil
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	sub := h.st.Subscribe(goneLive{id: r.ID, cancel: cancel})
+	defer sub.Close()
+	if _, live := h.st.Get(r.ID); live {
+		return next, errWentLive
+	}
 	go func() {
 		select {
 		case <-h.stop:
-			cancel()
+			cancel(nil)
 		case <-ctx.Done():
 		}
 	}()
@@ -128,23 +143,46 @@ func (h *Host) followStored(ctx context.Context, r TailRequest, sink Sink) error
 			if err := sink.Event(e); err != nil {
 				return err
 			}
+			next = int64(e.Seq()) + 1
 		}
 		if err := sink.Flush(); err != nil || len(events) == 0 {
 			return err
 		}
-		if int64(events[len(events)-1].Seq())+1 >= r.End {
+		if next >= r.End {
 			return errFollowDone
 		}
 		return nil
 	})
-	if errors.Is(err, errFollowDone) {
-		return nil
+	switch {
+	case errors.Is(err, errFollowDone):
+		return next, nil
+	case errors.Is(context.Cause(ctx), errWentLive):
+		return next, errWentLive
+	case h.Stopping():
+		return next, ErrStopping
 	}
-	if h.Stopping() {
-		return ErrStopping
-	}
-	return err
+	return next, err
 }
+
+// goneLive is the feed listener of a stored follow: it ends the follow
+// with errWentLive when its session goes live on this host.
+type goneLive struct {
+	id     string
+	cancel context.CancelCauseFunc
+}
+
+// SessionLive ends the follow when its session goes live.
+func (g goneLive) SessionLive(s *session.Session) {
+	if s.ID() == g.id {
+		g.cancel(errWentLive)
+	}
+}
+
+// Event does nothing: SessionLive came first.
+func (goneLive) Event(*session.Session, session.Event) {}
+
+// SessionReleased does nothing.
+func (goneLive) SessionReleased(*session.Session) {}
 
 // wakeOn is the feed listener of a tail: it wakes the tail on any news of
 // its session.
