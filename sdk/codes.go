@@ -304,6 +304,9 @@ const (
 	// The backend is locked by another connection and stayed locked past its
 	// busy timeout. Detail names the path and the timeout.
 	CodeBackendBusy Code = "BACKEND_BUSY"
+	// Opening one more live session would pass the host's max_live_sessions
+	// cap. Retry later, or release idle sessions; Detail names the cap.
+	CodeTooManyLiveSessions Code = "TOO_MANY_LIVE_SESSIONS"
 	// An I/O or transport failure: a file-system call failed, a listener
 	// failed, or a plugin answered with a gRPC status that carries no logbook
 	// error. The cause is wrapped.
@@ -425,6 +428,14 @@ const (
 	// A request body (or one line of an NDJSON body) is larger than the
 	// server's request limit. Detail gives the limit; nothing was applied.
 	CodeRequestTooLarge Code = "REQUEST_TOO_LARGE"
+	// A request to a loopback server names a Host the server does not
+	// accept (a DNS-rebinding guard). Detail names the host; add it with
+	// serve's allowed_hosts when it is yours.
+	CodeHostNotAllowed Code = "HOST_NOT_ALLOWED"
+	// A request carries an Origin other than the server's own (a page of
+	// another site). Detail names the origin; add it with serve's
+	// allowed_origins when it is yours.
+	CodeOriginNotAllowed Code = "ORIGIN_NOT_ALLOWED"
 )
 
 // Tool-error codes in data: strings stored in a tool/result's data.error.code, never returned as Go errors.
@@ -640,6 +651,7 @@ func AllCodes() []Code {
 		CodeCompressionMismatch,
 		CodeSchemaMismatch,
 		CodeBackendBusy,
+		CodeTooManyLiveSessions,
 		CodeIOError,
 		CodePluginUnavailable,
 		CodeFlushFailed,
@@ -672,5 +684,7 @@ func AllCodes() []Code {
 		CodeMethodNotAllowed,
 		CodeUnsupportedMediaType,
 		CodeRequestTooLarge,
+		CodeHostNotAllowed,
+		CodeOriginNotAllowed,
 	}
 }

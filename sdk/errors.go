@@ -193,10 +193,10 @@ func ErrorOf(err error) *Error {
 }
 
 // Retryable reports whether err's outermost code is one a caller may retry:
-// IO_ERROR, BACKEND_BUSY or PLUGIN_UNAVAILABLE.
+// IO_ERROR, BACKEND_BUSY, PLUGIN_UNAVAILABLE or TOO_MANY_LIVE_SESSIONS.
 func Retryable(err error) bool {
 	switch CodeOf(err) {
-	case CodeIOError, CodeBackendBusy, CodePluginUnavailable:
+	case CodeIOError, CodeBackendBusy, CodePluginUnavailable, CodeTooManyLiveSessions:
 		return true
 	}
 	return false

@@ -202,7 +202,8 @@ func init() {
 			sdk.CodeCompactionSummaryFailed, sdk.CodeCompactionCancelled, sdk.CodeCompactionCommitFailed,
 			sdk.CodeCompactionPersistenceFailed, sdk.CodeCompactionInvariant, sdk.CodeToolPairingCorrupt,
 		}},
-		{http.StatusServiceUnavailable, []sdk.Code{sdk.CodeBackendBusy, sdk.CodePluginUnavailable}},
+		{http.StatusServiceUnavailable, []sdk.Code{sdk.CodeBackendBusy, sdk.CodePluginUnavailable, sdk.CodeTooManyLiveSessions}},
+		{http.StatusForbidden, []sdk.Code{sdk.CodeHostNotAllowed, sdk.CodeOriginNotAllowed}},
 	}
 	for _, g := range groups {
 		for _, c := range g.codes {

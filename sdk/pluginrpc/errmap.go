@@ -22,7 +22,7 @@ const errOp = "plugin"
 // informs generic tooling (grpcurl, the HTTP status of a JSON API).
 func StatusCode(c sdk.Code) codes.Code {
 	switch c {
-	case sdk.CodePluginUnavailable, sdk.CodeBackendBusy:
+	case sdk.CodePluginUnavailable, sdk.CodeBackendBusy, sdk.CodeTooManyLiveSessions:
 		return codes.Unavailable
 	case sdk.CodeSessionAlreadyExists:
 		return codes.AlreadyExists
@@ -30,6 +30,8 @@ func StatusCode(c sdk.Code) codes.Code {
 		return codes.NotFound
 	case sdk.CodeUnauthenticated:
 		return codes.Unauthenticated
+	case sdk.CodeHostNotAllowed, sdk.CodeOriginNotAllowed:
+		return codes.PermissionDenied
 	case sdk.CodeCorruptLog:
 		return codes.DataLoss
 	case sdk.CodeIOError, sdk.CodeFlushFailed, sdk.CodeCompactionInvariant,
