@@ -18,6 +18,22 @@ const (
 	DefaultMaxPendingBytes    = 64 << 20 // 64 MiB
 	DefaultRetryMaxBackoff    = 5 * time.Second
 	DefaultPluginStartTimeout = 10 * time.Second
+	// DefaultMaxPendingBytesTotal bounds the write-behind queues of the
+	// whole process (key max_pending_bytes_total).
+	DefaultMaxPendingBytesTotal = 512 << 20 // 512 MiB
+	// DefaultWriteBackpressureTimeout is how long an append waits for room
+	// under max_pending_bytes_total (key write_backpressure_timeout).
+	DefaultWriteBackpressureTimeout = 10 * time.Second
+	// DefaultMaxLiveSessions caps the sessions one host holds live (key
+	// max_live_sessions).
+	DefaultMaxLiveSessions = 1000
+)
+
+// Defaults of the serve block (docs/operations.md, "Security model").
+const (
+	// DefaultIdleRelease is how long serve keeps a live session that no
+	// request touched before it releases it (key idle_release).
+	DefaultIdleRelease = 10 * time.Minute
 )
 
 // Defaults of the bundled persistence backends (docs/storage.md).
@@ -68,6 +84,22 @@ type Config struct {
 	// (docs/architecture.md). Key max_pending_bytes; default 64 MiB; ≥ MaxEventBytes.
 	MaxPendingBytes int64
 
+	// MaxPendingBytesTotal bounds the write-behind queues of every session
+	// and backend of the process together. Past it an append waits up to
+	// WriteBackpressureTimeout for room, then fails with BACKEND_BUSY. Key
+	// max_pending_bytes_total; default 512 MiB; ≥ MaxPendingBytes.
+	MaxPendingBytesTotal int64
+
+	// WriteBackpressureTimeout is how long an append waits for room under
+	// MaxPendingBytesTotal. Key write_backpressure_timeout; default 10s;
+	// > 0.
+	WriteBackpressureTimeout time.Duration
+
+	// MaxLiveSessions caps the sessions the host holds open for writing at
+	// once; opening one more fails with TOO_MANY_LIVE_SESSIONS. Key
+	// max_live_sessions; default 1000; ≥ 1.
+	MaxLiveSessions int64
+
 	// RetryMaxBackoff caps the write-behind retry backoff, which starts at
 	// WriteWindow and doubles (docs/architecture.md). Key retry_max_backoff; default
 	// 5s; ≥ WriteWindow.
@@ -107,6 +139,33 @@ type Config struct {
 	// no session is deleted for its age (docs/operations.md, "Deleting
 	// sessions, holds and retention").
 	Retention *Retention
+
+	// Serve is the serve block: settings only logbook serve (and view)
+	// uses. Without the block it holds the defaults.
+	Serve Serve
+}
+
+// Serve is the body of the serve block.
+type Serve struct {
+	// AllowedHosts are Host header values a loopback server accepts besides
+	// its defaults (localhost, *.localhost, loopback IPs and the listen
+	// address, each with or without the port); off loopback, where any
+	// Host is accepted by default, a non-empty list is the only hosts
+	// accepted. Each is a host name or IP, optionally with ":port"; a
+	// leading "*." matches every subdomain. Key allowed_hosts; default
+	// none.
+	AllowedHosts []string
+
+	// AllowedOrigins are origins ("scheme://host[:port]") whose pages may
+	// call the server besides its own; for them the server answers CORS
+	// requests. Key allowed_origins; default none: every request that
+	// carries another Origin is refused, and no CORS header is sent.
+	AllowedOrigins []string
+
+	// IdleRelease is how long serve keeps a live session that no request
+	// touched before it flushes and releases it; 0 keeps sessions until
+	// shutdown. Key idle_release; default 10m; 0 or ≥ 1s.
+	IdleRelease time.Duration
 }
 
 // Retention is the body of the retention block.

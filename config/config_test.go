@@ -95,6 +95,23 @@ func wantErr(t *testing.T, src, pos string, want ...string) {
 	t.Errorf("source:\n%s\nwant an error at %q containing %q; got:\n%v", src, pos, want, err)
 }
 
+func TestServeBlock(t *testing.T) {
+	c := parse(t, "max_live_sessions = 5\nmax_pending_bytes_total = 134217728\nwrite_backpressure_timeout = \"2s\"\n"+
+		"serve {\n  allowed_hosts = [\"box.lan\", \"*.dev.example:8080\", \"[::1]:7420\"]\n"+
+		"  allowed_origins = [\"http://localhost:3000\"]\n  idle_release = \"0s\"\n}\npersistence \"memory\" {}")
+	want := config.Serve{
+		AllowedHosts:   []string{"box.lan", "*.dev.example:8080", "[::1]:7420"},
+		AllowedOrigins: []string{"http://localhost:3000"},
+	}
+	if !reflect.DeepEqual(c.Serve, want) {
+		t.Errorf("serve: got %+v, want %+v", c.Serve, want)
+	}
+	if c.MaxLiveSessions != 5 || c.MaxPendingBytesTotal != 128<<20 || c.WriteBackpressureTimeout != 2*time.Second {
+		t.Errorf("got max_live_sessions %d, max_pending_bytes_total %d, write_backpressure_timeout %s",
+			c.MaxLiveSessions, c.MaxPendingBytesTotal, c.WriteBackpressureTimeout)
+	}
+}
+
 func TestDefaults(t *testing.T) {
 	c := parse(t, `persistence "memory" {}`)
 	want := &config.Config{
@@ -107,6 +124,11 @@ func TestDefaults(t *testing.T) {
 		PluginStartTimeout: 10 * time.Second,
 		AutoMTLS:           true,
 		Persistence:        []config.Persistence{{Name: "memory", Config: json.RawMessage("{}")}},
+
+		MaxPendingBytesTotal:     512 << 20,
+		WriteBackpressureTimeout: 10 * time.Second,
+		MaxLiveSessions:          1000,
+		Serve:                    config.Serve{IdleRelease: 10 * time.Minute},
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("got  %+v\nwant %+v", c, want)
@@ -367,6 +389,20 @@ func TestRules(t *testing.T) {
 		{"rpc_max_bytes at least max_event_bytes + 1 MiB", `rpc_max_bytes = 17825791` + mem, "t.hcl:1:1:", []string{"rpc_max_bytes (17825791) must be >= max_event_bytes + 1 MiB (17825792)"}},
 		{"rpc_max_bytes at most 2 GiB - 1", `rpc_max_bytes = 2147483648` + mem, "t.hcl:1:1:", []string{"rpc_max_bytes = 2147483648", "2147483647"}},
 		{"plugin_start_timeout positive", `plugin_start_timeout = "0s"` + mem, "t.hcl:1:1:", []string{`plugin_start_timeout = "0s" must be > 0`}},
+
+		{"max_pending_bytes_total at least max_pending_bytes", `max_pending_bytes_total = 1000` + mem, "t.hcl:1:1:", []string{"max_pending_bytes_total (1000) must be >= max_pending_bytes (67108864)"}},
+		{"write_backpressure_timeout positive", `write_backpressure_timeout = "0s"` + mem, "t.hcl:1:1:", []string{`write_backpressure_timeout = "0s" must be > 0`}},
+		{"max_live_sessions at least 1", `max_live_sessions = 0` + mem, "t.hcl:1:1:", []string{"max_live_sessions = 0 must be >= 1"}},
+
+		// serve
+		{"serve allowed_hosts a list", "serve {\n  allowed_hosts = \"a.example\"\n}" + mem, "t.hcl:2:3:", []string{"allowed_hosts", "a list of strings"}},
+		{"serve allowed_hosts host names", "serve {\n  allowed_hosts = [\"a b\"]\n}" + mem, "t.hcl:2:3:", []string{`allowed_hosts: "a b" is not a host name`}},
+		{"serve allowed_hosts ports", "serve {\n  allowed_hosts = [\"a.example:99999\"]\n}" + mem, "t.hcl:2:3:", []string{`"a.example:99999" has a port`}},
+		{"serve allowed_origins origins", "serve {\n  allowed_origins = [\"app.example\"]\n}" + mem, "t.hcl:2:3:", []string{`allowed_origins: "app.example" is not an origin`}},
+		{"serve allowed_origins no path", "serve {\n  allowed_origins = [\"https://app.example/x\"]\n}" + mem, "t.hcl:2:3:", []string{`"https://app.example/x" is not an origin: scheme://host[:port]`}},
+		{"serve idle_release 0 or at least 1s", "serve {\n  idle_release = \"10ms\"\n}" + mem, "t.hcl:2:3:", []string{`idle_release = "10ms" must be 0 (never) or >= 1s`}},
+		{"serve unknown key", "serve {\n  addr = \"x\"\n}" + mem, "t.hcl:2:3:", []string{`unknown key "addr" in serve`}},
+		{"serve once", "serve {}\nserve {}" + mem, "t.hcl:2:1:", []string{"serve block is declared twice"}},
 
 		// retention
 		{"retention max_age required", "retention {}" + mem, "t.hcl:1:1:", []string{"retention block needs max_age"}},

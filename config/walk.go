@@ -18,8 +18,9 @@ var topSchema = schema{
 	attrs: []string{
 		"data_dir", "write_window", "max_pending_bytes", "retry_max_backoff",
 		"max_event_bytes", "rpc_max_bytes", "plugin_start_timeout", "auto_mtls",
+		"max_pending_bytes_total", "write_backpressure_timeout", "max_live_sessions",
 	},
-	blocks: []string{"persistence", "compaction", "plugin", "retention"},
+	blocks: []string{"persistence", "compaction", "plugin", "retention", "serve"},
 }
 
 // pluginInfo is what the other blocks need to know about a plugin block.
@@ -39,6 +40,11 @@ func (d *decoder) top(body *hclsyntax.Body) *Config {
 		RPCMaxBytes:        sdk.DefaultRPCMaxBytes,
 		PluginStartTimeout: DefaultPluginStartTimeout,
 		AutoMTLS:           true,
+
+		MaxPendingBytesTotal:     DefaultMaxPendingBytesTotal,
+		WriteBackpressureTimeout: DefaultWriteBackpressureTimeout,
+		MaxLiveSessions:          DefaultMaxLiveSessions,
+		Serve:                    Serve{IdleRelease: DefaultIdleRelease},
 	}
 
 	dataDir := DefaultDataDir
@@ -58,6 +64,14 @@ func (d *decoder) top(body *hclsyntax.Body) *Config {
 	rpc := d.intRange(attrs["rpc_max_bytes"], &c.RPCMaxBytes, 0, sdk.MaxRPCMaxBytes, "0 and 2147483647 (2 GiB - 1)")
 	d.duration(attrs["plugin_start_timeout"], &c.PluginStartTimeout, time.Nanosecond, 0)
 	d.boolean(attrs["auto_mtls"], &c.AutoMTLS)
+	mt := d.intMin(attrs["max_pending_bytes_total"], &c.MaxPendingBytesTotal, 0)
+	d.duration(attrs["write_backpressure_timeout"], &c.WriteBackpressureTimeout, time.Nanosecond, 0)
+	d.intMin(attrs["max_live_sessions"], &c.MaxLiveSessions, 1)
+
+	if mp != bad && mt != bad && c.MaxPendingBytesTotal < c.MaxPendingBytes {
+		d.errorf(first(attrs, fileStart, "max_pending_bytes_total", "max_pending_bytes"),
+			"max_pending_bytes_total (%d) must be >= max_pending_bytes (%d)", c.MaxPendingBytesTotal, c.MaxPendingBytes)
+	}
 
 	if me != bad && mp != bad && c.MaxPendingBytes < c.MaxEventBytes {
 		d.errorf(first(attrs, fileStart, "max_pending_bytes", "max_event_bytes"),
@@ -72,7 +86,7 @@ func (d *decoder) top(body *hclsyntax.Body) *Config {
 			"rpc_max_bytes (%d) must be >= max_event_bytes + 1 MiB (%d)", c.RPCMaxBytes, sdk.MinRPCMaxBytes(int(c.MaxEventBytes)))
 	}
 
-	var persist, compact, plugs, retain []*hclsyntax.Block
+	var persist, compact, plugs, retain, serve []*hclsyntax.Block
 	for _, b := range blocks {
 		switch b.Type {
 		case "persistence":
@@ -83,12 +97,15 @@ func (d *decoder) top(body *hclsyntax.Body) *Config {
 			plugs = append(plugs, b)
 		case "retention":
 			retain = append(retain, b)
+		case "serve":
+			serve = append(serve, b)
 		}
 	}
 	plugins := d.plugins(c, plugs)
 	d.persistence(c, persist, plugins, fileStart)
 	d.compaction(c, compact, plugins)
 	d.retention(c, retain)
+	d.serve(c, serve)
 	return c
 }
 
