@@ -255,12 +255,21 @@ func TestAStoredLogWith240ByteCallIDsResumes(t *testing.T) {
 // repair of a torn tail, on JSONL and SQLite; every name stays within 255
 // bytes.
 func TestLongNonASCIISessionIDs(t *testing.T) {
-	src, child := strings.Repeat("é", 40), strings.Repeat("ü", 40)
+	torn, src, child := strings.Repeat("ö", 40), strings.Repeat("é", 40), strings.Repeat("ü", 40)
 	for _, b := range callIDBackends {
 		t.Run(b.name, func(t *testing.T) {
 			data := t.TempDir()
 			cfg := writeConfig(t, t.TempDir(), "logbook.hcl", b.config)
 			run := func(stdin string, args ...string) result { return ok(t, data, stdin, append(args, "--config", cfg)...) }
+			// A torn tail: cut and kept by the next write open.
+			run(input(openCallLines("c1")), "append", torn)
+			tearTail(t, data, b.name, torn)
+			if r := run(`{"type":"app/note","data":{},"ignorable":true}`+"\n", "append", torn); !strings.Contains(r.stderr, "torn") {
+				t.Fatalf("append after a torn tail said nothing of it: %s", r.stderr)
+			}
+			requireNamesFit(t, data)
+
+			// A salvage from and to such ids.
 			run(input(openCallLines("c1")), "append", src)
 			run(`{"type":"app/note","data":{},"ignorable":true}`+"\n", "append", src)
 			damageSeq(t, data, b.name, src, 5)
@@ -276,16 +285,11 @@ func TestLongNonASCIISessionIDs(t *testing.T) {
 				t.Fatal(err)
 			}
 			run("", "inspect", child)
-
-			// A torn tail of the child: cut and kept by the next write open.
-			tearTail(t, data, b.name, child)
-			r = run(`{"type":"app/note","data":{},"ignorable":true}`+"\n", "append", child)
-			if !strings.Contains(r.stderr, "torn") {
-				t.Fatalf("append after a torn tail said nothing of it: %s", r.stderr)
-			}
 			requireNamesFit(t, data)
 			run("", "delete", child, "--reason", "test")
-			requireNamesFit(t, data)
+			if _, err := os.Stat(rep.Artifact); !os.IsNotExist(err) {
+				t.Fatalf("delete left the salvage artifact: %v", err)
+			}
 		})
 	}
 }
