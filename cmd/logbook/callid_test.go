@@ -330,3 +330,72 @@ func requireNamesFit(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 }
+
+// A salvage killed (SIGKILL, injected by strace at the first call that
+// touches a path: the salvage directory, the salvage's own files, the
+// child's log in the plugin) leaves either the child and its artifact, or
+// neither, once the next salvage has run; and nothing else behind.
+func TestSalvageKilledAtEachStepLeavesChildAndArtifactTogether(t *testing.T) {
+	strace, err := exec.LookPath("strace")
+	if err != nil {
+		t.Skip("SKIPPED: strace is not installed (apt-get install strace); runtime/store's recovery tests cover the mechanism")
+	}
+	for _, b := range callIDBackends {
+		t.Run(b.name, func(t *testing.T) {
+			data := t.TempDir()
+			cfg := writeConfig(t, t.TempDir(), "logbook.hcl", b.config)
+			ok(t, data, input(openCallLines("c1")), "append", "s", "--config", cfg)
+			ok(t, data, `{"type":"app/note","data":{},"ignorable":true}`+"\n", "append", "s", "--config", cfg)
+			damageSeq(t, data, b.name, "s", 5)
+			dir := filepath.Join(data, ".salvaged")
+			if b.name == "sqlite" {
+				dir = filepath.Join(data, "sessions.db.salvaged")
+			}
+			kills := [][2]string{
+				{"openat", dir},
+				{"linkat", filepath.Join(dir, ".salvage.intent")},
+				{"linkat", filepath.Join(dir, ".salvage.pending")},
+				{"unlinkat", filepath.Join(dir, ".salvage.pending")},
+				{"unlinkat", filepath.Join(dir, ".salvage.intent")},
+			}
+			if b.name == "jsonl" {
+				kills = append(kills, [2]string{"mkdir,mkdirat", "CHILD"}, [2]string{"linkat", "CHILD/events.v1.jsonl"})
+			}
+			for i, k := range kills {
+				child := "k" + strconv.Itoa(i)
+				path := strings.Replace(k[1], "CHILD", filepath.Join(data, child), 1)
+				cmd := exec.Command(strace, "-f", "-qq", "-o", "/dev/null", "-e", "trace="+k[0], "-P", path,
+					"-e", "inject="+k[0]+":signal=KILL:when=1", logbookBin, "salvage", "s", "--as", child, "--data", data, "--config", cfg)
+				cmd.Dir = data
+				out, err := cmd.CombinedOutput()
+				killed := err != nil
+				t.Logf("at %s %s: killed %v (%v)", k[0], path, killed, err)
+				if strings.Contains(strings.ToLower(string(out)), "ptrace") {
+					t.Skipf("SKIPPED: strace cannot trace here: %s", out)
+				}
+				// The next salvage finishes or annuls the killed one.
+				ok(t, data, "", "salvage", "s", "--as", "next"+strconv.Itoa(i), "--config", cfg)
+				stored := lb(t, data, "", "events", child, "--config", cfg).code == 0
+				var artifacts, leftovers []string
+				entries, err := os.ReadDir(dir)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, e := range entries {
+					switch n := e.Name(); {
+					case strings.HasPrefix(n, child+"-") && strings.HasSuffix(n, ".salvaged.bin"):
+						artifacts = append(artifacts, n)
+					case strings.HasPrefix(n, "."):
+						if n != ".salvage.lock" {
+							leftovers = append(leftovers, n)
+						}
+					}
+				}
+				if stored != (len(artifacts) == 1) || len(artifacts) > 1 || len(leftovers) > 0 {
+					t.Errorf("killed at %s %s: child stored %v, its artifacts %q, leftovers %q; want the child and one artifact, or neither\n%s",
+						k[0], path, stored, artifacts, leftovers, out)
+				}
+			}
+		})
+	}
+}

@@ -142,18 +142,27 @@ func isSalvageArtifactName(name string) bool {
 	return strings.HasSuffix(name, salvageSuffix) && name == filepath.Base(name) && name != "." && name != ".." && !strings.HasPrefix(name, ".salvage.")
 }
 
-// removeSalvageLeftovers removes the pending bytes, then the intent, then
-// the temporary files of durable writes from dir, and syncs it.
+// removeSalvageLeftovers removes from dir what a salvage leaves only while
+// it runs: the pending bytes, then the intent (once an artifact has its
+// name, the pending one is a second name of it), then the temporary files
+// of durable writes; and syncs dir when it removed any. It touches only
+// what is there.
 func removeSalvageLeftovers(dir string) error {
-	names := []string{salvagePendingName, salvageIntentName}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return err
 	}
+	var names []string
 	for _, e := range entries {
-		if durable.IsTemp(e.Name()) {
-			names = append(names, e.Name())
+		switch n := e.Name(); {
+		case n == salvagePendingName:
+			names = append([]string{n}, names...)
+		case n == salvageIntentName, durable.IsTemp(n):
+			names = append(names, n)
 		}
+	}
+	if len(names) == 0 {
+		return nil
 	}
 	for _, n := range names {
 		if err := os.Remove(filepath.Join(dir, n)); err != nil && !errors.Is(err, fs.ErrNotExist) {
