@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"runtime"
 	"strconv"
@@ -14,13 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-
-	"github.com/seed-e5e476df/logbook/config"
-	"github.com/seed-e5e476df/logbook/runtime/engine"
-	"github.com/seed-e5e476df/logbook/runtime/host"
 	"github.com/seed-e5e476df/logbook/runtime/httpapi"
-	"github.com/seed-e5e476df/logbook/runtime/store"
 )
 
 // followerCost is what one of n SSE followers of a live session costs, in
@@ -41,22 +34,7 @@ type followerCost struct {
 // held once by the session, are subtracted.
 func measureFollowers(t testing.TB, n, k, size int) followerCost {
 	ctx := context.Background()
-	cfg, err := config.Parse([]byte(`persistence "memory" {}`), "t.hcl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := engine.Start(ctx, cfg, engine.Options{Executable: logbookBin})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close(ctx)
-	h := host.New(e, hclog.NewNullLogger())
-	defer h.ReleaseAll(ctx)
-	if _, err := h.Create(ctx, store.CreateOptions{ID: "big"}); err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(httpapi.New(h, httpapi.Options{Heartbeat: time.Minute}))
-	defer ts.Close()
+	ts := inProcessServer(t, "big", httpapi.Options{Heartbeat: time.Minute})
 	client := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 0, MaxIdleConnsPerHost: n}}
 	rctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
