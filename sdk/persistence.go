@@ -327,9 +327,10 @@ type AuditRecord struct {
 // the host discovers it by type assertion on an in-process backend and by
 // CapabilityDelete in GetInfo on a plugin.
 //
-// Every operation that changes something appends its AuditRecord to the
-// audit log, durably, before it changes anything; an operation that is
-// refused writes no record.
+// Every operation that changes something records its AuditRecord in the
+// audit log durably, so that the log and the state agree after a crash at
+// any point (in one transaction with the change, or as an intent settled
+// by the state later); an operation that is refused writes no record.
 type Deleter interface {
 	// Delete removes the stored session id: its log, its checkpoint and the
 	// artifacts kept beside it (torn tails, salvage tails). In order: a
@@ -347,8 +348,8 @@ type Deleter interface {
 	// Held reports whether the stored session id is under a legal hold; a
 	// session not stored is SESSION_NOT_FOUND.
 	Held(ctx context.Context, id string) (bool, error)
-	// Audit calls fn with every record of the audit log, oldest first. An
-	// error from fn ends it and is returned as is.
+	// Audit calls fn with the record of every change the audit log holds as
+	// made, oldest first. An error from fn ends it and is returned as is.
 	Audit(ctx context.Context, fn func(AuditRecord) error) error
 }
 
