@@ -357,7 +357,9 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 			w.Header().Set("Connection", "close")
 			_ = http.NewResponseController(w).SetReadDeadline(time.Now())
 		}
-		if !strings.HasPrefix(r.URL.Path, "/v1/") && ew.IsSupported(r) {
+		// Every RPC protocol the server takes POSTs (ew.IsSupported also
+		// takes a GET); the other routes answer problem+json.
+		if r.Method == http.MethodPost && !strings.HasPrefix(r.URL.Path, "/v1/") && ew.IsSupported(r) {
 			_ = ew.Write(w, r, err)
 			return
 		}
