@@ -14,16 +14,21 @@ import (
 	"github.com/seed-e5e476df/logbook/runtime/store"
 )
 
+// memoryEngine starts an engine over the memory backend.
+func memoryEngine(ctx context.Context) (*engine.Engine, error) {
+	cfg, err := config.Parse([]byte(`persistence "memory" {}`), "memory.hcl")
+	if err != nil {
+		return nil, err
+	}
+	return engine.Start(ctx, cfg, engine.Options{Executable: logbookBin})
+}
+
 // memoryHost starts an engine over the memory backend and a host on it
 // that has stored (and released) the session "s".
 func memoryHost(tb testing.TB) (*host.Host, *engine.Engine) {
 	tb.Helper()
 	ctx := context.Background()
-	cfg, err := config.Parse([]byte(`persistence "memory" {}`), "borrow.hcl")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	e, err := engine.Start(ctx, cfg, engine.Options{Executable: logbookBin})
+	e, err := memoryEngine(ctx)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -42,12 +47,7 @@ func memoryHost(tb testing.TB) (*host.Host, *engine.Engine) {
 // not live; one that succeeded leaves it live and held.
 func ExampleHost_Borrow() {
 	ctx := context.Background()
-	cfg, err := config.Parse([]byte(`persistence "memory" {}`), "example.hcl")
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	e, err := engine.Start(ctx, cfg, engine.Options{Executable: logbookBin})
+	e, err := memoryEngine(ctx)
 	if err != nil {
 		fmt.Println(err)
 		return
