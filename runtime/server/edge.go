@@ -189,10 +189,11 @@ var defaultPorts = map[string]string{"http": "80", "https": "443"}
 
 // normalOrigin returns an origin as "scheme://host[:port]", lower case,
 // without the scheme's default port and without a trailing "/"; false
-// when o is not an http or https origin ("null" is not).
+// when o is not an http or https origin ("null" is not, nor one with an
+// IPv6 zone, which no browser sends).
 func normalOrigin(o string) (string, bool) {
 	u, err := url.Parse(o)
-	if err != nil || u.Host == "" || u.User != nil || u.Opaque != "" || u.RawQuery != "" || u.Fragment != "" || u.Path != "" && u.Path != "/" {
+	if err != nil || u.Host == "" || strings.Contains(u.Host, "%") || u.User != nil || u.Opaque != "" || u.RawQuery != "" || u.Fragment != "" || u.Path != "" && u.Path != "/" {
 		return "", false
 	}
 	scheme := strings.ToLower(u.Scheme)

@@ -111,6 +111,7 @@ func TestCheckOrigin(t *testing.T) {
 		{"another scheme", []string{"ws://127.0.0.1:7420"}, "127.0.0.1:7420", originRefused},
 		{"with a path", []string{"http://127.0.0.1:7420/x"}, "127.0.0.1:7420", originRefused},
 		{"with user info", []string{"http://u@127.0.0.1:7420"}, "127.0.0.1:7420", originRefused},
+		{"with an IPv6 zone", []string{"http://[fe80::1%25eth0]:7420"}, "[fe80::1%25eth0]:7420", originRefused},
 		{"an allowed origin", []string{"http://app.test:3000"}, "127.0.0.1:7420", originAllowed},
 		{"an allowed origin on another port", []string{"http://app.test:3001"}, "127.0.0.1:7420", originRefused},
 		{"an allowed origin with another scheme", []string{"https://app.test:3000"}, "127.0.0.1:7420", originRefused},
