@@ -60,6 +60,12 @@ class Client:
         elif ndjson is not None:
             h["Content-Type"] = "application/x-ndjson"
             data = ndjson.encode()
+        elif method == "POST":
+            # A POST says its media type even without a body (flush,
+            # release): the server refuses one that does not
+            # (UNSUPPORTED_MEDIA_TYPE), so that no web page's form or
+            # no-cors fetch passes for a client.
+            h["Content-Type"] = "application/json"
         req = urllib.request.Request(url, data=data, method=method, headers=h)
         try:
             return urllib.request.urlopen(req, timeout=self.timeout if timeout is None else timeout)

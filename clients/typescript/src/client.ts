@@ -171,6 +171,11 @@ export class Client {
     } else if (c.ndjson !== undefined) {
       headers["Content-Type"] = "application/x-ndjson";
       body = c.ndjson;
+    } else if (method === "POST") {
+      // A POST says its media type even without a body (flush, release):
+      // the server refuses one that does not (UNSUPPORTED_MEDIA_TYPE), so
+      // that no web page's form or no-cors fetch passes for a client.
+      headers["Content-Type"] = "application/json";
     }
     let res: Response;
     try {
