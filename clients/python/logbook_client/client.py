@@ -125,7 +125,10 @@ class Session:
         self.header = header
 
     def _path(self, sub: str = "") -> str:
-        return "/v1/sessions/" + urllib.parse.quote(self.id, safe="") + sub
+        # The ids "." and ".." are escaped too: the server cleans the dot
+        # segments out of a path before it routes it.
+        seg = self.id.replace(".", "%2E") if self.id in (".", "..") else urllib.parse.quote(self.id, safe="")
+        return "/v1/sessions/" + seg + sub
 
     def info(self) -> dict:
         """The header, the log's length, whether it is live, and any torn tail."""

@@ -105,6 +105,17 @@ class ServerTest(unittest.TestCase):
         ])
         self.assertFalse(s.info()["live"])
 
+    def test_dot_sessions_are_reached_like_any_other(self):
+        for id in (".", ".."):
+            s = lb.create(id=id)
+            self.assertEqual(s.append([ev.turn_start(1)])[0].seq, 0)
+            self.assertEqual(s.info()["id"], id)
+            self.assertEqual(s.flush()["backends"][0]["durableSeq"], 0)
+            s.release()
+            stored = lb.session(id)
+            self.assertEqual([e.type for e in stored.events()], ["turn/start"])
+            self.assertEqual(stored.surface(), [])
+
     def test_too_many_live_sessions_is_retryable(self):
         self.assertTrue(retryable(LogbookError({"code": "TOO_MANY_LIVE_SESSIONS", "status": 503, "detail": "max_live_sessions 1000 reached"})))
         self.assertFalse(retryable(LogbookError({"code": "SESSION_NOT_FOUND", "status": 404, "detail": ""})))

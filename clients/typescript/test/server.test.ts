@@ -114,6 +114,22 @@ test("every POST says its Content-Type, body or not: flush and release pass a se
   assert.equal((await s.info()).live, false);
 });
 
+test("the sessions . and .. are reached like any other (fetch removes those path segments)", async () => {
+  for (const id of [".", ".."]) {
+    const s = await lb.create({ id });
+    assert.equal((await s.append([ev.turnStart(1)]))[0]!.seq, 0);
+    assert.equal((await s.info()).id, id);
+    assert.equal((await s.flush()).backends[0]?.durableSeq, 0);
+    await s.release();
+    const stored = lb.session(id);
+    assert.deepEqual(
+      (await stored.events()).map((e) => e.type),
+      ["turn/start"],
+    );
+    assert.deepEqual(await stored.surface(), []);
+  }
+});
+
 test("retryable: TOO_MANY_LIVE_SESSIONS (the server's cap on live sessions) may pass later", () => {
   const busy = new LogbookError({ code: "TOO_MANY_LIVE_SESSIONS", status: 503, detail: "max_live_sessions 1000 reached" });
   assert.equal(retryable(busy), true);
