@@ -7,11 +7,13 @@ import (
 	"io"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/seed-e5e476df/logbook/config"
 	"github.com/seed-e5e476df/logbook/runtime/metrics"
 	"github.com/seed-e5e476df/logbook/runtime/retention"
 	"github.com/seed-e5e476df/logbook/runtime/server"
@@ -27,6 +29,7 @@ func init() { commands = append(commands, newServeCmd) }
 func newServeCmd(a *app) *cobra.Command {
 	var addr, tokenFile string
 	var readHeaderTimeout, readTimeout, idleTimeout time.Duration
+	var edge edgeFlags
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the runtime daemon: the logbook.v1.Sessions API over gRPC and JSON over HTTP",
@@ -45,13 +48,24 @@ func newServeCmd(a *app) *cobra.Command {
 			"A browser at / gets the web viewer (docs/viewer.md), which reads the same API.\n" +
 			"It listens on 127.0.0.1:7420 by default and says where on stderr. With --token-file every\n" +
 			"request needs \"Authorization: Bearer <token>\"; an address that is not loopback requires it.\n" +
-			"GET /healthz, GET /readyz and grpc.health.v1.Health answer without the token.\n" +
+			"GET /healthz, GET /readyz and grpc.health.v1.Health answer without the token.\n\n" +
+			"No web page can drive it (docs/operations.md, \"Security model\"): on a loopback address a\n" +
+			"request whose Host is not localhost, *.localhost, a loopback IP or the listen address is\n" +
+			"refused (403 HOST_NOT_ALLOWED; more with --allowed-host or serve { allowed_hosts }); off\n" +
+			"loopback any Host passes unless allowed_hosts names some. A request whose Origin is not the\n" +
+			"server's own is refused (403 ORIGIN_NOT_ALLOWED; \"null\" too; more with --allowed-origin or\n" +
+			"serve { allowed_origins }, which also get CORS answers). Every POST must carry its media\n" +
+			"type (application/json; application/x-ndjson for event appends), body or not, else 415\n" +
+			"UNSUPPORTED_MEDIA_TYPE before anything changes.\n\n" +
 			"SIGINT or SIGTERM shut it down gracefully: every session it holds is flushed and released.\n" +
 			"With a retention block in the config it applies it (as logbook gc does) when it starts and then\n" +
 			"once an hour, and logs every deletion.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
+			if err := edge.check("serve"); err != nil {
+				return err
+			}
 			token, err := readToken(tokenFile, a.stderr)
 			if err != nil {
 				return err
@@ -75,6 +89,8 @@ func newServeCmd(a *app) *cobra.Command {
 			srv, err := server.New(e, server.Options{
 				Addr:              addr,
 				Token:             token,
+				AllowedHosts:      edge.hosts(cfg),
+				AllowedOrigins:    edge.origins(cfg),
 				MaxRequestBytes:   sdk.MaxEventMessageBytes(int(cfg.MaxEventBytes)),
 				ReadHeaderTimeout: readHeaderTimeout,
 				ReadTimeout:       readTimeout,
@@ -109,7 +125,45 @@ func newServeCmd(a *app) *cobra.Command {
 	cmd.Flags().DurationVar(&readTimeout, "read-timeout", server.DefaultReadTimeout,
 		"how long a request may take to arrive (`DURATION`): all of a unary call, and each message of a stream from its first byte; a client trickling bytes is cut off after it; answers, such as an Events follow, are not bounded by it")
 	cmd.Flags().DurationVar(&idleTimeout, "idle-timeout", server.DefaultIdleTimeout, "how long a connection may wait for its next request, and an append stream for its next message (`DURATION`)")
+	edge.register(cmd)
 	return cmd
+}
+
+// edgeFlags are the --allowed-host and --allowed-origin flags of serve and
+// view, added to the config's serve block.
+type edgeFlags struct {
+	allowedHosts, allowedOrigins []string
+}
+
+// register adds the flags to cmd.
+func (f *edgeFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringArrayVar(&f.allowedHosts, "allowed-host", nil, "also accept requests whose Host is `HOST` (a name or IP, optionally :port; *.name for every subdomain); repeatable; adds to serve { allowed_hosts }")
+	cmd.Flags().StringArrayVar(&f.allowedOrigins, "allowed-origin", nil, "let pages of `ORIGIN` (http(s)://host[:port]) call the server, with CORS; repeatable; adds to serve { allowed_origins }")
+}
+
+// check refuses (USAGE) a flag value that is not a host or an origin.
+func (f *edgeFlags) check(op string) error {
+	for _, h := range f.allowedHosts {
+		if why := config.CheckAllowedHost(h); why != "" {
+			return sdk.Errorf(sdk.CodeUsage, op, "--allowed-host %q %s", h, why)
+		}
+	}
+	for _, o := range f.allowedOrigins {
+		if why := config.CheckAllowedOrigin(o); why != "" {
+			return sdk.Errorf(sdk.CodeUsage, op, "--allowed-origin %q %s", o, why)
+		}
+	}
+	return nil
+}
+
+// hosts returns the config's allowed hosts and the flags'.
+func (f *edgeFlags) hosts(cfg *config.Config) []string {
+	return append(slices.Clone(cfg.Serve.AllowedHosts), f.allowedHosts...)
+}
+
+// origins returns the config's allowed origins and the flags'.
+func (f *edgeFlags) origins(cfg *config.Config) []string {
+	return append(slices.Clone(cfg.Serve.AllowedOrigins), f.allowedOrigins...)
 }
 
 // readToken reads the bearer token from a --token-file ("" = no token); the

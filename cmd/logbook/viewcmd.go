@@ -23,6 +23,7 @@ const defaultViewAddr = "127.0.0.1:0"
 // the stored sessions; it prints its URL and runs until SIGINT or SIGTERM.
 func newViewCmd(a *app) *cobra.Command {
 	var addr string
+	var edge edgeFlags
 	cmd := &cobra.Command{
 		Use:   "view [ID]",
 		Short: "Serve the stored sessions read-only on loopback for a browser, and print the URL",
@@ -33,13 +34,18 @@ func newViewCmd(a *app) *cobra.Command {
 			"(GET /v1/sessions/ID/events?follow=true) shows the events other processes append. It\n" +
 			"listens on a loopback address only (--addr, default a free port on 127.0.0.1), prints one\n" +
 			"line, the URL to open (with #/sessions/ID when ID is given), opens nothing itself, and runs\n" +
-			"until SIGINT or SIGTERM.",
+			"until SIGINT or SIGTERM. Like serve it answers only requests whose Host is localhost, a loopback\n" +
+			"IP or the listen address (--allowed-host adds one) and refuses pages of other origins\n" +
+			"(--allowed-origin allows one).",
 		Example: "  logbook view                          # prints the URL to open in a browser\n" +
 			"  logbook view s1                       # the URL opens session s1\n" +
 			"  logbook view --addr 127.0.0.1:7421",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
+			if err := edge.check("view"); err != nil {
+				return err
+			}
 			if !server.LoopbackAddr(addr) {
 				return sdk.Errorf(sdk.CodeUsage, "view", "--addr %s is not a loopback address: view serves this machine only (for example 127.0.0.1:0); to serve others, use logbook serve --token-file", addr)
 			}
@@ -63,6 +69,8 @@ func newViewCmd(a *app) *cobra.Command {
 			srv, err := server.New(e, server.Options{
 				Addr:            addr,
 				ReadOnly:        true,
+				AllowedHosts:    edge.hosts(cfg),
+				AllowedOrigins:  edge.origins(cfg),
 				MaxRequestBytes: sdk.MaxEventMessageBytes(int(cfg.MaxEventBytes)),
 				Logger:          a.logger().Named("view"),
 				Viewer:          viewer.Handler(),
@@ -83,5 +91,6 @@ func newViewCmd(a *app) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&addr, "addr", defaultViewAddr, "listen `ADDRESS` (host:port), loopback only; port 0 picks a free one")
+	edge.register(cmd)
 	return cmd
 }

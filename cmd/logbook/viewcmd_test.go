@@ -78,10 +78,10 @@ func TestViewServesReadOnly(t *testing.T) {
 		{"/v1/sessions", "application/json", `{"id":"new"}`},
 		{"/v1/sessions/s/fork", "application/json", `{}`},
 		{"/v1/sessions/s/compact", "application/json", `{}`},
-		{"/v1/sessions/s/flush", "", ""},
-		{"/v1/sessions/s/release", "", ""},
-		{"/v1/sessions/s/hold", "", ""},
-		{"/v1/sessions/s/release-hold", "", ""},
+		{"/v1/sessions/s/flush", "application/json", ""},
+		{"/v1/sessions/s/release", "application/json", ""},
+		{"/v1/sessions/s/hold", "application/json", ""},
+		{"/v1/sessions/s/release-hold", "application/json", ""},
 	} {
 		resp, err := http.Post(base+w.path, w.ctype, strings.NewReader(w.body))
 		if err != nil {

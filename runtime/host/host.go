@@ -36,6 +36,7 @@ type Host struct {
 	opens    singleflight.Group // concurrent opens of one session share one Store.Open
 	mu       sync.Mutex
 	held     map[string]*session.Session // sessions this host made live, by id
+	borrowed map[string]*borrowed        // sessions made live for requests that may still fail (Borrow), by id
 	stop     chan struct{}               // closed by Stop
 	stopOnce sync.Once
 }
@@ -43,7 +44,7 @@ type Host struct {
 // New returns a host of e's store that holds nothing yet; log receives its
 // debug and release logs.
 func New(e *engine.Engine, log hclog.Logger) *Host {
-	return &Host{e: e, st: e.Store, log: log, held: map[string]*session.Session{}, stop: make(chan struct{})}
+	return &Host{e: e, st: e.Store, log: log, held: map[string]*session.Session{}, borrowed: map[string]*borrowed{}, stop: make(chan struct{})}
 }
 
 // NewReadOnly returns a host of e's store that only reads: Create,
@@ -137,8 +138,16 @@ type Opened struct {
 
 // Acquire returns the live session id, resuming it (Store.Open: repair,
 // then live) when it is not live; concurrent calls for one id share one
-// open. A session it opens is held until Release or ReleaseAll.
+// open. A session it opens is held until Release or ReleaseAll, and so is
+// one a failed request (Borrow) would have released.
 func (h *Host) Acquire(ctx context.Context, id string) (Opened, error) {
+	o, _, err := h.take(ctx, id, false)
+	return o, err
+}
+
+// open returns the live session id, resuming it when it is not live. A
+// session it resumes is held and tracked as borrowed until take decides.
+func (h *Host) open(ctx context.Context, id string) (Opened, error) {
 	if err := h.refuseWrite("open", id); err != nil {
 		return Opened{}, err
 	}
@@ -153,7 +162,10 @@ func (h *Host) Acquire(ctx context.Context, id string) (Opened, error) {
 		if err != nil {
 			return nil, err
 		}
-		h.hold(sess)
+		h.mu.Lock()
+		h.held[id] = sess
+		h.borrowed[id] = &borrowed{sess: sess}
+		h.mu.Unlock()
 		h.log.Debug("session opened", "session", id, "torn_bytes", rep.Torn.Bytes, "closers", rep.Closers)
 		return Opened{Session: sess, Repair: rep}, nil
 	})

@@ -143,16 +143,20 @@ func (a *API) noRoute(w http.ResponseWriter, r *http.Request) {
 	problemf(sdk.CodeRouteNotFound, "no route %s; the routes are listed at /v1/openapi.json", r.URL.Path).Write(w)
 }
 
-// readJSON decodes an optional JSON body into dst: an empty body leaves
-// dst as it is; anything else must be application/json
-// (UNSUPPORTED_MEDIA_TYPE), at most MaxRequestBytes (REQUEST_TOO_LARGE),
-// one JSON object (JSON_SYNTAX) of dst's members only (USAGE).
+// readJSON decodes an optional JSON body into dst. The request must be
+// application/json whether it has a body or not (UNSUPPORTED_MEDIA_TYPE,
+// checked before the body is read): a page of another site can send a
+// POST without a preflight only with another media type, so the check is
+// what keeps such a request from changing anything. An empty body leaves
+// dst as it is; a body must be at most MaxRequestBytes
+// (REQUEST_TOO_LARGE) and one JSON object (JSON_SYNTAX) of dst's members
+// only (USAGE).
 func (a *API) readJSON(r *http.Request, dst any) *Problem {
-	body, p := a.readBody(r)
-	if p != nil || len(bytes.TrimSpace(body)) == 0 {
+	if p := checkType(r, jsonType); p != nil {
 		return p
 	}
-	if p := checkType(r, jsonType); p != nil {
+	body, p := a.readBody(r)
+	if p != nil || len(bytes.TrimSpace(body)) == 0 {
 		return p
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
@@ -189,13 +193,15 @@ func (a *API) tooLarge() *Problem {
 	return problemf(sdk.CodeRequestTooLarge, "the request body is larger than the limit of %d bytes", a.opts.MaxRequestBytes)
 }
 
-// checkType refuses (UNSUPPORTED_MEDIA_TYPE) a body whose Content-Type is
-// not want (parameters such as charset allowed).
+// checkType refuses (UNSUPPORTED_MEDIA_TYPE) a request whose Content-Type
+// is not want (parameters such as charset allowed), with a body or
+// without: every state-changing route but DELETE checks it before it does
+// anything.
 func checkType(r *http.Request, want string) *Problem {
 	ct := r.Header.Get("Content-Type")
 	mt, _, err := mime.ParseMediaType(ct)
 	if err != nil || mt != want {
-		return problemf(sdk.CodeUnsupportedMediaType, "the request body is %q; this route reads %s", ct, want)
+		return problemf(sdk.CodeUnsupportedMediaType, "the request's Content-Type is %q; this route takes %s, with a body or without", ct, want)
 	}
 	return nil
 }

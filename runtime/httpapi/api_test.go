@@ -66,7 +66,7 @@ func TestV1SessionsAndEvents(t *testing.T) {
 		}
 	}
 	// The stored log after a release, read by the server from storage.
-	s.ok(t, 204, "POST", "/v1/sessions/s1/release", "", nil)
+	s.ok(t, 204, "POST", "/v1/sessions/s1/release", "application/json", nil)
 	if got := s.ok(t, 200, "GET", "/v1/sessions/s1/events", "", nil).body; !bytes.Equal(got, app.body) {
 		t.Fatalf("the stored events differ from the append's answer:\n%s\n%s", got, app.body)
 	}
@@ -160,7 +160,7 @@ func TestV1ListPages(t *testing.T) {
 // many (appended), from where (firstSeq), and which line failed.
 func TestV1AppendStopsAtTheFirstRejectedLine(t *testing.T) {
 	s := startServe(t)
-	s.ok(t, 201, "POST", "/v1/sessions", "", nil, "X-Unused", "")
+	s.ok(t, 201, "POST", "/v1/sessions", "application/json", nil, "X-Unused", "")
 	s.ok(t, 201, "POST", "/v1/sessions", "application/json", []byte(`{"id":"a"}`))
 	s.ok(t, 200, "POST", "/v1/sessions/a/events", "application/x-ndjson", ndjson(userLine("u0", "zero")))
 	body := ndjson(userLine("u1", "one"), "", userLine("u2", "two"), `{"type":"user/message","data":{"id":"u3"}}`, userLine("u4", "four"))
@@ -291,7 +291,7 @@ func TestV1DescribesATornTail(t *testing.T) {
 	s := startServeIn(t, dir, "--config", cfg)
 	s.ok(t, 201, "POST", "/v1/sessions", "application/json", []byte(`{"id":"t"}`))
 	s.ok(t, 200, "POST", "/v1/sessions/t/events", "application/x-ndjson", ndjson(userLine("u1", "a"), userLine("u2", "b")))
-	s.ok(t, 204, "POST", "/v1/sessions/t/release", "", nil)
+	s.ok(t, 204, "POST", "/v1/sessions/t/release", "application/json", nil)
 	f, err := os.OpenFile(filepath.Join(dir, "t", "events.v1.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)

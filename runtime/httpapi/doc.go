@@ -26,6 +26,15 @@
 // ?follow=true, as Server-Sent Events whose ids are the seqs, so an
 // EventSource that reconnects resumes after the last event it saw.
 //
+// # Media types
+//
+// Every POST route requires its media type, application/json
+// (application/x-ndjson for an append), whether the request has a body or
+// not; anything else is UNSUPPORTED_MEDIA_TYPE (415) before the route does
+// anything. A page of another site can send a POST without a CORS
+// preflight only as text/plain, a form or multipart, so none of its writes
+// reaches a handler. DELETE needs none: browsers preflight it.
+//
 // # Errors
 //
 // Every error is application/problem+json (RFC 9457) with the logbook code

@@ -27,7 +27,8 @@ const (
 
 // appendEvents is POST /v1/sessions/{id}/events?flush=&expectedSeq=: the
 // NDJSON body's append inputs, one per line (blank lines skipped),
-// appended in order, resuming the session when it is not live. The answer
+// appended in order, resuming the session when it is not live (and
+// releasing it again when the request fails: host.Borrow). The answer
 // is 200 with the canonical envelope of every appended event, one per
 // line. The first rejected line ends the request: the lines before it stay
 // appended (flushed when flush is set) and the answer is its problem, with
@@ -46,7 +47,7 @@ func (a *API) appendEvents(w http.ResponseWriter, r *http.Request) {
 		p.withAppended(0, -1).Write(w)
 		return
 	}
-	o, err := a.h.Acquire(ctx, r.PathValue("id"))
+	o, done, err := a.h.Borrow(ctx, r.PathValue("id"))
 	if err != nil {
 		NewProblem(err).withAppended(0, -1).Write(w)
 		return
@@ -63,6 +64,7 @@ func (a *API) appendEvents(w http.ResponseWriter, r *http.Request) {
 			err = errors.Join(err, ferr)
 		}
 	}
+	done(err == nil)
 	if err != nil {
 		p := NewProblem(err).withAppended(int64(len(ap.events)), ap.firstSeq)
 		var le *lineError

@@ -48,7 +48,7 @@ func TestV1DeleteAndHolds(t *testing.T) {
 			t.Fatalf("a refused delete wrote an audit record: %s", b)
 		}
 	}
-	s.ok(t, 204, "POST", "/v1/sessions/d/release", "", nil)
+	s.ok(t, 204, "POST", "/v1/sessions/d/release", "application/json", nil)
 
 	var h holdResult
 	if err := json.Unmarshal(s.ok(t, 200, "POST", "/v1/sessions/d/hold", "application/json", []byte(`{"reason":"LEGAL-1"}`)).body, &h); err != nil ||
@@ -56,18 +56,18 @@ func TestV1DeleteAndHolds(t *testing.T) {
 		t.Fatalf("hold: %+v, %v", h, err)
 	}
 	var again holdResult
-	if err := json.Unmarshal(s.ok(t, 200, "POST", "/v1/sessions/d/hold", "", nil).body, &again); err != nil || again.Changed || again.Record != nil {
+	if err := json.Unmarshal(s.ok(t, 200, "POST", "/v1/sessions/d/hold", "application/json", nil).body, &again); err != nil || again.Changed || again.Record != nil {
 		t.Fatalf("hold again: %+v, %v; want no change", again, err)
 	}
 	s.failed(t, 409, "SESSION_HELD", "DELETE", "/v1/sessions/d", "", nil)
 	if n := s.length(t, "d"); n != before {
 		t.Fatalf("the log holds %d events after the refused delete; want %d", n, before)
 	}
-	s.ok(t, 200, "POST", "/v1/sessions/d/release-hold", "", nil)
+	s.ok(t, 200, "POST", "/v1/sessions/d/release-hold", "application/json", nil)
 	s.ok(t, 204, "DELETE", "/v1/sessions/d?reason=done", "", nil)
 	s.failed(t, 404, "SESSION_NOT_FOUND", "GET", "/v1/sessions/d", "", nil)
 	s.failed(t, 404, "SESSION_NOT_FOUND", "DELETE", "/v1/sessions/d", "", nil)
-	s.failed(t, 404, "SESSION_NOT_FOUND", "POST", "/v1/sessions/d/hold", "", nil)
+	s.failed(t, 404, "SESSION_NOT_FOUND", "POST", "/v1/sessions/d/hold", "application/json", nil)
 
 	out, err := exec.Command(logbookBin, "--data", dir, "audit", "--json").Output()
 	if err != nil {

@@ -221,7 +221,7 @@ func TestV1SessionsByActivity(t *testing.T) {
 		t.Errorf("live a: eventCount %v, want 1", live[1].EventCount)
 	}
 	for _, id := range []string{"f", "a", "c", "b"} {
-		s.ok(t, 204, "POST", "/v1/sessions/"+id+"/release", "", nil)
+		s.ok(t, 204, "POST", "/v1/sessions/"+id+"/release", "application/json", nil)
 	}
 	check("stored")
 }

@@ -201,8 +201,13 @@ func (a *API) fork(w http.ResponseWriter, r *http.Request) {
 }
 
 // flush is POST /v1/sessions/{id}/flush: a flush of a live session on
-// every backend, {participated, backends: [{name, durableSeq}]}.
+// every backend, {participated, backends: [{name, durableSeq}]}. The
+// request is application/json (checkType); its body is not read.
 func (a *API) flush(w http.ResponseWriter, r *http.Request) {
+	if p := checkType(r, jsonType); p != nil {
+		p.Write(w)
+		return
+	}
 	sess, err := a.h.Live(r.PathValue("id"), "flush")
 	if err != nil {
 		NewProblem(err).Write(w)
@@ -239,8 +244,9 @@ type compactRequest struct {
 }
 
 // compact is POST /v1/sessions/{id}/compact: a manual compaction with the
-// engine's compactor, resuming the session when it is not live; the
-// answer is the events it appended, as NDJSON.
+// engine's compactor, resuming the session when it is not live (and
+// releasing it again when the compaction fails: host.Borrow); the answer
+// is the events it appended, as NDJSON.
 func (a *API) compact(w http.ResponseWriter, r *http.Request) {
 	var req compactRequest
 	if p := a.readJSON(r, &req); p != nil {
@@ -252,12 +258,13 @@ func (a *API) compact(w http.ResponseWriter, r *http.Request) {
 		NewProblem(err).Write(w)
 		return
 	}
-	o, err := a.h.Acquire(r.Context(), r.PathValue("id"))
+	o, done, err := a.h.Borrow(r.Context(), r.PathValue("id"))
 	if err != nil {
 		NewProblem(err).Write(w)
 		return
 	}
 	out, err := e.Compact(r.Context(), o.Session, req.StartSeq, req.EndSeq, req.SourceCommandID)
+	done(err == nil)
 	if err != nil {
 		NewProblem(err).Write(w)
 		return
@@ -273,8 +280,13 @@ func (a *API) compact(w http.ResponseWriter, r *http.Request) {
 }
 
 // release is POST /v1/sessions/{id}/release: a flush and release of a
-// live session (204).
+// live session (204). The request is application/json (checkType); its
+// body is not read.
 func (a *API) release(w http.ResponseWriter, r *http.Request) {
+	if p := checkType(r, jsonType); p != nil {
+		p.Write(w)
+		return
+	}
 	if err := a.h.Release(r.Context(), r.PathValue("id")); err != nil {
 		NewProblem(err).Write(w)
 		return

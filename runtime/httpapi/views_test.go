@@ -67,7 +67,7 @@ func TestV1ViewsAndLifecycle(t *testing.T) {
 			DurableSeq int64  `json:"durableSeq"`
 		} `json:"backends"`
 	}
-	if err := json.Unmarshal(s.ok(t, 200, "POST", "/v1/sessions/v/flush", "", nil).body, &fl); err != nil || !fl.Participated || len(fl.Backends) != 1 || fl.Backends[0].DurableSeq != 4 {
+	if err := json.Unmarshal(s.ok(t, 200, "POST", "/v1/sessions/v/flush", "application/json", nil).body, &fl); err != nil || !fl.Participated || len(fl.Backends) != 1 || fl.Backends[0].DurableSeq != 4 {
 		t.Fatalf("flush: %+v (%v)", fl, err)
 	}
 
@@ -93,14 +93,14 @@ func TestV1ViewsAndLifecycle(t *testing.T) {
 		t.Fatalf("the fork's prefix differs:\n%s\n%s", forked, envs[:2])
 	}
 	s.failed(t, 409, "SESSION_ALREADY_EXISTS", "POST", "/v1/sessions/v/fork", "application/json", []byte(`{"as":"v2"}`))
-	s.failed(t, 404, "SESSION_NOT_FOUND", "POST", "/v1/sessions/none/fork", "", nil)
+	s.failed(t, 404, "SESSION_NOT_FOUND", "POST", "/v1/sessions/none/fork", "application/json", nil)
 
 	// A manual compaction refuses a session whose turn is open.
-	s.failed(t, 409, "COMPACTION_TURN_OPEN", "POST", "/v1/sessions/v/compact", "", nil)
+	s.failed(t, 409, "COMPACTION_TURN_OPEN", "POST", "/v1/sessions/v/compact", "application/json", nil)
 
-	s.ok(t, 204, "POST", "/v1/sessions/v/release", "", nil)
-	s.failed(t, 409, "SESSION_NOT_LIVE", "POST", "/v1/sessions/v/release", "", nil)
-	s.failed(t, 409, "SESSION_NOT_LIVE", "POST", "/v1/sessions/v/flush", "", nil)
+	s.ok(t, 204, "POST", "/v1/sessions/v/release", "application/json", nil)
+	s.failed(t, 409, "SESSION_NOT_LIVE", "POST", "/v1/sessions/v/release", "application/json", nil)
+	s.failed(t, 409, "SESSION_NOT_LIVE", "POST", "/v1/sessions/v/flush", "application/json", nil)
 	// Stored, not live: inspect reads it and shows what a resume would add.
 	if err := json.Unmarshal(s.ok(t, 200, "GET", "/v1/sessions/v/inspect", "", nil).body, &in); err != nil || in.Live || in.Events != 5 || len(in.PendingRepair) == 0 {
 		t.Fatalf("inspect after release: %+v (%v)", in, err)

@@ -87,7 +87,9 @@
 // Create, Open, Fork, and an Append, AppendGroup, AppendStream or Compact
 // on a session that is not live make it live in the server, which holds
 // its write ownership (no other process can open it for write) until
-// Release or shutdown. The read calls (Messages, Transcript, Surface,
+// Release or shutdown; an append or compaction that fails releases a
+// session it resumed again (host.Borrow), so a failed call leaves the
+// session as it was. The read calls (Messages, Transcript, Surface,
 // Header, Events, Inspect, List) read a
 // session that is not live from storage, read-only, beside any writer.
 //
@@ -109,6 +111,18 @@
 // and status, and every error reply by its logbook code.
 //
 // # Security and limits
+//
+// No web page can drive the server. Before the token and before routing,
+// on every route, a request whose Host the listener does not answer is
+// refused with HOST_NOT_ALLOWED (on loopback: localhost, *.localhost, the
+// loopback IPs, the listen address and Options.AllowedHosts; off
+// loopback any Host unless AllowedHosts narrows it), so a page on a name
+// rebound to 127.0.0.1 gets nowhere; and a request whose Origin is neither
+// the server's own (host:port = Host) nor one of Options.AllowedOrigins is
+// refused with ORIGIN_NOT_ALLOWED ("null" too). Both are 403 problem+json,
+// or PermissionDenied in an RPC's own form. Only allowed origins get CORS
+// headers. The /v1 API requires every POST's media type, body or not
+// (package httpapi), so a cross-site "simple" request changes nothing.
 //
 // The server listens on 127.0.0.1:7420 by default. With a token (at least
 // MinTokenBytes long), every request needs "Authorization: Bearer <token>",

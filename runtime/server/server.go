@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"strings"
@@ -111,6 +112,25 @@ type Options struct {
 	// caller watches the engine with it (Metrics.Watch) and gives it to the
 	// engine as its store observer. Default nil: no metrics.
 	Metrics *metrics.Metrics
+	// AllowedHosts are Host header values the server accepts besides its
+	// defaults. On a loopback listener the defaults are localhost,
+	// *.localhost, the loopback IPs and the listen address, each with or
+	// without a port, and any other Host is refused (HOST_NOT_ALLOWED,
+	// 403) before the token and before routing, so a page on a name
+	// rebound to 127.0.0.1 cannot reach the API. Off loopback any Host is
+	// accepted unless AllowedHosts is set, then only those. Each entry is
+	// a host name or IP, optionally with ":port" (without one any port
+	// matches); a leading "*." matches every subdomain
+	// (config.CheckAllowedHost). Default none.
+	AllowedHosts []string
+	// AllowedOrigins are origins ("scheme://host[:port]",
+	// config.CheckAllowedOrigin) whose pages may call the server: a
+	// request from one gets CORS headers, and its preflight an answer.
+	// Any request whose Origin is neither one of them nor the server's
+	// own (whose host:port is the request's Host, whatever the scheme) is
+	// refused (ORIGIN_NOT_ALLOWED, 403) on every route, "Origin: null"
+	// included. Default none: no CORS header is ever sent.
+	AllowedOrigins []string
 }
 
 // Server serves the logbook.v1.Sessions API of one engine's store over
@@ -133,6 +153,9 @@ type Server struct {
 	// metricsOpen is set by Serve, before it serves, when the listener is
 	// local: MetricsPath then needs no token.
 	metricsOpen bool
+	// edge is the Host and Origin policy of the listener, set by Serve
+	// before it serves.
+	edge *edge
 }
 
 // New returns a server for e's store. It refuses (CONFIG_INVALID) an empty
@@ -170,6 +193,9 @@ func New(e *engine.Engine, o Options) (*Server, error) {
 		return nil, err
 	}
 	if err := CheckToken(o.Token); err != nil {
+		return nil, err
+	}
+	if err := checkEdgeOptions(o.AllowedHosts, o.AllowedOrigins); err != nil {
 		return nil, err
 	}
 	h := host.New(e, o.Logger)
@@ -270,6 +296,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return sdk.Errorf(sdk.CodeConfigInvalid, "serve", "Serve was called twice on one server")
 	}
 	s.metricsOpen = localListener(ln.Addr())
+	s.edge = newEdge(ln.Addr(), s.opts.AllowedHosts, s.opts.AllowedOrigins)
 	var protocols http.Protocols
 	protocols.SetHTTP1(true)
 	protocols.SetUnencryptedHTTP2(true) // gRPC without TLS (h2c)
@@ -311,14 +338,17 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return errors.Join(serveErr, s.h.ReleaseAll(rctx))
 }
 
-// middleware refuses calls during shutdown and calls without the bearer
-// token, in the error format of the caller's protocol, counts the calls in
-// flight and sets the body's read deadlines (bodyDeadlines). A refusal is
-// decided on the headers and answered at once, without reading the body.
+// middleware refuses, in the error format of the caller's protocol, a
+// request whose Host the server does not accept (HOST_NOT_ALLOWED), one
+// from a page of a foreign origin (ORIGIN_NOT_ALLOWED), one without the
+// bearer token, and any during shutdown; it answers the CORS preflights of
+// allowed origins, counts the calls in flight and sets the body's read
+// deadlines (bodyDeadlines). A refusal is decided on the headers and
+// answered at once, without reading the body.
 func (s *Server) middleware(next http.Handler) http.Handler {
 	ew := connect.NewErrorWriter()
 	deadlines := bodyDeadlines{readTimeout: s.opts.ReadTimeout, idleTimeout: s.opts.IdleTimeout}
-	refuse := func(w http.ResponseWriter, r *http.Request, err *connect.Error) {
+	refuse := func(w http.ResponseWriter, r *http.Request, code sdk.Code, err *connect.Error) {
 		if r.ProtoMajor == 1 {
 			// An HTTP/1 server reads an unread body before it answers and
 			// again before it closes, so a client still sending one (or
@@ -327,32 +357,49 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 			w.Header().Set("Connection", "close")
 			_ = http.NewResponseController(w).SetReadDeadline(time.Now())
 		}
-		if strings.HasPrefix(r.URL.Path, "/v1/") {
-			code := sdk.CodePluginUnavailable
-			if err.Code() == connect.CodeUnauthenticated {
-				code = sdk.CodeUnauthenticated
-			}
-			httpapi.Refuse(w, code, err.Message())
-			return
-		}
-		if ew.IsSupported(r) {
+		// Every RPC protocol the server takes POSTs (ew.IsSupported also
+		// takes a GET); the other routes answer problem+json.
+		if r.Method == http.MethodPost && !strings.HasPrefix(r.URL.Path, "/v1/") && ew.IsSupported(r) {
 			_ = ew.Write(w, r, err)
 			return
 		}
-		status := http.StatusServiceUnavailable
-		if err.Code() == connect.CodeUnauthenticated {
-			status = http.StatusUnauthorized
-		}
-		http.Error(w, err.Message(), status)
+		httpapi.Refuse(w, code, err.Message())
+	}
+	// refuseEdge refuses with a logbook error that travels as one (an
+	// ErrorInfo and Logbook-Code on the RPC protocols).
+	refuseEdge := func(w http.ResponseWriter, r *http.Request, e *sdk.Error) {
+		var ce *connect.Error
+		errors.As(toConnect(e, nil), &ce)
+		refuse(w, r, e.Code, ce)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !s.edge.allowHost(r.Host) {
+			refuseEdge(w, r, &sdk.Error{Code: sdk.CodeHostNotAllowed, Op: "serve",
+				Detail: fmt.Sprintf("Host %q is not one this server answers (a page on a name rebound to this address sends it): call it as localhost or 127.0.0.1, or add the name to serve { allowed_hosts } or --allowed-host", r.Host)})
+			return
+		}
+		if len(s.edge.origins) > 0 {
+			w.Header().Add("Vary", "Origin")
+		}
+		switch s.edge.checkOrigin(r.Header.Values("Origin"), r.Host) {
+		case originRefused:
+			refuseEdge(w, r, &sdk.Error{Code: sdk.CodeOriginNotAllowed, Op: "serve",
+				Detail: fmt.Sprintf("Origin %q is not this server's own nor an allowed one: pages of other sites may not call it; add the origin to serve { allowed_origins } or --allowed-origin", strings.Join(r.Header.Values("Origin"), ", "))})
+			return
+		case originAllowed:
+			if isPreflight(r) {
+				preflight(w, r)
+				return
+			}
+			allowCORS(w.Header(), r.Header.Get("Origin"))
+		}
 		if s.opts.Token != "" && !s.public(r) && !s.authorized(r) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="logbook"`)
-			refuse(w, r, connect.NewError(connect.CodeUnauthenticated, errors.New("a valid bearer token is required (Authorization: Bearer <token>)")))
+			refuse(w, r, sdk.CodeUnauthenticated, connect.NewError(connect.CodeUnauthenticated, errors.New("a valid bearer token is required (Authorization: Bearer <token>)")))
 			return
 		}
 		if s.h.Stopping() || !s.calls.enter() {
-			refuse(w, r, connect.NewError(connect.CodeUnavailable, errors.New("the server is shutting down")))
+			refuse(w, r, sdk.CodePluginUnavailable, connect.NewError(connect.CodeUnavailable, errors.New("the server is shutting down")))
 			return
 		}
 		defer s.calls.leave()

@@ -191,8 +191,9 @@ func flushReply(r store.FlushResult) *logbookv1.SessionsFlushReply {
 }
 
 // Append appends the request's events in order as one batch (see
-// appendRequest), resuming the session first when it is not live, and
-// flushes when asked.
+// appendRequest), resuming the session first when it is not live (and
+// releasing it again when the request fails: host.Borrow), and flushes
+// when asked.
 func (v *service) Append(ctx context.Context, req *connect.Request[logbookv1.SessionsAppendRequest]) (*connect.Response[logbookv1.SessionsAppendReply], error) {
 	return v.appendOnce(ctx, req.Msg, false)
 }
@@ -209,7 +210,7 @@ func (v *service) appendOnce(ctx context.Context, m *logbookv1.SessionsAppendReq
 	if err != nil {
 		return nil, appendError(err, nil, 0, -1)
 	}
-	o, err := v.s.h.Acquire(ctx, m.GetSessionId())
+	o, done, err := v.s.h.Borrow(ctx, m.GetSessionId())
 	if err != nil {
 		return nil, appendError(err, nil, 0, -1)
 	}
@@ -229,12 +230,15 @@ func (v *service) appendOnce(ctx context.Context, m *logbookv1.SessionsAppendReq
 		evs, first = b.Events, int64(b.Start)
 	}
 	n := int64(len(evs))
-	if err != nil {
-		if m.GetFlush() && n > 0 {
-			if _, ferr := v.s.st.Flush(ctx, o.Session); ferr != nil {
-				err = errors.Join(err, ferr)
-			}
+	var res store.FlushResult
+	if m.GetFlush() && (err == nil || n > 0) {
+		var ferr error
+		if res, ferr = v.s.st.Flush(ctx, o.Session); ferr != nil {
+			err = errors.Join(err, ferr)
 		}
+	}
+	done(err == nil)
+	if err != nil {
 		return nil, appendError(err, o.Session, n, first)
 	}
 	reply := &logbookv1.SessionsAppendReply{Envelopes: make([]string, 0, n)}
@@ -243,10 +247,6 @@ func (v *service) appendOnce(ctx context.Context, m *logbookv1.SessionsAppendReq
 		reply.Envelopes = append(reply.Envelopes, envelopeText(&scratch, ev))
 	}
 	if m.GetFlush() {
-		res, err := v.s.st.Flush(ctx, o.Session)
-		if err != nil {
-			return nil, appendError(err, o.Session, n, first)
-		}
 		reply.Flush = flushReply(res)
 	}
 	return connect.NewResponse(reply), nil
@@ -258,6 +258,7 @@ func (v *service) appendOnce(ctx context.Context, m *logbookv1.SessionsAppendReq
 func (v *service) AppendStream(ctx context.Context, stream *connect.ClientStream[logbookv1.SessionsAppendRequest]) (*connect.Response[logbookv1.SessionsAppendStreamReply], error) {
 	var (
 		sess     *session.Session
+		done     = func(bool) {} // ends the borrow of sess (host.Borrow)
 		appended int64
 		firstSeq int64 = -1 // the first appended event's seq; before one, the length the first request found
 	)
@@ -269,6 +270,7 @@ func (v *service) AppendStream(ctx context.Context, stream *connect.ClientStream
 				err = errors.Join(err, ferr)
 			}
 		}
+		done(false)
 		return nil, appendError(err, sess, appended, firstSeq)
 	}
 	for stream.Receive() {
@@ -279,11 +281,11 @@ func (v *service) AppendStream(ctx context.Context, stream *connect.ClientStream
 		}
 		switch id := m.GetSessionId(); {
 		case sess == nil:
-			o, err := v.s.h.Acquire(ctx, id)
+			o, giveBack, err := v.s.h.Borrow(ctx, id)
 			if err != nil {
 				return fail(err)
 			}
-			sess = o.Session
+			sess, done = o.Session, giveBack
 		case id != "" && id != sess.ID():
 			return fail(sdk.Errorf(sdk.CodeUsage, "append", "an append stream carries one session: %q, then %q", sess.ID(), id))
 		}
@@ -315,6 +317,7 @@ func (v *service) AppendStream(ctx context.Context, stream *connect.ClientStream
 	if err != nil {
 		return fail(err)
 	}
+	done(true)
 	return connect.NewResponse(&logbookv1.SessionsAppendStreamReply{Appended: appended, NextSeq: int64(sess.Len()), Flush: flushReply(res)}), nil
 }
 
@@ -469,18 +472,21 @@ func (v *service) Flush(ctx context.Context, req *connect.Request[logbookv1.Sess
 	return connect.NewResponse(flushReply(res)), nil
 }
 
-// Compact runs a manual compaction with the engine's compactor.
+// Compact runs a manual compaction with the engine's compactor, resuming
+// the session when it is not live (and releasing it again when the
+// compaction fails: host.Borrow).
 func (v *service) Compact(ctx context.Context, req *connect.Request[logbookv1.SessionsCompactRequest]) (*connect.Response[logbookv1.SessionsCompactReply], error) {
 	m := req.Msg
 	start, end := (*sdk.Seq)(m.StartSeq), (*sdk.Seq)(m.EndSeq)
 	if err := v.s.e.CheckCompact(start, end); err != nil {
 		return nil, toConnect(err, nil)
 	}
-	o, err := v.s.h.Acquire(ctx, m.GetSessionId())
+	o, done, err := v.s.h.Borrow(ctx, m.GetSessionId())
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}
 	out, err := v.s.e.Compact(ctx, o.Session, start, end, m.GetSourceCommandId())
+	done(err == nil)
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}

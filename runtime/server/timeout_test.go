@@ -79,10 +79,10 @@ func TestSlowClientsAreCutOff(t *testing.T) {
 	start := time.Now()
 	conns := make([]net.Conn, bodies)
 	for i := range conns {
-		conns[i] = rawConn(t, p, "POST /logbook.v1.Sessions/Inspect HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{")
+		conns[i] = rawConn(t, p, "POST /logbook.v1.Sessions/Inspect HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{")
 		wg.Go(func() { trickle(conns[i], 500*time.Millisecond, stop) })
 	}
-	header := rawConn(t, p, "POST /logbook.v1.Sessions/Inspect HTTP/1.1\r\nHost: x\r\n")
+	header := rawConn(t, p, "POST /logbook.v1.Sessions/Inspect HTTP/1.1\r\nHost: localhost\r\n")
 	wg.Go(func() { trickle(header, 300*time.Millisecond, stop) })
 
 	endsWithin(t, header, start, time.Second+slack, "headers trickled")
@@ -100,7 +100,7 @@ func TestSlowClientsAreCutOff(t *testing.T) {
 	readers.Wait()
 	t.Logf("%d body tricklers cut off after at most %v (read timeout 2 s)", bodies, slowest)
 
-	idle := rawConn(t, p, "POST /logbook.v1.Sessions/List HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}")
+	idle := rawConn(t, p, "POST /logbook.v1.Sessions/List HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}")
 	br := bufio.NewReader(idle)
 	status, err := br.ReadString('\n')
 	if err != nil || !strings.Contains(status, "200") {
@@ -138,10 +138,10 @@ func TestUnauthenticatedRefusedBeforeTheBody(t *testing.T) {
 		t.Errorf("a private token file got a warning:\n%s", p.log())
 	}
 	for _, tc := range []struct{ name, head, want string }{
-		{"content-length", "POST /logbook.v1.Sessions/Create HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n", " 401 "},
-		{"chunked", "POST /logbook.v1.Sessions/Create HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n", " 401 "},
+		{"content-length", "POST /logbook.v1.Sessions/Create HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n", " 401 "},
+		{"chunked", "POST /logbook.v1.Sessions/Create HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n", " 401 "},
 		// gRPC-Web answers errors with 200 and the status in its headers.
-		{"gRPC-Web", "POST /logbook.v1.Sessions/AppendStream HTTP/1.1\r\nHost: x\r\nContent-Type: application/grpc-web+proto\r\nContent-Length: 100000\r\n\r\n", " 200 "},
+		{"gRPC-Web", "POST /logbook.v1.Sessions/AppendStream HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/grpc-web+proto\r\nContent-Length: 100000\r\n\r\n", " 200 "},
 	} {
 		c := rawConn(t, p, tc.head)
 		_ = c.SetReadDeadline(time.Now().Add(slack)) // the answer and the end of the connection
