@@ -50,6 +50,9 @@ function connectMethods() {
   return out;
 }
 
+/** The text of the sessions' user message. */
+const secret = "a secret of the victim";
+
 /** The sessions the pages go after. */
 const targets = ["victim", "held", "live"];
 
@@ -196,7 +199,7 @@ async function attack({ requests, streams, wait }) {
       const { body, headers } = bodyOf(r.body);
       const res = await fetch(r.url, { method: r.method, mode: r.mode, body, headers, signal: stop.signal, credentials: "include" });
       const text = res.type === "opaque" ? "" : (await res.text()).slice(0, 2000);
-      seen.push({ label: r.label, type: res.type, status: res.status, contentType: res.headers.get("Content-Type"), text });
+      seen.push({ label: r.label, type: res.type, status: res.status, code: res.headers.get("Logbook-Code"), text });
     } catch (err) {
       seen.push({ label: r.label, rejected: String(err) });
     } finally {
@@ -222,19 +225,33 @@ async function attack({ requests, streams, wait }) {
   return { seen, streamed };
 }
 
-/** What the page's script read: every answer it could see that is not a 403 refusal with one of codes. */
+/**
+ * The code of a Connect stream's refusal: the stream holds nothing but its
+ * end message (flag 2), an error with Logbook-Code in its metadata.
+ */
+function streamRefusal(text) {
+  if (text.charCodeAt(0) !== 2) return undefined;
+  try {
+    const end = JSON.parse(text.slice(5));
+    return end.error?.code === "permission_denied" ? end.metadata?.["Logbook-Code"]?.[0] : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * What the page's script read: every answer it could see that is not a
+ * refusal with one of codes (403 with Logbook-Code: problem+json on /v1,
+ * the RPC protocol's error on Connect; or a Connect stream's refusal) or
+ * that holds the sessions' text.
+ */
 function readable(seen, codes) {
   const out = [];
   for (const s of seen) {
     if (s.rejected !== undefined || s.type === "opaque") continue;
-    let code;
-    try {
-      code = JSON.parse(s.text).code;
-    } catch {
-      // not a problem document
-    }
-    if (s.status === 403 && s.contentType === "application/problem+json" && codes.includes(code)) continue;
-    out.push(`${s.label}: ${s.status} ${s.contentType} ${s.text.slice(0, 120)}`);
+    const refused = s.status === 403 ? s.code : s.status === 200 ? streamRefusal(s.text) : undefined;
+    if (codes.includes(refused) && !s.text.includes(secret)) continue;
+    out.push(`${s.label}: ${s.status} ${s.code} ${s.text.slice(0, 120)}`);
   }
   return out;
 }
@@ -265,7 +282,7 @@ before(async () => {
   data = join(tempDir("logbook-viewer-attack-"), "data");
   const turn = [
     { type: "turn/start", data: { turn: 1 } },
-    { type: "user/message", data: { id: "u1", role: "user", content: [{ type: "text", text: "a secret" }], source: { kind: "prompt" } }, surfaceOp: "append" },
+    { type: "user/message", data: { id: "u1", role: "user", content: [{ type: "text", text: secret }], source: { kind: "prompt" } }, surfaceOp: "append" },
     { type: "turn/end", data: { turn: 1, reason: { kind: "completed" } } },
   ];
   const lines = turn.map((l) => JSON.stringify(l) + "\n").join("");
@@ -319,7 +336,7 @@ test("a page on a rebound name reads nothing and changes nothing: every route wi
   await page.close();
   const byCode = {};
   for (const s of seen) {
-    const code = s.rejected !== undefined ? "rejected" : (/"code":"(\w+)"/.exec(s.text)?.[1] ?? `HTTP ${s.status}`);
+    const code = s.rejected !== undefined ? "rejected" : `${s.status} ${s.code ?? streamRefusal(s.text)}`;
     byCode[code] = (byCode[code] ?? 0) + 1;
   }
   console.log(`rebound name: ${seen.length} requests, answered ${JSON.stringify(byCode)}; ${streamed.length} event streams`);
