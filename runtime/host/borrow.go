@@ -10,10 +10,14 @@ import (
 // when the last of them ends and none succeeded, and no Acquire claimed
 // it, the host releases it again (Borrow).
 type borrowed struct {
-	sess     *session.Session
-	users    int  // Borrow calls that have not called their done yet
-	keep     bool // a borrower succeeded, or an Acquire claimed the session
-	released bool // the host released it: a later take opens the session anew
+	sess  *session.Session
+	users int  // Borrow calls that have not called their done yet
+	keep  bool // a borrower succeeded, or an Acquire claimed the session
+	// gone is set when the last borrower failed and the host releases the
+	// session, and closed once it is released: a take that finds it waits,
+	// then opens the session anew. The entry stays in Host.borrowed until
+	// then, so no take mistakes the session being released for a live one.
+	gone chan struct{}
 }
 
 // Borrow is Acquire for one request that writes to the session (an
@@ -47,9 +51,14 @@ func (h *Host) take(ctx context.Context, id string, borrow bool) (Opened, *borro
 			h.mu.Unlock()
 			return o, nil, nil // live before any borrower: nothing to undo
 		}
-		if b.released {
+		if gone := b.gone; gone != nil {
 			h.mu.Unlock()
-			continue
+			select {
+			case <-gone:
+				continue
+			case <-ctx.Done():
+				return Opened{}, nil, ctx.Err()
+			}
 		}
 		if borrow {
 			b.users++
@@ -62,9 +71,10 @@ func (h *Host) take(ctx context.Context, id string, borrow bool) (Opened, *borro
 	}
 }
 
-// settle forgets a borrowed entry no request uses any more. h.mu is held.
+// settle forgets a borrowed entry no request uses any more, unless it is
+// being released. h.mu is held.
 func (h *Host) settle(b *borrowed) {
-	if b.users == 0 && h.borrowed[b.sess.ID()] == b {
+	if b.users == 0 && b.gone == nil && h.borrowed[b.sess.ID()] == b {
 		delete(h.borrowed, b.sess.ID())
 	}
 }
@@ -80,20 +90,25 @@ func (h *Host) giveBack(ctx context.Context, b *borrowed, ok bool) {
 	if ok {
 		b.keep = true
 	}
-	undo := b.users == 0 && !b.keep
-	if undo {
-		b.released = true
-	}
-	h.settle(b)
-	h.mu.Unlock()
-	if !undo {
+	if b.users > 0 || b.keep {
+		h.settle(b)
+		h.mu.Unlock()
 		return
 	}
-	if cur, live := h.st.Get(b.sess.ID()); !live || cur != b.sess {
-		return // released already (Release, shutdown)
+	b.gone = make(chan struct{})
+	h.mu.Unlock()
+	if cur, live := h.st.Get(b.sess.ID()); live && cur == b.sess { // else released already (Release, shutdown)
+		if err := h.st.Release(context.WithoutCancel(ctx), b.sess); err != nil {
+			h.log.Warn("releasing a session a failed request resumed failed", "session", b.sess.ID(), "error", err)
+		}
+		if cur, live := h.st.Get(b.sess.ID()); !live || cur != b.sess {
+			h.unhold(b.sess) // released, possibly with mirror errors
+		}
 	}
-	if err := h.st.Release(context.WithoutCancel(ctx), b.sess); err != nil {
-		h.log.Warn("releasing a session a failed request resumed failed", "session", b.sess.ID(), "error", err)
+	h.mu.Lock()
+	if h.borrowed[b.sess.ID()] == b {
+		delete(h.borrowed, b.sess.ID())
 	}
-	h.unhold(b.sess)
+	h.mu.Unlock()
+	close(b.gone)
 }

@@ -9,18 +9,6 @@ import (
 	"testing"
 )
 
-// live reports whether GET /v1/sessions/{id} says the session is live.
-func (s *server) live(t testing.TB, id string) bool {
-	t.Helper()
-	var d struct {
-		Live bool `json:"live"`
-	}
-	if err := json.Unmarshal(s.ok(t, 200, "GET", "/v1/sessions/"+id, "", nil).body, &d); err != nil {
-		t.Fatal(err)
-	}
-	return d.Live
-}
-
 // ids returns the ids GET /v1/sessions lists.
 func (s *server) ids(t testing.TB) []string {
 	t.Helper()

@@ -156,13 +156,19 @@ func userLine(id, text string) string {
 func ndjson(ls ...string) []byte { return []byte(strings.Join(ls, "\n") + "\n") }
 
 // length returns the log length GET /v1/sessions/{id} reports.
-func (s *server) length(t testing.TB, id string) int64 {
+func (s *server) length(t testing.TB, id string) int64 { return s.describe(t, id).Length }
+
+// live reports whether GET /v1/sessions/{id} says the session is live.
+func (s *server) live(t testing.TB, id string) bool { return s.describe(t, id).Live }
+
+// describe returns what GET /v1/sessions/{id} says of a session's log.
+func (s *server) describe(t testing.TB, id string) (d struct {
+	Length int64 `json:"length"`
+	Live   bool  `json:"live"`
+}) {
 	t.Helper()
-	var d struct {
-		Length int64 `json:"length"`
-	}
 	if err := json.Unmarshal(s.ok(t, 200, "GET", "/v1/sessions/"+id, "", nil).body, &d); err != nil {
 		t.Fatal(err)
 	}
-	return d.Length
+	return d
 }
