@@ -92,7 +92,10 @@ func New(h *host.Host, o Options) *API {
 	}
 	a := &API{h: h, opts: o, mux: http.NewServeMux()}
 	for _, rt := range routes {
-		a.mux.HandleFunc(rt.method+" "+rt.pattern, func(w http.ResponseWriter, r *http.Request) { rt.handle(a, w, r) })
+		a.mux.HandleFunc(rt.method+" "+rt.pattern, func(w http.ResponseWriter, r *http.Request) {
+			queryID(r)
+			rt.handle(a, w, r)
+		})
 	}
 	a.mux.HandleFunc("/", a.noRoute)
 	return a
@@ -100,6 +103,25 @@ func New(h *host.Host, o Options) *API {
 
 // ServeHTTP serves one request of the API.
 func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) { a.mux.ServeHTTP(w, r) }
+
+// queryIDSegment is the {id} path segment that stands for the session id
+// in the query parameter id: /v1/sessions/-/events?id=.. reads the events
+// of session "..". A browser, and any client that parses URLs as the WHATWG
+// URL standard says (Node's fetch), removes the path segments "." and "..",
+// escaped (%2E, %2E%2E) or not, so it cannot name those two sessions in the
+// path. Without the query parameter, the segment is the session "-".
+const queryIDSegment = "-"
+
+// queryID makes the query parameter id the request's session id when its
+// {id} segment is queryIDSegment.
+func queryID(r *http.Request) {
+	if r.PathValue("id") != queryIDSegment {
+		return
+	}
+	if q := r.URL.Query(); q.Has("id") {
+		r.SetPathValue("id", q.Get("id"))
+	}
+}
 
 // noRoute answers a request no route takes: METHOD_NOT_ALLOWED (405, with
 // Allow) when the path is a route for other methods, else ROUTE_NOT_FOUND

@@ -324,3 +324,37 @@ func TestV1DescribesATornTail(t *testing.T) {
 		t.Fatalf("after the resume: %+v (%v)", d, err)
 	}
 }
+
+// The sessions "." and ".." are reached at their escaped path segments
+// (%2E, %2E%2E), and, as a browser must (it removes those segments,
+// escaped or not), at the segment "-" with the id in the query; "-"
+// without the query is the session "-".
+func TestV1DotSessionIDs(t *testing.T) {
+	s := startServe(t)
+	s.ok(t, 201, "POST", "/v1/sessions", "application/json", []byte(`{"id":"-"}`))
+	for _, id := range []string{".", ".."} {
+		escaped := "/v1/sessions/" + strings.ReplaceAll(id, ".", "%2E")
+		s.ok(t, 201, "POST", "/v1/sessions", "application/json", []byte(`{"id":"`+id+`"}`))
+		s.ok(t, 200, "POST", escaped+"/events", "application/x-ndjson", ndjson(userLine("u1", "first in "+id)))
+		s.ok(t, 200, "POST", "/v1/sessions/-/events?id="+id, "application/x-ndjson", ndjson(userLine("u2", "second in "+id)))
+		for _, at := range []struct{ info, events string }{
+			{escaped, escaped + "/events"},
+			{"/v1/sessions/-?id=" + id, "/v1/sessions/-/events?id=" + id},
+		} {
+			var d struct {
+				ID     string `json:"id"`
+				Length int64  `json:"length"`
+			}
+			if err := json.Unmarshal(s.ok(t, 200, "GET", at.info, "", nil).body, &d); err != nil || d.ID != id || d.Length != 2 {
+				t.Errorf("GET %s: %+v (%v), want session %q of 2 events", at.info, d, err, id)
+			}
+			if got := s.ok(t, 200, "GET", at.events, "", nil).body; !bytes.Contains(got, []byte(`"first in `+id+`"`)) || !bytes.Contains(got, []byte(`"second in `+id+`"`)) {
+				t.Errorf("GET %s: %s", at.events, got)
+			}
+		}
+	}
+	if got := s.length(t, "-"); got != 0 {
+		t.Errorf("session - holds %d events, want 0", got)
+	}
+	s.failed(t, 404, "SESSION_NOT_FOUND", "GET", "/v1/sessions/-/surface?id=nope", "", nil)
+}

@@ -105,15 +105,6 @@ export async function getJSON<T>(path: string, signal?: AbortSignal): Promise<T>
   return (await r.json()) as T;
 }
 
-/** POSTs NDJSON lines to a /v1 path. */
-export async function postNDJSON(path: string, lines: string[]): Promise<string> {
-  const h = headers("application/x-ndjson") as Record<string, string>;
-  h["Content-Type"] = "application/x-ndjson";
-  const r = await fetch(path, { method: "POST", headers: h, body: lines.join("\n") + "\n" });
-  if (!r.ok) throw await problem(r);
-  return r.text();
-}
-
 /**
  * A window of events as the server sent them: one canonical envelope per
  * line, seqs from, from+1, … (the window is contiguous), parsed only when
@@ -128,7 +119,7 @@ export interface EventPage {
 
 /** Reads the events [from, to) of a session as NDJSON lines. */
 export async function events(id: string, from: number, to: number, signal?: AbortSignal): Promise<EventPage> {
-  const r = await fetch(`${sessionPath(id)}/events?from=${from}&to=${to}`, {
+  const r = await fetch(sessionURL(id, "/events", { from, to }), {
     headers: headers("application/x-ndjson"),
     signal,
   });
@@ -152,7 +143,7 @@ export async function follow(id: string, from: number, onEvent: (e: Envelope) =>
     try {
       const h = headers("text/event-stream") as Record<string, string>;
       if (last >= 0) h["Last-Event-ID"] = String(last);
-      const r = await fetch(`${sessionPath(id)}/events?from=${from}`, { headers: h, signal });
+      const r = await fetch(sessionURL(id, "/events", { from }), { headers: h, signal });
       if (!r.ok || !r.body) throw await problem(r);
       const reader = r.body.pipeThrough(new TextDecoderStream()).getReader();
       let buf = "";
@@ -183,9 +174,30 @@ export async function follow(id: string, from: number, onEvent: (e: Envelope) =>
   }
 }
 
-/** The path of a session's resource. */
-export function sessionPath(id: string): string {
-  return `v1/sessions/${encodeURIComponent(id)}`;
+/** A dot segment: one the browser removes from a path, escaped or not. */
+function dots(id: string): boolean {
+  return id === "." || id === "..";
+}
+
+/**
+ * The URL of a session's resource, or of its sub-resource sub ("/events"),
+ * with the query parameters query. The id is escaped as a path segment,
+ * except "." and "..": the browser would remove them from the path (as
+ * %2E and %2E%2E too), so they go in the query parameter id under the
+ * segment "-", which the server reads so.
+ */
+export function sessionURL(id: string, sub = "", query: Record<string, string | number> = {}): string {
+  const q = new URLSearchParams();
+  if (dots(id)) q.set("id", id);
+  for (const [k, v] of Object.entries(query)) q.set(k, String(v));
+  const s = q.toString();
+  return `v1/sessions/${dots(id) ? "-" : encodeURIComponent(id)}${sub}${s ? `?${s}` : ""}`;
+}
+
+/** The viewer's route of a session, at seq when given (#/sessions/ID?seq=N). */
+export function sessionHash(id: string, seq?: number): string {
+  const seg = dots(id) ? id.replaceAll(".", "%2E") : encodeURIComponent(id);
+  return `#/sessions/${seg}${seq !== undefined ? `?seq=${seq}` : ""}`;
 }
 
 /** The optional routes this server turned out not to have, asked once per page load. */

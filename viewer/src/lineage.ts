@@ -1,7 +1,7 @@
 // The Forks panel: the lineage tree of a session (its ancestors, itself,
 // its descendants), each child linked at its fork point.
 
-import { getJSON, optional, sessionPath } from "./api";
+import { getJSON, optional, sessionHash, sessionURL } from "./api";
 import { h, replace } from "./dom";
 import { listAll, parentOf } from "./sessions";
 
@@ -21,7 +21,7 @@ interface Lineage {
 
 /** The lineage tree of id: the server's when it has the route, else built from the listing. */
 async function tree(id: string): Promise<Node> {
-  const l = await optional("lineage", () => getJSON<Lineage>(sessionPath(id) + "/lineage"));
+  const l = await optional("lineage", () => getJSON<Lineage>(sessionURL(id, "/lineage")));
   if (l) return l.tree;
   const all = await listAll();
   const byId = new Map(all.map((s) => [s.id, s]));
@@ -58,7 +58,7 @@ export async function lineagePanel(id: string, body: HTMLElement, live: () => bo
       { role: "treeitem", "aria-expanded": n.children?.length ? "true" : null, "aria-current": n.id === id ? "page" : null, "data-session": n.id },
       n.missing
         ? h("span", { class: "muted" }, `${n.id} (not stored)`)
-        : h("a", { href: `#/sessions/${encodeURIComponent(n.id)}${n.seq !== undefined ? `?seq=${n.seq}` : ""}` }, n.id),
+        : h("a", { href: sessionHash(n.id, n.seq) }, n.id),
       n.seq !== undefined ? h("span", { class: "muted" }, ` forked at seq ${n.seq}`) : null,
       n.id === id ? h("span", { class: "badge" }, "this session") : null,
       n.children?.length ? h("ul", { role: "group" }, ...n.children.map(node)) : null,

@@ -2,7 +2,7 @@
 // event (the event itself, what the model saw as of it, its provenance)
 // and the session's forks; a live session follows new events.
 
-import { events as readEvents, follow, getJSON, optional, Problem, sessionPath, type Envelope, type SessionInfo } from "./api";
+import { events as readEvents, follow, getJSON, optional, Problem, sessionHash, sessionURL, type Envelope, type SessionInfo } from "./api";
 import { h, replace, when } from "./dom";
 import { message, messageText, show } from "./events";
 import { Log, pageSize } from "./log";
@@ -41,7 +41,7 @@ async function open(id: string, seq: number | undefined, facts: HTMLElement, mai
   // description (which costs the server a read of the whole stored log)
   // fills in the facts when it arrives. A server without Logbook-Next-Seq
   // needs the description for the log's length first.
-  const infoP = getJSON<SessionInfo>(sessionPath(id), signal);
+  const infoP = getJSON<SessionInfo>(sessionURL(id), signal);
   infoP.catch(() => {});
   const first = await readEvents(id, firstFrom, firstFrom + pageSize, signal);
   const length = first.nextSeq ?? (await infoP).length;
@@ -52,7 +52,7 @@ async function open(id: string, seq: number | undefined, facts: HTMLElement, mai
   const panel = new Panel(log, tl);
   tl.onPick = (s) => {
     panel.pick(s);
-    const q = `#/sessions/${encodeURIComponent(id)}?seq=${s}`;
+    const q = sessionHash(id, s);
     if (location.hash !== q) history.replaceState(null, "", q);
   };
   replace(main, h("div", { class: "left" }, tl.el), panel.el);
@@ -111,7 +111,7 @@ function renderFacts(facts: HTMLElement, info: SessionInfo | undefined, log: Log
   parts.push(" · created ", when(info.header.createdAt), " · ", h("span", { class: info.live ? "badge live" : "badge" }, info.live ? "live" : "stored"));
   if (info.header.parentSession) {
     const n = info.header.inheritedEventCount;
-    parts.push(" · forked from ", h("a", { href: `#/sessions/${encodeURIComponent(info.header.parentSession)}${n ? `?seq=${n - 1}` : ""}` }, info.header.parentSession), n ? ` at seq ${n - 1}` : "");
+    parts.push(" · forked from ", h("a", { href: sessionHash(info.header.parentSession, n ? n - 1 : undefined) }, info.header.parentSession), n ? ` at seq ${n - 1}` : "");
   }
   if (info.torn) parts.push(" ", h("span", { class: "badge bad", title: info.warning ?? "" }, `torn: ${info.torn.bytes} bytes from seq ${info.torn.fromSeq}`));
   replace(facts, ...parts);
@@ -125,9 +125,9 @@ function renderFacts(facts: HTMLElement, info: SessionInfo | undefined, log: Log
  */
 async function marks(id: string, signal: AbortSignal): Promise<Pick<Marks, "shadowed" | "onSurface" | "replacedBy"> | undefined> {
   try {
-    const s = await optional("shadowed", () => getJSON<Shadowed>(sessionPath(id) + "/shadowed", signal));
+    const s = await optional("shadowed", () => getJSON<Shadowed>(sessionURL(id, "/shadowed"), signal));
     if (s) return { shadowed: new Set(s.shadowed), replacedBy: new Map(Object.entries(s.replacedBy ?? {}).map(([k, v]) => [Number(k), v])) };
-    return { onSurface: new Set(await getJSON<number[]>(sessionPath(id) + "/surface", signal)) };
+    return { onSurface: new Set(await getJSON<number[]>(sessionURL(id, "/surface"), signal)) };
   } catch {
     return undefined;
   }
@@ -254,11 +254,11 @@ class Panel {
   /** What the model saw as of the picked seq: the messages, the request, the tokens. */
   private async sawTab(live: () => boolean): Promise<void> {
     const at = this.seq;
-    const base = sessionPath(this.log.id);
+    const id = this.log.id;
     const [msgs, surface, tokens] = await Promise.all([
-      getJSON<any[]>(`${base}/messages?at=${at}`),
-      getJSON<number[]>(`${base}/surface?at=${at}`),
-      optional("tokens", () => getJSON<any>(`${base}/tokens?at=${at}`)),
+      getJSON<any[]>(sessionURL(id, "/messages", { at })),
+      getJSON<number[]>(sessionURL(id, "/surface", { at })),
+      optional("tokens", () => getJSON<any>(sessionURL(id, "/tokens", { at }))),
     ]);
     if (!live()) return;
     const list = h("ol", { class: "messages", "aria-label": `Messages as of seq ${at}` });
@@ -306,14 +306,14 @@ class Panel {
 
   /** The reconstructed request, in the shapes the server offers. */
   private async request(el: HTMLElement, at: number, live: () => boolean): Promise<void> {
-    const base = sessionPath(this.log.id);
+    const id = this.log.id;
     if (!this.formats) {
       // A server without formats ignores the parameter: it answers an
       // unknown format as it answers none.
       this.formats = ["logbook"];
-      const bogus = await optional("format", () => getJSON(`${base}/request?at=${at}&format=no-such-format`).then(() => false));
+      const bogus = await optional("format", () => getJSON(sessionURL(id, "/request", { at, format: "no-such-format" })).then(() => false));
       if (bogus === undefined) {
-        for (const f of ["openai", "anthropic"]) if (await optional(`format-${f}`, () => getJSON(`${base}/request?at=${at}&format=${f}`))) this.formats.push(f);
+        for (const f of ["openai", "anthropic"]) if (await optional(`format-${f}`, () => getJSON(sessionURL(id, "/request", { at, format: f })))) this.formats.push(f);
       }
     }
     const pre = h("pre", { class: "json", id: "request-json" });
@@ -321,8 +321,7 @@ class Panel {
     const load = async (f: string) => {
       this.format = f;
       for (const b of bar.querySelectorAll("button")) b.setAttribute("aria-pressed", String(b.dataset.format === f));
-      const q = f === "logbook" ? "" : `&format=${f}`;
-      const body = await getJSON<any>(`${base}/request?at=${at}${q}`);
+      const body = await getJSON<any>(sessionURL(id, "/request", f === "logbook" ? { at } : { at, format: f }));
       if (live()) pre.textContent = JSON.stringify(body, null, 2);
     };
     if (this.formats.length > 1) for (const f of this.formats) bar.append(h("button", { "data-format": f, "aria-pressed": "false", onclick: () => void load(f) }, f));
@@ -332,7 +331,7 @@ class Panel {
 
   /** The provenance tree of seq. */
   private async whyTab(seq: number, live: () => boolean): Promise<void> {
-    const tree = await optional("why", () => getJSON<any>(`${sessionPath(this.log.id)}/why?seq=${seq}`));
+    const tree = await optional("why", () => getJSON<any>(sessionURL(this.log.id, "/why", { seq })));
     if (!live()) return;
     if (!tree) {
       replace(this.body, h("p", { class: "muted" }, "This server has no provenance view (GET /v1/sessions/{id}/why)."));

@@ -1,7 +1,7 @@
 // The Sessions view: every stored session, newest activity first, with a
 // filter by id or text.
 
-import { events as readEvents, getJSON, Problem, sessionPath, unsupported, type Listed, type SessionInfo } from "./api";
+import { events as readEvents, getJSON, Problem, sessionHash, sessionURL, unsupported, type Listed, type SessionInfo } from "./api";
 import { h, replace, when } from "./dom";
 
 /** A listed session and what the view learnt of it since. */
@@ -132,7 +132,7 @@ async function details(all: Entry[], body: HTMLElement, signal: AbortSignal): Pr
     if (page.nextSeq !== undefined) s.eventCount = page.nextSeq;
   });
   await each(2, async (s) => {
-    const [info, surface] = await Promise.all([getJSON<SessionInfo>(sessionPath(s.id), signal), getJSON<number[]>(sessionPath(s.id) + "/surface", signal)]);
+    const [info, surface] = await Promise.all([getJSON<SessionInfo>(sessionURL(s.id), signal), getJSON<number[]>(sessionURL(s.id, "/surface"), signal)]);
     s.eventCount = info.length;
     s.messages = surface.length;
     if (info.torn) s.torn = info.warning ?? "torn";
@@ -152,11 +152,11 @@ function row(s: Entry): HTMLTableRowElement {
   return h(
     "tr",
     { "data-session": s.id },
-    h("th", { scope: "row" }, h("a", { href: `#/sessions/${encodeURIComponent(s.id)}` }, s.id)),
+    h("th", { scope: "row" }, h("a", { href: sessionHash(s.id) }, s.id)),
     h("td", { class: "num", "data-col": "events" }, s.eventCount ?? (s.error ? "—" : "…")),
     h("td", {}, when(s.header?.createdAt)),
     h("td", {}, when(s.lastActivity)),
-    h("td", {}, p ? h("a", { href: `#/sessions/${encodeURIComponent(p.id)}${p.seq !== undefined ? `?seq=${p.seq}` : ""}` }, p.id, p.seq !== undefined ? ` @${p.seq}` : "") : "—"),
+    h("td", {}, p ? h("a", { href: sessionHash(p.id, p.seq) }, p.id, p.seq !== undefined ? ` @${p.seq}` : "") : "—"),
     h("td", { class: "num", "data-col": "messages" }, s.messages === undefined ? (s.error ? "—" : "…") : s.messages < 0 ? "—" : s.messages),
     h("td", { "data-col": "state" }, ...badges),
   );

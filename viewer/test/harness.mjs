@@ -110,15 +110,15 @@ export class Server {
   }
 }
 
-/** Chromium, headless, with a new empty profile. */
-export async function browser() {
+/** Chromium, headless, with a new empty profile and the extra command-line args. */
+export async function browser(extra = []) {
   if (!existsSync(chromiumPath)) throw new Error(`no Chromium at ${chromiumPath}: apt-get install chromium (or set LOGBOOK_CHROMIUM)`);
   const profile = tempDir("logbook-viewer-profile-");
   return chromium.launchPersistentContext(profile, {
     executablePath: chromiumPath,
     headless: true,
     viewport: { width: 1400, height: 900 },
-    args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-quic"],
+    args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-quic", ...extra],
   });
 }
 

@@ -314,6 +314,57 @@ describe("damaged logs", () => {
   });
 });
 
+describe("sessions named . and ..", () => {
+  let srv;
+  const ids = [".", "..", "-"];
+  before(async () => {
+    const global = ["--data", join(tempDir("logbook-viewer-dots-"), "data")];
+    for (const id of ids) {
+      const lines = [
+        { type: "turn/start", data: { turn: 1 } },
+        { type: "user/message", data: { id: "u1", role: "user", content: [{ type: "text", text: `in session ${id}` }], source: { kind: "prompt" } }, surfaceOp: "append" },
+      ];
+      logbook([...global, "append", id], lines.map((l) => JSON.stringify(l) + "\n").join(""));
+    }
+    srv = await Server.start(global);
+  });
+  after(async () => srv?.stop());
+
+  // The page of session id shows its own two events and its message.
+  const showsSession = async (page, id) => {
+    await page.locator('.row[data-seq="1"]:not(.loading)').waitFor();
+    assert.equal(await page.title(), `${id} · logbook`);
+    assert.match(await page.locator('[data-fact="length"]').innerText(), /2 events/);
+    await page.locator('.row[data-seq="1"]').click();
+    await page.locator(".msg-text").filter({ hasText: `in session ${id}` }).waitFor();
+    assert.equal(await page.locator(".msg-text").count(), 1);
+  };
+
+  test("open from the list and at their routes, escaped or not, and show their events", async () => {
+    const page = await newPage();
+    for (const id of ids) {
+      await page.goto(srv.url + "/");
+      await page.locator(`tr[data-session="${id}"] [data-col="messages"]`).filter({ hasText: "1" }).waitFor();
+      await page.locator(`tr[data-session="${id}"] a`).click();
+      await showsSession(page, id);
+    }
+    await screenshot(page, "session-dash");
+    for (const [route, id] of [
+      ["#/sessions/.", "."],
+      ["#/sessions/%2E", "."],
+      ["#/sessions/..", ".."],
+      ["#/sessions/%2E%2E", ".."],
+      ["#/sessions/-", "-"],
+    ]) {
+      await page.goto(srv.url + "/" + route);
+      await page.reload();
+      await showsSession(page, id);
+    }
+    assert.deepEqual(page.errors, []);
+    await page.close();
+  });
+});
+
 describe("a server with a token", () => {
   let srv;
   const token = "viewer-test-token-0123456789";

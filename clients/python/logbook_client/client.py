@@ -60,6 +60,12 @@ class Client:
         elif ndjson is not None:
             h["Content-Type"] = "application/x-ndjson"
             data = ndjson.encode()
+        elif method == "POST":
+            # A POST says its media type even without a body (flush,
+            # release): the server refuses one that does not
+            # (UNSUPPORTED_MEDIA_TYPE), so that no web page's form or
+            # no-cors fetch passes for a client.
+            h["Content-Type"] = "application/json"
         req = urllib.request.Request(url, data=data, method=method, headers=h)
         try:
             return urllib.request.urlopen(req, timeout=self.timeout if timeout is None else timeout)
@@ -119,7 +125,10 @@ class Session:
         self.header = header
 
     def _path(self, sub: str = "") -> str:
-        return "/v1/sessions/" + urllib.parse.quote(self.id, safe="") + sub
+        # The ids "." and ".." are escaped too: the server cleans the dot
+        # segments out of a path before it routes it.
+        seg = self.id.replace(".", "%2E") if self.id in (".", "..") else urllib.parse.quote(self.id, safe="")
+        return "/v1/sessions/" + seg + sub
 
     def info(self) -> dict:
         """The header, the log's length, whether it is live, and any torn tail."""

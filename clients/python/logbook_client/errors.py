@@ -36,10 +36,11 @@ class LogbookError(Exception):
 
 def retryable(err: BaseException) -> bool:
     """Whether a failed call may pass when repeated: the server or a plugin
-    unavailable, an I/O error, a busy backend, no answer, or a failed flush
-    of a session that is not fenced."""
+    unavailable, an I/O error, a busy backend, the server's cap on live
+    sessions reached (max_live_sessions), no answer, or a failed flush of a
+    session that is not fenced."""
     if not isinstance(err, LogbookError):
         return False
     if err.code == "FLUSH_FAILED":
         return not err.fenced
-    return err.code in ("IO_ERROR", "BACKEND_BUSY", "PLUGIN_UNAVAILABLE", CONNECTION_FAILED)
+    return err.code in ("IO_ERROR", "BACKEND_BUSY", "TOO_MANY_LIVE_SESSIONS", "PLUGIN_UNAVAILABLE", CONNECTION_FAILED)

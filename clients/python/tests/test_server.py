@@ -3,8 +3,11 @@
 import os
 import tempfile
 import unittest
+import urllib.parse
+import urllib.request
+from unittest import mock
 
-from logbook_client import Client, LogbookError, RawJSON, encode_json, member_text
+from logbook_client import Client, LogbookError, RawJSON, encode_json, member_text, retryable
 from logbook_client import events as ev
 
 from .serve import Server, free_addr, remove_bin
@@ -73,6 +76,49 @@ class ServerTest(unittest.TestCase):
         self.assertEqual(len(page["sessions"]), 1)
         self.assertIsNotNone(page["nextCursor"])
         child.release()
+
+    def test_every_post_says_its_content_type(self):
+        """Body or not: flush and release pass a server that requires it."""
+        posts = []
+        real = urllib.request.urlopen
+
+        def recording(req, *a, **kw):
+            if req.get_method() == "POST":
+                path = urllib.parse.urlsplit(req.full_url).path
+                posts.append(path.rsplit("/", 1)[-1] + " " + str(req.get_header("Content-type")))
+            return real(req, *a, **kw)
+
+        with mock.patch("urllib.request.urlopen", recording):
+            s = lb.create(id="py-media-type")
+            s.append([ev.turn_start(1)])
+            child = s.fork(as_id="py-media-type-child")
+            self.assertEqual(s.flush()["backends"][0]["durableSeq"], 0)
+            s.release()
+            child.release()
+        self.assertEqual(posts, [
+            "sessions application/json",
+            "events application/x-ndjson",
+            "fork application/json",
+            "flush application/json",
+            "release application/json",
+            "release application/json",
+        ])
+        self.assertFalse(s.info()["live"])
+
+    def test_dot_sessions_are_reached_like_any_other(self):
+        for id in (".", ".."):
+            s = lb.create(id=id)
+            self.assertEqual(s.append([ev.turn_start(1)])[0].seq, 0)
+            self.assertEqual(s.info()["id"], id)
+            self.assertEqual(s.flush()["backends"][0]["durableSeq"], 0)
+            s.release()
+            stored = lb.session(id)
+            self.assertEqual([e.type for e in stored.events()], ["turn/start"])
+            self.assertEqual(stored.surface(), [])
+
+    def test_too_many_live_sessions_is_retryable(self):
+        self.assertTrue(retryable(LogbookError({"code": "TOO_MANY_LIVE_SESSIONS", "status": 503, "detail": "max_live_sessions 1000 reached"})))
+        self.assertFalse(retryable(LogbookError({"code": "SESSION_NOT_FOUND", "status": 404, "detail": ""})))
 
     def test_documents_come_back_byte_for_byte(self):
         s = lb.create()

@@ -171,6 +171,11 @@ export class Client {
     } else if (c.ndjson !== undefined) {
       headers["Content-Type"] = "application/x-ndjson";
       body = c.ndjson;
+    } else if (method === "POST") {
+      // A POST says its media type even without a body (flush, release):
+      // the server refuses one that does not (UNSUPPORTED_MEDIA_TYPE), so
+      // that no web page's form or no-cors fetch passes for a client.
+      headers["Content-Type"] = "application/json";
     }
     let res: Response;
     try {
@@ -237,13 +242,18 @@ export class Session {
     this.header = header;
   }
 
-  #path(sub = ""): string {
-    return `/v1/sessions/${encodeURIComponent(this.id)}${sub}`;
+  // call sends a request to the session's resource sub ("/events"). The
+  // ids "." and ".." go in the query parameter id under the segment "-":
+  // fetch parses URLs as the WHATWG URL standard says, which removes those
+  // segments from a path, escaped or not.
+  #call(method: string, sub = "", c: Call = {}): Promise<Response> {
+    if (this.id !== "." && this.id !== "..") return this.client.call(method, `/v1/sessions/${encodeURIComponent(this.id)}${sub}`, c);
+    return this.client.call(method, `/v1/sessions/-${sub}`, { ...c, query: { ...c.query, id: this.id } });
   }
 
   /** info returns the header, the log's length, and whether it is live. */
   async info(): Promise<SessionInfo> {
-    return (await (await this.client.call("GET", this.#path())).json()) as SessionInfo;
+    return (await (await this.#call("GET")).json()) as SessionInfo;
   }
 
   /** append appends inputs in order and returns their stored events. The
@@ -251,7 +261,7 @@ export class Session {
    * appended, and the LogbookError says how many (appended, from firstSeq). */
   async append(inputs: Input<unknown>[], o: AppendOptions = {}): Promise<Event[]> {
     const ndjson = inputs.map((i) => encodeInput(i) + "\n").join("");
-    const res = await this.client.call("POST", this.#path("/events"), {
+    const res = await this.#call("POST", "/events", {
       query: { expectedSeq: o.expectedSeq, flush: o.flush || undefined },
       ndjson,
       signal: o.signal,
@@ -331,7 +341,7 @@ export class Session {
 
   /** events reads the log [from, to) (defaults: all of it). */
   async events(o: { from?: Seq; to?: Seq; signal?: AbortSignal | undefined } = {}): Promise<Event[]> {
-    const res = await this.client.call("GET", this.#path("/events"), { query: { from: o.from, to: o.to }, signal: o.signal });
+    const res = await this.#call("GET", "/events", { query: { from: o.from, to: o.to }, signal: o.signal });
     return parseNDJSON(await res.text());
   }
 
@@ -360,7 +370,7 @@ export class Session {
       try {
         const headers: Record<string, string> = { Accept: "text/event-stream" };
         if (next > 0) headers["Last-Event-ID"] = String(next - 1);
-        const res = await this.client.call("GET", this.#path("/events"), { query: { from: next, to: o.to }, headers, signal: ac.signal });
+        const res = await this.#call("GET", "/events", { query: { from: next, to: o.to }, headers, signal: ac.signal });
         for await (const se of readEvents(res.body!, alive)) {
           const ev = new Event(se.data);
           if (ev.seq < next) continue;
@@ -417,31 +427,31 @@ export class Session {
   /** text returns a view's document exactly as the server sent it: the
    * canonical bytes, for comparing or for a lossless parser. */
   async text(view: View, o: { at?: Seq } = {}): Promise<string> {
-    const res = await this.client.call("GET", this.#path("/" + view), { query: { at: o.at } });
+    const res = await this.#call("GET", "/" + view, { query: { at: o.at } });
     return (await res.text()).replace(/\n$/, "");
   }
 
   /** fork makes a live child keeping the events up to at (default: all), with id as (default: generated). */
   async fork(o: { at?: Seq; as?: string } = {}): Promise<Session> {
-    const res = await this.client.call("POST", this.#path("/fork"), { json: o });
+    const res = await this.#call("POST", "/fork", { json: o });
     const header = (await res.json()) as SessionHeader;
     return new Session(this.client, header.id, header);
   }
 
   /** flush makes every appended event durable on every backend. */
   async flush(signal?: AbortSignal): Promise<FlushResult> {
-    return (await (await this.client.call("POST", this.#path("/flush"), { signal })).json()) as FlushResult;
+    return (await (await this.#call("POST", "/flush", { signal })).json()) as FlushResult;
   }
 
   /** compact runs a manual compaction and returns the events it appended. */
   async compact(o: { startSeq?: Seq; endSeq?: Seq; sourceCommandId?: string } = {}): Promise<Event[]> {
-    const res = await this.client.call("POST", this.#path("/compact"), { json: o });
+    const res = await this.#call("POST", "/compact", { json: o });
     return parseNDJSON(await res.text());
   }
 
   /** release flushes the session and lets the server drop it. */
   async release(): Promise<void> {
-    await this.client.call("POST", this.#path("/release"));
+    await this.#call("POST", "/release");
   }
 }
 

@@ -69,13 +69,15 @@ export class LogbookError extends Error {
 }
 
 /** retryable reports whether a failed call may pass when repeated: the
- * server or a plugin unavailable, an I/O error, a busy backend, no answer
- * at all, or a failed flush of a session that is not fenced. */
+ * server or a plugin unavailable, an I/O error, a busy backend, the
+ * server's cap on live sessions reached (max_live_sessions), no answer at
+ * all, or a failed flush of a session that is not fenced. */
 export function retryable(err: unknown): boolean {
   if (!(err instanceof LogbookError)) return false;
   switch (err.code) {
     case "IO_ERROR":
     case "BACKEND_BUSY":
+    case "TOO_MANY_LIVE_SESSIONS":
     case "PLUGIN_UNAVAILABLE":
     case CONNECTION_FAILED:
       return true;

@@ -102,7 +102,11 @@ test("follow takes a silent stream for a dead connection and reconnects", async 
     let reconnects = 0;
     for await (const e of s.follow({ to: 1, idleTimeoutMs: 200, onReconnect: () => reconnects++ })) got.push(e.envelope);
     assert.deepEqual(got, [envelope]);
-    assert.equal(reconnects, 1);
+    // The silent stream was reconnected (the envelope came on a later
+    // one); under load the idle timer may also end an attempt that had
+    // not connected yet.
+    assert.equal(requests, 2);
+    assert.ok(reconnects >= 1, `${reconnects} reconnects`);
   } finally {
     srv.closeAllConnections();
     await new Promise<void>((r) => srv.close(() => r()));

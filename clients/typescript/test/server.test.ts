@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 
-import { Client, LogbookError, events as ev, rawJSON, type Event, type Input } from "../src/index.js";
+import { Client, LogbookError, events as ev, rawJSON, retryable, type Event, type Input } from "../src/index.js";
 import { encodeJSON, memberText } from "../src/json.js";
 import { freeAddr, removeBin, Server } from "./serve.js";
 
@@ -85,6 +85,55 @@ test("create, append with builders, messages as expected; stored data is the bui
   assert.equal(page.sessions.length, 1);
   assert.notEqual(page.nextCursor, null);
   await child.release();
+});
+
+test("every POST says its Content-Type, body or not: flush and release pass a server that requires it", async () => {
+  const posts: string[] = [];
+  const recording: typeof fetch = (input, init) => {
+    if (init?.method === "POST") {
+      const path = new URL(String(input)).pathname;
+      posts.push(`${path.slice(path.lastIndexOf("/") + 1)} ${new Headers(init.headers).get("Content-Type")}`);
+    }
+    return fetch(input, init);
+  };
+  const c = new Client({ baseUrl: srv.url, fetch: recording });
+  const s = await c.create({ id: "t-media-type" });
+  await s.append([ev.turnStart(1)]);
+  const child = await s.fork({ as: "t-media-type-child" });
+  assert.equal((await s.flush()).backends[0]?.durableSeq, 0);
+  await s.release();
+  await child.release();
+  assert.deepEqual(posts, [
+    "sessions application/json",
+    "events application/x-ndjson",
+    "fork application/json",
+    "flush application/json",
+    "release application/json",
+    "release application/json",
+  ]);
+  assert.equal((await s.info()).live, false);
+});
+
+test("the sessions . and .. are reached like any other (fetch removes those path segments)", async () => {
+  for (const id of [".", ".."]) {
+    const s = await lb.create({ id });
+    assert.equal((await s.append([ev.turnStart(1)]))[0]!.seq, 0);
+    assert.equal((await s.info()).id, id);
+    assert.equal((await s.flush()).backends[0]?.durableSeq, 0);
+    await s.release();
+    const stored = lb.session(id);
+    assert.deepEqual(
+      (await stored.events()).map((e) => e.type),
+      ["turn/start"],
+    );
+    assert.deepEqual(await stored.surface(), []);
+  }
+});
+
+test("retryable: TOO_MANY_LIVE_SESSIONS (the server's cap on live sessions) may pass later", () => {
+  const busy = new LogbookError({ code: "TOO_MANY_LIVE_SESSIONS", status: 503, detail: "max_live_sessions 1000 reached" });
+  assert.equal(retryable(busy), true);
+  assert.equal(retryable(new LogbookError({ code: "SESSION_NOT_FOUND", status: 404, detail: "" })), false);
 });
 
 test("documents come back byte for byte: RawJSON in, dataText and views out", async () => {
