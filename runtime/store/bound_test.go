@@ -281,3 +281,62 @@ func TestPendingBoundEdges(t *testing.T) {
 		t.Fatalf("total below the per-session bound: %v", err)
 	}
 }
+
+// Every way events leave a queue gives their bytes back: acknowledgement,
+// a mirror detached by a final failure (and what it is no longer sent),
+// the release of a fenced session whose events stay unwritten; and a
+// create's seed counts while it is queued.
+func TestPendingBytesTotalReturnsToZero(t *testing.T) {
+	ctx := context.Background()
+	clock := newFakeClock() // no window expires: only the flushes write
+	prim, mirror := newRecorder(mem(), clock), newRecorder(mem(), clock)
+	st := newTestStore(t, clock, Backend{Name: "prim", Persistence: prim}, Backend{Name: "mirror", Persistence: mirror})
+	pending := func() int64 { return st.Stats().PendingBytes }
+
+	src, _ := st.Create(ctx, CreateOptions{ID: "src"})
+	mustAppend(t, src, user("a"), user("b"))
+	if p, want := pending(), 2*envelopeBytes(src.Events().Slice()); p != want {
+		t.Fatalf("pending %d after two appends to two backends; want %d", p, want)
+	}
+	seeded, err := st.Create(ctx, CreateOptions{ID: "seeded", Seed: src.Events().Slice()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := pending(); p < 2*envelopeBytes(seeded.Events().Slice()) {
+		t.Fatalf("pending %d does not count the seed", p)
+	}
+	for _, s := range []*session.Session{src, seeded} {
+		if _, err := st.Flush(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if p := pending(); p != 0 {
+		t.Fatalf("pending %d after the flushes; want 0", p)
+	}
+
+	mirror.failNext(sdk.Errorf(sdk.CodeSeqConflict, "test", "the mirror holds other events"))
+	mustAppend(t, src, user("c"))
+	if _, err := st.Flush(ctx, src); !errors.Is(err, sdk.ErrMirrorDiverged) {
+		t.Fatalf("flush with a failing mirror: %v", err)
+	}
+	mustAppend(t, src, user("d")) // reserved for both queues; the detached mirror gives its share back
+	if _, err := st.Flush(ctx, src); !errors.Is(err, sdk.ErrMirrorDiverged) {
+		t.Fatalf("flush after the mirror detached: %v", err)
+	}
+	if p := pending(); p != 0 {
+		t.Fatalf("pending %d after a mirror detached; want 0", p)
+	}
+
+	prim.failNext(sdk.Errorf(sdk.CodeSeqConflict, "test", "someone else wrote"))
+	mustAppend(t, seeded, user("e"))
+	if _, err := st.Flush(ctx, seeded); !errors.Is(err, sdk.ErrSeqConflict) || seeded.Fenced() == nil {
+		t.Fatalf("flush with a failing primary: %v", err)
+	}
+	if p := pending(); p == 0 {
+		t.Fatal("a fenced session's queued events are not counted")
+	}
+	_ = st.Release(ctx, seeded)
+	if p := pending(); p != 0 {
+		t.Fatalf("pending %d after the fenced session's release; want 0", p)
+	}
+}
