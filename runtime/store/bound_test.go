@@ -340,3 +340,34 @@ func TestPendingBytesTotalReturnsToZero(t *testing.T) {
 		t.Fatalf("pending %d after the fenced session's release; want 0", p)
 	}
 }
+
+// An append that waits for room while its session is released appends
+// nothing once room frees: SESSION_CLOSED, its reservation given back.
+func TestPendingBytesTotalWaiterOfAReleasedSession(t *testing.T) {
+	st, sb := boundedStore(t, 16<<10, time.Minute)
+	ctx := context.Background()
+	a, _ := st.Create(ctx, CreateOptions{})
+	b, _ := st.Create(ctx, CreateOptions{})
+	fill(t, st, a)
+	done := make(chan error, 1)
+	go func() { _, err := b.Append(ctx, bigNote(0)); done <- err }()
+	waitWaiters(t, &st.pending, 1)
+	if err := st.Release(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	sb.open()
+	select {
+	case err := <-done:
+		if !errors.Is(err, sdk.ErrSessionClosed) || b.Len() != 0 {
+			t.Fatalf("append of a session released while it waited: %v, length %d; want SESSION_CLOSED and nothing appended", err, b.Len())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the waiting append did not end once room freed")
+	}
+	if _, err := st.Flush(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	if p := st.Stats().PendingBytes; p != 0 {
+		t.Fatalf("pending %d after everything drained; want 0", p)
+	}
+}

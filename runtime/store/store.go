@@ -227,7 +227,17 @@ func (st *Store) sessionOptions(h sdk.Header, ls *live) session.Options {
 		o.Backpressure = ls.waitForSpace(st.opts.MaxPendingBytes)
 		o.Admit = func(ctx context.Context, bytes int64) error {
 			// Each queue takes the unit; OnCommit queues what this reserves.
-			return st.pending.reserve(ctx, bytes*int64(len(ls.queues)), h.ID)
+			n := bytes * int64(len(ls.queues))
+			if err := st.pending.reserve(ctx, n, h.ID); err != nil {
+				return err
+			}
+			if ls.s.Closed() {
+				// Released while the append waited: its queues are gone.
+				st.pending.release(n)
+				return &sdk.Error{Code: sdk.CodeSessionClosed, Op: "append", SessionID: h.ID,
+					Detail: "the session was released while the append waited for room in max_pending_bytes_total; nothing was appended"}
+			}
+			return nil
 		}
 		o.OnCommit = func(evs []session.Event) {
 			for _, q := range ls.queues {

@@ -46,6 +46,7 @@ type queue struct {
 	// may be stored although the call failed.
 	unresolved error
 	final      error    // fenced (primary) or detached (mirror); set once
+	stopped    bool     // shut down: nothing more is queued or written
 	parts      [][]byte // reused list of a write's envelopes
 	wake       chan struct{}
 	stop       chan struct{}
@@ -73,8 +74,8 @@ func (q *queue) poke() {
 func (q *queue) enqueue(evs []session.Event, unit bool) {
 	now := clockTime(q.st.clock)
 	q.mu.Lock()
-	if q.final != nil && !q.b.primary {
-		q.mu.Unlock() // a detached mirror gets nothing more
+	if q.stopped || q.final != nil && !q.b.primary {
+		q.mu.Unlock() // a released session or a detached mirror gets nothing more
 		q.st.pending.release(envelopeBytes(evs))
 		return
 	}
@@ -125,7 +126,7 @@ func (q *queue) shutdown() {
 	<-q.done
 	q.mu.Lock()
 	n := q.bytes
-	q.evs, q.arr, q.tied, q.bytes = nil, nil, nil, 0
+	q.evs, q.arr, q.tied, q.bytes, q.stopped = nil, nil, nil, 0, true
 	q.mu.Unlock()
 	q.st.pending.release(n)
 }
