@@ -26,7 +26,8 @@ import (
 //
 // Appends that do not fit wait in arrival order; one is admitted alone
 // into an empty total whatever its size, so that no unit waits forever.
-// The total never exceeds the limit otherwise. The common case, room and
+// Save for that unit and for what add counts, the total never exceeds
+// the limit. The common case, room and
 // nobody waiting, costs two atomic loads and one compare-and-swap; the
 // mutex is taken only when someone waits.
 type pendingBound struct {
