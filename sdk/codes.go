@@ -302,7 +302,9 @@ const (
 	// names the path and what is wrong.
 	CodeSchemaMismatch Code = "SCHEMA_MISMATCH"
 	// The backend is locked by another connection and stayed locked past its
-	// busy timeout. Detail names the path and the timeout.
+	// busy timeout, or an append found no room in the process's write-behind
+	// bound (max_pending_bytes_total) within write_backpressure_timeout and
+	// appended nothing. Detail names the path, or the bound, and the timeout.
 	CodeBackendBusy Code = "BACKEND_BUSY"
 	// Opening one more live session would pass the host's max_live_sessions
 	// cap. Retry later, or release idle sessions; Detail names the cap.

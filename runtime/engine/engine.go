@@ -123,16 +123,18 @@ func Start(ctx context.Context, cfg *config.Config, opts Options) (*Engine, erro
 		}
 	}
 	st, err := store.New(store.Options{
-		Backends:        backends,
-		Clock:           opts.Clock,
-		WriteWindow:     cfg.WriteWindow,
-		RetryMaxBackoff: cfg.RetryMaxBackoff,
-		MaxPendingBytes: cfg.MaxPendingBytes,
-		MaxEventBytes:   int(cfg.MaxEventBytes),
-		RPCMaxBytes:     int(cfg.RPCMaxBytes),
-		PluginTypes:     pluginTypes,
-		Plugins:         names,
-		Projections:     e.Projections,
+		Backends:                 backends,
+		Clock:                    opts.Clock,
+		WriteWindow:              cfg.WriteWindow,
+		RetryMaxBackoff:          cfg.RetryMaxBackoff,
+		MaxPendingBytes:          cfg.MaxPendingBytes,
+		MaxPendingBytesTotal:     cfg.MaxPendingBytesTotal,
+		WriteBackpressureTimeout: cfg.WriteBackpressureTimeout,
+		MaxEventBytes:            int(cfg.MaxEventBytes),
+		RPCMaxBytes:              int(cfg.RPCMaxBytes),
+		PluginTypes:              pluginTypes,
+		Plugins:                  names,
+		Projections:              e.Projections,
 		// The compaction invariants (docs/compaction.md) hold for every log, with
 		// or without a compaction block: a headless profile writes no
 		// compaction/* events itself, but a client's Append must not break

@@ -20,6 +20,10 @@ var (
 		"Committed events the backend has not acknowledged yet, summed over the live sessions.", []string{"backend"}, nil)
 	queueBytesDesc = prometheus.NewDesc("logbook_writebehind_queue_bytes",
 		"Envelope bytes of the events counted by logbook_writebehind_queue_events.", []string{"backend"}, nil)
+	pendingBytesDesc = prometheus.NewDesc("logbook_writebehind_pending_bytes",
+		"Envelope bytes in every write-behind queue of the process (an event counts once per backend), plus what admitted appends reserved; appends wait past logbook_writebehind_pending_bytes_limit.", nil, nil)
+	pendingLimitDesc = prometheus.NewDesc("logbook_writebehind_pending_bytes_limit",
+		"The process-wide bound on logbook_writebehind_pending_bytes (max_pending_bytes_total).", nil, nil)
 	pluginRestartsDesc = prometheus.NewDesc("logbook_plugin_restarts_total",
 		"Restarts of a plugin process by the host since the engine started.", []string{"plugin"}, nil)
 	pluginUpDesc = prometheus.NewDesc("logbook_plugin_up",
@@ -27,7 +31,8 @@ var (
 )
 
 // Watch registers a collector that reads e at each scrape: its live
-// sessions, their write-behind queues per backend, and its plugins'
+// sessions, their write-behind queues per backend and in total against
+// the process-wide bound, and its plugins'
 // processes and restarts. Between scrapes it costs nothing. It fails when
 // an engine is watched already.
 func (m *Metrics) Watch(e *engine.Engine) error {
@@ -39,7 +44,7 @@ type engineCollector struct{ e *engine.Engine }
 
 // Describe implements prometheus.Collector.
 func (c engineCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{liveSessionsDesc, queueEventsDesc, queueBytesDesc, pluginRestartsDesc, pluginUpDesc} {
+	for _, d := range []*prometheus.Desc{liveSessionsDesc, queueEventsDesc, queueBytesDesc, pendingBytesDesc, pendingLimitDesc, pluginRestartsDesc, pluginUpDesc} {
 		ch <- d
 	}
 }
@@ -53,6 +58,8 @@ func (c engineCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(queueEventsDesc, prometheus.GaugeValue, float64(q.Events), q.Backend)
 			ch <- prometheus.MustNewConstMetric(queueBytesDesc, prometheus.GaugeValue, float64(q.Bytes), q.Backend)
 		}
+		ch <- prometheus.MustNewConstMetric(pendingBytesDesc, prometheus.GaugeValue, float64(st.PendingBytes))
+		ch <- prometheus.MustNewConstMetric(pendingLimitDesc, prometheus.GaugeValue, float64(st.MaxPendingBytesTotal))
 	}
 	names := make([]string, 0, len(c.e.Plugins))
 	for name := range c.e.Plugins {

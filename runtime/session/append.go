@@ -107,6 +107,15 @@ func (s *Session) appendLocked(ctx context.Context, first sdk.Seq, ins []AppendI
 			s.pending = append(s.pending, r)
 		}
 	}
+	if admit := s.opts.Admit; admit != nil {
+		var n int64
+		for _, m := range members {
+			n += int64(len(m.r.env))
+		}
+		if err := admit(ctx, n); err != nil {
+			return Event{}, nil, err
+		}
+	}
 	s.stateMu.Lock()
 	for _, m := range members {
 		s.commit(m.r, m.pl)

@@ -59,6 +59,13 @@ type Options struct {
 	// on the operations no other holder of the *Session may perform. A
 	// Control binds one session; nil means the session has no owner.
 	Control *Control
+	// Admit, when set, is called at step A12 under the append lock, once
+	// every member of the unit passed A5–A11 and before any is committed,
+	// with the bytes of their canonical envelopes; it may wait (the store
+	// reserves room in its write-behind bound). An error refuses the unit:
+	// nothing is committed and the error is returned as it is. Once it
+	// returns nil the unit is committed and handed to OnCommit.
+	Admit func(ctx context.Context, bytes int64) error
 	// OnCommit, when set, is called at step A12 under the append lock with the
 	// events just committed, in seq order (the store enqueues them for
 	// write-behind and wakes the feed). One call carries one atomic unit: the

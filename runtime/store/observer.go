@@ -32,11 +32,7 @@ type Observer interface {
 
 // observeAppended reports a committed batch; Options.Observer is set.
 func (st *Store) observeAppended(evs []session.Event) {
-	var n int64
-	for _, e := range evs {
-		n += int64(e.EnvelopeLen())
-	}
-	st.opts.Observer.Appended(len(evs), n)
+	st.opts.Observer.Appended(len(evs), envelopeBytes(evs))
 }
 
 // observeStart returns the time a measured operation starts; zero, and

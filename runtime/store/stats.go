@@ -8,6 +8,12 @@ type Stats struct {
 	// Queues holds, per configured backend in configuration order, the
 	// sums over the live sessions' queues of that backend.
 	Queues []QueueStats
+	// PendingBytes is the process-wide total that MaxPendingBytesTotal
+	// bounds: the bytes of every queue of every live session, plus what
+	// admitted appends have reserved and not queued yet.
+	PendingBytes int64
+	// MaxPendingBytesTotal is the bound (Options.MaxPendingBytesTotal).
+	MaxPendingBytesTotal int64
 }
 
 // QueueStats sums the write-behind queues of one backend: the committed
@@ -25,7 +31,8 @@ type QueueStats struct {
 // each queue's lock briefly, one at a time, and never waits for a write:
 // a scrape of metrics may call it as often as it likes.
 func (st *Store) Stats() Stats {
-	s := Stats{Queues: make([]QueueStats, len(st.opts.Backends))}
+	s := Stats{Queues: make([]QueueStats, len(st.opts.Backends)),
+		PendingBytes: st.pending.total.Load(), MaxPendingBytesTotal: st.pending.limit}
 	for i, b := range st.opts.Backends {
 		s.Queues[i].Backend = b.Name
 	}

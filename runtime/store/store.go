@@ -39,6 +39,16 @@ type Options struct {
 	// MaxPendingBytes bounds each session × backend queue; appends block
 	// while a queue holds at least this much. Default 64 MiB.
 	MaxPendingBytes int64
+	// MaxPendingBytesTotal bounds the write-behind queues of every live
+	// session together: the envelope bytes queued for every backend, an
+	// event counting once per backend. An append whose events do not fit
+	// waits, behind earlier waiters, up to WriteBackpressureTimeout, then
+	// fails with BACKEND_BUSY and commits nothing. Default 512 MiB; at
+	// least MaxPendingBytes.
+	MaxPendingBytesTotal int64
+	// WriteBackpressureTimeout is how long an append waits for room under
+	// MaxPendingBytesTotal; default 10 s.
+	WriteBackpressureTimeout time.Duration
 	// MaxEventBytes caps one canonical envelope; default 16 MiB.
 	MaxEventBytes int
 	// EagerBytes writes a queue at once, without waiting for the window, when
@@ -88,6 +98,12 @@ func (o Options) withDefaults() (Options, error) {
 	if o.MaxPendingBytes == 0 {
 		o.MaxPendingBytes = 64 << 20
 	}
+	if o.MaxPendingBytesTotal == 0 {
+		o.MaxPendingBytesTotal = 512 << 20
+	}
+	if o.WriteBackpressureTimeout == 0 {
+		o.WriteBackpressureTimeout = 10 * time.Second
+	}
 	if o.RPCMaxBytes == 0 {
 		o.RPCMaxBytes = sdk.DefaultRPCMaxBytes
 	}
@@ -110,6 +126,10 @@ func (o Options) withDefaults() (Options, error) {
 		return bad("retry max backoff %v is below the write window %v", o.RetryMaxBackoff, o.WriteWindow)
 	case o.MaxPendingBytes < int64(o.MaxEventBytes):
 		return bad("max pending bytes %d is below max event bytes %d", o.MaxPendingBytes, o.MaxEventBytes)
+	case o.MaxPendingBytesTotal < o.MaxPendingBytes:
+		return bad("max pending bytes total %d is below max pending bytes %d", o.MaxPendingBytesTotal, o.MaxPendingBytes)
+	case o.WriteBackpressureTimeout < 0:
+		return bad("write backpressure timeout %v is negative", o.WriteBackpressureTimeout)
 	case o.RPCMaxBytes < sdk.MinRPCMaxBytes(o.MaxEventBytes):
 		return bad("rpc max bytes %d is below max event bytes + 1 MiB", o.RPCMaxBytes)
 	}
@@ -134,6 +154,8 @@ type Store struct {
 	live   map[string]*live
 	closed bool
 	feed   feed
+
+	pending pendingBound // the queues' bytes, process-wide
 }
 
 // live is a live session and its backends' queues.
@@ -171,7 +193,8 @@ func New(opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &Store{opts: o, clock: o.Clock, log: o.Logger, live: map[string]*live{}}
+	st := &Store{opts: o, clock: o.Clock, log: o.Logger, live: map[string]*live{},
+		pending: pendingBound{limit: o.MaxPendingBytesTotal, timeout: o.WriteBackpressureTimeout, clock: o.Clock}}
 	st.feed.init()
 	return st, nil
 }
@@ -202,6 +225,20 @@ func (st *Store) sessionOptions(h sdk.Header, ls *live) session.Options {
 	if ls != nil {
 		o.Control = &ls.ctl
 		o.Backpressure = ls.waitForSpace(st.opts.MaxPendingBytes)
+		o.Admit = func(ctx context.Context, bytes int64) error {
+			// Each queue takes the unit; OnCommit queues what this reserves.
+			n := bytes * int64(len(ls.queues))
+			if err := st.pending.reserve(ctx, n, h.ID); err != nil {
+				return err
+			}
+			if ls.s.Closed() {
+				// Released while the append waited: its queues are gone.
+				st.pending.release(n)
+				return &sdk.Error{Code: sdk.CodeSessionClosed, Op: "append", SessionID: h.ID,
+					Detail: "the session was released while the append waited for room in max_pending_bytes_total; nothing was appended"}
+			}
+			return nil
+		}
 		o.OnCommit = func(evs []session.Event) {
 			for _, q := range ls.queues {
 				q.enqueue(evs, true)
@@ -368,7 +405,9 @@ func (st *Store) createFrom(ctx context.Context, h sdk.Header, pc *prefixSource,
 	}
 	for i, q := range ls.queues {
 		if rest := s.Events().Range(sdk.Offset(held[i]+1), s.Len()); rest.Len() > 0 {
-			q.enqueue(rest.Slice(), false)
+			evs := rest.Slice()
+			st.pending.add(envelopeBytes(evs))
+			q.enqueue(evs, false)
 		}
 	}
 	return s, nil

@@ -46,6 +46,7 @@ type queue struct {
 	// may be stored although the call failed.
 	unresolved error
 	final      error    // fenced (primary) or detached (mirror); set once
+	stopped    bool     // shut down: nothing more is queued or written
 	parts      [][]byte // reused list of a write's envelopes
 	wake       chan struct{}
 	stop       chan struct{}
@@ -68,12 +69,14 @@ func (q *queue) poke() {
 // enqueue adds committed events (called under the session's append lock,
 // so in seq order). When unit is set the events are one atomic unit: the
 // worker never puts a batch boundary inside them (docs/compaction.md), so a crash
-// persists all of them or none.
+// persists all of them or none. The caller has counted their bytes in the
+// store's pending total already; the queue gives them back as they leave it.
 func (q *queue) enqueue(evs []session.Event, unit bool) {
 	now := clockTime(q.st.clock)
 	q.mu.Lock()
-	if q.final != nil && !q.b.primary {
-		q.mu.Unlock() // a detached mirror gets nothing more
+	if q.stopped || q.final != nil && !q.b.primary {
+		q.mu.Unlock() // a released session or a detached mirror gets nothing more
+		q.st.pending.release(envelopeBytes(evs))
 		return
 	}
 	wasEmpty, wasSmall := len(q.evs) == 0, q.bytes < q.st.opts.EagerBytes
@@ -115,9 +118,17 @@ func (q *queue) drain(ctx context.Context) error {
 	}
 }
 
+// shutdown stops the worker; whatever is still queued (a fenced
+// session's events, or what a final Close could not drain) leaves the
+// store's pending total with it.
 func (q *queue) shutdown() {
 	close(q.stop)
 	<-q.done
+	q.mu.Lock()
+	n := q.bytes
+	q.evs, q.arr, q.tied, q.bytes, q.stopped = nil, nil, nil, 0, true
+	q.mu.Unlock()
+	q.st.pending.release(n)
 }
 
 func (q *queue) run() {
@@ -204,9 +215,9 @@ func (q *queue) work() {
 		q.mu.Lock()
 		q.writing = false
 		if acked > 0 {
-			for _, e := range batch[:acked] {
-				q.bytes -= int64(e.EnvelopeLen())
-			}
+			n := envelopeBytes(batch[:acked])
+			q.bytes -= n
+			q.st.pending.release(n)
 			q.evs = q.evs[acked:]
 			q.arr = q.arr[acked:]
 			q.tied = q.tied[acked:]
@@ -275,6 +286,7 @@ func (q *queue) setFinal(err error) {
 	} else {
 		q.final = &sdk.Error{Code: sdk.CodeMirrorDiverged, Op: "flush", SessionID: q.ls.s.ID(),
 			Detail: "mirror " + q.b.name + " is detached for this session until it is released", Err: err}
+		q.st.pending.release(q.bytes)
 		q.evs, q.arr, q.tied, q.bytes = nil, nil, nil, 0
 		q.ls.spaceFreed()
 		q.st.log.Error("mirror detached", "session", q.ls.s.ID(), "backend", q.b.name, "error", err)
@@ -413,6 +425,15 @@ func (q *queue) flushed(d sdk.Durable, err error) error {
 	return err
 }
 
+// envelopeBytes is the size of evs' canonical envelopes.
+func envelopeBytes(evs []session.Event) int64 {
+	var n int64
+	for _, e := range evs {
+		n += int64(e.EnvelopeLen())
+	}
+	return n
+}
+
 // holds reports whether the backend stores the session's events up to
 // seq byte for byte: the queue is attached and has them acknowledged.
 func (q *queue) holds(seq sdk.Cursor) bool {
@@ -479,12 +500,12 @@ func (q *queue) recover() error {
 		return err
 	}
 	q.mu.Lock()
-	for _, e := range q.evs[:extra] {
-		q.bytes -= int64(e.EnvelopeLen())
-	}
+	n := envelopeBytes(q.evs[:extra])
+	q.bytes -= n
 	q.evs, q.arr, q.tied = q.evs[extra:], q.arr[extra:], q.tied[extra:]
 	q.watermark = sdk.Cursor(stored)
 	q.mu.Unlock()
+	q.st.pending.release(n)
 	q.ls.spaceFreed()
 	return nil
 }
