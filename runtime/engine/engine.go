@@ -128,6 +128,7 @@ func Start(ctx context.Context, cfg *config.Config, opts Options) (*Engine, erro
 		WriteWindow:     cfg.WriteWindow,
 		RetryMaxBackoff: cfg.RetryMaxBackoff,
 		MaxPendingBytes: cfg.MaxPendingBytes,
+		MaxLiveSessions: int(cfg.MaxLiveSessions),
 		MaxEventBytes:   int(cfg.MaxEventBytes),
 		RPCMaxBytes:     int(cfg.RPCMaxBytes),
 		PluginTypes:     pluginTypes,
