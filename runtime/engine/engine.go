@@ -89,6 +89,9 @@ func Start(ctx context.Context, cfg *config.Config, opts Options) (*Engine, erro
 		}
 		backends = append(backends, store.Backend{Name: p.Name, Persistence: pl.Persistence()})
 	}
+	if err := checkDescriptors(ctx, cfg.MaxLiveSessions, backends); err != nil {
+		return fail(err)
+	}
 	for _, p := range cfg.Plugins {
 		if _, started := e.Plugins[p.Name]; started {
 			continue
