@@ -144,7 +144,7 @@ type Store struct {
 	live    map[string]*live
 	opening int // places taken by takeSlot and not yet given back
 	closed  bool
-	feed   feed
+	feed    feed
 }
 
 // live is a live session and its backends' queues.
