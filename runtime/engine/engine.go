@@ -57,7 +57,8 @@ type Engine struct {
 	// result inline.
 	Spiller *compaction.Spiller
 
-	primary store.Backend // the first persistence backend; zero without one
+	backends []store.Backend // the persistence backends, in configuration order
+	probes   probes          // their last readiness probe (Ready)
 }
 
 // Start launches every configured plugin and builds the store. On failure
@@ -150,9 +151,7 @@ func Start(ctx context.Context, cfg *config.Config, opts Options) (*Engine, erro
 		return fail(err)
 	}
 	e.Store = st
-	if len(backends) > 0 {
-		e.primary = backends[0]
-	}
+	e.backends = backends
 	if summarizer != nil {
 		co := compaction.Options{
 			Summarizer:  summarizer.Summarizer(),

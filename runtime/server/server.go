@@ -59,8 +59,8 @@ type Options struct {
 	// Addr is the TCP address ListenAndServe listens on; default
 	// DefaultAddr (127.0.0.1:7420).
 	Addr string
-	// Token is the bearer token every request but the health endpoints
-	// (HealthzPath, ReadyzPath, grpc.health.v1) must carry
+	// Token is the bearer token every request but HealthzPath (and, on a
+	// loopback listener, ReadyzPath, grpc.health.v1 and MetricsPath) must carry
 	// ("Authorization: Bearer <token>"), compared in constant time. Empty
 	// disables authentication, which New and Serve allow only on a
 	// loopback address: anything else is refused with CONFIG_INVALID, as
@@ -130,9 +130,12 @@ type Server struct {
 	h      *host.Host // the sessions the server holds
 	calls  inflight
 	served atomic.Bool // Serve was called
-	// metricsOpen is set by Serve, before it serves, when the listener is
-	// local: MetricsPath then needs no token.
-	metricsOpen bool
+	// local is set by Serve, before it serves, when the listener is
+	// local: MetricsPath, ReadyzPath and grpc.health.v1 then need no token.
+	local bool
+
+	readyMu  sync.Mutex
+	notReady string // what the last readiness check found not ready; "" when ready
 }
 
 // New returns a server for e's store. It refuses (CONFIG_INVALID) an empty
@@ -269,7 +272,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		ln.Close()
 		return sdk.Errorf(sdk.CodeConfigInvalid, "serve", "Serve was called twice on one server")
 	}
-	s.metricsOpen = localListener(ln.Addr())
+	s.local = localListener(ln.Addr())
 	var protocols http.Protocols
 	protocols.SetHTTP1(true)
 	protocols.SetUnencryptedHTTP2(true) // gRPC without TLS (h2c)
