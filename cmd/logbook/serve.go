@@ -45,7 +45,8 @@ func newServeCmd(a *app) *cobra.Command {
 			"A browser at / gets the web viewer (docs/viewer.md), which reads the same API.\n" +
 			"It listens on 127.0.0.1:7420 by default and says where on stderr. With --token-file every\n" +
 			"request needs \"Authorization: Bearer <token>\"; an address that is not loopback requires it.\n" +
-			"GET /healthz, GET /readyz and grpc.health.v1.Health answer without the token.\n" +
+			"GET /healthz answers without the token; GET /readyz, grpc.health.v1.Health and /metrics do on loopback.\n" +
+			"A session no request used for idle_release (config serve block, default 10m) is flushed and released.\n" +
 			"SIGINT or SIGTERM shut it down gracefully: every session it holds is flushed and released.\n" +
 			"With a retention block in the config it applies it (as logbook gc does) when it starts and then\n" +
 			"once an hour, and logs every deletion.",
@@ -79,6 +80,7 @@ func newServeCmd(a *app) *cobra.Command {
 				ReadHeaderTimeout: readHeaderTimeout,
 				ReadTimeout:       readTimeout,
 				IdleTimeout:       idleTimeout,
+				IdleRelease:       cfg.Serve.IdleRelease,
 				Logger:            a.logger().Named("serve"),
 				Metrics:           m,
 				Viewer:            viewer.Handler(),

@@ -203,7 +203,7 @@ func (a *API) fork(w http.ResponseWriter, r *http.Request) {
 // flush is POST /v1/sessions/{id}/flush: a flush of a live session on
 // every backend, {participated, backends: [{name, durableSeq}]}.
 func (a *API) flush(w http.ResponseWriter, r *http.Request) {
-	sess, err := a.h.Live(r.PathValue("id"), "flush")
+	sess, err := a.h.Live(r.Context(), r.PathValue("id"), "flush")
 	if err != nil {
 		NewProblem(err).Write(w)
 		return
