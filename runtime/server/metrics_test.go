@@ -14,15 +14,7 @@ import (
 // getMetrics GETs /metrics at url with token ("" = none).
 func getMetrics(t *testing.T, url, token string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, url+server.MetricsPath, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	code, _, body := do(t, req)
-	return code, string(body)
+	return getAuthed(t, url, server.MetricsPath, token)
 }
 
 // /metrics is open on a loopback listener, token or not, and needs the

@@ -17,19 +17,10 @@ import (
 	"github.com/seed-e5e476df/logbook/runtime/server"
 )
 
-// serveOn runs a server for e on ln until the test ends.
-func serveOn(t *testing.T, srv *server.Server, ln net.Listener) {
+// getAuthed GETs path at url, with the token when it is not "".
+func getAuthed(t *testing.T, url, path, token string) (int, string) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
-	t.Cleanup(func() { cancel(); <-done })
-}
-
-// getReady GETs /readyz at url, with the token when it is not "".
-func getReady(t *testing.T, url, token string) (int, string) {
-	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, url+"/readyz", nil)
+	req, err := http.NewRequest(http.MethodGet, url+path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,33 +31,38 @@ func getReady(t *testing.T, url, token string) (int, string) {
 	return code, string(body)
 }
 
-// Off loopback /readyz and grpc.health.v1 need the token, from every
-// peer (here a peer on loopback itself); /healthz does not.
+// getReady GETs /readyz at url, with the token when it is not "".
+func getReady(t *testing.T, url, token string) (int, string) {
+	t.Helper()
+	return getAuthed(t, url, server.ReadyzPath, token)
+}
+
+// Off loopback /readyz, grpc.health.v1 and /metrics need the token, from
+// every peer (here a peer on loopback itself); /healthz does not.
 func TestReadyzNeedsTheTokenOffLoopback(t *testing.T) {
 	const token = "readyz-token-0123456789"
 	e := startEngine(t, headless(t.TempDir()))
-	srv, err := server.New(e, server.Options{Addr: "0.0.0.0:0", Token: token})
+	srv, err := server.New(e, server.Options{Token: token})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "0.0.0.0:0")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	serveOn(t, srv, ln)
-	url := fmt.Sprintf("http://127.0.0.1:%d", ln.Addr().(*net.TCPAddr).Port)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, fakeAddr{ln, &net.TCPAddr{IP: net.IPv4(192, 0, 2, 10), Port: 7420}}) }()
+	defer func() { cancel(); <-done }()
+	url := "http://" + ln.Addr().String()
 	for path, want := range map[string]int{
-		"/healthz":                     http.StatusOK,
-		"/readyz":                      http.StatusUnauthorized,
+		server.HealthzPath:             http.StatusOK,
+		server.ReadyzPath:              http.StatusUnauthorized,
 		"/grpc.health.v1.Health/Check": http.StatusUnauthorized,
-		"/metrics":                     http.StatusUnauthorized,
+		server.MetricsPath:             http.StatusUnauthorized,
 		"/logbook.v1.Sessions/List":    http.StatusUnauthorized,
 	} {
-		req, err := http.NewRequest(http.MethodGet, url+path, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if code, _, _ := do(t, req); code != want {
+		if code, _ := getAuthed(t, url, path, ""); code != want {
 			t.Errorf("GET %s without the token off loopback: %d, want %d", path, code, want)
 		}
 	}
