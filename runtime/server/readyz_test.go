@@ -37,12 +37,12 @@ func getReady(t *testing.T, url, token string) (int, string) {
 	return getAuthed(t, url, server.ReadyzPath, token)
 }
 
-// Off loopback /readyz, grpc.health.v1 and /metrics need the token, from
-// every peer (here a peer on loopback itself); /healthz does not.
-func TestReadyzNeedsTheTokenOffLoopback(t *testing.T) {
-	const token = "readyz-token-0123456789"
-	e := startEngine(t, headless(t.TempDir()))
-	srv, err := server.New(e, server.Options{Token: token})
+// serveOffLoopback serves e on a loopback port that the server takes for
+// an address others can reach (fakeAddr), until the test ends, and
+// returns its URL.
+func serveOffLoopback(t *testing.T, e *engine.Engine, o server.Options) string {
+	t.Helper()
+	srv, err := server.New(e, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,8 +53,21 @@ func TestReadyzNeedsTheTokenOffLoopback(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx, fakeAddr{ln, &net.TCPAddr{IP: net.IPv4(192, 0, 2, 10), Port: 7420}}) }()
-	defer func() { cancel(); <-done }()
-	url := "http://" + ln.Addr().String()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	})
+	return "http://" + ln.Addr().String()
+}
+
+// Off loopback /readyz, grpc.health.v1 and /metrics need the token, from
+// every peer (here a peer on loopback itself); /healthz does not.
+func TestReadyzNeedsTheTokenOffLoopback(t *testing.T) {
+	const token = "readyz-token-0123456789"
+	e := startEngine(t, headless(t.TempDir()))
+	url := serveOffLoopback(t, e, server.Options{Token: token})
 	for path, want := range map[string]int{
 		server.HealthzPath:             http.StatusOK,
 		server.ReadyzPath:              http.StatusUnauthorized,
