@@ -43,6 +43,13 @@ type Options struct {
 	// for the compaction pressure policy (docs/compaction.md); default nil,
 	// which leaves the window to each session's request/context.
 	ModelInfo func(provider, model string) (contextWindow int64, ok bool)
+	// MaxLiveSessions caps the sessions live in the runtime at once: one
+	// more Create, Resume or Fork fails with TOO_MANY_LIVE_SESSIONS
+	// (retryable) and creates or claims nothing. Default 0: the
+	// configuration's max_live_sessions (1000 unless it says otherwise).
+	// Open refuses a cap the persistence plugins' file descriptor limit
+	// cannot hold (CONFIG_INVALID).
+	MaxLiveSessions int
 }
 
 // Clock is the runtime's time source (see Options.Clock).
@@ -77,6 +84,14 @@ func Open(ctx context.Context, o Options) (*Runtime, error) {
 	cfg, err := o.config()
 	if err != nil {
 		return nil, err
+	}
+	if o.MaxLiveSessions < 0 {
+		return nil, sdk.Errorf(sdk.CodeUsage, "logbook", "Options.MaxLiveSessions %d is negative; 0 takes the configuration's max_live_sessions", o.MaxLiveSessions)
+	}
+	if o.MaxLiveSessions > 0 {
+		c := *cfg
+		c.MaxLiveSessions = int64(o.MaxLiveSessions)
+		cfg = &c
 	}
 	exe, err := pluginExecutable(o, cfg)
 	if err != nil {

@@ -20,6 +20,17 @@ type Description struct {
 	Name          string
 	FormatVersion int
 	Compression   string // "" when the backend has none
+	// DescriptorsPerSession is how many file descriptors the backend keeps
+	// open for each session open for writing; 0 when it keeps none per
+	// session (a database server reached over the network). The host
+	// checks its max_live_sessions against it at start.
+	DescriptorsPerSession int
+	// DescriptorLimit and DescriptorsOpen are the plugin process's limit
+	// on open file descriptors and how many it had open when it answered;
+	// 0 when unknown. The plugin protocol's server (package pluginrpc)
+	// fills them in the plugin process; a backend leaves them 0.
+	DescriptorLimit int64
+	DescriptorsOpen int64
 }
 
 // Torn is what a write open cut (or, for a read open, what it would cut).

@@ -48,7 +48,9 @@ func newServeCmd(a *app) *cobra.Command {
 			"A browser at / gets the web viewer (docs/viewer.md), which reads the same API.\n" +
 			"It listens on 127.0.0.1:7420 by default and says where on stderr. With --token-file every\n" +
 			"request needs \"Authorization: Bearer <token>\"; an address that is not loopback requires it.\n" +
-			"GET /healthz, GET /readyz and grpc.health.v1.Health answer without the token.\n\n" +
+			"GET /healthz answers without the token; GET /readyz, grpc.health.v1.Health and /metrics do on loopback.\n" +
+			"A session no request used for idle_release (config serve block, default 10m) is flushed and released.\n" +
+			"\n" +
 			"No web page can drive it (docs/operations.md, \"Security model\"): on a loopback address a\n" +
 			"request whose Host is not localhost, *.localhost, a loopback IP or the listen address is\n" +
 			"refused (403 HOST_NOT_ALLOWED; more with --allowed-host or serve { allowed_hosts }); off\n" +
@@ -95,6 +97,7 @@ func newServeCmd(a *app) *cobra.Command {
 				ReadHeaderTimeout: readHeaderTimeout,
 				ReadTimeout:       readTimeout,
 				IdleTimeout:       idleTimeout,
+				IdleRelease:       cfg.Serve.IdleRelease,
 				Logger:            a.logger().Named("serve"),
 				Metrics:           m,
 				Viewer:            viewer.Handler(),

@@ -129,15 +129,16 @@ type handle struct {
 // bytes of the frames it scanned.
 const retainDecoded = 256 << 20
 
-// Describe reports the name "jsonl", format version 1 and the configured
-// compression ("" before Configure).
+// Describe reports the name "jsonl", format version 1, the configured
+// compression ("" before Configure) and 2 descriptors per session open
+// for writing: its log file and its claim's lock file.
 func (b *Backend) Describe(ctx context.Context) (sdk.Description, error) {
 	if err := handles.Ended(ctx, op, "describe"); err != nil {
 		return sdk.Description{}, err
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return sdk.Description{Name: Name, FormatVersion: sdk.FormatVersion, Compression: b.cfg.Compression}, nil
+	return sdk.Description{Name: Name, FormatVersion: sdk.FormatVersion, Compression: b.cfg.Compression, DescriptorsPerSession: 2}, nil
 }
 
 // Flush materializes a pending create and reports the stored next seq and

@@ -164,8 +164,10 @@ func (b *Backend) store() (*store, error) {
 	return b.st, nil
 }
 
-// Describe reports the name "sqlite", format version 1, and compression
-// "zstd" when this Backend compresses data.
+// Describe reports the name "sqlite", format version 1, compression
+// "zstd" when this Backend compresses data, and 1 descriptor per session
+// open for writing: its claim's lock file (the database's own files are
+// shared by every session).
 func (b *Backend) Describe(ctx context.Context) (sdk.Description, error) {
 	if err := handles.Ended(ctx, op, "describe"); err != nil {
 		return sdk.Description{}, err
@@ -173,7 +175,7 @@ func (b *Backend) Describe(ctx context.Context) (sdk.Description, error) {
 	if _, err := b.store(); err != nil {
 		return sdk.Description{}, err
 	}
-	d := sdk.Description{Name: Name, FormatVersion: sdk.FormatVersion}
+	d := sdk.Description{Name: Name, FormatVersion: sdk.FormatVersion, DescriptorsPerSession: 1}
 	if b.compressMin > 0 {
 		d.Compression = "zstd"
 	}

@@ -57,7 +57,8 @@ type Engine struct {
 	// result inline.
 	Spiller *compaction.Spiller
 
-	primary store.Backend // the first persistence backend; zero without one
+	backends []store.Backend // the persistence backends, in configuration order
+	probes   probes          // their last readiness probe (Ready)
 }
 
 // Start launches every configured plugin and builds the store. On failure
@@ -88,6 +89,9 @@ func Start(ctx context.Context, cfg *config.Config, opts Options) (*Engine, erro
 			return fail(sdk.Errorf(sdk.CodeConfigInvalid, "engine", "plugin %q named in a persistence block serves no persistence", p.Name))
 		}
 		backends = append(backends, store.Backend{Name: p.Name, Persistence: pl.Persistence()})
+	}
+	if err := checkDescriptors(ctx, cfg.MaxLiveSessions, backends); err != nil {
+		return fail(err)
 	}
 	for _, p := range cfg.Plugins {
 		if _, started := e.Plugins[p.Name]; started {
@@ -128,6 +132,7 @@ func Start(ctx context.Context, cfg *config.Config, opts Options) (*Engine, erro
 		WriteWindow:              cfg.WriteWindow,
 		RetryMaxBackoff:          cfg.RetryMaxBackoff,
 		MaxPendingBytes:          cfg.MaxPendingBytes,
+		MaxLiveSessions:          int(cfg.MaxLiveSessions),
 		MaxPendingBytesTotal:     cfg.MaxPendingBytesTotal,
 		WriteBackpressureTimeout: cfg.WriteBackpressureTimeout,
 		MaxEventBytes:            int(cfg.MaxEventBytes),
@@ -148,9 +153,7 @@ func Start(ctx context.Context, cfg *config.Config, opts Options) (*Engine, erro
 		return fail(err)
 	}
 	e.Store = st
-	if len(backends) > 0 {
-		e.primary = backends[0]
-	}
+	e.backends = backends
 	if summarizer != nil {
 		co := compaction.Options{
 			Summarizer:  summarizer.Summarizer(),

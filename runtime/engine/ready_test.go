@@ -44,11 +44,14 @@ func TestReadyFollowsPluginRestart(t *testing.T) {
 	if err := testserve.WaitGone([]int{pid}, 30*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	// With the process gone, either the host has seen it exit (the plugin
-	// is down) or the probe through its dead connection fails, unless a
-	// restart has already replaced it.
-	if down := notReady(); len(down) == 0 && pl.Restarts() == 0 {
-		t.Fatal("ready with the plugin process killed and not restarted")
+	// With the process gone, either the host sees it exit (the plugin is
+	// down) or the next probe through its dead connection fails (the last
+	// one is reused for ProbeTTL), unless a restart has already replaced it.
+	for deadline := time.Now().Add(ProbeTTL + ProbeTimeout + 5*time.Second); len(notReady()) == 0 && pl.Restarts() == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("ready with the plugin process killed and not restarted")
+		}
+		time.Sleep(2 * time.Millisecond)
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for pl.Restarts() == 0 || len(notReady()) > 0 {

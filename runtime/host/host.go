@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"golang.org/x/sync/singleflight"
@@ -32,19 +33,20 @@ type Host struct {
 	st  *store.Store
 	log hclog.Logger
 
-	readOnly bool               // NewReadOnly: every write is refused
-	opens    singleflight.Group // concurrent opens of one session share one Store.Open
-	mu       sync.Mutex
-	held     map[string]*session.Session // sessions this host made live, by id
-	borrowed map[string]*borrowed        // sessions made live for requests that may still fail (Borrow), by id
-	stop     chan struct{}               // closed by Stop
-	stopOnce sync.Once
+	readOnly  bool               // NewReadOnly: every write is refused
+	opens     singleflight.Group // concurrent opens of one session share one Store.Open
+	mu        sync.Mutex
+	held      map[string]*holding      // sessions this host made live, by id
+	releasing map[string]chan struct{} // sessions ReleaseIdle is releasing, by id; closed when done
+	borrowed  map[string]*borrowed     // sessions made live for requests that may still fail (Borrow), by id
+	stop      chan struct{}            // closed by Stop
+	stopOnce  sync.Once
 }
 
 // New returns a host of e's store that holds nothing yet; log receives its
 // debug and release logs.
 func New(e *engine.Engine, log hclog.Logger) *Host {
-	return &Host{e: e, st: e.Store, log: log, held: map[string]*session.Session{}, borrowed: map[string]*borrowed{}, stop: make(chan struct{})}
+	return &Host{e: e, st: e.Store, log: log, held: map[string]*holding{}, releasing: map[string]chan struct{}{}, borrowed: map[string]*borrowed{}, stop: make(chan struct{})}
 }
 
 // NewReadOnly returns a host of e's store that only reads: Create,
@@ -94,17 +96,18 @@ func (h *Host) Stopping() bool {
 	}
 }
 
-// hold records a session the host made live.
-func (h *Host) hold(sess *session.Session) {
+// hold records a session the host made live, used by ctx's request.
+func (h *Host) hold(ctx context.Context, sess *session.Session) {
 	h.mu.Lock()
-	h.held[sess.ID()] = sess
+	h.held[sess.ID()] = &holding{sess: sess, last: time.Now()}
+	h.useLocked(ctx, sess)
 	h.mu.Unlock()
 }
 
 // unhold forgets a session the host released.
 func (h *Host) unhold(sess *session.Session) {
 	h.mu.Lock()
-	if h.held[sess.ID()] == sess {
+	if hd := h.held[sess.ID()]; hd != nil && hd.sess == sess {
 		delete(h.held, sess.ID())
 	}
 	h.mu.Unlock()
@@ -122,7 +125,7 @@ func (h *Host) Create(ctx context.Context, o store.CreateOptions) (*session.Sess
 	if err != nil {
 		return nil, err
 	}
-	h.hold(sess)
+	h.hold(ctx, sess)
 	if _, err := h.st.Flush(ctx, sess); err != nil {
 		return sess, err
 	}
@@ -138,8 +141,9 @@ type Opened struct {
 
 // Acquire returns the live session id, resuming it (Store.Open: repair,
 // then live) when it is not live; concurrent calls for one id share one
-// open. A session it opens is held until Release or ReleaseAll, and so is
-// one a failed request (Borrow) would have released.
+// open. A session it opens is held until Release, ReleaseAll or
+// ReleaseIdle, and so is one a failed request (Borrow) would have
+// released; ctx's request (Visit) keeps it from ReleaseIdle.
 func (h *Host) Acquire(ctx context.Context, id string) (Opened, error) {
 	o, _, err := h.take(ctx, id, false)
 	return o, err
@@ -151,38 +155,54 @@ func (h *Host) open(ctx context.Context, id string) (Opened, error) {
 	if err := h.refuseWrite("open", id); err != nil {
 		return Opened{}, err
 	}
-	if sess, ok := h.st.Get(id); ok {
-		return Opened{Session: sess, AlreadyLive: true}, nil
-	}
-	v, err, _ := h.opens.Do(id, func() (any, error) {
-		if sess, ok := h.st.Get(id); ok {
+	for {
+		if sess, ok := h.liveUse(ctx, id); ok {
 			return Opened{Session: sess, AlreadyLive: true}, nil
 		}
-		sess, rep, err := h.st.Open(ctx, id)
-		if err != nil {
-			return nil, err
+		if err := ctx.Err(); err != nil {
+			return Opened{}, err
 		}
+		v, err, _ := h.opens.Do(id, func() (any, error) {
+			if sess, ok := h.st.Get(id); ok {
+				return Opened{Session: sess, AlreadyLive: true}, nil
+			}
+			sess, rep, err := h.st.Open(ctx, id)
+			if err != nil {
+				return nil, err
+			}
+			h.hold(context.Background(), sess)
+			h.mu.Lock()
+			h.borrowed[id] = &borrowed{sess: sess}
+			h.mu.Unlock()
+			h.log.Debug("session opened", "session", id, "torn_bytes", rep.Torn.Bytes, "closers", rep.Closers)
+			return Opened{Session: sess, Repair: rep}, nil
+		})
+		if err != nil {
+			return Opened{}, err
+		}
+		o := v.(Opened)
+		// Each caller sharing the open notes its own use; a session
+		// released in between is resumed again.
 		h.mu.Lock()
-		h.held[id] = sess
-		h.borrowed[id] = &borrowed{sess: sess}
+		cur, live := h.st.Get(id)
+		if live && cur == o.Session {
+			h.useLocked(ctx, cur)
+		}
 		h.mu.Unlock()
-		h.log.Debug("session opened", "session", id, "torn_bytes", rep.Torn.Bytes, "closers", rep.Closers)
-		return Opened{Session: sess, Repair: rep}, nil
-	})
-	if err != nil {
-		return Opened{}, err
+		if live && cur == o.Session {
+			return o, nil
+		}
 	}
-	return v.(Opened), nil
 }
 
 // Live returns the session id when it is live, else SESSION_NOT_LIVE (with
-// op as the error's Op), for a write (op) to it: a read-only host refuses
-// it with SESSION_READ_ONLY.
-func (h *Host) Live(id, op string) (*session.Session, error) {
+// op as the error's Op), for a write (op) to it by ctx's request (Visit):
+// a read-only host refuses it with SESSION_READ_ONLY.
+func (h *Host) Live(ctx context.Context, id, op string) (*session.Session, error) {
 	if err := h.refuseWrite(op, id); err != nil {
 		return nil, err
 	}
-	if sess, ok := h.st.Get(id); ok {
+	if sess, ok := h.liveUse(ctx, id); ok {
 		return sess, nil
 	}
 	return nil, &sdk.Error{Code: sdk.CodeSessionNotLive, Op: op, SessionID: id,
@@ -198,14 +218,14 @@ func (h *Host) Fork(ctx context.Context, r store.ForkRequest) (*session.Session,
 	if err != nil {
 		return nil, err
 	}
-	h.hold(child)
+	h.hold(ctx, child)
 	return child, nil
 }
 
 // Release flushes and releases the live session id (SESSION_NOT_LIVE when
 // it is not live) and stops holding it.
 func (h *Host) Release(ctx context.Context, id string) error {
-	sess, err := h.Live(id, "release")
+	sess, err := h.Live(ctx, id, "release")
 	if err != nil {
 		return err
 	}
@@ -221,14 +241,15 @@ func (h *Host) Release(ctx context.Context, id string) error {
 func (h *Host) ReleaseAll(ctx context.Context) error {
 	h.mu.Lock()
 	held := h.held
-	h.held = map[string]*session.Session{}
+	h.held = map[string]*holding{}
 	h.mu.Unlock()
 	var (
 		wg   sync.WaitGroup
 		emu  sync.Mutex
 		errs []error
 	)
-	for id, sess := range held {
+	for id, hd := range held {
+		sess := hd.sess
 		if cur, ok := h.st.Get(id); !ok || cur != sess {
 			continue // released already
 		}
@@ -250,7 +271,7 @@ func (h *Host) ReleaseAll(ctx context.Context) error {
 // stored log as it is (read-only, beside any writer, without the closers a
 // resume would add).
 func (h *Host) View(ctx context.Context, id string) (*session.Session, session.EventList, error) {
-	if sess, ok := h.st.Get(id); ok {
+	if sess, ok := h.liveUse(ctx, id); ok {
 		return sess, sess.Events(), nil
 	}
 	sess, _, err := h.st.Inspect(ctx, id)
@@ -267,7 +288,7 @@ func (h *Host) View(ctx context.Context, id string) (*session.Session, session.E
 // projections.
 func (h *Host) At(ctx context.Context, id string, at *sdk.Seq) (*session.Session, error) {
 	if at == nil {
-		if sess, ok := h.st.Get(id); ok {
+		if sess, ok := h.liveUse(ctx, id); ok {
 			return sess, nil
 		}
 	}
@@ -309,7 +330,7 @@ func (in Inspection) OpenTurn() (int64, bool) {
 // through Store.Inspect, read-only.
 func (h *Host) Inspect(ctx context.Context, id string) (Inspection, error) {
 	var rep store.InspectReport
-	sess, live := h.st.Get(id)
+	sess, live := h.liveUse(ctx, id)
 	if !live {
 		var err error
 		if sess, rep, err = h.st.Inspect(ctx, id); err != nil {

@@ -208,7 +208,7 @@ func (a *API) flush(w http.ResponseWriter, r *http.Request) {
 		p.Write(w)
 		return
 	}
-	sess, err := a.h.Live(r.PathValue("id"), "flush")
+	sess, err := a.h.Live(r.Context(), r.PathValue("id"), "flush")
 	if err != nil {
 		NewProblem(err).Write(w)
 		return

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"context"
 	"slices"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -27,13 +28,14 @@ var (
 	pluginRestartsDesc = prometheus.NewDesc("logbook_plugin_restarts_total",
 		"Restarts of a plugin process by the host since the engine started.", []string{"plugin"}, nil)
 	pluginUpDesc = prometheus.NewDesc("logbook_plugin_up",
-		"1 while the plugin process runs, 0 while it is down or being restarted.", []string{"plugin"}, nil)
+		"1 while the plugin process runs and answers, 0 while it is down, being restarted, or does not answer the readiness probe (a persistence plugin that is frozen or out of file descriptors).", []string{"plugin"}, nil)
 )
 
 // Watch registers a collector that reads e at each scrape: its live
 // sessions, their write-behind queues per backend and in total against
-// the process-wide bound, and its plugins'
-// processes and restarts. Between scrapes it costs nothing. It fails when
+// the process-wide bound, and its plugins' processes, restarts and answers
+// (engine.Ready, whose probe of the persistence plugins a scrape shares
+// with the readiness checks). Between scrapes it costs nothing. It fails when
 // an engine is watched already.
 func (m *Metrics) Watch(e *engine.Engine) error {
 	return m.reg.Register(engineCollector{e})
@@ -61,6 +63,19 @@ func (c engineCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(pendingBytesDesc, prometheus.GaugeValue, float64(st.PendingBytes))
 		ch <- prometheus.MustNewConstMetric(pendingLimitDesc, prometheus.GaugeValue, float64(st.MaxPendingBytesTotal))
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), engine.ProbeTimeout)
+	defer cancel()
+	up := map[string]float64{}
+	for _, ck := range c.e.Ready(ctx) {
+		// A persistence backend has its plugin's name: a plugin is up
+		// when its process runs and, if it is a backend, it answered.
+		if _, seen := up[ck.Name]; !seen {
+			up[ck.Name] = 1
+		}
+		if ck.Err != nil {
+			up[ck.Name] = 0
+		}
+	}
 	names := make([]string, 0, len(c.e.Plugins))
 	for name := range c.e.Plugins {
 		names = append(names, name)
@@ -68,11 +83,7 @@ func (c engineCollector) Collect(ch chan<- prometheus.Metric) {
 	slices.Sort(names)
 	for _, name := range names {
 		p := c.e.Plugins[name]
-		up := 0.0
-		if p.Up() {
-			up = 1
-		}
 		ch <- prometheus.MustNewConstMetric(pluginRestartsDesc, prometheus.CounterValue, float64(p.Restarts()), name)
-		ch <- prometheus.MustNewConstMetric(pluginUpDesc, prometheus.GaugeValue, up, name)
+		ch <- prometheus.MustNewConstMetric(pluginUpDesc, prometheus.GaugeValue, up[name], name)
 	}
 }

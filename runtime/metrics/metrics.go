@@ -24,6 +24,7 @@ type Metrics struct {
 	errors         *prometheus.CounterVec
 	writeErrors    *prometheus.CounterVec
 	requests       *prometheus.CounterVec
+	idleReleases   prometheus.Counter
 }
 
 // New returns a Metrics with every metric defined and registered in a new
@@ -56,8 +57,12 @@ func New() *Metrics {
 			Name: "logbook_http_requests_total",
 			Help: "HTTP requests answered, by route (the pattern that served them) and HTTP status.",
 		}, []string{"route", "status"}),
+		idleReleases: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "logbook_idle_releases_total",
+			Help: "Live sessions serve released because no request used them for idle_release.",
+		}),
 	}
-	m.reg.MustRegister(m.appendedEvents, m.appendedBytes, m.flush, m.errors, m.writeErrors, m.requests)
+	m.reg.MustRegister(m.appendedEvents, m.appendedBytes, m.flush, m.errors, m.writeErrors, m.requests, m.idleReleases)
 	return m
 }
 
@@ -93,6 +98,9 @@ func (m *Metrics) WriteFailed(backend string, code sdk.Code) {
 	}
 	m.writeErrors.WithLabelValues(backend, label).Inc()
 }
+
+// IdleReleased counts n sessions released for being idle.
+func (m *Metrics) IdleReleased(n int) { m.idleReleases.Add(float64(n)) }
 
 // Error counts one error reply under its code.
 func (m *Metrics) Error(code string) {

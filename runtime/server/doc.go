@@ -87,9 +87,12 @@
 // Create, Open, Fork, and an Append, AppendGroup, AppendStream or Compact
 // on a session that is not live make it live in the server, which holds
 // its write ownership (no other process can open it for write) until
-// Release or shutdown; an append or compaction that fails releases a
-// session it resumed again (host.Borrow), so a failed call leaves the
-// session as it was. The read calls (Messages, Transcript, Surface,
+// Release, shutdown, or Options.IdleRelease after the last request that
+// used it (a request in flight keeps it; the next one resumes it); an
+// append or compaction that fails releases a session it resumed again
+// (host.Borrow), so a failed call leaves the session as it was. The
+// store's max_live_sessions caps them: one more is TOO_MANY_LIVE_SESSIONS.
+// The read calls (Messages, Transcript, Surface,
 // Header, Events, Inspect, List) read a
 // session that is not live from storage, read-only, beside any writer.
 //
@@ -97,11 +100,13 @@
 //
 // GET /healthz answers 200 while the process serves; GET /readyz answers
 // 200 when the engine is ready (engine.Ready: every plugin process runs
-// and the primary backend answers a probe), else 503 with an
-// application/problem+json body naming what is not. grpc.health.v1.Health
-// Check answers SERVING exactly when /readyz answers 200, and Watch sends
-// each change (checking once a second) until shutdown ends it. None of
-// them needs the bearer token.
+// and every persistence backend answers a probe within a deadline), else
+// 503 with an application/problem+json body naming what is not; each
+// check's error text only for a caller that sent the bearer token.
+// grpc.health.v1.Health Check answers SERVING exactly when /readyz
+// answers 200, and Watch sends each change (checking once a second) until
+// shutdown ends it. /healthz never needs the token; /readyz and
+// grpc.health.v1 need it off loopback.
 //
 // # Metrics
 //

@@ -18,24 +18,25 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk/proto/logbook/v1/logbookv1connect"
 )
 
-// The health endpoints. None of them needs the bearer token.
+// The health endpoints.
 const (
-	// HealthzPath answers 200 while the process serves HTTP at all.
+	// HealthzPath answers 200 while the process serves HTTP at all; it
+	// never needs the bearer token and says nothing else.
 	HealthzPath = "/healthz"
 	// ReadyzPath answers 200 when the engine is ready (engine.Ready), else
-	// 503 with an application/problem+json body naming what is not.
+	// 503 with an application/problem+json body naming what is not. Off
+	// loopback it needs the bearer token. Only a caller that sent the
+	// token gets each check's error text (which may name a database's
+	// user, name and address); the server logs it.
 	ReadyzPath = "/readyz"
 )
 
-// healthProcedures are the grpc.health.v1 paths, served without the token.
+// healthProcedures are the grpc.health.v1 paths; like ReadyzPath they need
+// the token off loopback.
 var healthProcedures = map[string]bool{
 	"/" + grpchealth.HealthV1ServiceName + "/Check": true,
 	"/" + grpchealth.HealthV1ServiceName + "/Watch": true,
 }
-
-// readyTimeout bounds one readiness check: a backend that has not answered
-// its probe by then is not ready.
-const readyTimeout = 2 * time.Second
 
 // mountHealth adds /healthz, /readyz and grpc.health.v1 to mux.
 func (s *Server) mountHealth(mux *http.ServeMux) {
@@ -51,13 +52,14 @@ func (s *Server) mountHealth(mux *http.ServeMux) {
 // takes.
 const viewerPattern = "/"
 
-// public reports whether a request may go without the bearer token: a
-// health endpoint, MetricsPath on a local listener, or a GET or HEAD the
-// viewer serves (Options.Viewer; static files, no data). Only exact paths
-// match, so no other path can pass for one.
+// public reports whether a request may go without the bearer token:
+// HealthzPath, on a local listener ReadyzPath, grpc.health.v1 and
+// MetricsPath, or a GET or HEAD the viewer serves (Options.Viewer; static
+// files, no data). Only exact paths match, so no other path can pass for
+// one.
 func (s *Server) public(r *http.Request) bool {
 	p := r.URL.Path
-	if p == HealthzPath || p == ReadyzPath || healthProcedures[p] || p == MetricsPath && s.metricsOpen {
+	if p == HealthzPath || s.local && (p == ReadyzPath || healthProcedures[p] || p == MetricsPath) {
 		return true
 	}
 	if s.opts.Viewer == nil || r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -67,18 +69,28 @@ func (s *Server) public(r *http.Request) bool {
 	return pattern == viewerPattern
 }
 
-// ready runs the engine's readiness check within readyTimeout; ok when
-// every component is ready.
+// ready runs the engine's readiness check (bounded by
+// engine.ProbeTimeout); ok when every component is ready. What is not
+// ready is logged, each error once until it changes.
 func (s *Server) ready(ctx context.Context) (checks []engine.Check, ok bool) {
-	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
-	defer cancel()
 	checks = s.e.Ready(ctx)
+	var down []string
 	for _, c := range checks {
 		if c.Err != nil {
-			return checks, false
+			down = append(down, c.Component+" "+c.Name+": "+c.Err.Error())
 		}
 	}
-	return checks, true
+	why := strings.Join(down, "; ")
+	s.readyMu.Lock()
+	changed := why != s.notReady
+	s.notReady = why
+	s.readyMu.Unlock()
+	if changed && why != "" {
+		s.log.Warn("not ready", "why", why)
+	} else if changed {
+		s.log.Info("ready")
+	}
+	return checks, why == ""
 }
 
 // readyBody is the body of /readyz. When not ready it is an RFC 9457
@@ -97,18 +109,23 @@ type checkBody struct {
 	Name      string `json:"name"`
 	Ready     bool   `json:"ready"`
 	Code      string `json:"code,omitempty"`
-	Error     string `json:"error,omitempty"`
+	// Error is the check's error text, only for a caller that sent the
+	// bearer token: it may name what the backend connects to.
+	Error string `json:"error,omitempty"`
 }
 
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	checks, ok := s.ready(r.Context())
+	detailed := s.opts.Token != "" && s.authorized(r)
 	body := readyBody{Title: "ready", Status: http.StatusOK, Checks: make([]checkBody, len(checks))}
 	var down []string
 	for i, c := range checks {
 		body.Checks[i] = checkBody{Component: c.Component, Name: c.Name, Ready: c.Err == nil}
 		if c.Err != nil {
 			body.Checks[i].Code = string(sdk.CodeOf(c.Err))
-			body.Checks[i].Error = c.Err.Error()
+			if detailed {
+				body.Checks[i].Error = c.Err.Error()
+			}
 			down = append(down, c.Component+" "+c.Name)
 		}
 	}

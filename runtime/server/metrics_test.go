@@ -1,8 +1,6 @@
 package server_test
 
 import (
-	"context"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -14,15 +12,7 @@ import (
 // getMetrics GETs /metrics at url with token ("" = none).
 func getMetrics(t *testing.T, url, token string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, url+server.MetricsPath, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	code, _, body := do(t, req)
-	return code, string(body)
+	return getAuthed(t, url, server.MetricsPath, token)
 }
 
 // /metrics is open on a loopback listener, token or not, and needs the
@@ -37,26 +27,7 @@ func TestMetricsTokenOffLoopback(t *testing.T) {
 		t.Fatalf("/metrics on loopback without the token: %d %.200s", code, body)
 	}
 
-	srv, err := server.New(e, server.Options{Token: token, Metrics: metrics.New()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	url := "http://" + ln.Addr().String()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- srv.Serve(ctx, fakeAddr{ln, &net.TCPAddr{IP: net.IPv4(192, 0, 2, 10), Port: 7420}})
-	}()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
+	url := serveOffLoopback(t, e, server.Options{Token: token, Metrics: metrics.New()})
 	if code, _ := getMetrics(t, url, ""); code != http.StatusUnauthorized {
 		t.Fatalf("/metrics off loopback without the token: %d", code)
 	}
@@ -67,7 +38,7 @@ func TestMetricsTokenOffLoopback(t *testing.T) {
 		t.Fatalf("/metrics off loopback with the token: %d %s", code, body)
 	}
 	// The health endpoints stay open there.
-	if code, _, _ := getHealth(t, ln.Addr().String(), "/healthz"); code != http.StatusOK {
+	if code, _ := getAuthed(t, url, server.HealthzPath, ""); code != http.StatusOK {
 		t.Fatalf("/healthz off loopback without the token: %d", code)
 	}
 

@@ -60,8 +60,8 @@ type Options struct {
 	// Addr is the TCP address ListenAndServe listens on; default
 	// DefaultAddr (127.0.0.1:7420).
 	Addr string
-	// Token is the bearer token every request but the health endpoints
-	// (HealthzPath, ReadyzPath, grpc.health.v1) must carry
+	// Token is the bearer token every request but HealthzPath (and, on a
+	// loopback listener, ReadyzPath, grpc.health.v1 and MetricsPath) must carry
 	// ("Authorization: Bearer <token>"), compared in constant time. Empty
 	// disables authentication, which New and Serve allow only on a
 	// loopback address: anything else is refused with CONFIG_INVALID, as
@@ -107,6 +107,13 @@ type Options struct {
 	// with SESSION_READ_ONLY and the server never takes the write ownership
 	// of a session (host.NewReadOnly). Default false.
 	ReadOnly bool
+	// IdleRelease, when positive, makes Serve flush and release every
+	// session it holds that no request has used for that long (the
+	// request in flight that uses a session keeps it); the next request
+	// that needs it resumes it. Each release is logged at debug and
+	// counted in Metrics. Default 0: sessions are held until Release or
+	// shutdown.
+	IdleRelease time.Duration
 	// Metrics, when set, is served at MetricsPath and counts the server's
 	// requests by route and status and its error replies by code; the
 	// caller watches the engine with it (Metrics.Watch) and gives it to the
@@ -150,9 +157,12 @@ type Server struct {
 	h      *host.Host // the sessions the server holds
 	calls  inflight
 	served atomic.Bool // Serve was called
-	// metricsOpen is set by Serve, before it serves, when the listener is
-	// local: MetricsPath then needs no token.
-	metricsOpen bool
+	// local is set by Serve, before it serves, when the listener is
+	// local: MetricsPath, ReadyzPath and grpc.health.v1 then need no token.
+	local bool
+
+	readyMu  sync.Mutex
+	notReady string // what the last readiness check found not ready; "" when ready
 	// edge is the Host and Origin policy of the listener, set by Serve
 	// before it serves.
 	edge *edge
@@ -185,9 +195,9 @@ func New(e *engine.Engine, o Options) (*Server, error) {
 	if o.Logger == nil {
 		o.Logger = hclog.NewNullLogger()
 	}
-	if o.MaxRequestBytes < 0 || o.ShutdownTimeout < 0 || o.ReadHeaderTimeout < 0 || o.ReadTimeout < 0 || o.IdleTimeout < 0 {
-		return nil, sdk.Errorf(sdk.CodeConfigInvalid, "serve", "MaxRequestBytes %d, ShutdownTimeout %v, ReadHeaderTimeout %v, ReadTimeout %v and IdleTimeout %v must not be negative",
-			o.MaxRequestBytes, o.ShutdownTimeout, o.ReadHeaderTimeout, o.ReadTimeout, o.IdleTimeout)
+	if o.MaxRequestBytes < 0 || o.ShutdownTimeout < 0 || o.ReadHeaderTimeout < 0 || o.ReadTimeout < 0 || o.IdleTimeout < 0 || o.IdleRelease < 0 {
+		return nil, sdk.Errorf(sdk.CodeConfigInvalid, "serve", "MaxRequestBytes %d, ShutdownTimeout %v, ReadHeaderTimeout %v, ReadTimeout %v, IdleTimeout %v and IdleRelease %v must not be negative",
+			o.MaxRequestBytes, o.ShutdownTimeout, o.ReadHeaderTimeout, o.ReadTimeout, o.IdleTimeout, o.IdleRelease)
 	}
 	if err := CheckAddr(o.Addr, o.Token); err != nil {
 		return nil, err
@@ -218,7 +228,7 @@ func New(e *engine.Engine, o Options) (*Server, error) {
 		mux.Handle(viewerPattern, o.Viewer)
 	}
 	s.mux = mux
-	s.handler = s.instrument(mux, s.middleware(mux))
+	s.handler = s.instrument(mux, s.middleware(s.visits(mux)))
 	return s, nil
 }
 
@@ -295,7 +305,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		ln.Close()
 		return sdk.Errorf(sdk.CodeConfigInvalid, "serve", "Serve was called twice on one server")
 	}
-	s.metricsOpen = localListener(ln.Addr())
+	s.local = localListener(ln.Addr())
 	s.edge = newEdge(ln.Addr(), s.opts.AllowedHosts, s.opts.AllowedOrigins)
 	var protocols http.Protocols
 	protocols.SetHTTP1(true)
@@ -310,6 +320,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		ErrorLog:          s.log.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
 	}
 	s.log.Info("serving logbook.v1.Sessions", "addr", ln.Addr().String(), "auth", s.opts.Token != "")
+	stopIdle := s.releaseIdle(ctx)
+	defer stopIdle() // at a failed listener; after a shutdown it is stopped already
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
 	var serveErr error
@@ -333,6 +345,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		serveErr = &sdk.Error{Code: sdk.CodeIOError, Op: "serve", Detail: "the listener failed", Err: serveErr}
 	}
 	s.calls.wait()
+	stopIdle()
 	rctx, rcancel := context.WithTimeout(context.Background(), releaseTimeout)
 	defer rcancel()
 	return errors.Join(serveErr, s.h.ReleaseAll(rctx))

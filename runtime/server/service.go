@@ -461,7 +461,7 @@ func (v *service) Fork(ctx context.Context, req *connect.Request[logbookv1.Sessi
 
 // Flush flushes a live session on every backend.
 func (v *service) Flush(ctx context.Context, req *connect.Request[logbookv1.SessionsFlushRequest]) (*connect.Response[logbookv1.SessionsFlushReply], error) {
-	sess, err := v.s.h.Live(req.Msg.GetSessionId(), "flush")
+	sess, err := v.s.h.Live(ctx, req.Msg.GetSessionId(), "flush")
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}

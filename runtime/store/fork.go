@@ -29,6 +29,11 @@ func (st *Store) Fork(ctx context.Context, r ForkRequest) (*session.Session, err
 	if err := st.checkFree(ctx, child); err != nil {
 		return nil, err
 	}
+	sl, err := st.takeSlot("fork", child)
+	if err != nil {
+		return nil, err
+	}
+	defer sl.done()
 	var (
 		src     *session.Session
 		srcLive *live // the source's live entry; nil when it was read from storage

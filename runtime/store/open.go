@@ -67,6 +67,11 @@ func (st *Store) OpenWith(ctx context.Context, id string, opts OpenOptions) (*se
 	if !ok {
 		return nil, rep, &sdk.Error{Code: sdk.CodeSessionNotFound, Op: "open", SessionID: id, Detail: "no persistence backend is configured"}
 	}
+	sl, err := st.takeSlot("open", id)
+	if err != nil {
+		return nil, rep, err
+	}
+	defer sl.done()
 	o, err := p.Persistence.Open(ctx, id, sdk.AccessWrite)
 	if err != nil {
 		return nil, rep, err

@@ -69,6 +69,11 @@ func (st *Store) Salvage(ctx context.Context, r SalvageRequest) (*session.Sessio
 	if err := st.checkFree(ctx, child); err != nil {
 		return nil, rep, err
 	}
+	sl, err := st.takeSlot("salvage", child)
+	if err != nil {
+		return nil, rep, err
+	}
+	defer sl.done()
 	src := r.SourceID
 	if err := sdk.ValidateSessionID(src); err != nil {
 		return nil, rep, err

@@ -61,6 +61,11 @@ type Options struct {
 	RPCMaxBytes int
 	// CallTimeout bounds each backend call made in the background; default 60 s.
 	CallTimeout time.Duration
+	// MaxLiveSessions caps the sessions live in the store at once, those
+	// being created, opened, forked or salvaged included: one more is
+	// refused with TOO_MANY_LIVE_SESSIONS before anything is created or
+	// claimed. Default DefaultMaxLiveSessions (1000).
+	MaxLiveSessions int
 	// PluginTypes, Plugins and Projections are handed to every session (see
 	// session.Options).
 	PluginTypes map[string]bool
@@ -113,6 +118,9 @@ func (o Options) withDefaults() (Options, error) {
 	if o.CallTimeout == 0 {
 		o.CallTimeout = 60 * time.Second
 	}
+	if o.MaxLiveSessions == 0 {
+		o.MaxLiveSessions = DefaultMaxLiveSessions
+	}
 	if o.Logger == nil {
 		o.Logger = hclog.NewNullLogger()
 	}
@@ -132,6 +140,8 @@ func (o Options) withDefaults() (Options, error) {
 		return bad("write backpressure timeout %v is negative", o.WriteBackpressureTimeout)
 	case o.RPCMaxBytes < sdk.MinRPCMaxBytes(o.MaxEventBytes):
 		return bad("rpc max bytes %d is below max event bytes + 1 MiB", o.RPCMaxBytes)
+	case o.MaxLiveSessions < 0:
+		return bad("max live sessions %d is negative", o.MaxLiveSessions)
 	}
 	names := map[string]bool{}
 	for _, b := range o.Backends {
@@ -150,10 +160,11 @@ type Store struct {
 	clock Clock
 	log   hclog.Logger
 
-	mu     sync.Mutex
-	live   map[string]*live
-	closed bool
-	feed   feed
+	mu      sync.Mutex
+	live    map[string]*live
+	opening int // places taken by takeSlot and not yet given back
+	closed  bool
+	feed    feed
 
 	pending pendingBound // the queues' bytes, process-wide
 }
@@ -320,11 +331,15 @@ func (st *Store) Create(ctx context.Context, opts CreateOptions) (*session.Sessi
 	if err := st.checkFree(ctx, id); err != nil {
 		return nil, err
 	}
+	sl, err := st.takeSlot("create", id)
+	if err != nil {
+		return nil, err
+	}
+	defer sl.done()
 	h := sdk.Header{FormatVersion: sdk.FormatVersion, ID: id, CreatedAt: st.now(), CWD: opts.CWD, ParentSession: opts.ParentSession,
 		Origin: opts.Origin, DelegationDepth: opts.DelegationDepth, AgentPreset: opts.AgentPreset}
 	var seed []session.Event
 	if opts.Seed != nil {
-		var err error
 		if seed, err = session.SeedWithMarker(opts.Seed, st.now()); err != nil {
 			return nil, err
 		}

@@ -36,7 +36,8 @@ func (c *persistenceClient) Describe(ctx context.Context) (sdk.Description, erro
 	if err != nil {
 		return sdk.Description{}, fromStatus(ctx, "persistence.Describe", err)
 	}
-	return sdk.Description{Name: r.GetName(), FormatVersion: int(r.GetFormatVersion()), Compression: r.GetCompression()}, nil
+	return sdk.Description{Name: r.GetName(), FormatVersion: int(r.GetFormatVersion()), Compression: r.GetCompression(),
+		DescriptorsPerSession: int(r.GetDescriptorsPerSession()), DescriptorLimit: r.GetDescriptorLimit(), DescriptorsOpen: r.GetDescriptorsOpen()}, nil
 }
 
 // Create returns the header given as Opened.Header.

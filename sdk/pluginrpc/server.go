@@ -84,7 +84,12 @@ func (s *persistenceServer) Describe(ctx context.Context, _ *logbookv1.DescribeR
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	return &logbookv1.DescribeReply{Name: d.Name, FormatVersion: int64(d.FormatVersion), Compression: d.Compression}, nil
+	limit, open, err := descriptors()
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &logbookv1.DescribeReply{Name: d.Name, FormatVersion: int64(d.FormatVersion), Compression: d.Compression,
+		DescriptorsPerSession: int32(d.DescriptorsPerSession), DescriptorLimit: limit, DescriptorsOpen: open}, nil
 }
 
 func (s *persistenceServer) Create(ctx context.Context, req *logbookv1.CreateRequest) (*logbookv1.HandleReply, error) {

@@ -811,8 +811,17 @@ type DescribeReply struct {
 	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	FormatVersion int64                  `protobuf:"varint,2,opt,name=format_version,json=formatVersion,proto3" json:"format_version,omitempty"`
 	Compression   string                 `protobuf:"bytes,3,opt,name=compression,proto3" json:"compression,omitempty"` // empty when the backend has none
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// File descriptors the backend keeps open for each session open for
+	// writing; 0 when it keeps none per session (a database server).
+	DescriptorsPerSession int32 `protobuf:"varint,4,opt,name=descriptors_per_session,json=descriptorsPerSession,proto3" json:"descriptors_per_session,omitempty"`
+	// The plugin process's limit on open file descriptors (RLIMIT_NOFILE)
+	// and how many it had open when it answered; 0 when unknown. The
+	// plugin counts them by opening its descriptor table, so a plugin out
+	// of descriptors fails Describe instead of answering.
+	DescriptorLimit int64 `protobuf:"varint,5,opt,name=descriptor_limit,json=descriptorLimit,proto3" json:"descriptor_limit,omitempty"`
+	DescriptorsOpen int64 `protobuf:"varint,6,opt,name=descriptors_open,json=descriptorsOpen,proto3" json:"descriptors_open,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *DescribeReply) Reset() {
@@ -864,6 +873,27 @@ func (x *DescribeReply) GetCompression() string {
 		return x.Compression
 	}
 	return ""
+}
+
+func (x *DescribeReply) GetDescriptorsPerSession() int32 {
+	if x != nil {
+		return x.DescriptorsPerSession
+	}
+	return 0
+}
+
+func (x *DescribeReply) GetDescriptorLimit() int64 {
+	if x != nil {
+		return x.DescriptorLimit
+	}
+	return 0
+}
+
+func (x *DescribeReply) GetDescriptorsOpen() int64 {
+	if x != nil {
+		return x.DescriptorsOpen
+	}
+	return 0
 }
 
 type CreateRequest struct {
@@ -1970,11 +2000,14 @@ const file_logbook_v1_persistence_proto_rawDesc = "" +
 	"\x05found\x18\x01 \x01(\bR\x05found\x12\x16\n" +
 	"\x06events\x18\x02 \x01(\x03R\x06events\x12\x12\n" +
 	"\x04data\x18\x03 \x01(\fR\x04data\"\x11\n" +
-	"\x0fDescribeRequest\"l\n" +
+	"\x0fDescribeRequest\"\xfa\x01\n" +
 	"\rDescribeReply\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12%\n" +
 	"\x0eformat_version\x18\x02 \x01(\x03R\rformatVersion\x12 \n" +
-	"\vcompression\x18\x03 \x01(\tR\vcompression\"'\n" +
+	"\vcompression\x18\x03 \x01(\tR\vcompression\x126\n" +
+	"\x17descriptors_per_session\x18\x04 \x01(\x05R\x15descriptorsPerSession\x12)\n" +
+	"\x10descriptor_limit\x18\x05 \x01(\x03R\x0fdescriptorLimit\x12)\n" +
+	"\x10descriptors_open\x18\x06 \x01(\x03R\x0fdescriptorsOpen\"'\n" +
 	"\rCreateRequest\x12\x16\n" +
 	"\x06header\x18\x01 \x01(\fR\x06header\"I\n" +
 	"\vOpenRequest\x12\x0e\n" +
