@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 // adapter. Reopen connects a second time to b.Peer(), so every hook works.
 func overGRPC(t *testing.T, b *memory.Backend) sdk.Persistence {
 	c := plugintest.Connect(t, pluginrpc.ServeConfig{
-		Info:        sdk.Info{Name: memory.Name, Kinds: []sdk.Kind{sdk.KindPersistence}, Capabilities: []string{sdk.CapabilityWatch, sdk.CapabilityDelete}},
+		Info:        sdk.Info{Name: memory.Name, Kinds: []sdk.Kind{sdk.KindPersistence}, Capabilities: []string{sdk.CapabilityWatch, sdk.CapabilityDelete, sdk.CapabilityImport}},
 		Persistence: b,
 	})
 	p, err := c.Persistence()
