@@ -399,7 +399,8 @@ type Importer interface {
 	// events, ctx ending, a storage error, the process dying — nothing is
 	// visible under h.ID: Open is SESSION_NOT_FOUND, List and Stat do not
 	// see it, and the id may be created or imported again. A session
-	// stored or claimed under h.ID → SESSION_ALREADY_EXISTS, before events
-	// is called, and nothing changes.
+	// stored or claimed under h.ID → SESSION_ALREADY_EXISTS, and nothing
+	// changes. While it runs, the session is invisible too, also to List
+	// in the same instance (unlike a pending Create).
 	Import(ctx context.Context, h Header, events func(yield func(batch [][]byte) error) error) (Opened, error)
 }

@@ -21,7 +21,7 @@ import (
 // or write open of the id removes. It returns the write handle, as
 // CopyPrefix does.
 func (b *Backend) Import(ctx context.Context, h sdk.Header, events func(yield func(batch [][]byte) error) error) (sdk.Opened, error) {
-	o, err := b.Create(ctx, h)
+	o, err := b.create(ctx, h, true)
 	if err != nil {
 		return sdk.Opened{}, err
 	}

@@ -13,7 +13,7 @@ import (
 // once under the store's lock, so no reader ever sees a part of them. On
 // failure the create is abandoned and nothing is stored.
 func (b *Backend) Import(ctx context.Context, h sdk.Header, events func(yield func(batch [][]byte) error) error) (sdk.Opened, error) {
-	o, err := b.Create(ctx, h)
+	o, err := b.create(ctx, h, true)
 	if err != nil {
 		return sdk.Opened{}, err
 	}

@@ -53,7 +53,7 @@ func overGRPC(t *testing.T, b *memory.Backend) sdk.Persistence {
 func subprocessHarness() persistencetest.Harness {
 	return persistencetest.Harness{
 		Name:         memory.Name,
-		Capabilities: persistencetest.Capabilities{StatCounts: true, Watch: true, Delete: true},
+		Capabilities: persistencetest.Capabilities{StatCounts: true, Watch: true, Delete: true, Import: true},
 		New: func(t *testing.T) sdk.Persistence {
 			bin := logbookBinary(t)
 			h, err := pluginhost.New(pluginhost.Options{Executable: bin})

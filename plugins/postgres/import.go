@@ -21,7 +21,7 @@ func (b *Backend) Import(ctx context.Context, h sdk.Header, events func(yield fu
 	if err != nil {
 		return sdk.Opened{}, err
 	}
-	o, err := b.Create(ctx, h)
+	o, err := b.create(ctx, h, true)
 	if err != nil {
 		return sdk.Opened{}, err
 	}
