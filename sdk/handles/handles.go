@@ -157,6 +157,17 @@ func (c *Claims[H]) Holder(id string) *H {
 	return c.held[id]
 }
 
+// Listed returns the handle that holds the claim on id, or nil: nil too
+// for a claim taken with TakeHidden, which List never shows.
+func (c *Claims[H]) Listed(id string) *H {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.hidden[id] {
+		return nil
+	}
+	return c.held[id]
+}
+
 // Release drops the claim on id when h holds it, and reports whether it
 // did; a claim another handle holds stays.
 func (c *Claims[H]) Release(id string, h *H) bool {

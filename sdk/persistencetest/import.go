@@ -145,16 +145,19 @@ var importRules = []rule{
 	}},
 	{name: "nothing-is-visible-while-it-runs", run: func(t *testing.T, s *suite) {
 		p := s.backend(t)
-		// Another instance looks when there is one: the instance that
-		// imports may hold its other calls back until the import ends.
-		q := p
+		// The importing instance looks, and another one when there is
+		// one; an instance may hold its other calls back until the import
+		// ends.
+		looks := []sdk.Persistence{p}
 		if s.h.Reopen != nil {
-			q = s.reopen(t, p)
+			looks = append(looks, s.reopen(t, p))
 		}
 		checked := 0
 		_, err := importer(t, p).Import(t.Context(), header("imp"), yielding(importBatches(), func(i int) error {
 			if i == 1 {
-				requireInvisible(t, q, "imp", "between the batches of an import", true)
+				for _, q := range looks {
+					requireInvisible(t, q, "imp", "between the batches of an import", true)
+				}
 				checked++
 			}
 			return nil
