@@ -36,7 +36,7 @@ func bigTurns(n, pad int) string {
 // the session exports to exactly the imported bytes.
 func TestImportKilledAtAnyPointIsAllOrNothing(t *testing.T) {
 	src := t.TempDir()
-	ok(t, src, bigTurns(3000, 400), "append", "big")
+	ok(t, src, bigTurns(4000, 400), "append", "big")
 	exported := ok(t, src, "", "export", "big").stdout
 	file := filepath.Join(src, "big.jsonl")
 	if err := os.WriteFile(file, []byte(exported), 0o600); err != nil {
@@ -46,26 +46,33 @@ func TestImportKilledAtAnyPointIsAllOrNothing(t *testing.T) {
 	t.Logf("kill points from seed %d; the export has %d bytes", seed, len(exported))
 	rng := rand.New(rand.NewPCG(uint64(seed), 0))
 
+	// Plugin messages of about 1 MiB: the import travels as a few
+	// batches, as a large one does under the default limits.
+	const limits = "max_event_bytes = 65536\nrpc_max_bytes = 1114112\n"
 	backends := map[string]func(t *testing.T, data string) string{
 		"jsonl": func(t *testing.T, data string) string {
-			return writeConfig(t, data, "jsonl.hcl", `persistence "jsonl" {}`+"\n")
+			return writeConfig(t, data, "jsonl.hcl", limits+`persistence "jsonl" {}`+"\n")
 		},
 		"sqlite": func(t *testing.T, data string) string {
-			return writeConfig(t, data, "sqlite.hcl", "persistence \"sqlite\" {\n  path = \"s.db\"\n}\n")
+			return writeConfig(t, data, "sqlite.hcl", limits+"persistence \"sqlite\" {\n  path = \"s.db\"\n}\n")
 		},
 		"postgres": func(t *testing.T, data string) string {
 			dsn := pgtest.DSN(t)
-			return writeConfig(t, data, "pg.hcl", fmt.Sprintf("persistence \"postgres\" {\n  dsn = %q\n  schema = %q\n}\n", dsn, pgtest.Schema(t, dsn)))
+			return writeConfig(t, data, "pg.hcl", limits+fmt.Sprintf("persistence \"postgres\" {\n  dsn = %q\n  schema = %q\n}\n", dsn, pgtest.Schema(t, dsn)))
 		},
 	}
 	for name, config := range backends {
 		t.Run(name, func(t *testing.T) {
 			data := t.TempDir()
 			cfg := config(t, data)
-			// How long a whole import takes here: the kills land within it.
-			start := time.Now()
-			ok(t, data, "", "import", file, "--as", "ref", "--config", cfg)
-			whole := time.Since(start)
+			// How long a whole import takes here (the faster of two; the
+			// first runs cold): the kills land within it.
+			whole := time.Duration(1 << 62)
+			for _, ref := range []string{"ref-1", "ref-2"} {
+				start := time.Now()
+				ok(t, data, "", "import", file, "--as", ref, "--config", cfg)
+				whole = min(whole, time.Since(start))
+			}
 			kinds := map[string]int{}
 			for i := range 8 {
 				id := fmt.Sprintf("big-%d", i)
@@ -78,10 +85,12 @@ func TestImportKilledAtAnyPointIsAllOrNothing(t *testing.T) {
 				switch {
 				case r.code == 0 && r.stdout == wantEvents:
 					complete = true
+					kinds["whole after it"]++
 				case r.code == 0:
 					t.Fatalf("after the kill, %s holds %d of %d event bytes", id, len(r.stdout), len(wantEvents))
 				default:
 					wantFail(t, r, sdk.CodeSessionNotFound, "events", id)
+					kinds["none after it"]++
 				}
 				if listed := listedSessions(t, data, cfg); listed[id] && !complete {
 					t.Fatalf("after the kill, sessions lists %s, which events does not find", id)
@@ -93,7 +102,7 @@ func TestImportKilledAtAnyPointIsAllOrNothing(t *testing.T) {
 					t.Fatalf("the retried import of %s exports %d bytes, not the %d imported", id, len(got), len(want))
 				}
 			}
-			t.Logf("%s: an import takes %v; the kills came %v", name, whole, kinds)
+			t.Logf("%s: an import takes %v; of the kills: %v", name, whole, kinds)
 		})
 	}
 }
