@@ -2,7 +2,6 @@ package jsonl
 
 import (
 	"context"
-	"path/filepath"
 	"strconv"
 
 	"github.com/seed-e5e476df/logbook/plugins/jsonl/vfs"
@@ -42,21 +41,7 @@ func (b *Backend) Import(ctx context.Context, h sdk.Header, events func(yield fu
 // importInto stores the pending create hd as the log of every batch of
 // events.
 func (b *Backend) importInto(ctx context.Context, hd *handle, events func(yield func(batch [][]byte) error) error) error {
-	hd.mu.Lock()
-	defer hd.mu.Unlock()
-	if err := hd.usable(); err != nil {
-		return err
-	}
-	dec, err := b.decoder(hd.zst)
-	if err != nil {
-		return err
-	}
-	unit, err := b.headerUnit(hd)
-	if err != nil {
-		return err
-	}
-	b.removeStaleTemps(hd.dir)
-	return b.storeLogFunc(hd, dec, filepath.Join(hd.dir, logName(1, hd.zst)), func(f vfs.File) (index, error) {
+	return b.storeWhole(hd, func(f vfs.File, unit []byte) (index, error) {
 		if _, err := f.WriteAt(unit, 0); err != nil {
 			return index{}, handles.IOError(op, hd.id, "writing the header of an import", err)
 		}

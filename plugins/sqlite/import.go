@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 
-	"github.com/google/uuid"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/handles"
 )
@@ -42,26 +41,11 @@ func (b *Backend) Import(ctx context.Context, h sdk.Header, events func(yield fu
 // importTx is the transaction of Import: the sessions row (hdr, the
 // canonical header) and the rows of every batch of events.
 func (s *store) importTx(ctx context.Context, id string, hdr []byte, h sdk.Header, compressMin int, events func(yield func(batch [][]byte) error) error) (sdk.Durable, string, error) {
-	tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE
+	tx, inc, fail, err := s.beginNew(ctx, id, hdr, h, "import")
 	if err != nil {
-		return sdk.Durable{}, "", s.dbErr(ctx, id, "import", err)
+		return fail(err)
 	}
 	defer tx.Rollback()
-	fail := func(err error) (sdk.Durable, string, error) {
-		return sdk.Durable{}, "", s.dbErr(ctx, id, "import", err)
-	}
-	if err := s.checkIdentity(ctx, tx); err != nil {
-		return fail(err)
-	}
-	if _, found, err := s.session(ctx, tx.StmtContext(ctx, s.stmts.session), id); err != nil {
-		return fail(err)
-	} else if found {
-		return fail(handles.AlreadyExists(op, id, "another instance or process stored it first"))
-	}
-	inc := uuid.NewString()
-	if _, err := tx.StmtContext(ctx, s.stmts.insertSession).ExecContext(ctx, id, sdk.FormatVersion, h.CreatedAt, string(hdr), inc); err != nil {
-		return fail(err)
-	}
 	r := sessionRow{incarnation: inc}
 	err = events(func(batch [][]byte) error {
 		if err := handles.Ended(ctx, op, "import"); err != nil {
