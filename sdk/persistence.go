@@ -386,3 +386,35 @@ func CheckAuditRequest(r AuditRequest) error {
 	}
 	return nil
 }
+
+// CapabilityImport is the Info capability of a persistence plugin whose
+// backend is an Importer.
+const CapabilityImport = "import"
+
+// Importer is the optional persistence capability "import": the backend
+// stores a whole session in one step, so that a failed or interrupted
+// import leaves nothing under the id (docs/storage.md, "Importing"). It
+// builds the session where no reader sees it and makes it visible at
+// once. The host discovers it by type assertion on an in-process backend
+// and by CapabilityImport in GetInfo on a plugin.
+type Importer interface {
+	// Import creates the session h (a header as Create takes it) holding
+	// exactly the events that events passes to its yield, in order,
+	// starting at seq 0: events calls yield with consecutive batches and
+	// returns the first error yield returns, or its own. Each batch is
+	// checked as Append checks it (ENVELOPE_INVALID, SEQ_NOT_CONTIGUOUS).
+	// The batch buffers are valid only during the yield call.
+	//
+	// On success the session is stored and durable, and Import returns a
+	// write handle on it (the claim held, NextSeq the number of events),
+	// as Create does. On any failure — a refused batch, an error of
+	// events, ctx ending, a storage error, the process dying — nothing is
+	// visible under h.ID: Open is SESSION_NOT_FOUND, List and Stat do not
+	// see it, and the id may be created or imported again. A session
+	// stored or claimed under h.ID → SESSION_ALREADY_EXISTS, and nothing
+	// changes. While it runs, the session is invisible too, also to List
+	// in the same instance (unlike a pending Create); the instance may hold
+	// its other calls back until the import ends (one that writes through
+	// a single database connection), so events must not call it.
+	Import(ctx context.Context, h Header, events func(yield func(batch [][]byte) error) error) (Opened, error)
+}

@@ -75,6 +75,15 @@ func (b *Backend) copyInto(ctx context.Context, hd *handle, source string, bound
 		}
 		return sdk.Errorf(sdk.CodeInvalidBoundary, op, "boundary %d is outside the stored events of %q (last seq %s)", boundary, source, last).WithSession(source).WithSeq(int64(boundary))
 	}
+	return b.storeWhole(hd, func(f vfs.File, unit []byte) (index, error) {
+		return b.writeChild(copiedLog(src, unit, int64(boundary), source), f)
+	})
+}
+
+// storeWhole stores the pending create hd's whole log at once, as a
+// materialization does (CopyPrefix, Import): fill writes it, given the
+// header unit, into the new, empty temp file and returns its index.
+func (b *Backend) storeWhole(hd *handle, fill func(f vfs.File, unit []byte) (index, error)) error {
 	hd.mu.Lock()
 	defer hd.mu.Unlock()
 	if err := hd.usable(); err != nil {
@@ -88,9 +97,8 @@ func (b *Backend) copyInto(ctx context.Context, hd *handle, source string, bound
 	if err != nil {
 		return err
 	}
-	c := copiedLog(src, unit, int64(boundary), source)
 	b.removeStaleTemps(hd.dir)
-	return b.storeLogFunc(hd, dec, filepath.Join(hd.dir, logName(1, hd.zst)), func(f vfs.File) (index, error) { return b.writeChild(c, f) })
+	return b.storeLogFunc(hd, dec, filepath.Join(hd.dir, logName(1, hd.zst)), func(f vfs.File) (index, error) { return fill(f, unit) })
 }
 
 // sourcePrefix returns source's committed log and a func that releases

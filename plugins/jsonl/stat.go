@@ -167,8 +167,10 @@ func (b *Backend) List(ctx context.Context, fn func(sdk.ListEntry) error) error 
 	return nil
 }
 
+// pendingHeader returns the header of this instance's unmaterialized
+// create of id, unless it is an import's (never listed).
 func (b *Backend) pendingHeader(id string) (sdk.Header, bool) {
-	hd := b.claims.Holder(id)
+	hd := b.claims.Listed(id)
 	if hd == nil {
 		return sdk.Header{}, false
 	}

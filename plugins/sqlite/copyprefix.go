@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"strconv"
 
 	"github.com/google/uuid"
@@ -38,7 +39,9 @@ func (b *Backend) CopyPrefix(ctx context.Context, source string, boundary sdk.Se
 	hd, err := b.writable(o.Handle)
 	if err == nil {
 		var d sdk.Durable
-		d, err = b.commitCopy(ctx, st, hd, source, boundary)
+		d, err = b.commitWhole(ctx, st, hd, func(hdr []byte, h sdk.Header) (sdk.Durable, string, error) {
+			return st.copyTx(ctx, hd.id, hdr, h, source, boundary)
+		})
 		o.NextSeq, o.Revision = d.NextSeq, d.Revision
 	}
 	if err != nil {
@@ -48,9 +51,10 @@ func (b *Backend) CopyPrefix(ctx context.Context, source string, boundary sdk.Se
 	return o, nil
 }
 
-// commitCopy materializes the pending create hd as the copy of source's
-// prefix, with the bookkeeping of commit.
-func (b *Backend) commitCopy(ctx context.Context, st *store, hd *handle, source string, boundary sdk.Seq) (sdk.Durable, error) {
+// commitWhole materializes the pending create hd in the transaction tx
+// runs (CopyPrefix, Import), given hd's canonical header, with the
+// bookkeeping of commit.
+func (b *Backend) commitWhole(ctx context.Context, st *store, hd *handle, tx func(hdr []byte, h sdk.Header) (sdk.Durable, string, error)) (sdk.Durable, error) {
 	hd.ops.Lock()
 	defer hd.ops.Unlock()
 	b.mu.Lock()
@@ -62,7 +66,7 @@ func (b *Backend) commitCopy(ctx context.Context, st *store, hd *handle, source 
 	if err := st.holds(hd.id, hd); err != nil {
 		return sdk.Durable{}, err
 	}
-	d, inc, err := st.copyTx(ctx, hd.id, hdr, h, source, boundary)
+	d, inc, err := tx(hdr, h)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if err == nil {
@@ -73,25 +77,47 @@ func (b *Backend) commitCopy(ctx context.Context, st *store, hd *handle, source 
 	return d, err
 }
 
+// beginNew begins the BEGIN IMMEDIATE transaction that stores the new
+// session id whole (CopyPrefix, Import): after the identity check, a
+// stored id is SESSION_ALREADY_EXISTS, else its sessions row (hdr, its
+// canonical header) is inserted with a new incarnation. fail maps an
+// error of the transaction, named what; on error tx is nil or rolled
+// back.
+func (s *store) beginNew(ctx context.Context, id string, hdr []byte, h sdk.Header, what string) (tx *sql.Tx, inc string, fail func(error) (sdk.Durable, string, error), err error) {
+	fail = func(err error) (sdk.Durable, string, error) {
+		return sdk.Durable{}, "", s.dbErr(ctx, id, what, err)
+	}
+	if tx, err = s.db.BeginTx(ctx, nil); err != nil { // BEGIN IMMEDIATE
+		return nil, "", fail, err
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+		}
+	}()
+	if err := s.checkIdentity(ctx, tx); err != nil {
+		return tx, "", fail, err
+	}
+	if _, found, err := s.session(ctx, tx.StmtContext(ctx, s.stmts.session), id); err != nil {
+		return tx, "", fail, err
+	} else if found {
+		return tx, "", fail, handles.AlreadyExists(op, id, "another instance or process stored it first")
+	}
+	inc = uuid.NewString()
+	if _, err := tx.StmtContext(ctx, s.stmts.insertSession).ExecContext(ctx, id, sdk.FormatVersion, h.CreatedAt, string(hdr), inc); err != nil {
+		return tx, "", fail, err
+	}
+	return tx, inc, fail, nil
+}
+
 // copyTx is the transaction of CopyPrefix: the child's sessions row (hdr,
 // its canonical header) and the source's rows up to boundary.
 func (s *store) copyTx(ctx context.Context, id string, hdr []byte, h sdk.Header, source string, boundary sdk.Seq) (sdk.Durable, string, error) {
-	tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE
+	tx, inc, fail, err := s.beginNew(ctx, id, hdr, h, "copy prefix")
 	if err != nil {
-		return sdk.Durable{}, "", s.dbErr(ctx, id, "copy prefix", err)
+		return fail(err)
 	}
 	defer tx.Rollback()
-	fail := func(err error) (sdk.Durable, string, error) {
-		return sdk.Durable{}, "", s.dbErr(ctx, id, "copy prefix", err)
-	}
-	if err := s.checkIdentity(ctx, tx); err != nil {
-		return fail(err)
-	}
-	if _, found, err := s.session(ctx, tx.StmtContext(ctx, s.stmts.session), id); err != nil {
-		return fail(err)
-	} else if found {
-		return fail(handles.AlreadyExists(op, id, "another instance or process stored it first"))
-	}
 	src, found, err := s.session(ctx, tx.StmtContext(ctx, s.stmts.session), source)
 	switch {
 	case err != nil:
@@ -108,10 +134,6 @@ func (s *store) copyTx(ctx context.Context, id string, hdr []byte, h sdk.Header,
 			last = strconv.FormatInt(src.nextSeq-1, 10)
 		}
 		return fail(newErr(sdk.CodeInvalidBoundary, source, "boundary %d is outside the stored events of %s (last seq %s)", boundary, strconv.Quote(source), last).WithSeq(int64(boundary)))
-	}
-	inc := uuid.NewString()
-	if _, err := tx.StmtContext(ctx, s.stmts.insertSession).ExecContext(ctx, id, sdk.FormatVersion, h.CreatedAt, string(hdr), inc); err != nil {
-		return fail(err)
 	}
 	res, err := tx.ExecContext(ctx, copyRowsSQL, id, source, int64(boundary))
 	if err != nil {
