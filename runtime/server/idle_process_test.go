@@ -16,6 +16,22 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
+// waitIdleReleases scrapes p's metrics until logbook_idle_releases_total
+// is want, and fails past it or after 30 s.
+func waitIdleReleases(t *testing.T, p *serveProcess, want float64) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		v, _ := scrapeServe(t, p).Value("logbook_idle_releases_total")
+		if v == want {
+			return
+		}
+		if v > want || time.Now().After(deadline) {
+			t.Fatalf("logbook_idle_releases_total = %v, want %v\n%s", v, want, p.log())
+		}
+	}
+}
+
 // A real `logbook serve` with idle_release = 1s releases a session no
 // request used for a second: a CLI `logbook append` of it then succeeds
 // (serve no longer holds its write claim), and serve's next request
@@ -47,16 +63,7 @@ func TestServeReleasesIdleSessions(t *testing.T) {
 
 	// "idle" is released a second after its last request; "streamed",
 	// idle longer but inside a stream in flight, is not.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		v, _ := scrapeServe(t, p).Value("logbook_idle_releases_total")
-		if v == 1 {
-			break
-		}
-		if v > 1 || time.Now().After(deadline) {
-			t.Fatalf("logbook_idle_releases_total = %v, want 1 (the session in the open stream kept)\n%s", v, p.log())
-		}
-	}
+	waitIdleReleases(t, p, 1)
 	cli := exec.Command(logbookBin, "append", "idle", "-", "--data", data, "--config", cfg)
 	cli.Stdin = bytes.NewReader([]byte(`{"type":"user/message","data":` + string(userData("u2", "from the CLI")) + `,"surfaceOp":"append"}` + "\n"))
 	if out, err := cli.CombinedOutput(); err != nil {
@@ -113,16 +120,7 @@ func TestServeFlushAndReleaseOfAnIdleReleasedSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	last := evs[len(evs)-1].Seq
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		v, _ := scrapeServe(t, p).Value("logbook_idle_releases_total")
-		if v == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("logbook_idle_releases_total = %v, want 1\n%s", v, p.log())
-		}
-	}
+	waitIdleReleases(t, p, 1)
 
 	flushV1 := func(when string) {
 		t.Helper()
