@@ -37,6 +37,7 @@ type Host struct {
 	opens     singleflight.Group // concurrent opens of one session share one Store.Open
 	mu        sync.Mutex
 	held      map[string]*holding      // sessions this host made live, by id
+	idled     idledSet                 // sessions ReleaseIdle released cleanly
 	releasing map[string]chan struct{} // sessions ReleaseIdle is releasing, by id; closed when done
 	borrowed  map[string]*borrowed     // sessions made live for requests that may still fail (Borrow), by id
 	stop      chan struct{}            // closed by Stop
@@ -100,6 +101,7 @@ func (h *Host) Stopping() bool {
 func (h *Host) hold(ctx context.Context, sess *session.Session) {
 	h.mu.Lock()
 	h.held[sess.ID()] = &holding{sess: sess, last: time.Now()}
+	h.forgetLocked(sess.ID()) // live again: its own flushes answer now
 	h.useLocked(ctx, sess)
 	h.mu.Unlock()
 }
@@ -222,11 +224,35 @@ func (h *Host) Fork(ctx context.Context, r store.ForkRequest) (*session.Session,
 	return child, nil
 }
 
-// Release flushes and releases the live session id (SESSION_NOT_LIVE when
-// it is not live) and stops holding it.
+// Flush flushes the live session id on every backend for ctx's request
+// and returns it with the result; a flush error comes with the session.
+// A session ReleaseIdle released (and the host still remembers) answers
+// its final flush, with no session; any other session that is not live
+// is SESSION_NOT_LIVE.
+func (h *Host) Flush(ctx context.Context, id string) (*session.Session, store.FlushResult, error) {
+	sess, err := h.Live(ctx, id, "flush")
+	if err != nil {
+		if res, ok := h.idledAfter(id, err); ok {
+			return nil, res, nil
+		}
+		return nil, store.FlushResult{}, err
+	}
+	res, err := h.st.Flush(ctx, sess)
+	return sess, res, err
+}
+
+// Release flushes and releases the live session id and stops holding it.
+// A session ReleaseIdle released (and the host still remembers) is
+// released already: nil, however often it is asked. Any other session
+// that is not live is SESSION_NOT_LIVE, a second Release included: the
+// client released it itself, and a flush or release after that is its
+// mistake to hear of.
 func (h *Host) Release(ctx context.Context, id string) error {
 	sess, err := h.Live(ctx, id, "release")
 	if err != nil {
+		if _, ok := h.idledAfter(id, err); ok {
+			return nil
+		}
 		return err
 	}
 	err = h.st.Release(ctx, sess)

@@ -2,10 +2,86 @@ package host
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/seed-e5e476df/logbook/runtime/session"
+	"github.com/seed-e5e476df/logbook/runtime/store"
+	"github.com/seed-e5e476df/logbook/sdk"
 )
+
+// maxIdled caps the sessions a host remembers releasing for idleness
+// (ReleaseIdle); past it, the one released longest ago is forgotten.
+const maxIdled = 4096
+
+// idledSet is what the host remembers of the sessions ReleaseIdle
+// released: their final flush, by id, so that a client's Flush or Release
+// of one answers as it would have had the session stayed live. A session
+// is forgotten when it is made live in this host again, deleted through
+// it, or pushed out by maxIdled newer ones; a restart forgets them all.
+type idledSet struct {
+	byID  map[string]idled
+	order []idledKey // in release order; keys forgotten since are stale
+	next  uint64
+}
+
+type idled struct {
+	res store.FlushResult
+	n   uint64 // its key's n in order
+}
+
+type idledKey struct {
+	id string
+	n  uint64
+}
+
+// rememberLocked notes that ReleaseIdle released id with res. h.mu is held.
+func (h *Host) rememberLocked(id string, res store.FlushResult) {
+	set := &h.idled
+	if set.byID == nil {
+		set.byID = map[string]idled{}
+	}
+	set.next++
+	set.byID[id] = idled{res: res, n: set.next}
+	set.order = append(set.order, idledKey{id: id, n: set.next})
+	for len(set.byID) > maxIdled {
+		k := set.order[0]
+		set.order = set.order[1:]
+		if cur, ok := set.byID[k.id]; ok && cur.n == k.n {
+			delete(set.byID, k.id)
+		}
+	}
+	if len(set.order) > 2*maxIdled { // drop the stale keys
+		set.order = slices.DeleteFunc(set.order, func(k idledKey) bool { return set.byID[k.id].n != k.n })
+	}
+}
+
+// forgetLocked forgets that ReleaseIdle released id. h.mu is held.
+func (h *Host) forgetLocked(id string) { delete(h.idled.byID, id) }
+
+// forget is forgetLocked, taking h.mu.
+func (h *Host) forget(id string) {
+	h.mu.Lock()
+	h.forgetLocked(id)
+	h.mu.Unlock()
+}
+
+// idledAfter returns the final flush of id when err, a write's refusal of
+// it, is SESSION_NOT_LIVE and ReleaseIdle released it.
+func (h *Host) idledAfter(id string, err error) (store.FlushResult, bool) {
+	if sdk.CodeOf(err) != sdk.CodeSessionNotLive {
+		return store.FlushResult{}, false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	d, ok := h.idled.byID[id]
+	if !ok {
+		return store.FlushResult{}, false
+	}
+	res := d.res
+	res.Backends = slices.Clone(res.Backends)
+	return res, true
+}
 
 // holding is a session the host made live, and who uses it.
 type holding struct {
@@ -92,6 +168,12 @@ func (h *Host) liveUse(ctx context.Context, id string) (*session.Session, bool) 
 // for the release and then resumes it; one in flight keeps it. A session
 // whose release fails stays held and is tried again at a later call. Each
 // release is logged at debug.
+//
+// The host remembers each session it released cleanly (every backend
+// flushed) and its final flush, up to maxIdled of them: until the session
+// is made live here again or deleted here, Flush of it answers that flush
+// and Release of it succeeds, as they would have had it stayed live, for
+// everything appended to it here is durable.
 func (h *Host) ReleaseIdle(ctx context.Context, idle time.Duration) int {
 	now := time.Now()
 	type due struct {
@@ -112,12 +194,15 @@ func (h *Host) ReleaseIdle(ctx context.Context, idle time.Duration) int {
 	h.mu.Unlock()
 	released := 0
 	for _, d := range dues {
-		err := h.st.Release(ctx, d.sess)
+		res, err := h.st.ReleaseFlushed(ctx, d.sess)
 		h.mu.Lock()
 		if cur, ok := h.st.Get(d.id); ok && cur == d.sess {
 			h.held[d.id] = &holding{sess: d.sess, last: time.Now()} // still live: the flush failed
 		} else {
 			released++
+			if err == nil {
+				h.rememberLocked(d.id, res)
+			}
 		}
 		delete(h.releasing, d.id)
 		close(d.done)

@@ -7,13 +7,18 @@ import (
 )
 
 // Delete deletes the stored session id through the store (store.Delete):
-// a session live in this host is ALREADY_OWNED. A read-only host refuses
-// it with SESSION_READ_ONLY.
+// a session live in this host is ALREADY_OWNED; one ReleaseIdle released
+// is forgotten (Flush and Release of it are SESSION_NOT_LIVE again). A
+// read-only host refuses it with SESSION_READ_ONLY.
 func (h *Host) Delete(ctx context.Context, id string, r sdk.AuditRequest) (sdk.AuditRecord, error) {
 	if err := h.refuseWrite("delete", id); err != nil {
 		return sdk.AuditRecord{}, err
 	}
-	return h.st.Delete(ctx, id, r)
+	rec, err := h.st.Delete(ctx, id, r)
+	if err == nil {
+		h.forget(id) // nothing of it is durable any more
+	}
+	return rec, err
 }
 
 // SetHold puts a legal hold on the stored session id (held) or lifts it

@@ -201,22 +201,18 @@ func (a *API) fork(w http.ResponseWriter, r *http.Request) {
 }
 
 // flush is POST /v1/sessions/{id}/flush: a flush of a live session on
-// every backend, {participated, backends: [{name, durableSeq}]}. The
+// every backend, {participated, backends: [{name, durableSeq}]}; one the
+// server released for idleness answers its final flush (host.Flush). The
 // request is application/json (checkType); its body is not read.
 func (a *API) flush(w http.ResponseWriter, r *http.Request) {
 	if p := checkType(r, jsonType); p != nil {
 		p.Write(w)
 		return
 	}
-	sess, err := a.h.Live(r.Context(), r.PathValue("id"), "flush")
-	if err != nil {
-		NewProblem(err).Write(w)
-		return
-	}
-	res, err := a.h.Store().Flush(r.Context(), sess)
+	sess, res, err := a.h.Flush(r.Context(), r.PathValue("id"))
 	if err != nil {
 		p := NewProblem(err)
-		p.Fenced = sess.Fenced() != nil
+		p.Fenced = sess != nil && sess.Fenced() != nil
 		p.Write(w)
 		return
 	}
@@ -280,7 +276,8 @@ func (a *API) compact(w http.ResponseWriter, r *http.Request) {
 }
 
 // release is POST /v1/sessions/{id}/release: a flush and release of a
-// live session (204). The request is application/json (checkType); its
+// live session (204), or of one the server released for idleness
+// (host.Release). The request is application/json (checkType); its
 // body is not read.
 func (a *API) release(w http.ResponseWriter, r *http.Request) {
 	if p := checkType(r, jsonType); p != nil {

@@ -92,6 +92,11 @@
 // append or compaction that fails releases a session it resumed again
 // (host.Borrow), so a failed call leaves the session as it was. The
 // store's max_live_sessions caps them: one more is TOO_MANY_LIVE_SESSIONS.
+// Flush and Release of a session the server released for idleness answer
+// as if it were still live (the flush's durable seqs at the release;
+// success), until the session is live here again or deleted, or the
+// server restarts (host.Host.ReleaseIdle); after the client's own Release
+// they are SESSION_NOT_LIVE.
 // The read calls (Messages, Transcript, Surface,
 // Header, Events, Inspect, List) read a
 // session that is not live from storage, read-only, beside any writer.

@@ -459,13 +459,10 @@ func (v *service) Fork(ctx context.Context, req *connect.Request[logbookv1.Sessi
 	return connect.NewResponse(&logbookv1.SessionsForkReply{Header: string(headerjson.Encode(child.Header()))}), nil
 }
 
-// Flush flushes a live session on every backend.
+// Flush flushes a live session on every backend (host.Flush: one the
+// server released for idleness answers its final flush).
 func (v *service) Flush(ctx context.Context, req *connect.Request[logbookv1.SessionsFlushRequest]) (*connect.Response[logbookv1.SessionsFlushReply], error) {
-	sess, err := v.s.h.Live(ctx, req.Msg.GetSessionId(), "flush")
-	if err != nil {
-		return nil, toConnect(err, nil)
-	}
-	res, err := v.s.st.Flush(ctx, sess)
+	sess, res, err := v.s.h.Flush(ctx, req.Msg.GetSessionId())
 	if err != nil {
 		return nil, toConnect(err, fencedMeta(sess))
 	}
@@ -552,7 +549,8 @@ func (v *service) Delete(ctx context.Context, req *connect.Request[logbookv1.Ses
 	return connect.NewResponse(&logbookv1.SessionsDeleteReply{Events: int64(rec.Events), Digest: rec.Digest}), nil
 }
 
-// Release flushes and releases a live session.
+// Release flushes and releases a live session (host.Release: one the
+// server released for idleness is released already).
 func (v *service) Release(ctx context.Context, req *connect.Request[logbookv1.SessionsReleaseRequest]) (*connect.Response[logbookv1.SessionsReleaseReply], error) {
 	if err := v.s.h.Release(ctx, req.Msg.GetSessionId()); err != nil {
 		return nil, toConnect(err, nil)

@@ -44,8 +44,23 @@ func (c *Control) SetReadOnly(pending int) {
 }
 
 // Close marks the session closed (released): later appends fail with
-// SESSION_CLOSED. Reads keep working. Idempotent.
+// SESSION_CLOSED. Reads keep working. Idempotent. An append that passed
+// its first check before Close may still commit; Settle waits for it.
 func (c *Control) Close() { c.s.closed.Store(true) }
+
+// Settle returns once no append is in flight: after Close, every append
+// has either committed (and been handed to OnCommit) or failed, and none
+// commits later. An append waiting in the Backpressure or Admit hook
+// holds it up until the hook returns.
+func (c *Control) Settle() {
+	c.s.appendMu.Lock()
+	// Nothing to do under the lock: taking it is the wait.
+	c.s.appendMu.Unlock()
+}
+
+// Reopen undoes Close, for an owner whose release failed and who keeps
+// the session live: appends are accepted again.
+func (c *Control) Reopen() { c.s.closed.Store(false) }
 
 // Fence refuses every later append with SESSION_FENCED wrapping cause (a final
 // persistence failure, docs/architecture.md). The first cause wins; a nil cause is

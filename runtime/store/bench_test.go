@@ -70,7 +70,7 @@ func BenchmarkPendingBoundReserveRelease(b *testing.B) {
 	ctx := context.Background()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			if err := p.reserve(ctx, 300, "s"); err != nil {
+			if err := p.reserve(ctx, 300, "s", nil); err != nil {
 				b.Error(err)
 				return
 			}
@@ -132,7 +132,7 @@ func BenchmarkPendingBoundOnTheAppendPath(b *testing.B) {
 			}
 			if again {
 				n := int64(e.EnvelopeLen())
-				if err := extra.reserve(ctx, n, "s"); err != nil {
+				if err := extra.reserve(ctx, n, "s", nil); err != nil {
 					b.Fatal(err)
 				}
 				extra.release(n)

@@ -42,23 +42,33 @@ type pendingBound struct {
 	waiters []*boundWaiter // in arrival order
 }
 
-// boundWaiter is an append waiting for room. granted (under mu) says its
-// bytes were added to the total; ready is closed then.
+// boundWaiter is an append to session id waiting for room. granted (under
+// mu) says its bytes were added to the total; ready is closed then.
+// closed is closed when the session is released under it (dropWaiters).
 type boundWaiter struct {
 	n       int64
+	id      string
 	granted bool
 	ready   chan struct{}
+	closed  chan struct{}
 }
 
 // reserve adds n bytes to the total once they fit, waiting behind earlier
-// waiters up to the timeout (then BACKEND_BUSY naming the bound) or until
-// ctx ends (its error). On error nothing was added.
-func (p *pendingBound) reserve(ctx context.Context, n int64, id string) error {
+// waiters up to the timeout (then BACKEND_BUSY naming the bound), until
+// ctx ends (its error), or until session id is released (SESSION_CLOSED;
+// closed, when set, reports that it was, and dropWaiters ends the wait).
+// On error nothing was added.
+func (p *pendingBound) reserve(ctx context.Context, n int64, id string, closed func() bool) error {
 	if n <= 0 || p.waiting.Load() == 0 && p.tryAdd(n) {
 		return nil
 	}
-	w := &boundWaiter{n: n, ready: make(chan struct{})}
+	w := &boundWaiter{n: n, id: id, ready: make(chan struct{}), closed: make(chan struct{})}
 	p.mu.Lock()
+	if closed != nil && closed() {
+		// Released before w was listed: dropWaiters did not see it.
+		p.mu.Unlock()
+		return closedWhileWaiting(id, "max_pending_bytes_total")
+	}
 	p.waiters = append(p.waiters, w)
 	p.waiting.Add(1)
 	p.grant() // room freed before w was listed is not announced again
@@ -74,6 +84,8 @@ func (p *pendingBound) reserve(ctx context.Context, n int64, id string) error {
 		err = ctx.Err()
 	case <-expired:
 		err = p.busy(n, id)
+	case <-w.closed:
+		err = closedWhileWaiting(id, "max_pending_bytes_total")
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -113,6 +125,27 @@ func (p *pendingBound) grant() {
 		p.waiters[0] = nil
 		p.waiters = p.waiters[1:]
 		p.waiting.Add(-1)
+	}
+}
+
+// dropWaiters ends the wait of every append to session id, which its
+// release closed: each fails with SESSION_CLOSED, unless it was admitted
+// first. The session is marked closed before, so an append that lists
+// itself later sees it so (reserve).
+func (p *pendingBound) dropWaiters(id string) {
+	if p.waiting.Load() == 0 {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, w := range p.waiters {
+		if w.id == id {
+			select {
+			case <-w.closed:
+			default:
+				close(w.closed)
+			}
+		}
 	}
 }
 

@@ -244,13 +244,13 @@ func TestPendingBytesTotalWaitEndsWithRoomOrContext(t *testing.T) {
 func TestPendingBoundAdmitsWaitersInOrder(t *testing.T) {
 	p := &pendingBound{limit: 100, timeout: time.Hour, clock: newFakeClock()}
 	ctx := context.Background()
-	if err := p.reserve(ctx, 90, "s"); err != nil {
+	if err := p.reserve(ctx, 90, "s", nil); err != nil {
 		t.Fatal(err)
 	}
 	first, second := make(chan error, 1), make(chan error, 1)
-	go func() { first <- p.reserve(ctx, 20, "a") }()
+	go func() { first <- p.reserve(ctx, 20, "a", nil) }()
 	waitWaiters(t, p, 1)
-	go func() { second <- p.reserve(ctx, 5, "b") }()
+	go func() { second <- p.reserve(ctx, 5, "b", nil) }()
 	waitWaiters(t, p, 2)
 	p.release(10) // 80: the first fits (100), the second then does not (105)
 	if err := <-first; err != nil {
@@ -272,7 +272,7 @@ func TestPendingBoundAdmitsWaitersInOrder(t *testing.T) {
 // bound below the per-session one.
 func TestPendingBoundEdges(t *testing.T) {
 	p := &pendingBound{limit: 100, timeout: time.Hour, clock: newFakeClock()}
-	if err := p.reserve(context.Background(), 500, "s"); err != nil || p.total.Load() != 500 {
+	if err := p.reserve(context.Background(), 500, "s", nil); err != nil || p.total.Load() != 500 {
 		t.Fatalf("a unit alone: %v, total %d", err, p.total.Load())
 	}
 	p.release(500)

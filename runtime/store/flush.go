@@ -124,41 +124,63 @@ func (ls *live) flush(ctx context.Context) (FlushResult, error) {
 }
 
 // Release drains and flushes every backend, closes the handles, takes the
-// session out of the live set and closes it. When the primary cannot be
-// drained the session stays live (nothing queued is dropped) and the error is
-// returned; mirror failures are returned but do not stop the release.
+// session out of the live set and closes it. It closes the session to
+// appends before it drains, so an append racing it either committed before
+// and is in the final flush, or fails with SESSION_CLOSED having appended
+// nothing. When the primary cannot be drained the session stays live and
+// open to appends (nothing queued is dropped) and the error is returned;
+// mirror failures are returned but do not stop the release.
 func (st *Store) Release(ctx context.Context, s *session.Session) error {
+	_, err := st.ReleaseFlushed(ctx, s)
+	return err
+}
+
+// ReleaseFlushed is Release, and also returns its final flush's result:
+// each backend's watermark when the session was released.
+func (st *Store) ReleaseFlushed(ctx context.Context, s *session.Session) (FlushResult, error) {
 	ls, err := st.liveOf(s, "release")
 	if err != nil {
-		return err
+		return FlushResult{}, err
 	}
 	return st.release(ctx, ls, false)
 }
 
-// release drains, flushes and closes ls. Unless final is set, a primary
-// that could not be drained keeps the session live (its events stay queued
-// and are retried); final is the store's Close, after which nothing more is
-// written, so that what it reports is what is durable.
-func (st *Store) release(ctx context.Context, ls *live, final bool) error {
-	_, ferr := ls.flush(ctx)
+// release closes ls to appends, drains and flushes it, and closes it.
+// Unless final is set, a primary that could not be drained keeps the
+// session live and reopened (its events stay queued and are retried);
+// final is the store's Close, after which nothing more is written, so that
+// what it reports is what is durable. Releases of one session run one at a
+// time: a later one finds it released.
+func (st *Store) release(ctx context.Context, ls *live, final bool) (FlushResult, error) {
+	ls.releasing.Lock()
+	defer ls.releasing.Unlock()
+	if cur, ok := st.liveEntry(ls.s.ID()); !ok || cur != ls {
+		return FlushResult{}, releasedConcurrently(ls.s.ID())
+	}
+	ls.ctl.Close()
+	ls.spaceFreed() // an append waiting for queue room wakes and finds the session closed
+	st.pending.dropWaiters(ls.s.ID())
+	ls.ctl.Settle() // every append has committed, and is queued, or failed
+	res, ferr := ls.flush(ctx)
 	var fe *FlushError
 	if errors.As(ferr, &fe) {
 		for _, f := range fe.Failures {
 			if f.Name == ls.queues[0].b.name && ls.s.Fenced() == nil && !final {
-				return ferr // the primary still holds queued events: keep the session live
+				ls.ctl.Reopen()
+				return res, ferr // the primary still holds queued events: keep the session live
 			}
 		}
 	} else if ferr != nil && !final {
-		return ferr
+		ls.ctl.Reopen()
+		return res, ferr
 	}
 	st.mu.Lock()
 	if st.live[ls.s.ID()] != ls {
 		st.mu.Unlock()
-		return &sdk.Error{Code: sdk.CodeSessionNotLive, Op: "release", SessionID: ls.s.ID(), Detail: "released concurrently"}
+		return res, releasedConcurrently(ls.s.ID())
 	}
 	delete(st.live, ls.s.ID())
 	st.mu.Unlock()
-	ls.ctl.Close()
 	st.stopQueues(ls)
 	var errs []error
 	if ferr != nil {
@@ -177,7 +199,13 @@ func (st *Store) release(ctx context.Context, ls *live, final bool) error {
 		}
 	}
 	st.feed.sessionReleased(ls.s)
-	return errors.Join(errs...)
+	return res, errors.Join(errs...)
+}
+
+// releasedConcurrently is the error of a release that another release of
+// the same session ran before.
+func releasedConcurrently(id string) error {
+	return &sdk.Error{Code: sdk.CodeSessionNotLive, Op: "release", SessionID: id, Detail: "released concurrently"}
 }
 
 // Close releases every live session concurrently and refuses new ones; it
@@ -195,7 +223,7 @@ func (st *Store) Close(ctx context.Context) error {
 	errs := make([]error, len(all))
 	var wg sync.WaitGroup
 	for i, ls := range all {
-		wg.Go(func() { errs[i] = st.release(ctx, ls, true) })
+		wg.Go(func() { _, errs[i] = st.release(ctx, ls, true) })
 	}
 	wg.Wait()
 	st.feed.close()

@@ -174,6 +174,9 @@ type live struct {
 	s      *session.Session
 	ctl    session.Control // the store's hold on s: close at release, fence at a final failure, extend at open
 	queues []*queue        // configuration order
+	// releasing is held by a release of the session from its start, so a
+	// release that fails and reopens the session never races another.
+	releasing sync.Mutex
 
 	spaceMu sync.Mutex
 	space   chan struct{} // closed when a queue frees space
@@ -239,14 +242,14 @@ func (st *Store) sessionOptions(h sdk.Header, ls *live) session.Options {
 		o.Admit = func(ctx context.Context, bytes int64) error {
 			// Each queue takes the unit; OnCommit queues what this reserves.
 			n := bytes * int64(len(ls.queues))
-			if err := st.pending.reserve(ctx, n, h.ID); err != nil {
+			if err := st.pending.reserve(ctx, n, h.ID, ls.s.Closed); err != nil {
 				return err
 			}
 			if ls.s.Closed() {
-				// Released while the append waited: its queues are gone.
+				// Released while the append waited: nothing commits after
+				// the release closed the session for its final flush.
 				st.pending.release(n)
-				return &sdk.Error{Code: sdk.CodeSessionClosed, Op: "append", SessionID: h.ID,
-					Detail: "the session was released while the append waited for room in max_pending_bytes_total; nothing was appended"}
+				return closedWhileWaiting(h.ID, "max_pending_bytes_total")
 			}
 			return nil
 		}
@@ -269,6 +272,9 @@ func (st *Store) sessionOptions(h sdk.Header, ls *live) session.Options {
 func (ls *live) waitForSpace(limit int64) func(context.Context) error {
 	return func(ctx context.Context) error {
 		for {
+			if ls.s.Closed() { // a release woke it (spaceFreed)
+				return closedWhileWaiting(ls.s.ID(), "max_pending_bytes")
+			}
 			ls.spaceMu.Lock()
 			ch := ls.space
 			ls.spaceMu.Unlock()
@@ -288,6 +294,13 @@ func (ls *live) waitForSpace(limit int64) func(context.Context) error {
 			}
 		}
 	}
+}
+
+// closedWhileWaiting is the error of an append to session id that waited
+// for room under limit while the session was released.
+func closedWhileWaiting(id, limit string) error {
+	return &sdk.Error{Code: sdk.CodeSessionClosed, Op: "append", SessionID: id,
+		Detail: "the session was released while the append waited for room in " + limit + "; nothing was appended"}
 }
 
 func (ls *live) spaceFreed() {
