@@ -14,7 +14,7 @@ var logbookBin string
 var (
 	flagFaults   = flag.Int("chaos.faults", 12, "faults per backend")
 	flagSeed     = flag.Uint64("chaos.seed", 0, "seed of the fault order and parameters (0: from the clock)")
-	flagBackends = flag.String("chaos.backends", "jsonl-zstd,jsonl-none,sqlite", "comma-separated backends to run")
+	flagBackends = flag.String("chaos.backends", "jsonl-zstd,jsonl-none,sqlite,postgres,memory", "comma-separated backends to run")
 	flagClients  = flag.Int("chaos.clients", 3, "concurrent appending clients per backend")
 )
 

@@ -3,3 +3,16 @@
 persistence "jsonl" {
   compression = "zstd"
 }
+
+# Manual compaction only (POST /compact, logbook compact), with the
+# bundled summarizer in extractive mode: no model, no network.
+compaction {
+  summarizer = "compactor-summary"
+  auto       = false
+}
+
+plugin "compactor-summary" {
+  config {
+    mode = "extractive"
+  }
+}

@@ -4,3 +4,16 @@ persistence "sqlite" {
   path         = "sessions.db"
   journal_mode = "wal"
 }
+
+# Manual compaction only (POST /compact, logbook compact), with the
+# bundled summarizer in extractive mode: no model, no network.
+compaction {
+  summarizer = "compactor-summary"
+  auto       = false
+}
+
+plugin "compactor-summary" {
+  config {
+    mode = "extractive"
+  }
+}
