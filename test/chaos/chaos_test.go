@@ -85,13 +85,8 @@ func runBackend(t *testing.T, b backend, seed uint64, tb *table) {
 		t.Fatal(err)
 	}
 	c := checker{h: h, tb: tb, seenLost: map[string]bool{}, seenDup: map[string]bool{}, seenProblem: map[string]bool{}, seenHalf: map[string]bool{}}
-	var order []int
 	for i := range *flagFaults {
-		if len(order) == 0 {
-			order = h.rng.Perm(len(kinds)) // every kind once per round
-		}
-		f := kinds[order[0]]
-		order = order[1:]
+		f := nextKind(kinds, tb, b.name, h)
 		start := time.Now()
 		f.run(h)
 		before := h.successes()
@@ -144,6 +139,26 @@ func runBackend(t *testing.T, b backend, seed uint64, tb *table) {
 		t.Errorf("%s: broken rules above; serve's last log:\n%s", b.name, tail(srv.Log(), 4000))
 	}
 	_ = os.Stdout.Sync()
+}
+
+// nextKind picks the next fault: one of the kinds this backend ran least
+// often, of those the least often run on every backend so far, at random.
+// A long run gives each kind its share on every backend; a short one,
+// fewer faults than kinds, runs on each backend the kinds the backends
+// before it left out.
+func nextKind(kinds []fault, tb *table, backend string, h *harness) fault {
+	var best []fault
+	bestHere, bestAll := 0, 0
+	for _, f := range kinds {
+		here, all := tb.runs(f.name, backend)
+		switch {
+		case best == nil || here < bestHere || here == bestHere && all < bestAll:
+			best, bestHere, bestAll = []fault{f}, here, all
+		case here == bestHere && all == bestAll:
+			best = append(best, f)
+		}
+	}
+	return best[h.rng.IntN(len(best))]
 }
 
 // checker attributes what each verification newly found to the fault that

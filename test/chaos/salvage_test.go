@@ -30,20 +30,22 @@ func opSalvage(h *harness) {
 	if r := h.cliWith(ctx, "", uncut, 0, "import", h.ops.src, "--as", src); r.err != nil {
 		h.t.Fatalf("salvage: importing %s: %v: %s", src, r.err, tail(r.stderr, 1000))
 	}
-	for i := range 2 {
-		var in strings.Builder
-		for j := range 3 {
-			in.WriteString(event{pid: fmt.Sprintf("%s-%d-%d", src, i, j), text: filler(200)}.line())
-		}
-		if r := runKilled(ctx, uncut, 0, in.String(), "--config", h.config, "--data", h.dir, "append", src); r.err != nil {
-			h.t.Fatalf("salvage: appending to %s: %v: %s", src, r.err, tail(r.stderr, 1000))
+	// Two more appends: messages, then a whole turn, whose turn/end proves
+	// to a plain-lines log that the damage before it was committed.
+	for i, in := range []string{
+		event{pid: src + "-a", text: filler(200)}.line() + event{pid: src + "-b", text: filler(200)}.line(),
+		`{"type":"turn/start","data":{"turn":1}}` + "\n" + event{pid: src + "-c", text: filler(200)}.line() +
+			`{"type":"turn/end","data":{"turn":1,"reason":{"kind":"completed"}}}` + "\n",
+	} {
+		if r := runKilled(ctx, uncut, 0, in, "--config", h.config, "--data", h.dir, "append", src); r.err != nil {
+			h.t.Fatalf("salvage: append %d to %s: %v: %s", i, src, r.err, tail(r.stderr, 1000))
 		}
 	}
 	lines, _, err := h.readLog(ctx, "", src)
 	if err != nil {
 		h.t.Fatalf("salvage: reading %s: %v", src, err)
 	}
-	valid := h.damage(ctx, src, len(lines))
+	valid := h.damage(ctx, src, len(lines)-2) // before the turn/start: the prefix ends outside a turn
 	if valid < 0 {
 		return
 	}
@@ -89,8 +91,8 @@ func (h *harness) checkSalvaged(ctx context.Context, child string, want []string
 			h.half("salvage", child, "it is listed but not found")
 		}
 		return false
-	case len(lines) != len(want)+2 || !slices.Equal(lines[:len(want)+1], withEndSeed(want)):
-		h.half("salvage", child, "it holds %d events, want the %d valid ones, the end of the seed and a session/salvaged event (%s)", len(lines), len(want), firstDiff(lines, withEndSeed(want)))
+	case len(lines) != len(want)+2 || !slices.Equal(lines[:len(want)], want) || typeOf(lines[len(want)]) != "session/end-seed":
+		h.half("salvage", child, "it holds %d events, want the %d valid ones, the end of the seed and a session/salvaged event (%s)", len(lines), len(want), firstDiff(lines, want))
 		return false
 	}
 	var last struct {
@@ -115,6 +117,12 @@ func withEndSeed(prefix []string) []string {
 	}
 	end := fmt.Sprintf(`{"seq":%d,"time":%d,"type":"session/end-seed","data":{"inherited":true}}`, len(prefix), last.Time)
 	return append(slices.Clone(prefix), end)
+}
+
+// typeOf is an envelope's type.
+func typeOf(env string) string {
+	s, _ := parseEnvelope([]byte(env))
+	return s.typ
 }
 
 // checkArtifacts checks that every file in the salvage directory is the
@@ -147,11 +155,12 @@ func (h *harness) checkArtifacts(ctx context.Context) {
 	}
 }
 
-// damage damages stored session id (events events) inside its committed
-// part, with intact data after the damage, and returns how many events
-// before the damage stay valid; -1 when it could not.
-func (h *harness) damage(ctx context.Context, id string, events int) int {
-	k := 1 + h.rng.IntN(events-2) // the first damaged event: never the first or the last
+// damage damages stored session id inside its committed part, at an event
+// from seq 0 to seq last-1 (a zstd log: in a frame that ends before last),
+// and returns how many events before the damage stay
+// valid; -1 when it could not.
+func (h *harness) damage(ctx context.Context, id string, last int) int {
+	k := h.rng.IntN(last)
 	switch h.b.store {
 	case sqliteStore:
 		db, err := sql.Open("sqlite", "file:"+filepath.Join(h.dir, "sessions.db")+"?_pragma=busy_timeout(30000)")
@@ -200,9 +209,8 @@ func (h *harness) damage(ctx context.Context, id string, events int) int {
 }
 
 // damageFrame flips a byte in the middle of a data frame of a zstd log
-// (not the first, whose damage leaves no valid event, nor the last, whose
-// damage is a torn tail) picked by pick, and returns the log and the
-// number of events before that frame.
+// (not the last, whose damage is a torn tail) picked by pick, and returns
+// the log and the number of events before that frame.
 func damageFrame(b []byte, pick int) ([]byte, int, bool) {
 	magic := []byte{0x28, 0xb5, 0x2f, 0xfd}
 	var starts []int
@@ -228,10 +236,10 @@ func damageFrame(b []byte, pick int) ([]byte, int, bool) {
 		}
 		counts[i] = bytes.Count(out, []byte("\n"))
 	}
-	if len(counts) < 4 {
+	if len(counts) < 3 {
 		return nil, 0, false
 	}
-	f := 2 + pick%(len(counts)-3) // a data frame after the first, before the last
+	f := 1 + pick%(len(counts)-2) // a data frame before the last
 	before := 0
 	for _, c := range counts[1:f] {
 		before += c

@@ -44,6 +44,21 @@ func (t *table) add(kind, backend string, acked, lost, dup, half int) {
 	c.half += half
 }
 
+// runs returns how often kind ran on backend, and on every backend.
+func (t *table) runs(kind, backend string) (here, all int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for k, c := range t.cells {
+		if k[0] == kind {
+			all += c.runs
+			if k[1] == backend {
+				here = c.runs
+			}
+		}
+	}
+	return here, all
+}
+
 // notApplicable notes that kind means nothing on backend, and why.
 func (t *table) notApplicable(kind, backend, why string) {
 	t.mu.Lock()
