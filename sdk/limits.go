@@ -29,6 +29,19 @@ const (
 	// much, and a server request or CLI input line carries one event's
 	// raw input plus this much.
 	EventFraming = 1 << 20 // 1 MiB
+
+	// MaxCallIDBytes is the longest tool-call id an append accepts, in
+	// bytes of the decoded UTF-8 string: tool/call.callId,
+	// tool/result.message.toolCallId (and its source.callId) and the id of
+	// a tool-call block of an assistant/message. A stored log written
+	// before the rule may hold longer ones; they are read as they are.
+	MaxCallIDBytes = 128
+
+	// MaxFileNameBytes is the longest file name logbook makes from a
+	// caller's value (a session id, a child id): a name that would be
+	// longer is shortened with a hash (sdk/durable.FitName), as most file
+	// systems refuse a name of more than 255 bytes.
+	MaxFileNameBytes = 255
 )
 
 // RPCMaxBytesEnv is the environment variable in which the host hands a

@@ -327,9 +327,10 @@ type AuditRecord struct {
 // the host discovers it by type assertion on an in-process backend and by
 // CapabilityDelete in GetInfo on a plugin.
 //
-// Every operation that changes something appends its AuditRecord to the
-// audit log, durably, before it changes anything; an operation that is
-// refused writes no record.
+// Every operation that changes something records its AuditRecord in the
+// audit log durably, so that the log and the state agree after a crash at
+// any point (in one transaction with the change, or as an intent settled
+// by the state later); an operation that is refused writes no record.
 type Deleter interface {
 	// Delete removes the stored session id: its log, its checkpoint and the
 	// artifacts kept beside it (torn tails, salvage tails). In order: a
@@ -347,8 +348,8 @@ type Deleter interface {
 	// Held reports whether the stored session id is under a legal hold; a
 	// session not stored is SESSION_NOT_FOUND.
 	Held(ctx context.Context, id string) (bool, error)
-	// Audit calls fn with every record of the audit log, oldest first. An
-	// error from fn ends it and is returned as is.
+	// Audit calls fn with the record of every change the audit log holds as
+	// made, oldest first. An error from fn ends it and is returned as is.
 	Audit(ctx context.Context, fn func(AuditRecord) error) error
 }
 
@@ -373,4 +374,34 @@ func CheckAuditRequest(r AuditRequest) error {
 		}
 	}
 	return nil
+}
+
+// CapabilityImport is the Info capability of a persistence plugin whose
+// backend is an Importer.
+const CapabilityImport = "import"
+
+// Importer is the optional persistence capability "import": the backend
+// stores a whole session in one step, so that a failed or interrupted
+// import leaves nothing under the id (docs/storage.md, "Importing"). It
+// builds the session where no reader sees it and makes it visible at
+// once. The host discovers it by type assertion on an in-process backend
+// and by CapabilityImport in GetInfo on a plugin.
+type Importer interface {
+	// Import creates the session h (a header as Create takes it) holding
+	// exactly the events that events passes to its yield, in order,
+	// starting at seq 0: events calls yield with consecutive batches and
+	// returns the first error yield returns, or its own. Each batch is
+	// checked as Append checks it (ENVELOPE_INVALID, SEQ_NOT_CONTIGUOUS).
+	// The batch buffers are valid only during the yield call.
+	//
+	// On success the session is stored and durable, and Import returns a
+	// write handle on it (the claim held, NextSeq the number of events),
+	// as Create does. On any failure — a refused batch, an error of
+	// events, ctx ending, a storage error, the process dying — nothing is
+	// visible under h.ID: Open is SESSION_NOT_FOUND, List and Stat do not
+	// see it, and the id may be created or imported again. A session
+	// stored or claimed under h.ID → SESSION_ALREADY_EXISTS, and nothing
+	// changes. While it runs, the session is invisible too, also to List
+	// in the same instance (unlike a pending Create).
+	Import(ctx context.Context, h Header, events func(yield func(batch [][]byte) error) error) (Opened, error)
 }

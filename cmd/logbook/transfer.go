@@ -97,7 +97,9 @@ func newImportCmd(a *app) *cobra.Command {
 		Short:       "Restore an export verbatim (same header, byte-identical events; --as NEW under another id); prints the stored header",
 		Long: "import stores the session an export holds (FILE, or - for stdin): its header\n" +
 			"and its events byte for byte, validated like any restore, with no marker and\n" +
-			"no closers. It refuses an id that is already stored (SESSION_ALREADY_EXISTS).\n\n" +
+			"no closers, in one step: a failed or killed import stores nothing, and may be\n" +
+			"run again. It refuses an id that is already stored (SESSION_ALREADY_EXISTS),\n" +
+			"unless it holds exactly this import (a run that completed): that succeeds.\n\n" +
 			"--as NEW stores it under the id NEW instead: only the header's id changes.\n" +
 			"Events carry no session id, so they stay byte-identical; what they record\n" +
 			"about other sessions (the header's parentSession, a salvage's salvagedFrom,\n" +

@@ -23,6 +23,12 @@ import (
 // non-empty Append or at Flush; until then no log exists, and other
 // processes do not see the session.
 func (b *Backend) Create(ctx context.Context, h sdk.Header) (sdk.Opened, error) {
+	return b.create(ctx, h, false)
+}
+
+// create is Create; a hidden create (an Import's) is left out of List
+// while it is not stored.
+func (b *Backend) create(ctx context.Context, h sdk.Header, hidden bool) (sdk.Opened, error) {
 	if err := handles.Ended(ctx, op, "create"); err != nil {
 		return sdk.Opened{}, err
 	}
@@ -36,7 +42,11 @@ func (b *Backend) Create(ctx context.Context, h sdk.Header) (sdk.Opened, error) 
 	}
 	hd := b.newHandle(h.ID, true, filepath.Join(cfg.Root, EncodeID(h.ID)))
 	hd.pending, hd.header, hd.zst = true, h, cfg.Compression == CompressionZstd
-	if c, ok := b.claims.Take(h.ID, hd); !ok {
+	take := b.claims.Take
+	if hidden {
+		take = b.claims.TakeHidden
+	}
+	if c, ok := take(h.ID, hd); !ok {
 		b.mu.Lock()
 		pending := c.pending
 		b.mu.Unlock()

@@ -152,8 +152,8 @@ func (b *Backend) Configure(ctx context.Context, config []byte) error {
 
 // ServeConfig is what a jsonl plugin process serves: Info (name "jsonl",
 // kind persistence, the config schema, the capabilities
-// sdk.CapabilityCopyPrefix, sdk.CapabilityCheckpoint, sdk.CapabilityWatch
-// and sdk.CapabilityReadFrames) and one unconfigured Backend on the
+// sdk.CapabilityCopyPrefix, sdk.CapabilityCheckpoint, sdk.CapabilityWatch,
+// sdk.CapabilityReadFrames, sdk.CapabilityDelete and sdk.CapabilityImport) and one unconfigured Backend on the
 // OS file system as both the Persistence and the Configurable. Both
 // cmd/logbook (`logbook plugin jsonl`) and cmd/logbook-jsonl serve it.
 func ServeConfig(version string) pluginrpc.ServeConfig {
@@ -164,7 +164,7 @@ func ServeConfig(version string) pluginrpc.ServeConfig {
 			Version:      version,
 			Kinds:        []sdk.Kind{sdk.KindPersistence},
 			ConfigSchema: ConfigSchema,
-			Capabilities: []string{sdk.CapabilityCopyPrefix, sdk.CapabilityCheckpoint, sdk.CapabilityWatch, sdk.CapabilityReadFrames, sdk.CapabilityDelete},
+			Capabilities: []string{sdk.CapabilityCopyPrefix, sdk.CapabilityCheckpoint, sdk.CapabilityWatch, sdk.CapabilityReadFrames, sdk.CapabilityDelete, sdk.CapabilityImport},
 		},
 		Persistence:  b,
 		Configurable: b,

@@ -108,7 +108,7 @@ func harness(tr transport, comp string) persistencetest.Harness {
 	return persistencetest.Harness{
 		Name: Name,
 		// Each zstd batch is one checksummed frame.
-		Capabilities: persistencetest.Capabilities{IntactUnitsProveDamage: comp == CompressionZstd, CopyPrefix: true, Watch: true, ReadFrames: true, Delete: true},
+		Capabilities: persistencetest.Capabilities{IntactUnitsProveDamage: comp == CompressionZstd, CopyPrefix: true, Watch: true, ReadFrames: true, Delete: true, Import: true},
 		New: func(t *testing.T) sdk.Persistence {
 			return connect(t, storage{root: filepath.Join(t.TempDir(), "root"), compression: comp})
 		},

@@ -1,16 +1,12 @@
 package jsonl
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"io/fs"
-	"os"
 	"path/filepath"
-	"strconv"
 	"syscall"
-	"time"
 
 	"github.com/seed-e5e476df/logbook/plugins/jsonl/vfs"
 	"github.com/seed-e5e476df/logbook/sdk"
@@ -20,33 +16,30 @@ import (
 
 // The delete capability (sdk.Deleter), docs/storage.md "Deleting sessions":
 //
-//	<root>/.audit.jsonl           the audit log: one JSON record per line, appended and fsynced
+//	<root>/.audit.jsonl           the audit log (audit.go)
+//	<root>/.deleting              a session directory being deleted
 //	<root>/<enc(id)>/hold         a legal hold: the JSON record that set it
 //
-// Both names are ones EncodeID never produces for a session (a leading
+// These names are ones EncodeID never produces for a session (a leading
 // "." is encoded; "hold" is not a log name), so no session collides with
 // them. Every Delete and SetHold of a root runs under an exclusive flock
 // on the audit log, in every process: a hold and a delete never
 // interleave, and records are appended whole.
 
-const (
-	auditName = ".audit.jsonl"
-	holdName  = "hold"
-	// auditLockWait bounds how long a Delete or SetHold waits for another
-	// one to release the audit log (BACKEND_BUSY after it).
-	auditLockWait = 10 * time.Second
-)
+const holdName = "hold"
 
 var _ sdk.Deleter = (*Backend)(nil)
 
 // Delete removes the stored session id (sdk.Deleter): it takes the write
 // claim (in this instance and across processes, through session.lock),
-// checks the hold, appends the audit record with the log file's SHA-256
-// and the length of its valid prefix, then removes the log, then every
-// other file of the session directory (checkpoint, torn-tail artifacts),
-// then session.lock and the directory, syncing the directories. A crash
-// in between leaves a directory without a log, which no call sees as a
-// session and a Create of the id reuses.
+// checks the hold, records the intent with the log file's SHA-256 and the
+// length of its valid prefix, renames the session directory to
+// <root>/.deleting and syncs the root (the commit point: the session is
+// gone in one step), records the delete as done, then removes the files of
+// .deleting and the directory. A crash before the rename leaves the
+// session as it was and the intent is annulled; after it, the delete is
+// done and the next Delete or SetHold of the root records it and removes
+// what is left (audit.go).
 func (b *Backend) Delete(ctx context.Context, id string, r sdk.AuditRequest) (sdk.AuditRecord, error) {
 	if err := handles.Ended(ctx, op, "delete"); err != nil {
 		return sdk.AuditRecord{}, err
@@ -93,42 +86,52 @@ func (b *Backend) Delete(ctx context.Context, id string, r sdk.AuditRequest) (sd
 		if rec, err = b.recordOf(id, cfg, sdk.AuditDelete, r); err != nil {
 			return err
 		}
-		if err := a.append(rec); err != nil {
-			return err
+		trash := filepath.Join(cfg.Root, trashName)
+		err := a.change(rec, func() error {
+			if err := b.fs.Rename(dir, trash); err != nil {
+				return handles.IOError(op, id, "renaming "+dir+" to "+trash, err)
+			}
+			if err := b.fs.SyncDir(cfg.Root); err != nil {
+				return handles.IOError(op, id, "syncing "+cfg.Root, err)
+			}
+			return nil
+		})
+		if err == nil {
+			// The delete is made and recorded; what a failure here leaves
+			// in .deleting goes at the next settle, which reports its own
+			// failure.
+			_ = b.removeTrash(id, cfg.Root)
 		}
-		return b.removeSession(id, dir, cfg.Root)
+		return err
 	})
-	return rec, err
+	if err != nil {
+		return sdk.AuditRecord{}, err
+	}
+	return rec, nil
 }
 
-// removeSession removes the session directory dir, log first, holding
-// its session.lock.
-func (b *Backend) removeSession(id, dir, root string) error {
-	names, err := b.fs.ReadDir(dir)
-	if err != nil {
-		return handles.IOError(op, id, "listing "+dir, err)
+// removeTrash removes <root>/.deleting, the directory of a session whose
+// delete is made, with the files in it, and syncs the root; a missing one
+// is nothing to do.
+func (b *Backend) removeTrash(id, root string) error {
+	trash := filepath.Join(root, trashName)
+	names, err := b.fs.ReadDir(trash)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
 	}
 	fail := func(what string, err error) error {
-		return handles.IOError(op, id, what+" (the audit record is written; delete the session again to finish)", err)
+		return handles.IOError(op, id, what+" (left by a delete that is made and recorded)", err)
 	}
-	for _, logs := range []bool{true, false} {
-		for _, n := range names {
-			if _, _, isLog := parseLogName(n); isLog != logs || n == lockName {
-				continue
-			}
-			if err := b.fs.Remove(filepath.Join(dir, n)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return fail("removing "+filepath.Join(dir, n), err)
-			}
-		}
-		if err := b.fs.SyncDir(dir); err != nil {
-			return fail("syncing "+dir, err)
+	if err != nil {
+		return fail("listing "+trash, err)
+	}
+	for _, n := range names {
+		if err := b.fs.Remove(filepath.Join(trash, n)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fail("removing "+filepath.Join(trash, n), err)
 		}
 	}
-	if err := b.fs.Remove(filepath.Join(dir, lockName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fail("removing "+filepath.Join(dir, lockName), err)
-	}
-	if err := b.fs.Remove(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fail("removing "+dir, err)
+	if err := b.fs.Remove(trash); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fail("removing "+trash, err)
 	}
 	if err := b.fs.SyncDir(root); err != nil {
 		return fail("syncing "+root, err)
@@ -157,7 +160,7 @@ func (b *Backend) SetHold(ctx context.Context, id string, held bool, r sdk.Audit
 	changed := false
 	err = b.withAudit(cfg, id, func(a *auditLog) error {
 		path := filepath.Join(dir, holdName)
-		now, err := b.isHeld(id, path)
+		now, err := b.exists(id, path)
 		if err != nil || now == held {
 			return err
 		}
@@ -168,24 +171,23 @@ func (b *Backend) SetHold(ctx context.Context, id string, held bool, r sdk.Audit
 		if rec, err = b.recordOf(id, cfg, o, r); err != nil {
 			return err
 		}
-		if err := a.append(rec); err != nil {
-			return err
-		}
 		changed = true
-		if held {
-			line, _ := json.Marshal(rec) // an AuditRecord always marshals
-			if err := durable.On(vfs.Durable(b.fs)).ReplaceFile(path, append(line, '\n'), filePerm); err != nil {
-				return handles.IOError(op, id, "writing "+path, err)
+		return a.change(rec, func() error {
+			if held {
+				line, _ := json.Marshal(rec) // an AuditRecord always marshals
+				if err := durable.On(vfs.Durable(b.fs)).ReplaceFile(path, append(line, '\n'), filePerm); err != nil {
+					return handles.IOError(op, id, "writing "+path, err)
+				}
+				return nil
+			}
+			if err := b.fs.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return handles.IOError(op, id, "removing "+path, err)
+			}
+			if err := b.fs.SyncDir(dir); err != nil {
+				return handles.IOError(op, id, "syncing "+dir, err)
 			}
 			return nil
-		}
-		if err := b.fs.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return handles.IOError(op, id, "removing "+path, err)
-		}
-		if err := b.fs.SyncDir(dir); err != nil {
-			return handles.IOError(op, id, "syncing "+dir, err)
-		}
-		return nil
+		})
 	})
 	return rec, changed, err
 }
@@ -207,18 +209,7 @@ func (b *Backend) Held(ctx context.Context, id string) (bool, error) {
 	if _, _, err := b.findLog(id, dir, cfg); err != nil {
 		return false, err
 	}
-	return b.isHeld(id, filepath.Join(dir, holdName))
-}
-
-func (b *Backend) isHeld(id, path string) (bool, error) {
-	switch _, err := b.fs.Lstat(path); {
-	case err == nil:
-		return true, nil
-	case errors.Is(err, fs.ErrNotExist):
-		return false, nil
-	default:
-		return false, handles.IOError(op, id, "examining "+path, err)
-	}
+	return b.exists(id, filepath.Join(dir, holdName))
 }
 
 // recordOf returns the record of o on the stored session id: the SHA-256
@@ -233,122 +224,4 @@ func (b *Backend) recordOf(id string, cfg Config, o sdk.AuditOp, r sdk.AuditRequ
 	d := handles.NewDigest()
 	d.Bytes(sl.data)
 	return handles.Record(o, id, sdk.Offset(sl.ix.next), d.String(), r), nil
-}
-
-// Audit calls fn with every record of <root>/.audit.jsonl, oldest first
-// (sdk.Deleter). A last line without its newline (an append cut by a
-// crash) is left out; any other line that is not a record is CORRUPT_LOG
-// naming the file and the line.
-func (b *Backend) Audit(ctx context.Context, fn func(sdk.AuditRecord) error) error {
-	if err := handles.Ended(ctx, op, "audit"); err != nil {
-		return err
-	}
-	cfg, err := b.config()
-	if err != nil {
-		return err
-	}
-	path := filepath.Join(cfg.Root, auditName)
-	data, err := b.readSmallFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return handles.IOError(op, "", "reading "+path, err)
-	}
-	for n := 1; ; n++ {
-		line, rest, ok := bytes.Cut(data, []byte{'\n'})
-		if !ok {
-			return nil // empty, or a torn last line
-		}
-		data = rest
-		var rec sdk.AuditRecord
-		if err := json.Unmarshal(line, &rec); err != nil {
-			return sdk.Wrapf(sdk.CodeCorruptLog, op, err, "%s line %d is not an audit record", path, n)
-		}
-		if err := fn(rec); err != nil {
-			return err
-		}
-	}
-}
-
-// auditLog is <root>/.audit.jsonl, open and flocked exclusively.
-type auditLog struct {
-	b    *Backend
-	id   string
-	path string
-	f    vfs.File
-	root string
-	made bool // created by this open: the root is synced after the first append
-}
-
-// withAudit runs fn with the audit log of cfg.Root open and flocked,
-// creating it (0600) when missing.
-func (b *Backend) withAudit(cfg Config, id string, fn func(*auditLog) error) error {
-	path := filepath.Join(cfg.Root, auditName)
-	_, statErr := b.fs.Lstat(path)
-	f, err := b.fs.OpenFile(path, os.O_RDWR|os.O_CREATE, filePerm)
-	if err != nil {
-		return handles.IOError(op, id, "opening "+path, err)
-	}
-	defer f.Close()
-	deadline := time.Now().Add(auditLockWait)
-	for {
-		err := f.Lock()
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
-			return handles.IOError(op, id, "locking "+path, err)
-		}
-		if time.Now().After(deadline) {
-			return sdk.Errorf(sdk.CodeBackendBusy, op, "%s stayed locked by another delete or hold for %s; try again", path, auditLockWait).WithSession(id)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	defer f.Unlock()
-	return fn(&auditLog{b: b, id: id, path: path, f: f, root: cfg.Root, made: errors.Is(statErr, fs.ErrNotExist)})
-}
-
-// append writes rec as the last line of the log and syncs it (and the
-// root, when this open created the file). A last line left without its
-// newline by a crash is cut first; a failed write is cut back.
-func (a *auditLog) append(rec sdk.AuditRecord) error {
-	fi, err := a.f.Stat()
-	if err != nil {
-		return handles.IOError(op, a.id, "fstat "+a.path, err)
-	}
-	size := fi.Size
-	if size > 0 {
-		last := []byte{0}
-		if err := readFull(a.f, last, size-1); err != nil {
-			return handles.IOError(op, a.id, "reading "+a.path, err)
-		}
-		if last[0] != '\n' { // a torn last line: cut it
-			data := make([]byte, size)
-			if err := readFull(a.f, data, 0); err != nil {
-				return handles.IOError(op, a.id, "reading "+a.path, err)
-			}
-			size = int64(bytes.LastIndexByte(data, '\n') + 1)
-		}
-	}
-	line, _ := json.Marshal(rec) // an AuditRecord always marshals
-	line = append(line, '\n')
-	_, err = a.f.WriteAt(line, size)
-	if err == nil {
-		err = a.f.Truncate(size + int64(len(line)))
-	}
-	if err == nil {
-		err = a.f.Sync()
-	}
-	if err != nil {
-		a.f.Truncate(size)
-		return handles.IOError(op, a.id, "appending to "+a.path+" at byte "+strconv.FormatInt(size, 10), err)
-	}
-	if a.made {
-		if err := a.b.fs.SyncDir(a.root); err != nil {
-			return handles.IOError(op, a.id, "syncing "+a.root, err)
-		}
-		a.made = false
-	}
-	return nil
 }

@@ -111,6 +111,12 @@ func (b *Backend) Describe(ctx context.Context) (sdk.Description, error) {
 // SESSION_ALREADY_EXISTS and an Open(write) ALREADY_OWNED. See the package
 // documentation for when the session materializes.
 func (b *Backend) Create(ctx context.Context, h sdk.Header) (sdk.Opened, error) {
+	return b.create(ctx, h, false)
+}
+
+// create is Create; a hidden create (an Import's) is left out of List
+// while it is not stored.
+func (b *Backend) create(ctx context.Context, h sdk.Header, hidden bool) (sdk.Opened, error) {
 	if err := handles.Ended(ctx, op, "create"); err != nil {
 		return sdk.Opened{}, err
 	}
@@ -125,7 +131,11 @@ func (b *Backend) Create(ctx context.Context, h sdk.Header) (sdk.Opened, error) 
 		return sdk.Opened{}, handles.AlreadyExists(op, h.ID, "it is stored")
 	}
 	hd := &handle{id: h.ID, write: true, pending: hdr, header: h}
-	if holder, ok := b.st.claims.Take(h.ID, hd); !ok {
+	take := b.st.claims.Take
+	if hidden {
+		take = b.st.claims.TakeHidden
+	}
+	if holder, ok := take(h.ID, hd); !ok {
 		if b.handles.Has(holder.name, holder) {
 			return sdk.Opened{}, handles.AlreadyExists(op, h.ID, "it was created in this instance and is not stored yet")
 		}

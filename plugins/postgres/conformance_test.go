@@ -98,7 +98,7 @@ func harness(m mode, dsn string) persistencetest.Harness {
 	}
 	return persistencetest.Harness{
 		Name:         postgres.Name,
-		Capabilities: persistencetest.Capabilities{StatCounts: true, IntactUnitsProveDamage: true, CopyPrefix: true, Watch: true, Delete: true},
+		Capabilities: persistencetest.Capabilities{StatCounts: true, IntactUnitsProveDamage: true, CopyPrefix: true, Watch: true, Delete: true, Import: true},
 		New:          func(t *testing.T) sdk.Persistence { return connect(t, where{dsn, pgtest.Schema(t, dsn)}) },
 		Reopen:       func(t *testing.T, p sdk.Persistence) sdk.Persistence { return connect(t, placeOf(t, p)) },
 		Tear: func(t *testing.T, p sdk.Persistence, id string, _ int) {

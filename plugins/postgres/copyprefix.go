@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/handles"
 )
@@ -44,50 +45,61 @@ func (b *Backend) CopyPrefix(ctx context.Context, source string, boundary sdk.Se
 }
 
 // copyTx materializes the pending create hd as the copy of source's
-// prefix, with the bookkeeping of commit.
+// prefix (wholeTx).
 func (b *Backend) copyTx(ctx context.Context, st *store, hd *handle, source string, boundary sdk.Seq) (sessionRow, error) {
+	return b.wholeTx(ctx, st, hd, "copying a prefix", func(tx pgx.Tx, r *sessionRow) error {
+		src, found, err := st.session(ctx, tx, source, false)
+		if err != nil {
+			return err
+		}
+		if !found {
+			return handles.NotFound(op, source)
+		}
+		if _, err := st.header(src, source); err != nil {
+			return err
+		}
+		if boundary < 0 || int64(boundary) >= src.nextSeq {
+			return newErr(sdk.CodeInvalidBoundary, source, "boundary %d is outside session %q, whose last seq is %d", boundary, source, src.nextSeq-1).WithSeq(int64(boundary))
+		}
+		tag, err := tx.Exec(ctx, "INSERT INTO "+st.q()+".events(session_id, seq, zstd, envelope) SELECT $1, seq, zstd, envelope FROM "+st.q()+
+			".events WHERE session_id = $2 AND seq <= $3", hd.id, source, int64(boundary))
+		if err != nil {
+			return err
+		}
+		if n := tag.RowsAffected(); n != int64(boundary)+1 {
+			return corruptAt(source, int64(boundary), "session %q has %d rows for its events 0 … %d; the rows of the others are missing", source, n, boundary)
+		}
+		r.nextSeq = int64(boundary) + 1
+		return tx.QueryRow(ctx, "UPDATE "+st.q()+".sessions SET next_seq = $2, revision = 1, size_bytes = size_bytes + "+
+			"(SELECT coalesce(sum(octet_length(envelope)), 0) FROM "+st.q()+".events WHERE session_id = $1) WHERE id = $1 RETURNING revision, size_bytes",
+			hd.id, r.nextSeq).Scan(&r.revision, &r.sizeBytes)
+	})
+}
+
+// wholeTx materializes the pending create hd in one transaction with
+// what fill stores (CopyPrefix, Import): the sessions row, then fill,
+// which inserts the events and sets r's next seq, revision and size;
+// watches are told at the commit. It does the bookkeeping of commit; what
+// names the work in errors.
+func (b *Backend) wholeTx(ctx context.Context, st *store, hd *handle, what string, fill func(tx pgx.Tx, r *sessionRow) error) (sessionRow, error) {
 	hd.ops.Lock()
 	defer hd.ops.Unlock()
 	b.mu.Lock()
 	cs := claimState{pending: hd.pending, header: hd.header, oc: hd.oc}
 	b.mu.Unlock()
 	fail := func(err error) (sessionRow, error) {
-		return sessionRow{}, st.dbErr(ctx, hd.id, "copying a prefix", err)
+		return sessionRow{}, st.dbErr(ctx, hd.id, what, err)
 	}
 	tx, err := st.pool.Begin(ctx)
 	if err != nil {
 		return fail(err)
 	}
 	defer tx.Rollback(context.Background())
-	src, found, err := st.session(ctx, tx, source, false)
-	if err != nil {
-		return fail(err)
-	}
-	if !found {
-		return fail(handles.NotFound(op, source))
-	}
-	if _, err := st.header(src, source); err != nil {
-		return fail(err)
-	}
-	if boundary < 0 || int64(boundary) >= src.nextSeq {
-		return fail(newErr(sdk.CodeInvalidBoundary, source, "boundary %d is outside session %q, whose last seq is %d", boundary, source, src.nextSeq-1).WithSeq(int64(boundary)))
-	}
 	r, err := st.materialize(ctx, tx, hd, cs)
 	if err != nil {
 		return fail(err)
 	}
-	tag, err := tx.Exec(ctx, "INSERT INTO "+st.q()+".events(session_id, seq, zstd, envelope) SELECT $1, seq, zstd, envelope FROM "+st.q()+
-		".events WHERE session_id = $2 AND seq <= $3", hd.id, source, int64(boundary))
-	if err != nil {
-		return fail(err)
-	}
-	if n := tag.RowsAffected(); n != int64(boundary)+1 {
-		return fail(corruptAt(source, int64(boundary), "session %q has %d rows for its events 0 … %d; the rows of the others are missing", source, n, boundary))
-	}
-	err = tx.QueryRow(ctx, "UPDATE "+st.q()+".sessions SET next_seq = $2, revision = 1, size_bytes = size_bytes + "+
-		"(SELECT coalesce(sum(octet_length(envelope)), 0) FROM "+st.q()+".events WHERE session_id = $1) WHERE id = $1 RETURNING revision, size_bytes",
-		hd.id, int64(boundary)+1).Scan(&r.revision, &r.sizeBytes)
-	if err != nil {
+	if err := fill(tx, &r); err != nil {
 		return fail(err)
 	}
 	if _, err := tx.Exec(ctx, "SELECT pg_notify($1, $2)", st.channel(), hd.id); err != nil {
@@ -96,7 +108,6 @@ func (b *Backend) copyTx(ctx context.Context, st *store, hd *handle, source stri
 	if err := tx.Commit(ctx); err != nil {
 		return fail(err)
 	}
-	r.nextSeq = int64(boundary) + 1
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	hd.pending, hd.incarnation, hd.epoch = nil, r.incarnation, r.epoch

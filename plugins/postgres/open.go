@@ -17,6 +17,12 @@ import (
 // session is stored, header and first batch in one transaction, at the
 // first Append or Flush of the handle.
 func (b *Backend) Create(ctx context.Context, h sdk.Header) (sdk.Opened, error) {
+	return b.create(ctx, h, false)
+}
+
+// create is Create; a hidden create (an Import's) is left out of List
+// while it is not stored.
+func (b *Backend) create(ctx context.Context, h sdk.Header, hidden bool) (sdk.Opened, error) {
 	if err := handles.Ended(ctx, op, "create"); err != nil {
 		return sdk.Opened{}, err
 	}
@@ -62,7 +68,11 @@ func (b *Backend) Create(ctx context.Context, h sdk.Header) (sdk.Opened, error) 
 		return sdk.Opened{}, configErr("this postgres backend was shut down")
 	}
 	hd.oc = oc
-	b.pending.Take(h.ID, hd)
+	if hidden {
+		b.pending.TakeHidden(h.ID, hd)
+	} else {
+		b.pending.Take(h.ID, hd)
+	}
 	b.handles.Put(hd.name, hd)
 	return sdk.Opened{Handle: hd.name, Header: h}, nil
 }

@@ -38,7 +38,9 @@ func (b *Backend) CopyPrefix(ctx context.Context, source string, boundary sdk.Se
 	hd, err := b.writable(o.Handle)
 	if err == nil {
 		var d sdk.Durable
-		d, err = b.commitCopy(ctx, st, hd, source, boundary)
+		d, err = b.commitWhole(ctx, st, hd, func(hdr []byte, h sdk.Header) (sdk.Durable, string, error) {
+			return st.copyTx(ctx, hd.id, hdr, h, source, boundary)
+		})
 		o.NextSeq, o.Revision = d.NextSeq, d.Revision
 	}
 	if err != nil {
@@ -48,9 +50,10 @@ func (b *Backend) CopyPrefix(ctx context.Context, source string, boundary sdk.Se
 	return o, nil
 }
 
-// commitCopy materializes the pending create hd as the copy of source's
-// prefix, with the bookkeeping of commit.
-func (b *Backend) commitCopy(ctx context.Context, st *store, hd *handle, source string, boundary sdk.Seq) (sdk.Durable, error) {
+// commitWhole materializes the pending create hd in the transaction tx
+// runs (CopyPrefix, Import), given hd's canonical header, with the
+// bookkeeping of commit.
+func (b *Backend) commitWhole(ctx context.Context, st *store, hd *handle, tx func(hdr []byte, h sdk.Header) (sdk.Durable, string, error)) (sdk.Durable, error) {
 	hd.ops.Lock()
 	defer hd.ops.Unlock()
 	b.mu.Lock()
@@ -62,7 +65,7 @@ func (b *Backend) commitCopy(ctx context.Context, st *store, hd *handle, source 
 	if err := st.holds(hd.id, hd); err != nil {
 		return sdk.Durable{}, err
 	}
-	d, inc, err := st.copyTx(ctx, hd.id, hdr, h, source, boundary)
+	d, inc, err := tx(hdr, h)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if err == nil {

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -72,8 +73,8 @@ func (b *Backend) Delete(ctx context.Context, id string, r sdk.AuditRequest) (sd
 	return rec, st.removeArtifacts(id)
 }
 
-// removeArtifacts removes the torn-row artifacts of session id:
-// <path>.torn/<enc(id)>.<epoch ms>.jsonl.
+// removeArtifacts removes the torn-row artifacts of session id: the files
+// of <path>.torn/ named artifactName(id, ms) for some epoch ms.
 func (s *store) removeArtifacts(id string) error {
 	if s.tornDir == "" {
 		return nil
@@ -85,11 +86,9 @@ func (s *store) removeArtifacts(id string) error {
 	if err != nil {
 		return newErr(sdk.CodeIOError, id, "listing %s for the torn-row artifacts of the deleted session: %v", s.tornDir, err)
 	}
-	prefix := encID(id) + "."
 	removed := false
 	for _, e := range names {
-		ms, ok := strings.CutPrefix(e.Name(), prefix)
-		if ms, ok = strings.CutSuffix(ms, ".jsonl"); !ok || ms == "" || strings.Trim(ms, "0123456789") != "" {
+		if !isArtifactOf(e.Name(), id) {
 			continue
 		}
 		if err := os.Remove(filepath.Join(s.tornDir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -103,6 +102,18 @@ func (s *store) removeArtifacts(id string) error {
 		}
 	}
 	return nil
+}
+
+// isArtifactOf reports whether name is artifactName(id, ms) for some
+// epoch ms: the digits before ".jsonl", after the last "." before them.
+func isArtifactOf(name, id string) bool {
+	rest, ok := strings.CutSuffix(name, ".jsonl")
+	dot := strings.LastIndexByte(rest, '.')
+	if !ok || dot < 0 {
+		return false
+	}
+	ms, err := strconv.ParseInt(rest[dot+1:], 10, 64)
+	return err == nil && ms >= 0 && name == artifactName(id, ms)
 }
 
 // SetHold puts a legal hold on the stored session id or releases it

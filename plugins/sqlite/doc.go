@@ -37,7 +37,9 @@
 //	<path>.locks/<enc(id)>.lock               flock target of the write claim (0700 dir, 0600 files, never deleted)
 //	<path>.torn/<enc(id)>.<epoch ms>.jsonl    rows a write open cut (0700 dir, 0600 files)
 //
-// enc(id) is the file-name encoding of docs/storage.md.
+// enc(id) is the file-name encoding of docs/storage.md; a torn-row file's
+// name is shortened with a hash when it would pass 255 bytes
+// (durable.FitName, artifactName).
 //
 // # Opening
 //

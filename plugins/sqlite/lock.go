@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/durable"
 	"github.com/seed-e5e476df/logbook/sdk/flockclaim"
 )
 
@@ -29,9 +30,11 @@ type claim struct {
 // errClaimed is returned by acquire when another handle holds the claim.
 var errClaimed = errors.New("claimed")
 
-// lockPath is the lock file of session id.
+// lockPath is the lock file of session id: <enc(id)>.lock, which fits
+// 255 bytes for every valid id (and would be shortened by durable.FitName
+// otherwise).
 func (s *store) lockPath(id string) string {
-	return filepath.Join(s.path+".locks", encID(id)+".lock")
+	return filepath.Join(s.path+".locks", durable.FitName(encID(id), ".lock"))
 }
 
 // acquire takes the write claim on id for hd. It returns errClaimed

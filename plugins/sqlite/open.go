@@ -15,6 +15,12 @@ import (
 // stored, header and first batch in one transaction, at the first Append
 // or Flush of the handle.
 func (b *Backend) Create(ctx context.Context, h sdk.Header) (sdk.Opened, error) {
+	return b.create(ctx, h, false)
+}
+
+// create is Create; a hidden create (an Import's) is left out of List
+// while it is not stored.
+func (b *Backend) create(ctx context.Context, h sdk.Header, hidden bool) (sdk.Opened, error) {
 	if err := handles.Ended(ctx, op, "create"); err != nil {
 		return sdk.Opened{}, err
 	}
@@ -61,7 +67,11 @@ func (b *Backend) Create(ctx context.Context, h sdk.Header) (sdk.Opened, error) 
 	// No other create of the id is pending here, so the Take succeeds: a
 	// pending create holds the store's claim until it is stored or its
 	// handle closes, and this one holds it now.
-	b.pending.Take(h.ID, hd)
+	if hidden {
+		b.pending.TakeHidden(h.ID, hd)
+	} else {
+		b.pending.Take(h.ID, hd)
+	}
 	b.handles.Put(hd.name, hd)
 	return sdk.Opened{Handle: hd.name, Header: h}, nil
 }

@@ -200,7 +200,7 @@ func (s *store) cut(ctx context.Context, id string) (sessionRow, scanned, error)
 }
 
 // writeArtifact writes lines, each followed by a newline, to a new file
-// <dir>/<enc(id)>.<epoch ms>.jsonl (durable.WriteFile: 0600, fsynced with
+// <dir>/<artifactName(id, epoch ms)> (durable.WriteFile: 0600, fsynced with
 // its directory entry, never replacing a file; the next millisecond when
 // the name is taken, at most artifactTries times), and returns its path.
 func writeArtifact(dir, id string, lines [][]byte) (string, error) {
@@ -210,12 +210,19 @@ func writeArtifact(dir, id string, lines [][]byte) (string, error) {
 	}
 	ms := time.Now().UnixMilli()
 	path, err := durable.WriteFirstFree(func(i int) string {
-		return filepath.Join(dir, encID(id)+"."+strconv.FormatInt(ms+int64(i), 10)+".jsonl")
+		return filepath.Join(dir, artifactName(id, ms+int64(i)))
 	}, artifactTries, buf, 0o600)
 	if err != nil {
 		return "", artifactErr(path, err)
 	}
 	return path, nil
+}
+
+// artifactName is the file name of a torn-row artifact of session id cut
+// at ms: <enc(id)>.<ms>.jsonl, shortened with a hash when it would pass
+// sdk.MaxFileNameBytes (durable.FitName).
+func artifactName(id string, ms int64) string {
+	return durable.FitName(encID(id), "."+strconv.FormatInt(ms, 10)+".jsonl")
 }
 
 // artifactTries bounds the names writeArtifact tries.

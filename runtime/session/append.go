@@ -193,8 +193,12 @@ func (s *Session) prepare(in AppendInput, seq sdk.Seq) (*record, error) {
 		return nil, sdk.Errorf(sdk.CodeEventTooLarge, "session", "canonical envelope of type %q is %d bytes; MaxEventBytes is %d", in.Type, len(r.env), s.opts.MaxEventBytes)
 	}
 	r.cls = cls
-	// A9: event-local validation.
+	// A9: event-local validation, then the bound on call ids, which only
+	// appends check (a stored log is read as it is).
 	if err := s.checkLocal(r); err != nil {
+		return nil, err
+	}
+	if err := checkCallIDs(r); err != nil {
 		return nil, err
 	}
 	return r, nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/seed-e5e476df/logbook/sdk"
@@ -63,6 +64,13 @@ func FuzzAppend(f *testing.F) {
 	f.Add("system/message", []byte(`{"turn":0,"step":0,"message":{"id":"s2","role":"system","content":[],"source":{"kind":"system-prompt"}}}`), uint8(2), int64(0), int64(0), []byte{0})
 	f.Add("todo/write", []byte(`{"todos":[{"content":"a","status":"pending"}],"x":-0}`), uint8(0), int64(0), int64(0), []byte(nil))
 	f.Add("x-ext/thing", []byte(`{"a":[1,2,{"b":null}]}`), uint8(1), int64(-1), int64(9), []byte{200})
+	// Call ids at, past and far past sdk.MaxCallIDBytes, ASCII and not.
+	for _, id := range []string{strings.Repeat("c", 128), strings.Repeat("c", 129), strings.Repeat("c", 240), strings.Repeat("é", 64), strings.Repeat("é", 120) + "x"} {
+		q := tcQuote(id)
+		f.Add("tool/call", []byte(`{"turn":1,"step":1,"callId":`+q+`,"name":"search","arguments":"{}"}`), uint8(0), int64(0), int64(0), []byte(nil))
+		f.Add("tool/result", []byte(`{"turn":1,"step":1,"message":{"id":"r2","role":"tool","toolCallId":`+q+`,"content":[],"source":{"kind":"tool","callId":`+q+`}}}`), uint8(1), int64(0), int64(0), []byte(nil))
+		f.Add("assistant/message", []byte(`{"turn":1,"step":1,"message":{"id":"a2","role":"assistant","content":[{"type":"tool-call","id":`+q+`,"name":"search","arguments":"{}"}],"source":{"kind":"model","provider":"p","model":"m"}},"stream":[]}`), uint8(1), int64(0), int64(0), []byte(nil))
+	}
 	f.Fuzz(func(t *testing.T, typ string, data []byte, opKind uint8, start, end int64, src []byte) {
 		s := fuzzBase(t)
 		before := captureFuzz(t, s)
@@ -106,6 +114,12 @@ func FuzzAppend(f *testing.F) {
 		}
 		if _, err := ParseEnvelope(e.Envelope(), 0); err != nil {
 			t.Fatalf("canonical envelope does not parse: %v", err)
+		}
+		// Whatever was accepted, crash repair's closers fit the log.
+		if closers := InterruptedTurnClosers(s.Events().Slice()); len(closers) > 0 {
+			if _, err := RestoreEvents(context.Background(), Options{}, RestoreOptions{}, append(s.Events().Slice(), closers...)); err != nil {
+				t.Fatalf("the closers of an accepted log do not restore: %v", err)
+			}
 		}
 	})
 }

@@ -136,7 +136,7 @@ func closerToolResult(seq sdk.Seq, t int64, turn int64, p pendingCall, cause Cau
 			text = textForkedUnknown
 		}
 	}
-	id := string(cause) + "-tool-result-" + p.id + "-" + strconv.FormatInt(int64(seq), 10)
+	id := closerMessageID(cause, p.id, seq)
 	b := []byte(`{"turn":`)
 	b = strconv.AppendInt(b, turn, 10)
 	b = append(b, `,"step":`...)

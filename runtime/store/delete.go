@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"io/fs"
-	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/envelope"
@@ -98,7 +96,7 @@ func (st *Store) Delete(ctx context.Context, id string, r sdk.AuditRequest) (sdk
 }
 
 // removeSalvageArtifacts removes the artifacts Salvage wrote for a child
-// named id: <SalvageDir>/<escaped id>-<epoch ms>.salvaged.bin.
+// named id: the files of SalvageDir named salvageArtifactName(id, ms).
 func (st *Store) removeSalvageArtifacts(id string) error {
 	if st.opts.SalvageDir == "" {
 		return nil
@@ -110,10 +108,8 @@ func (st *Store) removeSalvageArtifacts(id string) error {
 	if err != nil {
 		return &sdk.Error{Code: sdk.CodeIOError, Op: "delete", SessionID: id, Detail: "listing the salvage directory", Err: err}
 	}
-	prefix := url.PathEscape(id) + "-"
 	for _, e := range names {
-		ms, ok := strings.CutPrefix(e.Name(), prefix)
-		if ms, ok = strings.CutSuffix(ms, ".salvaged.bin"); !ok || ms == "" || strings.Trim(ms, "0123456789") != "" {
+		if !isSalvageArtifactOf(e.Name(), id) {
 			continue
 		}
 		if err := os.Remove(filepath.Join(st.opts.SalvageDir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {

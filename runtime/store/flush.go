@@ -246,39 +246,3 @@ func (st *Store) List(ctx context.Context) ([]ListEntry, error) {
 	}
 	return out, nil
 }
-
-// Import stores an exported session verbatim (docs/architecture.md): the header comes
-// from the export, the events are validated by the restore pipeline and stored
-// byte-identical on every backend, with no marker and no closers; the
-// session is not left live.
-func (st *Store) Import(ctx context.Context, h sdk.Header, envelopes [][]byte) error {
-	if err := sdk.ValidateSessionID(h.ID); err != nil {
-		return err
-	}
-	if err := st.checkFree(ctx, h.ID); err != nil {
-		return err
-	}
-	s, err := session.Restore(ctx, st.sessionOptions(h, nil), session.RestoreOptions{Source: session.FromSeed}, envelopes)
-	if err != nil {
-		return err
-	}
-	events := s.Events().Slice()
-	var created []*backend
-	defer func() { st.closeBackends(created) }()
-	for _, b := range st.opts.Backends {
-		o, err := b.Persistence.Create(ctx, h)
-		if err != nil {
-			return err
-		}
-		bk := &backend{name: b.Name, p: b.Persistence, handle: o.Handle}
-		created = append(created, bk)
-		if err := appendAll(ctx, bk, events, st.opts.RPCMaxBytes); err != nil {
-			return err
-		}
-		if _, err := b.Persistence.Flush(ctx, o.Handle); err != nil {
-			return err
-		}
-	}
-	st.writeCheckpoints(ctx, s, created)
-	return nil
-}

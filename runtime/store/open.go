@@ -259,6 +259,15 @@ const checkpointMinEvents = 1024
 // appendAll appends events to a backend in batches of at most
 // sdk.MaxCopyBatchBytes.
 func appendAll(ctx context.Context, b *backend, events []session.Event, rpcMax int) error {
+	return eachBatch(events, rpcMax, func(first sdk.Seq, part [][]byte) error {
+		_, err := b.p.Append(ctx, b.handle, first, part)
+		return err
+	})
+}
+
+// eachBatch calls fn with consecutive batches of events, each of at most
+// sdk.MaxCopyBatchBytes, and their first seq.
+func eachBatch(events []session.Event, rpcMax int, fn func(first sdk.Seq, part [][]byte) error) error {
 	limit := sdk.MaxCopyBatchBytes(rpcMax)
 	for i := 0; i < len(events); {
 		rest := events[i:]
@@ -267,7 +276,7 @@ func appendAll(ctx context.Context, b *backend, events []session.Event, rpcMax i
 		for j := range part {
 			part[j] = rest[j].Envelope()
 		}
-		if _, err := b.p.Append(ctx, b.handle, events[i].Seq(), part); err != nil {
+		if err := fn(events[i].Seq(), part); err != nil {
 			return err
 		}
 		i += n

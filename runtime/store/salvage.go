@@ -2,7 +2,7 @@ package store
 
 import (
 	"context"
-	"net/url"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -41,9 +41,12 @@ type SalvageReport struct {
 // the fork of that prefix at its last event — the byte-identical prefix,
 // the {inherited: true} marker, forked closers when the prefix ends inside
 // a turn — followed by one session/salvaged event. The damaged region and
-// everything after it are first written to an artifact file (0600, durable)
-// in Options.SalvageDir, named after the child; the event names it by its
-// absolute path. A prefix that is empty
+// everything after it go to an artifact file (0600, durable) in
+// Options.SalvageDir, named after the child; the event names it by its
+// absolute path. The child is stored (flushed) before the artifact gets
+// its name, and a salvage killed in between is finished by the next one,
+// so the artifact and the child exist together or not at all (see
+// salvagedir.go). A prefix that is empty
 // (the damage right after the header) gives the marker at seq 0 and the
 // salvaged event, as a fork of an empty log would.
 //
@@ -98,28 +101,61 @@ func (st *Store) Salvage(ctx context.Context, r SalvageRequest) (*session.Sessio
 	if !d.Corrupt {
 		return nil, rep, salvageIntact(src, "its stored log of "+plural(d.ValidEvents, "event")+" loads")
 	}
+	unlock, err := lockSalvageDir(ctx, dir)
+	if err != nil {
+		return nil, rep, salvageDirErr(child, "cannot take the lock of the salvage directory "+dir, err)
+	}
+	defer unlock()
+	if err := st.recoverSalvage(ctx, p, dir); err != nil {
+		return nil, rep, salvageDirErr(child, "cannot finish the salvage a crash interrupted in "+dir, err)
+	}
 	now := st.now()
+	name := salvageArtifactName(child, now)
 	rep.Salvaged = session.Salvaged{
 		From:                 src,
 		DamagedAtOffset:      d.Damage.Offset,
 		DamagedBytes:         d.Damage.Bytes,
 		IntactEventsExcluded: d.Damage.IntactEventsExcluded,
-		Artifact:             filepath.Join(dir, url.PathEscape(child)+"-"+strconv.FormatInt(now, 10)+".salvaged.bin"),
+		Artifact:             filepath.Join(dir, name),
 	}
 	rep.ValidEvents, rep.Reason = d.ValidEvents, d.Damage.Reason
-	if err := durable.WriteFile(rep.Artifact, d.Damage.Tail, 0o600); err != nil {
-		return nil, SalvageReport{}, &sdk.Error{Code: sdk.CodeIOError, Op: "salvage", SessionID: child,
-			Detail: "cannot write the artifact " + rep.Artifact + " with the damaged bytes of " + strconv.Quote(src), Err: err}
+	intent, _ := json.Marshal(salvageIntent{Child: child, Artifact: name}) // two strings: never fails
+	if err := durable.WriteFile(filepath.Join(dir, salvageIntentName), intent, 0o600); err != nil {
+		return nil, SalvageReport{}, salvageDirErr(child, "cannot record the salvage in "+dir, err)
+	}
+	pending := filepath.Join(dir, salvagePendingName)
+	if err := durable.WriteFile(pending, d.Damage.Tail, 0o600); err != nil {
+		removeSalvageLeftovers(dir) // best effort: nothing names them
+		return nil, SalvageReport{}, salvageDirErr(child, "cannot write the damaged bytes of "+strconv.Quote(src)+" to "+dir, err)
 	}
 	h := session.ForkHeader(d.Header, child, int64(prefix.Len()), now)
 	s, err := st.createFrom(ctx, h, nil, func(o session.Options) (*session.Session, error) {
 		return session.SalvageFork(ctx, o, prefix, rep.Salvaged, now)
 	})
 	if err != nil {
-		os.Remove(rep.Artifact) // best effort: no event names it
+		removeSalvageLeftovers(dir) // best effort: no child names them
 		return nil, SalvageReport{}, err
 	}
+	// The child is stored before its artifact gets its name; a failure
+	// from here leaves the intent, which the next salvage finishes.
+	if _, err := st.Flush(ctx, s); err != nil {
+		return nil, SalvageReport{}, err
+	}
+	if err := os.Link(pending, rep.Artifact); err != nil {
+		return nil, SalvageReport{}, salvageDirErr(child, "cannot name the artifact "+rep.Artifact, err)
+	}
+	if err := durable.SyncDir(dir); err != nil {
+		return nil, SalvageReport{}, salvageDirErr(child, "cannot sync the salvage directory "+dir, err)
+	}
+	if err := removeSalvageLeftovers(dir); err != nil {
+		return nil, SalvageReport{}, salvageDirErr(child, "cannot sync the salvage directory "+dir, err)
+	}
 	return s, rep, nil
+}
+
+// salvageDirErr is the IO_ERROR of a salvage directory operation.
+func salvageDirErr(child, what string, err error) error {
+	return &sdk.Error{Code: sdk.CodeIOError, Op: "salvage", SessionID: child, Detail: what, Err: err}
 }
 
 // readDamaged reads the source through the backend's ReadDamaged and the

@@ -16,6 +16,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/seed-e5e476df/logbook/sdk"
 )
 
 // FS is the part of a file system durable writes through. Errors follow
@@ -113,7 +115,10 @@ func (w Writer) write(path string, fill func(File) error, perm os.FileMode, plac
 	}
 	var nonce [6]byte
 	rand.Read(nonce[:]) // never fails (crypto/rand)
-	tmp := filepath.Join(dir, "."+filepath.Base(path)+"."+hex.EncodeToString(nonce[:])+tempSuffix)
+	// The temporary name keeps as much of the final one as fits in
+	// sdk.MaxFileNameBytes: its nonce, not its stem, makes it unique.
+	const tempExtra = len(".") + len(".") + 2*len(nonce) + len(tempSuffix)
+	tmp := filepath.Join(dir, "."+cutUTF8(filepath.Base(path), sdk.MaxFileNameBytes-tempExtra)+"."+hex.EncodeToString(nonce[:])+tempSuffix)
 	f, err := w.fs.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
 		return err
@@ -188,8 +193,9 @@ func (w Writer) MkdirAll(dir string) error {
 const tempSuffix = ".tmp"
 
 // IsTemp reports whether the base name name is one WriteFile gives its
-// temporary files (".<name>.<12 hex>.tmp"): one a crash left behind is
-// garbage that whoever owns the directory may remove.
+// temporary files (".<name>.<12 hex>.tmp", <name> cut short when the whole
+// would pass sdk.MaxFileNameBytes): one a crash left behind is garbage that
+// whoever owns the directory may remove.
 func IsTemp(name string) bool {
 	rest, ok := strings.CutSuffix(name, tempSuffix)
 	if !ok || !strings.HasPrefix(rest, ".") || len(rest) < 1+1+1+12 {

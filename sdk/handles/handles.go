@@ -113,23 +113,40 @@ func (t *Table[H]) Drain() []*H {
 // yet. The zero value is not usable; call NewClaims. All methods are safe
 // for concurrent use; none calls back into the backend.
 type Claims[H any] struct {
-	mu   sync.Mutex
-	held map[string]*H
+	mu     sync.Mutex
+	held   map[string]*H
+	hidden map[string]bool // claims Pending never lists (an import's)
 }
 
 // NewClaims returns a table with no claim held.
-func NewClaims[H any]() *Claims[H] { return &Claims[H]{held: map[string]*H{}} }
+func NewClaims[H any]() *Claims[H] {
+	return &Claims[H]{held: map[string]*H{}, hidden: map[string]bool{}}
+}
 
 // Take gives the claim on id to h when no handle holds it, and returns
 // (nil, true); otherwise it changes nothing and returns the holder and
 // false.
 func (c *Claims[H]) Take(id string, h *H) (holder *H, ok bool) {
+	return c.take(id, h, false)
+}
+
+// TakeHidden is Take for a claim that Pending never lists until it is
+// released: the create of an import (sdk.Importer), which no List may
+// show before it is stored whole.
+func (c *Claims[H]) TakeHidden(id string, h *H) (holder *H, ok bool) {
+	return c.take(id, h, true)
+}
+
+func (c *Claims[H]) take(id string, h *H, hidden bool) (*H, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if holder := c.held[id]; holder != nil {
 		return holder, false
 	}
 	c.held[id] = h
+	if hidden {
+		c.hidden[id] = true
+	}
 	return nil, true
 }
 
@@ -149,17 +166,21 @@ func (c *Claims[H]) Release(id string, h *H) bool {
 		return false
 	}
 	delete(c.held, id)
+	delete(c.hidden, id)
 	return true
 }
 
 // Pending returns, in id order, the List entries of the claims that keep
 // accepts (no event stored, last active when created): keep returns the header of a create not stored yet, and false
 // for a claim List must not show (a stored session, another instance's
-// create). keep runs with the table locked and must not call c.
+// create); a claim taken with TakeHidden is never kept. keep runs with the table locked and must not call c.
 func (c *Claims[H]) Pending(keep func(id string, h *H) (sdk.Header, bool)) []sdk.ListEntry {
 	c.mu.Lock()
 	var out []sdk.ListEntry
 	for id, h := range c.held {
+		if c.hidden[id] {
+			continue
+		}
 		if hdr, ok := keep(id, h); ok {
 			out = append(out, sdk.ListEntry{ID: id, Header: hdr, LastActivity: hdr.CreatedAt})
 		}

@@ -89,6 +89,10 @@ type Capabilities struct {
 	// sdk.CapabilityDelete). The Delete group runs only then, and skips
 	// otherwise.
 	Delete bool
+	// Import: the backend implements sdk.Importer (a plugin declares
+	// sdk.CapabilityImport). The Import group runs only then, and skips
+	// otherwise.
+	Import bool
 }
 
 // hook names, as the skip messages print them.
@@ -103,6 +107,7 @@ const (
 	capWatch      = "Capabilities.Watch"
 	capReadFrames = "Capabilities.ReadFrames"
 	capDelete     = "Capabilities.Delete"
+	capImport     = "Capabilities.Import"
 )
 
 // suite is one Run.
@@ -133,7 +138,7 @@ func Run(t *testing.T, h Harness) {
 				t.Run(r.name, func(t *testing.T) {
 					for _, hook := range r.needs {
 						switch {
-						case (hook == capCopyPrefix || hook == capWatch || hook == capReadFrames || hook == capDelete) && !s.has(hook):
+						case (hook == capCopyPrefix || hook == capWatch || hook == capReadFrames || hook == capDelete || hook == capImport) && !s.has(hook):
 							t.Skipf("Harness.%s is false: the backend does not declare the capability this rule checks", hook)
 						case !s.has(hook):
 							t.Skipf("Harness.%s is nil: this rule needs it (see the persistencetest package documentation)", hook)
@@ -169,6 +174,7 @@ func groups() []group {
 		{"Watch", needing(capWatch, watchRules)},
 		{"ReadFrames", needing(capReadFrames, readFramesRules)},
 		{"Delete", needing(capDelete, deleteRules)},
+		{"Import", needing(capImport, importRules)},
 	}
 }
 
@@ -200,6 +206,8 @@ func (s *suite) has(hook string) bool {
 		return s.h.Capabilities.ReadFrames
 	case capDelete:
 		return s.h.Capabilities.Delete
+	case capImport:
+		return s.h.Capabilities.Import
 	}
 	panic("persistencetest: unknown hook " + hook)
 }

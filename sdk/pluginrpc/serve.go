@@ -30,7 +30,8 @@ type ServeConfig struct {
 	// when Persistence implements sdk.PrefixCopier (which the host then uses
 	// to fork), and sdk.CapabilityWatch only when it implements sdk.Watcher
 	// (which the host then uses to follow sessions other hosts write), and
-	// sdk.CapabilityDelete only when it implements sdk.Deleter.
+	// sdk.CapabilityDelete only when it implements sdk.Deleter, and
+	// sdk.CapabilityImport only when it implements sdk.Importer.
 	Persistence sdk.Persistence
 	Summarizer  sdk.Summarizer
 	Pruner      sdk.Pruner
@@ -200,6 +201,11 @@ func (c ServeConfig) Validate() error {
 	if slices.Contains(c.Info.Capabilities, sdk.CapabilityDelete) {
 		if _, ok := c.Persistence.(sdk.Deleter); !ok {
 			return invalid("plugin %q declares capability %q but its Persistence does not implement sdk.Deleter", c.Info.Name, sdk.CapabilityDelete)
+		}
+	}
+	if slices.Contains(c.Info.Capabilities, sdk.CapabilityImport) {
+		if _, ok := c.Persistence.(sdk.Importer); !ok {
+			return invalid("plugin %q declares capability %q but its Persistence does not implement sdk.Importer", c.Info.Name, sdk.CapabilityImport)
 		}
 	}
 	if slices.Contains(c.Info.Capabilities, sdk.CapabilityWatch) {

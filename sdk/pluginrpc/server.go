@@ -113,11 +113,8 @@ func (s *persistenceServer) CopyPrefix(ctx context.Context, req *logbookv1.CopyP
 	if !ok {
 		return nil, status.Error(codes.Unimplemented, "this persistence backend cannot copy a prefix (it implements no sdk.PrefixCopier)")
 	}
-	h, err := headerjson.Decode(req.GetHeader(), "", "")
+	h, err := decodeHeader(req.GetHeader(), "CopyPrefix")
 	if err != nil {
-		if sdk.CodeOf(err) == sdk.CodeCorruptLog {
-			err = sdk.Wrapf(sdk.CodeHeaderInvalid, errOp, err, "the header of CopyPrefix is not a valid session header")
-		}
 		return nil, toStatus(err)
 	}
 	o, err := pc.CopyPrefix(ctx, req.GetSourceId(), sdk.Seq(req.GetBoundary()), h)
@@ -128,6 +125,16 @@ func (s *persistenceServer) CopyPrefix(ctx context.Context, req *logbookv1.CopyP
 		o.Header = h
 	}
 	return handleReply(o), nil
+}
+
+// decodeHeader decodes the header JSON a call (CopyPrefix, Import)
+// carries: HEADER_INVALID when it is not a valid session header.
+func decodeHeader(b []byte, call string) (sdk.Header, error) {
+	h, err := headerjson.Decode(b, "", "")
+	if sdk.CodeOf(err) == sdk.CodeCorruptLog {
+		err = sdk.Wrapf(sdk.CodeHeaderInvalid, errOp, err, "the header of %s is not a valid session header", call)
+	}
+	return h, err
 }
 
 func (s *persistenceServer) Open(ctx context.Context, req *logbookv1.OpenRequest) (*logbookv1.HandleReply, error) {

@@ -1854,6 +1854,66 @@ func (x *DamagedSummary) GetDamageReason() string {
 	return ""
 }
 
+type ImportRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Header        []byte                 `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"` // the session's canonical header JSON; first message only
+	Events        [][]byte               `protobuf:"bytes,2,rep,name=events,proto3" json:"events,omitempty"` // canonical envelopes, the seqs after those already sent
+	Done          bool                   `protobuf:"varint,3,opt,name=done,proto3" json:"done,omitempty"`    // the last message: store the session
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ImportRequest) Reset() {
+	*x = ImportRequest{}
+	mi := &file_logbook_v1_persistence_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ImportRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ImportRequest) ProtoMessage() {}
+
+func (x *ImportRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_logbook_v1_persistence_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ImportRequest.ProtoReflect.Descriptor instead.
+func (*ImportRequest) Descriptor() ([]byte, []int) {
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *ImportRequest) GetHeader() []byte {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+func (x *ImportRequest) GetEvents() [][]byte {
+	if x != nil {
+		return x.Events
+	}
+	return nil
+}
+
+func (x *ImportRequest) GetDone() bool {
+	if x != nil {
+		return x.Done
+	}
+	return false
+}
+
 type CopyPrefixRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	SourceId      string                 `protobuf:"bytes,1,opt,name=source_id,json=sourceId,proto3" json:"source_id,omitempty"`
@@ -1865,7 +1925,7 @@ type CopyPrefixRequest struct {
 
 func (x *CopyPrefixRequest) Reset() {
 	*x = CopyPrefixRequest{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[30]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1877,7 +1937,7 @@ func (x *CopyPrefixRequest) String() string {
 func (*CopyPrefixRequest) ProtoMessage() {}
 
 func (x *CopyPrefixRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[30]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1890,7 +1950,7 @@ func (x *CopyPrefixRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CopyPrefixRequest.ProtoReflect.Descriptor instead.
 func (*CopyPrefixRequest) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{30}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *CopyPrefixRequest) GetSourceId() string {
@@ -2047,7 +2107,11 @@ const file_logbook_v1_persistence_proto_rawDesc = "" +
 	"\rdamage_offset\x18\x04 \x01(\x03R\fdamageOffset\x12!\n" +
 	"\fdamage_bytes\x18\x05 \x01(\x03R\vdamageBytes\x124\n" +
 	"\x16intact_events_excluded\x18\x06 \x01(\x03R\x14intactEventsExcluded\x12#\n" +
-	"\rdamage_reason\x18\a \x01(\tR\fdamageReason\"d\n" +
+	"\rdamage_reason\x18\a \x01(\tR\fdamageReason\"S\n" +
+	"\rImportRequest\x12\x16\n" +
+	"\x06header\x18\x01 \x01(\fR\x06header\x12\x16\n" +
+	"\x06events\x18\x02 \x03(\fR\x06events\x12\x12\n" +
+	"\x04done\x18\x03 \x01(\bR\x04done\"d\n" +
 	"\x11CopyPrefixRequest\x12\x1b\n" +
 	"\tsource_id\x18\x01 \x01(\tR\bsourceId\x12\x1a\n" +
 	"\bboundary\x18\x02 \x01(\x03R\bboundary\x12\x16\n" +
@@ -2055,7 +2119,8 @@ const file_logbook_v1_persistence_proto_rawDesc = "" +
 	"\x06Access\x12\x16\n" +
 	"\x12ACCESS_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vACCESS_READ\x10\x01\x12\x10\n" +
-	"\fACCESS_WRITE\x10\x022\xc2\t\n" +
+	"\fACCESS_WRITE\x10\x022\x82\n" +
+	"\n" +
 	"\vPersistence\x12B\n" +
 	"\bDescribe\x12\x1b.logbook.v1.DescribeRequest\x1a\x19.logbook.v1.DescribeReply\x12<\n" +
 	"\x06Create\x12\x19.logbook.v1.CreateRequest\x1a\x17.logbook.v1.HandleReply\x128\n" +
@@ -2068,7 +2133,8 @@ const file_logbook_v1_persistence_proto_rawDesc = "" +
 	"\x04List\x12\x17.logbook.v1.ListRequest\x1a\x15.logbook.v1.ListEntry0\x01\x12H\n" +
 	"\vReadDamaged\x12\x1e.logbook.v1.ReadDamagedRequest\x1a\x17.logbook.v1.DamagedPart0\x01\x12D\n" +
 	"\n" +
-	"CopyPrefix\x12\x1d.logbook.v1.CopyPrefixRequest\x1a\x17.logbook.v1.HandleReply\x12H\n" +
+	"CopyPrefix\x12\x1d.logbook.v1.CopyPrefixRequest\x1a\x17.logbook.v1.HandleReply\x12>\n" +
+	"\x06Import\x12\x19.logbook.v1.ImportRequest\x1a\x17.logbook.v1.HandleReply(\x01\x12H\n" +
 	"\x0fWriteCheckpoint\x12\".logbook.v1.WriteCheckpointRequest\x1a\x11.logbook.v1.Empty\x12H\n" +
 	"\x0eReadCheckpoint\x12\x19.logbook.v1.HandleRequest\x1a\x1b.logbook.v1.CheckpointReply\x12;\n" +
 	"\x05Watch\x12\x18.logbook.v1.WatchRequest\x1a\x16.logbook.v1.WatchReply0\x01\x12@\n" +
@@ -2092,7 +2158,7 @@ func file_logbook_v1_persistence_proto_rawDescGZIP() []byte {
 }
 
 var file_logbook_v1_persistence_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_logbook_v1_persistence_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
+var file_logbook_v1_persistence_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
 var file_logbook_v1_persistence_proto_goTypes = []any{
 	(Access)(0),                    // 0: logbook.v1.Access
 	(*FramesChunk)(nil),            // 1: logbook.v1.FramesChunk
@@ -2125,15 +2191,16 @@ var file_logbook_v1_persistence_proto_goTypes = []any{
 	(*ReadDamagedRequest)(nil),     // 28: logbook.v1.ReadDamagedRequest
 	(*DamagedPart)(nil),            // 29: logbook.v1.DamagedPart
 	(*DamagedSummary)(nil),         // 30: logbook.v1.DamagedSummary
-	(*CopyPrefixRequest)(nil),      // 31: logbook.v1.CopyPrefixRequest
-	(*PluginError)(nil),            // 32: logbook.v1.PluginError
-	(*Empty)(nil),                  // 33: logbook.v1.Empty
+	(*ImportRequest)(nil),          // 31: logbook.v1.ImportRequest
+	(*CopyPrefixRequest)(nil),      // 32: logbook.v1.CopyPrefixRequest
+	(*PluginError)(nil),            // 33: logbook.v1.PluginError
+	(*Empty)(nil),                  // 34: logbook.v1.Empty
 }
 var file_logbook_v1_persistence_proto_depIdxs = []int32{
 	2,  // 0: logbook.v1.FramesChunk.frames:type_name -> logbook.v1.StoredFrame
 	8,  // 1: logbook.v1.SetHoldReply.record:type_name -> logbook.v1.AuditRecord
 	0,  // 2: logbook.v1.OpenRequest.access:type_name -> logbook.v1.Access
-	32, // 3: logbook.v1.ListEntry.error:type_name -> logbook.v1.PluginError
+	33, // 3: logbook.v1.ListEntry.error:type_name -> logbook.v1.PluginError
 	21, // 4: logbook.v1.DamagedPart.events:type_name -> logbook.v1.ReadChunk
 	30, // 5: logbook.v1.DamagedPart.summary:type_name -> logbook.v1.DamagedSummary
 	13, // 6: logbook.v1.Persistence.Describe:input_type -> logbook.v1.DescribeRequest
@@ -2146,36 +2213,38 @@ var file_logbook_v1_persistence_proto_depIdxs = []int32{
 	24, // 13: logbook.v1.Persistence.Stat:input_type -> logbook.v1.StatRequest
 	26, // 14: logbook.v1.Persistence.List:input_type -> logbook.v1.ListRequest
 	28, // 15: logbook.v1.Persistence.ReadDamaged:input_type -> logbook.v1.ReadDamagedRequest
-	31, // 16: logbook.v1.Persistence.CopyPrefix:input_type -> logbook.v1.CopyPrefixRequest
-	11, // 17: logbook.v1.Persistence.WriteCheckpoint:input_type -> logbook.v1.WriteCheckpointRequest
-	22, // 18: logbook.v1.Persistence.ReadCheckpoint:input_type -> logbook.v1.HandleRequest
-	9,  // 19: logbook.v1.Persistence.Watch:input_type -> logbook.v1.WatchRequest
-	20, // 20: logbook.v1.Persistence.ReadFrames:input_type -> logbook.v1.ReadRequest
-	3,  // 21: logbook.v1.Persistence.Delete:input_type -> logbook.v1.DeleteRequest
-	4,  // 22: logbook.v1.Persistence.SetHold:input_type -> logbook.v1.SetHoldRequest
-	24, // 23: logbook.v1.Persistence.Held:input_type -> logbook.v1.StatRequest
-	7,  // 24: logbook.v1.Persistence.Audit:input_type -> logbook.v1.AuditRequest
-	14, // 25: logbook.v1.Persistence.Describe:output_type -> logbook.v1.DescribeReply
-	17, // 26: logbook.v1.Persistence.Create:output_type -> logbook.v1.HandleReply
-	17, // 27: logbook.v1.Persistence.Open:output_type -> logbook.v1.HandleReply
-	19, // 28: logbook.v1.Persistence.Append:output_type -> logbook.v1.AppendReply
-	21, // 29: logbook.v1.Persistence.Read:output_type -> logbook.v1.ReadChunk
-	23, // 30: logbook.v1.Persistence.Flush:output_type -> logbook.v1.FlushReply
-	33, // 31: logbook.v1.Persistence.Close:output_type -> logbook.v1.Empty
-	25, // 32: logbook.v1.Persistence.Stat:output_type -> logbook.v1.StatReply
-	27, // 33: logbook.v1.Persistence.List:output_type -> logbook.v1.ListEntry
-	29, // 34: logbook.v1.Persistence.ReadDamaged:output_type -> logbook.v1.DamagedPart
-	17, // 35: logbook.v1.Persistence.CopyPrefix:output_type -> logbook.v1.HandleReply
-	33, // 36: logbook.v1.Persistence.WriteCheckpoint:output_type -> logbook.v1.Empty
-	12, // 37: logbook.v1.Persistence.ReadCheckpoint:output_type -> logbook.v1.CheckpointReply
-	10, // 38: logbook.v1.Persistence.Watch:output_type -> logbook.v1.WatchReply
-	1,  // 39: logbook.v1.Persistence.ReadFrames:output_type -> logbook.v1.FramesChunk
-	8,  // 40: logbook.v1.Persistence.Delete:output_type -> logbook.v1.AuditRecord
-	5,  // 41: logbook.v1.Persistence.SetHold:output_type -> logbook.v1.SetHoldReply
-	6,  // 42: logbook.v1.Persistence.Held:output_type -> logbook.v1.HeldReply
-	8,  // 43: logbook.v1.Persistence.Audit:output_type -> logbook.v1.AuditRecord
-	25, // [25:44] is the sub-list for method output_type
-	6,  // [6:25] is the sub-list for method input_type
+	32, // 16: logbook.v1.Persistence.CopyPrefix:input_type -> logbook.v1.CopyPrefixRequest
+	31, // 17: logbook.v1.Persistence.Import:input_type -> logbook.v1.ImportRequest
+	11, // 18: logbook.v1.Persistence.WriteCheckpoint:input_type -> logbook.v1.WriteCheckpointRequest
+	22, // 19: logbook.v1.Persistence.ReadCheckpoint:input_type -> logbook.v1.HandleRequest
+	9,  // 20: logbook.v1.Persistence.Watch:input_type -> logbook.v1.WatchRequest
+	20, // 21: logbook.v1.Persistence.ReadFrames:input_type -> logbook.v1.ReadRequest
+	3,  // 22: logbook.v1.Persistence.Delete:input_type -> logbook.v1.DeleteRequest
+	4,  // 23: logbook.v1.Persistence.SetHold:input_type -> logbook.v1.SetHoldRequest
+	24, // 24: logbook.v1.Persistence.Held:input_type -> logbook.v1.StatRequest
+	7,  // 25: logbook.v1.Persistence.Audit:input_type -> logbook.v1.AuditRequest
+	14, // 26: logbook.v1.Persistence.Describe:output_type -> logbook.v1.DescribeReply
+	17, // 27: logbook.v1.Persistence.Create:output_type -> logbook.v1.HandleReply
+	17, // 28: logbook.v1.Persistence.Open:output_type -> logbook.v1.HandleReply
+	19, // 29: logbook.v1.Persistence.Append:output_type -> logbook.v1.AppendReply
+	21, // 30: logbook.v1.Persistence.Read:output_type -> logbook.v1.ReadChunk
+	23, // 31: logbook.v1.Persistence.Flush:output_type -> logbook.v1.FlushReply
+	34, // 32: logbook.v1.Persistence.Close:output_type -> logbook.v1.Empty
+	25, // 33: logbook.v1.Persistence.Stat:output_type -> logbook.v1.StatReply
+	27, // 34: logbook.v1.Persistence.List:output_type -> logbook.v1.ListEntry
+	29, // 35: logbook.v1.Persistence.ReadDamaged:output_type -> logbook.v1.DamagedPart
+	17, // 36: logbook.v1.Persistence.CopyPrefix:output_type -> logbook.v1.HandleReply
+	17, // 37: logbook.v1.Persistence.Import:output_type -> logbook.v1.HandleReply
+	34, // 38: logbook.v1.Persistence.WriteCheckpoint:output_type -> logbook.v1.Empty
+	12, // 39: logbook.v1.Persistence.ReadCheckpoint:output_type -> logbook.v1.CheckpointReply
+	10, // 40: logbook.v1.Persistence.Watch:output_type -> logbook.v1.WatchReply
+	1,  // 41: logbook.v1.Persistence.ReadFrames:output_type -> logbook.v1.FramesChunk
+	8,  // 42: logbook.v1.Persistence.Delete:output_type -> logbook.v1.AuditRecord
+	5,  // 43: logbook.v1.Persistence.SetHold:output_type -> logbook.v1.SetHoldReply
+	6,  // 44: logbook.v1.Persistence.Held:output_type -> logbook.v1.HeldReply
+	8,  // 45: logbook.v1.Persistence.Audit:output_type -> logbook.v1.AuditRecord
+	26, // [26:46] is the sub-list for method output_type
+	6,  // [6:26] is the sub-list for method input_type
 	6,  // [6:6] is the sub-list for extension type_name
 	6,  // [6:6] is the sub-list for extension extendee
 	0,  // [0:6] is the sub-list for field type_name
@@ -2200,7 +2269,7 @@ func file_logbook_v1_persistence_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_logbook_v1_persistence_proto_rawDesc), len(file_logbook_v1_persistence_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   31,
+			NumMessages:   32,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -30,6 +30,7 @@ const (
 	Persistence_List_FullMethodName            = "/logbook.v1.Persistence/List"
 	Persistence_ReadDamaged_FullMethodName     = "/logbook.v1.Persistence/ReadDamaged"
 	Persistence_CopyPrefix_FullMethodName      = "/logbook.v1.Persistence/CopyPrefix"
+	Persistence_Import_FullMethodName          = "/logbook.v1.Persistence/Import"
 	Persistence_WriteCheckpoint_FullMethodName = "/logbook.v1.Persistence/WriteCheckpoint"
 	Persistence_ReadCheckpoint_FullMethodName  = "/logbook.v1.Persistence/ReadCheckpoint"
 	Persistence_Watch_FullMethodName           = "/logbook.v1.Persistence/Watch"
@@ -77,6 +78,15 @@ type PersistenceClient interface {
 	// Create does. Only a plugin that declares the capability "copy-prefix"
 	// in GetInfo is asked; one without it answers UNIMPLEMENTED.
 	CopyPrefix(ctx context.Context, in *CopyPrefixRequest, opts ...grpc.CallOption) (*HandleReply, error)
+	// Import stores a whole session in one step: the first message carries
+	// its canonical header JSON, each message the next events (seq 0 on),
+	// in order, each message under the RPC size limit, and the last one has
+	// done set. The backend makes the session visible only once done has
+	// arrived and everything is stored, and replies with a write handle on
+	// it, as Create does; a stream that fails or ends without done stores
+	// nothing. Only a plugin that declares the capability "import" in
+	// GetInfo is asked; one without it answers UNIMPLEMENTED.
+	Import(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[ImportRequest, HandleReply], error)
 	// WriteCheckpoint stores the host's checkpoint of a write handle's
 	// session, bound to the stored bytes of its first `events` events, which
 	// must be durable; it replaces any earlier one and is durable when it
@@ -261,6 +271,19 @@ func (c *persistenceClient) CopyPrefix(ctx context.Context, in *CopyPrefixReques
 	return out, nil
 }
 
+func (c *persistenceClient) Import(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[ImportRequest, HandleReply], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Persistence_ServiceDesc.Streams[4], Persistence_Import_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[ImportRequest, HandleReply]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Persistence_ImportClient = grpc.ClientStreamingClient[ImportRequest, HandleReply]
+
 func (c *persistenceClient) WriteCheckpoint(ctx context.Context, in *WriteCheckpointRequest, opts ...grpc.CallOption) (*Empty, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(Empty)
@@ -283,7 +306,7 @@ func (c *persistenceClient) ReadCheckpoint(ctx context.Context, in *HandleReques
 
 func (c *persistenceClient) Watch(ctx context.Context, in *WatchRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchReply], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	stream, err := c.cc.NewStream(ctx, &Persistence_ServiceDesc.Streams[4], Persistence_Watch_FullMethodName, cOpts...)
+	stream, err := c.cc.NewStream(ctx, &Persistence_ServiceDesc.Streams[5], Persistence_Watch_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -302,7 +325,7 @@ type Persistence_WatchClient = grpc.ServerStreamingClient[WatchReply]
 
 func (c *persistenceClient) ReadFrames(ctx context.Context, in *ReadRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[FramesChunk], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	stream, err := c.cc.NewStream(ctx, &Persistence_ServiceDesc.Streams[5], Persistence_ReadFrames_FullMethodName, cOpts...)
+	stream, err := c.cc.NewStream(ctx, &Persistence_ServiceDesc.Streams[6], Persistence_ReadFrames_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -351,7 +374,7 @@ func (c *persistenceClient) Held(ctx context.Context, in *StatRequest, opts ...g
 
 func (c *persistenceClient) Audit(ctx context.Context, in *AuditRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[AuditRecord], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	stream, err := c.cc.NewStream(ctx, &Persistence_ServiceDesc.Streams[6], Persistence_Audit_FullMethodName, cOpts...)
+	stream, err := c.cc.NewStream(ctx, &Persistence_ServiceDesc.Streams[7], Persistence_Audit_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -405,6 +428,15 @@ type PersistenceServer interface {
 	// Create does. Only a plugin that declares the capability "copy-prefix"
 	// in GetInfo is asked; one without it answers UNIMPLEMENTED.
 	CopyPrefix(context.Context, *CopyPrefixRequest) (*HandleReply, error)
+	// Import stores a whole session in one step: the first message carries
+	// its canonical header JSON, each message the next events (seq 0 on),
+	// in order, each message under the RPC size limit, and the last one has
+	// done set. The backend makes the session visible only once done has
+	// arrived and everything is stored, and replies with a write handle on
+	// it, as Create does; a stream that fails or ends without done stores
+	// nothing. Only a plugin that declares the capability "import" in
+	// GetInfo is asked; one without it answers UNIMPLEMENTED.
+	Import(grpc.ClientStreamingServer[ImportRequest, HandleReply]) error
 	// WriteCheckpoint stores the host's checkpoint of a write handle's
 	// session, bound to the stored bytes of its first `events` events, which
 	// must be durable; it replaces any earlier one and is durable when it
@@ -481,6 +513,9 @@ func (UnimplementedPersistenceServer) ReadDamaged(*ReadDamagedRequest, grpc.Serv
 }
 func (UnimplementedPersistenceServer) CopyPrefix(context.Context, *CopyPrefixRequest) (*HandleReply, error) {
 	return nil, status.Error(codes.Unimplemented, "method CopyPrefix not implemented")
+}
+func (UnimplementedPersistenceServer) Import(grpc.ClientStreamingServer[ImportRequest, HandleReply]) error {
+	return status.Error(codes.Unimplemented, "method Import not implemented")
 }
 func (UnimplementedPersistenceServer) WriteCheckpoint(context.Context, *WriteCheckpointRequest) (*Empty, error) {
 	return nil, status.Error(codes.Unimplemented, "method WriteCheckpoint not implemented")
@@ -693,6 +728,13 @@ func _Persistence_CopyPrefix_Handler(srv interface{}, ctx context.Context, dec f
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Persistence_Import_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(PersistenceServer).Import(&grpc.GenericServerStream[ImportRequest, HandleReply]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Persistence_ImportServer = grpc.ClientStreamingServer[ImportRequest, HandleReply]
+
 func _Persistence_WriteCheckpoint_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(WriteCheckpointRequest)
 	if err := dec(in); err != nil {
@@ -893,6 +935,11 @@ var Persistence_ServiceDesc = grpc.ServiceDesc{
 			StreamName:    "ReadDamaged",
 			Handler:       _Persistence_ReadDamaged_Handler,
 			ServerStreams: true,
+		},
+		{
+			StreamName:    "Import",
+			Handler:       _Persistence_Import_Handler,
+			ClientStreams: true,
 		},
 		{
 			StreamName:    "Watch",

@@ -1,0 +1,63 @@
+package postgres
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/handles"
+)
+
+var _ sdk.Importer = (*Backend)(nil)
+
+// Import implements sdk.Importer (docs/storage.md, "Importing"): it
+// creates h as Create does (its claim taken), then in one transaction
+// stores its sessions row and the rows of every batch, as Append would
+// store them, and returns the write handle. No other transaction sees any
+// of it before the commit; a failure, a lost connection or a killed
+// process rolls it all back.
+func (b *Backend) Import(ctx context.Context, h sdk.Header, events func(yield func(batch [][]byte) error) error) (sdk.Opened, error) {
+	st, err := b.store()
+	if err != nil {
+		return sdk.Opened{}, err
+	}
+	o, err := b.create(ctx, h, true)
+	if err != nil {
+		return sdk.Opened{}, err
+	}
+	hd, err := b.writable(o.Handle)
+	if err == nil {
+		var r sessionRow
+		r, err = b.wholeTx(ctx, st, hd, "import", func(tx pgx.Tx, r *sessionRow) error {
+			var size int64
+			err := events(func(batch [][]byte) error {
+				if err := handles.Ended(ctx, op, "import"); err != nil {
+					return err
+				}
+				rows, n, err := st.prepare(hd.id, sdk.Seq(r.nextSeq), batch, b.compressMin)
+				if err == nil && len(rows) > 0 {
+					err = st.insert(ctx, tx, hd.id, rows)
+				}
+				if err != nil {
+					return err
+				}
+				r.nextSeq += int64(len(rows))
+				size += n
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			return tx.QueryRow(ctx, "UPDATE "+st.q()+".sessions SET next_seq = $2, revision = 1, size_bytes = size_bytes + $3 WHERE id = $1 RETURNING revision, size_bytes",
+				hd.id, r.nextSeq, size).Scan(&r.revision, &r.sizeBytes)
+		})
+		if err == nil {
+			o.NextSeq, o.Revision = sdk.Offset(r.nextSeq), st.rev(r)
+		}
+	}
+	if err != nil {
+		_ = b.Close(context.WithoutCancel(ctx), o.Handle) // abandons the create
+		return sdk.Opened{}, err
+	}
+	return o, nil
+}
