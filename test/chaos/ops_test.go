@@ -53,9 +53,10 @@ func (s *opSession) old() bool {
 
 // opState is the operation faults' part of a harness.
 type opState struct {
-	src      string   // the export the imports read
-	srcLines []string // the envelopes an import of it stores
-	srcSize  int64
+	src      string   // the export the pool's imports read
+	big      string   // the export the import faults read: several batches
+	bigLines []string // what an import of it stores (nil until one ran)
+	bigSize  int64
 	pool     []*opSession
 	children map[string]string // salvaged child → its artifact's base name ("" = not made)
 	took     map[string]time.Duration
@@ -391,9 +392,6 @@ func (h *harness) fillPool(n int) {
 		if err != nil || !found {
 			h.t.Fatalf("reading the new pool session %s: found %v, %v", id, found, err)
 		}
-		if h.ops.srcLines == nil && h.b.store != memoryStore {
-			h.ops.srcLines = lines // what an import of the export stores
-		}
 		h.ops.pool = append(h.ops.pool, &opSession{id: id, lines: lines})
 	}
 }
@@ -447,20 +445,21 @@ func (h *harness) setupOps() {
 	h.ops.migrateConfig = write("migrate.hcl", string(base)+"\n"+target)
 	h.ops.targetConfig = write("target.hcl", target)
 	h.ops.src = filepath.Join(dir, "export.jsonl")
-	h.ops.srcSize = h.writeExport(h.ops.src)
+	h.writeExport(h.ops.src, 800+h.rng.IntN(600))
+	h.ops.big = filepath.Join(dir, "big.jsonl")
+	h.ops.bigSize = h.writeExport(h.ops.big, 5000+h.rng.IntN(3000))
 }
 
 // hclString quotes s as an HCL string.
 func hclString(s string) string { b, _ := json.Marshal(s); return string(b) }
 
-// writeExport writes an export of 800–1,400 user messages of 100–600
-// bytes of little-compressible text, all of them from 2023 (older than
-// any max_age gc is given), and returns its size.
-func (h *harness) writeExport(path string) int64 {
+// writeExport writes an export of n user messages of 100–600 bytes of
+// little-compressible text, all of them from 2023 (older than any max_age
+// gc is given), and returns its size.
+func (h *harness) writeExport(path string, n int) int64 {
 	const t0 = 1700000000000
 	var b strings.Builder
 	b.WriteString(`{"type":"session","version":1,"id":"chaos-export","createdAt":1700000000000,"isSeeded":false,"delegationDepth":0,"cwd":"/"}` + "\n")
-	n := 800 + h.rng.IntN(600)
 	for i := range n {
 		text := make([]byte, 100+h.rng.IntN(500))
 		for j := range text {
@@ -512,7 +511,18 @@ func (h *harness) squeeze(free int64) func() {
 func opImport(h *harness) {
 	ctx, cancel := opsCtx()
 	defer cancel()
-	h.fillPool(1) // the first import, to the end, tells what an import stores
+	if h.ops.bigLines == nil { // an import to the end tells what one stores
+		id := h.newID("imp")
+		if r := h.cliWith(ctx, "", uncut, 0, "import", h.ops.big, "--as", id); r.err != nil {
+			h.t.Fatalf("import: %v: %s", r.err, tail(r.stderr, 1000))
+		}
+		lines, _, err := h.readLog(ctx, "", id)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		h.ops.bigLines = lines
+		h.dropImport(ctx, id)
+	}
 	id := h.newID("imp")
 	cuts := h.cliCuts()
 	if h.mounted && h.b.store != postgresStore {
@@ -521,26 +531,34 @@ func opImport(h *harness) {
 	how, delay := h.pickCut("import", cuts...)
 	var r opRun
 	if how == fillDisk {
-		release := h.squeeze(h.rng.Int64N(h.ops.srcSize))
-		r = h.cliWith(ctx, "", uncut, 0, "import", h.ops.src, "--as", id)
+		release := h.squeeze(h.rng.Int64N(h.ops.bigSize / 2))
+		r = h.cliWith(ctx, "", uncut, 0, "import", h.ops.big, "--as", id)
 		release()
 	} else {
-		r = h.cliWith(ctx, "", how, delay, "import", h.ops.src, "--as", id)
+		r = h.cliWith(ctx, "", how, delay, "import", h.ops.big, "--as", id)
 	}
 	h.noteTook("import", how, r.took, r.err)
-	whole := h.wholeOrAbsent(ctx, "import", "", id, h.snap(ctx, "import", "", false), h.ops.srcLines)
+	whole := h.wholeOrAbsent(ctx, "import", "", id, h.snap(ctx, "import", "", false), h.ops.bigLines)
 	h.t.Logf("import %s (%s after %s): failed %v, killed %v, whole %v", id, how, delay, r.failed(), r.killed, whole)
 	if r.failed() || !whole {
-		retry := h.cliWith(ctx, "", uncut, 0, "import", h.ops.src, "--as", id)
+		retry := h.cliWith(ctx, "", uncut, 0, "import", h.ops.big, "--as", id)
 		if retry.err != nil {
 			h.opProblem("import", "the retry of the import of %s (after %s; it was there in full: %v) failed: %v: %s", id, how, whole, retry.err, tail(retry.stderr, 1000))
 		}
-		if !h.wholeOrAbsent(ctx, "import", "", id, h.snap(ctx, "import", "", false), h.ops.srcLines) {
+		if !h.wholeOrAbsent(ctx, "import", "", id, h.snap(ctx, "import", "", false), h.ops.bigLines) {
 			h.opProblem("import", "after the retry %s is not there in full", id)
 			return
 		}
 	}
-	h.ops.pool = append(h.ops.pool, &opSession{id: id, lines: h.ops.srcLines})
+	h.dropImport(ctx, id)
+}
+
+// dropImport deletes an import fault's session: too large for the pool,
+// whose sessions every check reads.
+func (h *harness) dropImport(ctx context.Context, id string) {
+	if r := h.cliWith(ctx, "", uncut, 0, "delete", id, "--reason", "chaos: imported"); r.err != nil {
+		h.opProblem("import", "deleting the import %s: %v: %s", id, r.err, tail(r.stderr, 1000))
+	}
 }
 
 // opDelete deletes a pool session through the CLI or DELETE /v1/sessions,

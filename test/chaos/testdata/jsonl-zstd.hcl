@@ -1,5 +1,10 @@
 # The chaos suite's JSONL backend with zstd frames (one checksummed frame
 # per acknowledged batch); --data gives the data directory.
+# Small batches (the RPC bound is the least max_event_bytes allows), so
+# that an import or a large append spans several.
+max_event_bytes = 262144
+rpc_max_bytes   = 1310720
+
 persistence "jsonl" {
   compression = "zstd"
 }

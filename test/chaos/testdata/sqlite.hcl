@@ -1,5 +1,10 @@
 # The chaos suite's SQLite backend: one database file in the data
 # directory (--data), in WAL mode.
+# Small batches (the RPC bound is the least max_event_bytes allows), so
+# that an import or a large append spans several.
+max_event_bytes = 262144
+rpc_max_bytes   = 1310720
+
 persistence "sqlite" {
   path         = "sessions.db"
   journal_mode = "wal"
