@@ -66,6 +66,9 @@ func runBackend(t *testing.T, b backend, seed uint64, tb *table) {
 	h.setupOps()
 	var kinds []fault
 	for _, f := range faults {
+		if *flagKinds != "" && !slices.Contains(strings.Split(*flagKinds, ","), f.name) {
+			continue
+		}
 		if why := f.applies(b); why != "" {
 			tb.notApplicable(f.name, b.name, why)
 			continue

@@ -32,9 +32,10 @@
 // its rule is checked, the operation is retried to its end and checked
 // again:
 //
-//   - import (also on a tmpfs filled but for less than the export): the id
-//     is absent (not found, not listed) or holds the whole export; the
-//     retry succeeds, also after an import that completed.
+//   - import of an export of 5,000–8,000 events (several batches; also on
+//     a tmpfs filled but for less than the export): the id is absent (not
+//     found, not listed) or holds the whole export; the retry succeeds,
+//     also after an import that completed.
 //   - delete (CLI, DELETE /v1/sessions/{id}): the session is there in full
 //     with no delete in its audit, or gone with exactly one.
 //   - hold, release-hold (CLI, /v1 routes): the hold state (what
@@ -79,6 +80,7 @@
 //	-chaos.seed S       the seed (default: from the clock; printed)
 //	-chaos.backends L   comma-separated subset of jsonl-zstd,jsonl-none,sqlite,postgres,memory
 //	-chaos.clients N    concurrent appending clients per backend
+//	-chaos.kinds L      comma-separated subset of the fault kinds (default: all)
 //
 // PostgreSQL is the test database of LOGBOOK_TEST_PG_DSN (default
 // host=/var/run/postgresql dbname=test).

@@ -18,6 +18,7 @@ var (
 	flagSeed     = flag.Uint64("chaos.seed", 0, "seed of the fault order and parameters (0: from the clock)")
 	flagBackends = flag.String("chaos.backends", "jsonl-zstd,jsonl-none,sqlite,postgres,memory", "comma-separated backends to run")
 	flagClients  = flag.Int("chaos.clients", 3, "concurrent appending clients per backend")
+	flagKinds    = flag.String("chaos.kinds", "", "comma-separated fault kinds to run (default: all)")
 )
 
 func TestMain(m *testing.M) { testbin.Main(m, &logbookBin) }
