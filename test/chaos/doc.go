@@ -4,7 +4,10 @@
 // with plain lines, SQLite, PostgreSQL in a schema of the run's own that is
 // dropped at its end, memory; the configs are in testdata/), lets several
 // concurrent clients append with flush, and injects faults in a seeded
-// random order. Faults of the append path:
+// random order: next is always one of the kinds the backend ran least,
+// and of those one the backends before it ran least, so a long run gives
+// every kind its share on every backend and the short one spreads the kinds
+// over the backends. Faults of the append path:
 //
 //   - serve-kill: SIGKILL of serve, then a restart on the same data
 //     directory; the clients reconnect.
@@ -66,15 +69,17 @@
 // A client counts an event acknowledged when an Append with flush that
 // carried it returned success (or a retry proved it stored and a flush
 // succeeded). After every fault the clients pause and the verifier reads
-// every session with `logbook events`: each acknowledged event must be
-// stored exactly once at the seq it was acknowledged with, the seqs must be
-// contiguous, no event may be stored twice and every log must load. A
+// every session with `logbook events` (the memory backend's from serve):
+// each acknowledged event must be stored exactly once at the seq it was
+// acknowledged with, the seqs must be contiguous, no event may be stored
+// twice and every log must load. A
 // summary table (fault kind × backend: runs, acknowledged events, lost,
 // duplicated, half-made) ends the run; any lost or duplicated event or
 // half-made session fails it.
 //
-// The default run is short (-chaos.faults=FAULTS per backend, see
-// main_test.go); `make chaos` runs the long one. Flags (after the package):
+// The default run is short (-chaos.faults=12 per backend: about three
+// quarters of the kinds on each backend, every kind on several);
+// `make chaos` runs the long one. Flags (after the package):
 //
 //	-chaos.faults N     faults per backend
 //	-chaos.seed S       the seed (default: from the clock; printed)
