@@ -740,26 +740,41 @@ func opGC(h *harness) {
 		}
 	}
 	how, delay := h.pickCut("gc", h.cliCuts()...)
+	parents := h.parents()
 	r := h.cliWith(ctx, h.ops.gcConfig, how, delay, "--json", "gc")
 	h.noteTook("gc", how, r.took, r.err)
 	h.t.Logf("gc (%s after %s): %v", how, delay, r.err)
-	h.checkGC(ctx, false)
+	h.checkGC(ctx, false, parents)
+	parents = h.parents()
 	if r := h.cliWith(ctx, h.ops.gcConfig, uncut, 0, "--json", "gc"); r.err != nil {
 		h.opProblem("gc", "gc run to its end: %v: %s", r.err, tail(r.stderr, 1000))
 	}
-	h.checkGC(ctx, true)
+	h.checkGC(ctx, true, parents)
+}
+
+// parents returns the pool sessions another pool session names as its
+// parent: gc decides on the sessions as they are when it starts.
+func (h *harness) parents() map[string]bool {
+	out := map[string]bool{}
+	for _, s := range h.ops.pool {
+		if s.parent != "" {
+			out[s.parent] = true
+		}
+	}
+	return out
 }
 
 // checkGC checks the pool after gc and drops the deleted sessions; done: gc
-// ran to its end, so every old session it may delete is gone.
-func (h *harness) checkGC(ctx context.Context, done bool) {
+// ran to its end, so every old session it may delete is gone; parents: the
+// parents when it started.
+func (h *harness) checkGC(ctx context.Context, done bool, parents map[string]bool) {
 	present := map[string]bool{}
 	sn := h.snap(ctx, "gc", "", true)
 	for _, s := range h.ops.pool {
 		present[s.id] = h.checkDelete(ctx, "gc", s, sn)
 	}
 	for _, s := range h.ops.pool {
-		child := slices.ContainsFunc(h.ops.pool, func(c *opSession) bool { return c.parent == s.id && present[c.id] })
+		child := parents[s.id]
 		switch {
 		case !present[s.id] && s.held:
 			h.opProblem("gc", "it deleted %s, which is under a legal hold", s.id)

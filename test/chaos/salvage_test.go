@@ -65,7 +65,13 @@ func opSalvage(h *harness) {
 		}
 		present = h.checkSalvaged(ctx, child, want)
 	}
-	h.checkArtifacts(ctx)
+	// A child a cut salvage left stored may lack its artifact until the
+	// next salvage finishes what the kill interrupted.
+	pending := ""
+	if how != uncut && r.err != nil && h.ops.children[child] != "" {
+		pending = child
+	}
+	h.checkArtifacts(ctx, pending)
 	if r := h.cliWith(ctx, "", uncut, 0, "delete", src, "--reason", "chaos: salvaged"); r.err != nil {
 		h.opProblem("salvage", "deleting the damaged %s: %v: %s", src, r.err, tail(r.stderr, 1000))
 	}
@@ -125,9 +131,10 @@ func typeOf(env string) string {
 	return s.typ
 }
 
-// checkArtifacts checks that every file in the salvage directory is the
-// artifact of a salvaged child that is still stored.
-func (h *harness) checkArtifacts(ctx context.Context) {
+// checkArtifacts checks that every artifact in the salvage directory (not
+// its hidden lock and intent files) belongs to a salvaged child that is
+// still stored, and that every stored child but pending has its artifact.
+func (h *harness) checkArtifacts(ctx context.Context, pending string) {
 	dir := filepath.Join(h.dir, ".salvaged")
 	if h.b.store == sqliteStore {
 		dir = filepath.Join(h.dir, "sessions.db.salvaged")
@@ -142,15 +149,22 @@ func (h *harness) checkArtifacts(ctx context.Context) {
 		h.opProblem("salvage", "%v", err)
 		return
 	}
-	owned := map[string]bool{}
+	owned := map[string]string{}
 	for child, art := range h.ops.children {
 		if art != "" && list[child] {
-			owned[art] = true
+			owned[art] = child
 		}
 	}
+	there := map[string]bool{}
 	for _, n := range names {
-		if !owned[n.Name()] {
+		there[n.Name()] = true
+		if _, ok := owned[n.Name()]; !ok && !strings.HasPrefix(n.Name(), ".") {
 			h.opProblem("salvage", "orphan artifact %s: no stored salvaged child names it", filepath.Join(dir, n.Name()))
+		}
+	}
+	for art, child := range owned {
+		if !there[art] && child != pending {
+			h.half("salvage", child, "its artifact %s is missing", art)
 		}
 	}
 }
