@@ -16,6 +16,9 @@ import (
 // stopped with SIGTERM, every session read again and listed.
 const shutdown = "shutdown"
 
+// stopAt is -chaos.stop-at (zero: none).
+var stopAt time.Time
+
 // TestChaos injects -chaos.faults faults per backend into a real serve
 // with concurrent writers and verifies every session after each (see the
 // package doc).
@@ -25,6 +28,12 @@ func TestChaos(t *testing.T) {
 		seed = uint64(time.Now().UnixNano())
 	}
 	t.Logf("chaos seed %d (rerun with -chaos.seed=%d), %d faults per backend, %d clients", seed, seed, *flagFaults, *flagClients)
+	if *flagStopAt != "" {
+		var err error
+		if stopAt, err = time.Parse(time.RFC3339, *flagStopAt); err != nil {
+			t.Fatalf("-chaos.stop-at: %v", err)
+		}
+	}
 	tb := newTable()
 	var names []string
 	for i, b := range backends {
@@ -89,6 +98,10 @@ func runBackend(t *testing.T, b backend, seed uint64, tb *table) {
 	}
 	c := checker{h: h, tb: tb, seenLost: map[string]bool{}, seenDup: map[string]bool{}, seenProblem: map[string]bool{}, seenHalf: map[string]bool{}}
 	for i := range *flagFaults {
+		if !stopAt.IsZero() && time.Now().After(stopAt) {
+			t.Logf("LOUD: -chaos.stop-at %s passed: %s stops after %d of %d faults", *flagStopAt, b.name, i, *flagFaults)
+			break
+		}
 		f := nextKind(kinds, tb, b.name, h)
 		start := time.Now()
 		f.run(h)

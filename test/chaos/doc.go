@@ -86,6 +86,8 @@
 //	-chaos.backends L   comma-separated subset of jsonl-zstd,jsonl-none,sqlite,postgres,memory
 //	-chaos.clients N    concurrent appending clients per backend
 //	-chaos.kinds L      comma-separated subset of the fault kinds (default: all)
+//	-chaos.stop-at T    an RFC 3339 time: no fault starts after it; the run
+//	                    verifies, stops and prints the table of the faults done
 //
 // PostgreSQL is the test database of LOGBOOK_TEST_PG_DSN (default
 // host=/var/run/postgresql dbname=test).

@@ -19,6 +19,7 @@ var (
 	flagBackends = flag.String("chaos.backends", "jsonl-zstd,jsonl-none,sqlite,postgres,memory", "comma-separated backends to run")
 	flagClients  = flag.Int("chaos.clients", 3, "concurrent appending clients per backend")
 	flagKinds    = flag.String("chaos.kinds", "", "comma-separated fault kinds to run (default: all)")
+	flagStopAt   = flag.String("chaos.stop-at", "", "RFC 3339 time after which no backend starts a fault: the run verifies, stops and prints the table of the faults done")
 )
 
 func TestMain(m *testing.M) { testbin.Main(m, &logbookBin) }
