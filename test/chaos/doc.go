@@ -77,8 +77,8 @@
 // duplicated, half-made) ends the run; any lost or duplicated event or
 // half-made session fails it.
 //
-// The default run is short (-chaos.faults=12 per backend: about three
-// quarters of the kinds on each backend, every kind on several);
+// The default run is short (-chaos.faults=10 per backend: about two
+// thirds of the kinds on each backend, every kind on two or more);
 // `make chaos` runs the long one. Flags (after the package):
 //
 //	-chaos.faults N     faults per backend

@@ -14,7 +14,7 @@ var logbookBin string
 var (
 	// The short run's faults per backend leave out some kinds on each
 	// backend, but every kind runs on some backend (nextKind).
-	flagFaults   = flag.Int("chaos.faults", 12, "faults per backend")
+	flagFaults   = flag.Int("chaos.faults", 10, "faults per backend")
 	flagSeed     = flag.Uint64("chaos.seed", 0, "seed of the fault order and parameters (0: from the clock)")
 	flagBackends = flag.String("chaos.backends", "jsonl-zstd,jsonl-none,sqlite,postgres,memory", "comma-separated backends to run")
 	flagClients  = flag.Int("chaos.clients", 3, "concurrent appending clients per backend")
