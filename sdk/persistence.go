@@ -402,6 +402,8 @@ type Importer interface {
 	// see it, and the id may be created or imported again. A session
 	// stored or claimed under h.ID → SESSION_ALREADY_EXISTS, and nothing
 	// changes. While it runs, the session is invisible too, also to List
-	// in the same instance (unlike a pending Create).
+	// in the same instance (unlike a pending Create); the instance may hold
+	// its other calls back until the import ends (one that writes through
+	// a single database connection), so events must not call it.
 	Import(ctx context.Context, h Header, events func(yield func(batch [][]byte) error) error) (Opened, error)
 }

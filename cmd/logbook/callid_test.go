@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -48,57 +46,26 @@ func longID(n int, wide bool) string {
 	return strings.Repeat("é", n/2) + strings.Repeat("x", n%2)
 }
 
-// killedWriter streams lines into `logbook append id -`, waits until each
-// is acknowledged and stored, and kills the process with SIGKILL mid-turn.
+// killedWriter streams lines into `logbook append id -` (with the config
+// file cfg), waits until each is acknowledged and stored, and kills the
+// process with SIGKILL mid-turn.
 func killedWriter(t *testing.T, data, cfg, id string, lines []string) {
 	t.Helper()
-	cmd := exec.Command(logbookBin, "append", id, "-", "--data", data, "--config", cfg)
-	cmd.Dir = data
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Wait()
-	defer cmd.Process.Kill()
-	printed := make(chan string)
-	go func() {
-		defer close(printed)
-		sc := bufio.NewScanner(out)
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			printed <- sc.Text()
-		}
-	}()
+	t.Setenv(configEnv, cfg)
+	w := startWriter(t, data, id)
 	for _, l := range lines {
-		if _, err := io.WriteString(stdin, l+"\n"); err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case _, open := <-printed:
-			if !open {
-				t.Fatalf("the writer exited before acknowledging %s", l)
-			}
-		case <-time.After(cmdTimeout):
-			t.Fatalf("no event printed for %s", l)
-		}
+		w.send(t, l)
 	}
 	// Once the write-behind window stored them, the SIGKILL leaves the
 	// turn open.
 	deadline := time.Now().Add(cmdTimeout)
-	for len(ok(t, data, "", "events", id, "--config", cfg).lines()) < len(lines) {
+	for len(ok(t, data, "", "events", id).lines()) < len(lines) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the writer of %s never stored its %d events", id, len(lines))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if err := cmd.Process.Kill(); err != nil {
+	if err := w.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
 }

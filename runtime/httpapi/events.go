@@ -321,13 +321,23 @@ func (o *eventWriter) Event(e session.Event) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.start()
+	// The envelope goes from the session's bytes to the buffered writer,
+	// which sends one larger than its buffer straight to the connection:
+	// a stream keeps no copy of an event, however large.
 	if o.ctype == sseType {
 		o.buf = append(strconv.AppendInt(append(o.buf[:0], "id: "...), int64(e.Seq()), 10), "\ndata: "...)
-		o.buf = append(e.AppendEnvelope(o.buf), "\n\n"...)
-	} else {
-		o.buf = append(e.AppendEnvelope(o.buf[:0]), '\n')
+		if _, err := o.bw.Write(o.buf); err != nil {
+			return err
+		}
 	}
-	_, err := o.bw.Write(o.buf)
+	if _, err := e.WriteEnvelope(o.bw); err != nil {
+		return err
+	}
+	end := "\n"
+	if o.ctype == sseType {
+		end = "\n\n"
+	}
+	_, err := o.bw.WriteString(end)
 	return err
 }
 

@@ -163,22 +163,7 @@ func TestV1FollowResumesWithoutGapsOrDuplicates(t *testing.T) {
 // open.
 func TestV1HeartbeatKeepsAnIdleStreamOpen(t *testing.T) {
 	ctx := context.Background()
-	cfg, err := config.Parse([]byte(`persistence "memory" {}`), "t.hcl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := engine.Start(ctx, cfg, engine.Options{Executable: logbookBin})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close(ctx)
-	h := host.New(e, hclog.NewNullLogger())
-	defer h.ReleaseAll(ctx)
-	if _, err := h.Create(ctx, store.CreateOptions{ID: "hb"}); err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(httpapi.New(h, httpapi.Options{Heartbeat: 20 * time.Millisecond}))
-	defer ts.Close()
+	ts := inProcessServer(t, "hb", httpapi.Options{Heartbeat: 20 * time.Millisecond})
 	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(rctx, "GET", ts.URL+"/v1/sessions/hb/events?follow=true", nil)
@@ -200,6 +185,31 @@ func TestV1HeartbeatKeepsAnIdleStreamOpen(t *testing.T) {
 			beats++
 		}
 	}
+}
+
+// inProcessServer serves the API with opts over a memory backend in this
+// process, with the live session id created; everything stops at the end
+// of the test.
+func inProcessServer(t testing.TB, id string, opts httpapi.Options) *httptest.Server {
+	t.Helper()
+	ctx := context.Background()
+	cfg, err := config.Parse([]byte(`persistence "memory" {}`), "t.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := engine.Start(ctx, cfg, engine.Options{Executable: logbookBin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close(ctx) })
+	h := host.New(e, hclog.NewNullLogger())
+	t.Cleanup(func() { h.ReleaseAll(ctx) })
+	if _, err := h.Create(ctx, store.CreateOptions{ID: id}); err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(httpapi.New(h, opts))
+	t.Cleanup(ts.Close)
+	return ts
 }
 
 // followLatency appends n events one request each and returns how long each

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"runtime"
 	"strconv"
@@ -14,20 +13,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-
-	"github.com/seed-e5e476df/logbook/config"
-	"github.com/seed-e5e476df/logbook/runtime/engine"
-	"github.com/seed-e5e476df/logbook/runtime/host"
 	"github.com/seed-e5e476df/logbook/runtime/httpapi"
-	"github.com/seed-e5e476df/logbook/runtime/store"
 )
 
-// followerCost is what n SSE followers of a live session cost the server
-// once each has received every one of k events of size bytes: the growth
-// of the live heap and of the process's resident set, per follower.
+// followerCost is what one of n SSE followers of a live session costs, in
+// bytes: connected (the heap of both ends of its connection, client and
+// server, in one process), and then the growth of the heap and of the
+// resident set once each has received every one of k events of size bytes,
+// the events' own copy in the session subtracted.
 type followerCost struct {
-	heapPerFollower, rssPerFollower float64
+	connHeap, eventHeap, eventRSS float64
 }
 
 // measureFollowers runs n followers of a session of a memory backend over
@@ -39,25 +34,11 @@ type followerCost struct {
 // held once by the session, are subtracted.
 func measureFollowers(t testing.TB, n, k, size int) followerCost {
 	ctx := context.Background()
-	cfg, err := config.Parse([]byte(`persistence "memory" {}`), "t.hcl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := engine.Start(ctx, cfg, engine.Options{Executable: logbookBin})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close(ctx)
-	h := host.New(e, hclog.NewNullLogger())
-	defer h.ReleaseAll(ctx)
-	if _, err := h.Create(ctx, store.CreateOptions{ID: "big"}); err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(httpapi.New(h, httpapi.Options{Heartbeat: time.Minute}))
-	defer ts.Close()
+	ts := inProcessServer(t, "big", httpapi.Options{Heartbeat: time.Minute})
 	client := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 0, MaxIdleConnsPerHost: n}}
 	rctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
+	heapIdle, _ := memNow(t)
 	var connected, received sync.WaitGroup
 	connected.Add(n)
 	received.Add(n)
@@ -117,7 +98,8 @@ func measureFollowers(t testing.TB, n, k, size int) followerCost {
 	heap1, rss1 := memNow(t)
 	held := float64(k * size) // the session's own copy of the events
 	cancel()
-	return followerCost{heapPerFollower: (float64(heap1-heap0) - held) / float64(n), rssPerFollower: (float64(rss1-rss0) - held) / float64(n)}
+	per := func(d float64) float64 { return d / float64(n) }
+	return followerCost{connHeap: per(float64(heap0 - heapIdle)), eventHeap: per(float64(heap1-heap0) - held), eventRSS: per(float64(rss1-rss0) - held)}
 }
 
 // memNow returns the live heap after a GC and the resident set, in bytes.
@@ -139,12 +121,32 @@ func memNow(t testing.TB) (heap, rss int64) {
 }
 
 // BenchmarkSSEFollowerMemory: what one SSE follower of a live session
-// costs the server, with 200 followers of 1 MiB events (heap-B/follower
-// and rss-B/follower, the events' own size subtracted).
+// costs, with 50 and 200 followers of 4 events of 1 MiB:
+// conn-heap-B/follower connected (client and server ends),
+// event-heap-B/follower the growth of the live heap once every follower has
+// read the events, and event-rss-MiB the growth of the whole process's
+// resident set then (the appends' garbage included).
 func BenchmarkSSEFollowerMemory(b *testing.B) {
-	for range b.N {
-		c := measureFollowers(b, 200, 4, 1<<20)
-		b.ReportMetric(c.heapPerFollower, "heap-B/follower")
-		b.ReportMetric(c.rssPerFollower, "rss-B/follower")
+	for _, n := range []int{50, 200} {
+		b.Run("followers="+strconv.Itoa(n), func(b *testing.B) {
+			for range b.N {
+				c := measureFollowers(b, n, 4, 1<<20)
+				b.ReportMetric(c.connHeap, "conn-heap-B/follower")
+				b.ReportMetric(c.eventHeap, "event-heap-B/follower")
+				b.ReportMetric(c.eventRSS*float64(n)/(1<<20), "event-rss-MiB")
+			}
+		})
+	}
+}
+
+// An SSE follower keeps no copy of an event: once 32 followers have read
+// two events of 1 MiB, the server's heap has grown by far less than an
+// event per follower.
+func TestSSEFollowerKeepsNoCopyOfAnEvent(t *testing.T) {
+	const size = 1 << 20
+	c := measureFollowers(t, 32, 2, size)
+	t.Logf("per follower: %.0f B connected, %.0f B more after two events of %d B", c.connHeap, c.eventHeap, size)
+	if c.eventHeap > size/4 {
+		t.Fatalf("the heap grew by %.0f B per follower reading two events of %d B; want at most %d", c.eventHeap, size, size/4)
 	}
 }

@@ -18,7 +18,10 @@ import (
 // checkCallIDs refuses an appended event carrying a call id longer than
 // sdk.MaxCallIDBytes with PAYLOAD_INVALID naming the member, its length
 // and the limit. r passed event-local validation, so its shape is known;
-// a tool message's source.callId equals its toolCallId there.
+// a tool message's source.callId equals its toolCallId there. A tool/result
+// that rewrites an earlier one is exempt: it may change only its content
+// (S7g), so its call id is the stored one, and a log stored before the
+// bound can still have its results pruned.
 func checkCallIDs(r *record) *sdk.Error {
 	d := r.dataView()
 	c := newChecker(r.typ, "data")
@@ -27,6 +30,9 @@ func checkCallIDs(r *record) *sdk.Error {
 		c.in("callId")
 		return c.callID(d.Get("callId"))
 	case TypeToolResult:
+		if r.meta.op.Replace {
+			return nil
+		}
 		c.in("message")
 		c.in("toolCallId")
 		return c.callID(d.Get("message").Get("toolCallId"))

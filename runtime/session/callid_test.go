@@ -143,3 +143,23 @@ func TestCloserIDsOfLongStoredCallIDsAreHashed(t *testing.T) {
 		})
 	}
 }
+
+// A stored result of a call id past the bound can still be rewritten (a
+// pruner's replacement changes only its content); a replacement cannot
+// bring in another long id.
+func TestARewriteOfAStoredResultKeepsItsLongCallID(t *testing.T) {
+	long := callIDOf(240, false)
+	envs := [][]byte{
+		envLine(0, TypeTurnStart, `{"turn":1}`, ""),
+		envLine(1, TypeStepStart, `{"turn":1,"step":1}`, ""),
+		envLine(2, TypeAssistantMessage, dataAsst(1, 1, "a1", blockCall(long)), `,"surfaceOp":"append"`),
+		envLine(3, TypeToolResult, dataResult("r1", long, "big output"), `,"surfaceOp":"append"`),
+	}
+	s, err := Restore(context.Background(), restoreOpts(), RestoreOptions{}, envs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, s, replacing(evR("r1", long, "(pruned)"), 3, 3, 3))
+	rejectAppend(t, s, replacing(evR("r1", callIDOf(241, false), "(pruned)"), 4, 4, 4), sdk.CodeToolResultRewriteOnlyContent)
+	rejectAppend(t, s, evR("r2", long, "again"), sdk.CodePayloadInvalid, "data.message.toolCallId", "240 bytes")
+}

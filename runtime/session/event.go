@@ -2,6 +2,7 @@ package session
 
 import (
 	"bytes"
+	"io"
 	"strconv"
 
 	"github.com/seed-e5e476df/logbook/events"
@@ -160,6 +161,12 @@ func (e Event) Envelope() []byte { return append([]byte(nil), e.r.env...) }
 
 // AppendEnvelope appends the canonical envelope to dst.
 func (e Event) AppendEnvelope(dst []byte) []byte { return append(dst, e.r.env...) }
+
+// WriteEnvelope writes the canonical envelope to w in one Write of the
+// session's own bytes, not a copy, so any number of readers stream an event
+// without a copy each; w must not modify or keep them (the io.Writer
+// contract).
+func (e Event) WriteEnvelope(w io.Writer) (int, error) { return w.Write(e.r.env) }
 
 // EnvelopeLen returns the size of the canonical envelope in bytes.
 func (e Event) EnvelopeLen() int { return len(e.r.env) }

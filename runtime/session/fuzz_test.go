@@ -140,6 +140,12 @@ func FuzzRestore(f *testing.F) {
 	f.Add([]byte(`{"seq":0,"time":1,"type":"x-ext/y","data":{},"surfaceOp":{"weird":[1]},"ignorable":true}`))
 	f.Add([]byte(`{"seq":0,"time":1,"type":"user/message","data":{"id":"u","role":"user","content":[],"source":{"kind":"user"}},"surfaceOp":{"op":"replace","startSeq":0}}`))
 	f.Add([]byte(`{"seq":1,"time":1,"type":"turn/start","data":{"turn":1}}`))
+	// A log stored before call ids were bounded: a 240-byte call id, open.
+	long := tcQuote(strings.Repeat("c", 240))
+	f.Add([]byte(`{"seq":0,"time":1,"type":"turn/start","data":{"turn":1}}
+{"seq":1,"time":1,"type":"step/start","data":{"turn":1,"step":1}}
+{"seq":2,"time":1,"type":"assistant/message","data":{"turn":1,"step":1,"message":{"id":"a","role":"assistant","content":[{"type":"tool-call","id":` + long + `,"name":"n","arguments":"{}"}],"source":{"kind":"model","provider":"p","model":"m"}},"stream":[]},"surfaceOp":"append"}
+{"seq":3,"time":1,"type":"tool/call","data":{"turn":1,"step":1,"callId":` + long + `,"name":"n","arguments":"{}"}}`))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		var envs [][]byte
 		for line := range bytes.SplitSeq(in, []byte{'\n'}) {
