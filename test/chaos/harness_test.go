@@ -25,7 +25,7 @@ const (
 	exitTimeout    = time.Minute     // a killed or stopped process is gone
 	recoverTimeout = 3 * time.Minute // every writer acknowledged a batch after a fault
 	pauseTimeout   = 3 * time.Minute // every writer finished its batch
-	tmpfsSize      = "256m"          // the data directory's tmpfs (as root)
+	tmpfsSize      = "512m"          // the data directory's tmpfs (as root): a long run's sessions fit
 )
 
 // store is the kind of a backend's storage.

@@ -436,10 +436,11 @@ func (h *harness) setupOps() {
 		return path
 	}
 	h.ops.gcConfig = write("gc.hcl", string(base)+"\nretention {\n  max_age = \"1h\"\n}\n")
-	target := `persistence "sqlite" {` + "\n  path = " + hclString(filepath.Join(h.root, "migrate.db")) + "\n}\n"
+	// The target is off the tmpfs: a copy of every session would fill it.
+	target := `persistence "sqlite" {` + "\n  path = " + hclString(filepath.Join(dir, "migrate.db")) + "\n}\n"
 	h.ops.targetName = "sqlite"
 	if h.b.store != jsonlStore {
-		target = `persistence "jsonl" {` + "\n  root = " + hclString(filepath.Join(h.root, "migrate")) + "\n}\n"
+		target = `persistence "jsonl" {` + "\n  root = " + hclString(filepath.Join(dir, "migrate")) + "\n}\n"
 		h.ops.targetName = "jsonl"
 	}
 	h.ops.migrateConfig = write("migrate.hcl", string(base)+"\n"+target)
