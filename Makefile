@@ -59,9 +59,12 @@ test-viewer: ## the web viewer's tests in Chromium (CHROMIUM=path)
 	(cd viewer && npm ci --no-audit --no-fund && LOGBOOK_TEST_BIN="$$bin/logbook" LOGBOOK_CHROMIUM="$(CHROMIUM)" npm test)
 
 # chaos runs the long fault suite (test/chaos): CHAOS_FAULTS faults per
-# backend against a real serve, then the summary table; `make test` runs a
-# short one. Run it as root with strace installed, or the disk-full and
-# fsync kinds are skipped.
+# backend (JSONL zstd and plain, SQLite, PostgreSQL, memory) against a real
+# serve, the append path's faults and cut operations (import, delete, hold,
+# gc, salvage, fork, migrate, compact), then the summary table (lost,
+# duplicated, half-made); `make test` runs a short one. Run it as root with
+# strace installed and PostgreSQL reachable (LOGBOOK_TEST_PG_DSN), or those
+# kinds are skipped; with CI=true they fail instead.
 CHAOS_FAULTS ?= 200
 chaos: ## the long fault suite (CHAOS_FAULTS=200 per backend)
 	$(GO) test -count=1 -v -timeout 0 ./test/chaos -chaos.faults=$(CHAOS_FAULTS)

@@ -50,6 +50,9 @@ func (b *Backend) ReadDamaged(ctx context.Context, id string, fn func(events [][
 			Tail:                 bytes.Clone(data[ix.end:]),
 		}
 	}
+	if ix.next == 0 {
+		return out, nil // no valid event: nothing to pass to fn
+	}
 	r := reader{ctx: ctx, id: id, path: path, f: f, ix: ix, fn: fn, dec: sl.dec}
 	if zst {
 		err = r.frames(0, ix.next)

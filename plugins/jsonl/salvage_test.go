@@ -71,6 +71,27 @@ func TestReadDamagedZstd(t *testing.T) {
 	requireUnchanged(t, path, damaged)
 }
 
+// TestReadDamagedZstdFirstFrame: damage in the first frame after the
+// header leaves no valid event; ReadDamaged says so (it panicked on the
+// empty prefix, which salvage reported as PLUGIN_UNAVAILABLE).
+func TestReadDamagedZstdFirstFrame(t *testing.T) {
+	cfg := Config{Root: t.TempDir(), Compression: CompressionZstd}
+	b := newTestBackend(t, cfg)
+	storeEvents(t, b, "s1", batchesOf(40, 5)...)
+	path := sessionLog(cfg, "s1")
+	data := mustRead(t, path)
+	f0 := units(t, data, true)[1] // events 0–4
+	damaged := bytes.Clone(data)
+	damaged[(f0[0]+f0[1])/2] ^= 0x01
+	damageLog(t, path, damaged)
+	got, events, err := readDamaged(t, b, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	requireDamage(t, got, events, nil, damaged, f0[0], 35, "batch frame")
+	requireUnchanged(t, path, damaged)
+}
+
 // TestReadDamagedPlain: a damaged line with a valid turn/end after it
 // (events 0–9, the turn/end at 8, line 6 = event 4 unparsable) gives
 // events 0–3 and counts the 5 intact lines after it; CRLF line endings

@@ -21,24 +21,50 @@ import (
 // waits until every writer recovered and verifies every session.
 type fault struct {
 	name string
-	// unavailable says why the kind cannot run here ("" = it can).
+	// applies says why the kind means nothing on a backend ("" = it
+	// applies); such a kind is left out everywhere, CI included.
+	applies func(b backend) string
+	// unavailable says why the kind cannot run on this machine ("" = it
+	// can): logged as skipped, and a failure under CI=true.
 	unavailable func(h *harness) string
 	run         func(h *harness)
 }
 
-// faults are the kinds, in the order of the summary table.
-var faults = []fault{
-	{"serve-kill", always, serveKill},
-	{"plugin-kill", always, pluginKill},
-	{"disk-full", needTmpfs, diskFull},
-	{"fsync-eio", needStrace, fsyncEIO},
-	{"torn-kill", always, tornKill},
-	{"torn-garbage", needJSONL, tornGarbage},
-	{"second-cli", always, secondCLI},
-	{"second-serve", always, secondServe},
-}
+// faults are the kinds, in the order of the summary table: the faults of
+// the append path, then the operation faults (ops_test.go).
+var faults = append([]fault{
+	{"serve-kill", killsHolder, always, serveKill},
+	{"plugin-kill", killsHolder, always, pluginKill},
+	{"disk-full", onLocalDisk, needTmpfs, diskFull},
+	{"fsync-eio", onLocalDisk, needStrace, fsyncEIO},
+	{"torn-kill", killsHolder, always, tornKill},
+	{"torn-garbage", needJSONL, always, tornGarbage},
+	{"second-cli", killsHolder, always, secondCLI},
+	{"second-serve", killsHolder, always, secondServe},
+}, opFaults...)
 
 func always(*harness) string { return "" }
+
+// killsHolder: the kind kills the process holding the sessions, or needs a
+// second process to see them; neither is possible with the memory backend.
+func killsHolder(b backend) string {
+	if b.store == memoryStore {
+		return "the sessions live in serve's plugin process only"
+	}
+	return ""
+}
+
+// onLocalDisk: the kind strikes the files of the data directory, which
+// only the file backends write.
+func onLocalDisk(b backend) string {
+	switch b.store {
+	case memoryStore:
+		return "nothing is written to disk"
+	case postgresStore:
+		return "the database server writes the data, not the plugin"
+	}
+	return ""
+}
 
 func needTmpfs(h *harness) string {
 	if !h.mounted {
@@ -54,9 +80,9 @@ func needStrace(*harness) string {
 	return ""
 }
 
-func needJSONL(h *harness) string {
-	if !h.b.jsonl {
-		return "garbage at the end of a SQLite file is not a torn write"
+func needJSONL(b backend) string {
+	if b.store != jsonlStore {
+		return "only a JSONL log has a torn tail of bytes"
 	}
 	return ""
 }
@@ -78,9 +104,9 @@ func serveKill(h *harness) {
 // must start it again.
 func pluginKill(h *harness) {
 	h.dwell()
-	pids := h.server().Plugins()
+	pids := persistencePlugins(h.server().Plugins())
 	if len(pids) == 0 {
-		h.problem(errors.New("plugin-kill: serve has no plugin subprocess"))
+		h.problem(errors.New("plugin-kill: serve has no persistence plugin subprocess"))
 		return
 	}
 	pid := pids[h.rng.IntN(len(pids))]

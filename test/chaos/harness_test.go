@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/seed-e5e476df/logbook/client"
+	"github.com/seed-e5e476df/logbook/internal/pgtest"
 	"github.com/seed-e5e476df/logbook/internal/testserve"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
@@ -24,21 +25,40 @@ const (
 	exitTimeout    = time.Minute     // a killed or stopped process is gone
 	recoverTimeout = 3 * time.Minute // every writer acknowledged a batch after a fault
 	pauseTimeout   = 3 * time.Minute // every writer finished its batch
-	tmpfsSize      = "256m"          // the data directory's tmpfs (as root)
+	tmpfsSize      = "512m"          // the data directory's tmpfs (as root): a long run's sessions fit
+)
+
+// store is the kind of a backend's storage.
+type store int
+
+const (
+	jsonlStore    store = iota // JSONL files <data>/<id>/events.v1.jsonl[.zst]
+	sqliteStore                // one SQLite database, <data>/sessions.db
+	postgresStore              // a schema of its own in the test database
+	memoryStore                // in serve's plugin process only
 )
 
 // backend is one persistence configuration under test.
 type backend struct {
 	name   string // as in -chaos.backends
 	config string // testdata file
-	jsonl  bool   // sessions are JSONL files <data>/<id>/events.v1.jsonl[.zst]
+	store  store
 }
 
 var backends = []backend{
-	{"jsonl-zstd", "testdata/jsonl-zstd.hcl", true},
-	{"jsonl-none", "testdata/jsonl-none.hcl", true},
-	{"sqlite", "testdata/sqlite.hcl", false},
+	{"jsonl-zstd", "testdata/jsonl-zstd.hcl", jsonlStore},
+	{"jsonl-none", "testdata/jsonl-none.hcl", jsonlStore},
+	{"sqlite", "testdata/sqlite.hcl", sqliteStore},
+	{"postgres", "testdata/postgres.hcl", postgresStore},
+	{"memory", "testdata/memory.hcl", memoryStore},
 }
+
+// Environment variables the postgres backend's config reads: the test
+// database and the run's own schema.
+const (
+	pgDSNEnv    = "LOGBOOK_CHAOS_PG_DSN"
+	pgSchemaEnv = "LOGBOOK_CHAOS_PG_SCHEMA"
+)
 
 // harness runs one backend's chaos: a serve process, its writers, and the
 // sessions the faults created.
@@ -50,6 +70,8 @@ type harness struct {
 	dir     string // the data directory, root/data
 	mounted bool   // root is a tmpfs of tmpfsSize
 	rng     *rand.Rand
+	pgDSN   string // postgres: the test database
+	schema  string // postgres: the run's schema, dropped at its end
 
 	// gate is held shared by every writer for each batch; the harness
 	// takes it exclusively to pause them.
@@ -65,6 +87,8 @@ type harness struct {
 	writers []*writer
 	extra   []*record // sessions the second-writer faults created
 	seq     int       // numbers the ids a fault makes up
+
+	ops opState // the operation faults' sessions and findings (ops_test.go)
 }
 
 func newHarness(t *testing.T, b backend, seed uint64) *harness {
@@ -73,6 +97,14 @@ func newHarness(t *testing.T, b backend, seed uint64) *harness {
 		t.Fatal(err)
 	}
 	h := &harness{t: t, b: b, config: cfg, root: t.TempDir(), rng: rand.New(rand.NewPCG(seed, 1)), codes: map[string]int{}, last: map[string]string{}}
+	if b.store == postgresStore {
+		// A fresh schema per run, dropped when the run ends; serve and
+		// the CLI find it through the config's env() calls.
+		h.pgDSN = pgtest.DSN(t)
+		h.schema = pgtest.Schema(t, h.pgDSN)
+		t.Setenv(pgDSNEnv, h.pgDSN)
+		t.Setenv(pgSchemaEnv, h.schema)
+	}
 	if os.Geteuid() == 0 {
 		if err := syscall.Mount("tmpfs", h.root, "tmpfs", 0, "size="+tmpfsSize+",mode=0700"); err != nil {
 			t.Logf("LOUD: cannot mount a tmpfs on %s (%v): disk-full is skipped", h.root, err)

@@ -132,7 +132,7 @@ func inputs(evs []event) []events.Input {
 }
 
 // stored is one envelope as the suite reads it: its seq, its type and, for
-// a user/message, the payload id.
+// a user/message from the user (as the suite's are), the payload id.
 type stored struct {
 	seq int64
 	typ string
@@ -145,14 +145,17 @@ func parseEnvelope(env []byte) (stored, error) {
 		Seq  *int64 `json:"seq"`
 		Type string `json:"type"`
 		Data struct {
-			ID string `json:"id"`
+			ID     string `json:"id"`
+			Source struct {
+				Kind string `json:"kind"`
+			} `json:"source"`
 		} `json:"data"`
 	}
 	if err := json.Unmarshal(env, &v); err != nil || v.Seq == nil {
 		return stored{}, fmt.Errorf("not an envelope (%v): %.200s", err, env)
 	}
 	s := stored{seq: *v.Seq, typ: v.Type}
-	if v.Type == "user/message" {
+	if v.Type == "user/message" && v.Data.Source.Kind == "user" { // not a compaction's summary
 		s.pid = v.Data.ID
 	}
 	return s, nil

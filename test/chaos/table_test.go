@@ -9,8 +9,9 @@ import (
 
 // cell is one fault kind on one backend.
 type cell struct {
-	runs, acked, lost, dup int
-	skipped                string // why the kind did not run
+	runs, acked, lost, dup, half int
+	skipped                      string // why the kind did not run
+	na                           string // why the kind does not apply to the backend
 }
 
 // table is the run's summary: fault kind × backend.
@@ -32,7 +33,7 @@ func (t *table) cell(kind, backend string) *cell {
 }
 
 // add counts one run of kind on backend.
-func (t *table) add(kind, backend string, acked, lost, dup int) {
+func (t *table) add(kind, backend string, acked, lost, dup, half int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	c := t.cell(kind, backend)
@@ -40,6 +41,29 @@ func (t *table) add(kind, backend string, acked, lost, dup int) {
 	c.acked += acked
 	c.lost += lost
 	c.dup += dup
+	c.half += half
+}
+
+// runs returns how often kind ran on backend, and on every backend.
+func (t *table) runs(kind, backend string) (here, all int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for k, c := range t.cells {
+		if k[0] == kind {
+			all += c.runs
+			if k[1] == backend {
+				here = c.runs
+			}
+		}
+	}
+	return here, all
+}
+
+// notApplicable notes that kind means nothing on backend, and why.
+func (t *table) notApplicable(kind, backend, why string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.cell(kind, backend).na = why
 }
 
 // skip notes that kind cannot run on backend, and why.
@@ -49,15 +73,17 @@ func (t *table) skip(kind, backend, why string) {
 	t.cell(kind, backend).skipped = why
 }
 
-// totals returns the lost and duplicated events of the whole run.
-func (t *table) totals() (lost, dup int) {
+// totals returns the lost and duplicated events and the half-made
+// sessions of the whole run.
+func (t *table) totals() (lost, dup, half int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, c := range t.cells {
 		lost += c.lost
 		dup += c.dup
+		half += c.half
 	}
-	return lost, dup
+	return lost, dup, half
 }
 
 // render prints the table: kinds in order, then the shutdown check, per
@@ -67,23 +93,34 @@ func (t *table) render(kinds, backendNames []string) string {
 	defer t.mu.Unlock()
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "fault kind\tbackend\truns\tacknowledged\tlost\tduplicated\t")
+	fmt.Fprintln(tw, "fault kind\tbackend\truns\tacknowledged\tlost\tduplicated\thalf-made\t")
+	var na []string
 	for _, be := range backendNames {
 		var sum cell
+		var none []string
 		for _, k := range kinds {
 			c := t.cells[[2]string{k, be}]
-			if c == nil {
+			switch {
+			case c == nil:
+				continue
+			case c.na != "":
+				none = append(none, k)
+				continue
+			case c.skipped != "":
+				fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\t-\tSKIPPED: %s\n", k, be, c.skipped)
 				continue
 			}
-			if c.skipped != "" {
-				fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\tSKIPPED: %s\n", k, be, c.skipped)
-				continue
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t\n", k, be, c.runs, c.acked, c.lost, c.dup)
-			sum.runs, sum.acked, sum.lost, sum.dup = sum.runs+c.runs, sum.acked+c.acked, sum.lost+c.lost, sum.dup+c.dup
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t\n", k, be, c.runs, c.acked, c.lost, c.dup, c.half)
+			sum.runs, sum.acked, sum.lost, sum.dup, sum.half = sum.runs+c.runs, sum.acked+c.acked, sum.lost+c.lost, sum.dup+c.dup, sum.half+c.half
 		}
-		fmt.Fprintf(tw, "all\t%s\t%d\t%d\t%d\t%d\t\n", be, sum.runs, sum.acked, sum.lost, sum.dup)
+		fmt.Fprintf(tw, "all\t%s\t%d\t%d\t%d\t%d\t%d\t\n", be, sum.runs, sum.acked, sum.lost, sum.dup, sum.half)
+		if len(none) > 0 {
+			na = append(na, fmt.Sprintf("not applicable on %s: %s", be, strings.Join(none, ", ")))
+		}
 	}
 	tw.Flush()
+	for _, l := range na {
+		b.WriteString(l + "\n")
+	}
 	return b.String()
 }

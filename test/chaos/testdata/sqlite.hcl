@@ -1,6 +1,24 @@
 # The chaos suite's SQLite backend: one database file in the data
 # directory (--data), in WAL mode.
+# Small batches (the RPC bound is the least max_event_bytes allows), so
+# that an import or a large append spans several.
+max_event_bytes = 262144
+rpc_max_bytes   = 1310720
+
 persistence "sqlite" {
   path         = "sessions.db"
   journal_mode = "wal"
+}
+
+# Manual compaction only (POST /compact, logbook compact), with the
+# bundled summarizer in extractive mode: no model, no network.
+compaction {
+  summarizer = "compactor-summary"
+  auto       = false
+}
+
+plugin "compactor-summary" {
+  config {
+    mode = "extractive"
+  }
 }
