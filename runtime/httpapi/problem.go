@@ -114,12 +114,6 @@ func (p *Problem) Write(w http.ResponseWriter) {
 // request, the same one the Connect service sets.
 const CodeHeader = "Logbook-Code"
 
-// Refuse answers a request the server refuses before routing it (a
-// missing token, a shutdown) with the problem of code.
-func Refuse(w http.ResponseWriter, code sdk.Code, detail string) {
-	NewProblem(&sdk.Error{Code: code, Op: "serve", Detail: detail}).Write(w)
-}
-
 // Title returns the code in words ("SEQ_CONFLICT" → "Seq conflict"), a
 // problem's title.
 func Title(c sdk.Code) string {

@@ -361,7 +361,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 func (s *Server) middleware(next http.Handler) http.Handler {
 	ew := connect.NewErrorWriter()
 	deadlines := bodyDeadlines{readTimeout: s.opts.ReadTimeout, idleTimeout: s.opts.IdleTimeout}
-	refuse := func(w http.ResponseWriter, r *http.Request, code sdk.Code, err *connect.Error) {
+	// refuse answers rpc on an RPC call and e as problem+json on every
+	// other route; rpc nil is e as the RPC protocol's error (an ErrorInfo
+	// and Logbook-Code).
+	refuse := func(w http.ResponseWriter, r *http.Request, e *sdk.Error, rpc *connect.Error) {
 		if r.ProtoMajor == 1 {
 			// An HTTP/1 server reads an unread body before it answers and
 			// again before it closes, so a client still sending one (or
@@ -373,22 +376,19 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 		// Every RPC protocol the server takes POSTs (ew.IsSupported also
 		// takes a GET); the other routes answer problem+json.
 		if r.Method == http.MethodPost && !strings.HasPrefix(r.URL.Path, "/v1/") && ew.IsSupported(r) {
-			_ = ew.Write(w, r, err)
+			if rpc == nil {
+				_ = ew.Write(w, r, toConnect(e, nil))
+			} else {
+				_ = ew.Write(w, r, rpc)
+			}
 			return
 		}
-		httpapi.Refuse(w, code, err.Message())
-	}
-	// refuseEdge refuses with a logbook error that travels as one (an
-	// ErrorInfo and Logbook-Code on the RPC protocols).
-	refuseEdge := func(w http.ResponseWriter, r *http.Request, e *sdk.Error) {
-		var ce *connect.Error
-		errors.As(toConnect(e, nil), &ce)
-		refuse(w, r, e.Code, ce)
+		httpapi.NewProblem(e).Write(w)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !s.edge.allowHost(r.Host) {
-			refuseEdge(w, r, &sdk.Error{Code: sdk.CodeHostNotAllowed, Op: "serve",
-				Detail: fmt.Sprintf("Host %q is not one this server answers (a page on a name rebound to this address sends it): call it as localhost or 127.0.0.1, or add the name to serve { allowed_hosts } or --allowed-host", r.Host)})
+			refuse(w, r, &sdk.Error{Code: sdk.CodeHostNotAllowed, Op: "serve",
+				Detail: fmt.Sprintf("Host %q is not one this server answers (a page on a name rebound to this address sends it): call it as localhost or 127.0.0.1, or add the name to serve { allowed_hosts } or --allowed-host", r.Host)}, nil)
 			return
 		}
 		if len(s.edge.origins) > 0 {
@@ -396,8 +396,8 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 		}
 		switch s.edge.checkOrigin(r.Header.Values("Origin"), r.Host) {
 		case originRefused:
-			refuseEdge(w, r, &sdk.Error{Code: sdk.CodeOriginNotAllowed, Op: "serve",
-				Detail: fmt.Sprintf("Origin %q is not this server's own nor an allowed one: pages of other sites may not call it; add the origin to serve { allowed_origins } or --allowed-origin", strings.Join(r.Header.Values("Origin"), ", "))})
+			refuse(w, r, &sdk.Error{Code: sdk.CodeOriginNotAllowed, Op: "serve",
+				Detail: fmt.Sprintf("Origin %q is not this server's own nor an allowed one: pages of other sites may not call it; add the origin to serve { allowed_origins } or --allowed-origin", strings.Join(r.Header.Values("Origin"), ", "))}, nil)
 			return
 		case originAllowed:
 			if isPreflight(r) {
@@ -408,11 +408,13 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 		}
 		if s.opts.Token != "" && !s.public(r) && !s.authorized(r) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="logbook"`)
-			refuse(w, r, sdk.CodeUnauthenticated, connect.NewError(connect.CodeUnauthenticated, errors.New("a valid bearer token is required (Authorization: Bearer <token>)")))
+			const why = "a valid bearer token is required (Authorization: Bearer <token>)"
+			refuse(w, r, &sdk.Error{Code: sdk.CodeUnauthenticated, Op: "serve", Detail: why}, connect.NewError(connect.CodeUnauthenticated, errors.New(why)))
 			return
 		}
 		if s.h.Stopping() || !s.calls.enter() {
-			refuse(w, r, sdk.CodePluginUnavailable, connect.NewError(connect.CodeUnavailable, errors.New("the server is shutting down")))
+			const why = "the server is shutting down"
+			refuse(w, r, &sdk.Error{Code: sdk.CodePluginUnavailable, Op: "serve", Detail: why}, connect.NewError(connect.CodeUnavailable, errors.New(why)))
 			return
 		}
 		defer s.calls.leave()
