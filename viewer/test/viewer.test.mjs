@@ -209,12 +209,12 @@ describe("the demo's store", () => {
     await page.locator('.row[data-seq="0"]:not(.loading)').waitFor();
     await page.locator(".timeline").focus();
     await page.keyboard.press("Home");
-    assert.equal(await page.locator(".timeline").getAttribute("aria-activedescendant"), "ev-0");
+    await activeRow(page, "ev-0");
     await page.keyboard.press("ArrowLeft"); // collapse turn 1 (seqs 1–18)
     await page.locator('.row[data-seq="0"][aria-expanded="false"]').waitFor();
     assert.equal(await page.locator('.row[data-seq="5"]').count(), 0);
     await page.keyboard.press("ArrowDown"); // the row after the turn: 19
-    assert.equal(await page.locator(".timeline").getAttribute("aria-activedescendant"), "ev-19");
+    await activeRow(page, "ev-19");
     await screenshot(page, "keyboard-collapsed");
     await page.keyboard.press("ArrowUp");
     await page.keyboard.press("ArrowRight");
@@ -227,6 +227,17 @@ describe("the demo's store", () => {
     await page.close();
   });
 });
+
+// activeRow waits until the timeline names id as its active row: a key
+// moves the active row at once, but the timeline marks it when it next
+// draws (an animation frame later), so reading it right after the key races.
+async function activeRow(page, id) {
+  await page.waitForFunction(
+    (want) => document.querySelector(".timeline")?.getAttribute("aria-activedescendant") === want,
+    id,
+    { timeout: 10000 },
+  );
+}
 
 describe("a live session", () => {
   let srv;
