@@ -62,6 +62,7 @@ var routes = []route{
 	{"GET", "/v1/sessions/{id}", (*API).getSession},
 	{"DELETE", "/v1/sessions/{id}", (*API).deleteSession},
 	{"POST", "/v1/sessions/{id}/events", (*API).appendEvents},
+	{"POST", "/v1/sessions/{id}/events/group", (*API).appendGroup},
 	{"GET", "/v1/sessions/{id}/events", (*API).readEvents},
 	{"GET", "/v1/sessions/{id}/messages", (*API).messages},
 	{"GET", "/v1/sessions/{id}/transcript", (*API).transcript},

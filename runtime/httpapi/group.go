@@ -1,0 +1,125 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+
+	"github.com/seed-e5e476df/logbook/runtime/appendinput"
+	"github.com/seed-e5e476df/logbook/runtime/session"
+	"github.com/seed-e5e476df/logbook/sdk"
+)
+
+// appendGroup is POST /v1/sessions/{id}/events/group?flush=&expectedSeq=:
+// the NDJSON body's append inputs (as appendEvents reads them) appended as
+// one atomic group (docs/compaction.md), resuming the session when it is
+// not live (and releasing it again when the request fails: host.Borrow).
+// The whole body is at most MaxRequestBytes, as one Connect request is.
+// The members are validated together and committed with consecutive seqs,
+// or nothing is appended and the answer is the problem of the first
+// rejected member, with its line and index, appended 0 and no firstSeq
+// (as the Connect AppendGroup's error carries none). With expectedSeq the
+// group's first member must get that seq, else SEQ_CONFLICT; flush flushes
+// the appended group before the answer, 200 with the envelopes as NDJSON.
+func (a *API) appendGroup(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	q := query{r: r}
+	flush, expected := q.flag("flush"), q.seq("expectedSeq")
+	if q.p != nil {
+		q.p.withAppended(0, -1).Write(w)
+		return
+	}
+	if p := checkType(r, ndjsonType); p != nil {
+		p.withAppended(0, -1).Write(w)
+		return
+	}
+	body, p := a.readBody(r)
+	if p != nil {
+		p.withAppended(0, -1).Write(w)
+		return
+	}
+	ins, lines, err := readGroup(body, a.opts.MaxRequestBytes)
+	if err != nil {
+		groupProblem(err, lines).Write(w)
+		return
+	}
+	id := r.PathValue("id")
+	o, done, err := a.h.Borrow(ctx, id)
+	if err != nil {
+		NewProblem(err).withAppended(0, -1).Write(w)
+		return
+	}
+	var evs []session.Event
+	if expected != nil {
+		evs, err = o.Session.AppendGroupAt(ctx, sdk.Seq(*expected), ins)
+	} else {
+		evs, err = o.Session.AppendGroup(ctx, ins)
+	}
+	if flush && err == nil {
+		_, _, err = a.h.Flush(context.WithoutCancel(ctx), id)
+	}
+	done(err == nil)
+	if err != nil {
+		first := int64(-1)
+		if len(evs) > 0 { // only the flush failed
+			first = int64(evs[0].Seq())
+		}
+		p := groupProblem(err, lines).withAppended(int64(len(evs)), first)
+		p.Fenced = o.Session.Fenced() != nil
+		p.Write(w)
+		return
+	}
+	ew := newEventWriter(w, ndjsonType)
+	for _, e := range evs {
+		if err := ew.Event(e); err != nil {
+			ew.finish(err)
+			return
+		}
+	}
+	ew.finish(nil)
+}
+
+// readGroup parses the input lines of a group's body, skipping blank
+// lines, and returns them with the line of each. A line that is not an
+// input is a *lineError (its index the count of inputs before it).
+func readGroup(body []byte, maxLine int) ([]session.AppendInput, []int, error) {
+	var (
+		ins   []session.AppendInput
+		lines []int
+	)
+	lr := appendinput.NewReader(bytes.NewReader(body), int64(maxLine))
+	for {
+		text, err := lr.Next()
+		if err == io.EOF {
+			return ins, lines, nil
+		}
+		if err == nil {
+			if len(bytes.TrimSpace(text)) == 0 {
+				continue
+			}
+			var in session.AppendInput
+			if in, err = appendinput.Parse(text); err == nil {
+				ins = append(ins, in)
+				lines = append(lines, lr.Line())
+				continue
+			}
+		}
+		return nil, nil, &lineError{line: lr.Line(), index: len(ins), err: err}
+	}
+}
+
+// groupProblem is the problem of a refused group, appended 0 and no
+// firstSeq: with the line and index of the member at fault, from a
+// *lineError or the session's error (its Index, a position in the group).
+func groupProblem(err error, lines []int) *Problem {
+	p := NewProblem(err).withAppended(0, -1)
+	var le *lineError
+	if errors.As(err, &le) {
+		p.Line, p.Index = &le.line, &le.index
+	} else if p.Index != nil && *p.Index >= 0 && *p.Index < len(lines) {
+		p.Line = &lines[*p.Index]
+	}
+	return p
+}
