@@ -356,9 +356,10 @@ func (v *service) Transcript(ctx context.Context, req *connect.Request[logbookv1
 	return connect.NewResponse(reply), nil
 }
 
-// Surface returns the current surface nodes in surface order.
+// Surface returns the surface nodes in surface order, now or right after
+// event at.
 func (v *service) Surface(ctx context.Context, req *connect.Request[logbookv1.SessionsSurfaceRequest]) (*connect.Response[logbookv1.SessionsSurfaceReply], error) {
-	sess, err := v.s.h.At(ctx, req.Msg.GetSessionId(), nil)
+	sess, err := v.viewAt(ctx, "surface", req.Msg.GetSessionId(), req.Msg.At)
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}

@@ -40,8 +40,8 @@ func sameJSON(t *testing.T, what string, connect []byte, status int, v1 []byte) 
 
 // The Connect calls that the /v1 API had alone answer what their /v1
 // routes answer, through the Go client: the request header, the model
-// request, why, shadowed, tokens and lineage, and hold and release-hold
-// change what the routes see.
+// request, the surface at a seq, why, shadowed, tokens and lineage, and
+// hold and release-hold change what the routes see.
 func TestConnectViewsAnswerAsV1(t *testing.T) {
 	e := startEngine(t, headless(t.TempDir()))
 	r := serve(t, e, server.Options{})
@@ -92,6 +92,15 @@ func TestConnectViewsAnswerAsV1(t *testing.T) {
 	}
 	if sh, err := p.Shadowed(ctx, client.ViewOptions{At: &at}); err != nil || len(sh) != 0 {
 		t.Fatalf("Shadowed at 5 = %v, %v; want none", sh, err)
+	}
+
+	surf, err := p.SurfaceAt(ctx, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, body = v1(t, r, "GET", "/v1/sessions/p/surface?at=5", "")
+	if b, _ := json.Marshal(surf); code != 200 || !bytes.Equal(b, bytes.TrimSpace(body)) {
+		t.Errorf("the surface at 5: Connect %s, /v1 %d %s", b, code, body)
 	}
 
 	for _, o := range []client.ViewOptions{{}, {At: &at}} {

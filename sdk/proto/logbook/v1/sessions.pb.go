@@ -902,6 +902,7 @@ func (x *TranscriptEntry) GetMessage() string {
 type SessionsSurfaceRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	At            *int64                 `protobuf:"varint,2,opt,name=at,proto3,oneof" json:"at,omitempty"` // as it was right after event `at`; absent = now
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -941,6 +942,13 @@ func (x *SessionsSurfaceRequest) GetSessionId() string {
 		return x.SessionId
 	}
 	return ""
+}
+
+func (x *SessionsSurfaceRequest) GetAt() int64 {
+	if x != nil && x.At != nil {
+		return *x.At
+	}
+	return 0
 }
 
 type SessionsSurfaceReply struct {
@@ -2921,10 +2929,12 @@ const file_logbook_v1_sessions_proto_rawDesc = "" +
 	"\x0fTranscriptEntry\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x03R\x03seq\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x18\n" +
-	"\amessage\x18\x03 \x01(\tR\amessage\"7\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage\"S\n" +
 	"\x16SessionsSurfaceRequest\x12\x1d\n" +
 	"\n" +
-	"session_id\x18\x01 \x01(\tR\tsessionId\"*\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x13\n" +
+	"\x02at\x18\x02 \x01(\x03H\x00R\x02at\x88\x01\x01B\x05\n" +
+	"\x03_at\"*\n" +
 	"\x14SessionsSurfaceReply\x12\x12\n" +
 	"\x04seqs\x18\x01 \x03(\x03R\x04seqs\"6\n" +
 	"\x15SessionsHeaderRequest\x12\x1d\n" +
@@ -3241,6 +3251,7 @@ func file_logbook_v1_sessions_proto_init() {
 	}
 	file_logbook_v1_sessions_proto_msgTypes[7].OneofWrappers = []any{}
 	file_logbook_v1_sessions_proto_msgTypes[10].OneofWrappers = []any{}
+	file_logbook_v1_sessions_proto_msgTypes[15].OneofWrappers = []any{}
 	file_logbook_v1_sessions_proto_msgTypes[18].OneofWrappers = []any{}
 	file_logbook_v1_sessions_proto_msgTypes[19].OneofWrappers = []any{}
 	file_logbook_v1_sessions_proto_msgTypes[21].OneofWrappers = []any{}

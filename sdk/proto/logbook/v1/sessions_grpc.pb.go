@@ -137,8 +137,9 @@ type SessionsClient interface {
 	// message to the surface, with that message as recorded, in seq order.
 	// A session that is not live is read from storage, read-only.
 	Transcript(ctx context.Context, in *SessionsTranscriptRequest, opts ...grpc.CallOption) (*SessionsTranscriptReply, error)
-	// Surface returns the seqs of the current surface nodes, in surface
-	// order. A session that is not live is read from storage, read-only.
+	// Surface returns the seqs of the surface nodes, in surface order: now,
+	// or right after event `at`. A session that is not live is read from
+	// storage, read-only.
 	Surface(ctx context.Context, in *SessionsSurfaceRequest, opts ...grpc.CallOption) (*SessionsSurfaceReply, error)
 	// Header returns the stored session header and the log length. A
 	// session that is not live is read from storage, read-only.
@@ -567,8 +568,9 @@ type SessionsServer interface {
 	// message to the surface, with that message as recorded, in seq order.
 	// A session that is not live is read from storage, read-only.
 	Transcript(context.Context, *SessionsTranscriptRequest) (*SessionsTranscriptReply, error)
-	// Surface returns the seqs of the current surface nodes, in surface
-	// order. A session that is not live is read from storage, read-only.
+	// Surface returns the seqs of the surface nodes, in surface order: now,
+	// or right after event `at`. A session that is not live is read from
+	// storage, read-only.
 	Surface(context.Context, *SessionsSurfaceRequest) (*SessionsSurfaceReply, error)
 	// Header returns the stored session header and the log length. A
 	// session that is not live is read from storage, read-only.

@@ -142,8 +142,9 @@ type SessionsClient interface {
 	// message to the surface, with that message as recorded, in seq order.
 	// A session that is not live is read from storage, read-only.
 	Transcript(context.Context, *connect.Request[v1.SessionsTranscriptRequest]) (*connect.Response[v1.SessionsTranscriptReply], error)
-	// Surface returns the seqs of the current surface nodes, in surface
-	// order. A session that is not live is read from storage, read-only.
+	// Surface returns the seqs of the surface nodes, in surface order: now,
+	// or right after event `at`. A session that is not live is read from
+	// storage, read-only.
 	Surface(context.Context, *connect.Request[v1.SessionsSurfaceRequest]) (*connect.Response[v1.SessionsSurfaceReply], error)
 	// Header returns the stored session header and the log length. A
 	// session that is not live is read from storage, read-only.
@@ -586,8 +587,9 @@ type SessionsHandler interface {
 	// message to the surface, with that message as recorded, in seq order.
 	// A session that is not live is read from storage, read-only.
 	Transcript(context.Context, *connect.Request[v1.SessionsTranscriptRequest]) (*connect.Response[v1.SessionsTranscriptReply], error)
-	// Surface returns the seqs of the current surface nodes, in surface
-	// order. A session that is not live is read from storage, read-only.
+	// Surface returns the seqs of the surface nodes, in surface order: now,
+	// or right after event `at`. A session that is not live is read from
+	// storage, read-only.
 	Surface(context.Context, *connect.Request[v1.SessionsSurfaceRequest]) (*connect.Response[v1.SessionsSurfaceReply], error)
 	// Header returns the stored session header and the log length. A
 	// session that is not live is read from storage, read-only.
