@@ -37,14 +37,8 @@ const (
 // is appended.
 func (a *API) appendEvents(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	q := query{r: r}
-	flush, expected := q.flag("flush"), q.seq("expectedSeq")
-	if q.p != nil {
-		q.p.withAppended(0, -1).Write(w)
-		return
-	}
-	if p := checkType(r, ndjsonType); p != nil {
-		p.withAppended(0, -1).Write(w)
+	flush, expected, ok := appendParams(w, r)
+	if !ok {
 		return
 	}
 	o, done, err := a.h.Borrow(ctx, r.PathValue("id"))

@@ -25,14 +25,8 @@ import (
 // the appended group before the answer, 200 with the envelopes as NDJSON.
 func (a *API) appendGroup(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	q := query{r: r}
-	flush, expected := q.flag("flush"), q.seq("expectedSeq")
-	if q.p != nil {
-		q.p.withAppended(0, -1).Write(w)
-		return
-	}
-	if p := checkType(r, ndjsonType); p != nil {
-		p.withAppended(0, -1).Write(w)
+	flush, expected, ok := appendParams(w, r)
+	if !ok {
 		return
 	}
 	body, p := a.readBody(r)
@@ -79,6 +73,23 @@ func (a *API) appendGroup(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	ew.finish(nil)
+}
+
+// appendParams reads the query parameters flush and expectedSeq of an
+// append and checks its media type (NDJSON); when either is wrong it
+// answers the problem, appended 0, and returns ok false.
+func appendParams(w http.ResponseWriter, r *http.Request) (flush bool, expected *int64, ok bool) {
+	q := query{r: r}
+	flush, expected = q.flag("flush"), q.seq("expectedSeq")
+	p := q.p
+	if p == nil {
+		p = checkType(r, ndjsonType)
+	}
+	if p != nil {
+		p.withAppended(0, -1).Write(w)
+		return false, nil, false
+	}
+	return flush, expected, true
 }
 
 // readGroup parses the input lines of a group's body, skipping blank
