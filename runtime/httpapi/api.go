@@ -69,6 +69,7 @@ var routes = []route{
 	{"GET", "/v1/sessions/{id}/surface", (*API).surface},
 	{"GET", "/v1/sessions/{id}/header", (*API).requestHeader},
 	{"GET", "/v1/sessions/{id}/request", (*API).request},
+	{"POST", "/v1/sessions/{id}/open", (*API).openSession},
 	{"POST", "/v1/sessions/{id}/fork", (*API).fork},
 	{"POST", "/v1/sessions/{id}/flush", (*API).flush},
 	{"POST", "/v1/sessions/{id}/compact", (*API).compact},

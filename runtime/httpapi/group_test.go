@@ -70,3 +70,52 @@ func TestV1CreateTakesEveryHeaderField(t *testing.T) {
 	}
 	s.failed(t, 422, "SEED_INVALID", "POST", "/v1/sessions", "application/json", []byte(`{"origin":"robot"}`))
 }
+
+// POST …/open resumes a stored session for write and answers what the
+// resume repaired: the closers of the interrupted turn that inspect said a
+// resume would append; a second open finds it live and repairs nothing.
+func TestV1OpenResumesAndReportsTheRepair(t *testing.T) {
+	s := startServe(t)
+	s.ok(t, 201, "POST", "/v1/sessions", "application/json", []byte(`{"id":"o"}`))
+	s.ok(t, 200, "POST", "/v1/sessions/o/events?flush=true", "application/x-ndjson", openTurnLines())
+	s.ok(t, 204, "POST", "/v1/sessions/o/release", "application/json", nil)
+	var in struct {
+		Events        int64             `json:"events"`
+		PendingRepair []json.RawMessage `json:"pendingRepair"`
+	}
+	if err := json.Unmarshal(s.ok(t, 200, "GET", "/v1/sessions/o/inspect", "", nil).body, &in); err != nil || len(in.PendingRepair) == 0 {
+		t.Fatalf("inspect: %+v (%v); want closers pending", in, err)
+	}
+	type opened struct {
+		ID          string            `json:"id"`
+		NextSeq     int64             `json:"nextSeq"`
+		AlreadyLive bool              `json:"alreadyLive"`
+		Repaired    []json.RawMessage `json:"repaired"`
+	}
+	s.failed(t, 415, "UNSUPPORTED_MEDIA_TYPE", "POST", "/v1/sessions/o/open", "", nil)
+	var o opened
+	if err := json.Unmarshal(s.ok(t, 200, "POST", "/v1/sessions/o/open", "application/json", nil).body, &o); err != nil {
+		t.Fatal(err)
+	}
+	if o.ID != "o" || o.AlreadyLive || len(o.Repaired) != len(in.PendingRepair) || o.NextSeq != in.Events+int64(len(in.PendingRepair))+1 {
+		t.Fatalf("open: %+v; want %d repaired and nextSeq %d (the closers and the marker after %d events)",
+			o, len(in.PendingRepair), in.Events+int64(len(in.PendingRepair))+1, in.Events)
+	}
+	for i, e := range o.Repaired {
+		var got, want struct{ Type string }
+		_ = json.Unmarshal(e, &got)
+		_ = json.Unmarshal(in.PendingRepair[i], &want)
+		if got.Type != want.Type {
+			t.Errorf("repaired[%d] is %s; inspect said %s", i, got.Type, want.Type)
+		}
+	}
+	if !s.live(t, "o") {
+		t.Fatal("the opened session is not live")
+	}
+	var again opened
+	if err := json.Unmarshal(s.ok(t, 200, "POST", "/v1/sessions/o/open", "application/json", nil).body, &again); err != nil ||
+		!again.AlreadyLive || len(again.Repaired) != 0 || again.NextSeq != o.NextSeq {
+		t.Fatalf("a second open: %+v (%v); want already live, nothing repaired", again, err)
+	}
+	s.failed(t, 404, "SESSION_NOT_FOUND", "POST", "/v1/sessions/none/open", "application/json", nil)
+}

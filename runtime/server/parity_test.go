@@ -22,9 +22,7 @@ type parityEntry struct {
 // why; docs/operations.md ("One API, two transports") repeats the list.
 var parity = []parityEntry{
 	{"Create", "createSession", ""},
-	{"Open", "", "a /v1 request resumes a stored session where it writes (append, group append, compact), " +
-		"and GET /v1/sessions/{id} reports the torn tail a write open would cut; an explicit resume whose " +
-		"repair report a harness reads before its first append is a Connect call"},
+	{"Open", "openSession", ""},
 	{"Append", "appendEvents", ""},
 	{"AppendStream", "appendEvents", "a stream of requests on one session is, on /v1, one NDJSON body of any length, appended in batches as it arrives"},
 	{"AppendGroup", "appendGroup", ""},

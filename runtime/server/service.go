@@ -8,6 +8,7 @@ import (
 	"connectrpc.com/connect"
 
 	"github.com/seed-e5e476df/logbook/runtime/host"
+	"github.com/seed-e5e476df/logbook/runtime/httpapi"
 	"github.com/seed-e5e476df/logbook/runtime/session"
 	"github.com/seed-e5e476df/logbook/runtime/store"
 	"github.com/seed-e5e476df/logbook/sdk"
@@ -58,26 +59,10 @@ func (v *service) Open(ctx context.Context, req *connect.Request[logbookv1.Sessi
 		TornFromSeq:  int64(o.Repair.Torn.FromSeq),
 		TornArtifact: o.Repair.Torn.Artifact,
 	}
-	if !o.AlreadyLive {
-		reply.Repaired = repaired(o.Session, o.Repair)
+	if rep := httpapi.Repaired(o); rep.Len() > 0 {
+		reply.Repaired = envelopes(rep)
 	}
 	return connect.NewResponse(reply), nil
-}
-
-// repaired returns the session/recovered event and the closers a resume
-// appended: with any of them the resume batch ends with the lifecycle
-// marker (docs/architecture.md), so they are the events before it at the end
-// of what Open wrote.
-func repaired(sess *session.Session, rep store.RepairReport) []string {
-	n := rep.Closers
-	if rep.Torn.Bytes > 0 {
-		n++
-	}
-	if n == 0 {
-		return nil
-	}
-	end := sess.FirstLiveSeq() - 1 // the marker
-	return envelopes(sess.Events().Range(end-sdk.Offset(n), end))
 }
 
 // envelopes returns the canonical JSON text of each event's envelope.

@@ -327,6 +327,14 @@ class Session:
         query = {"at": at, "format": format, "seq": seq}
         return self.client.call("GET", self._path("/" + view), query=query).removesuffix("\n")
 
+    def open(self) -> dict:
+        """Resume the stored session for write (closing an interrupted turn,
+        cutting a torn tail) and keep it live, or find it live: {id, header,
+        nextSeq, alreadyLive, repaired: [envelope…], torn?}. An append
+        resumes a session by itself; open is for reading the repair before
+        the first write."""
+        return json.loads(self.client.call("POST", self._path("/open")))
+
     def fork(self, at: int | None = None, as_id: str | None = None) -> "Session":
         """A live child keeping the events up to at (default all), id as_id (default generated)."""
         body = {k: v for k, v in (("at", at), ("as", as_id)) if v is not None}

@@ -299,9 +299,13 @@ class TokenAndRetryTest(unittest.TestCase):
         self.assertEqual(lin["tree"], {"id": "py-views", "children": [{"id": "py-views-child", "seq": 6, "children": []}]})
 
         s.release()
+        opened = s.open()
+        self.assertEqual((opened["alreadyLive"], opened["nextSeq"], opened["repaired"]), (False, 10, []))
+        self.assertTrue(s.open()["alreadyLive"])
+        s.release()
         held = s.hold(reason="LEGAL-1")
         r = held["record"]
-        self.assertEqual((held["changed"], r["op"], r["by"], r["reason"], r["events"]), (True, "hold", "api", "LEGAL-1", 9))
+        self.assertEqual((held["changed"], r["op"], r["by"], r["reason"], r["events"]), (True, "hold", "api", "LEGAL-1", 10))
         self.assertEqual(s.hold(), {"changed": False})
         with self.assertRaises(LogbookError) as cm:
             s.delete()

@@ -150,6 +150,20 @@ export type MessageFormat = "logbook" | "openai" | "anthropic" | "markdown";
 /** Formats of a model request (docs/providers.md). */
 export type RequestFormat = "logbook" | "openai" | "anthropic";
 
+/** The answer of open: the live session and what its resume repaired. */
+export interface Opened {
+  id: string;
+  header: SessionHeader;
+  /** The log length after the open: the seq the next append gets. */
+  nextSeq: Seq;
+  /** The session was live already: nothing was read or repaired. */
+  alreadyLive: boolean;
+  /** The envelopes the resume appended before its marker: session/recovered, then the closers of an interrupted turn. */
+  repaired: unknown[];
+  /** The torn tail the write open cut, when there was one. */
+  torn?: { bytes: number; fromSeq: Seq; artifact: string };
+}
+
 /** One entry of the transcript. */
 export interface TranscriptEntry {
   seq: Seq;
@@ -558,6 +572,14 @@ export class Session {
   async text(view: View, o: ViewQuery = {}): Promise<string> {
     const res = await this.#call("GET", "/" + view, { query: { at: o.at, format: o.format, seq: o.seq } });
     return (await res.text()).replace(/\n$/, "");
+  }
+
+  /** open resumes the stored session for write (closing an interrupted
+   * turn, cutting a torn tail) and keeps it live, or finds it live; an
+   * append resumes a session by itself, so open is for reading the repair
+   * before the first write. */
+  async open(): Promise<Opened> {
+    return (await (await this.#call("POST", "/open")).json()) as Opened;
   }
 
   /** fork makes a live child keeping the events up to at (default: all), with id as (default: generated). */

@@ -337,7 +337,7 @@ test("appendGroup appends all of its inputs or none", async () => {
   );
 });
 
-test("why, shadowed, tokens, lineage, request formats, holds and delete", async () => {
+test("why, shadowed, tokens, lineage, request formats, open, holds and delete", async () => {
   const s = await lb.create({ id: "t-views" });
   await s.append(aRewrite(), { flush: true });
   const why = await s.why(6);
@@ -363,12 +363,16 @@ test("why, shadowed, tokens, lineage, request formats, holds and delete", async 
   assert.deepEqual(lin.tree, { id: "t-views", children: [{ id: "t-views-child", seq: 6, children: [] }] });
 
   await s.release();
+  const opened = await s.open();
+  assert.deepEqual([opened.alreadyLive, opened.nextSeq, opened.repaired], [false, 10, []]);
+  assert.equal((await s.open()).alreadyLive, true);
+  await s.release();
   const held = await s.hold({ reason: "LEGAL-1" });
   assert.equal(held.changed, true);
   assert.equal(held.record?.op, "hold");
   assert.equal(held.record?.by, "api");
   assert.equal(held.record?.reason, "LEGAL-1");
-  assert.equal(held.record?.events, 9);
+  assert.equal(held.record?.events, 10);
   assert.deepEqual(await s.hold(), { changed: false });
   await assert.rejects(s.delete(), (err: LogbookError) => err.code === "SESSION_HELD");
   assert.equal((await s.releaseHold()).changed, true);
