@@ -53,6 +53,10 @@ class Client:
         recently active first)."""
         return json.loads(self.call("GET", "/v1/sessions", query={"limit": limit, "cursor": cursor, "order": order}))
 
+    def openapi(self) -> dict:
+        """The OpenAPI document of the server's /v1 API."""
+        return json.loads(self.call("GET", "/v1/openapi.json"))
+
     def open(self, method: str, path: str, query: dict | None = None, json_body: Any = None, ndjson: str | None = None,
              headers: dict | None = None, timeout: float | None = None):
         """Send one request and return the open successful response; a problem

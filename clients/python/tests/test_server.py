@@ -252,6 +252,12 @@ class TokenAndRetryTest(unittest.TestCase):
         self.assertEqual((cm.exception.code, cm.exception.status, cm.exception.appended), ("CONNECTION_FAILED", 0, 0))
         self.assertEqual(retries, ["CONNECTION_FAILED"] * 2)
 
+    def test_openapi_names_every_route_the_client_calls(self):
+        doc = lb.openapi()
+        self.assertEqual(doc["openapi"], "3.1.0")
+        for p in ("/v1/sessions/{id}/events/group", "/v1/sessions/{id}/open", "/v1/sessions/{id}/why", "/v1/sessions/{id}/lineage", "/v1/sessions/{id}/hold"):
+            self.assertIn(p, doc["paths"])
+
     def test_create_takes_every_header_field(self):
         s = lb.create(id="py-sub", cwd="/work", origin="subagent", delegation_depth=2, agent_preset="coder", parent_session="py-lead")
         h = s.header

@@ -263,6 +263,11 @@ export class Client {
     return (await (await this.call("GET", "/v1/sessions", { query: o })).json()) as SessionPage;
   }
 
+  /** openapi returns the OpenAPI document of the server's /v1 API. */
+  async openapi(): Promise<JSONValue> {
+    return (await (await this.call("GET", "/v1/openapi.json")).json()) as JSONValue;
+  }
+
   /** call sends one request and returns the successful response; a problem answer or no answer throws LogbookError. */
   async call(method: string, path: string, c: Call = {}): Promise<Response> {
     const url = new URL(this.baseUrl + path);

@@ -309,6 +309,14 @@ function aRewrite(): Input<unknown>[] {
   ];
 }
 
+test("openapi is the server's description of /v1, naming every route the client calls", async () => {
+  const doc = (await lb.openapi()) as { openapi: string; paths: Record<string, unknown> };
+  assert.equal(doc.openapi, "3.1.0");
+  for (const p of ["/v1/sessions/{id}/events/group", "/v1/sessions/{id}/open", "/v1/sessions/{id}/why", "/v1/sessions/{id}/lineage", "/v1/sessions/{id}/hold"]) {
+    assert.ok(p in doc.paths, p);
+  }
+});
+
 test("create takes every header field the server does", async () => {
   const s = await lb.create({ id: "t-sub", cwd: "/work", origin: "subagent", delegationDepth: 2, agentPreset: "coder", parentSession: "t-lead" });
   assert.deepEqual(
