@@ -77,9 +77,6 @@ func (h *Host) refuseWrite(op, id string) error {
 // Engine returns the engine the host serves.
 func (h *Host) Engine() *engine.Engine { return h.e }
 
-// Store returns the engine's store.
-func (h *Host) Store() *store.Store { return h.st }
-
 // Stop marks the host as stopping: tails end with ErrStopping. It does not
 // release anything (ReleaseAll does); calling it again does nothing.
 func (h *Host) Stop() { h.stopOnce.Do(func() { close(h.stop) }) }
@@ -120,6 +117,19 @@ func (h *Host) unhold(sess *session.Session) {
 // stored. When the flush fails the session stays live and held (a Flush or
 // Release retries) and Create returns it with the flush's error.
 func (h *Host) Create(ctx context.Context, o store.CreateOptions) (*session.Session, error) {
+	sess, err := h.CreateLive(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := h.st.Flush(ctx, sess); err != nil {
+		return sess, err
+	}
+	return sess, nil
+}
+
+// CreateLive is Create without the flush: the new session is live and
+// held, and reaches the backends within the write window.
+func (h *Host) CreateLive(ctx context.Context, o store.CreateOptions) (*session.Session, error) {
 	if err := h.refuseWrite("create", o.ID); err != nil {
 		return nil, err
 	}
@@ -128,10 +138,22 @@ func (h *Host) Create(ctx context.Context, o store.CreateOptions) (*session.Sess
 		return nil, err
 	}
 	h.hold(ctx, sess)
-	if _, err := h.st.Flush(ctx, sess); err != nil {
-		return sess, err
-	}
 	return sess, nil
+}
+
+// Resume makes the stored session id live (Store.Open: repair, then live)
+// and holds it. Unlike Acquire it does not share a live session: one live
+// in the store is ALREADY_OWNED.
+func (h *Host) Resume(ctx context.Context, id string) (*session.Session, store.RepairReport, error) {
+	if err := h.refuseWrite("open", id); err != nil {
+		return nil, store.RepairReport{}, err
+	}
+	sess, rep, err := h.st.Open(ctx, id)
+	if err != nil {
+		return nil, rep, err
+	}
+	h.hold(ctx, sess)
+	return sess, rep, nil
 }
 
 // Opened is the result of Acquire.
@@ -255,7 +277,14 @@ func (h *Host) Release(ctx context.Context, id string) error {
 		}
 		return err
 	}
-	err = h.st.Release(ctx, sess)
+	return h.ReleaseSession(ctx, sess)
+}
+
+// ReleaseSession flushes and releases sess, a live session, and stops
+// holding it once it is released (possibly with mirror errors); when the
+// primary cannot take its queued events it stays live and held.
+func (h *Host) ReleaseSession(ctx context.Context, sess *session.Session) error {
+	err := h.st.Release(ctx, sess)
 	if cur, ok := h.st.Get(sess.ID()); !ok || cur != sess {
 		h.unhold(sess) // released, possibly with mirror errors
 	}

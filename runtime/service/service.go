@@ -3,12 +3,14 @@ package service
 import (
 	"context"
 	"os"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/seed-e5e476df/logbook/config"
 	"github.com/seed-e5e476df/logbook/runtime/engine"
 	"github.com/seed-e5e476df/logbook/runtime/host"
+	"github.com/seed-e5e476df/logbook/runtime/store"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
@@ -30,7 +32,36 @@ type Options struct {
 	// as the commands that write do; a read leaves the file system as it
 	// is.
 	CreateDataDir bool
+	// Clock stamps events and drives the write window and retry backoff;
+	// default the system clock.
+	Clock Clock
+	// ModelInfo returns a model's context window when the program knows it,
+	// for the compaction pressure policy (docs/compaction.md); default nil,
+	// which leaves the window to each session's request/context.
+	ModelInfo func(provider, model string) (contextWindow int64, ok bool)
 }
+
+// Clock is the runtime's time source (Options.Clock).
+type Clock interface {
+	// NowMillis returns the wall time in Unix milliseconds.
+	NowMillis() int64
+	// AfterFunc calls f in its own goroutine after d.
+	AfterFunc(d time.Duration, f func()) Timer
+}
+
+// Timer is a pending Clock.AfterFunc call.
+type Timer interface {
+	// Stop prevents the call if it has not started; it reports whether it
+	// did.
+	Stop() bool
+}
+
+// storeClock adapts a Clock to the store's.
+type storeClock struct{ c Clock }
+
+func (c storeClock) NowMillis() int64 { return c.c.NowMillis() }
+
+func (c storeClock) AfterFunc(d time.Duration, f func()) store.Timer { return c.c.AfterFunc(d, f) }
 
 // Service is a running logbook: the configured plugins, the store over
 // them, and the sessions this service made live. Its methods are safe for
@@ -54,18 +85,24 @@ func Open(ctx context.Context, o Options) (*Service, error) {
 			return nil, &sdk.Error{Code: sdk.CodeIOError, Op: "service", Detail: "cannot create the data directory " + o.Config.DataDir, Err: err}
 		}
 	}
-	e, err := engine.Start(ctx, o.Config, engine.Options{Executable: o.Executable, Logger: o.Logger})
+	eo := engine.Options{Executable: o.Executable, Logger: o.Logger, ModelInfo: o.ModelInfo}
+	if o.Clock != nil {
+		eo.Clock = storeClock{o.Clock}
+	}
+	e, err := engine.Start(ctx, o.Config, eo)
 	if err != nil {
 		return nil, err
 	}
-	s := &Service{e: e}
 	if o.ReadOnly {
-		s.h = host.NewReadOnly(e, o.Logger)
-	} else {
-		s.h = host.New(e, o.Logger)
+		return New(e, host.NewReadOnly(e, o.Logger)), nil
 	}
-	return s, nil
+	return New(e, host.New(e, o.Logger)), nil
 }
+
+// New returns the service over a started engine e and h, the host of its
+// sessions, for the servers of runtime/ that run the engine and the host
+// themselves (idle release, tails). Close stops h and closes e.
+func New(e *engine.Engine, h *host.Host) *Service { return &Service{e: e, h: h} }
 
 // Close flushes and releases every live session, then stops the plugins.
 // It returns the flush errors joined; the plugins stop either way.
