@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/seed-e5e476df/logbook/runtime/session"
-	"github.com/seed-e5e476df/logbook/runtime/store"
+	"github.com/seed-e5e476df/logbook/events"
+	"github.com/seed-e5e476df/logbook/runtime/service"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/headerjson"
 	"github.com/seed-e5e476df/logbook/sdk/jsonv"
@@ -36,7 +36,7 @@ func (a *API) createSession(w http.ResponseWriter, r *http.Request) {
 		p.Write(w)
 		return
 	}
-	sess, err := a.h.Create(r.Context(), store.CreateOptions{ID: req.ID, CWD: req.CWD})
+	sess, err := a.svc.Create(r.Context(), service.CreateRequest{ID: req.ID, Header: events.CreateOptions{CWD: req.CWD}, Stored: true})
 	if err != nil {
 		NewProblem(err).Write(w)
 		return
@@ -75,7 +75,7 @@ func (a *API) listSessions(w http.ResponseWriter, r *http.Request) {
 		}
 		after = &k
 	}
-	entries, err := a.h.List(r.Context())
+	entries, err := a.svc.List(r.Context())
 	if err != nil {
 		NewProblem(err).Write(w)
 		return
@@ -123,7 +123,7 @@ func (a *API) listSessions(w http.ResponseWriter, r *http.Request) {
 // them, and parent {id, seq} for a session with a parent (seq, its fork
 // point, when it inherited events) — or the code and message of the error
 // that keeps it from being read.
-func appendEntry(b []byte, e store.ListEntry) []byte {
+func appendEntry(b []byte, e events.ListEntry) []byte {
 	b = append(b, `{"id":`...)
 	b = jsonv.AppendString(b, e.ID)
 	b = append(b, `,"live":`...)
@@ -204,30 +204,26 @@ func parseCursor(s, order string) (pageKey, bool) {
 // open would cut (absent when there is none).
 func (a *API) getSession(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	sess, live := a.h.Store().Get(id)
-	var torn sdk.Torn
-	if !live {
-		var err error
-		if sess, torn, err = a.h.Store().View(r.Context(), id, nil); err != nil {
-			NewProblem(err).Write(w)
-			return
-		}
+	st, err := a.svc.Stat(r.Context(), id)
+	if err != nil {
+		NewProblem(err).Write(w)
+		return
 	}
-	writeDoc(w, http.StatusOK, appendSession(nil, sess, live, torn))
+	writeDoc(w, http.StatusOK, appendSession(nil, id, st))
 }
 
 // appendSession appends the description of a session GET
 // /v1/sessions/{id} answers.
-func appendSession(b []byte, sess *session.Session, live bool, torn sdk.Torn) []byte {
+func appendSession(b []byte, id string, st service.Status) []byte {
 	b = append(b, `{"id":`...)
-	b = jsonv.AppendString(b, sess.ID())
+	b = jsonv.AppendString(b, id)
 	b = append(b, `,"header":`...)
-	b = append(b, headerjson.Encode(sess.Header())...)
+	b = append(b, headerjson.Encode(st.Header)...)
 	b = append(b, `,"length":`...)
-	b = strconv.AppendInt(b, int64(sess.Len()), 10)
+	b = strconv.AppendInt(b, int64(st.Length), 10)
 	b = append(b, `,"live":`...)
-	b = strconv.AppendBool(b, live)
-	if torn.Bytes > 0 {
+	b = strconv.AppendBool(b, st.Live)
+	if torn := st.Torn; torn.Bytes > 0 {
 		b = append(b, `,"torn":{"bytes":`...)
 		b = strconv.AppendInt(b, torn.Bytes, 10)
 		b = append(b, `,"fromSeq":`...)

@@ -5,28 +5,54 @@ import (
 	"strconv"
 
 	"github.com/seed-e5e476df/logbook/provider"
+	"github.com/seed-e5e476df/logbook/runtime/service"
 	"github.com/seed-e5e476df/logbook/runtime/session"
-	"github.com/seed-e5e476df/logbook/runtime/store"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/headerjson"
 	"github.com/seed-e5e476df/logbook/sdk/jsonv"
 )
 
+// atParam reads the ?at= of a derived-view route (withAt), or writes its
+// problem.
+func atParam(w http.ResponseWriter, r *http.Request, withAt bool) (*sdk.Seq, bool) {
+	if !withAt {
+		return nil, true
+	}
+	q := query{r: r}
+	n := q.seq("at")
+	if q.p != nil {
+		q.p.Write(w)
+		return nil, false
+	}
+	if n == nil {
+		return nil, true
+	}
+	at := sdk.Seq(*n)
+	return &at, true
+}
+
 // viewAt returns the session of a derived-view route: live, or read from
-// storage; with ?at=, as it was right after event at (host.At).
-func (a *API) viewAt(w http.ResponseWriter, r *http.Request, withAt bool) (*session.Session, bool) {
-	var at *sdk.Seq
-	if withAt {
-		q := query{r: r}
-		n := q.seq("at")
-		if q.p != nil {
-			q.p.Write(w)
-			return nil, false
-		}
-		if n != nil {
-			s := sdk.Seq(*n)
-			at = &s
-		}
+// storage; with ?at=, as it was right after event at (service.View).
+func (a *API) viewAt(w http.ResponseWriter, r *http.Request, withAt bool) (*service.Session, bool) {
+	at, ok := atParam(w, r, withAt)
+	if !ok {
+		return nil, false
+	}
+	sess, err := a.svc.View(r.Context(), r.PathValue("id"), at)
+	if err != nil {
+		NewProblem(err).Write(w)
+		return nil, false
+	}
+	return sess, true
+}
+
+// sessionAt is viewAt for the derived views the service does not offer
+// (request, provenance, shadowed nodes, token estimates), which read the
+// engine's session itself.
+func (a *API) sessionAt(w http.ResponseWriter, r *http.Request, withAt bool) (*session.Session, bool) {
+	at, ok := atParam(w, r, withAt)
+	if !ok {
+		return nil, false
 	}
 	sess, err := a.h.At(r.Context(), r.PathValue("id"), at)
 	if err != nil {
@@ -37,15 +63,15 @@ func (a *API) viewAt(w http.ResponseWriter, r *http.Request, withAt bool) (*sess
 }
 
 // surfaceAt is viewAt with the session's surface.
-func (a *API) surfaceAt(w http.ResponseWriter, r *http.Request, withAt bool) (*session.Session, session.SurfaceView, bool) {
+func (a *API) surfaceAt(w http.ResponseWriter, r *http.Request, withAt bool) (*service.Session, []sdk.Seq, bool) {
 	sess, ok := a.viewAt(w, r, withAt)
 	if !ok {
-		return nil, session.SurfaceView{}, false
+		return nil, nil, false
 	}
 	surf, err := sess.Surface()
 	if err != nil {
 		NewProblem(err).Write(w)
-		return nil, session.SurfaceView{}, false
+		return nil, nil, false
 	}
 	return sess, surf, true
 }
@@ -67,7 +93,11 @@ func (a *API) messages(w http.ResponseWriter, r *http.Request) {
 		NewProblem(err).Write(w)
 		return
 	}
-	b, err := provider.Messages(format, ml.JSON())
+	msgs := make([][]byte, len(ml))
+	for i, m := range ml {
+		msgs[i] = m
+	}
+	b, err := provider.Messages(format, msgs)
 	if err != nil {
 		NewProblem(err).Write(w)
 		return
@@ -105,8 +135,12 @@ func (a *API) transcript(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	on := make(map[sdk.Seq]bool, len(surf))
+	for _, seq := range surf {
+		on[seq] = true
+	}
 	b := []byte{'['}
-	for i, e := range sess.Transcript().All() {
+	for i, e := range sess.Transcript() {
 		if i > 0 {
 			b = append(b, ',')
 		}
@@ -115,9 +149,9 @@ func (a *API) transcript(w http.ResponseWriter, r *http.Request) {
 		b = append(b, `,"type":`...)
 		b = jsonv.AppendString(b, e.Type)
 		b = append(b, `,"message":`...)
-		b = append(b, e.Message.JSON()...)
+		b = append(b, e.Message...)
 		b = append(b, `,"onSurface":`...)
-		b = strconv.AppendBool(b, surf.Contains(e.Seq))
+		b = strconv.AppendBool(b, on[e.Seq])
 		b = append(b, '}')
 	}
 	writeDoc(w, http.StatusOK, append(b, ']'))
@@ -131,11 +165,11 @@ func (a *API) surface(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	b := []byte{'['}
-	for i := range surf.Len() {
+	for i, seq := range surf {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = strconv.AppendInt(b, int64(surf.At(i)), 10)
+		b = strconv.AppendInt(b, int64(seq), 10)
 	}
 	writeDoc(w, http.StatusOK, append(b, ']'))
 }
@@ -144,7 +178,7 @@ func (a *API) surface(w http.ResponseWriter, r *http.Request) {
 // header, or null when the log has none.
 func (a *API) requestHeader(w http.ResponseWriter, r *http.Request) {
 	if sess, ok := a.viewAt(w, r, true); ok {
-		writeDoc(w, http.StatusOK, sess.AppendRequestHeaderJSON(nil))
+		writeDoc(w, http.StatusOK, sess.RequestHeaderJSON())
 	}
 }
 
@@ -156,7 +190,7 @@ func (a *API) request(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	sess, ok := a.viewAt(w, r, true)
+	sess, ok := a.sessionAt(w, r, true)
 	if !ok {
 		return
 	}
@@ -182,16 +216,16 @@ func (a *API) fork(w http.ResponseWriter, r *http.Request) {
 		p.Write(w)
 		return
 	}
-	fr := store.ForkRequest{SourceID: r.PathValue("id"), ChildID: req.As}
+	fr := service.ForkRequest{Source: r.PathValue("id"), As: req.As}
 	if req.At != nil {
 		at, err := sdk.NewSeq("at", *req.At)
 		if err != nil {
 			NewProblem(err).Write(w)
 			return
 		}
-		fr.Boundary = &at
+		fr.At = &at
 	}
-	child, err := a.h.Fork(r.Context(), fr)
+	child, err := a.svc.Fork(r.Context(), fr)
 	if err != nil {
 		NewProblem(err).Write(w)
 		return
@@ -209,10 +243,10 @@ func (a *API) flush(w http.ResponseWriter, r *http.Request) {
 		p.Write(w)
 		return
 	}
-	sess, res, err := a.h.Flush(r.Context(), r.PathValue("id"))
+	res, fenced, err := a.svc.Flush(r.Context(), r.PathValue("id"))
 	if err != nil {
 		p := NewProblem(err)
-		p.Fenced = sess != nil && sess.Fenced() != nil
+		p.Fenced = fenced
 		p.Write(w)
 		return
 	}
@@ -249,30 +283,12 @@ func (a *API) compact(w http.ResponseWriter, r *http.Request) {
 		p.Write(w)
 		return
 	}
-	e := a.h.Engine()
-	if err := e.CheckCompact(req.StartSeq, req.EndSeq); err != nil {
-		NewProblem(err).Write(w)
-		return
-	}
-	o, done, err := a.h.Borrow(r.Context(), r.PathValue("id"))
+	evs, err := a.svc.Compact(r.Context(), r.PathValue("id"), service.CompactOptions{Start: req.StartSeq, End: req.EndSeq, SourceCommandID: req.SourceCommandID})
 	if err != nil {
 		NewProblem(err).Write(w)
 		return
 	}
-	out, err := e.Compact(r.Context(), o.Session, req.StartSeq, req.EndSeq, req.SourceCommandID)
-	done(err == nil)
-	if err != nil {
-		NewProblem(err).Write(w)
-		return
-	}
-	ew := newEventWriter(w, ndjsonType)
-	for _, e := range o.Session.Events().Range(sdk.Offset(out.StartSeq), sdk.Offset(out.EndSeq)+1).All() {
-		if err := ew.Event(e); err != nil {
-			ew.finish(err)
-			return
-		}
-	}
-	ew.finish(nil)
+	writeEnvelopes(w, evs)
 }
 
 // release is POST /v1/sessions/{id}/release: a flush and release of a
@@ -284,7 +300,7 @@ func (a *API) release(w http.ResponseWriter, r *http.Request) {
 		p.Write(w)
 		return
 	}
-	if err := a.h.Release(r.Context(), r.PathValue("id")); err != nil {
+	if err := a.svc.Release(r.Context(), r.PathValue("id")); err != nil {
 		NewProblem(err).Write(w)
 		return
 	}
@@ -295,31 +311,31 @@ func (a *API) release(w http.ResponseWriter, r *http.Request) {
 // turn (null when none), the closers a resume would append, and the torn
 // bytes a write open would cut; it never writes.
 func (a *API) inspect(w http.ResponseWriter, r *http.Request) {
-	in, err := a.h.Inspect(r.Context(), r.PathValue("id"))
+	in, err := a.svc.Inspect(r.Context(), r.PathValue("id"))
 	if err != nil {
 		NewProblem(err).Write(w)
 		return
 	}
 	b := []byte(`{"id":`)
-	b = jsonv.AppendString(b, in.Session.ID())
+	b = jsonv.AppendString(b, in.ID)
 	b = append(b, `,"header":`...)
-	b = append(b, headerjson.Encode(in.Session.Header())...)
+	b = append(b, headerjson.Encode(in.Header)...)
 	b = append(b, `,"events":`...)
-	b = strconv.AppendInt(b, int64(in.Stored.Len()), 10)
+	b = strconv.AppendInt(b, int64(in.Events), 10)
 	b = append(b, `,"live":`...)
 	b = strconv.AppendBool(b, in.Live)
 	b = append(b, `,"openTurn":`...)
-	if turn, ok := in.OpenTurn(); ok {
-		b = strconv.AppendInt(b, turn, 10)
+	if in.OpenTurn != nil {
+		b = strconv.AppendInt(b, *in.OpenTurn, 10)
 	} else {
 		b = append(b, "null"...)
 	}
 	b = append(b, `,"pendingRepair":[`...)
-	for i, e := range in.Closers {
+	for i, e := range in.PendingRepair {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = e.AppendEnvelope(b)
+		b = append(b, e.Envelope...)
 	}
 	b = append(b, `],"tornBytes":`...)
 	b = strconv.AppendInt(b, in.Torn.Bytes, 10)

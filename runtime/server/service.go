@@ -7,9 +7,10 @@ import (
 
 	"connectrpc.com/connect"
 
+	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/runtime/host"
+	"github.com/seed-e5e476df/logbook/runtime/service"
 	"github.com/seed-e5e476df/logbook/runtime/session"
-	"github.com/seed-e5e476df/logbook/runtime/store"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/headerjson"
 	logbookv1 "github.com/seed-e5e476df/logbook/sdk/proto/logbook/v1"
@@ -22,21 +23,21 @@ const (
 	chunkBytes  = 1 << 20
 )
 
-// service implements logbookv1connect.SessionsHandler over the server's
+// sessions implements logbookv1connect.SessionsHandler over the server's
 // store. Every error it returns went through toConnect.
-type service struct{ s *Server }
+type sessions struct{ s *Server }
 
 // Create makes a new live session, holds it, and flushes it before it
 // replies, as the CLI's create does: a session whose Create succeeded is
 // stored, so it survives a crash of the server and every other process
 // sees it. When the flush fails the session stays live and held (a Flush
 // or Release retries), and the reply is the flush's error.
-func (v *service) Create(ctx context.Context, req *connect.Request[logbookv1.SessionsCreateRequest]) (*connect.Response[logbookv1.SessionsCreateReply], error) {
+func (v *sessions) Create(ctx context.Context, req *connect.Request[logbookv1.SessionsCreateRequest]) (*connect.Response[logbookv1.SessionsCreateReply], error) {
 	m := req.Msg
-	sess, err := v.s.h.Create(ctx, store.CreateOptions{
-		ID: m.GetSessionId(), CWD: m.GetCwd(), Origin: m.GetOrigin(), DelegationDepth: m.GetDelegationDepth(),
+	sess, err := v.s.svc.Create(ctx, service.CreateRequest{ID: m.GetSessionId(), Stored: true, Header: events.CreateOptions{
+		CWD: m.GetCwd(), Origin: m.GetOrigin(), DelegationDepth: m.GetDelegationDepth(),
 		AgentPreset: m.GetAgentPreset(), ParentSession: m.GetParentSession(),
-	})
+	}})
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}
@@ -45,47 +46,31 @@ func (v *service) Create(ctx context.Context, req *connect.Request[logbookv1.Ses
 
 // Open resumes a stored session (repairing it) and holds it, or reports
 // the live one.
-func (v *service) Open(ctx context.Context, req *connect.Request[logbookv1.SessionsOpenRequest]) (*connect.Response[logbookv1.SessionsOpenReply], error) {
-	o, err := v.s.h.Acquire(ctx, req.Msg.GetSessionId())
+func (v *sessions) Open(ctx context.Context, req *connect.Request[logbookv1.SessionsOpenRequest]) (*connect.Response[logbookv1.SessionsOpenReply], error) {
+	o, err := v.s.svc.Acquire(ctx, req.Msg.GetSessionId())
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}
-	reply := &logbookv1.SessionsOpenReply{
+	return connect.NewResponse(&logbookv1.SessionsOpenReply{
 		Header:       string(headerjson.Encode(o.Session.Header())),
 		NextSeq:      int64(o.Session.Len()),
 		AlreadyLive:  o.AlreadyLive,
 		TornBytes:    o.Repair.Torn.Bytes,
 		TornFromSeq:  int64(o.Repair.Torn.FromSeq),
 		TornArtifact: o.Repair.Torn.Artifact,
-	}
-	if !o.AlreadyLive {
-		reply.Repaired = repaired(o.Session, o.Repair)
-	}
-	return connect.NewResponse(reply), nil
+		Repaired:     envelopes(o.Repaired),
+	}), nil
 }
 
-// repaired returns the session/recovered event and the closers a resume
-// appended: with any of them the resume batch ends with the lifecycle
-// marker (docs/architecture.md), so they are the events before it at the end
-// of what Open wrote.
-func repaired(sess *session.Session, rep store.RepairReport) []string {
-	n := rep.Closers
-	if rep.Torn.Bytes > 0 {
-		n++
-	}
-	if n == 0 {
+// envelopes returns the canonical JSON text of each event's envelope; nil
+// for none.
+func envelopes(evs []events.Event) []string {
+	if len(evs) == 0 {
 		return nil
 	}
-	end := sess.FirstLiveSeq() - 1 // the marker
-	return envelopes(sess.Events().Range(end-sdk.Offset(n), end))
-}
-
-// envelopes returns the canonical JSON text of each event's envelope.
-func envelopes(l session.EventList) []string {
-	out := make([]string, l.Len())
-	var scratch []byte
-	for i, e := range l.All() {
-		out[i] = envelopeText(&scratch, e)
+	out := make([]string, len(evs))
+	for i, e := range evs {
+		out[i] = string(e.Envelope)
 	}
 	return out
 }
@@ -101,10 +86,10 @@ func envelopeText(scratch *[]byte, e session.Event) string {
 
 // appendInput converts one wire input; the data text is validated as JSON
 // bytes by the session (docs/format.md), exactly as written.
-func appendInput(in *logbookv1.AppendInput) session.AppendInput {
-	ai := session.AppendInput{Type: in.GetType(), Data: []byte(in.GetData()), Ignorable: in.GetIgnorable()}
+func appendInput(in *logbookv1.AppendInput) events.Input {
+	ai := events.Input{Type: in.GetType(), Data: []byte(in.GetData()), Ignorable: in.GetIgnorable()}
 	if op := in.GetSurfaceOp(); op != nil {
-		ai.SurfaceOp = &session.SurfaceOp{Replace: op.GetReplace(), StartSeq: sdk.Seq(op.GetStartSeq()), EndSeq: sdk.Seq(op.GetEndSeq())}
+		ai.SurfaceOp = &events.SurfaceOp{Replace: op.GetReplace(), StartSeq: sdk.Seq(op.GetStartSeq()), EndSeq: sdk.Seq(op.GetEndSeq())}
 	}
 	if src := in.GetSourceEventSeqs(); src != nil {
 		ai.SourceEventSeqs = make([]sdk.Seq, len(src.GetSeqs()))
@@ -115,74 +100,53 @@ func appendInput(in *logbookv1.AppendInput) session.AppendInput {
 	return ai
 }
 
-// appendError is the error reply of an append to sess (nil: the session was
-// not reached): its ErrorInfo metadata "appended" counts the request's
-// events appended before the failure and "firstSeq" is the seq of the
-// first of them, or the log length the append found when none was;
-// firstSeq < 0 leaves it out. A fenced session adds "fenced" (see
-// fencedMeta).
-func appendError(err error, sess *session.Session, appended, firstSeq int64) error {
-	md := fencedMeta(sess)
+// appendError is the error reply of an append whose result is res: its
+// ErrorInfo metadata "appended" counts the request's events appended
+// before the failure and "firstSeq" is the seq of the first of them, or
+// the log length the append found when none was (left out when unknown).
+// A fenced session adds "fenced" (see fencedMeta).
+func appendError(err error, res service.AppendResult) error {
+	md := fencedMeta(res.Fenced)
 	if md == nil {
 		md = map[string]string{}
 	}
-	md["appended"] = strconv.FormatInt(appended, 10)
-	if firstSeq >= 0 {
-		md["firstSeq"] = strconv.FormatInt(firstSeq, 10)
+	md["appended"] = strconv.Itoa(len(res.Events))
+	if res.FirstSeq != nil {
+		md["firstSeq"] = strconv.FormatInt(int64(*res.FirstSeq), 10)
 	}
 	return toConnect(err, md)
 }
 
 // fencedMeta is the metadata "fenced": "true" when a final persistence
-// failure fenced sess: a failed flush of it cannot pass on a retry, and
-// what it holds beyond the stored log is lost once it is released (the
-// next append resumes it from what is stored). nil otherwise.
-func fencedMeta(sess *session.Session) map[string]string {
-	if sess == nil || sess.Fenced() == nil {
+// failure fenced the session: a failed flush of it cannot pass on a
+// retry, and what it holds beyond the stored log is lost once it is
+// released (the next append resumes it from what is stored). nil
+// otherwise.
+func fencedMeta(fenced bool) map[string]string {
+	if !fenced {
 		return nil
 	}
 	return map[string]string{"fenced": "true"}
 }
 
-// expectedLen reads a request's expected_seq: nil when absent, INVALID_SEQ
-// outside the offset domain.
-func expectedLen(m *logbookv1.SessionsAppendRequest) (*sdk.Offset, error) {
-	if m.ExpectedSeq == nil {
-		return nil, nil
-	}
-	n, err := sdk.NewOffset("expected_seq", m.GetExpectedSeq())
-	if err != nil {
-		return nil, err
-	}
-	return &n, nil
-}
-
-// appendRequest appends the events of one request to sess as one batch:
-// consecutive seqs, checked against want, the request's expected_seq
-// (expectedLen), which the caller reads before it resumes the session.
-func appendRequest(ctx context.Context, sess *session.Session, m *logbookv1.SessionsAppendRequest, want *sdk.Offset) (session.Batch, error) {
-	return sess.AppendBatch(ctx, appendInputs(m), session.BatchOptions{ExpectedLen: want})
-}
-
-// appendGroup appends the events of one request to sess as one atomic
-// group, at want (the expected length) when it is set.
-func appendGroup(ctx context.Context, sess *session.Session, m *logbookv1.SessionsAppendRequest, want *sdk.Offset) ([]session.Event, error) {
-	if want != nil {
-		return sess.AppendGroupAt(ctx, sdk.Seq(*want), appendInputs(m))
-	}
-	return sess.AppendGroup(ctx, appendInputs(m))
-}
-
-// appendInputs converts a request's events.
-func appendInputs(m *logbookv1.SessionsAppendRequest) []session.AppendInput {
-	ins := make([]session.AppendInput, len(m.GetEvents()))
+// appendRequest reads one request's expected_seq (INVALID_SEQ outside the
+// offset domain) and events.
+func appendRequest(m *logbookv1.SessionsAppendRequest) (service.AppendRequest, error) {
+	r := service.AppendRequest{Inputs: make([]events.Input, len(m.GetEvents())), Flush: m.GetFlush()}
 	for i, in := range m.GetEvents() {
-		ins[i] = appendInput(in)
+		r.Inputs[i] = appendInput(in)
 	}
-	return ins
+	if m.ExpectedSeq != nil {
+		n, err := sdk.NewOffset("expected_seq", m.GetExpectedSeq())
+		if err != nil {
+			return r, err
+		}
+		r.Expected = &n
+	}
+	return r, nil
 }
 
-func flushReply(r store.FlushResult) *logbookv1.SessionsFlushReply {
+func flushReply(r service.FlushResult) *logbookv1.SessionsFlushReply {
 	out := &logbookv1.SessionsFlushReply{Participated: r.Participated}
 	for _, b := range r.Backends {
 		out.Backends = append(out.Backends, &logbookv1.BackendFlushStatus{Name: b.Name, DurableSeq: int64(b.DurableSeq)})
@@ -190,142 +154,94 @@ func flushReply(r store.FlushResult) *logbookv1.SessionsFlushReply {
 	return out
 }
 
-// Append appends the request's events in order as one batch (see
-// appendRequest), resuming the session first when it is not live (and
-// releasing it again when the request fails: host.Borrow), and flushes
-// when asked.
-func (v *service) Append(ctx context.Context, req *connect.Request[logbookv1.SessionsAppendRequest]) (*connect.Response[logbookv1.SessionsAppendReply], error) {
+// Append appends the request's events in order as one batch
+// (service.Append), resuming the session first when it is not live (and
+// releasing it again when the request fails), and flushes when asked.
+func (v *sessions) Append(ctx context.Context, req *connect.Request[logbookv1.SessionsAppendRequest]) (*connect.Response[logbookv1.SessionsAppendReply], error) {
 	return v.appendOnce(ctx, req.Msg, false)
 }
 
-// AppendGroup is Append for one atomic group (see session.AppendGroup):
-// every event or none.
-func (v *service) AppendGroup(ctx context.Context, req *connect.Request[logbookv1.SessionsAppendRequest]) (*connect.Response[logbookv1.SessionsAppendReply], error) {
+// AppendGroup is Append for one atomic group: every event or none.
+func (v *sessions) AppendGroup(ctx context.Context, req *connect.Request[logbookv1.SessionsAppendRequest]) (*connect.Response[logbookv1.SessionsAppendReply], error) {
 	return v.appendOnce(ctx, req.Msg, true)
 }
 
 // appendOnce serves Append and, with group, AppendGroup.
-func (v *service) appendOnce(ctx context.Context, m *logbookv1.SessionsAppendRequest, group bool) (*connect.Response[logbookv1.SessionsAppendReply], error) {
-	want, err := expectedLen(m)
+func (v *sessions) appendOnce(ctx context.Context, m *logbookv1.SessionsAppendRequest, group bool) (*connect.Response[logbookv1.SessionsAppendReply], error) {
+	r, err := appendRequest(m)
 	if err != nil {
-		return nil, appendError(err, nil, 0, -1)
+		return nil, appendError(err, service.AppendResult{})
 	}
-	o, done, err := v.s.h.Borrow(ctx, m.GetSessionId())
+	r.Group = group
+	res, err := v.s.svc.Append(ctx, m.GetSessionId(), r)
 	if err != nil {
-		return nil, appendError(err, nil, 0, -1)
+		return nil, appendError(err, res)
 	}
-	var (
-		evs   []session.Event
-		first int64 // the first event's seq, or the length a batch found; -1 for a refused group
-	)
-	if group {
-		evs, err = appendGroup(ctx, o.Session, m, want)
-		first = -1
-		if len(evs) > 0 {
-			first = int64(evs[0].Seq())
-		}
-	} else {
-		var b session.Batch
-		b, err = appendRequest(ctx, o.Session, m, want)
-		evs, first = b.Events, int64(b.Start)
-	}
-	n := int64(len(evs))
-	var res store.FlushResult
-	if m.GetFlush() && (err == nil || n > 0) {
-		var ferr error
-		if res, ferr = v.s.st.Flush(ctx, o.Session); ferr != nil {
-			err = errors.Join(err, ferr)
-		}
-	}
-	done(err == nil)
-	if err != nil {
-		return nil, appendError(err, o.Session, n, first)
-	}
-	reply := &logbookv1.SessionsAppendReply{Envelopes: make([]string, 0, n)}
-	var scratch []byte
-	for _, ev := range evs {
-		reply.Envelopes = append(reply.Envelopes, envelopeText(&scratch, ev))
-	}
-	if m.GetFlush() {
-		reply.Flush = flushReply(res)
+	reply := &logbookv1.SessionsAppendReply{Envelopes: envelopes(res.Events)}
+	if res.Flush != nil {
+		reply.Flush = flushReply(*res.Flush)
 	}
 	return connect.NewResponse(reply), nil
 }
 
 // AppendStream appends the events of a client stream to one session, each
-// request's as one batch (see appendRequest), flushing at the requests that
+// request's as one batch (service.Appender), flushing at the requests that
 // ask and at the end.
-func (v *service) AppendStream(ctx context.Context, stream *connect.ClientStream[logbookv1.SessionsAppendRequest]) (*connect.Response[logbookv1.SessionsAppendStreamReply], error) {
-	var (
-		sess     *session.Session
-		done     = func(bool) {} // ends the borrow of sess (host.Borrow)
-		appended int64
-		firstSeq int64 = -1 // the first appended event's seq; before one, the length the first request found
-	)
-	// fail ends the stream at a rejected event or a broken stream, after
-	// flushing what it appended.
-	fail := func(err error) (*connect.Response[logbookv1.SessionsAppendStreamReply], error) {
-		if sess != nil && appended > 0 {
-			if _, ferr := v.s.st.Flush(context.WithoutCancel(ctx), sess); ferr != nil {
-				err = errors.Join(err, ferr)
-			}
-		}
-		done(false)
-		return nil, appendError(err, sess, appended, firstSeq)
+func (v *sessions) AppendStream(ctx context.Context, stream *connect.ClientStream[logbookv1.SessionsAppendRequest]) (*connect.Response[logbookv1.SessionsAppendStreamReply], error) {
+	ap, err := v.appendStream(ctx, stream)
+	res, err := ap.Finish(ctx, err, true)
+	if err != nil {
+		return nil, appendError(err, res)
 	}
+	return connect.NewResponse(&logbookv1.SessionsAppendStreamReply{Appended: int64(len(res.Events)), NextSeq: int64(ap.Len()), Flush: flushReply(*res.Flush)}), nil
+}
+
+// appendStream appends the stream's requests until its end or the first
+// failure, whose error it returns with the appender (nil when the stream
+// never reached a session).
+func (v *sessions) appendStream(ctx context.Context, stream *connect.ClientStream[logbookv1.SessionsAppendRequest]) (*service.Appender, error) {
+	var ap *service.Appender
 	for stream.Receive() {
 		m := stream.Msg()
-		want, err := expectedLen(m) // before the first message resumes the session
+		r, err := appendRequest(m) // before the first message resumes the session
 		if err != nil {
-			return fail(err)
+			return ap, err
 		}
 		switch id := m.GetSessionId(); {
-		case sess == nil:
-			o, giveBack, err := v.s.h.Borrow(ctx, id)
-			if err != nil {
-				return fail(err)
+		case ap == nil:
+			if ap, err = v.s.svc.Appender(ctx, id); err != nil {
+				return nil, err
 			}
-			sess, done = o.Session, giveBack
-		case id != "" && id != sess.ID():
-			return fail(sdk.Errorf(sdk.CodeUsage, "append", "an append stream carries one session: %q, then %q", sess.ID(), id))
+		case id != "" && id != ap.SessionID():
+			return ap, sdk.Errorf(sdk.CodeUsage, "append", "an append stream carries one session: %q, then %q", ap.SessionID(), id)
 		}
-		b, err := appendRequest(ctx, sess, m, want)
-		if firstSeq < 0 || (appended == 0 && len(b.Events) > 0) {
-			firstSeq = int64(b.Start)
+		if _, err := ap.Append(ctx, r.Expected, r.Inputs); err != nil {
+			return ap, err
 		}
-		appended += int64(len(b.Events))
-		if err != nil {
-			return fail(err)
-		}
-		if m.GetFlush() {
-			if _, err := v.s.st.Flush(ctx, sess); err != nil {
-				return fail(err)
+		if r.Flush {
+			if _, err := ap.Flush(ctx); err != nil {
+				return ap, err
 			}
 		}
-		if v.s.h.Stopping() {
-			return fail(&sdk.Error{Code: sdk.CodePluginUnavailable, Op: "server", SessionID: sess.ID(),
-				Detail: "the server is shutting down; the events appended so far are flushed"})
+		if v.s.svc.Stopping() {
+			return ap, &sdk.Error{Code: sdk.CodePluginUnavailable, Op: "server", SessionID: ap.SessionID(),
+				Detail: "the server is shutting down; the events appended so far are flushed"}
 		}
 	}
 	if err := stream.Err(); err != nil {
-		return fail(err)
+		return ap, err
 	}
-	if sess == nil {
-		return fail(sdk.Errorf(sdk.CodeUsage, "append", "the append stream ended before naming a session"))
+	if ap == nil {
+		return nil, sdk.Errorf(sdk.CodeUsage, "append", "the append stream ended before naming a session")
 	}
-	res, err := v.s.st.Flush(ctx, sess)
-	if err != nil {
-		return fail(err)
-	}
-	done(true)
-	return connect.NewResponse(&logbookv1.SessionsAppendStreamReply{Appended: appended, NextSeq: int64(sess.Len()), Flush: flushReply(res)}), nil
+	return ap, nil
 }
 
 // Messages returns the derived messages, now or right after event at: a
 // live session's own, else those of the stored log as it stands (without
 // the closers a resume would add), restored by store.View with the
 // store's plugin types and projections.
-func (v *service) Messages(ctx context.Context, req *connect.Request[logbookv1.SessionsMessagesRequest]) (*connect.Response[logbookv1.SessionsMessagesReply], error) {
+func (v *sessions) Messages(ctx context.Context, req *connect.Request[logbookv1.SessionsMessagesRequest]) (*connect.Response[logbookv1.SessionsMessagesReply], error) {
 	id := req.Msg.GetSessionId()
 	var at *sdk.Seq
 	if a := req.Msg.At; a != nil {
@@ -335,7 +251,7 @@ func (v *service) Messages(ctx context.Context, req *connect.Request[logbookv1.S
 		seq := sdk.Seq(*a)
 		at = &seq
 	}
-	sess, err := v.s.h.At(ctx, id, at)
+	sess, err := v.s.svc.View(ctx, id, at)
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}
@@ -344,48 +260,48 @@ func (v *service) Messages(ctx context.Context, req *connect.Request[logbookv1.S
 		return nil, toConnect(err, nil)
 	}
 	reply := &logbookv1.SessionsMessagesReply{}
-	for _, m := range list.All() {
-		reply.Messages = append(reply.Messages, string(m.JSON()))
+	for _, m := range list {
+		reply.Messages = append(reply.Messages, string(m))
 	}
 	return connect.NewResponse(reply), nil
 }
 
 // Transcript returns the append-origin surface events with their messages
 // as recorded.
-func (v *service) Transcript(ctx context.Context, req *connect.Request[logbookv1.SessionsTranscriptRequest]) (*connect.Response[logbookv1.SessionsTranscriptReply], error) {
-	sess, err := v.s.h.At(ctx, req.Msg.GetSessionId(), nil)
+func (v *sessions) Transcript(ctx context.Context, req *connect.Request[logbookv1.SessionsTranscriptRequest]) (*connect.Response[logbookv1.SessionsTranscriptReply], error) {
+	sess, err := v.s.svc.View(ctx, req.Msg.GetSessionId(), nil)
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}
 	t := sess.Transcript()
-	reply := &logbookv1.SessionsTranscriptReply{Entries: make([]*logbookv1.TranscriptEntry, 0, t.Len())}
-	for _, e := range t.All() {
-		reply.Entries = append(reply.Entries, &logbookv1.TranscriptEntry{Seq: int64(e.Seq), Type: e.Type, Message: string(e.Message.JSON())})
+	reply := &logbookv1.SessionsTranscriptReply{Entries: make([]*logbookv1.TranscriptEntry, 0, len(t))}
+	for _, e := range t {
+		reply.Entries = append(reply.Entries, &logbookv1.TranscriptEntry{Seq: int64(e.Seq), Type: e.Type, Message: string(e.Message)})
 	}
 	return connect.NewResponse(reply), nil
 }
 
 // Surface returns the current surface nodes in surface order.
-func (v *service) Surface(ctx context.Context, req *connect.Request[logbookv1.SessionsSurfaceRequest]) (*connect.Response[logbookv1.SessionsSurfaceReply], error) {
-	sess, err := v.s.h.At(ctx, req.Msg.GetSessionId(), nil)
+func (v *sessions) Surface(ctx context.Context, req *connect.Request[logbookv1.SessionsSurfaceRequest]) (*connect.Response[logbookv1.SessionsSurfaceReply], error) {
+	sess, err := v.s.svc.View(ctx, req.Msg.GetSessionId(), nil)
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}
-	view, err := sess.Surface()
+	nodes, err := sess.Surface()
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}
-	reply := &logbookv1.SessionsSurfaceReply{Seqs: make([]int64, view.Len())}
-	for i := range reply.Seqs {
-		reply.Seqs[i] = int64(view.At(i))
+	reply := &logbookv1.SessionsSurfaceReply{Seqs: make([]int64, len(nodes))}
+	for i, seq := range nodes {
+		reply.Seqs[i] = int64(seq)
 	}
 	return connect.NewResponse(reply), nil
 }
 
 // Header returns the session header and the log length: the live
 // session's, else those of the stored log as it stands.
-func (v *service) Header(ctx context.Context, req *connect.Request[logbookv1.SessionsHeaderRequest]) (*connect.Response[logbookv1.SessionsHeaderReply], error) {
-	sess, err := v.s.h.At(ctx, req.Msg.GetSessionId(), nil)
+func (v *sessions) Header(ctx context.Context, req *connect.Request[logbookv1.SessionsHeaderRequest]) (*connect.Response[logbookv1.SessionsHeaderReply], error) {
+	sess, err := v.s.svc.View(ctx, req.Msg.GetSessionId(), nil)
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}
@@ -395,7 +311,7 @@ func (v *service) Header(ctx context.Context, req *connect.Request[logbookv1.Ses
 
 // Events streams the log from `from`, then, with follow, live events
 // until the client cancels, `to` is reached or the server stops.
-func (v *service) Events(ctx context.Context, req *connect.Request[logbookv1.SessionsEventsRequest], stream *connect.ServerStream[logbookv1.SessionsEventsReply]) error {
+func (v *sessions) Events(ctx context.Context, req *connect.Request[logbookv1.SessionsEventsRequest], stream *connect.ServerStream[logbookv1.SessionsEventsReply]) error {
 	m := req.Msg
 	id, next := m.GetSessionId(), m.GetFrom()
 	end := int64(sdk.MaxSeq) + 1
@@ -445,14 +361,14 @@ func (c *eventChunker) Flush() error {
 }
 
 // Fork creates a live child of a live or stored session and holds it.
-func (v *service) Fork(ctx context.Context, req *connect.Request[logbookv1.SessionsForkRequest]) (*connect.Response[logbookv1.SessionsForkReply], error) {
+func (v *sessions) Fork(ctx context.Context, req *connect.Request[logbookv1.SessionsForkRequest]) (*connect.Response[logbookv1.SessionsForkReply], error) {
 	m := req.Msg
-	r := store.ForkRequest{SourceID: m.GetSourceId(), ChildID: m.GetChildId()}
+	r := service.ForkRequest{Source: m.GetSourceId(), As: m.GetChildId()}
 	if m.At != nil {
 		at := sdk.Seq(m.GetAt())
-		r.Boundary = &at
+		r.At = &at
 	}
-	child, err := v.s.h.Fork(ctx, r)
+	child, err := v.s.svc.Fork(ctx, r)
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}
@@ -461,10 +377,10 @@ func (v *service) Fork(ctx context.Context, req *connect.Request[logbookv1.Sessi
 
 // Flush flushes a live session on every backend (host.Flush: one the
 // server released for idleness answers its final flush).
-func (v *service) Flush(ctx context.Context, req *connect.Request[logbookv1.SessionsFlushRequest]) (*connect.Response[logbookv1.SessionsFlushReply], error) {
-	sess, res, err := v.s.h.Flush(ctx, req.Msg.GetSessionId())
+func (v *sessions) Flush(ctx context.Context, req *connect.Request[logbookv1.SessionsFlushRequest]) (*connect.Response[logbookv1.SessionsFlushReply], error) {
+	res, fenced, err := v.s.svc.Flush(ctx, req.Msg.GetSessionId())
 	if err != nil {
-		return nil, toConnect(err, fencedMeta(sess))
+		return nil, toConnect(err, fencedMeta(fenced))
 	}
 	return connect.NewResponse(flushReply(res)), nil
 }
@@ -472,54 +388,38 @@ func (v *service) Flush(ctx context.Context, req *connect.Request[logbookv1.Sess
 // Compact runs a manual compaction with the engine's compactor, resuming
 // the session when it is not live (and releasing it again when the
 // compaction fails: host.Borrow).
-func (v *service) Compact(ctx context.Context, req *connect.Request[logbookv1.SessionsCompactRequest]) (*connect.Response[logbookv1.SessionsCompactReply], error) {
+func (v *sessions) Compact(ctx context.Context, req *connect.Request[logbookv1.SessionsCompactRequest]) (*connect.Response[logbookv1.SessionsCompactReply], error) {
 	m := req.Msg
-	start, end := (*sdk.Seq)(m.StartSeq), (*sdk.Seq)(m.EndSeq)
-	if err := v.s.e.CheckCompact(start, end); err != nil {
-		return nil, toConnect(err, nil)
-	}
-	o, done, err := v.s.h.Borrow(ctx, m.GetSessionId())
+	evs, err := v.s.svc.Compact(ctx, m.GetSessionId(), service.CompactOptions{Start: (*sdk.Seq)(m.StartSeq), End: (*sdk.Seq)(m.EndSeq), SourceCommandID: m.GetSourceCommandId()})
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}
-	out, err := v.s.e.Compact(ctx, o.Session, start, end, m.GetSourceCommandId())
-	done(err == nil)
-	if err != nil {
-		return nil, toConnect(err, nil)
-	}
-	return connect.NewResponse(&logbookv1.SessionsCompactReply{Envelopes: envelopes(o.Session.Events().Range(sdk.Offset(out.StartSeq), sdk.Offset(out.EndSeq)+1))}), nil
+	return connect.NewResponse(&logbookv1.SessionsCompactReply{Envelopes: envelopes(evs)}), nil
 }
 
 // Inspect reports the log's length, its open turn, the closers a resume
 // would append and the torn bytes a write open would cut; it never writes.
-func (v *service) Inspect(ctx context.Context, req *connect.Request[logbookv1.SessionsInspectRequest]) (*connect.Response[logbookv1.SessionsInspectReply], error) {
+func (v *sessions) Inspect(ctx context.Context, req *connect.Request[logbookv1.SessionsInspectRequest]) (*connect.Response[logbookv1.SessionsInspectReply], error) {
 	id := req.Msg.GetSessionId()
-	in, err := v.s.h.Inspect(ctx, id)
+	in, err := v.s.svc.Inspect(ctx, id)
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}
-	reply := &logbookv1.SessionsInspectReply{
+	return connect.NewResponse(&logbookv1.SessionsInspectReply{
 		Id:            id,
-		Header:        string(headerjson.Encode(in.Session.Header())),
-		Events:        int64(in.Stored.Len()),
-		PendingRepair: make([]string, 0, len(in.Closers)),
+		Header:        string(headerjson.Encode(in.Header)),
+		Events:        int64(in.Events),
+		PendingRepair: envelopes(in.PendingRepair),
 		TornBytes:     in.Torn.Bytes,
 		TornFromSeq:   int64(in.Torn.FromSeq),
 		Live:          in.Live,
-	}
-	if turn, ok := in.OpenTurn(); ok {
-		reply.OpenTurn = &turn
-	}
-	var scratch []byte
-	for _, e := range in.Closers {
-		reply.PendingRepair = append(reply.PendingRepair, envelopeText(&scratch, e))
-	}
-	return connect.NewResponse(reply), nil
+		OpenTurn:      in.OpenTurn,
+	}), nil
 }
 
 // List lists the live and stored sessions by id.
-func (v *service) List(ctx context.Context, _ *connect.Request[logbookv1.SessionsListRequest]) (*connect.Response[logbookv1.SessionsListReply], error) {
-	entries, err := v.s.h.List(ctx)
+func (v *sessions) List(ctx context.Context, _ *connect.Request[logbookv1.SessionsListRequest]) (*connect.Response[logbookv1.SessionsListReply], error) {
+	entries, err := v.s.svc.List(ctx)
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}
@@ -541,8 +441,8 @@ func (v *service) List(ctx context.Context, _ *connect.Request[logbookv1.Session
 }
 
 // Delete deletes a stored session (host.Delete), by "api".
-func (v *service) Delete(ctx context.Context, req *connect.Request[logbookv1.SessionsDeleteRequest]) (*connect.Response[logbookv1.SessionsDeleteReply], error) {
-	rec, err := v.s.h.Delete(ctx, req.Msg.GetSessionId(), sdk.AuditRequest{Reason: req.Msg.GetReason(), By: sdk.ByAPI})
+func (v *sessions) Delete(ctx context.Context, req *connect.Request[logbookv1.SessionsDeleteRequest]) (*connect.Response[logbookv1.SessionsDeleteReply], error) {
+	rec, err := v.s.svc.Delete(ctx, req.Msg.GetSessionId(), sdk.AuditRequest{Reason: req.Msg.GetReason(), By: sdk.ByAPI})
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}
@@ -551,8 +451,8 @@ func (v *service) Delete(ctx context.Context, req *connect.Request[logbookv1.Ses
 
 // Release flushes and releases a live session (host.Release: one the
 // server released for idleness is released already).
-func (v *service) Release(ctx context.Context, req *connect.Request[logbookv1.SessionsReleaseRequest]) (*connect.Response[logbookv1.SessionsReleaseReply], error) {
-	if err := v.s.h.Release(ctx, req.Msg.GetSessionId()); err != nil {
+func (v *sessions) Release(ctx context.Context, req *connect.Request[logbookv1.SessionsReleaseRequest]) (*connect.Response[logbookv1.SessionsReleaseReply], error) {
+	if err := v.s.svc.Release(ctx, req.Msg.GetSessionId()); err != nil {
 		return nil, toConnect(err, nil)
 	}
 	return connect.NewResponse(&logbookv1.SessionsReleaseReply{}), nil
