@@ -76,7 +76,11 @@ type Appender struct {
 	svc  *Service
 	sess *session.Session
 	done func(ok bool) // ends the borrow of sess (host.Borrow); nil for a held session
-	res  AppendResult
+	// res is the tally; its FirstSeq is set by Finish from first, which is
+	// known once a batch reached the session (firstKnown).
+	res        AppendResult
+	first      sdk.Offset
+	firstKnown bool
 }
 
 // Appender borrows session id for a stream of appends, resuming it when it
@@ -112,11 +116,7 @@ func (a *Appender) do(ctx context.Context, r AppendRequest) error {
 // checks expected and appends nothing.
 func (a *Appender) Append(ctx context.Context, expected *sdk.Offset, ins []events.Input) (int, error) {
 	b, err := a.sess.AppendBatch(ctx, ins, session.BatchOptions{ExpectedLen: expected})
-	if a.res.FirstSeq == nil || (len(a.res.Events) == 0 && len(b.Events) > 0) {
-		first := b.Start
-		a.res.FirstSeq = &first
-	}
-	a.res.Events = append(a.res.Events, shared(b.Events)...)
+	a.tally(b.Start, b.Events)
 	return len(b.Events), err
 }
 
@@ -133,12 +133,26 @@ func (a *Appender) AppendGroup(ctx context.Context, expected *sdk.Offset, ins []
 	} else {
 		evs, err = a.sess.AppendGroup(ctx, ins)
 	}
-	if len(evs) > 0 && (a.res.FirstSeq == nil || len(a.res.Events) == 0) {
-		first := sdk.Offset(evs[0].Seq())
-		a.res.FirstSeq = &first
+	if len(evs) > 0 {
+		a.tally(sdk.Offset(evs[0].Seq()), evs)
 	}
-	a.res.Events = append(a.res.Events, shared(evs)...)
 	return err
+}
+
+// tally adds the events of a batch that began when the log was start long.
+// The stream's first seq is its first appended event's, or, until one
+// is appended, the length its first batch found.
+func (a *Appender) tally(start sdk.Offset, evs []session.Event) {
+	if !a.firstKnown || (len(a.res.Events) == 0 && len(evs) > 0) {
+		a.first, a.firstKnown = start, true
+	}
+	if a.res.Events == nil {
+		a.res.Events = shared(evs)
+		return
+	}
+	for _, e := range evs {
+		a.res.Events = append(a.res.Events, e.Shared())
+	}
 }
 
 // Flush flushes the session on every backend.
@@ -169,6 +183,9 @@ func (a *Appender) Finish(ctx context.Context, err error, flush bool) (AppendRes
 		a.done(err == nil)
 	}
 	a.res.Fenced = a.sess.Fenced() != nil
+	if a.firstKnown {
+		a.res.FirstSeq = &a.first
+	}
 	return a.res, err
 }
 
