@@ -1,9 +1,10 @@
-// Package host holds the sessions a `logbook serve` process serves: the
-// live sessions it made live (and so owns for write until they are released
-// or the server stops), the reads of sessions it does not hold, and the
-// tail of a session's log. The Connect service (runtime/server) and the /v1
-// JSON API (runtime/httpapi) both call it, so the two protocols resume,
-// hold, read and release sessions the same way.
+// Package host holds the sessions a running logbook serves: the live
+// sessions it made live (and so owns for write until they are released or
+// the process stops), the reads of sessions it does not hold, and the tail
+// of a session's log. The session service (runtime/service) builds on it,
+// and every door (package logbook, the /v1 JSON API, the Connect service)
+// calls that service, so each resumes, holds, reads and releases sessions
+// the same way.
 package host
 
 import (
