@@ -67,19 +67,11 @@ func Open(ctx context.Context, o Options) (*Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	if o.MaxLiveSessions < 0 {
-		return nil, sdk.Errorf(sdk.CodeUsage, "logbook", "Options.MaxLiveSessions %d is negative; 0 takes the configuration's max_live_sessions", o.MaxLiveSessions)
-	}
-	if o.MaxLiveSessions > 0 {
-		c := *cfg
-		c.MaxLiveSessions = int64(o.MaxLiveSessions)
-		cfg = &c
-	}
 	exe, err := pluginExecutable(o, cfg)
 	if err != nil {
 		return nil, err
 	}
-	svc, err := service.Open(ctx, service.Options{Config: cfg, Executable: exe, Logger: o.Logger, Clock: o.Clock, ModelInfo: o.ModelInfo, CreateDataDir: true})
+	svc, err := service.Open(ctx, service.Options{Config: cfg, Executable: exe, Logger: o.Logger, Clock: o.Clock, ModelInfo: o.ModelInfo, MaxLiveSessions: o.MaxLiveSessions, CreateDataDir: true})
 	if err != nil {
 		return nil, err
 	}

@@ -79,6 +79,11 @@ func BenchmarkAppend(b *testing.B) {
 			tService += timeWindow(func() error { _, err := viaService.Append(ctx, service.AppendRequest{Inputs: in}); return err })
 		}
 	}
+	b.StopTimer()
+	// Allocations are steadier than times on a shared machine: count
+	// them per append for each path.
+	b.ReportMetric(testing.AllocsPerRun(100, func() { _, _ = viaService.Append(ctx, service.AppendRequest{Inputs: in}) }), "service-allocs/event")
+	b.ReportMetric(testing.AllocsPerRun(100, func() { _, _ = oldRootAppend(ctx, direct, in) }), "old-allocs/event")
 	events := float64(b.N * benchWindow)
 	b.ReportMetric(float64(tService.Nanoseconds())/events, "service-ns/event")
 	b.ReportMetric(float64(tDirect.Nanoseconds())/events, "old-ns/event")

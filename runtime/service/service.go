@@ -39,6 +39,12 @@ type Options struct {
 	// for the compaction pressure policy (docs/compaction.md); default nil,
 	// which leaves the window to each session's request/context.
 	ModelInfo func(provider, model string) (contextWindow int64, ok bool)
+	// MaxLiveSessions caps the sessions live at once: one more create,
+	// resume or fork fails with TOO_MANY_LIVE_SESSIONS (retryable) and
+	// creates or claims nothing. Default 0: the configuration's
+	// max_live_sessions. Open refuses a cap the persistence plugins' file
+	// descriptor limit cannot hold (CONFIG_INVALID).
+	MaxLiveSessions int
 }
 
 // Clock is the runtime's time source (Options.Clock).
@@ -76,6 +82,14 @@ type Service struct {
 func Open(ctx context.Context, o Options) (*Service, error) {
 	if o.Config == nil {
 		return nil, sdk.Errorf(sdk.CodeUsage, "service", "Options.Config is required")
+	}
+	if o.MaxLiveSessions < 0 {
+		return nil, sdk.Errorf(sdk.CodeUsage, "service", "Options.MaxLiveSessions %d is negative; 0 takes the configuration's max_live_sessions", o.MaxLiveSessions)
+	}
+	if o.MaxLiveSessions > 0 {
+		c := *o.Config
+		c.MaxLiveSessions = int64(o.MaxLiveSessions)
+		o.Config = &c
 	}
 	if o.Logger == nil {
 		o.Logger = hclog.NewNullLogger()
