@@ -9,7 +9,7 @@ import (
 
 	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/runtime/host"
-	"github.com/seed-e5e476df/logbook/runtime/service"
+	sessionsvc "github.com/seed-e5e476df/logbook/runtime/service"
 	"github.com/seed-e5e476df/logbook/runtime/session"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/headerjson"
@@ -23,18 +23,18 @@ const (
 	chunkBytes  = 1 << 20
 )
 
-// sessions implements logbookv1connect.SessionsHandler over the server's
+// service implements logbookv1connect.SessionsHandler over the server's
 // store. Every error it returns went through toConnect.
-type sessions struct{ s *Server }
+type service struct{ s *Server }
 
 // Create makes a new live session, holds it, and flushes it before it
 // replies, as the CLI's create does: a session whose Create succeeded is
 // stored, so it survives a crash of the server and every other process
 // sees it. When the flush fails the session stays live and held (a Flush
 // or Release retries), and the reply is the flush's error.
-func (v *sessions) Create(ctx context.Context, req *connect.Request[logbookv1.SessionsCreateRequest]) (*connect.Response[logbookv1.SessionsCreateReply], error) {
+func (v *service) Create(ctx context.Context, req *connect.Request[logbookv1.SessionsCreateRequest]) (*connect.Response[logbookv1.SessionsCreateReply], error) {
 	m := req.Msg
-	sess, err := v.s.svc.Create(ctx, service.CreateRequest{ID: m.GetSessionId(), Stored: true, Header: events.CreateOptions{
+	sess, err := v.s.svc.Create(ctx, sessionsvc.CreateRequest{ID: m.GetSessionId(), Stored: true, Header: events.CreateOptions{
 		CWD: m.GetCwd(), Origin: m.GetOrigin(), DelegationDepth: m.GetDelegationDepth(),
 		AgentPreset: m.GetAgentPreset(), ParentSession: m.GetParentSession(),
 	}})
@@ -46,7 +46,7 @@ func (v *sessions) Create(ctx context.Context, req *connect.Request[logbookv1.Se
 
 // Open resumes a stored session (repairing it) and holds it, or reports
 // the live one.
-func (v *sessions) Open(ctx context.Context, req *connect.Request[logbookv1.SessionsOpenRequest]) (*connect.Response[logbookv1.SessionsOpenReply], error) {
+func (v *service) Open(ctx context.Context, req *connect.Request[logbookv1.SessionsOpenRequest]) (*connect.Response[logbookv1.SessionsOpenReply], error) {
 	o, err := v.s.svc.Acquire(ctx, req.Msg.GetSessionId())
 	if err != nil {
 		return nil, toConnect(err, nil)
@@ -105,7 +105,7 @@ func appendInput(in *logbookv1.AppendInput) events.Input {
 // before the failure and "firstSeq" is the seq of the first of them, or
 // the log length the append found when none was (left out when unknown).
 // A fenced session adds "fenced" (see fencedMeta).
-func appendError(err error, res service.AppendResult) error {
+func appendError(err error, res sessionsvc.AppendResult) error {
 	md := fencedMeta(res.Fenced)
 	if md == nil {
 		md = map[string]string{}
@@ -131,8 +131,8 @@ func fencedMeta(fenced bool) map[string]string {
 
 // appendRequest reads one request's expected_seq (INVALID_SEQ outside the
 // offset domain) and events.
-func appendRequest(m *logbookv1.SessionsAppendRequest) (service.AppendRequest, error) {
-	r := service.AppendRequest{Inputs: make([]events.Input, len(m.GetEvents())), Flush: m.GetFlush()}
+func appendRequest(m *logbookv1.SessionsAppendRequest) (sessionsvc.AppendRequest, error) {
+	r := sessionsvc.AppendRequest{Inputs: make([]events.Input, len(m.GetEvents())), Flush: m.GetFlush()}
 	for i, in := range m.GetEvents() {
 		r.Inputs[i] = appendInput(in)
 	}
@@ -146,7 +146,7 @@ func appendRequest(m *logbookv1.SessionsAppendRequest) (service.AppendRequest, e
 	return r, nil
 }
 
-func flushReply(r service.FlushResult) *logbookv1.SessionsFlushReply {
+func flushReply(r sessionsvc.FlushResult) *logbookv1.SessionsFlushReply {
 	out := &logbookv1.SessionsFlushReply{Participated: r.Participated}
 	for _, b := range r.Backends {
 		out.Backends = append(out.Backends, &logbookv1.BackendFlushStatus{Name: b.Name, DurableSeq: int64(b.DurableSeq)})
@@ -157,20 +157,20 @@ func flushReply(r service.FlushResult) *logbookv1.SessionsFlushReply {
 // Append appends the request's events in order as one batch
 // (service.Append), resuming the session first when it is not live (and
 // releasing it again when the request fails), and flushes when asked.
-func (v *sessions) Append(ctx context.Context, req *connect.Request[logbookv1.SessionsAppendRequest]) (*connect.Response[logbookv1.SessionsAppendReply], error) {
+func (v *service) Append(ctx context.Context, req *connect.Request[logbookv1.SessionsAppendRequest]) (*connect.Response[logbookv1.SessionsAppendReply], error) {
 	return v.appendOnce(ctx, req.Msg, false)
 }
 
 // AppendGroup is Append for one atomic group: every event or none.
-func (v *sessions) AppendGroup(ctx context.Context, req *connect.Request[logbookv1.SessionsAppendRequest]) (*connect.Response[logbookv1.SessionsAppendReply], error) {
+func (v *service) AppendGroup(ctx context.Context, req *connect.Request[logbookv1.SessionsAppendRequest]) (*connect.Response[logbookv1.SessionsAppendReply], error) {
 	return v.appendOnce(ctx, req.Msg, true)
 }
 
 // appendOnce serves Append and, with group, AppendGroup.
-func (v *sessions) appendOnce(ctx context.Context, m *logbookv1.SessionsAppendRequest, group bool) (*connect.Response[logbookv1.SessionsAppendReply], error) {
+func (v *service) appendOnce(ctx context.Context, m *logbookv1.SessionsAppendRequest, group bool) (*connect.Response[logbookv1.SessionsAppendReply], error) {
 	r, err := appendRequest(m)
 	if err != nil {
-		return nil, appendError(err, service.AppendResult{})
+		return nil, appendError(err, sessionsvc.AppendResult{})
 	}
 	r.Group = group
 	res, err := v.s.svc.Append(ctx, m.GetSessionId(), r)
@@ -185,9 +185,9 @@ func (v *sessions) appendOnce(ctx context.Context, m *logbookv1.SessionsAppendRe
 }
 
 // AppendStream appends the events of a client stream to one session, each
-// request's as one batch (service.Appender), flushing at the requests that
+// request's as one batch (sessionsvc.Appender), flushing at the requests that
 // ask and at the end.
-func (v *sessions) AppendStream(ctx context.Context, stream *connect.ClientStream[logbookv1.SessionsAppendRequest]) (*connect.Response[logbookv1.SessionsAppendStreamReply], error) {
+func (v *service) AppendStream(ctx context.Context, stream *connect.ClientStream[logbookv1.SessionsAppendRequest]) (*connect.Response[logbookv1.SessionsAppendStreamReply], error) {
 	ap, err := v.appendStream(ctx, stream)
 	res, err := ap.Finish(ctx, err, true)
 	if err != nil {
@@ -199,8 +199,8 @@ func (v *sessions) AppendStream(ctx context.Context, stream *connect.ClientStrea
 // appendStream appends the stream's requests until its end or the first
 // failure, whose error it returns with the appender (nil when the stream
 // never reached a session).
-func (v *sessions) appendStream(ctx context.Context, stream *connect.ClientStream[logbookv1.SessionsAppendRequest]) (*service.Appender, error) {
-	var ap *service.Appender
+func (v *service) appendStream(ctx context.Context, stream *connect.ClientStream[logbookv1.SessionsAppendRequest]) (*sessionsvc.Appender, error) {
+	var ap *sessionsvc.Appender
 	for stream.Receive() {
 		m := stream.Msg()
 		r, err := appendRequest(m) // before the first message resumes the session
@@ -241,7 +241,7 @@ func (v *sessions) appendStream(ctx context.Context, stream *connect.ClientStrea
 // live session's own, else those of the stored log as it stands (without
 // the closers a resume would add), restored by store.View with the
 // store's plugin types and projections.
-func (v *sessions) Messages(ctx context.Context, req *connect.Request[logbookv1.SessionsMessagesRequest]) (*connect.Response[logbookv1.SessionsMessagesReply], error) {
+func (v *service) Messages(ctx context.Context, req *connect.Request[logbookv1.SessionsMessagesRequest]) (*connect.Response[logbookv1.SessionsMessagesReply], error) {
 	id := req.Msg.GetSessionId()
 	var at *sdk.Seq
 	if a := req.Msg.At; a != nil {
@@ -268,7 +268,7 @@ func (v *sessions) Messages(ctx context.Context, req *connect.Request[logbookv1.
 
 // Transcript returns the append-origin surface events with their messages
 // as recorded.
-func (v *sessions) Transcript(ctx context.Context, req *connect.Request[logbookv1.SessionsTranscriptRequest]) (*connect.Response[logbookv1.SessionsTranscriptReply], error) {
+func (v *service) Transcript(ctx context.Context, req *connect.Request[logbookv1.SessionsTranscriptRequest]) (*connect.Response[logbookv1.SessionsTranscriptReply], error) {
 	sess, err := v.s.svc.View(ctx, req.Msg.GetSessionId(), nil)
 	if err != nil {
 		return nil, toConnect(err, nil)
@@ -282,7 +282,7 @@ func (v *sessions) Transcript(ctx context.Context, req *connect.Request[logbookv
 }
 
 // Surface returns the current surface nodes in surface order.
-func (v *sessions) Surface(ctx context.Context, req *connect.Request[logbookv1.SessionsSurfaceRequest]) (*connect.Response[logbookv1.SessionsSurfaceReply], error) {
+func (v *service) Surface(ctx context.Context, req *connect.Request[logbookv1.SessionsSurfaceRequest]) (*connect.Response[logbookv1.SessionsSurfaceReply], error) {
 	sess, err := v.s.svc.View(ctx, req.Msg.GetSessionId(), nil)
 	if err != nil {
 		return nil, toConnect(err, nil)
@@ -300,7 +300,7 @@ func (v *sessions) Surface(ctx context.Context, req *connect.Request[logbookv1.S
 
 // Header returns the session header and the log length: the live
 // session's, else those of the stored log as it stands.
-func (v *sessions) Header(ctx context.Context, req *connect.Request[logbookv1.SessionsHeaderRequest]) (*connect.Response[logbookv1.SessionsHeaderReply], error) {
+func (v *service) Header(ctx context.Context, req *connect.Request[logbookv1.SessionsHeaderRequest]) (*connect.Response[logbookv1.SessionsHeaderReply], error) {
 	sess, err := v.s.svc.View(ctx, req.Msg.GetSessionId(), nil)
 	if err != nil {
 		return nil, toConnect(err, nil)
@@ -311,7 +311,7 @@ func (v *sessions) Header(ctx context.Context, req *connect.Request[logbookv1.Se
 
 // Events streams the log from `from`, then, with follow, live events
 // until the client cancels, `to` is reached or the server stops.
-func (v *sessions) Events(ctx context.Context, req *connect.Request[logbookv1.SessionsEventsRequest], stream *connect.ServerStream[logbookv1.SessionsEventsReply]) error {
+func (v *service) Events(ctx context.Context, req *connect.Request[logbookv1.SessionsEventsRequest], stream *connect.ServerStream[logbookv1.SessionsEventsReply]) error {
 	m := req.Msg
 	id, next := m.GetSessionId(), m.GetFrom()
 	end := int64(sdk.MaxSeq) + 1
@@ -361,9 +361,9 @@ func (c *eventChunker) Flush() error {
 }
 
 // Fork creates a live child of a live or stored session and holds it.
-func (v *sessions) Fork(ctx context.Context, req *connect.Request[logbookv1.SessionsForkRequest]) (*connect.Response[logbookv1.SessionsForkReply], error) {
+func (v *service) Fork(ctx context.Context, req *connect.Request[logbookv1.SessionsForkRequest]) (*connect.Response[logbookv1.SessionsForkReply], error) {
 	m := req.Msg
-	r := service.ForkRequest{Source: m.GetSourceId(), As: m.GetChildId()}
+	r := sessionsvc.ForkRequest{Source: m.GetSourceId(), As: m.GetChildId()}
 	if m.At != nil {
 		at := sdk.Seq(m.GetAt())
 		r.At = &at
@@ -377,7 +377,7 @@ func (v *sessions) Fork(ctx context.Context, req *connect.Request[logbookv1.Sess
 
 // Flush flushes a live session on every backend (host.Flush: one the
 // server released for idleness answers its final flush).
-func (v *sessions) Flush(ctx context.Context, req *connect.Request[logbookv1.SessionsFlushRequest]) (*connect.Response[logbookv1.SessionsFlushReply], error) {
+func (v *service) Flush(ctx context.Context, req *connect.Request[logbookv1.SessionsFlushRequest]) (*connect.Response[logbookv1.SessionsFlushReply], error) {
 	res, fenced, err := v.s.svc.Flush(ctx, req.Msg.GetSessionId())
 	if err != nil {
 		return nil, toConnect(err, fencedMeta(fenced))
@@ -388,9 +388,9 @@ func (v *sessions) Flush(ctx context.Context, req *connect.Request[logbookv1.Ses
 // Compact runs a manual compaction with the engine's compactor, resuming
 // the session when it is not live (and releasing it again when the
 // compaction fails: host.Borrow).
-func (v *sessions) Compact(ctx context.Context, req *connect.Request[logbookv1.SessionsCompactRequest]) (*connect.Response[logbookv1.SessionsCompactReply], error) {
+func (v *service) Compact(ctx context.Context, req *connect.Request[logbookv1.SessionsCompactRequest]) (*connect.Response[logbookv1.SessionsCompactReply], error) {
 	m := req.Msg
-	evs, err := v.s.svc.Compact(ctx, m.GetSessionId(), service.CompactOptions{Start: (*sdk.Seq)(m.StartSeq), End: (*sdk.Seq)(m.EndSeq), SourceCommandID: m.GetSourceCommandId()})
+	evs, err := v.s.svc.Compact(ctx, m.GetSessionId(), sessionsvc.CompactOptions{Start: (*sdk.Seq)(m.StartSeq), End: (*sdk.Seq)(m.EndSeq), SourceCommandID: m.GetSourceCommandId()})
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}
@@ -399,7 +399,7 @@ func (v *sessions) Compact(ctx context.Context, req *connect.Request[logbookv1.S
 
 // Inspect reports the log's length, its open turn, the closers a resume
 // would append and the torn bytes a write open would cut; it never writes.
-func (v *sessions) Inspect(ctx context.Context, req *connect.Request[logbookv1.SessionsInspectRequest]) (*connect.Response[logbookv1.SessionsInspectReply], error) {
+func (v *service) Inspect(ctx context.Context, req *connect.Request[logbookv1.SessionsInspectRequest]) (*connect.Response[logbookv1.SessionsInspectReply], error) {
 	id := req.Msg.GetSessionId()
 	in, err := v.s.svc.Inspect(ctx, id)
 	if err != nil {
@@ -418,7 +418,7 @@ func (v *sessions) Inspect(ctx context.Context, req *connect.Request[logbookv1.S
 }
 
 // List lists the live and stored sessions by id.
-func (v *sessions) List(ctx context.Context, _ *connect.Request[logbookv1.SessionsListRequest]) (*connect.Response[logbookv1.SessionsListReply], error) {
+func (v *service) List(ctx context.Context, _ *connect.Request[logbookv1.SessionsListRequest]) (*connect.Response[logbookv1.SessionsListReply], error) {
 	entries, err := v.s.svc.List(ctx)
 	if err != nil {
 		return nil, toConnect(err, nil)
@@ -441,7 +441,7 @@ func (v *sessions) List(ctx context.Context, _ *connect.Request[logbookv1.Sessio
 }
 
 // Delete deletes a stored session (host.Delete), by "api".
-func (v *sessions) Delete(ctx context.Context, req *connect.Request[logbookv1.SessionsDeleteRequest]) (*connect.Response[logbookv1.SessionsDeleteReply], error) {
+func (v *service) Delete(ctx context.Context, req *connect.Request[logbookv1.SessionsDeleteRequest]) (*connect.Response[logbookv1.SessionsDeleteReply], error) {
 	rec, err := v.s.svc.Delete(ctx, req.Msg.GetSessionId(), sdk.AuditRequest{Reason: req.Msg.GetReason(), By: sdk.ByAPI})
 	if err != nil {
 		return nil, toConnect(err, nil)
@@ -451,7 +451,7 @@ func (v *sessions) Delete(ctx context.Context, req *connect.Request[logbookv1.Se
 
 // Release flushes and releases a live session (host.Release: one the
 // server released for idleness is released already).
-func (v *sessions) Release(ctx context.Context, req *connect.Request[logbookv1.SessionsReleaseRequest]) (*connect.Response[logbookv1.SessionsReleaseReply], error) {
+func (v *service) Release(ctx context.Context, req *connect.Request[logbookv1.SessionsReleaseRequest]) (*connect.Response[logbookv1.SessionsReleaseReply], error) {
 	if err := v.s.svc.Release(ctx, req.Msg.GetSessionId()); err != nil {
 		return nil, toConnect(err, nil)
 	}
