@@ -30,7 +30,7 @@ type CreateRequest struct {
 // SESSION_READ_ONLY.
 func (s *Service) Create(ctx context.Context, r CreateRequest) (*Session, error) {
 	o := r.Header
-	sess, err := s.h.CreateLive(ctx, store.CreateOptions{ID: r.ID, CWD: o.CWD, Origin: o.Origin,
+	sess, err := s.h.Create(ctx, store.CreateOptions{ID: r.ID, CWD: o.CWD, Origin: o.Origin,
 		DelegationDepth: o.DelegationDepth, AgentPreset: o.AgentPreset, ParentSession: o.ParentSession})
 	if err != nil {
 		return nil, err
