@@ -19,14 +19,6 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
-// An append's lines are appended in batches of at most batchInputs inputs
-// (and batchBytes of input), each batch under one hold of the append lock;
-// a batch also ends when no more input is buffered.
-const (
-	batchInputs = 256
-	batchBytes  = 1 << 20
-)
-
 // appendEvents is POST /v1/sessions/{id}/events?flush=&expectedSeq=: the
 // NDJSON body's append inputs, one per line (blank lines skipped),
 // appended in order, resuming the session when it is not live (and
@@ -112,18 +104,15 @@ func (e *lineError) Error() string { return "line " + strconv.Itoa(e.line) + ": 
 
 func (e *lineError) Unwrap() error { return e.err }
 
-// lineBatcher cuts the lines of one request's body into the batches it
-// hands to the service's appender, and maps a rejected input back to its
-// line.
+// lineBatcher queues the inputs of one request's lines on the service's
+// appender, commits them when a batch is full or no more input is
+// buffered, and maps a rejected input back to its line.
 type lineBatcher struct {
 	ap       *service.Appender
 	want     *sdk.Offset // the expected length, checked by the first batch
 	appended int         // inputs appended so far
 	checked  bool        // a batch was appended, so want was checked
-
-	batch []events.Input
-	lines []int // the line of each input of batch
-	size  int
+	lines    []int       // the line of each queued input
 }
 
 // run reads and appends lines until the end of the body or the first
@@ -150,10 +139,8 @@ func (lb *lineBatcher) run(ctx context.Context, lr *appendinput.Reader) error {
 			}
 			return &lineError{line: lr.Line(), index: lb.appended, err: err}
 		}
-		lb.batch = append(lb.batch, in)
 		lb.lines = append(lb.lines, lr.Line())
-		lb.size += len(text)
-		if len(lb.batch) >= batchInputs || lb.size >= batchBytes || !lr.Buffered() {
+		if full := lb.ap.Queue(in, len(text)); full || !lr.Buffered() {
 			if err := lb.commit(ctx); err != nil {
 				return err
 			}
@@ -161,17 +148,17 @@ func (lb *lineBatcher) run(ctx context.Context, lr *appendinput.Reader) error {
 	}
 }
 
-// commit appends the pending batch; an empty one only when want is still
-// to be checked.
+// commit appends the queued inputs; none only when want is still to be
+// checked.
 func (lb *lineBatcher) commit(ctx context.Context) error {
-	if len(lb.batch) == 0 && (lb.want == nil || lb.checked) {
+	if lb.ap.Queued() == 0 && (lb.want == nil || lb.checked) {
 		return nil
 	}
-	n, err := lb.ap.Append(ctx, lb.want, lb.batch)
+	n, err := lb.ap.Commit(ctx, lb.want)
 	lb.want, lb.checked = nil, true
 	lb.appended += n
 	lines := lb.lines
-	lb.batch, lb.lines, lb.size = lb.batch[:0], lb.lines[:0], 0
+	lb.lines = lb.lines[:0]
 	if err != nil {
 		if n < len(lines) {
 			return &lineError{line: lines[n], index: lb.appended, err: err}

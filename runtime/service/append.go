@@ -68,6 +68,15 @@ func (s *Session) Append(ctx context.Context, r AppendRequest) (AppendResult, er
 	return a.Finish(ctx, a.do(ctx, r), r.Flush)
 }
 
+// An appender's queued inputs (Queue) are appended in batches of at most
+// batchInputs inputs and, unless one alone is larger, batchBytes of wire
+// input, each under one hold of the session's append lock, so a long
+// stream never keeps other appends waiting for long.
+const (
+	batchInputs = 256
+	batchBytes  = 1 << 20
+)
+
 // Appender appends a stream of batches to one session: the requests of an
 // append stream, or the batches of a long request body. It keeps the
 // tally of the whole stream (AppendResult) and ends with Finish. It is
@@ -81,6 +90,9 @@ type Appender struct {
 	res        AppendResult
 	first      sdk.Offset
 	firstKnown bool
+
+	queue  []events.Input // the inputs Commit appends next
+	queued int            // their size on the wire
 }
 
 // Appender borrows session id for a stream of appends, resuming it when it
@@ -118,6 +130,27 @@ func (a *Appender) Append(ctx context.Context, expected *sdk.Offset, ins []event
 	b, err := a.sess.AppendBatch(ctx, ins, session.BatchOptions{ExpectedLen: expected})
 	a.tally(b.Start, b.Events)
 	return len(b.Events), err
+}
+
+// Queue adds in, size bytes on the wire, to the batch Commit appends next,
+// and reports whether that batch is full: the caller commits it before it
+// queues more.
+func (a *Appender) Queue(in events.Input, size int) (full bool) {
+	a.queue = append(a.queue, in)
+	a.queued += size
+	return len(a.queue) >= batchInputs || a.queued >= batchBytes
+}
+
+// Queued returns how many inputs are queued.
+func (a *Appender) Queued() int { return len(a.queue) }
+
+// Commit appends the queued inputs as one batch (Append), at expected when
+// it is set, and empties the queue.
+func (a *Appender) Commit(ctx context.Context, expected *sdk.Offset) (int, error) {
+	n, err := a.Append(ctx, expected, a.queue)
+	clear(a.queue)
+	a.queue, a.queued = a.queue[:0], 0
+	return n, err
 }
 
 // AppendGroup appends ins as one atomic group, at expected when it is set

@@ -204,3 +204,33 @@ func TestAppenderTalliesTheStream(t *testing.T) {
 		t.Fatalf("result %+v, %v", res, err)
 	}
 }
+
+// Queued inputs fill a batch at 256 inputs, or earlier at 1 MiB of wire
+// input; Commit appends them as one batch.
+func TestQueueFillsABatch(t *testing.T) {
+	ctx := context.Background()
+	svc := openMemory(t)
+	create(t, svc, "s", 0)
+	ap, err := svc.Appender(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 256 {
+		if full := ap.Queue(note, 10); full != (i == 255) {
+			t.Fatalf("input %d: full %v", i, full)
+		}
+	}
+	if n, err := ap.Commit(ctx, nil); n != 256 || err != nil || ap.Queued() != 0 {
+		t.Fatalf("commit: %d, %v, %d still queued", n, err, ap.Queued())
+	}
+	if ap.Queue(note, 1<<19) || !ap.Queue(note, 1<<19) {
+		t.Fatal("two inputs of 512 KiB do not fill a batch")
+	}
+	if _, err := ap.Commit(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	res, err := ap.Finish(ctx, nil, false)
+	if err != nil || len(res.Events) != 258 || *res.FirstSeq != 0 {
+		t.Fatalf("result: %d events, %v", len(res.Events), err)
+	}
+}
