@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/runtime/engine"
 	"github.com/seed-e5e476df/logbook/runtime/session"
 	"github.com/seed-e5e476df/logbook/runtime/store"
@@ -128,6 +129,22 @@ func (h *Host) Create(ctx context.Context, o store.CreateOptions) (*session.Sess
 	return sess, nil
 }
 
+// CreateStored is Create, then a flush before it returns, as the servers'
+// create does: a session whose CreateStored succeeded is stored, so it
+// survives a crash and every other process sees it. When the flush fails
+// the session stays live and held (a Flush or Release retries) and it is
+// returned with the flush's error.
+func (h *Host) CreateStored(ctx context.Context, o store.CreateOptions) (*session.Session, error) {
+	sess, err := h.Create(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := h.st.Flush(ctx, sess); err != nil {
+		return sess, err
+	}
+	return sess, nil
+}
+
 // Resume makes the stored session id live (Store.Open: repair, then live)
 // and holds it. Unlike Acquire it does not share a live session: one live
 // in the store is ALREADY_OWNED.
@@ -204,6 +221,22 @@ func (h *Host) open(ctx context.Context, id string) (Opened, error) {
 			return o, nil
 		}
 	}
+}
+
+// Repaired returns the session/recovered event and the closers the resume
+// appended (none when AlreadyLive): with any of them the resume batch ends
+// with the lifecycle marker (docs/architecture.md), so they are the events
+// before it at the end of what the resume wrote.
+func (o Opened) Repaired() []session.Event {
+	n := o.Repair.Closers
+	if o.Repair.Torn.Bytes > 0 {
+		n++
+	}
+	if o.AlreadyLive || n == 0 {
+		return nil
+	}
+	end := o.Session.FirstLiveSeq() - 1 // the marker
+	return o.Session.Events().Range(end-sdk.Offset(n), end).Slice()
 }
 
 // Live returns the session id when it is live, else SESSION_NOT_LIVE (with
@@ -391,4 +424,56 @@ func (h *Host) List(ctx context.Context) ([]store.ListEntry, error) {
 	}
 	slices.SortFunc(entries, func(a, b store.ListEntry) int { return strings.Compare(a.ID, b.ID) })
 	return entries, nil
+}
+
+// Status is what Stat reports of a session.
+type Status struct {
+	Header sdk.Header
+	// Length is the log's length: the live session's, else the stored
+	// log's.
+	Length sdk.Offset
+	Live   bool
+	// Torn is the torn tail the stored log ends in, which the next write
+	// open cuts; zero when none or when the session is live.
+	Torn sdk.Torn
+}
+
+// Stat reports a session's header, length, whether it is live here, and
+// the torn tail a write open would cut; it never writes.
+func (h *Host) Stat(ctx context.Context, id string) (Status, error) {
+	if sess, live := h.liveUse(ctx, id); live {
+		return Status{Header: sess.Header(), Length: sess.Len(), Live: true}, nil
+	}
+	sess, torn, err := h.st.View(ctx, id, nil)
+	if err != nil {
+		return Status{}, err
+	}
+	return Status{Header: sess.Header(), Length: sess.Len(), Torn: torn}, nil
+}
+
+// Compact runs a manual compaction (docs/compaction.md) of session id with
+// the engine's compactor, resuming the session when it is not live (and
+// releasing it again when the compaction fails: Borrow), and returns the
+// events it appended. Without a compaction block in the configuration it
+// is CONFIG_INVALID, checked before the session is resumed.
+func (h *Host) Compact(ctx context.Context, id string, start, end *sdk.Seq, sourceCommandID string) ([]events.Event, error) {
+	if err := h.e.CheckCompact(start, end); err != nil {
+		return nil, err
+	}
+	o, done, err := h.Borrow(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	out, err := h.CompactSession(ctx, o.Session, start, end, sourceCommandID)
+	done(err == nil)
+	return out, err
+}
+
+// CompactSession is Compact of sess, a live session the caller holds.
+func (h *Host) CompactSession(ctx context.Context, sess *session.Session, start, end *sdk.Seq, sourceCommandID string) ([]events.Event, error) {
+	out, err := h.e.Compact(ctx, sess, start, end, sourceCommandID)
+	if err != nil {
+		return nil, err
+	}
+	return Shared(sess.Events().Range(sdk.Offset(out.StartSeq), sdk.Offset(out.EndSeq)+1).Slice()), nil
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/seed-e5e476df/logbook/docs"
 	"github.com/seed-e5e476df/logbook/runtime/host"
-	"github.com/seed-e5e476df/logbook/runtime/service"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
@@ -45,8 +44,7 @@ type Options struct {
 // the paths under /v1/. Authentication, shutdown and body deadlines are
 // the mounting server's business.
 type API struct {
-	svc  *service.Service
-	h    *host.Host // the service's host, for the reads it does not offer: tails and derived views
+	h    *host.Host
 	opts Options
 	mux  *http.ServeMux
 }
@@ -84,15 +82,15 @@ var routes = []route{
 	{"GET", "/v1/openapi.json", (*API).openapi},
 }
 
-// New returns the API over svc's sessions; h is svc's host.
-func New(svc *service.Service, h *host.Host, o Options) *API {
+// New returns the API over h's sessions.
+func New(h *host.Host, o Options) *API {
 	if o.MaxRequestBytes <= 0 {
 		o.MaxRequestBytes = sdk.MaxEventMessageBytes(sdk.DefaultMaxEventBytes)
 	}
 	if o.Heartbeat <= 0 {
 		o.Heartbeat = DefaultHeartbeat
 	}
-	a := &API{svc: svc, h: h, opts: o, mux: http.NewServeMux()}
+	a := &API{h: h, opts: o, mux: http.NewServeMux()}
 	for _, rt := range routes {
 		a.mux.HandleFunc(rt.method+" "+rt.pattern, func(w http.ResponseWriter, r *http.Request) {
 			queryID(r)

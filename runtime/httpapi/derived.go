@@ -26,7 +26,7 @@ func (a *API) why(w http.ResponseWriter, r *http.Request) {
 		problemf(sdk.CodeUsage, "query parameter seq=%q is required: the seq of an event, an integer in 0 … 2^53−1", s).Write(w)
 		return
 	}
-	sess, ok := a.sessionAt(w, r, false)
+	sess, ok := a.viewAt(w, r, false)
 	if !ok {
 		return
 	}
@@ -47,7 +47,7 @@ func (a *API) why(w http.ResponseWriter, r *http.Request) {
 // took off the surface, ascending, and for each the replacing event that
 // shadowed it, {"shadowed": [seq…], "replacedBy": {"<seq>": seq}}.
 func (a *API) shadowed(w http.ResponseWriter, r *http.Request) {
-	sess, ok := a.sessionAt(w, r, true)
+	sess, ok := a.viewAt(w, r, true)
 	if !ok {
 		return
 	}
@@ -101,7 +101,7 @@ const tokensMethod = "compaction estimate (docs/compaction.md): each surface nod
 // (no "turn", startSeq the stretch's first seq); stretches without a
 // surface node are left out.
 func (a *API) tokens(w http.ResponseWriter, r *http.Request) {
-	sess, ok := a.sessionAt(w, r, true)
+	sess, ok := a.viewAt(w, r, true)
 	if !ok {
 		return
 	}

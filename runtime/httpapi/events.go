@@ -14,7 +14,6 @@ import (
 	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/runtime/appendinput"
 	"github.com/seed-e5e476df/logbook/runtime/host"
-	"github.com/seed-e5e476df/logbook/runtime/service"
 	"github.com/seed-e5e476df/logbook/runtime/session"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
@@ -22,7 +21,7 @@ import (
 // appendEvents is POST /v1/sessions/{id}/events?flush=&expectedSeq=: the
 // NDJSON body's append inputs, one per line (blank lines skipped),
 // appended in order, resuming the session when it is not live (and
-// releasing it again when the request fails: service.Appender). The answer
+// releasing it again when the request fails: host.Appender). The answer
 // is 200 with the canonical envelope of every appended event, one per
 // line. The first rejected line ends the request: the lines before it stay
 // appended (flushed when flush is set) and the answer is its problem, with
@@ -34,14 +33,14 @@ func (a *API) appendEvents(w http.ResponseWriter, r *http.Request) {
 	q := query{r: r}
 	flush, expected := q.flag("flush"), q.seq("expectedSeq")
 	if q.p != nil {
-		q.p.withAppended(service.AppendResult{}).Write(w)
+		q.p.withAppended(host.AppendResult{}).Write(w)
 		return
 	}
 	if p := checkType(r, ndjsonType); p != nil {
-		p.withAppended(service.AppendResult{}).Write(w)
+		p.withAppended(host.AppendResult{}).Write(w)
 		return
 	}
-	ap, err := a.svc.Appender(ctx, r.PathValue("id"))
+	ap, err := a.h.Appender(ctx, r.PathValue("id"))
 	if err == nil {
 		lb := lineBatcher{ap: ap}
 		if expected != nil {
@@ -81,7 +80,7 @@ func writeEnvelopes(w http.ResponseWriter, evs []events.Event) {
 
 // withAppended sets the append details of a problem from an append's
 // result: appended events, firstSeq when known, and fenced.
-func (p *Problem) withAppended(res service.AppendResult) *Problem {
+func (p *Problem) withAppended(res host.AppendResult) *Problem {
 	n := int64(len(res.Events))
 	p.Appended = &n
 	p.FirstSeq = nil
@@ -108,7 +107,7 @@ func (e *lineError) Unwrap() error { return e.err }
 // appender, commits them when a batch is full or no more input is
 // buffered, and maps a rejected input back to its line.
 type lineBatcher struct {
-	ap       *service.Appender
+	ap       *host.Appender
 	want     *sdk.Offset // the expected length, checked by the first batch
 	appended int         // inputs appended so far
 	checked  bool        // a batch was appended, so want was checked

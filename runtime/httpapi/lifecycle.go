@@ -22,7 +22,7 @@ type lifecycleRequest struct {
 // SESSION_READ_ONLY.
 func (a *API) deleteSession(w http.ResponseWriter, r *http.Request) {
 	req := sdk.AuditRequest{Reason: r.URL.Query().Get("reason"), By: sdk.ByAPI}
-	if _, err := a.svc.Delete(r.Context(), r.PathValue("id"), req); err != nil {
+	if _, err := a.h.Delete(r.Context(), r.PathValue("id"), req); err != nil {
 		NewProblem(err).Write(w)
 		return
 	}
@@ -44,11 +44,7 @@ func (a *API) setHold(w http.ResponseWriter, r *http.Request, held bool) {
 		p.Write(w)
 		return
 	}
-	setHold := a.svc.ReleaseHold
-	if held {
-		setHold = a.svc.Hold
-	}
-	rec, changed, err := setHold(r.Context(), r.PathValue("id"), sdk.AuditRequest{Reason: req.Reason, By: sdk.ByAPI})
+	rec, changed, err := a.h.SetHold(r.Context(), r.PathValue("id"), held, sdk.AuditRequest{Reason: req.Reason, By: sdk.ByAPI})
 	if err != nil {
 		NewProblem(err).Write(w)
 		return

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/seed-e5e476df/logbook/events"
+	"github.com/seed-e5e476df/logbook/runtime/store"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/jsonv"
 )
@@ -20,7 +20,7 @@ import (
 // session whose header cannot be read is in no tree.
 func (a *API) lineage(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	entries, err := a.svc.List(r.Context())
+	entries, err := a.h.List(r.Context())
 	if err != nil {
 		NewProblem(err).Write(w)
 		return
@@ -97,7 +97,7 @@ type lineageIndex struct {
 	children map[string][]string // parent id → child ids, by createdAt then id
 }
 
-func newLineage(entries []events.ListEntry) lineageIndex {
+func newLineage(entries []store.ListEntry) lineageIndex {
 	l := lineageIndex{headers: map[string]sdk.Header{}, children: map[string][]string{}}
 	for _, e := range entries {
 		if e.Err != nil {

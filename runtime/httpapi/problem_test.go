@@ -6,7 +6,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/seed-e5e476df/logbook/runtime/service"
+	"github.com/seed-e5e476df/logbook/runtime/host"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
@@ -50,7 +50,7 @@ func TestProblemCarriesTheDetails(t *testing.T) {
 	err.SessionID = "s1"
 	rec := httptest.NewRecorder()
 	first := sdk.Offset(5)
-	NewProblem(err).withAppended(service.AppendResult{FirstSeq: &first}).Write(rec)
+	NewProblem(err).withAppended(host.AppendResult{FirstSeq: &first}).Write(rec)
 	if rec.Code != 409 || rec.Header().Get("Content-Type") != ProblemContentType || rec.Header().Get(CodeHeader) != "SEQ_CONFLICT" {
 		t.Fatalf("status %d, headers %v", rec.Code, rec.Header())
 	}

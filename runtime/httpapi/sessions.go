@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/seed-e5e476df/logbook/events"
-	"github.com/seed-e5e476df/logbook/runtime/service"
+	"github.com/seed-e5e476df/logbook/runtime/host"
+	"github.com/seed-e5e476df/logbook/runtime/store"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/headerjson"
 	"github.com/seed-e5e476df/logbook/sdk/jsonv"
@@ -36,7 +36,7 @@ func (a *API) createSession(w http.ResponseWriter, r *http.Request) {
 		p.Write(w)
 		return
 	}
-	sess, err := a.svc.Create(r.Context(), service.CreateRequest{ID: req.ID, Header: events.CreateOptions{CWD: req.CWD}, Stored: true})
+	sess, err := a.h.CreateStored(r.Context(), store.CreateOptions{ID: req.ID, CWD: req.CWD})
 	if err != nil {
 		NewProblem(err).Write(w)
 		return
@@ -75,7 +75,7 @@ func (a *API) listSessions(w http.ResponseWriter, r *http.Request) {
 		}
 		after = &k
 	}
-	entries, err := a.svc.List(r.Context())
+	entries, err := a.h.List(r.Context())
 	if err != nil {
 		NewProblem(err).Write(w)
 		return
@@ -123,7 +123,7 @@ func (a *API) listSessions(w http.ResponseWriter, r *http.Request) {
 // them, and parent {id, seq} for a session with a parent (seq, its fork
 // point, when it inherited events) — or the code and message of the error
 // that keeps it from being read.
-func appendEntry(b []byte, e events.ListEntry) []byte {
+func appendEntry(b []byte, e store.ListEntry) []byte {
 	b = append(b, `{"id":`...)
 	b = jsonv.AppendString(b, e.ID)
 	b = append(b, `,"live":`...)
@@ -204,7 +204,7 @@ func parseCursor(s, order string) (pageKey, bool) {
 // open would cut (absent when there is none).
 func (a *API) getSession(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	st, err := a.svc.Stat(r.Context(), id)
+	st, err := a.h.Stat(r.Context(), id)
 	if err != nil {
 		NewProblem(err).Write(w)
 		return
@@ -214,7 +214,7 @@ func (a *API) getSession(w http.ResponseWriter, r *http.Request) {
 
 // appendSession appends the description of a session GET
 // /v1/sessions/{id} answers.
-func appendSession(b []byte, id string, st service.Status) []byte {
+func appendSession(b []byte, id string, st host.Status) []byte {
 	b = append(b, `{"id":`...)
 	b = jsonv.AppendString(b, id)
 	b = append(b, `,"header":`...)

@@ -18,7 +18,6 @@ import (
 	"github.com/seed-e5e476df/logbook/runtime/engine"
 	"github.com/seed-e5e476df/logbook/runtime/host"
 	"github.com/seed-e5e476df/logbook/runtime/httpapi"
-	"github.com/seed-e5e476df/logbook/runtime/service"
 	"github.com/seed-e5e476df/logbook/runtime/store"
 )
 
@@ -208,7 +207,7 @@ func inProcessServer(t testing.TB, id string, opts httpapi.Options) *httptest.Se
 	if _, err := h.Create(ctx, store.CreateOptions{ID: id}); err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(httpapi.New(service.New(e, h), h, opts))
+	ts := httptest.NewServer(httpapi.New(h, opts))
 	t.Cleanup(ts.Close)
 	return ts
 }

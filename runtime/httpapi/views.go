@@ -5,54 +5,28 @@ import (
 	"strconv"
 
 	"github.com/seed-e5e476df/logbook/provider"
-	"github.com/seed-e5e476df/logbook/runtime/service"
 	"github.com/seed-e5e476df/logbook/runtime/session"
+	"github.com/seed-e5e476df/logbook/runtime/store"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/headerjson"
 	"github.com/seed-e5e476df/logbook/sdk/jsonv"
 )
 
-// atParam reads the ?at= of a derived-view route (withAt), or writes its
-// problem.
-func atParam(w http.ResponseWriter, r *http.Request, withAt bool) (*sdk.Seq, bool) {
-	if !withAt {
-		return nil, true
-	}
-	q := query{r: r}
-	n := q.seq("at")
-	if q.p != nil {
-		q.p.Write(w)
-		return nil, false
-	}
-	if n == nil {
-		return nil, true
-	}
-	at := sdk.Seq(*n)
-	return &at, true
-}
-
 // viewAt returns the session of a derived-view route: live, or read from
-// storage; with ?at=, as it was right after event at (service.View).
-func (a *API) viewAt(w http.ResponseWriter, r *http.Request, withAt bool) (*service.Session, bool) {
-	at, ok := atParam(w, r, withAt)
-	if !ok {
-		return nil, false
-	}
-	sess, err := a.svc.View(r.Context(), r.PathValue("id"), at)
-	if err != nil {
-		NewProblem(err).Write(w)
-		return nil, false
-	}
-	return sess, true
-}
-
-// sessionAt is viewAt for the derived views the service does not offer
-// (request, provenance, shadowed nodes, token estimates), which read the
-// engine's session itself.
-func (a *API) sessionAt(w http.ResponseWriter, r *http.Request, withAt bool) (*session.Session, bool) {
-	at, ok := atParam(w, r, withAt)
-	if !ok {
-		return nil, false
+// storage; with ?at=, as it was right after event at (host.At).
+func (a *API) viewAt(w http.ResponseWriter, r *http.Request, withAt bool) (*session.Session, bool) {
+	var at *sdk.Seq
+	if withAt {
+		q := query{r: r}
+		n := q.seq("at")
+		if q.p != nil {
+			q.p.Write(w)
+			return nil, false
+		}
+		if n != nil {
+			s := sdk.Seq(*n)
+			at = &s
+		}
 	}
 	sess, err := a.h.At(r.Context(), r.PathValue("id"), at)
 	if err != nil {
@@ -63,15 +37,15 @@ func (a *API) sessionAt(w http.ResponseWriter, r *http.Request, withAt bool) (*s
 }
 
 // surfaceAt is viewAt with the session's surface.
-func (a *API) surfaceAt(w http.ResponseWriter, r *http.Request, withAt bool) (*service.Session, []sdk.Seq, bool) {
+func (a *API) surfaceAt(w http.ResponseWriter, r *http.Request, withAt bool) (*session.Session, session.SurfaceView, bool) {
 	sess, ok := a.viewAt(w, r, withAt)
 	if !ok {
-		return nil, nil, false
+		return nil, session.SurfaceView{}, false
 	}
 	surf, err := sess.Surface()
 	if err != nil {
 		NewProblem(err).Write(w)
-		return nil, nil, false
+		return nil, session.SurfaceView{}, false
 	}
 	return sess, surf, true
 }
@@ -93,11 +67,7 @@ func (a *API) messages(w http.ResponseWriter, r *http.Request) {
 		NewProblem(err).Write(w)
 		return
 	}
-	msgs := make([][]byte, len(ml))
-	for i, m := range ml {
-		msgs[i] = m
-	}
-	b, err := provider.Messages(format, msgs)
+	b, err := provider.Messages(format, ml.JSON())
 	if err != nil {
 		NewProblem(err).Write(w)
 		return
@@ -135,12 +105,8 @@ func (a *API) transcript(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	on := make(map[sdk.Seq]bool, len(surf))
-	for _, seq := range surf {
-		on[seq] = true
-	}
 	b := []byte{'['}
-	for i, e := range sess.Transcript() {
+	for i, e := range sess.Transcript().All() {
 		if i > 0 {
 			b = append(b, ',')
 		}
@@ -149,9 +115,9 @@ func (a *API) transcript(w http.ResponseWriter, r *http.Request) {
 		b = append(b, `,"type":`...)
 		b = jsonv.AppendString(b, e.Type)
 		b = append(b, `,"message":`...)
-		b = append(b, e.Message...)
+		b = append(b, e.Message.JSON()...)
 		b = append(b, `,"onSurface":`...)
-		b = strconv.AppendBool(b, on[e.Seq])
+		b = strconv.AppendBool(b, surf.Contains(e.Seq))
 		b = append(b, '}')
 	}
 	writeDoc(w, http.StatusOK, append(b, ']'))
@@ -165,11 +131,11 @@ func (a *API) surface(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	b := []byte{'['}
-	for i, seq := range surf {
+	for i := range surf.Len() {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = strconv.AppendInt(b, int64(seq), 10)
+		b = strconv.AppendInt(b, int64(surf.At(i)), 10)
 	}
 	writeDoc(w, http.StatusOK, append(b, ']'))
 }
@@ -178,7 +144,7 @@ func (a *API) surface(w http.ResponseWriter, r *http.Request) {
 // header, or null when the log has none.
 func (a *API) requestHeader(w http.ResponseWriter, r *http.Request) {
 	if sess, ok := a.viewAt(w, r, true); ok {
-		writeDoc(w, http.StatusOK, sess.RequestHeaderJSON())
+		writeDoc(w, http.StatusOK, sess.AppendRequestHeaderJSON(nil))
 	}
 }
 
@@ -190,7 +156,7 @@ func (a *API) request(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	sess, ok := a.sessionAt(w, r, true)
+	sess, ok := a.viewAt(w, r, true)
 	if !ok {
 		return
 	}
@@ -216,16 +182,16 @@ func (a *API) fork(w http.ResponseWriter, r *http.Request) {
 		p.Write(w)
 		return
 	}
-	fr := service.ForkRequest{Source: r.PathValue("id"), As: req.As}
+	fr := store.ForkRequest{SourceID: r.PathValue("id"), ChildID: req.As}
 	if req.At != nil {
 		at, err := sdk.NewSeq("at", *req.At)
 		if err != nil {
 			NewProblem(err).Write(w)
 			return
 		}
-		fr.At = &at
+		fr.Boundary = &at
 	}
-	child, err := a.svc.Fork(r.Context(), fr)
+	child, err := a.h.Fork(r.Context(), fr)
 	if err != nil {
 		NewProblem(err).Write(w)
 		return
@@ -243,10 +209,10 @@ func (a *API) flush(w http.ResponseWriter, r *http.Request) {
 		p.Write(w)
 		return
 	}
-	res, fenced, err := a.svc.Flush(r.Context(), r.PathValue("id"))
+	sess, res, err := a.h.Flush(r.Context(), r.PathValue("id"))
 	if err != nil {
 		p := NewProblem(err)
-		p.Fenced = fenced
+		p.Fenced = sess != nil && sess.Fenced() != nil
 		p.Write(w)
 		return
 	}
@@ -275,7 +241,7 @@ type compactRequest struct {
 
 // compact is POST /v1/sessions/{id}/compact: a manual compaction with the
 // engine's compactor, resuming the session when it is not live (and
-// releasing it again when the compaction fails: host.Borrow); the answer
+// releasing it again when the compaction fails: host.Compact); the answer
 // is the events it appended, as NDJSON.
 func (a *API) compact(w http.ResponseWriter, r *http.Request) {
 	var req compactRequest
@@ -283,7 +249,7 @@ func (a *API) compact(w http.ResponseWriter, r *http.Request) {
 		p.Write(w)
 		return
 	}
-	evs, err := a.svc.Compact(r.Context(), r.PathValue("id"), service.CompactOptions{Start: req.StartSeq, End: req.EndSeq, SourceCommandID: req.SourceCommandID})
+	evs, err := a.h.Compact(r.Context(), r.PathValue("id"), req.StartSeq, req.EndSeq, req.SourceCommandID)
 	if err != nil {
 		NewProblem(err).Write(w)
 		return
@@ -300,7 +266,7 @@ func (a *API) release(w http.ResponseWriter, r *http.Request) {
 		p.Write(w)
 		return
 	}
-	if err := a.svc.Release(r.Context(), r.PathValue("id")); err != nil {
+	if err := a.h.Release(r.Context(), r.PathValue("id")); err != nil {
 		NewProblem(err).Write(w)
 		return
 	}
@@ -311,31 +277,31 @@ func (a *API) release(w http.ResponseWriter, r *http.Request) {
 // turn (null when none), the closers a resume would append, and the torn
 // bytes a write open would cut; it never writes.
 func (a *API) inspect(w http.ResponseWriter, r *http.Request) {
-	in, err := a.svc.Inspect(r.Context(), r.PathValue("id"))
+	in, err := a.h.Inspect(r.Context(), r.PathValue("id"))
 	if err != nil {
 		NewProblem(err).Write(w)
 		return
 	}
 	b := []byte(`{"id":`)
-	b = jsonv.AppendString(b, in.ID)
+	b = jsonv.AppendString(b, in.Session.ID())
 	b = append(b, `,"header":`...)
-	b = append(b, headerjson.Encode(in.Header)...)
+	b = append(b, headerjson.Encode(in.Session.Header())...)
 	b = append(b, `,"events":`...)
-	b = strconv.AppendInt(b, int64(in.Events), 10)
+	b = strconv.AppendInt(b, int64(in.Stored.Len()), 10)
 	b = append(b, `,"live":`...)
 	b = strconv.AppendBool(b, in.Live)
 	b = append(b, `,"openTurn":`...)
-	if in.OpenTurn != nil {
-		b = strconv.AppendInt(b, *in.OpenTurn, 10)
+	if turn, ok := in.OpenTurn(); ok {
+		b = strconv.AppendInt(b, turn, 10)
 	} else {
 		b = append(b, "null"...)
 	}
 	b = append(b, `,"pendingRepair":[`...)
-	for i, e := range in.PendingRepair {
+	for i, e := range in.Closers {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, e.Envelope...)
+		b = e.AppendEnvelope(b)
 	}
 	b = append(b, `],"tornBytes":`...)
 	b = strconv.AppendInt(b, in.Torn.Bytes, 10)

@@ -21,7 +21,6 @@ import (
 	"github.com/seed-e5e476df/logbook/runtime/host"
 	"github.com/seed-e5e476df/logbook/runtime/httpapi"
 	"github.com/seed-e5e476df/logbook/runtime/metrics"
-	sessionsvc "github.com/seed-e5e476df/logbook/runtime/service"
 	"github.com/seed-e5e476df/logbook/runtime/store"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/proto/logbook/v1/logbookv1connect"
@@ -155,8 +154,7 @@ type Server struct {
 	handler http.Handler
 	mux     *http.ServeMux // the routes, which public consults for Options.Viewer
 
-	h      *host.Host          // the sessions the server holds
-	svc    *sessionsvc.Service // the session operations, over h
+	h      *host.Host // the sessions the server holds
 	calls  inflight
 	served atomic.Bool // Serve was called
 	// local is set by Serve, before it serves, when the listener is
@@ -214,18 +212,18 @@ func New(e *engine.Engine, o Options) (*Server, error) {
 	if o.ReadOnly {
 		h = host.NewReadOnly(e, o.Logger)
 	}
-	s := &Server{e: e, st: e.Store, opts: o, log: o.Logger, h: h, svc: sessionsvc.New(e, h)}
+	s := &Server{e: e, st: e.Store, opts: o, log: o.Logger, h: h}
 	s.token = sha256.Sum256([]byte(o.Token))
 	s.calls.idle = make(chan struct{})
 
 	mux := http.NewServeMux()
-	path, handler := logbookv1connect.NewSessionsHandler(&service{s}, s.sessionsOptions()...)
-	mountSessions(mux, path, handler)
+	path, sessions := logbookv1connect.NewSessionsHandler(&service{s}, s.sessionsOptions()...)
+	mountSessions(mux, path, sessions)
 	reflector := grpcreflect.NewStaticReflector(logbookv1connect.SessionsName)
 	mux.Handle(grpcreflect.NewHandlerV1(reflector))
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
 	s.mountHealth(mux)
-	mux.Handle("/v1/", httpapi.New(s.svc, h, httpapi.Options{MaxRequestBytes: o.MaxRequestBytes}))
+	mux.Handle("/v1/", httpapi.New(h, httpapi.Options{MaxRequestBytes: o.MaxRequestBytes}))
 	if o.Viewer != nil {
 		mux.Handle(viewerPattern, o.Viewer)
 	}

@@ -9,8 +9,8 @@ import (
 
 	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/runtime/host"
-	sessionsvc "github.com/seed-e5e476df/logbook/runtime/service"
 	"github.com/seed-e5e476df/logbook/runtime/session"
+	"github.com/seed-e5e476df/logbook/runtime/store"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/headerjson"
 	logbookv1 "github.com/seed-e5e476df/logbook/sdk/proto/logbook/v1"
@@ -34,10 +34,10 @@ type service struct{ s *Server }
 // or Release retries), and the reply is the flush's error.
 func (v *service) Create(ctx context.Context, req *connect.Request[logbookv1.SessionsCreateRequest]) (*connect.Response[logbookv1.SessionsCreateReply], error) {
 	m := req.Msg
-	sess, err := v.s.svc.Create(ctx, sessionsvc.CreateRequest{ID: m.GetSessionId(), Stored: true, Header: events.CreateOptions{
-		CWD: m.GetCwd(), Origin: m.GetOrigin(), DelegationDepth: m.GetDelegationDepth(),
+	sess, err := v.s.h.CreateStored(ctx, store.CreateOptions{
+		ID: m.GetSessionId(), CWD: m.GetCwd(), Origin: m.GetOrigin(), DelegationDepth: m.GetDelegationDepth(),
 		AgentPreset: m.GetAgentPreset(), ParentSession: m.GetParentSession(),
-	}})
+	})
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}
@@ -47,7 +47,7 @@ func (v *service) Create(ctx context.Context, req *connect.Request[logbookv1.Ses
 // Open resumes a stored session (repairing it) and holds it, or reports
 // the live one.
 func (v *service) Open(ctx context.Context, req *connect.Request[logbookv1.SessionsOpenRequest]) (*connect.Response[logbookv1.SessionsOpenReply], error) {
-	o, err := v.s.svc.Acquire(ctx, req.Msg.GetSessionId())
+	o, err := v.s.h.Acquire(ctx, req.Msg.GetSessionId())
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}
@@ -58,7 +58,7 @@ func (v *service) Open(ctx context.Context, req *connect.Request[logbookv1.Sessi
 		TornBytes:    o.Repair.Torn.Bytes,
 		TornFromSeq:  int64(o.Repair.Torn.FromSeq),
 		TornArtifact: o.Repair.Torn.Artifact,
-		Repaired:     envelopes(o.Repaired),
+		Repaired:     envelopes(host.Shared(o.Repaired())),
 	}), nil
 }
 
@@ -105,7 +105,7 @@ func appendInput(in *logbookv1.AppendInput) events.Input {
 // before the failure and "firstSeq" is the seq of the first of them, or
 // the log length the append found when none was (left out when unknown).
 // A fenced session adds "fenced" (see fencedMeta).
-func appendError(err error, res sessionsvc.AppendResult) error {
+func appendError(err error, res host.AppendResult) error {
 	md := fencedMeta(res.Fenced)
 	if md == nil {
 		md = map[string]string{}
@@ -131,8 +131,8 @@ func fencedMeta(fenced bool) map[string]string {
 
 // appendRequest reads one request's expected_seq (INVALID_SEQ outside the
 // offset domain) and events.
-func appendRequest(m *logbookv1.SessionsAppendRequest) (sessionsvc.AppendRequest, error) {
-	r := sessionsvc.AppendRequest{Inputs: make([]events.Input, len(m.GetEvents())), Flush: m.GetFlush()}
+func appendRequest(m *logbookv1.SessionsAppendRequest) (host.AppendRequest, error) {
+	r := host.AppendRequest{Inputs: make([]events.Input, len(m.GetEvents())), Flush: m.GetFlush()}
 	for i, in := range m.GetEvents() {
 		r.Inputs[i] = appendInput(in)
 	}
@@ -146,7 +146,7 @@ func appendRequest(m *logbookv1.SessionsAppendRequest) (sessionsvc.AppendRequest
 	return r, nil
 }
 
-func flushReply(r sessionsvc.FlushResult) *logbookv1.SessionsFlushReply {
+func flushReply(r store.FlushResult) *logbookv1.SessionsFlushReply {
 	out := &logbookv1.SessionsFlushReply{Participated: r.Participated}
 	for _, b := range r.Backends {
 		out.Backends = append(out.Backends, &logbookv1.BackendFlushStatus{Name: b.Name, DurableSeq: int64(b.DurableSeq)})
@@ -170,10 +170,10 @@ func (v *service) AppendGroup(ctx context.Context, req *connect.Request[logbookv
 func (v *service) appendOnce(ctx context.Context, m *logbookv1.SessionsAppendRequest, group bool) (*connect.Response[logbookv1.SessionsAppendReply], error) {
 	r, err := appendRequest(m)
 	if err != nil {
-		return nil, appendError(err, sessionsvc.AppendResult{})
+		return nil, appendError(err, host.AppendResult{})
 	}
 	r.Group = group
-	res, err := v.s.svc.Append(ctx, m.GetSessionId(), r)
+	res, err := v.s.h.Append(ctx, m.GetSessionId(), r)
 	if err != nil {
 		return nil, appendError(err, res)
 	}
@@ -185,7 +185,7 @@ func (v *service) appendOnce(ctx context.Context, m *logbookv1.SessionsAppendReq
 }
 
 // AppendStream appends the events of a client stream to one session, each
-// request's as one batch (sessionsvc.Appender), flushing at the requests that
+// request's as one batch (host.Appender), flushing at the requests that
 // ask and at the end.
 func (v *service) AppendStream(ctx context.Context, stream *connect.ClientStream[logbookv1.SessionsAppendRequest]) (*connect.Response[logbookv1.SessionsAppendStreamReply], error) {
 	ap, err := v.appendStream(ctx, stream)
@@ -199,8 +199,8 @@ func (v *service) AppendStream(ctx context.Context, stream *connect.ClientStream
 // appendStream appends the stream's requests until its end or the first
 // failure, whose error it returns with the appender (nil when the stream
 // never reached a session).
-func (v *service) appendStream(ctx context.Context, stream *connect.ClientStream[logbookv1.SessionsAppendRequest]) (*sessionsvc.Appender, error) {
-	var ap *sessionsvc.Appender
+func (v *service) appendStream(ctx context.Context, stream *connect.ClientStream[logbookv1.SessionsAppendRequest]) (*host.Appender, error) {
+	var ap *host.Appender
 	for stream.Receive() {
 		m := stream.Msg()
 		r, err := appendRequest(m) // before the first message resumes the session
@@ -209,7 +209,7 @@ func (v *service) appendStream(ctx context.Context, stream *connect.ClientStream
 		}
 		switch id := m.GetSessionId(); {
 		case ap == nil:
-			if ap, err = v.s.svc.Appender(ctx, id); err != nil {
+			if ap, err = v.s.h.Appender(ctx, id); err != nil {
 				return nil, err
 			}
 		case id != "" && id != ap.SessionID():
@@ -223,7 +223,7 @@ func (v *service) appendStream(ctx context.Context, stream *connect.ClientStream
 				return ap, err
 			}
 		}
-		if v.s.svc.Stopping() {
+		if v.s.h.Stopping() {
 			return ap, &sdk.Error{Code: sdk.CodePluginUnavailable, Op: "server", SessionID: ap.SessionID(),
 				Detail: "the server is shutting down; the events appended so far are flushed"}
 		}
@@ -251,7 +251,7 @@ func (v *service) Messages(ctx context.Context, req *connect.Request[logbookv1.S
 		seq := sdk.Seq(*a)
 		at = &seq
 	}
-	sess, err := v.s.svc.View(ctx, id, at)
+	sess, err := v.s.h.At(ctx, id, at)
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}
@@ -260,8 +260,8 @@ func (v *service) Messages(ctx context.Context, req *connect.Request[logbookv1.S
 		return nil, toConnect(err, nil)
 	}
 	reply := &logbookv1.SessionsMessagesReply{}
-	for _, m := range list {
-		reply.Messages = append(reply.Messages, string(m))
+	for _, m := range list.All() {
+		reply.Messages = append(reply.Messages, string(m.JSON()))
 	}
 	return connect.NewResponse(reply), nil
 }
@@ -269,31 +269,31 @@ func (v *service) Messages(ctx context.Context, req *connect.Request[logbookv1.S
 // Transcript returns the append-origin surface events with their messages
 // as recorded.
 func (v *service) Transcript(ctx context.Context, req *connect.Request[logbookv1.SessionsTranscriptRequest]) (*connect.Response[logbookv1.SessionsTranscriptReply], error) {
-	sess, err := v.s.svc.View(ctx, req.Msg.GetSessionId(), nil)
+	sess, err := v.s.h.At(ctx, req.Msg.GetSessionId(), nil)
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}
 	t := sess.Transcript()
-	reply := &logbookv1.SessionsTranscriptReply{Entries: make([]*logbookv1.TranscriptEntry, 0, len(t))}
-	for _, e := range t {
-		reply.Entries = append(reply.Entries, &logbookv1.TranscriptEntry{Seq: int64(e.Seq), Type: e.Type, Message: string(e.Message)})
+	reply := &logbookv1.SessionsTranscriptReply{Entries: make([]*logbookv1.TranscriptEntry, 0, t.Len())}
+	for _, e := range t.All() {
+		reply.Entries = append(reply.Entries, &logbookv1.TranscriptEntry{Seq: int64(e.Seq), Type: e.Type, Message: string(e.Message.JSON())})
 	}
 	return connect.NewResponse(reply), nil
 }
 
 // Surface returns the current surface nodes in surface order.
 func (v *service) Surface(ctx context.Context, req *connect.Request[logbookv1.SessionsSurfaceRequest]) (*connect.Response[logbookv1.SessionsSurfaceReply], error) {
-	sess, err := v.s.svc.View(ctx, req.Msg.GetSessionId(), nil)
+	sess, err := v.s.h.At(ctx, req.Msg.GetSessionId(), nil)
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}
-	nodes, err := sess.Surface()
+	view, err := sess.Surface()
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}
-	reply := &logbookv1.SessionsSurfaceReply{Seqs: make([]int64, len(nodes))}
-	for i, seq := range nodes {
-		reply.Seqs[i] = int64(seq)
+	reply := &logbookv1.SessionsSurfaceReply{Seqs: make([]int64, view.Len())}
+	for i := range reply.Seqs {
+		reply.Seqs[i] = int64(view.At(i))
 	}
 	return connect.NewResponse(reply), nil
 }
@@ -301,7 +301,7 @@ func (v *service) Surface(ctx context.Context, req *connect.Request[logbookv1.Se
 // Header returns the session header and the log length: the live
 // session's, else those of the stored log as it stands.
 func (v *service) Header(ctx context.Context, req *connect.Request[logbookv1.SessionsHeaderRequest]) (*connect.Response[logbookv1.SessionsHeaderReply], error) {
-	sess, err := v.s.svc.View(ctx, req.Msg.GetSessionId(), nil)
+	sess, err := v.s.h.At(ctx, req.Msg.GetSessionId(), nil)
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}
@@ -363,12 +363,12 @@ func (c *eventChunker) Flush() error {
 // Fork creates a live child of a live or stored session and holds it.
 func (v *service) Fork(ctx context.Context, req *connect.Request[logbookv1.SessionsForkRequest]) (*connect.Response[logbookv1.SessionsForkReply], error) {
 	m := req.Msg
-	r := sessionsvc.ForkRequest{Source: m.GetSourceId(), As: m.GetChildId()}
+	r := store.ForkRequest{SourceID: m.GetSourceId(), ChildID: m.GetChildId()}
 	if m.At != nil {
 		at := sdk.Seq(m.GetAt())
-		r.At = &at
+		r.Boundary = &at
 	}
-	child, err := v.s.svc.Fork(ctx, r)
+	child, err := v.s.h.Fork(ctx, r)
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}
@@ -378,9 +378,9 @@ func (v *service) Fork(ctx context.Context, req *connect.Request[logbookv1.Sessi
 // Flush flushes a live session on every backend (host.Flush: one the
 // server released for idleness answers its final flush).
 func (v *service) Flush(ctx context.Context, req *connect.Request[logbookv1.SessionsFlushRequest]) (*connect.Response[logbookv1.SessionsFlushReply], error) {
-	res, fenced, err := v.s.svc.Flush(ctx, req.Msg.GetSessionId())
+	sess, res, err := v.s.h.Flush(ctx, req.Msg.GetSessionId())
 	if err != nil {
-		return nil, toConnect(err, fencedMeta(fenced))
+		return nil, toConnect(err, fencedMeta(sess != nil && sess.Fenced() != nil))
 	}
 	return connect.NewResponse(flushReply(res)), nil
 }
@@ -390,7 +390,7 @@ func (v *service) Flush(ctx context.Context, req *connect.Request[logbookv1.Sess
 // compaction fails: host.Borrow).
 func (v *service) Compact(ctx context.Context, req *connect.Request[logbookv1.SessionsCompactRequest]) (*connect.Response[logbookv1.SessionsCompactReply], error) {
 	m := req.Msg
-	evs, err := v.s.svc.Compact(ctx, m.GetSessionId(), sessionsvc.CompactOptions{Start: (*sdk.Seq)(m.StartSeq), End: (*sdk.Seq)(m.EndSeq), SourceCommandID: m.GetSourceCommandId()})
+	evs, err := v.s.h.Compact(ctx, m.GetSessionId(), (*sdk.Seq)(m.StartSeq), (*sdk.Seq)(m.EndSeq), m.GetSourceCommandId())
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}
@@ -401,25 +401,32 @@ func (v *service) Compact(ctx context.Context, req *connect.Request[logbookv1.Se
 // would append and the torn bytes a write open would cut; it never writes.
 func (v *service) Inspect(ctx context.Context, req *connect.Request[logbookv1.SessionsInspectRequest]) (*connect.Response[logbookv1.SessionsInspectReply], error) {
 	id := req.Msg.GetSessionId()
-	in, err := v.s.svc.Inspect(ctx, id)
+	in, err := v.s.h.Inspect(ctx, id)
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}
-	return connect.NewResponse(&logbookv1.SessionsInspectReply{
+	reply := &logbookv1.SessionsInspectReply{
 		Id:            id,
-		Header:        string(headerjson.Encode(in.Header)),
-		Events:        int64(in.Events),
-		PendingRepair: envelopes(in.PendingRepair),
+		Header:        string(headerjson.Encode(in.Session.Header())),
+		Events:        int64(in.Stored.Len()),
+		PendingRepair: make([]string, 0, len(in.Closers)),
 		TornBytes:     in.Torn.Bytes,
 		TornFromSeq:   int64(in.Torn.FromSeq),
 		Live:          in.Live,
-		OpenTurn:      in.OpenTurn,
-	}), nil
+	}
+	if turn, ok := in.OpenTurn(); ok {
+		reply.OpenTurn = &turn
+	}
+	var scratch []byte
+	for _, e := range in.Closers {
+		reply.PendingRepair = append(reply.PendingRepair, envelopeText(&scratch, e))
+	}
+	return connect.NewResponse(reply), nil
 }
 
 // List lists the live and stored sessions by id.
 func (v *service) List(ctx context.Context, _ *connect.Request[logbookv1.SessionsListRequest]) (*connect.Response[logbookv1.SessionsListReply], error) {
-	entries, err := v.s.svc.List(ctx)
+	entries, err := v.s.h.List(ctx)
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}
@@ -442,7 +449,7 @@ func (v *service) List(ctx context.Context, _ *connect.Request[logbookv1.Session
 
 // Delete deletes a stored session (host.Delete), by "api".
 func (v *service) Delete(ctx context.Context, req *connect.Request[logbookv1.SessionsDeleteRequest]) (*connect.Response[logbookv1.SessionsDeleteReply], error) {
-	rec, err := v.s.svc.Delete(ctx, req.Msg.GetSessionId(), sdk.AuditRequest{Reason: req.Msg.GetReason(), By: sdk.ByAPI})
+	rec, err := v.s.h.Delete(ctx, req.Msg.GetSessionId(), sdk.AuditRequest{Reason: req.Msg.GetReason(), By: sdk.ByAPI})
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}
@@ -452,7 +459,7 @@ func (v *service) Delete(ctx context.Context, req *connect.Request[logbookv1.Ses
 // Release flushes and releases a live session (host.Release: one the
 // server released for idleness is released already).
 func (v *service) Release(ctx context.Context, req *connect.Request[logbookv1.SessionsReleaseRequest]) (*connect.Response[logbookv1.SessionsReleaseReply], error) {
-	if err := v.s.svc.Release(ctx, req.Msg.GetSessionId()); err != nil {
+	if err := v.s.h.Release(ctx, req.Msg.GetSessionId()); err != nil {
 		return nil, toConnect(err, nil)
 	}
 	return connect.NewResponse(&logbookv1.SessionsReleaseReply{}), nil

@@ -2,10 +2,9 @@ package service
 
 import (
 	"context"
-	"errors"
 
 	"github.com/seed-e5e476df/logbook/events"
-	"github.com/seed-e5e476df/logbook/runtime/session"
+	"github.com/seed-e5e476df/logbook/runtime/host"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
@@ -55,173 +54,21 @@ type AppendResult struct {
 // result still says what was appended; the error of a rejected input is
 // an *sdk.Error whose Index is its position in r.Inputs.
 func (s *Service) Append(ctx context.Context, id string, r AppendRequest) (AppendResult, error) {
-	a, err := s.Appender(ctx, id)
-	if err != nil {
-		return AppendResult{}, err
-	}
-	return a.Finish(ctx, a.do(ctx, r), r.Flush)
+	res, err := s.h.Append(ctx, id, host.AppendRequest(r))
+	return appendResult(res), err
 }
 
 // Append appends r to s (Service.Append), a session the caller holds.
 func (s *Session) Append(ctx context.Context, r AppendRequest) (AppendResult, error) {
-	a := &Appender{svc: s.svc, sess: s.s}
-	return a.Finish(ctx, a.do(ctx, r), r.Flush)
+	res, err := s.svc.h.AppendTo(ctx, s.s, host.AppendRequest(r))
+	return appendResult(res), err
 }
 
-// An appender's queued inputs (Queue) are appended in batches of at most
-// batchInputs inputs and, unless one alone is larger, batchBytes of wire
-// input, each under one hold of the session's append lock, so a long
-// stream never keeps other appends waiting for long.
-const (
-	batchInputs = 256
-	batchBytes  = 1 << 20
-)
-
-// Appender appends a stream of batches to one session: the requests of an
-// append stream, or the batches of a long request body. It keeps the
-// tally of the whole stream (AppendResult) and ends with Finish. It is
-// not safe for concurrent use.
-type Appender struct {
-	svc  *Service
-	sess *session.Session
-	done func(ok bool) // ends the borrow of sess (host.Borrow); nil for a held session
-	// res is the tally; its FirstSeq is set by Finish from first, which is
-	// known once a batch reached the session (firstKnown).
-	res        AppendResult
-	first      sdk.Offset
-	firstKnown bool
-
-	queue  []events.Input // the inputs Commit appends next
-	queued int            // their size on the wire
+func appendResult(r host.AppendResult) AppendResult {
+	out := AppendResult{Events: r.Events, FirstSeq: r.FirstSeq, Fenced: r.Fenced}
+	if r.Flush != nil {
+		f := flushResult(*r.Flush)
+		out.Flush = &f
+	}
+	return out
 }
-
-// Appender borrows session id for a stream of appends, resuming it when it
-// is not live. The caller must call Finish: when the stream fails, a
-// session resumed for it is released again.
-func (s *Service) Appender(ctx context.Context, id string) (*Appender, error) {
-	o, done, err := s.h.Borrow(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	return &Appender{svc: s, sess: o.Session, done: done}, nil
-}
-
-// SessionID returns the id of the session a appends to.
-func (a *Appender) SessionID() string { return a.sess.ID() }
-
-// Len returns the session's log length.
-func (a *Appender) Len() sdk.Offset { return a.sess.Len() }
-
-// do appends one request, without its flush.
-func (a *Appender) do(ctx context.Context, r AppendRequest) error {
-	if r.Group {
-		return a.AppendGroup(ctx, r.Expected, r.Inputs)
-	}
-	_, err := a.Append(ctx, r.Expected, r.Inputs)
-	return err
-}
-
-// Append appends ins as one batch, each as its own event, at expected (the
-// seq its first event must get) when it is set (AppendRequest). It
-// returns how many it appended; at the first rejected input it stops with
-// that input's error (Index its position in ins). A batch with no inputs
-// checks expected and appends nothing.
-func (a *Appender) Append(ctx context.Context, expected *sdk.Offset, ins []events.Input) (int, error) {
-	b, err := a.sess.AppendBatch(ctx, ins, session.BatchOptions{ExpectedLen: expected})
-	a.tally(b.Start, b.Events)
-	return len(b.Events), err
-}
-
-// Queue adds in, size bytes on the wire, to the batch Commit appends next,
-// and reports whether that batch is full: the caller commits it before it
-// queues more.
-func (a *Appender) Queue(in events.Input, size int) (full bool) {
-	a.queue = append(a.queue, in)
-	a.queued += size
-	return len(a.queue) >= batchInputs || a.queued >= batchBytes
-}
-
-// Queued returns how many inputs are queued.
-func (a *Appender) Queued() int { return len(a.queue) }
-
-// Commit appends the queued inputs as one batch (Append), at expected when
-// it is set, and empties the queue.
-func (a *Appender) Commit(ctx context.Context, expected *sdk.Offset) (int, error) {
-	n, err := a.Append(ctx, expected, a.queue)
-	clear(a.queue)
-	a.queue, a.queued = a.queue[:0], 0
-	return n, err
-}
-
-// AppendGroup appends ins as one atomic group, at expected when it is set
-// (AppendRequest.Group): all of them, or none and the rejected member's
-// error.
-func (a *Appender) AppendGroup(ctx context.Context, expected *sdk.Offset, ins []events.Input) error {
-	var (
-		evs []session.Event
-		err error
-	)
-	if expected != nil {
-		evs, err = a.sess.AppendGroupAt(ctx, sdk.Seq(*expected), ins)
-	} else {
-		evs, err = a.sess.AppendGroup(ctx, ins)
-	}
-	if len(evs) > 0 {
-		a.tally(sdk.Offset(evs[0].Seq()), evs)
-	}
-	return err
-}
-
-// tally adds the events of a batch that began when the log was start long.
-// The stream's first seq is its first appended event's, or, until one
-// is appended, the length its first batch found.
-func (a *Appender) tally(start sdk.Offset, evs []session.Event) {
-	if !a.firstKnown || (len(a.res.Events) == 0 && len(evs) > 0) {
-		a.first, a.firstKnown = start, true
-	}
-	if a.res.Events == nil {
-		a.res.Events = shared(evs)
-		return
-	}
-	for _, e := range evs {
-		a.res.Events = append(a.res.Events, e.Shared())
-	}
-}
-
-// Flush flushes the session on every backend.
-func (a *Appender) Flush(ctx context.Context) (FlushResult, error) {
-	res, err := a.svc.e.Store.Flush(ctx, a.sess)
-	return flushResult(res), err
-}
-
-// Finish ends the stream whose error (nil: it succeeded) is err. With
-// flush, it first flushes what the stream appended (a failed stream that
-// appended nothing is not flushed), joining a flush error to err. It
-// returns the stream's result and err. A session the stream resumed is
-// released again when err is not nil. On a nil Appender (the stream never
-// reached a session) it returns a zero result and err.
-func (a *Appender) Finish(ctx context.Context, err error, flush bool) (AppendResult, error) {
-	if a == nil {
-		return AppendResult{}, err
-	}
-	if flush && (err == nil || len(a.res.Events) > 0) {
-		res, ferr := a.Flush(context.WithoutCancel(ctx))
-		if ferr != nil {
-			err = errors.Join(err, ferr)
-		} else {
-			a.res.Flush = &res
-		}
-	}
-	if a.done != nil {
-		a.done(err == nil)
-	}
-	a.res.Fenced = a.sess.Fenced() != nil
-	if a.firstKnown {
-		a.res.FirstSeq = &a.first
-	}
-	return a.res, err
-}
-
-// Stopping reports whether the service is shutting down: a long append
-// stream should end, flushed.
-func (s *Service) Stopping() bool { return s.h.Stopping() }

@@ -6,12 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-
 	"github.com/seed-e5e476df/logbook/config"
 	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/runtime/engine"
-	"github.com/seed-e5e476df/logbook/runtime/host"
 	"github.com/seed-e5e476df/logbook/runtime/service"
 	"github.com/seed-e5e476df/logbook/runtime/session"
 	"github.com/seed-e5e476df/logbook/runtime/store"
@@ -26,8 +23,10 @@ const benchWindow = 8
 // service's append of one event to a held session (Session.Append, the
 // path of the logbook door) with a direct session.AppendBatch plus the
 // partial-failure bookkeeping the logbook door wrote itself before the
-// service. Both sessions live in one engine over the memory backend; each
+// service. Both sessions live over the memory backend; each
 // is replaced by a fresh one every 20,000 events so both logs stay alike.
+// The old path runs in an engine of its own beside the service's, over
+// the same configuration.
 func BenchmarkAppend(b *testing.B) {
 	ctx := context.Background()
 	cfg, err := config.Parse([]byte(`persistence "memory" {}`), "memory.hcl")
@@ -39,7 +38,11 @@ func BenchmarkAppend(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer e.Close(ctx)
-	svc := service.New(e, host.New(e, hclog.NewNullLogger()))
+	svc, err := service.Open(ctx, service.Options{Config: cfg, Executable: logbookBin})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer svc.Close(ctx)
 	in := []events.Input{{Type: "app/note", Ignorable: true, Data: []byte(`{"text":"a note of a few dozen bytes, as a harness writes"}`)}}
 
 	var (

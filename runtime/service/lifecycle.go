@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/seed-e5e476df/logbook/events"
-	"github.com/seed-e5e476df/logbook/runtime/session"
+	"github.com/seed-e5e476df/logbook/runtime/host"
 	"github.com/seed-e5e476df/logbook/runtime/store"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
@@ -30,18 +30,16 @@ type CreateRequest struct {
 // SESSION_READ_ONLY.
 func (s *Service) Create(ctx context.Context, r CreateRequest) (*Session, error) {
 	o := r.Header
-	sess, err := s.h.Create(ctx, store.CreateOptions{ID: r.ID, CWD: o.CWD, Origin: o.Origin,
-		DelegationDepth: o.DelegationDepth, AgentPreset: o.AgentPreset, ParentSession: o.ParentSession})
-	if err != nil {
+	co := store.CreateOptions{ID: r.ID, CWD: o.CWD, Origin: o.Origin, DelegationDepth: o.DelegationDepth, AgentPreset: o.AgentPreset, ParentSession: o.ParentSession}
+	create := s.h.Create
+	if r.Stored {
+		create = s.h.CreateStored
+	}
+	sess, err := create(ctx, co)
+	if sess == nil {
 		return nil, err
 	}
-	out := &Session{svc: s, s: sess}
-	if r.Stored {
-		if _, err := s.e.Store.Flush(ctx, sess); err != nil {
-			return out, err
-		}
-	}
-	return out, nil
+	return &Session{svc: s, s: sess}, err
 }
 
 // RepairReport says what a resume repaired (docs/architecture.md): the
@@ -85,27 +83,8 @@ func (s *Service) Acquire(ctx context.Context, id string) (Opened, error) {
 	if err != nil {
 		return Opened{}, err
 	}
-	out := Opened{Session: &Session{svc: s, s: o.Session}, AlreadyLive: o.AlreadyLive, Repair: RepairReport{Torn: o.Repair.Torn, Closers: o.Repair.Closers}}
-	if !o.AlreadyLive {
-		out.Repaired = repaired(o.Session, out.Repair)
-	}
-	return out, nil
-}
-
-// repaired returns the session/recovered event and the closers a resume
-// appended: with any of them the resume batch ends with the lifecycle
-// marker (docs/architecture.md), so they are the events before it at the
-// end of what the resume wrote.
-func repaired(sess *session.Session, rep RepairReport) []events.Event {
-	n := rep.Closers
-	if rep.Torn.Bytes > 0 {
-		n++
-	}
-	if n == 0 {
-		return nil
-	}
-	end := sess.FirstLiveSeq() - 1 // the marker
-	return shared(sess.Events().Range(end-sdk.Offset(n), end).Slice())
+	return Opened{Session: &Session{svc: s, s: o.Session}, AlreadyLive: o.AlreadyLive,
+		Repair: RepairReport{Torn: o.Repair.Torn, Closers: o.Repair.Closers}, Repaired: host.Shared(o.Repaired())}, nil
 }
 
 // ForkRequest is a fork of a session.
@@ -173,7 +152,7 @@ func (s *Service) Inspect(ctx context.Context, id string) (Inspection, error) {
 	if err != nil {
 		return Inspection{}, err
 	}
-	out := Inspection{ID: in.Session.ID(), Header: in.Session.Header(), Events: sdk.Offset(in.Stored.Len()), PendingRepair: shared(in.Closers), Torn: in.Torn, Live: in.Live}
+	out := Inspection{ID: in.Session.ID(), Header: in.Session.Header(), Events: sdk.Offset(in.Stored.Len()), PendingRepair: host.Shared(in.Closers), Torn: in.Torn, Live: in.Live}
 	if turn, ok := in.OpenTurn(); ok {
 		out.OpenTurn = &turn
 	}
@@ -202,14 +181,8 @@ type Status struct {
 // Stat reports a session's header, length, whether it is live here, and
 // the torn tail a write open would cut; it never writes.
 func (s *Service) Stat(ctx context.Context, id string) (Status, error) {
-	if sess, live := s.e.Store.Get(id); live {
-		return Status{Header: sess.Header(), Length: sess.Len(), Live: true}, nil
-	}
-	sess, torn, err := s.e.Store.View(ctx, id, nil)
-	if err != nil {
-		return Status{}, err
-	}
-	return Status{Header: sess.Header(), Length: sess.Len(), Torn: torn}, nil
+	st, err := s.h.Stat(ctx, id)
+	return Status{Header: st.Header, Length: st.Length, Live: st.Live, Torn: st.Torn}, err
 }
 
 // List returns the live and the stored sessions, by id. A session that
@@ -276,17 +249,7 @@ type CompactOptions struct {
 // appended. Without a compaction block in the configuration it is
 // CONFIG_INVALID, checked before the session is resumed.
 func (s *Service) Compact(ctx context.Context, id string, o CompactOptions) ([]events.Event, error) {
-	if err := s.e.CheckCompact(o.Start, o.End); err != nil {
-		return nil, err
-	}
-	op, done, err := s.h.Borrow(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	sess := &Session{svc: s, s: op.Session}
-	out, err := sess.compact(ctx, o)
-	done(err == nil)
-	return out, err
+	return s.h.Compact(ctx, id, o.Start, o.End, o.SourceCommandID)
 }
 
 // Compact runs a manual compaction of s (Service.Compact). It flushes; a
@@ -295,13 +258,5 @@ func (s *Session) Compact(ctx context.Context, o CompactOptions) ([]events.Event
 	if err := s.checkLive("compact"); err != nil {
 		return nil, err
 	}
-	return s.compact(ctx, o)
-}
-
-func (s *Session) compact(ctx context.Context, o CompactOptions) ([]events.Event, error) {
-	out, err := s.svc.e.Compact(ctx, s.s, o.Start, o.End, o.SourceCommandID)
-	if err != nil {
-		return nil, err
-	}
-	return s.Range(sdk.Offset(out.StartSeq), sdk.Offset(out.EndSeq)+1), nil
+	return s.svc.h.CompactSession(ctx, s.s, o.Start, o.End, o.SourceCommandID)
 }

@@ -108,15 +108,10 @@ func Open(ctx context.Context, o Options) (*Service, error) {
 		return nil, err
 	}
 	if o.ReadOnly {
-		return New(e, host.NewReadOnly(e, o.Logger)), nil
+		return &Service{e: e, h: host.NewReadOnly(e, o.Logger)}, nil
 	}
-	return New(e, host.New(e, o.Logger)), nil
+	return &Service{e: e, h: host.New(e, o.Logger)}, nil
 }
-
-// New returns the service over a started engine e and h, the host of its
-// sessions, for the servers of runtime/ that run the engine and the host
-// themselves (idle release, tails). Close stops h and closes e.
-func New(e *engine.Engine, h *host.Host) *Service { return &Service{e: e, h: h} }
 
 // Close flushes and releases every live session, then stops the plugins.
 // It returns the flush errors joined; the plugins stop either way.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/seed-e5e476df/logbook/events"
+	"github.com/seed-e5e476df/logbook/runtime/host"
 	"github.com/seed-e5e476df/logbook/runtime/session"
 	"github.com/seed-e5e476df/logbook/runtime/store"
 	"github.com/seed-e5e476df/logbook/sdk"
@@ -48,11 +49,11 @@ func (s *Session) Fenced() bool { return s.s.Fenced() != nil }
 
 // Events returns the log, in seq order: a new slice on each call whose
 // Data and Envelope are the stored bytes, not copies.
-func (s *Session) Events() []events.Event { return shared(s.s.Events().Slice()) }
+func (s *Session) Events() []events.Event { return host.Shared(s.s.Events().Slice()) }
 
 // Range returns the events [from, end) of the log, clipped to it.
 func (s *Session) Range(from, end sdk.Offset) []events.Event {
-	return shared(s.s.Events().Range(min(from, s.s.Len()), min(end, s.s.Len())).Slice())
+	return host.Shared(s.s.Events().Range(min(from, s.s.Len()), min(end, s.s.Len())).Slice())
 }
 
 // Messages returns the model messages the surface derives to (what a
@@ -128,18 +129,6 @@ func (s *Session) Release(ctx context.Context) error {
 		return nil
 	}
 	return s.svc.h.ReleaseSession(ctx, s.s)
-}
-
-// shared converts session events to the events package's, sharing bytes.
-func shared(evs []session.Event) []events.Event {
-	if evs == nil {
-		return nil
-	}
-	out := make([]events.Event, len(evs))
-	for i, e := range evs {
-		out[i] = e.Shared()
-	}
-	return out
 }
 
 // FlushResult is what a flush found on every backend.
