@@ -1,6 +1,6 @@
-// Package service is the session service every door of logbook calls: the
-// embedder's package logbook, the /v1 JSON API and the Connect service of
-// `logbook serve`, and the logbook CLI. It owns a running engine (the
+// Package service is logbook's session service: the embedder's package
+// logbook and the logbook CLI call it, and the /v1 JSON API and the
+// Connect service of `logbook serve` share its implementation. It owns a running engine (the
 // configured plugins and the store) and the sessions it made live, and it
 // is the only public package of runtime/: the engine room (session, store,
 // compaction, engine, pluginhost, host, transfer, search, provenance,
