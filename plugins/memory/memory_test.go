@@ -69,7 +69,9 @@ func harness(m mode) persistencetest.Harness {
 	}
 	return persistencetest.Harness{
 		Name:         memory.Name,
-		Capabilities: persistencetest.Capabilities{StatCounts: true, Watch: true, Delete: true, Import: true},
+		Capabilities: persistencetest.Capabilities{StatCounts: true},
+		Declared:     memory.Capabilities(),
+		Served:       memory.New(),
 		New:          func(t *testing.T) sdk.Persistence { return connect(t, memory.New()) },
 		Reopen: func(t *testing.T, p sdk.Persistence) sdk.Persistence {
 			return connect(t, instance(t, p).Peer())
