@@ -14,7 +14,9 @@ type bare struct{ sdk.Persistence }
 
 type watchingBackend struct{ bare }
 
-func (watchingBackend) Watch(context.Context, string, sdk.Offset, func(sdk.Offset) error) error { return nil }
+func (watchingBackend) Watch(context.Context, string, sdk.Offset, func(sdk.Offset) error) error {
+	return nil
+}
 
 func TestCapabilityDeclaredAndImplementedMustAgree(t *testing.T) {
 	watch, _ := capabilityNamed(sdk.CapabilityWatch)
