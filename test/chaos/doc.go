@@ -2,12 +2,15 @@
 // `logbook serve` (the binary built from ./cmd/logbook) with real plugin
 // subprocesses over each persistence backend (JSONL with zstd frames, JSONL
 // with plain lines, SQLite, PostgreSQL in a schema of the run's own that is
-// dropped at its end, memory; the configs are in testdata/), lets several
-// concurrent clients append with flush, and injects faults in a seeded
-// random order: next is always one of the kinds the backend ran least,
-// and of those one the backends before it ran least, so a long run gives
-// every kind its share on every backend and the short one spreads the kinds
-// over the backends. Faults of the append path:
+// dropped at its end, memory; the configs are in testdata/), the backends
+// side by side, lets several concurrent clients append with flush, and
+// injects faults in a seeded random order: next is always one of the kinds
+// the backend ran least, of its share of the kinds where it can (the list
+// of kinds cut into windows of -chaos.faults, one backend's after the
+// other's), so a long run gives every kind its share on every backend and
+// the short one spreads the kinds over the backends. PostgreSQL and memory,
+// whose storage is like no other's, run every kind that applies to them
+// at least once, however few -chaos.faults. Faults of the append path:
 //
 //   - serve-kill: SIGKILL of serve, then a restart on the same data
 //     directory; the clients reconnect.
@@ -83,7 +86,8 @@
 // half-made session fails it.
 //
 // The default run is short (-chaos.faults=10 per backend: about two
-// thirds of the kinds on each backend, every kind on two or more);
+// thirds of the kinds on each backend, every kind on two or more, and
+// every kind that applies on PostgreSQL and memory);
 // `make chaos` runs the long one. Flags (after the package):
 //
 //	-chaos.faults N     faults per backend
