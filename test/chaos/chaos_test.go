@@ -41,26 +41,28 @@ func TestChaos(t *testing.T) {
 			names = append(names, b.name)
 		}
 	}
-	// The backends run side by side; the summary waits for them all (a
-	// test's cleanup runs after its parallel subtests).
-	t.Cleanup(func() {
-		var kinds []string
-		for _, f := range faults {
-			kinds = append(kinds, f.name)
-		}
-		t.Logf("chaos summary (seed %d, %d faults per backend):\n%s", seed, *flagFaults, tb.render(append(kinds, shutdown), names))
-		if lost, dup, half := tb.totals(); lost > 0 || dup > 0 || half > 0 {
-			t.Errorf("%d acknowledged events lost, %d events duplicated, %d half-made sessions", lost, dup, half)
-		}
-	})
+	// The backends run side by side, each subtest started from a
+	// goroutine of its own (not t.Parallel, which -parallel, GOMAXPROCS
+	// by default, would bound: they mostly wait for their processes).
+	var wg sync.WaitGroup
 	for i, b := range backends {
 		if !slices.Contains(names, b.name) {
 			continue
 		}
-		t.Run(b.name, func(t *testing.T) {
-			t.Parallel()
-			runBackend(t, b, i, seed+uint64(i)<<32, tb)
-		})
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t.Run(b.name, func(t *testing.T) { runBackend(t, b, i, seed+uint64(i)<<32, tb) })
+		}()
+	}
+	wg.Wait()
+	var kinds []string
+	for _, f := range faults {
+		kinds = append(kinds, f.name)
+	}
+	t.Logf("chaos summary (seed %d, %d faults per backend):\n%s", seed, *flagFaults, tb.render(append(kinds, shutdown), names))
+	if lost, dup, half := tb.totals(); lost > 0 || dup > 0 || half > 0 {
+		t.Errorf("%d acknowledged events lost, %d events duplicated, %d half-made sessions", lost, dup, half)
 	}
 }
 
