@@ -171,6 +171,17 @@ func units(t testing.TB, data []byte, zst bool) [][2]int {
 	return out
 }
 
+// logUnits reads the log at path and splits it into its units.
+func logUnits(t testing.TB, path string) (data []byte, zst bool, us [][2]int) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zst = filepath.Ext(path) == ".zst"
+	return data, zst, units(t, data, zst)
+}
+
 // decodeUnits returns the decoded content of each unit of a zstd log.
 func decodeUnits(t testing.TB, data []byte) [][]byte {
 	t.Helper()
@@ -196,12 +207,7 @@ func decodeUnits(t testing.TB, data []byte) [][]byte {
 // a flipped checksum byte, which leaves the frame's structure intact).
 func corruptEvent(t testing.TB, path string, seq int64) string {
 	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	zst := filepath.Ext(path) == ".zst"
-	us := units(t, data, zst)
+	data, zst, us := logUnits(t, path)
 	var where string
 	if !zst {
 		u := us[seq+1] // line 1 is the header
@@ -233,12 +239,7 @@ func corruptEvent(t testing.TB, path string, seq int64) string {
 // with ev: the line, or a frame of ev encoded as the backend encodes one.
 func rewriteEvent(t testing.TB, path string, seq int64, ev []byte) {
 	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	zst := filepath.Ext(path) == ".zst"
-	us := units(t, data, zst)
+	data, zst, us := logUnits(t, path)
 	line := append(bytes.Clone(ev), '\n')
 	var u [2]int
 	if !zst {

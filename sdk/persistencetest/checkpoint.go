@@ -87,6 +87,18 @@ func rewritten(seq int) []byte {
 	return bytes.Replace(ev, []byte(`"event `), []byte(`"EVENT `), 1)
 }
 
+// tornUnderCheckpoint stores tornLog as session "s1" with a checkpoint of
+// all 10 events, then tears its last event.
+func (s *suite) tornUnderCheckpoint(t *testing.T) (sdk.Persistence, [][]byte) {
+	t.Helper()
+	p := s.backend(t)
+	h, events := stored(t, p, "s1", tornLog()...)
+	writeCheckpoint(t, p, h, 10, fold("a"))
+	closeHandle(t, p, h)
+	s.h.Tear(t, p, "s1", 1)
+	return p, events
+}
+
 var checkpointRules = []rule{
 	{name: "none-until-written-then-exactly-it-and-nothing-changed", run: func(t *testing.T, s *suite) {
 		p := s.backend(t)
@@ -203,11 +215,7 @@ var checkpointRules = []rule{
 	{name: "log-shorter-than-the-checkpoint-invalidates-it", needs: []string{hookTear}, run: func(t *testing.T, s *suite) {
 		// A torn tail cut into the covered events: the read open that
 		// reports it, and the write open that cuts it, find no checkpoint.
-		p := s.backend(t)
-		h, events := stored(t, p, "s1", tornLog()...)
-		writeCheckpoint(t, p, h, 10, fold("a"))
-		closeHandle(t, p, h)
-		s.h.Tear(t, p, "s1", 1)
+		p, events := s.tornUnderCheckpoint(t)
 		r := open(t, p, "s1", sdk.AccessRead)
 		requireNoCheckpoint(t, p, r.Handle, "of a read open of a log torn inside it")
 		closeHandle(t, p, r.Handle)
@@ -222,11 +230,7 @@ var checkpointRules = []rule{
 	{name: "log-cut-and-written-again-to-the-same-length-invalidates-it", needs: []string{hookTear}, run: func(t *testing.T, s *suite) {
 		// The events after the cut are written again with other bytes: the
 		// log has the checkpoint's length again, not its bytes.
-		p := s.backend(t)
-		h, _ := stored(t, p, "s1", tornLog()...)
-		writeCheckpoint(t, p, h, 10, fold("a"))
-		closeHandle(t, p, h)
-		s.h.Tear(t, p, "s1", 1)
+		p, _ := s.tornUnderCheckpoint(t)
 		w := open(t, p, "s1", sdk.AccessWrite)
 		appendOK(t, p, w.Handle, [][]byte{rewritten(9)})
 		requireNoCheckpoint(t, p, w.Handle, "after the cut events were written again")
