@@ -2,12 +2,12 @@ package httpapi
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"io"
 	"net/http"
 
 	"github.com/seed-e5e476df/logbook/runtime/appendinput"
+	"github.com/seed-e5e476df/logbook/runtime/host"
 	"github.com/seed-e5e476df/logbook/runtime/session"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
@@ -15,7 +15,7 @@ import (
 // appendGroup is POST /v1/sessions/{id}/events/group?flush=&expectedSeq=:
 // the NDJSON body's append inputs (as appendEvents reads them) appended as
 // one atomic group (docs/compaction.md), resuming the session when it is
-// not live (and releasing it again when the request fails: host.Borrow).
+// not live (and releasing it again when the request fails: host.Append).
 // The whole body is at most MaxRequestBytes, as one Connect request is.
 // The members are validated together and committed with consecutive seqs,
 // or nothing is appended and the answer is the problem of the first
@@ -24,14 +24,13 @@ import (
 // group's first member must get that seq, else SEQ_CONFLICT; flush flushes
 // the appended group before the answer, 200 with the envelopes as NDJSON.
 func (a *API) appendGroup(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
 	flush, expected, ok := appendParams(w, r)
 	if !ok {
 		return
 	}
 	body, p := a.readBody(r)
 	if p != nil {
-		p.withAppended(0, -1).Write(w)
+		p.withAppended(host.AppendResult{}).Write(w)
 		return
 	}
 	ins, lines, err := readGroup(body, a.opts.MaxRequestBytes)
@@ -39,40 +38,12 @@ func (a *API) appendGroup(w http.ResponseWriter, r *http.Request) {
 		groupProblem(err, lines).Write(w)
 		return
 	}
-	id := r.PathValue("id")
-	o, done, err := a.h.Borrow(ctx, id)
+	res, err := a.h.Append(r.Context(), r.PathValue("id"), host.AppendRequest{Inputs: ins, Expected: (*sdk.Offset)(expected), Group: true, Flush: flush})
 	if err != nil {
-		NewProblem(err).withAppended(0, -1).Write(w)
+		groupProblem(err, lines).withAppended(res).Write(w)
 		return
 	}
-	var evs []session.Event
-	if expected != nil {
-		evs, err = o.Session.AppendGroupAt(ctx, sdk.Seq(*expected), ins)
-	} else {
-		evs, err = o.Session.AppendGroup(ctx, ins)
-	}
-	if flush && err == nil {
-		_, _, err = a.h.Flush(context.WithoutCancel(ctx), id)
-	}
-	done(err == nil)
-	if err != nil {
-		first := int64(-1)
-		if len(evs) > 0 { // only the flush failed
-			first = int64(evs[0].Seq())
-		}
-		p := groupProblem(err, lines).withAppended(int64(len(evs)), first)
-		p.Fenced = o.Session.Fenced() != nil
-		p.Write(w)
-		return
-	}
-	ew := newEventWriter(w, ndjsonType)
-	for _, e := range evs {
-		if err := ew.Event(e); err != nil {
-			ew.finish(err)
-			return
-		}
-	}
-	ew.finish(nil)
+	writeEnvelopes(w, res.Events)
 }
 
 // appendParams reads the query parameters flush and expectedSeq of an
@@ -86,7 +57,7 @@ func appendParams(w http.ResponseWriter, r *http.Request) (flush bool, expected 
 		p = checkType(r, ndjsonType)
 	}
 	if p != nil {
-		p.withAppended(0, -1).Write(w)
+		p.withAppended(host.AppendResult{}).Write(w)
 		return false, nil, false
 	}
 	return flush, expected, true
@@ -125,7 +96,7 @@ func readGroup(body []byte, maxLine int) ([]session.AppendInput, []int, error) {
 // firstSeq: with the line and index of the member at fault, from a
 // *lineError or the session's error (its Index, a position in the group).
 func groupProblem(err error, lines []int) *Problem {
-	p := NewProblem(err).withAppended(0, -1)
+	p := NewProblem(err).withAppended(host.AppendResult{})
 	var le *lineError
 	if errors.As(err, &le) {
 		p.Line, p.Index = &le.line, &le.index

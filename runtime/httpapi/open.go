@@ -4,9 +4,6 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/seed-e5e476df/logbook/runtime/host"
-	"github.com/seed-e5e476df/logbook/runtime/session"
-	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/headerjson"
 	"github.com/seed-e5e476df/logbook/sdk/jsonv"
 )
@@ -17,7 +14,7 @@ import (
 // the session as it is when it is live already. The answer is {id, header,
 // nextSeq, alreadyLive, repaired: [envelope…], torn?: {bytes, fromSeq,
 // artifact}}: repaired holds what the resume appended before its lifecycle
-// marker (Repaired). The request is application/json (checkType); its
+// marker (host.Opened.Repaired). The request is application/json (checkType); its
 // body is not read.
 func (a *API) openSession(w http.ResponseWriter, r *http.Request) {
 	if p := checkType(r, jsonType); p != nil {
@@ -38,7 +35,7 @@ func (a *API) openSession(w http.ResponseWriter, r *http.Request) {
 	b = append(b, `,"alreadyLive":`...)
 	b = strconv.AppendBool(b, o.AlreadyLive)
 	b = append(b, `,"repaired":[`...)
-	for i, e := range Repaired(o).All() {
+	for i, e := range o.Repaired() {
 		if i > 0 {
 			b = append(b, ',')
 		}
@@ -55,21 +52,4 @@ func (a *API) openSession(w http.ResponseWriter, r *http.Request) {
 		b = append(b, '}')
 	}
 	writeDoc(w, http.StatusOK, append(b, '}'))
-}
-
-// Repaired returns the events the resume that opened o appended before its
-// lifecycle marker: session/recovered when torn bytes were cut, then the
-// closers of an interrupted turn (with any of them the resume batch ends
-// with the marker, docs/architecture.md). None when o was live already. The
-// Connect Open call answers them too.
-func Repaired(o host.Opened) session.EventList {
-	n := o.Repair.Closers
-	if o.Repair.Torn.Bytes > 0 {
-		n++
-	}
-	if o.AlreadyLive || n == 0 {
-		return session.EventList{}
-	}
-	end := o.Session.FirstLiveSeq() - 1 // the marker
-	return o.Session.Events().Range(end-sdk.Offset(n), end)
 }

@@ -47,7 +47,7 @@ func TestConnectViewsAnswerAsV1(t *testing.T) {
 	r := serve(t, e, server.Options{})
 	c := newClient(t, r, "")
 	ctx := context.Background()
-	p, err := c.Create(ctx, "p")
+	p, err := c.Create(ctx, "p", events.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
