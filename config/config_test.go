@@ -347,12 +347,12 @@ persistence "jsonl" {}
 func TestBundledPlugins(t *testing.T) {
 	got := config.BundledPlugins()
 	want := []config.BundledPlugin{
-		{Name: "jsonl", Kind: sdk.KindPersistence},
-		{Name: "sqlite", Kind: sdk.KindPersistence},
-		{Name: "memory", Kind: sdk.KindPersistence},
-		{Name: "postgres", Kind: sdk.KindPersistence},
-		{Name: "compactor-summary", Kind: sdk.KindSummarizer},
-		{Name: "pruner", Kind: sdk.KindPruner},
+		{Name: "jsonl", Bundle: "github.com/seed-e5e476df/logbook/plugins/jsonl/bundle", Kind: sdk.KindPersistence},
+		{Name: "sqlite", Bundle: "github.com/seed-e5e476df/logbook/plugins/sqlite/bundle", Kind: sdk.KindPersistence},
+		{Name: "memory", Bundle: "github.com/seed-e5e476df/logbook/plugins/memory/bundle", Kind: sdk.KindPersistence},
+		{Name: "postgres", Bundle: "github.com/seed-e5e476df/logbook/plugins/postgres/bundle", Kind: sdk.KindPersistence},
+		{Name: "compactor-summary", Bundle: "github.com/seed-e5e476df/logbook/plugins/compactor-summary/bundle", Kind: sdk.KindSummarizer},
+		{Name: "pruner", Bundle: "github.com/seed-e5e476df/logbook/plugins/pruner/bundle", Kind: sdk.KindPruner},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("BundledPlugins() = %+v", got)
@@ -366,6 +366,12 @@ func TestBundledPlugins(t *testing.T) {
 	}
 	if _, ok := config.LookupBundled("archive"); ok {
 		t.Error("archive is not bundled")
+	}
+	if p, ok := config.BundlePackage("sqlite"); !ok || p != "github.com/seed-e5e476df/logbook/plugins/sqlite/bundle" {
+		t.Errorf("BundlePackage(sqlite) = %q, %v", p, ok)
+	}
+	if _, ok := config.BundlePackage("archive"); ok {
+		t.Error("archive has a bundle package")
 	}
 }
 

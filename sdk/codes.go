@@ -316,7 +316,10 @@ const (
 	// A plugin process is not reachable: it failed to start or crashed, or a
 	// call ended with gRPC Unavailable, DeadlineExceeded, Aborted or
 	// Canceled and no logbook error. The host restarts a dead plugin with
-	// backoff; Detail names the plugin.
+	// backoff; Detail names the plugin. An embedding program that has no
+	// way to run a bundled plugin its configuration names (no
+	// logbook.ServePlugins, no Options.PluginBinary, or the plugin's bundle
+	// package not imported) gets it from Open; Detail names the remedy.
 	CodePluginUnavailable Code = "PLUGIN_UNAVAILABLE"
 	// A flush did not make every appended event durable on every backend.
 	// The failure of each backend is wrapped beneath it.

@@ -9,6 +9,7 @@ import (
 	"log"
 
 	"github.com/seed-e5e476df/logbook"
+	"github.com/seed-e5e476df/logbook/config"
 	"github.com/seed-e5e476df/logbook/events"
 )
 
@@ -17,7 +18,9 @@ func main() {
 	data := flag.String("data", "embed-data", "the `DIR` where sessions live")
 	flag.Parse()
 	ctx := context.Background()
-	rt, err := logbook.Open(ctx, logbook.Options{DataDir: *data})
+	// JSONL under *data, no compaction: this program links no summarizer
+	cfg := config.Headless(config.Overrides{DataDir: *data})
+	rt, err := logbook.Open(ctx, logbook.Options{Config: cfg})
 	check(err)
 	defer rt.Close(ctx)
 
