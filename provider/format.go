@@ -25,7 +25,7 @@ func MessageFormats() []string {
 	return []string{FormatLogbook, FormatOpenAI, FormatAnthropic, FormatMarkdown}
 }
 
-// RequestFormats returns the formats SessionRequest renders. The slice
+// RequestFormats returns the formats Request renders. The slice
 // is fresh.
 func RequestFormats() []string {
 	return []string{FormatLogbook, FormatOpenAI, FormatAnthropic}
