@@ -75,7 +75,7 @@
 //
 // Every error carries a stable error code: the server's (an *sdk.Error
 // rebuilt from the call's google.rpc.ErrorInfo, so errors.Is(err,
-// sdk.ErrSessionNotFound) works), or, for a failure without one (the server
+// sdk.CodeSessionNotFound) works), or, for a failure without one (the server
 // is unreachable, the token is wrong), PLUGIN_UNAVAILABLE when the status
 // is Unavailable, DeadlineExceeded, Aborted or Canceled and IO_ERROR
 // otherwise, wrapping the *connect.Error (connect.CodeOf(err) returns its

@@ -84,7 +84,7 @@ func TestInspectViewIsReadOnly(t *testing.T) {
 	closers := []events.Input{events.StepEnd(1, 1), events.TurnEnd(1, events.Interrupted())}
 	stream := func(ctx context.Context) error {
 		st := view.AppendStream(ctx)
-		if err := st.Send(closers, true); !errors.Is(err, sdk.ErrSessionReadOnly) {
+		if err := st.Send(closers, true); !errors.Is(err, sdk.CodeSessionReadOnly) {
 			return err
 		}
 		_, err := st.CloseAndReceive()
@@ -105,7 +105,7 @@ func TestInspectViewIsReadOnly(t *testing.T) {
 	} {
 		err := write(ctx)
 		var se *sdk.Error
-		if !errors.Is(err, sdk.ErrSessionReadOnly) || !errors.As(err, &se) || se.SessionID != "v" {
+		if !errors.Is(err, sdk.CodeSessionReadOnly) || !errors.As(err, &se) || se.SessionID != "v" {
 			t.Errorf("%s on an inspect view: %v; want SESSION_READ_ONLY", name, err)
 		}
 		var ae *client.AppendError
@@ -131,7 +131,7 @@ func TestInspectViewIsReadOnly(t *testing.T) {
 	if n, err := s.Len(ctx); err != nil || n != repair.NextSeq || n != 7 { // 3 + recovered + 2 closers + the marker
 		t.Fatalf("len after the resume: %d (%v); want %d", n, err, repair.NextSeq)
 	}
-	if _, err := c.Session("missing").Len(ctx); !errors.Is(err, sdk.ErrSessionNotFound) {
+	if _, err := c.Session("missing").Len(ctx); !errors.Is(err, sdk.CodeSessionNotFound) {
 		t.Fatalf("len of a missing session: %v", err)
 	}
 }

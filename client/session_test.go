@@ -151,7 +151,7 @@ func TestSessionHandleAgainstServe(t *testing.T) {
 	_, err = s.AppendGroup(ctx, events.TurnStart(2), events.UserText("u2", "a"), events.UserText("u3", "b"))
 	var ae *client.AppendError
 	var se *sdk.Error
-	if !errors.As(err, &ae) || ae.Appended != 0 || !errors.Is(err, sdk.ErrSurfaceOpNotAllowed) || !errors.As(err, &se) || !strings.Contains(se.Detail, "member 2") {
+	if !errors.As(err, &ae) || ae.Appended != 0 || !errors.Is(err, sdk.CodeSurfaceOpNotAllowed) || !errors.As(err, &se) || !strings.Contains(se.Detail, "member 2") {
 		t.Fatalf("a group with two surface members: %v", err)
 	}
 	// A stale expected length: SEQ_CONFLICT with both lengths, nothing stored.
@@ -162,7 +162,7 @@ func TestSessionHandleAgainstServe(t *testing.T) {
 	}
 	// Invalid UTF-8 in a member: refused by the client, nothing sent.
 	bad := events.Input{Type: "x-test/bad", Data: json.RawMessage("\"a\xffb\""), Ignorable: true}
-	if _, err = s.AppendGroup(ctx, events.TurnStart(2), bad); !errors.As(err, &ae) || ae.Appended != 0 || !errors.Is(err, sdk.ErrJSONInvalidUTF8) {
+	if _, err = s.AppendGroup(ctx, events.TurnStart(2), bad); !errors.As(err, &ae) || ae.Appended != 0 || !errors.Is(err, sdk.CodeJSONInvalidUTF8) {
 		t.Fatalf("a group with invalid UTF-8: %v", err)
 	}
 	stored, err := s.Events(ctx)
@@ -225,7 +225,7 @@ func TestSessionReadsOfAMissingSession(t *testing.T) {
 	_, err4 := s.Messages(ctx)
 	_, err5 := s.Events(ctx)
 	for i, err := range []error{err1, err2, err3, err4, err5} {
-		if !errors.Is(err, sdk.ErrSessionNotFound) {
+		if !errors.Is(err, sdk.CodeSessionNotFound) {
 			t.Errorf("read %d: %v", i, err)
 		}
 	}

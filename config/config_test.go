@@ -45,7 +45,7 @@ func flatten(t *testing.T, err error) []*sdk.Error {
 	if err == nil {
 		t.Fatal("want an error, got nil")
 	}
-	if !errors.Is(err, sdk.ErrConfigInvalid) || sdk.CodeOf(err) != sdk.CodeConfigInvalid {
+	if !errors.Is(err, sdk.CodeConfigInvalid) || sdk.CodeOf(err) != sdk.CodeConfigInvalid {
 		t.Fatalf("want CONFIG_INVALID, got %v", err)
 	}
 	var leaves []error
@@ -847,7 +847,7 @@ func TestDefaultAndHeadlessDifferOnlyByCompaction(t *testing.T) {
 func TestLoad(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "nope.hcl")
 	_, err := config.Load(missing, config.Overrides{})
-	if !errors.Is(err, sdk.ErrConfigInvalid) || !errors.Is(err, fs.ErrNotExist) {
+	if !errors.Is(err, sdk.CodeConfigInvalid) || !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
 	}
 	var e *sdk.Error

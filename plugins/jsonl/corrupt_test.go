@@ -103,7 +103,7 @@ func TestScenario26DamagedLine(t *testing.T) {
 					for _, a := range []sdk.Access{sdk.AccessRead, sdk.AccessWrite} {
 						_, err := b.Open(t.Context(), "s1", a)
 						persistencetest.RequireCode(t, err, sdk.CodeCorruptLog, "line 6", path, "line 10")
-						if errors.Is(err, sdk.ErrSessionNotFound) {
+						if errors.Is(err, sdk.CodeSessionNotFound) {
 							t.Fatal("corruption reported as absence")
 						}
 					}

@@ -135,7 +135,7 @@ func TestPruneOffersAndSkips(t *testing.T) {
 func TestPruneWithoutPruner(t *testing.T) {
 	c := txCompactor(t, &txSummarizer{}, nil)
 	_, err := c.Prune(context.Background(), txSession(t))
-	if !errors.Is(err, sdk.ErrConfigInvalid) {
+	if !errors.Is(err, sdk.CodeConfigInvalid) {
 		t.Fatalf("%v", err)
 	}
 }

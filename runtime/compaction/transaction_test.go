@@ -416,7 +416,7 @@ func TestCompactionCommitAndCloseFail(t *testing.T) {
 	c := txCompactor(t, sum, nil)
 	_, err := c.CompactRegion(context.Background(), s, 3, 10, Automatic)
 	txRequireCode(t, err, sdk.CodeCompactionCommitFailed)
-	if !errors.Is(err, sdk.ErrSessionClosed) {
+	if !errors.Is(err, sdk.CodeSessionClosed) {
 		t.Fatalf("%v does not report the closed session", err)
 	}
 	if b, open := OpenBracket(s.Events()); !open || b.ID != "c1" {

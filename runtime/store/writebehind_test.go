@@ -113,13 +113,13 @@ func TestWriteBehindFinalFailureFences(t *testing.T) {
 	rec.failNext(sdk.Errorf(sdk.CodeSeqConflict, "test", "someone else wrote seq 0"))
 	mustAppend(t, s, user("a"))
 	_, err := st.Flush(context.Background(), s)
-	if !errors.Is(err, sdk.ErrFlushFailed) || !errors.Is(err, sdk.ErrSeqConflict) {
+	if !errors.Is(err, sdk.CodeFlushFailed) || !errors.Is(err, sdk.CodeSeqConflict) {
 		t.Fatalf("flush: %v", err)
 	}
-	if _, err := s.Append(context.Background(), user("b")); !errors.Is(err, sdk.ErrSessionFenced) || !errors.Is(err, sdk.ErrSeqConflict) {
+	if _, err := s.Append(context.Background(), user("b")); !errors.Is(err, sdk.CodeSessionFenced) || !errors.Is(err, sdk.CodeSeqConflict) {
 		t.Fatalf("append after fence: %v", err)
 	}
-	if _, err := st.Flush(context.Background(), s); !errors.Is(err, sdk.ErrSeqConflict) {
+	if _, err := st.Flush(context.Background(), s); !errors.Is(err, sdk.CodeSeqConflict) {
 		t.Fatalf("later flushes must keep returning the cause: %v", err)
 	}
 }
@@ -141,7 +141,7 @@ func TestScenario24FlushFanOut(t *testing.T) {
 		t.Fatal("flush returned before the slow backend settled")
 	}
 	var fe *FlushError
-	if !errors.As(err, &fe) || sdk.CodeOf(err) != sdk.CodeFlushFailed || len(fe.Failures) != 1 || fe.Failures[0].Name != "b1" || !errors.Is(fe.Failures[0].Err, sdk.ErrIOError) {
+	if !errors.As(err, &fe) || sdk.CodeOf(err) != sdk.CodeFlushFailed || len(fe.Failures) != 1 || fe.Failures[0].Name != "b1" || !errors.Is(fe.Failures[0].Err, sdk.CodeIOError) {
 		t.Fatalf("flush error %v", err)
 	}
 	if !res.Participated || res.Backends[0].Name != "b1" || res.Backends[0].DurableSeq != -1 || res.Backends[1].DurableSeq != sdk.Cursor(s.Len())-1 {
@@ -168,7 +168,7 @@ func TestScenario24NoBackendAndDetachedSession(t *testing.T) {
 		t.Fatalf("no backend: %+v %v", res, err)
 	}
 	other, _ := session.New(session.Options{Header: sdk.Header{ID: "s"}})
-	if _, err := st.Flush(context.Background(), other); !errors.Is(err, sdk.ErrSessionNotLive) {
+	if _, err := st.Flush(context.Background(), other); !errors.Is(err, sdk.CodeSessionNotLive) {
 		t.Fatalf("detached session: %v", err)
 	}
 }
@@ -289,7 +289,7 @@ func TestRecoveryRecreatesAnUnmaterializedSession(t *testing.T) {
 	st := newTestStore(t, clock, Backend{Name: "mem", Persistence: r})
 	s, _ := st.Create(context.Background(), CreateOptions{ID: "s"})
 	mustAppend(t, s, user("a"), user("b"))
-	if _, err := st.Flush(context.Background(), s); !errors.Is(err, sdk.ErrPluginUnavailable) {
+	if _, err := st.Flush(context.Background(), s); !errors.Is(err, sdk.CodePluginUnavailable) {
 		t.Fatalf("first flush: %v", err)
 	}
 	if _, err := st.Flush(context.Background(), s); err != nil {

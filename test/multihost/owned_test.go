@@ -28,7 +28,7 @@ func TestSessionLiveOnOneHostIsAlreadyOwnedOnAnother(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _, err = b.c.Resume(ctx, "owned")
-	if !errors.Is(err, sdk.ErrAlreadyOwned) || !strings.Contains(err.Error(), a.name) {
+	if !errors.Is(err, sdk.CodeAlreadyOwned) || !strings.Contains(err.Error(), a.name) {
 		t.Fatalf("open on host B of a session live on A: %v; want ALREADY_OWNED naming %s", err, a.name)
 	}
 	if _, err := b.c.Create(ctx, "owned"); sdk.CodeOf(err) != sdk.CodeSessionAlreadyExists {
@@ -52,7 +52,7 @@ func TestSessionLiveOnOneHostIsAlreadyOwnedOnAnother(t *testing.T) {
 	if len(evs) < 2 || !strings.Contains(string(evs[1].Data), "hello") {
 		t.Fatalf("host B reads %d events; want A's two first", len(evs))
 	}
-	if _, _, err := a.c.Resume(ctx, "owned"); !errors.Is(err, sdk.ErrAlreadyOwned) || !strings.Contains(err.Error(), b.name) {
+	if _, _, err := a.c.Resume(ctx, "owned"); !errors.Is(err, sdk.CodeAlreadyOwned) || !strings.Contains(err.Error(), b.name) {
 		t.Fatalf("open on host A of a session live on B: %v; want ALREADY_OWNED naming %s", err, b.name)
 	}
 }
