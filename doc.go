@@ -17,7 +17,7 @@
 //		defer rt.Close(ctx)
 //		s, err := rt.Create(ctx, "s1")
 //		…
-//		_, err = s.Append(ctx, events.TurnStart(1), events.UserText("u1", "list the files"))
+//		_, err = s.Append(ctx, events.TurnStart(1), events.UserText(events.TextMessage{ID: "u1", Text: "list the files"}))
 //		…
 //		err = s.Flush(ctx)   // the durability checkpoint
 //		msgs, err := s.Messages()

@@ -9,7 +9,7 @@
 //
 //	c := client.New("127.0.0.1:7420", client.Options{})
 //	s, err := c.Create(ctx, "s1")
-//	evs, err := s.Append(ctx, events.TurnStart(1), events.UserText("u1", "hi"))
+//	evs, err := s.Append(ctx, events.TurnStart(1), events.UserText(events.TextMessage{ID: "u1", Text: "hi"}))
 //	msgs, err := s.Messages(ctx)
 //
 // Client holds the calls that are not about one session (Create, Resume,

@@ -22,15 +22,15 @@ func toolTurn(turn int) []events.Input {
 	call := fmt.Sprintf("c%d", turn)
 	return []events.Input{
 		events.TurnStart(turn),
-		events.UserText(fmt.Sprintf("u%d", turn), "list the files, é \"quoted\" 😀"),
+		events.UserText(events.TextMessage{ID: fmt.Sprintf("u%d", turn), Text: "list the files, é \"quoted\" 😀"}),
 		events.StepStart(turn, 1),
 		events.Assistant(turn, 1, events.Reply{ID: fmt.Sprintf("a%d-1", turn), Model: model,
-			Content: []events.Block{events.ToolCallBlock(call, "ls", `{"path":"."}`)}}),
-		events.ToolCall(turn, 1, call, "ls", `{"path":"."}`),
-		events.ToolResult(turn, 1, fmt.Sprintf("r%d", turn), call, "README.md\ngo.mod"),
+			Content: []events.Block{events.ToolCallBlock(events.Call{ID: call, Name: "ls", Arguments: `{"path":"."}`})}}),
+		events.ToolCall(turn, 1, events.Call{ID: call, Name: "ls", Arguments: `{"path":"."}`}),
+		events.ToolResult(turn, 1, events.ToolText{ID: fmt.Sprintf("r%d", turn), CallID: call, Text: "README.md\ngo.mod"}),
 		events.StepEnd(turn, 1),
 		events.StepStart(turn, 2),
-		events.AssistantText(turn, 2, fmt.Sprintf("a%d-2", turn), model, "There are two files."),
+		events.AssistantText(turn, 2, model, events.TextMessage{ID: fmt.Sprintf("a%d-2", turn), Text: "There are two files."}),
 		events.StepEnd(turn, 2),
 		events.TurnEnd(turn, events.Completed()),
 	}
@@ -148,7 +148,7 @@ func TestSessionHandleAgainstServe(t *testing.T) {
 	}
 
 	// A rejected member: nothing of the group is stored.
-	_, err = s.AppendGroup(ctx, events.TurnStart(2), events.UserText("u2", "a"), events.UserText("u3", "b"))
+	_, err = s.AppendGroup(ctx, events.TurnStart(2), events.UserText(events.TextMessage{ID: "u2", Text: "a"}), events.UserText(events.TextMessage{ID: "u3", Text: "b"}))
 	var ae *client.AppendError
 	var se *sdk.Error
 	if !errors.As(err, &ae) || ae.Appended != 0 || !errors.Is(err, sdk.CodeSurfaceOpNotAllowed) || !errors.As(err, &se) || !strings.Contains(se.Detail, "member 2") {
@@ -175,7 +175,7 @@ func TestSessionHandleAgainstServe(t *testing.T) {
 		}
 	}
 
-	open := []events.Input{events.TurnStart(2), events.UserText("u2", "and now?")}
+	open := []events.Input{events.TurnStart(2), events.UserText(events.TextMessage{ID: "u2", Text: "and now?"})}
 	group, err := s.AppendGroupAt(ctx, sdk.Offset(len(turn1)), open...)
 	if err != nil || len(group) != 2 || group[0].Seq != sdk.Seq(len(turn1)) || !sameInput(group[1], open[1]) {
 		t.Fatalf("group: %v (%v)", group, err)

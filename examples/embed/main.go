@@ -29,9 +29,9 @@ func main() {
 	model := events.Model{Provider: "anthropic", Name: "claude-sonnet-4"}
 	_, err = s.Append(ctx,
 		events.TurnStart(1),
-		events.UserText("u1", "list the files"),
+		events.UserText(events.TextMessage{ID: "u1", Text: "list the files"}),
 		events.StepStart(1, 1),
-		events.AssistantText(1, 1, "a1", model, "README.md and go.mod"),
+		events.AssistantText(1, 1, model, events.TextMessage{ID: "a1", Text: "README.md and go.mod"}),
 		events.StepEnd(1, 1),
 		events.TurnEnd(1, events.Completed()))
 	check(err)

@@ -24,7 +24,7 @@ func TestSessionLiveOnOneHostIsAlreadyOwnedOnAnother(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.AppendRetry(ctx, 0, []events.Input{events.TurnStart(1), events.UserText("u1", "hello")}, client.RetryOptions{Flush: true, MaxAttempts: 3}); err != nil {
+	if _, err := s.AppendRetry(ctx, 0, []events.Input{events.TurnStart(1), events.UserText(events.TextMessage{ID: "u1", Text: "hello"})}, client.RetryOptions{Flush: true, MaxAttempts: 3}); err != nil {
 		t.Fatal(err)
 	}
 	_, _, err = b.c.Resume(ctx, "owned")
@@ -68,7 +68,7 @@ func TestFollowOnEitherHost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.AppendRetry(ctx, 0, []events.Input{events.UserText("u0", "first")}, client.RetryOptions{Flush: true, MaxAttempts: 3}); err != nil {
+	if _, err := s.AppendRetry(ctx, 0, []events.Input{events.UserText(events.TextMessage{ID: "u0", Text: "first"})}, client.RetryOptions{Flush: true, MaxAttempts: 3}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -98,7 +98,7 @@ func TestFollowOnEitherHost(t *testing.T) {
 		}()
 	}
 	for i := 1; i < total; i++ {
-		in := events.UserText(fmt.Sprintf("u%d", i), fmt.Sprintf("message %d", i))
+		in := events.UserText(events.TextMessage{ID: fmt.Sprintf("u%d", i), Text: fmt.Sprintf("message %d", i)})
 		if _, err := s.AppendRetry(ctx, sdk.Offset(i), []events.Input{in}, client.RetryOptions{Flush: true, MaxAttempts: 3}); err != nil {
 			t.Fatal(err)
 		}
