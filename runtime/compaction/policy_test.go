@@ -237,7 +237,7 @@ func TestCompactNow(t *testing.T) {
 
 // Lock and lifecycle: a log ending in an unmatched compaction/start is locked;
 // after Release and Open (the lifecycle marker) compaction is allowed.
-func TestScenario30LockAndLifecycle(t *testing.T) {
+func TestUnmatchedCompactionStartLocksUntilReopen(t *testing.T) {
 	ctx := context.Background()
 	backend := memory.New()
 	st, err := store.New(store.Options{Backends: []store.Backend{{Name: "memory", Persistence: backend}},

@@ -46,7 +46,7 @@ func (a surfaceState) equal(b surfaceState) bool {
 // compaction/summary (σ), the checkpoint replacing s..e with sources
 // [α, σ, ...shadowed], compaction/end — in that order, the last three as one
 // group; the summary request is built per docs/compaction.md.
-func TestScenario29CompactionOrder(t *testing.T) {
+func TestCompactionWritesStartSummaryCheckpointEndInOrder(t *testing.T) {
 	sum := &txSummarizer{}
 	c := txCompactor(t, sum, nil)
 	s := txSession(t)

@@ -45,7 +45,7 @@ func crashedLog(t *testing.T, p sdk.Persistence, id string) {
 
 // Crash repair end to end: Open appends the closers and the marker as one
 // flushed batch before the session goes live; none reach the feed.
-func TestScenario16OpenRepairsDurably(t *testing.T) {
+func TestOpenRepairsDurablyBeforeGoingLive(t *testing.T) {
 	p := mem()
 	crashedLog(t, p, "s")
 	st := newTestStore(t, nil, Backend{Name: "mem", Persistence: p})
@@ -89,7 +89,7 @@ func joinLines(b [][]byte) string {
 
 // Inspect is read-only: it shows the closers in memory, refuses appends and
 // leaves storage alone.
-func TestScenario33InspectIsReadOnly(t *testing.T) {
+func TestInspectIsReadOnly(t *testing.T) {
 	p := mem()
 	crashedLog(t, p, "s")
 	st := newTestStore(t, nil, Backend{Name: "mem", Persistence: p})
@@ -120,7 +120,7 @@ func TestScenario33InspectIsReadOnly(t *testing.T) {
 }
 
 // Ownership (store part): a second Open of a live session → ALREADY_OWNED.
-func TestScenario31OpenTwiceIsAlreadyOwned(t *testing.T) {
+func TestOpenTwiceIsAlreadyOwned(t *testing.T) {
 	p := mem()
 	st := newTestStore(t, nil, Backend{Name: "mem", Persistence: p})
 	s, _ := st.Create(ctx, CreateOptions{ID: "s"})
@@ -139,7 +139,7 @@ func TestScenario31OpenTwiceIsAlreadyOwned(t *testing.T) {
 
 // Fork at an open cut, from a live and from a stored
 // source; the source is untouched.
-func TestScenario32ForkFromStoredSession(t *testing.T) {
+func TestForkFromALiveOrStoredSource(t *testing.T) {
 	p := mem()
 	crashedLog(t, p, "src")
 	st := newTestStore(t, nil, Backend{Name: "mem", Persistence: p})
@@ -169,7 +169,7 @@ func TestScenario32ForkFromStoredSession(t *testing.T) {
 }
 
 // Fork errors (store part).
-func TestScenario19ForkErrors(t *testing.T) {
+func TestForkRefusesABadCut(t *testing.T) {
 	p := mem()
 	st := newTestStore(t, nil, Backend{Name: "mem", Persistence: p})
 	empty, _ := st.Create(ctx, CreateOptions{ID: "empty"})
@@ -200,7 +200,7 @@ func TestScenario19ForkErrors(t *testing.T) {
 }
 
 // The replay marker through the store: a seed without a marker gets one.
-func TestScenario20CreateWithSeed(t *testing.T) {
+func TestCreateWithSeedAddsTheReplayMarker(t *testing.T) {
 	st := newTestStore(t, nil, Backend{Name: "mem", Persistence: mem()})
 	src, _ := st.Create(ctx, CreateOptions{ID: "src"})
 	for range 10 {

@@ -12,7 +12,7 @@ import (
 
 // Write batching, first half: 20 events 10 ms apart after idle → exactly one
 // Append with all 20, sent 200 ms after the first.
-func TestScenario25WriteBatchingOneBatchAfterWindow(t *testing.T) {
+func TestWriteWindowSendsOneBatch(t *testing.T) {
 	clock := newFakeClock()
 	rec := newRecorder(mem(), clock)
 	st := newTestStore(t, clock, Backend{Name: "mem", Persistence: rec})
@@ -47,7 +47,7 @@ func TestScenario25WriteBatchingOneBatchAfterWindow(t *testing.T) {
 
 // Write batching, second half: 5 events, then Flush at 50 ms → one immediate
 // append of 5, the timer cancelled, no later timer-driven write.
-func TestScenario25FlushDrainsAtOnceAndCancelsTimer(t *testing.T) {
+func TestFlushDrainsAtOnceAndCancelsTheTimer(t *testing.T) {
 	clock := newFakeClock()
 	rec := newRecorder(mem(), clock)
 	st := newTestStore(t, clock, Backend{Name: "mem", Persistence: rec})
@@ -127,7 +127,7 @@ func TestWriteBehindFinalFailureFences(t *testing.T) {
 // Flush fan-out: B1 fails at once, B2 succeeds after a delay → Flush waits for
 // B2, returns FLUSH_FAILED naming only B1, reports both watermarks; the
 // session is not fenced and B1 keeps its batch.
-func TestScenario24FlushFanOut(t *testing.T) {
+func TestFlushWaitsForEveryBackendAndNamesTheFailed(t *testing.T) {
 	b1 := newRecorder(mem(), SystemClock{})
 	b2 := newRecorder(mem(), SystemClock{})
 	b2.delay = 50 * time.Millisecond
@@ -156,7 +156,7 @@ func TestScenario24FlushFanOut(t *testing.T) {
 	}
 }
 
-func TestScenario24NoBackendAndDetachedSession(t *testing.T) {
+func TestFlushWithNoBackendOrDetachedSession(t *testing.T) {
 	st := newTestStore(t, nil)
 	s, err := st.Create(context.Background(), CreateOptions{ID: "s"})
 	if err != nil {
