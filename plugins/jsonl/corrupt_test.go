@@ -69,10 +69,10 @@ func TestPartialLastLineIsATornTail(t *testing.T) {
 	}
 }
 
-// TestDamagedLineIsCorruptUnlessItIsTheTail: an unparsable line for event 4 (line 6)
-// followed later by a valid turn/end is CORRUPT_LOG naming line 6, from
-// every open, with nothing changed; with no later turn/end the same damage
-// is a torn tail: events 0–3, and a write open cuts at line 6.
+// TestDamagedLineIsCorruptUnlessItIsTheTail: an unparsable line for
+// event 4 (line 6) followed later by a valid turn/end is CORRUPT_LOG naming
+// line 6, from every open, with nothing changed; with no later turn/end the
+// same damage is a torn tail: events 0–3, and a write open cuts at line 6.
 func TestDamagedLineIsCorruptUnlessItIsTheTail(t *testing.T) {
 	damages := map[string]func([]byte) []byte{
 		"unparsable": func(l []byte) []byte { l[0] = '#'; return l },
