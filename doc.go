@@ -15,7 +15,7 @@
 //			log.Fatal(err)
 //		}
 //		defer rt.Close(ctx)
-//		s, err := rt.Create(ctx, "s1")
+//		s, err := rt.Create(ctx, "s1", events.CreateOptions{})
 //		…
 //		_, err = s.Append(ctx, events.TurnStart(1), events.UserText(events.TextMessage{ID: "u1", Text: "list the files"}))
 //		…
