@@ -68,7 +68,7 @@ func (v *service) Request(ctx context.Context, req *connect.Request[logbookv1.Se
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}
-	b, err := provider.SessionRequest(format, sess)
+	b, err := httpapi.SessionRequest(format, sess)
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}
