@@ -114,8 +114,8 @@ func indexOf(b, sub []byte) int {
 }
 
 // openIndex opens s for reading and returns its Opened reply, its index,
-// whether the open kept decoded frames for the read (it decoded the
-// frames), and every event, or the open's error.
+// whether the open decoded the frames (took none from the checkpoint), and
+// every event, or the open's error.
 func openIndex(t *testing.T, b *Backend) (sdk.Opened, index, bool, [][]byte, error) {
 	t.Helper()
 	o, err := b.Open(t.Context(), "s", sdk.AccessRead)
@@ -128,7 +128,7 @@ func openIndex(t *testing.T, b *Backend) (sdk.Opened, index, bool, [][]byte, err
 		t.Fatal(err)
 	}
 	hd.mu.Lock()
-	ix, decoded := hd.ix.snapshot(), hd.kept != nil
+	ix, decoded := hd.ix.snapshot(), hd.ix.fromCheckpoint == 0
 	hd.mu.Unlock()
 	var events [][]byte
 	err = b.Read(t.Context(), o.Handle, 0, -1, func(c [][]byte) error {
@@ -171,7 +171,7 @@ func TestCheckpointIndexesCoveredFrames(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !wdecoded {
-			t.Error("without a checkpoint, the open kept no decoded frames")
+			t.Error("without a checkpoint, the open took frames from one")
 		}
 		if o.NextSeq != wo.NextSeq || o.Torn != wo.Torn {
 			t.Errorf("through the checkpoint: next %d torn %+v; scanned: next %d torn %+v", o.NextSeq, o.Torn, wo.NextSeq, wo.Torn)
@@ -237,12 +237,12 @@ func TestCheckpointFrameTableChecked(t *testing.T) {
 	path := filepath.Join(cfg.Root, EncodeID("s"), checkpointName)
 	intact := mustRead(t, path)
 	defer os.WriteFile(path, intact, 0o600)
-	ck, ok := parseCheckpointFile(intact)
-	if !ok || len(ck.frames) != 3 {
-		t.Fatalf("the fixture's checkpoint: %+v %v; want 3 frames", ck, ok)
+	ck := parseCheckpointFile(intact, nil)
+	if ck == nil || len(ck.frames) != 3 {
+		t.Fatalf("the fixture's checkpoint: %+v; want 3 frames", ck)
 	}
 	rewrite := func(change func(fs []frameRef)) {
-		c := ck
+		c := *ck
 		c.frames = slices.Clone(ck.frames)
 		change(c.frames)
 		if err := os.WriteFile(path, c.encode(), 0o600); err != nil {
