@@ -7,10 +7,10 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk/persistencetest"
 )
 
-// TestKeptFrames covers the first Read after an open, which serves the
-// frames the open's scan decoded: a partial range first, then whole reads,
-// and a write handle that appends before it reads.
-func TestKeptFrames(t *testing.T) {
+// TestFirstReadAfterOpen covers the first Read after an open, which serves
+// the bytes the open read: a partial range first, then whole reads, and a
+// write handle that appends before it reads.
+func TestFirstReadAfterOpen(t *testing.T) {
 	cfg := Config{Root: t.TempDir(), Compression: CompressionZstd}
 	b := newTestBackend(t, cfg)
 	var batches [][][]byte
