@@ -208,8 +208,13 @@ func (r *reader) emit(chunk [][]byte) error {
 	return r.fn(chunk)
 }
 
-// lines emits events [from, to) of a plain log.
+// lines emits events [from, to) of a plain log. Its chunks are views of
+// the bytes the open read only when it emits every event, so that the
+// events of a shorter read do not pin the whole log.
 func (r *reader) lines(from, to int64) error {
+	if from > 0 || to < r.ix.next {
+		r.opened = nil
+	}
 	for i := from; i < to; {
 		j := i + 1
 		for j < to && j-i < readChunkEvents && r.ix.lineEnd(j)+1-r.ix.starts[i] <= readChunkBytes {

@@ -155,3 +155,29 @@ func TestWriteOpenRereadsALogChangedBeforeTheClaim(t *testing.T) {
 		})
 	}
 }
+
+// The first read of a plain log serves the bytes its open read only when
+// it reads every event: the events of a shorter read are read from the
+// file, so that keeping them does not pin the whole log.
+func TestShortFirstReadOfAPlainLogReadsTheFile(t *testing.T) {
+	cfg, _ := checkpointFixture(t, CompressionNone)
+	cfs := newCountingFS()
+	b := newTestBackend(t, cfg, WithFS(cfs))
+	o, err := b.Open(t.Context(), "s", sdk.AccessRead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close(t.Context(), o.Handle)
+	log := sessionLog(cfg, "s")
+	cfs.bytesRead(log)
+	var got [][]byte
+	if err := b.Read(t.Context(), o.Handle, 3, 2, func(c [][]byte) error {
+		got = append(got, c...)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n, want := cfs.bytesRead(log), int64(len(got[0])+len(got[1])+2); n != want {
+		t.Errorf("a read of events 3 and 4 read %d bytes of the log, want their %d", n, want)
+	}
+}
