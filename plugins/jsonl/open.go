@@ -40,7 +40,7 @@ func (b *Backend) Open(ctx context.Context, id string, access sdk.Access) (sdk.O
 	// open reads of the log; it reads the rest after the claim.
 	hs, f, err := b.openHeader(id, dir, cfg)
 	if err != nil {
-		if write && errors.Is(err, sdk.ErrSessionNotFound) {
+		if write && errors.Is(err, sdk.CodeSessionNotFound) {
 			if owned := b.createdElsewhere(id, dir); owned != nil {
 				return sdk.Opened{}, owned
 			}
