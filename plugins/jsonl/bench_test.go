@@ -52,16 +52,7 @@ func BenchmarkAppend(b *testing.B) {
 func BenchmarkOpenRead(b *testing.B) {
 	for _, comp := range []string{CompressionNone, CompressionZstd} {
 		b.Run(comp, func(b *testing.B) {
-			cfg := Config{Root: b.TempDir(), Compression: comp}
-			be, err := New(cfg)
-			if err != nil {
-				b.Fatal(err)
-			}
-			var batches [][][]byte
-			for first := 0; first < 10_000; first += 100 {
-				batches = append(batches, persistencetest.Batch(first, 100))
-			}
-			storeEvents(b, be, "s1", batches...)
+			be := benchLog(b, comp)
 			b.ReportAllocs()
 			b.ResetTimer()
 			for range b.N {
@@ -88,16 +79,7 @@ func BenchmarkOpenRead(b *testing.B) {
 func BenchmarkResume(b *testing.B) {
 	for _, comp := range []string{CompressionNone, CompressionZstd} {
 		b.Run(comp, func(b *testing.B) {
-			cfg := Config{Root: b.TempDir(), Compression: comp}
-			be, err := New(cfg)
-			if err != nil {
-				b.Fatal(err)
-			}
-			var batches [][][]byte
-			for first := 0; first < 10_000; first += 100 {
-				batches = append(batches, persistencetest.Batch(first, 100))
-			}
-			storeEvents(b, be, "s1", batches...)
+			be := benchLog(b, comp)
 			o, err := be.Open(b.Context(), "s1", sdk.AccessWrite)
 			if err != nil {
 				b.Fatal(err)
@@ -145,4 +127,19 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// benchLog returns a backend over a new root holding session "s1" of
+// 10 000 events in 100-event batches, compressed with comp.
+func benchLog(b *testing.B, comp string) *Backend {
+	be, err := New(Config{Root: b.TempDir(), Compression: comp})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var batches [][][]byte
+	for first := 0; first < 10_000; first += 100 {
+		batches = append(batches, persistencetest.Batch(first, 100))
+	}
+	storeEvents(b, be, "s1", batches...)
+	return be
 }
