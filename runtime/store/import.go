@@ -125,7 +125,9 @@ func (st *Store) importInto(ctx context.Context, b Backend, h sdk.Header, events
 	}
 	bk := &backend{name: b.Name, p: b.Persistence, handle: o.Handle}
 	err = appendAll(ctx, bk, events, st.opts.RPCMaxBytes)
-	if err == nil {
+	if err == nil && len(events) == 0 {
+		// Only a Flush materializes a session created without events; an
+		// acknowledged Append is durable already.
 		_, err = b.Persistence.Flush(ctx, o.Handle)
 	}
 	if err != nil {

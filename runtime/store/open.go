@@ -108,10 +108,9 @@ func (st *Store) OpenWith(ctx context.Context, id string, opts OpenOptions) (*se
 	if err := ls.ctl.Extend(ctx, batch, session.FromStorage); err != nil {
 		return fail(err)
 	}
+	// The session is stored and an acknowledged Append is durable: the
+	// repair batch needs no backend Flush.
 	if err := appendAll(ctx, prim, batch, st.opts.RPCMaxBytes); err != nil {
-		return fail(err)
-	}
-	if _, err := prim.p.Flush(ctx, prim.handle); err != nil {
 		return fail(err)
 	}
 	if rep.Torn.Bytes > 0 || rep.Closers > 0 {
@@ -119,10 +118,10 @@ func (st *Store) OpenWith(ctx context.Context, id string, opts OpenOptions) (*se
 	}
 	ls.s = s
 	last := sdk.Cursor(s.Len()) - 1
-	ls.queues = append(ls.queues, newQueue(st, ls, prim, last))
+	ls.queues = append(ls.queues, newQueue(st, ls, prim, last, true))
 	for _, m := range st.opts.Backends[1:] {
 		mb, err := st.catchUp(ctx, m, o.Header, s.Events())
-		q := newQueue(st, ls, mb, last)
+		q := newQueue(st, ls, mb, last, true)
 		if err != nil {
 			q.mu.Lock()
 			q.setFinal(err)
@@ -295,8 +294,10 @@ func eachBatch(events []session.Event, rpcMax int, fn func(first sdk.Seq, part [
 func (st *Store) catchUp(ctx context.Context, m Backend, h sdk.Header, events session.EventList) (*backend, error) {
 	b := &backend{name: m.Name, p: m.Persistence}
 	o, err := m.Persistence.Open(ctx, h.ID, sdk.AccessWrite)
+	created := false
 	if errors.Is(err, sdk.ErrSessionNotFound) {
 		o, err = m.Persistence.Create(ctx, h)
+		created = true
 	}
 	if err != nil {
 		return b, err
@@ -323,8 +324,11 @@ func (st *Store) catchUp(ctx context.Context, m Backend, h sdk.Header, events se
 	if err := appendAll(ctx, b, events.Range(sdk.Offset(n), sdk.Offset(total)).Slice(), st.opts.RPCMaxBytes); err != nil {
 		return b, err
 	}
-	if _, err := m.Persistence.Flush(ctx, o.Handle); err != nil {
-		return b, err
+	if created && total == 0 {
+		// Nothing appended materializes the new copy: Flush does.
+		if _, err := m.Persistence.Flush(ctx, o.Handle); err != nil {
+			return b, err
+		}
 	}
 	return b, nil
 }
