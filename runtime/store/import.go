@@ -136,14 +136,3 @@ func (st *Store) importInto(ctx context.Context, b Backend, h sdk.Header, events
 	}
 	return bk, nil
 }
-
-// importerOf returns p's import capability: the one its Importer accessor
-// reports (a plugin proxy, whose capability depends on what the plugin
-// declared), or p itself when it is an sdk.Importer.
-func importerOf(p sdk.Persistence) (sdk.Importer, bool) {
-	if a, ok := p.(interface{ Importer() (sdk.Importer, bool) }); ok {
-		return a.Importer()
-	}
-	imp, ok := p.(sdk.Importer)
-	return imp, ok
-}
