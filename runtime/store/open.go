@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/seed-e5e476df/logbook/runtime/rpcsize"
 	"github.com/seed-e5e476df/logbook/runtime/session"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/frames"
@@ -261,7 +262,7 @@ func (st *Store) writeCheckpoints(ctx context.Context, s *session.Session, bs []
 const checkpointMinEvents = 1024
 
 // appendAll appends events to a backend in batches of at most
-// sdk.MaxCopyBatchBytes.
+// rpcsize.MaxCopyBatchBytes.
 func appendAll(ctx context.Context, b *backend, events []session.Event, rpcMax int) error {
 	return eachBatch(events, rpcMax, func(first sdk.Seq, part [][]byte) error {
 		_, err := b.p.Append(ctx, b.handle, first, part)
@@ -270,12 +271,12 @@ func appendAll(ctx context.Context, b *backend, events []session.Event, rpcMax i
 }
 
 // eachBatch calls fn with consecutive batches of events, each of at most
-// sdk.MaxCopyBatchBytes, and their first seq.
+// rpcsize.MaxCopyBatchBytes, and their first seq.
 func eachBatch(events []session.Event, rpcMax int, fn func(first sdk.Seq, part [][]byte) error) error {
-	limit := sdk.MaxCopyBatchBytes(rpcMax)
+	limit := rpcsize.MaxCopyBatchBytes(rpcMax)
 	for i := 0; i < len(events); {
 		rest := events[i:]
-		n := sdk.AppendBatchLen(len(rest), limit, func(j int) int { return rest[j].EnvelopeLen() })
+		n := rpcsize.AppendBatchLen(len(rest), limit, func(j int) int { return rest[j].EnvelopeLen() })
 		part := make([][]byte, n)
 		for j := range part {
 			part[j] = rest[j].Envelope()

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/seed-e5e476df/logbook/runtime/rpcsize"
 	"github.com/seed-e5e476df/logbook/runtime/session"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
@@ -356,7 +357,7 @@ func (q *queue) write(batch []session.Event, tied []bool) (acked int, err error)
 // as fit below the request limit (at least one), cut back to the start of
 // an atomic unit the limit would split.
 func (q *queue) partLen(batch []session.Event, tied []bool) int {
-	n := sdk.AppendBatchLen(len(batch), sdk.MaxAppendBytes(q.st.opts.RPCMaxBytes), func(i int) int { return batch[i].EnvelopeLen() })
+	n := rpcsize.AppendBatchLen(len(batch), rpcsize.MaxAppendBytes(q.st.opts.RPCMaxBytes), func(i int) int { return batch[i].EnvelopeLen() })
 	if n == len(batch) || !tied[n] {
 		return n
 	}
