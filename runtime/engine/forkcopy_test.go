@@ -41,7 +41,9 @@ func TestForkStoresTheSameChildWithAndWithoutCopyPrefix(t *testing.T) {
 	defer e.Close(ctx)
 	jsonl, sqlite := e.Plugins["jsonl"].Persistence(), e.Plugins["sqlite"].Persistence()
 	for name, p := range map[string]sdk.Persistence{"jsonl": jsonl, "sqlite": sqlite} {
-		if _, ok := p.(interface{ PrefixCopier() (sdk.PrefixCopier, bool) }).PrefixCopier(); !ok {
+		if _, ok := p.(interface {
+			PrefixCopier() (sdk.PrefixCopier, bool)
+		}).PrefixCopier(); !ok {
 			t.Fatalf("the %s plugin's persistence reports no sdk.PrefixCopier: it does not declare %s", name, sdk.CapabilityCopyPrefix)
 		}
 	}
