@@ -6,8 +6,9 @@ import "github.com/seed-e5e476df/logbook/sdk"
 // type implements the capability's interface; a plugin's proxy
 // (runtime/pluginhost) implements none of them and reports each through one
 // accessor, such as Watcher() (sdk.Watcher, bool), by what the plugin
-// declared. The store asks through the functions below, never by a type
-// assertion of its own.
+// declared. The store asks through capability with the accessor's method,
+// as in capability(p, watcherAccessor.Watcher), never by a type assertion
+// of its own.
 
 // The accessors a backend may offer, one per capability.
 type (
@@ -36,32 +37,4 @@ func capability[T, A any](p sdk.Persistence, get func(A) (T, bool)) (T, bool) {
 	}
 	t, ok := p.(T)
 	return t, ok
-}
-
-func watcherOf(p sdk.Persistence) (sdk.Watcher, bool) {
-	return capability(p, watcherAccessor.Watcher)
-}
-
-func prefixCopierOf(p sdk.Persistence) (sdk.PrefixCopier, bool) {
-	return capability(p, prefixCopierAccessor.PrefixCopier)
-}
-
-func importerOf(p sdk.Persistence) (sdk.Importer, bool) {
-	return capability(p, importerAccessor.Importer)
-}
-
-func checkpointerOf(p sdk.Persistence) (sdk.Checkpointer, bool) {
-	return capability(p, checkpointerAccessor.Checkpointer)
-}
-
-func frameReaderOf(p sdk.Persistence) (sdk.FrameReader, bool) {
-	return capability(p, frameReaderAccessor.FrameReader)
-}
-
-func salvageReaderOf(p sdk.Persistence) (sdk.SalvageReader, bool) {
-	return capability(p, salvageReaderAccessor.SalvageReader)
-}
-
-func deleterOf(p sdk.Persistence) (sdk.Deleter, bool) {
-	return capability(p, deleterAccessor.Deleter)
 }

@@ -112,7 +112,7 @@ func (st *Store) importInto(ctx context.Context, b Backend, h sdk.Header, events
 	batches := func(yield func(batch [][]byte) error) error {
 		return eachBatch(events, st.opts.RPCMaxBytes, func(_ sdk.Seq, part [][]byte) error { return yield(part) })
 	}
-	if imp, ok := importerOf(b.Persistence); ok {
+	if imp, ok := capability(b.Persistence, importerAccessor.Importer); ok {
 		o, err := imp.Import(ctx, h, batches)
 		if err != nil {
 			return nil, err

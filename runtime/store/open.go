@@ -198,7 +198,7 @@ func (st *Store) restoreOnce(ctx context.Context, b *backend, o sdk.Opened, opts
 // through the backend's stored frames, decoded here, when it hands them
 // over (sdk.FrameReader), else through Read.
 func readLog(ctx context.Context, p sdk.Persistence, o sdk.Opened, n int64, fn func([][]byte) error) error {
-	if fr, ok := frameReaderOf(p); ok {
+	if fr, ok := capability(p, frameReaderAccessor.FrameReader); ok {
 		framed, err := frames.Read(ctx, fr, o.Header.ID, o.Handle, 0, sdk.Offset(n), fn)
 		if framed || err != nil {
 			return err
@@ -210,7 +210,7 @@ func readLog(ctx context.Context, p sdk.Persistence, o sdk.Opened, n int64, fn f
 // checkpointOf returns the backend's checkpoint of the opened session when
 // it has one this host can use, else nil.
 func (st *Store) checkpointOf(ctx context.Context, b *backend, o sdk.Opened, opts session.Options) *session.DecodedCheckpoint {
-	c, ok := checkpointerOf(b.p)
+	c, ok := capability(b.p, checkpointerAccessor.Checkpointer)
 	if !ok {
 		return nil
 	}
@@ -244,7 +244,7 @@ func (st *Store) writeCheckpoints(ctx context.Context, s *session.Session, bs []
 	}
 	stored := false
 	for i, b := range bs {
-		c, isCk := checkpointerOf(b.p)
+		c, isCk := capability(b.p, checkpointerAccessor.Checkpointer)
 		if !isCk {
 			continue
 		}
