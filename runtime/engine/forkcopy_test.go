@@ -15,6 +15,7 @@ import (
 	"github.com/seed-e5e476df/logbook/internal/corpus"
 	"github.com/seed-e5e476df/logbook/runtime/store"
 	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/persistencetest"
 )
 
 // withoutCopyPrefix hides every optional capability of a backend: the
@@ -41,9 +42,7 @@ func TestForkStoresTheSameChildWithAndWithoutCopyPrefix(t *testing.T) {
 	defer e.Close(ctx)
 	jsonl, sqlite := e.Plugins["jsonl"].Persistence(), e.Plugins["sqlite"].Persistence()
 	for name, p := range map[string]sdk.Persistence{"jsonl": jsonl, "sqlite": sqlite} {
-		if _, ok := p.(interface {
-			PrefixCopier() (sdk.PrefixCopier, bool)
-		}).PrefixCopier(); !ok {
+		if _, ok := persistencetest.Capability[sdk.PrefixCopier](p); !ok {
 			t.Fatalf("the %s plugin's persistence reports no sdk.PrefixCopier: it does not declare %s", name, sdk.CapabilityCopyPrefix)
 		}
 	}

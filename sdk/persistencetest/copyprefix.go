@@ -10,7 +10,7 @@ import (
 // for a harness that declares Capabilities.CopyPrefix.
 func copier(t *testing.T, p sdk.Persistence) sdk.PrefixCopier {
 	t.Helper()
-	c, ok := capability(p, prefixCopierAccessor.PrefixCopier)
+	c, ok := Capability[sdk.PrefixCopier](p)
 	if !ok {
 		t.Fatalf("Capabilities.CopyPrefix is set but %T implements no sdk.PrefixCopier", p)
 	}

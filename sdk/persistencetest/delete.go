@@ -15,7 +15,7 @@ import (
 // harness that declares Capabilities.Delete.
 func deleter(t *testing.T, p sdk.Persistence) sdk.Deleter {
 	t.Helper()
-	d, ok := capability(p, deleterAccessor.Deleter)
+	d, ok := Capability[sdk.Deleter](p)
 	if !ok {
 		t.Fatalf("Capabilities.Delete is set but %T implements no sdk.Deleter", p)
 	}
@@ -280,7 +280,7 @@ var deleteRules = []rule{
 	}},
 	{name: "checkpoint-goes-with-the-session", run: func(t *testing.T, s *suite) {
 		p := s.backend(t)
-		c, ok := capability(p, checkpointerAccessor.Checkpointer)
+		c, ok := Capability[sdk.Checkpointer](p)
 		if !ok {
 			t.Logf("%T implements no sdk.Checkpointer: nothing to check", p)
 			return

@@ -15,7 +15,7 @@ import (
 // only for a harness that declares Capabilities.Import.
 func importer(t *testing.T, p sdk.Persistence) sdk.Importer {
 	t.Helper()
-	imp, ok := capability(p, importerAccessor.Importer)
+	imp, ok := Capability[sdk.Importer](p)
 	if a, isProxy := p.(interface{ Importer() (sdk.Importer, bool) }); isProxy {
 		imp, ok = a.Importer()
 	}

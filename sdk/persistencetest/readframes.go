@@ -10,7 +10,7 @@ import (
 var readFramesRules = []rule{
 	{name: "frames-decode-to-what-read-returns-or-none-is-framed", run: func(t *testing.T, s *suite) {
 		p := s.backend(t)
-		fr, ok := capability(p, frameReaderAccessor.FrameReader)
+		fr, ok := Capability[sdk.FrameReader](p)
 		if !ok {
 			t.Fatalf("Capabilities.ReadFrames is set but %T implements no sdk.FrameReader", p)
 		}

@@ -16,7 +16,7 @@ const watchWait = 10 * time.Second
 // harness that declares Capabilities.Watch.
 func watcher(t *testing.T, p sdk.Persistence) sdk.Watcher {
 	t.Helper()
-	w, ok := capability(p, watcherAccessor.Watcher)
+	w, ok := Capability[sdk.Watcher](p)
 	if !ok {
 		t.Fatalf("Capabilities.Watch is set but %T implements no sdk.Watcher", p)
 	}
