@@ -296,7 +296,7 @@ func (st *Store) catchUp(ctx context.Context, m Backend, h sdk.Header, events se
 	b := &backend{name: m.Name, p: m.Persistence}
 	o, err := m.Persistence.Open(ctx, h.ID, sdk.AccessWrite)
 	created := false
-	if errors.Is(err, sdk.ErrSessionNotFound) {
+	if errors.Is(err, sdk.CodeSessionNotFound) {
 		o, err = m.Persistence.Create(ctx, h)
 		created = true
 	}

@@ -64,13 +64,13 @@ func requireInvisible(t *testing.T, p sdk.Persistence, id, when string, mayWait 
 	ctx, cancel := call()
 	_, err := p.Stat(ctx, id)
 	cancel()
-	if !errors.Is(err, sdk.ErrSessionNotFound) && !held(err) {
+	if !errors.Is(err, sdk.CodeSessionNotFound) && !held(err) {
 		t.Fatalf("%s: Stat(%q) = %v; want SESSION_NOT_FOUND", when, id, err)
 	}
 	ctx, cancel = call()
 	o, err := p.Open(ctx, id, sdk.AccessRead)
 	cancel()
-	if !errors.Is(err, sdk.ErrSessionNotFound) && !held(err) {
+	if !errors.Is(err, sdk.CodeSessionNotFound) && !held(err) {
 		if err == nil {
 			_ = p.Close(t.Context(), o.Handle)
 		}
