@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 
+	"github.com/seed-e5e476df/logbook/plugins/internal/sqlstore"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/handles"
 )
@@ -30,17 +31,12 @@ func (b *Backend) Stat(ctx context.Context, id string) (sdk.Stat, error) {
 	if !found {
 		return sdk.Stat{}, handles.NotFound(op, id)
 	}
-	h, err := st.header(r, id)
-	if err != nil {
-		return sdk.Stat{}, err
-	}
-	return sdk.Stat{Header: h, Revision: st.rev(r), FormatVersion: h.FormatVersion, EventCount: r.nextSeq, SizeBytes: r.sizeBytes,
-		LastActivity: max(r.activity, h.CreatedAt)}, nil
+	return st.described(listed{id: id, sessionRow: r}).Stat()
 }
 
 // List calls fn, in id order, for every stored session and every
 // unmaterialized create of this Backend, reading the sessions table a
-// page at a time (one query per listPage sessions, none per session). A
+// page at a time (one query per sqlstore.ListPage sessions, none per session). A
 // session whose row does not pass the format gate or the header check
 // yields an entry with Err set; the others carry EventCount = next_seq and
 // LastActivity as Stat's. fn runs while the backend holds no
@@ -54,31 +50,25 @@ func (b *Backend) List(ctx context.Context, fn func(sdk.ListEntry) error) error 
 	if err != nil {
 		return err
 	}
-	l := handles.NewLister(ctx, op, b.pending.Pending(func(_ string, hd *handle) (sdk.Header, bool) { return hd.header, true }), fn)
-	after, first := "", true
-	for {
+	return sqlstore.List(ctx, op, b.pending.Pending(func(_ string, hd *handle) (sdk.Header, bool) { return hd.header, true }), fn, func(after string, first bool) ([]sdk.ListEntry, error) {
 		page, err := st.sessions(ctx, after, first)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		for _, s := range page {
-			e := sdk.ListEntry{ID: s.id, EventCount: -1}
-			if h, err := st.header(s.sessionRow, s.id); err != nil {
-				e.Err = err
-			} else {
-				e.Header, e.Revision = h, st.rev(s.sessionRow)
-				e.EventCount, e.LastActivity = s.nextSeq, max(s.activity, h.CreatedAt)
-			}
-			if err := l.Stored(e); err != nil {
-				return err
-			}
+		entries := make([]sdk.ListEntry, len(page))
+		for i, l := range page {
+			entries[i] = st.described(l).Entry()
 		}
-		if len(page) < listPage {
-			break
-		}
-		after, first = page[len(page)-1].id, false
-	}
-	return l.Done()
+		return entries, nil
+	})
+}
+
+// described is what Stat and List say of the sessions row l: its header
+// past the format gate and the header check, or the check's error.
+func (s *store) described(l listed) sqlstore.Session {
+	d := sqlstore.Session{ID: l.id, Revision: s.rev(l.sessionRow), NextSeq: l.nextSeq, SizeBytes: l.sizeBytes, Activity: l.activity}
+	d.Header, d.Err = s.header(l.sessionRow, l.id)
+	return d
 }
 
 // listed is one sessions row with its id.
@@ -90,20 +80,17 @@ type listed struct {
 // sessions reads one page of sessions rows in id order: from the start,
 // or with ids after after.
 func (s *store) sessions(ctx context.Context, after string, first bool) ([]listed, error) {
-	rows, err := s.pool.Query(ctx, "SELECT id, "+sessionCols+" FROM "+s.q()+".sessions WHERE $1 OR id > $2 ORDER BY id LIMIT $3", first, after, listPage)
+	rows, err := s.pool.Query(ctx, "SELECT "+sessionCols+", id FROM "+s.q()+".sessions WHERE $1 OR id > $2 ORDER BY id LIMIT $3", first, after, sqlstore.ListPage)
 	if err != nil {
 		return nil, s.dbErr(ctx, "", "list", err)
 	}
 	defer rows.Close()
-	var page []listed
-	for rows.Next() {
+	page, err := sqlstore.Collect(rows, func(row sqlstore.Row) (listed, error) {
 		var l listed
-		if err := rows.Scan(&l.id, &l.header, &l.nextSeq, &l.incarnation, &l.revision, &l.sizeBytes, &l.epoch, &l.host, &l.activity); err != nil {
-			return nil, s.dbErr(ctx, "", "list", err)
-		}
-		page = append(page, l)
-	}
-	if err := rows.Err(); err != nil {
+		err := scanSession(row, &l.sessionRow, &l.id)
+		return l, err
+	})
+	if err != nil {
 		return nil, s.dbErr(ctx, "", "list", err)
 	}
 	return page, nil

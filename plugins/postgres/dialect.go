@@ -1,0 +1,92 @@
+package postgres
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/seed-e5e476df/logbook/plugins/internal/sqlstore"
+	"github.com/seed-e5e476df/logbook/sdk"
+)
+
+// Table implements sqlstore.Dialect: the tables live in the configured
+// schema.
+func (s *store) Table(t string) string { return s.q() + "." + t }
+
+// Param implements sqlstore.Dialect: $n.
+func (s *store) Param(n int) string { return "$" + strconv.Itoa(n) }
+
+// QueryRow implements sqlstore.Dialect on the pool.
+func (s *store) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
+	return s.pool.QueryRow(ctx, query, args...)
+}
+
+// tx adapts a pgx.Tx to sqlstore.Tx.
+type tx struct{ pgx.Tx }
+
+func (t tx) Exec(ctx context.Context, query string, args ...any) error {
+	_, err := t.Tx.Exec(ctx, query, args...)
+	return err
+}
+
+func (t tx) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
+	return t.Tx.QueryRow(ctx, query, args...)
+}
+
+// salvage is the store's damage scan and prefix read for sqlstore.
+func (s *store) salvage() sqlstore.Salvage {
+	return sqlstore.Salvage{Op: op, Scan: s.scanDamaged, Fetch: s.fetch}
+}
+
+// lifecycle is the store's delete capability (sqlstore.Lifecycle): a
+// change locks the sessions row first, so a hold and a delete of one
+// session never interleave, and a Delete removes the session's torn_rows
+// artifacts with it.
+func (s *store) lifecycle() sqlstore.Lifecycle {
+	return sqlstore.Lifecycle{
+		Dialect: s,
+		Salvage: s.salvage(),
+		Tx:      s.lifecycleTx,
+		Lock: func(ctx context.Context, t sqlstore.Tx, id string) (bool, error) {
+			_, found, err := s.session(ctx, t.(tx).Tx, id, true)
+			return found, err
+		},
+		InsertAudit: func(r sdk.AuditRecord) (string, []any) {
+			return "INSERT INTO " + s.q() + ".audit(at, op, session_id, events, digest, reason, actor) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+				[]any{r.Time, string(r.Op), r.Session, int64(r.Events), r.Digest, r.Reason, r.By}
+		},
+		Audit: func(ctx context.Context) ([]sdk.AuditRecord, error) {
+			rows, err := s.pool.Query(ctx, "SELECT at, op, session_id, events, digest, reason, actor FROM "+s.q()+".audit ORDER BY seq")
+			if err != nil {
+				return nil, err
+			}
+			defer rows.Close()
+			return sqlstore.Collect(rows, func(row sqlstore.Row) (sdk.AuditRecord, error) {
+				var r sdk.AuditRecord
+				var at time.Time
+				var o string
+				var events int64
+				err := row.Scan(&at, &o, &r.Session, &events, &r.Digest, &r.Reason, &r.By)
+				r.Time, r.Op, r.Events = at.UTC(), sdk.AuditOp(o), sdk.Offset(events)
+				return r, err
+			})
+		},
+		Purge: []string{"torn_rows"},
+	}
+}
+
+// lifecycleTx runs fn in a read-write transaction and commits it when fn
+// succeeds.
+func (s *store) lifecycleTx(ctx context.Context, id, what string, fn func(sqlstore.Tx) error) error {
+	t, err := s.pool.Begin(ctx)
+	if err != nil {
+		return s.dbErr(ctx, id, what, err)
+	}
+	defer t.Rollback(context.Background())
+	if err := fn(tx{t}); err != nil {
+		return s.dbErr(ctx, id, what, err)
+	}
+	return s.dbErr(ctx, id, what, t.Commit(ctx))
+}
