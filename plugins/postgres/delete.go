@@ -24,49 +24,40 @@ var _ sdk.Deleter = (*Backend)(nil)
 // transaction inserts the audit record and deletes the sessions row (its
 // events and checkpoint cascade) and its torn_rows artifacts.
 func (b *Backend) Delete(ctx context.Context, id string, r sdk.AuditRequest) (sdk.AuditRecord, error) {
-	return sqlstore.Delete(ctx, op, id, r, func() (sqlstore.Lifecycle, func(), error) {
+	return sqlstore.Delete(ctx, op, id, r, func() (*store, func(), error) {
 		st, err := b.store()
 		if err != nil {
-			return sqlstore.Lifecycle{}, nil, err
+			return nil, nil, err
 		}
 		if b.pending.Holder(id) != nil {
-			return sqlstore.Lifecycle{}, nil, handles.DeleteOwned(op, id, "it was created in this instance and is not stored yet")
+			return nil, nil, handles.DeleteOwned(op, id, "it was created in this instance and is not stored yet")
 		}
 		hd := &handle{name: "delete", id: id, write: true, key: lockKey(st.schema, id)}
 		oc, why, err := b.claim(ctx, st, hd)
 		if err != nil {
-			return sqlstore.Lifecycle{}, nil, err
+			return nil, nil, err
 		}
 		if why != "" {
-			return sqlstore.Lifecycle{}, nil, handles.DeleteOwned(op, id, why)
+			return nil, nil, handles.DeleteOwned(op, id, why)
 		}
-		return st.lifecycle(), func() { b.release(hd, oc) }, nil
+		return st, func() { b.release(hd, oc) }, nil
 	})
 }
 
 // SetHold puts a legal hold on the stored session id or releases it
 // (sdk.Deleter, sqlstore.SetHold), beside a writer.
 func (b *Backend) SetHold(ctx context.Context, id string, held bool, r sdk.AuditRequest) (sdk.AuditRecord, bool, error) {
-	return sqlstore.SetHold(ctx, op, id, held, r, b.lifecycle)
+	return sqlstore.SetHold(ctx, op, id, held, r, b.store)
 }
 
 // Held reports whether the stored session id has a holds row
 // (sdk.Deleter).
 func (b *Backend) Held(ctx context.Context, id string) (bool, error) {
-	return sqlstore.Held(ctx, op, id, func() (sqlstore.Dialect, error) { return b.store() })
+	return sqlstore.Held(ctx, op, id, b.store)
 }
 
 // Audit calls fn with every row of the audit table in insertion order
 // (sdk.Deleter).
 func (b *Backend) Audit(ctx context.Context, fn func(sdk.AuditRecord) error) error {
-	return sqlstore.Audit(ctx, op, fn, b.lifecycle)
-}
-
-// lifecycle is the delete capability of b's store.
-func (b *Backend) lifecycle() (sqlstore.Lifecycle, error) {
-	st, err := b.store()
-	if err != nil {
-		return sqlstore.Lifecycle{}, err
-	}
-	return st.lifecycle(), nil
+	return sqlstore.Audit(ctx, op, fn, b.store)
 }

@@ -35,20 +35,20 @@ func (t tx) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Ro
 	return t.Tx.QueryRow(ctx, query, args...)
 }
 
-// salvage is the store's damage scan and prefix read for sqlstore.
-func (s *store) salvage() sqlstore.Salvage {
+// Salvage implements sqlstore.Salvager: the store's damage scan and prefix read for sqlstore.
+func (s *store) Salvage() sqlstore.Salvage {
 	return sqlstore.Salvage{Op: op, Scan: s.scanDamaged, Fetch: s.fetch}
 }
 
-// lifecycle is the store's delete capability (sqlstore.Lifecycle): a
+// Lifecycle implements sqlstore.Lifecycler: the store's delete capability (sqlstore.Lifecycle): a
 // change locks the sessions row first, so a hold and a delete of one
 // session never interleave, and a Delete removes the session's torn_rows
 // artifacts with it.
-func (s *store) lifecycle() sqlstore.Lifecycle {
+func (s *store) Lifecycle() sqlstore.Lifecycle {
 	return sqlstore.Lifecycle{
 		Dialect: s,
-		Salvage: s.salvage(),
-		Tx:      s.lifecycleTx,
+		Salvage: s.Salvage(),
+		Begin:   s.beginChange,
 		Lock: func(ctx context.Context, t sqlstore.Tx, id string) (bool, error) {
 			_, found, err := s.session(ctx, t.(tx).Tx, id, true)
 			return found, err
@@ -77,16 +77,12 @@ func (s *store) lifecycle() sqlstore.Lifecycle {
 	}
 }
 
-// lifecycleTx runs fn in a read-write transaction and commits it when fn
-// succeeds.
-func (s *store) lifecycleTx(ctx context.Context, id, what string, fn func(sqlstore.Tx) error) error {
+// beginChange begins the read-write transaction of a change of the
+// delete capability.
+func (s *store) beginChange(ctx context.Context) (sqlstore.Tx, func() error, func(), error) {
 	t, err := s.pool.Begin(ctx)
 	if err != nil {
-		return s.dbErr(ctx, id, what, err)
+		return nil, nil, nil, err
 	}
-	defer t.Rollback(context.Background())
-	if err := fn(tx{t}); err != nil {
-		return s.dbErr(ctx, id, what, err)
-	}
-	return s.dbErr(ctx, id, what, t.Commit(ctx))
+	return tx{t}, func() error { return t.Commit(ctx) }, func() { t.Rollback(context.Background()) }, nil
 }

@@ -20,14 +20,7 @@ var _ sdk.SalvageReader = (*Backend)(nil)
 // sessions row that fails the format gate or the header check is refused
 // as Open refuses it.
 func (b *Backend) ReadDamaged(ctx context.Context, id string, fn func(events [][]byte) error) (sdk.Damaged, error) {
-	if err := handles.Ended(ctx, op, "read damaged"); err != nil {
-		return sdk.Damaged{}, err
-	}
-	st, err := b.store()
-	if err != nil {
-		return sdk.Damaged{}, err
-	}
-	return st.salvage().ReadDamaged(ctx, id, fn)
+	return sqlstore.ReadDamaged(ctx, op, id, fn, b.store)
 }
 
 // scanDamaged reads the sessions row of id and scans its rows in one

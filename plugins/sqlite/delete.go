@@ -32,19 +32,19 @@ var _ sdk.Deleter = (*Backend)(nil)
 // lock file does.
 func (b *Backend) Delete(ctx context.Context, id string, r sdk.AuditRequest) (sdk.AuditRecord, error) {
 	var st *store
-	rec, err := sqlstore.Delete(ctx, op, id, r, func() (sqlstore.Lifecycle, func(), error) {
+	rec, err := sqlstore.Delete(ctx, op, id, r, func() (*store, func(), error) {
 		var err error
 		if st, err = b.store(); err != nil {
-			return sqlstore.Lifecycle{}, nil, err
+			return nil, nil, err
 		}
 		hd := &handle{name: "delete", id: id, write: true}
 		if err := st.acquire(id, hd); err != nil {
 			if errors.Is(err, errClaimed) {
-				return sqlstore.Lifecycle{}, nil, handles.DeleteOwned(op, id, "the write claim is held "+strings.TrimPrefix(err.Error(), errClaimed.Error()+" "))
+				return nil, nil, handles.DeleteOwned(op, id, "the write claim is held "+strings.TrimPrefix(err.Error(), errClaimed.Error()+" "))
 			}
-			return sqlstore.Lifecycle{}, nil, withSession(err, id)
+			return nil, nil, withSession(err, id)
 		}
-		return st.lifecycle(), func() { st.release(id, hd) }, nil
+		return st, func() { st.release(id, hd) }, nil
 	})
 	if err != nil {
 		return sdk.AuditRecord{}, err
@@ -99,26 +99,17 @@ func isArtifactOf(name, id string) bool {
 // (sdk.Deleter, sqlstore.SetHold), beside a writer: the record and the
 // holds row change in one transaction.
 func (b *Backend) SetHold(ctx context.Context, id string, held bool, r sdk.AuditRequest) (sdk.AuditRecord, bool, error) {
-	return sqlstore.SetHold(ctx, op, id, held, r, b.lifecycle)
+	return sqlstore.SetHold(ctx, op, id, held, r, b.store)
 }
 
 // Held reports whether the stored session id has a holds row
 // (sdk.Deleter).
 func (b *Backend) Held(ctx context.Context, id string) (bool, error) {
-	return sqlstore.Held(ctx, op, id, func() (sqlstore.Dialect, error) { return b.store() })
+	return sqlstore.Held(ctx, op, id, b.store)
 }
 
 // Audit calls fn with every row of the audit table in insertion order
 // (sdk.Deleter).
 func (b *Backend) Audit(ctx context.Context, fn func(sdk.AuditRecord) error) error {
-	return sqlstore.Audit(ctx, op, fn, b.lifecycle)
-}
-
-// lifecycle is the delete capability of b's store.
-func (b *Backend) lifecycle() (sqlstore.Lifecycle, error) {
-	st, err := b.store()
-	if err != nil {
-		return sqlstore.Lifecycle{}, err
-	}
-	return st.lifecycle(), nil
+	return sqlstore.Audit(ctx, op, fn, b.store)
 }

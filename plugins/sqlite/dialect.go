@@ -34,8 +34,8 @@ func (t tx) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Ro
 	return t.QueryRowContext(ctx, query, args...)
 }
 
-// salvage is the store's damage scan and prefix read for sqlstore.
-func (s *store) salvage() sqlstore.Salvage {
+// Salvage implements sqlstore.Salvager: the store's damage scan and prefix read for sqlstore.
+func (s *store) Salvage() sqlstore.Salvage {
 	return sqlstore.Salvage{
 		Op:    op,
 		Scan:  s.scanDamaged,
@@ -43,14 +43,14 @@ func (s *store) salvage() sqlstore.Salvage {
 	}
 }
 
-// lifecycle is the store's delete capability (sqlstore.Lifecycle): the
+// Lifecycle implements sqlstore.Lifecycler: the store's delete capability (sqlstore.Lifecycle): the
 // audit table keeps the time in Unix microseconds; a change runs in a
 // BEGIN IMMEDIATE transaction after the identity check.
-func (s *store) lifecycle() sqlstore.Lifecycle {
+func (s *store) Lifecycle() sqlstore.Lifecycle {
 	return sqlstore.Lifecycle{
 		Dialect: s,
-		Salvage: s.salvage(),
-		Tx:      s.lifecycleTx,
+		Salvage: s.Salvage(),
+		Begin:   s.beginChange,
 		Lock: func(ctx context.Context, t sqlstore.Tx, id string) (bool, error) {
 			_, found, err := s.session(ctx, t.(tx).StmtContext(ctx, s.stmts.session), id)
 			return found, err
@@ -76,19 +76,16 @@ func (s *store) lifecycle() sqlstore.Lifecycle {
 	}
 }
 
-// lifecycleTx runs fn in a BEGIN IMMEDIATE transaction after the identity
-// check, and commits it when fn succeeds.
-func (s *store) lifecycleTx(ctx context.Context, id, what string, fn func(sqlstore.Tx) error) error {
+// beginChange begins the BEGIN IMMEDIATE transaction of a change of the
+// delete capability, after the identity check.
+func (s *store) beginChange(ctx context.Context) (sqlstore.Tx, func() error, func(), error) {
 	t, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE (_txlock)
 	if err != nil {
-		return s.dbErr(ctx, id, what, err)
+		return nil, nil, nil, err
 	}
-	defer t.Rollback()
 	if err := s.checkIdentity(ctx, t); err != nil {
-		return s.dbErr(ctx, id, what, err)
+		t.Rollback()
+		return nil, nil, nil, err
 	}
-	if err := fn(tx{t}); err != nil {
-		return s.dbErr(ctx, id, what, err)
-	}
-	return s.dbErr(ctx, id, what, t.Commit())
+	return tx{t}, t.Commit, func() { t.Rollback() }, nil
 }

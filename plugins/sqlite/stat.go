@@ -18,26 +18,21 @@ import (
 // the time of the last event (the envelope's), or the creation time
 // without events.
 func (b *Backend) Stat(ctx context.Context, id string) (sdk.Stat, error) {
-	if err := handles.Ended(ctx, op, "stat"); err != nil {
-		return sdk.Stat{}, err
-	}
-	st, err := b.store()
-	if err != nil {
-		return sdk.Stat{}, err
-	}
-	if err := sdk.ValidateSessionID(id); err != nil {
-		return sdk.Stat{}, err
-	}
-	var l listed
-	err = st.stmts.stat.QueryRowContext(ctx, id).Scan(&l.formatVersion, &l.header, &l.nextSeq, &l.incarnation, &l.revision, &l.rows.count, &l.rows.lo, &l.rows.hi, &l.lastTime)
+	return sqlstore.Stat(ctx, op, id, b.store, (*store).stat)
+}
+
+// stat reads the sessions row of id with the statistics of its rows, in
+// one snapshot.
+func (s *store) stat(ctx context.Context, id string) (sqlstore.Session, error) {
+	l := listed{id: id}
+	err := s.stmts.stat.QueryRowContext(ctx, id).Scan(&l.formatVersion, &l.header, &l.nextSeq, &l.incarnation, &l.revision, &l.rows.count, &l.rows.lo, &l.rows.hi, &l.lastTime)
 	if err == sql.ErrNoRows {
-		return sdk.Stat{}, handles.NotFound(op, id)
+		return sqlstore.Session{}, handles.NotFound(op, id)
 	}
 	if err != nil {
-		return sdk.Stat{}, st.dbErr(ctx, id, "stat", err)
+		return sqlstore.Session{}, s.dbErr(ctx, id, "stat", err)
 	}
-	l.id = id
-	return st.described(ctx, l).Stat()
+	return s.described(ctx, l), nil
 }
 
 // List calls fn, in id order, for every stored session and every
@@ -48,24 +43,26 @@ func (b *Backend) Stat(ctx context.Context, id string) (sdk.Stat, error) {
 // while the backend holds nothing and may call b; an error from fn ends the
 // listing and is returned as is.
 func (b *Backend) List(ctx context.Context, fn func(sdk.ListEntry) error) error {
-	if err := handles.Ended(ctx, op, "list"); err != nil {
-		return err
-	}
-	st, err := b.store()
+	return sqlstore.List(ctx, op, fn, b.store, b.pendingEntries, (*store).list)
+}
+
+// pendingEntries lists b's pending creates.
+func (b *Backend) pendingEntries() []sdk.ListEntry {
+	return b.pending.Pending(func(_ string, hd *handle) (sdk.Header, bool) { return hd.header, true })
+}
+
+// list is one page of List (sqlstore.List): the entries of the sessions
+// rows with ids after after.
+func (s *store) list(ctx context.Context, after string, _ bool) ([]sdk.ListEntry, error) {
+	page, err := s.sessions(ctx, after)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return sqlstore.List(ctx, op, b.pending.Pending(func(_ string, hd *handle) (sdk.Header, bool) { return hd.header, true }), fn, func(after string, _ bool) ([]sdk.ListEntry, error) {
-		page, err := st.sessions(ctx, after)
-		if err != nil {
-			return nil, err
-		}
-		entries := make([]sdk.ListEntry, len(page))
-		for i, l := range page {
-			entries[i] = st.described(ctx, l).Entry()
-		}
-		return entries, nil
-	})
+	entries := make([]sdk.ListEntry, len(page))
+	for i, l := range page {
+		entries[i] = s.described(ctx, l).Entry()
+	}
+	return entries, nil
 }
 
 // described is what Stat and List say of the sessions row l: its header

@@ -28,9 +28,9 @@ type Lifecycle struct {
 	Dialect Dialect
 	// Salvage reads the valid prefix a record's digest covers.
 	Salvage Salvage
-	// Tx runs fn in a write transaction and commits it when fn succeeds;
-	// its errors come back mapped (DBErr), naming what.
-	Tx func(ctx context.Context, id, what string, fn func(Tx) error) error
+	// Begin begins a write transaction (and makes any check the backend
+	// needs before a change); commit and rollback end it.
+	Begin func(ctx context.Context) (tx Tx, commit func() error, rollback func(), err error)
 	// Lock reads the sessions row of id in tx, locking it where the
 	// backend needs that to order a hold and a delete of one session;
 	// found is false without a row.
@@ -46,26 +46,33 @@ type Lifecycle struct {
 	Purge []string
 }
 
+// Lifecycler is a backend's store as the delete capability needs it.
+type Lifecycler interface {
+	// Lifecycle returns the store's delete capability.
+	Lifecycle() Lifecycle
+}
+
 // Delete implements sdk.Deleter.Delete: after ctx and the request are
-// checked, open returns the backend's lifecycle with the session's write
+// checked, claim returns the backend's store with the session's write
 // claim taken (release gives it up); then the audit record, and in one
 // transaction the check that no hold is on the session, the record and
 // the deletion of its rows.
-func Delete(ctx context.Context, op, id string, r sdk.AuditRequest, open func() (l Lifecycle, release func(), err error)) (sdk.AuditRecord, error) {
+func Delete[S Lifecycler](ctx context.Context, op, id string, r sdk.AuditRequest, claim func() (st S, release func(), err error)) (sdk.AuditRecord, error) {
 	if err := checkLifecycle(ctx, op, "delete", id, r); err != nil {
 		return sdk.AuditRecord{}, err
 	}
-	l, release, err := open()
+	st, release, err := claim()
 	if err != nil {
 		return sdk.AuditRecord{}, err
 	}
 	defer release()
+	l := st.Lifecycle()
 	rec, err := l.Salvage.Record(ctx, id, sdk.AuditDelete, r)
 	if err != nil {
 		return sdk.AuditRecord{}, err
 	}
 	d := l.Dialect
-	err = l.Tx(ctx, id, "delete", func(tx Tx) error {
+	err = l.tx(ctx, id, "delete", func(tx Tx) error {
 		held, err := l.held(ctx, tx, id)
 		if err != nil {
 			return err
@@ -92,15 +99,16 @@ func Delete(ctx context.Context, op, id string, r sdk.AuditRequest, open func() 
 // SetHold implements sdk.Deleter.SetHold beside a writer: the record and
 // the holds row change in one transaction, and nothing changes (changed
 // false) when the hold already is as asked. open returns the backend's
-// lifecycle.
-func SetHold(ctx context.Context, op, id string, held bool, r sdk.AuditRequest, open func() (Lifecycle, error)) (sdk.AuditRecord, bool, error) {
+// store.
+func SetHold[S Lifecycler](ctx context.Context, op, id string, held bool, r sdk.AuditRequest, open func() (S, error)) (sdk.AuditRecord, bool, error) {
 	if err := checkLifecycle(ctx, op, "hold", id, r); err != nil {
 		return sdk.AuditRecord{}, false, err
 	}
-	l, err := open()
+	st, err := open()
 	if err != nil {
 		return sdk.AuditRecord{}, false, err
 	}
+	l := st.Lifecycle()
 	o := sdk.AuditHold
 	if !held {
 		o = sdk.AuditReleaseHold
@@ -111,7 +119,7 @@ func SetHold(ctx context.Context, op, id string, held bool, r sdk.AuditRequest, 
 	}
 	d := l.Dialect
 	changed := false
-	err = l.Tx(ctx, id, "hold", func(tx Tx) error {
+	err = l.tx(ctx, id, "hold", func(tx Tx) error {
 		now, err := l.held(ctx, tx, id)
 		if err != nil || now == held {
 			return err
@@ -135,8 +143,8 @@ func SetHold(ctx context.Context, op, id string, held bool, r sdk.AuditRequest, 
 
 // Held implements sdk.Deleter.Held: whether the stored session id has a
 // holds row, SESSION_NOT_FOUND when it is not stored. open returns the
-// backend's dialect.
-func Held(ctx context.Context, op, id string, open func() (Dialect, error)) (bool, error) {
+// backend's store.
+func Held[S Dialect](ctx context.Context, op, id string, open func() (S, error)) (bool, error) {
 	if err := handles.Ended(ctx, op, "held"); err != nil {
 		return false, err
 	}
@@ -160,15 +168,16 @@ func Held(ctx context.Context, op, id string, open func() (Dialect, error)) (boo
 
 // Audit implements sdk.Deleter.Audit: fn gets every record of the audit
 // log in insertion order, after the log has been read (fn runs while the
-// backend holds nothing). open returns the backend's lifecycle.
-func Audit(ctx context.Context, op string, fn func(sdk.AuditRecord) error, open func() (Lifecycle, error)) error {
+// backend holds nothing). open returns the backend's store.
+func Audit[S Lifecycler](ctx context.Context, op string, fn func(sdk.AuditRecord) error, open func() (S, error)) error {
 	if err := handles.Ended(ctx, op, "audit"); err != nil {
 		return err
 	}
-	l, err := open()
+	st, err := open()
 	if err != nil {
 		return err
 	}
+	l := st.Lifecycle()
 	recs, err := l.Audit(ctx)
 	if err != nil {
 		return DBErr(ctx, l.Dialect, "", "reading the audit log", err)
@@ -209,4 +218,18 @@ func (l Lifecycle) held(ctx context.Context, tx Tx, id string) (bool, error) {
 func (l Lifecycle) insert(ctx context.Context, tx Tx, rec sdk.AuditRecord) error {
 	q, args := l.InsertAudit(rec)
 	return tx.Exec(ctx, q, args...)
+}
+
+// tx runs fn in a transaction of Begin and commits it when fn succeeds;
+// every error comes back mapped (DBErr), naming what.
+func (l Lifecycle) tx(ctx context.Context, id, what string, fn func(Tx) error) error {
+	tx, commit, rollback, err := l.Begin(ctx)
+	if err != nil {
+		return DBErr(ctx, l.Dialect, id, what, err)
+	}
+	defer rollback()
+	if err := fn(tx); err != nil {
+		return DBErr(ctx, l.Dialect, id, what, err)
+	}
+	return DBErr(ctx, l.Dialect, id, what, commit())
 }

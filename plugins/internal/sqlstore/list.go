@@ -10,17 +10,47 @@ import (
 // ListPage is how many sessions rows one List query reads.
 const ListPage = 256
 
-// List calls fn, in id order, for every stored session and every pending
-// create (pending, as handles.Claims.Pending lists them), reading the
-// stored ones a page at a time: page returns the entries of at most
-// ListPage sessions rows with ids after after (from the first when first
-// is set), in id order. fn runs while page holds nothing; an error of fn
-// ends the listing and is returned as is.
-func List(ctx context.Context, op string, pending []sdk.ListEntry, fn func(sdk.ListEntry) error, page func(after string, first bool) ([]sdk.ListEntry, error)) error {
-	l := handles.NewLister(ctx, op, pending, fn)
+// Stat implements sdk.Persistence.Stat: after ctx, the backend's store
+// (open) and the session id are checked, describe says what the store
+// holds of id.
+func Stat[S any](ctx context.Context, op, id string, open func() (S, error), describe func(st S, ctx context.Context, id string) (Session, error)) (sdk.Stat, error) {
+	if err := handles.Ended(ctx, op, "stat"); err != nil {
+		return sdk.Stat{}, err
+	}
+	st, err := open()
+	if err != nil {
+		return sdk.Stat{}, err
+	}
+	if err := sdk.ValidateSessionID(id); err != nil {
+		return sdk.Stat{}, err
+	}
+	s, err := describe(st, ctx, id)
+	if err != nil {
+		return sdk.Stat{}, err
+	}
+	return s.Stat()
+}
+
+// List implements sdk.Persistence.List: fn gets, in id order, every
+// stored session and every pending create (pending, as
+// handles.Claims.Pending lists them), after ctx and the backend's store
+// (open) are checked. The stored ones are read a page at a time: page
+// returns the entries of at most ListPage sessions rows with ids after
+// after (from the first when first is set), in id order. fn runs while
+// page holds nothing; an error of fn ends the listing and is returned as
+// is.
+func List[S any](ctx context.Context, op string, fn func(sdk.ListEntry) error, open func() (S, error), pending func() []sdk.ListEntry, page func(st S, ctx context.Context, after string, first bool) ([]sdk.ListEntry, error)) error {
+	if err := handles.Ended(ctx, op, "list"); err != nil {
+		return err
+	}
+	st, err := open()
+	if err != nil {
+		return err
+	}
+	l := handles.NewLister(ctx, op, pending(), fn)
 	after, first := "", true
 	for {
-		entries, err := page(after, first)
+		entries, err := page(st, ctx, after, first)
 		if err != nil {
 			return err
 		}

@@ -19,6 +19,12 @@ type Scanned struct {
 	Scan *Scan
 }
 
+// Salvager is a backend's store as ReadDamaged needs it.
+type Salvager interface {
+	// Salvage returns the store's damage scan and prefix read.
+	Salvage() Salvage
+}
+
 // Salvage is what ReadDamaged and Record need of a backend.
 type Salvage struct {
 	// Op is the backend's Op.
@@ -34,13 +40,22 @@ type Salvage struct {
 	Fetch func(ctx context.Context, id string, seq, stop int64) ([][]byte, error)
 }
 
-// ReadDamaged implements sdk.SalvageReader.ReadDamaged over s: fn gets
-// the valid prefix in chunks (ReadRange), and the reply locates the
-// damage by row: Offset is the seq of the first damaged row, Bytes the
-// number of stored rows from there on, and Tail those rows as the JSON
-// lines of a torn-row artifact. A session that loads (perhaps with torn
-// rows) comes back with Corrupt false.
-func (s Salvage) ReadDamaged(ctx context.Context, id string, fn func(events [][]byte) error) (sdk.Damaged, error) {
+// ReadDamaged implements sdk.SalvageReader.ReadDamaged, after ctx, the
+// backend's store (open) and the session id are checked: fn gets the
+// valid prefix in chunks (ReadRange), and the reply locates the damage by
+// row: Offset is the seq of the first damaged row, Bytes the number of
+// stored rows from there on, and Tail those rows as the JSON lines of a
+// torn-row artifact. A session that loads (perhaps with torn rows) comes
+// back with Corrupt false.
+func ReadDamaged[S Salvager](ctx context.Context, op, id string, fn func(events [][]byte) error, open func() (S, error)) (sdk.Damaged, error) {
+	if err := handles.Ended(ctx, op, "read damaged"); err != nil {
+		return sdk.Damaged{}, err
+	}
+	st, err := open()
+	if err != nil {
+		return sdk.Damaged{}, err
+	}
+	s := st.Salvage()
 	if err := sdk.ValidateSessionID(id); err != nil {
 		return sdk.Damaged{}, err
 	}
