@@ -26,11 +26,13 @@ func (s *store) QueryRow(ctx context.Context, query string, args ...any) sqlstor
 // tx adapts a pgx.Tx to sqlstore.Tx.
 type tx struct{ pgx.Tx }
 
+// Exec implements sqlstore.Tx.
 func (t tx) Exec(ctx context.Context, query string, args ...any) error {
 	_, err := t.Tx.Exec(ctx, query, args...)
 	return err
 }
 
+// QueryRow implements sqlstore.Tx.
 func (t tx) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
 	return t.Tx.QueryRow(ctx, query, args...)
 }

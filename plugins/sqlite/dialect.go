@@ -25,11 +25,13 @@ func (s *store) QueryRow(ctx context.Context, query string, args ...any) sqlstor
 // tx adapts a *sql.Tx to sqlstore.Tx.
 type tx struct{ *sql.Tx }
 
+// Exec implements sqlstore.Tx.
 func (t tx) Exec(ctx context.Context, query string, args ...any) error {
 	_, err := t.ExecContext(ctx, query, args...)
 	return err
 }
 
+// QueryRow implements sqlstore.Tx.
 func (t tx) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
 	return t.QueryRowContext(ctx, query, args...)
 }
