@@ -37,20 +37,19 @@ func (t tx) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Ro
 	return t.Tx.QueryRow(ctx, query, args...)
 }
 
-// Salvage implements sqlstore.Salvager: the store's damage scan and prefix read for sqlstore.
+// Salvage implements sqlstore.Salvager: the store's damage scan and its
+// read of a valid prefix.
 func (s *store) Salvage() sqlstore.Salvage {
 	return sqlstore.Salvage{Op: op, Scan: s.scanDamaged, Fetch: s.fetch}
 }
 
-// Lifecycle implements sqlstore.Lifecycler: the store's delete capability (sqlstore.Lifecycle): a
-// change locks the sessions row first, so a hold and a delete of one
-// session never interleave, and a Delete removes the session's torn_rows
-// artifacts with it.
+// Lifecycle implements sqlstore.Lifecycler, the store's delete
+// capability: a change locks the sessions row first, so a hold and a
+// delete of one session never interleave, and a Delete removes the
+// session's torn_rows artifacts with it.
 func (s *store) Lifecycle() sqlstore.Lifecycle {
 	return sqlstore.Lifecycle{
-		Dialect: s,
-		Salvage: s.Salvage(),
-		Begin:   s.beginChange,
+		Begin: s.beginChange,
 		Lock: func(ctx context.Context, t sqlstore.Tx, id string) (bool, error) {
 			_, found, err := s.session(ctx, t.(tx).Tx, id, true)
 			return found, err

@@ -36,7 +36,8 @@ func (t tx) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Ro
 	return t.QueryRowContext(ctx, query, args...)
 }
 
-// Salvage implements sqlstore.Salvager: the store's damage scan and prefix read for sqlstore.
+// Salvage implements sqlstore.Salvager: the store's damage scan and its
+// read of a valid prefix.
 func (s *store) Salvage() sqlstore.Salvage {
 	return sqlstore.Salvage{
 		Op:    op,
@@ -45,14 +46,12 @@ func (s *store) Salvage() sqlstore.Salvage {
 	}
 }
 
-// Lifecycle implements sqlstore.Lifecycler: the store's delete capability (sqlstore.Lifecycle): the
-// audit table keeps the time in Unix microseconds; a change runs in a
-// BEGIN IMMEDIATE transaction after the identity check.
+// Lifecycle implements sqlstore.Lifecycler, the store's delete
+// capability: the audit table keeps the time in Unix microseconds; a
+// change runs in a BEGIN IMMEDIATE transaction after the identity check.
 func (s *store) Lifecycle() sqlstore.Lifecycle {
 	return sqlstore.Lifecycle{
-		Dialect: s,
-		Salvage: s.Salvage(),
-		Begin:   s.beginChange,
+		Begin: s.beginChange,
 		Lock: func(ctx context.Context, t sqlstore.Tx, id string) (bool, error) {
 			_, found, err := s.session(ctx, t.(tx).StmtContext(ctx, s.stmts.session), id)
 			return found, err

@@ -24,10 +24,6 @@ type Tx interface {
 // so the log never misses a change and never records one that did not
 // happen.
 type Lifecycle struct {
-	// Dialect spells and runs the statements and maps their errors.
-	Dialect Dialect
-	// Salvage reads the valid prefix a record's digest covers.
-	Salvage Salvage
 	// Begin begins a write transaction (and makes any check the backend
 	// needs before a change); commit and rollback end it.
 	Begin func(ctx context.Context) (tx Tx, commit func() error, rollback func(), err error)
@@ -46,8 +42,12 @@ type Lifecycle struct {
 	Purge []string
 }
 
-// Lifecycler is a backend's store as the delete capability needs it.
+// Lifecycler is a backend's store as the delete capability needs it: its
+// dialect spells and runs the statements and maps their errors, its
+// salvage reads the valid prefix a record's digest covers.
 type Lifecycler interface {
+	Dialect
+	Salvager
 	// Lifecycle returns the store's delete capability.
 	Lifecycle() Lifecycle
 }
@@ -67,13 +67,13 @@ func Delete[S Lifecycler](ctx context.Context, op, id string, r sdk.AuditRequest
 	}
 	defer release()
 	l := st.Lifecycle()
-	rec, err := l.Salvage.Record(ctx, id, sdk.AuditDelete, r)
+	rec, err := st.Salvage().Record(ctx, id, sdk.AuditDelete, r)
 	if err != nil {
 		return sdk.AuditRecord{}, err
 	}
-	d := l.Dialect
-	err = l.tx(ctx, id, "delete", func(tx Tx) error {
-		held, err := l.held(ctx, tx, id)
+	d := Dialect(st)
+	err = l.tx(ctx, d, id, "delete", func(tx Tx) error {
+		held, err := l.held(ctx, d, tx, id)
 		if err != nil {
 			return err
 		}
@@ -113,14 +113,14 @@ func SetHold[S Lifecycler](ctx context.Context, op, id string, held bool, r sdk.
 	if !held {
 		o = sdk.AuditReleaseHold
 	}
-	rec, err := l.Salvage.Record(ctx, id, o, r)
+	rec, err := st.Salvage().Record(ctx, id, o, r)
 	if err != nil {
 		return sdk.AuditRecord{}, false, err
 	}
-	d := l.Dialect
+	d := Dialect(st)
 	changed := false
-	err = l.tx(ctx, id, "hold", func(tx Tx) error {
-		now, err := l.held(ctx, tx, id)
+	err = l.tx(ctx, d, id, "hold", func(tx Tx) error {
+		now, err := l.held(ctx, d, tx, id)
 		if err != nil || now == held {
 			return err
 		}
@@ -180,7 +180,7 @@ func Audit[S Lifecycler](ctx context.Context, op string, fn func(sdk.AuditRecord
 	l := st.Lifecycle()
 	recs, err := l.Audit(ctx)
 	if err != nil {
-		return DBErr(ctx, l.Dialect, "", "reading the audit log", err)
+		return DBErr(ctx, st, "", "reading the audit log", err)
 	}
 	for _, r := range recs {
 		if err := fn(r); err != nil {
@@ -201,16 +201,16 @@ func checkLifecycle(ctx context.Context, op, what, id string, r sdk.AuditRequest
 
 // held locks the sessions row of id (SESSION_NOT_FOUND without one) and
 // reports whether the session is held.
-func (l Lifecycle) held(ctx context.Context, tx Tx, id string) (bool, error) {
+func (l Lifecycle) held(ctx context.Context, d Dialect, tx Tx, id string) (bool, error) {
 	found, err := l.Lock(ctx, tx, id)
 	if err == nil && !found {
-		err = handles.NotFound(l.Dialect.Op(), id)
+		err = handles.NotFound(d.Op(), id)
 	}
 	if err != nil {
 		return false, err
 	}
 	var held bool
-	err = tx.QueryRow(ctx, "SELECT EXISTS(SELECT 1 FROM "+l.Dialect.Table("holds")+" WHERE session_id = "+l.Dialect.Param(1)+")", id).Scan(&held)
+	err = tx.QueryRow(ctx, "SELECT EXISTS(SELECT 1 FROM "+d.Table("holds")+" WHERE session_id = "+d.Param(1)+")", id).Scan(&held)
 	return held, err
 }
 
@@ -222,14 +222,14 @@ func (l Lifecycle) insert(ctx context.Context, tx Tx, rec sdk.AuditRecord) error
 
 // tx runs fn in a transaction of Begin and commits it when fn succeeds;
 // every error comes back mapped (DBErr), naming what.
-func (l Lifecycle) tx(ctx context.Context, id, what string, fn func(Tx) error) error {
+func (l Lifecycle) tx(ctx context.Context, d Dialect, id, what string, fn func(Tx) error) error {
 	tx, commit, rollback, err := l.Begin(ctx)
 	if err != nil {
-		return DBErr(ctx, l.Dialect, id, what, err)
+		return DBErr(ctx, d, id, what, err)
 	}
 	defer rollback()
 	if err := fn(tx); err != nil {
-		return DBErr(ctx, l.Dialect, id, what, err)
+		return DBErr(ctx, d, id, what, err)
 	}
-	return DBErr(ctx, l.Dialect, id, what, commit())
+	return DBErr(ctx, d, id, what, commit())
 }
