@@ -13,6 +13,7 @@ import (
 	"github.com/seed-e5e476df/logbook"
 	"github.com/seed-e5e476df/logbook/config"
 	"github.com/seed-e5e476df/logbook/events"
+	"github.com/seed-e5e476df/logbook/runtime/service"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
@@ -50,12 +51,12 @@ func requireCode(t *testing.T, err error, code sdk.Code) *sdk.Error {
 // it appended; AppendGroup appends all or nothing.
 func TestAppendStopsAtTheFirstRejectedInput(t *testing.T) {
 	ctx := context.Background()
-	s, err := openMemory(t).Create(ctx, "s1")
+	s, err := openMemory(t).Create(ctx, "s1", events.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	bad := events.Input{Type: "turn/start", Data: []byte(`{"turn":"one"}`)}
-	evs, err := s.Append(ctx, events.TurnStart(1), events.UserText("u1", "hi"), bad, events.TurnEnd(1, events.Completed()))
+	evs, err := s.Append(ctx, events.TurnStart(1), events.UserText(events.TextMessage{ID: "u1", Text: "hi"}), bad, events.TurnEnd(1, events.Completed()))
 	e := requireCode(t, err, sdk.CodePayloadInvalid)
 	if e.Index == nil || *e.Index != 2 || e.Meta["appended"] != "2" || e.Meta["firstSeq"] != "0" {
 		t.Errorf("error %v, meta %v; want index 2, appended 2, firstSeq 0", e, e.Meta)
@@ -76,23 +77,23 @@ func TestAppendStopsAtTheFirstRejectedInput(t *testing.T) {
 // AppendAt appends only to a log of the expected length.
 func TestAppendAtRefusesAnotherLength(t *testing.T) {
 	ctx := context.Background()
-	s, err := openMemory(t).Create(ctx, "s1")
+	s, err := openMemory(t).Create(ctx, "s1", events.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.AppendAt(ctx, 0, events.TurnStart(1)); err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.AppendAt(ctx, 0, events.UserText("u1", "again"))
+	_, err = s.AppendAt(ctx, 0, events.UserText(events.TextMessage{ID: "u1", Text: "again"}))
 	if e := requireCode(t, err, sdk.CodeSeqConflict); e.Meta["expected"] != "0" || e.Meta["actual"] != "1" || e.Meta["appended"] != "0" {
 		t.Errorf("meta %v", e.Meta)
 	}
-	_, err = s.AppendGroupAt(ctx, 0, events.UserText("u1", "again"))
+	_, err = s.AppendGroupAt(ctx, 0, events.UserText(events.TextMessage{ID: "u1", Text: "again"}))
 	requireCode(t, err, sdk.CodeSeqConflict)
 	if s.Len() != 1 {
 		t.Fatalf("log %d after two refused appends; want 1", s.Len())
 	}
-	if _, err := s.AppendGroupAt(ctx, 1, events.UserText("u1", "hi")); err != nil {
+	if _, err := s.AppendGroupAt(ctx, 1, events.UserText(events.TextMessage{ID: "u1", Text: "hi"})); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -100,11 +101,11 @@ func TestAppendAtRefusesAnotherLength(t *testing.T) {
 // The read results are the stored bytes in the events package's types.
 func TestReadsShareTheStoredEvents(t *testing.T) {
 	ctx := context.Background()
-	s, err := openMemory(t).Create(ctx, "s1")
+	s, err := openMemory(t).Create(ctx, "s1", events.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Append(ctx, events.TurnStart(1), events.UserText("u1", "hi")); err != nil {
+	if _, err := s.Append(ctx, events.TurnStart(1), events.UserText(events.TextMessage{ID: "u1", Text: "hi"})); err != nil {
 		t.Fatal(err)
 	}
 	evs := s.Events()
@@ -141,11 +142,11 @@ func TestReadsShareTheStoredEvents(t *testing.T) {
 func TestReleaseResumeInspect(t *testing.T) {
 	ctx := context.Background()
 	rt := openMemory(t)
-	s, err := rt.Create(ctx, "s1")
+	s, err := rt.Create(ctx, "s1", events.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Append(ctx, events.TurnStart(1), events.UserText("u1", "hi")); err != nil {
+	if _, err := s.Append(ctx, events.TurnStart(1), events.UserText(events.TextMessage{ID: "u1", Text: "hi"})); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Flush(ctx); err != nil {
@@ -198,18 +199,16 @@ func TestReleaseResumeInspect(t *testing.T) {
 func TestCreateWithHeaderFields(t *testing.T) {
 	ctx := context.Background()
 	rt := openMemory(t)
-	s, err := rt.Create(ctx, "sub", logbook.CreateOptions{CWD: "/work", Origin: "subagent", DelegationDepth: 1, ParentSession: "top", AgentPreset: "review"})
+	s, err := rt.Create(ctx, "sub", events.CreateOptions{CWD: "/work", Origin: "subagent", DelegationDepth: 1, ParentSession: "top", AgentPreset: "review"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if h := s.Header(); h.CWD != "/work" || h.Origin != "subagent" || h.DelegationDepth != 1 || h.ParentSession != "top" || h.AgentPreset != "review" {
 		t.Errorf("header %+v", h)
 	}
-	_, err = rt.Create(ctx, "rel", logbook.CreateOptions{CWD: "work"})
+	_, err = rt.Create(ctx, "rel", events.CreateOptions{CWD: "work"})
 	requireCode(t, err, sdk.CodeSeedInvalid)
-	_, err = rt.Create(ctx, "two", logbook.CreateOptions{}, logbook.CreateOptions{})
-	requireCode(t, err, sdk.CodeUsage)
-	_, err = rt.Create(ctx, "sub")
+	_, err = rt.Create(ctx, "sub", events.CreateOptions{})
 	requireCode(t, err, sdk.CodeSessionAlreadyExists)
 }
 
@@ -234,24 +233,24 @@ plugin "compactor-summary" {
 		t.Fatal(err)
 	}
 	defer rt.Close(ctx)
-	s, err := rt.Create(ctx, "s1")
+	s, err := rt.Create(ctx, "s1", events.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	model := events.Model{Provider: "mock", Name: "m"}
 	for turn := 1; turn <= 4; turn++ {
 		id := strconv.Itoa(turn)
-		call := events.ToolCallBlock("c"+id, "ls", `{"path":"."}`)
-		if _, err := s.Append(ctx, events.TurnStart(turn), events.UserText("u"+id, "request "+id), events.StepStart(turn, 1),
+		call := events.ToolCallBlock(events.Call{ID: "c" + id, Name: "ls", Arguments: `{"path":"."}`})
+		if _, err := s.Append(ctx, events.TurnStart(turn), events.UserText(events.TextMessage{ID: "u" + id, Text: "request " + id}), events.StepStart(turn, 1),
 			events.Assistant(turn, 1, events.Reply{ID: "a" + id, Model: model, Content: []events.Block{call}}),
-			events.ToolCall(turn, 1, "c"+id, "ls", `{"path":"."}`),
-			events.ToolResult(turn, 1, "r"+id, "c"+id, strings.Repeat("file "+id+"\n", 400)),
+			events.ToolCall(turn, 1, events.Call{ID: "c" + id, Name: "ls", Arguments: `{"path":"."}`}),
+			events.ToolResult(turn, 1, events.ToolText{ID: "r" + id, CallID: "c" + id, Text: strings.Repeat("file "+id+"\n", 400)}),
 			events.StepEnd(turn, 1), events.TurnEnd(turn, events.Completed())); err != nil {
 			t.Fatal(err)
 		}
 	}
 	before, _ := s.Messages()
-	evs, err := s.Compact(ctx, logbook.CompactOptions{})
+	evs, err := s.Compact(ctx, service.CompactOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,12 +262,12 @@ plugin "compactor-summary" {
 		t.Errorf("%d messages after compaction, %d before", len(after), len(before))
 	}
 
-	h, err := openMemory(t).Create(ctx, "s1")
+	h, err := openMemory(t).Create(ctx, "s1", events.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = h.Compact(ctx, logbook.CompactOptions{})
+	_, err = h.Compact(ctx, service.CompactOptions{})
 	requireCode(t, err, sdk.CodeConfigInvalid)
-	_, err = s.Compact(ctx, logbook.CompactOptions{Start: new(sdk.Seq(1))})
+	_, err = s.Compact(ctx, service.CompactOptions{Start: new(sdk.Seq(1))})
 	requireCode(t, err, sdk.CodeUsage)
 }

@@ -22,15 +22,15 @@ func toolTurn(turn int) []events.Input {
 	call := fmt.Sprintf("c%d", turn)
 	return []events.Input{
 		events.TurnStart(turn),
-		events.UserText(fmt.Sprintf("u%d", turn), "list the files, é \"quoted\" 😀"),
+		events.UserText(events.TextMessage{ID: fmt.Sprintf("u%d", turn), Text: "list the files, é \"quoted\" 😀"}),
 		events.StepStart(turn, 1),
 		events.Assistant(turn, 1, events.Reply{ID: fmt.Sprintf("a%d-1", turn), Model: model,
-			Content: []events.Block{events.ToolCallBlock(call, "ls", `{"path":"."}`)}}),
-		events.ToolCall(turn, 1, call, "ls", `{"path":"."}`),
-		events.ToolResult(turn, 1, fmt.Sprintf("r%d", turn), call, "README.md\ngo.mod"),
+			Content: []events.Block{events.ToolCallBlock(events.Call{ID: call, Name: "ls", Arguments: `{"path":"."}`})}}),
+		events.ToolCall(turn, 1, events.Call{ID: call, Name: "ls", Arguments: `{"path":"."}`}),
+		events.ToolResult(turn, 1, events.ToolText{ID: fmt.Sprintf("r%d", turn), CallID: call, Text: "README.md\ngo.mod"}),
 		events.StepEnd(turn, 1),
 		events.StepStart(turn, 2),
-		events.AssistantText(turn, 2, fmt.Sprintf("a%d-2", turn), model, "There are two files."),
+		events.AssistantText(turn, 2, model, events.TextMessage{ID: fmt.Sprintf("a%d-2", turn), Text: "There are two files."}),
 		events.StepEnd(turn, 2),
 		events.TurnEnd(turn, events.Completed()),
 	}
@@ -127,7 +127,7 @@ func checkReads(t *testing.T, what string, s *client.Session, msgs, transcript [
 func TestSessionHandleAgainstServe(t *testing.T) {
 	c := daemonClient(t)
 	ctx := context.Background()
-	s, err := c.Create(ctx, "", client.CreateOptions{CWD: "/repo", AgentPreset: "coder"})
+	s, err := c.Create(ctx, "", events.CreateOptions{CWD: "/repo", AgentPreset: "coder"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,10 +148,10 @@ func TestSessionHandleAgainstServe(t *testing.T) {
 	}
 
 	// A rejected member: nothing of the group is stored.
-	_, err = s.AppendGroup(ctx, events.TurnStart(2), events.UserText("u2", "a"), events.UserText("u3", "b"))
+	_, err = s.AppendGroup(ctx, events.TurnStart(2), events.UserText(events.TextMessage{ID: "u2", Text: "a"}), events.UserText(events.TextMessage{ID: "u3", Text: "b"}))
 	var ae *client.AppendError
 	var se *sdk.Error
-	if !errors.As(err, &ae) || ae.Appended != 0 || !errors.Is(err, sdk.ErrSurfaceOpNotAllowed) || !errors.As(err, &se) || !strings.Contains(se.Detail, "member 2") {
+	if !errors.As(err, &ae) || ae.Appended != 0 || !errors.Is(err, sdk.CodeSurfaceOpNotAllowed) || !errors.As(err, &se) || !strings.Contains(se.Detail, "member 2") {
 		t.Fatalf("a group with two surface members: %v", err)
 	}
 	// A stale expected length: SEQ_CONFLICT with both lengths, nothing stored.
@@ -162,7 +162,7 @@ func TestSessionHandleAgainstServe(t *testing.T) {
 	}
 	// Invalid UTF-8 in a member: refused by the client, nothing sent.
 	bad := events.Input{Type: "x-test/bad", Data: json.RawMessage("\"a\xffb\""), Ignorable: true}
-	if _, err = s.AppendGroup(ctx, events.TurnStart(2), bad); !errors.As(err, &ae) || ae.Appended != 0 || !errors.Is(err, sdk.ErrJSONInvalidUTF8) {
+	if _, err = s.AppendGroup(ctx, events.TurnStart(2), bad); !errors.As(err, &ae) || ae.Appended != 0 || !errors.Is(err, sdk.CodeJSONInvalidUTF8) {
 		t.Fatalf("a group with invalid UTF-8: %v", err)
 	}
 	stored, err := s.Events(ctx)
@@ -175,7 +175,7 @@ func TestSessionHandleAgainstServe(t *testing.T) {
 		}
 	}
 
-	open := []events.Input{events.TurnStart(2), events.UserText("u2", "and now?")}
+	open := []events.Input{events.TurnStart(2), events.UserText(events.TextMessage{ID: "u2", Text: "and now?"})}
 	group, err := s.AppendGroupAt(ctx, sdk.Offset(len(turn1)), open...)
 	if err != nil || len(group) != 2 || group[0].Seq != sdk.Seq(len(turn1)) || !sameInput(group[1], open[1]) {
 		t.Fatalf("group: %v (%v)", group, err)
@@ -225,7 +225,7 @@ func TestSessionReadsOfAMissingSession(t *testing.T) {
 	_, err4 := s.Messages(ctx)
 	_, err5 := s.Events(ctx)
 	for i, err := range []error{err1, err2, err3, err4, err5} {
-		if !errors.Is(err, sdk.ErrSessionNotFound) {
+		if !errors.Is(err, sdk.CodeSessionNotFound) {
 			t.Errorf("read %d: %v", i, err)
 		}
 	}

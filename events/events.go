@@ -1,9 +1,10 @@
 // Package events is logbook's event vocabulary for harnesses: Input, the
 // event a harness appends, with a typed builder for every core event type
 // a harness writes, and Event and TranscriptEntry, what a session hands
-// back. The in-process runtime (package logbook) and the daemon client
-// (package client) both take and return these types, so code that builds
-// a turn reads the same against either. docs/format.md describes every
+// back; CreateOptions and ListEntry, what a new session's header is made of
+// and what a listing holds. The in-process runtime (package logbook) and
+// the daemon client (package client) both take and return these types, so
+// code that builds a turn reads the same against either. docs/format.md describes every
 // type and payload.
 //
 // # Builders
@@ -14,7 +15,10 @@
 // bytes come back from the log. Surface events are appended to the
 // surface; Input.Replacing turns one into a replacement. The compaction
 // and store-only types (compaction/*, session/*) have no builders:
-// logbook writes them itself.
+// logbook writes them itself. Where a builder would take several strings
+// in a row (ids, names, texts), it takes a struct with named fields
+// instead (Call, ToolText, TextMessage, UserMessage, Thought, TurnError),
+// so two of them cannot be swapped without the code saying so.
 //
 // A builder never fails and never panics. What it cannot tell is wrong
 // without knowing the session (an empty id, a negative turn, a tool call

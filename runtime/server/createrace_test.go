@@ -26,7 +26,7 @@ type createRacer struct {
 // create creates id; nil means this racer won.
 func (r createRacer) create(ctx context.Context, dir, id string) error {
 	if r.c != nil {
-		_, err := r.c.Create(ctx, id)
+		_, err := r.c.Create(ctx, id, events.CreateOptions{})
 		return err
 	}
 	_, err := runCLI(ctx, dir, "", "create", id)
@@ -59,7 +59,7 @@ func runCLI(ctx context.Context, dir, stdin string, args ...string) ([]byte, err
 
 // lostCreate reports whether err is the refusal a racer that lost must get.
 func lostCreate(err error) bool {
-	return errors.Is(err, sdk.ErrSessionAlreadyExists) || strings.Contains(err.Error(), "SESSION_ALREADY_EXISTS")
+	return errors.Is(err, sdk.CodeSessionAlreadyExists) || strings.Contains(err.Error(), "SESSION_ALREADY_EXISTS")
 }
 
 // Two `logbook serve` processes and the CLI over one data directory race

@@ -42,7 +42,7 @@ func TestServeMetrics(t *testing.T) {
 	c := client.New(p.addr, client.Options{})
 	defer c.Close()
 	ctx := context.Background()
-	s, err := c.Create(ctx, "m1")
+	s, err := c.Create(ctx, "m1", events.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestServeMetrics(t *testing.T) {
 	for _, e := range append(evs, group...) {
 		bytes += len(e.Envelope)
 	}
-	if _, err := s.AppendAt(ctx, 1, userInput("u6", "late")); !errors.Is(err, sdk.ErrSeqConflict) {
+	if _, err := s.AppendAt(ctx, 1, userInput("u6", "late")); !errors.Is(err, sdk.CodeSeqConflict) {
 		t.Fatalf("append at a stale length: %v", err)
 	}
 	if err := s.Flush(ctx); err != nil {

@@ -88,7 +88,7 @@ func storedIDs(t *testing.T, c *client.Client, id string) []string {
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		err := c.Session(id).Release(ctx)
-		if err == nil || errors.Is(err, sdk.ErrSessionNotLive) {
+		if err == nil || errors.Is(err, sdk.CodeSessionNotLive) {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -188,7 +188,7 @@ func TestAppendRetryThroughPluginKillsAndDiskFull(t *testing.T) {
 	rng := rand.New(rand.NewPCG(12, 5))
 
 	// The naive client: on a failed append it sends the same append again.
-	if _, err := c.Create(ctx, "naive"); err != nil {
+	if _, err := c.Create(ctx, "naive", events.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	var naiveFailures int
@@ -222,7 +222,7 @@ func TestAppendRetryThroughPluginKillsAndDiskFull(t *testing.T) {
 
 	// The retrying client.
 	const id = "retried"
-	if _, err := c.Create(ctx, id); err != nil {
+	if _, err := c.Create(ctx, id, events.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	var want []string

@@ -36,7 +36,7 @@ func TestAppendStream(t *testing.T) {
 	r := serve(t, e, server.Options{})
 	c := newClient(t, r, "")
 	ctx := context.Background()
-	if _, err := c.Create(ctx, "st"); err != nil {
+	if _, err := c.Create(ctx, "st", events.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	s := c.Session("st").AppendStream(ctx)
@@ -63,7 +63,7 @@ func TestAppendStream(t *testing.T) {
 	_ = s.Send([]events.Input{{Type: "user/message", Data: json.RawMessage(`{"id":"bad"}`), SurfaceOp: events.Append()}}, false)
 	_, err = s.CloseAndReceive()
 	var ae *client.AppendError
-	if !errors.As(err, &ae) || ae.Appended != 2 || !errors.Is(err, sdk.ErrPayloadInvalid) {
+	if !errors.As(err, &ae) || ae.Appended != 2 || !errors.Is(err, sdk.CodePayloadInvalid) {
 		t.Fatalf("rejected event: %v", err)
 	}
 	if n := storedLen(t, dir, "st"); n != 1002 {
@@ -78,7 +78,7 @@ func TestEventsFollow(t *testing.T) {
 	r := serve(t, e, server.Options{})
 	c := newClient(t, r, "")
 	ctx := context.Background()
-	if _, err := c.Create(ctx, "f"); err != nil {
+	if _, err := c.Create(ctx, "f", events.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.Session("f").Append(ctx, kib(0, 100), kib(1, 100), kib(2, 100)); err != nil {
@@ -180,7 +180,7 @@ func TestShutdownFlushesAndReleases(t *testing.T) {
 	r := serve(t, e, server.Options{})
 	c := newClient(t, r, "")
 	ctx := context.Background()
-	if _, err := c.Create(ctx, "a"); err != nil {
+	if _, err := c.Create(ctx, "a", events.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 50 {

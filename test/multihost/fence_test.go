@@ -20,7 +20,7 @@ func TestTerminatedOwnerConnectionFencesTheHost(t *testing.T) {
 	cl := newCluster(t)
 	a, b := cl.start("a"), cl.start("b")
 	ag := newAgent("agent-0", nil)
-	s, err := a.c.Create(ctx, ag.id)
+	s, err := a.c.Create(ctx, ag.id, events.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestTerminatedOwnerConnectionFencesTheHost(t *testing.T) {
 		ag.writeOne(t)
 	}
 	stale := a.c.Session(ag.id)
-	if _, err := stale.AppendRetry(ctx, ag.next, []events.Input{events.UserText("late", "agent-0 text 999")}, client.RetryOptions{Flush: true, MaxAttempts: 3}); err == nil {
+	if _, err := stale.AppendRetry(ctx, ag.next, []events.Input{events.UserText(events.TextMessage{ID: "late", Text: "agent-0 text 999"})}, client.RetryOptions{Flush: true, MaxAttempts: 3}); err == nil {
 		t.Fatal("host A appended to a session host B took over")
 	}
 	ag.failed = 0
