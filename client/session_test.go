@@ -9,9 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/seed-e5e476df/logbook"
 	"github.com/seed-e5e476df/logbook/client"
+	"github.com/seed-e5e476df/logbook/config"
 	"github.com/seed-e5e476df/logbook/events"
-	"github.com/seed-e5e476df/logbook/runtime/session"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
@@ -51,22 +52,33 @@ func sameInput(ev events.Event, in events.Input) bool {
 		slices.Equal(ev.SourceEventSeqs, in.SourceEventSeqs)
 }
 
-// inProcess appends the same inputs to an in-process session, plain ones
+// inProcess appends the same inputs to a session of an embedded runtime
+// (package logbook, headless, over its own data directory), plain ones one
 // by one, then each group as a group, and returns its messages, transcript
 // and surface: the reads the daemon must answer identically.
 func inProcess(t *testing.T, id string, plain []events.Input, groups ...[]events.Input) (msgs, transcript []string, surface []sdk.Seq) {
 	t.Helper()
-	s, err := session.New(session.Options{Header: sdk.Header{FormatVersion: 1, ID: id}})
+	ctx := context.Background()
+	rt, err := logbook.Open(ctx, logbook.Options{Config: config.Headless(config.Overrides{DataDir: t.TempDir()}), PluginBinary: logbookBin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := rt.Close(ctx); err != nil {
+			t.Error(err)
+		}
+	}()
+	s, err := rt.Create(ctx, id, events.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, in := range plain {
-		if _, err := s.Append(context.Background(), in); err != nil {
+		if _, err := s.Append(ctx, in); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for _, g := range groups {
-		if _, err := s.AppendGroup(context.Background(), g); err != nil {
+		if _, err := s.AppendGroup(ctx, g...); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -74,17 +86,17 @@ func inProcess(t *testing.T, id string, plain []events.Input, groups ...[]events
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range list.All() {
-		msgs = append(msgs, string(m.JSON()))
+	for _, m := range list {
+		msgs = append(msgs, string(m))
 	}
-	for _, e := range s.Transcript().All() {
-		transcript = append(transcript, fmt.Sprintf("%d %s %s", e.Seq, e.Type, e.Message.JSON()))
+	for _, e := range s.Transcript() {
+		transcript = append(transcript, fmt.Sprintf("%d %s %s", e.Seq, e.Type, e.Message))
 	}
-	view, err := s.Surface()
+	surface, err = s.Surface()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return msgs, transcript, view.Nodes()
+	return msgs, transcript, surface
 }
 
 // checkReads compares the daemon's reads of s with the in-process ones.

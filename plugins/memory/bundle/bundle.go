@@ -20,7 +20,7 @@ func init() { pluginrpc.Bundle("memory", serveConfig) }
 // backend, which lives as long as the process.
 func serveConfig(version string) pluginrpc.ServeConfig {
 	return pluginrpc.ServeConfig{
-		Info:        sdk.Info{Name: "memory", Version: version, Kinds: []sdk.Kind{sdk.KindPersistence}, Capabilities: []string{sdk.CapabilityWatch, sdk.CapabilityDelete, sdk.CapabilityImport}},
+		Info:        sdk.Info{Name: "memory", Version: version, Kinds: []sdk.Kind{sdk.KindPersistence}, Capabilities: memory.Capabilities()},
 		Persistence: memory.New(),
 	}
 }

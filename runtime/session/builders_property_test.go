@@ -1,4 +1,4 @@
-package events_test
+package session_test
 
 import (
 	"bytes"
