@@ -12,17 +12,8 @@ import (
 const Name = "postgres"
 
 const (
-	// A Read chunk ends after readChunkEvents events or once it holds
-	// readChunkBytes bytes, whichever comes first (always ≥ 1 event).
-	readChunkEvents = 512
-	readChunkBytes  = 1 << 20
 	// readQueryEvents is how many rows one read query fetches.
 	readQueryEvents = 4096
-	// listPage is how many sessions rows one List query reads.
-	listPage = 256
-	// scanKeepBytes bounds the envelopes an Open keeps from its scan for
-	// the handle's first Read.
-	scanKeepBytes = 256 << 20
 )
 
 // Backend is one instance of the PostgreSQL backend: an sdk.Persistence
@@ -212,8 +203,4 @@ func (b *Backend) release(hd *handle, oc *ownerConn) {
 	if oc != nil {
 		b.own.unlock(oc, hd.key)
 	}
-}
-
-func corruptAt(id string, seq int64, format string, args ...any) *sdk.Error {
-	return newErr(sdk.CodeCorruptLog, id, format, args...).WithSeq(seq)
 }

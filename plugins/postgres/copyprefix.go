@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/seed-e5e476df/logbook/plugins/internal/sqlstore"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/handles"
 )
@@ -26,28 +27,15 @@ func (b *Backend) CopyPrefix(ctx context.Context, source string, boundary sdk.Se
 	if err != nil {
 		return sdk.Opened{}, err
 	}
-	o, err := b.Create(ctx, child)
-	if err != nil {
-		return sdk.Opened{}, err
-	}
-	hd, err := b.writable(o.Handle)
-	if err == nil {
-		var r sessionRow
-		if r, err = b.copyTx(ctx, st, hd, source, boundary); err == nil {
-			o.NextSeq, o.Revision = sdk.Offset(r.nextSeq), st.rev(r)
-		}
-	}
-	if err != nil {
-		_ = b.Close(ctx, o.Handle) // abandons the create
-		return sdk.Opened{}, err
-	}
-	return o, nil
+	return sqlstore.Materialize(ctx, func() (sdk.Opened, error) { return b.Create(ctx, child) }, func(handle string) (sdk.Durable, error) {
+		return b.copyTx(ctx, st, handle, source, boundary)
+	}, b.Close)
 }
 
-// copyTx materializes the pending create hd as the copy of source's
-// prefix (wholeTx).
-func (b *Backend) copyTx(ctx context.Context, st *store, hd *handle, source string, boundary sdk.Seq) (sessionRow, error) {
-	return b.wholeTx(ctx, st, hd, "copying a prefix", func(tx pgx.Tx, r *sessionRow) error {
+// copyTx materializes the pending create of the write handle named handle
+// as the copy of source's prefix (wholeTx).
+func (b *Backend) copyTx(ctx context.Context, st *store, handle string, source string, boundary sdk.Seq) (sdk.Durable, error) {
+	return b.wholeTx(ctx, st, handle, "copying a prefix", func(tx pgx.Tx, id string, r *sessionRow) error {
 		src, found, err := st.session(ctx, tx, source, false)
 		if err != nil {
 			return err
@@ -62,7 +50,7 @@ func (b *Backend) copyTx(ctx context.Context, st *store, hd *handle, source stri
 			return newErr(sdk.CodeInvalidBoundary, source, "boundary %d is outside session %q, whose last seq is %d", boundary, source, src.nextSeq-1).WithSeq(int64(boundary))
 		}
 		tag, err := tx.Exec(ctx, "INSERT INTO "+st.q()+".events(session_id, seq, zstd, envelope) SELECT $1, seq, zstd, envelope FROM "+st.q()+
-			".events WHERE session_id = $2 AND seq <= $3", hd.id, source, int64(boundary))
+			".events WHERE session_id = $2 AND seq <= $3", id, source, int64(boundary))
 		if err != nil {
 			return err
 		}
@@ -72,23 +60,27 @@ func (b *Backend) copyTx(ctx context.Context, st *store, hd *handle, source stri
 		r.nextSeq = int64(boundary) + 1
 		return tx.QueryRow(ctx, "UPDATE "+st.q()+".sessions SET next_seq = $2, revision = 1, size_bytes = size_bytes + "+
 			"(SELECT coalesce(sum(octet_length(envelope)), 0) FROM "+st.q()+".events WHERE session_id = $1) WHERE id = $1 RETURNING revision, size_bytes",
-			hd.id, r.nextSeq).Scan(&r.revision, &r.sizeBytes)
+			id, r.nextSeq).Scan(&r.revision, &r.sizeBytes)
 	})
 }
 
-// wholeTx materializes the pending create hd in one transaction with
-// what fill stores (CopyPrefix, Import): the sessions row, then fill,
-// which inserts the events and sets r's next seq, revision and size;
-// watches are told at the commit. It does the bookkeeping of commit; what
-// names the work in errors.
-func (b *Backend) wholeTx(ctx context.Context, st *store, hd *handle, what string, fill func(tx pgx.Tx, r *sessionRow) error) (sessionRow, error) {
+// wholeTx materializes the pending create of the write handle named
+// handle in one transaction with what fill stores (CopyPrefix, Import):
+// the sessions row, then fill, which inserts the events of session id and
+// sets r's next seq, revision and size; watches are told at the commit.
+// It does the bookkeeping of commit; what names the work in errors.
+func (b *Backend) wholeTx(ctx context.Context, st *store, handle, what string, fill func(tx pgx.Tx, id string, r *sessionRow) error) (sdk.Durable, error) {
+	hd, err := b.writable(handle)
+	if err != nil {
+		return sdk.Durable{}, err
+	}
 	hd.ops.Lock()
 	defer hd.ops.Unlock()
 	b.mu.Lock()
 	cs := claimState{pending: hd.pending, header: hd.header, oc: hd.oc}
 	b.mu.Unlock()
-	fail := func(err error) (sessionRow, error) {
-		return sessionRow{}, st.dbErr(ctx, hd.id, what, err)
+	fail := func(err error) (sdk.Durable, error) {
+		return sdk.Durable{}, st.dbErr(ctx, hd.id, what, err)
 	}
 	tx, err := st.pool.Begin(ctx)
 	if err != nil {
@@ -99,7 +91,7 @@ func (b *Backend) wholeTx(ctx context.Context, st *store, hd *handle, what strin
 	if err != nil {
 		return fail(err)
 	}
-	if err := fill(tx, &r); err != nil {
+	if err := fill(tx, hd.id, &r); err != nil {
 		return fail(err)
 	}
 	if _, err := tx.Exec(ctx, "SELECT pg_notify($1, $2)", st.channel(), hd.id); err != nil {
@@ -113,5 +105,5 @@ func (b *Backend) wholeTx(ctx context.Context, st *store, hd *handle, what strin
 	hd.pending, hd.incarnation, hd.epoch = nil, r.incarnation, r.epoch
 	b.pending.Release(hd.id, hd)
 	hd.view.Saw(r.nextSeq)
-	return r, nil
+	return sdk.Durable{NextSeq: sdk.Offset(r.nextSeq), Revision: st.rev(r)}, nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/seed-e5e476df/logbook/plugins/internal/sqlstore"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
@@ -15,7 +16,11 @@ const op = "postgres"
 
 // newErr builds an *sdk.Error for session id ("" for none).
 func newErr(code sdk.Code, id, format string, args ...any) *sdk.Error {
-	return sdk.Errorf(code, op, format, args...).WithSession(id)
+	return sqlstore.NewErr(op, code, id, format, args...)
+}
+
+func corruptAt(id string, seq int64, format string, args ...any) *sdk.Error {
+	return sqlstore.CorruptAt(op, id, seq, format, args...)
 }
 
 // redacted is an error whose text has the DSN's password blanked out.
@@ -53,37 +58,37 @@ func password(dsn string) string {
 	return cfg.Password
 }
 
-// dbErr turns an error of a database call into an *sdk.Error: an
-// *sdk.Error passes unchanged; an ended context is IO_ERROR wrapping the
-// context's error; a serialization failure, a deadlock, too many
-// connections or a lock timeout is BACKEND_BUSY; data_corrupted and
-// index_corrupted are CORRUPT_LOG; everything else is IO_ERROR. All but
-// an *sdk.Error wrap err, redacted.
+// dbErr turns an error of a database call into an *sdk.Error
+// (sqlstore.DBErr, with the codes of Classify), its cause redacted.
 func (s *store) dbErr(ctx context.Context, id, what string, err error) error {
-	if err == nil {
-		return nil
-	}
-	var se *sdk.Error
-	if errors.As(err, &se) {
-		return err
-	}
-	wrap := func(code sdk.Code, detail string) error {
-		return &sdk.Error{Code: code, Op: op, SessionID: id, Detail: detail, Err: redact(err, s.dsn)}
-	}
-	if ctx.Err() != nil {
-		return wrap(sdk.CodeIOError, what+" not done: the context ended")
-	}
+	return sqlstore.DBErr(ctx, s, id, what, err)
+}
+
+// Op implements sqlstore.Dialect.
+func (s *store) Op() string { return op }
+
+// Classify implements sqlstore.Dialect: a serialization failure, a
+// deadlock, too many connections, a lock timeout or a cancelled statement
+// is BACKEND_BUSY; data_corrupted and index_corrupted are CORRUPT_LOG.
+func (s *store) Classify(err error, what string) (sdk.Code, string, bool) {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		switch pe.Code {
 		case "40001", "40P01", "53300", "55P03", "57014":
-			return wrap(sdk.CodeBackendBusy, what+": the database is busy (SQLSTATE "+pe.Code+"); retry later")
+			return sdk.CodeBackendBusy, what + ": the database is busy (SQLSTATE " + pe.Code + "); retry later", true
 		case "XX001", "XX002":
-			return wrap(sdk.CodeCorruptLog, what+": the database reports damaged data (SQLSTATE "+pe.Code+")")
+			return sdk.CodeCorruptLog, what + ": the database reports damaged data (SQLSTATE " + pe.Code + ")", true
 		}
 	}
-	return wrap(sdk.CodeIOError, what+" failed on schema "+s.schema)
+	return "", "", false
 }
+
+// Failed implements sqlstore.Dialect.
+func (s *store) Failed(what string) string { return what + " failed on schema " + s.schema }
+
+// Cause implements sqlstore.Dialect: err with the DSN's password blanked
+// out.
+func (s *store) Cause(err error) error { return redact(err, s.dsn) }
 
 // isUniqueViolation reports a duplicate key.
 func isUniqueViolation(err error) bool {

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/seed-e5e476df/logbook/plugins/internal/sqlstore"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/handles"
 )
@@ -21,22 +22,16 @@ func (b *Backend) Import(ctx context.Context, h sdk.Header, events func(yield fu
 	if err != nil {
 		return sdk.Opened{}, err
 	}
-	o, err := b.create(ctx, h, true)
-	if err != nil {
-		return sdk.Opened{}, err
-	}
-	hd, err := b.writable(o.Handle)
-	if err == nil {
-		var r sessionRow
-		r, err = b.wholeTx(ctx, st, hd, "import", func(tx pgx.Tx, r *sessionRow) error {
+	return sqlstore.Materialize(ctx, func() (sdk.Opened, error) { return b.create(ctx, h, true) }, func(handle string) (sdk.Durable, error) {
+		return b.wholeTx(ctx, st, handle, "import", func(tx pgx.Tx, id string, r *sessionRow) error {
 			var size int64
 			err := events(func(batch [][]byte) error {
 				if err := handles.Ended(ctx, op, "import"); err != nil {
 					return err
 				}
-				rows, n, err := st.prepare(hd.id, sdk.Seq(r.nextSeq), batch, b.compressMin)
+				rows, n, err := st.prepare(id, sdk.Seq(r.nextSeq), batch, b.compressMin)
 				if err == nil && len(rows) > 0 {
-					err = st.insert(ctx, tx, hd.id, rows)
+					err = st.insert(ctx, tx, id, rows)
 				}
 				if err != nil {
 					return err
@@ -49,15 +44,7 @@ func (b *Backend) Import(ctx context.Context, h sdk.Header, events func(yield fu
 				return err
 			}
 			return tx.QueryRow(ctx, "UPDATE "+st.q()+".sessions SET next_seq = $2, revision = 1, size_bytes = size_bytes + $3 WHERE id = $1 RETURNING revision, size_bytes",
-				hd.id, r.nextSeq, size).Scan(&r.revision, &r.sizeBytes)
+				id, r.nextSeq, size).Scan(&r.revision, &r.sizeBytes)
 		})
-		if err == nil {
-			o.NextSeq, o.Revision = sdk.Offset(r.nextSeq), st.rev(r)
-		}
-	}
-	if err != nil {
-		_ = b.Close(context.WithoutCancel(ctx), o.Handle) // abandons the create
-		return sdk.Opened{}, err
-	}
-	return o, nil
+	}, b.Close)
 }

@@ -231,8 +231,8 @@ func (s *store) openScan(ctx context.Context, hd *handle) (sdk.Opened, error) {
 			return sdk.Opened{}, err
 		}
 	}
-	if sc.events != nil && int64(len(sc.events)) == sc.End {
-		hd.cache, hd.cacheRev = sc.events, s.rev(r)
+	if sc.Events != nil && int64(len(sc.Events)) == sc.End {
+		hd.cache, hd.cacheRev = sc.Events, s.rev(r)
 	}
 	hd.incarnation = r.incarnation
 	return sdk.Opened{Handle: hd.name, NextSeq: sdk.Offset(sc.End), Revision: s.rev(r), Torn: sc.Torn}, nil

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 
+	"github.com/seed-e5e476df/logbook/plugins/internal/sqlstore"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/handles"
 )
@@ -38,59 +39,32 @@ func (b *Backend) Read(ctx context.Context, handle string, offset sdk.Offset, le
 		return err
 	}
 	stop := handles.ReadEnd(offset, length, end)
+	fetch := func(seq, stop int64) ([][]byte, error) { return st.fetch(ctx, hd.id, seq, stop) }
 	// The Open scan's envelopes serve the first Read while the revision is
 	// the one they were read at: every change of the rows changes it.
-	if cache == nil || stop > int64(len(cache)) || st.rev(r) != cacheRev {
-		cache = nil
+	if cache != nil && stop <= int64(len(cache)) && st.rev(r) == cacheRev {
+		fetch = func(seq, stop int64) ([][]byte, error) { return cache[seq:stop], nil }
 	}
-	for seq := int64(offset); seq < stop; {
-		if err := handles.Ended(ctx, op, "read"); err != nil {
-			return err
-		}
-		var batch [][]byte
-		if cache != nil {
-			batch = cache[seq:min(stop, seq+readQueryEvents)]
-		} else if batch, err = st.readRows(ctx, hd.id, seq, min(stop, seq+readQueryEvents)); err != nil {
-			return err
-		}
-		for len(batch) > 0 {
-			n, size := 0, 0
-			for n < len(batch) && n < readChunkEvents && size < readChunkBytes {
-				size += len(batch[n])
-				n++
-			}
-			if err := fn(batch[:n:n]); err != nil {
-				return err
-			}
-			batch, seq = batch[n:], seq+int64(n)
-		}
-	}
-	return nil
+	return sqlstore.ReadRange(ctx, op, "read", int64(offset), stop, fetch, fn)
 }
 
-// end returns how far hd may read, and its session's row: the stored
-// next_seq, clamped for a read handle on a torn log while the revision is
-// the one it was opened at. With advance it checks that the log did not
-// shrink below what hd has seen (LOG_SHRANK) and records the new end. A
-// pending create reads nothing.
+// end returns how far hd may read, and its session's row
+// (sqlstore.End).
 func (b *Backend) end(ctx context.Context, st *store, hd *handle, advance bool) (int64, sessionRow, error) {
-	b.mu.Lock()
-	pending := hd.pending != nil
-	b.mu.Unlock()
-	if pending {
-		return 0, sessionRow{}, nil
-	}
-	r, found, err := st.session(ctx, st.pool, hd.id, false)
-	if err != nil {
-		return 0, r, err
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if !found {
-		return 0, r, hd.view.Gone(op, hd.id)
-	}
-	end, err := hd.view.End(op, hd.id, r.nextSeq, st.rev(r), advance)
+	var r sessionRow
+	end, err := sqlstore.End(op, hd.id, &b.mu, &hd.view, func() bool { return hd.pending != nil }, func() (sqlstore.Stored, error) {
+		var found bool
+		var err error
+		r, found, err = st.session(ctx, st.pool, hd.id, false)
+		return sqlstore.Stored{NextSeq: r.nextSeq, Revision: st.rev(r), Found: found}, err
+	}, advance)
 	return end, r, err
+}
+
+// fetch reads and checks the events from seq on, up to readQueryEvents of
+// them and not past stop (readRows).
+func (s *store) fetch(ctx context.Context, id string, seq, stop int64) ([][]byte, error) {
+	return s.readRows(ctx, id, seq, min(stop, seq+readQueryEvents))
 }
 
 // readRows reads and checks the events [from, stop), fresh. A missing or

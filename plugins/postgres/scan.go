@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/seed-e5e476df/logbook/plugins/internal/sqlstore"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/envelope"
 	"github.com/seed-e5e476df/logbook/sdk/handles"
 	"github.com/seed-e5e476df/logbook/sdk/jsonv"
-	"github.com/seed-e5e476df/logbook/sdk/rowscan"
 )
 
 // check turns a stored events row into the envelope it holds: the zstd
@@ -35,41 +35,22 @@ func (s *store) check(c *envelope.Checker, seq int64, zstd bool, stored []byte) 
 	return env, ""
 }
 
-// scanned is the outcome of a scan.
-type scanned struct {
-	*rowscan.Scan
-	// events are the envelopes of the valid prefix [0, End) when the scan
-	// was asked to keep them (and they fit in scanKeepBytes); else nil.
-	events [][]byte
-}
-
-// scan examines every events row of session id in seq order (rowscan),
-// in q's snapshot. With keep, the valid prefix's envelopes come back too.
-func (s *store) scan(ctx context.Context, q querier, id string, nextSeq int64, keep bool) (scanned, error) {
-	out := scanned{Scan: rowscan.New(nextSeq)}
-	if keep && nextSeq > 0 {
-		out.events = make([][]byte, 0, min(nextSeq, 1<<20))
-	}
-	var kept int64
+// scan examines every events row of session id in seq order
+// (sqlstore.Scan), in q's snapshot. With keep, the valid prefix's
+// envelopes come back too (sqlstore.Scan.Events).
+func (s *store) scan(ctx context.Context, q querier, id string, nextSeq int64, keep bool) (*sqlstore.Scan, error) {
+	out := sqlstore.NewScan(op, id, nextSeq, keep)
 	err := s.checkedRows(ctx, q, id, "SELECT seq, zstd, envelope FROM "+s.q()+".events WHERE session_id = $1 ORDER BY seq", func(chunk []storedRow) error {
 		for i := range chunk {
 			r := &chunk[i]
-			if r.seq < 0 {
-				return corruptAt(id, r.seq, "a row has the negative seq %d; the database was written by something other than logbook", r.seq)
-			}
-			line := func() []byte { return undecodableLine(r.seq, r.zstd, r.stored, r.reason) }
-			if out.Row(r.seq, r.env, r.reason, line) && out.events != nil {
-				if kept += int64(len(r.env)); kept > scanKeepBytes {
-					out.events = nil
-				} else {
-					out.events = append(out.events, r.env)
-				}
+			if err := out.Row(r.seq, r.env, r.reason, func() []byte { return undecodableLine(r.seq, r.zstd, r.stored, r.reason) }); err != nil {
+				return err
 			}
 		}
 		return nil
 	}, id)
 	if err != nil {
-		return scanned{}, err
+		return nil, err
 	}
 	out.Finish()
 	return out, nil
@@ -79,14 +60,14 @@ func (s *store) scan(ctx context.Context, q querier, id string, nextSeq int64, k
 // locked, it scans again, keeps the torn rows as one torn_rows row (the
 // artifact lines, newline-terminated), deletes them and sets next_seq to
 // the end of the valid prefix (revision + 1).
-func (s *store) cut(ctx context.Context, id string) (sessionRow, scanned, error) {
+func (s *store) cut(ctx context.Context, id string) (sessionRow, *sqlstore.Scan, error) {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
-		return sessionRow{}, scanned{}, s.dbErr(ctx, id, "cutting the torn tail", err)
+		return sessionRow{}, nil, s.dbErr(ctx, id, "cutting the torn tail", err)
 	}
 	defer tx.Rollback(context.Background())
-	fail := func(err error) (sessionRow, scanned, error) {
-		return sessionRow{}, scanned{}, s.dbErr(ctx, id, "cutting the torn tail", err)
+	fail := func(err error) (sessionRow, *sqlstore.Scan, error) {
+		return sessionRow{}, nil, s.dbErr(ctx, id, "cutting the torn tail", err)
 	}
 	r, found, err := s.session(ctx, tx, id, true)
 	if err != nil {

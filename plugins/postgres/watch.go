@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/seed-e5e476df/logbook/plugins/internal/sqlstore"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/handles"
 )
@@ -37,30 +38,14 @@ func (b *Backend) Watch(ctx context.Context, id string, from sdk.Offset, fn func
 	}
 	wake := b.listen().subscribe(id)
 	defer b.listen().unsubscribe(id, wake)
-	reported := from - 1
-	for {
+	return sqlstore.Watch(ctx, st, id, from, fn, func(ctx context.Context) (int64, bool, error) {
 		var length int64
 		err := st.pool.QueryRow(ctx, "SELECT next_seq FROM "+st.q()+".sessions WHERE id = $1", id).Scan(&length)
-		switch {
-		case err == pgx.ErrNoRows:
-			return handles.NotFound(op, id)
-		case err != nil && ctx.Err() != nil:
-			return ctx.Err()
-		case err != nil:
-			return st.dbErr(ctx, id, "watch", err)
+		if err == pgx.ErrNoRows {
+			return 0, false, nil
 		}
-		if n := sdk.Offset(length); n > reported && n >= from {
-			if err := fn(n); err != nil {
-				return err
-			}
-			reported = n
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-wake:
-		}
-	}
+		return length, err == nil, err
+	}, wake)
 }
 
 // listen returns b's listener, making it on first use.

@@ -12,12 +12,6 @@ import (
 const Name = "sqlite"
 
 const (
-	// A Read chunk ends after readChunkEvents events or once it holds
-	// readChunkBytes bytes, whichever comes first (always ≥ 1 event).
-	readChunkEvents = 512
-	readChunkBytes  = 1 << 20
-	// listPage is how many sessions rows List reads per query.
-	listPage = 256
 	// prepareMin is the fewest events for which Append prepares a batch on
 	// other goroutines while inserting it.
 	prepareMin = 128
@@ -214,8 +208,4 @@ func (b *Backend) writable(name string) (*handle, error) {
 		return nil, handles.ReadOnly(op, hd.id, name)
 	}
 	return hd, nil
-}
-
-func corruptAt(id string, seq int64, format string, args ...any) *sdk.Error {
-	return newErr(sdk.CodeCorruptLog, id, format, args...).WithSeq(seq)
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/google/uuid"
+	"github.com/seed-e5e476df/logbook/plugins/internal/sqlstore"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/handles"
 )
@@ -32,29 +33,21 @@ func (b *Backend) CopyPrefix(ctx context.Context, source string, boundary sdk.Se
 	if err != nil {
 		return sdk.Opened{}, err
 	}
-	o, err := b.Create(ctx, child)
-	if err != nil {
-		return sdk.Opened{}, err
-	}
-	hd, err := b.writable(o.Handle)
-	if err == nil {
-		var d sdk.Durable
-		d, err = b.commitWhole(ctx, st, hd, func(hdr []byte, h sdk.Header) (sdk.Durable, string, error) {
-			return st.copyTx(ctx, hd.id, hdr, h, source, boundary)
+	return sqlstore.Materialize(ctx, func() (sdk.Opened, error) { return b.Create(ctx, child) }, func(handle string) (sdk.Durable, error) {
+		return b.commitWhole(ctx, st, handle, func(id string, hdr []byte, h sdk.Header) (sdk.Durable, string, error) {
+			return st.copyTx(ctx, id, hdr, h, source, boundary)
 		})
-		o.NextSeq, o.Revision = d.NextSeq, d.Revision
-	}
-	if err != nil {
-		_ = b.Close(ctx, o.Handle) // abandons the create
-		return sdk.Opened{}, err
-	}
-	return o, nil
+	}, b.Close)
 }
 
-// commitWhole materializes the pending create hd in the transaction tx
-// runs (CopyPrefix, Import), given hd's canonical header, with the
-// bookkeeping of commit.
-func (b *Backend) commitWhole(ctx context.Context, st *store, hd *handle, tx func(hdr []byte, h sdk.Header) (sdk.Durable, string, error)) (sdk.Durable, error) {
+// commitWhole materializes the pending create of the write handle named
+// handle in the transaction tx runs (CopyPrefix, Import), given its
+// session id and canonical header, with the bookkeeping of commit.
+func (b *Backend) commitWhole(ctx context.Context, st *store, handle string, tx func(id string, hdr []byte, h sdk.Header) (sdk.Durable, string, error)) (sdk.Durable, error) {
+	hd, err := b.writable(handle)
+	if err != nil {
+		return sdk.Durable{}, err
+	}
 	hd.ops.Lock()
 	defer hd.ops.Unlock()
 	b.mu.Lock()
@@ -66,7 +59,7 @@ func (b *Backend) commitWhole(ctx context.Context, st *store, hd *handle, tx fun
 	if err := st.holds(hd.id, hd); err != nil {
 		return sdk.Durable{}, err
 	}
-	d, inc, err := tx(hdr, h)
+	d, inc, err := tx(hd.id, hdr, h)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if err == nil {

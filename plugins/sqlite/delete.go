@@ -2,19 +2,17 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
+	"github.com/seed-e5e476df/logbook/plugins/internal/sqlstore"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/durable"
 	"github.com/seed-e5e476df/logbook/sdk/handles"
-	"github.com/seed-e5e476df/logbook/sdk/headerjson"
 )
 
 // The delete capability (sdk.Deleter), docs/storage.md "Deleting
@@ -27,45 +25,26 @@ import (
 
 var _ sdk.Deleter = (*Backend)(nil)
 
-// Delete removes the stored session id (sdk.Deleter): under its write
-// claim, the audit record, the sessions row and with it (ON DELETE
-// CASCADE) its events in one transaction; then its torn-row artifacts in
-// <path>.torn/. The lock file stays, as every lock file does.
+// Delete removes the stored session id (sdk.Deleter,
+// sqlstore.Delete): under its write claim, the audit record, the sessions
+// row and with it (ON DELETE CASCADE) its events in one transaction; then
+// its torn-row artifacts in <path>.torn/. The lock file stays, as every
+// lock file does.
 func (b *Backend) Delete(ctx context.Context, id string, r sdk.AuditRequest) (sdk.AuditRecord, error) {
-	if err := handles.Ended(ctx, op, "delete"); err != nil {
-		return sdk.AuditRecord{}, err
-	}
-	if err := handles.CheckLifecycle(id, r); err != nil {
-		return sdk.AuditRecord{}, err
-	}
-	st, err := b.store()
-	if err != nil {
-		return sdk.AuditRecord{}, err
-	}
-	hd := &handle{name: "delete", id: id, write: true}
-	if err := st.acquire(id, hd); err != nil {
-		if errors.Is(err, errClaimed) {
-			return sdk.AuditRecord{}, handles.DeleteOwned(op, id, "the write claim is held "+strings.TrimPrefix(err.Error(), errClaimed.Error()+" "))
+	var st *store
+	rec, err := sqlstore.Delete(ctx, op, id, r, func() (*store, func(), error) {
+		var err error
+		if st, err = b.store(); err != nil {
+			return nil, nil, err
 		}
-		return sdk.AuditRecord{}, withSession(err, id)
-	}
-	defer st.release(id, hd)
-	rec, err := st.recordOf(ctx, id, sdk.AuditDelete, r)
-	if err != nil {
-		return sdk.AuditRecord{}, err
-	}
-	err = st.lifecycleTx(ctx, id, "delete", func(tx *sql.Tx) error {
-		if held, err := isHeld(ctx, tx, id); err != nil || held {
-			if err == nil {
-				err = handles.Held(op, id)
+		hd := &handle{name: "delete", id: id, write: true}
+		if err := st.acquire(id, hd); err != nil {
+			if errors.Is(err, errClaimed) {
+				return nil, nil, handles.DeleteOwned(op, id, "the write claim is held "+strings.TrimPrefix(err.Error(), errClaimed.Error()+" "))
 			}
-			return err
+			return nil, nil, withSession(err, id)
 		}
-		if err := insertRecord(ctx, tx, rec); err != nil {
-			return err
-		}
-		_, err := tx.ExecContext(ctx, "DELETE FROM sessions WHERE id = ?", id)
-		return err
+		return st, func() { st.release(id, hd) }, nil
 	})
 	if err != nil {
 		return sdk.AuditRecord{}, err
@@ -117,165 +96,20 @@ func isArtifactOf(name, id string) bool {
 }
 
 // SetHold puts a legal hold on the stored session id or releases it
-// (sdk.Deleter), beside a writer: the record and the holds row change in
-// one transaction.
+// (sdk.Deleter, sqlstore.SetHold), beside a writer: the record and the
+// holds row change in one transaction.
 func (b *Backend) SetHold(ctx context.Context, id string, held bool, r sdk.AuditRequest) (sdk.AuditRecord, bool, error) {
-	if err := handles.Ended(ctx, op, "hold"); err != nil {
-		return sdk.AuditRecord{}, false, err
-	}
-	if err := handles.CheckLifecycle(id, r); err != nil {
-		return sdk.AuditRecord{}, false, err
-	}
-	st, err := b.store()
-	if err != nil {
-		return sdk.AuditRecord{}, false, err
-	}
-	o := sdk.AuditHold
-	if !held {
-		o = sdk.AuditReleaseHold
-	}
-	rec, err := st.recordOf(ctx, id, o, r)
-	if err != nil {
-		return sdk.AuditRecord{}, false, err
-	}
-	changed := false
-	err = st.lifecycleTx(ctx, id, "hold", func(tx *sql.Tx) error {
-		if _, found, err := st.session(ctx, tx.StmtContext(ctx, st.stmts.session), id); err != nil || !found {
-			if err == nil {
-				err = handles.NotFound(op, id)
-			}
-			return err
-		}
-		now, err := isHeld(ctx, tx, id)
-		if err != nil || now == held {
-			return err
-		}
-		if err := insertRecord(ctx, tx, rec); err != nil {
-			return err
-		}
-		q := "INSERT INTO holds(session_id) VALUES (?)"
-		if !held {
-			q = "DELETE FROM holds WHERE session_id = ?"
-		}
-		_, err = tx.ExecContext(ctx, q, id)
-		changed = err == nil
-		return err
-	})
-	if err != nil || !changed {
-		return sdk.AuditRecord{}, false, err
-	}
-	return rec, true, nil
+	return sqlstore.SetHold(ctx, op, id, held, r, b.store)
 }
 
 // Held reports whether the stored session id has a holds row
 // (sdk.Deleter).
 func (b *Backend) Held(ctx context.Context, id string) (bool, error) {
-	if err := handles.Ended(ctx, op, "held"); err != nil {
-		return false, err
-	}
-	if err := sdk.ValidateSessionID(id); err != nil {
-		return false, err
-	}
-	st, err := b.store()
-	if err != nil {
-		return false, err
-	}
-	var stored, held bool
-	err = st.db.QueryRowContext(ctx, "SELECT EXISTS(SELECT 1 FROM sessions WHERE id = ?1), EXISTS(SELECT 1 FROM holds WHERE session_id = ?1)", id).Scan(&stored, &held)
-	if err != nil {
-		return false, st.dbErr(ctx, id, "held", err)
-	}
-	if !stored {
-		return false, handles.NotFound(op, id)
-	}
-	return held, nil
+	return sqlstore.Held(ctx, op, id, b.store)
 }
 
 // Audit calls fn with every row of the audit table in insertion order
 // (sdk.Deleter).
 func (b *Backend) Audit(ctx context.Context, fn func(sdk.AuditRecord) error) error {
-	if err := handles.Ended(ctx, op, "audit"); err != nil {
-		return err
-	}
-	st, err := b.store()
-	if err != nil {
-		return err
-	}
-	rows, err := st.db.QueryContext(ctx, "SELECT time_us, op, session_id, events, digest, reason, actor FROM audit ORDER BY id")
-	if err != nil {
-		return st.dbErr(ctx, "", "reading the audit log", err)
-	}
-	var recs []sdk.AuditRecord
-	for rows.Next() {
-		var r sdk.AuditRecord
-		var us int64
-		if err := rows.Scan(&us, &r.Op, &r.Session, &r.Events, &r.Digest, &r.Reason, &r.By); err != nil {
-			rows.Close()
-			return st.dbErr(ctx, "", "reading the audit log", err)
-		}
-		r.Time = time.UnixMicro(us).UTC()
-		recs = append(recs, r)
-	}
-	if err := rows.Err(); err != nil {
-		return st.dbErr(ctx, "", "reading the audit log", err)
-	}
-	rows.Close()
-	for _, r := range recs {
-		if err := fn(r); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// recordOf returns the record of o on the stored session id, with the
-// digest and length of its valid prefix (the rows before torn or damaged
-// ones).
-func (s *store) recordOf(ctx context.Context, id string, o sdk.AuditOp, r sdk.AuditRequest) (sdk.AuditRecord, error) {
-	h, sc, err := s.scanDamaged(ctx, id)
-	if err != nil {
-		return sdk.AuditRecord{}, err
-	}
-	d := handles.NewDigest()
-	d.Line(headerjson.Encode(h))
-	for seq := int64(0); seq < sc.End; {
-		chunk, err := s.readChunk(ctx, id, seq, sc.End)
-		if err != nil {
-			return sdk.AuditRecord{}, err
-		}
-		for _, ev := range chunk {
-			d.Line(ev)
-		}
-		seq += int64(len(chunk))
-	}
-	return handles.Record(o, id, sdk.Offset(sc.End), d.String(), r), nil
-}
-
-// lifecycleTx runs fn in a BEGIN IMMEDIATE transaction after the identity
-// check, and commits it when fn succeeds.
-func (s *store) lifecycleTx(ctx context.Context, id, what string, fn func(*sql.Tx) error) error {
-	tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE (_txlock)
-	if err != nil {
-		return s.dbErr(ctx, id, what, err)
-	}
-	defer tx.Rollback()
-	if err := s.checkIdentity(ctx, tx); err != nil {
-		return s.dbErr(ctx, id, what, err)
-	}
-	if err := fn(tx); err != nil {
-		return s.dbErr(ctx, id, what, err)
-	}
-	return s.dbErr(ctx, id, what, tx.Commit())
-}
-
-func isHeld(ctx context.Context, tx *sql.Tx, id string) (bool, error) {
-	var held bool
-	err := tx.QueryRowContext(ctx, "SELECT EXISTS(SELECT 1 FROM holds WHERE session_id = ?)", id).Scan(&held)
-	return held, err
-}
-
-func insertRecord(ctx context.Context, tx *sql.Tx, r sdk.AuditRecord) error {
-	_, err := tx.ExecContext(ctx, "INSERT INTO audit(time_us, op, session_id, events, digest, reason, actor) VALUES (?, ?, ?, ?, ?, ?, ?)",
-		r.Time.UnixMicro(), string(r.Op), r.Session, int64(r.Events), r.Digest, r.Reason, r.By)
-	return err
+	return sqlstore.Audit(ctx, op, fn, b.store)
 }

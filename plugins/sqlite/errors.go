@@ -8,6 +8,7 @@ import (
 	msqlite "modernc.org/sqlite" // also registers the "sqlite" database/sql driver
 	sqlite3 "modernc.org/sqlite/lib"
 
+	"github.com/seed-e5e476df/logbook/plugins/internal/sqlstore"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
@@ -16,7 +17,11 @@ const op = "sqlite"
 
 // newErr builds an *sdk.Error for session id ("" for none).
 func newErr(code sdk.Code, id, format string, args ...any) *sdk.Error {
-	return sdk.Errorf(code, op, format, args...).WithSession(id)
+	return sqlstore.NewErr(op, code, id, format, args...)
+}
+
+func corruptAt(id string, seq int64, format string, args ...any) *sdk.Error {
+	return sqlstore.CorruptAt(op, id, seq, format, args...)
 }
 
 func withSession(err error, id string) error {
@@ -27,35 +32,36 @@ func withSession(err error, id string) error {
 	return err
 }
 
-// dbErr turns an error of a database call into an *sdk.Error: an
-// *sdk.Error passes unchanged; an ended context is IO_ERROR wrapping the
-// context's error; SQLITE_BUSY and SQLITE_LOCKED (a lock held past
-// busy_timeout) are BACKEND_BUSY; SQLITE_CORRUPT is CORRUPT_LOG;
-// SQLITE_NOTADB is SCHEMA_MISMATCH; everything else is IO_ERROR. All but an *sdk.Error wrap err.
+// dbErr turns an error of a database call into an *sdk.Error
+// (sqlstore.DBErr, with the codes of Classify).
 func (s *store) dbErr(ctx context.Context, id, what string, err error) error {
-	if err == nil {
-		return nil
-	}
-	var se *sdk.Error
-	if errors.As(err, &se) {
-		return err
-	}
-	wrap := func(code sdk.Code, detail string, cause error) error {
-		return &sdk.Error{Code: code, Op: op, SessionID: id, Detail: detail, Err: cause}
-	}
-	if ctx.Err() != nil {
-		return wrap(sdk.CodeIOError, what+" not done: the context ended", errors.Join(ctx.Err(), err))
-	}
+	return sqlstore.DBErr(ctx, s, id, what, err)
+}
+
+// Op implements sqlstore.Dialect.
+func (s *store) Op() string { return op }
+
+// Classify implements sqlstore.Dialect: SQLITE_BUSY and SQLITE_LOCKED (a
+// lock held past busy_timeout) are BACKEND_BUSY; SQLITE_CORRUPT is
+// CORRUPT_LOG; SQLITE_NOTADB is SCHEMA_MISMATCH.
+func (s *store) Classify(err error, what string) (sdk.Code, string, bool) {
 	var le *msqlite.Error
 	if errors.As(err, &le) {
 		switch le.Code() & 0xff {
 		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
-			return wrap(sdk.CodeBackendBusy, what+": "+s.path+" is locked by another connection and stayed locked for busy_timeout "+strconv.FormatInt(s.busy.Milliseconds(), 10)+" ms; retry later, or raise busy_timeout", err)
+			return sdk.CodeBackendBusy, what + ": " + s.path + " is locked by another connection and stayed locked for busy_timeout " + strconv.FormatInt(s.busy.Milliseconds(), 10) + " ms; retry later, or raise busy_timeout", true
 		case sqlite3.SQLITE_CORRUPT:
-			return wrap(sdk.CodeCorruptLog, what+": the database file "+s.path+" is damaged", err)
+			return sdk.CodeCorruptLog, what + ": the database file " + s.path + " is damaged", true
 		case sqlite3.SQLITE_NOTADB:
-			return wrap(sdk.CodeSchemaMismatch, what+": "+strconv.Quote(s.path)+" is not an SQLite database; point path at a logbook database or at a new file", err)
+			return sdk.CodeSchemaMismatch, what + ": " + strconv.Quote(s.path) + " is not an SQLite database; point path at a logbook database or at a new file", true
 		}
 	}
-	return wrap(sdk.CodeIOError, what+" failed on "+s.path, err)
+	return "", "", false
 }
+
+// Failed implements sqlstore.Dialect.
+func (s *store) Failed(what string) string { return what + " failed on " + s.path }
+
+// Cause implements sqlstore.Dialect: an error of the driver holds no
+// secret.
+func (s *store) Cause(err error) error { return err }

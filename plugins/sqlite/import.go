@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 
+	"github.com/seed-e5e476df/logbook/plugins/internal/sqlstore"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/handles"
 )
@@ -19,23 +20,11 @@ func (b *Backend) Import(ctx context.Context, h sdk.Header, events func(yield fu
 	if err != nil {
 		return sdk.Opened{}, err
 	}
-	o, err := b.create(ctx, h, true)
-	if err != nil {
-		return sdk.Opened{}, err
-	}
-	hd, err := b.writable(o.Handle)
-	if err == nil {
-		var d sdk.Durable
-		d, err = b.commitWhole(ctx, st, hd, func(hdr []byte, h sdk.Header) (sdk.Durable, string, error) {
-			return st.importTx(ctx, hd.id, hdr, h, b.compressMin, events)
+	return sqlstore.Materialize(ctx, func() (sdk.Opened, error) { return b.create(ctx, h, true) }, func(handle string) (sdk.Durable, error) {
+		return b.commitWhole(ctx, st, handle, func(id string, hdr []byte, h sdk.Header) (sdk.Durable, string, error) {
+			return st.importTx(ctx, id, hdr, h, b.compressMin, events)
 		})
-		o.NextSeq, o.Revision = d.NextSeq, d.Revision
-	}
-	if err != nil {
-		_ = b.Close(context.WithoutCancel(ctx), o.Handle) // abandons the create
-		return sdk.Opened{}, err
-	}
-	return o, nil
+	}, b.Close)
 }
 
 // importTx is the transaction of Import: the sessions row (hdr, the

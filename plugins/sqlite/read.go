@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 
+	"github.com/seed-e5e476df/logbook/plugins/internal/sqlstore"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/handles"
 )
@@ -36,80 +37,41 @@ func (b *Backend) Read(ctx context.Context, handle string, offset sdk.Offset, le
 		return err
 	}
 	stop := handles.ReadEnd(offset, length, end)
+	fetch := func(seq, stop int64) ([][]byte, error) { return st.readChunk(ctx, hd.id, seq, stop) }
 	if cache != nil && stop <= int64(len(cache)) && st.revision(r) == cacheRev {
+		// The rows are those the Open scan decoded when this connection
+		// has not appended to or cut the session since (same revision),
+		// and no other connection has committed anything (same
+		// data_version).
 		var dv int64
-		if err := st.stmts.dataVersion.QueryRowContext(ctx).Scan(&dv); err != nil || dv != cacheData {
-			cache = nil
+		if err := st.stmts.dataVersion.QueryRowContext(ctx).Scan(&dv); err == nil && dv == cacheData {
+			fetch = func(seq, stop int64) ([][]byte, error) { return cache[seq:stop], nil }
 		}
 	}
-	if cache != nil && stop <= int64(len(cache)) && st.revision(r) == cacheRev {
-		// The rows are those the Open scan decoded: this connection has
-		// not appended to or cut the session since (same revision), and
-		// no other connection has committed anything (same data_version).
-		for seq := int64(offset); seq < stop; {
-			if err := handles.Ended(ctx, op, "read"); err != nil {
-				return err
-			}
-			n, size := int64(0), 0
-			for seq+n < stop && n < readChunkEvents && size < readChunkBytes {
-				size += len(cache[seq+n])
-				n++
-			}
-			chunk := cache[seq : seq+n : seq+n]
-			if err := fn(chunk); err != nil {
-				return err
-			}
-			seq += n
-		}
-		return nil
-	}
-	for seq := int64(offset); seq < stop; {
-		if err := handles.Ended(ctx, op, "read"); err != nil {
-			return err
-		}
-		chunk, err := st.readChunk(ctx, hd.id, seq, stop)
-		if err != nil {
-			return err
-		}
-		if err := fn(chunk); err != nil {
-			return err
-		}
-		seq += int64(len(chunk))
-	}
-	return nil
+	return sqlstore.ReadRange(ctx, op, "read", int64(offset), stop, fetch, fn)
 }
 
-// end returns how far hd may read, and its session's row: the stored
-// next_seq, clamped for a read handle on a torn log while the revision is
-// the one it was opened at. With advance it checks that the log did not
-// shrink below what hd has seen (LOG_SHRANK) and records the new end. A
-// pending create reads nothing.
+// end returns how far hd may read, and its session's row
+// (sqlstore.End).
 func (b *Backend) end(ctx context.Context, st *store, hd *handle, advance bool) (int64, sessionRow, error) {
-	b.mu.Lock()
-	pending := hd.pending != nil
-	b.mu.Unlock()
-	if pending {
-		return 0, sessionRow{}, nil
-	}
-	r, found, err := st.session(ctx, st.stmts.session, hd.id)
-	if err != nil {
-		return 0, r, st.dbErr(ctx, hd.id, "reading the session", err)
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if !found {
-		return 0, r, hd.view.Gone(op, hd.id)
-	}
-	end, err := hd.view.End(op, hd.id, r.nextSeq, st.revision(r), advance)
+	var r sessionRow
+	end, err := sqlstore.End(op, hd.id, &b.mu, &hd.view, func() bool { return hd.pending != nil }, func() (sqlstore.Stored, error) {
+		var found bool
+		var err error
+		if r, found, err = st.session(ctx, st.stmts.session, hd.id); err != nil {
+			return sqlstore.Stored{}, st.dbErr(ctx, hd.id, "reading the session", err)
+		}
+		return sqlstore.Stored{NextSeq: r.nextSeq, Revision: st.revision(r), Found: found}, nil
+	}, advance)
 	return end, r, err
 }
 
-// readChunk reads the events [from, min(stop, from+readChunkEvents)) up to
-// about readChunkBytes and returns their envelopes, fresh. A missing or
+// readChunk reads the events [from, min(stop, from+sqlstore.ChunkEvents))
+// up to about sqlstore.ChunkBytes and returns their envelopes, fresh. A missing or
 // undecodable row is CORRUPT_LOG naming its seq: it lies below next_seq,
 // inside what was committed.
 func (s *store) readChunk(ctx context.Context, id string, from, stop int64) ([][]byte, error) {
-	rows, err := s.stmts.events.QueryContext(ctx, id, from, stop, readChunkEvents)
+	rows, err := s.stmts.events.QueryContext(ctx, id, from, stop, sqlstore.ChunkEvents)
 	if err != nil {
 		return nil, s.dbErr(ctx, id, "read", err)
 	}
@@ -121,7 +83,7 @@ func (s *store) readChunk(ctx context.Context, id string, from, stop int64) ([][
 		sc   scratch
 	)
 	want := from
-	for size < readChunkBytes && rows.Next() {
+	for size < sqlstore.ChunkBytes && rows.Next() {
 		if err := scanRow(rows, &raw); err != nil {
 			return nil, s.dbErr(ctx, id, "read", err)
 		}

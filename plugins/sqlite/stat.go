@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 
+	"github.com/seed-e5e476df/logbook/plugins/internal/sqlstore"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/handles"
 )
@@ -17,35 +18,21 @@ import (
 // the time of the last event (the envelope's), or the creation time
 // without events.
 func (b *Backend) Stat(ctx context.Context, id string) (sdk.Stat, error) {
-	if err := handles.Ended(ctx, op, "stat"); err != nil {
-		return sdk.Stat{}, err
-	}
-	st, err := b.store()
-	if err != nil {
-		return sdk.Stat{}, err
-	}
-	if err := sdk.ValidateSessionID(id); err != nil {
-		return sdk.Stat{}, err
-	}
-	var r sessionRow
-	var rs rowStats
-	var last int64
-	err = st.stmts.stat.QueryRowContext(ctx, id).Scan(&r.formatVersion, &r.header, &r.nextSeq, &r.incarnation, &r.revision, &rs.count, &rs.lo, &rs.hi, &last)
+	return sqlstore.Stat(ctx, op, id, b.store, (*store).stat)
+}
+
+// stat reads the sessions row of id with the statistics of its rows, in
+// one snapshot.
+func (s *store) stat(ctx context.Context, id string) (sqlstore.Session, error) {
+	l := listed{id: id}
+	err := s.stmts.stat.QueryRowContext(ctx, id).Scan(&l.formatVersion, &l.header, &l.nextSeq, &l.incarnation, &l.revision, &l.rows.count, &l.rows.lo, &l.rows.hi, &l.lastTime)
 	if err == sql.ErrNoRows {
-		return sdk.Stat{}, handles.NotFound(op, id)
+		return sqlstore.Session{}, handles.NotFound(op, id)
 	}
 	if err != nil {
-		return sdk.Stat{}, st.dbErr(ctx, id, "stat", err)
+		return sqlstore.Session{}, s.dbErr(ctx, id, "stat", err)
 	}
-	h, err := st.header(r, id)
-	if err != nil {
-		return sdk.Stat{}, err
-	}
-	if err := st.checkRows(ctx, id, r.nextSeq, rs); err != nil {
-		return sdk.Stat{}, err
-	}
-	return sdk.Stat{Header: h, Revision: st.revision(r), FormatVersion: h.FormatVersion, EventCount: r.nextSeq, SizeBytes: -1,
-		LastActivity: max(last, h.CreatedAt)}, nil
+	return s.described(ctx, l), nil
 }
 
 // List calls fn, in id order, for every stored session and every
@@ -56,40 +43,38 @@ func (b *Backend) Stat(ctx context.Context, id string) (sdk.Stat, error) {
 // while the backend holds nothing and may call b; an error from fn ends the
 // listing and is returned as is.
 func (b *Backend) List(ctx context.Context, fn func(sdk.ListEntry) error) error {
-	if err := handles.Ended(ctx, op, "list"); err != nil {
-		return err
-	}
-	st, err := b.store()
+	return sqlstore.List(ctx, op, fn, b.store, b.pendingEntries, (*store).list)
+}
+
+// pendingEntries lists b's pending creates.
+func (b *Backend) pendingEntries() []sdk.ListEntry {
+	return b.pending.Pending(func(_ string, hd *handle) (sdk.Header, bool) { return hd.header, true })
+}
+
+// list is one page of List (sqlstore.List): the entries of the sessions
+// rows with ids after after.
+func (s *store) list(ctx context.Context, after string, _ bool) ([]sdk.ListEntry, error) {
+	page, err := s.sessions(ctx, after)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	l := handles.NewLister(ctx, op, b.pending.Pending(func(_ string, hd *handle) (sdk.Header, bool) { return hd.header, true }), fn)
-	after := ""
-	for {
-		page, err := st.sessions(ctx, after)
-		if err != nil {
-			return err
-		}
-		for _, s := range page {
-			e := sdk.ListEntry{ID: s.id, EventCount: -1}
-			if h, err := st.header(s.sessionRow, s.id); err != nil {
-				e.Err = err
-			} else if err := st.checkRows(ctx, s.id, s.nextSeq, s.rows); err != nil {
-				e.Err = err
-			} else {
-				e.Header, e.Revision = h, st.revision(s.sessionRow)
-				e.EventCount, e.LastActivity = s.nextSeq, max(s.lastTime, h.CreatedAt)
-			}
-			if err := l.Stored(e); err != nil {
-				return err
-			}
-		}
-		if len(page) < listPage {
-			break
-		}
-		after = page[len(page)-1].id
+	entries := make([]sdk.ListEntry, len(page))
+	for i, l := range page {
+		entries[i] = s.described(ctx, l).Entry()
 	}
-	return l.Done()
+	return entries, nil
+}
+
+// described is what Stat and List say of the sessions row l: its header
+// past the format gate and the header check, and rows that match its
+// next_seq (checkRows), or the error of the first that fails. The schema
+// keeps no size (SizeBytes -1: summing the rows would read every event).
+func (s *store) described(ctx context.Context, l listed) sqlstore.Session {
+	d := sqlstore.Session{ID: l.id, Revision: s.revision(l.sessionRow), NextSeq: l.nextSeq, SizeBytes: -1, Activity: l.lastTime}
+	if d.Header, d.Err = s.header(l.sessionRow, l.id); d.Err == nil {
+		d.Err = s.checkRows(ctx, l.id, l.nextSeq, l.rows)
+	}
+	return d
 }
 
 // listed is one sessions row with its id and the statistics of its rows.
@@ -106,20 +91,17 @@ func (s *store) sessions(ctx context.Context, after string) ([]listed, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT s.id, s.format_version, s.header, s.next_seq, s.incarnation, s.revision,
 		count(e.seq), coalesce(min(e.seq), -1), coalesce(max(e.seq), -1), `+lastTimeSQL+`
 		FROM (SELECT * FROM sessions WHERE id > ? ORDER BY id LIMIT ?) AS s LEFT JOIN events AS e ON e.session_id = s.id
-		GROUP BY s.id ORDER BY s.id`, after, listPage)
+		GROUP BY s.id ORDER BY s.id`, after, sqlstore.ListPage)
 	if err != nil {
 		return nil, s.dbErr(ctx, "", "list", err)
 	}
 	defer rows.Close()
-	var page []listed
-	for rows.Next() {
+	page, err := sqlstore.Collect(rows, func(row sqlstore.Row) (listed, error) {
 		var l listed
-		if err := rows.Scan(&l.id, &l.formatVersion, &l.header, &l.nextSeq, &l.incarnation, &l.revision, &l.rows.count, &l.rows.lo, &l.rows.hi, &l.lastTime); err != nil {
-			return nil, s.dbErr(ctx, "", "list", err)
-		}
-		page = append(page, l)
-	}
-	if err := rows.Err(); err != nil {
+		err := row.Scan(&l.id, &l.formatVersion, &l.header, &l.nextSeq, &l.incarnation, &l.revision, &l.rows.count, &l.rows.lo, &l.rows.hi, &l.lastTime)
+		return l, err
+	})
+	if err != nil {
 		return nil, s.dbErr(ctx, "", "list", err)
 	}
 	return page, nil

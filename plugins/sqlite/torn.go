@@ -8,10 +8,10 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/seed-e5e476df/logbook/plugins/internal/sqlstore"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/durable"
 	"github.com/seed-e5e476df/logbook/sdk/handles"
-	"github.com/seed-e5e476df/logbook/sdk/rowscan"
 )
 
 // openSession is the storage half of Backend.Open: in one read transaction the
@@ -65,9 +65,9 @@ func (s *store) openSession(ctx context.Context, id string, hd *handle) (sdk.Ope
 	// committed (data_version) and this one has not appended to or cut
 	// the session (revision).
 	var dataVersion int64
-	if sc.events != nil {
+	if sc.Events != nil {
 		if err := tx.StmtContext(ctx, s.stmts.dataVersion).QueryRowContext(ctx).Scan(&dataVersion); err != nil {
-			sc.events = nil
+			sc.Events = nil
 		}
 	}
 	// The one connection is free again only after the read transaction.
@@ -79,47 +79,31 @@ func (s *store) openSession(ctx context.Context, id string, hd *handle) (sdk.Ope
 			return sdk.Opened{}, err
 		}
 	}
-	if sc.events != nil && int64(len(sc.events)) == sc.End {
-		hd.cache, hd.cacheRev, hd.cacheData = sc.events, s.revision(r), dataVersion
+	if sc.Events != nil && int64(len(sc.Events)) == sc.End {
+		hd.cache, hd.cacheRev, hd.cacheData = sc.Events, s.revision(r), dataVersion
 	}
 	hd.incarnation = r.incarnation
 	return sdk.Opened{Handle: hd.name, Header: h, NextSeq: sdk.Offset(sc.End), Revision: s.revision(r), Torn: sc.Torn}, nil
 }
 
-// scanned is the outcome of a torn-row scan.
-type scanned struct {
-	*rowscan.Scan
-	// events are the envelopes of the valid prefix [0, End) when the scan
-	// was asked to keep them (and they fit in scanKeepBytes); else nil.
-	events [][]byte
-}
-
-// scanKeepBytes bounds the envelopes an Open keeps from its scan for the
-// handle's first Read.
-const scanKeepBytes = 256 << 20
-
 // scan examines every row of session id in seq order, as docs/storage.md
-// says with rows as units (rowscan): a row that does not decode comes back
-// as its raw columns with the reason (rawLine). With keep, scan also
-// returns the envelopes of the valid prefix (see scanned.events), so that
-// the handle's first Read need not decode the rows again.
-func (s *store) scan(ctx context.Context, tx *sql.Tx, id string, nextSeq int64, keep bool) (scanned, error) {
+// says with rows as units (sqlstore.Scan): a row that does not decode
+// comes back as its raw columns with the reason (rawLine). With keep, scan
+// also returns the envelopes of the valid prefix (sqlstore.Scan.Events),
+// so that the handle's first Read need not decode the rows again.
+func (s *store) scan(ctx context.Context, tx *sql.Tx, id string, nextSeq int64, keep bool) (*sqlstore.Scan, error) {
 	rows, err := tx.QueryContext(ctx, "SELECT "+rowColumns+" FROM events WHERE session_id = ? ORDER BY seq", id)
 	if err != nil {
-		return scanned{}, s.dbErr(ctx, id, "scanning for a torn tail", err)
+		return nil, s.dbErr(ctx, id, "scanning for a torn tail", err)
 	}
 	defer rows.Close()
 	rs := scanRows(rows, s.codec)
 	defer rs.close()
-	out := scanned{Scan: rowscan.New(nextSeq)}
-	var kept int64
-	if keep && nextSeq > 0 {
-		out.events = make([][]byte, 0, min(nextSeq, 1<<20))
-	}
+	out := sqlstore.NewScan(op, id, nextSeq, keep)
 	for {
 		batch, err := rs.next(ctx)
 		if err != nil {
-			return scanned{}, s.dbErr(ctx, id, "scanning for a torn tail", err)
+			return nil, s.dbErr(ctx, id, "scanning for a torn tail", err)
 		}
 		if batch == nil {
 			break
@@ -127,19 +111,12 @@ func (s *store) scan(ctx context.Context, tx *sql.Tx, id string, nextSeq int64, 
 		for i := range batch.rows {
 			sr := &batch.rows[i]
 			raw := &sr.raw
-			if raw.seq < 0 {
-				return scanned{}, corruptAt(id, raw.seq, "a row has the negative seq %d; the database was written by something other than logbook", raw.seq)
-			}
 			reason := ""
 			if sr.err != nil {
 				reason = sr.err.reason
 			}
-			if out.Row(raw.seq, sr.env, reason, func() []byte { return rawLine(raw, reason) }) && out.events != nil {
-				if kept += int64(len(sr.env)); kept > scanKeepBytes {
-					out.events = nil
-				} else {
-					out.events = append(out.events, sr.env)
-				}
+			if err := out.Row(raw.seq, sr.env, reason, func() []byte { return rawLine(raw, reason) }); err != nil {
+				return nil, err
 			}
 		}
 	}
@@ -152,14 +129,14 @@ func (s *store) scan(ctx context.Context, tx *sql.Tx, id string, nextSeq int64, 
 // to <path>.torn/<enc(id)>.<epoch ms>.jsonl (fsynced), deletes them, and
 // sets next_seq to the end of the valid prefix (revision + 1). It returns
 // the new sessions row and the scan with Torn.Artifact set.
-func (s *store) cut(ctx context.Context, id string) (sessionRow, scanned, error) {
+func (s *store) cut(ctx context.Context, id string) (sessionRow, *sqlstore.Scan, error) {
 	tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE
 	if err != nil {
-		return sessionRow{}, scanned{}, s.dbErr(ctx, id, "cutting the torn tail", err)
+		return sessionRow{}, nil, s.dbErr(ctx, id, "cutting the torn tail", err)
 	}
 	defer tx.Rollback()
-	fail := func(err error) (sessionRow, scanned, error) {
-		return sessionRow{}, scanned{}, s.dbErr(ctx, id, "cutting the torn tail", err)
+	fail := func(err error) (sessionRow, *sqlstore.Scan, error) {
+		return sessionRow{}, nil, s.dbErr(ctx, id, "cutting the torn tail", err)
 	}
 	if err := s.checkIdentity(ctx, tx); err != nil {
 		return fail(err)
@@ -246,10 +223,11 @@ func (s *store) checkRows(ctx context.Context, id string, nextSeq int64, rs rowS
 	if rs.count == nextSeq && (nextSeq == 0 || rs.lo == 0 && rs.hi == nextSeq-1) {
 		return nil
 	}
-	_, sc, err := s.scanDamaged(ctx, id)
+	d, err := s.scanDamaged(ctx, id)
 	if err != nil {
 		return err
 	}
+	sc := d.Scan
 	if err := sc.Corrupt(op, id, strconv.Quote(s.path)); err != nil {
 		return err
 	}

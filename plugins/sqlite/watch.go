@@ -2,9 +2,9 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"time"
 
+	"github.com/seed-e5e476df/logbook/plugins/internal/sqlstore"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/handles"
 )
@@ -28,33 +28,10 @@ func (b *Backend) Watch(ctx context.Context, id string, from sdk.Offset, fn func
 	if err != nil {
 		return err
 	}
-	if err := sdk.ValidateSessionID(id); err != nil {
-		return err
-	}
 	tick := time.NewTicker(watchPoll)
 	defer tick.Stop()
-	reported := from - 1
-	for {
-		var r sessionRow
-		err := st.stmts.session.QueryRowContext(ctx, id).Scan(&r.formatVersion, &r.header, &r.nextSeq, &r.incarnation, &r.revision)
-		switch {
-		case err == sql.ErrNoRows:
-			return handles.NotFound(op, id)
-		case err != nil && ctx.Err() != nil:
-			return ctx.Err()
-		case err != nil:
-			return st.dbErr(ctx, id, "watch", err)
-		}
-		if n := sdk.Offset(r.nextSeq); n > reported && n >= from {
-			if err := fn(n); err != nil {
-				return err
-			}
-			reported = n
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-tick.C:
-		}
-	}
+	return sqlstore.Watch(ctx, st, id, from, fn, func(ctx context.Context) (int64, bool, error) {
+		r, found, err := st.session(ctx, st.stmts.session, id)
+		return r.nextSeq, found, err
+	}, tick.C)
 }
