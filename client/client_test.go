@@ -6,61 +6,64 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/seed-e5e476df/logbook/client"
-	"github.com/seed-e5e476df/logbook/config"
 	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/internal/corpus"
-	"github.com/seed-e5e476df/logbook/runtime/engine"
-	"github.com/seed-e5e476df/logbook/runtime/server"
-	"github.com/seed-e5e476df/logbook/runtime/session"
+	"github.com/seed-e5e476df/logbook/internal/testserve"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
-// serve starts an engine over cfg and a server for it on a loopback port,
-// stopped when the test ends, and returns a client of it.
-func serve(t *testing.T, cfg *config.Config, token string) *client.Client {
+// serve starts a `logbook serve` process of the binary the tests built,
+// with the configuration file cfg ("" for the embedded default) over a new
+// data directory and, when token is not empty, that bearer token; it is
+// stopped when the test ends. It returns a client of it.
+func serve(t *testing.T, cfg, token string) *client.Client {
 	t.Helper()
-	c, _ := serveAt(t, cfg, token)
+	c, _ := serveAt(t, cfg, t.TempDir(), token)
 	return c
 }
 
-// serveAt is serve that also returns the server's host:port.
-func serveAt(t *testing.T, cfg *config.Config, token string) (*client.Client, string) {
+// serveAt is serve over the data directory data that also returns the
+// server's host:port.
+func serveAt(t *testing.T, cfg, data, token string) (*client.Client, string) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	e, err := engine.Start(ctx, cfg, engine.Options{Executable: logbookBin})
-	if err != nil {
-		t.Fatal(err)
+	args := []string{"--data", data}
+	if cfg != "" {
+		args = append(args, "--config", cfg)
 	}
-	srv, err := server.New(e, server.Options{Token: token})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("shutdown: %v", err)
+	if token != "" {
+		file := filepath.Join(t.TempDir(), "token")
+		if err := os.WriteFile(file, []byte(token), 0o600); err != nil {
+			t.Fatal(err)
 		}
-		e.Close(context.Background())
+		args = append(args, "--token-file", file)
+	}
+	p, err := testserve.Start(logbookBin, time.Minute, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := p.Signal(syscall.SIGTERM); err != nil {
+			t.Errorf("stopping logbook serve: %v", err)
+		}
+		if err := p.Wait(time.Minute); err != nil {
+			t.Errorf("logbook serve did not stop cleanly: %v\n%s", err, p.Log())
+		}
 	})
-	c := client.New(ln.Addr().String(), client.Options{Token: token})
+	c := client.New(p.Addr(), client.Options{Token: token})
 	t.Cleanup(c.Close)
-	return c, ln.Addr().String()
+	return c, p.Addr()
 }
 
-func headless(t *testing.T) *config.Config {
-	return config.Headless(config.Overrides{DataDir: t.TempDir()})
-}
+// headless is the repository's headless profile (no compaction).
+const headless = "../config/headless.hcl"
 
 func user(i int) events.Input {
 	return events.Input{Type: "user/message", SurfaceOp: events.Append(),
@@ -68,7 +71,7 @@ func user(i int) events.Input {
 }
 
 func TestClientRoundTrip(t *testing.T) {
-	c := serve(t, headless(t), "a-token-of-16-bytes")
+	c := serve(t, headless, "a-token-of-16-bytes")
 	ctx := context.Background()
 	s, err := c.Create(ctx, "c1", events.CreateOptions{CWD: "/repo", AgentPreset: "coder"})
 	if err != nil {
@@ -171,7 +174,7 @@ func TestClientRoundTrip(t *testing.T) {
 // Send coalesces single events into larger messages without reordering
 // them, and a held event still reaches the server within its linger.
 func TestAppendStreamCoalesces(t *testing.T) {
-	c := serve(t, headless(t), "")
+	c := serve(t, headless, "")
 	ctx := context.Background()
 	if _, err := c.Create(ctx, "s", events.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -243,19 +246,19 @@ func TestUnreachableServer(t *testing.T) {
 // Compact runs the configured summarizer (offline extractive mode in the
 // default profile); a headless profile has none.
 func TestCompact(t *testing.T) {
-	c := serve(t, config.Default(config.Overrides{DataDir: t.TempDir()}), "")
+	c := serve(t, "", "")
 	ctx := context.Background()
 	if _, err := c.Create(ctx, "k", events.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	var ins []events.Input
 	for _, b := range corpus.Session(7, 400) {
-		ev, err := session.ParseEnvelope(b, 0)
+		ev, err := events.ParseEvent(b)
 		if err != nil {
 			t.Fatal(err)
 		}
-		in := events.Input{Type: ev.Type(), Data: ev.Data()}
-		if _, ok := ev.SurfaceOp(); ok {
+		in := events.Input{Type: ev.Type, Data: ev.Data}
+		if ev.SurfaceOp != nil {
 			in.SurfaceOp = events.Append()
 		}
 		ins = append(ins, in)
@@ -275,7 +278,7 @@ func TestCompact(t *testing.T) {
 		t.Fatalf("compaction events: %d, first %.200s", len(evs), evs[0].Envelope)
 	}
 
-	h := serve(t, headless(t), "")
+	h := serve(t, headless, "")
 	if _, err := h.Create(ctx, "k", events.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -288,7 +291,7 @@ func TestCompact(t *testing.T) {
 // client rejects it with JSON_INVALID_UTF8 where the server would, after
 // the events before it, which are appended.
 func TestInvalidUTF8Data(t *testing.T) {
-	c := serve(t, headless(t), "")
+	c := serve(t, headless, "")
 	ctx := context.Background()
 	if _, err := c.Create(ctx, "u", events.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -340,7 +343,7 @@ func TestInvalidUTF8Data(t *testing.T) {
 
 // The JSON documents come back byte for byte, whatever their literals.
 func TestExactData(t *testing.T) {
-	c := serve(t, headless(t), "")
+	c := serve(t, headless, "")
 	ctx := context.Background()
 	if _, err := c.Create(ctx, "x", events.CreateOptions{}); err != nil {
 		t.Fatal(err)

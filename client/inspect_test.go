@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/seed-e5e476df/logbook/client"
-	"github.com/seed-e5e476df/logbook/config"
 	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
@@ -21,11 +20,11 @@ import (
 // promised, and its RepairReport counts them apart from session/recovered.
 func TestInspectViewIsReadOnly(t *testing.T) {
 	data := t.TempDir()
-	cfg, err := config.Parse([]byte("data_dir = \""+data+"\"\npersistence \"jsonl\" {\n  compression = \"none\"\n}\n"), "plain.hcl")
-	if err != nil {
+	cfg := filepath.Join(t.TempDir(), "plain.hcl")
+	if err := os.WriteFile(cfg, []byte("persistence \"jsonl\" {\n  compression = \"none\"\n}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	c := serve(t, cfg, "")
+	c, _ := serveAt(t, cfg, data, "")
 	ctx := context.Background()
 	s, err := c.Create(ctx, "v", events.CreateOptions{})
 	if err != nil {

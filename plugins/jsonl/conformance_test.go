@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"sync"
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
-	"github.com/seed-e5e476df/logbook/runtime/pluginhost"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/persistencetest"
 	"github.com/seed-e5e476df/logbook/sdk/plugintest"
@@ -53,16 +53,7 @@ var transports = []transport{
 		if logbookBin == "" {
 			t.Fatal("the logbook binary was not built (TestMain)")
 		}
-		h, err := pluginhost.New(pluginhost.Options{Executable: logbookBin})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(h.Close)
-		p, err := h.Start(t.Context(), pluginhost.Spec{Name: Name, Config: s.configJSON()})
-		if err != nil {
-			t.Fatalf("starting `logbook plugin jsonl`: %v", err)
-		}
-		return p.Persistence()
+		return plugintest.LaunchedPersistence(t, exec.Command(logbookBin, "plugin", Name), s.configJSON())
 	}},
 }
 

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/seed-e5e476df/logbook/plugins/memory"
-	"github.com/seed-e5e476df/logbook/runtime/pluginhost"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/persistencetest"
 	"github.com/seed-e5e476df/logbook/sdk/pluginrpc"
@@ -56,16 +55,7 @@ func subprocessHarness() persistencetest.Harness {
 		Capabilities: persistencetest.Capabilities{StatCounts: true, Watch: true, Delete: true, Import: true},
 		New: func(t *testing.T) sdk.Persistence {
 			bin := logbookBinary(t)
-			h, err := pluginhost.New(pluginhost.Options{Executable: bin})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(h.Close)
-			p, err := h.Start(t.Context(), pluginhost.Spec{Name: memory.Name})
-			if err != nil {
-				t.Fatalf("starting `logbook plugin memory`: %v", err)
-			}
-			return p.Persistence()
+			return plugintest.LaunchedPersistence(t, exec.Command(bin, "plugin", memory.Name), nil)
 		},
 	}
 }

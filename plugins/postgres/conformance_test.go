@@ -13,7 +13,6 @@ import (
 
 	"github.com/seed-e5e476df/logbook/internal/pgtest"
 	"github.com/seed-e5e476df/logbook/plugins/postgres"
-	"github.com/seed-e5e476df/logbook/runtime/pluginhost"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/persistencetest"
 	"github.com/seed-e5e476df/logbook/sdk/plugintest"
@@ -161,24 +160,17 @@ func overGRPC(t *testing.T, w where) sdk.Persistence {
 	return plugintest.ConfiguredPersistence(t, cfg, configJSON(t, w, nil))
 }
 
-// subprocess starts `logbook plugin postgres` through runtime/pluginhost
-// (AutoMTLS on) with w in Spec.Config, as a config file would.
+// subprocess starts `logbook plugin postgres` as the host does (AutoMTLS
+// on) with w in its block, as a config file would.
 func subprocess(t *testing.T, w where) sdk.Persistence {
-	return startPlugin(t, configJSON(t, w, nil)).Persistence()
+	return startPlugin(t, configJSON(t, w, nil))
 }
 
-func startPlugin(t testing.TB, config []byte) *pluginhost.Plugin {
+// startPlugin starts `logbook plugin postgres` as the host does, with
+// config as its block, and returns its persistence.
+func startPlugin(t testing.TB, config []byte) sdk.Persistence {
 	t.Helper()
-	h, err := pluginhost.New(pluginhost.Options{Executable: logbookBin})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(h.Close)
-	p, err := h.Start(t.Context(), pluginhost.Spec{Name: postgres.Name, Config: config})
-	if err != nil {
-		t.Fatalf("starting `logbook plugin postgres`: %v", err)
-	}
-	return p
+	return plugintest.LaunchedPersistence(t, exec.Command(logbookBin, "plugin", postgres.Name), config)
 }
 
 // setFormatVersion rewrites the version member of session id's stored
