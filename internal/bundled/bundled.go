@@ -24,7 +24,7 @@ var plugins = map[string]func(version string){
 	"jsonl":             func(v string) { pluginrpc.Serve(jsonl.ServeConfig(v)) },
 	"memory": func(v string) {
 		pluginrpc.Serve(pluginrpc.ServeConfig{
-			Info:        sdk.Info{Name: "memory", Version: v, Kinds: []sdk.Kind{sdk.KindPersistence}, Capabilities: []string{sdk.CapabilityWatch, sdk.CapabilityDelete, sdk.CapabilityImport}},
+			Info:        sdk.Info{Name: "memory", Version: v, Kinds: []sdk.Kind{sdk.KindPersistence}, Capabilities: memory.Capabilities()},
 			Persistence: memory.New(),
 		})
 	},

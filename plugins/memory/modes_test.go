@@ -28,7 +28,7 @@ func TestMain(m *testing.M) {
 // adapter. Reopen connects a second time to b.Peer(), so every hook works.
 func overGRPC(t *testing.T, b *memory.Backend) sdk.Persistence {
 	c := plugintest.Connect(t, pluginrpc.ServeConfig{
-		Info:        sdk.Info{Name: memory.Name, Kinds: []sdk.Kind{sdk.KindPersistence}, Capabilities: []string{sdk.CapabilityWatch, sdk.CapabilityDelete, sdk.CapabilityImport}},
+		Info:        sdk.Info{Name: memory.Name, Kinds: []sdk.Kind{sdk.KindPersistence}, Capabilities: memory.Capabilities()},
 		Persistence: b,
 	})
 	p, err := c.Persistence()
@@ -52,7 +52,9 @@ func overGRPC(t *testing.T, b *memory.Backend) sdk.Persistence {
 func subprocessHarness() persistencetest.Harness {
 	return persistencetest.Harness{
 		Name:         memory.Name,
-		Capabilities: persistencetest.Capabilities{StatCounts: true, Watch: true, Delete: true, Import: true},
+		Capabilities: persistencetest.Capabilities{StatCounts: true},
+		Declared:     memory.Capabilities(),
+		Served:       memory.New(),
 		New: func(t *testing.T) sdk.Persistence {
 			bin := logbookBinary(t)
 			return plugintest.LaunchedPersistence(t, exec.Command(bin, "plugin", memory.Name), nil)

@@ -97,7 +97,9 @@ func harness(m mode, dsn string) persistencetest.Harness {
 	}
 	return persistencetest.Harness{
 		Name:         postgres.Name,
-		Capabilities: persistencetest.Capabilities{StatCounts: true, IntactUnitsProveDamage: true, CopyPrefix: true, Watch: true, Delete: true, Import: true},
+		Capabilities: persistencetest.Capabilities{StatCounts: true, IntactUnitsProveDamage: true},
+		Declared:     postgres.ServeConfig("test").Info.Capabilities,
+		Served:       postgres.ServeConfig("test").Persistence,
 		New:          func(t *testing.T) sdk.Persistence { return connect(t, where{dsn, pgtest.Schema(t, dsn)}) },
 		Reopen:       func(t *testing.T, p sdk.Persistence) sdk.Persistence { return connect(t, placeOf(t, p)) },
 		Tear: func(t *testing.T, p sdk.Persistence, id string, _ int) {
@@ -113,6 +115,10 @@ func harness(m mode, dsn string) persistencetest.Harness {
 		},
 		SetFormatVersion: func(t *testing.T, p sdk.Persistence, id, literal string) {
 			setFormatVersion(t, placeOf(t, p), id, literal)
+		},
+		Rewrite: func(t *testing.T, p sdk.Persistence, id string, seq sdk.Seq, ev []byte) {
+			w := placeOf(t, p)
+			pgtest.Exec(t, w.dsn, "UPDATE "+w.schema+".events SET envelope = $3, zstd = false WHERE session_id = $1 AND seq = $2", id, int64(seq), ev)
 		},
 	}
 }

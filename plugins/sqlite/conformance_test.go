@@ -96,7 +96,9 @@ func harness(m mode) persistencetest.Harness {
 		// Stat reports the exact event count but no size (SizeBytes -1), so
 		// StatCounts stays off; TestStatCountsEventsExactly checks the count.
 		// Every row is checked on its own.
-		Capabilities: persistencetest.Capabilities{IntactUnitsProveDamage: true, CopyPrefix: true, Watch: true, Delete: true, Import: true},
+		Capabilities: persistencetest.Capabilities{IntactUnitsProveDamage: true},
+		Declared:     sqlite.ServeConfig("test").Info.Capabilities,
+		Served:       sqlite.ServeConfig("test").Persistence,
 		New:          func(t *testing.T) sdk.Persistence { return connect(t, dbPath(t)) },
 		Reopen:       func(t *testing.T, p sdk.Persistence) sdk.Persistence { return connect(t, pathOf(t, p)) },
 		Tear: func(t *testing.T, p sdk.Persistence, id string, _ int) {
