@@ -114,26 +114,10 @@ func (h *Host) unhold(sess *session.Session) {
 	h.mu.Unlock()
 }
 
-// Create makes a new live session, holds it, and flushes it before it
-// returns, as the servers' create does: a session whose Create succeeded
-// is stored, so it survives a crash and every other process sees it. When
-// the flush fails the session stays live and held (a Flush or Release
-// retries) and Create returns it with the flush's error.
+// Create makes a new live session and holds it; it reaches the backends
+// within the write window (a flush makes it stored). A read-only host
+// refuses it with SESSION_READ_ONLY.
 func (h *Host) Create(ctx context.Context, o store.CreateOptions) (*session.Session, error) {
-	sess, err := h.CreateLive(ctx, o)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := h.st.Flush(ctx, sess); err != nil {
-		return sess, err
-	}
-	return sess, nil
-}
-
-// CreateLive is Create without the flush: the new session is live and
-// held, and reaches the backends within the write window. A read-only
-// host refuses it with SESSION_READ_ONLY.
-func (h *Host) CreateLive(ctx context.Context, o store.CreateOptions) (*session.Session, error) {
 	if err := h.refuseWrite("create", o.ID); err != nil {
 		return nil, err
 	}
@@ -142,6 +126,22 @@ func (h *Host) CreateLive(ctx context.Context, o store.CreateOptions) (*session.
 		return nil, err
 	}
 	h.hold(ctx, sess)
+	return sess, nil
+}
+
+// CreateStored is Create, then a flush before it returns, as the servers'
+// create does: a session whose CreateStored succeeded is stored, so it
+// survives a crash and every other process sees it. When the flush fails
+// the session stays live and held (a Flush or Release retries) and it is
+// returned with the flush's error.
+func (h *Host) CreateStored(ctx context.Context, o store.CreateOptions) (*session.Session, error) {
+	sess, err := h.Create(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := h.st.Flush(ctx, sess); err != nil {
+		return sess, err
+	}
 	return sess, nil
 }
 

@@ -36,7 +36,7 @@ func (a *API) createSession(w http.ResponseWriter, r *http.Request) {
 		p.Write(w)
 		return
 	}
-	sess, err := a.h.Create(r.Context(), store.CreateOptions{ID: req.ID, CWD: req.CWD})
+	sess, err := a.h.CreateStored(r.Context(), store.CreateOptions{ID: req.ID, CWD: req.CWD})
 	if err != nil {
 		NewProblem(err).Write(w)
 		return

@@ -34,7 +34,7 @@ type service struct{ s *Server }
 // or Release retries), and the reply is the flush's error.
 func (v *service) Create(ctx context.Context, req *connect.Request[logbookv1.SessionsCreateRequest]) (*connect.Response[logbookv1.SessionsCreateReply], error) {
 	m := req.Msg
-	sess, err := v.s.h.Create(ctx, store.CreateOptions{
+	sess, err := v.s.h.CreateStored(ctx, store.CreateOptions{
 		ID: m.GetSessionId(), CWD: m.GetCwd(), Origin: m.GetOrigin(), DelegationDepth: m.GetDelegationDepth(),
 		AgentPreset: m.GetAgentPreset(), ParentSession: m.GetParentSession(),
 	})

@@ -31,9 +31,9 @@ type CreateRequest struct {
 func (s *Service) Create(ctx context.Context, r CreateRequest) (*Session, error) {
 	o := r.Header
 	co := store.CreateOptions{ID: r.ID, CWD: o.CWD, Origin: o.Origin, DelegationDepth: o.DelegationDepth, AgentPreset: o.AgentPreset, ParentSession: o.ParentSession}
-	create := s.h.CreateLive
+	create := s.h.Create
 	if r.Stored {
-		create = s.h.Create
+		create = s.h.CreateStored
 	}
 	sess, err := create(ctx, co)
 	if sess == nil {
