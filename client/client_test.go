@@ -80,10 +80,10 @@ func TestClientRoundTrip(t *testing.T) {
 	if h, err := s.Header(ctx); err != nil || s.ID() != "c1" || h.ID != "c1" || h.AgentPreset != "coder" || h.CWD != "/repo" {
 		t.Fatalf("create: %+v (%v)", h, err)
 	}
-	if _, err := c.Create(ctx, "c1", events.CreateOptions{}); !errors.Is(err, sdk.ErrSessionAlreadyExists) {
+	if _, err := c.Create(ctx, "c1", events.CreateOptions{}); !errors.Is(err, sdk.CodeSessionAlreadyExists) {
 		t.Fatalf("second create: %v", err)
 	}
-	if _, err := c.Create(ctx, "c1", events.CreateOptions{CWD: "relative"}); !errors.Is(err, sdk.ErrSeedInvalid) {
+	if _, err := c.Create(ctx, "c1", events.CreateOptions{CWD: "relative"}); !errors.Is(err, sdk.CodeSeedInvalid) {
 		t.Fatalf("relative cwd: %v", err)
 	}
 	app, err := s.Append(ctx, user(0), user(1), user(2))
@@ -96,7 +96,7 @@ func TestClientRoundTrip(t *testing.T) {
 	// A rejected event: the ones before it stay, the error says how many.
 	_, err = s.Append(ctx, user(3), events.Input{Type: "no/such-type", Data: json.RawMessage(`{}`)})
 	var ae *client.AppendError
-	if !errors.As(err, &ae) || ae.Appended != 1 || !errors.Is(err, sdk.ErrUnknownEventType) {
+	if !errors.As(err, &ae) || ae.Appended != 1 || !errors.Is(err, sdk.CodeUnknownEventType) {
 		t.Fatalf("unknown type: %v", err)
 	}
 	var se *sdk.Error
@@ -111,7 +111,7 @@ func TestClientRoundTrip(t *testing.T) {
 	if msgs, err = s.MessagesAt(ctx, 1); err != nil || len(msgs) != 2 {
 		t.Fatalf("messages at 1: %q (%v)", msgs, err)
 	}
-	if _, err = s.MessagesAt(ctx, 9); !errors.Is(err, sdk.ErrInvalidBoundary) {
+	if _, err = s.MessagesAt(ctx, 9); !errors.Is(err, sdk.CodeInvalidBoundary) {
 		t.Fatalf("messages past the end: %v", err)
 	}
 
@@ -127,7 +127,7 @@ func TestClientRoundTrip(t *testing.T) {
 		t.Fatalf("events [1, 3): %v", seqs)
 	}
 	for _, err := range c.Session("missing").Read(ctx, client.ReadOptions{}) {
-		if !errors.Is(err, sdk.ErrSessionNotFound) {
+		if !errors.Is(err, sdk.CodeSessionNotFound) {
 			t.Fatalf("events of a missing session: %v", err)
 		}
 	}
@@ -152,10 +152,10 @@ func TestClientRoundTrip(t *testing.T) {
 	if err := s.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Release(ctx); !errors.Is(err, sdk.ErrSessionNotLive) {
+	if err := s.Release(ctx); !errors.Is(err, sdk.CodeSessionNotLive) {
 		t.Fatalf("second release: %v", err)
 	}
-	if err := s.Flush(ctx); !errors.Is(err, sdk.ErrSessionNotLive) {
+	if err := s.Flush(ctx); !errors.Is(err, sdk.CodeSessionNotLive) {
 		t.Fatalf("flush of a released session: %v", err)
 	}
 	resumed, rep, err := c.Resume(ctx, "c1")
@@ -238,7 +238,7 @@ func TestUnreachableServer(t *testing.T) {
 	c := client.New("http://"+addr+"/", client.Options{})
 	defer c.Close()
 	_, err = c.List(context.Background())
-	if !errors.Is(err, sdk.ErrPluginUnavailable) || !sdk.Retryable(err) {
+	if !errors.Is(err, sdk.CodePluginUnavailable) || !sdk.Retryable(err) {
 		t.Fatalf("list on a closed port: %v", err)
 	}
 }
@@ -282,7 +282,7 @@ func TestCompact(t *testing.T) {
 	if _, err := h.Create(ctx, "k", events.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.Session("k").Compact(ctx, client.CompactOptions{}); !errors.Is(err, sdk.ErrConfigInvalid) {
+	if _, err := h.Session("k").Compact(ctx, client.CompactOptions{}); !errors.Is(err, sdk.CodeConfigInvalid) {
 		t.Fatalf("compact without a compaction block: %v", err)
 	}
 }
@@ -301,14 +301,14 @@ func TestInvalidUTF8Data(t *testing.T) {
 	_, err := c.Session("u").Append(ctx, user(0), user(1), bad, user(2))
 	var ae *client.AppendError
 	var se *sdk.Error
-	if !errors.As(err, &ae) || ae.Appended != 2 || !errors.Is(err, sdk.ErrJSONInvalidUTF8) || !errors.As(err, &se) ||
+	if !errors.As(err, &ae) || ae.Appended != 2 || !errors.Is(err, sdk.CodeJSONInvalidUTF8) || !errors.As(err, &se) ||
 		se.SessionID != "u" || !strings.Contains(se.Detail, "byte offset 19") {
 		t.Fatalf("append with invalid UTF-8: %v", err)
 	}
-	if _, err := c.Session("u").Append(ctx, bad); !errors.As(err, &ae) || ae.Appended != 0 || !errors.Is(err, sdk.ErrJSONInvalidUTF8) {
+	if _, err := c.Session("u").Append(ctx, bad); !errors.As(err, &ae) || ae.Appended != 0 || !errors.Is(err, sdk.CodeJSONInvalidUTF8) {
 		t.Fatalf("append of invalid UTF-8 alone: %v", err)
 	}
-	if _, err := c.Session("missing").Append(ctx, bad); !errors.Is(err, sdk.ErrSessionNotFound) {
+	if _, err := c.Session("missing").Append(ctx, bad); !errors.Is(err, sdk.CodeSessionNotFound) {
 		t.Fatalf("append of invalid UTF-8 to a missing session: %v; the server's error comes first", err)
 	}
 
@@ -316,13 +316,13 @@ func TestInvalidUTF8Data(t *testing.T) {
 	if err := st.Send([]events.Input{user(2)}, false); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.Send([]events.Input{user(3), bad, user(4)}, false); !errors.Is(err, sdk.ErrJSONInvalidUTF8) {
+	if err := st.Send([]events.Input{user(3), bad, user(4)}, false); !errors.Is(err, sdk.CodeJSONInvalidUTF8) {
 		t.Fatalf("stream send of invalid UTF-8: %v", err)
 	}
-	if err := st.Send([]events.Input{user(5)}, false); !errors.Is(err, sdk.ErrJSONInvalidUTF8) {
+	if err := st.Send([]events.Input{user(5)}, false); !errors.Is(err, sdk.CodeJSONInvalidUTF8) {
 		t.Fatalf("send on the broken stream: %v", err)
 	}
-	if _, err := st.CloseAndReceive(); !errors.As(err, &ae) || ae.Appended != 2 || !errors.Is(err, sdk.ErrJSONInvalidUTF8) {
+	if _, err := st.CloseAndReceive(); !errors.As(err, &ae) || ae.Appended != 2 || !errors.Is(err, sdk.CodeJSONInvalidUTF8) {
 		t.Fatalf("close of the broken stream: %v", err)
 	}
 	var got []string

@@ -30,7 +30,7 @@ func TestInspectViewIsReadOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Append(ctx, events.TurnStart(1), events.UserText("u1", "list the files"), events.StepStart(1, 1)); err != nil {
+	if _, err := s.Append(ctx, events.TurnStart(1), events.UserText(events.TextMessage{ID: "u1", Text: "list the files"}), events.StepStart(1, 1)); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := s.Len(ctx); err != nil || n != 3 {
@@ -83,7 +83,7 @@ func TestInspectViewIsReadOnly(t *testing.T) {
 	closers := []events.Input{events.StepEnd(1, 1), events.TurnEnd(1, events.Interrupted())}
 	stream := func(ctx context.Context) error {
 		st := view.AppendStream(ctx)
-		if err := st.Send(closers, true); !errors.Is(err, sdk.ErrSessionReadOnly) {
+		if err := st.Send(closers, true); !errors.Is(err, sdk.CodeSessionReadOnly) {
 			return err
 		}
 		_, err := st.CloseAndReceive()
@@ -104,7 +104,7 @@ func TestInspectViewIsReadOnly(t *testing.T) {
 	} {
 		err := write(ctx)
 		var se *sdk.Error
-		if !errors.Is(err, sdk.ErrSessionReadOnly) || !errors.As(err, &se) || se.SessionID != "v" {
+		if !errors.Is(err, sdk.CodeSessionReadOnly) || !errors.As(err, &se) || se.SessionID != "v" {
 			t.Errorf("%s on an inspect view: %v; want SESSION_READ_ONLY", name, err)
 		}
 		var ae *client.AppendError
@@ -130,7 +130,7 @@ func TestInspectViewIsReadOnly(t *testing.T) {
 	if n, err := s.Len(ctx); err != nil || n != repair.NextSeq || n != 7 { // 3 + recovered + 2 closers + the marker
 		t.Fatalf("len after the resume: %d (%v); want %d", n, err, repair.NextSeq)
 	}
-	if _, err := c.Session("missing").Len(ctx); !errors.Is(err, sdk.ErrSessionNotFound) {
+	if _, err := c.Session("missing").Len(ctx); !errors.Is(err, sdk.CodeSessionNotFound) {
 		t.Fatalf("len of a missing session: %v", err)
 	}
 }

@@ -33,10 +33,10 @@ func TestAppendExpectedSeq(t *testing.T) {
 	}
 	// A failed flush or rejection reports where the appended events went.
 	_, err = c.Session("e").AppendAt(ctx, 2, user(2), events.Input{Type: "no/such-type", Data: []byte(`{}`)})
-	if !errors.As(err, &ae) || ae.Appended != 1 || ae.FirstSeq != 2 || !errors.Is(err, sdk.ErrUnknownEventType) {
+	if !errors.As(err, &ae) || ae.Appended != 1 || ae.FirstSeq != 2 || !errors.Is(err, sdk.CodeUnknownEventType) {
 		t.Fatalf("a rejected second event: %v", err)
 	}
-	if _, err = c.Session("missing").Append(ctx, user(0)); !errors.As(err, &ae) || ae.FirstSeq != -1 || !errors.Is(err, sdk.ErrSessionNotFound) {
+	if _, err = c.Session("missing").Append(ctx, user(0)); !errors.As(err, &ae) || ae.FirstSeq != -1 || !errors.Is(err, sdk.CodeSessionNotFound) {
 		t.Fatalf("a missing session: %v", err)
 	}
 }

@@ -303,7 +303,15 @@ func newRequestCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			b, err := provider.SessionRequest(format, v)
+			ml, err := v.Messages()
+			if err != nil {
+				return err
+			}
+			b, err := provider.Request(format, provider.RequestParts{
+				Header:   v.AppendRequestHeaderJSON(nil),
+				Context:  v.AppendRequestContextJSON(nil),
+				Messages: ml.JSON(),
+			})
 			if err != nil {
 				return err
 			}

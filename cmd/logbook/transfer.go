@@ -12,6 +12,7 @@ import (
 
 	"github.com/seed-e5e476df/logbook/config"
 	"github.com/seed-e5e476df/logbook/runtime/appendinput"
+	"github.com/seed-e5e476df/logbook/runtime/rpcsize"
 	"github.com/seed-e5e476df/logbook/runtime/transfer"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/headerjson"
@@ -144,7 +145,7 @@ func newImportCmd(a *app) *cobra.Command {
 				return &lineError{n: 1, err: err}
 			}
 			h, err := headerjson.Decode(first, "", name)
-			if errors.Is(err, sdk.ErrCorruptLog) {
+			if errors.Is(err, sdk.CodeCorruptLog) {
 				err = sdk.Wrap(sdk.CodeSeedInvalid, "import", err)
 			}
 			if err != nil {
@@ -225,7 +226,7 @@ func newMigrateCmd(a *app) *cobra.Command {
 			}
 			var prog *progress
 			res, err := transfer.Migrate(ctx, src, dst, transfer.MigrateOptions{
-				BatchBytes: sdk.MaxCopyBatchBytes(int(cfg.RPCMaxBytes)),
+				BatchBytes: rpcsize.MaxCopyBatchBytes(int(cfg.RPCMaxBytes)),
 				Listed:     func(n int) { prog = a.newProgress("migrate", "sessions", int64(n)) },
 				Done: func(id string, err error) {
 					if err != nil {

@@ -101,4 +101,4 @@ func countEvents(ctx context.Context, p sdk.Persistence, id string) (int64, sdk.
 }
 
 // isNotFound reports whether err says the session does not exist.
-func isNotFound(err error) bool { return errors.Is(err, sdk.ErrSessionNotFound) }
+func isNotFound(err error) bool { return errors.Is(err, sdk.CodeSessionNotFound) }

@@ -305,7 +305,7 @@ func openWhenFree(ctx context.Context, e *engine.Engine) (*session.Session, stor
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		s, rep, err := e.Store.Open(ctx, SessionID)
-		if !errors.Is(err, sdk.ErrAlreadyOwned) || time.Now().After(deadline) {
+		if !errors.Is(err, sdk.CodeAlreadyOwned) || time.Now().After(deadline) {
 			return s, rep, err
 		}
 		select {

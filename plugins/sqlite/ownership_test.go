@@ -80,7 +80,7 @@ func TestKilledOwnerReleasesTheClaim(t *testing.T) {
 			appendOK(t, b, w.Handle, persistencetest.Batch(3, 1))
 			return
 		}
-		if !errors.Is(err, sdk.ErrAlreadyOwned) || time.Now().After(deadline) {
+		if !errors.Is(err, sdk.CodeAlreadyOwned) || time.Now().After(deadline) {
 			t.Fatalf("Open(write) after the owner was killed: %v", err)
 		}
 		time.Sleep(10 * time.Millisecond) // polling for the kernel to reap the owner

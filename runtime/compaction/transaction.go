@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/seed-e5e476df/logbook/runtime/rpcsize"
 	"github.com/seed-e5e476df/logbook/runtime/session"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/jsonv"
@@ -230,7 +231,7 @@ func (c *Compactor) finish(ctx context.Context, st *sessionState, mode Mode, mea
 				SourceEventSeqs: append([]sdk.Seq{alpha, sigma}, shadowed...)},
 			{Type: session.TypeCompactionEnd, Data: mustJSON(b)},
 		})
-		if errors.Is(err, sdk.ErrSeqConflict) && attempt < commitAttempts {
+		if errors.Is(err, sdk.CodeSeqConflict) && attempt < commitAttempts {
 			continue // another append took σ: re-check and plan again
 		}
 		if err != nil {
@@ -342,7 +343,7 @@ func (c *Compactor) summarizeRequest(st *sessionState, meas Measurement, start, 
 			size += len(m) + 8
 		}
 	}
-	limit := c.opts.RPCMaxBytes - sdk.RPCHeadroom
+	limit := c.opts.RPCMaxBytes - rpcsize.RPCHeadroom
 	for size > limit {
 		// Drop nodes from the end back to the previous balanced cut.
 		cut := sp.last - 1

@@ -32,7 +32,7 @@ func (st *Store) deleters(id, op string) ([]sdk.Deleter, error) {
 	}
 	out := make([]sdk.Deleter, len(st.opts.Backends))
 	for i, b := range st.opts.Backends {
-		d, ok := b.Persistence.(sdk.Deleter)
+		d, ok := capability(b.Persistence, deleterAccessor.Deleter)
 		if !ok {
 			return nil, &sdk.Error{Code: sdk.CodeConfigInvalid, Op: op, SessionID: id,
 				Detail: "backend " + b.Name + " cannot delete sessions (its persistence implements no delete capability); configure backends that do"}
@@ -70,7 +70,7 @@ func (st *Store) Delete(ctx context.Context, id string, r sdk.AuditRequest) (sdk
 		name := st.opts.Backends[i].Name
 		got, err := d.Delete(ctx, id, r)
 		switch {
-		case errors.Is(err, sdk.ErrSessionNotFound):
+		case errors.Is(err, sdk.CodeSessionNotFound):
 			if i == 0 {
 				notFound = err
 			}
@@ -150,7 +150,7 @@ func (st *Store) setHold(ctx context.Context, id string, held bool, r sdk.AuditR
 	}
 	var errs []error
 	for i, d := range ds[1:] {
-		if _, _, err := d.SetHold(ctx, id, held, r); err != nil && !errors.Is(err, sdk.ErrSessionNotFound) {
+		if _, _, err := d.SetHold(ctx, id, held, r); err != nil && !errors.Is(err, sdk.CodeSessionNotFound) {
 			errs = append(errs, &sdk.Error{Code: sdk.CodeOf(err), Op: op, SessionID: id,
 				Detail: "mirror " + st.opts.Backends[i+1].Name + " failed (the primary's change stands; run it again to finish)", Err: err})
 		}

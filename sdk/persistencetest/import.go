@@ -15,7 +15,7 @@ import (
 // only for a backend that declares and implements it.
 func importer(t *testing.T, p sdk.Persistence) sdk.Importer {
 	t.Helper()
-	imp, ok := p.(sdk.Importer)
+	imp, ok := Capability[sdk.Importer](p)
 	if a, isProxy := p.(interface{ Importer() (sdk.Importer, bool) }); isProxy {
 		imp, ok = a.Importer()
 	}
@@ -64,13 +64,13 @@ func requireInvisible(t *testing.T, p sdk.Persistence, id, when string, mayWait 
 	ctx, cancel := call()
 	_, err := p.Stat(ctx, id)
 	cancel()
-	if !errors.Is(err, sdk.ErrSessionNotFound) && !held(err) {
+	if !errors.Is(err, sdk.CodeSessionNotFound) && !held(err) {
 		t.Fatalf("%s: Stat(%q) = %v; want SESSION_NOT_FOUND", when, id, err)
 	}
 	ctx, cancel = call()
 	o, err := p.Open(ctx, id, sdk.AccessRead)
 	cancel()
-	if !errors.Is(err, sdk.ErrSessionNotFound) && !held(err) {
+	if !errors.Is(err, sdk.CodeSessionNotFound) && !held(err) {
 		if err == nil {
 			_ = p.Close(t.Context(), o.Handle)
 		}

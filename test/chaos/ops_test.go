@@ -197,7 +197,7 @@ func (h *harness) api(kind string, how cut, delay time.Duration, call func(ctx c
 func (h *harness) readLog(ctx context.Context, config, id string) (lines []string, found bool, err error) {
 	if h.b.store == memoryStore {
 		for ev, err := range h.client().Session(id).Read(ctx, client.ReadOptions{}) {
-			if errors.Is(err, sdk.ErrSessionNotFound) {
+			if errors.Is(err, sdk.CodeSessionNotFound) {
 				return nil, false, nil
 			}
 			if err != nil {
@@ -883,7 +883,7 @@ func opCompact(h *harness) {
 		}
 		sctx, scancel := context.WithTimeout(ctx, callTimeout)
 		defer scancel()
-		if _, err := h.client().Session(id).Surface(sctx); err != nil && !errors.Is(err, sdk.ErrSessionNotFound) {
+		if _, err := h.client().Session(id).Surface(sctx); err != nil && !errors.Is(err, sdk.CodeSessionNotFound) {
 			h.opProblem("compact", "the surface of %s after a compaction: %v", id, err)
 		}
 		return
