@@ -180,7 +180,15 @@ func (st *Store) release(ctx context.Context, ls *live, final bool) (FlushResult
 		return res, releasedConcurrently(ls.s.ID())
 	}
 	delete(st.live, ls.s.ID())
+	closed := make(chan struct{})
+	st.releasing[ls.s.ID()] = closed
 	st.mu.Unlock()
+	defer func() {
+		st.mu.Lock()
+		delete(st.releasing, ls.s.ID())
+		st.mu.Unlock()
+		close(closed)
+	}()
 	st.stopQueues(ls)
 	var errs []error
 	if ferr != nil {

@@ -61,6 +61,9 @@ func (st *Store) OpenWith(ctx context.Context, id string, opts OpenOptions) (*se
 	if err := sdk.ValidateSessionID(id); err != nil {
 		return nil, rep, err
 	}
+	if err := st.awaitRelease(ctx, id); err != nil {
+		return nil, rep, err
+	}
 	if _, ok := st.Get(id); ok {
 		return nil, rep, &sdk.Error{Code: sdk.CodeAlreadyOwned, Op: "open", SessionID: id, Detail: "the session is live in this store"}
 	}
@@ -392,4 +395,22 @@ func StoredLenConflict(id string, want, got sdk.Offset) *sdk.Error {
 	e.Op = "open"
 	e.Detail = fmt.Sprintf("the stored log holds %s, not the %d expected; nothing was written", plural(int64(got), "event"), want)
 	return e
+}
+
+// awaitRelease waits until no release of id is closing its backend
+// handles: a session just taken out of the live set is still claimed by
+// them, and opening it before they are closed would find it owned.
+func (st *Store) awaitRelease(ctx context.Context, id string) error {
+	st.mu.Lock()
+	closed := st.releasing[id]
+	st.mu.Unlock()
+	if closed == nil {
+		return nil
+	}
+	select {
+	case <-closed:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

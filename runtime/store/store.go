@@ -162,6 +162,11 @@ type Store struct {
 
 	mu      sync.Mutex
 	live    map[string]*live
+	// releasing holds the sessions a release took out of live and whose
+	// backend handles it has not closed yet, each with a channel closed
+	// once it has: an open of one waits for it, since the backends still
+	// hold its write claim.
+	releasing map[string]chan struct{}
 	opening int // places taken by takeSlot and not yet given back
 	closed  bool
 	feed    feed
@@ -207,7 +212,7 @@ func New(opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &Store{opts: o, clock: o.Clock, log: o.Logger, live: map[string]*live{},
+	st := &Store{opts: o, clock: o.Clock, log: o.Logger, live: map[string]*live{}, releasing: map[string]chan struct{}{},
 		pending: pendingBound{limit: o.MaxPendingBytesTotal, timeout: o.WriteBackpressureTimeout, clock: o.Clock}}
 	st.feed.init()
 	return st, nil
