@@ -9,6 +9,7 @@ import (
 	"github.com/seed-e5e476df/logbook/config"
 	"github.com/seed-e5e476df/logbook/runtime/engine"
 	"github.com/seed-e5e476df/logbook/runtime/host"
+	"github.com/seed-e5e476df/logbook/runtime/metrics"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
@@ -30,6 +31,10 @@ type Options struct {
 	// as the commands that write do; a read leaves the file system as it
 	// is.
 	CreateDataDir bool
+	// Metrics collects the store's, the plugins' and the server's
+	// measurements, which Serve publishes at /metrics (docs/operations.md,
+	// "Health and metrics"); default off.
+	Metrics bool
 }
 
 // Service is a running logbook: the configured plugins, the store over
@@ -38,6 +43,12 @@ type Options struct {
 type Service struct {
 	e *engine.Engine
 	h *host.Host
+	// cfg is Options.Config.
+	cfg *config.Config
+	// readOnly is Options.ReadOnly: Serve serves reads only.
+	readOnly bool
+	// metrics, with Options.Metrics, observes the store; nil without.
+	metrics *metrics.Metrics
 }
 
 // Open starts the plugins o.Config names and the store over them. On
@@ -54,11 +65,23 @@ func Open(ctx context.Context, o Options) (*Service, error) {
 			return nil, &sdk.Error{Code: sdk.CodeIOError, Op: "service", Detail: "cannot create the data directory " + o.Config.DataDir, Err: err}
 		}
 	}
-	e, err := engine.Start(ctx, o.Config, engine.Options{Executable: o.Executable, Logger: o.Logger})
+	eo := engine.Options{Executable: o.Executable, Logger: o.Logger}
+	var m *metrics.Metrics
+	if o.Metrics {
+		m = metrics.New()
+		eo.Observer = m
+	}
+	e, err := engine.Start(ctx, o.Config, eo)
 	if err != nil {
 		return nil, err
 	}
-	s := &Service{e: e}
+	if m != nil {
+		if err := m.Watch(e); err != nil {
+			_ = e.Close(ctx)
+			return nil, err
+		}
+	}
+	s := &Service{e: e, cfg: o.Config, readOnly: o.ReadOnly, metrics: m}
 	if o.ReadOnly {
 		s.h = host.NewReadOnly(e, o.Logger)
 	} else {
