@@ -94,7 +94,7 @@ func (s *Service) NewServer(o ServeOptions) (*Server, error) {
 	so := server.Options{
 		Addr:              o.Addr,
 		Token:             o.Token,
-		ReadOnly:          s.readOnly,
+		ReadOnly:          s.h.ReadOnly(),
 		AllowedHosts:      append(slices.Clone(s.cfg.Serve.AllowedHosts), o.AllowedHosts...),
 		AllowedOrigins:    append(slices.Clone(s.cfg.Serve.AllowedOrigins), o.AllowedOrigins...),
 		MaxRequestBytes:   sdk.MaxEventMessageBytes(int(s.cfg.MaxEventBytes)),
@@ -105,7 +105,7 @@ func (s *Service) NewServer(o ServeOptions) (*Server, error) {
 		Metrics:           s.metrics,
 		Viewer:            o.Viewer,
 	}
-	if !s.readOnly {
+	if !s.h.ReadOnly() {
 		so.IdleRelease = s.cfg.Serve.IdleRelease
 	}
 	srv, err := server.New(s.e, so)
@@ -122,7 +122,7 @@ func (s *Service) NewServer(o ServeOptions) (*Server, error) {
 // does) when Serve starts and then once an hour, logging every deletion.
 // Serve closes ln and may be called once.
 func (srv *Server) Serve(ctx context.Context, ln net.Listener) error {
-	if !srv.s.readOnly && srv.s.cfg.Retention != nil {
+	if !srv.s.h.ReadOnly() && srv.s.cfg.Retention != nil {
 		rctx, stop := context.WithCancel(ctx)
 		done := make(chan struct{})
 		go func() {

@@ -45,8 +45,6 @@ type Service struct {
 	h *host.Host
 	// cfg is Options.Config.
 	cfg *config.Config
-	// readOnly is Options.ReadOnly: Serve serves reads only.
-	readOnly bool
 	// metrics, with Options.Metrics, observes the store; nil without.
 	metrics *metrics.Metrics
 }
@@ -81,7 +79,7 @@ func Open(ctx context.Context, o Options) (*Service, error) {
 			return nil, err
 		}
 	}
-	s := &Service{e: e, cfg: o.Config, readOnly: o.ReadOnly, metrics: m}
+	s := &Service{e: e, cfg: o.Config, metrics: m}
 	if o.ReadOnly {
 		s.h = host.NewReadOnly(e, o.Logger)
 	} else {

@@ -21,13 +21,13 @@ type StoredView struct {
 	defs session.Projections
 }
 
-// View restores session id from the primary, read-only: the whole stored
+// ReadStored restores session id from the primary, read-only: the whole stored
 // log when at is nil, else the prefix [0, *at], the session as it was
 // right after event *at (a seq past the end is INVALID_BOUNDARY). Nothing
 // is added (no closers, no marker). torn is the torn tail the stored log
 // ends in, which the view leaves out (zero when none); the next write open
 // cuts it.
-func (s *Service) View(ctx context.Context, id string, at *sdk.Seq) (v *StoredView, torn sdk.Torn, err error) {
+func (s *Service) ReadStored(ctx context.Context, id string, at *sdk.Seq) (v *StoredView, torn sdk.Torn, err error) {
 	ss, torn, err := s.e.Store.View(ctx, id, at)
 	if err != nil {
 		return nil, torn, err
@@ -35,8 +35,8 @@ func (s *Service) View(ctx context.Context, id string, at *sdk.Seq) (v *StoredVi
 	return &StoredView{v: ss, defs: s.e.Projections}, torn, nil
 }
 
-// InspectReport says what a resume would do to an inspected session.
-type InspectReport struct {
+// StoredInspection says what a resume would do to an inspected session.
+type StoredInspection struct {
 	// Torn is the torn tail a write open would cut; zero when none.
 	Torn sdk.Torn
 	// PendingRepair is how many of the view's last events are the closers
@@ -49,12 +49,12 @@ type InspectReport struct {
 // InspectStored restores session id read-only as a resume would see it:
 // the stored log followed by the closers a resume would append for an
 // interrupted turn (InspectReport.PendingRepair of them). It never writes.
-func (s *Service) InspectStored(ctx context.Context, id string) (*StoredView, InspectReport, error) {
+func (s *Service) InspectStored(ctx context.Context, id string) (*StoredView, StoredInspection, error) {
 	ss, rep, err := s.e.Store.Inspect(ctx, id)
 	if err != nil {
-		return nil, InspectReport{Torn: rep.Torn}, err
+		return nil, StoredInspection{Torn: rep.Torn}, err
 	}
-	return &StoredView{v: ss, defs: s.e.Projections}, InspectReport{Torn: rep.Torn, PendingRepair: ss.PendingRepair(), Live: rep.Live}, nil
+	return &StoredView{v: ss, defs: s.e.Projections}, StoredInspection{Torn: rep.Torn, PendingRepair: ss.PendingRepair(), Live: rep.Live}, nil
 }
 
 // ID returns the session's id.

@@ -46,19 +46,19 @@ func (s *Service) Migrate(ctx context.Context, to string, o MigrateOptions) (Mig
 	return Migrated(res), err
 }
 
-// Status is the outcome of comparing one session on the primary and a
-// mirror.
-type Status string
+// VerifyStatus is the outcome of comparing one session on the primary and
+// a mirror.
+type VerifyStatus string
 
-// The statuses of a Comparison. Every status but StatusOK is a difference.
+// The statuses of a Comparison. Every status but VerifyOK is a difference.
 const (
-	StatusOK            Status = "ok"             // same header, same events
-	StatusMissing       Status = "missing"        // the mirror does not hold the session
-	StatusHeaderDiffers Status = "header-differs" // the session headers differ
-	StatusDiverged      Status = "diverged"       // an event differs (Seq names the first)
-	StatusBehind        Status = "behind"         // the mirror holds a prefix of the primary's events
-	StatusAhead         Status = "ahead"          // the mirror holds the primary's events and more
-	StatusError         Status = "error"          // a backend failed (Detail says how)
+	VerifyOK            VerifyStatus = "ok"             // same header, same events
+	VerifyMissing       VerifyStatus = "missing"        // the mirror does not hold the session
+	VerifyHeaderDiffers VerifyStatus = "header-differs" // the session headers differ
+	VerifyDiverged      VerifyStatus = "diverged"       // an event differs (Seq names the first)
+	VerifyBehind        VerifyStatus = "behind"         // the mirror holds a prefix of the primary's events
+	VerifyAhead         VerifyStatus = "ahead"          // the mirror holds the primary's events and more
+	VerifyError         VerifyStatus = "error"          // a backend failed (Detail says how)
 )
 
 // Comparison is one session of the primary compared with one mirror. Its
@@ -66,11 +66,11 @@ const (
 type Comparison struct {
 	Session      string `json:"session"`
 	Mirror       string `json:"mirror"`
-	Status       Status `json:"status"`
+	Status       VerifyStatus `json:"status"`
 	Events       int64  `json:"events"`           // the primary's stored events
 	MirrorEvents int64  `json:"mirrorEvents"`     // the mirror's stored events
-	Seq          *int64 `json:"seq,omitempty"`    // StatusDiverged: the first differing seq
-	Detail       string `json:"detail,omitempty"` // StatusError: the error
+	Seq          *int64 `json:"seq,omitempty"`    // VerifyDiverged: the first differing seq
+	Detail       string `json:"detail,omitempty"` // VerifyError: the error
 }
 
 // Mirrors returns the names of the mirrors: every persistence block after
@@ -108,5 +108,5 @@ func (s *Service) Verify(ctx context.Context, ids []string, done func(Comparison
 
 // comparison converts transfer's comparison to the service's.
 func comparison(c transfer.Comparison) Comparison {
-	return Comparison{Session: c.Session, Mirror: c.Mirror, Status: Status(c.Status), Events: c.Events, MirrorEvents: c.MirrorEvents, Seq: c.Seq, Detail: c.Detail}
+	return Comparison{Session: c.Session, Mirror: c.Mirror, Status: VerifyStatus(c.Status), Events: c.Events, MirrorEvents: c.MirrorEvents, Seq: c.Seq, Detail: c.Detail}
 }
