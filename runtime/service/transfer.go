@@ -64,13 +64,13 @@ const (
 // Comparison is one session of the primary compared with one mirror. Its
 // JSON form is what `logbook verify --json` prints.
 type Comparison struct {
-	Session      string `json:"session"`
-	Mirror       string `json:"mirror"`
+	Session      string       `json:"session"`
+	Mirror       string       `json:"mirror"`
 	Status       VerifyStatus `json:"status"`
-	Events       int64  `json:"events"`           // the primary's stored events
-	MirrorEvents int64  `json:"mirrorEvents"`     // the mirror's stored events
-	Seq          *int64 `json:"seq,omitempty"`    // VerifyDiverged: the first differing seq
-	Detail       string `json:"detail,omitempty"` // VerifyError: the error
+	Events       int64        `json:"events"`           // the primary's stored events
+	MirrorEvents int64        `json:"mirrorEvents"`     // the mirror's stored events
+	Seq          *int64       `json:"seq,omitempty"`    // VerifyDiverged: the first differing seq
+	Detail       string       `json:"detail,omitempty"` // VerifyError: the error
 }
 
 // Mirrors returns the names of the mirrors: every persistence block after
