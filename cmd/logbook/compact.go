@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/runtime/engine"
 	"github.com/seed-e5e476df/logbook/runtime/session"
 	"github.com/seed-e5e476df/logbook/runtime/store"
@@ -87,7 +88,10 @@ func (a *app) compacting(ctx context.Context, name, id string, op func(context.C
 	if err != nil {
 		return err
 	}
-	stored := v.Events().Range(0, v.Len()-sdk.Offset(v.PendingRepair()))
+	var stored []events.Event
+	for _, ev := range v.Events().Range(0, v.Len()-sdk.Offset(v.PendingRepair())).All() {
+		stored = append(stored, ev.Shared())
+	}
 	if turn := openTurn(stored); turn != nil {
 		return sdk.Errorf(sdk.CodeCompactionTurnOpen, name, "session %q ends inside turn %d; resume it first (logbook resume %s)", id, *turn, id)
 	}

@@ -13,7 +13,7 @@ import (
 	"syscall"
 
 	"github.com/seed-e5e476df/logbook/internal/bundled"
-	"github.com/seed-e5e476df/logbook/runtime/pluginhost"
+	"github.com/seed-e5e476df/logbook/runtime/service"
 )
 
 // version is the release stamp, set with -ldflags "-X main.version=…";
@@ -31,7 +31,7 @@ func main() {
 // plugin host's handshake owns stdout; everything else is the CLI, whose
 // context ends at SIGINT or SIGTERM.
 func run(args []string) int {
-	if len(args) > 0 && args[0] == pluginhost.BundledArg {
+	if len(args) > 0 && args[0] == service.BundledPluginArg {
 		return servePlugin(args[1:])
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -14,10 +14,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/provider"
-	"github.com/seed-e5e476df/logbook/runtime/session"
-	"github.com/seed-e5e476df/logbook/runtime/store"
-	"github.com/seed-e5e476df/logbook/runtime/transfer"
+	"github.com/seed-e5e476df/logbook/runtime/service"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
@@ -64,19 +63,15 @@ func newSessionsCmd(a *app) *cobra.Command {
 			if cmd.Flags().Changed("limit") && limit < 1 {
 				return sdk.Errorf(sdk.CodeUsage, "sessions", "--limit %d must be at least 1", limit)
 			}
-			e, err := a.engine(ctx)
+			svc, err := a.service(ctx)
 			if err != nil {
 				return err
 			}
-			p, err := a.primary(ctx)
+			list, err := svc.ListStored(ctx)
 			if err != nil {
 				return err
 			}
-			list, err := e.Store.List(ctx)
-			if err != nil {
-				return err
-			}
-			slices.SortStableFunc(list, func(x, y store.ListEntry) int {
+			slices.SortStableFunc(list, func(x, y sdk.ListEntry) int {
 				return cmp.Or(cmp.Compare(y.LastActivity, x.LastActivity), strings.Compare(x.ID, y.ID))
 			})
 			if limit > 0 && len(list) > limit {
@@ -89,7 +84,7 @@ func newSessionsCmd(a *app) *cobra.Command {
 				if err == nil {
 					var n int64
 					var torn sdk.Torn
-					if n, torn, err = countEvents(ctx, p, le.ID); err == nil {
+					if n, torn, err = countEvents(ctx, svc, le.ID); err == nil {
 						h := le.Header
 						en.Events, en.TornBytes, en.CreatedAt, en.ParentSession, en.IsSeeded = &n, &torn.Bytes, &h.CreatedAt, h.ParentSession, &h.IsSeeded
 						if le.LastActivity > 0 {
@@ -159,11 +154,11 @@ func newEventsCmd(a *app) *cobra.Command {
 			if follow {
 				return a.followEvents(ctx, args[0], from, to)
 			}
-			p, err := a.primary(ctx)
+			svc, err := a.service(ctx)
 			if err != nil {
 				return err
 			}
-			l, err := transfer.OpenStored(ctx, p, args[0])
+			l, err := svc.OpenStored(ctx, args[0])
 			if err != nil {
 				return err
 			}
@@ -220,7 +215,7 @@ func newMessagesCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			b, err := provider.Messages(format, ml.JSON())
+			b, err := provider.Messages(format, rawMessages(ml))
 			if err != nil {
 				return err
 			}
@@ -247,11 +242,10 @@ func newSurfaceCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			surf, err := v.Surface()
+			nodes, err := v.Surface()
 			if err != nil {
 				return err
 			}
-			nodes := surf.Nodes()
 			if nodes == nil {
 				nodes = []sdk.Seq{}
 			}
@@ -277,7 +271,7 @@ func newHeaderCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return writeLine(a.stdout, v.AppendRequestHeaderJSON(nil))
+			return writeLine(a.stdout, v.RequestHeader())
 		},
 	}
 	cmd.Flags().Var(&at, "at", "show the header folded up to event `SEQ`")
@@ -303,7 +297,7 @@ func newRequestCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			b, err := provider.SessionRequest(format, v)
+			b, err := sessionRequest(format, v)
 			if err != nil {
 				return err
 			}
@@ -338,20 +332,20 @@ func newInspectCmd(a *app) *cobra.Command {
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			e, err := a.engine(ctx)
+			svc, err := a.service(ctx)
 			if err != nil {
 				return err
 			}
-			v, rep, err := e.Store.Inspect(ctx, args[0])
+			v, rep, err := svc.InspectStored(ctx, args[0])
 			if err != nil {
 				return err
 			}
 			a.warnTorn("inspect", args[0], rep.Torn)
 			all := v.Events()
-			stored := int64(all.Len() - v.PendingRepair())
-			r := inspectReport{ID: v.ID(), Events: stored, OpenTurn: openTurn(all.Range(0, sdk.Offset(stored))), PendingRepair: []json.RawMessage{}, TornBytes: rep.Torn.Bytes}
-			for _, ev := range all.Range(sdk.Offset(stored), sdk.Offset(all.Len())).All() {
-				r.PendingRepair = append(r.PendingRepair, ev.Envelope())
+			stored := len(all) - rep.PendingRepair
+			r := inspectReport{ID: v.ID(), Events: int64(stored), OpenTurn: openTurn(all[:stored]), PendingRepair: []json.RawMessage{}, TornBytes: rep.Torn.Bytes}
+			for _, ev := range all[stored:] {
+				r.PendingRepair = append(r.PendingRepair, ev.Envelope)
 			}
 			if a.json {
 				return writeJSON(a.stdout, r)
@@ -376,19 +370,49 @@ func newInspectCmd(a *app) *cobra.Command {
 
 // openTurn returns the number of the turn the log leaves open (a turn/start
 // with no turn/end after it), or nil.
-func openTurn(events session.EventList) *int64 {
+func openTurn(log []events.Event) *int64 {
 	var open *int64
-	for _, ev := range events.All() {
-		switch ev.Type() {
-		case session.TypeTurnStart:
-			if t, ok := ev.DataView().Get("turn").Int(); ok {
-				open = &t
+	for _, ev := range log {
+		switch ev.Type {
+		case events.TypeTurnStart:
+			var d struct {
+				Turn *int64 `json:"turn"`
 			}
-		case session.TypeTurnEnd:
+			if json.Unmarshal(ev.Data, &d) == nil && d.Turn != nil {
+				open = d.Turn
+			}
+		case events.TypeTurnEnd:
 			open = nil
 		}
 	}
 	return open
+}
+
+// rawMessages returns messages as the byte slices package provider takes.
+func rawMessages(msgs []json.RawMessage) [][]byte {
+	out := make([][]byte, len(msgs))
+	for i, m := range msgs {
+		out[i] = m
+	}
+	return out
+}
+
+// sessionRequest renders the request a model would be sent after the
+// view's last event in format (provider.RequestFormats): logbook's own
+// {header, context, messages}, else the provider's body built from the
+// folded header and the derived messages.
+func sessionRequest(format string, v *service.StoredView) ([]byte, error) {
+	if format == provider.FormatLogbook {
+		return v.Request()
+	}
+	ml, err := v.Messages()
+	if err != nil {
+		return nil, err
+	}
+	if format == provider.FormatOpenAI {
+		return provider.OpenAIRequest(v.RequestHeader(), rawMessages(ml))
+	}
+	return provider.AnthropicRequest(v.RequestHeader(), rawMessages(ml))
 }
 
 // writeJSON writes v as one line of JSON, without HTML escaping.

@@ -16,7 +16,7 @@ import (
 
 	"github.com/seed-e5e476df/logbook/config"
 	"github.com/seed-e5e476df/logbook/runtime/engine"
-	"github.com/seed-e5e476df/logbook/runtime/store"
+	"github.com/seed-e5e476df/logbook/runtime/service"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
@@ -52,10 +52,12 @@ type app struct {
 	stderr io.Writer // logs, progress, the final error line
 
 	cfg *config.Config
+	svc *service.Service
 	eng *engine.Engine
-	// observer, set before the engine starts, receives its store's
-	// measurements (serve's metrics); nil for every other command.
-	observer store.Observer
+	// metrics, set before the service starts, makes it collect the
+	// measurements serve publishes at /metrics; readOnly makes it a
+	// read-only service (view).
+	metrics, readOnly bool
 }
 
 // The environment variables that stand in for the global flags: a flag
@@ -116,6 +118,52 @@ func (a *app) logger() hclog.Logger {
 	return hclog.New(&hclog.LoggerOptions{Name: "logbook", Level: hclog.LevelFromString(a.logLevel), Output: a.stderr})
 }
 
+// service starts the configured plugins and the store on first use and
+// returns the running service; later calls return the same one. close
+// shuts it down.
+func (a *app) service(ctx context.Context) (*service.Service, error) {
+	if a.svc != nil {
+		return a.svc, nil
+	}
+	cfg, err := a.config()
+	if err != nil {
+		return nil, err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, &sdk.Error{Code: sdk.CodeIOError, Op: "logbook", Detail: "cannot find the logbook binary to run the bundled plugins", Err: err}
+	}
+	s, err := service.Open(ctx, service.Options{Config: cfg, Executable: exe, Logger: a.logger(), Metrics: a.metrics, ReadOnly: a.readOnly})
+	if err != nil {
+		return nil, err
+	}
+	a.svc = s
+	return s, nil
+}
+
+// writeService is service for the commands that write sessions: it first
+// creates the data directory (0700) when it does not exist, since backends
+// such as SQLite need their directory to exist. Read commands use service
+// and leave the file system as it is.
+func (a *app) writeService(ctx context.Context) (*service.Service, error) {
+	if err := a.makeDataDir(); err != nil {
+		return nil, err
+	}
+	return a.service(ctx)
+}
+
+// makeDataDir creates the data directory (0700) when it does not exist.
+func (a *app) makeDataDir() error {
+	cfg, err := a.config()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return &sdk.Error{Code: sdk.CodeIOError, Op: "logbook", Detail: "cannot create the data directory", Err: err}
+	}
+	return nil
+}
+
 // engine starts the configured plugins and the store on first use and
 // returns the running engine; later calls return the same one. close shuts
 // it down.
@@ -131,7 +179,7 @@ func (a *app) engine(ctx context.Context) (*engine.Engine, error) {
 	if err != nil {
 		return nil, &sdk.Error{Code: sdk.CodeIOError, Op: "logbook", Detail: "cannot find the logbook binary to run the bundled plugins", Err: err}
 	}
-	e, err := engine.Start(ctx, cfg, engine.Options{Executable: exe, Logger: a.logger(), Observer: a.observer})
+	e, err := engine.Start(ctx, cfg, engine.Options{Executable: exe, Logger: a.logger()})
 	if err != nil {
 		return nil, err
 	}
@@ -144,12 +192,8 @@ func (a *app) engine(ctx context.Context) (*engine.Engine, error) {
 // such as SQLite need their directory to exist. Read commands use engine
 // and leave the file system as it is.
 func (a *app) writeEngine(ctx context.Context) (*engine.Engine, error) {
-	cfg, err := a.config()
-	if err != nil {
+	if err := a.makeDataDir(); err != nil {
 		return nil, err
-	}
-	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-		return nil, &sdk.Error{Code: sdk.CodeIOError, Op: "logbook", Detail: "cannot create the data directory", Err: err}
 	}
 	return a.engine(ctx)
 }
@@ -161,13 +205,20 @@ func (a *app) writeEngine(ctx context.Context) (*engine.Engine, error) {
 // is what is durable when the command exits (a Release before it would
 // report one drain's outcome while this one could still store the events).
 func (a *app) close() error {
-	if a.eng == nil {
+	if a.eng == nil && a.svc == nil {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 	defer cancel()
-	err := a.eng.Close(ctx)
-	a.eng = nil
+	var err error
+	if a.svc != nil {
+		err = a.svc.Close(ctx)
+		a.svc = nil
+	}
+	if a.eng != nil {
+		err = a.eng.Close(ctx)
+		a.eng = nil
+	}
 	return err
 }
 

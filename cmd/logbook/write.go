@@ -83,10 +83,11 @@ func (a *app) openWrite(ctx context.Context, id string, create bool, opts store.
 	if err != nil {
 		return nil, nil, rep, err
 	}
-	p, err := a.primary(ctx)
+	cfg, err := a.config()
 	if err != nil {
 		return nil, nil, rep, err
 	}
+	p := e.Plugins[cfg.Persistence[0].Name].Persistence()
 	// The stored length tells the resume's own events from the stored
 	// ones: a resume may write nothing at all (a log that already ends
 	// with a lifecycle marker), which the resumed session alone cannot

@@ -6,6 +6,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/seed-e5e476df/logbook/config"
 	"github.com/seed-e5e476df/logbook/runtime/retention"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
@@ -36,13 +37,23 @@ type GCOptions struct {
 	Now time.Time
 }
 
+// CheckRetention refuses (CONFIG_INVALID) a configuration without a
+// retention block, which GC needs, so a command line can check it before
+// it starts anything.
+func CheckRetention(cfg *config.Config) error {
+	if cfg.Retention == nil {
+		return sdk.Errorf(sdk.CodeConfigInvalid, "gc", `the configuration has no retention block; add one, such as retention { max_age = "90d" }`)
+	}
+	return nil
+}
+
 // policy returns the configuration's retention policy; without a
 // retention block it is CONFIG_INVALID.
-func (s *Service) policy(op string) (retention.Policy, error) {
-	r := s.cfg.Retention
-	if r == nil {
-		return retention.Policy{}, sdk.Errorf(sdk.CodeConfigInvalid, op, `the configuration has no retention block; add one, such as retention { max_age = "90d" }`)
+func (s *Service) policy() (retention.Policy, error) {
+	if err := CheckRetention(s.cfg); err != nil {
+		return retention.Policy{}, err
 	}
+	r := s.cfg.Retention
 	return retention.Policy{MaxAge: r.MaxAge, KeepForkedParents: r.KeepForkedParents}, nil
 }
 
@@ -55,7 +66,7 @@ func (s *Service) policy(op string) (retention.Policy, error) {
 // oldest first; a session it could not delete or read has Err set. Without
 // a retention block GC is CONFIG_INVALID.
 func (s *Service) GC(ctx context.Context, o GCOptions) ([]RetentionDecision, error) {
-	p, err := s.policy("gc")
+	p, err := s.policy()
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +91,7 @@ func (s *Service) GC(ctx context.Context, o GCOptions) ([]RetentionDecision, err
 // and then every hour until ctx ends, logging on log each deletion and
 // each failure. It returns when ctx ends.
 func (s *Service) retentionLoop(ctx context.Context, log hclog.Logger) {
-	p, err := s.policy("serve")
+	p, err := s.policy()
 	if err != nil {
 		return
 	}
