@@ -36,11 +36,11 @@ func newDeleteCmd(a *app) *cobra.Command {
 		Args:        cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			e, err := a.engine(ctx)
+			svc, err := a.service(ctx)
 			if err != nil {
 				return err
 			}
-			rec, err := e.Store.Delete(ctx, args[0], sdk.AuditRequest{Reason: reason, By: sdk.ByCLI})
+			rec, err := svc.Delete(ctx, args[0], sdk.AuditRequest{Reason: reason, By: sdk.ByCLI})
 			if err != nil && rec.Session == "" {
 				return err
 			}
@@ -79,14 +79,14 @@ func newHoldCmd(hold bool) func(a *app) *cobra.Command {
 			Args:        cobra.ExactArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
 				ctx := cmd.Context()
-				e, err := a.engine(ctx)
+				svc, err := a.service(ctx)
 				if err != nil {
 					return err
 				}
 				r := sdk.AuditRequest{Reason: reason, By: sdk.ByCLI}
-				set := e.Store.Hold
+				set := svc.Hold
 				if !hold {
-					set = e.Store.ReleaseHold
+					set = svc.ReleaseHold
 				}
 				rec, changed, err := set(ctx, args[0], r)
 				if err != nil && !changed {
