@@ -50,7 +50,7 @@ func newCreateCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			s, err := svc.CreateStored(ctx, args[0], dir)
+			s, err := svc.NewSession(ctx, args[0], dir)
 			if err != nil {
 				return err
 			}

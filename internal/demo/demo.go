@@ -128,7 +128,7 @@ func Run(ctx context.Context, o Options) error {
 
 	// 1. A first turn, live in this process.
 	t.step("1. Turn 1: %q", firstRequest)
-	s, err := svc.CreateStored(ctx, SessionID, ws.root)
+	s, err := svc.NewSession(ctx, SessionID, ws.root)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"slices"
@@ -51,18 +52,39 @@ func shared(evs []session.Event) []events.Event {
 	return out
 }
 
-// CreateStored makes the new session id (header cwd) and stores it before
-// it returns, so it survives a crash and every other process sees it. An
-// id that is live or stored already is SESSION_ALREADY_EXISTS.
-func (s *Service) CreateStored(ctx context.Context, id, cwd string) (*Session, error) {
+// NewSession makes the new session id (header cwd) live in the service
+// and holds it until Close; its backends get it within the write window,
+// with its first events (Sync stores it at once). An id that is live or
+// stored already is SESSION_ALREADY_EXISTS.
+func (s *Service) NewSession(ctx context.Context, id, cwd string) (*Session, error) {
 	sess, err := s.e.Store.Create(ctx, store.CreateOptions{ID: id, CWD: cwd})
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.e.Store.Flush(ctx, sess); err != nil {
-		return nil, err
-	}
 	return &Session{svc: s, s: sess}, nil
+}
+
+// RepairReport says what a resume repaired (docs/architecture.md): the
+// torn tail it cut and the closers it appended for an interrupted turn.
+type RepairReport struct {
+	// Torn is the torn tail the primary's write open cut and where its
+	// bytes were kept; zero when none.
+	Torn sdk.Torn
+	// Closers counts the closer events appended for an interrupted turn.
+	Closers int
+}
+
+// Resume makes a stored session live again and holds it until Close: it
+// takes the primary backend's write claim, reads the log back, cuts a
+// torn tail and closes an interrupted turn, and stores that repair before
+// it returns. A session live already is ALREADY_OWNED, one stored nowhere
+// SESSION_NOT_FOUND.
+func (s *Service) Resume(ctx context.Context, id string) (*Session, RepairReport, error) {
+	sess, rep, err := s.e.Store.Open(ctx, id)
+	if err != nil {
+		return nil, RepairReport{}, err
+	}
+	return &Session{svc: s, s: sess}, RepairReport{Torn: rep.Torn, Closers: rep.Closers}, nil
 }
 
 // WriteOptions say how OpenWrite opens a session.
@@ -82,8 +104,6 @@ type WriteOptions struct {
 
 // WriteReport says what OpenWrite did to the stored session.
 type WriteReport struct {
-	// Created is set when the session was absent and Create made it.
-	Created bool
 	// Torn is the torn tail the write open cut and where its bytes were
 	// kept; zero when none.
 	Torn sdk.Torn
@@ -125,8 +145,11 @@ func (s *Service) OpenWrite(ctx context.Context, id string, o WriteOptions) (*Se
 		if err != nil {
 			return nil, WriteReport{}, err
 		}
-		sess, err := s.CreateStored(ctx, id, dir)
-		return sess, WriteReport{Created: err == nil}, err
+		sess, err := s.NewSession(ctx, id, dir)
+		if err != nil {
+			return nil, WriteReport{}, err
+		}
+		return sess, WriteReport{}, sess.Sync(ctx)
 	case err != nil:
 		return nil, WriteReport{}, err
 	}
@@ -269,6 +292,22 @@ func (s *Session) AppendInputs(ctx context.Context, ins ...events.Input) ([]even
 // Events returns the log, in seq order: a new slice on each call whose
 // Data and Envelope are the stored bytes, not copies.
 func (s *Session) Events() []events.Event { return shared(s.s.Events().Slice()) }
+
+// Messages returns the model messages the surface derives to (what a
+// provider adapter sends), as their canonical JSON, shared. The only error
+// is PROJECTION_REMOVED: the log uses a message projection whose plugin is
+// no longer loaded.
+func (s *Session) Messages() ([]json.RawMessage, error) {
+	l, err := s.s.Messages()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]json.RawMessage, l.Len())
+	for i, m := range l.All() {
+		out[i] = m.SharedJSON()
+	}
+	return out, nil
+}
 
 // Surface returns the seqs of the surface nodes, in surface order. Its
 // only error is PROJECTION_REMOVED: the log uses a message projection
