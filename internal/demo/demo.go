@@ -250,7 +250,7 @@ func Run(ctx context.Context, o Options) error {
 // demo session on svc, starts turn 2, logs and flushes the model's tool
 // call, prints workerReady on ready and blocks until the parent kills it.
 func Worker(ctx context.Context, svc *service.Service, ready io.Writer) error {
-	s, _, err := svc.OpenWrite(ctx, SessionID, service.WriteOptions{})
+	s, _, err := svc.Resume(ctx, SessionID)
 	if err != nil {
 		return err
 	}
@@ -295,16 +295,16 @@ func crashWorker(ctx context.Context, exe, cfgPath, dataDir string) (int, error)
 // subprocesses die with it (their parent-death signal), but the kernel may
 // take a moment to release their lock, so ALREADY_OWNED is retried for a
 // few seconds.
-func openWhenFree(ctx context.Context, svc *service.Service) (*service.Session, service.WriteReport, error) {
+func openWhenFree(ctx context.Context, svc *service.Service) (*service.Session, service.RepairReport, error) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		s, rep, err := svc.OpenWrite(ctx, SessionID, service.WriteOptions{})
+		s, rep, err := svc.Resume(ctx, SessionID)
 		if !errors.Is(err, sdk.ErrAlreadyOwned) || time.Now().After(deadline) {
 			return s, rep, err
 		}
 		select {
 		case <-ctx.Done():
-			return nil, service.WriteReport{}, ctx.Err()
+			return nil, service.RepairReport{}, ctx.Err()
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
