@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
+	"strings"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -159,4 +161,22 @@ func fileSHA256(path string) (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// PluginProcess is one running plugin process.
+type PluginProcess struct {
+	// Name is the plugin's configured name.
+	Name string
+	// Pid is its process id.
+	Pid int
+}
+
+// PluginProcesses returns the plugin processes the service runs, by name.
+func (s *Service) PluginProcesses() []PluginProcess {
+	out := make([]PluginProcess, 0, len(s.e.Plugins))
+	for name, p := range s.e.Plugins {
+		out = append(out, PluginProcess{Name: name, Pid: p.Pid()})
+	}
+	slices.SortFunc(out, func(x, y PluginProcess) int { return strings.Compare(x.Name, y.Name) })
+	return out
 }

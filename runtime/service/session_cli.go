@@ -2,55 +2,15 @@ package service
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"os"
-	"slices"
-	"strings"
 
 	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/runtime/compaction"
-	"github.com/seed-e5e476df/logbook/runtime/session"
 	"github.com/seed-e5e476df/logbook/runtime/store"
 	"github.com/seed-e5e476df/logbook/runtime/transfer"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
-
-// Session is one session this service holds live for write. It belongs to
-// the service that returned it and stays live there until Close. Its
-// methods are safe for concurrent use; read results share the log's bytes
-// and must not be modified.
-type Session struct {
-	svc *Service
-	s   *session.Session
-}
-
-// ID returns the session id.
-func (s *Session) ID() string { return s.s.ID() }
-
-// Header returns the session header: its identity and lineage.
-func (s *Session) Header() sdk.Header { return s.s.Header() }
-
-// Len returns the number of events in the log: the seq the next append
-// gets.
-func (s *Session) Len() sdk.Offset { return s.s.Len() }
-
-// Range returns the events [from, end) of the log, clipped to it.
-func (s *Session) Range(from, end sdk.Offset) []events.Event {
-	return shared(s.s.Events().Range(min(from, s.s.Len()), min(end, s.s.Len())).Slice())
-}
-
-// shared converts session events to the events package's, sharing bytes.
-func shared(evs []session.Event) []events.Event {
-	if evs == nil {
-		return nil
-	}
-	out := make([]events.Event, len(evs))
-	for i, e := range evs {
-		out[i] = e.Shared()
-	}
-	return out
-}
 
 // NewSession makes the new session id (header cwd) live in the service
 // and holds it until Close; its backends get it within the write window,
@@ -62,29 +22,6 @@ func (s *Service) NewSession(ctx context.Context, id, cwd string) (*Session, err
 		return nil, err
 	}
 	return &Session{svc: s, s: sess}, nil
-}
-
-// RepairReport says what a resume repaired (docs/architecture.md): the
-// torn tail it cut and the closers it appended for an interrupted turn.
-type RepairReport struct {
-	// Torn is the torn tail the primary's write open cut and where its
-	// bytes were kept; zero when none.
-	Torn sdk.Torn
-	// Closers counts the closer events appended for an interrupted turn.
-	Closers int
-}
-
-// Resume makes a stored session live again and holds it until Close: it
-// takes the primary backend's write claim, reads the log back, cuts a
-// torn tail and closes an interrupted turn, and stores that repair before
-// it returns. A session live already is ALREADY_OWNED, one stored nowhere
-// SESSION_NOT_FOUND.
-func (s *Service) Resume(ctx context.Context, id string) (*Session, RepairReport, error) {
-	sess, rep, err := s.e.Store.Open(ctx, id)
-	if err != nil {
-		return nil, RepairReport{}, err
-	}
-	return &Session{svc: s, s: sess}, RepairReport{Torn: rep.Torn, Closers: rep.Closers}, nil
 }
 
 // WriteOptions say how OpenWrite opens a session.
@@ -173,28 +110,6 @@ func (s *Session) AppendOne(ctx context.Context, in events.Input) (events.Event,
 	return ev.Shared(), nil
 }
 
-// CompactOptions tune a compaction.
-type CompactOptions struct {
-	// Start and End, both or neither, compact exactly the current surface
-	// nodes Start … End; neither = the largest balanced head of the
-	// surface.
-	Start, End *sdk.Seq
-	// SourceCommandID is recorded in the bracket (without Start and End);
-	// "" = none.
-	SourceCommandID string
-}
-
-// Compact runs a manual compaction of s with the configured summarizer
-// (docs/compaction.md) and returns the events it appended. Without a
-// compaction block in the configuration it is CONFIG_INVALID.
-func (s *Session) Compact(ctx context.Context, o CompactOptions) ([]events.Event, error) {
-	out, err := s.svc.e.Compact(ctx, s.s, o.Start, o.End, o.SourceCommandID)
-	if err != nil {
-		return nil, err
-	}
-	return s.Range(sdk.Offset(out.StartSeq), sdk.Offset(out.EndSeq)+1), nil
-}
-
 // Pruned says what Prune did.
 type Pruned struct {
 	// ToolResults counts the tool results it rewrote.
@@ -218,62 +133,6 @@ func (s *Session) Prune(ctx context.Context) (Pruned, error) {
 	return Pruned{ToolResults: len(res.Pruned), CharsRemoved: res.CharsRemoved}, nil
 }
 
-// ForkRequest is a fork of a session.
-type ForkRequest struct {
-	// Source is the session forked; it may be live or stored, and is not
-	// changed.
-	Source string
-	// At is the last event the child keeps; nil: all of them.
-	At *sdk.Seq
-	// As is the child's id; "" generates one.
-	As string
-}
-
-// Fork creates the live session r.As from the events of r.Source up to
-// and including r.At: the same bytes, an {inherited: true} marker, and
-// closers when the cut leaves a turn open (docs/architecture.md). The
-// child is live until Close.
-func (s *Service) Fork(ctx context.Context, r ForkRequest) (*Session, error) {
-	sess, err := s.e.Store.Fork(ctx, store.ForkRequest{SourceID: r.Source, Boundary: r.At, ChildID: r.As})
-	if err != nil {
-		return nil, err
-	}
-	return &Session{svc: s, s: sess}, nil
-}
-
-// Delete deletes the stored session id from every backend, each first
-// recording it in its audit log with r. A session open for write anywhere
-// is ALREADY_OWNED, one under a legal hold SESSION_HELD. When the primary
-// deleted it and a mirror failed, the record is returned with the error.
-func (s *Service) Delete(ctx context.Context, id string, r sdk.AuditRequest) (sdk.AuditRecord, error) {
-	return s.e.Store.Delete(ctx, id, r)
-}
-
-// Hold puts a legal hold on the stored session id in every backend,
-// audited with r, and reports whether it changed anything (a held session
-// is not held twice).
-func (s *Service) Hold(ctx context.Context, id string, r sdk.AuditRequest) (sdk.AuditRecord, bool, error) {
-	return s.e.Store.Hold(ctx, id, r)
-}
-
-// ReleaseHold lifts the legal hold of the stored session id in every
-// backend, audited with r, and reports whether it changed anything.
-func (s *Service) ReleaseHold(ctx context.Context, id string, r sdk.AuditRequest) (sdk.AuditRecord, bool, error) {
-	return s.e.Store.ReleaseHold(ctx, id, r)
-}
-
-// CanFollowStored reports whether the primary backend can be followed
-// (its plugin declares the watch capability).
-func (s *Service) CanFollowStored() bool { return s.e.Store.CanFollowStored() }
-
-// FollowStored calls fn with the stored events of session id from seq
-// from on, then with each batch the primary reports stored by any
-// process, in order and each once, until ctx ends or fn fails (its error
-// is returned). A primary that cannot be followed is CONFIG_INVALID.
-func (s *Service) FollowStored(ctx context.Context, id string, from sdk.Offset, fn func([]events.Event) error) error {
-	return s.e.Store.FollowStored(ctx, id, from, func(evs []session.Event) error { return fn(shared(evs)) })
-}
-
 // AppendInputs validates each input against the rules of docs/format.md and
 // appends it, in order, stopping at the first rejected one (the ones
 // before it stay appended); it returns the events appended.
@@ -287,37 +146,6 @@ func (s *Session) AppendInputs(ctx context.Context, ins ...events.Input) ([]even
 		out = append(out, ev)
 	}
 	return out, nil
-}
-
-// Events returns the log, in seq order: a new slice on each call whose
-// Data and Envelope are the stored bytes, not copies.
-func (s *Session) Events() []events.Event { return shared(s.s.Events().Slice()) }
-
-// Messages returns the model messages the surface derives to (what a
-// provider adapter sends), as their canonical JSON, shared. The only error
-// is PROJECTION_REMOVED: the log uses a message projection whose plugin is
-// no longer loaded.
-func (s *Session) Messages() ([]json.RawMessage, error) {
-	l, err := s.s.Messages()
-	if err != nil {
-		return nil, err
-	}
-	out := make([]json.RawMessage, l.Len())
-	for i, m := range l.All() {
-		out[i] = m.SharedJSON()
-	}
-	return out, nil
-}
-
-// Surface returns the seqs of the surface nodes, in surface order. Its
-// only error is PROJECTION_REMOVED: the log uses a message projection
-// whose plugin is no longer loaded.
-func (s *Session) Surface() ([]sdk.Seq, error) {
-	v, err := s.s.Surface()
-	if err != nil {
-		return nil, err
-	}
-	return v.Nodes(), nil
 }
 
 // SurfaceTokens returns the token estimate of the surface: what the
@@ -338,12 +166,6 @@ func (s *Session) Sync(ctx context.Context) error {
 	_, err := s.svc.e.Store.Flush(ctx, s.s)
 	return err
 }
-
-// Release flushes the session, closes it on every backend and ends it
-// here: later appends fail with SESSION_CLOSED, reads keep working, and
-// OpenWrite makes it live again. When the primary backend cannot take the
-// queued events the session stays live and the error is returned.
-func (s *Session) Release(ctx context.Context) error { return s.svc.e.Store.Release(ctx, s.s) }
 
 // Compaction describes a committed compaction.
 type Compaction struct {
@@ -371,22 +193,4 @@ func (s *Session) CompactNow(ctx context.Context, sourceCommandID string) (Compa
 	}
 	return Compaction{ID: out.CompactionID, StartSeq: out.StartSeq, SummarySeq: out.SummarySeq, CheckpointSeq: out.CheckpointSeq, EndSeq: out.EndSeq,
 		Shadowed: out.Shadowed, ShadowedTokens: out.ShadowedTokens, CheckpointTokens: out.CheckpointTokens}, nil
-}
-
-// PluginProcess is one running plugin process.
-type PluginProcess struct {
-	// Name is the plugin's configured name.
-	Name string
-	// Pid is its process id.
-	Pid int
-}
-
-// PluginProcesses returns the plugin processes the service runs, by name.
-func (s *Service) PluginProcesses() []PluginProcess {
-	out := make([]PluginProcess, 0, len(s.e.Plugins))
-	for name, p := range s.e.Plugins {
-		out = append(out, PluginProcess{Name: name, Pid: p.Pid()})
-	}
-	slices.SortFunc(out, func(x, y PluginProcess) int { return strings.Compare(x.Name, y.Name) })
-	return out
 }

@@ -3,6 +3,8 @@ package service
 import (
 	"context"
 
+	"github.com/seed-e5e476df/logbook/events"
+	"github.com/seed-e5e476df/logbook/runtime/session"
 	"github.com/seed-e5e476df/logbook/runtime/transfer"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
@@ -85,4 +87,16 @@ func (s *Service) Import(ctx context.Context, h sdk.Header, envelopes [][]byte) 
 // the walk and is returned.
 func (s *Service) Audit(ctx context.Context, fn func(sdk.AuditRecord) error) error {
 	return s.e.Store.Audit(ctx, fn)
+}
+
+// CanFollowStored reports whether the primary backend can be followed
+// (its plugin declares the watch capability).
+func (s *Service) CanFollowStored() bool { return s.e.Store.CanFollowStored() }
+
+// FollowStored calls fn with the stored events of session id from seq
+// from on, then with each batch the primary reports stored by any
+// process, in order and each once, until ctx ends or fn fails (its error
+// is returned). A primary that cannot be followed is CONFIG_INVALID.
+func (s *Service) FollowStored(ctx context.Context, id string, from sdk.Offset, fn func([]events.Event) error) error {
+	return s.e.Store.FollowStored(ctx, id, from, func(evs []session.Event) error { return fn(shared(evs)) })
 }
