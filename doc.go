@@ -15,7 +15,7 @@
 //			log.Fatal(err)
 //		}
 //		defer rt.Close(ctx)
-//		s, err := rt.Create(ctx, "s1")
+//		s, err := rt.Create(ctx, "s1", events.CreateOptions{})
 //		…
 //		_, err = s.Append(ctx, events.TurnStart(1), events.UserText("u1", "list the files"))
 //		…

@@ -31,7 +31,7 @@ func Example() {
 	}
 	defer rt.Close(ctx)
 
-	s, err := rt.Create(ctx, "s1")
+	s, err := rt.Create(ctx, "s1", events.CreateOptions{})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func exampleSession(ctx context.Context) (s *logbook.Session, done func()) {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if s, err = rt.Create(ctx, "s1"); err != nil {
+	if s, err = rt.Create(ctx, "s1", events.CreateOptions{}); err != nil {
 		log.Fatal(err)
 	}
 	return s, func() {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/seed-e5e476df/logbook"
+	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
@@ -23,14 +24,14 @@ func TestMaxLiveSessionsRefusesOneMore(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rt.Close(ctx)
-	stored, err := rt.Create(ctx, "stored")
+	stored, err := rt.Create(ctx, "stored", events.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := stored.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	a, err := rt.Create(ctx, "a")
+	a, err := rt.Create(ctx, "a", events.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +41,7 @@ func TestMaxLiveSessionsRefusesOneMore(t *testing.T) {
 			t.Errorf("%s past the cap: %v, want TOO_MANY_LIVE_SESSIONS naming max_live_sessions = 1", op, err)
 		}
 	}
-	_, err = rt.Create(ctx, "b")
+	_, err = rt.Create(ctx, "b", events.CreateOptions{})
 	refused("create", err)
 	_, _, err = rt.Resume(ctx, "stored")
 	refused("resume", err)
@@ -75,16 +76,16 @@ func ExampleOptions_maxLiveSessions() {
 		log.Fatal(err)
 	}
 	defer rt.Close(ctx)
-	first, err := rt.Create(ctx, "first")
+	first, err := rt.Create(ctx, "first", events.CreateOptions{})
 	if err != nil {
 		log.Fatal(err)
 	}
-	_, err = rt.Create(ctx, "second")
+	_, err = rt.Create(ctx, "second", events.CreateOptions{})
 	fmt.Println(sdk.CodeOf(err), sdk.Retryable(err))
 	if err := first.Release(ctx); err != nil {
 		log.Fatal(err)
 	}
-	_, err = rt.Create(ctx, "second")
+	_, err = rt.Create(ctx, "second", events.CreateOptions{})
 	fmt.Println(err)
 	// Output:
 	// TOO_MANY_LIVE_SESSIONS true

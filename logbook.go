@@ -2,14 +2,12 @@ package logbook
 
 import (
 	"context"
-	"os"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/seed-e5e476df/logbook/config"
-	"github.com/seed-e5e476df/logbook/runtime/engine"
-	"github.com/seed-e5e476df/logbook/runtime/session"
-	"github.com/seed-e5e476df/logbook/runtime/store"
+	"github.com/seed-e5e476df/logbook/events"
+	"github.com/seed-e5e476df/logbook/runtime/service"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
@@ -38,7 +36,7 @@ type Options struct {
 	Logger hclog.Logger
 	// Clock stamps events and drives the write window and retry backoff;
 	// default the system clock.
-	Clock Clock
+	Clock service.Clock
 	// ModelInfo returns a model's context window when the program knows it,
 	// for the compaction pressure policy (docs/compaction.md); default nil,
 	// which leaves the window to each session's request/context.
@@ -52,27 +50,11 @@ type Options struct {
 	MaxLiveSessions int
 }
 
-// Clock is the runtime's time source (see Options.Clock).
-type Clock = store.Clock
-
-// Timer is a pending Clock.AfterFunc call.
-type Timer = store.Timer
-
-// RepairReport says what Resume repaired: the torn tail it cut and the
-// closers it appended for an interrupted turn (docs/architecture.md).
-type RepairReport = store.RepairReport
-
-// InspectReport says what a Resume would do to an inspected session.
-type InspectReport = store.InspectReport
-
-// ListEntry is one session of List.
-type ListEntry = store.ListEntry
-
 // Runtime is a running logbook inside this program: the configured plugins
 // as subprocesses and the store that owns the live sessions. Safe for
 // concurrent use.
 type Runtime struct {
-	e *engine.Engine
+	svc *service.Service
 }
 
 // Open starts logbook as configured by o: it starts the plugins the
@@ -85,28 +67,15 @@ func Open(ctx context.Context, o Options) (*Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	if o.MaxLiveSessions < 0 {
-		return nil, sdk.Errorf(sdk.CodeUsage, "logbook", "Options.MaxLiveSessions %d is negative; 0 takes the configuration's max_live_sessions", o.MaxLiveSessions)
-	}
-	if o.MaxLiveSessions > 0 {
-		c := *cfg
-		c.MaxLiveSessions = int64(o.MaxLiveSessions)
-		cfg = &c
-	}
 	exe, err := pluginExecutable(o, cfg)
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-		e := sdk.Errorf(sdk.CodeIOError, "logbook", "cannot create the data directory %s", cfg.DataDir)
-		e.Err = err
-		return nil, e
-	}
-	e, err := engine.Start(ctx, cfg, engine.Options{Executable: exe, Logger: o.Logger, Clock: o.Clock, ModelInfo: o.ModelInfo})
+	svc, err := service.Open(ctx, service.Options{Config: cfg, Executable: exe, Logger: o.Logger, Clock: o.Clock, ModelInfo: o.ModelInfo, MaxLiveSessions: o.MaxLiveSessions, CreateDataDir: true})
 	if err != nil {
 		return nil, err
 	}
-	return &Runtime{e: e}, nil
+	return &Runtime{svc: svc}, nil
 }
 
 // config returns the configuration o selects.
@@ -129,44 +98,24 @@ func (o Options) config() (*config.Config, error) {
 // Close shuts down in order: every live session is flushed and released,
 // then every plugin stops. It returns what the flushes and releases
 // returned; after it every method of rt and of its sessions fails.
-func (rt *Runtime) Close(ctx context.Context) error { return rt.e.Close(ctx) }
-
-// CreateOptions are the caller's part of a new session's header
-// (docs/storage.md); the zero value is a plain top-level session.
-type CreateOptions struct {
-	CWD             string // the agent's working directory: "" or absolute
-	Origin          string // "" or "subagent"
-	DelegationDepth int64  // how many delegations deep a subagent is: ≥ 0
-	AgentPreset     string // the preset the agent runs with, if any
-	ParentSession   string // the session that started this one, if any
-}
+func (rt *Runtime) Close(ctx context.Context) error { return rt.svc.Close(ctx) }
 
 // Create makes a new live session with this id ("" generates a lowercase
-// UUIDv7) on every backend, its header from o (at most one; none is the
-// zero CreateOptions). An id that is live or stored already is
-// SESSION_ALREADY_EXISTS; a bad header field is SEED_INVALID, more than
-// one o USAGE.
-func (rt *Runtime) Create(ctx context.Context, id string, o ...CreateOptions) (*Session, error) {
-	co := store.CreateOptions{ID: id}
-	switch len(o) {
-	case 0:
-	case 1:
-		co.CWD, co.Origin, co.DelegationDepth, co.AgentPreset, co.ParentSession = o[0].CWD, o[0].Origin, o[0].DelegationDepth, o[0].AgentPreset, o[0].ParentSession
-	default:
-		return nil, sdk.Errorf(sdk.CodeUsage, "create", "pass at most one CreateOptions; got %d", len(o))
-	}
-	s, err := rt.e.Store.Create(ctx, co)
-	return rt.wrap(s, err)
+// UUIDv7) on every backend, its header from o (the zero CreateOptions: a
+// plain top-level session). An id that is live or stored already is
+// SESSION_ALREADY_EXISTS; a bad header field is SEED_INVALID.
+func (rt *Runtime) Create(ctx context.Context, id string, o events.CreateOptions) (*Session, error) {
+	return wrap(rt.svc.Create(ctx, service.CreateRequest{ID: id, Header: o}))
 }
 
 // Resume makes a stored session live again (docs/architecture.md): it
 // takes the primary backend's write claim, reads the log back, cuts a torn
 // tail and closes an interrupted turn, and writes that repair before the
-// session is returned; RepairReport says what it did. A session live in rt
+// session is returned; the report says what it did. A session live in rt
 // is ALREADY_OWNED, one stored nowhere SESSION_NOT_FOUND.
-func (rt *Runtime) Resume(ctx context.Context, id string) (*Session, RepairReport, error) {
-	s, rep, err := rt.e.Store.Open(ctx, id)
-	ss, err := rt.wrap(s, err)
+func (rt *Runtime) Resume(ctx context.Context, id string) (*Session, service.RepairReport, error) {
+	s, rep, err := rt.svc.Resume(ctx, id)
+	ss, err := wrap(s, err)
 	return ss, rep, err
 }
 
@@ -174,9 +123,9 @@ func (rt *Runtime) Resume(ctx context.Context, id string) (*Session, RepairRepor
 // is live in rt, else its stored log plus, in memory only, the closers a
 // Resume would append. Nothing is written. The view's appends and Flush
 // fail with SESSION_READ_ONLY; its Release does nothing.
-func (rt *Runtime) Inspect(ctx context.Context, id string) (*Session, InspectReport, error) {
-	v, rep, err := rt.e.Store.Inspect(ctx, id)
-	vv, err := rt.wrap(v, err)
+func (rt *Runtime) Inspect(ctx context.Context, id string) (*Session, service.InspectReport, error) {
+	v, rep, err := rt.svc.InspectView(ctx, id)
+	vv, err := wrap(v, err)
 	return vv, rep, err
 }
 
@@ -186,17 +135,16 @@ func (rt *Runtime) Inspect(ctx context.Context, id string) (*Session, InspectRep
 // turn open (docs/architecture.md). The source may be live in rt or
 // stored; it is not changed.
 func (rt *Runtime) Fork(ctx context.Context, id string, at *sdk.Seq, as string) (*Session, error) {
-	s, err := rt.e.Store.Fork(ctx, store.ForkRequest{SourceID: id, Boundary: at, ChildID: as})
-	return rt.wrap(s, err)
+	return wrap(rt.svc.Fork(ctx, service.ForkRequest{Source: id, At: at, As: as}))
 }
 
 // List returns the sessions live in rt and those stored in the primary
-// backend. A session that cannot be read is listed with Err set.
-func (rt *Runtime) List(ctx context.Context) ([]ListEntry, error) { return rt.e.Store.List(ctx) }
+// backend, by id. A session that cannot be read is listed with Err set.
+func (rt *Runtime) List(ctx context.Context) ([]events.ListEntry, error) { return rt.svc.List(ctx) }
 
-func (rt *Runtime) wrap(s *session.Session, err error) (*Session, error) {
+func wrap(s *service.Session, err error) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Session{rt: rt, s: s}, nil
+	return &Session{s: s}, nil
 }

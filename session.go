@@ -6,7 +6,7 @@ import (
 	"strconv"
 
 	"github.com/seed-e5e476df/logbook/events"
-	"github.com/seed-e5e476df/logbook/runtime/session"
+	"github.com/seed-e5e476df/logbook/runtime/service"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
@@ -19,8 +19,7 @@ import (
 // the write window; Flush is the durability checkpoint. Read results share
 // the log's bytes (see Events): they must not be modified.
 type Session struct {
-	rt *Runtime
-	s  *session.Session
+	s *service.Session
 }
 
 // ID returns the session id.
@@ -54,12 +53,20 @@ func (s *Session) AppendAt(ctx context.Context, expected sdk.Offset, ins ...even
 }
 
 func (s *Session) appendBatch(ctx context.Context, expected *sdk.Offset, ins []events.Input) ([]events.Event, error) {
-	b, err := s.s.AppendBatch(ctx, ins, session.BatchOptions{ExpectedLen: expected})
-	out := shared(b.Events)
+	return appended(s.s.Append(ctx, service.AppendRequest{Inputs: ins, Expected: expected}))
+}
+
+// appended returns the events of an append and its error, an *sdk.Error
+// with the Meta "appended" and "firstSeq" of the result.
+func appended(res service.AppendResult, err error) ([]events.Event, error) {
 	if se, ok := err.(*sdk.Error); ok {
-		err = se.WithMeta("appended", strconv.Itoa(len(b.Events))).WithMeta("firstSeq", strconv.FormatInt(int64(b.Start), 10))
+		se = se.WithMeta("appended", strconv.Itoa(len(res.Events)))
+		if res.FirstSeq != nil {
+			se = se.WithMeta("firstSeq", strconv.FormatInt(int64(*res.FirstSeq), 10))
+		}
+		err = se
 	}
-	return out, err
+	return res.Events, err
 }
 
 // AppendGroup appends ins as one atomic group (docs/compaction.md): every
@@ -68,16 +75,14 @@ func (s *Session) appendBatch(ctx context.Context, expected *sdk.Offset, ins []e
 // or none is and the error is the rejected member's, with Index its
 // position.
 func (s *Session) AppendGroup(ctx context.Context, ins ...events.Input) ([]events.Event, error) {
-	evs, err := s.s.AppendGroup(ctx, ins)
-	return shared(evs), err
+	return appended(s.s.Append(ctx, service.AppendRequest{Inputs: ins, Group: true}))
 }
 
 // AppendGroupAt is AppendGroup for a group planned for a log of expected
 // events, whose members may cite each other's seqs: another length is
 // SEQ_CONFLICT and nothing is appended.
 func (s *Session) AppendGroupAt(ctx context.Context, expected sdk.Offset, ins ...events.Input) ([]events.Event, error) {
-	evs, err := s.s.AppendGroupAt(ctx, sdk.Seq(expected), ins)
-	return shared(evs), err
+	return appended(s.s.Append(ctx, service.AppendRequest{Inputs: ins, Expected: &expected, Group: true}))
 }
 
 // Flush waits until every event appended so far is durable on every
@@ -85,10 +90,7 @@ func (s *Session) AppendGroupAt(ctx context.Context, expected sdk.Offset, ins ..
 // events stay queued and are retried). A read-only view is
 // SESSION_READ_ONLY.
 func (s *Session) Flush(ctx context.Context) error {
-	if err := s.checkLive("flush"); err != nil {
-		return err
-	}
-	_, err := s.rt.e.Store.Flush(ctx, s.s)
+	_, err := s.s.Flush(ctx)
 	return err
 }
 
@@ -97,23 +99,7 @@ func (s *Session) Flush(ctx context.Context) error {
 // Resume makes it live again. When the primary backend cannot take the
 // queued events the session stays live and the error is returned. A
 // read-only view holds nothing, and its Release does nothing.
-func (s *Session) Release(ctx context.Context) error {
-	if s.s.ReadOnly() {
-		return nil
-	}
-	return s.rt.e.Store.Release(ctx, s.s)
-}
-
-// CompactOptions tune Compact.
-type CompactOptions struct {
-	// Start and End, both or neither, compact exactly the current surface
-	// nodes Start … End; neither = the largest balanced head of the
-	// surface.
-	Start, End *sdk.Seq
-	// SourceCommandID is recorded in the bracket (without Start and End);
-	// "" = none.
-	SourceCommandID string
-}
+func (s *Session) Release(ctx context.Context) error { return s.s.Release(ctx) }
 
 // Compact runs a manual compaction (docs/compaction.md) with the
 // configured summarizer: the compacted nodes are replaced on the surface
@@ -121,78 +107,26 @@ type CompactOptions struct {
 // bracket; the log keeps every event. It flushes, and returns the events
 // it appended. Without a compaction block in the configuration it is
 // CONFIG_INVALID; a read-only view is SESSION_READ_ONLY.
-func (s *Session) Compact(ctx context.Context, o CompactOptions) ([]events.Event, error) {
-	if err := s.checkLive("compact"); err != nil {
-		return nil, err
-	}
-	out, err := s.rt.e.Compact(ctx, s.s, o.Start, o.End, o.SourceCommandID)
-	if err != nil {
-		return nil, err
-	}
-	return shared(s.s.Events().Range(sdk.Offset(out.StartSeq), sdk.Offset(out.EndSeq)+1).Slice()), nil
-}
-
-// checkLive refuses op on a read-only view.
-func (s *Session) checkLive(op string) error {
-	if s.s.ReadOnly() {
-		e := sdk.Errorf(sdk.CodeSessionReadOnly, op, "an inspect view is read-only; resume the session to write")
-		e.SessionID = s.s.ID()
-		return e
-	}
-	return nil
+func (s *Session) Compact(ctx context.Context, o service.CompactOptions) ([]events.Event, error) {
+	return s.s.Compact(ctx, o)
 }
 
 // Events returns the log, in seq order: a new slice of every event on each
 // call, whose Data and Envelope are the stored bytes, not copies, which
 // must not be modified.
-func (s *Session) Events() []events.Event { return shared(s.s.Events().Slice()) }
+func (s *Session) Events() []events.Event { return s.s.Events() }
 
 // Messages returns the model messages the surface derives to (what a
 // provider adapter sends), as their canonical JSON; the bytes are shared
 // and must not be modified. The only error is PROJECTION_REMOVED: the log
 // uses a message projection whose plugin is no longer loaded.
-func (s *Session) Messages() ([]json.RawMessage, error) {
-	l, err := s.s.Messages()
-	if err != nil {
-		return nil, err
-	}
-	out := make([]json.RawMessage, l.Len())
-	for i, m := range l.All() {
-		out[i] = m.SharedJSON()
-	}
-	return out, nil
-}
+func (s *Session) Messages() ([]json.RawMessage, error) { return s.s.Messages() }
 
 // Transcript returns every event that appended a message to the surface,
 // with that message as recorded, in log order: what a human reads, before
 // any rewrite, pruning or projection.
-func (s *Session) Transcript() []events.TranscriptEntry {
-	t := s.s.Transcript()
-	out := make([]events.TranscriptEntry, t.Len())
-	for i, e := range t.All() {
-		out[i] = events.TranscriptEntry{Seq: e.Seq, Type: e.Type, Message: e.Message.SharedJSON()}
-	}
-	return out
-}
+func (s *Session) Transcript() []events.TranscriptEntry { return s.s.Transcript() }
 
 // Surface returns the seqs of the surface nodes, in surface order: the
 // events Messages derives from. Its only error is Messages'.
-func (s *Session) Surface() ([]sdk.Seq, error) {
-	v, err := s.s.Surface()
-	if err != nil {
-		return nil, err
-	}
-	return v.Nodes(), nil
-}
-
-// shared converts session events to the events package's, sharing bytes.
-func shared(evs []session.Event) []events.Event {
-	if evs == nil {
-		return nil
-	}
-	out := make([]events.Event, len(evs))
-	for i, e := range evs {
-		out[i] = e.Shared()
-	}
-	return out
-}
+func (s *Session) Surface() ([]sdk.Seq, error) { return s.s.Surface() }

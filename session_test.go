@@ -13,6 +13,7 @@ import (
 	"github.com/seed-e5e476df/logbook"
 	"github.com/seed-e5e476df/logbook/config"
 	"github.com/seed-e5e476df/logbook/events"
+	"github.com/seed-e5e476df/logbook/runtime/service"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
@@ -50,7 +51,7 @@ func requireCode(t *testing.T, err error, code sdk.Code) *sdk.Error {
 // it appended; AppendGroup appends all or nothing.
 func TestAppendStopsAtTheFirstRejectedInput(t *testing.T) {
 	ctx := context.Background()
-	s, err := openMemory(t).Create(ctx, "s1")
+	s, err := openMemory(t).Create(ctx, "s1", events.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +77,7 @@ func TestAppendStopsAtTheFirstRejectedInput(t *testing.T) {
 // AppendAt appends only to a log of the expected length.
 func TestAppendAtRefusesAnotherLength(t *testing.T) {
 	ctx := context.Background()
-	s, err := openMemory(t).Create(ctx, "s1")
+	s, err := openMemory(t).Create(ctx, "s1", events.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +101,7 @@ func TestAppendAtRefusesAnotherLength(t *testing.T) {
 // The read results are the stored bytes in the events package's types.
 func TestReadsShareTheStoredEvents(t *testing.T) {
 	ctx := context.Background()
-	s, err := openMemory(t).Create(ctx, "s1")
+	s, err := openMemory(t).Create(ctx, "s1", events.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +142,7 @@ func TestReadsShareTheStoredEvents(t *testing.T) {
 func TestReleaseResumeInspect(t *testing.T) {
 	ctx := context.Background()
 	rt := openMemory(t)
-	s, err := rt.Create(ctx, "s1")
+	s, err := rt.Create(ctx, "s1", events.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,18 +199,16 @@ func TestReleaseResumeInspect(t *testing.T) {
 func TestCreateWithHeaderFields(t *testing.T) {
 	ctx := context.Background()
 	rt := openMemory(t)
-	s, err := rt.Create(ctx, "sub", logbook.CreateOptions{CWD: "/work", Origin: "subagent", DelegationDepth: 1, ParentSession: "top", AgentPreset: "review"})
+	s, err := rt.Create(ctx, "sub", events.CreateOptions{CWD: "/work", Origin: "subagent", DelegationDepth: 1, ParentSession: "top", AgentPreset: "review"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if h := s.Header(); h.CWD != "/work" || h.Origin != "subagent" || h.DelegationDepth != 1 || h.ParentSession != "top" || h.AgentPreset != "review" {
 		t.Errorf("header %+v", h)
 	}
-	_, err = rt.Create(ctx, "rel", logbook.CreateOptions{CWD: "work"})
+	_, err = rt.Create(ctx, "rel", events.CreateOptions{CWD: "work"})
 	requireCode(t, err, sdk.CodeSeedInvalid)
-	_, err = rt.Create(ctx, "two", logbook.CreateOptions{}, logbook.CreateOptions{})
-	requireCode(t, err, sdk.CodeUsage)
-	_, err = rt.Create(ctx, "sub")
+	_, err = rt.Create(ctx, "sub", events.CreateOptions{})
 	requireCode(t, err, sdk.CodeSessionAlreadyExists)
 }
 
@@ -234,7 +233,7 @@ plugin "compactor-summary" {
 		t.Fatal(err)
 	}
 	defer rt.Close(ctx)
-	s, err := rt.Create(ctx, "s1")
+	s, err := rt.Create(ctx, "s1", events.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +250,7 @@ plugin "compactor-summary" {
 		}
 	}
 	before, _ := s.Messages()
-	evs, err := s.Compact(ctx, logbook.CompactOptions{})
+	evs, err := s.Compact(ctx, service.CompactOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,12 +262,12 @@ plugin "compactor-summary" {
 		t.Errorf("%d messages after compaction, %d before", len(after), len(before))
 	}
 
-	h, err := openMemory(t).Create(ctx, "s1")
+	h, err := openMemory(t).Create(ctx, "s1", events.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = h.Compact(ctx, logbook.CompactOptions{})
+	_, err = h.Compact(ctx, service.CompactOptions{})
 	requireCode(t, err, sdk.CodeConfigInvalid)
-	_, err = s.Compact(ctx, logbook.CompactOptions{Start: new(sdk.Seq(1))})
+	_, err = s.Compact(ctx, service.CompactOptions{Start: new(sdk.Seq(1))})
 	requireCode(t, err, sdk.CodeUsage)
 }

@@ -173,28 +173,12 @@ func callError(ctx context.Context, call string, err error) error {
 // server (repairing it, as Resume does) when the server does not hold it.
 func (c *Client) Session(id string) *Session { return &Session{c: c, id: id} }
 
-// CreateOptions are the caller's part of a new session's header
-// (docs/storage.md); the zero value is a plain top-level session.
-type CreateOptions struct {
-	CWD             string // the agent's working directory: "" or absolute
-	Origin          string // "" or "subagent"
-	DelegationDepth int64  // how many delegations deep a subagent is: ≥ 0
-	AgentPreset     string // the preset the agent runs with, if any
-	ParentSession   string // the session that started this one, if any
-}
-
 // Create makes a new empty session, live in the server and stored before
 // Create returns, and returns its handle. id "" lets the server generate
-// one (a lowercase UUIDv7; the handle's ID says which). o is at most one
-// CreateOptions; an id that is live or stored is SESSION_ALREADY_EXISTS.
-func (c *Client) Create(ctx context.Context, id string, o ...CreateOptions) (*Session, error) {
-	if len(o) > 1 {
-		return nil, sdk.Errorf(sdk.CodeUsage, "client", "Create takes at most one CreateOptions; got %d", len(o))
-	}
-	var opt CreateOptions
-	if len(o) == 1 {
-		opt = o[0]
-	}
+// one (a lowercase UUIDv7; the handle's ID says which); o is the caller's
+// part of the header (the zero value: a plain top-level session). An id
+// that is live or stored is SESSION_ALREADY_EXISTS.
+func (c *Client) Create(ctx context.Context, id string, opt events.CreateOptions) (*Session, error) {
 	r, err := c.rpc.Create(ctx, connect.NewRequest(&logbookv1.SessionsCreateRequest{
 		SessionId: id, Cwd: opt.CWD, Origin: opt.Origin, DelegationDepth: opt.DelegationDepth, AgentPreset: opt.AgentPreset, ParentSession: opt.ParentSession,
 	}))
@@ -323,23 +307,15 @@ func (c *Client) Inspect(ctx context.Context, id string) (*Session, InspectRepor
 		Events: sdk.Offset(m.GetEvents()), OpenTurn: m.OpenTurn, PendingRepair: pending}, nil
 }
 
-// ListEntry is one session of List: the server's primary backend's entry
-// for it (Err set, an *sdk.Error, and Header zero when the session cannot
-// be read; it is listed anyway), and whether it is live in the server.
-type ListEntry struct {
-	sdk.ListEntry
-	Live bool
-}
-
 // List returns the live and stored sessions, by id.
-func (c *Client) List(ctx context.Context) ([]ListEntry, error) {
+func (c *Client) List(ctx context.Context) ([]events.ListEntry, error) {
 	r, err := c.rpc.List(ctx, connect.NewRequest(&logbookv1.SessionsListRequest{}))
 	if err != nil {
 		return nil, callError(ctx, "List", err)
 	}
-	out := make([]ListEntry, 0, len(r.Msg.GetSessions()))
+	out := make([]events.ListEntry, 0, len(r.Msg.GetSessions()))
 	for _, e := range r.Msg.GetSessions() {
-		le := ListEntry{ListEntry: sdk.ListEntry{ID: e.GetId(), Revision: e.GetRevision(), EventCount: -1}, Live: e.GetLive()}
+		le := events.ListEntry{ListEntry: sdk.ListEntry{ID: e.GetId(), Revision: e.GetRevision(), EventCount: -1}, Live: e.GetLive()}
 		if e.GetErrorCode() != "" || e.GetError() != "" {
 			code := sdk.Code(e.GetErrorCode())
 			if code == "" {

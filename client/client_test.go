@@ -70,21 +70,18 @@ func user(i int) events.Input {
 func TestClientRoundTrip(t *testing.T) {
 	c := serve(t, headless(t), "a-token-of-16-bytes")
 	ctx := context.Background()
-	s, err := c.Create(ctx, "c1", client.CreateOptions{CWD: "/repo", AgentPreset: "coder"})
+	s, err := c.Create(ctx, "c1", events.CreateOptions{CWD: "/repo", AgentPreset: "coder"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if h, err := s.Header(ctx); err != nil || s.ID() != "c1" || h.ID != "c1" || h.AgentPreset != "coder" || h.CWD != "/repo" {
 		t.Fatalf("create: %+v (%v)", h, err)
 	}
-	if _, err := c.Create(ctx, "c1"); !errors.Is(err, sdk.ErrSessionAlreadyExists) {
+	if _, err := c.Create(ctx, "c1", events.CreateOptions{}); !errors.Is(err, sdk.ErrSessionAlreadyExists) {
 		t.Fatalf("second create: %v", err)
 	}
-	if _, err := c.Create(ctx, "c1", client.CreateOptions{CWD: "relative"}); !errors.Is(err, sdk.ErrSeedInvalid) {
+	if _, err := c.Create(ctx, "c1", events.CreateOptions{CWD: "relative"}); !errors.Is(err, sdk.ErrSeedInvalid) {
 		t.Fatalf("relative cwd: %v", err)
-	}
-	if _, err := c.Create(ctx, "c2", client.CreateOptions{}, client.CreateOptions{}); !errors.Is(err, sdk.ErrUsage) {
-		t.Fatalf("two CreateOptions: %v", err)
 	}
 	app, err := s.Append(ctx, user(0), user(1), user(2))
 	if err != nil || len(app) != 3 || app[2].Seq != 2 || app[2].Type != "user/message" {
@@ -176,7 +173,7 @@ func TestClientRoundTrip(t *testing.T) {
 func TestAppendStreamCoalesces(t *testing.T) {
 	c := serve(t, headless(t), "")
 	ctx := context.Background()
-	if _, err := c.Create(ctx, "s"); err != nil {
+	if _, err := c.Create(ctx, "s", events.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	st := c.Session("s").AppendStream(ctx)
@@ -248,7 +245,7 @@ func TestUnreachableServer(t *testing.T) {
 func TestCompact(t *testing.T) {
 	c := serve(t, config.Default(config.Overrides{DataDir: t.TempDir()}), "")
 	ctx := context.Background()
-	if _, err := c.Create(ctx, "k"); err != nil {
+	if _, err := c.Create(ctx, "k", events.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	var ins []events.Input
@@ -279,7 +276,7 @@ func TestCompact(t *testing.T) {
 	}
 
 	h := serve(t, headless(t), "")
-	if _, err := h.Create(ctx, "k"); err != nil {
+	if _, err := h.Create(ctx, "k", events.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := h.Session("k").Compact(ctx, client.CompactOptions{}); !errors.Is(err, sdk.ErrConfigInvalid) {
@@ -293,7 +290,7 @@ func TestCompact(t *testing.T) {
 func TestInvalidUTF8Data(t *testing.T) {
 	c := serve(t, headless(t), "")
 	ctx := context.Background()
-	if _, err := c.Create(ctx, "u"); err != nil {
+	if _, err := c.Create(ctx, "u", events.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	bad := events.Input{Type: "user/message", SurfaceOp: events.Append(), Data: json.RawMessage("{\"id\":\"x\",\"text\":\"a\xffb\"}")}
@@ -345,7 +342,7 @@ func TestInvalidUTF8Data(t *testing.T) {
 func TestExactData(t *testing.T) {
 	c := serve(t, headless(t), "")
 	ctx := context.Background()
-	if _, err := c.Create(ctx, "x"); err != nil {
+	if _, err := c.Create(ctx, "x", events.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	data := `{"id":"u0","role":"user","content":[{"type":"text","text":"é \"q\" \\ 😀"}],"source":{"kind":"user"},"plugin:x":{"z":1.50,"a":1E3,"pi":3.14159265358979323846264338327950288}}`

@@ -8,7 +8,7 @@
 // here and so take a context and return an error:
 //
 //	c := client.New("127.0.0.1:7420", client.Options{})
-//	s, err := c.Create(ctx, "s1")
+//	s, err := c.Create(ctx, "s1", events.CreateOptions{})
 //	evs, err := s.Append(ctx, events.TurnStart(1), events.UserText("u1", "hi"))
 //	msgs, err := s.Messages(ctx)
 //
@@ -35,10 +35,10 @@
 //	s.Surface() ([]sdk.Seq, error)                    s.Surface(ctx) ([]sdk.Seq, error)
 //
 // Everything else is the same call with the same arguments and results:
-// Create(ctx, id, CreateOptions), Resume(ctx, id) with a RepairReport whose
+// Create(ctx, id, events.CreateOptions), Resume(ctx, id) with a RepairReport whose
 // Torn and Closers read alike, Fork(ctx, id, at, as), Inspect(ctx, id) with
 // a read-only *Session and an InspectReport whose Torn and Live read alike,
-// List(ctx) of ListEntry, and on a session ID, Append, AppendAt,
+// List(ctx) of events.ListEntry, and on a session ID, Append, AppendAt,
 // AppendGroup, AppendGroupAt, Flush, Compact(ctx, CompactOptions) and
 // Release. The types are the client's own, with the runtime's field names,
 // so that a client never links the runtime. What behaves differently,

@@ -16,7 +16,7 @@ import (
 // the client.
 func exampleSession(ctx context.Context) (*client.Client, *client.Session, func()) {
 	c := client.New(daemon, client.Options{})
-	s, err := c.Create(ctx, "")
+	s, err := c.Create(ctx, "", events.CreateOptions{})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func Example() {
 	c := client.New(daemon, client.Options{}) // e.g. "127.0.0.1:7420"
 	defer c.Close()
 
-	s, err := c.Create(ctx, "") // "": the server names it
+	s, err := c.Create(ctx, "", events.CreateOptions{}) // "": the server names it
 	if err != nil {
 		log.Fatal(err)
 	}

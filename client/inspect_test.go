@@ -27,7 +27,7 @@ func TestInspectViewIsReadOnly(t *testing.T) {
 	}
 	c := serve(t, cfg, "")
 	ctx := context.Background()
-	s, err := c.Create(ctx, "v")
+	s, err := c.Create(ctx, "v", events.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,7 +37,7 @@ func TestEveryCallCarriesItsMediaType(t *testing.T) {
 	in := events.Input{Type: "user/message", SurfaceOp: events.Append(),
 		Data: []byte(`{"id":"u1","role":"user","content":[{"type":"text","text":"hi"}],"source":{"kind":"user"}}`)}
 
-	s, err := c.Create(ctx, "media-type")
+	s, err := c.Create(ctx, "media-type", events.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

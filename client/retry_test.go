@@ -19,7 +19,7 @@ import (
 func TestAppendExpectedSeq(t *testing.T) {
 	c := serve(t, headless(t), "")
 	ctx := context.Background()
-	if _, err := c.Create(ctx, "e"); err != nil {
+	if _, err := c.Create(ctx, "e", events.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.Session("e").AppendAt(ctx, 0, user(0), user(1)); err != nil {
@@ -48,7 +48,7 @@ func TestAppendExpectedSeq(t *testing.T) {
 func TestAppendRetryNeverDuplicates(t *testing.T) {
 	c := serve(t, headless(t), "")
 	ctx := context.Background()
-	if _, err := c.Create(ctx, "r"); err != nil {
+	if _, err := c.Create(ctx, "r", events.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	batch := []events.Input{user(0), user(1), user(2)}
@@ -100,7 +100,7 @@ func TestAppendRetryNeverDuplicates(t *testing.T) {
 func TestAppendStreamSendExpected(t *testing.T) {
 	c := serve(t, headless(t), "")
 	ctx := context.Background()
-	if _, err := c.Create(ctx, "s"); err != nil {
+	if _, err := c.Create(ctx, "s", events.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	st := c.Session("s").AppendStream(ctx)
@@ -141,7 +141,7 @@ func TestAppendRetryGivesUpOnAWrongToken(t *testing.T) {
 func TestAppendRetryFindsItsEventAtTheDepthLimit(t *testing.T) {
 	c := serve(t, headless(t), "")
 	ctx := context.Background()
-	if _, err := c.Create(ctx, "d"); err != nil {
+	if _, err := c.Create(ctx, "d", events.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	deep := events.Input{Type: "x-test/deep", Data: []byte(strings.Repeat("[", 512) + "1" + strings.Repeat("]", 512)), Ignorable: true}

@@ -127,7 +127,7 @@ func checkReads(t *testing.T, what string, s *client.Session, msgs, transcript [
 func TestSessionHandleAgainstServe(t *testing.T) {
 	c := daemonClient(t)
 	ctx := context.Background()
-	s, err := c.Create(ctx, "", client.CreateOptions{CWD: "/repo", AgentPreset: "coder"})
+	s, err := c.Create(ctx, "", events.CreateOptions{CWD: "/repo", AgentPreset: "coder"})
 	if err != nil {
 		t.Fatal(err)
 	}

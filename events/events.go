@@ -1,9 +1,10 @@
 // Package events is logbook's event vocabulary for harnesses: Input, the
 // event a harness appends, with a typed builder for every core event type
 // a harness writes, and Event and TranscriptEntry, what a session hands
-// back. The in-process runtime (package logbook) and the daemon client
-// (package client) both take and return these types, so code that builds
-// a turn reads the same against either. docs/format.md describes every
+// back; CreateOptions and ListEntry, what a new session's header is made of
+// and what a listing holds. The in-process runtime (package logbook) and
+// the daemon client (package client) both take and return these types, so
+// code that builds a turn reads the same against either. docs/format.md describes every
 // type and payload.
 //
 // # Builders

@@ -37,7 +37,7 @@ func run() error {
 		return err
 	}
 	defer rt.Close(ctx)
-	s, err := rt.Create(ctx, "demo")
+	s, err := rt.Create(ctx, "demo", events.CreateOptions{})
 	if err != nil {
 		return err
 	}

@@ -21,7 +21,7 @@ func main() {
 	check(err)
 	defer rt.Close(ctx)
 
-	s, err := rt.Create(ctx, "") // "": a generated id
+	s, err := rt.Create(ctx, "", events.CreateOptions{}) // "": a generated id
 	check(err)
 	model := events.Model{Provider: "anthropic", Name: "claude-sonnet-4"}
 	_, err = s.Append(ctx,

@@ -1,9 +1,10 @@
-// Package host holds the sessions a `logbook serve` process serves: the
-// live sessions it made live (and so owns for write until they are released
-// or the server stops), the reads of sessions it does not hold, and the
-// tail of a session's log. The Connect service (runtime/server) and the /v1
-// JSON API (runtime/httpapi) both call it, so the two protocols resume,
-// hold, read and release sessions the same way.
+// Package host holds the sessions a running logbook serves: the live
+// sessions it made live (and so owns for write until they are released or
+// the process stops), the reads of sessions it does not hold, and the tail
+// of a session's log. The session service (runtime/service) builds on it,
+// and every door (package logbook, the /v1 JSON API, the Connect service)
+// calls that service, so each resumes, holds, reads and releases sessions
+// the same way.
 package host
 
 import (
@@ -17,6 +18,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/runtime/engine"
 	"github.com/seed-e5e476df/logbook/runtime/session"
 	"github.com/seed-e5e476df/logbook/runtime/store"
@@ -77,9 +79,6 @@ func (h *Host) refuseWrite(op, id string) error {
 // Engine returns the engine the host serves.
 func (h *Host) Engine() *engine.Engine { return h.e }
 
-// Store returns the engine's store.
-func (h *Host) Store() *store.Store { return h.st }
-
 // Stop marks the host as stopping: tails end with ErrStopping. It does not
 // release anything (ReleaseAll does); calling it again does nothing.
 func (h *Host) Stop() { h.stopOnce.Do(func() { close(h.stop) }) }
@@ -115,10 +114,9 @@ func (h *Host) unhold(sess *session.Session) {
 	h.mu.Unlock()
 }
 
-// Create makes a new live session, holds it, and flushes it before it
-// returns, as the CLI's create does: a session whose Create succeeded is
-// stored. When the flush fails the session stays live and held (a Flush or
-// Release retries) and Create returns it with the flush's error.
+// Create makes a new live session and holds it; it reaches the backends
+// within the write window (a flush makes it stored). A read-only host
+// refuses it with SESSION_READ_ONLY.
 func (h *Host) Create(ctx context.Context, o store.CreateOptions) (*session.Session, error) {
 	if err := h.refuseWrite("create", o.ID); err != nil {
 		return nil, err
@@ -128,10 +126,38 @@ func (h *Host) Create(ctx context.Context, o store.CreateOptions) (*session.Sess
 		return nil, err
 	}
 	h.hold(ctx, sess)
+	return sess, nil
+}
+
+// CreateStored is Create, then a flush before it returns, as the servers'
+// create does: a session whose CreateStored succeeded is stored, so it
+// survives a crash and every other process sees it. When the flush fails
+// the session stays live and held (a Flush or Release retries) and it is
+// returned with the flush's error.
+func (h *Host) CreateStored(ctx context.Context, o store.CreateOptions) (*session.Session, error) {
+	sess, err := h.Create(ctx, o)
+	if err != nil {
+		return nil, err
+	}
 	if _, err := h.st.Flush(ctx, sess); err != nil {
 		return sess, err
 	}
 	return sess, nil
+}
+
+// Resume makes the stored session id live (Store.Open: repair, then live)
+// and holds it. Unlike Acquire it does not share a live session: one live
+// in the store is ALREADY_OWNED.
+func (h *Host) Resume(ctx context.Context, id string) (*session.Session, store.RepairReport, error) {
+	if err := h.refuseWrite("open", id); err != nil {
+		return nil, store.RepairReport{}, err
+	}
+	sess, rep, err := h.st.Open(ctx, id)
+	if err != nil {
+		return nil, rep, err
+	}
+	h.hold(ctx, sess)
+	return sess, rep, nil
 }
 
 // Opened is the result of Acquire.
@@ -197,6 +223,22 @@ func (h *Host) open(ctx context.Context, id string) (Opened, error) {
 	}
 }
 
+// Repaired returns the session/recovered event and the closers the resume
+// appended (none when AlreadyLive): with any of them the resume batch ends
+// with the lifecycle marker (docs/architecture.md), so they are the events
+// before it at the end of what the resume wrote.
+func (o Opened) Repaired() []session.Event {
+	n := o.Repair.Closers
+	if o.Repair.Torn.Bytes > 0 {
+		n++
+	}
+	if o.AlreadyLive || n == 0 {
+		return nil
+	}
+	end := o.Session.FirstLiveSeq() - 1 // the marker
+	return o.Session.Events().Range(end-sdk.Offset(n), end).Slice()
+}
+
 // Live returns the session id when it is live, else SESSION_NOT_LIVE (with
 // op as the error's Op), for a write (op) to it by ctx's request (Visit):
 // a read-only host refuses it with SESSION_READ_ONLY.
@@ -255,7 +297,14 @@ func (h *Host) Release(ctx context.Context, id string) error {
 		}
 		return err
 	}
-	err = h.st.Release(ctx, sess)
+	return h.ReleaseSession(ctx, sess)
+}
+
+// ReleaseSession flushes and releases sess, a live session, and stops
+// holding it once it is released (possibly with mirror errors); when the
+// primary cannot take its queued events it stays live and held.
+func (h *Host) ReleaseSession(ctx context.Context, sess *session.Session) error {
+	err := h.st.Release(ctx, sess)
 	if cur, ok := h.st.Get(sess.ID()); !ok || cur != sess {
 		h.unhold(sess) // released, possibly with mirror errors
 	}
@@ -375,4 +424,56 @@ func (h *Host) List(ctx context.Context) ([]store.ListEntry, error) {
 	}
 	slices.SortFunc(entries, func(a, b store.ListEntry) int { return strings.Compare(a.ID, b.ID) })
 	return entries, nil
+}
+
+// Status is what Stat reports of a session.
+type Status struct {
+	Header sdk.Header
+	// Length is the log's length: the live session's, else the stored
+	// log's.
+	Length sdk.Offset
+	Live   bool
+	// Torn is the torn tail the stored log ends in, which the next write
+	// open cuts; zero when none or when the session is live.
+	Torn sdk.Torn
+}
+
+// Stat reports a session's header, length, whether it is live here, and
+// the torn tail a write open would cut; it never writes.
+func (h *Host) Stat(ctx context.Context, id string) (Status, error) {
+	if sess, live := h.liveUse(ctx, id); live {
+		return Status{Header: sess.Header(), Length: sess.Len(), Live: true}, nil
+	}
+	sess, torn, err := h.st.View(ctx, id, nil)
+	if err != nil {
+		return Status{}, err
+	}
+	return Status{Header: sess.Header(), Length: sess.Len(), Torn: torn}, nil
+}
+
+// Compact runs a manual compaction (docs/compaction.md) of session id with
+// the engine's compactor, resuming the session when it is not live (and
+// releasing it again when the compaction fails: Borrow), and returns the
+// events it appended. Without a compaction block in the configuration it
+// is CONFIG_INVALID, checked before the session is resumed.
+func (h *Host) Compact(ctx context.Context, id string, start, end *sdk.Seq, sourceCommandID string) ([]events.Event, error) {
+	if err := h.e.CheckCompact(start, end); err != nil {
+		return nil, err
+	}
+	o, done, err := h.Borrow(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	out, err := h.CompactSession(ctx, o.Session, start, end, sourceCommandID)
+	done(err == nil)
+	return out, err
+}
+
+// CompactSession is Compact of sess, a live session the caller holds.
+func (h *Host) CompactSession(ctx context.Context, sess *session.Session, start, end *sdk.Seq, sourceCommandID string) ([]events.Event, error) {
+	out, err := h.e.Compact(ctx, sess, start, end, sourceCommandID)
+	if err != nil {
+		return nil, err
+	}
+	return Shared(sess.Events().Range(sdk.Offset(out.StartSeq), sdk.Offset(out.EndSeq)+1).Slice()), nil
 }

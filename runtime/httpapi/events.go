@@ -11,24 +11,17 @@ import (
 	"sync"
 	"time"
 
+	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/runtime/appendinput"
 	"github.com/seed-e5e476df/logbook/runtime/host"
 	"github.com/seed-e5e476df/logbook/runtime/session"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
-// An append's lines are appended in batches of at most batchInputs inputs
-// (and batchBytes of input), each batch under one hold of the append lock;
-// a batch also ends when no more input is buffered.
-const (
-	batchInputs = 256
-	batchBytes  = 1 << 20
-)
-
 // appendEvents is POST /v1/sessions/{id}/events?flush=&expectedSeq=: the
 // NDJSON body's append inputs, one per line (blank lines skipped),
 // appended in order, resuming the session when it is not live (and
-// releasing it again when the request fails: host.Borrow). The answer
+// releasing it again when the request fails: host.Appender). The answer
 // is 200 with the canonical envelope of every appended event, one per
 // line. The first rejected line ends the request: the lines before it stay
 // appended (flushed when flush is set) and the answer is its problem, with
@@ -40,62 +33,62 @@ func (a *API) appendEvents(w http.ResponseWriter, r *http.Request) {
 	q := query{r: r}
 	flush, expected := q.flag("flush"), q.seq("expectedSeq")
 	if q.p != nil {
-		q.p.withAppended(0, -1).Write(w)
+		q.p.withAppended(host.AppendResult{}).Write(w)
 		return
 	}
 	if p := checkType(r, ndjsonType); p != nil {
-		p.withAppended(0, -1).Write(w)
+		p.withAppended(host.AppendResult{}).Write(w)
 		return
 	}
-	o, done, err := a.h.Borrow(ctx, r.PathValue("id"))
-	if err != nil {
-		NewProblem(err).withAppended(0, -1).Write(w)
-		return
-	}
-	sess := o.Session
-	ap := appender{sess: sess, firstSeq: -1}
-	if expected != nil {
-		want := sdk.Offset(*expected)
-		ap.want = &want
-	}
-	err = ap.run(ctx, appendinput.NewReader(r.Body, int64(a.opts.MaxRequestBytes)))
-	if flush && (err == nil || len(ap.events) > 0) {
-		if _, ferr := a.h.Store().Flush(context.WithoutCancel(ctx), sess); ferr != nil {
-			err = errors.Join(err, ferr)
+	ap, err := a.h.Appender(ctx, r.PathValue("id"))
+	if err == nil {
+		lb := lineBatcher{ap: ap}
+		if expected != nil {
+			want := sdk.Offset(*expected)
+			lb.want = &want
 		}
+		err = lb.run(ctx, appendinput.NewReader(r.Body, int64(a.opts.MaxRequestBytes)))
 	}
-	done(err == nil)
+	res, err := ap.Finish(ctx, err, flush)
 	if err != nil {
-		p := NewProblem(err).withAppended(int64(len(ap.events)), ap.firstSeq)
+		p := NewProblem(err).withAppended(res)
 		var le *lineError
 		if errors.As(err, &le) {
 			p.Line, p.Index = &le.line, &le.index
 		}
-		p.Fenced = sess.Fenced() != nil
 		p.Write(w)
 		return
 	}
+	writeEnvelopes(w, res.Events)
+}
+
+// writeEnvelopes answers 200 with the canonical envelope of each event,
+// one per line (NDJSON).
+func writeEnvelopes(w http.ResponseWriter, evs []events.Event) {
 	w.Header().Set("Content-Type", ndjsonType)
 	bw := bufio.NewWriterSize(w, 64<<10)
-	var buf []byte
-	for _, e := range ap.events {
-		buf = append(e.AppendEnvelope(buf[:0]), '\n')
-		if _, err := bw.Write(buf); err != nil {
+	for _, e := range evs {
+		if _, err := bw.Write(e.Envelope); err != nil {
+			return
+		}
+		if err := bw.WriteByte('\n'); err != nil {
 			return
 		}
 	}
 	_ = bw.Flush()
 }
 
-// withAppended sets the append details of a problem: appended events, and
-// firstSeq unless it is negative (the session was not reached).
-func (p *Problem) withAppended(appended, firstSeq int64) *Problem {
-	p.Appended = &appended
-	if firstSeq >= 0 {
-		p.FirstSeq = &firstSeq
-	} else {
-		p.FirstSeq = nil
+// withAppended sets the append details of a problem from an append's
+// result: appended events, firstSeq when known, and fenced.
+func (p *Problem) withAppended(res host.AppendResult) *Problem {
+	n := int64(len(res.Events))
+	p.Appended = &n
+	p.FirstSeq = nil
+	if res.FirstSeq != nil {
+		first := int64(*res.FirstSeq)
+		p.FirstSeq = &first
 	}
+	p.Fenced = res.Fenced
 	return p
 }
 
@@ -110,70 +103,64 @@ func (e *lineError) Error() string { return "line " + strconv.Itoa(e.line) + ": 
 
 func (e *lineError) Unwrap() error { return e.err }
 
-// appender appends the lines of one request to a session.
-type appender struct {
-	sess     *session.Session
+// lineBatcher queues the inputs of one request's lines on the service's
+// appender, commits them when a batch is full or no more input is
+// buffered, and maps a rejected input back to its line.
+type lineBatcher struct {
+	ap       *host.Appender
 	want     *sdk.Offset // the expected length, checked by the first batch
-	events   []session.Event
-	firstSeq int64 // the first event's seq, or the length the first batch found; -1 before one
-
-	batch []session.AppendInput
-	lines []int // the line of each input of batch
-	size  int
+	appended int         // inputs appended so far
+	checked  bool        // a batch was appended, so want was checked
+	lines    []int       // the line of each queued input
 }
 
 // run reads and appends lines until the end of the body or the first
 // rejected line, whose error it returns as a *lineError.
-func (ap *appender) run(ctx context.Context, lr *appendinput.Reader) error {
+func (lb *lineBatcher) run(ctx context.Context, lr *appendinput.Reader) error {
 	for {
 		text, err := lr.Next()
 		if err == io.EOF {
-			return ap.commit(ctx)
+			return lb.commit(ctx)
 		}
 		if err != nil {
-			if cerr := ap.commit(ctx); cerr != nil {
+			if cerr := lb.commit(ctx); cerr != nil {
 				return cerr
 			}
-			return &lineError{line: lr.Line(), index: len(ap.events), err: err}
+			return &lineError{line: lr.Line(), index: lb.appended, err: err}
 		}
 		if len(bytes.TrimSpace(text)) == 0 {
 			continue
 		}
 		in, err := appendinput.Parse(text)
 		if err != nil {
-			if cerr := ap.commit(ctx); cerr != nil {
+			if cerr := lb.commit(ctx); cerr != nil {
 				return cerr
 			}
-			return &lineError{line: lr.Line(), index: len(ap.events), err: err}
+			return &lineError{line: lr.Line(), index: lb.appended, err: err}
 		}
-		ap.batch = append(ap.batch, in)
-		ap.lines = append(ap.lines, lr.Line())
-		ap.size += len(text)
-		if len(ap.batch) >= batchInputs || ap.size >= batchBytes || !lr.Buffered() {
-			if err := ap.commit(ctx); err != nil {
+		lb.lines = append(lb.lines, lr.Line())
+		if full := lb.ap.Queue(in, len(text)); full || !lr.Buffered() {
+			if err := lb.commit(ctx); err != nil {
 				return err
 			}
 		}
 	}
 }
 
-// commit appends the pending batch.
-func (ap *appender) commit(ctx context.Context) error {
-	if len(ap.batch) == 0 && (ap.want == nil || ap.firstSeq >= 0) {
+// commit appends the queued inputs; none only when want is still to be
+// checked.
+func (lb *lineBatcher) commit(ctx context.Context) error {
+	if lb.ap.Queued() == 0 && (lb.want == nil || lb.checked) {
 		return nil
 	}
-	b, err := ap.sess.AppendBatch(ctx, ap.batch, session.BatchOptions{ExpectedLen: ap.want})
-	ap.want = nil
-	if ap.firstSeq < 0 || (len(ap.events) == 0 && len(b.Events) > 0) {
-		ap.firstSeq = int64(b.Start)
-	}
-	ap.events = append(ap.events, b.Events...)
-	failed := len(b.Events)
-	lines := ap.lines
-	ap.batch, ap.lines, ap.size = ap.batch[:0], ap.lines[:0], 0
+	n, err := lb.ap.Commit(ctx, lb.want)
+	lb.want, lb.checked = nil, true
+	lb.appended += n
+	lines := lb.lines
+	lb.lines = lb.lines[:0]
 	if err != nil {
-		if failed < len(lines) {
-			return &lineError{line: lines[failed], index: len(ap.events), err: err}
+		if n < len(lines) {
+			return &lineError{line: lines[n], index: lb.appended, err: err}
 		}
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/seed-e5e476df/logbook/runtime/host"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
@@ -48,7 +49,8 @@ func TestProblemCarriesTheDetails(t *testing.T) {
 	err := sdk.Errorf(sdk.CodeSeqConflict, "append", "stale").WithSeq(7).WithIndex(2).WithMeta("expected", "3").WithMeta("actual", "5").WithMeta("backend", "jsonl")
 	err.SessionID = "s1"
 	rec := httptest.NewRecorder()
-	NewProblem(err).withAppended(0, 5).Write(rec)
+	first := sdk.Offset(5)
+	NewProblem(err).withAppended(host.AppendResult{FirstSeq: &first}).Write(rec)
 	if rec.Code != 409 || rec.Header().Get("Content-Type") != ProblemContentType || rec.Header().Get(CodeHeader) != "SEQ_CONFLICT" {
 		t.Fatalf("status %d, headers %v", rec.Code, rec.Header())
 	}

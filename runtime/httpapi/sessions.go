@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/seed-e5e476df/logbook/runtime/session"
+	"github.com/seed-e5e476df/logbook/runtime/host"
 	"github.com/seed-e5e476df/logbook/runtime/store"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/headerjson"
@@ -36,7 +36,7 @@ func (a *API) createSession(w http.ResponseWriter, r *http.Request) {
 		p.Write(w)
 		return
 	}
-	sess, err := a.h.Create(r.Context(), store.CreateOptions{ID: req.ID, CWD: req.CWD})
+	sess, err := a.h.CreateStored(r.Context(), store.CreateOptions{ID: req.ID, CWD: req.CWD})
 	if err != nil {
 		NewProblem(err).Write(w)
 		return
@@ -204,30 +204,26 @@ func parseCursor(s, order string) (pageKey, bool) {
 // open would cut (absent when there is none).
 func (a *API) getSession(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	sess, live := a.h.Store().Get(id)
-	var torn sdk.Torn
-	if !live {
-		var err error
-		if sess, torn, err = a.h.Store().View(r.Context(), id, nil); err != nil {
-			NewProblem(err).Write(w)
-			return
-		}
+	st, err := a.h.Stat(r.Context(), id)
+	if err != nil {
+		NewProblem(err).Write(w)
+		return
 	}
-	writeDoc(w, http.StatusOK, appendSession(nil, sess, live, torn))
+	writeDoc(w, http.StatusOK, appendSession(nil, id, st))
 }
 
 // appendSession appends the description of a session GET
 // /v1/sessions/{id} answers.
-func appendSession(b []byte, sess *session.Session, live bool, torn sdk.Torn) []byte {
+func appendSession(b []byte, id string, st host.Status) []byte {
 	b = append(b, `{"id":`...)
-	b = jsonv.AppendString(b, sess.ID())
+	b = jsonv.AppendString(b, id)
 	b = append(b, `,"header":`...)
-	b = append(b, headerjson.Encode(sess.Header())...)
+	b = append(b, headerjson.Encode(st.Header)...)
 	b = append(b, `,"length":`...)
-	b = strconv.AppendInt(b, int64(sess.Len()), 10)
+	b = strconv.AppendInt(b, int64(st.Length), 10)
 	b = append(b, `,"live":`...)
-	b = strconv.AppendBool(b, live)
-	if torn.Bytes > 0 {
+	b = strconv.AppendBool(b, st.Live)
+	if torn := st.Torn; torn.Bytes > 0 {
 		b = append(b, `,"torn":{"bytes":`...)
 		b = strconv.AppendInt(b, torn.Bytes, 10)
 		b = append(b, `,"fromSeq":`...)

@@ -241,7 +241,7 @@ type compactRequest struct {
 
 // compact is POST /v1/sessions/{id}/compact: a manual compaction with the
 // engine's compactor, resuming the session when it is not live (and
-// releasing it again when the compaction fails: host.Borrow); the answer
+// releasing it again when the compaction fails: host.Compact); the answer
 // is the events it appended, as NDJSON.
 func (a *API) compact(w http.ResponseWriter, r *http.Request) {
 	var req compactRequest
@@ -249,30 +249,12 @@ func (a *API) compact(w http.ResponseWriter, r *http.Request) {
 		p.Write(w)
 		return
 	}
-	e := a.h.Engine()
-	if err := e.CheckCompact(req.StartSeq, req.EndSeq); err != nil {
-		NewProblem(err).Write(w)
-		return
-	}
-	o, done, err := a.h.Borrow(r.Context(), r.PathValue("id"))
+	evs, err := a.h.Compact(r.Context(), r.PathValue("id"), req.StartSeq, req.EndSeq, req.SourceCommandID)
 	if err != nil {
 		NewProblem(err).Write(w)
 		return
 	}
-	out, err := e.Compact(r.Context(), o.Session, req.StartSeq, req.EndSeq, req.SourceCommandID)
-	done(err == nil)
-	if err != nil {
-		NewProblem(err).Write(w)
-		return
-	}
-	ew := newEventWriter(w, ndjsonType)
-	for _, e := range o.Session.Events().Range(sdk.Offset(out.StartSeq), sdk.Offset(out.EndSeq)+1).All() {
-		if err := ew.Event(e); err != nil {
-			ew.finish(err)
-			return
-		}
-	}
-	ew.finish(nil)
+	writeEnvelopes(w, evs)
 }
 
 // release is POST /v1/sessions/{id}/release: a flush and release of a

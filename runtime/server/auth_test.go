@@ -128,7 +128,7 @@ func TestRequestSizeLimit(t *testing.T) {
 	r := serve(t, e, server.Options{MaxRequestBytes: 64 << 10})
 	ctx := context.Background()
 	c := newClient(t, r, "")
-	if _, err := c.Create(ctx, "big"); err != nil {
+	if _, err := c.Create(ctx, "big", events.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.Session("big").Append(ctx, kib(0, 32<<10)); err != nil {

@@ -32,7 +32,7 @@ func benchServer(b *testing.B) (*client.Client, string) {
 	e := startEngine(b, config.Default(config.Overrides{DataDir: b.TempDir()}))
 	r := serve(b, e, server.Options{})
 	c := newClient(b, r, "")
-	if _, err := c.Create(context.Background(), "bench"); err != nil {
+	if _, err := c.Create(context.Background(), "bench", events.CreateOptions{}); err != nil {
 		b.Fatal(err)
 	}
 	return c, "bench"
@@ -114,7 +114,7 @@ func BenchmarkServeV1Append(b *testing.B) {
 	c := newClient(b, r, "")
 	ctx := context.Background()
 	for _, id := range []string{"stream", "v1"} {
-		if _, err := c.Create(ctx, id); err != nil {
+		if _, err := c.Create(ctx, id, events.CreateOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}

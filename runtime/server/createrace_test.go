@@ -26,7 +26,7 @@ type createRacer struct {
 // create creates id; nil means this racer won.
 func (r createRacer) create(ctx context.Context, dir, id string) error {
 	if r.c != nil {
-		_, err := r.c.Create(ctx, id)
+		_, err := r.c.Create(ctx, id, events.CreateOptions{})
 		return err
 	}
 	_, err := runCLI(ctx, dir, "", "create", id)

@@ -202,7 +202,7 @@ func TestFencedSessionSaysSo(t *testing.T) {
 	r := serve(t, e, server.Options{})
 	c := newClient(t, r, "")
 	ctx := context.Background()
-	if _, err := c.Create(ctx, "f"); err != nil {
+	if _, err := c.Create(ctx, "f", events.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := appendFlush(ctx, c, "f", userInput("u0", "a")); err != nil {

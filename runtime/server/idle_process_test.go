@@ -46,14 +46,14 @@ func TestServeReleasesIdleSessions(t *testing.T) {
 	defer c.Close()
 	ctx := context.Background()
 
-	if _, err := c.Create(ctx, "streamed"); err != nil {
+	if _, err := c.Create(ctx, "streamed", events.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	stream := c.Session("streamed").AppendStream(ctx)
 	if err := stream.Send([]events.Input{userInput("s1", "one")}, true); err != nil {
 		t.Fatal(err)
 	}
-	idle, err := c.Create(ctx, "idle")
+	idle, err := c.Create(ctx, "idle", events.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestServeFlushAndReleaseOfAnIdleReleasedSession(t *testing.T) {
 	defer c.Close()
 	ctx := context.Background()
 
-	s, err := c.Create(ctx, "thinking")
+	s, err := c.Create(ctx, "thinking", events.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/runtime/metrics"
 	"github.com/seed-e5e476df/logbook/runtime/server"
 )
@@ -24,7 +25,7 @@ func TestIdleReleaseNeverCutsARequest(t *testing.T) {
 	ctx := context.Background()
 	const sessions, writers, appends = 2, 2, 8
 	for i := range sessions {
-		if _, err := c.Create(ctx, fmt.Sprintf("s%d", i)); err != nil {
+		if _, err := c.Create(ctx, fmt.Sprintf("s%d", i), events.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}

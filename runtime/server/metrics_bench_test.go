@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/seed-e5e476df/logbook/client"
+	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/runtime/engine"
 	"github.com/seed-e5e476df/logbook/runtime/metrics"
 	"github.com/seed-e5e476df/logbook/runtime/server"
@@ -43,7 +44,7 @@ func BenchmarkServeAppendMetricsInterleaved(b *testing.B) {
 			}
 		}
 		c := newClient(b, serve(b, e, server.Options{Metrics: m}), "")
-		s, err := c.Create(ctx, "bench")
+		s, err := c.Create(ctx, "bench", events.CreateOptions{})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -42,7 +42,7 @@ func TestServeMetrics(t *testing.T) {
 	c := client.New(p.addr, client.Options{})
 	defer c.Close()
 	ctx := context.Background()
-	s, err := c.Create(ctx, "m1")
+	s, err := c.Create(ctx, "m1", events.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

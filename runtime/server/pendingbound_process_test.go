@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/seed-e5e476df/logbook/client"
+	"github.com/seed-e5e476df/logbook/events"
 )
 
 // procStatus is a size line of /proc/<pid>/status (VmRSS, VmHWM), in
@@ -60,7 +61,7 @@ func TestServeBoundsWriteBehindMemoryWhileThePluginIsStopped(t *testing.T) {
 	c := client.New(p.addr, client.Options{})
 	defer c.Close()
 	for i := range sessions {
-		if _, err := c.Create(ctx, "b"+strconv.Itoa(i)); err != nil {
+		if _, err := c.Create(ctx, "b"+strconv.Itoa(i), events.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}

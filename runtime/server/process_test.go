@@ -91,7 +91,7 @@ func TestServeKilledDuringStreamingAppend(t *testing.T) {
 	c := client.New(p.addr, client.Options{})
 	defer c.Close()
 	ctx := context.Background()
-	if _, err := c.Create(ctx, "k"); err != nil {
+	if _, err := c.Create(ctx, "k", events.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// The turn opens and its first tool call starts: acknowledged durable.
@@ -216,7 +216,7 @@ func TestServeSIGTERM(t *testing.T) {
 	c := client.New(p.addr, client.Options{})
 	defer c.Close()
 	ctx := context.Background()
-	if _, err := c.Create(ctx, "t"); err != nil {
+	if _, err := c.Create(ctx, "t", events.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	var in []events.Input

@@ -188,7 +188,7 @@ func TestAppendRetryThroughPluginKillsAndDiskFull(t *testing.T) {
 	rng := rand.New(rand.NewPCG(12, 5))
 
 	// The naive client: on a failed append it sends the same append again.
-	if _, err := c.Create(ctx, "naive"); err != nil {
+	if _, err := c.Create(ctx, "naive", events.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	var naiveFailures int
@@ -222,7 +222,7 @@ func TestAppendRetryThroughPluginKillsAndDiskFull(t *testing.T) {
 
 	// The retrying client.
 	const id = "retried"
-	if _, err := c.Create(ctx, id); err != nil {
+	if _, err := c.Create(ctx, id, events.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	var want []string

@@ -7,6 +7,7 @@ import (
 
 	"connectrpc.com/connect"
 
+	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/runtime/host"
 	"github.com/seed-e5e476df/logbook/runtime/session"
 	"github.com/seed-e5e476df/logbook/runtime/store"
@@ -33,7 +34,7 @@ type service struct{ s *Server }
 // or Release retries), and the reply is the flush's error.
 func (v *service) Create(ctx context.Context, req *connect.Request[logbookv1.SessionsCreateRequest]) (*connect.Response[logbookv1.SessionsCreateReply], error) {
 	m := req.Msg
-	sess, err := v.s.h.Create(ctx, store.CreateOptions{
+	sess, err := v.s.h.CreateStored(ctx, store.CreateOptions{
 		ID: m.GetSessionId(), CWD: m.GetCwd(), Origin: m.GetOrigin(), DelegationDepth: m.GetDelegationDepth(),
 		AgentPreset: m.GetAgentPreset(), ParentSession: m.GetParentSession(),
 	})
@@ -50,42 +51,26 @@ func (v *service) Open(ctx context.Context, req *connect.Request[logbookv1.Sessi
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}
-	reply := &logbookv1.SessionsOpenReply{
+	return connect.NewResponse(&logbookv1.SessionsOpenReply{
 		Header:       string(headerjson.Encode(o.Session.Header())),
 		NextSeq:      int64(o.Session.Len()),
 		AlreadyLive:  o.AlreadyLive,
 		TornBytes:    o.Repair.Torn.Bytes,
 		TornFromSeq:  int64(o.Repair.Torn.FromSeq),
 		TornArtifact: o.Repair.Torn.Artifact,
-	}
-	if !o.AlreadyLive {
-		reply.Repaired = repaired(o.Session, o.Repair)
-	}
-	return connect.NewResponse(reply), nil
+		Repaired:     envelopes(host.Shared(o.Repaired())),
+	}), nil
 }
 
-// repaired returns the session/recovered event and the closers a resume
-// appended: with any of them the resume batch ends with the lifecycle
-// marker (docs/architecture.md), so they are the events before it at the end
-// of what Open wrote.
-func repaired(sess *session.Session, rep store.RepairReport) []string {
-	n := rep.Closers
-	if rep.Torn.Bytes > 0 {
-		n++
-	}
-	if n == 0 {
+// envelopes returns the canonical JSON text of each event's envelope; nil
+// for none.
+func envelopes(evs []events.Event) []string {
+	if len(evs) == 0 {
 		return nil
 	}
-	end := sess.FirstLiveSeq() - 1 // the marker
-	return envelopes(sess.Events().Range(end-sdk.Offset(n), end))
-}
-
-// envelopes returns the canonical JSON text of each event's envelope.
-func envelopes(l session.EventList) []string {
-	out := make([]string, l.Len())
-	var scratch []byte
-	for i, e := range l.All() {
-		out[i] = envelopeText(&scratch, e)
+	out := make([]string, len(evs))
+	for i, e := range evs {
+		out[i] = string(e.Envelope)
 	}
 	return out
 }
@@ -101,10 +86,10 @@ func envelopeText(scratch *[]byte, e session.Event) string {
 
 // appendInput converts one wire input; the data text is validated as JSON
 // bytes by the session (docs/format.md), exactly as written.
-func appendInput(in *logbookv1.AppendInput) session.AppendInput {
-	ai := session.AppendInput{Type: in.GetType(), Data: []byte(in.GetData()), Ignorable: in.GetIgnorable()}
+func appendInput(in *logbookv1.AppendInput) events.Input {
+	ai := events.Input{Type: in.GetType(), Data: []byte(in.GetData()), Ignorable: in.GetIgnorable()}
 	if op := in.GetSurfaceOp(); op != nil {
-		ai.SurfaceOp = &session.SurfaceOp{Replace: op.GetReplace(), StartSeq: sdk.Seq(op.GetStartSeq()), EndSeq: sdk.Seq(op.GetEndSeq())}
+		ai.SurfaceOp = &events.SurfaceOp{Replace: op.GetReplace(), StartSeq: sdk.Seq(op.GetStartSeq()), EndSeq: sdk.Seq(op.GetEndSeq())}
 	}
 	if src := in.GetSourceEventSeqs(); src != nil {
 		ai.SourceEventSeqs = make([]sdk.Seq, len(src.GetSeqs()))
@@ -115,71 +100,50 @@ func appendInput(in *logbookv1.AppendInput) session.AppendInput {
 	return ai
 }
 
-// appendError is the error reply of an append to sess (nil: the session was
-// not reached): its ErrorInfo metadata "appended" counts the request's
-// events appended before the failure and "firstSeq" is the seq of the
-// first of them, or the log length the append found when none was;
-// firstSeq < 0 leaves it out. A fenced session adds "fenced" (see
-// fencedMeta).
-func appendError(err error, sess *session.Session, appended, firstSeq int64) error {
-	md := fencedMeta(sess)
+// appendError is the error reply of an append whose result is res: its
+// ErrorInfo metadata "appended" counts the request's events appended
+// before the failure and "firstSeq" is the seq of the first of them, or
+// the log length the append found when none was (left out when unknown).
+// A fenced session adds "fenced" (see fencedMeta).
+func appendError(err error, res host.AppendResult) error {
+	md := fencedMeta(res.Fenced)
 	if md == nil {
 		md = map[string]string{}
 	}
-	md["appended"] = strconv.FormatInt(appended, 10)
-	if firstSeq >= 0 {
-		md["firstSeq"] = strconv.FormatInt(firstSeq, 10)
+	md["appended"] = strconv.Itoa(len(res.Events))
+	if res.FirstSeq != nil {
+		md["firstSeq"] = strconv.FormatInt(int64(*res.FirstSeq), 10)
 	}
 	return toConnect(err, md)
 }
 
 // fencedMeta is the metadata "fenced": "true" when a final persistence
-// failure fenced sess: a failed flush of it cannot pass on a retry, and
-// what it holds beyond the stored log is lost once it is released (the
-// next append resumes it from what is stored). nil otherwise.
-func fencedMeta(sess *session.Session) map[string]string {
-	if sess == nil || sess.Fenced() == nil {
+// failure fenced the session: a failed flush of it cannot pass on a
+// retry, and what it holds beyond the stored log is lost once it is
+// released (the next append resumes it from what is stored). nil
+// otherwise.
+func fencedMeta(fenced bool) map[string]string {
+	if !fenced {
 		return nil
 	}
 	return map[string]string{"fenced": "true"}
 }
 
-// expectedLen reads a request's expected_seq: nil when absent, INVALID_SEQ
-// outside the offset domain.
-func expectedLen(m *logbookv1.SessionsAppendRequest) (*sdk.Offset, error) {
-	if m.ExpectedSeq == nil {
-		return nil, nil
-	}
-	n, err := sdk.NewOffset("expected_seq", m.GetExpectedSeq())
-	if err != nil {
-		return nil, err
-	}
-	return &n, nil
-}
-
-// appendRequest appends the events of one request to sess as one batch:
-// consecutive seqs, checked against want, the request's expected_seq
-// (expectedLen), which the caller reads before it resumes the session.
-func appendRequest(ctx context.Context, sess *session.Session, m *logbookv1.SessionsAppendRequest, want *sdk.Offset) (session.Batch, error) {
-	return sess.AppendBatch(ctx, appendInputs(m), session.BatchOptions{ExpectedLen: want})
-}
-
-// appendGroup appends the events of one request to sess as one atomic
-// group, at want (the expected length) when it is set.
-func appendGroup(ctx context.Context, sess *session.Session, m *logbookv1.SessionsAppendRequest, want *sdk.Offset) ([]session.Event, error) {
-	if want != nil {
-		return sess.AppendGroupAt(ctx, sdk.Seq(*want), appendInputs(m))
-	}
-	return sess.AppendGroup(ctx, appendInputs(m))
-}
-
-// appendInputs converts a request's events.
-func appendInputs(m *logbookv1.SessionsAppendRequest) []session.AppendInput {
-	ins := make([]session.AppendInput, len(m.GetEvents()))
+// appendRequest reads one request's expected_seq (INVALID_SEQ outside the
+// offset domain) and events.
+func appendRequest(m *logbookv1.SessionsAppendRequest) (host.AppendRequest, error) {
+	r := host.AppendRequest{Inputs: make([]events.Input, len(m.GetEvents())), Flush: m.GetFlush()}
 	for i, in := range m.GetEvents() {
-		ins[i] = appendInput(in)
+		r.Inputs[i] = appendInput(in)
 	}
-	return ins
+	if m.ExpectedSeq != nil {
+		n, err := sdk.NewOffset("expected_seq", m.GetExpectedSeq())
+		if err != nil {
+			return r, err
+		}
+		r.Expected = &n
+	}
+	return r, nil
 }
 
 func flushReply(r store.FlushResult) *logbookv1.SessionsFlushReply {
@@ -190,135 +154,87 @@ func flushReply(r store.FlushResult) *logbookv1.SessionsFlushReply {
 	return out
 }
 
-// Append appends the request's events in order as one batch (see
-// appendRequest), resuming the session first when it is not live (and
-// releasing it again when the request fails: host.Borrow), and flushes
-// when asked.
+// Append appends the request's events in order as one batch
+// (service.Append), resuming the session first when it is not live (and
+// releasing it again when the request fails), and flushes when asked.
 func (v *service) Append(ctx context.Context, req *connect.Request[logbookv1.SessionsAppendRequest]) (*connect.Response[logbookv1.SessionsAppendReply], error) {
 	return v.appendOnce(ctx, req.Msg, false)
 }
 
-// AppendGroup is Append for one atomic group (see session.AppendGroup):
-// every event or none.
+// AppendGroup is Append for one atomic group: every event or none.
 func (v *service) AppendGroup(ctx context.Context, req *connect.Request[logbookv1.SessionsAppendRequest]) (*connect.Response[logbookv1.SessionsAppendReply], error) {
 	return v.appendOnce(ctx, req.Msg, true)
 }
 
 // appendOnce serves Append and, with group, AppendGroup.
 func (v *service) appendOnce(ctx context.Context, m *logbookv1.SessionsAppendRequest, group bool) (*connect.Response[logbookv1.SessionsAppendReply], error) {
-	want, err := expectedLen(m)
+	r, err := appendRequest(m)
 	if err != nil {
-		return nil, appendError(err, nil, 0, -1)
+		return nil, appendError(err, host.AppendResult{})
 	}
-	o, done, err := v.s.h.Borrow(ctx, m.GetSessionId())
+	r.Group = group
+	res, err := v.s.h.Append(ctx, m.GetSessionId(), r)
 	if err != nil {
-		return nil, appendError(err, nil, 0, -1)
+		return nil, appendError(err, res)
 	}
-	var (
-		evs   []session.Event
-		first int64 // the first event's seq, or the length a batch found; -1 for a refused group
-	)
-	if group {
-		evs, err = appendGroup(ctx, o.Session, m, want)
-		first = -1
-		if len(evs) > 0 {
-			first = int64(evs[0].Seq())
-		}
-	} else {
-		var b session.Batch
-		b, err = appendRequest(ctx, o.Session, m, want)
-		evs, first = b.Events, int64(b.Start)
-	}
-	n := int64(len(evs))
-	var res store.FlushResult
-	if m.GetFlush() && (err == nil || n > 0) {
-		var ferr error
-		if res, ferr = v.s.st.Flush(ctx, o.Session); ferr != nil {
-			err = errors.Join(err, ferr)
-		}
-	}
-	done(err == nil)
-	if err != nil {
-		return nil, appendError(err, o.Session, n, first)
-	}
-	reply := &logbookv1.SessionsAppendReply{Envelopes: make([]string, 0, n)}
-	var scratch []byte
-	for _, ev := range evs {
-		reply.Envelopes = append(reply.Envelopes, envelopeText(&scratch, ev))
-	}
-	if m.GetFlush() {
-		reply.Flush = flushReply(res)
+	reply := &logbookv1.SessionsAppendReply{Envelopes: envelopes(res.Events)}
+	if res.Flush != nil {
+		reply.Flush = flushReply(*res.Flush)
 	}
 	return connect.NewResponse(reply), nil
 }
 
 // AppendStream appends the events of a client stream to one session, each
-// request's as one batch (see appendRequest), flushing at the requests that
+// request's as one batch (host.Appender), flushing at the requests that
 // ask and at the end.
 func (v *service) AppendStream(ctx context.Context, stream *connect.ClientStream[logbookv1.SessionsAppendRequest]) (*connect.Response[logbookv1.SessionsAppendStreamReply], error) {
-	var (
-		sess     *session.Session
-		done     = func(bool) {} // ends the borrow of sess (host.Borrow)
-		appended int64
-		firstSeq int64 = -1 // the first appended event's seq; before one, the length the first request found
-	)
-	// fail ends the stream at a rejected event or a broken stream, after
-	// flushing what it appended.
-	fail := func(err error) (*connect.Response[logbookv1.SessionsAppendStreamReply], error) {
-		if sess != nil && appended > 0 {
-			if _, ferr := v.s.st.Flush(context.WithoutCancel(ctx), sess); ferr != nil {
-				err = errors.Join(err, ferr)
-			}
-		}
-		done(false)
-		return nil, appendError(err, sess, appended, firstSeq)
+	ap, err := v.appendStream(ctx, stream)
+	res, err := ap.Finish(ctx, err, true)
+	if err != nil {
+		return nil, appendError(err, res)
 	}
+	return connect.NewResponse(&logbookv1.SessionsAppendStreamReply{Appended: int64(len(res.Events)), NextSeq: int64(ap.Len()), Flush: flushReply(*res.Flush)}), nil
+}
+
+// appendStream appends the stream's requests until its end or the first
+// failure, whose error it returns with the appender (nil when the stream
+// never reached a session).
+func (v *service) appendStream(ctx context.Context, stream *connect.ClientStream[logbookv1.SessionsAppendRequest]) (*host.Appender, error) {
+	var ap *host.Appender
 	for stream.Receive() {
 		m := stream.Msg()
-		want, err := expectedLen(m) // before the first message resumes the session
+		r, err := appendRequest(m) // before the first message resumes the session
 		if err != nil {
-			return fail(err)
+			return ap, err
 		}
 		switch id := m.GetSessionId(); {
-		case sess == nil:
-			o, giveBack, err := v.s.h.Borrow(ctx, id)
-			if err != nil {
-				return fail(err)
+		case ap == nil:
+			if ap, err = v.s.h.Appender(ctx, id); err != nil {
+				return nil, err
 			}
-			sess, done = o.Session, giveBack
-		case id != "" && id != sess.ID():
-			return fail(sdk.Errorf(sdk.CodeUsage, "append", "an append stream carries one session: %q, then %q", sess.ID(), id))
+		case id != "" && id != ap.SessionID():
+			return ap, sdk.Errorf(sdk.CodeUsage, "append", "an append stream carries one session: %q, then %q", ap.SessionID(), id)
 		}
-		b, err := appendRequest(ctx, sess, m, want)
-		if firstSeq < 0 || (appended == 0 && len(b.Events) > 0) {
-			firstSeq = int64(b.Start)
+		if _, err := ap.Append(ctx, r.Expected, r.Inputs); err != nil {
+			return ap, err
 		}
-		appended += int64(len(b.Events))
-		if err != nil {
-			return fail(err)
-		}
-		if m.GetFlush() {
-			if _, err := v.s.st.Flush(ctx, sess); err != nil {
-				return fail(err)
+		if r.Flush {
+			if _, err := ap.Flush(ctx); err != nil {
+				return ap, err
 			}
 		}
 		if v.s.h.Stopping() {
-			return fail(&sdk.Error{Code: sdk.CodePluginUnavailable, Op: "server", SessionID: sess.ID(),
-				Detail: "the server is shutting down; the events appended so far are flushed"})
+			return ap, &sdk.Error{Code: sdk.CodePluginUnavailable, Op: "server", SessionID: ap.SessionID(),
+				Detail: "the server is shutting down; the events appended so far are flushed"}
 		}
 	}
 	if err := stream.Err(); err != nil {
-		return fail(err)
+		return ap, err
 	}
-	if sess == nil {
-		return fail(sdk.Errorf(sdk.CodeUsage, "append", "the append stream ended before naming a session"))
+	if ap == nil {
+		return nil, sdk.Errorf(sdk.CodeUsage, "append", "the append stream ended before naming a session")
 	}
-	res, err := v.s.st.Flush(ctx, sess)
-	if err != nil {
-		return fail(err)
-	}
-	done(true)
-	return connect.NewResponse(&logbookv1.SessionsAppendStreamReply{Appended: appended, NextSeq: int64(sess.Len()), Flush: flushReply(res)}), nil
+	return ap, nil
 }
 
 // Messages returns the derived messages, now or right after event at: a
@@ -464,7 +380,7 @@ func (v *service) Fork(ctx context.Context, req *connect.Request[logbookv1.Sessi
 func (v *service) Flush(ctx context.Context, req *connect.Request[logbookv1.SessionsFlushRequest]) (*connect.Response[logbookv1.SessionsFlushReply], error) {
 	sess, res, err := v.s.h.Flush(ctx, req.Msg.GetSessionId())
 	if err != nil {
-		return nil, toConnect(err, fencedMeta(sess))
+		return nil, toConnect(err, fencedMeta(sess != nil && sess.Fenced() != nil))
 	}
 	return connect.NewResponse(flushReply(res)), nil
 }
@@ -474,20 +390,11 @@ func (v *service) Flush(ctx context.Context, req *connect.Request[logbookv1.Sess
 // compaction fails: host.Borrow).
 func (v *service) Compact(ctx context.Context, req *connect.Request[logbookv1.SessionsCompactRequest]) (*connect.Response[logbookv1.SessionsCompactReply], error) {
 	m := req.Msg
-	start, end := (*sdk.Seq)(m.StartSeq), (*sdk.Seq)(m.EndSeq)
-	if err := v.s.e.CheckCompact(start, end); err != nil {
-		return nil, toConnect(err, nil)
-	}
-	o, done, err := v.s.h.Borrow(ctx, m.GetSessionId())
+	evs, err := v.s.h.Compact(ctx, m.GetSessionId(), (*sdk.Seq)(m.StartSeq), (*sdk.Seq)(m.EndSeq), m.GetSourceCommandId())
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}
-	out, err := v.s.e.Compact(ctx, o.Session, start, end, m.GetSourceCommandId())
-	done(err == nil)
-	if err != nil {
-		return nil, toConnect(err, nil)
-	}
-	return connect.NewResponse(&logbookv1.SessionsCompactReply{Envelopes: envelopes(o.Session.Events().Range(sdk.Offset(out.StartSeq), sdk.Offset(out.EndSeq)+1))}), nil
+	return connect.NewResponse(&logbookv1.SessionsCompactReply{Envelopes: envelopes(evs)}), nil
 }
 
 // Inspect reports the log's length, its open turn, the closers a resume

@@ -36,7 +36,7 @@ func TestAppendStream(t *testing.T) {
 	r := serve(t, e, server.Options{})
 	c := newClient(t, r, "")
 	ctx := context.Background()
-	if _, err := c.Create(ctx, "st"); err != nil {
+	if _, err := c.Create(ctx, "st", events.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	s := c.Session("st").AppendStream(ctx)
@@ -78,7 +78,7 @@ func TestEventsFollow(t *testing.T) {
 	r := serve(t, e, server.Options{})
 	c := newClient(t, r, "")
 	ctx := context.Background()
-	if _, err := c.Create(ctx, "f"); err != nil {
+	if _, err := c.Create(ctx, "f", events.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.Session("f").Append(ctx, kib(0, 100), kib(1, 100), kib(2, 100)); err != nil {
@@ -180,7 +180,7 @@ func TestShutdownFlushesAndReleases(t *testing.T) {
 	r := serve(t, e, server.Options{})
 	c := newClient(t, r, "")
 	ctx := context.Background()
-	if _, err := c.Create(ctx, "a"); err != nil {
+	if _, err := c.Create(ctx, "a", events.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 50 {

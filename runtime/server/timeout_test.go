@@ -185,7 +185,7 @@ func TestStreamsOutliveTheReadTimeout(t *testing.T) {
 	ctx := context.Background()
 	c := client.New(p.addr, client.Options{Token: token})
 	defer c.Close()
-	if _, err := c.Create(ctx, "s"); err != nil {
+	if _, err := c.Create(ctx, "s", events.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 

@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"os"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/seed-e5e476df/logbook/runtime/engine"
 	"github.com/seed-e5e476df/logbook/runtime/host"
 	"github.com/seed-e5e476df/logbook/runtime/metrics"
+	"github.com/seed-e5e476df/logbook/runtime/store"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
@@ -35,7 +37,42 @@ type Options struct {
 	// measurements, which Serve publishes at /metrics (docs/operations.md,
 	// "Health and metrics"); default off.
 	Metrics bool
+	// Clock stamps events and drives the write window and retry backoff;
+	// default the system clock.
+	Clock Clock
+	// ModelInfo returns a model's context window when the program knows it,
+	// for the compaction pressure policy (docs/compaction.md); default nil,
+	// which leaves the window to each session's request/context.
+	ModelInfo func(provider, model string) (contextWindow int64, ok bool)
+	// MaxLiveSessions caps the sessions live at once: one more create,
+	// resume or fork fails with TOO_MANY_LIVE_SESSIONS (retryable) and
+	// creates or claims nothing. Default 0: the configuration's
+	// max_live_sessions. Open refuses a cap the persistence plugins' file
+	// descriptor limit cannot hold (CONFIG_INVALID).
+	MaxLiveSessions int
 }
+
+// Clock is the runtime's time source (Options.Clock).
+type Clock interface {
+	// NowMillis returns the wall time in Unix milliseconds.
+	NowMillis() int64
+	// AfterFunc calls f in its own goroutine after d.
+	AfterFunc(d time.Duration, f func()) Timer
+}
+
+// Timer is a pending Clock.AfterFunc call.
+type Timer interface {
+	// Stop prevents the call if it has not started; it reports whether it
+	// did.
+	Stop() bool
+}
+
+// storeClock adapts a Clock to the store's.
+type storeClock struct{ c Clock }
+
+func (c storeClock) NowMillis() int64 { return c.c.NowMillis() }
+
+func (c storeClock) AfterFunc(d time.Duration, f func()) store.Timer { return c.c.AfterFunc(d, f) }
 
 // Service is a running logbook: the configured plugins, the store over
 // them, and the sessions this service made live. Its methods are safe for
@@ -55,6 +92,14 @@ func Open(ctx context.Context, o Options) (*Service, error) {
 	if o.Config == nil {
 		return nil, sdk.Errorf(sdk.CodeUsage, "service", "Options.Config is required")
 	}
+	if o.MaxLiveSessions < 0 {
+		return nil, sdk.Errorf(sdk.CodeUsage, "service", "Options.MaxLiveSessions %d is negative; 0 takes the configuration's max_live_sessions", o.MaxLiveSessions)
+	}
+	if o.MaxLiveSessions > 0 {
+		c := *o.Config
+		c.MaxLiveSessions = int64(o.MaxLiveSessions)
+		o.Config = &c
+	}
 	if o.Logger == nil {
 		o.Logger = hclog.NewNullLogger()
 	}
@@ -63,7 +108,10 @@ func Open(ctx context.Context, o Options) (*Service, error) {
 			return nil, &sdk.Error{Code: sdk.CodeIOError, Op: "service", Detail: "cannot create the data directory " + o.Config.DataDir, Err: err}
 		}
 	}
-	eo := engine.Options{Executable: o.Executable, Logger: o.Logger}
+	eo := engine.Options{Executable: o.Executable, Logger: o.Logger, ModelInfo: o.ModelInfo}
+	if o.Clock != nil {
+		eo.Clock = storeClock{o.Clock}
+	}
 	var m *metrics.Metrics
 	if o.Metrics {
 		m = metrics.New()
@@ -79,11 +127,9 @@ func Open(ctx context.Context, o Options) (*Service, error) {
 			return nil, err
 		}
 	}
-	s := &Service{e: e, cfg: o.Config, metrics: m}
+	s := &Service{e: e, cfg: o.Config, metrics: m, h: host.New(e, o.Logger)}
 	if o.ReadOnly {
 		s.h = host.NewReadOnly(e, o.Logger)
-	} else {
-		s.h = host.New(e, o.Logger)
 	}
 	return s, nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/runtime/compaction"
+	"github.com/seed-e5e476df/logbook/runtime/host"
 	"github.com/seed-e5e476df/logbook/runtime/store"
 	"github.com/seed-e5e476df/logbook/runtime/transfer"
 	"github.com/seed-e5e476df/logbook/sdk"
@@ -96,7 +97,7 @@ func (s *Service) OpenWrite(ctx context.Context, id string, o WriteOptions) (*Se
 	}
 	live := int64(sess.FirstLiveSeq())
 	return &Session{svc: s, s: sess}, WriteReport{Torn: rep.Torn, Closers: rep.Closers, Continued: rep.Continued,
-		Written: shared(sess.Events().Range(sdk.Offset(min(n, live)), sdk.Offset(live)).Slice())}, nil
+		Written: host.Shared(sess.Events().Range(sdk.Offset(min(n, live)), sdk.Offset(live)).Slice())}, nil
 }
 
 // AppendOne validates in against the rules of docs/format.md and appends

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/seed-e5e476df/logbook/events"
+	"github.com/seed-e5e476df/logbook/runtime/host"
 	"github.com/seed-e5e476df/logbook/runtime/session"
 	"github.com/seed-e5e476df/logbook/runtime/transfer"
 	"github.com/seed-e5e476df/logbook/sdk"
@@ -98,5 +99,5 @@ func (s *Service) CanFollowStored() bool { return s.e.Store.CanFollowStored() }
 // process, in order and each once, until ctx ends or fn fails (its error
 // is returned). A primary that cannot be followed is CONFIG_INVALID.
 func (s *Service) FollowStored(ctx context.Context, id string, from sdk.Offset, fn func([]events.Event) error) error {
-	return s.e.Store.FollowStored(ctx, id, from, func(evs []session.Event) error { return fn(shared(evs)) })
+	return s.e.Store.FollowStored(ctx, id, from, func(evs []session.Event) error { return fn(host.Shared(evs)) })
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/seed-e5e476df/logbook/client"
+	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
@@ -400,7 +401,7 @@ func (h *harness) fillPool(n int) {
 // memory backend's pool).
 func (h *harness) makeViaAPI(ctx context.Context, id string) {
 	c := h.client()
-	s, err := c.Create(ctx, id)
+	s, err := c.Create(ctx, id, events.CreateOptions{})
 	if err == nil {
 		evs := make([]event, 200)
 		for i := range evs {

@@ -7,6 +7,7 @@ import (
 	"syscall"
 
 	"github.com/seed-e5e476df/logbook/client"
+	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
@@ -86,7 +87,7 @@ func secondServe(h *harness) {
 			continue
 		}
 		cctx, cancel := context.WithTimeout(ctx, callTimeout)
-		_, err := other.Create(cctx, id)
+		_, err := other.Create(cctx, id, events.CreateOptions{})
 		cancel()
 		if !isCode(err, sdk.CodeSessionAlreadyExists) && !isCode(err, sdk.CodeAlreadyOwned) {
 			h.problem(fmt.Errorf("second-serve: Create of %s on serve %d after serve %d created it: %v (want SESSION_ALREADY_EXISTS)", id, 2-i, 1+i, err))
@@ -116,7 +117,7 @@ func (h *harness) heldWriter(ctx context.Context) *writer {
 func (h *harness) created(ctx context.Context, c *client.Client, id string) *record {
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	if _, err := c.Create(cctx, id); err != nil {
+	if _, err := c.Create(cctx, id, events.CreateOptions{}); err != nil {
 		h.problem(fmt.Errorf("Create of a new id %s: %v", id, err))
 		return nil
 	}

@@ -200,7 +200,7 @@ func (w *writer) failed(ctx context.Context, c *client.Client, err error) {
 	case client.Fenced(err):
 		_ = c.Session(w.rec.id).Release(rctx)
 	case errors.Is(err, sdk.ErrSessionNotFound):
-		_, _ = c.Create(rctx, w.rec.id)
+		_, _ = c.Create(rctx, w.rec.id, events.CreateOptions{})
 	}
 }
 

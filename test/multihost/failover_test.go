@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/seed-e5e476df/logbook/events"
 )
 
 var (
@@ -34,7 +36,7 @@ func TestFailoverTakeOvers(t *testing.T) {
 	agents := make([]*agent, *flagAgents)
 	for i := range agents {
 		id := fmt.Sprintf("agent-%d", i)
-		s, err := cur.c.Create(ctx, id)
+		s, err := cur.c.Create(ctx, id, events.CreateOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

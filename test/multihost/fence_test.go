@@ -20,7 +20,7 @@ func TestTerminatedOwnerConnectionFencesTheHost(t *testing.T) {
 	cl := newCluster(t)
 	a, b := cl.start("a"), cl.start("b")
 	ag := newAgent("agent-0", nil)
-	s, err := a.c.Create(ctx, ag.id)
+	s, err := a.c.Create(ctx, ag.id, events.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ func TestSessionLiveOnOneHostIsAlreadyOwnedOnAnother(t *testing.T) {
 	cl := newCluster(t)
 	a, b := cl.start("a"), cl.start("b")
 
-	s, err := a.c.Create(ctx, "owned")
+	s, err := a.c.Create(ctx, "owned", events.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +31,7 @@ func TestSessionLiveOnOneHostIsAlreadyOwnedOnAnother(t *testing.T) {
 	if !errors.Is(err, sdk.ErrAlreadyOwned) || !strings.Contains(err.Error(), a.name) {
 		t.Fatalf("open on host B of a session live on A: %v; want ALREADY_OWNED naming %s", err, a.name)
 	}
-	if _, err := b.c.Create(ctx, "owned"); sdk.CodeOf(err) != sdk.CodeSessionAlreadyExists {
+	if _, err := b.c.Create(ctx, "owned", events.CreateOptions{}); sdk.CodeOf(err) != sdk.CodeSessionAlreadyExists {
 		t.Fatalf("create on host B of a session stored by A: %v; want SESSION_ALREADY_EXISTS", err)
 	}
 
@@ -64,7 +64,7 @@ func TestFollowOnEitherHost(t *testing.T) {
 	ctx := t.Context()
 	cl := newCluster(t)
 	a, b := cl.start("a"), cl.start("b")
-	s, err := a.c.Create(ctx, "followed")
+	s, err := a.c.Create(ctx, "followed", events.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

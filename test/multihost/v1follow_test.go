@@ -22,7 +22,7 @@ func TestV1FollowOnTheOtherHost(t *testing.T) {
 	ctx := t.Context()
 	cl := newCluster(t)
 	a, b := cl.start("a"), cl.start("b")
-	s, err := a.c.Create(ctx, "sse")
+	s, err := a.c.Create(ctx, "sse", events.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
