@@ -84,12 +84,11 @@ func (a *app) compacting(ctx context.Context, name, id string, op func(context.C
 	if cfg.Compaction == nil {
 		return sdk.Errorf(sdk.CodeConfigInvalid, name, "the configuration has no compaction block (a headless profile); add one that names a summarizer and a pruner")
 	}
-	v, rep, err := svc.InspectStored(ctx, id)
+	in, err := svc.Inspect(ctx, id)
 	if err != nil {
 		return err
 	}
-	all := v.Events()
-	if turn := openTurn(all[:len(all)-rep.PendingRepair]); turn != nil {
+	if turn := in.OpenTurn; turn != nil {
 		return sdk.Errorf(sdk.CodeCompactionTurnOpen, name, "session %q ends inside turn %d; resume it first (logbook resume %s)", id, *turn, id)
 	}
 	s, wrep, err := a.openWrite(ctx, id, service.WriteOptions{})

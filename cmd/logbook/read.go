@@ -14,7 +14,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/provider"
 	"github.com/seed-e5e476df/logbook/runtime/service"
 	"github.com/seed-e5e476df/logbook/sdk"
@@ -336,15 +335,13 @@ func newInspectCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			v, rep, err := svc.InspectStored(ctx, args[0])
+			in, err := svc.Inspect(ctx, args[0])
 			if err != nil {
 				return err
 			}
-			a.warnTorn("inspect", args[0], rep.Torn)
-			all := v.Events()
-			stored := len(all) - rep.PendingRepair
-			r := inspectReport{ID: v.ID(), Events: int64(stored), OpenTurn: openTurn(all[:stored]), PendingRepair: []json.RawMessage{}, TornBytes: rep.Torn.Bytes}
-			for _, ev := range all[stored:] {
+			a.warnTorn("inspect", args[0], in.Torn)
+			r := inspectReport{ID: in.ID, Events: int64(in.Events), OpenTurn: in.OpenTurn, PendingRepair: []json.RawMessage{}, TornBytes: in.Torn.Bytes}
+			for _, ev := range in.PendingRepair {
 				r.PendingRepair = append(r.PendingRepair, ev.Envelope)
 			}
 			if a.json {
@@ -356,8 +353,8 @@ func newInspectCmd(a *app) *cobra.Command {
 			}
 			w := bufio.NewWriter(a.stdout)
 			fmt.Fprintf(w, "session         %s\nevents          %d\nopen turn       %s\ntorn bytes      %d\n", r.ID, r.Events, turn, r.TornBytes)
-			if rep.Torn.Bytes > 0 {
-				fmt.Fprintf(w, "torn from seq   %d\n", rep.Torn.FromSeq)
+			if in.Torn.Bytes > 0 {
+				fmt.Fprintf(w, "torn from seq   %d\n", in.Torn.FromSeq)
 			}
 			fmt.Fprintf(w, "pending repair  %s a resume would append\n", plural(int64(len(r.PendingRepair)), "event"))
 			for _, env := range r.PendingRepair {
@@ -366,26 +363,6 @@ func newInspectCmd(a *app) *cobra.Command {
 			return w.Flush()
 		},
 	}
-}
-
-// openTurn returns the number of the turn the log leaves open (a turn/start
-// with no turn/end after it), or nil.
-func openTurn(log []events.Event) *int64 {
-	var open *int64
-	for _, ev := range log {
-		switch ev.Type {
-		case events.TypeTurnStart:
-			var d struct {
-				Turn *int64 `json:"turn"`
-			}
-			if json.Unmarshal(ev.Data, &d) == nil && d.Turn != nil {
-				open = d.Turn
-			}
-		case events.TypeTurnEnd:
-			open = nil
-		}
-	}
-	return open
 }
 
 // rawMessages returns messages as the byte slices package provider takes.

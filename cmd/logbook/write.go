@@ -50,7 +50,7 @@ func newCreateCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			s, err := svc.NewSession(ctx, args[0], dir)
+			s, err := svc.Create(ctx, service.CreateRequest{ID: args[0], Header: events.CreateOptions{CWD: dir}})
 			if err != nil {
 				return err
 			}

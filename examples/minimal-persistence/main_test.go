@@ -119,7 +119,7 @@ func TestRunsAsAPluginUnderTheEngine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := svc.NewSession(ctx, "demo", "")
+	s, err := svc.Create(ctx, service.CreateRequest{ID: "demo"})
 	if err != nil {
 		svc.Close(ctx)
 		t.Fatal(err)
@@ -134,7 +134,7 @@ func TestRunsAsAPluginUnderTheEngine(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := s.Sync(ctx); err != nil {
+	if _, err := s.Flush(ctx); err != nil {
 		svc.Close(ctx)
 		t.Fatal(err)
 	}

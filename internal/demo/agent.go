@@ -161,7 +161,7 @@ func (a *agent) step(ctx context.Context, n int, r reply, headerReason events.He
 	if _, err := a.s.AppendInputs(ctx, events.StepStart(a.turn, n)); err != nil {
 		return err
 	}
-	if err := a.s.Sync(ctx); err != nil {
+	if _, err := a.s.Flush(ctx); err != nil {
 		return err
 	}
 	if headerReason != "" {
@@ -193,7 +193,7 @@ func (a *agent) step(ctx context.Context, n int, r reply, headerReason events.He
 		if _, err := a.s.AppendInputs(ctx, events.ToolCall(a.turn, n, ids[i], c.tool, args[i])); err != nil {
 			return err
 		}
-		if err := a.s.Sync(ctx); err != nil {
+		if _, err := a.s.Flush(ctx); err != nil {
 			return err
 		}
 		if crash != nil {

@@ -128,7 +128,7 @@ func Run(ctx context.Context, o Options) error {
 
 	// 1. A first turn, live in this process.
 	t.step("1. Turn 1: %q", firstRequest)
-	s, err := svc.NewSession(ctx, SessionID, ws.root)
+	s, err := svc.Create(ctx, service.CreateRequest{ID: SessionID, Header: events.CreateOptions{CWD: ws.root}})
 	if err != nil {
 		return err
 	}
@@ -155,13 +155,13 @@ func Run(ctx context.Context, o Options) error {
 
 	// 3. Inspect: read-only, shows what a resume would write.
 	t.step("3. Inspect (read-only): the stored log ends inside an open turn")
-	v, in, err := svc.InspectStored(ctx, SessionID)
+	in, err := svc.Inspect(ctx, SessionID)
 	if err != nil {
 		return err
 	}
-	stored := int(v.Len()) - in.PendingRepair
-	t.say("  %d events stored; a resume would append %d closers:", stored, in.PendingRepair)
-	t.events(v.Events(), stored)
+	stored := int(in.Events)
+	t.say("  %d events stored; a resume would append %d closers:", stored, len(in.PendingRepair))
+	t.events(in.PendingRepair, 0)
 
 	// 4. Resume: the repair is appended and flushed before the session goes live.
 	t.step("4. Resume: Open repairs the interrupted turn durably")

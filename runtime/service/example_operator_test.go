@@ -24,7 +24,7 @@ func ExampleService_Search() {
 		return
 	}
 	defer svc.Close(ctx)
-	s, err := svc.NewSession(ctx, "s1", "/work")
+	s, err := svc.Create(ctx, service.CreateRequest{ID: "s1", Header: events.CreateOptions{CWD: "/work"}})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -41,7 +41,7 @@ func ExampleService_Search() {
 		fmt.Println(err)
 		return
 	}
-	if err := s.Sync(ctx); err != nil {
+	if _, err := s.Flush(ctx); err != nil {
 		fmt.Println(err)
 		return
 	}

@@ -13,18 +13,6 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
-// NewSession makes the new session id (header cwd) live in the service
-// and holds it until Close; its backends get it within the write window,
-// with its first events (Sync stores it at once). An id that is live or
-// stored already is SESSION_ALREADY_EXISTS.
-func (s *Service) NewSession(ctx context.Context, id, cwd string) (*Session, error) {
-	sess, err := s.e.Store.Create(ctx, store.CreateOptions{ID: id, CWD: cwd})
-	if err != nil {
-		return nil, err
-	}
-	return &Session{svc: s, s: sess}, nil
-}
-
 // WriteOptions say how OpenWrite opens a session.
 type WriteOptions struct {
 	// Create makes and stores an absent session (its cwd the process's
@@ -83,11 +71,8 @@ func (s *Service) OpenWrite(ctx context.Context, id string, o WriteOptions) (*Se
 		if err != nil {
 			return nil, WriteReport{}, err
 		}
-		sess, err := s.NewSession(ctx, id, dir)
-		if err != nil {
-			return nil, WriteReport{}, err
-		}
-		return sess, WriteReport{}, sess.Sync(ctx)
+		sess, err := s.Create(ctx, CreateRequest{ID: id, Header: events.CreateOptions{CWD: dir}, Stored: true})
+		return sess, WriteReport{}, err
 	case err != nil:
 		return nil, WriteReport{}, err
 	}
@@ -159,14 +144,6 @@ func (s *Session) SurfaceTokens() (int64, error) {
 // InheritedEvents returns how many events a fork inherited from its
 // parent; 0 for a session that is no fork.
 func (s *Session) InheritedEvents() int64 { return int64(s.s.InheritedEventCount()) }
-
-// Sync waits until every event appended so far is durable on every
-// backend, or returns FLUSH_FAILED naming each backend that failed (the
-// events stay queued and are retried).
-func (s *Session) Sync(ctx context.Context) error {
-	_, err := s.svc.e.Store.Flush(ctx, s.s)
-	return err
-}
 
 // Compaction describes a committed compaction.
 type Compaction struct {

@@ -35,28 +35,6 @@ func (s *Service) ReadStored(ctx context.Context, id string, at *sdk.Seq) (v *St
 	return &StoredView{v: ss, defs: s.e.Projections}, torn, nil
 }
 
-// StoredInspection says what a resume would do to an inspected session.
-type StoredInspection struct {
-	// Torn is the torn tail a write open would cut; zero when none.
-	Torn sdk.Torn
-	// PendingRepair is how many of the view's last events are the closers
-	// a resume would append (they are not stored).
-	PendingRepair int
-	// Live says the view is a snapshot of a session live in this service.
-	Live bool
-}
-
-// InspectStored restores session id read-only as a resume would see it:
-// the stored log followed by the closers a resume would append for an
-// interrupted turn (InspectReport.PendingRepair of them). It never writes.
-func (s *Service) InspectStored(ctx context.Context, id string) (*StoredView, StoredInspection, error) {
-	ss, rep, err := s.e.Store.Inspect(ctx, id)
-	if err != nil {
-		return nil, StoredInspection{Torn: rep.Torn}, err
-	}
-	return &StoredView{v: ss, defs: s.e.Projections}, StoredInspection{Torn: rep.Torn, PendingRepair: ss.PendingRepair(), Live: rep.Live}, nil
-}
-
 // ID returns the session's id.
 func (v *StoredView) ID() string { return v.v.ID() }
 

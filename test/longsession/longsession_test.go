@@ -279,7 +279,7 @@ func (t childTask) run(res *childResult) error {
 		if err != nil {
 			return err
 		}
-		s, err := svc.NewSession(ctx, sessionID, "")
+		s, err := svc.Create(ctx, service.CreateRequest{ID: sessionID})
 		if err != nil {
 			return err
 		}
@@ -288,7 +288,7 @@ func (t childTask) run(res *childResult) error {
 				return err
 			}
 		}
-		if err := s.Sync(ctx); err != nil {
+		if _, err := s.Flush(ctx); err != nil {
 			return err
 		}
 		res.Millis = float64(time.Since(start).Microseconds()) / 1000
@@ -555,7 +555,7 @@ func measureFork(b bench, messages int) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := c.Sync(ctx); err != nil {
+		if _, err := c.Flush(ctx); err != nil {
 			b.Fatal(err)
 		}
 		forks = append(forks, time.Since(start))
@@ -634,7 +634,7 @@ func measureAppendFlush(b bench, messages int) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		s, err := svc.NewSession(ctx, sessionID, "")
+		s, err := svc.Create(ctx, service.CreateRequest{ID: sessionID})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -654,7 +654,7 @@ func measureAppendFlush(b bench, messages int) {
 					b.Fatal(err)
 				}
 			}
-			if err := s.Sync(ctx); err != nil {
+			if _, err := s.Flush(ctx); err != nil {
 				b.Fatal(err)
 			}
 			logbookTimes = append(logbookTimes, time.Since(start))
