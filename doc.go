@@ -17,7 +17,7 @@
 //		defer rt.Close(ctx)
 //		s, err := rt.Create(ctx, "s1", events.CreateOptions{})
 //		…
-//		_, err = s.Append(ctx, events.TurnStart(1), events.UserText("u1", "list the files"))
+//		_, err = s.Append(ctx, events.TurnStart(1), events.UserText(events.TextMessage{ID: "u1", Text: "list the files"}))
 //		…
 //		err = s.Flush(ctx)   // the durability checkpoint
 //		msgs, err := s.Messages()
@@ -28,18 +28,24 @@
 //
 // Storage backends, the summarizer and the pruner are plugins: separate
 // processes the runtime starts and supervises (docs/plugins.md). The
-// bundled ones (jsonl, sqlite, memory, compactor-summary, pruner) run from
-// this program itself, started again as `<program> plugin <name>`, which
-// is why ServePlugins must come first in main. A program that cannot do
-// that sets Options.PluginBinary to an installed logbook binary instead;
-// with neither, Open fails at once with PLUGIN_UNAVAILABLE. Third-party
+// bundled ones (jsonl, sqlite, postgres, memory, compactor-summary, pruner)
+// run from this program itself, started again as `<program> plugin <name>`,
+// which is why ServePlugins must come first in main. This package links
+// jsonl, memory and pruner; the program links each other one by importing
+// its registration package (`import _ ".../plugins/sqlite/bundle"`, see
+// ServePlugins), so it links only the backends it uses. A program that
+// cannot call ServePlugins sets Options.PluginBinary to an installed
+// logbook binary instead, which bundles them all; with neither, or with a
+// configuration naming a bundled plugin the program does not link, Open
+// fails at once with PLUGIN_UNAVAILABLE naming the remedy. Third-party
 // plugins are named in the configuration (Options.Config or ConfigFile).
 //
 // # Configuration
 //
 // With only Options.DataDir set, Open uses the embedded default
 // configuration: JSONL files with zstd under DataDir, and compaction with
-// the bundled summarizer and pruner. Options.ConfigFile reads an HCL file
+// the bundled summarizer (import its bundle package) and pruner;
+// config.Headless is the same without compaction. Options.ConfigFile reads an HCL file
 // and Options.Config takes one built with package config
 // (docs/operations.md lists every key).
 //

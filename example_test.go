@@ -38,9 +38,9 @@ func Example() {
 	model := events.Model{Provider: "anthropic", Name: "claude-sonnet-4"}
 	if _, err := s.Append(ctx,
 		events.TurnStart(1),
-		events.UserText("u1", "list the files"),
+		events.UserText(events.TextMessage{ID: "u1", Text: "list the files"}),
 		events.StepStart(1, 1),
-		events.AssistantText(1, 1, "a1", model, "README.md and go.mod"),
+		events.AssistantText(1, 1, model, events.TextMessage{ID: "a1", Text: "README.md and go.mod"}),
 		events.StepEnd(1, 1),
 		events.TurnEnd(1, events.Completed())); err != nil {
 		log.Fatal(err)
@@ -90,7 +90,7 @@ func ExampleSession_Append() {
 	s, done := exampleSession(ctx) // Open on a temporary directory, then Create "s1", as in Example
 	defer done()
 
-	evs, err := s.Append(ctx, events.TurnStart(1), events.UserText("", "a message needs an id"), events.UserText("u2", "hi"))
+	evs, err := s.Append(ctx, events.TurnStart(1), events.UserText(events.TextMessage{ID: "", Text: "a message needs an id"}), events.UserText(events.TextMessage{ID: "u2", Text: "hi"}))
 	var e *sdk.Error
 	if errors.As(err, &e) && e.Index != nil {
 		fmt.Println(e.Code, "at input", *e.Index, "- appended:", e.Meta["appended"])
@@ -108,7 +108,7 @@ func ExampleSession_AppendAt() {
 	s, done := exampleSession(ctx) // Open on a temporary directory, then Create "s1", as in Example
 	defer done()
 
-	turn := []events.Input{events.TurnStart(1), events.UserText("u1", "hi")}
+	turn := []events.Input{events.TurnStart(1), events.UserText(events.TextMessage{ID: "u1", Text: "hi"})}
 	for range 2 { // the second try finds the turn appended already
 		_, err := s.AppendAt(ctx, 0, turn...)
 		fmt.Println(err == nil, errors.Is(err, sdk.CodeSeqConflict), s.Len())

@@ -49,6 +49,41 @@ func TestOpenWithoutAPluginProgramFailsAtOnce(t *testing.T) {
 	})
 }
 
+// A configuration that names a bundled plugin this program does not link
+// (the test binary links no SQL backend) fails at once, naming the package
+// that registers it, and writes nothing.
+func TestOpenRefusesABundledPluginThisProgramDoesNotLink(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := config.Parse([]byte(`
+data_dir = "data"
+persistence "jsonl" {}
+persistence "sqlite" {}
+`), filepath.Join(dir, "logbook.hcl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := Open(context.Background(), Options{Config: cfg})
+	if err == nil {
+		rt.Close(context.Background())
+		t.Fatal("Open with an unlinked sqlite succeeded")
+	}
+	if !errors.Is(err, sdk.CodePluginUnavailable) {
+		t.Errorf("code %s, want PLUGIN_UNAVAILABLE: %v", sdk.CodeOf(err), err)
+	}
+	for _, want := range []string{
+		"bundled plugins sqlite, which this program does not link",
+		`import _ "github.com/seed-e5e476df/logbook/plugins/sqlite/bundle"`,
+		"Options.PluginBinary",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("a refused Open wrote into %s: %d entries", dir, len(entries))
+	}
+}
+
 // A configuration whose plugins all have their own command needs no
 // program for bundled plugins.
 func TestBundledNamesLeavesOutPluginsWithACommand(t *testing.T) {
@@ -113,7 +148,7 @@ func TestServePluginsRefusesAnUnknownPlugin(t *testing.T) {
 	if !errors.As(err, &exit) || exit.ExitCode() != 2 {
 		t.Fatalf("exit %v, want status 2; output %s", err, out)
 	}
-	if want := `logbook: USAGE: no bundled plugin "nope"; bundled: compactor-summary, jsonl, memory, postgres, pruner, sqlite`; strings.TrimSpace(string(out)) != want {
+	if want := `logbook: USAGE: no bundled plugin "nope"; bundled: compactor-summary, jsonl, memory, pruner`; strings.TrimSpace(string(out)) != want {
 		t.Errorf("output %q; want %q", out, want)
 	}
 }

@@ -56,7 +56,7 @@ func TestAppendStopsAtTheFirstRejectedInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	bad := events.Input{Type: "turn/start", Data: []byte(`{"turn":"one"}`)}
-	evs, err := s.Append(ctx, events.TurnStart(1), events.UserText("u1", "hi"), bad, events.TurnEnd(1, events.Completed()))
+	evs, err := s.Append(ctx, events.TurnStart(1), events.UserText(events.TextMessage{ID: "u1", Text: "hi"}), bad, events.TurnEnd(1, events.Completed()))
 	e := requireCode(t, err, sdk.CodePayloadInvalid)
 	if e.Index == nil || *e.Index != 2 || e.Meta["appended"] != "2" || e.Meta["firstSeq"] != "0" {
 		t.Errorf("error %v, meta %v; want index 2, appended 2, firstSeq 0", e, e.Meta)
@@ -84,16 +84,16 @@ func TestAppendAtRefusesAnotherLength(t *testing.T) {
 	if _, err := s.AppendAt(ctx, 0, events.TurnStart(1)); err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.AppendAt(ctx, 0, events.UserText("u1", "again"))
+	_, err = s.AppendAt(ctx, 0, events.UserText(events.TextMessage{ID: "u1", Text: "again"}))
 	if e := requireCode(t, err, sdk.CodeSeqConflict); e.Meta["expected"] != "0" || e.Meta["actual"] != "1" || e.Meta["appended"] != "0" {
 		t.Errorf("meta %v", e.Meta)
 	}
-	_, err = s.AppendGroupAt(ctx, 0, events.UserText("u1", "again"))
+	_, err = s.AppendGroupAt(ctx, 0, events.UserText(events.TextMessage{ID: "u1", Text: "again"}))
 	requireCode(t, err, sdk.CodeSeqConflict)
 	if s.Len() != 1 {
 		t.Fatalf("log %d after two refused appends; want 1", s.Len())
 	}
-	if _, err := s.AppendGroupAt(ctx, 1, events.UserText("u1", "hi")); err != nil {
+	if _, err := s.AppendGroupAt(ctx, 1, events.UserText(events.TextMessage{ID: "u1", Text: "hi"})); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -105,7 +105,7 @@ func TestReadsShareTheStoredEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Append(ctx, events.TurnStart(1), events.UserText("u1", "hi")); err != nil {
+	if _, err := s.Append(ctx, events.TurnStart(1), events.UserText(events.TextMessage{ID: "u1", Text: "hi"})); err != nil {
 		t.Fatal(err)
 	}
 	evs := s.Events()
@@ -146,7 +146,7 @@ func TestReleaseResumeInspect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Append(ctx, events.TurnStart(1), events.UserText("u1", "hi")); err != nil {
+	if _, err := s.Append(ctx, events.TurnStart(1), events.UserText(events.TextMessage{ID: "u1", Text: "hi"})); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Flush(ctx); err != nil {
@@ -240,11 +240,11 @@ plugin "compactor-summary" {
 	model := events.Model{Provider: "mock", Name: "m"}
 	for turn := 1; turn <= 4; turn++ {
 		id := strconv.Itoa(turn)
-		call := events.ToolCallBlock("c"+id, "ls", `{"path":"."}`)
-		if _, err := s.Append(ctx, events.TurnStart(turn), events.UserText("u"+id, "request "+id), events.StepStart(turn, 1),
+		call := events.ToolCallBlock(events.Call{ID: "c" + id, Name: "ls", Arguments: `{"path":"."}`})
+		if _, err := s.Append(ctx, events.TurnStart(turn), events.UserText(events.TextMessage{ID: "u" + id, Text: "request " + id}), events.StepStart(turn, 1),
 			events.Assistant(turn, 1, events.Reply{ID: "a" + id, Model: model, Content: []events.Block{call}}),
-			events.ToolCall(turn, 1, "c"+id, "ls", `{"path":"."}`),
-			events.ToolResult(turn, 1, "r"+id, "c"+id, strings.Repeat("file "+id+"\n", 400)),
+			events.ToolCall(turn, 1, events.Call{ID: "c" + id, Name: "ls", Arguments: `{"path":"."}`}),
+			events.ToolResult(turn, 1, events.ToolText{ID: "r" + id, CallID: "c" + id, Text: strings.Repeat("file "+id+"\n", 400)}),
 			events.StepEnd(turn, 1), events.TurnEnd(turn, events.Completed())); err != nil {
 			t.Fatal(err)
 		}

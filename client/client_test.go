@@ -6,61 +6,64 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/seed-e5e476df/logbook/client"
-	"github.com/seed-e5e476df/logbook/config"
 	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/internal/corpus"
-	"github.com/seed-e5e476df/logbook/runtime/engine"
-	"github.com/seed-e5e476df/logbook/runtime/server"
-	"github.com/seed-e5e476df/logbook/runtime/session"
+	"github.com/seed-e5e476df/logbook/internal/testserve"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
-// serve starts an engine over cfg and a server for it on a loopback port,
-// stopped when the test ends, and returns a client of it.
-func serve(t *testing.T, cfg *config.Config, token string) *client.Client {
+// serve starts a `logbook serve` process of the binary the tests built,
+// with the configuration file cfg ("" for the embedded default) over a new
+// data directory and, when token is not empty, that bearer token; it is
+// stopped when the test ends. It returns a client of it.
+func serve(t *testing.T, cfg, token string) *client.Client {
 	t.Helper()
-	c, _ := serveAt(t, cfg, token)
+	c, _ := serveAt(t, cfg, t.TempDir(), token)
 	return c
 }
 
-// serveAt is serve that also returns the server's host:port.
-func serveAt(t *testing.T, cfg *config.Config, token string) (*client.Client, string) {
+// serveAt is serve over the data directory data that also returns the
+// server's host:port.
+func serveAt(t *testing.T, cfg, data, token string) (*client.Client, string) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	e, err := engine.Start(ctx, cfg, engine.Options{Executable: logbookBin})
-	if err != nil {
-		t.Fatal(err)
+	args := []string{"--data", data}
+	if cfg != "" {
+		args = append(args, "--config", cfg)
 	}
-	srv, err := server.New(e, server.Options{Token: token})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("shutdown: %v", err)
+	if token != "" {
+		file := filepath.Join(t.TempDir(), "token")
+		if err := os.WriteFile(file, []byte(token), 0o600); err != nil {
+			t.Fatal(err)
 		}
-		e.Close(context.Background())
+		args = append(args, "--token-file", file)
+	}
+	p, err := testserve.Start(logbookBin, time.Minute, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := p.Signal(syscall.SIGTERM); err != nil {
+			t.Errorf("stopping logbook serve: %v", err)
+		}
+		if err := p.Wait(time.Minute); err != nil {
+			t.Errorf("logbook serve did not stop cleanly: %v\n%s", err, p.Log())
+		}
 	})
-	c := client.New(ln.Addr().String(), client.Options{Token: token})
+	c := client.New(p.Addr(), client.Options{Token: token})
 	t.Cleanup(c.Close)
-	return c, ln.Addr().String()
+	return c, p.Addr()
 }
 
-func headless(t *testing.T) *config.Config {
-	return config.Headless(config.Overrides{DataDir: t.TempDir()})
-}
+// headless is the repository's headless profile (no compaction).
+const headless = "../config/headless.hcl"
 
 func user(i int) events.Input {
 	return events.Input{Type: "user/message", SurfaceOp: events.Append(),
@@ -68,7 +71,7 @@ func user(i int) events.Input {
 }
 
 func TestClientRoundTrip(t *testing.T) {
-	c := serve(t, headless(t), "a-token-of-16-bytes")
+	c := serve(t, headless, "a-token-of-16-bytes")
 	ctx := context.Background()
 	s, err := c.Create(ctx, "c1", events.CreateOptions{CWD: "/repo", AgentPreset: "coder"})
 	if err != nil {
@@ -77,10 +80,10 @@ func TestClientRoundTrip(t *testing.T) {
 	if h, err := s.Header(ctx); err != nil || s.ID() != "c1" || h.ID != "c1" || h.AgentPreset != "coder" || h.CWD != "/repo" {
 		t.Fatalf("create: %+v (%v)", h, err)
 	}
-	if _, err := c.Create(ctx, "c1", events.CreateOptions{}); !errors.Is(err, sdk.ErrSessionAlreadyExists) {
+	if _, err := c.Create(ctx, "c1", events.CreateOptions{}); !errors.Is(err, sdk.CodeSessionAlreadyExists) {
 		t.Fatalf("second create: %v", err)
 	}
-	if _, err := c.Create(ctx, "c1", events.CreateOptions{CWD: "relative"}); !errors.Is(err, sdk.ErrSeedInvalid) {
+	if _, err := c.Create(ctx, "c1", events.CreateOptions{CWD: "relative"}); !errors.Is(err, sdk.CodeSeedInvalid) {
 		t.Fatalf("relative cwd: %v", err)
 	}
 	app, err := s.Append(ctx, user(0), user(1), user(2))
@@ -93,7 +96,7 @@ func TestClientRoundTrip(t *testing.T) {
 	// A rejected event: the ones before it stay, the error says how many.
 	_, err = s.Append(ctx, user(3), events.Input{Type: "no/such-type", Data: json.RawMessage(`{}`)})
 	var ae *client.AppendError
-	if !errors.As(err, &ae) || ae.Appended != 1 || !errors.Is(err, sdk.ErrUnknownEventType) {
+	if !errors.As(err, &ae) || ae.Appended != 1 || !errors.Is(err, sdk.CodeUnknownEventType) {
 		t.Fatalf("unknown type: %v", err)
 	}
 	var se *sdk.Error
@@ -108,7 +111,7 @@ func TestClientRoundTrip(t *testing.T) {
 	if msgs, err = s.MessagesAt(ctx, 1); err != nil || len(msgs) != 2 {
 		t.Fatalf("messages at 1: %q (%v)", msgs, err)
 	}
-	if _, err = s.MessagesAt(ctx, 9); !errors.Is(err, sdk.ErrInvalidBoundary) {
+	if _, err = s.MessagesAt(ctx, 9); !errors.Is(err, sdk.CodeInvalidBoundary) {
 		t.Fatalf("messages past the end: %v", err)
 	}
 
@@ -124,7 +127,7 @@ func TestClientRoundTrip(t *testing.T) {
 		t.Fatalf("events [1, 3): %v", seqs)
 	}
 	for _, err := range c.Session("missing").Read(ctx, client.ReadOptions{}) {
-		if !errors.Is(err, sdk.ErrSessionNotFound) {
+		if !errors.Is(err, sdk.CodeSessionNotFound) {
 			t.Fatalf("events of a missing session: %v", err)
 		}
 	}
@@ -149,10 +152,10 @@ func TestClientRoundTrip(t *testing.T) {
 	if err := s.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Release(ctx); !errors.Is(err, sdk.ErrSessionNotLive) {
+	if err := s.Release(ctx); !errors.Is(err, sdk.CodeSessionNotLive) {
 		t.Fatalf("second release: %v", err)
 	}
-	if err := s.Flush(ctx); !errors.Is(err, sdk.ErrSessionNotLive) {
+	if err := s.Flush(ctx); !errors.Is(err, sdk.CodeSessionNotLive) {
 		t.Fatalf("flush of a released session: %v", err)
 	}
 	resumed, rep, err := c.Resume(ctx, "c1")
@@ -171,7 +174,7 @@ func TestClientRoundTrip(t *testing.T) {
 // Send coalesces single events into larger messages without reordering
 // them, and a held event still reaches the server within its linger.
 func TestAppendStreamCoalesces(t *testing.T) {
-	c := serve(t, headless(t), "")
+	c := serve(t, headless, "")
 	ctx := context.Background()
 	if _, err := c.Create(ctx, "s", events.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -235,7 +238,7 @@ func TestUnreachableServer(t *testing.T) {
 	c := client.New("http://"+addr+"/", client.Options{})
 	defer c.Close()
 	_, err = c.List(context.Background())
-	if !errors.Is(err, sdk.ErrPluginUnavailable) || !sdk.Retryable(err) {
+	if !errors.Is(err, sdk.CodePluginUnavailable) || !sdk.Retryable(err) {
 		t.Fatalf("list on a closed port: %v", err)
 	}
 }
@@ -243,19 +246,19 @@ func TestUnreachableServer(t *testing.T) {
 // Compact runs the configured summarizer (offline extractive mode in the
 // default profile); a headless profile has none.
 func TestCompact(t *testing.T) {
-	c := serve(t, config.Default(config.Overrides{DataDir: t.TempDir()}), "")
+	c := serve(t, "", "")
 	ctx := context.Background()
 	if _, err := c.Create(ctx, "k", events.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	var ins []events.Input
 	for _, b := range corpus.Session(7, 400) {
-		ev, err := session.ParseEnvelope(b, 0)
+		ev, err := events.ParseEvent(b)
 		if err != nil {
 			t.Fatal(err)
 		}
-		in := events.Input{Type: ev.Type(), Data: ev.Data()}
-		if _, ok := ev.SurfaceOp(); ok {
+		in := events.Input{Type: ev.Type, Data: ev.Data}
+		if ev.SurfaceOp != nil {
 			in.SurfaceOp = events.Append()
 		}
 		ins = append(ins, in)
@@ -275,11 +278,11 @@ func TestCompact(t *testing.T) {
 		t.Fatalf("compaction events: %d, first %.200s", len(evs), evs[0].Envelope)
 	}
 
-	h := serve(t, headless(t), "")
+	h := serve(t, headless, "")
 	if _, err := h.Create(ctx, "k", events.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.Session("k").Compact(ctx, client.CompactOptions{}); !errors.Is(err, sdk.ErrConfigInvalid) {
+	if _, err := h.Session("k").Compact(ctx, client.CompactOptions{}); !errors.Is(err, sdk.CodeConfigInvalid) {
 		t.Fatalf("compact without a compaction block: %v", err)
 	}
 }
@@ -288,7 +291,7 @@ func TestCompact(t *testing.T) {
 // client rejects it with JSON_INVALID_UTF8 where the server would, after
 // the events before it, which are appended.
 func TestInvalidUTF8Data(t *testing.T) {
-	c := serve(t, headless(t), "")
+	c := serve(t, headless, "")
 	ctx := context.Background()
 	if _, err := c.Create(ctx, "u", events.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -298,14 +301,14 @@ func TestInvalidUTF8Data(t *testing.T) {
 	_, err := c.Session("u").Append(ctx, user(0), user(1), bad, user(2))
 	var ae *client.AppendError
 	var se *sdk.Error
-	if !errors.As(err, &ae) || ae.Appended != 2 || !errors.Is(err, sdk.ErrJSONInvalidUTF8) || !errors.As(err, &se) ||
+	if !errors.As(err, &ae) || ae.Appended != 2 || !errors.Is(err, sdk.CodeJSONInvalidUTF8) || !errors.As(err, &se) ||
 		se.SessionID != "u" || !strings.Contains(se.Detail, "byte offset 19") {
 		t.Fatalf("append with invalid UTF-8: %v", err)
 	}
-	if _, err := c.Session("u").Append(ctx, bad); !errors.As(err, &ae) || ae.Appended != 0 || !errors.Is(err, sdk.ErrJSONInvalidUTF8) {
+	if _, err := c.Session("u").Append(ctx, bad); !errors.As(err, &ae) || ae.Appended != 0 || !errors.Is(err, sdk.CodeJSONInvalidUTF8) {
 		t.Fatalf("append of invalid UTF-8 alone: %v", err)
 	}
-	if _, err := c.Session("missing").Append(ctx, bad); !errors.Is(err, sdk.ErrSessionNotFound) {
+	if _, err := c.Session("missing").Append(ctx, bad); !errors.Is(err, sdk.CodeSessionNotFound) {
 		t.Fatalf("append of invalid UTF-8 to a missing session: %v; the server's error comes first", err)
 	}
 
@@ -313,13 +316,13 @@ func TestInvalidUTF8Data(t *testing.T) {
 	if err := st.Send([]events.Input{user(2)}, false); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.Send([]events.Input{user(3), bad, user(4)}, false); !errors.Is(err, sdk.ErrJSONInvalidUTF8) {
+	if err := st.Send([]events.Input{user(3), bad, user(4)}, false); !errors.Is(err, sdk.CodeJSONInvalidUTF8) {
 		t.Fatalf("stream send of invalid UTF-8: %v", err)
 	}
-	if err := st.Send([]events.Input{user(5)}, false); !errors.Is(err, sdk.ErrJSONInvalidUTF8) {
+	if err := st.Send([]events.Input{user(5)}, false); !errors.Is(err, sdk.CodeJSONInvalidUTF8) {
 		t.Fatalf("send on the broken stream: %v", err)
 	}
-	if _, err := st.CloseAndReceive(); !errors.As(err, &ae) || ae.Appended != 2 || !errors.Is(err, sdk.ErrJSONInvalidUTF8) {
+	if _, err := st.CloseAndReceive(); !errors.As(err, &ae) || ae.Appended != 2 || !errors.Is(err, sdk.CodeJSONInvalidUTF8) {
 		t.Fatalf("close of the broken stream: %v", err)
 	}
 	var got []string
@@ -340,7 +343,7 @@ func TestInvalidUTF8Data(t *testing.T) {
 
 // The JSON documents come back byte for byte, whatever their literals.
 func TestExactData(t *testing.T) {
-	c := serve(t, headless(t), "")
+	c := serve(t, headless, "")
 	ctx := context.Background()
 	if _, err := c.Create(ctx, "x", events.CreateOptions{}); err != nil {
 		t.Fatal(err)

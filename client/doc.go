@@ -9,7 +9,7 @@
 //
 //	c := client.New("127.0.0.1:7420", client.Options{})
 //	s, err := c.Create(ctx, "s1", events.CreateOptions{})
-//	evs, err := s.Append(ctx, events.TurnStart(1), events.UserText("u1", "hi"))
+//	evs, err := s.Append(ctx, events.TurnStart(1), events.UserText(events.TextMessage{ID: "u1", Text: "hi"}))
 //	msgs, err := s.Messages(ctx)
 //
 // Client holds the calls that are not about one session (Create, Resume,
@@ -75,7 +75,7 @@
 //
 // Every error carries a stable error code: the server's (an *sdk.Error
 // rebuilt from the call's google.rpc.ErrorInfo, so errors.Is(err,
-// sdk.ErrSessionNotFound) works), or, for a failure without one (the server
+// sdk.CodeSessionNotFound) works), or, for a failure without one (the server
 // is unreachable, the token is wrong), PLUGIN_UNAVAILABLE when the status
 // is Unavailable, DeadlineExceeded, Aborted or Canceled and IO_ERROR
 // otherwise, wrapping the *connect.Error (connect.CodeOf(err) returns its

@@ -42,9 +42,9 @@ func Example() {
 	model := events.Model{Provider: "anthropic", Name: "claude-sonnet-4"}
 	evs, err := s.Append(ctx,
 		events.TurnStart(1),
-		events.UserText("u1", "list the files"),
+		events.UserText(events.TextMessage{ID: "u1", Text: "list the files"}),
 		events.StepStart(1, 1),
-		events.AssistantText(1, 1, "a1", model, "There are two files."),
+		events.AssistantText(1, 1, model, events.TextMessage{ID: "a1", Text: "There are two files."}),
 		events.StepEnd(1, 1),
 		events.TurnEnd(1, events.Completed()),
 	)
@@ -98,7 +98,7 @@ func ExampleSession_AppendGroup() {
 
 	// A group holds at most one surface event: the second user message is
 	// refused, and with it the whole group.
-	_, err := s.AppendGroup(ctx, events.TurnStart(1), events.UserText("u1", "hi"), events.UserText("u2", "again"))
+	_, err := s.AppendGroup(ctx, events.TurnStart(1), events.UserText(events.TextMessage{ID: "u1", Text: "hi"}), events.UserText(events.TextMessage{ID: "u2", Text: "again"}))
 	var e *sdk.Error
 	if errors.As(err, &e) {
 		fmt.Println(e.Code+":", e.Detail)
@@ -106,7 +106,7 @@ func ExampleSession_AppendGroup() {
 	evs, err := s.Events(ctx)
 	fmt.Println(len(evs), "events", err)
 
-	evs, err = s.AppendGroup(ctx, events.TurnStart(1), events.UserText("u1", "hi"))
+	evs, err = s.AppendGroup(ctx, events.TurnStart(1), events.UserText(events.TextMessage{ID: "u1", Text: "hi"}))
 	fmt.Println(len(evs), "events appended", err)
 	// Output:
 	// SURFACE_OP_NOT_ALLOWED: an atomic group may hold one surface or projection event; member 2 (user/message) follows member 1
@@ -120,7 +120,7 @@ func ExampleClient_Resume() {
 	ctx := context.Background()
 	c, s, done := exampleSession(ctx) // New on the daemon's address, then Create, as in Example
 	defer done()
-	if _, err := s.Append(ctx, events.TurnStart(1), events.UserText("u1", "list the files"), events.StepStart(1, 1)); err != nil {
+	if _, err := s.Append(ctx, events.TurnStart(1), events.UserText(events.TextMessage{ID: "u1", Text: "list the files"}), events.StepStart(1, 1)); err != nil {
 		log.Fatal(err)
 	}
 	if err := s.Release(ctx); err != nil { // the harness stopped mid-turn
@@ -149,7 +149,7 @@ func ExampleSession_AppendRetry() {
 	_, s, done := exampleSession(ctx) // New on the daemon's address, then Create, as in Example
 	defer done()
 
-	turn := []events.Input{events.TurnStart(1), events.UserText("u1", "hi")}
+	turn := []events.Input{events.TurnStart(1), events.UserText(events.TextMessage{ID: "u1", Text: "hi"})}
 	first, err := s.AppendRetry(ctx, 0, turn, client.RetryOptions{Flush: true, MaxAttempts: 5})
 	if err != nil {
 		log.Fatal(err)
@@ -173,7 +173,7 @@ func ExampleSession_Read() {
 	ctx := context.Background()
 	_, s, done := exampleSession(ctx) // New on the daemon's address, then Create, as in Example
 	defer done()
-	if _, err := s.Append(ctx, events.TurnStart(1), events.UserText("u1", "hi"), events.TurnEnd(1, events.Completed())); err != nil {
+	if _, err := s.Append(ctx, events.TurnStart(1), events.UserText(events.TextMessage{ID: "u1", Text: "hi"}), events.TurnEnd(1, events.Completed())); err != nil {
 		log.Fatal(err)
 	}
 

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/seed-e5e476df/logbook/client"
-	"github.com/seed-e5e476df/logbook/config"
 	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
@@ -21,17 +20,17 @@ import (
 // promised, and its RepairReport counts them apart from session/recovered.
 func TestInspectViewIsReadOnly(t *testing.T) {
 	data := t.TempDir()
-	cfg, err := config.Parse([]byte("data_dir = \""+data+"\"\npersistence \"jsonl\" {\n  compression = \"none\"\n}\n"), "plain.hcl")
-	if err != nil {
+	cfg := filepath.Join(t.TempDir(), "plain.hcl")
+	if err := os.WriteFile(cfg, []byte("persistence \"jsonl\" {\n  compression = \"none\"\n}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	c := serve(t, cfg, "")
+	c, _ := serveAt(t, cfg, data, "")
 	ctx := context.Background()
 	s, err := c.Create(ctx, "v", events.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Append(ctx, events.TurnStart(1), events.UserText("u1", "list the files"), events.StepStart(1, 1)); err != nil {
+	if _, err := s.Append(ctx, events.TurnStart(1), events.UserText(events.TextMessage{ID: "u1", Text: "list the files"}), events.StepStart(1, 1)); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := s.Len(ctx); err != nil || n != 3 {
@@ -84,7 +83,7 @@ func TestInspectViewIsReadOnly(t *testing.T) {
 	closers := []events.Input{events.StepEnd(1, 1), events.TurnEnd(1, events.Interrupted())}
 	stream := func(ctx context.Context) error {
 		st := view.AppendStream(ctx)
-		if err := st.Send(closers, true); !errors.Is(err, sdk.ErrSessionReadOnly) {
+		if err := st.Send(closers, true); !errors.Is(err, sdk.CodeSessionReadOnly) {
 			return err
 		}
 		_, err := st.CloseAndReceive()
@@ -105,7 +104,7 @@ func TestInspectViewIsReadOnly(t *testing.T) {
 	} {
 		err := write(ctx)
 		var se *sdk.Error
-		if !errors.Is(err, sdk.ErrSessionReadOnly) || !errors.As(err, &se) || se.SessionID != "v" {
+		if !errors.Is(err, sdk.CodeSessionReadOnly) || !errors.As(err, &se) || se.SessionID != "v" {
 			t.Errorf("%s on an inspect view: %v; want SESSION_READ_ONLY", name, err)
 		}
 		var ae *client.AppendError
@@ -131,7 +130,7 @@ func TestInspectViewIsReadOnly(t *testing.T) {
 	if n, err := s.Len(ctx); err != nil || n != repair.NextSeq || n != 7 { // 3 + recovered + 2 closers + the marker
 		t.Fatalf("len after the resume: %d (%v); want %d", n, err, repair.NextSeq)
 	}
-	if _, err := c.Session("missing").Len(ctx); !errors.Is(err, sdk.ErrSessionNotFound) {
+	if _, err := c.Session("missing").Len(ctx); !errors.Is(err, sdk.CodeSessionNotFound) {
 		t.Fatalf("len of a missing session: %v", err)
 	}
 }

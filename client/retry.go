@@ -158,7 +158,7 @@ func (r *retrier) notify(err error) {
 // was acknowledged as durable).
 func Fenced(err error) bool {
 	var e *sdk.Error
-	return errors.Is(err, sdk.ErrSessionFenced) || (errors.As(err, &e) && e.Meta["fenced"] == "true")
+	return errors.Is(err, sdk.CodeSessionFenced) || (errors.As(err, &e) && e.Meta["fenced"] == "true")
 }
 
 // retryable reports whether a failed attempt may pass when repeated: a
@@ -216,7 +216,7 @@ func (r *retrier) ownEvents(at, end sdk.Offset, ins []events.Input) ([]events.Ev
 func (r *retrier) flush() error {
 	for {
 		err := r.s.Flush(r.ctx)
-		if err == nil || errors.Is(err, sdk.ErrSessionNotLive) {
+		if err == nil || errors.Is(err, sdk.CodeSessionNotLive) {
 			return nil
 		}
 		if err := r.again(err); err != nil {

@@ -17,7 +17,7 @@ import (
 // lengths, in an *AppendError saying nothing was appended at the length
 // found.
 func TestAppendExpectedSeq(t *testing.T) {
-	c := serve(t, headless(t), "")
+	c := serve(t, headless, "")
 	ctx := context.Background()
 	if _, err := c.Create(ctx, "e", events.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -33,10 +33,10 @@ func TestAppendExpectedSeq(t *testing.T) {
 	}
 	// A failed flush or rejection reports where the appended events went.
 	_, err = c.Session("e").AppendAt(ctx, 2, user(2), events.Input{Type: "no/such-type", Data: []byte(`{}`)})
-	if !errors.As(err, &ae) || ae.Appended != 1 || ae.FirstSeq != 2 || !errors.Is(err, sdk.ErrUnknownEventType) {
+	if !errors.As(err, &ae) || ae.Appended != 1 || ae.FirstSeq != 2 || !errors.Is(err, sdk.CodeUnknownEventType) {
 		t.Fatalf("a rejected second event: %v", err)
 	}
-	if _, err = c.Session("missing").Append(ctx, user(0)); !errors.As(err, &ae) || ae.FirstSeq != -1 || !errors.Is(err, sdk.ErrSessionNotFound) {
+	if _, err = c.Session("missing").Append(ctx, user(0)); !errors.As(err, &ae) || ae.FirstSeq != -1 || !errors.Is(err, sdk.CodeSessionNotFound) {
 		t.Fatalf("a missing session: %v", err)
 	}
 }
@@ -46,7 +46,7 @@ func TestAppendExpectedSeq(t *testing.T) {
 // after one that appended only some, it appends the rest; another writer's
 // events at the expected seq are a SEQ_CONFLICT.
 func TestAppendRetryNeverDuplicates(t *testing.T) {
-	c := serve(t, headless(t), "")
+	c := serve(t, headless, "")
 	ctx := context.Background()
 	if _, err := c.Create(ctx, "r", events.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -98,7 +98,7 @@ func TestAppendRetryNeverDuplicates(t *testing.T) {
 // AppendStream.SendExpected: the held events go first, then the checked
 // message; a stale one ends the stream with SEQ_CONFLICT.
 func TestAppendStreamSendExpected(t *testing.T) {
-	c := serve(t, headless(t), "")
+	c := serve(t, headless, "")
 	ctx := context.Background()
 	if _, err := c.Create(ctx, "s", events.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -125,7 +125,7 @@ func TestAppendStreamSendExpected(t *testing.T) {
 // AppendRetry gives up at once on a refusal a retry would meet again: a
 // wrong token.
 func TestAppendRetryGivesUpOnAWrongToken(t *testing.T) {
-	_, addr := serveAt(t, headless(t), "a-token-of-16-bytes")
+	_, addr := serveAt(t, headless, t.TempDir(), "a-token-of-16-bytes")
 	bad := client.New(addr, client.Options{Token: "wrong"})
 	defer bad.Close()
 	attempts := 0
@@ -139,7 +139,7 @@ func TestAppendRetryGivesUpOnAWrongToken(t *testing.T) {
 // nests as deep as allowed (512 levels of its own, inside the envelope):
 // the retry after a lost reply returns the stored event, not SEQ_CONFLICT.
 func TestAppendRetryFindsItsEventAtTheDepthLimit(t *testing.T) {
-	c := serve(t, headless(t), "")
+	c := serve(t, headless, "")
 	ctx := context.Background()
 	if _, err := c.Create(ctx, "d", events.CreateOptions{}); err != nil {
 		t.Fatal(err)

@@ -9,9 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/seed-e5e476df/logbook"
 	"github.com/seed-e5e476df/logbook/client"
+	"github.com/seed-e5e476df/logbook/config"
 	"github.com/seed-e5e476df/logbook/events"
-	"github.com/seed-e5e476df/logbook/runtime/session"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
@@ -22,15 +23,15 @@ func toolTurn(turn int) []events.Input {
 	call := fmt.Sprintf("c%d", turn)
 	return []events.Input{
 		events.TurnStart(turn),
-		events.UserText(fmt.Sprintf("u%d", turn), "list the files, é \"quoted\" 😀"),
+		events.UserText(events.TextMessage{ID: fmt.Sprintf("u%d", turn), Text: "list the files, é \"quoted\" 😀"}),
 		events.StepStart(turn, 1),
 		events.Assistant(turn, 1, events.Reply{ID: fmt.Sprintf("a%d-1", turn), Model: model,
-			Content: []events.Block{events.ToolCallBlock(call, "ls", `{"path":"."}`)}}),
-		events.ToolCall(turn, 1, call, "ls", `{"path":"."}`),
-		events.ToolResult(turn, 1, fmt.Sprintf("r%d", turn), call, "README.md\ngo.mod"),
+			Content: []events.Block{events.ToolCallBlock(events.Call{ID: call, Name: "ls", Arguments: `{"path":"."}`})}}),
+		events.ToolCall(turn, 1, events.Call{ID: call, Name: "ls", Arguments: `{"path":"."}`}),
+		events.ToolResult(turn, 1, events.ToolText{ID: fmt.Sprintf("r%d", turn), CallID: call, Text: "README.md\ngo.mod"}),
 		events.StepEnd(turn, 1),
 		events.StepStart(turn, 2),
-		events.AssistantText(turn, 2, fmt.Sprintf("a%d-2", turn), model, "There are two files."),
+		events.AssistantText(turn, 2, model, events.TextMessage{ID: fmt.Sprintf("a%d-2", turn), Text: "There are two files."}),
 		events.StepEnd(turn, 2),
 		events.TurnEnd(turn, events.Completed()),
 	}
@@ -51,22 +52,33 @@ func sameInput(ev events.Event, in events.Input) bool {
 		slices.Equal(ev.SourceEventSeqs, in.SourceEventSeqs)
 }
 
-// inProcess appends the same inputs to an in-process session, plain ones
+// inProcess appends the same inputs to a session of an embedded runtime
+// (package logbook, headless, over its own data directory), plain ones one
 // by one, then each group as a group, and returns its messages, transcript
 // and surface: the reads the daemon must answer identically.
 func inProcess(t *testing.T, id string, plain []events.Input, groups ...[]events.Input) (msgs, transcript []string, surface []sdk.Seq) {
 	t.Helper()
-	s, err := session.New(session.Options{Header: sdk.Header{FormatVersion: 1, ID: id}})
+	ctx := context.Background()
+	rt, err := logbook.Open(ctx, logbook.Options{Config: config.Headless(config.Overrides{DataDir: t.TempDir()}), PluginBinary: logbookBin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := rt.Close(ctx); err != nil {
+			t.Error(err)
+		}
+	}()
+	s, err := rt.Create(ctx, id, events.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, in := range plain {
-		if _, err := s.Append(context.Background(), in); err != nil {
+		if _, err := s.Append(ctx, in); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for _, g := range groups {
-		if _, err := s.AppendGroup(context.Background(), g); err != nil {
+		if _, err := s.AppendGroup(ctx, g...); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -74,17 +86,17 @@ func inProcess(t *testing.T, id string, plain []events.Input, groups ...[]events
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range list.All() {
-		msgs = append(msgs, string(m.JSON()))
+	for _, m := range list {
+		msgs = append(msgs, string(m))
 	}
-	for _, e := range s.Transcript().All() {
-		transcript = append(transcript, fmt.Sprintf("%d %s %s", e.Seq, e.Type, e.Message.JSON()))
+	for _, e := range s.Transcript() {
+		transcript = append(transcript, fmt.Sprintf("%d %s %s", e.Seq, e.Type, e.Message))
 	}
-	view, err := s.Surface()
+	surface, err = s.Surface()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return msgs, transcript, view.Nodes()
+	return msgs, transcript, surface
 }
 
 // checkReads compares the daemon's reads of s with the in-process ones.
@@ -148,10 +160,10 @@ func TestSessionHandleAgainstServe(t *testing.T) {
 	}
 
 	// A rejected member: nothing of the group is stored.
-	_, err = s.AppendGroup(ctx, events.TurnStart(2), events.UserText("u2", "a"), events.UserText("u3", "b"))
+	_, err = s.AppendGroup(ctx, events.TurnStart(2), events.UserText(events.TextMessage{ID: "u2", Text: "a"}), events.UserText(events.TextMessage{ID: "u3", Text: "b"}))
 	var ae *client.AppendError
 	var se *sdk.Error
-	if !errors.As(err, &ae) || ae.Appended != 0 || !errors.Is(err, sdk.ErrSurfaceOpNotAllowed) || !errors.As(err, &se) || !strings.Contains(se.Detail, "member 2") {
+	if !errors.As(err, &ae) || ae.Appended != 0 || !errors.Is(err, sdk.CodeSurfaceOpNotAllowed) || !errors.As(err, &se) || !strings.Contains(se.Detail, "member 2") {
 		t.Fatalf("a group with two surface members: %v", err)
 	}
 	// A stale expected length: SEQ_CONFLICT with both lengths, nothing stored.
@@ -162,7 +174,7 @@ func TestSessionHandleAgainstServe(t *testing.T) {
 	}
 	// Invalid UTF-8 in a member: refused by the client, nothing sent.
 	bad := events.Input{Type: "x-test/bad", Data: json.RawMessage("\"a\xffb\""), Ignorable: true}
-	if _, err = s.AppendGroup(ctx, events.TurnStart(2), bad); !errors.As(err, &ae) || ae.Appended != 0 || !errors.Is(err, sdk.ErrJSONInvalidUTF8) {
+	if _, err = s.AppendGroup(ctx, events.TurnStart(2), bad); !errors.As(err, &ae) || ae.Appended != 0 || !errors.Is(err, sdk.CodeJSONInvalidUTF8) {
 		t.Fatalf("a group with invalid UTF-8: %v", err)
 	}
 	stored, err := s.Events(ctx)
@@ -175,7 +187,7 @@ func TestSessionHandleAgainstServe(t *testing.T) {
 		}
 	}
 
-	open := []events.Input{events.TurnStart(2), events.UserText("u2", "and now?")}
+	open := []events.Input{events.TurnStart(2), events.UserText(events.TextMessage{ID: "u2", Text: "and now?"})}
 	group, err := s.AppendGroupAt(ctx, sdk.Offset(len(turn1)), open...)
 	if err != nil || len(group) != 2 || group[0].Seq != sdk.Seq(len(turn1)) || !sameInput(group[1], open[1]) {
 		t.Fatalf("group: %v (%v)", group, err)
@@ -225,7 +237,7 @@ func TestSessionReadsOfAMissingSession(t *testing.T) {
 	_, err4 := s.Messages(ctx)
 	_, err5 := s.Events(ctx)
 	for i, err := range []error{err1, err2, err3, err4, err5} {
-		if !errors.Is(err, sdk.ErrSessionNotFound) {
+		if !errors.Is(err, sdk.CodeSessionNotFound) {
 			t.Errorf("read %d: %v", i, err)
 		}
 	}

@@ -380,17 +380,27 @@ type Plugin struct {
 type BundledPlugin struct {
 	Name string
 	Kind sdk.Kind
+	// Bundle is the import path of the package that registers the plugin
+	// (pluginrpc.Bundle): a program that serves bundled plugins itself
+	// (logbook.ServePlugins) serves those whose Bundle it imports.
+	Bundle string
+}
+
+// bundlePath is the import path of the registration package of the
+// plugin in plugins/<dir>.
+func bundlePath(dir string) string {
+	return "github.com/seed-e5e476df/logbook/plugins/" + dir + "/bundle"
 }
 
 // bundled is the one list of bundled plugins; extend it when a plugin
 // lands in plugins/.
 var bundled = []BundledPlugin{
-	{Name: "jsonl", Kind: sdk.KindPersistence},
-	{Name: "sqlite", Kind: sdk.KindPersistence},
-	{Name: "memory", Kind: sdk.KindPersistence},
-	{Name: "postgres", Kind: sdk.KindPersistence},
-	{Name: "compactor-summary", Kind: sdk.KindSummarizer},
-	{Name: "pruner", Kind: sdk.KindPruner},
+	{Name: "jsonl", Kind: sdk.KindPersistence, Bundle: bundlePath("jsonl")},
+	{Name: "sqlite", Kind: sdk.KindPersistence, Bundle: bundlePath("sqlite")},
+	{Name: "memory", Kind: sdk.KindPersistence, Bundle: bundlePath("memory")},
+	{Name: "postgres", Kind: sdk.KindPersistence, Bundle: bundlePath("postgres")},
+	{Name: "compactor-summary", Kind: sdk.KindSummarizer, Bundle: bundlePath("compactor-summary")},
+	{Name: "pruner", Kind: sdk.KindPruner, Bundle: bundlePath("pruner")},
 }
 
 // BundledPlugins returns the plugins bundled into the logbook binary, which
@@ -399,12 +409,25 @@ func BundledPlugins() []BundledPlugin { return slices.Clone(bundled) }
 
 // LookupBundled reports the kind of the bundled plugin called name.
 func LookupBundled(name string) (sdk.Kind, bool) {
+	b, ok := bundledPlugin(name)
+	return b.Kind, ok
+}
+
+// BundlePackage returns the import path of the package that registers the
+// bundled plugin called name (BundledPlugin.Bundle).
+func BundlePackage(name string) (string, bool) {
+	b, ok := bundledPlugin(name)
+	return b.Bundle, ok
+}
+
+// bundledPlugin returns the bundled plugin called name.
+func bundledPlugin(name string) (BundledPlugin, bool) {
 	for _, b := range bundled {
 		if b.Name == name {
-			return b.Kind, true
+			return b, true
 		}
 	}
-	return "", false
+	return BundledPlugin{}, false
 }
 
 //go:embed default.hcl

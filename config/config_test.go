@@ -45,7 +45,7 @@ func flatten(t *testing.T, err error) []*sdk.Error {
 	if err == nil {
 		t.Fatal("want an error, got nil")
 	}
-	if !errors.Is(err, sdk.ErrConfigInvalid) || sdk.CodeOf(err) != sdk.CodeConfigInvalid {
+	if !errors.Is(err, sdk.CodeConfigInvalid) || sdk.CodeOf(err) != sdk.CodeConfigInvalid {
 		t.Fatalf("want CONFIG_INVALID, got %v", err)
 	}
 	var leaves []error
@@ -347,12 +347,12 @@ persistence "jsonl" {}
 func TestBundledPlugins(t *testing.T) {
 	got := config.BundledPlugins()
 	want := []config.BundledPlugin{
-		{Name: "jsonl", Kind: sdk.KindPersistence},
-		{Name: "sqlite", Kind: sdk.KindPersistence},
-		{Name: "memory", Kind: sdk.KindPersistence},
-		{Name: "postgres", Kind: sdk.KindPersistence},
-		{Name: "compactor-summary", Kind: sdk.KindSummarizer},
-		{Name: "pruner", Kind: sdk.KindPruner},
+		{Name: "jsonl", Bundle: "github.com/seed-e5e476df/logbook/plugins/jsonl/bundle", Kind: sdk.KindPersistence},
+		{Name: "sqlite", Bundle: "github.com/seed-e5e476df/logbook/plugins/sqlite/bundle", Kind: sdk.KindPersistence},
+		{Name: "memory", Bundle: "github.com/seed-e5e476df/logbook/plugins/memory/bundle", Kind: sdk.KindPersistence},
+		{Name: "postgres", Bundle: "github.com/seed-e5e476df/logbook/plugins/postgres/bundle", Kind: sdk.KindPersistence},
+		{Name: "compactor-summary", Bundle: "github.com/seed-e5e476df/logbook/plugins/compactor-summary/bundle", Kind: sdk.KindSummarizer},
+		{Name: "pruner", Bundle: "github.com/seed-e5e476df/logbook/plugins/pruner/bundle", Kind: sdk.KindPruner},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("BundledPlugins() = %+v", got)
@@ -366,6 +366,12 @@ func TestBundledPlugins(t *testing.T) {
 	}
 	if _, ok := config.LookupBundled("archive"); ok {
 		t.Error("archive is not bundled")
+	}
+	if p, ok := config.BundlePackage("sqlite"); !ok || p != "github.com/seed-e5e476df/logbook/plugins/sqlite/bundle" {
+		t.Errorf("BundlePackage(sqlite) = %q, %v", p, ok)
+	}
+	if _, ok := config.BundlePackage("archive"); ok {
+		t.Error("archive has a bundle package")
 	}
 }
 
@@ -841,7 +847,7 @@ func TestDefaultAndHeadlessDifferOnlyByCompaction(t *testing.T) {
 func TestLoad(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "nope.hcl")
 	_, err := config.Load(missing, config.Overrides{})
-	if !errors.Is(err, sdk.ErrConfigInvalid) || !errors.Is(err, fs.ErrNotExist) {
+	if !errors.Is(err, sdk.CodeConfigInvalid) || !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
 	}
 	var e *sdk.Error

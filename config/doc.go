@@ -102,7 +102,7 @@
 //
 // One problem is returned as that *sdk.Error; several are returned as
 // errors.Join of one *sdk.Error each, in source order, so errors.Is(err,
-// sdk.ErrConfigInvalid) and sdk.CodeOf(err) work either way. HCL syntax
+// sdk.CodeConfigInvalid) and sdk.CodeOf(err) work either way. HCL syntax
 // errors stop the load before any key is checked. The only errors whose
 // Detail does not start with a line and column are those of Load that fail to
 // read the file at all: their Detail starts with the path and they wrap the

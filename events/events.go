@@ -15,7 +15,10 @@
 // bytes come back from the log. Surface events are appended to the
 // surface; Input.Replacing turns one into a replacement. The compaction
 // and store-only types (compaction/*, session/*) have no builders:
-// logbook writes them itself.
+// logbook writes them itself. Where a builder would take several strings
+// in a row (ids, names, texts), it takes a struct with named fields
+// instead (Call, ToolText, TextMessage, UserMessage, Thought, TurnError),
+// so two of them cannot be swapped without the code saying so.
 //
 // A builder never fails and never panics. What it cannot tell is wrong
 // without knowing the session (an empty id, a negative turn, a tool call

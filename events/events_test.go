@@ -34,7 +34,7 @@ func TestParseEventKeepsTheEnvelope(t *testing.T) {
 
 func TestParseEventRefusesWhatIsNoEnvelope(t *testing.T) {
 	for _, b := range []string{``, `[]`, `{"seq":0,"time":1,"type":"x"}`, `{"time":1,"type":"x","data":1}`, `{"seq":0,"time":1,"type":"x","data":1,"surfaceOp":"prepend"}`, `{"seq":0,"time":1,"type":"x","data":1,"surfaceOp":{"op":"replace","startSeq":1}}`} {
-		if _, err := ParseEvent([]byte(b)); !errors.Is(err, sdk.ErrEnvelopeInvalid) {
+		if _, err := ParseEvent([]byte(b)); !errors.Is(err, sdk.CodeEnvelopeInvalid) {
 			t.Errorf("%q: %v, want ENVELOPE_INVALID", b, err)
 		}
 	}

@@ -24,15 +24,15 @@ func Example() {
 	model := events.Model{Provider: "anthropic", Name: "claude-sonnet-4"}
 	for _, in := range []events.Input{
 		events.TurnStart(1),
-		events.UserText("u1", "list the files"),
+		events.UserText(events.TextMessage{ID: "u1", Text: "list the files"}),
 		events.StepStart(1, 1),
 		events.Assistant(1, 1, events.Reply{ID: "a1", Model: model,
-			Content: []events.Block{events.ToolCallBlock("c1", "ls", `{"path":"."}`)}}),
-		events.ToolCall(1, 1, "c1", "ls", `{"path":"."}`),
-		events.ToolResult(1, 1, "r1", "c1", "README.md\ngo.mod"),
+			Content: []events.Block{events.ToolCallBlock(events.Call{ID: "c1", Name: "ls", Arguments: `{"path":"."}`})}}),
+		events.ToolCall(1, 1, events.Call{ID: "c1", Name: "ls", Arguments: `{"path":"."}`}),
+		events.ToolResult(1, 1, events.ToolText{ID: "r1", CallID: "c1", Text: "README.md\ngo.mod"}),
 		events.StepEnd(1, 1),
 		events.StepStart(1, 2),
-		events.AssistantText(1, 2, "a2", model, "There are two files."),
+		events.AssistantText(1, 2, model, events.TextMessage{ID: "a2", Text: "There are two files."}),
 		events.StepEnd(1, 2),
 		events.TurnEnd(1, events.Completed()),
 	} {
@@ -56,7 +56,7 @@ func ExampleAssistant() {
 	show(events.Assistant(1, 1, events.Reply{
 		ID:      "a1",
 		Model:   events.Model{Provider: "anthropic", Name: "claude-sonnet-4"},
-		Content: []events.Block{events.Reasoning("use ls", ""), events.ToolCallBlock("c1", "ls", `{"path":"."}`)},
+		Content: []events.Block{events.Reasoning(events.Thought{Text: "use ls"}), events.ToolCallBlock(events.Call{ID: "c1", Name: "ls", Arguments: `{"path":"."}`})},
 		Stream:  []json.RawMessage{json.RawMessage(`{"dt":0,"delta":"use ls"}`)},
 		Usage:   &events.Usage{Input: 812, Output: 34},
 	}))
@@ -65,8 +65,7 @@ func ExampleAssistant() {
 }
 
 func ExampleToolError() {
-	show(events.ToolError(2, 1, "r2", "c2", "permission denied",
-		events.ToolFailure{Name: "PermissionError", Code: "EACCES", Reason: "read-only"}))
+	show(events.ToolError(2, 1, events.ToolText{ID: "r2", CallID: "c2", Text: "permission denied"}, events.ToolFailure{Name: "PermissionError", Code: "EACCES", Reason: "read-only"}))
 	// Output:
 	// tool/result {"turn":2,"step":1,"message":{"id":"r2","role":"tool","toolCallId":"c2","isError":true,"content":[{"type":"text","text":"permission denied"}],"source":{"kind":"tool","callId":"c2"}},"error":{"name":"PermissionError","code":"EACCES","reason":"read-only"}} surfaceOp="append"
 }
@@ -74,14 +73,14 @@ func ExampleToolError() {
 // A pruner shortens the tool result at seq 8: the rewrite replaces that
 // node alone and changes nothing but the content.
 func ExampleInput_Replacing() {
-	show(events.ToolResult(1, 1, "r1", "c1", "[2 files]").Replacing(8, 8, 8))
+	show(events.ToolResult(1, 1, events.ToolText{ID: "r1", CallID: "c1", Text: "[2 files]"}).Replacing(8, 8, 8))
 	// Output:
 	// tool/result {"turn":1,"step":1,"message":{"id":"r1","role":"tool","toolCallId":"c1","content":[{"type":"text","text":"[2 files]"}],"source":{"kind":"tool","callId":"c1"}}} surfaceOp={"op":"replace","startSeq":8,"endSeq":8} sourceEventSeqs=[8]
 }
 
 func ExampleTurnEnd() {
 	show(events.TurnEnd(2, events.AbortedByUser()))
-	show(events.TurnEnd(3, events.Failed("UNKNOWN", "the provider is unreachable")))
+	show(events.TurnEnd(3, events.Failed(events.TurnError{Code: "UNKNOWN", Message: "the provider is unreachable"})))
 	// Output:
 	// turn/end {"turn":2,"reason":{"kind":"aborted","cause":{"kind":"user"}}}
 	// turn/end {"turn":3,"reason":{"kind":"error","error":{"message":"the provider is unreachable","code":"UNKNOWN"}}}
@@ -96,7 +95,7 @@ func ExampleRequestHeader() {
 		Tools:  []events.ToolSchema{{Name: "ls", Description: "list files", Parameters: json.RawMessage(`{"type": "object"}`)}},
 	}, events.HeaderInitial))
 	show(events.RequestContext(events.ContextInfo{Model: model, ContextWindow: 200000}))
-	show(events.System(0, 0, "sys", "You are a careful coding agent."))
+	show(events.System(0, 0, events.TextMessage{ID: "sys", Text: "You are a careful coding agent."}))
 	// Output:
 	// request/header {"header":{"config":{"provider":"anthropic","model":"claude-sonnet-4","maxTokens":4096},"tools":[{"name":"ls","description":"list files","parameters":{"type":"object"}}]},"reason":"initial"}
 	// request/context {"provider":"anthropic","model":"claude-sonnet-4","contextWindow":200000}
@@ -112,7 +111,7 @@ func ExampleDeveloper() {
 }
 
 func ExampleUser() {
-	show(events.User("u2", "prompt", events.Text("what is in this picture?"), events.Image("image/png", []byte("\x89PNG\r\n\x1a\n"))))
+	show(events.User(events.UserMessage{ID: "u2", Kind: "prompt", Content: []events.Block{events.Text("what is in this picture?"), events.Image("image/png", []byte("\x89PNG\r\n\x1a\n"))}}))
 	// Output:
 	// user/message {"id":"u2","role":"user","content":[{"type":"text","text":"what is in this picture?"},{"type":"image","mediaType":"image/png","data":"iVBORw0KGgo="}],"source":{"kind":"prompt"}} surfaceOp="append"
 }

@@ -23,24 +23,37 @@ func Text(text string) Block {
 	return Block{json: append(b, '}')}
 }
 
-// Reasoning is an assistant's reasoning block; signature is the provider's
-// signature of it, "" for none.
-func Reasoning(text, signature string) Block {
-	b := strMember([]byte(`{"type":"reasoning"`), "text", text)
-	if signature != "" {
-		b = strMember(b, "signature", signature)
+// Thought is an assistant's reasoning, for Reasoning.
+type Thought struct {
+	Text      string // the reasoning text
+	Signature string // the provider's signature of it; "" = none
+}
+
+// Reasoning is an assistant's reasoning block t.
+func Reasoning(t Thought) Block {
+	b := strMember([]byte(`{"type":"reasoning"`), "text", t.Text)
+	if t.Signature != "" {
+		b = strMember(b, "signature", t.Signature)
 	}
 	return Block{json: append(b, '}')}
 }
 
-// ToolCallBlock is an assistant's request to call tool name with the raw,
-// unparsed argument text arguments (usually a JSON object). id must be
-// non-empty and unique within the message; the tool/call and tool/result
-// of the call name it.
-func ToolCallBlock(id, name, arguments string) Block {
-	b := strMember([]byte(`{"type":"tool-call"`), "id", id)
-	b = strMember(b, "name", name)
-	b = strMember(b, "arguments", arguments)
+// Call is one tool call of an assistant message: the tool-call block that
+// asks for it (ToolCallBlock) and the tool/call that starts it (ToolCall)
+// take the same value.
+type Call struct {
+	// ID is the call's id: non-empty and unique within the message; the
+	// tool/call and tool/result of the call name it.
+	ID        string
+	Name      string // the tool
+	Arguments string // the raw, unparsed argument text (usually a JSON object)
+}
+
+// ToolCallBlock is an assistant's request to make the tool call c.
+func ToolCallBlock(c Call) Block {
+	b := strMember([]byte(`{"type":"tool-call"`), "id", c.ID)
+	b = strMember(b, "name", c.Name)
+	b = strMember(b, "arguments", c.Arguments)
 	return Block{json: append(b, '}')}
 }
 
@@ -113,12 +126,19 @@ func surface(typ string, data []byte) Input {
 	return Input{Type: typ, Data: data, SurfaceOp: Append()}
 }
 
-// System is system/message: the system prompt, as the message id with one
-// text block. The first system/message on the surface is the rendered
-// system prompt the model sees first.
-func System(turn, step int, id, prompt string) Input {
+// TextMessage is a message of one text block, for System, UserText and
+// AssistantText.
+type TextMessage struct {
+	ID   string // the message id
+	Text string // the text of its one block
+}
+
+// System is system/message: the system prompt, as the message m. The
+// first system/message on the surface is the rendered system prompt the
+// model sees first.
+func System(turn, step int, m TextMessage) Input {
 	b := member(turnStep(turn, step), "message")
-	b = message(b, id, "system", []Block{Text(prompt)}, sourceKind("system-prompt"))
+	b = message(b, m.ID, "system", []Block{Text(m.Text)}, sourceKind("system-prompt"))
 	return surface(TypeSystemMessage, append(b, '}'))
 }
 
@@ -140,17 +160,26 @@ func Developer(turn, step int, id string, headerSeq sdk.Seq, content ...Block) I
 	return surface(TypeDeveloperMessage, append(b, '}'))
 }
 
-// User is user/message: the user message id with content, whose source
-// kind says what it is: "prompt" for what the user asked, or another kind
-// for context the harness injects (e.g. "context"). A compaction writes
-// its checkpoints itself.
-func User(id, kind string, content ...Block) Input {
-	return surface(TypeUserMessage, message(nil, id, "user", content, sourceKind(kind)))
+// UserMessage is a user message, for User.
+type UserMessage struct {
+	ID string // the message id
+	// Kind is the message's source kind, which says what it is: "prompt"
+	// for what the user asked, or another kind for context the harness
+	// injects (e.g. "context"). A compaction writes its checkpoints itself.
+	Kind    string
+	Content []Block
 }
 
-// UserText is user/message: the user's prompt text as message id (source
+// User is user/message: the user message m.
+func User(m UserMessage) Input {
+	return surface(TypeUserMessage, message(nil, m.ID, "user", m.Content, sourceKind(m.Kind)))
+}
+
+// UserText is user/message: the user's prompt as the message m (source
 // kind "prompt").
-func UserText(id, text string) Input { return User(id, "prompt", Text(text)) }
+func UserText(m TextMessage) Input {
+	return User(UserMessage{ID: m.ID, Kind: "prompt", Content: []Block{Text(m.Text)}})
+}
 
 // Model names the model a reply came from: the source of an assistant
 // message and the target of request/context. Provider and Name must be
@@ -214,10 +243,10 @@ func Assistant(turn, step int, r Reply) Input {
 	return surface(TypeAssistantMessage, append(b, '}'))
 }
 
-// AssistantText is assistant/message: the reply id of model m, one text
-// block, with an empty stream and no usage.
-func AssistantText(turn, step int, id string, m Model, text string) Input {
-	return Assistant(turn, step, Reply{ID: id, Model: m, Content: []Block{Text(text)}})
+// AssistantText is assistant/message: the reply m of model, with an empty
+// stream and no usage.
+func AssistantText(turn, step int, model Model, m TextMessage) Input {
+	return Assistant(turn, step, Reply{ID: m.ID, Model: model, Content: []Block{Text(m.Text)}})
 }
 
 // AssistantAttempt is assistant/attempt: a model call in step of turn that

@@ -7,13 +7,13 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
-// ToolCall is tool/call: execution of the call callID (tool name, raw
-// argument text arguments) has started. Crash repair relies on it: a call
-// with a tool/call and no tool/result has an unknown outcome.
-func ToolCall(turn, step int, callID, name, arguments string) Input {
-	b := strMember(turnStep(turn, step), "callId", callID)
-	b = strMember(b, "name", name)
-	b = strMember(b, "arguments", arguments)
+// ToolCall is tool/call: execution of the call c has started. Crash
+// repair relies on it: a call with a tool/call and no tool/result has an
+// unknown outcome.
+func ToolCall(turn, step int, c Call) Input {
+	b := strMember(turnStep(turn, step), "callId", c.ID)
+	b = strMember(b, "name", c.Name)
+	b = strMember(b, "arguments", c.Arguments)
 	return Input{Type: TypeToolCall, Data: append(b, '}')}
 }
 
@@ -66,17 +66,24 @@ func Tool(turn, step int, m ToolMessage) Input {
 	return surface(TypeToolResult, append(b, '}'))
 }
 
-// ToolResult is tool/result: the successful result of call callID as the
-// message id with one text block.
-func ToolResult(turn, step int, id, callID, text string) Input {
-	return Tool(turn, step, ToolMessage{ID: id, CallID: callID, Content: []Block{Text(text)}})
+// ToolText is a tool call's result as one text block, for ToolResult and
+// ToolError.
+type ToolText struct {
+	ID     string // the message id
+	CallID string // the tool call answered: its id in the assistant message
+	Text   string // the text of its one block
 }
 
-// ToolError is tool/result: call callID failed; text tells the model what
-// happened and f is the error (isError is set). A zero f writes no error
-// member, only isError.
-func ToolError(turn, step int, id, callID, text string, f ToolFailure) Input {
-	m := ToolMessage{ID: id, CallID: callID, Content: []Block{Text(text)}, IsError: true}
+// ToolResult is tool/result: the successful result r.
+func ToolResult(turn, step int, r ToolText) Input {
+	return Tool(turn, step, ToolMessage{ID: r.ID, CallID: r.CallID, Content: []Block{Text(r.Text)}})
+}
+
+// ToolError is tool/result: the call r answers failed; r's text tells the
+// model what happened and f is the error (isError is set). A zero f writes
+// no error member, only isError.
+func ToolError(turn, step int, r ToolText, f ToolFailure) Input {
+	m := ToolMessage{ID: r.ID, CallID: r.CallID, Content: []Block{Text(r.Text)}, IsError: true}
 	if f != (ToolFailure{}) {
 		m.Failure = &f
 	}
@@ -89,7 +96,7 @@ func ToolError(turn, step int, id, callID, text string, f ToolFailure) Input {
 // every node it hides. A rewritten tool result, such as a pruned one,
 // replaces its original alone and changes nothing but the content:
 //
-//	events.ToolResult(1, 1, "r1", "c1", "[2 files]").Replacing(8, 8, 8)
+//	events.ToolResult(1, 1, events.ToolText{ID: "r1", CallID: "c1", Text: "[2 files]"}).Replacing(8, 8, 8)
 func (in Input) Replacing(start, end sdk.Seq, shadowed ...sdk.Seq) Input {
 	in.SurfaceOp = Replace(start, end)
 	in.SourceEventSeqs = slices.Clone(shadowed)

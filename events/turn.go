@@ -92,14 +92,21 @@ func AbortedByHook(why string) Reason {
 // Blocked is the reason of a turn a hook or policy stopped.
 func Blocked() Reason { return kindReason("blocked") }
 
+// TurnError is the error a turn failed with, for Failed.
+type TurnError struct {
+	// Code is the error's code; a failure that did not come from the model
+	// has code "UNKNOWN".
+	Code    string
+	Message string // what happened
+}
+
 // Failed is the reason of a turn that failed (kind "error") with the
-// error's code and message. A failure that did not come from the model has
-// code "UNKNOWN".
-func Failed(code, message string) Reason {
-	e := strMember([]byte{'{'}, "message", message)
-	e = strMember(e, "code", code)
+// error e.
+func Failed(e TurnError) Reason {
+	m := strMember([]byte{'{'}, "message", e.Message)
+	m = strMember(m, "code", e.Code)
 	b := strMember([]byte{'{'}, "kind", "error")
-	b = append(member(b, "error"), e...)
+	b = append(member(b, "error"), m...)
 	return Reason{append(b, "}}"...)}
 }
 

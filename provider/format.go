@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/seed-e5e476df/logbook/runtime/session"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/jsonv"
 )
@@ -26,7 +25,7 @@ func MessageFormats() []string {
 	return []string{FormatLogbook, FormatOpenAI, FormatAnthropic, FormatMarkdown}
 }
 
-// RequestFormats returns the formats SessionRequest renders. The slice
+// RequestFormats returns the formats Request renders. The slice
 // is fresh.
 func RequestFormats() []string {
 	return []string{FormatLogbook, FormatOpenAI, FormatAnthropic}
@@ -69,26 +68,51 @@ func Messages(format string, msgs [][]byte) ([]byte, error) {
 	return nil, CheckFormat(op, "format", format, MessageFormats())
 }
 
-// SessionRequest renders the request a model would be sent right after
-// the last event of s in one of RequestFormats: logbook is the session's
-// own {header, context, messages} (Session.AppendRequestJSON), openai and
-// anthropic the provider's body (OpenAIRequest, AnthropicRequest) from
-// its folded header and derived messages. Another format is USAGE.
-func SessionRequest(format string, s *session.Session) ([]byte, error) {
+// RequestParts is the request a model would be sent right after some event
+// of a session, as the session's canonical JSON: what Request renders. The
+// slices are read, never modified or kept.
+type RequestParts struct {
+	// Header is the folded request header (an EpochHeader); nil or "null"
+	// when the log has none.
+	Header []byte
+	// Context is the request context; nil or "null" when the log has none.
+	Context []byte
+	// Messages are the derived messages, in order.
+	Messages [][]byte
+}
+
+// Request renders r in one of RequestFormats: logbook is the session's
+// own {"header", "context", "messages"} (each member spliced in as given,
+// a missing header or context as null), openai and anthropic the
+// provider's body (OpenAIRequest, AnthropicRequest) from the header and
+// the messages. Another format is USAGE.
+func Request(format string, r RequestParts) ([]byte, error) {
 	if err := CheckFormat(op, "format", format, RequestFormats()); err != nil {
 		return nil, err
 	}
-	if format == FormatLogbook {
-		return s.AppendRequestJSON(nil)
+	header := orNull(r.Header)
+	switch format {
+	case FormatOpenAI:
+		return OpenAIRequest(header, r.Messages)
+	case FormatAnthropic:
+		return AnthropicRequest(header, r.Messages)
 	}
-	ml, err := s.Messages()
+	msgs, err := Messages(FormatLogbook, r.Messages)
 	if err != nil {
 		return nil, err
 	}
-	if format == FormatOpenAI {
-		return OpenAIRequest(s.AppendRequestHeaderJSON(nil), ml.JSON())
+	b := append([]byte(`{"header":`), header...)
+	b = append(append(b, `,"context":`...), orNull(r.Context)...)
+	b = append(append(b, `,"messages":`...), msgs...)
+	return append(b, '}'), nil
+}
+
+// orNull returns doc, or the JSON null when doc is empty.
+func orNull(doc []byte) []byte {
+	if len(doc) == 0 {
+		return []byte("null")
 	}
-	return AnthropicRequest(s.AppendRequestHeaderJSON(nil), ml.JSON())
+	return doc
 }
 
 // Markdown renders derived messages for a reader: a heading per message

@@ -64,7 +64,7 @@ func ParseOpenAIResponse(body []byte, provider string) (events.Reply, error) {
 			return events.Reply{}, sdk.Errorf(sdk.CodePayloadInvalid, op,
 				"tool call %d of the %s needs an id, function.name and function.arguments", i, what).WithIndex(i)
 		}
-		r.Content = append(r.Content, events.ToolCallBlock(tc.ID, tc.Function.Name, *tc.Function.Arguments))
+		r.Content = append(r.Content, events.ToolCallBlock(events.Call{ID: tc.ID, Name: tc.Function.Name, Arguments: *tc.Function.Arguments}))
 	}
 	if u := c.Usage; u != nil {
 		cached := count(u.PromptTokensDetails.CachedTokens)
@@ -119,14 +119,14 @@ func ParseAnthropicResponse(body []byte, provider string) (events.Reply, error) 
 		case "text":
 			r.Content = append(r.Content, events.Text(b.Text))
 		case "thinking":
-			r.Content = append(r.Content, events.Reasoning(b.Thinking, b.Signature))
+			r.Content = append(r.Content, events.Reasoning(events.Thought{Text: b.Thinking, Signature: b.Signature}))
 		case "tool_use":
 			var input bytes.Buffer
 			if b.ID == "" || b.Name == "" || bytes.IndexByte(bytes.TrimSpace(b.Input), '{') != 0 || json.Compact(&input, b.Input) != nil {
 				return events.Reply{}, sdk.Errorf(sdk.CodePayloadInvalid, op,
 					"tool_use block %d of the %s needs an id, a name and an object input", i, what).WithIndex(i)
 			}
-			r.Content = append(r.Content, events.ToolCallBlock(b.ID, b.Name, input.String()))
+			r.Content = append(r.Content, events.ToolCallBlock(events.Call{ID: b.ID, Name: b.Name, Arguments: input.String()}))
 		}
 	}
 	if u := m.Usage; u != nil {

@@ -1,16 +1,17 @@
 package provider
 
 import (
-	"context"
 	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/openai/openai-go/v3"
 
-	"github.com/seed-e5e476df/logbook/internal/corpus"
-	"github.com/seed-e5e476df/logbook/runtime/session"
+	"github.com/seed-e5e476df/logbook/sdk"
 )
 
 // testHeader is a folded request header with every config member the
@@ -49,21 +50,26 @@ func shapeMessages() [][]byte {
 }
 
 // corpusRequest returns the folded header and the derived messages of a
-// corpus session.
-func corpusRequest(t testing.TB, events int) (header []byte, msgs [][]byte) {
+// generated agent session of 400 events (testdata/corpus-request.json, as
+// `logbook request --at` prints them for the session internal/corpus
+// writes with seed 11).
+func corpusRequest(t testing.TB) (header []byte, msgs [][]byte) {
 	t.Helper()
-	s, err := session.Restore(context.Background(), session.Options{}, session.RestoreOptions{}, corpus.Session(11, events))
+	b, err := os.ReadFile(filepath.Join("testdata", "corpus-request.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ml, err := s.Messages()
-	if err != nil {
+	var req struct {
+		Header   json.RawMessage   `json:"header"`
+		Messages []json.RawMessage `json:"messages"`
+	}
+	if err := json.Unmarshal(b, &req); err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range ml.All() {
-		msgs = append(msgs, m.JSON())
+	for _, m := range req.Messages {
+		msgs = append(msgs, m)
 	}
-	return s.AppendRequestHeaderJSON(nil), msgs
+	return req.Header, msgs
 }
 
 // sdkKeeps unmarshals body into the SDK's request params p, marshals p
@@ -96,7 +102,7 @@ func sdkKeeps(t *testing.T, body []byte, p interface {
 // The requests of every shape, and of a corpus session, are what the
 // official SDKs' request params hold, member for member.
 func TestRequestsMatchTheSDKs(t *testing.T) {
-	ch, cm := corpusRequest(t, 400)
+	ch, cm := corpusRequest(t)
 	cases := []struct {
 		name   string
 		header []byte
@@ -120,5 +126,32 @@ func TestRequestsMatchTheSDKs(t *testing.T) {
 			}
 			sdkKeeps(t, body, &anthropic.MessageNewParams{})
 		})
+	}
+}
+
+// The logbook request is {header, context, messages} with every part
+// spliced in as given and a missing header or context as null; the
+// providers' bodies come from the header and the messages.
+func TestRequestRendersEachFormat(t *testing.T) {
+	msgs := shapeMessages()[:2]
+	got, err := Request(FormatLogbook, RequestParts{Context: []byte(`{"cwd":"/w"}`), Messages: msgs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"header":null,"context":{"cwd":"/w"},"messages":[` + shapes[0] + `,` + shapes[1] + `]}`
+	if string(got) != want {
+		t.Errorf("logbook request\n got %s\nwant %s", got, want)
+	}
+	for format, convert := range map[string]func([]byte, [][]byte) ([]byte, error){FormatOpenAI: OpenAIRequest, FormatAnthropic: AnthropicRequest} {
+		got, err := Request(format, RequestParts{Header: []byte(testHeader), Messages: msgs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want, _ := convert([]byte(testHeader), msgs); string(got) != string(want) {
+			t.Errorf("%s request\n got %s\nwant %s", format, got, want)
+		}
+	}
+	if _, err := Request(FormatMarkdown, RequestParts{}); !errors.Is(err, sdk.CodeUsage) {
+		t.Errorf("markdown request: %v, want USAGE", err)
 	}
 }

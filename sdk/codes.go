@@ -316,7 +316,10 @@ const (
 	// A plugin process is not reachable: it failed to start or crashed, or a
 	// call ended with gRPC Unavailable, DeadlineExceeded, Aborted or
 	// Canceled and no logbook error. The host restarts a dead plugin with
-	// backoff; Detail names the plugin.
+	// backoff; Detail names the plugin. An embedding program that has no
+	// way to run a bundled plugin its configuration names (no
+	// logbook.ServePlugins, no Options.PluginBinary, or the plugin's bundle
+	// package not imported) gets it from Open; Detail names the remedy.
 	CodePluginUnavailable Code = "PLUGIN_UNAVAILABLE"
 	// A flush did not make every appended event durable on every backend.
 	// The failure of each backend is wrapped beneath it.
@@ -453,122 +456,6 @@ const (
 	// The tool call was aborted during the flush an agent loop makes before
 	// dispatching it, so it never ran.
 	ToolErrorAbortedBeforeDispatch = "ABORTED_BEFORE_DISPATCH"
-)
-
-// Sentinels: one per code, for errors.Is(err, sdk.ErrXxx). They are the codes
-// themselves, so they are constants and cannot be reassigned.
-const (
-	ErrInvalidSessionID              = CodeInvalidSessionID
-	ErrInvalidSeq                    = CodeInvalidSeq
-	ErrEnvelopeInvalid               = CodeEnvelopeInvalid
-	ErrEventTypeInvalid              = CodeEventTypeInvalid
-	ErrEventTypeReserved             = CodeEventTypeReserved
-	ErrUnknownEventType              = CodeUnknownEventType
-	ErrIgnorableNotAllowed           = CodeIgnorableNotAllowed
-	ErrIgnorableRequired             = CodeIgnorableRequired
-	ErrEventTooLarge                 = CodeEventTooLarge
-	ErrJSONSyntax                    = CodeJSONSyntax
-	ErrJSONInvalidUTF8               = CodeJSONInvalidUTF8
-	ErrJSONDuplicateKey              = CodeJSONDuplicateKey
-	ErrJSONNegativeZero              = CodeJSONNegativeZero
-	ErrJSONNumberNotFinite           = CodeJSONNumberNotFinite
-	ErrJSONUnsafeInteger             = CodeJSONUnsafeInteger
-	ErrJSONTooDeep                   = CodeJSONTooDeep
-	ErrPayloadInvalid                = CodePayloadInvalid
-	ErrMessageRoleMismatch           = CodeMessageRoleMismatch
-	ErrMessageSourceInvalid          = CodeMessageSourceInvalid
-	ErrToolCallIDMismatch            = CodeToolCallIDMismatch
-	ErrToolResultErrorWithoutIserror = CodeToolResultErrorWithoutIserror
-	ErrToolChangeRole                = CodeToolChangeRole
-	ErrToolChangeNameEmpty           = CodeToolChangeNameEmpty
-	ErrToolAdditionInlineDefinition  = CodeToolAdditionInlineDefinition
-	ErrHeaderSystemForbidden         = CodeHeaderSystemForbidden
-	ErrHeaderEmptyTools              = CodeHeaderEmptyTools
-	ErrHeaderEmptyAdapterDefaults    = CodeHeaderEmptyAdapterDefaults
-	ErrHeaderInvalid                 = CodeHeaderInvalid
-	ErrHeaderReasonInvalid           = CodeHeaderReasonInvalid
-	ErrDeveloperHeaderSeqMismatch    = CodeDeveloperHeaderSeqMismatch
-	ErrDeveloperHeaderSeqInvalid     = CodeDeveloperHeaderSeqInvalid
-	ErrDeveloperToolNotInHeader      = CodeDeveloperToolNotInHeader
-	ErrDeveloperToolIncomplete       = CodeDeveloperToolIncomplete
-	ErrDeveloperToolDeferLoading     = CodeDeveloperToolDeferLoading
-	ErrSeqNotContiguous              = CodeSeqNotContiguous
-	ErrSurfaceOpNotAllowed           = CodeSurfaceOpNotAllowed
-	ErrSourcesNotAllowed             = CodeSourcesNotAllowed
-	ErrSurfaceMarkerRequired         = CodeSurfaceMarkerRequired
-	ErrSurfaceOpInvalid              = CodeSurfaceOpInvalid
-	ErrReplaceEndpointNotEarlier     = CodeReplaceEndpointNotEarlier
-	ErrAssistantSourcesForbidden     = CodeAssistantSourcesForbidden
-	ErrSourcesInvalid                = CodeSourcesInvalid
-	ErrSourcesEmpty                  = CodeSourcesEmpty
-	ErrSourcesDuplicate              = CodeSourcesDuplicate
-	ErrSourcesNotEarlier             = CodeSourcesNotEarlier
-	ErrReplaceStartNotFound          = CodeReplaceStartNotFound
-	ErrReplaceEndNotFound            = CodeReplaceEndNotFound
-	ErrReplaceReversed               = CodeReplaceReversed
-	ErrReplaceCoverage               = CodeReplaceCoverage
-	ErrToolResultRewriteSingle       = CodeToolResultRewriteSingle
-	ErrToolResultRewriteTarget       = CodeToolResultRewriteTarget
-	ErrToolResultRewriteOnlyContent  = CodeToolResultRewriteOnlyContent
-	ErrSystemNode0Protected          = CodeSystemNode0Protected
-	ErrProjectionRequired            = CodeProjectionRequired
-	ErrProjectionFailed              = CodeProjectionFailed
-	ErrProjectionInvalid             = CodeProjectionInvalid
-	ErrProjectionRemoved             = CodeProjectionRemoved
-	ErrProjectionDuplicate           = CodeProjectionDuplicate
-	ErrSessionClosed                 = CodeSessionClosed
-	ErrSessionReadOnly               = CodeSessionReadOnly
-	ErrSessionFenced                 = CodeSessionFenced
-	ErrSessionNotFound               = CodeSessionNotFound
-	ErrSessionAlreadyExists          = CodeSessionAlreadyExists
-	ErrSessionHeld                   = CodeSessionHeld
-	ErrSessionNotLive                = CodeSessionNotLive
-	ErrInvalidBoundary               = CodeInvalidBoundary
-	ErrSeedInvalid                   = CodeSeedInvalid
-	ErrAlreadyOwned                  = CodeAlreadyOwned
-	ErrOwnershipLost                 = CodeOwnershipLost
-	ErrHandleClosed                  = CodeHandleClosed
-	ErrHandleBroken                  = CodeHandleBroken
-	ErrReadOnlyHandle                = CodeReadOnlyHandle
-	ErrSeqConflict                   = CodeSeqConflict
-	ErrLogShrank                     = CodeLogShrank
-	ErrCorruptLog                    = CodeCorruptLog
-	ErrIdentityMismatch              = CodeIdentityMismatch
-	ErrCompressionMismatch           = CodeCompressionMismatch
-	ErrSchemaMismatch                = CodeSchemaMismatch
-	ErrBackendBusy                   = CodeBackendBusy
-	ErrIOError                       = CodeIOError
-	ErrPluginUnavailable             = CodePluginUnavailable
-	ErrFlushFailed                   = CodeFlushFailed
-	ErrMirrorDiverged                = CodeMirrorDiverged
-	ErrFormatTooNew                  = CodeFormatTooNew
-	ErrFormatUnsupported             = CodeFormatUnsupported
-	ErrFormatUnknownEventType        = CodeFormatUnknownEventType
-	ErrFormatMigrationRefused        = CodeFormatMigrationRefused
-	ErrCompactionBusy                = CodeCompactionBusy
-	ErrCompactionNoOpenTurn          = CodeCompactionNoOpenTurn
-	ErrCompactionTurnOpen            = CodeCompactionTurnOpen
-	ErrCompactionSurfaceMismatch     = CodeCompactionSurfaceMismatch
-	ErrCompactionUnbalancedBoundary  = CodeCompactionUnbalancedBoundary
-	ErrCompactionNoRange             = CodeCompactionNoRange
-	ErrCompactionChanged             = CodeCompactionChanged
-	ErrCompactionNotSmaller          = CodeCompactionNotSmaller
-	ErrCompactionSummaryFailed       = CodeCompactionSummaryFailed
-	ErrCompactionCancelled           = CodeCompactionCancelled
-	ErrCompactionCommitFailed        = CodeCompactionCommitFailed
-	ErrCompactionPersistenceFailed   = CodeCompactionPersistenceFailed
-	ErrCompactionStillAboveThreshold = CodeCompactionStillAboveThreshold
-	ErrCompactionCapacityUnknown     = CodeCompactionCapacityUnknown
-	ErrCompactionInvariant           = CodeCompactionInvariant
-	ErrToolPairingCorrupt            = CodeToolPairingCorrupt
-	ErrToolPairingSeqNotFound        = CodeToolPairingSeqNotFound
-	ErrConfigInvalid                 = CodeConfigInvalid
-	ErrUsage                         = CodeUsage
-	ErrUnauthenticated               = CodeUnauthenticated
-	ErrRouteNotFound                 = CodeRouteNotFound
-	ErrMethodNotAllowed              = CodeMethodNotAllowed
-	ErrUnsupportedMediaType          = CodeUnsupportedMediaType
-	ErrRequestTooLarge               = CodeRequestTooLarge
 )
 
 // AllCodes returns every stable code, in the order they are declared, as a fresh slice.

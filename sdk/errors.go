@@ -8,9 +8,9 @@ import (
 	"strings"
 )
 
-// Code is a stable, UPPER_SNAKE error code. A Code is itself an error, so the
-// sentinels ErrXxx are plain codes and errors.Is(err, ErrXxx) matches any
-// *Error carrying that code anywhere in its chain.
+// Code is a stable, UPPER_SNAKE error code. A Code is itself an error, so
+// errors.Is(err, CodeXxx) matches any *Error carrying that code anywhere in
+// its chain.
 type Code string
 
 // Error returns the code itself.

@@ -18,10 +18,10 @@ func TestErrorRendersOpCodeDetailAndWhere(t *testing.T) {
 func TestErrorIsMatchesCodeThroughWrapping(t *testing.T) {
 	inner := Errorf(CodeReplaceCoverage, "session", "missing 4")
 	outer := Wrap(CodeCorruptLog, "restore", inner).WithIndex(3)
-	if !errors.Is(outer, ErrReplaceCoverage) || !errors.Is(outer, ErrCorruptLog) {
+	if !errors.Is(outer, CodeReplaceCoverage) || !errors.Is(outer, CodeCorruptLog) {
 		t.Fatal("errors.Is must match both codes in the chain")
 	}
-	if errors.Is(outer, ErrSeedInvalid) {
+	if errors.Is(outer, CodeSeedInvalid) {
 		t.Fatal("errors.Is matched a code that is not in the chain")
 	}
 	if !errors.Is(fmt.Errorf("ctx: %w", outer), &Error{Code: CodeCorruptLog}) {
@@ -55,14 +55,14 @@ func TestAllCodesAreUniqueUpperSnake(t *testing.T) {
 func TestNewSeqRejectsOutOfDomain(t *testing.T) {
 	for _, v := range []int64{-1, MaxSeq + 1} {
 		_, err := NewSeq("startSeq", v)
-		if !errors.Is(err, ErrInvalidSeq) || !strings.Contains(err.Error(), "startSeq") || !strings.Contains(err.Error(), fmt.Sprint(v)) {
+		if !errors.Is(err, CodeInvalidSeq) || !strings.Contains(err.Error(), "startSeq") || !strings.Contains(err.Error(), fmt.Sprint(v)) {
 			t.Fatalf("NewSeq(%d) = %v", v, err)
 		}
 	}
 	if _, err := NewCursor("c", -1); err != nil {
 		t.Fatal("cursor -1 is valid")
 	}
-	if _, err := NewCursor("c", -2); !errors.Is(err, ErrInvalidSeq) {
+	if _, err := NewCursor("c", -2); !errors.Is(err, CodeInvalidSeq) {
 		t.Fatal("cursor -2 is invalid")
 	}
 	if s, err := NewOffset("o", MaxSeq); err != nil || s != MaxSeq {
@@ -72,7 +72,7 @@ func TestNewSeqRejectsOutOfDomain(t *testing.T) {
 
 func TestValidateSessionID(t *testing.T) {
 	for _, bad := range []string{"", strings.Repeat("a", 81), "a\x00b", "tab\there", "del\x7f", "\xff"} {
-		if err := ValidateSessionID(bad); !errors.Is(err, ErrInvalidSessionID) {
+		if err := ValidateSessionID(bad); !errors.Is(err, CodeInvalidSessionID) {
 			t.Fatalf("ValidateSessionID(%q) = %v", bad, err)
 		}
 	}
@@ -88,14 +88,14 @@ func TestFormatGate(t *testing.T) {
 		t.Fatalf("v1: %d %v", v, err)
 	}
 	_, err := CheckFormatVersion("s", "2", "/data/s/events.v2.jsonl")
-	if !errors.Is(err, ErrFormatTooNew) || !strings.Contains(err.Error(), "v2") || !strings.Contains(err.Error(), "upgrade logbook") || !strings.Contains(err.Error(), "/data/s/events.v2.jsonl") {
+	if !errors.Is(err, CodeFormatTooNew) || !strings.Contains(err.Error(), "v2") || !strings.Contains(err.Error(), "upgrade logbook") || !strings.Contains(err.Error(), "/data/s/events.v2.jsonl") {
 		t.Fatalf("v2: %v", err)
 	}
-	if _, err := CheckFormatVersion("s", "0", ""); !errors.Is(err, ErrFormatUnsupported) {
+	if _, err := CheckFormatVersion("s", "0", ""); !errors.Is(err, CodeFormatUnsupported) {
 		t.Fatalf("v0: %v", err)
 	}
 	for _, bad := range []string{"1.0", "\"1\"", "", "01", "+1", "1e0", "-0"} {
-		if _, err := CheckFormatVersion("s", bad, ""); !errors.Is(err, ErrCorruptLog) {
+		if _, err := CheckFormatVersion("s", bad, ""); !errors.Is(err, CodeCorruptLog) {
 			t.Fatalf("%q: %v", bad, err)
 		}
 	}
@@ -122,7 +122,7 @@ func TestWrapfKeepsTheCauseSessionAndRendersTheCauseLast(t *testing.T) {
 	inner := Errorf(CodeIOError, "jsonl", "fsync failed").WithSession("s1")
 	w := Wrapf(CodeCorruptLog, "restore", inner, "event %d breaks %s", 3, CodeIOError).WithIndex(3)
 	want := `restore: CORRUPT_LOG: event 3 breaks IO_ERROR (session "s1", index 3): jsonl: IO_ERROR: fsync failed (session "s1")`
-	if w.Error() != want || w.SessionID != "s1" || !errors.Is(w, ErrIOError) {
+	if w.Error() != want || w.SessionID != "s1" || !errors.Is(w, CodeIOError) {
 		t.Fatalf("got %q\nwant %q", w.Error(), want)
 	}
 	if got := Wrap(CodeIOError, "store", errors.New("disk gone")); got.Error() != "store: IO_ERROR: disk gone" {
@@ -152,10 +152,10 @@ func TestErrorRendersTheOpOfASameOpCauseOnce(t *testing.T) {
 
 func TestErrorOfIsTheErrorCodeOfNames(t *testing.T) {
 	flush := Wrapf(CodeFlushFailed, "flush", errors.Join(Errorf(CodeIOError, "jsonl", "disk")), "1 of 1 backends failed")
-	if e := ErrorOf(fmt.Errorf("ctx: %w", flush)); e != flush || CodeOf(flush) != CodeFlushFailed || !errors.Is(flush, ErrIOError) {
+	if e := ErrorOf(fmt.Errorf("ctx: %w", flush)); e != flush || CodeOf(flush) != CodeFlushFailed || !errors.Is(flush, CodeIOError) {
 		t.Fatalf("ErrorOf = %v, CodeOf = %s", e, CodeOf(flush))
 	}
-	if e := ErrorOf(fmt.Errorf("ctx: %w", ErrSessionNotFound)); e == nil || e.Code != CodeSessionNotFound || e.Op != "" {
+	if e := ErrorOf(fmt.Errorf("ctx: %w", CodeSessionNotFound)); e == nil || e.Code != CodeSessionNotFound || e.Op != "" {
 		t.Fatalf("a bare code: %#v", e)
 	}
 	if e := ErrorOf(errors.New("plain")); e != nil {

@@ -12,8 +12,16 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/seed-e5e476df/logbook/internal/bundled"
 	"github.com/seed-e5e476df/logbook/runtime/service"
+	"github.com/seed-e5e476df/logbook/sdk/pluginrpc"
+
+	// Every bundled plugin: the logbook binary serves them all.
+	_ "github.com/seed-e5e476df/logbook/plugins/compactor-summary/bundle"
+	_ "github.com/seed-e5e476df/logbook/plugins/jsonl/bundle"
+	_ "github.com/seed-e5e476df/logbook/plugins/memory/bundle"
+	_ "github.com/seed-e5e476df/logbook/plugins/postgres/bundle"
+	_ "github.com/seed-e5e476df/logbook/plugins/pruner/bundle"
+	_ "github.com/seed-e5e476df/logbook/plugins/sqlite/bundle"
 )
 
 // version is the release stamp, set with -ldflags "-X main.version=…";
@@ -41,14 +49,16 @@ func run(args []string) int {
 
 // servePlugin serves the bundled plugin named by args (exactly one name).
 func servePlugin(args []string) int {
-	names := strings.Join(bundled.Names(), ", ")
+	names := strings.Join(pluginrpc.BundledNames(), ", ")
 	if len(args) != 1 {
 		fmt.Fprintf(os.Stderr, "usage: logbook plugin <name>   (serve a bundled plugin; the plugin host runs this)\nlogbook: USAGE: bundled plugins: %s\n", names)
 		return 2
 	}
-	if !bundled.Serve(args[0], buildVersion().Version) {
+	cfg, ok := pluginrpc.Bundled(args[0], buildVersion().Version)
+	if !ok {
 		fmt.Fprintf(os.Stderr, "logbook: USAGE: no bundled plugin %q; bundled: %s\n", args[0], names)
 		return 2
 	}
+	pluginrpc.Serve(cfg)
 	return 0
 }

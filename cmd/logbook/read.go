@@ -15,7 +15,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/seed-e5e476df/logbook/provider"
-	"github.com/seed-e5e476df/logbook/runtime/service"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
@@ -296,7 +295,15 @@ func newRequestCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			b, err := sessionRequest(format, v)
+			ml, err := v.Messages()
+			if err != nil {
+				return err
+			}
+			b, err := provider.Request(format, provider.RequestParts{
+				Header:   v.RequestHeader(),
+				Context:  v.RequestContext(),
+				Messages: rawMessages(ml),
+			})
 			if err != nil {
 				return err
 			}
@@ -372,24 +379,6 @@ func rawMessages(msgs []json.RawMessage) [][]byte {
 		out[i] = m
 	}
 	return out
-}
-
-// sessionRequest renders the request a model would be sent after the
-// view's last event in format (provider.RequestFormats): logbook's own
-// {header, context, messages}, else the provider's body built from the
-// folded header and the derived messages.
-func sessionRequest(format string, v *service.StoredView) ([]byte, error) {
-	if format == provider.FormatLogbook {
-		return v.Request()
-	}
-	ml, err := v.Messages()
-	if err != nil {
-		return nil, err
-	}
-	if format == provider.FormatOpenAI {
-		return provider.OpenAIRequest(v.RequestHeader(), rawMessages(ml))
-	}
-	return provider.AnthropicRequest(v.RequestHeader(), rawMessages(ml))
 }
 
 // writeJSON writes v as one line of JSON, without HTML escaping.

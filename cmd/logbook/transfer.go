@@ -143,7 +143,7 @@ func newImportCmd(a *app) *cobra.Command {
 				return &lineError{n: 1, err: err}
 			}
 			h, err := headerjson.Decode(first, "", name)
-			if errors.Is(err, sdk.ErrCorruptLog) {
+			if errors.Is(err, sdk.CodeCorruptLog) {
 				err = sdk.Wrap(sdk.CodeSeedInvalid, "import", err)
 			}
 			if err != nil {

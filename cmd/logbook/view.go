@@ -77,4 +77,4 @@ func countEvents(ctx context.Context, svc *service.Service, id string) (int64, s
 }
 
 // isNotFound reports whether err says the session does not exist.
-func isNotFound(err error) bool { return errors.Is(err, sdk.ErrSessionNotFound) }
+func isNotFound(err error) bool { return errors.Is(err, sdk.CodeSessionNotFound) }

@@ -45,26 +45,26 @@ func run() error {
 	shell := events.ToolSchema{Name: "shell", Description: "Run a shell command", Parameters: json.RawMessage(`{"type":"object"}`)}
 	turns := []events.Input{
 		events.TurnStart(1),
-		events.System(1, 0, "sys", "You are a careful coding agent."),
-		events.UserText("u1", "How many lines does main.go have?"),
+		events.System(1, 0, events.TextMessage{ID: "sys", Text: "You are a careful coding agent."}),
+		events.UserText(events.TextMessage{ID: "u1", Text: "How many lines does main.go have?"}),
 		events.StepStart(1, 1),
 		events.RequestHeader(events.Header{Config: events.Config{Provider: model.Provider, Model: model.Name}, Tools: []events.ToolSchema{shell}}, events.HeaderInitial),
-		events.Assistant(1, 1, events.Reply{ID: "a1", Model: model, Content: []events.Block{events.ToolCallBlock("c1", "shell", `{"cmd":"wc -l main.go"}`)}}),
-		events.ToolCall(1, 1, "c1", "shell", `{"cmd":"wc -l main.go"}`),
-		events.ToolResult(1, 1, "r1", "c1", "     42 main.go\n(and 3,000 lines of noise)"), // seq 7
+		events.Assistant(1, 1, events.Reply{ID: "a1", Model: model, Content: []events.Block{events.ToolCallBlock(events.Call{ID: "c1", Name: "shell", Arguments: `{"cmd":"wc -l main.go"}`})}}),
+		events.ToolCall(1, 1, events.Call{ID: "c1", Name: "shell", Arguments: `{"cmd":"wc -l main.go"}`}),
+		events.ToolResult(1, 1, events.ToolText{ID: "r1", CallID: "c1", Text: "     42 main.go\n(and 3,000 lines of noise)"}), // seq 7
 		events.StepEnd(1, 1),
 		// A pruner rewrites the long tool result: same data, shorter content.
-		events.ToolResult(1, 1, "r1", "c1", "     42 main.go").Replacing(7, 7, 7),
+		events.ToolResult(1, 1, events.ToolText{ID: "r1", CallID: "c1", Text: "     42 main.go"}).Replacing(7, 7, 7),
 		events.StepStart(1, 2),
 		events.Assistant(1, 2, events.Reply{ID: "a2", Model: model, Content: []events.Block{events.Text("main.go has 42 lines.")}, Usage: &events.Usage{Input: 812, Output: 9}}),
 		events.StepEnd(1, 2),
 		events.TurnEnd(1, events.Completed()),
 		// Turn 2 crashes after the tool call started.
 		events.TurnStart(2),
-		events.UserText("u2", "Now delete the build cache."),
+		events.UserText(events.TextMessage{ID: "u2", Text: "Now delete the build cache."}),
 		events.StepStart(2, 1),
-		events.Assistant(2, 1, events.Reply{ID: "a3", Model: model, Content: []events.Block{events.ToolCallBlock("c2", "shell", `{"cmd":"rm -rf .cache"}`)}}),
-		events.ToolCall(2, 1, "c2", "shell", `{"cmd":"rm -rf .cache"}`),
+		events.Assistant(2, 1, events.Reply{ID: "a3", Model: model, Content: []events.Block{events.ToolCallBlock(events.Call{ID: "c2", Name: "shell", Arguments: `{"cmd":"rm -rf .cache"}`})}}),
+		events.ToolCall(2, 1, events.Call{ID: "c2", Name: "shell", Arguments: `{"cmd":"rm -rf .cache"}`}),
 	}
 	for _, in := range turns {
 		if _, err := s.Append(ctx, in); err != nil {
@@ -72,7 +72,7 @@ func run() error {
 		}
 	}
 	// Bad input is refused and changes nothing.
-	bad := events.User("u3", "prompt")
+	bad := events.User(events.UserMessage{ID: "u3", Kind: "prompt"})
 	bad.SurfaceOp = nil
 	_, err = s.Append(ctx, bad)
 	fmt.Printf("rejected append without surfaceOp: %v\n\n", err)

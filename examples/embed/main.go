@@ -9,6 +9,7 @@ import (
 	"log"
 
 	"github.com/seed-e5e476df/logbook"
+	"github.com/seed-e5e476df/logbook/config"
 	"github.com/seed-e5e476df/logbook/events"
 )
 
@@ -17,7 +18,9 @@ func main() {
 	data := flag.String("data", "embed-data", "the `DIR` where sessions live")
 	flag.Parse()
 	ctx := context.Background()
-	rt, err := logbook.Open(ctx, logbook.Options{DataDir: *data})
+	// JSONL under *data, no compaction: this program links no summarizer
+	cfg := config.Headless(config.Overrides{DataDir: *data})
+	rt, err := logbook.Open(ctx, logbook.Options{Config: cfg})
 	check(err)
 	defer rt.Close(ctx)
 
@@ -26,9 +29,9 @@ func main() {
 	model := events.Model{Provider: "anthropic", Name: "claude-sonnet-4"}
 	_, err = s.Append(ctx,
 		events.TurnStart(1),
-		events.UserText("u1", "list the files"),
+		events.UserText(events.TextMessage{ID: "u1", Text: "list the files"}),
 		events.StepStart(1, 1),
-		events.AssistantText(1, 1, "a1", model, "README.md and go.mod"),
+		events.AssistantText(1, 1, model, events.TextMessage{ID: "a1", Text: "README.md and go.mod"}),
 		events.StepEnd(1, 1),
 		events.TurnEnd(1, events.Completed()))
 	check(err)

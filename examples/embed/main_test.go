@@ -49,6 +49,24 @@ func TestEmbedderProgram(t *testing.T) {
 	}
 }
 
+// A program that embeds logbook with the JSONL backend links no SQL driver
+// and no model API client: those come only with the bundle packages of the
+// plugins that need them (plugins/sqlite/bundle, plugins/postgres/bundle,
+// plugins/compactor-summary/bundle).
+func TestLinksNoHeavyPlugin(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		for _, heavy := range []string{"github.com/jackc/pgx", "modernc.org/", "github.com/openai/", "github.com/anthropics/"} {
+			if strings.HasPrefix(pkg, heavy) {
+				t.Errorf("examples/embed links %s", pkg)
+			}
+		}
+	}
+}
+
 // The README's embedding section shows this program verbatim, so what
 // readers copy compiles and runs.
 func TestREADMEShowsThisProgram(t *testing.T) {

@@ -125,7 +125,7 @@ func (b *backend) Open(ctx context.Context, id string, access sdk.Access) (sdk.O
 	write := access == sdk.AccessWrite
 	f, err := b.load(id)
 	if err != nil {
-		if write && errors.Is(err, sdk.ErrSessionNotFound) && b.claims.Holder(id) != nil {
+		if write && errors.Is(err, sdk.CodeSessionNotFound) && b.claims.Holder(id) != nil {
 			err = handles.AlreadyOwned(op, id, "a create handle holds it, and it is not stored yet")
 		}
 		return sdk.Opened{}, err

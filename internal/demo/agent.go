@@ -142,12 +142,12 @@ func (a *agent) begin(ctx context.Context, request string) error {
 		return err
 	}
 	if a.s.Len() == 1 {
-		sys := events.System(a.turn, 0, "sys", "You are a careful coding agent. Use the tools to look at the workspace before answering.")
+		sys := events.System(a.turn, 0, events.TextMessage{ID: "sys", Text: "You are a careful coding agent. Use the tools to look at the workspace before answering."})
 		if _, err := a.s.AppendInputs(ctx, sys); err != nil {
 			return err
 		}
 	}
-	_, err := a.s.AppendInputs(ctx, events.UserText(fmt.Sprintf("u%d", a.turn), request))
+	_, err := a.s.AppendInputs(ctx, events.UserText(events.TextMessage{ID: fmt.Sprintf("u%d", a.turn), Text: request}))
 	return err
 }
 
@@ -184,13 +184,13 @@ func (a *agent) step(ctx context.Context, n int, r reply, headerReason events.He
 		ids[i] = fmt.Sprintf("call-%d", a.calls)
 		b, _ := json.Marshal(map[string]string{"path": c.path})
 		args[i] = string(b)
-		msg.Content = append(msg.Content, events.ToolCallBlock(ids[i], c.tool, args[i]))
+		msg.Content = append(msg.Content, events.ToolCallBlock(events.Call{ID: ids[i], Name: c.tool, Arguments: args[i]}))
 	}
 	if _, err := a.s.AppendInputs(ctx, events.Assistant(a.turn, n, msg)); err != nil {
 		return err
 	}
 	for i, c := range r.calls {
-		if _, err := a.s.AppendInputs(ctx, events.ToolCall(a.turn, n, ids[i], c.tool, args[i])); err != nil {
+		if _, err := a.s.AppendInputs(ctx, events.ToolCall(a.turn, n, events.Call{ID: ids[i], Name: c.tool, Arguments: args[i]})); err != nil {
 			return err
 		}
 		if _, err := a.s.Flush(ctx); err != nil {

@@ -299,7 +299,7 @@ func openWhenFree(ctx context.Context, svc *service.Service) (*service.Session, 
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		s, rep, err := svc.Resume(ctx, SessionID)
-		if !errors.Is(err, sdk.ErrAlreadyOwned) || time.Now().After(deadline) {
+		if !errors.Is(err, sdk.CodeAlreadyOwned) || time.Now().After(deadline) {
 			return s, rep, err
 		}
 		select {

@@ -68,12 +68,12 @@ func (b *Backend) create(ctx context.Context, h sdk.Header, hidden bool) (sdk.Op
 // flock on its session.lock, and, under the lock, the check that no log is
 // stored there. hd holds the lock file afterwards.
 func (b *Backend) claimNew(hd *handle, cfg Config) error {
-	if err := b.checkSessionDir(hd.id, hd.dir); err != nil && !errors.Is(err, sdk.ErrSessionNotFound) {
+	if err := b.checkSessionDir(hd.id, hd.dir); err != nil && !errors.Is(err, sdk.CodeSessionNotFound) {
 		return err
 	}
 	// A log stored already answers without the lock: taking it, even for
 	// a moment, would refuse a write open of that session elsewhere.
-	if _, _, err := b.findLog(hd.id, hd.dir, cfg); err == nil || errors.Is(err, sdk.ErrCompressionMismatch) || errors.Is(err, sdk.ErrCorruptLog) {
+	if _, _, err := b.findLog(hd.id, hd.dir, cfg); err == nil || errors.Is(err, sdk.CodeCompressionMismatch) || errors.Is(err, sdk.CodeCorruptLog) {
 		return handles.AlreadyExists(op, hd.id, "it is stored in "+hd.dir)
 	}
 	if err := durable.On(vfs.Durable(b.fs)).MkdirAll(hd.dir); err != nil {
@@ -86,10 +86,10 @@ func (b *Backend) claimNew(hd *handle, cfg Config) error {
 		}
 		return handles.IOError(op, hd.id, "taking the write lock", err)
 	}
-	if _, _, err := b.findLog(hd.id, hd.dir, cfg); err == nil || !errors.Is(err, sdk.ErrSessionNotFound) {
+	if _, _, err := b.findLog(hd.id, hd.dir, cfg); err == nil || !errors.Is(err, sdk.CodeSessionNotFound) {
 		lock.Unlock()
 		lock.Close()
-		if err == nil || errors.Is(err, sdk.ErrCompressionMismatch) || errors.Is(err, sdk.ErrCorruptLog) {
+		if err == nil || errors.Is(err, sdk.CodeCompressionMismatch) || errors.Is(err, sdk.CodeCorruptLog) {
 			return handles.AlreadyExists(op, hd.id, "it is stored in "+hd.dir)
 		}
 		return err

@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"sync"
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
-	"github.com/seed-e5e476df/logbook/runtime/pluginhost"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/persistencetest"
 	"github.com/seed-e5e476df/logbook/sdk/plugintest"
@@ -53,16 +53,7 @@ var transports = []transport{
 		if logbookBin == "" {
 			t.Fatal("the logbook binary was not built (TestMain)")
 		}
-		h, err := pluginhost.New(pluginhost.Options{Executable: logbookBin})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(h.Close)
-		p, err := h.Start(t.Context(), pluginhost.Spec{Name: Name, Config: s.configJSON()})
-		if err != nil {
-			t.Fatalf("starting `logbook plugin jsonl`: %v", err)
-		}
-		return p.Persistence()
+		return plugintest.LaunchedPersistence(t, exec.Command(logbookBin, "plugin", Name), s.configJSON())
 	}},
 }
 
@@ -108,7 +99,9 @@ func harness(tr transport, comp string) persistencetest.Harness {
 	return persistencetest.Harness{
 		Name: Name,
 		// Each zstd batch is one checksummed frame.
-		Capabilities: persistencetest.Capabilities{IntactUnitsProveDamage: comp == CompressionZstd, CopyPrefix: true, Watch: true, ReadFrames: true, Delete: true, Import: true},
+		Capabilities: persistencetest.Capabilities{IntactUnitsProveDamage: comp == CompressionZstd},
+		Declared:     ServeConfig("test").Info.Capabilities,
+		Served:       ServeConfig("test").Persistence,
 		New: func(t *testing.T) sdk.Persistence {
 			return connect(t, storage{root: filepath.Join(t.TempDir(), "root"), compression: comp})
 		},
@@ -130,6 +123,9 @@ func harness(tr transport, comp string) persistencetest.Harness {
 		},
 		SetFormatVersion: func(t *testing.T, p sdk.Persistence, id, literal string) {
 			setFormatVersion(t, logPath(t, storageOf(t, p), id), literal)
+		},
+		Rewrite: func(t *testing.T, p sdk.Persistence, id string, seq sdk.Seq, ev []byte) {
+			rewriteEvent(t, logPath(t, storageOf(t, p), id), int64(seq), ev)
 		},
 	}
 }
@@ -166,6 +162,17 @@ func units(t testing.TB, data []byte, zst bool) [][2]int {
 	return out
 }
 
+// logUnits reads the log at path and splits it into its units.
+func logUnits(t testing.TB, path string) (data []byte, zst bool, us [][2]int) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zst = filepath.Ext(path) == ".zst"
+	return data, zst, units(t, data, zst)
+}
+
 // decodeUnits returns the decoded content of each unit of a zstd log.
 func decodeUnits(t testing.TB, data []byte) [][]byte {
 	t.Helper()
@@ -191,12 +198,7 @@ func decodeUnits(t testing.TB, data []byte) [][]byte {
 // a flipped checksum byte, which leaves the frame's structure intact).
 func corruptEvent(t testing.TB, path string, seq int64) string {
 	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	zst := filepath.Ext(path) == ".zst"
-	us := units(t, data, zst)
+	data, zst, us := logUnits(t, path)
 	var where string
 	if !zst {
 		u := us[seq+1] // line 1 is the header
@@ -222,6 +224,40 @@ func corruptEvent(t testing.TB, path string, seq int64) string {
 		t.Fatal(err)
 	}
 	return where
+}
+
+// rewriteEvent replaces the unit holding event seq, which holds it alone,
+// with ev: the line, or a frame of ev encoded as the backend encodes one.
+func rewriteEvent(t testing.TB, path string, seq int64, ev []byte) {
+	t.Helper()
+	data, zst, us := logUnits(t, path)
+	line := append(bytes.Clone(ev), '\n')
+	var u [2]int
+	if !zst {
+		u = us[seq+1] // line 1 is the header
+	} else {
+		first := int64(0)
+		for i, content := range decodeUnits(t, data)[1:] {
+			n := int64(bytes.Count(content, []byte("\n")))
+			if seq == first && n == 1 {
+				u = us[i+1]
+				break
+			}
+			first += n
+		}
+		if u == [2]int{} {
+			t.Fatalf("test bug: no frame holds seq %d alone", seq)
+		}
+		enc, err := zstd.NewWriter(nil, zstd.WithEncoderCRC(true))
+		if err != nil {
+			t.Fatal(err)
+		}
+		line = enc.EncodeAll(line, nil)
+	}
+	out := append(append(bytes.Clone(data[:u[0]]), line...), data[u[1]:]...)
+	if err := os.WriteFile(path, out, 0o600); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // setFormatVersion rewrites the header's version literal, re-encoding the

@@ -17,9 +17,9 @@ func turnEnd(seq int) []byte {
 	return persistencetest.Envelope(seq, "turn/end", `{"turn":1,"reason":{"kind":"completed"}}`)
 }
 
-// scenario26Log is events 0–9, each its own batch (so each its own frame),
+// tenEventLog is events 0–9, each its own batch (so each its own frame),
 // with a turn/end at 8 when closed.
-func scenario26Log(closed bool) [][][]byte {
+func tenEventLog(closed bool) [][][]byte {
 	var batches [][][]byte
 	for seq := range 10 {
 		ev := persistencetest.Batch(seq, 1)
@@ -40,13 +40,13 @@ func requireNoArtifact(t *testing.T, dir string) {
 	}
 }
 
-// TestScenario26PartialLine: header + events 0–9 + a partial line → a read
+// TestPartialLastLineIsATornTail: header + events 0–9 + a partial line → a read
 // returns 10 events; a write open saves the partial bytes and truncates
 // them before appending.
-func TestScenario26PartialLine(t *testing.T) {
+func TestPartialLastLineIsATornTail(t *testing.T) {
 	cfg := Config{Root: t.TempDir(), Compression: CompressionNone}
 	b := newTestBackend(t, cfg)
-	all := storeEvents(t, b, "s1", scenario26Log(false)...)
+	all := storeEvents(t, b, "s1", tenEventLog(false)...)
 	path := sessionLog(cfg, "s1")
 	partial := persistencetest.Batch(10, 1)[0][:17]
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
@@ -69,11 +69,11 @@ func TestScenario26PartialLine(t *testing.T) {
 	}
 }
 
-// TestScenario26DamagedLine: an unparsable line for event 4 (line 6)
-// followed later by a valid turn/end is CORRUPT_LOG naming line 6, from
-// every open, with nothing changed; with no later turn/end the same damage
-// is a torn tail: events 0–3, and a write open cuts at line 6.
-func TestScenario26DamagedLine(t *testing.T) {
+// TestDamagedLineIsCorruptUnlessItIsTheTail: an unparsable line for
+// event 4 (line 6) followed later by a valid turn/end is CORRUPT_LOG naming
+// line 6, from every open, with nothing changed; with no later turn/end the
+// same damage is a torn tail: events 0–3, and a write open cuts at line 6.
+func TestDamagedLineIsCorruptUnlessItIsTheTail(t *testing.T) {
 	damages := map[string]func([]byte) []byte{
 		"unparsable": func(l []byte) []byte { l[0] = '#'; return l },
 		"not canonical": func(l []byte) []byte {
@@ -89,7 +89,7 @@ func TestScenario26DamagedLine(t *testing.T) {
 			t.Run(name+"/turn-end-later="+strconv.FormatBool(closed), func(t *testing.T) {
 				cfg := Config{Root: t.TempDir(), Compression: CompressionNone}
 				b := newTestBackend(t, cfg)
-				all := storeEvents(t, b, "s1", scenario26Log(closed)...)
+				all := storeEvents(t, b, "s1", tenEventLog(closed)...)
 				path := sessionLog(cfg, "s1")
 				data := mustRead(t, path)
 				us := units(t, data, false)
@@ -103,7 +103,7 @@ func TestScenario26DamagedLine(t *testing.T) {
 					for _, a := range []sdk.Access{sdk.AccessRead, sdk.AccessWrite} {
 						_, err := b.Open(t.Context(), "s1", a)
 						persistencetest.RequireCode(t, err, sdk.CodeCorruptLog, "line 6", path, "line 10")
-						if errors.Is(err, sdk.ErrSessionNotFound) {
+						if errors.Is(err, sdk.CodeSessionNotFound) {
 							t.Fatal("corruption reported as absence")
 						}
 					}
@@ -163,7 +163,7 @@ func TestZstdDamage(t *testing.T) {
 			t.Run(d.name+"/last-frame="+strconv.FormatBool(last), func(t *testing.T) {
 				cfg := Config{Root: t.TempDir(), Compression: CompressionZstd}
 				b := newTestBackend(t, cfg)
-				all := storeEvents(t, b, "s1", scenario26Log(true)...)
+				all := storeEvents(t, b, "s1", tenEventLog(true)...)
 				path := sessionLog(cfg, "s1")
 				data := mustRead(t, path)
 				us := units(t, data, true)
@@ -229,11 +229,11 @@ func headerSizeOf(f []byte) int {
 	return n + fcs
 }
 
-// TestScenario27FormatGateBeforeEvents: a header with version 2 is
+// TestFormatVersionIsCheckedBeforeEvents: a header with version 2 is
 // FORMAT_TOO_NEW from Open, Stat and List even when every event line is
 // garbage (the header is decoded first), naming the file; restoring
 // version 1 then shows the damage.
-func TestScenario27FormatGateBeforeEvents(t *testing.T) {
+func TestFormatVersionIsCheckedBeforeEvents(t *testing.T) {
 	for _, comp := range []string{CompressionZstd, CompressionNone} {
 		t.Run(comp, func(t *testing.T) {
 			cfg := Config{Root: t.TempDir(), Compression: comp}

@@ -93,7 +93,7 @@ func TestCRLFIsCorrupt(t *testing.T) {
 		t.Run("header-too="+strconv.FormatBool(headerToo), func(t *testing.T) {
 			cfg := Config{Root: t.TempDir(), Compression: CompressionNone}
 			b := newTestBackend(t, cfg)
-			storeEvents(t, b, "s1", scenario26Log(true)...)
+			storeEvents(t, b, "s1", tenEventLog(true)...)
 			path := sessionLog(cfg, "s1")
 			data := mustRead(t, path)
 			crlf := bytes.ReplaceAll(data, []byte("\n"), []byte("\r\n"))

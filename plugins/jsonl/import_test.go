@@ -34,7 +34,7 @@ func requireNoImport(t *testing.T, b *Backend, ffs *faultfs.FS, cfg Config, id, 
 	t.Helper()
 	for _, a := range []sdk.Access{sdk.AccessRead, sdk.AccessWrite} {
 		_, err := b.Open(t.Context(), id, a)
-		if !errors.Is(err, sdk.ErrSessionNotFound) {
+		if !errors.Is(err, sdk.CodeSessionNotFound) {
 			t.Fatalf("%s: Open(%q) = %v; want SESSION_NOT_FOUND", when, id, err)
 		}
 	}

@@ -37,7 +37,7 @@ func (b *Backend) Open(ctx context.Context, id string, access sdk.Access) (sdk.O
 	// The gate and the identity check come before the claim, so a refused
 	// open never claims anything.
 	if _, err := b.statHeader(id, dir, cfg); err != nil {
-		if write && errors.Is(err, sdk.ErrSessionNotFound) {
+		if write && errors.Is(err, sdk.CodeSessionNotFound) {
 			if owned := b.createdElsewhere(id, dir); owned != nil {
 				return sdk.Opened{}, owned
 			}

@@ -100,7 +100,7 @@ func TestReadDamagedPlain(t *testing.T) {
 	t.Run("damaged-line", func(t *testing.T) {
 		cfg := Config{Root: t.TempDir(), Compression: CompressionNone}
 		b := newTestBackend(t, cfg)
-		all := storeEvents(t, b, "s1", scenario26Log(true)...)
+		all := storeEvents(t, b, "s1", tenEventLog(true)...)
 		path := sessionLog(cfg, "s1")
 		data := mustRead(t, path)
 		line6 := units(t, data, false)[5]
@@ -117,7 +117,7 @@ func TestReadDamagedPlain(t *testing.T) {
 	t.Run("crlf", func(t *testing.T) {
 		cfg := Config{Root: t.TempDir(), Compression: CompressionNone}
 		b := newTestBackend(t, cfg)
-		storeEvents(t, b, "s1", scenario26Log(true)...)
+		storeEvents(t, b, "s1", tenEventLog(true)...)
 		path := sessionLog(cfg, "s1")
 		data := mustRead(t, path)
 		hdr := bytes.IndexByte(data, '\n') + 1

@@ -148,7 +148,7 @@ func (b *Backend) List(ctx context.Context, fn func(sdk.ListEntry) error) error 
 		} else {
 			hs, err := b.statHeader(it.id, filepath.Join(cfg.Root, EncodeID(it.id)), cfg)
 			switch {
-			case errors.Is(err, sdk.ErrSessionNotFound):
+			case errors.Is(err, sdk.CodeSessionNotFound):
 				if h, ok := b.pendingHeader(it.id); ok {
 					e.Header, e.LastActivity = h, h.CreatedAt // created here; another process made its directory
 				} else {

@@ -18,6 +18,12 @@ import (
 // Name is what Describe reports.
 const Name = "memory"
 
+// Capabilities returns the optional capabilities a Backend implements, as
+// the memory plugin declares them in its sdk.Info.
+func Capabilities() []string {
+	return []string{sdk.CapabilityWatch, sdk.CapabilityDelete, sdk.CapabilityImport}
+}
+
 const (
 	op = "memory"
 	// artifact names the storage in format-gate and header messages.

@@ -1,6 +1,7 @@
 package memory_test
 
 import (
+	"strconv"
 	"sync"
 	"testing"
 
@@ -68,8 +69,11 @@ func harness(m mode) persistencetest.Harness {
 		return b
 	}
 	return persistencetest.Harness{
-		Name:         memory.Name,
-		Capabilities: persistencetest.Capabilities{StatCounts: true, Watch: true, Delete: true, Import: true},
+		Name: memory.Name,
+		// Damage marks whole events: it never leaves a torn tail.
+		Capabilities: persistencetest.Capabilities{StatCounts: true, IntactUnitsProveDamage: true},
+		Declared:     memory.Capabilities(),
+		Served:       memory.New(),
 		New:          func(t *testing.T) sdk.Persistence { return connect(t, memory.New()) },
 		Reopen: func(t *testing.T, p sdk.Persistence) sdk.Persistence {
 			return connect(t, instance(t, p).Peer())
@@ -79,8 +83,14 @@ func harness(m mode) persistencetest.Harness {
 				t.Fatalf("SetStoredFormatVersion(%q, %q): %v", id, literal, err)
 			}
 		},
-		// Tear and Corrupt stay nil: memory keeps whole events, never bytes
-		// that a crash could cut or a disk could flip.
+		Corrupt: func(t *testing.T, p sdk.Persistence, id string, seq sdk.Seq) string {
+			if err := memory.HooksOf(instance(t, p)).Damage(id, int64(seq), "a flipped bit"); err != nil {
+				t.Fatalf("Damage(%q, %d): %v", id, seq, err)
+			}
+			return "event " + strconv.FormatInt(int64(seq), 10)
+		},
+		// Tear stays nil: memory keeps whole events, never bytes that a
+		// crash could cut.
 	}
 }
 

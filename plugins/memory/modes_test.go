@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/seed-e5e476df/logbook/plugins/memory"
-	"github.com/seed-e5e476df/logbook/runtime/pluginhost"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/persistencetest"
 	"github.com/seed-e5e476df/logbook/sdk/pluginrpc"
@@ -29,7 +28,7 @@ func TestMain(m *testing.M) {
 // adapter. Reopen connects a second time to b.Peer(), so every hook works.
 func overGRPC(t *testing.T, b *memory.Backend) sdk.Persistence {
 	c := plugintest.Connect(t, pluginrpc.ServeConfig{
-		Info:        sdk.Info{Name: memory.Name, Kinds: []sdk.Kind{sdk.KindPersistence}, Capabilities: []string{sdk.CapabilityWatch, sdk.CapabilityDelete, sdk.CapabilityImport}},
+		Info:        sdk.Info{Name: memory.Name, Kinds: []sdk.Kind{sdk.KindPersistence}, Capabilities: memory.Capabilities()},
 		Persistence: b,
 	})
 	p, err := c.Persistence()
@@ -53,19 +52,12 @@ func overGRPC(t *testing.T, b *memory.Backend) sdk.Persistence {
 func subprocessHarness() persistencetest.Harness {
 	return persistencetest.Harness{
 		Name:         memory.Name,
-		Capabilities: persistencetest.Capabilities{StatCounts: true, Watch: true, Delete: true, Import: true},
+		Capabilities: persistencetest.Capabilities{StatCounts: true},
+		Declared:     memory.Capabilities(),
+		Served:       memory.New(),
 		New: func(t *testing.T) sdk.Persistence {
 			bin := logbookBinary(t)
-			h, err := pluginhost.New(pluginhost.Options{Executable: bin})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(h.Close)
-			p, err := h.Start(t.Context(), pluginhost.Spec{Name: memory.Name})
-			if err != nil {
-				t.Fatalf("starting `logbook plugin memory`: %v", err)
-			}
-			return p.Persistence()
+			return plugintest.LaunchedPersistence(t, exec.Command(bin, "plugin", memory.Name), nil)
 		},
 	}
 }

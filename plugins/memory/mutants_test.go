@@ -83,7 +83,7 @@ type swallowConflict struct{ *memory.Backend }
 
 func (m *swallowConflict) Append(ctx context.Context, h string, first sdk.Seq, ev [][]byte) (sdk.Durable, error) {
 	d, err := m.Backend.Append(ctx, h, first, ev)
-	if errors.Is(err, sdk.ErrSeqConflict) {
+	if errors.Is(err, sdk.CodeSeqConflict) {
 		return d, nil
 	}
 	return d, err
@@ -160,7 +160,7 @@ type ioOwnership struct{ *memory.Backend }
 
 func (m *ioOwnership) Open(ctx context.Context, id string, a sdk.Access) (sdk.Opened, error) {
 	o, err := m.Backend.Open(ctx, id, a)
-	if errors.Is(err, sdk.ErrAlreadyOwned) {
+	if errors.Is(err, sdk.CodeAlreadyOwned) {
 		err = sdk.Errorf(sdk.CodeIOError, "mutant", "could not lock session %q", id)
 	}
 	return o, err

@@ -122,7 +122,7 @@ func ingestBatches() [][][]byte {
 // batches.
 func BenchmarkPostgresIngest(b *testing.B) {
 	dsn := pgtest.DSN(b)
-	p := startPlugin(b, configJSON(b, where{dsn, pgtest.Schema(b, dsn)}, nil)).Persistence()
+	p := startPlugin(b, configJSON(b, where{dsn, pgtest.Schema(b, dsn)}, nil))
 	w := newRawWriter(b, dsn)
 	batches := ingestBatches()
 	ctx := context.Background()
@@ -205,7 +205,7 @@ func BenchmarkPostgresColdOpen100K(b *testing.B) {
 	ctx := context.Background()
 	dsn := pgtest.DSN(b)
 	w := where{dsn, pgtest.Schema(b, dsn)}
-	p := startPlugin(b, configJSON(b, w, nil)).Persistence()
+	p := startPlugin(b, configJSON(b, w, nil))
 	envs := corpus.Session(99, 100_000)
 	o, err := p.Create(ctx, sdk.Header{ID: "cold", CreatedAt: 1})
 	if err != nil {

@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"errors"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -9,9 +10,9 @@ import (
 	"github.com/seed-e5e476df/logbook/config"
 	"github.com/seed-e5e476df/logbook/internal/pgtest"
 	"github.com/seed-e5e476df/logbook/plugins/postgres"
-	"github.com/seed-e5e476df/logbook/runtime/pluginhost"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/persistencetest"
+	"github.com/seed-e5e476df/logbook/sdk/plugintest"
 )
 
 func TestParseConfigDefaultsAndKeys(t *testing.T) {
@@ -79,12 +80,7 @@ func TestDSNPasswordNeverShows(t *testing.T) {
 				t.Fatalf("the error shows the password: %s", text)
 			}
 		}
-		h, err := pluginhost.New(pluginhost.Options{Executable: logbookBin})
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = h.Start(t.Context(), pluginhost.Spec{Name: postgres.Name, Config: configJSON(t, where{dsn: dsn, schema: "logbook"}, nil)})
-		h.Close()
+		_, err = plugintest.Launch(t, exec.Command(logbookBin, "plugin", postgres.Name), configJSON(t, where{dsn: dsn, schema: "logbook"}, nil))
 		if err == nil || strings.Contains(err.Error(), pw) {
 			t.Fatalf("starting the plugin: %v; want an error without the password", err)
 		}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/seed-e5e476df/logbook/internal/pgtest"
 	"github.com/seed-e5e476df/logbook/plugins/postgres"
-	"github.com/seed-e5e476df/logbook/runtime/pluginhost"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/persistencetest"
 	"github.com/seed-e5e476df/logbook/sdk/plugintest"
@@ -98,7 +97,9 @@ func harness(m mode, dsn string) persistencetest.Harness {
 	}
 	return persistencetest.Harness{
 		Name:         postgres.Name,
-		Capabilities: persistencetest.Capabilities{StatCounts: true, IntactUnitsProveDamage: true, CopyPrefix: true, Watch: true, Delete: true, Import: true},
+		Capabilities: persistencetest.Capabilities{StatCounts: true, IntactUnitsProveDamage: true},
+		Declared:     postgres.ServeConfig("test").Info.Capabilities,
+		Served:       postgres.ServeConfig("test").Persistence,
 		New:          func(t *testing.T) sdk.Persistence { return connect(t, where{dsn, pgtest.Schema(t, dsn)}) },
 		Reopen:       func(t *testing.T, p sdk.Persistence) sdk.Persistence { return connect(t, placeOf(t, p)) },
 		Tear: func(t *testing.T, p sdk.Persistence, id string, _ int) {
@@ -114,6 +115,10 @@ func harness(m mode, dsn string) persistencetest.Harness {
 		},
 		SetFormatVersion: func(t *testing.T, p sdk.Persistence, id, literal string) {
 			setFormatVersion(t, placeOf(t, p), id, literal)
+		},
+		Rewrite: func(t *testing.T, p sdk.Persistence, id string, seq sdk.Seq, ev []byte) {
+			w := placeOf(t, p)
+			pgtest.Exec(t, w.dsn, "UPDATE "+w.schema+".events SET envelope = $3, zstd = false WHERE session_id = $1 AND seq = $2", id, int64(seq), ev)
 		},
 	}
 }
@@ -161,24 +166,17 @@ func overGRPC(t *testing.T, w where) sdk.Persistence {
 	return plugintest.ConfiguredPersistence(t, cfg, configJSON(t, w, nil))
 }
 
-// subprocess starts `logbook plugin postgres` through runtime/pluginhost
-// (AutoMTLS on) with w in Spec.Config, as a config file would.
+// subprocess starts `logbook plugin postgres` as the host does (AutoMTLS
+// on) with w in its block, as a config file would.
 func subprocess(t *testing.T, w where) sdk.Persistence {
-	return startPlugin(t, configJSON(t, w, nil)).Persistence()
+	return startPlugin(t, configJSON(t, w, nil))
 }
 
-func startPlugin(t testing.TB, config []byte) *pluginhost.Plugin {
+// startPlugin starts `logbook plugin postgres` as the host does, with
+// config as its block, and returns its persistence.
+func startPlugin(t testing.TB, config []byte) sdk.Persistence {
 	t.Helper()
-	h, err := pluginhost.New(pluginhost.Options{Executable: logbookBin})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(h.Close)
-	p, err := h.Start(t.Context(), pluginhost.Spec{Name: postgres.Name, Config: config})
-	if err != nil {
-		t.Fatalf("starting `logbook plugin postgres`: %v", err)
-	}
-	return p
+	return plugintest.LaunchedPersistence(t, exec.Command(logbookBin, "plugin", postgres.Name), config)
 }
 
 // setFormatVersion rewrites the version member of session id's stored

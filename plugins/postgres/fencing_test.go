@@ -35,7 +35,7 @@ func hostName(prefix string) string {
 func newHost(t *testing.T, subprocessMode bool, w where, name string) host {
 	t.Helper()
 	if subprocessMode {
-		return host{name, startPlugin(t, configJSON(t, w, map[string]any{"host_name": name})).Persistence()}
+		return host{name, startPlugin(t, configJSON(t, w, map[string]any{"host_name": name}))}
 	}
 	cfg := postgres.DefaultConfig(w.dsn)
 	cfg.Schema, cfg.HostName = w.schema, name

@@ -2,14 +2,15 @@ package sqlite_test
 
 import (
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/seed-e5e476df/logbook/plugins/sqlite"
-	"github.com/seed-e5e476df/logbook/runtime/pluginhost"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/persistencetest"
+	"github.com/seed-e5e476df/logbook/sdk/plugintest"
 )
 
 func TestParseConfigDefaultsAndKeys(t *testing.T) {
@@ -112,7 +113,7 @@ func TestCallsBeforeConfigureAndAfterShutdownAreCONFIG_INVALID(t *testing.T) {
 
 func TestHostConfiguresThePluginFromItsConfigBlock(t *testing.T) {
 	path := dbPath(t)
-	p := startPlugin(t, configJSON(t, path, map[string]any{"journal_mode": "delete", "busy_timeout": 100, "compress_data": false})).Persistence()
+	p, _ := startPlugin(t, configJSON(t, path, map[string]any{"journal_mode": "delete", "busy_timeout": 100, "compress_data": false}))
 	d, err := p.Describe(t.Context())
 	must(t, err)
 	if d.Name != sqlite.Name || d.FormatVersion != 1 || d.Compression != "" {
@@ -129,10 +130,7 @@ func TestHostConfiguresThePluginFromItsConfigBlock(t *testing.T) {
 		t.Fatalf("data stored as %s with compress_data = false", got)
 	}
 
-	h, err := pluginhost.New(pluginhost.Options{Executable: logbookBin})
-	must(t, err)
-	t.Cleanup(h.Close)
-	_, err = h.Start(t.Context(), pluginhost.Spec{Name: sqlite.Name, Config: []byte(`{"path":"x.db","zstd_level":"best"}`)})
+	_, err = plugintest.Launch(t, exec.Command(logbookBin, "plugin", sqlite.Name), []byte(`{"path":"x.db","zstd_level":"best"}`))
 	persistencetest.RequireCode(t, err, sdk.CodeConfigInvalid, "zstd_level")
 }
 

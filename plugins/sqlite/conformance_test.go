@@ -14,7 +14,6 @@ import (
 	"testing"
 
 	"github.com/seed-e5e476df/logbook/plugins/sqlite"
-	"github.com/seed-e5e476df/logbook/runtime/pluginhost"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/persistencetest"
 	"github.com/seed-e5e476df/logbook/sdk/plugintest"
@@ -97,7 +96,9 @@ func harness(m mode) persistencetest.Harness {
 		// Stat reports the exact event count but no size (SizeBytes -1), so
 		// StatCounts stays off; TestStatCountsEventsExactly checks the count.
 		// Every row is checked on its own.
-		Capabilities: persistencetest.Capabilities{IntactUnitsProveDamage: true, CopyPrefix: true, Watch: true, Delete: true, Import: true},
+		Capabilities: persistencetest.Capabilities{IntactUnitsProveDamage: true},
+		Declared:     sqlite.ServeConfig("test").Info.Capabilities,
+		Served:       sqlite.ServeConfig("test").Persistence,
 		New:          func(t *testing.T) sdk.Persistence { return connect(t, dbPath(t)) },
 		Reopen:       func(t *testing.T, p sdk.Persistence) sdk.Persistence { return connect(t, pathOf(t, p)) },
 		Tear: func(t *testing.T, p sdk.Persistence, id string, _ int) {
@@ -160,24 +161,21 @@ func overGRPC(t *testing.T, path string) sdk.Persistence {
 	return plugintest.ConfiguredPersistence(t, cfg, configJSON(t, path, nil))
 }
 
-// subprocess starts `logbook plugin sqlite` through runtime/pluginhost
-// (AutoMTLS on) with the path in Spec.Config, as a config file would.
+// subprocess starts `logbook plugin sqlite` as the host does (AutoMTLS on)
+// with the path in its block, as a config file would.
 func subprocess(t *testing.T, path string) sdk.Persistence {
-	return startPlugin(t, configJSON(t, path, nil)).Persistence()
+	p, _ := startPlugin(t, configJSON(t, path, nil))
+	return p
 }
 
-func startPlugin(t *testing.T, config []byte) *pluginhost.Plugin {
+// startPlugin starts `logbook plugin sqlite` as the host does (AutoMTLS
+// on), with config as its block, and returns its persistence and its
+// process.
+func startPlugin(t *testing.T, config []byte) (sdk.Persistence, *os.Process) {
 	t.Helper()
-	h, err := pluginhost.New(pluginhost.Options{Executable: logbookBin})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(h.Close)
-	p, err := h.Start(t.Context(), pluginhost.Spec{Name: sqlite.Name, Config: config})
-	if err != nil {
-		t.Fatalf("starting `logbook plugin sqlite`: %v", err)
-	}
-	return p
+	cmd := exec.Command(logbookBin, "plugin", sqlite.Name)
+	p := plugintest.LaunchedPersistence(t, cmd, config)
+	return p, cmd.Process
 }
 
 // rawDB opens the database at path with a connection of the test's own,

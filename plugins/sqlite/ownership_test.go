@@ -64,8 +64,7 @@ func TestWriteClaimIsExclusiveAcrossProcesses(t *testing.T) {
 // that dies, so kill -9 of the owner frees the session.
 func TestKilledOwnerReleasesTheClaim(t *testing.T) {
 	path := dbPath(t)
-	plugin := startPlugin(t, configJSON(t, path, nil))
-	p := plugin.Persistence()
+	p, proc := startPlugin(t, configJSON(t, path, nil))
 	o, err := p.Create(t.Context(), header("s1"))
 	must(t, err)
 	appendOK(t, p, o.Handle, persistencetest.Batch(0, 3))
@@ -73,7 +72,7 @@ func TestKilledOwnerReleasesTheClaim(t *testing.T) {
 	_, err = b.Open(t.Context(), "s1", sdk.AccessWrite)
 	persistencetest.RequireCode(t, err, sdk.CodeAlreadyOwned, `"s1"`)
 
-	must(t, syscall.Kill(plugin.Pid(), syscall.SIGKILL))
+	must(t, syscall.Kill(proc.Pid, syscall.SIGKILL))
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		w, err := b.Open(t.Context(), "s1", sdk.AccessWrite)
@@ -81,7 +80,7 @@ func TestKilledOwnerReleasesTheClaim(t *testing.T) {
 			appendOK(t, b, w.Handle, persistencetest.Batch(3, 1))
 			return
 		}
-		if !errors.Is(err, sdk.ErrAlreadyOwned) || time.Now().After(deadline) {
+		if !errors.Is(err, sdk.CodeAlreadyOwned) || time.Now().After(deadline) {
 			t.Fatalf("Open(write) after the owner was killed: %v", err)
 		}
 		time.Sleep(10 * time.Millisecond) // polling for the kernel to reap the owner

@@ -86,7 +86,7 @@ func TestReaderLines(t *testing.T) {
 		t.Fatalf("lines %q", got)
 	}
 	r = appendinput.NewReader(bytes.NewReader([]byte("12345\nok\n")), 4)
-	if _, err := r.Next(); !errors.Is(err, sdk.ErrEventTooLarge) || r.Line() != 1 {
+	if _, err := r.Next(); !errors.Is(err, sdk.CodeEventTooLarge) || r.Line() != 1 {
 		t.Fatalf("a 5-byte line with limit 4: %v (line %d)", err, r.Line())
 	}
 }

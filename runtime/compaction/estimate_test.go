@@ -102,11 +102,11 @@ func TestEstimateStringCodePointsMatchDecoding(t *testing.T) {
 	}
 }
 
-// TestEstimateScenario28OriginalToolResult: the shadowedTokenCount recorded
-// by a prune of a 10 000-code-point tool result is the estimate of the
-// original message, one
-// text block of 10 000 code points: q(10000) + 4 + 4.
-func TestEstimateScenario28OriginalToolResult(t *testing.T) {
+// TestEstimatePruneShadowedTokenCountIsTheOriginals: the
+// shadowedTokenCount recorded by a prune of a 10 000-code-point tool result
+// is the estimate of the original message, one text block of 10 000 code
+// points: q(10000) + 4 + 4.
+func TestEstimatePruneShadowedTokenCountIsTheOriginals(t *testing.T) {
 	msg := anaToolMsg("r1", "c1", strings.Repeat("é", 10_000))
 	n, err := EstimateMessageJSON([]byte(msg))
 	if err != nil || n != 2500+4+4 {

@@ -189,7 +189,7 @@ func TestLifecycleMarkerReleasesBracket(t *testing.T) {
 	}
 	appendOK(t, s, startEv("b", "null"))
 	requireViolationOn := func() {
-		if _, err := s.Append(context.Background(), endEv("a", "null", "late")); !errors.Is(err, sdk.ErrCompactionInvariant) {
+		if _, err := s.Append(context.Background(), endEv("a", "null", "late")); !errors.Is(err, sdk.CodeCompactionInvariant) {
 			t.Fatalf("an end for the abandoned bracket: %v", err)
 		}
 	}
@@ -206,7 +206,7 @@ func TestValidatorAfterRejectedGroup(t *testing.T) {
 		checkpointEv("a", 0, 1, 2, 3, 0, 1),
 		endEv("a", "1", ""), // wrong turn: rule 3 rejects the whole group
 	})
-	if !errors.Is(err, sdk.ErrCompactionInvariant) {
+	if !errors.Is(err, sdk.CodeCompactionInvariant) {
 		t.Fatalf("group: %v", err)
 	}
 	// The summary seen as a pending member must not count now.

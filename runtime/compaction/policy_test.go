@@ -95,7 +95,7 @@ func TestPressurePolicyCapacity(t *testing.T) {
 	txConversation(t, s, 20, 400, false)
 	for range 3 {
 		rep, err := c.BeforeRequest(context.Background(), s)
-		if err != nil || !errors.Is(rep.Warning, sdk.ErrCompactionCapacityUnknown) || len(rep.Compactions) != 0 {
+		if err != nil || !errors.Is(rep.Warning, sdk.CodeCompactionCapacityUnknown) || len(rep.Compactions) != 0 {
 			t.Fatalf("%+v %v", rep, err)
 		}
 	}
@@ -104,7 +104,7 @@ func TestPressurePolicyCapacity(t *testing.T) {
 	}
 	meas, _ := Measure(s)
 	txAppend(t, s, txIn(session.TypeRequestContext, fmt.Sprintf(`{"provider":"p","model":"other","contextWindow":%d}`, meas.TotalTokens)))
-	if rep, _ := c.BeforeRequest(context.Background(), s); !errors.Is(rep.Warning, sdk.ErrCompactionCapacityUnknown) {
+	if rep, _ := c.BeforeRequest(context.Background(), s); !errors.Is(rep.Warning, sdk.CodeCompactionCapacityUnknown) {
 		t.Fatalf("a request/context for another target must not count: %+v", rep)
 	}
 	txAppend(t, s, txIn(session.TypeRequestContext, fmt.Sprintf(`{"provider":"p","model":"m","contextWindow":%d}`, meas.TotalTokens)))
@@ -129,7 +129,7 @@ func TestPressurePolicyStillAboveThreshold(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := txRequireCode(t, rep.Warning, sdk.CodeCompactionStillAboveThreshold, "after 2 compaction attempts", fmt.Sprint(meas.TotalTokens), fmt.Sprint(rep.Threshold))
-	if !errors.Is(e, sdk.ErrCompactionSummaryFailed) || len(sum.requests()) != 2 {
+	if !errors.Is(e, sdk.CodeCompactionSummaryFailed) || len(sum.requests()) != 2 {
 		t.Fatalf("warning %v after %d attempts", e, len(sum.requests()))
 	}
 	if _, open := OpenBracket(s.Events()); open {
@@ -151,10 +151,10 @@ func TestPressurePolicyConfig(t *testing.T) {
 	if rep, err := off.BeforeRequest(context.Background(), s); err != nil || rep.Threshold != 0 || s.Len() != n {
 		t.Fatalf("auto off: %+v %v", rep, err)
 	}
-	if _, err := New(txBlock(func(b *config.Compaction) { b.ThresholdRatio = 0 }), Options{Summarizer: &txSummarizer{}}); !errors.Is(err, sdk.ErrConfigInvalid) {
+	if _, err := New(txBlock(func(b *config.Compaction) { b.ThresholdRatio = 0 }), Options{Summarizer: &txSummarizer{}}); !errors.Is(err, sdk.CodeConfigInvalid) {
 		t.Fatalf("threshold 0: %v", err)
 	}
-	if _, err := New(nil, Options{Summarizer: &txSummarizer{}}); !errors.Is(err, sdk.ErrConfigInvalid) {
+	if _, err := New(nil, Options{Summarizer: &txSummarizer{}}); !errors.Is(err, sdk.CodeConfigInvalid) {
 		t.Fatalf("no block: %v", err)
 	}
 }
@@ -237,7 +237,7 @@ func TestCompactNow(t *testing.T) {
 
 // Lock and lifecycle: a log ending in an unmatched compaction/start is locked;
 // after Release and Open (the lifecycle marker) compaction is allowed.
-func TestScenario30LockAndLifecycle(t *testing.T) {
+func TestUnmatchedCompactionStartLocksUntilReopen(t *testing.T) {
 	ctx := context.Background()
 	backend := memory.New()
 	st, err := store.New(store.Options{Backends: []store.Backend{{Name: "memory", Persistence: backend}},

@@ -237,7 +237,7 @@ func (pc *pruneCalls) stop() {
 // isFinal reports a session-level refusal that every later append would
 // meet too.
 func isFinal(err error) bool {
-	return errors.Is(err, sdk.ErrSessionClosed) || errors.Is(err, sdk.ErrSessionFenced) || errors.Is(err, sdk.ErrSessionReadOnly) || errors.Is(err, sdk.ErrProjectionRemoved)
+	return errors.Is(err, sdk.CodeSessionClosed) || errors.Is(err, sdk.CodeSessionFenced) || errors.Is(err, sdk.CodeSessionReadOnly) || errors.Is(err, sdk.CodeProjectionRemoved)
 }
 
 // rewriteBuffers are reused across the rewrites of one prune: the session

@@ -20,7 +20,7 @@ import (
 // shadowedTokenCount: estimate(original)} then the rewrite (replace {k,k},
 // sources [k]), byte-identical except message.content; a second prune
 // appends nothing.
-func TestScenario28Pruner(t *testing.T) {
+func TestPruneKeepsHeadAndTailAndRewritesOnce(t *testing.T) {
 	c := txCompactor(t, &txSummarizer{}, func(o *Options) { o.Pruner = pruner.Pruner{} })
 	s := txSession(t)
 	txAppend(t, s, txSys("sys"), txHeader(), txTurnStart(1), txUser("u", "go"), txAsst(1, "a", "x", "k"))
@@ -135,7 +135,7 @@ func TestPruneOffersAndSkips(t *testing.T) {
 func TestPruneWithoutPruner(t *testing.T) {
 	c := txCompactor(t, &txSummarizer{}, nil)
 	_, err := c.Prune(context.Background(), txSession(t))
-	if !errors.Is(err, sdk.ErrConfigInvalid) {
+	if !errors.Is(err, sdk.CodeConfigInvalid) {
 		t.Fatalf("%v", err)
 	}
 }

@@ -230,7 +230,7 @@ func (c *Compactor) finish(ctx context.Context, st *sessionState, mode Mode, mea
 				SourceEventSeqs: append([]sdk.Seq{alpha, sigma}, shadowed...)},
 			{Type: session.TypeCompactionEnd, Data: mustJSON(b)},
 		})
-		if errors.Is(err, sdk.ErrSeqConflict) && attempt < commitAttempts {
+		if errors.Is(err, sdk.CodeSeqConflict) && attempt < commitAttempts {
 			continue // another append took σ: re-check and plan again
 		}
 		if err != nil {

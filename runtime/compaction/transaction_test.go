@@ -46,7 +46,7 @@ func (a surfaceState) equal(b surfaceState) bool {
 // compaction/summary (σ), the checkpoint replacing s..e with sources
 // [α, σ, ...shadowed], compaction/end — in that order, the last three as one
 // group; the summary request is built per docs/compaction.md.
-func TestScenario29CompactionOrder(t *testing.T) {
+func TestCompactionWritesStartSummaryCheckpointEndInOrder(t *testing.T) {
 	sum := &txSummarizer{}
 	c := txCompactor(t, sum, nil)
 	s := txSession(t)
@@ -416,7 +416,7 @@ func TestCompactionCommitAndCloseFail(t *testing.T) {
 	c := txCompactor(t, sum, nil)
 	_, err := c.CompactRegion(context.Background(), s, 3, 10, Automatic)
 	txRequireCode(t, err, sdk.CodeCompactionCommitFailed)
-	if !errors.Is(err, sdk.ErrSessionClosed) {
+	if !errors.Is(err, sdk.CodeSessionClosed) {
 		t.Fatalf("%v does not report the closed session", err)
 	}
 	if b, open := OpenBracket(s.Events()); !open || b.ID != "c1" {

@@ -107,7 +107,7 @@ func TestCheckpointRestoresWhatAFullFoldDoes(t *testing.T) {
 		t.Fatalf("the open did not use the import's checkpoint; log:\n%s", log)
 	}
 	n := s.Len()
-	for _, in := range []events.Input{events.TurnStart(1000), events.UserText("u-extra", "one more"), events.TurnEnd(1000, events.Completed())} {
+	for _, in := range []events.Input{events.TurnStart(1000), events.UserText(events.TextMessage{ID: "u-extra", Text: "one more"}), events.TurnEnd(1000, events.Completed())} {
 		if _, err := s.Append(ctx, in); err != nil {
 			t.Fatal(err)
 		}

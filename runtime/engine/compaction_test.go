@@ -165,7 +165,7 @@ func TestCompactionHeadlessNeverCompacts(t *testing.T) {
 		}
 	}
 	_, err = s.Append(ctx, session.AppendInput{Type: session.TypeCompactionEnd, Data: []byte(`{"compactionId":"x","turn":null}`)})
-	if !errors.Is(err, sdk.ErrCompactionInvariant) {
+	if !errors.Is(err, sdk.CodeCompactionInvariant) {
 		t.Fatalf("an unmatched compaction/end: %v", err)
 	}
 }

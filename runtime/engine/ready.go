@@ -148,7 +148,7 @@ func probeBackend(ctx context.Context, b store.Backend) error {
 // answer: a retryable code (the backend or its plugin is down or busy), or
 // no code at all (the context ended, the transport failed).
 func unavailable(err error) bool {
-	if err == nil || errors.Is(err, sdk.ErrSessionNotFound) {
+	if err == nil || errors.Is(err, sdk.CodeSessionNotFound) {
 		return false
 	}
 	return sdk.Retryable(err) || sdk.CodeOf(err) == ""

@@ -160,7 +160,16 @@ func (a *API) request(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	b, err := provider.SessionRequest(format, sess)
+	ml, err := sess.Messages()
+	if err != nil {
+		NewProblem(err).Write(w)
+		return
+	}
+	b, err := provider.Request(format, provider.RequestParts{
+		Header:   sess.AppendRequestHeaderJSON(nil),
+		Context:  sess.AppendRequestContextJSON(nil),
+		Messages: ml.JSON(),
+	})
 	if err != nil {
 		NewProblem(err).Write(w)
 		return

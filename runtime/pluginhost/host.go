@@ -324,7 +324,7 @@ func (p *Plugin) notifyDown() {
 
 // observe notes a call's error: an unavailable plugin wakes the supervisor.
 func (p *Plugin) observe(err error) error {
-	if errors.Is(err, sdk.ErrPluginUnavailable) {
+	if errors.Is(err, sdk.CodePluginUnavailable) {
 		p.notifyDown()
 	}
 	return err

@@ -60,7 +60,7 @@ func TestKilledPluginIsRestarted(t *testing.T) {
 			t.Fatal("plugin not restarted within 20 s")
 		}
 		_, err := p.Persistence().Describe(context.Background())
-		if err != nil && !errors.Is(err, sdk.ErrPluginUnavailable) {
+		if err != nil && !errors.Is(err, sdk.CodePluginUnavailable) {
 			t.Fatalf("call during restart: %v", err)
 		}
 		time.Sleep(10 * time.Millisecond)
@@ -76,7 +76,7 @@ func TestKilledPluginIsRestarted(t *testing.T) {
 func TestWrongSHA256IsRefusedBeforeItRuns(t *testing.T) {
 	h := newHost(t, Options{})
 	_, err := h.Start(context.Background(), Spec{Name: "memory", Command: logbookBin, Args: []string{"plugin", "memory"}, SHA256: strings.Repeat("ab", 32)})
-	if !errors.Is(err, sdk.ErrConfigInvalid) || !strings.Contains(err.Error(), "refused before it ran") || !strings.Contains(err.Error(), strings.Repeat("ab", 32)) {
+	if !errors.Is(err, sdk.CodeConfigInvalid) || !strings.Contains(err.Error(), "refused before it ran") || !strings.Contains(err.Error(), strings.Repeat("ab", 32)) {
 		t.Fatalf("wrong sha256: %v", err)
 	}
 }
@@ -99,7 +99,7 @@ func TestHandshakeTimeout(t *testing.T) {
 	h := newHost(t, Options{StartTimeout: 500 * time.Millisecond})
 	began := time.Now()
 	_, err := h.Start(context.Background(), Spec{Name: "silent", Command: script})
-	if !errors.Is(err, sdk.ErrPluginUnavailable) || !strings.Contains(err.Error(), "handshake") {
+	if !errors.Is(err, sdk.CodePluginUnavailable) || !strings.Contains(err.Error(), "handshake") {
 		t.Fatalf("silent plugin: %v", err)
 	}
 	if took := time.Since(began); took > 5*time.Second {

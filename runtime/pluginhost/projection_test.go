@@ -30,7 +30,7 @@ func TestProjectionPluginEndToEnd(t *testing.T) {
 	if err := defs.Register(ctx, p); err != nil {
 		t.Fatal(err)
 	}
-	if err := defs.Register(ctx, p); !errors.Is(err, sdk.ErrProjectionDuplicate) {
+	if err := defs.Register(ctx, p); !errors.Is(err, sdk.CodeProjectionDuplicate) {
 		t.Fatalf("registering the same type twice: %v", err)
 	}
 	s, err := session.New(session.Options{Header: sdk.Header{ID: "s"}, Projections: defs})
@@ -46,10 +46,10 @@ func TestProjectionPluginEndToEnd(t *testing.T) {
 		_, err := s.Append(ctx, session.AppendInput{Type: "projection:redact/text", Data: []byte(`{"targets":[0],"text":"` + text + `"}`)})
 		return err
 	}
-	if err := project("change-id"); !errors.Is(err, sdk.ErrProjectionInvalid) {
+	if err := project("change-id"); !errors.Is(err, sdk.CodeProjectionInvalid) {
 		t.Fatalf("a reply changing the id: %v", err)
 	}
-	if err := project("fail"); !errors.Is(err, sdk.ErrProjectionFailed) {
+	if err := project("fail"); !errors.Is(err, sdk.CodeProjectionFailed) {
 		t.Fatalf("a failing plugin: %v", err)
 	}
 	if err := project("[redacted]"); err != nil {
@@ -68,14 +68,14 @@ func TestProjectionPluginEndToEnd(t *testing.T) {
 	}
 	// Restore without the plugin → PROJECTION_REQUIRED; unloading it after
 	// use → PROJECTION_REMOVED.
-	if _, err := session.RestoreEvents(ctx, session.Options{}, session.RestoreOptions{}, s.Events().Slice()); !errors.Is(err, sdk.ErrProjectionRequired) {
+	if _, err := session.RestoreEvents(ctx, session.Options{}, session.RestoreOptions{}, s.Events().Slice()); !errors.Is(err, sdk.CodeProjectionRequired) {
 		t.Fatalf("restore without the plugin: %v", err)
 	}
 	defs.Remove("redact")
-	if _, err := s.Messages(); !errors.Is(err, sdk.ErrProjectionRemoved) {
+	if _, err := s.Messages(); !errors.Is(err, sdk.CodeProjectionRemoved) {
 		t.Fatalf("messages after unloading: %v", err)
 	}
-	if _, err := s.Append(ctx, user); !errors.Is(err, sdk.ErrProjectionRemoved) {
+	if _, err := s.Append(ctx, user); !errors.Is(err, sdk.CodeProjectionRemoved) {
 		t.Fatalf("append after unloading: %v", err)
 	}
 }

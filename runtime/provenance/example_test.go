@@ -21,13 +21,13 @@ func ExampleTree() {
 		panic(err)
 	}
 	for _, in := range []events.Input{
-		events.TurnStart(1),                     // 0
-		events.UserText("u1", "list the files"), // 1
-		events.StepStart(1, 1),                  // 2
-		events.Assistant(1, 1, events.Reply{ID: "a1", Model: events.Model{Provider: "p", Name: "m"}, Content: []events.Block{events.ToolCallBlock("c1", "ls", "{}")}}), // 3
-		events.ToolCall(1, 1, "c1", "ls", "{}"),                             // 4
-		events.ToolResult(1, 1, "r1", "c1", "a.txt\nb.txt"),                 // 5
-		events.ToolResult(1, 1, "r1", "c1", "[2 files]").Replacing(5, 5, 5), // 6
+		events.TurnStart(1), // 0
+		events.UserText(events.TextMessage{ID: "u1", Text: "list the files"}), // 1
+		events.StepStart(1, 1), // 2
+		events.Assistant(1, 1, events.Reply{ID: "a1", Model: events.Model{Provider: "p", Name: "m"}, Content: []events.Block{events.ToolCallBlock(events.Call{ID: "c1", Name: "ls", Arguments: "{}"})}}), // 3
+		events.ToolCall(1, 1, events.Call{ID: "c1", Name: "ls", Arguments: "{}"}),                              // 4
+		events.ToolResult(1, 1, events.ToolText{ID: "r1", CallID: "c1", Text: "a.txt\nb.txt"}),                 // 5
+		events.ToolResult(1, 1, events.ToolText{ID: "r1", CallID: "c1", Text: "[2 files]"}).Replacing(5, 5, 5), // 6
 	} {
 		if _, err := s.Append(ctx, in); err != nil {
 			panic(err)

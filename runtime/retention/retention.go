@@ -79,7 +79,7 @@ func Plan(ctx context.Context, st *store.Store, p Policy, now time.Time) ([]Deci
 			continue
 		}
 		ms, err := st.LastActivity(ctx, e.ID)
-		if errors.Is(err, sdk.ErrSessionNotFound) {
+		if errors.Is(err, sdk.CodeSessionNotFound) {
 			continue // deleted meanwhile
 		}
 		if err != nil {

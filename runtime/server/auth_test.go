@@ -87,7 +87,7 @@ func TestNonLoopbackWithoutTokenRefused(t *testing.T) {
 	e := startEngine(t, headless(t.TempDir()))
 	for _, addr := range []string{"0.0.0.0:7420", ":7420", "[::]:7420", "192.0.2.10:7420", "example.com:7420", "garbage"} {
 		_, err := server.New(e, server.Options{Addr: addr})
-		if !errors.Is(err, sdk.ErrConfigInvalid) || !strings.Contains(err.Error(), "token") {
+		if !errors.Is(err, sdk.CodeConfigInvalid) || !strings.Contains(err.Error(), "token") {
 			t.Errorf("New(%q) without a token: %v", addr, err)
 		}
 		if _, err := server.New(e, server.Options{Addr: addr, Token: "a-token-of-16-bytes"}); err != nil {
@@ -99,11 +99,11 @@ func TestNonLoopbackWithoutTokenRefused(t *testing.T) {
 			t.Errorf("New(%q): %v", addr, err)
 		}
 	}
-	if _, err := server.New(e, server.Options{Token: "fifteen-bytes!!"}); !errors.Is(err, sdk.ErrConfigInvalid) || !strings.Contains(err.Error(), "at least 16") {
+	if _, err := server.New(e, server.Options{Token: "fifteen-bytes!!"}); !errors.Is(err, sdk.CodeConfigInvalid) || !strings.Contains(err.Error(), "at least 16") {
 		t.Errorf("New with a 15-byte token: %v", err)
 	}
 	for _, o := range []server.Options{{ReadHeaderTimeout: -1}, {ReadTimeout: -1}, {IdleTimeout: -1}} {
-		if _, err := server.New(e, o); !errors.Is(err, sdk.ErrConfigInvalid) {
+		if _, err := server.New(e, o); !errors.Is(err, sdk.CodeConfigInvalid) {
 			t.Errorf("New(%+v): %v; want CONFIG_INVALID", o, err)
 		}
 	}
@@ -116,7 +116,7 @@ func TestNonLoopbackWithoutTokenRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = srv.Serve(context.Background(), fakeAddr{ln, &net.TCPAddr{IP: net.IPv4(192, 0, 2, 10), Port: 7420}})
-	if !errors.Is(err, sdk.ErrConfigInvalid) {
+	if !errors.Is(err, sdk.CodeConfigInvalid) {
 		t.Fatalf("Serve on a non-loopback listener without a token: %v", err)
 	}
 }

@@ -59,7 +59,7 @@ func runCLI(ctx context.Context, dir, stdin string, args ...string) ([]byte, err
 
 // lostCreate reports whether err is the refusal a racer that lost must get.
 func lostCreate(err error) bool {
-	return errors.Is(err, sdk.ErrSessionAlreadyExists) || strings.Contains(err.Error(), "SESSION_ALREADY_EXISTS")
+	return errors.Is(err, sdk.CodeSessionAlreadyExists) || strings.Contains(err.Error(), "SESSION_ALREADY_EXISTS")
 }
 
 // Two `logbook serve` processes and the CLI over one data directory race

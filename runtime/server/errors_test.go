@@ -31,7 +31,7 @@ func TestToConnectFailedFlushIsFlushFailed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Append(ctx, events.UserText("u", "a")); err != nil {
+	if _, err := s.Append(ctx, events.UserText(events.TextMessage{ID: "u", Text: "a"})); err != nil {
 		t.Fatal(err)
 	}
 	fault.FailNextAppends(1, nil)

@@ -227,13 +227,13 @@ func TestFencedSessionSaysSo(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := appendFlush(ctx, c, "f", userInput("u1", "b"))
-	if !errors.Is(err, sdk.ErrFlushFailed) {
+	if !errors.Is(err, sdk.CodeFlushFailed) {
 		t.Fatalf("an append whose flush met the dead plugin: %v", err)
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		err := c.Session("f").Flush(ctx)
-		if client.Fenced(err) && errors.Is(err, sdk.ErrFlushFailed) {
+		if client.Fenced(err) && errors.Is(err, sdk.CodeFlushFailed) {
 			break
 		}
 		if err == nil || time.Now().After(deadline) {
@@ -242,7 +242,7 @@ func TestFencedSessionSaysSo(t *testing.T) {
 		time.Sleep(10 * time.Millisecond) // the plugin restarts
 	}
 	_, err = c.Session("f").Append(ctx, userInput("u2", "c"))
-	if md := (*sdk.Error)(nil); !errors.As(err, &md) || md.Meta["fenced"] != "true" || !errors.Is(err, sdk.ErrSessionFenced) {
+	if md := (*sdk.Error)(nil); !errors.As(err, &md) || md.Meta["fenced"] != "true" || !errors.Is(err, sdk.CodeSessionFenced) {
 		t.Fatalf("an append to the fenced session: %v", err)
 	}
 	n := 0

@@ -58,7 +58,7 @@ func TestServeMetrics(t *testing.T) {
 	for _, e := range append(evs, group...) {
 		bytes += len(e.Envelope)
 	}
-	if _, err := s.AppendAt(ctx, 1, userInput("u6", "late")); !errors.Is(err, sdk.ErrSeqConflict) {
+	if _, err := s.AppendAt(ctx, 1, userInput("u6", "late")); !errors.Is(err, sdk.CodeSeqConflict) {
 		t.Fatalf("append at a stale length: %v", err)
 	}
 	if err := s.Flush(ctx); err != nil {

@@ -88,7 +88,7 @@ func storedIDs(t *testing.T, c *client.Client, id string) []string {
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		err := c.Session(id).Release(ctx)
-		if err == nil || errors.Is(err, sdk.ErrSessionNotLive) {
+		if err == nil || errors.Is(err, sdk.CodeSessionNotLive) {
 			break
 		}
 		if time.Now().After(deadline) {

@@ -63,7 +63,7 @@ func TestAppendStream(t *testing.T) {
 	_ = s.Send([]events.Input{{Type: "user/message", Data: json.RawMessage(`{"id":"bad"}`), SurfaceOp: events.Append()}}, false)
 	_, err = s.CloseAndReceive()
 	var ae *client.AppendError
-	if !errors.As(err, &ae) || ae.Appended != 2 || !errors.Is(err, sdk.ErrPayloadInvalid) {
+	if !errors.As(err, &ae) || ae.Appended != 2 || !errors.Is(err, sdk.CodePayloadInvalid) {
 		t.Fatalf("rejected event: %v", err)
 	}
 	if n := storedLen(t, dir, "st"); n != 1002 {

@@ -32,11 +32,11 @@ func ExampleService_Search() {
 	model := events.Model{Provider: "anthropic", Name: "claude-sonnet-4"}
 	if _, err := s.AppendInputs(ctx,
 		events.TurnStart(1),
-		events.UserText("u1", "which files are here?"),
+		events.UserText(events.TextMessage{ID: "u1", Text: "which files are here?"}),
 		events.StepStart(1, 1),
-		events.Assistant(1, 1, events.Reply{ID: "a1", Model: model, Content: []events.Block{events.ToolCallBlock("c1", "shell", `{"cmd":"ls"}`)}}),
-		events.ToolCall(1, 1, "c1", "shell", `{"cmd":"ls"}`),
-		events.ToolResult(1, 1, "r1", "c1", "README.md go.mod"),
+		events.Assistant(1, 1, events.Reply{ID: "a1", Model: model, Content: []events.Block{events.ToolCallBlock(events.Call{ID: "c1", Name: "shell", Arguments: `{"cmd":"ls"}`})}}),
+		events.ToolCall(1, 1, events.Call{ID: "c1", Name: "shell", Arguments: `{"cmd":"ls"}`}),
+		events.ToolResult(1, 1, events.ToolText{ID: "r1", CallID: "c1", Text: "README.md go.mod"}),
 	); err != nil {
 		fmt.Println(err)
 		return

@@ -61,7 +61,7 @@ func (s *Service) OpenWrite(ctx context.Context, id string, o WriteOptions) (*Se
 		n = l.Len()
 		l.Close()
 	}
-	absent := errors.Is(err, sdk.ErrSessionNotFound)
+	absent := errors.Is(err, sdk.CodeSessionNotFound)
 	if o.Expected != nil && (err == nil || absent) && *o.Expected != sdk.Offset(n) {
 		return nil, WriteReport{}, store.StoredLenConflict(id, *o.Expected, sdk.Offset(n))
 	}

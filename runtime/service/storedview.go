@@ -109,9 +109,9 @@ func (v *StoredView) Message(seq sdk.Seq) (msg json.RawMessage, ok bool) {
 // log has none.
 func (v *StoredView) RequestHeader() []byte { return v.v.AppendRequestHeaderJSON(nil) }
 
-// Request returns the request a model would be sent after the view's last
-// event: {header, context, messages}. Its only error is Surface's.
-func (v *StoredView) Request() ([]byte, error) { return v.v.AppendRequestJSON(nil) }
+// RequestContext returns the folded request context as JSON, null when
+// the log has none.
+func (v *StoredView) RequestContext() []byte { return v.v.AppendRequestContextJSON(nil) }
 
 // WhyNode is one event of a provenance tree: what the event was derived
 // from, recursively. Its JSON form is what `logbook why --json` prints and

@@ -19,7 +19,7 @@ func ExampleSession_Checkpoint() {
 	if err != nil {
 		panic(err)
 	}
-	for _, in := range []events.Input{events.TurnStart(1), events.UserText("u1", "hello"), events.TurnEnd(1, events.Completed())} {
+	for _, in := range []events.Input{events.TurnStart(1), events.UserText(events.TextMessage{ID: "u1", Text: "hello"}), events.TurnEnd(1, events.Completed())} {
 		if _, err := s.Append(ctx, in); err != nil {
 			panic(err)
 		}

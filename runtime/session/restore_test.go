@@ -62,7 +62,7 @@ func TestStoredParserThenAddEventsEqualsRestore(t *testing.T) {
 		t.Fatalf("a bad payload: err %v, checked %v", err, bad.r.checked)
 	}
 	r, _ = NewRestorer(ctx, opts, RestoreOptions{Source: FromStorage})
-	if err := r.AddEvents([]Event{bad}); !errors.Is(err, sdk.ErrPayloadInvalid) || !errors.Is(err, sdk.ErrCorruptLog) {
+	if err := r.AddEvents([]Event{bad}); !errors.Is(err, sdk.CodePayloadInvalid) || !errors.Is(err, sdk.CodeCorruptLog) {
 		t.Fatalf("AddEvents of a bad payload: %v", err)
 	}
 }

@@ -11,7 +11,7 @@ import (
 // A salvage seed is the fork seed of the whole prefix, byte for byte, plus
 // one session/salvaged event stamped now; it restores as a seeded child.
 func TestSalvageSeedIsTheForkSeedPlusTheSalvagedEvent(t *testing.T) {
-	src, t5 := scenario18Source(t) // ends inside an open step with a pending call
+	src, t5 := openCutSource(t) // ends inside an open step with a pending call
 	now := t5 + 60_000
 	prefix := src.Events().Slice()
 	fork, forkInherited, err := ForkSeed(prefix, nil, now)

@@ -1,7 +1,7 @@
 package session
 
-// The acceptance scenarios that concern the session core: one test per
-// scenario, each named after the behaviour it checks. Store-level parts (Create, Open, Fork
+// The acceptance tests of the session core, each named after the rule it
+// checks. Store-level parts (Create, Open, Fork
 // requests, the feed, backends) are exercised through the pure functions the
 // store composes them from (ResumeBatch, OpenTurnClosers, ForkSeed,
 // ForkHeader, SeedWithMarker, RestoreEvents); the commit feed is Options.OnCommit.
@@ -92,7 +92,7 @@ func requireMessages(t testing.TB, s *Session, nodes ...sdk.Seq) MessageList {
 	return ml
 }
 
-func TestScenario01ContiguousAppend(t *testing.T) {
+func TestAppendAssignsContiguousSeqs(t *testing.T) {
 	s, clock := newTestSession(t)
 	if s.Len() != 0 || s.FirstLiveSeq() != 0 || s.InheritedEventCount() != 0 || s.PendingRepair() != 0 || s.ReadOnly() || s.Closed() || s.Fenced() != nil || s.ID() != "s1" || s.Header().ID != "s1" {
 		t.Errorf("a new session is not empty and live")
@@ -141,7 +141,7 @@ func TestScenario01ContiguousAppend(t *testing.T) {
 	requireReplayEqual(t, s)
 }
 
-func TestScenario02MissingMarker(t *testing.T) {
+func TestSurfaceEventWithoutMarkerIsRefused(t *testing.T) {
 	s, _ := newTestSession(t)
 	mustAppend(t, s, evTurnStart(1))
 	for _, in := range []AppendInput{
@@ -159,7 +159,7 @@ func TestScenario02MissingMarker(t *testing.T) {
 		sdk.CodeCorruptLog, sdk.CodeSurfaceMarkerRequired, 0, "user/message")
 }
 
-func TestScenario03MarkerOnLogOnlySeed(t *testing.T) {
+func TestSeedRefusesASurfaceOpOnALogOnlyEvent(t *testing.T) {
 	envs := [][]byte{envLine(0, TypeTurnStart, `{"turn":1}`, `,"surfaceOp":"append"`)}
 	rejectRestore(t, restoreOpts(), RestoreOptions{Source: FromSeed}, envs, sdk.CodeSeedInvalid, sdk.CodeSurfaceOpNotAllowed, 0, "turn/start")
 	// The same seed given as parsed events.
@@ -177,7 +177,7 @@ func TestScenario03MarkerOnLogOnlySeed(t *testing.T) {
 	rejectRestore(t, restoreOpts(), RestoreOptions{}, envs, sdk.CodeCorruptLog, sdk.CodeSurfaceOpNotAllowed, 0, "turn/start")
 }
 
-func TestScenario04RangeReplace(t *testing.T) {
+func TestReplaceSwapsASurfaceRange(t *testing.T) {
 	s, _ := newTestSession(t)
 	mustAppend(t, s, evU("u0", "first"))
 	mustAppend(t, s, evA("a1", "answer"))
@@ -228,7 +228,7 @@ func TestScenario04RangeReplace(t *testing.T) {
 	requireReplayEqual(t, s)
 }
 
-func TestScenario05IncompleteCoverage(t *testing.T) {
+func TestReplaceMustCoverEveryShadowedNode(t *testing.T) {
 	s, _ := newTestSession(t)
 	mustAppend(t, s, evU("u0", "first"))
 	mustAppend(t, s, evA("a1", "answer"))
@@ -244,21 +244,21 @@ func TestScenario05IncompleteCoverage(t *testing.T) {
 	rejectAppend(t, s, replacing(evU("u4", "s"), 1, 2), sdk.CodeReplaceCoverage, "missing 1, 2")
 }
 
-func TestScenario06EndpointGone(t *testing.T) {
+func TestReplaceEndpointsMustBeOnTheSurface(t *testing.T) {
 	s, _ := newTestSession(t)
 	mustAppendAll(t, s, evU("u0", "a"), evA("a1", "b"), replacing(evU("u2", "c"), 0, 1, 0, 1))
 	rejectAppend(t, s, replacing(evU("u3", "d"), 0, 0, 0), sdk.CodeReplaceStartNotFound, "startSeq 0")
 	rejectAppend(t, s, replacing(evU("u3", "d"), 2, 1, 2, 1), sdk.CodeReplaceEndNotFound, "endSeq 1")
 }
 
-func TestScenario07ReversedSpan(t *testing.T) {
+func TestReplaceRefusesAReversedSpan(t *testing.T) {
 	s, _ := newTestSession(t)
 	mustAppendAll(t, s, evU("u0", "a"), evA("a1", "b"), evU("u2", "c"))
 	rejectAppend(t, s, replacing(evU("u3", "d"), 2, 0, 0, 1, 2), sdk.CodeReplaceReversed,
 		"startSeq 2 at position 2", "endSeq 0 at position 0")
 }
 
-func TestScenario08SurfaceOrderNotNumericOrder(t *testing.T) {
+func TestReplaceSpanFollowsSurfaceOrderNotSeqOrder(t *testing.T) {
 	s, _ := newTestSession(t)
 	mustAppendAll(t, s, evU("u0", "a"), evA("a1", "b"), evU("u2", "c"))
 	mustAppend(t, s, replacing(evU("u3", "d"), 0, 0, 0))
@@ -273,7 +273,7 @@ func TestScenario08SurfaceOrderNotNumericOrder(t *testing.T) {
 	requireReplayEqual(t, s)
 }
 
-func TestScenario09FutureReferences(t *testing.T) {
+func TestSourcesAndEndpointsMustBeEarlier(t *testing.T) {
 	s, _ := newTestSession(t)
 	mustAppendAll(t, s, evU("u0", "a"), evA("a1", "b"), evU("u2", "c"))
 	rejectAppend(t, s, withSources(evU("u3", "d"), 5), sdk.CodeSourcesNotEarlier, "element 5", "seq 3")
@@ -282,7 +282,7 @@ func TestScenario09FutureReferences(t *testing.T) {
 	rejectAppend(t, s, replacing(evU("u3", "d"), 0, 4, 0), sdk.CodeReplaceEndpointNotEarlier, "seq 3", "startSeq 0", "endSeq 4")
 }
 
-func TestScenario10DuplicateAndEmptySources(t *testing.T) {
+func TestSourcesMustBeDistinctAndNonEmpty(t *testing.T) {
 	s, _ := newTestSession(t)
 	mustAppendAll(t, s, evU("u0", "a"), evA("a1", "b"), evU("u2", "c"))
 	rejectAppend(t, s, withSources(evU("u3", "d"), 1, 1), sdk.CodeSourcesDuplicate, "1")
@@ -299,7 +299,7 @@ func TestScenario10DuplicateAndEmptySources(t *testing.T) {
 	requireNodes(t, s, 0, 1, 2, 3)
 }
 
-func TestScenario11AssistantSources(t *testing.T) {
+func TestAssistantMessagesTakeNoSources(t *testing.T) {
 	s, _ := newTestSession(t)
 	mustAppend(t, s, evU("u0", "a"))
 	rejectAppend(t, s, withSources(evA("a1", "b"), 0), sdk.CodeAssistantSourcesForbidden, "seq 1")
@@ -314,7 +314,7 @@ func toolResultFull(id, callID, text, meta string, turn int64, errCode string) s
 		turn, tcQuote(id), tcQuote(callID), blockText(text), tcQuote(callID), tcQuote(errCode), meta)
 }
 
-func TestScenario12ToolResultRewrite(t *testing.T) {
+func TestToolResultRewriteRules(t *testing.T) {
 	s, _ := newTestSession(t)
 	mustAppend(t, s, evU("u0", "go"))
 	mustAppend(t, s, evACalls(1, 1, "a1", "c1", "c2"))
@@ -359,7 +359,7 @@ func TestScenario12ToolResultRewrite(t *testing.T) {
 	requireReplayEqual(t, s)
 }
 
-func TestScenario13SystemNode0(t *testing.T) {
+func TestSystemNode0IsProtected(t *testing.T) {
 	s, _ := newTestSession(t)
 	mustAppendAll(t, s, evSys("s0", "be brief"), evU("u1", "a"), evA("a2", "b"))
 	rejectAppend(t, s, replacing(evU("u3", "sum"), 0, 2, 0, 1, 2), sdk.CodeSystemNode0Protected, "user/message", "0..2")
@@ -381,7 +381,7 @@ func TestScenario13SystemNode0(t *testing.T) {
 	requireReplayEqual(t, s)
 }
 
-func TestScenario14EmptyContent(t *testing.T) {
+func TestEmptyAssistantContentDerivesNoMessage(t *testing.T) {
 	s, _ := newTestSession(t)
 	mustAppend(t, s, evU("u0", "a"))
 	e1 := mustAppend(t, s, evAEmpty("a1"))
@@ -413,7 +413,7 @@ func TestScenario14EmptyContent(t *testing.T) {
 	requireReplayEqual(t, s)
 }
 
-func TestScenario15LosslessJSON(t *testing.T) {
+func TestEventJSONIsKeptLossless(t *testing.T) {
 	s, _ := newTestSession(t)
 	mustAppend(t, s, evU("u0", "a"))
 	todo := func(v string) AppendInput { return evRaw(TypeTodoWrite, `{"todos":[],"plugin:v":`+v+`}`) }
@@ -578,9 +578,9 @@ func requireEvent(t testing.TB, e Event, seq sdk.Seq, time int64, typ, data stri
 	}
 }
 
-// scenario16Log builds the stored log of the crash-repair mix
-// (TestScenario16CrashRepairMix) and returns it with T5.
-func scenario16Log(t *testing.T) ([]Event, int64) {
+// crashRepairLog builds the stored log of the crash-repair mix
+// (TestCrashRepairClosesEveryOpenCall) and returns it with T5.
+func crashRepairLog(t *testing.T) ([]Event, int64) {
 	s, clock := newTestSession(t)
 	mustAppend(t, s, evTurnStart(1))
 	clock.Advance(1000)
@@ -595,8 +595,8 @@ func scenario16Log(t *testing.T) ([]Event, int64) {
 	return s.Events().Slice(), t5
 }
 
-func TestScenario16CrashRepairMix(t *testing.T) {
-	stored, t5 := scenario16Log(t)
+func TestCrashRepairClosesEveryOpenCall(t *testing.T) {
+	stored, t5 := crashRepairLog(t)
 	now := t5 + 60_000
 	closers := OpenTurnClosers(stored, Interrupted)
 	if len(closers) != 4 {
@@ -670,8 +670,8 @@ func TestScenario16CrashRepairMix(t *testing.T) {
 	}
 }
 
-func TestScenario16CrashRepairWithTornTail(t *testing.T) {
-	stored, t5 := scenario16Log(t)
+func TestCrashRepairAfterATornTail(t *testing.T) {
+	stored, t5 := crashRepairLog(t)
 	now := t5 + 1
 	batch := ResumeBatch(stored, sdk.Torn{Bytes: 17, FromSeq: 6, Artifact: "/x/torn"}, now)
 	if len(batch) != 6 {
@@ -709,7 +709,7 @@ func typesOf(events []Event) []string {
 	return out
 }
 
-func TestScenario17NothingToRepair(t *testing.T) {
+func TestCrashRepairOfAClosedLogAppendsOnlyTheMarker(t *testing.T) {
 	now := tT0 + 99
 	t.Run("empty log", func(t *testing.T) {
 		if c := OpenTurnClosers(nil, Interrupted); len(c) != 0 {
@@ -774,8 +774,8 @@ func TestScenario17NothingToRepair(t *testing.T) {
 	})
 }
 
-// scenario18Source builds the source of TestScenario18ForkAtOpenCut.
-func scenario18Source(t *testing.T) (*Session, int64) {
+// openCutSource builds the source of TestForkAtAnOpenCutClosesTheChild.
+func openCutSource(t *testing.T) (*Session, int64) {
 	s, clock := newTestSession(t, func(o *Options) {
 		o.Header.ID = "src"
 		o.Header.CWD = "/work/src"
@@ -793,8 +793,8 @@ func scenario18Source(t *testing.T) (*Session, int64) {
 	return s, t5
 }
 
-func TestScenario18ForkAtOpenCut(t *testing.T) {
-	src, t5 := scenario18Source(t)
+func TestForkAtAnOpenCutClosesTheChild(t *testing.T) {
+	src, t5 := openCutSource(t)
 	before := stateOf(t, src)
 	now := t5 + 86_400_000
 	b := sdk.Seq(5)
@@ -878,7 +878,7 @@ func TestScenario18ForkAtOpenCut(t *testing.T) {
 	}
 }
 
-func TestScenario19ForkErrors(t *testing.T) {
+func TestForkRefusesABadCut(t *testing.T) {
 	// Only the boundary rules of docs/architecture.md step 3 live in this package
 	// (ForkSeed). SESSION_NOT_FOUND, SESSION_ALREADY_EXISTS and
 	// SESSION_NOT_LIVE are decided by Store.Fork (docs/architecture.md) and are out of scope.
@@ -937,7 +937,7 @@ func TestScenario19ForkErrors(t *testing.T) {
 	requireUnchanged(t, stateOf(t, src), src)
 }
 
-func TestScenario20ReplayMarker(t *testing.T) {
+func TestSeedGetsAReplayMarker(t *testing.T) {
 	s, clock := newTestSession(t)
 	mustAppendAll(t, s, evTurnStart(1), evU("u1", "a"), evStepStart(1, 1), evHeader("initial", plainHeader), evA("a4", "b"),
 		evStepEnd(1, 1), evTurnEnd(1), evTurnStart(2), evU("u8", "c"), evTurnEnd(2))
@@ -988,7 +988,7 @@ func TestScenario20ReplayMarker(t *testing.T) {
 	requireDetail(t, e, "inherited")
 }
 
-func TestScenario21HeaderRules(t *testing.T) {
+func TestRequestHeaderRules(t *testing.T) {
 	s, _ := newTestSession(t)
 	mustAppend(t, s, evTurnStart(1))
 	rejectAppend(t, s, evHeader("initial", `{"config":{"provider":"p","model":"m"},"tools":[]}`), sdk.CodeHeaderEmptyTools, "tools")
@@ -1029,7 +1029,7 @@ func TestScenario21HeaderRules(t *testing.T) {
 	requireReplayEqual(t, s)
 }
 
-// Headers of TestScenario22DeveloperBinding.
+// Headers of TestDeveloperMessageBindsToItsHeader.
 const (
 	searchV1    = `{"name":"search","description":"find","parameters":{"type":"object"},"deferLoading":true}`
 	searchV2    = `{"name":"search","description":"find v2","parameters":{"type":"object"},"deferLoading":true}`
@@ -1039,7 +1039,7 @@ const (
 	headerV2    = `{"config":{"provider":"p","model":"m3"},"tools":[` + readTool + `,` + searchV2 + `]}`
 )
 
-func TestScenario22DeveloperBinding(t *testing.T) {
+func TestDeveloperMessageBindsToItsHeader(t *testing.T) {
 	s, _ := newTestSession(t)
 	mustAppend(t, s, evHeader("initial", headerV1)) // 0
 	mustAppend(t, s, evU("u1", "go"))               // 1
@@ -1169,7 +1169,7 @@ func projectionEvent(typ, targets, text string) AppendInput {
 	return evRaw(typ, `{"targets":`+targets+`,"text":`+tcQuote(text)+`}`)
 }
 
-func TestScenario23MessageProjection(t *testing.T) {
+func TestProjectionRewritesDerivedMessages(t *testing.T) {
 	redact := &fakeProjection{id: "test/1/sha", project: redactTo(nil)}
 	defs := ProjectionMap{redactType: redact}
 	withDefs := func(o *Options) { o.Projections = defs }
@@ -1323,7 +1323,7 @@ func requireMessagesJSONContains(t testing.TB, s *Session, parts ...string) Mess
 	return ml
 }
 
-func TestScenario27FormatRefusalClassRules(t *testing.T) {
+func TestRestoreRefusesUnknownEventClasses(t *testing.T) {
 	// The header version check (FORMAT_TOO_NEW) belongs to the backends; the
 	// class rules of restore are here.
 	base := [][]byte{envLine(0, TypeTurnStart, `{"turn":1}`, ""), envLine(1, TypeUserMessage, dataUser("u1", "a"), `,"surfaceOp":"append"`)}
@@ -1381,7 +1381,7 @@ func TestScenario27FormatRefusalClassRules(t *testing.T) {
 		"", sdk.CodeFormatUnknownEventType, 2, "plugin:notes/entry")
 }
 
-func TestScenario34SnapshotStability(t *testing.T) {
+func TestSnapshotsStayStableUnderAppends(t *testing.T) {
 	s, _ := newTestSession(t)
 	mustAppendAll(t, s, evU("u0", "a"), evA("a1", "b"), evU("u2", "c"))
 	m, err := s.Messages()
@@ -1488,7 +1488,7 @@ func TestConcurrentReadersDuringAppends(t *testing.T) {
 	requireReplayEqual(t, s)
 }
 
-// ---- rules behind the scenarios ----
+// ---- the rules behind the tests above ----
 
 // TestHeaderCanonicalAndEqual checks docs/format.md.
 func TestHeaderCanonicalAndEqual(t *testing.T) {
@@ -1620,7 +1620,7 @@ func TestToolHistoryFold(t *testing.T) {
 }
 
 // TestOpenTurnClosersRules checks the open-turn scan (docs/architecture.md)
-// beyond the cases of TestScenario16… to TestScenario18….
+// beyond the cases of the crash-repair and fork-at-a-cut tests above.
 func TestOpenTurnClosersRules(t *testing.T) {
 	s, clock := newTestSession(t)
 	mustAppendAll(t, s,

@@ -36,6 +36,15 @@ func (s *Session) AppendRequestHeaderJSON(b []byte) []byte {
 	return append(b, "null"...)
 }
 
+// AppendRequestContextJSON appends the request context to b, or null when
+// the log has none.
+func (s *Session) AppendRequestContextJSON(b []byte) []byte {
+	if c, ok := s.RequestContext(); ok {
+		return c.AppendRaw(b)
+	}
+	return append(b, "null"...)
+}
+
 // AppendRequestJSON appends to b the request a model would be sent now:
 // {"header": the folded request header or null, "context": the request
 // context or null, "messages": the derived messages}.
@@ -47,11 +56,7 @@ func (s *Session) AppendRequestJSON(b []byte) ([]byte, error) {
 	b = append(b, `{"header":`...)
 	b = s.AppendRequestHeaderJSON(b)
 	b = append(b, `,"context":`...)
-	if c, ok := s.RequestContext(); ok {
-		b = c.AppendRaw(b)
-	} else {
-		b = append(b, "null"...)
-	}
+	b = s.AppendRequestContextJSON(b)
 	b = append(b, `,"messages":`...)
 	return append(ml.AppendJSON(b), '}'), nil
 }

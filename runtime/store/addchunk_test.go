@@ -75,7 +75,7 @@ func TestRestoreReadMatchesOneByOneRestore(t *testing.T) {
 		if gotErr == nil || wantErr == nil || gotErr.Error() != wantErr.Error() {
 			t.Errorf("damage at %d: got %v, want %v", bad, gotErr, wantErr)
 		}
-		if !errors.Is(gotErr, sdk.ErrCorruptLog) {
+		if !errors.Is(gotErr, sdk.CodeCorruptLog) {
 			t.Errorf("damage at %d: %v is not CORRUPT_LOG", bad, gotErr)
 		}
 	}

@@ -277,7 +277,7 @@ func TestPendingBoundEdges(t *testing.T) {
 	}
 	p.release(500)
 	_, err := New(Options{MaxPendingBytes: 64 << 20, MaxPendingBytesTotal: 32 << 20})
-	if !errors.Is(err, sdk.ErrConfigInvalid) || !strings.Contains(err.Error(), "33554432") {
+	if !errors.Is(err, sdk.CodeConfigInvalid) || !strings.Contains(err.Error(), "33554432") {
 		t.Fatalf("total below the per-session bound: %v", err)
 	}
 }
@@ -316,11 +316,11 @@ func TestPendingBytesTotalReturnsToZero(t *testing.T) {
 
 	mirror.failNext(sdk.Errorf(sdk.CodeSeqConflict, "test", "the mirror holds other events"))
 	mustAppend(t, src, user("c"))
-	if _, err := st.Flush(ctx, src); !errors.Is(err, sdk.ErrMirrorDiverged) {
+	if _, err := st.Flush(ctx, src); !errors.Is(err, sdk.CodeMirrorDiverged) {
 		t.Fatalf("flush with a failing mirror: %v", err)
 	}
 	mustAppend(t, src, user("d")) // reserved for both queues; the detached mirror gives its share back
-	if _, err := st.Flush(ctx, src); !errors.Is(err, sdk.ErrMirrorDiverged) {
+	if _, err := st.Flush(ctx, src); !errors.Is(err, sdk.CodeMirrorDiverged) {
 		t.Fatalf("flush after the mirror detached: %v", err)
 	}
 	if p := pending(); p != 0 {
@@ -329,7 +329,7 @@ func TestPendingBytesTotalReturnsToZero(t *testing.T) {
 
 	prim.failNext(sdk.Errorf(sdk.CodeSeqConflict, "test", "someone else wrote"))
 	mustAppend(t, seeded, user("e"))
-	if _, err := st.Flush(ctx, seeded); !errors.Is(err, sdk.ErrSeqConflict) || seeded.Fenced() == nil {
+	if _, err := st.Flush(ctx, seeded); !errors.Is(err, sdk.CodeSeqConflict) || seeded.Fenced() == nil {
 		t.Fatalf("flush with a failing primary: %v", err)
 	}
 	if p := pending(); p == 0 {
@@ -358,7 +358,7 @@ func TestPendingBytesTotalWaiterOfAReleasedSession(t *testing.T) {
 	sb.open()
 	select {
 	case err := <-done:
-		if !errors.Is(err, sdk.ErrSessionClosed) || b.Len() != 0 {
+		if !errors.Is(err, sdk.CodeSessionClosed) || b.Len() != 0 {
 			t.Fatalf("append of a session released while it waited: %v, length %d; want SESSION_CLOSED and nothing appended", err, b.Len())
 		}
 	case <-time.After(10 * time.Second):

@@ -70,7 +70,7 @@ func (st *Store) Delete(ctx context.Context, id string, r sdk.AuditRequest) (sdk
 		name := st.opts.Backends[i].Name
 		got, err := d.Delete(ctx, id, r)
 		switch {
-		case errors.Is(err, sdk.ErrSessionNotFound):
+		case errors.Is(err, sdk.CodeSessionNotFound):
 			if i == 0 {
 				notFound = err
 			}
@@ -150,7 +150,7 @@ func (st *Store) setHold(ctx context.Context, id string, held bool, r sdk.AuditR
 	}
 	var errs []error
 	for i, d := range ds[1:] {
-		if _, _, err := d.SetHold(ctx, id, held, r); err != nil && !errors.Is(err, sdk.ErrSessionNotFound) {
+		if _, _, err := d.SetHold(ctx, id, held, r); err != nil && !errors.Is(err, sdk.CodeSessionNotFound) {
 			errs = append(errs, &sdk.Error{Code: sdk.CodeOf(err), Op: op, SessionID: id,
 				Detail: "mirror " + st.opts.Backends[i+1].Name + " failed (the primary's change stands; run it again to finish)", Err: err})
 		}

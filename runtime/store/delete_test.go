@@ -123,7 +123,7 @@ func TestDeleteFinishesOnTheMirrorsWhenRepeated(t *testing.T) {
 	if err != nil || rec.Session != "s1" {
 		t.Fatalf("Delete after the primary's = %+v, %v; want the mirror's record", rec, err)
 	}
-	if _, err := mirror.Stat(ctx, "s1"); !errors.Is(err, sdk.ErrSessionNotFound) {
+	if _, err := mirror.Stat(ctx, "s1"); !errors.Is(err, sdk.CodeSessionNotFound) {
 		t.Fatalf("the mirror still holds s1: %v", err)
 	}
 }

@@ -71,7 +71,7 @@ func TestFlushReportsARolledBackBatch(t *testing.T) {
 	st, s, ffs, _ := faultStore(t)
 	ffs.Inject(faultfs.Fault{Op: faultfs.OpSync, Name: "events.*", Times: 1})
 	res, err := st.Flush(context.Background(), s)
-	if !errors.Is(err, sdk.ErrFlushFailed) || !errors.Is(err, sdk.ErrIOError) {
+	if !errors.Is(err, sdk.CodeFlushFailed) || !errors.Is(err, sdk.CodeIOError) {
 		t.Fatalf("flush: %v; want FLUSH_FAILED wrapping IO_ERROR", err)
 	}
 	checkReport(t, "the failed flush", res, err, s, ffs)
@@ -111,7 +111,7 @@ func TestCloseIsFinal(t *testing.T) {
 	st, s, ffs, clock := faultStore(t)
 	ffs.Inject(faultfs.Fault{Op: faultfs.OpWrite, Name: "events.*", Times: 1})
 	err := st.Close(context.Background())
-	if !errors.Is(err, sdk.ErrFlushFailed) {
+	if !errors.Is(err, sdk.CodeFlushFailed) {
 		t.Fatalf("close: %v; want FLUSH_FAILED", err)
 	}
 	if n := clock.pending(); n != 0 {
@@ -121,7 +121,7 @@ func TestCloseIsFinal(t *testing.T) {
 	if n := storedOnDisk(t, ffs); n != 0 {
 		t.Fatalf("Close reported failure, yet %d events are stored", n)
 	}
-	if _, err := st.Flush(context.Background(), s); !errors.Is(err, sdk.ErrSessionNotLive) {
+	if _, err := st.Flush(context.Background(), s); !errors.Is(err, sdk.CodeSessionNotLive) {
 		t.Fatalf("flush after close: %v; want SESSION_NOT_LIVE", err)
 	}
 }

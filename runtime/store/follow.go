@@ -55,7 +55,7 @@ func (st *Store) FollowStored(ctx context.Context, id string, from sdk.Offset, f
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if !errors.Is(err, sdk.ErrPluginUnavailable) || f.failed {
+		if !errors.Is(err, sdk.CodePluginUnavailable) || f.failed {
 			return err
 		}
 		select {

@@ -98,7 +98,7 @@ func TestFollowStoredSeesAnotherHostsFlushes(t *testing.T) {
 func TestFollowStoredErrors(t *testing.T) {
 	p := memory.New()
 	st := newTestStore(t, nil, Backend{Name: "mem", Persistence: p})
-	if err := st.FollowStored(ctx, "nobody", 0, followed{}.add); !errors.Is(err, sdk.ErrSessionNotFound) {
+	if err := st.FollowStored(ctx, "nobody", 0, followed{}.add); !errors.Is(err, sdk.CodeSessionNotFound) {
 		t.Fatalf("follow of a missing session: %v; want SESSION_NOT_FOUND", err)
 	}
 	if err := st.FollowStored(ctx, "bad\x01id", 0, followed{}.add); sdk.CodeOf(err) != sdk.CodeInvalidSessionID {

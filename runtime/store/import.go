@@ -56,7 +56,7 @@ func (st *Store) Import(ctx context.Context, h sdk.Header, envelopes [][]byte) e
 // and the primary holds exactly the import (header and events, byte for
 // byte) with the session not live here.
 func (st *Store) unlessImported(ctx context.Context, err error, h sdk.Header, envelopes [][]byte) error {
-	if !errors.Is(err, sdk.ErrSessionAlreadyExists) {
+	if !errors.Is(err, sdk.CodeSessionAlreadyExists) {
 		return err
 	}
 	if _, isLive := st.liveEntry(h.ID); isLive {

@@ -93,7 +93,7 @@ func TestImportFailingMidwayLeavesNothing(t *testing.T) {
 	if err := st.Import(t.Context(), h, envs); !errors.Is(err, broken) {
 		t.Fatalf("Import = %v; want the backend's failure", err)
 	}
-	if _, err := p.Stat(t.Context(), "s"); !errors.Is(err, sdk.ErrSessionNotFound) {
+	if _, err := p.Stat(t.Context(), "s"); !errors.Is(err, sdk.CodeSessionNotFound) {
 		t.Fatalf("after the failed import, Stat = %v; want SESSION_NOT_FOUND", err)
 	}
 	list, err := st.List(t.Context())

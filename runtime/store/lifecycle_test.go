@@ -45,7 +45,7 @@ func crashedLog(t *testing.T, p sdk.Persistence, id string) {
 
 // Crash repair end to end: Open appends the closers and the marker as one
 // flushed batch before the session goes live; none reach the feed.
-func TestScenario16OpenRepairsDurably(t *testing.T) {
+func TestOpenRepairsDurablyBeforeGoingLive(t *testing.T) {
 	p := mem()
 	crashedLog(t, p, "s")
 	st := newTestStore(t, nil, Backend{Name: "mem", Persistence: p})
@@ -89,7 +89,7 @@ func joinLines(b [][]byte) string {
 
 // Inspect is read-only: it shows the closers in memory, refuses appends and
 // leaves storage alone.
-func TestScenario33InspectIsReadOnly(t *testing.T) {
+func TestInspectIsReadOnly(t *testing.T) {
 	p := mem()
 	crashedLog(t, p, "s")
 	st := newTestStore(t, nil, Backend{Name: "mem", Persistence: p})
@@ -101,7 +101,7 @@ func TestScenario33InspectIsReadOnly(t *testing.T) {
 	if v.PendingRepair() != 4 || v.Len() != 10 {
 		t.Fatalf("pending %d len %d", v.PendingRepair(), v.Len())
 	}
-	if _, err := v.Append(ctx, user("x")); !errors.Is(err, sdk.ErrSessionReadOnly) {
+	if _, err := v.Append(ctx, user("x")); !errors.Is(err, sdk.CodeSessionReadOnly) {
 		t.Fatalf("append to inspect view: %v", err)
 	}
 	after, _ := p.Stat(ctx, "s")
@@ -120,7 +120,7 @@ func TestScenario33InspectIsReadOnly(t *testing.T) {
 }
 
 // Ownership (store part): a second Open of a live session → ALREADY_OWNED.
-func TestScenario31OpenTwiceIsAlreadyOwned(t *testing.T) {
+func TestOpenTwiceIsAlreadyOwned(t *testing.T) {
 	p := mem()
 	st := newTestStore(t, nil, Backend{Name: "mem", Persistence: p})
 	s, _ := st.Create(ctx, CreateOptions{ID: "s"})
@@ -128,18 +128,18 @@ func TestScenario31OpenTwiceIsAlreadyOwned(t *testing.T) {
 	if _, err := st.Flush(ctx, s); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := st.Open(ctx, "s"); !errors.Is(err, sdk.ErrAlreadyOwned) {
+	if _, _, err := st.Open(ctx, "s"); !errors.Is(err, sdk.CodeAlreadyOwned) {
 		t.Fatalf("open of a live session: %v", err)
 	}
 	st2 := newTestStore(t, nil, Backend{Name: "mem", Persistence: p})
-	if _, _, err := st2.Open(ctx, "s"); !errors.Is(err, sdk.ErrAlreadyOwned) {
+	if _, _, err := st2.Open(ctx, "s"); !errors.Is(err, sdk.CodeAlreadyOwned) {
 		t.Fatalf("open from a second store: %v", err)
 	}
 }
 
 // Fork at an open cut, from a live and from a stored
 // source; the source is untouched.
-func TestScenario32ForkFromStoredSession(t *testing.T) {
+func TestForkFromALiveOrStoredSource(t *testing.T) {
 	p := mem()
 	crashedLog(t, p, "src")
 	st := newTestStore(t, nil, Backend{Name: "mem", Persistence: p})
@@ -169,19 +169,19 @@ func TestScenario32ForkFromStoredSession(t *testing.T) {
 }
 
 // Fork errors (store part).
-func TestScenario19ForkErrors(t *testing.T) {
+func TestForkRefusesABadCut(t *testing.T) {
 	p := mem()
 	st := newTestStore(t, nil, Backend{Name: "mem", Persistence: p})
 	empty, _ := st.Create(ctx, CreateOptions{ID: "empty"})
 	zero := sdk.Seq(0)
-	if _, err := st.Fork(ctx, ForkRequest{Source: empty, Boundary: &zero, ChildID: "c1"}); !errors.Is(err, sdk.ErrInvalidBoundary) || !strings.Contains(err.Error(), "none") {
+	if _, err := st.Fork(ctx, ForkRequest{Source: empty, Boundary: &zero, ChildID: "c1"}); !errors.Is(err, sdk.CodeInvalidBoundary) || !strings.Contains(err.Error(), "none") {
 		t.Fatalf("boundary 0 of an empty source: %v", err)
 	}
-	if _, err := st.Fork(ctx, ForkRequest{SourceID: "nope", ChildID: "c2"}); !errors.Is(err, sdk.ErrSessionNotFound) {
+	if _, err := st.Fork(ctx, ForkRequest{SourceID: "nope", ChildID: "c2"}); !errors.Is(err, sdk.CodeSessionNotFound) {
 		t.Fatalf("unknown source: %v", err)
 	}
 	bad := sdk.Seq(99)
-	if _, err := st.Fork(ctx, ForkRequest{Source: empty, Boundary: &bad, ChildID: "empty"}); !errors.Is(err, sdk.ErrSessionAlreadyExists) {
+	if _, err := st.Fork(ctx, ForkRequest{Source: empty, Boundary: &bad, ChildID: "empty"}); !errors.Is(err, sdk.CodeSessionAlreadyExists) {
 		t.Fatalf("taken child id must win over the bad boundary: %v", err)
 	}
 	child, err := st.Fork(ctx, ForkRequest{Source: empty, ChildID: "c3"})
@@ -194,13 +194,13 @@ func TestScenario19ForkErrors(t *testing.T) {
 	if _, _, err := st.Open(ctx, "empty"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Fork(ctx, ForkRequest{Source: empty, ChildID: "c4"}); !errors.Is(err, sdk.ErrSessionNotLive) {
+	if _, err := st.Fork(ctx, ForkRequest{Source: empty, ChildID: "c4"}); !errors.Is(err, sdk.CodeSessionNotLive) {
 		t.Fatalf("stale *Session: %v", err)
 	}
 }
 
 // The replay marker through the store: a seed without a marker gets one.
-func TestScenario20CreateWithSeed(t *testing.T) {
+func TestCreateWithSeedAddsTheReplayMarker(t *testing.T) {
 	st := newTestStore(t, nil, Backend{Name: "mem", Persistence: mem()})
 	src, _ := st.Create(ctx, CreateOptions{ID: "src"})
 	for range 10 {
@@ -214,10 +214,10 @@ func TestScenario20CreateWithSeed(t *testing.T) {
 	if err != nil || again.Len() != 11 {
 		t.Fatalf("a seed ending in a marker gets none: %v", err)
 	}
-	if _, err := st.Create(ctx, CreateOptions{ID: "copy"}); !errors.Is(err, sdk.ErrSessionAlreadyExists) {
+	if _, err := st.Create(ctx, CreateOptions{ID: "copy"}); !errors.Is(err, sdk.CodeSessionAlreadyExists) {
 		t.Fatalf("duplicate id: %v", err)
 	}
-	if _, err := st.Create(ctx, CreateOptions{ID: "bad\x00id"}); !errors.Is(err, sdk.ErrInvalidSessionID) {
+	if _, err := st.Create(ctx, CreateOptions{ID: "bad\x00id"}); !errors.Is(err, sdk.CodeInvalidSessionID) {
 		t.Fatalf("bad id: %v", err)
 	}
 }
@@ -262,7 +262,7 @@ func TestMirrorsCatchUpAndDivergence(t *testing.T) {
 	for range 2 {
 		_, err = st4.Flush(ctx, s)
 		var fe *FlushError
-		if !errors.As(err, &fe) || len(fe.Failures) != 1 || fe.Failures[0].Name != "other" || !errors.Is(err, sdk.ErrMirrorDiverged) {
+		if !errors.As(err, &fe) || len(fe.Failures) != 1 || fe.Failures[0].Name != "other" || !errors.Is(err, sdk.CodeMirrorDiverged) {
 			t.Fatalf("diverged mirror: %v", err)
 		}
 	}

@@ -52,7 +52,7 @@ func TestMaxLiveSessionsRefusesOneMore(t *testing.T) {
 	refused("salvage", err)
 
 	for _, id := range []string{"c", "child", "salvaged"} {
-		if _, err := p.Stat(ctx, id); !errors.Is(err, sdk.ErrSessionNotFound) {
+		if _, err := p.Stat(ctx, id); !errors.Is(err, sdk.CodeSessionNotFound) {
 			t.Errorf("%s: a refused session was stored: Stat %v", id, err)
 		}
 	}

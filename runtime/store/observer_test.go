@@ -122,7 +122,7 @@ func TestObserverWriteFailures(t *testing.T) {
 	}
 	rec.failNext(sdk.Errorf(sdk.CodeIOError, "test", "disk hiccup"))
 	mustAppend(t, s, user("a"))
-	if _, err := st.Flush(ctx, s); !errors.Is(err, sdk.ErrIOError) {
+	if _, err := st.Flush(ctx, s); !errors.Is(err, sdk.CodeIOError) {
 		t.Fatalf("flush over the injected failure: %v", err)
 	}
 	if _, err := st.Flush(ctx, s); err != nil {
@@ -130,7 +130,7 @@ func TestObserverWriteFailures(t *testing.T) {
 	}
 	rec.failNext(sdk.Errorf(sdk.CodeSeqConflict, "test", "someone else wrote seq 1"))
 	mustAppend(t, s, user("b"))
-	if _, err := st.Flush(ctx, s); !errors.Is(err, sdk.ErrSeqConflict) || s.Fenced() == nil {
+	if _, err := st.Flush(ctx, s); !errors.Is(err, sdk.CodeSeqConflict) || s.Fenced() == nil {
 		t.Fatalf("flush over a final failure: %v (fenced %v)", err, s.Fenced())
 	}
 	if want := []string{"mem IO_ERROR", "mem SEQ_CONFLICT"}; !slices.Equal(obs.failed, want) {

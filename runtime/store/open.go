@@ -295,7 +295,7 @@ func eachBatch(events []session.Event, rpcMax int, fn func(first sdk.Seq, part [
 func (st *Store) catchUp(ctx context.Context, m Backend, h sdk.Header, events session.EventList) (*backend, error) {
 	b := &backend{name: m.Name, p: m.Persistence}
 	o, err := m.Persistence.Open(ctx, h.ID, sdk.AccessWrite)
-	if errors.Is(err, sdk.ErrSessionNotFound) {
+	if errors.Is(err, sdk.CodeSessionNotFound) {
 		o, err = m.Persistence.Create(ctx, h)
 	}
 	if err != nil {

@@ -234,7 +234,7 @@ func TestSalvageErrors(t *testing.T) {
 					t.Errorf("error %q does not name %s", err, part)
 				}
 			}
-			if _, err := p.Stat(ctx, "c"); !errors.Is(err, sdk.ErrSessionNotFound) {
+			if _, err := p.Stat(ctx, "c"); !errors.Is(err, sdk.CodeSessionNotFound) {
 				t.Fatalf("a refused salvage stored the child: %v", err)
 			}
 		})
@@ -268,7 +268,7 @@ func TestSalvageThatCannotWriteItsArtifactCreatesNothing(t *testing.T) {
 	if sdk.CodeOf(err) != sdk.CodeIOError || !strings.Contains(err.Error(), file) {
 		t.Fatalf("Salvage = %v; want IO_ERROR naming %s", err, file)
 	}
-	if _, err := p.Stat(ctx, "c"); !errors.Is(err, sdk.ErrSessionNotFound) {
+	if _, err := p.Stat(ctx, "c"); !errors.Is(err, sdk.CodeSessionNotFound) {
 		t.Fatalf("the child was stored: %v", err)
 	}
 	if _, ok := st.Get("c"); ok {

@@ -122,14 +122,14 @@ func (st *Store) recoverSalvage(ctx context.Context, p Backend, dir string) erro
 		}
 		_, err := p.Persistence.Stat(ctx, in.Child)
 		switch {
-		case err == nil || errors.Is(err, sdk.ErrCorruptLog):
+		case err == nil || errors.Is(err, sdk.CodeCorruptLog):
 			if err := os.Link(pending, filepath.Join(dir, in.Artifact)); err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrExist) {
 				return err
 			}
 			if err := durable.SyncDir(dir); err != nil {
 				return err
 			}
-		case !errors.Is(err, sdk.ErrSessionNotFound):
+		case !errors.Is(err, sdk.CodeSessionNotFound):
 			return err
 		}
 	}

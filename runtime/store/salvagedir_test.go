@@ -126,7 +126,7 @@ func TestASalvageFinishesOrAnnulsTheOneAKillInterrupted(t *testing.T) {
 			if got := artifactsIn(t, dir); !slices.Equal(got, want) {
 				t.Fatalf("salvage directory holds %q; want %q", got, want)
 			}
-			if _, err := p.Stat(ctx, "killed"); tc.childStored == errors.Is(err, sdk.ErrSessionNotFound) {
+			if _, err := p.Stat(ctx, "killed"); tc.childStored == errors.Is(err, sdk.CodeSessionNotFound) {
 				t.Fatalf("the interrupted salvage's child: %v", err)
 			}
 		})

@@ -374,10 +374,10 @@ func (st *Store) checkFree(ctx context.Context, id string) error {
 		switch {
 		case err == nil:
 			return sdk.Errorf(sdk.CodeSessionAlreadyExists, "create", "session %q is stored in %s", id, p.Name)
-		case errors.Is(err, sdk.ErrCorruptLog):
+		case errors.Is(err, sdk.CodeCorruptLog):
 			return &sdk.Error{Code: sdk.CodeSessionAlreadyExists, Op: "create", SessionID: id,
 				Detail: "session " + strconv.Quote(id) + " is stored in " + p.Name + ", with a damaged log", Err: err}
-		case !errors.Is(err, sdk.ErrSessionNotFound):
+		case !errors.Is(err, sdk.CodeSessionNotFound):
 			return err
 		}
 	}
@@ -415,7 +415,7 @@ func (st *Store) createFrom(ctx context.Context, h sdk.Header, pc *prefixSource,
 		}
 		if err != nil {
 			st.closeBackends(backends)
-			if i == 0 && errors.Is(err, sdk.ErrSessionAlreadyExists) {
+			if i == 0 && errors.Is(err, sdk.CodeSessionAlreadyExists) {
 				return nil, err
 			}
 			return nil, wrapBackend(err, "create", b.Name, h.ID)

@@ -40,10 +40,10 @@ func TestView(t *testing.T) {
 		t.Error("a view changed the stored log")
 	}
 	far := sdk.Seq(6)
-	if _, _, err := st.View(ctx, "src", &far); !errors.Is(err, sdk.ErrInvalidBoundary) {
+	if _, _, err := st.View(ctx, "src", &far); !errors.Is(err, sdk.CodeInvalidBoundary) {
 		t.Errorf("view past the end: %v", err)
 	}
-	if _, _, err := st.View(ctx, "nope", nil); !errors.Is(err, sdk.ErrSessionNotFound) {
+	if _, _, err := st.View(ctx, "nope", nil); !errors.Is(err, sdk.CodeSessionNotFound) {
 		t.Errorf("view of an unknown session: %v", err)
 	}
 

@@ -459,13 +459,13 @@ func (q *queue) recover() error {
 	id := q.ls.s.ID()
 	_ = q.b.p.Close(ctx, q.b.handle) // idempotent; a dead process has forgotten it anyway
 	o, err := q.b.p.Open(ctx, id, sdk.AccessWrite)
-	if errors.Is(err, sdk.ErrSessionNotFound) && q.durable() < 0 {
+	if errors.Is(err, sdk.CodeSessionNotFound) && q.durable() < 0 {
 		// Nothing was acknowledged: the session had not materialized when the
 		// plugin died, so it is created again.
 		o, err = q.b.p.Create(ctx, q.ls.s.Header())
 	}
 	if err != nil {
-		if errors.Is(err, sdk.ErrAlreadyOwned) {
+		if errors.Is(err, sdk.CodeAlreadyOwned) {
 			return &sdk.Error{Code: sdk.CodeOwnershipLost, Op: "flush", SessionID: id, Detail: "another owner holds " + q.b.name + " after a reconnect", Err: err}
 		}
 		return err

@@ -12,7 +12,7 @@ import (
 
 // Write batching, first half: 20 events 10 ms apart after idle → exactly one
 // Append with all 20, sent 200 ms after the first.
-func TestScenario25WriteBatchingOneBatchAfterWindow(t *testing.T) {
+func TestWriteWindowSendsOneBatch(t *testing.T) {
 	clock := newFakeClock()
 	rec := newRecorder(mem(), clock)
 	st := newTestStore(t, clock, Backend{Name: "mem", Persistence: rec})
@@ -47,7 +47,7 @@ func TestScenario25WriteBatchingOneBatchAfterWindow(t *testing.T) {
 
 // Write batching, second half: 5 events, then Flush at 50 ms → one immediate
 // append of 5, the timer cancelled, no later timer-driven write.
-func TestScenario25FlushDrainsAtOnceAndCancelsTimer(t *testing.T) {
+func TestFlushDrainsAtOnceAndCancelsTheTimer(t *testing.T) {
 	clock := newFakeClock()
 	rec := newRecorder(mem(), clock)
 	st := newTestStore(t, clock, Backend{Name: "mem", Persistence: rec})
@@ -113,13 +113,13 @@ func TestWriteBehindFinalFailureFences(t *testing.T) {
 	rec.failNext(sdk.Errorf(sdk.CodeSeqConflict, "test", "someone else wrote seq 0"))
 	mustAppend(t, s, user("a"))
 	_, err := st.Flush(context.Background(), s)
-	if !errors.Is(err, sdk.ErrFlushFailed) || !errors.Is(err, sdk.ErrSeqConflict) {
+	if !errors.Is(err, sdk.CodeFlushFailed) || !errors.Is(err, sdk.CodeSeqConflict) {
 		t.Fatalf("flush: %v", err)
 	}
-	if _, err := s.Append(context.Background(), user("b")); !errors.Is(err, sdk.ErrSessionFenced) || !errors.Is(err, sdk.ErrSeqConflict) {
+	if _, err := s.Append(context.Background(), user("b")); !errors.Is(err, sdk.CodeSessionFenced) || !errors.Is(err, sdk.CodeSeqConflict) {
 		t.Fatalf("append after fence: %v", err)
 	}
-	if _, err := st.Flush(context.Background(), s); !errors.Is(err, sdk.ErrSeqConflict) {
+	if _, err := st.Flush(context.Background(), s); !errors.Is(err, sdk.CodeSeqConflict) {
 		t.Fatalf("later flushes must keep returning the cause: %v", err)
 	}
 }
@@ -127,7 +127,7 @@ func TestWriteBehindFinalFailureFences(t *testing.T) {
 // Flush fan-out: B1 fails at once, B2 succeeds after a delay → Flush waits for
 // B2, returns FLUSH_FAILED naming only B1, reports both watermarks; the
 // session is not fenced and B1 keeps its batch.
-func TestScenario24FlushFanOut(t *testing.T) {
+func TestFlushWaitsForEveryBackendAndNamesTheFailed(t *testing.T) {
 	b1 := newRecorder(mem(), SystemClock{})
 	b2 := newRecorder(mem(), SystemClock{})
 	b2.delay = 50 * time.Millisecond
@@ -141,7 +141,7 @@ func TestScenario24FlushFanOut(t *testing.T) {
 		t.Fatal("flush returned before the slow backend settled")
 	}
 	var fe *FlushError
-	if !errors.As(err, &fe) || sdk.CodeOf(err) != sdk.CodeFlushFailed || len(fe.Failures) != 1 || fe.Failures[0].Name != "b1" || !errors.Is(fe.Failures[0].Err, sdk.ErrIOError) {
+	if !errors.As(err, &fe) || sdk.CodeOf(err) != sdk.CodeFlushFailed || len(fe.Failures) != 1 || fe.Failures[0].Name != "b1" || !errors.Is(fe.Failures[0].Err, sdk.CodeIOError) {
 		t.Fatalf("flush error %v", err)
 	}
 	if !res.Participated || res.Backends[0].Name != "b1" || res.Backends[0].DurableSeq != -1 || res.Backends[1].DurableSeq != sdk.Cursor(s.Len())-1 {
@@ -156,7 +156,7 @@ func TestScenario24FlushFanOut(t *testing.T) {
 	}
 }
 
-func TestScenario24NoBackendAndDetachedSession(t *testing.T) {
+func TestFlushWithNoBackendOrDetachedSession(t *testing.T) {
 	st := newTestStore(t, nil)
 	s, err := st.Create(context.Background(), CreateOptions{ID: "s"})
 	if err != nil {
@@ -168,7 +168,7 @@ func TestScenario24NoBackendAndDetachedSession(t *testing.T) {
 		t.Fatalf("no backend: %+v %v", res, err)
 	}
 	other, _ := session.New(session.Options{Header: sdk.Header{ID: "s"}})
-	if _, err := st.Flush(context.Background(), other); !errors.Is(err, sdk.ErrSessionNotLive) {
+	if _, err := st.Flush(context.Background(), other); !errors.Is(err, sdk.CodeSessionNotLive) {
 		t.Fatalf("detached session: %v", err)
 	}
 }
@@ -289,7 +289,7 @@ func TestRecoveryRecreatesAnUnmaterializedSession(t *testing.T) {
 	st := newTestStore(t, clock, Backend{Name: "mem", Persistence: r})
 	s, _ := st.Create(context.Background(), CreateOptions{ID: "s"})
 	mustAppend(t, s, user("a"), user("b"))
-	if _, err := st.Flush(context.Background(), s); !errors.Is(err, sdk.ErrPluginUnavailable) {
+	if _, err := st.Flush(context.Background(), s); !errors.Is(err, sdk.CodePluginUnavailable) {
 		t.Fatalf("first flush: %v", err)
 	}
 	if _, err := st.Flush(context.Background(), s); err != nil {

@@ -30,7 +30,7 @@ func CopySession(ctx context.Context, src, dst sdk.Persistence, id string, batch
 	defer from.Close()
 	var c Copied
 	o, err := dst.Open(ctx, id, sdk.AccessWrite)
-	if errors.Is(err, sdk.ErrSessionNotFound) {
+	if errors.Is(err, sdk.CodeSessionNotFound) {
 		o, err = dst.Create(ctx, from.Header())
 		c.Created = true
 	}

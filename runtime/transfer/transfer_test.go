@@ -35,7 +35,7 @@ func store(t *testing.T, p sdk.Persistence, h sdk.Header, events [][]byte) {
 	t.Helper()
 	ctx := t.Context()
 	o, err := p.Open(ctx, h.ID, sdk.AccessWrite)
-	if errors.Is(err, sdk.ErrSessionNotFound) {
+	if errors.Is(err, sdk.CodeSessionNotFound) {
 		o, err = p.Create(ctx, h)
 	}
 	if err != nil {
@@ -170,7 +170,7 @@ func TestMigrateCountsAndKeepsGoingPastAFailure(t *testing.T) {
 	if want := (Migrated{Sessions: 3, Copied: 1, Complete: 1, Failed: 1, Events: 3}); res != want {
 		t.Errorf("Migrate = %+v, want %+v", res, want)
 	}
-	if !errors.Is(err, sdk.ErrMirrorDiverged) || sdk.CodeOf(err) != sdk.CodeMirrorDiverged {
+	if !errors.Is(err, sdk.CodeMirrorDiverged) || sdk.CodeOf(err) != sdk.CodeMirrorDiverged {
 		t.Fatalf("error %v, want MIRROR_DIVERGED", err)
 	}
 	slices.Sort(done)

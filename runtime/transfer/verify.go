@@ -80,7 +80,7 @@ func Compare(ctx context.Context, primary, mirror sdk.Persistence, id string) Co
 	defer from.Close()
 	r.Events = from.Len()
 	to, err := OpenStored(ctx, mirror, id)
-	if errors.Is(err, sdk.ErrSessionNotFound) {
+	if errors.Is(err, sdk.CodeSessionNotFound) {
 		r.Status = StatusMissing
 		return r
 	}

@@ -47,11 +47,11 @@ func TestSplitRefusesWhatCannotRoundTrip(t *testing.T) {
 		"not JSON":           `{"seq":0,`,
 	} {
 		_, err := envelope.Split("test", []byte(ev))
-		if !errors.Is(err, sdk.ErrEnvelopeInvalid) {
+		if !errors.Is(err, sdk.CodeEnvelopeInvalid) {
 			t.Errorf("%s: Split(%s) = %v; want ENVELOPE_INVALID", what, ev, err)
 		}
 		var c envelope.Checker
-		if _, err := c.Split("test", []byte(ev)); !errors.Is(err, sdk.ErrEnvelopeInvalid) {
+		if _, err := c.Split("test", []byte(ev)); !errors.Is(err, sdk.CodeEnvelopeInvalid) {
 			t.Errorf("%s: Checker.Split(%s) = %v; want ENVELOPE_INVALID", what, ev, err)
 		}
 	}

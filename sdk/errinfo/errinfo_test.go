@@ -20,7 +20,7 @@ func TestRoundTrip(t *testing.T) {
 	if out.Code != in.Code || out.Op != in.Op || out.SessionID != in.SessionID || (out.Seq == nil || *out.Seq != 7) || (out.Index == nil || *out.Index != 2) || out.Detail != in.Detail || out.Err.Error() != "cause" {
 		t.Fatalf("round trip: %+v", out)
 	}
-	if !errors.Is(out, sdk.ErrSeqConflict) {
+	if !errors.Is(out, sdk.CodeSeqConflict) {
 		t.Errorf("%v is not SEQ_CONFLICT", out)
 	}
 	bare := errinfo.Decode(errinfo.Encode(&sdk.Error{Code: sdk.CodeIOError}))

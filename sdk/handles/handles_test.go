@@ -37,7 +37,7 @@ func TestTableGetRemoveAndDrain(t *testing.T) {
 	tb := handles.NewTable[handle]("test")
 	h1, h2 := &handle{"s1"}, &handle{"s2"}
 	n1, n2 := tb.NewName(), tb.NewName()
-	if _, err := tb.Get(n1); !errors.Is(err, sdk.ErrHandleClosed) {
+	if _, err := tb.Get(n1); !errors.Is(err, sdk.CodeHandleClosed) {
 		t.Fatalf("Get before Put: %v; want HANDLE_CLOSED", err)
 	}
 	tb.Put(n1, h1)

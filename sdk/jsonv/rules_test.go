@@ -294,9 +294,10 @@ func TestFirstViolationWins(t *testing.T) {
 	}
 }
 
-// TestScenario15 is the lossless-JSON scenario (negative zero, numbers out
-// of range, unsafe integers, …), the part that belongs to jsonv.
-func TestScenario15(t *testing.T) {
+// TestLosslessNumberAndStringRules checks the lossless-JSON rules
+// (negative zero, numbers out of range, unsafe integers, …) that belong to
+// jsonv.
+func TestLosslessNumberAndStringRules(t *testing.T) {
 	for _, c := range []struct {
 		src  string
 		code sdk.Code

@@ -77,7 +77,7 @@ func TestFailNextAppendsReturnsTheGivenErrorFirstAndOnlyThroughTheWrapper(t *tes
 	peer := f.Persistence.(*memory.Backend).Peer()
 	// The injected error comes before every other check, even HANDLE_CLOSED.
 	_, err := f.Append(t.Context(), "no-such-handle", 99, nil)
-	if !errors.Is(err, sdk.ErrBackendBusy) {
+	if !errors.Is(err, sdk.CodeBackendBusy) {
 		t.Fatalf("got %v; want the injected BACKEND_BUSY", err)
 	}
 	_, err = peer.Append(t.Context(), "no-such-handle", 0, nil)

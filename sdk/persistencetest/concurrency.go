@@ -120,13 +120,13 @@ var concurrencyRules = []rule{
 						t.Errorf("List beside appenders: %v", err)
 						return
 					}
-					if _, err := p.Stat(ctx, sid); err != nil && !errors.Is(err, sdk.ErrSessionNotFound) {
+					if _, err := p.Stat(ctx, sid); err != nil && !errors.Is(err, sdk.CodeSessionNotFound) {
 						t.Errorf("Stat(%q) beside appenders: %v", sid, err)
 						return
 					}
 					if handles[sid] == "" {
 						o, err := p.Open(ctx, sid, sdk.AccessRead)
-						if errors.Is(err, sdk.ErrSessionNotFound) {
+						if errors.Is(err, sdk.CodeSessionNotFound) {
 							continue
 						} else if err != nil {
 							t.Errorf("Open(%q, read) beside appenders: %v", sid, err)

@@ -7,14 +7,10 @@ import (
 )
 
 // copier returns p as an sdk.PrefixCopier; the CopyPrefix group runs only
-// for a harness that declares Capabilities.CopyPrefix.
+// for a backend that declares and implements it.
 func copier(t *testing.T, p sdk.Persistence) sdk.PrefixCopier {
 	t.Helper()
-	c, ok := p.(sdk.PrefixCopier)
-	if !ok {
-		t.Fatalf("Capabilities.CopyPrefix is set but %T implements no sdk.PrefixCopier", p)
-	}
-	return c
+	return implementation[sdk.PrefixCopier](t, p)
 }
 
 // copyPrefixSource stores session "src" as three batches (seqs 0–2, 3–6,

@@ -12,14 +12,10 @@ import (
 )
 
 // deleter returns p as an sdk.Deleter; the Delete group runs only for a
-// harness that declares Capabilities.Delete.
+// backend that declares and implements it.
 func deleter(t *testing.T, p sdk.Persistence) sdk.Deleter {
 	t.Helper()
-	d, ok := p.(sdk.Deleter)
-	if !ok {
-		t.Fatalf("Capabilities.Delete is set but %T implements no sdk.Deleter", p)
-	}
-	return d
+	return implementation[sdk.Deleter](t, p)
 }
 
 // byTest is the request every Delete rule sends.
@@ -264,7 +260,7 @@ var deleteRules = []rule{
 		events := storeClosed(t, p, "src", [][][]byte{Batch(0, 3), Batch(3, 3)})
 		h, child := stored(t, p, "child", events[:4])
 		closeHandle(t, p, h)
-		if s.h.Capabilities.CopyPrefix {
+		if s.declares(sdk.CapabilityCopyPrefix) {
 			o, err := copier(t, p).CopyPrefix(t.Context(), "src", 2, header("copied"))
 			if err != nil {
 				t.Fatalf("CopyPrefix: %v", err)
@@ -274,32 +270,8 @@ var deleteRules = []rule{
 		deleteOK(t, p, "src", 6)
 		requireGone(t, p, "src")
 		requireEvents(t, "the child", ReadAll(t, p, openSession(t, p, "child", sdk.AccessRead).Handle), child)
-		if s.h.Capabilities.CopyPrefix {
+		if s.declares(sdk.CapabilityCopyPrefix) {
 			requireEvents(t, "the CopyPrefix child", ReadAll(t, p, openSession(t, p, "copied", sdk.AccessRead).Handle), events[:3])
-		}
-	}},
-	{name: "checkpoint-goes-with-the-session", run: func(t *testing.T, s *suite) {
-		p := s.backend(t)
-		c, ok := p.(sdk.Checkpointer)
-		if !ok {
-			t.Logf("%T implements no sdk.Checkpointer: nothing to check", p)
-			return
-		}
-		h, _ := stored(t, p, "s1", Batch(0, 3))
-		if err := c.WriteCheckpoint(t.Context(), h, 3, []byte("fold state")); err != nil {
-			if sdk.CodeOf(err) == sdk.CodeConfigInvalid {
-				t.Logf("the backend does not store checkpoints (%v): nothing to check", err)
-				closeHandle(t, p, h)
-				return
-			}
-			t.Fatalf("WriteCheckpoint: %v", err)
-		}
-		closeHandle(t, p, h)
-		deleteOK(t, p, "s1", 3)
-		h, _ = stored(t, p, "s1", Batch(0, 3))
-		defer closeHandle(t, p, h)
-		if _, _, found, err := c.ReadCheckpoint(t.Context(), h); err != nil || found {
-			t.Fatalf("ReadCheckpoint of the re-created session = found %t, %v; want none", found, err)
 		}
 	}},
 	{name: "torn-tail-and-its-artifact-go-with-the-session", needs: []string{hookTear}, run: func(t *testing.T, s *suite) {

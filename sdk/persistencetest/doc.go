@@ -10,7 +10,8 @@
 //
 //	func TestConformance(t *testing.T) {
 //		persistencetest.Run(t, persistencetest.Harness{
-//			New: func(t *testing.T) sdk.Persistence { return mybackend.New(t.TempDir()) },
+//			New:      func(t *testing.T) sdk.Persistence { return mybackend.New(t.TempDir()) },
+//			Declared: mybackend.ServeConfig("test").Info.Capabilities,
 //		})
 //	}
 //
@@ -20,6 +21,8 @@
 // rule, the code expected and the offending values. Each subtest starts from
 // its own New instance.
 //
+//	Capabilities every capability the backend declares (Declared) its type
+//	             (Served) implements, and every one it implements it declares
 //	Describe     name and format version
 //	Create       write handle at seq 0; header stored as given; materialization on
 //	             the first Append or Flush (before that: listed in this instance,
@@ -53,25 +56,42 @@
 //	             cut, keep an artifact and go on; LOG_SHRANK under a read handle
 //	Corruption   (Corrupt) damage before a later turn/end is CORRUPT_LOG, never
 //	             absence; without one it is a torn tail
-//	CopyPrefix   (Capabilities.CopyPrefix) the child holds exactly the prefix at
+//	CopyPrefix   (copy-prefix) the child holds exactly the prefix at
 //	             every boundary, beside the source's open writer or not, takes
 //	             appends through its write handle and holds the claim;
 //	             SESSION_ALREADY_EXISTS first, SESSION_NOT_FOUND,
 //	             INVALID_BOUNDARY, and nothing created on failure
-//	Watch        (Capabilities.Watch) the first report waits for `from`, then
+//	Watch        (watch) the first report waits for `from`, then
 //	             every growth is reported, increasing; a second instance
 //	             (Reopen) sees the first's appends; fn's error and the
 //	             context end the watch; SESSION_NOT_FOUND
-//	ReadFrames   (Capabilities.ReadFrames) the handed-over frames, decoded by
+//	ReadFrames   (read-frames) the handed-over frames, decoded by
 //	             sdk/frames, are exactly what Read returns for every range,
 //	             or the log is not framed and nothing is handed over
-//	Delete       (Capabilities.Delete) Delete removes the log, its checkpoint and
+//	Delete       (delete) Delete removes the log, its checkpoint and
 //	             torn-tail artifacts, also of a CORRUPT_LOG session, after an
 //	             audit record with the stored length and a SHA-256 digest; the id
 //	             can be created again and a fork child still loads; ALREADY_OWNED
 //	             (a writer here or in another instance, a pending create),
 //	             SESSION_NOT_FOUND, SESSION_HELD until SetHold releases it, USAGE,
 //	             and a refused delete writes no record and changes nothing
+//	Import       (import) the session appears whole or not at all
+//	Checkpoint   (checkpoint) none until one is written, then exactly it,
+//	             through every handle; a stale one covers only its own
+//	             prefix; INVALID_BOUNDARY past the durable log; none through
+//	             a read handle; never another session's (same events, a
+//	             CopyPrefix child, an id deleted and created again); none
+//	             once the log is rewritten (Rewrite) or cut (Tear) under it,
+//	             also when written again to the same length; and the
+//	             checkpoint calls change nothing
+//	SalvageReader (sdk.SalvageReader) an intact log is every event and no
+//	             damage, without a claim; a torn tail (Tear) is no damage but
+//	             the committed events; a damaged middle (Corrupt) is the
+//	             prefix before it, located, with the intact events after it
+//	             counted and the tail kept; damage no later turn/end proves
+//	             follows IntactUnitsProveDamage; SESSION_NOT_FOUND (also a
+//	             pending create), INVALID_SESSION_ID, fn's error; nothing
+//	             changes
 //
 // Every expected failure is checked with errors.Is against its code, for
 // an *sdk.Error, and for the offending values in its message (RequireCode).
@@ -81,13 +101,18 @@
 // # Skips
 //
 // A subtest skips for one of two reasons only: the Harness hook it needs
-// (Reopen, Tear, Corrupt, SetFormatVersion) is nil, or the optional
-// capability it checks (Capabilities.CopyPrefix, Capabilities.Watch,
-// Capabilities.ReadFrames, Capabilities.Delete) is not declared; the skip
-// message names which. Nothing else skips, so a backend that sets every hook its storage
-// allows runs the whole suite. The in-memory backend (plugins/memory) sets
-// Reopen and SetFormatVersion but has no bytes to tear or corrupt; the
-// TornTail and Corruption groups run against the disk backends.
+// (Reopen, Tear, Corrupt, SetFormatVersion, Rewrite) is nil, or the backend
+// neither declares nor implements the optional capability its group
+// checks; the skip message names which. The suite judges what a backend
+// does, not only what it declares: a capability its type implements but
+// it does not declare, or one it declares but does not implement, fails
+// the Capabilities group and the capability's own group instead of
+// skipping. Salvage (sdk.SalvageReader) has no name in sdk.Info; its
+// group runs when the type implements it. Nothing else skips, so a
+// backend that sets every hook its storage allows runs the whole suite.
+// The in-memory backend (plugins/memory) sets Reopen, SetFormatVersion and
+// Corrupt (its Damage hook) but has no bytes to tear; the TornTail group
+// runs against the disk backends.
 //
 // # Contract decisions the suite pins
 //

@@ -11,8 +11,8 @@ import (
 // Harness connects the suite to one backend, reached one way (directly, over
 // go-plugin's in-memory gRPC connection, or as a plugin subprocess). Only
 // New is required; each nil hook skips the subtests that need it, an
-// undeclared capability (Capabilities.CopyPrefix) the subtests that check
-// it, and nothing else ever skips.
+// optional capability the backend neither declares nor implements the
+// group that checks it, and nothing else ever skips.
 type Harness struct {
 	// New returns a fresh, empty backend instance over storage of its own.
 	// It is called once per subtest; the harness releases what it made with
@@ -24,6 +24,22 @@ type Harness struct {
 
 	// Capabilities are the optional guarantees the backend makes.
 	Capabilities Capabilities
+
+	// Declared are the optional capabilities the backend declares: for a
+	// plugin, the Capabilities of the sdk.Info it serves
+	// (sdk.CapabilityCopyPrefix, sdk.CapabilityCheckpoint, …). The group
+	// of a capability runs when the backend declares it and its Go type
+	// (Served) implements its interface; it fails when only one of the two
+	// holds, and skips when neither does.
+	Declared []string
+
+	// Served is a value of the backend's own Go type, as its plugin serves
+	// it (the Persistence of its pluginrpc.ServeConfig): the suite asks it,
+	// by type assertion, which optional interfaces the backend implements.
+	// nil: the value New returns, which is then the backend itself (an
+	// in-process harness; over a plugin transport New returns the host's
+	// adapter, which implements every interface).
+	Served sdk.Persistence
 
 	// Reopen returns a second instance over the same storage as p, as
 	// another process (or the same files opened again) would see it, while
@@ -55,6 +71,13 @@ type Harness struct {
 	// written it (docs/format.md). No handle is open on id. nil: the FormatGate
 	// group skips.
 	SetFormatVersion func(t *testing.T, p sdk.Persistence, id, literal string)
+
+	// Rewrite replaces the stored event seq of session id with ev, an
+	// envelope of the same seq and byte length, as an outside editor
+	// would, so that the log stays valid but no longer holds the bytes it
+	// held. The suite stored seq as a batch of its own. No handle is open
+	// on id. nil: the Checkpoint rule that needs it skips.
+	Rewrite func(t *testing.T, p sdk.Persistence, id string, seq sdk.Seq, ev []byte)
 }
 
 // Capabilities are optional guarantees a backend makes beyond docs/plugins.md.
@@ -73,26 +96,6 @@ type Capabilities struct {
 	// intact lines after a damaged page), only a later turn/end proves the
 	// damage committed, and the suite expects a torn tail without one.
 	IntactUnitsProveDamage bool
-	// CopyPrefix: the backend implements sdk.PrefixCopier (a plugin
-	// declares sdk.CapabilityCopyPrefix). The CopyPrefix group runs only
-	// then, and skips otherwise.
-	CopyPrefix bool
-	// Watch: the backend implements sdk.Watcher (a plugin declares
-	// sdk.CapabilityWatch). The Watch group runs only then, and skips
-	// otherwise.
-	Watch bool
-	// ReadFrames: the backend implements sdk.FrameReader (a plugin
-	// declares sdk.CapabilityReadFrames). The ReadFrames group runs only
-	// then, and skips otherwise.
-	ReadFrames bool
-	// Delete: the backend implements sdk.Deleter (a plugin declares
-	// sdk.CapabilityDelete). The Delete group runs only then, and skips
-	// otherwise.
-	Delete bool
-	// Import: the backend implements sdk.Importer (a plugin declares
-	// sdk.CapabilityImport). The Import group runs only then, and skips
-	// otherwise.
-	Import bool
 }
 
 // hook names, as the skip messages print them.
@@ -101,13 +104,7 @@ const (
 	hookTear             = "Tear"
 	hookCorrupt          = "Corrupt"
 	hookSetFormatVersion = "SetFormatVersion"
-	// capCopyPrefix is a capability, not a hook: its rules skip unless
-	// Capabilities.CopyPrefix is set.
-	capCopyPrefix = "Capabilities.CopyPrefix"
-	capWatch      = "Capabilities.Watch"
-	capReadFrames = "Capabilities.ReadFrames"
-	capDelete     = "Capabilities.Delete"
-	capImport     = "Capabilities.Import"
+	hookRewrite          = "Rewrite"
 )
 
 // suite is one Run.
@@ -123,6 +120,9 @@ type rule struct {
 type group struct {
 	name  string
 	rules []rule
+	// capability is the optional capability the group checks (one of
+	// capabilities); "" for the rules every backend passes.
+	capability string
 }
 
 // Run runs the conformance suite of docs/plugins.md against the backend h
@@ -132,15 +132,16 @@ func Run(t *testing.T, h Harness) {
 		t.Fatal("persistencetest: Harness.New is required")
 	}
 	s := &suite{h: h}
+	t.Run("Capabilities", s.checkDeclared)
 	for _, g := range groups() {
 		t.Run(g.name, func(t *testing.T) {
+			if g.capability != "" {
+				s.requireCapability(t, g.capability)
+			}
 			for _, r := range g.rules {
 				t.Run(r.name, func(t *testing.T) {
 					for _, hook := range r.needs {
-						switch {
-						case (hook == capCopyPrefix || hook == capWatch || hook == capReadFrames || hook == capDelete || hook == capImport) && !s.has(hook):
-							t.Skipf("Harness.%s is false: the backend does not declare the capability this rule checks", hook)
-						case !s.has(hook):
+						if !s.has(hook) {
 							t.Skipf("Harness.%s is nil: this rule needs it (see the persistencetest package documentation)", hook)
 						}
 					}
@@ -153,39 +154,31 @@ func Run(t *testing.T, h Harness) {
 
 func groups() []group {
 	return []group{
-		{"Describe", describeRules},
-		{"Create", createRules},
-		{"Open", openRules},
-		{"RoundTrip", roundTripRules},
-		{"CAS", casRules},
-		{"Ownership", ownershipRules},
-		{"Freshness", freshnessRules},
-		{"Revision", revisionRules},
-		{"Read", readRules},
-		{"Stat", statRules},
-		{"List", listRules},
-		{"Context", contextRules},
-		{"Concurrency", concurrencyRules},
-		{"Instances", instanceRules},
-		{"FormatGate", formatGateRules},
-		{"TornTail", tornTailRules},
-		{"Corruption", corruptionRules},
-		{"CopyPrefix", needing(capCopyPrefix, copyPrefixRules)},
-		{"Watch", needing(capWatch, watchRules)},
-		{"ReadFrames", needing(capReadFrames, readFramesRules)},
-		{"Delete", needing(capDelete, deleteRules)},
-		{"Import", needing(capImport, importRules)},
+		{"Describe", describeRules, ""},
+		{"Create", createRules, ""},
+		{"Open", openRules, ""},
+		{"RoundTrip", roundTripRules, ""},
+		{"CAS", casRules, ""},
+		{"Ownership", ownershipRules, ""},
+		{"Freshness", freshnessRules, ""},
+		{"Revision", revisionRules, ""},
+		{"Read", readRules, ""},
+		{"Stat", statRules, ""},
+		{"List", listRules, ""},
+		{"Context", contextRules, ""},
+		{"Concurrency", concurrencyRules, ""},
+		{"Instances", instanceRules, ""},
+		{"FormatGate", formatGateRules, ""},
+		{"TornTail", tornTailRules, ""},
+		{"Corruption", corruptionRules, ""},
+		{"CopyPrefix", copyPrefixRules, sdk.CapabilityCopyPrefix},
+		{"Watch", watchRules, sdk.CapabilityWatch},
+		{"ReadFrames", readFramesRules, sdk.CapabilityReadFrames},
+		{"Delete", deleteRules, sdk.CapabilityDelete},
+		{"Import", importRules, sdk.CapabilityImport},
+		{"Checkpoint", checkpointRules, sdk.CapabilityCheckpoint},
+		{"SalvageReader", salvageRules, capSalvage},
 	}
-}
-
-// needing returns rules, each also needing hook.
-func needing(hook string, rules []rule) []rule {
-	out := make([]rule, len(rules))
-	for i, r := range rules {
-		r.needs = append([]string{hook}, r.needs...)
-		out[i] = r
-	}
-	return out
 }
 
 func (s *suite) has(hook string) bool {
@@ -198,16 +191,8 @@ func (s *suite) has(hook string) bool {
 		return s.h.Corrupt != nil
 	case hookSetFormatVersion:
 		return s.h.SetFormatVersion != nil
-	case capCopyPrefix:
-		return s.h.Capabilities.CopyPrefix
-	case capWatch:
-		return s.h.Capabilities.Watch
-	case capReadFrames:
-		return s.h.Capabilities.ReadFrames
-	case capDelete:
-		return s.h.Capabilities.Delete
-	case capImport:
-		return s.h.Capabilities.Import
+	case hookRewrite:
+		return s.h.Rewrite != nil
 	}
 	panic("persistencetest: unknown hook " + hook)
 }

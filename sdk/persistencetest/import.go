@@ -12,7 +12,7 @@ import (
 // importer returns p's sdk.Importer: p itself, or what its accessor
 // Importer() (sdk.Importer, bool) returns (a host's proxy of a plugin,
 // whose capability is the one the plugin declared). The Import group runs
-// only for a harness that declares Capabilities.Import.
+// only for a backend that declares and implements it.
 func importer(t *testing.T, p sdk.Persistence) sdk.Importer {
 	t.Helper()
 	imp, ok := p.(sdk.Importer)
@@ -20,7 +20,7 @@ func importer(t *testing.T, p sdk.Persistence) sdk.Importer {
 		imp, ok = a.Importer()
 	}
 	if !ok {
-		t.Fatalf("Capabilities.Import is set but %T implements no sdk.Importer", p)
+		t.Fatalf("%T implements no sdk.Importer, though the backend declares its capability", p)
 	}
 	return imp
 }
@@ -64,13 +64,13 @@ func requireInvisible(t *testing.T, p sdk.Persistence, id, when string, mayWait 
 	ctx, cancel := call()
 	_, err := p.Stat(ctx, id)
 	cancel()
-	if !errors.Is(err, sdk.ErrSessionNotFound) && !held(err) {
+	if !errors.Is(err, sdk.CodeSessionNotFound) && !held(err) {
 		t.Fatalf("%s: Stat(%q) = %v; want SESSION_NOT_FOUND", when, id, err)
 	}
 	ctx, cancel = call()
 	o, err := p.Open(ctx, id, sdk.AccessRead)
 	cancel()
-	if !errors.Is(err, sdk.ErrSessionNotFound) && !held(err) {
+	if !errors.Is(err, sdk.CodeSessionNotFound) && !held(err) {
 		if err == nil {
 			_ = p.Close(t.Context(), o.Handle)
 		}

@@ -10,10 +10,7 @@ import (
 var readFramesRules = []rule{
 	{name: "frames-decode-to-what-read-returns-or-none-is-framed", run: func(t *testing.T, s *suite) {
 		p := s.backend(t)
-		fr, ok := p.(sdk.FrameReader)
-		if !ok {
-			t.Fatalf("Capabilities.ReadFrames is set but %T implements no sdk.FrameReader", p)
-		}
+		fr := implementation[sdk.FrameReader](t, p)
 		h, events := stored(t, p, "s", Batch(0, 3), Batch(3, 4), Batch(7, 3))
 		closeHandle(t, p, h)
 		r := open(t, p, "s", sdk.AccessRead)

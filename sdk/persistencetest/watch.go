@@ -13,14 +13,10 @@ import (
 const watchWait = 10 * time.Second
 
 // watcher returns p as an sdk.Watcher; the Watch group runs only for a
-// harness that declares Capabilities.Watch.
+// backend that declares and implements it.
 func watcher(t *testing.T, p sdk.Persistence) sdk.Watcher {
 	t.Helper()
-	w, ok := p.(sdk.Watcher)
-	if !ok {
-		t.Fatalf("Capabilities.Watch is set but %T implements no sdk.Watcher", p)
-	}
-	return w
+	return implementation[sdk.Watcher](t, p)
 }
 
 // watching is a Watch running in the background.

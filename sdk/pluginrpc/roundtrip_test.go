@@ -624,7 +624,7 @@ func TestErrorMappingOverTheWire(t *testing.T) {
 			sdk.Error{Code: sdk.CodeCorruptLog, Op: "jsonl", SessionID: "s2", Seq: new(int64(0)), Index: new(3), Detail: "bad crc", Err: errors.New("read /x: EIO")}},
 		{"busy", sdk.Errorf(sdk.CodeBackendBusy, "sqlite", "database is locked"),
 			sdk.Error{Code: sdk.CodeBackendBusy, Op: "sqlite", Detail: "database is locked"}},
-		{"bare code", sdk.ErrSessionNotFound,
+		{"bare code", sdk.CodeSessionNotFound,
 			sdk.Error{Code: sdk.CodeSessionNotFound}},
 		{"wrapped", errors.Join(errors.New("context"), sdk.Errorf(sdk.CodeIOError, "jsonl", "fsync failed")),
 			sdk.Error{Code: sdk.CodeIOError, Op: "jsonl", Detail: "fsync failed"}},

@@ -7,6 +7,7 @@ package plugintest
 import (
 	"context"
 	"os"
+	"os/exec"
 	"testing"
 	"time"
 
@@ -132,6 +133,52 @@ func ConfiguredPersistence(tb testing.TB, cfg pluginrpc.ServeConfig, config []by
 	p, err := c.Persistence()
 	if err != nil {
 		tb.Fatalf("plugintest: dispensing the persistence adapter: %v", err)
+	}
+	return p
+}
+
+// Launch starts cmd as a plugin process the way logbook's host starts one
+// (go-plugin over gRPC, the handshake, automatic mutual TLS, pluginrpc's
+// message limits for the default RPCMaxBytes), configures it with config
+// (its block's JSON; nil for an empty block) and returns the connected
+// client. It fails tb when the process does not start or does not speak
+// the protocol; the plugin's refusal of config is returned as the error.
+// A test cleanup stops the process; cmd.Process is the running plugin
+// once Launch returns.
+//
+// Use it to test a plugin binary as it will run: launch the built binary
+// and run sdk/persistencetest over the client's Persistence.
+func Launch(tb testing.TB, cmd *exec.Cmd, config []byte) (*pluginrpc.Client, error) {
+	tb.Helper()
+	cc := pluginrpc.NewClientConfig(0)
+	cc.Cmd = cmd
+	cc.Logger = hclog.New(&hclog.LoggerOptions{Name: "plugintest", Level: hclog.Warn, Output: os.Stderr})
+	cc.StartTimeout = startTimeout
+	client := plugin.NewClient(cc)
+	tb.Cleanup(client.Kill)
+	rpc, err := client.Client()
+	if err != nil {
+		tb.Fatalf("plugintest: starting %s: %v", cmd.Path, err)
+	}
+	c := pluginrpc.NewClient(rpc)
+	if config == nil {
+		config = []byte("{}")
+	}
+	return c, c.Configure(context.Background(), config)
+}
+
+// LaunchedPersistence is Launch, then the persistence adapter of the
+// plugin; it fails tb when the plugin refuses config or serves no
+// persistence.
+func LaunchedPersistence(tb testing.TB, cmd *exec.Cmd, config []byte) sdk.Persistence {
+	tb.Helper()
+	c, err := Launch(tb, cmd, config)
+	if err != nil {
+		tb.Fatalf("plugintest: Configure %s: %v", cmd.Path, err)
+	}
+	p, err := c.Persistence()
+	if err != nil {
+		tb.Fatalf("plugintest: dispensing the persistence adapter of %s: %v", cmd.Path, err)
 	}
 	return p
 }

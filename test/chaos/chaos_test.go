@@ -36,13 +36,26 @@ func TestChaos(t *testing.T) {
 	}
 	tb := newTable()
 	var names []string
+	for _, b := range backends {
+		if slices.Contains(strings.Split(*flagBackends, ","), b.name) {
+			names = append(names, b.name)
+		}
+	}
+	// The backends run side by side, each subtest started from a
+	// goroutine of its own (not t.Parallel, which -parallel, GOMAXPROCS
+	// by default, would bound: they mostly wait for their processes).
+	var wg sync.WaitGroup
 	for i, b := range backends {
-		if !slices.Contains(strings.Split(*flagBackends, ","), b.name) {
+		if !slices.Contains(names, b.name) {
 			continue
 		}
-		names = append(names, b.name)
-		t.Run(b.name, func(t *testing.T) { runBackend(t, b, seed+uint64(i)<<32, tb) })
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t.Run(b.name, func(t *testing.T) { runBackend(t, b, i, seed+uint64(i)<<32, tb) })
+		}()
 	}
+	wg.Wait()
 	var kinds []string
 	for _, f := range faults {
 		kinds = append(kinds, f.name)
@@ -53,9 +66,9 @@ func TestChaos(t *testing.T) {
 	}
 }
 
-// runBackend runs the writers and the faults on one backend and adds the
-// results to tb.
-func runBackend(t *testing.T, b backend, seed uint64, tb *table) {
+// runBackend runs the writers and the faults on backend b, the nth of
+// backends, and adds the results to tb.
+func runBackend(t *testing.T, b backend, nth int, seed uint64, tb *table) {
 	h := newHarness(t, b, seed)
 	h.start()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -97,12 +110,16 @@ func runBackend(t *testing.T, b backend, seed uint64, tb *table) {
 		t.Fatal(err)
 	}
 	c := checker{h: h, tb: tb, seenLost: map[string]bool{}, seenDup: map[string]bool{}, seenProblem: map[string]bool{}, seenHalf: map[string]bool{}}
-	for i := range *flagFaults {
+	n := *flagFaults
+	if b.everyKind {
+		n = max(n, len(kinds))
+	}
+	for i := range n {
 		if !stopAt.IsZero() && time.Now().After(stopAt) {
-			t.Logf("LOUD: -chaos.stop-at %s passed: %s stops after %d of %d faults", *flagStopAt, b.name, i, *flagFaults)
+			t.Logf("LOUD: -chaos.stop-at %s passed: %s stops after %d of %d faults", *flagStopAt, b.name, i, n)
 			break
 		}
-		f := nextKind(kinds, tb, b.name, h)
+		f := nextKind(kinds, tb, b.name, nth, h)
 		start := time.Now()
 		f.run(h)
 		before := h.successes()
@@ -116,7 +133,7 @@ func runBackend(t *testing.T, b backend, seed uint64, tb *table) {
 		found.add(h.takeOps())
 		c.check(f.name, found)
 		h.resume()
-		t.Logf("fault %d/%d %s: done in %s", i+1, *flagFaults, f.name, time.Since(start).Round(time.Millisecond))
+		t.Logf("fault %d/%d %s: done in %s", i+1, n, f.name, time.Since(start).Round(time.Millisecond))
 	}
 
 	// Stop the writers between batches, then serve with SIGTERM: a
@@ -157,24 +174,44 @@ func runBackend(t *testing.T, b backend, seed uint64, tb *table) {
 	_ = os.Stdout.Sync()
 }
 
-// nextKind picks the next fault: one of the kinds this backend ran least
-// often, of those the least often run on every backend so far, at random.
-// A long run gives each kind its share on every backend; a short one,
-// fewer faults than kinds, runs on each backend the kinds the backends
-// before it left out.
-func nextKind(kinds []fault, tb *table, backend string, h *harness) fault {
-	var best []fault
-	bestHere, bestAll := 0, 0
+// nextKind picks the next fault on backend, the nth of backends: one of the
+// kinds it ran least often, at random, preferring those of its share. The
+// shares cut the list of every kind into consecutive windows of
+// -chaos.faults kinds, the nth backend's starting where the one before it
+// ended, so that a short run, fewer faults than kinds, spreads the kinds
+// over the backends; a long run gives each kind its share on every
+// backend. The choice depends on this backend's runs alone, so a seed
+// repeats it while the backends run side by side.
+func nextKind(kinds []fault, tb *table, backend string, nth int, h *harness) fault {
+	var best, shared []fault
+	bestHere := 0
 	for _, f := range kinds {
-		here, all := tb.runs(f.name, backend)
+		here := tb.runs(f.name, backend)
 		switch {
-		case best == nil || here < bestHere || here == bestHere && all < bestAll:
-			best, bestHere, bestAll = []fault{f}, here, all
-		case here == bestHere && all == bestAll:
+		case best == nil || here < bestHere:
+			best, bestHere = []fault{f}, here
+		case here == bestHere:
 			best = append(best, f)
 		}
 	}
+	for _, f := range best {
+		if inShare(f.name, nth) {
+			shared = append(shared, f)
+		}
+	}
+	if len(shared) > 0 {
+		best = shared
+	}
 	return best[h.rng.IntN(len(best))]
+}
+
+// inShare reports whether kind is in the nth backend's share (see
+// nextKind).
+func inShare(kind string, nth int) bool {
+	i := slices.IndexFunc(faults, func(f fault) bool { return f.name == kind })
+	n := len(faults)
+	start := nth * *flagFaults % n
+	return (i-start+n)%n < min(*flagFaults, n)
 }
 
 // checker attributes what each verification newly found to the fault that

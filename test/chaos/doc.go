@@ -2,12 +2,15 @@
 // `logbook serve` (the binary built from ./cmd/logbook) with real plugin
 // subprocesses over each persistence backend (JSONL with zstd frames, JSONL
 // with plain lines, SQLite, PostgreSQL in a schema of the run's own that is
-// dropped at its end, memory; the configs are in testdata/), lets several
-// concurrent clients append with flush, and injects faults in a seeded
-// random order: next is always one of the kinds the backend ran least,
-// and of those one the backends before it ran least, so a long run gives
-// every kind its share on every backend and the short one spreads the kinds
-// over the backends. Faults of the append path:
+// dropped at its end, memory; the configs are in testdata/), the backends
+// side by side, lets several concurrent clients append with flush, and
+// injects faults in a seeded random order: next is always one of the kinds
+// the backend ran least, of its share of the kinds where it can (the list
+// of kinds cut into windows of -chaos.faults, one backend's after the
+// other's), so a long run gives every kind its share on every backend and
+// the short one spreads the kinds over the backends. PostgreSQL and memory,
+// whose storage is like no other's, run every kind that applies to them
+// at least once, however few -chaos.faults. Faults of the append path:
 //
 //   - serve-kill: SIGKILL of serve, then a restart on the same data
 //     directory; the clients reconnect.
@@ -18,8 +21,10 @@
 //     fail with EIO (only where strace is installed).
 //   - torn-kill: SIGKILL of serve while a large batch is being appended.
 //   - torn-garbage: with serve down, random bytes are appended to JSONL
-//     logs (JSONL only): inspect must call them a torn tail, and the
-//     writers' resume must cut them, keeping them in a torn-*.bin file.
+//     logs, or rows of random bytes are added past next_seq (SQLite,
+//     PostgreSQL): inspect must call them a torn tail, and the writers'
+//     resume must cut them, keeping them (a torn-*.bin file, a file in
+//     <path>.torn/, a torn_rows row).
 //   - second-cli: while serve holds the sessions, `logbook append` of one
 //     of them and `logbook create` of an id serve just created must be
 //     refused.
@@ -31,7 +36,8 @@
 // filled by importing a generated export of 2023 events), while the writers
 // go on; it is cut at a random moment of its last uncut duration by SIGKILL
 // of the CLI's process group (the CLI and its plugins), of the CLI's
-// plugins only, or of serve during a /v1 call, or it runs to its end. Then
+// plugins only, or of serve during a /v1 call, by the client dropping its
+// /v1 call, or it runs to its end. Then
 // its rule is checked, the operation is retried to its end and checked
 // again:
 //
@@ -61,8 +67,10 @@
 // A session an operation leaves neither absent nor whole is half-made.
 // A kind that means nothing on a backend is left out (the memory backend
 // runs only the kinds that neither kill serve or its plugins nor need a
-// second process, its operations through /v1 and uncut, and the verifier
-// reads it from serve); a kind this machine cannot run (no root for the
+// second process, its operations through /v1, cut only by a dropped call,
+// and the verifier reads it from serve; PostgreSQL runs every kind but
+// disk-full and fsync-eio, which strike files the database server, not
+// the plugin, writes); a kind this machine cannot run (no root for the
 // tmpfs, no strace, no PostgreSQL) is logged as skipped, and fails the
 // run under CI=true.
 //
@@ -78,7 +86,8 @@
 // half-made session fails it.
 //
 // The default run is short (-chaos.faults=10 per backend: about two
-// thirds of the kinds on each backend, every kind on two or more);
+// thirds of the kinds on each backend, every kind on two or more, and
+// every kind that applies on PostgreSQL and memory);
 // `make chaos` runs the long one. Flags (after the package):
 //
 //	-chaos.faults N     faults per backend

@@ -38,7 +38,7 @@ var faults = append([]fault{
 	{"disk-full", onLocalDisk, needTmpfs, diskFull},
 	{"fsync-eio", onLocalDisk, needStrace, fsyncEIO},
 	{"torn-kill", killsHolder, always, tornKill},
-	{"torn-garbage", needJSONL, always, tornGarbage},
+	{"torn-garbage", hasTornTail, always, tornGarbageOrRows},
 	{"second-cli", killsHolder, always, secondCLI},
 	{"second-serve", killsHolder, always, secondServe},
 }, opFaults...)
@@ -80,11 +80,23 @@ func needStrace(*harness) string {
 	return ""
 }
 
-func needJSONL(b backend) string {
-	if b.store != jsonlStore {
-		return "only a JSONL log has a torn tail of bytes"
+// hasTornTail: the stored log can end in a torn tail, bytes (JSONL) or
+// rows past next_seq (SQLite, PostgreSQL); the memory backend keeps whole
+// events only.
+func hasTornTail(b backend) string {
+	if b.store == memoryStore {
+		return "the memory backend keeps whole events only"
 	}
 	return ""
+}
+
+// tornGarbageOrRows is torn-garbage on the backend's kind of log.
+func tornGarbageOrRows(h *harness) {
+	if h.b.store == jsonlStore {
+		tornGarbage(h)
+		return
+	}
+	tornRows(h)
 }
 
 // dwell lets the writers run for a random 0.2–1.5 s, so that the fault

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -43,22 +44,45 @@ type backend struct {
 	name   string // as in -chaos.backends
 	config string // testdata file
 	store  store
+	// everyKind: the backend runs every kind that applies to it at least
+	// once, even when -chaos.faults is fewer (the short run). The
+	// storage of PostgreSQL and memory is like no other backend's.
+	everyKind bool
 }
 
 var backends = []backend{
-	{"jsonl-zstd", "testdata/jsonl-zstd.hcl", jsonlStore},
-	{"jsonl-none", "testdata/jsonl-none.hcl", jsonlStore},
-	{"sqlite", "testdata/sqlite.hcl", sqliteStore},
-	{"postgres", "testdata/postgres.hcl", postgresStore},
-	{"memory", "testdata/memory.hcl", memoryStore},
+	{"jsonl-zstd", "testdata/jsonl-zstd.hcl", jsonlStore, false},
+	{"jsonl-none", "testdata/jsonl-none.hcl", jsonlStore, false},
+	{"sqlite", "testdata/sqlite.hcl", sqliteStore, false},
+	{"postgres", "testdata/postgres.hcl", postgresStore, true},
+	{"memory", "testdata/memory.hcl", memoryStore, true},
 }
 
-// Environment variables the postgres backend's config reads: the test
-// database and the run's own schema.
+// The env() calls of the postgres backend's config that name the test
+// database and the run's own schema; pgConfig replaces them.
 const (
-	pgDSNEnv    = "LOGBOOK_CHAOS_PG_DSN"
-	pgSchemaEnv = "LOGBOOK_CHAOS_PG_SCHEMA"
+	pgDSNEnv    = `env("LOGBOOK_CHAOS_PG_DSN")`
+	pgSchemaEnv = `env("LOGBOOK_CHAOS_PG_SCHEMA")`
 )
+
+// pgConfig writes the postgres config at path with dsn and schema in place
+// of its env() calls into a directory of t, and returns its path.
+func pgConfig(t *testing.T, path, dsn, schema string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	if !strings.Contains(s, pgDSNEnv) || !strings.Contains(s, pgSchemaEnv) {
+		t.Fatalf("%s does not read %s and %s", path, pgDSNEnv, pgSchemaEnv)
+	}
+	s = strings.NewReplacer(pgDSNEnv, strconv.Quote(dsn), pgSchemaEnv, strconv.Quote(schema)).Replace(s)
+	out := filepath.Join(t.TempDir(), filepath.Base(path))
+	if err := os.WriteFile(out, []byte(s), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
 
 // harness runs one backend's chaos: a serve process, its writers, and the
 // sessions the faults created.
@@ -98,12 +122,12 @@ func newHarness(t *testing.T, b backend, seed uint64) *harness {
 	}
 	h := &harness{t: t, b: b, config: cfg, root: t.TempDir(), rng: rand.New(rand.NewPCG(seed, 1)), codes: map[string]int{}, last: map[string]string{}}
 	if b.store == postgresStore {
-		// A fresh schema per run, dropped when the run ends; serve and
-		// the CLI find it through the config's env() calls.
+		// A fresh schema per run, dropped when the run ends, written into
+		// a config of the run's own in place of the env() calls, so that
+		// the backends can run side by side (t.Setenv cannot).
 		h.pgDSN = pgtest.DSN(t)
 		h.schema = pgtest.Schema(t, h.pgDSN)
-		t.Setenv(pgDSNEnv, h.pgDSN)
-		t.Setenv(pgSchemaEnv, h.schema)
+		h.config = pgConfig(t, cfg, h.pgDSN, h.schema)
 	}
 	if os.Geteuid() == 0 {
 		if err := syscall.Mount("tmpfs", h.root, "tmpfs", 0, "size="+tmpfsSize+",mode=0700"); err != nil {

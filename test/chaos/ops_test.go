@@ -153,13 +153,14 @@ func (h *harness) noteTook(kind string, how cut, took time.Duration, err error) 
 // cliCuts are the cuts of an operation through the CLI.
 func (h *harness) cliCuts() []cut { return []cut{killCLI, killPlugin} }
 
-// apiCuts are the cuts of an operation through serve: none on the memory
-// backend, whose sessions a serve kill takes along.
+// apiCuts are the cuts of an operation through serve: the client dropping
+// its call, and a kill of serve except on the memory backend, whose
+// sessions a serve kill takes along.
 func (h *harness) apiCuts() []cut {
 	if h.b.store == memoryStore {
-		return nil
+		return []cut{dropCall}
 	}
-	return []cut{killServe}
+	return []cut{killServe, dropCall}
 }
 
 // viaAPI decides whether the next operation goes through serve's /v1
@@ -167,11 +168,17 @@ func (h *harness) apiCuts() []cut {
 func (h *harness) viaAPI() bool { return h.b.store == memoryStore || h.rng.IntN(2) == 0 }
 
 // api runs call against serve; with killServe it kills serve with SIGKILL
-// after delay (and starts it again) while the call runs.
+// after delay (and starts it again) while the call runs, and with dropCall
+// it cancels the call's context after delay.
 func (h *harness) api(kind string, how cut, delay time.Duration, call func(ctx context.Context, c *client.Client) error) error {
 	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 	defer cancel()
 	c := h.client()
+	if how == dropCall {
+		drop := time.AfterFunc(delay, cancel)
+		defer drop.Stop()
+		return call(ctx, c)
+	}
 	if how != killServe {
 		start := time.Now()
 		err := call(ctx, c)
@@ -190,7 +197,7 @@ func (h *harness) api(kind string, how cut, delay time.Duration, call func(ctx c
 func (h *harness) readLog(ctx context.Context, config, id string) (lines []string, found bool, err error) {
 	if h.b.store == memoryStore {
 		for ev, err := range h.client().Session(id).Read(ctx, client.ReadOptions{}) {
-			if errors.Is(err, sdk.ErrSessionNotFound) {
+			if errors.Is(err, sdk.CodeSessionNotFound) {
 				return nil, false, nil
 			}
 			if err != nil {
@@ -831,6 +838,13 @@ func opFork(h *harness) {
 		how, delay = h.pickCut("fork", h.cliCuts()...)
 	}
 	err := run(how, delay)
+	if how == dropCall {
+		// serve may have made the child live before the call was dropped;
+		// the client that dropped it releases it, as its Release would.
+		rctx, rcancel := context.WithTimeout(ctx, callTimeout)
+		_ = h.client().Session(child).Release(rctx) // none made, or not live: nothing to release
+		rcancel()
+	}
 	whole := h.wholeOrAbsent(ctx, "fork", "", child, h.snap(ctx, "fork", "", false), want)
 	h.t.Logf("fork %s of %s at %d (api %v, %s after %s): %v; whole %v", child, p.id, at, api, how, delay, err, whole)
 	if how == uncut && err != nil {
@@ -869,7 +883,7 @@ func opCompact(h *harness) {
 		}
 		sctx, scancel := context.WithTimeout(ctx, callTimeout)
 		defer scancel()
-		if _, err := h.client().Session(id).Surface(sctx); err != nil && !errors.Is(err, sdk.ErrSessionNotFound) {
+		if _, err := h.client().Session(id).Surface(sctx); err != nil && !errors.Is(err, sdk.CodeSessionNotFound) {
 			h.opProblem("compact", "the surface of %s after a compaction: %v", id, err)
 		}
 		return

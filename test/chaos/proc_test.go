@@ -23,10 +23,11 @@ const (
 	killPlugin            // SIGKILL of the CLI's plugin subprocesses only
 	killServe             // SIGKILL of serve while it runs the operation (a /v1 route)
 	fillDisk              // the tmpfs fills up while the operation writes
+	dropCall              // the client drops its /v1 call (cancels its context): serve lives on
 )
 
 func (c cut) String() string {
-	return [...]string{"uncut", "cli-kill", "plugin-kill", "serve-kill", "disk-full"}[c]
+	return [...]string{"uncut", "cli-kill", "plugin-kill", "serve-kill", "disk-full", "drop-call"}[c]
 }
 
 // opRun is what one CLI run of an operation did.

@@ -44,19 +44,14 @@ func (t *table) add(kind, backend string, acked, lost, dup, half int) {
 	c.half += half
 }
 
-// runs returns how often kind ran on backend, and on every backend.
-func (t *table) runs(kind, backend string) (here, all int) {
+// runs returns how often kind ran on backend.
+func (t *table) runs(kind, backend string) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for k, c := range t.cells {
-		if k[0] == kind {
-			all += c.runs
-			if k[1] == backend {
-				here = c.runs
-			}
-		}
+	if c := t.cells[[2]string{kind, backend}]; c != nil {
+		return c.runs
 	}
-	return here, all
+	return 0
 }
 
 // notApplicable notes that kind means nothing on backend, and why.

@@ -199,7 +199,7 @@ func (w *writer) failed(ctx context.Context, c *client.Client, err error) {
 	switch {
 	case client.Fenced(err):
 		_ = c.Session(w.rec.id).Release(rctx)
-	case errors.Is(err, sdk.ErrSessionNotFound):
+	case errors.Is(err, sdk.CodeSessionNotFound):
 		_, _ = c.Create(rctx, w.rec.id, events.CreateOptions{})
 	}
 }
@@ -261,7 +261,7 @@ func (w *writer) read(ctx context.Context, c *client.Client) (map[string]int64, 
 	rctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	_, in, err := c.Inspect(rctx, w.rec.id)
-	if errors.Is(err, sdk.ErrSessionNotFound) {
+	if errors.Is(err, sdk.CodeSessionNotFound) {
 		return map[string]int64{}, 0, false, nil // never stored
 	}
 	if err != nil {

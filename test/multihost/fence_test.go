@@ -67,7 +67,7 @@ func TestTerminatedOwnerConnectionFencesTheHost(t *testing.T) {
 		ag.writeOne(t)
 	}
 	stale := a.c.Session(ag.id)
-	if _, err := stale.AppendRetry(ctx, ag.next, []events.Input{events.UserText("late", "agent-0 text 999")}, client.RetryOptions{Flush: true, MaxAttempts: 3}); err == nil {
+	if _, err := stale.AppendRetry(ctx, ag.next, []events.Input{events.UserText(events.TextMessage{ID: "late", Text: "agent-0 text 999"})}, client.RetryOptions{Flush: true, MaxAttempts: 3}); err == nil {
 		t.Fatal("host A appended to a session host B took over")
 	}
 	ag.failed = 0

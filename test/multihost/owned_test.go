@@ -24,11 +24,11 @@ func TestSessionLiveOnOneHostIsAlreadyOwnedOnAnother(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.AppendRetry(ctx, 0, []events.Input{events.TurnStart(1), events.UserText("u1", "hello")}, client.RetryOptions{Flush: true, MaxAttempts: 3}); err != nil {
+	if _, err := s.AppendRetry(ctx, 0, []events.Input{events.TurnStart(1), events.UserText(events.TextMessage{ID: "u1", Text: "hello"})}, client.RetryOptions{Flush: true, MaxAttempts: 3}); err != nil {
 		t.Fatal(err)
 	}
 	_, _, err = b.c.Resume(ctx, "owned")
-	if !errors.Is(err, sdk.ErrAlreadyOwned) || !strings.Contains(err.Error(), a.name) {
+	if !errors.Is(err, sdk.CodeAlreadyOwned) || !strings.Contains(err.Error(), a.name) {
 		t.Fatalf("open on host B of a session live on A: %v; want ALREADY_OWNED naming %s", err, a.name)
 	}
 	if _, err := b.c.Create(ctx, "owned", events.CreateOptions{}); sdk.CodeOf(err) != sdk.CodeSessionAlreadyExists {
@@ -52,7 +52,7 @@ func TestSessionLiveOnOneHostIsAlreadyOwnedOnAnother(t *testing.T) {
 	if len(evs) < 2 || !strings.Contains(string(evs[1].Data), "hello") {
 		t.Fatalf("host B reads %d events; want A's two first", len(evs))
 	}
-	if _, _, err := a.c.Resume(ctx, "owned"); !errors.Is(err, sdk.ErrAlreadyOwned) || !strings.Contains(err.Error(), b.name) {
+	if _, _, err := a.c.Resume(ctx, "owned"); !errors.Is(err, sdk.CodeAlreadyOwned) || !strings.Contains(err.Error(), b.name) {
 		t.Fatalf("open on host A of a session live on B: %v; want ALREADY_OWNED naming %s", err, b.name)
 	}
 }
@@ -68,7 +68,7 @@ func TestFollowOnEitherHost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.AppendRetry(ctx, 0, []events.Input{events.UserText("u0", "first")}, client.RetryOptions{Flush: true, MaxAttempts: 3}); err != nil {
+	if _, err := s.AppendRetry(ctx, 0, []events.Input{events.UserText(events.TextMessage{ID: "u0", Text: "first"})}, client.RetryOptions{Flush: true, MaxAttempts: 3}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -98,7 +98,7 @@ func TestFollowOnEitherHost(t *testing.T) {
 		}()
 	}
 	for i := 1; i < total; i++ {
-		in := events.UserText(fmt.Sprintf("u%d", i), fmt.Sprintf("message %d", i))
+		in := events.UserText(events.TextMessage{ID: fmt.Sprintf("u%d", i), Text: fmt.Sprintf("message %d", i)})
 		if _, err := s.AppendRetry(ctx, sdk.Offset(i), []events.Input{in}, client.RetryOptions{Flush: true, MaxAttempts: 3}); err != nil {
 			t.Fatal(err)
 		}

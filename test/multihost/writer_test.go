@@ -49,10 +49,10 @@ func (a *agent) batch() []events.Input {
 	switch a.phase {
 	case 0:
 		t := a.text()
-		return []events.Input{events.TurnStart(a.turn), events.UserText(fmt.Sprintf("u%d", a.n), t)}
+		return []events.Input{events.TurnStart(a.turn), events.UserText(events.TextMessage{ID: fmt.Sprintf("u%d", a.n), Text: t})}
 	case 1:
 		t := a.text()
-		return []events.Input{events.StepStart(a.turn, 1), events.AssistantText(a.turn, 1, fmt.Sprintf("a%d", a.n), model, t)}
+		return []events.Input{events.StepStart(a.turn, 1), events.AssistantText(a.turn, 1, model, events.TextMessage{ID: fmt.Sprintf("a%d", a.n), Text: t})}
 	}
 	return []events.Input{events.StepEnd(a.turn, 1), events.TurnEnd(a.turn, events.Completed())}
 }

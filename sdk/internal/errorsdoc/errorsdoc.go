@@ -84,7 +84,7 @@ func Parse(filename string, src []byte) ([]Area, error) {
 }
 
 // parseBlock returns the area of a const block of codes; ok is false for a
-// block that declares no code (the ErrXxx sentinels, for instance).
+// block that declares no code.
 func parseBlock(fset *token.FileSet, gd *ast.GenDecl) (Area, bool, error) {
 	var a Area
 	for _, s := range gd.Specs {
@@ -138,7 +138,7 @@ func Generate(filename string, src []byte) ([]byte, error) {
 	b.WriteString("# Error codes\n\n")
 	b.WriteString("Every logbook error is an `*sdk.Error` whose `Code` is one of the stable codes below; " +
 		"only the code is stable, the rendered message is for people. " +
-		"Test for a code with `errors.Is(err, sdk.ErrXxx)` or read the outermost one with `sdk.CodeOf(err)`. " +
+		"Test for a code with `errors.Is(err, sdk.CodeXxx)` or read the outermost one with `sdk.CodeOf(err)`. " +
 		"Besides the code, an error carries `Op` (the component or operation), and when they apply " +
 		"`SessionID`, `Seq`, `Index` (the position in a seed, restore input or batch), `Detail` " +
 		"(the broken rule and the offending values), a wrapped cause `Err`, and named values in `Meta`. " +
@@ -173,7 +173,7 @@ func Generate(filename string, src []byte) ([]byte, error) {
 		for _, e := range a.Entries {
 			fmt.Fprintf(&b, "### %s\n\n", e.Value)
 			if a.IsCode {
-				fmt.Fprintf(&b, "`sdk.%s`, sentinel `sdk.Err%s`. Retry: %s.\n\n", e.Name, strings.TrimPrefix(e.Name, "Code"), retry(e.Value))
+				fmt.Fprintf(&b, "`sdk.%s`. Retry: %s.\n\n", e.Name, retry(e.Value))
 			} else {
 				fmt.Fprintf(&b, "`sdk.%s`, a string in `tool/result` data, not a Go error.\n\n", e.Name)
 			}

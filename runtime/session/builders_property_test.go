@@ -1,4 +1,4 @@
-package events_test
+package session_test
 
 import (
 	"bytes"
@@ -149,7 +149,7 @@ func (g *gen) run() {
 	g.model = events.Model{Provider: "p" + g.text(3), Name: "m" + g.text(3)}
 	g.header(events.HeaderInitial)
 	prompt := g.text(20)
-	in := events.System(0, 0, g.id("sys"), prompt)
+	in := events.System(0, 0, events.TextMessage{ID: g.id("sys"), Text: prompt})
 	g.checkText(in, prompt, "message")
 	g.add(in)
 	turn := int(g.num())
@@ -163,12 +163,11 @@ func (g *gen) turn(turn int) {
 	g.add(events.TurnStart(turn))
 	if g.r.IntN(2) == 0 {
 		text := g.text(30)
-		in := events.UserText(g.id("u"), text)
+		in := events.UserText(events.TextMessage{ID: g.id("u"), Text: text})
 		g.checkText(in, text)
 		g.add(in)
 	} else {
-		g.add(events.User(g.id("u"), g.text(3)+"k", events.Text(g.text(10)), events.Image("image/png", []byte(g.text(10))),
-			events.PluginBlock(g.text(3)+"x", json.RawMessage(`{"n":`+strconv.FormatInt(g.num(), 10)+`}`))))
+		g.add(events.User(events.UserMessage{ID: g.id("u"), Kind: g.text(3) + "k", Content: []events.Block{events.Text(g.text(10)), events.Image("image/png", []byte(g.text(10))), events.PluginBlock(g.text(3)+"x", json.RawMessage(`{"n":`+strconv.FormatInt(g.num(), 10)+`}`))}}))
 	}
 	if g.r.IntN(3) == 0 {
 		statuses := []events.TodoStatus{events.TodoPending, events.TodoInProgress, events.TodoCompleted}
@@ -183,7 +182,7 @@ func (g *gen) turn(turn int) {
 		g.step(turn, step)
 	}
 	reasons := []events.Reason{events.Completed(), events.AbortedByUser(), events.AbortedByParent(), events.AbortedDisposed(),
-		events.AbortedByHook(g.text(4)), events.Blocked(), events.Failed(g.text(3), g.text(6)), events.MaxTokens(),
+		events.AbortedByHook(g.text(4)), events.Blocked(), events.Failed(events.TurnError{Code: g.text(3), Message: g.text(6)}), events.MaxTokens(),
 		events.PluginReason(g.text(3)+"r", nil)}
 	g.add(events.TurnEnd(turn, reasons[g.r.IntN(len(reasons))]))
 }
@@ -206,7 +205,7 @@ func (g *gen) step(turn, step int) {
 	}
 	if g.r.IntN(3) == 0 {
 		text := g.text(30)
-		in := events.AssistantText(turn, step, g.id("a"), g.model, text)
+		in := events.AssistantText(turn, step, g.model, events.TextMessage{ID: g.id("a"), Text: text})
 		g.checkText(in, text, "message")
 		g.add(in)
 		g.add(events.StepEnd(turn, step))
@@ -214,13 +213,13 @@ func (g *gen) step(turn, step int) {
 	}
 	reply := events.Reply{ID: g.id("a"), Model: g.model}
 	if g.r.IntN(2) == 0 {
-		reply.Content = append(reply.Content, events.Reasoning(g.text(10), g.text(2)))
+		reply.Content = append(reply.Content, events.Reasoning(events.Thought{Text: g.text(10), Signature: g.text(2)}))
 	}
 	var calls []string
 	for range 1 + g.r.IntN(3) {
 		id := g.id("c")
 		calls = append(calls, id)
-		reply.Content = append(reply.Content, events.ToolCallBlock(id, g.tools[g.r.IntN(len(g.tools))].Name, `{"path":`+string(jsonString(g.text(4)))+`}`))
+		reply.Content = append(reply.Content, events.ToolCallBlock(events.Call{ID: id, Name: g.tools[g.r.IntN(len(g.tools))].Name, Arguments: `{"path":` + string(jsonString(g.text(4))) + `}`}))
 	}
 	for range g.r.IntN(3) {
 		reply.Stream = append(reply.Stream, json.RawMessage(`{"dt":`+strconv.Itoa(g.r.IntN(50))+`,"delta":`+string(jsonString(g.text(3)))+`}`))
@@ -232,7 +231,7 @@ func (g *gen) step(turn, step int) {
 	g.add(events.Assistant(turn, step, reply))
 	for _, call := range calls {
 		if g.r.IntN(5) > 0 {
-			g.add(events.ToolCall(turn, step, call, g.text(3), g.text(6)))
+			g.add(events.ToolCall(turn, step, events.Call{ID: call, Name: g.text(3), Arguments: g.text(6)}))
 		}
 		g.result(turn, step, call)
 	}
@@ -247,13 +246,13 @@ func (g *gen) result(turn, step int, call string) {
 	switch g.r.IntN(3) {
 	case 0:
 		text := g.text(40)
-		in = events.ToolResult(turn, step, m.ID, call, text)
+		in = events.ToolResult(turn, step, events.ToolText{ID: m.ID, CallID: call, Text: text})
 		g.checkText(in, text, "message")
 		m.Content = []events.Block{events.Text(text)}
 	case 1:
 		codes := []string{sdk.ToolErrorNotStarted, sdk.ToolErrorOutcomeUnknown, sdk.ToolErrorAbortedBeforeDispatch, g.text(3)}
 		f := events.ToolFailure{Name: g.text(3) + "Error", Code: codes[g.r.IntN(len(codes))], Reason: g.text(3)}
-		in = events.ToolError(turn, step, m.ID, call, g.text(20), f)
+		in = events.ToolError(turn, step, events.ToolText{ID: m.ID, CallID: call, Text: g.text(20)}, f)
 		m.Content, m.Failure = []events.Block{events.Text(g.text(20))}, &f
 	default:
 		m.Content = append(m.Content, events.Image("image/jpeg", []byte(g.text(6))))
