@@ -15,18 +15,20 @@ import (
 
 // The defaults of ServeOptions.
 const (
-	// DefaultAddr is where `logbook serve` listens by default: loopback,
-	// port 7420.
+	// DefaultAddr is where `logbook serve` listens by default:
+	// 127.0.0.1:7420.
 	DefaultAddr = server.DefaultAddr
 	// DefaultReadHeaderTimeout bounds how long a request's headers may
-	// take to arrive.
+	// take to arrive: 10 s.
 	DefaultReadHeaderTimeout = server.DefaultReadHeaderTimeout
-	// DefaultReadTimeout bounds how long a request may take to arrive.
+	// DefaultReadTimeout bounds how long a request may take to arrive:
+	// 30 s.
 	DefaultReadTimeout = server.DefaultReadTimeout
 	// DefaultIdleTimeout bounds how long a connection may wait for its
-	// next request.
+	// next request: 2 min.
 	DefaultIdleTimeout = server.DefaultIdleTimeout
-	// MinTokenBytes is the shortest bearer token a server accepts.
+	// MinTokenBytes is the length of the shortest bearer token a server
+	// accepts: 16 bytes.
 	MinTokenBytes = server.MinTokenBytes
 )
 
