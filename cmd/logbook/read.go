@@ -269,7 +269,7 @@ func newHeaderCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return writeLine(a.stdout, v.RequestHeader())
+			return writeLine(a.stdout, v.RequestHeaderJSON())
 		},
 	}
 	cmd.Flags().Var(&at, "at", "show the header folded up to event `SEQ`")
@@ -300,8 +300,8 @@ func newRequestCmd(a *app) *cobra.Command {
 				return err
 			}
 			b, err := provider.Request(format, provider.RequestParts{
-				Header:   v.RequestHeader(),
-				Context:  v.RequestContext(),
+				Header:   v.RequestHeaderJSON(),
+				Context:  v.RequestContextJSON(),
 				Messages: rawMessages(ml),
 			})
 			if err != nil {

@@ -158,7 +158,7 @@ func (tw transcriptWriter) paint(style, s string) string {
 // write renders v: the transcript entries in log order, with the turn
 // boundaries and the compaction checkpoints among them; surf holds the
 // surface nodes.
-func (tw transcriptWriter) write(v *service.StoredView, surf map[sdk.Seq]bool) {
+func (tw transcriptWriter) write(v *service.Session, surf map[sdk.Seq]bool) {
 	bw := bufio.NewWriter(tw.w)
 	defer bw.Flush()
 	entries := map[int64]events.TranscriptEntry{}

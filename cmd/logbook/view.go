@@ -13,7 +13,7 @@ import (
 // Read-only access to stored sessions. The read commands open the primary
 // backend read-only (no ownership, no repair), so they work beside a running
 // writer in another process and show the stored log as it is: through
-// service.StoredLog for envelopes, through service.StoredView for a
+// service.StoredLog for envelopes, through service.ReadStored for a
 // restored session (the whole log, or the prefix [0, SEQ] of an --at view).
 
 // boundaryError is INVALID_BOUNDARY for a seq past the end of a log of n
@@ -31,7 +31,7 @@ func boundaryError(id string, seq, n int64) error {
 // was right after event *at. Nothing is added (no closers, no
 // marker) and nothing is written; read command name warns when the stored
 // log ends in a torn tail the view left out (warnTorn).
-func (a *app) storedView(ctx context.Context, name, id string, at *sdk.Seq) (*service.StoredView, error) {
+func (a *app) storedView(ctx context.Context, name, id string, at *sdk.Seq) (*service.Session, error) {
 	svc, err := a.service(ctx)
 	if err != nil {
 		return nil, err

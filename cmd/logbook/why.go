@@ -38,8 +38,8 @@ func newWhyCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if seq >= v.Len() {
-				return boundaryError(v.ID(), seq, v.Len())
+			if seq >= int64(v.Len()) {
+				return boundaryError(v.ID(), seq, int64(v.Len()))
 			}
 			root, err := v.Why(ctx, seq)
 			if err != nil {
