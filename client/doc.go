@@ -13,7 +13,7 @@
 //	msgs, err := s.Messages(ctx)
 //
 // Client holds the calls that are not about one session (Create, Resume,
-// Fork, Inspect, List) and hands out handles; Client.Session returns a
+// Fork, Inspect, List, Delete, Hold, ReleaseHold) and hands out handles; Client.Session returns a
 // handle without a call, for a session the server already holds or that
 // is only read. On the wire, envelopes, event data, messages and headers
 // are canonical JSON text, exactly as the server's store holds them: an

@@ -209,7 +209,17 @@ func (s *Session) Transcript(ctx context.Context) ([]events.TranscriptEntry, err
 
 // Surface returns the seqs of the current surface nodes, in surface order.
 func (s *Session) Surface(ctx context.Context) ([]sdk.Seq, error) {
-	r, err := s.c.rpc.Surface(ctx, connect.NewRequest(&logbookv1.SessionsSurfaceRequest{SessionId: s.id}))
+	return s.surface(ctx, ViewOptions{})
+}
+
+// SurfaceAt returns the seqs of the surface nodes as they were right after
+// event at.
+func (s *Session) SurfaceAt(ctx context.Context, at sdk.Seq) ([]sdk.Seq, error) {
+	return s.surface(ctx, ViewOptions{At: &at})
+}
+
+func (s *Session) surface(ctx context.Context, o ViewOptions) ([]sdk.Seq, error) {
+	r, err := s.c.rpc.Surface(ctx, connect.NewRequest(&logbookv1.SessionsSurfaceRequest{SessionId: s.id, At: o.at()}))
 	if err != nil {
 		return nil, callError(ctx, "Surface", err)
 	}

@@ -75,6 +75,8 @@ func TestViewServesReadOnly(t *testing.T) {
 	}
 	for _, w := range []struct{ path, ctype, body string }{
 		{"/v1/sessions/s/events", "application/x-ndjson", finishLines[1] + "\n"},
+		{"/v1/sessions/s/events/group", "application/x-ndjson", finishLines[1] + "\n"},
+		{"/v1/sessions/s/open", "application/json", ""},
 		{"/v1/sessions", "application/json", `{"id":"new"}`},
 		{"/v1/sessions/s/fork", "application/json", `{}`},
 		{"/v1/sessions/s/compact", "application/json", `{}`},

@@ -114,20 +114,23 @@ type handle struct {
 	helper  checker      // the Append check's helper goroutine's (sharedCheck); guarded by mu
 	buf     []byte       // append scratch: the batch's lines
 	frame   []byte       // append scratch: the batch's frame
-	// kept is the decoded content of ix.frames[:len(kept)] as the open's
-	// scan checked it, so that the first Read serves those frames without
-	// reading and decoding them again; that Read (whatever its range), a
-	// rescan or Close drops it.
-	kept [][]byte
-	// vouched is the log prefix the open's checkpoint vouched for
-	// (trustedPrefix), so that ReadCheckpoint on this write handle need not
-	// compute its CRC again; 0 when none.
-	vouched int64
+	// opened is the log's committed bytes [0, ix.end) as the open read
+	// them, so that a resume reads the file once: the first Read or
+	// ReadFrames (whatever its range) takes them, a rescan or Close drops
+	// them. nil when the log is larger than holdOpened.
+	opened []byte
+	// ck is the session's checkpoint as this handle last read it (the open
+	// reads it with the log), its binding checked against the log's bytes:
+	// nil when there was none or it did not match. ckInfo is the
+	// checkpoint file's metadata then (zero when none was read), so that
+	// ReadCheckpoint reads the file again only when it changed since.
+	ck     *checkpointFile
+	ckInfo vfs.FileInfo
 }
 
-// retainDecoded bounds hd.kept: an open keeps at most this many decoded
-// bytes of the frames it scanned.
-const retainDecoded = 256 << 20
+// holdOpened bounds hd.opened: an open holds at most this many bytes of
+// the log for the first read.
+const holdOpened = 256 << 20
 
 // Describe reports the name "jsonl", format version 1, the configured
 // compression ("" before Configure) and 2 descriptors per session open
@@ -180,7 +183,7 @@ func (b *Backend) Close(_ context.Context, handle string) error {
 	}
 	hd.mu.Lock()
 	hd.closed = true
-	hd.kept = nil
+	hd.opened, hd.ck = nil, nil
 	hd.closeFiles()
 	hd.mu.Unlock()
 	b.claims.Release(hd.id, hd)

@@ -1,12 +1,15 @@
 package jsonl
 
 import (
+	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 
+	"github.com/klauspost/compress/zstd"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/persistencetest"
 )
@@ -114,8 +117,8 @@ func indexOf(b, sub []byte) int {
 }
 
 // openIndex opens s for reading and returns its Opened reply, its index,
-// whether the open kept decoded frames for the read (it decoded the
-// frames), and every event, or the open's error.
+// whether the open decoded the frames (took none from the checkpoint), and
+// every event, or the open's error.
 func openIndex(t *testing.T, b *Backend) (sdk.Opened, index, bool, [][]byte, error) {
 	t.Helper()
 	o, err := b.Open(t.Context(), "s", sdk.AccessRead)
@@ -128,7 +131,7 @@ func openIndex(t *testing.T, b *Backend) (sdk.Opened, index, bool, [][]byte, err
 		t.Fatal(err)
 	}
 	hd.mu.Lock()
-	ix, decoded := hd.ix.snapshot(), hd.kept != nil
+	ix, decoded := hd.ix.snapshot(), hd.ix.fromCheckpoint == 0
 	hd.mu.Unlock()
 	var events [][]byte
 	err = b.Read(t.Context(), o.Handle, 0, -1, func(c [][]byte) error {
@@ -171,7 +174,7 @@ func TestCheckpointIndexesCoveredFrames(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !wdecoded {
-			t.Error("without a checkpoint, the open kept no decoded frames")
+			t.Error("without a checkpoint, the open took frames from one")
 		}
 		if o.NextSeq != wo.NextSeq || o.Torn != wo.Torn {
 			t.Errorf("through the checkpoint: next %d torn %+v; scanned: next %d torn %+v", o.NextSeq, o.Torn, wo.NextSeq, wo.Torn)
@@ -237,12 +240,12 @@ func TestCheckpointFrameTableChecked(t *testing.T) {
 	path := filepath.Join(cfg.Root, EncodeID("s"), checkpointName)
 	intact := mustRead(t, path)
 	defer os.WriteFile(path, intact, 0o600)
-	ck, ok := parseCheckpointFile(intact)
-	if !ok || len(ck.frames) != 3 {
-		t.Fatalf("the fixture's checkpoint: %+v %v; want 3 frames", ck, ok)
+	ck := parseCheckpointFile(intact, nil)
+	if ck == nil || len(ck.frames) != 3 {
+		t.Fatalf("the fixture's checkpoint: %+v; want 3 frames", ck)
 	}
 	rewrite := func(change func(fs []frameRef)) {
-		c := ck
+		c := *ck
 		c.frames = slices.Clone(ck.frames)
 		change(c.frames)
 		if err := os.WriteFile(path, c.encode(), 0o600); err != nil {
@@ -274,6 +277,82 @@ func TestCheckpointFrameTableChecked(t *testing.T) {
 		b.Close(t.Context(), o.Handle)
 		if !sdkCode(err, sdk.CodeCorruptLog) {
 			t.Errorf("frame counts %v: a read of event %d: %v, want CORRUPT_LOG", counts, at, err)
+		}
+	}
+}
+
+// A checkpoint file of the earlier layout (magic LBJCKPT2, its payload
+// zstd-compressed) is still read: ReadCheckpoint returns the host's
+// checkpoint and the open takes the covered frames' index from it; the
+// next checkpoint written replaces it with the current layout.
+func TestCheckpointEarlierLayoutRead(t *testing.T) {
+	for _, comp := range []string{CompressionNone, CompressionZstd} {
+		t.Run(comp, func(t *testing.T) {
+			cfg, b := checkpointFixture(t, comp)
+			path := filepath.Join(cfg.Root, EncodeID("s"), checkpointName)
+			ck := parseCheckpointFile(mustRead(t, path), nil)
+			enc, err := zstd.NewWriter(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			old := *ck
+			old.data = enc.EncodeAll(ck.data, nil)
+			raw := old.encode()
+			copy(raw, checkpointMagicZstd)
+			raw = binary.LittleEndian.AppendUint32(raw[:len(raw)-4], crc32.Checksum(raw[:len(raw)-4], castagnoli))
+			if err := os.WriteFile(path, raw, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if events, data, found := readCheckpoint(t, b, sdk.AccessRead); !found || events != 30 || data != "the host's bytes" {
+				t.Fatalf("the earlier layout: %d %q %v; want the checkpoint of 30 events", events, data, found)
+			}
+			if comp == CompressionZstd {
+				if _, _, decoded, _, err := openIndex(t, b); err != nil || decoded {
+					t.Fatalf("the earlier layout: %v, the open decoded the covered frames %v", err, decoded)
+				}
+			}
+			o, err := b.Open(t.Context(), "s", sdk.AccessWrite)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := b.WriteCheckpoint(t.Context(), o.Handle, o.NextSeq, []byte("again")); err != nil {
+				t.Fatal(err)
+			}
+			b.Close(t.Context(), o.Handle)
+			if got := string(mustRead(t, path)[:len(checkpointMagic)]); got != checkpointMagic {
+				t.Fatalf("the checkpoint written after it starts with %q, want %q", got, checkpointMagic)
+			}
+		})
+	}
+}
+
+// ReadCheckpoint returns what the open read while the file is unchanged,
+// and reads it again when it changed since: a checkpoint written through a
+// write handle after a read handle's open is found through the read
+// handle, and so is the one a handle wrote itself.
+func TestReadCheckpointSeesALaterCheckpoint(t *testing.T) {
+	cfg := Config{Root: t.TempDir(), Compression: CompressionZstd}
+	b := newTestBackend(t, cfg)
+	storeEvents(t, b, "s", persistencetest.Batch(0, 10))
+	r, err := b.Open(t.Context(), "s", sdk.AccessRead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close(t.Context(), r.Handle)
+	if _, _, found, err := b.ReadCheckpoint(t.Context(), r.Handle); found || err != nil {
+		t.Fatalf("before any checkpoint: found %v, %v", found, err)
+	}
+	w, err := b.Open(t.Context(), "s", sdk.AccessWrite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close(t.Context(), w.Handle)
+	if err := b.WriteCheckpoint(t.Context(), w.Handle, 10, []byte("ten")); err != nil {
+		t.Fatal(err)
+	}
+	for name, h := range map[string]string{"the read handle": r.Handle, "the writing handle": w.Handle} {
+		if events, data, found, err := b.ReadCheckpoint(t.Context(), h); err != nil || !found || events != 10 || string(data) != "ten" {
+			t.Errorf("%s: %d %q %v %v; want the checkpoint of 10 events written after its open", name, events, data, found, err)
 		}
 	}
 }

@@ -137,7 +137,7 @@ func (b *Backend) sourcePrefix(ctx context.Context, source string) (prefixOf, fu
 	}
 	r.mu.Lock()
 	p := prefixOf{ix: r.ix.snapshot(), f: r.f, path: r.path, zst: r.zst}
-	r.kept = nil
+	r.opened = nil
 	r.mu.Unlock()
 	return p, func() { _ = b.Close(ctx, o.Handle) }, nil
 }

@@ -9,6 +9,7 @@
 //	<root>/<enc(id)>/session.lock                 flock target; never deleted
 //	<root>/<enc(id)>/events.v<N>.jsonl            compression "none"
 //	<root>/<enc(id)>/events.v<N>.jsonl.zst        compression "zstd"
+//	<root>/<enc(id)>/checkpoint.v1.bin            the host's checkpoint, bound to a log prefix (checkpoint.go)
 //	<root>/<enc(id)>/torn-<epoch ms>.bin          bytes cut by a repair (0600)
 //	<root>/<enc(id)>/.<name>.<12 hex>.tmp          a durable write in progress (sdk/durable)
 //
@@ -101,6 +102,14 @@
 // and a lock held exclusively for an instant is tried again a few times
 // (sdk/flockclaim); a Create of a stored id answers from the log it finds
 // before it takes the lock.
+//
+// An open reads the log's header unit before its claim and the rest
+// after it (again from the start when a write open finds the log changed
+// in between), and the checkpoint (checkpoint.go) with it. The handle
+// keeps what the open read: the first Read or ReadFrames serves the
+// log's committed bytes as the open read them (for a log of up to 256
+// MiB), and ReadCheckpoint the checkpoint the open bound, so a resume
+// reads each file once.
 //
 // A read handle scans the log at its open and, at each later Read, only
 // the bytes added since; it rescans from 0 only when the file was replaced

@@ -3,6 +3,7 @@ package jsonl
 import (
 	"context"
 	"errors"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -35,8 +36,10 @@ func (b *Backend) Open(ctx context.Context, id string, access sdk.Access) (sdk.O
 	hd := b.newHandle(id, write, dir)
 
 	// The gate and the identity check come before the claim, so a refused
-	// open never claims anything.
-	if _, err := b.statHeader(id, dir, cfg); err != nil {
+	// open never claims anything. The header's bytes are the first the
+	// open reads of the log; it reads the rest after the claim.
+	hs, f, err := b.openHeader(id, dir, cfg)
+	if err != nil {
 		if write && errors.Is(err, sdk.CodeSessionNotFound) {
 			if owned := b.createdElsewhere(id, dir); owned != nil {
 				return sdk.Opened{}, owned
@@ -46,10 +49,11 @@ func (b *Backend) Open(ctx context.Context, id string, access sdk.Access) (sdk.O
 	}
 	if write {
 		if err := b.claim(hd); err != nil {
+			f.Close()
 			return sdk.Opened{}, err
 		}
 	}
-	o, err := b.openLog(hd, cfg)
+	o, err := b.openLog(hd, hs, f)
 	if err != nil {
 		b.release(hd)
 		return sdk.Opened{}, err
@@ -58,31 +62,40 @@ func (b *Backend) Open(ctx context.Context, id string, access sdk.Access) (sdk.O
 	return o, nil
 }
 
-// openLog opens hd's log, scans it and, for a write handle (which holds
-// the lock), removes stale temp files and cuts a torn tail.
-func (b *Backend) openLog(hd *handle, cfg Config) (sdk.Opened, error) {
-	path, zst, err := b.findLog(hd.id, hd.dir, cfg)
-	if err != nil {
-		return sdk.Opened{}, err
-	}
-	flag := os.O_RDONLY
-	if hd.write {
-		flag = os.O_RDWR
-		b.removeStaleTemps(hd.dir)
-	}
-	f, err := b.fs.OpenFile(path, flag, 0)
-	if err != nil {
-		return sdk.Opened{}, handles.IOError(op, hd.id, "opening "+path, err)
-	}
+// openLog reads the rest of hd's log, open as f with its header read (hs),
+// and its checkpoint, and scans the log; for a write handle (which holds
+// the lock) it removes stale temp files, opens the log for writing and
+// cuts a torn tail. The handle keeps what the open read for the first
+// read and ReadCheckpoint, so that a resume reads each file once. It
+// takes f.
+func (b *Backend) openLog(hd *handle, hs storedHeader, f vfs.File) (sdk.Opened, error) {
 	hd.mu.Lock()
 	defer hd.mu.Unlock()
-	hd.f, hd.path, hd.zst = f, path, zst
-	dec, err := b.decoder(zst)
+	hd.f, hd.path, hd.zst = f, hs.path, hs.zst
+	data := hs.head
+	if hd.write {
+		b.removeStaleTemps(hd.dir)
+		w, err := b.fs.OpenFile(hs.path, os.O_RDWR, 0)
+		if err != nil {
+			return sdk.Opened{}, handles.IOError(op, hd.id, "opening "+hs.path, err)
+		}
+		f.Close()
+		hd.f = w
+		looked := hs.info
+		if hs.info, err = w.Stat(); err != nil {
+			return sdk.Opened{}, handles.IOError(op, hd.id, "fstat "+hs.path, err)
+		}
+		if hs.info != looked {
+			data = nil // the log changed between the look and the claim
+		}
+	}
+	dec, err := b.decoder(hs.zst)
 	if err != nil {
 		return sdk.Opened{}, err
 	}
 	hd.chk.dec = dec
-	h, data, err := hd.scanAll(retainDecoded, b.readSmallFile)
+	ck, ckInfo := b.readCheckpoint(hd.dir)
+	h, data, err := hd.scanAll(data, hs.info, ck, ckInfo)
 	if err != nil {
 		return sdk.Opened{}, err
 	}
@@ -96,51 +109,54 @@ func (b *Backend) openLog(hd *handle, cfg Config) (sdk.Opened, error) {
 		}
 	}
 	if hd.write {
-		if hd.info, err = f.Stat(); err != nil {
-			return sdk.Opened{}, handles.IOError(op, hd.id, "fstat "+path, err)
+		if hd.info, err = hd.f.Stat(); err != nil {
+			return sdk.Opened{}, handles.IOError(op, hd.id, "fstat "+hd.path, err)
 		}
+	}
+	if hd.ix.end <= holdOpened {
+		hd.opened = data[:hd.ix.end:hd.ix.end]
 	}
 	hd.floor = hd.ix.next
 	rev := revision(hd.info)
 	return sdk.Opened{Handle: hd.name, Header: h, NextSeq: sdk.Offset(hd.ix.next), Revision: rev, Torn: torn}, nil
 }
 
-// scanAll reads hd.f from offset 0 to its current size and scans it,
-// replacing hd.ix; hd.info becomes what was scanned, and hd.kept up to
-// retain bytes of the decoded frames (zstd). hd.mu is held.
-//
-// With readFile, a checkpoint it reads that vouches for a prefix of a zstd
-// log spares the scan decoding and checking that prefix's frames again
-// (trustedPrefix).
-func (hd *handle) scanAll(retain int64, readFile func(string) ([]byte, error)) (sdk.Header, []byte, error) {
-	hd.kept = nil
-	fi, err := hd.f.Stat()
-	if err != nil {
-		return sdk.Header{}, nil, handles.IOError(op, hd.id, "fstat "+hd.path, err)
-	}
+// scanAll scans hd's log, described by fi, replacing hd.ix; hd.info
+// becomes fi. head is the log's first bytes as already read: only the rest
+// up to fi.Size is read. ck is the session's checkpoint as just read from
+// the file described by ckInfo (nil for none): its binding is checked
+// against the log's bytes, and when it holds, the scan takes the covered
+// frames of a zstd log from its table instead of decoding them again, and
+// hd.ck becomes ck. It returns the header and the log's bytes. hd.mu is
+// held.
+func (hd *handle) scanAll(head []byte, fi vfs.FileInfo, ck *checkpointFile, ckInfo vfs.FileInfo) (sdk.Header, []byte, error) {
+	hd.opened, hd.ck, hd.ckInfo = nil, nil, ckInfo
 	data := make([]byte, fi.Size)
-	if err := readFull(hd.f, data, 0); err != nil {
+	n := copy(data, head)
+	if err := readFull(hd.f, data[n:], int64(n)); err != nil {
 		return sdk.Header{}, nil, handles.IOError(op, hd.id, "reading "+hd.path, err)
 	}
-	hd.chk.retain, hd.chk.scanning = retain, true
-	hd.vouched = 0
-	var trusted int64
-	if readFile != nil {
-		if t, ok := hd.trustedPrefix(data, readFile); ok {
-			hd.chk.trust, trusted = &t, t.prefix
+	if ck != nil && !ck.binds(hd.path, func(n int64) (uint32, bool) {
+		if n > int64(len(data)) {
+			return 0, false
 		}
+		return crc32.Checksum(data[:n], castagnoli), true
+	}) {
+		ck = nil
+	}
+	hd.chk.scanning = true
+	if ck != nil && len(ck.frames) > 0 {
+		hd.chk.trust = ck
 	}
 	h, ix, err := hd.chk.scanLog(data, hd.zst, hd.id, hd.path)
 	hd.chk.trust = nil
-	kept := hd.chk.kept
-	hd.chk.retain, hd.chk.kept, hd.chk.keptBytes = 0, nil, 0
 	hd.chk.endScan()
 	if err != nil {
 		return sdk.Header{}, nil, err
 	}
-	hd.ix, hd.info, hd.kept = *ix, fi, kept
-	if hd.write && trusted <= ix.end {
-		hd.vouched = trusted // a write handle's log changes only through it
+	hd.ix, hd.info = *ix, fi
+	if ck != nil && ix.endsAt(ck.events, ck.prefix) {
+		hd.ck = ck
 	}
 	return h, data, nil
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
@@ -42,8 +43,7 @@ func (b *Backend) Read(ctx context.Context, handle string, offset sdk.Offset, le
 // ReadFrames implements sdk.FrameReader: the batch frames of a zstd log
 // that hold the events [offset, end), read from the file as they are
 // stored, in runs of about readChunkBytes; a plain log is framed false.
-// The read takes the same snapshot of the handle as Read, and drops the
-// frames the open kept decoded (the reader decodes its own).
+// The read takes the same snapshot of the handle as Read.
 func (b *Backend) ReadFrames(ctx context.Context, handle string, offset sdk.Offset, length int64, fn func(frames []sdk.Frame) error) (bool, error) {
 	r, end, err := b.startRead(ctx, handle, offset, length, nil)
 	if err != nil {
@@ -63,9 +63,9 @@ func (b *Backend) ReadFrames(ctx context.Context, handle string, offset sdk.Offs
 			fj++
 		}
 		base := r.ix.frames[fi].off
-		buf := make([]byte, size) // the frames are contiguous in the file
-		if err := readFull(r.f, buf, base); err != nil {
-			return true, handles.IOError(op, r.id, "reading "+r.path, err)
+		buf, err := r.bytes(base, size, nil) // the frames are contiguous in the file
+		if err != nil {
+			return true, err
 		}
 		run := make([]sdk.Frame, 0, fj-fi)
 		for _, fr := range r.ix.frames[fi:fj] {
@@ -114,8 +114,8 @@ func (b *Backend) startRead(ctx context.Context, handle string, offset sdk.Offse
 	}
 	hd.floor = hd.ix.next
 	ix := hd.ix.snapshot()
-	r = reader{ctx: ctx, id: hd.id, path: hd.path, f: hd.f, zst: hd.zst, ix: &ix, kept: hd.kept, fn: fn}
-	hd.kept = nil
+	r = reader{ctx: ctx, id: hd.id, path: hd.path, f: hd.f, zst: hd.zst, ix: &ix, opened: hd.opened, fn: fn}
+	hd.opened = nil
 	return r, handles.ReadEnd(offset, length, ix.next), nil
 }
 
@@ -138,7 +138,12 @@ func (b *Backend) refresh(hd *handle) error {
 		}
 		hd.retired = append(hd.retired, hd.f)
 		hd.f = f
-		if _, _, err := hd.scanAll(0, nil); err != nil {
+		if fi, err = f.Stat(); err != nil {
+			return handles.IOError(op, hd.id, "fstat "+hd.path, err)
+		}
+		// The checkpoint is read again, and bound to the new log, at the
+		// next ReadCheckpoint.
+		if _, _, err := hd.scanAll(nil, fi, nil, vfs.FileInfo{}); err != nil {
 			return err
 		}
 	default:
@@ -164,15 +169,36 @@ func (b *Backend) refresh(hd *handle) error {
 // reader emits the chunks of one Read without holding any lock: it reads
 // only committed bytes, which are never written again.
 type reader struct {
-	ctx  context.Context
-	id   string
-	path string
-	f    vfs.File
-	zst  bool
-	ix   *index
-	dec  *zstd.Decoder
-	kept [][]byte // the decoded content of ix.frames[:len(kept)], owned by this read
-	fn   func([][]byte) error
+	ctx    context.Context
+	id     string
+	path   string
+	f      vfs.File
+	zst    bool
+	ix     *index
+	dec    *zstd.Decoder
+	opened []byte // the log's bytes [0, len(opened)) as the open read them (handle.opened)
+	fn     func([][]byte) error
+}
+
+// bytes returns the log's committed bytes [off, off+n): a view of what the
+// open read when it holds them, else read from the file, into *scratch
+// when it is given (reused), else into a fresh buffer. Committed bytes are
+// never written again, so a view may be kept.
+func (r *reader) bytes(off, n int64, scratch *[]byte) ([]byte, error) {
+	if off+n <= int64(len(r.opened)) {
+		return r.opened[off : off+n : off+n], nil
+	}
+	var buf []byte
+	if scratch != nil {
+		*scratch = slices.Grow((*scratch)[:0], int(n))[:n]
+		buf = *scratch
+	} else {
+		buf = make([]byte, n)
+	}
+	if err := readFull(r.f, buf, off); err != nil {
+		return nil, handles.IOError(op, r.id, "reading "+r.path, err)
+	}
+	return buf, nil
 }
 
 func (r *reader) emit(chunk [][]byte) error {
@@ -182,17 +208,22 @@ func (r *reader) emit(chunk [][]byte) error {
 	return r.fn(chunk)
 }
 
-// lines emits events [from, to) of a plain log.
+// lines emits events [from, to) of a plain log. Its chunks are views of
+// the bytes the open read only when it emits every event, so that the
+// events of a shorter read do not pin the whole log.
 func (r *reader) lines(from, to int64) error {
+	if from > 0 || to < r.ix.next {
+		r.opened = nil
+	}
 	for i := from; i < to; {
 		j := i + 1
 		for j < to && j-i < readChunkEvents && r.ix.lineEnd(j)+1-r.ix.starts[i] <= readChunkBytes {
 			j++
 		}
 		base := r.ix.starts[i]
-		buf := make([]byte, r.ix.lineEnd(j-1)+1-base)
-		if err := readFull(r.f, buf, base); err != nil {
-			return handles.IOError(op, r.id, "reading "+r.path, err)
+		buf, err := r.bytes(base, r.ix.lineEnd(j-1)+1-base, nil)
+		if err != nil {
+			return err
 		}
 		chunk := make([][]byte, 0, j-i)
 		for k := i; k < j; k++ {
@@ -211,12 +242,11 @@ func (r *reader) lines(from, to int64) error {
 }
 
 // frames emits events [from, to) of a zstd log, decoding the frames that
-// hold them: the frames the open kept are served as they are; the others
-// are read and decoded by one goroutine up to readAhead frames ahead of
-// the emitting, so a long read decodes while its chunks go out.
+// hold them, read and decoded by one goroutine up to readAhead frames
+// ahead of the emitting, so a long read decodes while its chunks go out.
 func (r *reader) frames(from, to int64) error {
 	first, last := r.frameSpan(from, to)
-	ahead := r.decodeAhead(max(first, len(r.kept)), last)
+	ahead := r.decodeAhead(first, last)
 	defer ahead.stop()
 	var chunk [][]byte
 	var cbuf []byte
@@ -231,32 +261,31 @@ func (r *reader) frames(from, to int64) error {
 	}
 	for fi, seq := first, from; seq < to; fi++ {
 		fr := r.ix.frames[fi]
-		// Every frame's content is a fresh buffer that belongs to this
-		// read: a kept frame's was checked by the scan, a decoded one's
-		// checksum was verified. The lines of a frame the read covers whole
-		// go out as views of it; those of a frame it covers in part are
-		// copied, so that a short read does not pin a whole frame.
-		var rest []byte
-		if fi < len(r.kept) {
-			rest = r.kept[fi]
-			r.kept[fi] = nil
-		} else {
-			var err error
-			if rest, err = ahead.next(); err != nil {
-				return err
+		mismatch := func(detail string) error {
+			if fr.off < r.ix.fromCheckpoint {
+				detail += " (its index entry came from the session's checkpoint)"
 			}
+			return corruptAt(r.id, r.path, fmt.Sprintf("byte offset %d: ", fr.off)+detail)
+		}
+		// Every frame's content is a fresh buffer that belongs to this
+		// read, its checksum verified. The lines of a frame the read covers
+		// whole go out as views of it; those of a frame it covers in part
+		// are copied, so that a short read does not pin a whole frame.
+		rest, err := ahead.next()
+		if err != nil {
+			return err
 		}
 		owned := from <= fr.first && fr.first+fr.count <= to
 		for k := fr.first; k < fr.first+fr.count && seq < to; k++ {
 			nl := bytes.IndexByte(rest, '\n')
 			if nl < 0 {
-				return corruptAt(r.id, r.path, fmt.Sprintf("byte offset %d: the frame changed after it was read", fr.off))
+				return mismatch("the frame holds fewer than the " + strconv.FormatInt(fr.count, 10) + " events it was indexed with, or changed after it was read")
 			}
 			line := rest[:nl:nl]
 			rest = rest[nl+1:]
 			if k == fr.first {
 				if got, ok := frames.LeadSeq(line); ok && got != k {
-					return corruptAt(r.id, r.path, fmt.Sprintf("byte offset %d: the frame starts with seq %d, not the %d it was indexed with", fr.off, got, k))
+					return mismatch(fmt.Sprintf("the frame starts with seq %d, not the %d it was indexed with", got, k))
 				}
 			}
 			if k < seq {
@@ -285,10 +314,8 @@ func (r *reader) frames(from, to int64) error {
 			chunk = append(chunk, cbuf[start:len(cbuf):len(cbuf)])
 		}
 		if seq == fr.first+fr.count && len(rest) > 0 {
-			// The frame holds more lines than its index says (an index
-			// taken from a checkpoint is not checked against the content
-			// until it is read).
-			return corruptAt(r.id, r.path, fmt.Sprintf("byte offset %d: the frame holds more than the %d events it was indexed with", fr.off, fr.count))
+			// The frame holds more lines than its index says.
+			return mismatch(fmt.Sprintf("the frame holds more than the %d events it was indexed with", fr.count))
 		}
 	}
 	return flush()
@@ -360,11 +387,11 @@ func (r *reader) decodeAhead(from, to int) *aheadDecoder {
 // decodeFrame reads and decodes one frame into a fresh buffer; raw is the
 // reused buffer of its compressed bytes.
 func (r *reader) decodeFrame(fr frameRef, raw *[]byte) decoded {
-	*raw = slices.Grow((*raw)[:0], int(fr.size))[:fr.size]
-	if err := readFull(r.f, *raw, fr.off); err != nil {
-		return decoded{err: handles.IOError(op, r.id, "reading "+r.path, err)}
+	frame, err := r.bytes(fr.off, fr.size, raw)
+	if err != nil {
+		return decoded{err: err}
 	}
-	content, err := r.dec.DecodeAll(*raw, nil)
+	content, err := r.dec.DecodeAll(frame, nil)
 	if err != nil {
 		return decoded{err: corruptAt(r.id, r.path, fmt.Sprintf("byte offset %d: the frame no longer decodes: %v", fr.off, err))}
 	}

@@ -36,6 +36,10 @@ type index struct {
 	starts []int64
 	// zstd: the committed batch frames, in order
 	frames []frameRef
+	// fromCheckpoint is the end of the frames the scan took from the
+	// session's checkpoint instead of decoding them (0: none): their
+	// entries meet their content only when a read decodes them.
+	fromCheckpoint int64
 }
 
 // frameRef is one committed batch frame.
@@ -74,23 +78,15 @@ type checker struct {
 	// it so that a few bytes of RLE blocks cannot make each input decode
 	// hundreds of MiB. The backend sets none: a batch may be any size.
 	maxContent uint64
-	// retain, when > 0, makes scanFrames keep the decoded content of the
-	// good batch frames it checks, in order, in kept (one fresh buffer per
-	// frame, never reused), while their total stays within retain bytes;
-	// the first frame that would pass it stops the keeping. A read right
-	// after the scan then serves those frames without decoding them again.
-	retain    int64
-	kept      [][]byte
-	keptBytes int64
-	fresh     []byte    // the content frameEvents decoded with keep
-	sub       []checker // the checkers of the pieces of a large run (envelopes)
+	sub        []checker // the checkers of the pieces of a large run (envelopes)
 	// scanning keeps scratch buffers of any size between the frames of
 	// one whole-log scan; endScan drops the large ones.
 	scanning bool
-	// trust, when set, is the prefix of the log a checkpoint vouches for
-	// (checkpoint.go): a whole-log scan takes its frames without decoding
-	// them and checks only the frames after it.
-	trust *trustedFrames
+	// trust, when set, is the checkpoint whose binding vouches for a
+	// prefix of the log (checkpoint.go): a whole-log scan takes that
+	// prefix's frames from its table without decoding them, and checks
+	// only the frames after it.
+	trust *checkpointFile
 }
 
 // endScan ends a whole-log scan: scratch larger than keepScratch goes.
@@ -103,11 +99,6 @@ func (c *checker) endScan() {
 		c.arr = nil
 	}
 	c.sub = nil
-}
-
-// retaining reports whether the next good frame's content may be kept.
-func (c *checker) retaining(bound uint64) bool {
-	return c.retain > 0 && c.keptBytes+int64(bound) <= c.retain
 }
 
 // Scratch buffers larger than keepScratch are dropped after use, so that
@@ -401,14 +392,6 @@ func (c *checker) decodeFrame(frame []byte, bound uint64) ([]byte, error) {
 	return out, c.keepDecoded(out, err)
 }
 
-// decodeFresh is decodeFrame into a new buffer that c does not reuse.
-func (c *checker) decodeFresh(frame []byte, bound uint64) ([]byte, error) {
-	if c.maxContent > 0 && bound > c.maxContent {
-		return nil, fmt.Errorf("the frame may decode to %d bytes, over this checker's limit of %d", bound, c.maxContent)
-	}
-	return c.dec.DecodeAll(frame, make([]byte, 0, bound))
-}
-
 func (c *checker) keepDecoded(out []byte, err error) error {
 	if cap(out) <= 4<<20 {
 		c.decoded = out[:0]
@@ -486,19 +469,13 @@ func (c *checker) scanLog(data []byte, zst bool, id, path string) (sdk.Header, *
 // on it: ix is then the longest valid prefix, which ends where d starts.
 // Only a bad header unit is an error.
 func (c *checker) scanDamaged(data []byte, zst bool, id, path string) (sdk.Header, *index, *damage, error) {
-	line, n, st, reason := c.headerUnit(data, zst)
-	if st != unitGood {
-		e := sdk.Errorf(sdk.CodeCorruptLog, op, "%s: %s: %s", path, firstUnit(zst), reason)
-		e.SessionID = id
-		return sdk.Header{}, nil, nil, e
-	}
-	h, err := headerjson.Decode(line, id, path)
+	h, n, _, err := c.header(data, zst, id, path)
 	if err != nil {
 		return sdk.Header{}, nil, nil, err
 	}
 	ix := &index{hdrEnd: int64(n), end: int64(n)}
-	if zst && c.trust != nil && c.trust.apply(data, ix) {
-		c.retain = 0 // what a read keeps is a prefix of the frames, and these were not decoded
+	if zst && c.trust != nil {
+		c.trust.apply(data, ix)
 	}
 	var d *damage
 	if zst {
@@ -507,6 +484,21 @@ func (c *checker) scanDamaged(data []byte, zst bool, id, path string) (sdk.Heade
 		d = c.scanLines(data[n:], int64(n), ix)
 	}
 	return h, ix, d, nil
+}
+
+// header decodes the header unit at the start of data: the format gate,
+// the identity check and the header shape (CORRUPT_LOG when the unit is
+// not good; st says why, unitIncomplete when data ends inside it). It
+// returns the unit's length.
+func (c *checker) header(data []byte, zst bool, id, path string) (sdk.Header, int, unitStatus, error) {
+	line, n, st, reason := c.headerUnit(data, zst)
+	if st != unitGood {
+		e := sdk.Errorf(sdk.CodeCorruptLog, op, "%s: %s: %s", path, firstUnit(zst), reason)
+		e.SessionID = id
+		return sdk.Header{}, 0, st, e
+	}
+	h, err := headerjson.Decode(line, id, path)
+	return h, n, st, err
 }
 
 func firstUnit(zst bool) string {
@@ -570,18 +562,9 @@ func (c *checker) scanFrames(data []byte, base int64, ix *index) *damage {
 	for pos < len(data) {
 		n, bound, st, reason := frameBounds(data[pos:])
 		if st == unitGood {
-			keep := c.retaining(bound)
-			count, r := c.frameEvents(data[pos:pos+n], bound, ix.next, keep)
-			fresh := c.fresh
-			c.fresh = nil
+			count, r := c.frameEvents(data[pos:pos+n], bound, ix.next)
 			if r == "" {
 				ix.frames = append(ix.frames, frameRef{off: base + int64(pos), size: int64(n), first: ix.next, count: count})
-				if keep {
-					c.keptBytes += int64(len(fresh))
-					c.kept = append(c.kept, fresh)
-				} else {
-					c.retain = 0 // keep only a prefix of the frames
-				}
 				ix.next += count
 				pos += n
 				ix.end = base + int64(pos)
@@ -601,16 +584,8 @@ func (c *checker) scanFrames(data []byte, base int64, ix *index) *damage {
 // frameEvents decodes a structurally complete batch frame and checks that
 // it holds complete lines, each a valid envelope with the next expected
 // seq from first on. It returns the event count or a reason.
-// With keep, it decodes into a fresh buffer and leaves it in c.fresh.
-func (c *checker) frameEvents(frame []byte, bound uint64, first int64, keep bool) (int64, string) {
-	var out []byte
-	var err error
-	if keep {
-		out, err = c.decodeFresh(frame, bound)
-		c.fresh = out
-	} else {
-		out, err = c.decodeFrame(frame, bound)
-	}
+func (c *checker) frameEvents(frame []byte, bound uint64, first int64) (int64, string) {
+	out, err := c.decodeFrame(frame, bound)
 	if err != nil {
 		return 0, "not decodable: " + err.Error()
 	}

@@ -22,15 +22,14 @@ const aheadWindowBytes = 64 << 20
 type aheadFrame struct {
 	off, n int    // the frame within the scanned data
 	bound  uint64 // the most it can decode to
-	out    []byte // its content, when the scan keeps frames
 	first  int64  // the seq of its first line
 	count  int64  // its line count
 	ok     bool   // complete lines, valid envelopes with contiguous seqs
 }
 
 // scanAhead checks as many leading good batch frames of data as it can on
-// several goroutines, appends them to ix (keeping their content as
-// scanFrames would) and returns the bytes it consumed.
+// several goroutines, appends them to ix and returns the bytes it
+// consumed.
 func (c *checker) scanAhead(data []byte, base int64, ix *index) int {
 	workers := min(runtime.GOMAXPROCS(0), maxPieces)
 	if workers < 2 || c.maxContent > 0 {
@@ -64,13 +63,6 @@ func (c *checker) scanAhead(data []byte, base int64, ix *index) int {
 				return pos
 			}
 			ix.frames = append(ix.frames, frameRef{off: base + int64(f.off), size: int64(f.n), first: f.first, count: f.count})
-			if c.retaining(f.bound) {
-				c.keptBytes += int64(len(f.out))
-				c.kept = append(c.kept, f.out)
-			} else {
-				c.retain = 0 // keep only a prefix of the frames
-			}
-			f.out = nil
 			ix.next += f.count
 			pos = f.off + f.n
 			ix.end = base + int64(pos)
@@ -79,10 +71,8 @@ func (c *checker) scanAhead(data []byte, base int64, ix *index) int {
 }
 
 // checkWindow decodes and checks the frames of a window on one goroutine
-// per checker in subs. A frame's content is kept in out only while the
-// scan may still keep content.
+// per checker in subs.
 func (c *checker) checkWindow(data []byte, base int64, window []aheadFrame, subs []checker) {
-	keep := c.retain > 0
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for w := range subs {
@@ -93,7 +83,7 @@ func (c *checker) checkWindow(data []byte, base int64, window []aheadFrame, subs
 				if i >= len(window) {
 					return
 				}
-				sc.checkAhead(data, &window[i], keep)
+				sc.checkAhead(data, &window[i])
 			}
 		})
 	}
@@ -102,22 +92,12 @@ func (c *checker) checkWindow(data []byte, base int64, window []aheadFrame, subs
 
 // checkAhead decodes one frame and checks that it holds complete lines,
 // each a valid envelope, with seqs counting up from its first line's.
-func (c *checker) checkAhead(data []byte, f *aheadFrame, keep bool) {
-	frame := data[f.off : f.off+f.n]
-	var out []byte
-	var err error
-	if keep {
-		out, err = c.decodeFresh(frame, f.bound)
-	} else {
-		out, err = c.decodeFrame(frame, f.bound)
-	}
+func (c *checker) checkAhead(data []byte, f *aheadFrame) {
+	out, err := c.decodeFrame(data[f.off:f.off+f.n], f.bound)
 	if err != nil {
 		return
 	}
 	f.first, f.count, f.ok = c.selfContained(out)
-	if f.ok && keep {
-		f.out = out
-	}
 }
 
 // selfContained checks decoded frame content on its own: complete lines,

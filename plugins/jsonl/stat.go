@@ -12,7 +12,6 @@ import (
 	"github.com/seed-e5e476df/logbook/plugins/jsonl/vfs"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/handles"
-	"github.com/seed-e5e476df/logbook/sdk/headerjson"
 )
 
 // Stat describes a stored session from its header and the file's metadata,
@@ -42,7 +41,11 @@ func (b *Backend) Stat(ctx context.Context, id string) (sdk.Stat, error) {
 type storedHeader struct {
 	header sdk.Header
 	path   string
+	zst    bool
 	info   vfs.FileInfo
+	// head is the log's first bytes, at least its header unit, read from
+	// the file described by info.
+	head []byte
 }
 
 // lastActivity is the log file's modification time in Unix milliseconds,
@@ -54,18 +57,38 @@ func (hs storedHeader) lastActivity() int64 { return max(hs.info.MtimeNs/1e6, hs
 // line, or the first frame): the format gate, identity check and header
 // shape.
 func (b *Backend) statHeader(id, dir string, cfg Config) (storedHeader, error) {
-	path, zst, err := b.findLog(id, dir, cfg)
+	hs, f, err := b.openHeader(id, dir, cfg)
 	if err != nil {
 		return storedHeader{}, err
+	}
+	f.Close()
+	return hs, nil
+}
+
+// openHeader is statHeader that returns the log file, open for reading,
+// too; the caller closes it.
+func (b *Backend) openHeader(id, dir string, cfg Config) (storedHeader, vfs.File, error) {
+	path, zst, err := b.findLog(id, dir, cfg)
+	if err != nil {
+		return storedHeader{}, nil, err
 	}
 	f, err := b.fs.OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return storedHeader{}, handles.NotFound(op, id)
+			return storedHeader{}, nil, handles.NotFound(op, id)
 		}
-		return storedHeader{}, handles.IOError(op, id, "opening "+path, err)
+		return storedHeader{}, nil, handles.IOError(op, id, "opening "+path, err)
 	}
-	defer f.Close()
+	hs, err := b.readHeader(id, path, zst, f)
+	if err != nil {
+		f.Close()
+		return storedHeader{}, nil, err
+	}
+	return hs, f, nil
+}
+
+// readHeader reads the header unit of the log path open as f.
+func (b *Backend) readHeader(id, path string, zst bool, f vfs.File) (storedHeader, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return storedHeader{}, handles.IOError(op, id, "fstat "+path, err)
@@ -74,28 +97,23 @@ func (b *Backend) statHeader(id, dir string, cfg Config) (storedHeader, error) {
 	if chk.dec, err = b.decoder(zst); err != nil {
 		return storedHeader{}, err
 	}
-	// Read a little, and more only while the header unit is incomplete.
-	n := min(fi.Size, 4096)
-	for {
-		data := make([]byte, n)
-		if err := readFull(f, data, 0); err != nil {
+	// Read a little, and more only while the header unit is incomplete;
+	// each read continues the one before.
+	var data []byte
+	for n := min(fi.Size, 4096); ; n = min(fi.Size, 4*n) {
+		have := len(data)
+		data = append(data, make([]byte, int(n)-have)...)
+		if err := readFull(f, data[have:], int64(have)); err != nil {
 			return storedHeader{}, handles.IOError(op, id, "reading "+path, err)
 		}
-		line, _, st, reason := chk.headerUnit(data, zst)
+		h, _, st, err := chk.header(data, zst, id, path)
 		if st == unitIncomplete && n < fi.Size {
-			n = min(fi.Size, 4*n)
 			continue
 		}
-		if st != unitGood {
-			e := sdk.Errorf(sdk.CodeCorruptLog, op, "%s: %s: %s", path, firstUnit(zst), reason)
-			e.SessionID = id
-			return storedHeader{}, e
-		}
-		h, err := headerjson.Decode(line, id, path)
 		if err != nil {
 			return storedHeader{}, err
 		}
-		return storedHeader{header: h, path: path, info: fi}, nil
+		return storedHeader{header: h, path: path, zst: zst, info: fi, head: data}, nil
 	}
 }
 

@@ -79,6 +79,7 @@ func (b *Backend) committedLength(hd *handle) (sdk.Offset, error) {
 	if err := hd.usable(); err != nil {
 		return 0, err
 	}
+	hd.opened = nil // a watch reads no events, so it keeps none of the log's bytes
 	if err := b.refresh(hd); err != nil {
 		return 0, err
 	}

@@ -19,7 +19,7 @@ func TestCheckpointIsBoundToTheRowsItCovers(t *testing.T) {
 		t.Run(m.name, func(t *testing.T) {
 			w := where{dsn, pgtest.Schema(t, dsn)}
 			p := m.connect(t, w)
-			c := p.(sdk.Checkpointer)
+			c, _ := persistencetest.Capability[sdk.Checkpointer](p)
 			o, err := p.Create(t.Context(), sdk.Header{ID: "s1", CreatedAt: 1})
 			if err != nil {
 				t.Fatal(err)
@@ -32,11 +32,12 @@ func TestCheckpointIsBoundToTheRowsItCovers(t *testing.T) {
 			}
 			appendEvents(t, p, o.Handle, 4, 2)
 			q := m.connect(t, w)
+			qc, _ := persistencetest.Capability[sdk.Checkpointer](q)
 			r, err := q.Open(t.Context(), "s1", sdk.AccessRead)
 			if err != nil {
 				t.Fatal(err)
 			}
-			n, data, found, err := q.(sdk.Checkpointer).ReadCheckpoint(t.Context(), r.Handle)
+			n, data, found, err := qc.ReadCheckpoint(t.Context(), r.Handle)
 			if err != nil || !found || n != 3 || string(data) != "state@3" {
 				t.Fatalf("ReadCheckpoint = %d, %q, %v, %v; want 3, state@3", n, data, found, err)
 			}

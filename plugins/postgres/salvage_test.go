@@ -19,6 +19,7 @@ func TestReadDamagedReturnsTheValidPrefixAndTheDamage(t *testing.T) {
 		t.Run(m.name, func(t *testing.T) {
 			w := where{dsn, pgtest.Schema(t, dsn)}
 			p := m.connect(t, w)
+			sr, _ := persistencetest.Capability[sdk.SalvageReader](p)
 			o, err := p.Create(t.Context(), sdk.Header{ID: "s1", CreatedAt: 1})
 			if err != nil {
 				t.Fatal(err)
@@ -32,7 +33,7 @@ func TestReadDamagedReturnsTheValidPrefixAndTheDamage(t *testing.T) {
 			_, err = p.Open(t.Context(), "s1", sdk.AccessRead)
 			persistencetest.RequireCode(t, err, sdk.CodeCorruptLog, "seq 5")
 			var got [][]byte
-			d, err := p.(sdk.SalvageReader).ReadDamaged(t.Context(), "s1", func(evs [][]byte) error { got = append(got, evs...); return nil })
+			d, err := sr.ReadDamaged(t.Context(), "s1", func(evs [][]byte) error { got = append(got, evs...); return nil })
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -45,7 +46,7 @@ func TestReadDamagedReturnsTheValidPrefixAndTheDamage(t *testing.T) {
 			_, err = p.Open(t.Context(), "s1", sdk.AccessWrite)
 			persistencetest.RequireCode(t, err, sdk.CodeCorruptLog, "seq 5")
 			pgtest.Exec(t, dsn, "UPDATE "+w.schema+".events SET envelope = $1 WHERE session_id = 's1' AND seq = 5", events[5])
-			if d, err = p.(sdk.SalvageReader).ReadDamaged(t.Context(), "s1", func([][]byte) error { return nil }); err != nil || d.Corrupt || d.ValidEvents != 8 {
+			if d, err = sr.ReadDamaged(t.Context(), "s1", func([][]byte) error { return nil }); err != nil || d.Corrupt || d.ValidEvents != 8 {
 				t.Fatalf("ReadDamaged of the repaired session = %+v, %v", d, err)
 			}
 		})

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/seed-e5e476df/logbook/runtime/rpcsize"
 	"github.com/seed-e5e476df/logbook/runtime/session"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/jsonv"
@@ -191,7 +192,7 @@ type pruneCalls struct {
 
 // pruneCalls splits nodes into requests and starts sending them.
 func (c *Compactor) pruneCalls(ctx context.Context, sessionID string, nodes []sdk.PruneNode, budget sdk.PruneBudget) *pruneCalls {
-	limit := min(c.opts.RPCMaxBytes-sdk.RPCHeadroom, pruneRequestBytes)
+	limit := min(c.opts.RPCMaxBytes-rpcsize.RPCHeadroom, pruneRequestBytes)
 	pc := &pruneCalls{}
 	for i := 0; i < len(nodes); {
 		j, size := i, 0

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/seed-e5e476df/logbook/runtime/rpcsize"
 	"github.com/seed-e5e476df/logbook/runtime/session"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/jsonv"
@@ -342,7 +343,7 @@ func (c *Compactor) summarizeRequest(st *sessionState, meas Measurement, start, 
 			size += len(m) + 8
 		}
 	}
-	limit := c.opts.RPCMaxBytes - sdk.RPCHeadroom
+	limit := c.opts.RPCMaxBytes - rpcsize.RPCHeadroom
 	for size > limit {
 		// Drop nodes from the end back to the previous balanced cut.
 		cut := sp.last - 1

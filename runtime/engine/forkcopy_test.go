@@ -15,6 +15,7 @@ import (
 	"github.com/seed-e5e476df/logbook/internal/corpus"
 	"github.com/seed-e5e476df/logbook/runtime/store"
 	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/persistencetest"
 )
 
 // withoutCopyPrefix hides every optional capability of a backend: the
@@ -41,8 +42,8 @@ func TestForkStoresTheSameChildWithAndWithoutCopyPrefix(t *testing.T) {
 	defer e.Close(ctx)
 	jsonl, sqlite := e.Plugins["jsonl"].Persistence(), e.Plugins["sqlite"].Persistence()
 	for name, p := range map[string]sdk.Persistence{"jsonl": jsonl, "sqlite": sqlite} {
-		if _, ok := p.(sdk.PrefixCopier); !ok {
-			t.Fatalf("the %s plugin's persistence is no sdk.PrefixCopier: it does not declare %s", name, sdk.CapabilityCopyPrefix)
+		if _, ok := persistencetest.Capability[sdk.PrefixCopier](p); !ok {
+			t.Fatalf("the %s plugin's persistence reports no sdk.PrefixCopier: it does not declare %s", name, sdk.CapabilityCopyPrefix)
 		}
 	}
 	plain, err := store.New(store.Options{Backends: []store.Backend{{Name: "jsonl", Persistence: withoutCopyPrefix{jsonl}}, {Name: "sqlite", Persistence: withoutCopyPrefix{sqlite}}}})

@@ -1,12 +1,14 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"slices"
 	"strconv"
 
 	"github.com/seed-e5e476df/logbook/runtime/compaction"
+	"github.com/seed-e5e476df/logbook/runtime/host"
 	"github.com/seed-e5e476df/logbook/runtime/provenance"
 	"github.com/seed-e5e476df/logbook/runtime/session"
 	"github.com/seed-e5e476df/logbook/sdk"
@@ -30,17 +32,24 @@ func (a *API) why(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	root, err := provenance.Tree(r.Context(), sess.Events().Slice(), a.h.Engine().Projections, seq)
-	if err != nil {
-		NewProblem(err).Write(w)
-		return
-	}
-	b, err := json.Marshal(root)
+	b, err := Why(r.Context(), a.h, sess, seq)
 	if err != nil {
 		NewProblem(err).Write(w)
 		return
 	}
 	writeDoc(w, http.StatusOK, b)
+}
+
+// Why returns the provenance tree of event seq of sess (runtime/provenance,
+// with h's projections) as the JSON `logbook why ID SEQ --json` prints; a
+// seq past the log's end is INVALID_BOUNDARY. The Connect Why call answers
+// it too.
+func Why(ctx context.Context, h *host.Host, sess *session.Session, seq int64) ([]byte, error) {
+	root, err := provenance.Tree(ctx, sess.Events().Slice(), h.Engine().Projections, seq)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(root)
 }
 
 // shadowed is GET /v1/sessions/{id}/shadowed?at=: the nodes replacements
@@ -51,22 +60,11 @@ func (a *API) shadowed(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	fold, err := session.Fold(r.Context(), sess.Events().Slice(), a.h.Engine().Projections)
+	seqs, by, err := Shadowed(r.Context(), a.h, sess)
 	if err != nil {
 		NewProblem(err).Write(w)
 		return
 	}
-	by := map[sdk.Seq]sdk.Seq{}
-	for _, rep := range fold.Replacements {
-		for _, s := range rep.Shadowed {
-			by[s] = rep.Seq
-		}
-	}
-	seqs := make([]sdk.Seq, 0, len(by))
-	for s := range by {
-		seqs = append(seqs, s)
-	}
-	slices.Sort(seqs)
 	b := []byte(`{"shadowed":[`)
 	for i, s := range seqs {
 		if i > 0 {
@@ -83,6 +81,29 @@ func (a *API) shadowed(w http.ResponseWriter, r *http.Request) {
 		b = strconv.AppendInt(b, int64(by[s]), 10)
 	}
 	writeDoc(w, http.StatusOK, append(b, "}}"...))
+}
+
+// Shadowed returns the nodes of sess that replacements took off the
+// surface, ascending, and for each the seq of the replacing event that
+// shadowed it (folded with h's projections). The Connect Shadowed call
+// answers it too.
+func Shadowed(ctx context.Context, h *host.Host, sess *session.Session) ([]sdk.Seq, map[sdk.Seq]sdk.Seq, error) {
+	fold, err := session.Fold(ctx, sess.Events().Slice(), h.Engine().Projections)
+	if err != nil {
+		return nil, nil, err
+	}
+	by := map[sdk.Seq]sdk.Seq{}
+	for _, rep := range fold.Replacements {
+		for _, s := range rep.Shadowed {
+			by[s] = rep.Seq
+		}
+	}
+	seqs := make([]sdk.Seq, 0, len(by))
+	for s := range by {
+		seqs = append(seqs, s)
+	}
+	slices.Sort(seqs)
+	return seqs, by, nil
 }
 
 // tokensMethod says how GET …/tokens estimates.
@@ -105,10 +126,21 @@ func (a *API) tokens(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	m, err := compaction.Measure(sess)
+	b, err := Tokens(sess)
 	if err != nil {
 		NewProblem(err).Write(w)
 		return
+	}
+	writeDoc(w, http.StatusOK, b)
+}
+
+// Tokens returns the token estimate of sess's next request as the JSON GET
+// /v1/sessions/{id}/tokens answers (see tokens); the Connect Tokens call
+// answers it too.
+func Tokens(sess *session.Session) ([]byte, error) {
+	m, err := compaction.Measure(sess)
+	if err != nil {
+		return nil, err
 	}
 	stretches, of := turnStretches(sess.Events())
 	sums := make([]int64, len(stretches))
@@ -159,7 +191,7 @@ func (a *API) tokens(w http.ResponseWriter, r *http.Request) {
 	}
 	b = append(b, `],"method":`...)
 	b = jsonv.AppendString(b, tokensMethod)
-	writeDoc(w, http.StatusOK, append(b, '}'))
+	return append(b, '}'), nil
 }
 
 // stretch is a turn of a log, or a run of events between turns.

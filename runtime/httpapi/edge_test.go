@@ -47,6 +47,8 @@ func TestV1WritesRequireTheirMediaType(t *testing.T) {
 	routes := []struct{ path, want, body string }{
 		{"/v1/sessions", "application/json", `{"id":"new"}`},
 		{"/v1/sessions/stored/events", "application/x-ndjson", userLine("u2", "x") + "\n"},
+		{"/v1/sessions/stored/events/group", "application/x-ndjson", userLine("u2", "x") + "\n"},
+		{"/v1/sessions/stored/open", "application/json", `{}`},
 		{"/v1/sessions/stored/fork", "application/json", `{"as":"child"}`},
 		{"/v1/sessions/live/flush", "application/json", `{}`},
 		{"/v1/sessions/stored/compact", "application/json", `{}`},

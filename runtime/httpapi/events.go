@@ -30,14 +30,8 @@ import (
 // is appended.
 func (a *API) appendEvents(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	q := query{r: r}
-	flush, expected := q.flag("flush"), q.seq("expectedSeq")
-	if q.p != nil {
-		q.p.withAppended(host.AppendResult{}).Write(w)
-		return
-	}
-	if p := checkType(r, ndjsonType); p != nil {
-		p.withAppended(host.AppendResult{}).Write(w)
+	flush, expected, ok := appendParams(w, r)
+	if !ok {
 		return
 	}
 	ap, err := a.h.Appender(ctx, r.PathValue("id"))

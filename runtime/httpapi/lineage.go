@@ -2,11 +2,13 @@ package httpapi
 
 import (
 	"cmp"
+	"context"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/seed-e5e476df/logbook/runtime/host"
 	"github.com/seed-e5e476df/logbook/runtime/store"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/jsonv"
@@ -19,24 +21,32 @@ import (
 // oldest stored ancestor. It is computed from the listing's headers: a
 // session whose header cannot be read is in no tree.
 func (a *API) lineage(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
-	entries, err := a.h.List(r.Context())
+	b, err := Lineage(r.Context(), a.h, r.PathValue("id"))
 	if err != nil {
 		NewProblem(err).Write(w)
 		return
+	}
+	writeDoc(w, http.StatusOK, b)
+}
+
+// Lineage returns the fork family of session id as the JSON GET
+// /v1/sessions/{id}/lineage answers (see lineage); the Connect Lineage
+// call answers it too.
+func Lineage(ctx context.Context, h *host.Host, id string) ([]byte, error) {
+	entries, err := h.List(ctx)
+	if err != nil {
+		return nil, err
 	}
 	l := newLineage(entries)
 	if _, ok := l.headers[id]; !ok {
 		for _, e := range entries {
 			if e.ID == id && e.Err != nil {
-				NewProblem(e.Err).Write(w)
-				return
+				return nil, e.Err
 			}
 		}
-		NewProblem(&sdk.Error{Code: sdk.CodeSessionNotFound, Op: "lineage", SessionID: id, Detail: "no session with this id is stored"}).Write(w)
-		return
+		return nil, &sdk.Error{Code: sdk.CodeSessionNotFound, Op: "lineage", SessionID: id, Detail: "no session with this id is stored"}
 	}
-	writeDoc(w, http.StatusOK, l.appendJSON(nil, id))
+	return l.appendJSON(nil, id), nil
 }
 
 // appendJSON appends the answer of lineage for id, a session l holds.

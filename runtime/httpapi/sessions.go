@@ -22,10 +22,15 @@ const (
 	maxPageSize     = 1000
 )
 
-// createRequest is the body of POST /v1/sessions.
+// createRequest is the body of POST /v1/sessions: the id and the header
+// fields a new session may set (store.CreateOptions).
 type createRequest struct {
-	ID  string `json:"id"`
-	CWD string `json:"cwd"`
+	ID              string `json:"id"`
+	CWD             string `json:"cwd"`
+	Origin          string `json:"origin"`
+	DelegationDepth int64  `json:"delegationDepth"`
+	AgentPreset     string `json:"agentPreset"`
+	ParentSession   string `json:"parentSession"`
 }
 
 // createSession is POST /v1/sessions: a new live session, held and
@@ -36,7 +41,10 @@ func (a *API) createSession(w http.ResponseWriter, r *http.Request) {
 		p.Write(w)
 		return
 	}
-	sess, err := a.h.CreateStored(r.Context(), store.CreateOptions{ID: req.ID, CWD: req.CWD})
+	sess, err := a.h.CreateStored(r.Context(), store.CreateOptions{
+		ID: req.ID, CWD: req.CWD, Origin: req.Origin, DelegationDepth: req.DelegationDepth,
+		AgentPreset: req.AgentPreset, ParentSession: req.ParentSession,
+	})
 	if err != nil {
 		NewProblem(err).Write(w)
 		return

@@ -160,21 +160,27 @@ func (a *API) request(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	ml, err := sess.Messages()
-	if err != nil {
-		NewProblem(err).Write(w)
-		return
-	}
-	b, err := provider.Request(format, provider.RequestParts{
-		Header:   sess.AppendRequestHeaderJSON(nil),
-		Context:  sess.AppendRequestContextJSON(nil),
-		Messages: ml.JSON(),
-	})
+	b, err := SessionRequest(format, sess)
 	if err != nil {
 		NewProblem(err).Write(w)
 		return
 	}
 	writeDoc(w, http.StatusOK, b)
+}
+
+// SessionRequest returns the request a model would be sent for sess in
+// format (provider.RequestFormats): {header, context, messages}, or the
+// provider's body. The Connect Request call answers it too.
+func SessionRequest(format string, sess *session.Session) ([]byte, error) {
+	ml, err := sess.Messages()
+	if err != nil {
+		return nil, err
+	}
+	return provider.Request(format, provider.RequestParts{
+		Header:   sess.AppendRequestHeaderJSON(nil),
+		Context:  sess.AppendRequestContextJSON(nil),
+		Messages: ml.JSON(),
+	})
 }
 
 // forkRequest is the body of POST /v1/sessions/{id}/fork.

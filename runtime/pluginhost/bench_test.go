@@ -2,8 +2,10 @@ package pluginhost
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/seed-e5e476df/logbook/plugins/memory"
 	"github.com/seed-e5e476df/logbook/runtime/session"
@@ -112,4 +114,76 @@ func BenchmarkPluginStart(b *testing.B) {
 		p.Stop()
 		b.StartTimer()
 	}
+}
+
+// BenchmarkIngestPluginMemInterleaved compares two builds of the plugin
+// side batch by batch under the same conditions: the memory plugin of this
+// test's logbook binary (A) and of the binary LOGBOOK_BENCH_BIN_B names
+// (B), each behind a store of its own. Each iteration appends 256 ~1 KiB
+// events to both sessions (untimed), then times the flush of each, in an
+// order that alternates. It reports both per-event times and B/A as a
+// percentage; b.N counts batches. Skipped without LOGBOOK_BENCH_BIN_B.
+func BenchmarkIngestPluginMemInterleaved(b *testing.B) {
+	binB := os.Getenv("LOGBOOK_BENCH_BIN_B")
+	if binB == "" {
+		b.Skip("LOGBOOK_BENCH_BIN_B names no second logbook binary")
+	}
+	ctx := context.Background()
+	type side struct {
+		st      *store.Store
+		s       *session.Session
+		elapsed time.Duration
+	}
+	open := func(bin string) *side {
+		h, err := New(Options{Executable: bin})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(h.Close)
+		p, err := h.Start(ctx, Spec{Name: "memory"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		st, err := store.New(store.Options{Backends: []store.Backend{{Name: "mem", Persistence: p.Persistence()}}, WriteWindow: time.Minute, RetryMaxBackoff: time.Minute})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = st.Close(ctx) })
+		return &side{st: st}
+	}
+	sides := []*side{open(logbookBin), open(binB)}
+	const batch = 256
+	b.ResetTimer()
+	for i := range b.N {
+		b.StopTimer()
+		for _, x := range sides {
+			if x.s == nil || x.s.Len() >= 16*batch {
+				if x.s != nil {
+					_ = x.st.Release(ctx, x.s)
+				}
+				var err error
+				if x.s, err = x.st.Create(ctx, store.CreateOptions{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			for range batch {
+				if _, err := x.s.Append(ctx, event1KiB); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		b.StartTimer()
+		for k := range sides {
+			x := sides[(i+k)%2]
+			t0 := time.Now()
+			if _, err := x.st.Flush(ctx, x.s); err != nil {
+				b.Fatal(err)
+			}
+			x.elapsed += time.Since(t0)
+		}
+	}
+	n := float64(b.N * batch)
+	b.ReportMetric(float64(sides[0].elapsed.Nanoseconds())/n, "a-ns/event")
+	b.ReportMetric(float64(sides[1].elapsed.Nanoseconds())/n, "b-ns/event")
+	b.ReportMetric(100*sides[1].elapsed.Seconds()/sides[0].elapsed.Seconds(), "b/a-%")
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/seed-e5e476df/logbook/runtime/session"
 	"github.com/seed-e5e476df/logbook/runtime/store"
 	"github.com/seed-e5e476df/logbook/sdk"
-	"github.com/seed-e5e476df/logbook/sdk/pluginrpc"
 )
 
 // A write-behind batch larger than the gRPC limit reaches a real plugin
@@ -62,47 +61,5 @@ func TestBatchLargerThanRPCLimitIsSplit(t *testing.T) {
 	}
 	if got != n {
 		t.Fatalf("read back %d events", got)
-	}
-}
-
-// The proxy carries a drain's Flush behind its last Append to a real plugin
-// subprocess: both results cover the batch, and the plugin stored it.
-func TestAppendFlushThroughARealPlugin(t *testing.T) {
-	ctx := context.Background()
-	h := newHost(t, Options{})
-	p, err := h.Start(ctx, Spec{Name: "memory"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pp := p.Persistence()
-	hd := sdk.Header{FormatVersion: sdk.FormatVersion, ID: "af", CreatedAt: 1}
-	o, err := pp.Create(ctx, hd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := session.New(session.Options{Header: hd})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var evs [][]byte
-	for range 3 {
-		ev, err := s.Append(ctx, session.AppendInput{Type: session.TypeUserMessage, SurfaceOp: &session.SurfaceOp{},
-			Data: []byte(`{"id":"u","role":"user","content":[{"type":"text","text":"hi"}],"source":{"kind":"user"}}`)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		evs = append(evs, ev.Envelope())
-	}
-	af, ok := pp.(pluginrpc.AppendFlusher)
-	if !ok {
-		t.Fatalf("%T does not carry a Flush behind an Append", pp)
-	}
-	appended, flushed, flushErr, err := af.AppendFlush(ctx, o.Handle, 0, evs)
-	if err != nil || flushErr != nil || appended.NextSeq != 3 || flushed.NextSeq != 3 {
-		t.Fatalf("AppendFlush: %v, flush %v, appended %+v, flushed %+v", err, flushErr, appended, flushed)
-	}
-	st, err := pp.Stat(ctx, "af")
-	if err != nil || st.EventCount != 3 {
-		t.Fatalf("Stat after AppendFlush: %+v, %v", st, err)
 	}
 }

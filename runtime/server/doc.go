@@ -97,9 +97,13 @@
 // success), until the session is live here again or deleted, or the
 // server restarts (host.Host.ReleaseIdle); after the client's own Release
 // they are SESSION_NOT_LIVE.
-// The read calls (Messages, Transcript, Surface,
-// Header, Events, Inspect, List) read a
+// The read calls (Messages, Transcript, Surface, Header, RequestHeader,
+// Request, Why, Shadowed, Tokens, Events, Inspect, List, Lineage) read a
 // session that is not live from storage, read-only, beside any writer.
+//
+// Every call has its /v1 route and every route its call, but for the
+// deliberate differences that parity_test.go lists and docs/operations.md
+// explains ("One API, two transports").
 //
 // # Health
 //

@@ -242,16 +242,7 @@ func (v *service) appendStream(ctx context.Context, stream *connect.ClientStream
 // the closers a resume would add), restored by store.View with the
 // store's plugin types and projections.
 func (v *service) Messages(ctx context.Context, req *connect.Request[logbookv1.SessionsMessagesRequest]) (*connect.Response[logbookv1.SessionsMessagesReply], error) {
-	id := req.Msg.GetSessionId()
-	var at *sdk.Seq
-	if a := req.Msg.At; a != nil {
-		if *a < 0 {
-			return nil, toConnect(&sdk.Error{Code: sdk.CodeInvalidSeq, Op: "messages", SessionID: id, Detail: "at " + strconv.FormatInt(*a, 10) + " is outside 0 … 2^53−1"}, nil)
-		}
-		seq := sdk.Seq(*a)
-		at = &seq
-	}
-	sess, err := v.s.h.At(ctx, id, at)
+	sess, err := v.viewAt(ctx, "messages", req.Msg.GetSessionId(), req.Msg.At)
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}
@@ -281,9 +272,10 @@ func (v *service) Transcript(ctx context.Context, req *connect.Request[logbookv1
 	return connect.NewResponse(reply), nil
 }
 
-// Surface returns the current surface nodes in surface order.
+// Surface returns the surface nodes in surface order, now or right after
+// event at.
 func (v *service) Surface(ctx context.Context, req *connect.Request[logbookv1.SessionsSurfaceRequest]) (*connect.Response[logbookv1.SessionsSurfaceReply], error) {
-	sess, err := v.s.h.At(ctx, req.Msg.GetSessionId(), nil)
+	sess, err := v.viewAt(ctx, "surface", req.Msg.GetSessionId(), req.Msg.At)
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}

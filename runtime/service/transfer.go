@@ -3,8 +3,8 @@ package service
 import (
 	"context"
 
+	"github.com/seed-e5e476df/logbook/runtime/rpcsize"
 	"github.com/seed-e5e476df/logbook/runtime/transfer"
-	"github.com/seed-e5e476df/logbook/sdk"
 )
 
 // MigrateOptions report a migration's progress; both are optional.
@@ -39,7 +39,7 @@ func (s *Service) Migrate(ctx context.Context, to string, o MigrateOptions) (Mig
 		return Migrated{}, err
 	}
 	res, err := transfer.Migrate(ctx, s.Primary(), dst, transfer.MigrateOptions{
-		BatchBytes: sdk.MaxCopyBatchBytes(int(s.cfg.RPCMaxBytes)),
+		BatchBytes: rpcsize.MaxCopyBatchBytes(int(s.cfg.RPCMaxBytes)),
 		Listed:     o.Listed,
 		Done:       o.Done,
 	})

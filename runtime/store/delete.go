@@ -32,7 +32,7 @@ func (st *Store) deleters(id, op string) ([]sdk.Deleter, error) {
 	}
 	out := make([]sdk.Deleter, len(st.opts.Backends))
 	for i, b := range st.opts.Backends {
-		d, ok := b.Persistence.(sdk.Deleter)
+		d, ok := capability(b.Persistence, deleterAccessor.Deleter)
 		if !ok {
 			return nil, &sdk.Error{Code: sdk.CodeConfigInvalid, Op: op, SessionID: id,
 				Detail: "backend " + b.Name + " cannot delete sessions (its persistence implements no delete capability); configure backends that do"}

@@ -22,7 +22,7 @@ func (st *Store) CanFollowStored() bool {
 	if !ok {
 		return false
 	}
-	_, ok = p.Persistence.(sdk.Watcher)
+	_, ok = capability(p.Persistence, watcherAccessor.Watcher)
 	return ok
 }
 
@@ -45,7 +45,7 @@ func (st *Store) FollowStored(ctx context.Context, id string, from sdk.Offset, f
 		return err
 	}
 	p, ok := st.primary()
-	w, watches := p.Persistence.(sdk.Watcher)
+	w, watches := capability(p.Persistence, watcherAccessor.Watcher)
 	if !ok || !watches {
 		return &sdk.Error{Code: sdk.CodeConfigInvalid, Op: "follow", SessionID: id, Detail: "the primary persistence backend cannot watch a session (no " + sdk.CapabilityWatch + " capability)"}
 	}

@@ -116,7 +116,7 @@ type prefixSource struct {
 // source, or the prefix, or the capability after all) gets a plain Create
 // instead: nothing was created by the failed copy.
 func (st *Store) copyPrefix(ctx context.Context, pc *prefixSource, i int, b Backend, h sdk.Header) (sdk.Opened, bool, error) {
-	cp, ok := b.Persistence.(sdk.PrefixCopier)
+	cp, ok := capability(b.Persistence, prefixCopierAccessor.PrefixCopier)
 	if pc == nil || !pc.holds[i] || !ok {
 		o, err := b.Persistence.Create(ctx, h)
 		return o, false, err

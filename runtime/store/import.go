@@ -112,7 +112,7 @@ func (st *Store) importInto(ctx context.Context, b Backend, h sdk.Header, events
 	batches := func(yield func(batch [][]byte) error) error {
 		return eachBatch(events, st.opts.RPCMaxBytes, func(_ sdk.Seq, part [][]byte) error { return yield(part) })
 	}
-	if imp, ok := importerOf(b.Persistence); ok {
+	if imp, ok := capability(b.Persistence, importerAccessor.Importer); ok {
 		o, err := imp.Import(ctx, h, batches)
 		if err != nil {
 			return nil, err
@@ -125,7 +125,9 @@ func (st *Store) importInto(ctx context.Context, b Backend, h sdk.Header, events
 	}
 	bk := &backend{name: b.Name, p: b.Persistence, handle: o.Handle}
 	err = appendAll(ctx, bk, events, st.opts.RPCMaxBytes)
-	if err == nil {
+	if err == nil && len(events) == 0 {
+		// Only a Flush materializes a session created without events; an
+		// acknowledged Append is durable already.
 		_, err = b.Persistence.Flush(ctx, o.Handle)
 	}
 	if err != nil {
@@ -133,15 +135,4 @@ func (st *Store) importInto(ctx context.Context, b Backend, h sdk.Header, events
 		return nil, err
 	}
 	return bk, nil
-}
-
-// importerOf returns p's import capability: the one its Importer accessor
-// reports (a plugin proxy, whose capability depends on what the plugin
-// declared), or p itself when it is an sdk.Importer.
-func importerOf(p sdk.Persistence) (sdk.Importer, bool) {
-	if a, ok := p.(interface{ Importer() (sdk.Importer, bool) }); ok {
-		return a.Importer()
-	}
-	imp, ok := p.(sdk.Importer)
-	return imp, ok
 }

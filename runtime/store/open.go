@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/seed-e5e476df/logbook/runtime/rpcsize"
 	"github.com/seed-e5e476df/logbook/runtime/session"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/frames"
@@ -108,10 +109,9 @@ func (st *Store) OpenWith(ctx context.Context, id string, opts OpenOptions) (*se
 	if err := ls.ctl.Extend(ctx, batch, session.FromStorage); err != nil {
 		return fail(err)
 	}
+	// The session is stored and an acknowledged Append is durable: the
+	// repair batch needs no backend Flush.
 	if err := appendAll(ctx, prim, batch, st.opts.RPCMaxBytes); err != nil {
-		return fail(err)
-	}
-	if _, err := prim.p.Flush(ctx, prim.handle); err != nil {
 		return fail(err)
 	}
 	if rep.Torn.Bytes > 0 || rep.Closers > 0 {
@@ -119,10 +119,10 @@ func (st *Store) OpenWith(ctx context.Context, id string, opts OpenOptions) (*se
 	}
 	ls.s = s
 	last := sdk.Cursor(s.Len()) - 1
-	ls.queues = append(ls.queues, newQueue(st, ls, prim, last))
+	ls.queues = append(ls.queues, newQueue(st, ls, prim, last, true))
 	for _, m := range st.opts.Backends[1:] {
 		mb, err := st.catchUp(ctx, m, o.Header, s.Events())
-		q := newQueue(st, ls, mb, last)
+		q := newQueue(st, ls, mb, last, true)
 		if err != nil {
 			q.mu.Lock()
 			q.setFinal(err)
@@ -198,7 +198,7 @@ func (st *Store) restoreOnce(ctx context.Context, b *backend, o sdk.Opened, opts
 // through the backend's stored frames, decoded here, when it hands them
 // over (sdk.FrameReader), else through Read.
 func readLog(ctx context.Context, p sdk.Persistence, o sdk.Opened, n int64, fn func([][]byte) error) error {
-	if fr, ok := p.(sdk.FrameReader); ok {
+	if fr, ok := capability(p, frameReaderAccessor.FrameReader); ok {
 		framed, err := frames.Read(ctx, fr, o.Header.ID, o.Handle, 0, sdk.Offset(n), fn)
 		if framed || err != nil {
 			return err
@@ -210,7 +210,7 @@ func readLog(ctx context.Context, p sdk.Persistence, o sdk.Opened, n int64, fn f
 // checkpointOf returns the backend's checkpoint of the opened session when
 // it has one this host can use, else nil.
 func (st *Store) checkpointOf(ctx context.Context, b *backend, o sdk.Opened, opts session.Options) *session.DecodedCheckpoint {
-	c, ok := b.p.(sdk.Checkpointer)
+	c, ok := capability(b.p, checkpointerAccessor.Checkpointer)
 	if !ok {
 		return nil
 	}
@@ -244,7 +244,7 @@ func (st *Store) writeCheckpoints(ctx context.Context, s *session.Session, bs []
 	}
 	stored := false
 	for i, b := range bs {
-		c, isCk := b.p.(sdk.Checkpointer)
+		c, isCk := capability(b.p, checkpointerAccessor.Checkpointer)
 		if !isCk {
 			continue
 		}
@@ -262,7 +262,7 @@ func (st *Store) writeCheckpoints(ctx context.Context, s *session.Session, bs []
 const checkpointMinEvents = 1024
 
 // appendAll appends events to a backend in batches of at most
-// sdk.MaxCopyBatchBytes.
+// rpcsize.MaxCopyBatchBytes.
 func appendAll(ctx context.Context, b *backend, events []session.Event, rpcMax int) error {
 	return eachBatch(events, rpcMax, func(first sdk.Seq, part [][]byte) error {
 		_, err := b.p.Append(ctx, b.handle, first, part)
@@ -271,12 +271,12 @@ func appendAll(ctx context.Context, b *backend, events []session.Event, rpcMax i
 }
 
 // eachBatch calls fn with consecutive batches of events, each of at most
-// sdk.MaxCopyBatchBytes, and their first seq.
+// rpcsize.MaxCopyBatchBytes, and their first seq.
 func eachBatch(events []session.Event, rpcMax int, fn func(first sdk.Seq, part [][]byte) error) error {
-	limit := sdk.MaxCopyBatchBytes(rpcMax)
+	limit := rpcsize.MaxCopyBatchBytes(rpcMax)
 	for i := 0; i < len(events); {
 		rest := events[i:]
-		n := sdk.AppendBatchLen(len(rest), limit, func(j int) int { return rest[j].EnvelopeLen() })
+		n := rpcsize.AppendBatchLen(len(rest), limit, func(j int) int { return rest[j].EnvelopeLen() })
 		part := make([][]byte, n)
 		for j := range part {
 			part[j] = rest[j].Envelope()
@@ -295,8 +295,10 @@ func eachBatch(events []session.Event, rpcMax int, fn func(first sdk.Seq, part [
 func (st *Store) catchUp(ctx context.Context, m Backend, h sdk.Header, events session.EventList) (*backend, error) {
 	b := &backend{name: m.Name, p: m.Persistence}
 	o, err := m.Persistence.Open(ctx, h.ID, sdk.AccessWrite)
+	created := false
 	if errors.Is(err, sdk.CodeSessionNotFound) {
 		o, err = m.Persistence.Create(ctx, h)
+		created = true
 	}
 	if err != nil {
 		return b, err
@@ -323,8 +325,11 @@ func (st *Store) catchUp(ctx context.Context, m Backend, h sdk.Header, events se
 	if err := appendAll(ctx, b, events.Range(sdk.Offset(n), sdk.Offset(total)).Slice(), st.opts.RPCMaxBytes); err != nil {
 		return b, err
 	}
-	if _, err := m.Persistence.Flush(ctx, o.Handle); err != nil {
-		return b, err
+	if created && total == 0 {
+		// Nothing appended materializes the new copy: Flush does.
+		if _, err := m.Persistence.Flush(ctx, o.Handle); err != nil {
+			return b, err
+		}
 	}
 	return b, nil
 }

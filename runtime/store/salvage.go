@@ -85,7 +85,7 @@ func (st *Store) Salvage(ctx context.Context, r SalvageRequest) (*session.Sessio
 	if !ok {
 		return nil, rep, &sdk.Error{Code: sdk.CodeSessionNotFound, Op: "salvage", SessionID: src, Detail: "no persistence backend is configured"}
 	}
-	sr, ok := p.Persistence.(sdk.SalvageReader)
+	sr, ok := capability(p.Persistence, salvageReaderAccessor.SalvageReader)
 	if !ok {
 		return nil, rep, &sdk.Error{Code: sdk.CodeConfigInvalid, Op: "salvage", SessionID: src,
 			Detail: "the primary backend " + p.Name + " cannot read a damaged log (it is no sdk.SalvageReader)"}

@@ -407,11 +407,12 @@ func (st *Store) createFrom(ctx context.Context, h sdk.Header, pc *prefixSource,
 	}
 	backends := make([]*backend, 0, len(st.opts.Backends))
 	held := make([]sdk.Cursor, len(st.opts.Backends)) // per backend, the last event it stores already
+	stored := make([]bool, len(st.opts.Backends))     // per backend, whether it stores the session already (a copied prefix)
 	for i, b := range st.opts.Backends {
 		o, copied, err := st.copyPrefix(ctx, pc, i, b, h)
 		held[i] = sdk.NoEvent
 		if copied {
-			held[i] = sdk.Cursor(pc.boundary)
+			held[i], stored[i] = sdk.Cursor(pc.boundary), true
 		}
 		if err != nil {
 			st.closeBackends(backends)
@@ -424,7 +425,7 @@ func (st *Store) createFrom(ctx context.Context, h sdk.Header, pc *prefixSource,
 	}
 	ls.s = s
 	for i, b := range backends {
-		ls.queues = append(ls.queues, newQueue(st, ls, b, held[i]))
+		ls.queues = append(ls.queues, newQueue(st, ls, b, held[i], stored[i]))
 	}
 	if err := st.goLive(ls); err != nil {
 		st.stopQueues(ls)

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/seed-e5e476df/logbook/runtime/rpcsize"
 	"github.com/seed-e5e476df/logbook/runtime/session"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
@@ -35,12 +36,17 @@ type queue struct {
 	// bytes is the size of the queued envelopes.
 	bytes     int64
 	watermark sdk.Cursor // highest acknowledged seq
-	timer     Timer
-	writing   bool
-	drains    []chan error // explicit drains waiting for the next barrier
-	retryAt   time.Time    // end of the current backoff
-	streak    int          // consecutive retryable failures
-	reopen    bool         // the backend's state is unknown: re-open before writing
+	// stored says that the backend holds the session: it was opened or
+	// copied, or the backend acknowledged an Append or a Flush of it. Only
+	// a drain of a session not stored yet asks the backend for a Flush,
+	// which materializes it; an acknowledged Append is durable already.
+	stored  bool
+	timer   Timer
+	writing bool
+	drains  []chan error // explicit drains waiting for the next barrier
+	retryAt time.Time    // end of the current backoff
+	streak  int          // consecutive retryable failures
+	reopen  bool         // the backend's state is unknown: re-open before writing
 	// unresolved is the error of a drain's attempt whose outcome the
 	// backend's state must settle before the drain is answered: the batch
 	// may be stored although the call failed.
@@ -53,8 +59,8 @@ type queue struct {
 	done       chan struct{}
 }
 
-func newQueue(st *Store, ls *live, b *backend, watermark sdk.Cursor) *queue {
-	q := &queue{st: st, ls: ls, b: b, watermark: watermark, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+func newQueue(st *Store, ls *live, b *backend, watermark sdk.Cursor, stored bool) *queue {
+	q := &queue{st: st, ls: ls, b: b, watermark: watermark, stored: stored, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	go q.run()
 	return q
 }
@@ -93,8 +99,10 @@ func (q *queue) enqueue(evs []session.Event, unit bool) {
 	}
 }
 
-// drain writes everything queued (including events committed meanwhile) and
-// then flushes the backend; concurrent drains share one barrier. It makes
+// drain writes everything queued (including events committed meanwhile);
+// concurrent drains share one barrier. The backend's acknowledgements make
+// the events durable, so the barrier calls the backend only to materialize
+// a session it does not store yet (a created session with no event). It makes
 // one attempt and returns its error, but only once the backend's state has
 // settled what the failed call stored (a re-open and read back): a batch
 // the backend did store counts as written, so the error never covers
@@ -189,10 +197,13 @@ func (q *queue) work() {
 		}
 		if !due {
 			if draining { // queue empty: the barrier
-				waiters := q.drains
+				waiters, stored := q.drains, q.stored
 				q.drains = nil
 				q.mu.Unlock()
-				err := q.flushBackend()
+				var err error
+				if !stored {
+					err = q.flushBackend()
+				}
 				for _, w := range waiters {
 					w <- err
 				}
@@ -210,7 +221,7 @@ func (q *queue) work() {
 		q.writing = true
 		q.mu.Unlock()
 
-		acked, fl, err := q.write(batch, tied, draining)
+		acked, err := q.write(batch, tied)
 
 		q.mu.Lock()
 		q.writing = false
@@ -222,21 +233,11 @@ func (q *queue) work() {
 			q.arr = q.arr[acked:]
 			q.tied = q.tied[acked:]
 			q.watermark = sdk.Cursor(batch[acked-1].Seq())
+			q.stored = true
 			q.ls.spaceFreed()
 		}
 		if err == nil {
 			q.streak, q.retryAt = 0, time.Time{}
-			if fl != nil && len(q.evs) == 0 {
-				// The barrier came with the drain's last batch.
-				waiters := q.drains
-				q.drains = nil
-				q.mu.Unlock()
-				err := q.flushed(fl.durable, fl.err)
-				for _, w := range waiters {
-					w <- err
-				}
-				continue
-			}
 			q.mu.Unlock()
 			continue
 		}
@@ -325,12 +326,9 @@ func (q *queue) armTimer(now time.Time, backoff bool) {
 // makes durable all or nothing; the margin below RPCMaxBytes keeps the
 // plugin client from splitting it again. A unit too large for one request is
 // the one case that is split (logged), since it cannot be written otherwise.
-// When flush is set (a drain waits) and the backend is an appendFlusher, the
-// last part carries the backend Flush, whose outcome fl then is.
-func (q *queue) write(batch []session.Event, tied []bool, flush bool) (acked int, fl *flushOutcome, err error) {
+func (q *queue) write(batch []session.Event, tied []bool) (acked int, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), q.st.opts.CallTimeout)
 	defer cancel()
-	af, _ := q.b.p.(appendFlusher)
 	for acked < len(batch) {
 		n := q.partLen(batch[acked:], tied[acked:])
 		// The stored envelopes go as they are, uncopied: they never
@@ -342,43 +340,24 @@ func (q *queue) write(batch []session.Event, tied []bool, flush bool) (acked int
 		}
 		part := q.parts
 		first := batch[acked].Seq()
-		var d sdk.Durable
-		if flush && af != nil && acked+n == len(batch) {
-			fl = &flushOutcome{}
-			d, fl.durable, fl.err, err = af.AppendFlush(ctx, q.b.handle, first, part)
-		} else {
-			d, err = q.b.p.Append(ctx, q.b.handle, first, part)
-		}
+		d, err := q.b.p.Append(ctx, q.b.handle, first, part)
 		if err != nil {
-			return acked, nil, err
+			return acked, err
 		}
 		if want := sdk.Offset(first) + sdk.Offset(len(part)); d.NextSeq != want {
-			return acked, nil, sdk.Errorf(sdk.CodeSeqConflict, "flush", "backend %s acknowledged next seq %d, expected %d", q.b.name, d.NextSeq, want).
+			return acked, sdk.Errorf(sdk.CodeSeqConflict, "flush", "backend %s acknowledged next seq %d, expected %d", q.b.name, d.NextSeq, want).
 				WithSession(q.ls.s.ID()).WithSeq(int64(first))
 		}
 		acked += len(part)
 	}
-	return acked, fl, nil
-}
-
-// appendFlusher is a backend that sends the Flush of a drain right behind
-// its last Append, saving a round trip (pluginrpc.AppendFlusher, which the
-// plugin adapters implement); the backend still sees Append, then Flush.
-type appendFlusher interface {
-	AppendFlush(ctx context.Context, handle string, firstSeq sdk.Seq, events [][]byte) (appended, flushed sdk.Durable, flushErr, err error)
-}
-
-// flushOutcome is the result of a backend Flush.
-type flushOutcome struct {
-	durable sdk.Durable
-	err     error
+	return acked, nil
 }
 
 // partLen returns how many events of batch the next request takes: as many
 // as fit below the request limit (at least one), cut back to the start of
 // an atomic unit the limit would split.
 func (q *queue) partLen(batch []session.Event, tied []bool) int {
-	n := sdk.AppendBatchLen(len(batch), sdk.MaxAppendBytes(q.st.opts.RPCMaxBytes), func(i int) int { return batch[i].EnvelopeLen() })
+	n := rpcsize.AppendBatchLen(len(batch), rpcsize.MaxAppendBytes(q.st.opts.RPCMaxBytes), func(i int) int { return batch[i].EnvelopeLen() })
 	if n == len(batch) || !tied[n] {
 		return n
 	}
@@ -393,36 +372,21 @@ func (q *queue) partLen(batch []session.Event, tied []bool) int {
 	return n
 }
 
-// flushBackend is the barrier after the queue drained.
+// flushBackend is the barrier after the queue drained, for a session the
+// backend does not store yet (nothing acknowledged): its Flush materializes
+// it. A failure is handled as a write's. q.mu is not held.
 func (q *queue) flushBackend() error {
 	ctx, cancel := context.WithTimeout(context.Background(), q.st.opts.CallTimeout)
 	defer cancel()
-	return q.flushed(q.b.p.Flush(ctx, q.b.handle))
-}
-
-// flushed checks the outcome of a backend Flush (its durable next seq may
-// not be below the acknowledged watermark) and handles its failure; q.mu is
-// not held.
-func (q *queue) flushed(d sdk.Durable, err error) error {
-	if err == nil && int64(d.NextSeq)-1 < int64(q.durable()) {
-		err = &sdk.Error{Code: sdk.CodeLogShrank, Op: "flush", SessionID: q.ls.s.ID(),
-			Detail: "backend " + q.b.name + " reports durable next seq " + itoa(int64(d.NextSeq)) + " below the acknowledged watermark " + itoa(int64(q.durable()))}
-	}
+	_, err := q.b.p.Flush(ctx, q.b.handle)
+	q.mu.Lock()
+	defer q.mu.Unlock()
 	if err != nil {
-		q.mu.Lock()
 		q.failed(err)
-		settled := q.final == nil && q.watermark >= 0
-		q.mu.Unlock()
-		if settled {
-			// The barrier runs once the queue is empty, so the backend
-			// acknowledged every event the drain waits for, and an
-			// acknowledged Append is durable: a failed barrier changes
-			// nothing of that (the next write re-opens first). Reporting
-			// it would tell the caller that durable events are not.
-			return nil
-		}
+		return err
 	}
-	return err
+	q.stored = true
+	return nil
 }
 
 // envelopeBytes is the size of evs' canonical envelopes.
@@ -459,6 +423,7 @@ func (q *queue) recover() error {
 	id := q.ls.s.ID()
 	_ = q.b.p.Close(ctx, q.b.handle) // idempotent; a dead process has forgotten it anyway
 	o, err := q.b.p.Open(ctx, id, sdk.AccessWrite)
+	opened := err == nil
 	if errors.Is(err, sdk.CodeSessionNotFound) && q.durable() < 0 {
 		// Nothing was acknowledged: the session had not materialized when the
 		// plugin died, so it is created again.
@@ -473,6 +438,7 @@ func (q *queue) recover() error {
 	q.b.handle = o.Handle
 	q.mu.Lock()
 	wm, queued := q.watermark, q.evs
+	q.stored = opened
 	q.mu.Unlock()
 	stored := int64(o.NextSeq) - 1
 	if stored < int64(wm) {

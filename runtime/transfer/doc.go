@@ -14,5 +14,5 @@
 // run beside a writer in another process; a copy opens the target for
 // write. Reads go in chunks of ReadChunk events, so memory is bounded by a
 // chunk, not by a session; appends go in batches of at most the byte count
-// the caller passes (sdk.MaxCopyBatchBytes of the plugin request cap).
+// the caller passes (rpcsize.MaxCopyBatchBytes of the plugin request cap).
 package transfer

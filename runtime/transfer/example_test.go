@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/seed-e5e476df/logbook/plugins/memory"
+	"github.com/seed-e5e476df/logbook/runtime/rpcsize"
 	"github.com/seed-e5e476df/logbook/runtime/transfer"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
@@ -22,7 +23,7 @@ func ExampleMigrate() {
 	primary.Flush(ctx, o.Handle)
 	primary.Close(ctx, o.Handle)
 
-	res, err := transfer.Migrate(ctx, primary, mirror, transfer.MigrateOptions{BatchBytes: sdk.MaxCopyBatchBytes(sdk.DefaultRPCMaxBytes)})
+	res, err := transfer.Migrate(ctx, primary, mirror, transfer.MigrateOptions{BatchBytes: rpcsize.MaxCopyBatchBytes(sdk.DefaultRPCMaxBytes)})
 	fmt.Printf("%+v %v\n", res, err)
 	for _, c := range transfer.Verify(ctx, primary, []transfer.Mirror{{Name: "mirror", Persistence: mirror}}, []string{"s"}, nil) {
 		fmt.Println(c.Session, c.Mirror, c.Status, c.Events)

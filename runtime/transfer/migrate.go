@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/seed-e5e476df/logbook/runtime/rpcsize"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/headerjson"
 )
@@ -19,7 +20,7 @@ type Copied struct {
 // CopySession copies session id from src to dst, resumably: dst is opened
 // for write (created with src's header when absent), its stored events
 // must equal src's prefix (else MIRROR_DIVERGED), the rest is appended in
-// batches of at most batchBytes (counted as sdk.AppendBatchLen counts)
+// batches of at most batchBytes (counted as rpcsize.AppendBatchLen counts)
 // under compare-and-set, flushed, and the whole copy is read back and
 // compared with src (MIRROR_DIVERGED at the first differing seq).
 func CopySession(ctx context.Context, src, dst sdk.Persistence, id string, batchBytes int) (Copied, error) {
@@ -56,7 +57,7 @@ func CopySession(ctx context.Context, src, dst sdk.Persistence, id string, batch
 		}
 		for i := 0; i < len(envs); {
 			rest := envs[i:]
-			j := i + sdk.AppendBatchLen(len(rest), batchBytes, func(k int) int { return len(rest[k]) })
+			j := i + rpcsize.AppendBatchLen(len(rest), batchBytes, func(k int) int { return len(rest[k]) })
 			if _, err := dst.Append(ctx, o.Handle, sdk.Seq(off+int64(i)), envs[i:j]); err != nil {
 				return Copied{}, err
 			}
@@ -80,7 +81,7 @@ func CopySession(ctx context.Context, src, dst sdk.Persistence, id string, batch
 // MigrateOptions configure Migrate.
 type MigrateOptions struct {
 	// BatchBytes caps one Append to the target; required (> 0). A host
-	// passes sdk.MaxCopyBatchBytes of its plugin request cap.
+	// passes rpcsize.MaxCopyBatchBytes of its plugin request cap.
 	BatchBytes int
 	// Listed, when set, is called once src has listed its sessions, with
 	// how many Migrate will copy.

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/seed-e5e476df/logbook/plugins/memory"
+	"github.com/seed-e5e476df/logbook/runtime/rpcsize"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
@@ -80,16 +81,16 @@ func (c *appendCounter) Append(ctx context.Context, handle string, firstSeq sdk.
 func TestCopySessionCreatesThenResumes(t *testing.T) {
 	src, dst := memory.New(), memory.New()
 	store(t, src, header("s"), envs(0, 5, 1))
-	c, err := CopySession(t.Context(), src, dst, "s", sdk.CopyBatchBytes)
+	c, err := CopySession(t.Context(), src, dst, "s", rpcsize.CopyBatchBytes)
 	if err != nil || c != (Copied{Appended: 5, Created: true}) {
 		t.Fatalf("first copy: %+v, %v", c, err)
 	}
 	store(t, src, header("s"), envs(5, 8, 1))
-	c, err = CopySession(t.Context(), src, dst, "s", sdk.CopyBatchBytes)
+	c, err = CopySession(t.Context(), src, dst, "s", rpcsize.CopyBatchBytes)
 	if err != nil || c != (Copied{Appended: 3}) {
 		t.Fatalf("resumed copy: %+v, %v", c, err)
 	}
-	c, err = CopySession(t.Context(), src, dst, "s", sdk.CopyBatchBytes)
+	c, err = CopySession(t.Context(), src, dst, "s", rpcsize.CopyBatchBytes)
 	if err != nil || c != (Copied{}) {
 		t.Fatalf("copy of a complete session: %+v, %v", c, err)
 	}
@@ -104,7 +105,7 @@ func TestCopySessionSplitsBatchesAtTheByteLimit(t *testing.T) {
 	events := envs(0, 10, 1)
 	store(t, src, header("s"), events)
 	// Room for three envelopes (each counted with AppendEventOverhead) per request.
-	limit := 3 * (len(events[0]) + sdk.AppendEventOverhead)
+	limit := 3 * (len(events[0]) + rpcsize.AppendEventOverhead)
 	if _, err := CopySession(t.Context(), src, dst, "s", limit); err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +135,7 @@ func TestCopySessionRefusesADivergedTarget(t *testing.T) {
 			store(t, src, header("s"), envs(0, 4, 1))
 			tc.target(t, dst)
 			before := stored(t, dst, "s")
-			_, err := CopySession(t.Context(), src, dst, "s", sdk.CopyBatchBytes)
+			_, err := CopySession(t.Context(), src, dst, "s", rpcsize.CopyBatchBytes)
 			var e *sdk.Error
 			if !errors.As(err, &e) || e.Code != sdk.CodeMirrorDiverged || e.SessionID != "s" {
 				t.Fatalf("got %v, want MIRROR_DIVERGED for session s", err)
@@ -161,7 +162,7 @@ func TestMigrateCountsAndKeepsGoingPastAFailure(t *testing.T) {
 	var listed int
 	var done []string
 	res, err := Migrate(t.Context(), src, dst, MigrateOptions{
-		BatchBytes: sdk.CopyBatchBytes,
+		BatchBytes: rpcsize.CopyBatchBytes,
 		Listed:     func(n int) { listed = n },
 		Done: func(id string, err error) {
 			done = append(done, fmt.Sprintf("%s:%v", id, sdk.CodeOf(err)))

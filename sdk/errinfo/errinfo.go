@@ -5,6 +5,8 @@
 // lengths of a SEQ_CONFLICT, the "appended" count of a failed append). The
 // plugin protocol (sdk/pluginrpc), the server API (runtime/server) and its
 // Go client (client) all speak it, so one decoder reads every logbook error.
+// It lives in sdk because the plugin side of the protocol and the client
+// use it, not only the host.
 package errinfo
 
 import (

@@ -9,6 +9,11 @@
 // each ending in '\n', the first one starting with the seq First. A frame
 // that fails is CORRUPT_LOG naming its offset; the chunks before it have
 // been delivered.
+//
+// It lives in sdk, beside the plugin author's interfaces, because both ends
+// use it: the host decodes the frames a backend hands over, and a backend
+// that stores such frames (plugins/jsonl) reads their lines with the same
+// helpers (LeadSeq).
 package frames
 
 import (

@@ -17,8 +17,8 @@ const capSalvage = "salvage"
 type capability struct {
 	name  string // an sdk.Capability* constant, or capSalvage
 	iface string // the interface, as failures name it
-	// implementedBy reports whether v's type implements the interface.
-	implementedBy func(v any) bool
+	// implementedBy reports whether v has the capability (Capability).
+	implementedBy func(v sdk.Persistence) bool
 	// undeclared: no plugin declares it (sdk.Info has no name for it);
 	// only its implementation decides whether its group runs.
 	undeclared bool
@@ -34,8 +34,8 @@ var capabilities = []capability{
 	{name: capSalvage, iface: "sdk.SalvageReader", implementedBy: is[sdk.SalvageReader], undeclared: true},
 }
 
-func is[T any](v any) bool {
-	_, ok := v.(T)
+func is[T any](v sdk.Persistence) bool {
+	_, ok := Capability[T](v)
 	return ok
 }
 
@@ -62,7 +62,7 @@ func (s *suite) declares(name string) bool { return slices.Contains(s.h.Declared
 
 // mismatch says how the declaration of c and the implementation by v
 // disagree, or "" when they agree.
-func (s *suite) mismatch(c capability, v any) string {
+func (s *suite) mismatch(c capability, v sdk.Persistence) string {
 	implemented := c.implementedBy(v)
 	switch {
 	case c.undeclared:
@@ -113,10 +113,67 @@ func (s *suite) requireCapability(t *testing.T, name string) {
 // value in hand (New's, or an adapter) does not implement it.
 func implementation[T any](t *testing.T, p sdk.Persistence) T {
 	t.Helper()
-	v, ok := p.(T)
+	v, ok := Capability[T](p)
 	if !ok {
 		var zero *T
 		t.Fatalf("%T implements no %T, though the backend declares its capability", p, zero)
 	}
 	return v
+}
+
+// Capability returns p's optional capability T — sdk.Watcher,
+// sdk.PrefixCopier, sdk.Importer, sdk.Checkpointer, sdk.FrameReader,
+// sdk.SalvageReader or sdk.Deleter — and whether p has it. A backend
+// reached through a host's plugin proxy implements none of these
+// interfaces; it reports each by an accessor named after it, such as
+// Watcher() (sdk.Watcher, bool), by what the plugin declared, and that
+// accessor's answer is the one returned. Any other backend has T when its
+// type implements T.
+func Capability[T any](p sdk.Persistence) (T, bool) {
+	switch any((*T)(nil)).(type) {
+	case *sdk.Watcher:
+		if a, ok := p.(interface{ Watcher() (sdk.Watcher, bool) }); ok {
+			return answer[T](a.Watcher())
+		}
+	case *sdk.PrefixCopier:
+		if a, ok := p.(interface {
+			PrefixCopier() (sdk.PrefixCopier, bool)
+		}); ok {
+			return answer[T](a.PrefixCopier())
+		}
+	case *sdk.Importer:
+		if a, ok := p.(interface{ Importer() (sdk.Importer, bool) }); ok {
+			return answer[T](a.Importer())
+		}
+	case *sdk.Checkpointer:
+		if a, ok := p.(interface {
+			Checkpointer() (sdk.Checkpointer, bool)
+		}); ok {
+			return answer[T](a.Checkpointer())
+		}
+	case *sdk.FrameReader:
+		if a, ok := p.(interface {
+			FrameReader() (sdk.FrameReader, bool)
+		}); ok {
+			return answer[T](a.FrameReader())
+		}
+	case *sdk.SalvageReader:
+		if a, ok := p.(interface {
+			SalvageReader() (sdk.SalvageReader, bool)
+		}); ok {
+			return answer[T](a.SalvageReader())
+		}
+	case *sdk.Deleter:
+		if a, ok := p.(interface{ Deleter() (sdk.Deleter, bool) }); ok {
+			return answer[T](a.Deleter())
+		}
+	}
+	t, ok := p.(T)
+	return t, ok
+}
+
+// answer is an accessor's answer as T.
+func answer[T any](c any, has bool) (T, bool) {
+	t, _ := c.(T)
+	return t, has
 }

@@ -18,6 +18,15 @@ func (watchingBackend) Watch(context.Context, string, sdk.Offset, func(sdk.Offse
 	return nil
 }
 
+// watchAccessor reports the watch capability through an accessor, as a
+// host's plugin proxy does.
+type watchAccessor struct {
+	sdk.Persistence
+	has bool
+}
+
+func (a watchAccessor) Watcher() (sdk.Watcher, bool) { return watchingBackend{}, a.has }
+
 func TestCapabilityDeclaredAndImplementedMustAgree(t *testing.T) {
 	watch, _ := capabilityNamed(sdk.CapabilityWatch)
 	salvage := capabilities[len(capabilities)-1]
@@ -25,7 +34,7 @@ func TestCapabilityDeclaredAndImplementedMustAgree(t *testing.T) {
 		name     string
 		declared []string
 		c        capability
-		v        any
+		v        sdk.Persistence
 		want     string // "" when they agree, else a word of the failure
 	}{
 		{"implemented, not declared", nil, watch, watchingBackend{}, "does not declare"},
@@ -33,6 +42,8 @@ func TestCapabilityDeclaredAndImplementedMustAgree(t *testing.T) {
 		{"both", []string{sdk.CapabilityWatch}, watch, watchingBackend{}, ""},
 		{"neither", nil, watch, bare{}, ""},
 		{"salvage is declared by no plugin", nil, salvage, bare{}, ""},
+		{"reported by accessor", []string{sdk.CapabilityWatch}, watch, watchAccessor{bare{}, true}, ""},
+		{"denied by accessor", []string{sdk.CapabilityWatch}, watch, watchAccessor{watchingBackend{}, false}, "does not implement"},
 	}
 	for _, c := range cases {
 		s := &suite{h: Harness{Declared: c.declared}}

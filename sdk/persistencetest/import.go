@@ -15,7 +15,7 @@ import (
 // only for a backend that declares and implements it.
 func importer(t *testing.T, p sdk.Persistence) sdk.Importer {
 	t.Helper()
-	imp, ok := p.(sdk.Importer)
+	imp, ok := Capability[sdk.Importer](p)
 	if a, isProxy := p.(interface{ Importer() (sdk.Importer, bool) }); isProxy {
 		imp, ok = a.Importer()
 	}

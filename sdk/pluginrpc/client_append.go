@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"io"
-	"strconv"
 	"sync"
 
 	"github.com/seed-e5e476df/logbook/sdk"
 	logbookv1 "github.com/seed-e5e476df/logbook/sdk/proto/logbook/v1"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
@@ -22,50 +20,27 @@ import (
 // cannot fit a request alone is refused with EVENT_TOO_LARGE before
 // anything is sent. The reply is the last part's.
 func (c *persistenceClient) Append(ctx context.Context, handle string, firstSeq sdk.Seq, events [][]byte) (sdk.Durable, error) {
-	d, _, _, err := c.appendParts(ctx, handle, firstSeq, events, false)
-	return d, err
-}
-
-// AppendFlush is Append and then Flush of handle, with one round trip less:
-// the Flush request goes right behind the last Append request, marked with
-// the next seq that Append brings the handle to, and the plugin's server
-// holds it until that Append is done (see flushAfterKey). The backend still
-// sees Append, then Flush. err is the Append's error, as Append returns it,
-// and then nothing was flushed; otherwise appended is the Append's reply and
-// flushed or flushErr the Flush's outcome. Against a server that answers
-// the Flush before the Append, it flushes again.
-func (c *persistenceClient) AppendFlush(ctx context.Context, handle string, firstSeq sdk.Seq, events [][]byte) (appended, flushed sdk.Durable, flushErr, err error) {
-	return c.appendParts(ctx, handle, firstSeq, events, true)
-}
-
-// appendParts is Append, and AppendFlush when flush is set.
-func (c *persistenceClient) appendParts(ctx context.Context, handle string, firstSeq sdk.Seq, events [][]byte, flush bool) (appended, flushed sdk.Durable, flushErr, err error) {
 	if err := checkHandle(handle); err != nil {
-		return sdk.Durable{}, sdk.Durable{}, nil, err
+		return sdk.Durable{}, err
 	}
 	parts, err := splitBatch(handle, firstSeq, events, c.maxBytes)
 	if err != nil {
-		return sdk.Durable{}, sdk.Durable{}, nil, err
+		return sdk.Durable{}, err
 	}
 	s := c.stream(handle)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	var d sdk.Durable
 	seq := firstSeq
-	for i, part := range parts {
-		req := &logbookv1.AppendRequest{Handle: handle, FirstSeq: int64(seq), Events: part}
-		var r *logbookv1.AppendReply
-		if flush && i == len(parts)-1 {
-			r, flushed, flushErr, err = s.roundTripFlush(ctx, c, req)
-		} else {
-			r, err = s.roundTrip(ctx, c, req)
-		}
+	for _, part := range parts {
+		r, err := s.roundTrip(ctx, c, &logbookv1.AppendRequest{Handle: handle, FirstSeq: int64(seq), Events: part})
 		if err != nil {
-			return sdk.Durable{}, sdk.Durable{}, nil, err
+			return sdk.Durable{}, err
 		}
-		appended = sdk.Durable{NextSeq: sdk.Offset(r.GetNextSeq()), Revision: r.GetRevision()}
+		d = sdk.Durable{NextSeq: sdk.Offset(r.GetNextSeq()), Revision: r.GetRevision()}
 		seq += sdk.Seq(len(part))
 	}
-	return appended, flushed, flushErr, nil
+	return d, nil
 }
 
 // splitBatch cuts events into the consecutive parts sent as one request
@@ -123,41 +98,6 @@ func (s *appendStream) roundTrip(ctx context.Context, c *persistenceClient, req 
 	}
 	r, err := s.stream.Recv()
 	return s.finish(ctx, stop, r, err)
-}
-
-// roundTripFlush is roundTrip with a Flush of the handle sent right behind
-// the request (AppendFlush). The reply is awaited beside the Flush, and a
-// failed batch cancels the Flush. Call with s.mu held.
-func (s *appendStream) roundTripFlush(ctx context.Context, c *persistenceClient, req *logbookv1.AppendRequest) (r *logbookv1.AppendReply, flushed sdk.Durable, flushErr, err error) {
-	stop, err := s.send(ctx, c, req)
-	if err != nil {
-		return nil, sdk.Durable{}, nil, err
-	}
-	after := req.GetFirstSeq() + int64(len(req.GetEvents()))
-	fctx, cancel := context.WithCancel(metadata.AppendToOutgoingContext(ctx, flushAfterKey, strconv.FormatInt(after, 10)))
-	defer cancel()
-	type reply struct {
-		r   *logbookv1.AppendReply
-		err error
-	}
-	got := make(chan reply, 1)
-	go func() {
-		r, err := s.stream.Recv()
-		if err != nil {
-			cancel() // the server lets the Flush go on too; do not wait for it
-		}
-		got <- reply{r, err}
-	}()
-	flushed, flushErr = flushResult(ctx)(c.rpc.Flush(fctx, &logbookv1.HandleRequest{Handle: req.GetHandle()}))
-	rep := <-got
-	if r, err = s.finish(ctx, stop, rep.r, rep.err); err != nil {
-		return nil, sdk.Durable{}, nil, err
-	}
-	if flushErr == nil && int64(flushed.NextSeq) < after {
-		// A server that does not hold the Flush answered before the batch.
-		flushed, flushErr = c.Flush(ctx, req.GetHandle())
-	}
-	return r, flushed, flushErr, nil
 }
 
 // send opens the stream if needed, ties it to ctx and sends req. stop

@@ -29,14 +29,8 @@
 // Unimplemented, which the client reports as CONFIG_INVALID. The gRPC limits are RPCMaxBytes
 // plus 1 MiB of headroom on both ends.
 //
-// A host's write-behind drain ends with Append and then Flush (docs/architecture.md).
-// The client's AppendFlush sends that Flush right behind the last Append
-// request, before its reply, with the gRPC metadata logbook-flush-after set
-// to the next seq the Append brings the handle to; the server holds such a
-// Flush until an Append on the handle has reached that seq or failed, so
-// the backend still sees Append, then Flush, and the drain costs one round
-// trip instead of two. A server that ignores the key answers the Flush at
-// once with a durable next seq short of it, and the client flushes again.
+// Every protocol feature is in the .proto: neither end reads or sets gRPC
+// metadata.
 //
 // # Errors
 //

@@ -64,7 +64,7 @@ func TestReadFramesOverTheConnection(t *testing.T) {
 		}
 	}
 
-	for name, b := range map[string]sdk.Persistence{"a plain log": &frameLog{}, "no capability": &slowLog{}} {
+	for name, b := range map[string]sdk.Persistence{"a plain log": &frameLog{}, "no capability": plainLog{}} {
 		c := serveOver(t, b)
 		framed, err := c.ReadFrames(t.Context(), "h", 0, -1, func([]sdk.Frame) error {
 			t.Fatalf("%s: fn was called", name)

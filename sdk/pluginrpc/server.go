@@ -76,7 +76,6 @@ type persistenceServer struct {
 	logbookv1.UnimplementedPersistenceServer
 	impl       sdk.Persistence
 	chunkBytes int // most event bytes (with framing) per ReadChunk
-	progress   appendProgress
 }
 
 func (s *persistenceServer) Describe(ctx context.Context, _ *logbookv1.DescribeRequest) (*logbookv1.DescribeReply, error) {
@@ -164,8 +163,7 @@ func handleReply(o sdk.Opened) *logbookv1.HandleReply {
 
 // Append serves one long-lived stream: each request is one compare-and-set
 // batch answered by one reply, in order. The first failing batch ends the
-// stream with its status, so later batches on it are never applied. Each
-// outcome is recorded in s.progress for a Flush sent behind the batch.
+// stream with its status, so later batches on it are never applied.
 func (s *persistenceServer) Append(stream logbookv1.Persistence_AppendServer) error {
 	ctx := stream.Context()
 	for {
@@ -176,16 +174,12 @@ func (s *persistenceServer) Append(stream logbookv1.Persistence_AppendServer) er
 		if err != nil {
 			return err
 		}
-		handle, first := req.GetHandle(), req.GetFirstSeq()
-		d, err := s.impl.Append(ctx, handle, sdk.Seq(first), req.GetEvents())
+		d, err := s.impl.Append(ctx, req.GetHandle(), sdk.Seq(req.GetFirstSeq()), req.GetEvents())
 		releaseRequest(req) // the backend keeps nothing Append hands it
 		if err != nil {
-			s.progress.failedAt(handle, first)
 			return toStatus(err)
 		}
-		err = stream.Send(&logbookv1.AppendReply{NextSeq: int64(d.NextSeq), Revision: d.Revision})
-		s.progress.appended(handle, int64(d.NextSeq))
-		if err != nil {
+		if err := stream.Send(&logbookv1.AppendReply{NextSeq: int64(d.NextSeq), Revision: d.Revision}); err != nil {
 			return err
 		}
 	}
@@ -292,12 +286,8 @@ func eventFieldSize(n int) int {
 	return 1 + protowire.SizeBytes(n)
 }
 
-// Flush flushes the backend; a Flush sent behind an Append (flushAfterKey)
-// first waits for that Append.
+// Flush flushes the backend.
 func (s *persistenceServer) Flush(ctx context.Context, req *logbookv1.HandleRequest) (*logbookv1.FlushReply, error) {
-	if after, ok := flushAfter(ctx); ok {
-		s.progress.await(ctx, req.GetHandle(), after)
-	}
 	d, err := s.impl.Flush(ctx, req.GetHandle())
 	if err != nil {
 		return nil, toStatus(err)
@@ -306,9 +296,7 @@ func (s *persistenceServer) Flush(ctx context.Context, req *logbookv1.HandleRequ
 }
 
 func (s *persistenceServer) Close(ctx context.Context, req *logbookv1.HandleRequest) (*logbookv1.Empty, error) {
-	err := s.impl.Close(ctx, req.GetHandle())
-	s.progress.forget(req.GetHandle())
-	if err != nil {
+	if err := s.impl.Close(ctx, req.GetHandle()); err != nil {
 		return nil, toStatus(err)
 	}
 	return &logbookv1.Empty{}, nil

@@ -63,7 +63,7 @@ const newID = () => `evil-${++made}`;
 /** The body a route would take from a client: {type, text}, or undefined for none. */
 function routeBody(path) {
   if (path === "/v1/sessions") return { type: "application/json", text: JSON.stringify({ id: newID() }) };
-  if (path.endsWith("/events")) return { type: "application/x-ndjson", text: '{"type":"turn/start","data":{"turn":99}}\n' };
+  if (path.endsWith("/events") || path.endsWith("/events/group")) return { type: "application/x-ndjson", text: '{"type":"turn/start","data":{"turn":99}}\n' };
   if (path.endsWith("/fork")) return { type: "application/json", text: JSON.stringify({ as: newID() }) };
   if (path.endsWith("/hold") || path.endsWith("/release-hold")) return { type: "application/json", text: '{"reason":"evil"}' };
   return { type: "application/json", text: "{}" };
@@ -81,6 +81,8 @@ function connectMessage(name, id) {
     case "AppendStream":
       return { sessionId: id, events: [{ type: "turn/start", data: '{"turn":99}' }] };
     case "Delete":
+    case "Hold":
+    case "ReleaseHold":
       return { sessionId: id, reason: "evil" };
     default:
       return { sessionId: id };

@@ -30,9 +30,16 @@ class Client:
         self.token = token
         self.timeout = timeout
 
-    def create(self, id: str | None = None, cwd: str | None = None) -> "Session":
-        """A new session (id default: a generated one)."""
-        body = {k: v for k, v in (("id", id), ("cwd", cwd)) if v is not None}
+    def create(self, id: str | None = None, cwd: str | None = None, origin: str | None = None,
+               delegation_depth: int | None = None, agent_preset: str | None = None,
+               parent_session: str | None = None) -> "Session":
+        """A new session (id default: a generated one) with the header fields
+        given: cwd (absolute), origin ("subagent"), delegation_depth (≥ 0),
+        agent_preset and parent_session (the id of the session that started
+        it)."""
+        fields = (("id", id), ("cwd", cwd), ("origin", origin), ("delegationDepth", delegation_depth),
+                  ("agentPreset", agent_preset), ("parentSession", parent_session))
+        body = {k: v for k, v in fields if v is not None}
         header = json.loads(self.call("POST", "/v1/sessions", json_body=body))
         return Session(self, header["id"], header)
 
@@ -41,8 +48,14 @@ class Client:
         return Session(self, id)
 
     def list(self, limit: int | None = None, cursor: str | None = None, order: str | None = None) -> dict:
-        """One page of the sessions: {"sessions": [...], "nextCursor": str | None}."""
+        """One page of the sessions: {"sessions": [...], "nextCursor": str | None};
+        order "id" (the default), "recent" (newest first) or "activity" (most
+        recently active first)."""
         return json.loads(self.call("GET", "/v1/sessions", query={"limit": limit, "cursor": cursor, "order": order}))
+
+    def openapi(self) -> dict:
+        """The OpenAPI document of the server's /v1 API."""
+        return json.loads(self.call("GET", "/v1/openapi.json"))
 
     def open(self, method: str, path: str, query: dict | None = None, json_body: Any = None, ndjson: str | None = None,
              headers: dict | None = None, timeout: float | None = None):
@@ -140,8 +153,19 @@ class Session:
         is appended. The first rejected input ends the request: the ones
         before it stay, and the LogbookError says how many (appended, from
         first_seq)."""
+        return self._append("/events", inputs, expected_seq, flush)
+
+    def append_group(self, inputs: list[Input], expected_seq: int | None = None, flush: bool = False) -> list[Event]:
+        """Append inputs as one atomic group (docs/compaction.md): all of them
+        with consecutive seqs, or none, and the LogbookError of the rejected
+        input (line, index, appended 0). With expected_seq the first input
+        must get that seq. A group holds at most one surface or projection
+        event."""
+        return self._append("/events/group", inputs, expected_seq, flush)
+
+    def _append(self, sub: str, inputs: list[Input], expected_seq: int | None, flush: bool) -> list[Event]:
         body = "".join(encode_input(i) + "\n" for i in inputs)
-        text = self.client.call("POST", self._path("/events"), query={"expectedSeq": expected_seq, "flush": flush or None}, ndjson=body)
+        text = self.client.call("POST", self._path(sub), query={"expectedSeq": expected_seq, "flush": flush or None}, ndjson=body)
         return _events(text)
 
     def append_retry(self, expected: int, inputs: list[Input], flush: bool = False, max_attempts: int = 0,
@@ -255,7 +279,9 @@ class Session:
             wait = min(2 * wait, max_backoff)
 
     def messages(self, at: int | None = None) -> list:
-        """The derived messages, as after event at (default: now)."""
+        """The derived messages, as after event at (default: now), in the
+        logbook format; text("messages", format=...) gives another format's
+        document."""
         return json.loads(self.text("messages", at))
 
     def transcript(self) -> list:
@@ -270,18 +296,48 @@ class Session:
         """The folded request header, None when the log has none."""
         return json.loads(self.text("header", at))
 
-    def request(self, at: int | None = None) -> dict:
-        """The request a model would be sent: {header, context, messages}."""
-        return json.loads(self.text("request", at))
+    def request(self, at: int | None = None, format: str | None = None) -> dict:
+        """The request a model would be sent: {header, context, messages}
+        (format "logbook", the default), or the provider's body ("openai",
+        "anthropic")."""
+        return json.loads(self.text("request", at, format=format))
+
+    def why(self, seq: int) -> dict:
+        """The provenance tree of event seq, as `logbook why ID SEQ --json` prints it."""
+        return json.loads(self.text("why", seq=seq))
+
+    def shadowed(self, at: int | None = None) -> dict:
+        """The nodes replacements took off the surface, as after event at
+        (default: now): {"shadowed": [seq…], "replacedBy": {"<seq>": seq}}."""
+        return json.loads(self.text("shadowed", at))
+
+    def tokens(self, at: int | None = None) -> dict:
+        """The token estimate of the next request, as after event at (default:
+        now): {total, surfaceTokens, headerTokens, baseline, perTurn, nodes, method}."""
+        return json.loads(self.text("tokens", at))
+
+    def lineage(self) -> dict:
+        """The fork family from the stored headers: {id, ancestors, children, tree}."""
+        return json.loads(self.text("lineage"))
 
     def inspect(self) -> dict:
         """The open turn and the repair a resume would append; never writes."""
         return json.loads(self.text("inspect"))
 
-    def text(self, view: str, at: int | None = None) -> str:
+    def text(self, view: str, at: int | None = None, format: str | None = None, seq: int | None = None) -> str:
         """A view's document ("messages", "transcript", "surface", "header",
-        "request", "inspect") exactly as the server sent it."""
-        return self.client.call("GET", self._path("/" + view), query={"at": at}).removesuffix("\n")
+        "request", "inspect", "why", "shadowed", "tokens", "lineage") exactly
+        as the server sent it; format for messages and request, seq for why."""
+        query = {"at": at, "format": format, "seq": seq}
+        return self.client.call("GET", self._path("/" + view), query=query).removesuffix("\n")
+
+    def open(self) -> dict:
+        """Resume the stored session for write (closing an interrupted turn,
+        cutting a torn tail) and keep it live, or find it live: {id, header,
+        nextSeq, alreadyLive, repaired: [envelope…], torn?}. An append
+        resumes a session by itself; open is for reading the repair before
+        the first write."""
+        return json.loads(self.client.call("POST", self._path("/open")))
 
     def fork(self, at: int | None = None, as_id: str | None = None) -> "Session":
         """A live child keeping the events up to at (default all), id as_id (default generated)."""
@@ -301,6 +357,26 @@ class Session:
     def release(self) -> None:
         """Flush the session and let the server drop it."""
         self.client.call("POST", self._path("/release"))
+
+    def delete(self, reason: str | None = None) -> None:
+        """Delete the stored session from every backend, audited with by "api"
+        and the reason: a live session is ALREADY_OWNED (release it first), a
+        held one SESSION_HELD."""
+        self.client.call("DELETE", self._path(), query={"reason": reason})
+
+    def hold(self, reason: str | None = None) -> dict:
+        """Put a legal hold on the stored session: delete and retention refuse
+        it until release_hold. {"changed": bool, "record": {...}} (record
+        only when it changed)."""
+        return self._set_hold("/hold", reason)
+
+    def release_hold(self, reason: str | None = None) -> dict:
+        """Lift the legal hold, answered as hold is."""
+        return self._set_hold("/release-hold", reason)
+
+    def _set_hold(self, sub: str, reason: str | None) -> dict:
+        body = {} if reason is None else {"reason": reason}
+        return json.loads(self.client.call("POST", self._path(sub), json_body=body))
 
 
 def _server_events(res) -> Iterator[str]:

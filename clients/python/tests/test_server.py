@@ -32,6 +32,26 @@ def a_turn(turn: int) -> list:
     ]
 
 
+def a_rewrite() -> list:
+    """One turn whose tool result (seq 5) a rewrite replaces (seq 6)."""
+    return [
+        ev.turn_start(1),
+        ev.user_text("u1", "list the files"),
+        ev.step_start(1, 1),
+        ev.assistant(1, 1, ev.Reply("a1", MODEL, [ev.tool_call_block("c1", "ls", "{}")])),
+        ev.tool_call(1, 1, "c1", "ls", "{}"),
+        ev.tool_result(1, 1, "r1", "c1", "a.txt b.txt"),
+        ev.replacing(ev.tool_result(1, 1, "r1", "c1", "[2 files]"), 5, 5, 5),
+        ev.step_end(1, 1),
+        ev.turn_end(1, ev.completed()),
+    ]
+
+
+def note(n: int) -> ev.Input:
+    """An ignorable log-only event."""
+    return ev.Input("app/note", n, ignorable=True)
+
+
 def setUpModule():
     global srv, lb
     srv = Server()
@@ -231,3 +251,73 @@ class TokenAndRetryTest(unittest.TestCase):
             s.append_retry(0, [ev.turn_start(1)], max_attempts=3, on_retry=lambda e: retries.append(e.code))
         self.assertEqual((cm.exception.code, cm.exception.status, cm.exception.appended), ("CONNECTION_FAILED", 0, 0))
         self.assertEqual(retries, ["CONNECTION_FAILED"] * 2)
+
+    def test_openapi_names_every_route_the_client_calls(self):
+        doc = lb.openapi()
+        self.assertEqual(doc["openapi"], "3.1.0")
+        for p in ("/v1/sessions/{id}/events/group", "/v1/sessions/{id}/open", "/v1/sessions/{id}/why", "/v1/sessions/{id}/lineage", "/v1/sessions/{id}/hold"):
+            self.assertIn(p, doc["paths"])
+
+    def test_create_takes_every_header_field(self):
+        s = lb.create(id="py-sub", cwd="/work", origin="subagent", delegation_depth=2, agent_preset="coder", parent_session="py-lead")
+        h = s.header
+        self.assertEqual((h["cwd"], h["origin"], h["delegationDepth"], h["agentPreset"], h["parentSession"]),
+                         ("/work", "subagent", 2, "coder", "py-lead"))
+        with self.assertRaises(LogbookError) as cm:
+            lb.create(origin="robot")
+        self.assertEqual(cm.exception.code, "SEED_INVALID")
+
+    def test_append_group_is_all_or_nothing(self):
+        s = lb.create(id="py-group")
+        with self.assertRaises(LogbookError) as cm:
+            s.append_group([note(1), ev.user_text("u1", "one"), ev.user_text("u2", "two")])
+        e = cm.exception
+        self.assertEqual((e.code, e.index, e.line, e.appended, e.first_seq), ("SURFACE_OP_NOT_ALLOWED", 2, 3, 0, None))
+        self.assertEqual(s.info()["length"], 0)
+        with self.assertRaises(LogbookError) as cm:
+            s.append_group([note(1)], expected_seq=1)
+        self.assertEqual((cm.exception.code, cm.exception.appended), ("SEQ_CONFLICT", 0))
+        evs = s.append_group([note(1), ev.user_text("u1", "one"), note(2)], expected_seq=0, flush=True)
+        self.assertEqual([e.seq for e in evs], [0, 1, 2])
+
+    def test_views_holds_and_delete(self):
+        s = lb.create(id="py-views")
+        s.append(a_rewrite(), flush=True)
+        why = s.why(6)
+        self.assertEqual((why["seq"], why["replace"], why["derivedFrom"][0]["seq"], why["derivedFrom"][0]["relation"]),
+                         (6, {"startSeq": 5, "endSeq": 5}, 5, "shadowed"))
+        with self.assertRaises(LogbookError) as cm:
+            s.why(9)
+        self.assertEqual(cm.exception.code, "INVALID_BOUNDARY")
+        self.assertEqual(s.shadowed(), {"shadowed": [5], "replacedBy": {"5": 6}})
+        self.assertEqual(s.shadowed(at=5), {"shadowed": [], "replacedBy": {}})
+        tk = s.tokens()
+        self.assertEqual(tk["total"], tk["headerTokens"] + tk["surfaceTokens"])
+        self.assertEqual([n["seq"] for n in tk["nodes"]], s.surface())
+        self.assertIn("[2 files]", s.text("messages", format="markdown"))
+        with self.assertRaises(LogbookError) as cm:
+            s.request(format="openai")
+        self.assertEqual(cm.exception.code, "PAYLOAD_INVALID")
+
+        child = s.fork(at=6, as_id="py-views-child")
+        lin = child.lineage()
+        self.assertEqual(lin["ancestors"], [{"id": "py-views", "seq": 6}])
+        self.assertEqual(lin["tree"], {"id": "py-views", "children": [{"id": "py-views-child", "seq": 6, "children": []}]})
+
+        s.release()
+        opened = s.open()
+        self.assertEqual((opened["alreadyLive"], opened["nextSeq"], opened["repaired"]), (False, 10, []))
+        self.assertTrue(s.open()["alreadyLive"])
+        s.release()
+        held = s.hold(reason="LEGAL-1")
+        r = held["record"]
+        self.assertEqual((held["changed"], r["op"], r["by"], r["reason"], r["events"]), (True, "hold", "api", "LEGAL-1", 10))
+        self.assertEqual(s.hold(), {"changed": False})
+        with self.assertRaises(LogbookError) as cm:
+            s.delete()
+        self.assertEqual(cm.exception.code, "SESSION_HELD")
+        self.assertTrue(s.release_hold()["changed"])
+        s.delete(reason="done")
+        with self.assertRaises(LogbookError) as cm:
+            s.info()
+        self.assertEqual(cm.exception.code, "SESSION_NOT_FOUND")

@@ -64,6 +64,106 @@ export interface Inspection {
   tornFromSeq?: Seq;
 }
 
+/** The body of POST /v1/sessions: the id and the header fields a new session may set. */
+export interface CreateOptions {
+  /** Default: a generated UUIDv7. */
+  id?: string;
+  /** Absolute, or absent. */
+  cwd?: string;
+  /** "subagent" for a session a delegating agent started. */
+  origin?: "" | "subagent";
+  /** How many delegations deep the session is; default 0. */
+  delegationDepth?: number;
+  agentPreset?: string;
+  /** The id of the session that started this one. */
+  parentSession?: string;
+}
+
+/** A backend's audit record of a lifecycle change. */
+export interface AuditRecord {
+  time: string;
+  op: "delete" | "hold" | "release-hold";
+  session: string;
+  events: number;
+  lastSeq?: Seq;
+  digest: string;
+  reason: string;
+  by: string;
+}
+
+/** The answer of hold and releaseHold: whether anything changed, and the audit record when it did. */
+export interface HoldResult {
+  changed: boolean;
+  record?: AuditRecord;
+}
+
+/** One event of a provenance tree (GET …/why). */
+export interface WhyNode {
+  seq: Seq;
+  type: string;
+  relation?: "source" | "shadowed" | "summarized" | "call" | "answers";
+  replace?: { startSeq: Seq; endSeq: Seq };
+  summary?: string;
+  repeated?: boolean;
+  derivedFrom?: WhyNode[];
+  [member: string]: unknown;
+}
+
+/** The nodes replacements took off the surface, and the event that replaced each (GET …/shadowed). */
+export interface Shadowed {
+  shadowed: Seq[];
+  /** Shadowed seq (as a string key) → the replacing event's seq. */
+  replacedBy: Record<string, Seq>;
+}
+
+/** The token estimate of the next request (GET …/tokens). */
+export interface Tokens {
+  total: number;
+  surfaceTokens: number;
+  headerTokens: number;
+  baseline: "provider" | "estimated";
+  perTurn: { turn?: number; startSeq: Seq; tokens: number }[];
+  nodes: { seq: Seq; tokens: number }[];
+  method: string;
+}
+
+/** One node of a lineage tree. */
+export interface LineageTree {
+  id: string;
+  /** The seq it was forked at, when it inherited events (absent at the root). */
+  seq?: Seq;
+  children: LineageTree[];
+}
+
+/** A session's fork family from the stored headers (GET …/lineage). */
+export interface Lineage {
+  id: string;
+  /** Nearest parent first; a parent that is not stored is missing and ends the walk. */
+  ancestors: { id: string; seq?: Seq; missing?: boolean }[];
+  children: { id: string; seq?: Seq; createdAt: number }[];
+  tree: LineageTree;
+}
+
+/** Formats of messages (docs/providers.md). */
+export type MessageFormat = "logbook" | "openai" | "anthropic" | "markdown";
+
+/** Formats of a model request (docs/providers.md). */
+export type RequestFormat = "logbook" | "openai" | "anthropic";
+
+/** The answer of open: the live session and what its resume repaired. */
+export interface Opened {
+  id: string;
+  header: SessionHeader;
+  /** The log length after the open: the seq the next append gets. */
+  nextSeq: Seq;
+  /** The session was live already: nothing was read or repaired. */
+  alreadyLive: boolean;
+  /** The envelopes the resume appended before its marker: session/recovered, then the closers of an interrupted turn. */
+  repaired: unknown[];
+  /** The torn tail the write open cut, when there was one. */
+  torn?: { bytes: number; fromSeq: Seq; artifact: string };
+}
+
 /** One entry of the transcript. */
 export interface TranscriptEntry {
   seq: Seq;
@@ -114,7 +214,14 @@ export interface FollowOptions {
 }
 
 /** The derived views GET /v1/sessions/{id}/<view> answers. */
-export type View = "messages" | "transcript" | "surface" | "header" | "request" | "inspect";
+export type View = "messages" | "transcript" | "surface" | "header" | "request" | "inspect" | "why" | "shadowed" | "tokens" | "lineage";
+
+/** The query of a view: at (as right after that event), format (messages, request), seq (why). */
+export interface ViewQuery {
+  at?: Seq;
+  format?: string;
+  seq?: Seq;
+}
 
 type Query = Record<string, string | number | boolean | undefined>;
 
@@ -139,8 +246,8 @@ export class Client {
     this.#fetch = o.fetch ?? globalThis.fetch;
   }
 
-  /** create makes a new session (id default: a generated one) and returns it. */
-  async create(o: { id?: string; cwd?: string } = {}): Promise<Session> {
+  /** create makes a new session (id default: a generated one) with the header fields of o and returns it. */
+  async create(o: CreateOptions = {}): Promise<Session> {
     const res = await this.call("POST", "/v1/sessions", { json: o });
     const header = (await res.json()) as SessionHeader;
     return new Session(this, header.id, header);
@@ -151,9 +258,14 @@ export class Client {
     return new Session(this, id);
   }
 
-  /** list returns one page of the sessions, by id or most recent first. */
-  async list(o: { limit?: number; cursor?: string; order?: "id" | "recent" } = {}): Promise<SessionPage> {
+  /** list returns one page of the sessions: by id, most recent first, or most recently active first. */
+  async list(o: { limit?: number; cursor?: string; order?: "id" | "recent" | "activity" } = {}): Promise<SessionPage> {
     return (await (await this.call("GET", "/v1/sessions", { query: o })).json()) as SessionPage;
+  }
+
+  /** openapi returns the OpenAPI document of the server's /v1 API. */
+  async openapi(): Promise<JSONValue> {
+    return (await (await this.call("GET", "/v1/openapi.json")).json()) as JSONValue;
   }
 
   /** call sends one request and returns the successful response; a problem answer or no answer throws LogbookError. */
@@ -260,8 +372,21 @@ export class Session {
    * first rejected input ends the request: the ones before it stay
    * appended, and the LogbookError says how many (appended, from firstSeq). */
   async append(inputs: Input<unknown>[], o: AppendOptions = {}): Promise<Event[]> {
+    return this.#append("/events", inputs, o);
+  }
+
+  /** appendGroup appends inputs as one atomic group (docs/compaction.md):
+   * every one with consecutive seqs, or none; a rejected input throws its
+   * LogbookError (line, index), appended 0. With expectedSeq the first
+   * input must get that seq. A group holds at most one surface or
+   * projection event. */
+  async appendGroup(inputs: Input<unknown>[], o: AppendOptions = {}): Promise<Event[]> {
+    return this.#append("/events/group", inputs, o);
+  }
+
+  async #append(sub: string, inputs: Input<unknown>[], o: AppendOptions): Promise<Event[]> {
     const ndjson = inputs.map((i) => encodeInput(i) + "\n").join("");
-    const res = await this.#call("POST", "/events", {
+    const res = await this.#call("POST", sub, {
       query: { expectedSeq: o.expectedSeq, flush: o.flush || undefined },
       ndjson,
       signal: o.signal,
@@ -394,7 +519,9 @@ export class Session {
     }
   }
 
-  /** messages returns the derived messages, as after event at (default: now). */
+  /** messages returns the derived messages, as after event at (default:
+   * now), in the logbook format; text("messages", {format}) gives another
+   * format's document. */
   async messages(o: { at?: Seq } = {}): Promise<Message[]> {
     return JSON.parse(await this.text("messages", o)) as Message[];
   }
@@ -414,9 +541,30 @@ export class Session {
     return JSON.parse(await this.text("header", o)) as JSONValue;
   }
 
-  /** request returns the request a model would be sent: {header, context, messages}. */
-  async request(o: { at?: Seq } = {}): Promise<JSONValue> {
+  /** request returns the request a model would be sent: {header, context,
+   * messages} (format logbook, the default), or the provider's body. */
+  async request(o: { at?: Seq; format?: RequestFormat } = {}): Promise<JSONValue> {
     return JSON.parse(await this.text("request", o)) as JSONValue;
+  }
+
+  /** why returns the provenance tree of event seq. */
+  async why(seq: Seq): Promise<WhyNode> {
+    return JSON.parse(await this.text("why", { seq })) as WhyNode;
+  }
+
+  /** shadowed returns the nodes replacements took off the surface, as after event at (default: now). */
+  async shadowed(o: { at?: Seq } = {}): Promise<Shadowed> {
+    return JSON.parse(await this.text("shadowed", o)) as Shadowed;
+  }
+
+  /** tokens returns the token estimate of the next request, as after event at (default: now). */
+  async tokens(o: { at?: Seq } = {}): Promise<Tokens> {
+    return JSON.parse(await this.text("tokens", o)) as Tokens;
+  }
+
+  /** lineage returns the session's fork family. */
+  async lineage(): Promise<Lineage> {
+    return JSON.parse(await this.text("lineage")) as Lineage;
   }
 
   /** inspect returns the open turn and the repair a resume would append. */
@@ -426,9 +574,17 @@ export class Session {
 
   /** text returns a view's document exactly as the server sent it: the
    * canonical bytes, for comparing or for a lossless parser. */
-  async text(view: View, o: { at?: Seq } = {}): Promise<string> {
-    const res = await this.#call("GET", "/" + view, { query: { at: o.at } });
+  async text(view: View, o: ViewQuery = {}): Promise<string> {
+    const res = await this.#call("GET", "/" + view, { query: { at: o.at, format: o.format, seq: o.seq } });
     return (await res.text()).replace(/\n$/, "");
+  }
+
+  /** open resumes the stored session for write (closing an interrupted
+   * turn, cutting a torn tail) and keeps it live, or finds it live; an
+   * append resumes a session by itself, so open is for reading the repair
+   * before the first write. */
+  async open(): Promise<Opened> {
+    return (await (await this.#call("POST", "/open")).json()) as Opened;
   }
 
   /** fork makes a live child keeping the events up to at (default: all), with id as (default: generated). */
@@ -452,6 +608,23 @@ export class Session {
   /** release flushes the session and lets the server drop it. */
   async release(): Promise<void> {
     await this.#call("POST", "/release");
+  }
+
+  /** delete deletes the stored session from every backend, audited with
+   * by "api" and the reason: a live session is ALREADY_OWNED (release it
+   * first), a held one SESSION_HELD. */
+  async delete(o: { reason?: string } = {}): Promise<void> {
+    await this.#call("DELETE", "", { query: { reason: o.reason } });
+  }
+
+  /** hold puts a legal hold on the stored session: delete and retention refuse it until releaseHold. */
+  async hold(o: { reason?: string } = {}): Promise<HoldResult> {
+    return (await (await this.#call("POST", "/hold", { json: o })).json()) as HoldResult;
+  }
+
+  /** releaseHold lifts the legal hold. */
+  async releaseHold(o: { reason?: string } = {}): Promise<HoldResult> {
+    return (await (await this.#call("POST", "/release-hold", { json: o })).json()) as HoldResult;
   }
 }
 

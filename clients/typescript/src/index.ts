@@ -3,16 +3,28 @@
 export { Client, Session, encodeInput, sameEvent } from "./client.js";
 export type {
   AppendOptions,
+  AuditRecord,
   ClientOptions,
+  CreateOptions,
   FlushResult,
   FollowOptions,
+  HoldResult,
   Inspection,
+  Lineage,
+  LineageTree,
+  MessageFormat,
+  Opened,
+  RequestFormat,
   RetryOptions,
   SessionHeader,
   SessionInfo,
   SessionPage,
+  Shadowed,
+  Tokens,
   TranscriptEntry,
   View,
+  ViewQuery,
+  WhyNode,
 } from "./client.js";
 export { CONNECTION_FAILED, LogbookError, retryable } from "./errors.js";
 export type { Problem } from "./errors.js";

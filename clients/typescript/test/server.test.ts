@@ -293,3 +293,97 @@ test("a server with a token refuses a client without it (UNAUTHENTICATED) and se
     own.removeData();
   }
 });
+
+// aRewrite is one turn whose tool result (seq 5) a rewrite replaces (seq 6).
+function aRewrite(): Input<unknown>[] {
+  return [
+    ev.turnStart(1),
+    ev.userText("u1", "list the files"),
+    ev.stepStart(1, 1),
+    ev.assistant(1, 1, { id: "a1", model, content: [ev.toolCallBlock("c1", "ls", "{}")] }),
+    ev.toolCall(1, 1, "c1", "ls", "{}"),
+    ev.toolResult(1, 1, "r1", "c1", "a.txt b.txt"),
+    ev.replacing(ev.toolResult(1, 1, "r1", "c1", "[2 files]"), 5, 5, 5),
+    ev.stepEnd(1, 1),
+    ev.turnEnd(1, ev.completed()),
+  ];
+}
+
+test("openapi is the server's description of /v1, naming every route the client calls", async () => {
+  const doc = (await lb.openapi()) as { openapi: string; paths: Record<string, unknown> };
+  assert.equal(doc.openapi, "3.1.0");
+  for (const p of ["/v1/sessions/{id}/events/group", "/v1/sessions/{id}/open", "/v1/sessions/{id}/why", "/v1/sessions/{id}/lineage", "/v1/sessions/{id}/hold"]) {
+    assert.ok(p in doc.paths, p);
+  }
+});
+
+test("create takes every header field the server does", async () => {
+  const s = await lb.create({ id: "t-sub", cwd: "/work", origin: "subagent", delegationDepth: 2, agentPreset: "coder", parentSession: "t-lead" });
+  assert.deepEqual(
+    { cwd: s.header?.cwd, origin: s.header?.["origin"], depth: s.header?.delegationDepth, preset: s.header?.["agentPreset"], parent: s.header?.["parentSession"] },
+    { cwd: "/work", origin: "subagent", depth: 2, preset: "coder", parent: "t-lead" },
+  );
+  await assert.rejects(lb.create({ origin: "robot" as "subagent" }), (err: LogbookError) => err.code === "SEED_INVALID");
+});
+
+test("appendGroup appends all of its inputs or none", async () => {
+  const s = await lb.create({ id: "t-group" });
+  const note = (n: number): Input<unknown> => ({ type: "app/note", data: n, ignorable: true });
+  await assert.rejects(s.appendGroup([note(1), ev.userText("u1", "one"), ev.userText("u2", "two")]), (err: LogbookError) => {
+    assert.equal(err.code, "SURFACE_OP_NOT_ALLOWED");
+    assert.equal(err.index, 2);
+    assert.equal(err.line, 3);
+    assert.equal(err.appended, 0);
+    return true;
+  });
+  assert.equal((await s.info()).length, 0);
+  await assert.rejects(s.appendGroup([note(1)], { expectedSeq: 1 }), (err: LogbookError) => err.code === "SEQ_CONFLICT" && err.appended === 0);
+  const evs = await s.appendGroup([note(1), ev.userText("u1", "one"), note(2)], { expectedSeq: 0, flush: true });
+  assert.deepEqual(
+    evs.map((e) => e.seq),
+    [0, 1, 2],
+  );
+});
+
+test("why, shadowed, tokens, lineage, request formats, open, holds and delete", async () => {
+  const s = await lb.create({ id: "t-views" });
+  await s.append(aRewrite(), { flush: true });
+  const why = await s.why(6);
+  assert.equal(why.seq, 6);
+  assert.deepEqual(why.replace, { startSeq: 5, endSeq: 5 });
+  assert.equal(why.derivedFrom?.[0]?.seq, 5);
+  assert.equal(why.derivedFrom?.[0]?.relation, "shadowed");
+  await assert.rejects(s.why(9), (err: LogbookError) => err.code === "INVALID_BOUNDARY");
+  assert.deepEqual(await s.shadowed(), { shadowed: [5], replacedBy: { "5": 6 } });
+  assert.deepEqual(await s.shadowed({ at: 5 }), { shadowed: [], replacedBy: {} });
+  const tk = await s.tokens();
+  assert.equal(tk.total, tk.headerTokens + tk.surfaceTokens);
+  assert.deepEqual(
+    tk.nodes.map((n) => n.seq),
+    await s.surface(),
+  );
+  assert.ok((await s.text("messages", { format: "markdown" })).includes("[2 files]"));
+  await assert.rejects(s.request({ format: "openai" }), (err: LogbookError) => err.code === "PAYLOAD_INVALID");
+
+  const child = await s.fork({ at: 6, as: "t-views-child" });
+  const lin = await child.lineage();
+  assert.deepEqual(lin.ancestors, [{ id: "t-views", seq: 6 }]);
+  assert.deepEqual(lin.tree, { id: "t-views", children: [{ id: "t-views-child", seq: 6, children: [] }] });
+
+  await s.release();
+  const opened = await s.open();
+  assert.deepEqual([opened.alreadyLive, opened.nextSeq, opened.repaired], [false, 10, []]);
+  assert.equal((await s.open()).alreadyLive, true);
+  await s.release();
+  const held = await s.hold({ reason: "LEGAL-1" });
+  assert.equal(held.changed, true);
+  assert.equal(held.record?.op, "hold");
+  assert.equal(held.record?.by, "api");
+  assert.equal(held.record?.reason, "LEGAL-1");
+  assert.equal(held.record?.events, 10);
+  assert.deepEqual(await s.hold(), { changed: false });
+  await assert.rejects(s.delete(), (err: LogbookError) => err.code === "SESSION_HELD");
+  assert.equal((await s.releaseHold()).changed, true);
+  await s.delete({ reason: "done" });
+  await assert.rejects(s.info(), (err: LogbookError) => err.code === "SESSION_NOT_FOUND");
+});

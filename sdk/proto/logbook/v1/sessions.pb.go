@@ -902,6 +902,7 @@ func (x *TranscriptEntry) GetMessage() string {
 type SessionsSurfaceRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	At            *int64                 `protobuf:"varint,2,opt,name=at,proto3,oneof" json:"at,omitempty"` // as it was right after event `at`; absent = now
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -941,6 +942,13 @@ func (x *SessionsSurfaceRequest) GetSessionId() string {
 		return x.SessionId
 	}
 	return ""
+}
+
+func (x *SessionsSurfaceRequest) GetAt() int64 {
+	if x != nil && x.At != nil {
+		return *x.At
+	}
+	return 0
 }
 
 type SessionsSurfaceReply struct {
@@ -2057,6 +2065,800 @@ func (x *SessionsDeleteReply) GetDigest() string {
 	return ""
 }
 
+type SessionsRequestHeaderRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	At            *int64                 `protobuf:"varint,2,opt,name=at,proto3,oneof" json:"at,omitempty"` // as it was right after event `at`; absent = now
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionsRequestHeaderRequest) Reset() {
+	*x = SessionsRequestHeaderRequest{}
+	mi := &file_logbook_v1_sessions_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionsRequestHeaderRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionsRequestHeaderRequest) ProtoMessage() {}
+
+func (x *SessionsRequestHeaderRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_logbook_v1_sessions_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionsRequestHeaderRequest.ProtoReflect.Descriptor instead.
+func (*SessionsRequestHeaderRequest) Descriptor() ([]byte, []int) {
+	return file_logbook_v1_sessions_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *SessionsRequestHeaderRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *SessionsRequestHeaderRequest) GetAt() int64 {
+	if x != nil && x.At != nil {
+		return *x.At
+	}
+	return 0
+}
+
+type SessionsRequestHeaderReply struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The folded request header, canonical JSON text; empty when the log has
+	// none yet.
+	Header        string `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionsRequestHeaderReply) Reset() {
+	*x = SessionsRequestHeaderReply{}
+	mi := &file_logbook_v1_sessions_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionsRequestHeaderReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionsRequestHeaderReply) ProtoMessage() {}
+
+func (x *SessionsRequestHeaderReply) ProtoReflect() protoreflect.Message {
+	mi := &file_logbook_v1_sessions_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionsRequestHeaderReply.ProtoReflect.Descriptor instead.
+func (*SessionsRequestHeaderReply) Descriptor() ([]byte, []int) {
+	return file_logbook_v1_sessions_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *SessionsRequestHeaderReply) GetHeader() string {
+	if x != nil {
+		return x.Header
+	}
+	return ""
+}
+
+type SessionsRequestRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	At            *int64                 `protobuf:"varint,2,opt,name=at,proto3,oneof" json:"at,omitempty"`  // as it was right after event `at`; absent = now
+	Format        string                 `protobuf:"bytes,3,opt,name=format,proto3" json:"format,omitempty"` // "logbook" (also ""), "openai" or "anthropic"
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionsRequestRequest) Reset() {
+	*x = SessionsRequestRequest{}
+	mi := &file_logbook_v1_sessions_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionsRequestRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionsRequestRequest) ProtoMessage() {}
+
+func (x *SessionsRequestRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_logbook_v1_sessions_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionsRequestRequest.ProtoReflect.Descriptor instead.
+func (*SessionsRequestRequest) Descriptor() ([]byte, []int) {
+	return file_logbook_v1_sessions_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *SessionsRequestRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *SessionsRequestRequest) GetAt() int64 {
+	if x != nil && x.At != nil {
+		return *x.At
+	}
+	return 0
+}
+
+func (x *SessionsRequestRequest) GetFormat() string {
+	if x != nil {
+		return x.Format
+	}
+	return ""
+}
+
+type SessionsRequestReply struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The model request as JSON text: {header, context, messages} in the
+	// logbook format, else the provider's request body.
+	Request       string `protobuf:"bytes,1,opt,name=request,proto3" json:"request,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionsRequestReply) Reset() {
+	*x = SessionsRequestReply{}
+	mi := &file_logbook_v1_sessions_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionsRequestReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionsRequestReply) ProtoMessage() {}
+
+func (x *SessionsRequestReply) ProtoReflect() protoreflect.Message {
+	mi := &file_logbook_v1_sessions_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionsRequestReply.ProtoReflect.Descriptor instead.
+func (*SessionsRequestReply) Descriptor() ([]byte, []int) {
+	return file_logbook_v1_sessions_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *SessionsRequestReply) GetRequest() string {
+	if x != nil {
+		return x.Request
+	}
+	return ""
+}
+
+type SessionsWhyRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	Seq           int64                  `protobuf:"varint,2,opt,name=seq,proto3" json:"seq,omitempty"` // the event to explain
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionsWhyRequest) Reset() {
+	*x = SessionsWhyRequest{}
+	mi := &file_logbook_v1_sessions_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionsWhyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionsWhyRequest) ProtoMessage() {}
+
+func (x *SessionsWhyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_logbook_v1_sessions_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionsWhyRequest.ProtoReflect.Descriptor instead.
+func (*SessionsWhyRequest) Descriptor() ([]byte, []int) {
+	return file_logbook_v1_sessions_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *SessionsWhyRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *SessionsWhyRequest) GetSeq() int64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+type SessionsWhyReply struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The provenance tree as JSON text: {seq, type, …, derivedFrom: [node…]}, the
+	// document GET /v1/sessions/{id}/why answers (docs/openapi.json, WhyNode).
+	Tree          string `protobuf:"bytes,1,opt,name=tree,proto3" json:"tree,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionsWhyReply) Reset() {
+	*x = SessionsWhyReply{}
+	mi := &file_logbook_v1_sessions_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionsWhyReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionsWhyReply) ProtoMessage() {}
+
+func (x *SessionsWhyReply) ProtoReflect() protoreflect.Message {
+	mi := &file_logbook_v1_sessions_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionsWhyReply.ProtoReflect.Descriptor instead.
+func (*SessionsWhyReply) Descriptor() ([]byte, []int) {
+	return file_logbook_v1_sessions_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *SessionsWhyReply) GetTree() string {
+	if x != nil {
+		return x.Tree
+	}
+	return ""
+}
+
+type SessionsShadowedRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	At            *int64                 `protobuf:"varint,2,opt,name=at,proto3,oneof" json:"at,omitempty"` // as it was right after event `at`; absent = now
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionsShadowedRequest) Reset() {
+	*x = SessionsShadowedRequest{}
+	mi := &file_logbook_v1_sessions_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionsShadowedRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionsShadowedRequest) ProtoMessage() {}
+
+func (x *SessionsShadowedRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_logbook_v1_sessions_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionsShadowedRequest.ProtoReflect.Descriptor instead.
+func (*SessionsShadowedRequest) Descriptor() ([]byte, []int) {
+	return file_logbook_v1_sessions_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *SessionsShadowedRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *SessionsShadowedRequest) GetAt() int64 {
+	if x != nil && x.At != nil {
+		return *x.At
+	}
+	return 0
+}
+
+type SessionsShadowedReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Seqs          []int64                `protobuf:"varint,1,rep,packed,name=seqs,proto3" json:"seqs,omitempty"`                                                                                                   // the shadowed nodes, ascending
+	ReplacedBy    map[int64]int64        `protobuf:"bytes,2,rep,name=replaced_by,json=replacedBy,proto3" json:"replaced_by,omitempty" protobuf_key:"varint,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"` // shadowed node → the replacing event's seq
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionsShadowedReply) Reset() {
+	*x = SessionsShadowedReply{}
+	mi := &file_logbook_v1_sessions_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionsShadowedReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionsShadowedReply) ProtoMessage() {}
+
+func (x *SessionsShadowedReply) ProtoReflect() protoreflect.Message {
+	mi := &file_logbook_v1_sessions_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionsShadowedReply.ProtoReflect.Descriptor instead.
+func (*SessionsShadowedReply) Descriptor() ([]byte, []int) {
+	return file_logbook_v1_sessions_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *SessionsShadowedReply) GetSeqs() []int64 {
+	if x != nil {
+		return x.Seqs
+	}
+	return nil
+}
+
+func (x *SessionsShadowedReply) GetReplacedBy() map[int64]int64 {
+	if x != nil {
+		return x.ReplacedBy
+	}
+	return nil
+}
+
+type SessionsTokensRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	At            *int64                 `protobuf:"varint,2,opt,name=at,proto3,oneof" json:"at,omitempty"` // as it was right after event `at`; absent = now
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionsTokensRequest) Reset() {
+	*x = SessionsTokensRequest{}
+	mi := &file_logbook_v1_sessions_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionsTokensRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionsTokensRequest) ProtoMessage() {}
+
+func (x *SessionsTokensRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_logbook_v1_sessions_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionsTokensRequest.ProtoReflect.Descriptor instead.
+func (*SessionsTokensRequest) Descriptor() ([]byte, []int) {
+	return file_logbook_v1_sessions_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *SessionsTokensRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *SessionsTokensRequest) GetAt() int64 {
+	if x != nil && x.At != nil {
+		return *x.At
+	}
+	return 0
+}
+
+type SessionsTokensReply struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The estimate as JSON text: {total, surfaceTokens, headerTokens,
+	// baseline, perTurn, nodes, method}, the document GET
+	// /v1/sessions/{id}/tokens answers (docs/openapi.json, Tokens).
+	Tokens        string `protobuf:"bytes,1,opt,name=tokens,proto3" json:"tokens,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionsTokensReply) Reset() {
+	*x = SessionsTokensReply{}
+	mi := &file_logbook_v1_sessions_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionsTokensReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionsTokensReply) ProtoMessage() {}
+
+func (x *SessionsTokensReply) ProtoReflect() protoreflect.Message {
+	mi := &file_logbook_v1_sessions_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionsTokensReply.ProtoReflect.Descriptor instead.
+func (*SessionsTokensReply) Descriptor() ([]byte, []int) {
+	return file_logbook_v1_sessions_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *SessionsTokensReply) GetTokens() string {
+	if x != nil {
+		return x.Tokens
+	}
+	return ""
+}
+
+type SessionsLineageRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionsLineageRequest) Reset() {
+	*x = SessionsLineageRequest{}
+	mi := &file_logbook_v1_sessions_proto_msgTypes[47]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionsLineageRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionsLineageRequest) ProtoMessage() {}
+
+func (x *SessionsLineageRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_logbook_v1_sessions_proto_msgTypes[47]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionsLineageRequest.ProtoReflect.Descriptor instead.
+func (*SessionsLineageRequest) Descriptor() ([]byte, []int) {
+	return file_logbook_v1_sessions_proto_rawDescGZIP(), []int{47}
+}
+
+func (x *SessionsLineageRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+type SessionsLineageReply struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The fork family as JSON text: {id, ancestors, children, tree}, the
+	// document GET /v1/sessions/{id}/lineage answers (docs/openapi.json,
+	// Lineage).
+	Lineage       string `protobuf:"bytes,1,opt,name=lineage,proto3" json:"lineage,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionsLineageReply) Reset() {
+	*x = SessionsLineageReply{}
+	mi := &file_logbook_v1_sessions_proto_msgTypes[48]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionsLineageReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionsLineageReply) ProtoMessage() {}
+
+func (x *SessionsLineageReply) ProtoReflect() protoreflect.Message {
+	mi := &file_logbook_v1_sessions_proto_msgTypes[48]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionsLineageReply.ProtoReflect.Descriptor instead.
+func (*SessionsLineageReply) Descriptor() ([]byte, []int) {
+	return file_logbook_v1_sessions_proto_rawDescGZIP(), []int{48}
+}
+
+func (x *SessionsLineageReply) GetLineage() string {
+	if x != nil {
+		return x.Lineage
+	}
+	return ""
+}
+
+type SessionsHoldRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	Reason        string                 `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"` // kept in the audit record
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionsHoldRequest) Reset() {
+	*x = SessionsHoldRequest{}
+	mi := &file_logbook_v1_sessions_proto_msgTypes[49]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionsHoldRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionsHoldRequest) ProtoMessage() {}
+
+func (x *SessionsHoldRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_logbook_v1_sessions_proto_msgTypes[49]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionsHoldRequest.ProtoReflect.Descriptor instead.
+func (*SessionsHoldRequest) Descriptor() ([]byte, []int) {
+	return file_logbook_v1_sessions_proto_rawDescGZIP(), []int{49}
+}
+
+func (x *SessionsHoldRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *SessionsHoldRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+type SessionsHoldReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Changed       bool                   `protobuf:"varint,1,opt,name=changed,proto3" json:"changed,omitempty"` // false: the session already was (or was not) held
+	Record        *SessionsAuditRecord   `protobuf:"bytes,2,opt,name=record,proto3" json:"record,omitempty"`    // the audit record; set when changed
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionsHoldReply) Reset() {
+	*x = SessionsHoldReply{}
+	mi := &file_logbook_v1_sessions_proto_msgTypes[50]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionsHoldReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionsHoldReply) ProtoMessage() {}
+
+func (x *SessionsHoldReply) ProtoReflect() protoreflect.Message {
+	mi := &file_logbook_v1_sessions_proto_msgTypes[50]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionsHoldReply.ProtoReflect.Descriptor instead.
+func (*SessionsHoldReply) Descriptor() ([]byte, []int) {
+	return file_logbook_v1_sessions_proto_rawDescGZIP(), []int{50}
+}
+
+func (x *SessionsHoldReply) GetChanged() bool {
+	if x != nil {
+		return x.Changed
+	}
+	return false
+}
+
+func (x *SessionsHoldReply) GetRecord() *SessionsAuditRecord {
+	if x != nil {
+		return x.Record
+	}
+	return nil
+}
+
+// SessionsAuditRecord is a backend's audit record of a lifecycle change
+// (docs/operations.md).
+type SessionsAuditRecord struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Time          string                 `protobuf:"bytes,1,opt,name=time,proto3" json:"time,omitempty"` // when it was written, RFC 3339 in UTC
+	Op            string                 `protobuf:"bytes,2,opt,name=op,proto3" json:"op,omitempty"`     // "hold" or "release-hold"
+	SessionId     string                 `protobuf:"bytes,3,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	Events        int64                  `protobuf:"varint,4,opt,name=events,proto3" json:"events,omitempty"` // the session's stored length
+	Digest        string                 `protobuf:"bytes,5,opt,name=digest,proto3" json:"digest,omitempty"`  // "sha256:<hex>" of its stored bytes
+	Reason        string                 `protobuf:"bytes,6,opt,name=reason,proto3" json:"reason,omitempty"`
+	By            string                 `protobuf:"bytes,7,opt,name=by,proto3" json:"by,omitempty"` // "api"
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionsAuditRecord) Reset() {
+	*x = SessionsAuditRecord{}
+	mi := &file_logbook_v1_sessions_proto_msgTypes[51]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionsAuditRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionsAuditRecord) ProtoMessage() {}
+
+func (x *SessionsAuditRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_logbook_v1_sessions_proto_msgTypes[51]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionsAuditRecord.ProtoReflect.Descriptor instead.
+func (*SessionsAuditRecord) Descriptor() ([]byte, []int) {
+	return file_logbook_v1_sessions_proto_rawDescGZIP(), []int{51}
+}
+
+func (x *SessionsAuditRecord) GetTime() string {
+	if x != nil {
+		return x.Time
+	}
+	return ""
+}
+
+func (x *SessionsAuditRecord) GetOp() string {
+	if x != nil {
+		return x.Op
+	}
+	return ""
+}
+
+func (x *SessionsAuditRecord) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *SessionsAuditRecord) GetEvents() int64 {
+	if x != nil {
+		return x.Events
+	}
+	return 0
+}
+
+func (x *SessionsAuditRecord) GetDigest() string {
+	if x != nil {
+		return x.Digest
+	}
+	return ""
+}
+
+func (x *SessionsAuditRecord) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *SessionsAuditRecord) GetBy() string {
+	if x != nil {
+		return x.By
+	}
+	return ""
+}
+
 var File_logbook_v1_sessions_proto protoreflect.FileDescriptor
 
 const file_logbook_v1_sessions_proto_rawDesc = "" +
@@ -2127,10 +2929,12 @@ const file_logbook_v1_sessions_proto_rawDesc = "" +
 	"\x0fTranscriptEntry\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x03R\x03seq\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x18\n" +
-	"\amessage\x18\x03 \x01(\tR\amessage\"7\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage\"S\n" +
 	"\x16SessionsSurfaceRequest\x12\x1d\n" +
 	"\n" +
-	"session_id\x18\x01 \x01(\tR\tsessionId\"*\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x13\n" +
+	"\x02at\x18\x02 \x01(\x03H\x00R\x02at\x88\x01\x01B\x05\n" +
+	"\x03_at\"*\n" +
 	"\x14SessionsSurfaceReply\x12\x12\n" +
 	"\x04seqs\x18\x01 \x03(\x03R\x04seqs\"6\n" +
 	"\x15SessionsHeaderRequest\x12\x1d\n" +
@@ -2214,8 +3018,68 @@ const file_logbook_v1_sessions_proto_rawDesc = "" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\"E\n" +
 	"\x13SessionsDeleteReply\x12\x16\n" +
 	"\x06events\x18\x01 \x01(\x03R\x06events\x12\x16\n" +
-	"\x06digest\x18\x02 \x01(\tR\x06digest2\xd6\n" +
+	"\x06digest\x18\x02 \x01(\tR\x06digest\"Y\n" +
+	"\x1cSessionsRequestHeaderRequest\x12\x1d\n" +
 	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x13\n" +
+	"\x02at\x18\x02 \x01(\x03H\x00R\x02at\x88\x01\x01B\x05\n" +
+	"\x03_at\"4\n" +
+	"\x1aSessionsRequestHeaderReply\x12\x16\n" +
+	"\x06header\x18\x01 \x01(\tR\x06header\"k\n" +
+	"\x16SessionsRequestRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x13\n" +
+	"\x02at\x18\x02 \x01(\x03H\x00R\x02at\x88\x01\x01\x12\x16\n" +
+	"\x06format\x18\x03 \x01(\tR\x06formatB\x05\n" +
+	"\x03_at\"0\n" +
+	"\x14SessionsRequestReply\x12\x18\n" +
+	"\arequest\x18\x01 \x01(\tR\arequest\"E\n" +
+	"\x12SessionsWhyRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x10\n" +
+	"\x03seq\x18\x02 \x01(\x03R\x03seq\"&\n" +
+	"\x10SessionsWhyReply\x12\x12\n" +
+	"\x04tree\x18\x01 \x01(\tR\x04tree\"T\n" +
+	"\x17SessionsShadowedRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x13\n" +
+	"\x02at\x18\x02 \x01(\x03H\x00R\x02at\x88\x01\x01B\x05\n" +
+	"\x03_at\"\xbe\x01\n" +
+	"\x15SessionsShadowedReply\x12\x12\n" +
+	"\x04seqs\x18\x01 \x03(\x03R\x04seqs\x12R\n" +
+	"\vreplaced_by\x18\x02 \x03(\v21.logbook.v1.SessionsShadowedReply.ReplacedByEntryR\n" +
+	"replacedBy\x1a=\n" +
+	"\x0fReplacedByEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\x03R\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"R\n" +
+	"\x15SessionsTokensRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x13\n" +
+	"\x02at\x18\x02 \x01(\x03H\x00R\x02at\x88\x01\x01B\x05\n" +
+	"\x03_at\"-\n" +
+	"\x13SessionsTokensReply\x12\x16\n" +
+	"\x06tokens\x18\x01 \x01(\tR\x06tokens\"7\n" +
+	"\x16SessionsLineageRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\"0\n" +
+	"\x14SessionsLineageReply\x12\x18\n" +
+	"\alineage\x18\x01 \x01(\tR\alineage\"L\n" +
+	"\x13SessionsHoldRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"f\n" +
+	"\x11SessionsHoldReply\x12\x18\n" +
+	"\achanged\x18\x01 \x01(\bR\achanged\x127\n" +
+	"\x06record\x18\x02 \x01(\v2\x1f.logbook.v1.SessionsAuditRecordR\x06record\"\xb0\x01\n" +
+	"\x13SessionsAuditRecord\x12\x12\n" +
+	"\x04time\x18\x01 \x01(\tR\x04time\x12\x0e\n" +
+	"\x02op\x18\x02 \x01(\tR\x02op\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x03 \x01(\tR\tsessionId\x12\x16\n" +
+	"\x06events\x18\x04 \x01(\x03R\x06events\x12\x16\n" +
+	"\x06digest\x18\x05 \x01(\tR\x06digest\x12\x16\n" +
+	"\x06reason\x18\x06 \x01(\tR\x06reason\x12\x0e\n" +
+	"\x02by\x18\a \x01(\tR\x02by2\xd9\x0f\n" +
 	"\bSessions\x12L\n" +
 	"\x06Create\x12!.logbook.v1.SessionsCreateRequest\x1a\x1f.logbook.v1.SessionsCreateReply\x12F\n" +
 	"\x04Open\x12\x1f.logbook.v1.SessionsOpenRequest\x1a\x1d.logbook.v1.SessionsOpenReply\x12L\n" +
@@ -2233,8 +3097,16 @@ const file_logbook_v1_sessions_proto_rawDesc = "" +
 	"\aCompact\x12\".logbook.v1.SessionsCompactRequest\x1a .logbook.v1.SessionsCompactReply\x12O\n" +
 	"\aInspect\x12\".logbook.v1.SessionsInspectRequest\x1a .logbook.v1.SessionsInspectReply\x12F\n" +
 	"\x04List\x12\x1f.logbook.v1.SessionsListRequest\x1a\x1d.logbook.v1.SessionsListReply\x12O\n" +
-	"\aRelease\x12\".logbook.v1.SessionsReleaseRequest\x1a .logbook.v1.SessionsReleaseReply\x12L\n" +
-	"\x06Delete\x12!.logbook.v1.SessionsDeleteRequest\x1a\x1f.logbook.v1.SessionsDeleteReplyBAZ?github.com/seed-e5e476df/logbook/sdk/proto/logbook/v1;logbookv1b\x06proto3"
+	"\aRelease\x12\".logbook.v1.SessionsReleaseRequest\x1a .logbook.v1.SessionsReleaseReply\x12a\n" +
+	"\rRequestHeader\x12(.logbook.v1.SessionsRequestHeaderRequest\x1a&.logbook.v1.SessionsRequestHeaderReply\x12O\n" +
+	"\aRequest\x12\".logbook.v1.SessionsRequestRequest\x1a .logbook.v1.SessionsRequestReply\x12C\n" +
+	"\x03Why\x12\x1e.logbook.v1.SessionsWhyRequest\x1a\x1c.logbook.v1.SessionsWhyReply\x12R\n" +
+	"\bShadowed\x12#.logbook.v1.SessionsShadowedRequest\x1a!.logbook.v1.SessionsShadowedReply\x12L\n" +
+	"\x06Tokens\x12!.logbook.v1.SessionsTokensRequest\x1a\x1f.logbook.v1.SessionsTokensReply\x12O\n" +
+	"\aLineage\x12\".logbook.v1.SessionsLineageRequest\x1a .logbook.v1.SessionsLineageReply\x12L\n" +
+	"\x06Delete\x12!.logbook.v1.SessionsDeleteRequest\x1a\x1f.logbook.v1.SessionsDeleteReply\x12F\n" +
+	"\x04Hold\x12\x1f.logbook.v1.SessionsHoldRequest\x1a\x1d.logbook.v1.SessionsHoldReply\x12M\n" +
+	"\vReleaseHold\x12\x1f.logbook.v1.SessionsHoldRequest\x1a\x1d.logbook.v1.SessionsHoldReplyBAZ?github.com/seed-e5e476df/logbook/sdk/proto/logbook/v1;logbookv1b\x06proto3"
 
 var (
 	file_logbook_v1_sessions_proto_rawDescOnce sync.Once
@@ -2248,45 +3120,61 @@ func file_logbook_v1_sessions_proto_rawDescGZIP() []byte {
 	return file_logbook_v1_sessions_proto_rawDescData
 }
 
-var file_logbook_v1_sessions_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
+var file_logbook_v1_sessions_proto_msgTypes = make([]protoimpl.MessageInfo, 53)
 var file_logbook_v1_sessions_proto_goTypes = []any{
-	(*SessionsCreateRequest)(nil),     // 0: logbook.v1.SessionsCreateRequest
-	(*SessionsCreateReply)(nil),       // 1: logbook.v1.SessionsCreateReply
-	(*SessionsOpenRequest)(nil),       // 2: logbook.v1.SessionsOpenRequest
-	(*SessionsOpenReply)(nil),         // 3: logbook.v1.SessionsOpenReply
-	(*AppendInput)(nil),               // 4: logbook.v1.AppendInput
-	(*SurfaceOp)(nil),                 // 5: logbook.v1.SurfaceOp
-	(*SourceEventSeqs)(nil),           // 6: logbook.v1.SourceEventSeqs
-	(*SessionsAppendRequest)(nil),     // 7: logbook.v1.SessionsAppendRequest
-	(*SessionsAppendReply)(nil),       // 8: logbook.v1.SessionsAppendReply
-	(*SessionsAppendStreamReply)(nil), // 9: logbook.v1.SessionsAppendStreamReply
-	(*SessionsMessagesRequest)(nil),   // 10: logbook.v1.SessionsMessagesRequest
-	(*SessionsMessagesReply)(nil),     // 11: logbook.v1.SessionsMessagesReply
-	(*SessionsTranscriptRequest)(nil), // 12: logbook.v1.SessionsTranscriptRequest
-	(*SessionsTranscriptReply)(nil),   // 13: logbook.v1.SessionsTranscriptReply
-	(*TranscriptEntry)(nil),           // 14: logbook.v1.TranscriptEntry
-	(*SessionsSurfaceRequest)(nil),    // 15: logbook.v1.SessionsSurfaceRequest
-	(*SessionsSurfaceReply)(nil),      // 16: logbook.v1.SessionsSurfaceReply
-	(*SessionsHeaderRequest)(nil),     // 17: logbook.v1.SessionsHeaderRequest
-	(*SessionsHeaderReply)(nil),       // 18: logbook.v1.SessionsHeaderReply
-	(*SessionsEventsRequest)(nil),     // 19: logbook.v1.SessionsEventsRequest
-	(*SessionsEventsReply)(nil),       // 20: logbook.v1.SessionsEventsReply
-	(*SessionsForkRequest)(nil),       // 21: logbook.v1.SessionsForkRequest
-	(*SessionsForkReply)(nil),         // 22: logbook.v1.SessionsForkReply
-	(*SessionsFlushRequest)(nil),      // 23: logbook.v1.SessionsFlushRequest
-	(*SessionsFlushReply)(nil),        // 24: logbook.v1.SessionsFlushReply
-	(*BackendFlushStatus)(nil),        // 25: logbook.v1.BackendFlushStatus
-	(*SessionsCompactRequest)(nil),    // 26: logbook.v1.SessionsCompactRequest
-	(*SessionsCompactReply)(nil),      // 27: logbook.v1.SessionsCompactReply
-	(*SessionsInspectRequest)(nil),    // 28: logbook.v1.SessionsInspectRequest
-	(*SessionsInspectReply)(nil),      // 29: logbook.v1.SessionsInspectReply
-	(*SessionsListRequest)(nil),       // 30: logbook.v1.SessionsListRequest
-	(*SessionsListReply)(nil),         // 31: logbook.v1.SessionsListReply
-	(*SessionsListEntry)(nil),         // 32: logbook.v1.SessionsListEntry
-	(*SessionsReleaseRequest)(nil),    // 33: logbook.v1.SessionsReleaseRequest
-	(*SessionsReleaseReply)(nil),      // 34: logbook.v1.SessionsReleaseReply
-	(*SessionsDeleteRequest)(nil),     // 35: logbook.v1.SessionsDeleteRequest
-	(*SessionsDeleteReply)(nil),       // 36: logbook.v1.SessionsDeleteReply
+	(*SessionsCreateRequest)(nil),        // 0: logbook.v1.SessionsCreateRequest
+	(*SessionsCreateReply)(nil),          // 1: logbook.v1.SessionsCreateReply
+	(*SessionsOpenRequest)(nil),          // 2: logbook.v1.SessionsOpenRequest
+	(*SessionsOpenReply)(nil),            // 3: logbook.v1.SessionsOpenReply
+	(*AppendInput)(nil),                  // 4: logbook.v1.AppendInput
+	(*SurfaceOp)(nil),                    // 5: logbook.v1.SurfaceOp
+	(*SourceEventSeqs)(nil),              // 6: logbook.v1.SourceEventSeqs
+	(*SessionsAppendRequest)(nil),        // 7: logbook.v1.SessionsAppendRequest
+	(*SessionsAppendReply)(nil),          // 8: logbook.v1.SessionsAppendReply
+	(*SessionsAppendStreamReply)(nil),    // 9: logbook.v1.SessionsAppendStreamReply
+	(*SessionsMessagesRequest)(nil),      // 10: logbook.v1.SessionsMessagesRequest
+	(*SessionsMessagesReply)(nil),        // 11: logbook.v1.SessionsMessagesReply
+	(*SessionsTranscriptRequest)(nil),    // 12: logbook.v1.SessionsTranscriptRequest
+	(*SessionsTranscriptReply)(nil),      // 13: logbook.v1.SessionsTranscriptReply
+	(*TranscriptEntry)(nil),              // 14: logbook.v1.TranscriptEntry
+	(*SessionsSurfaceRequest)(nil),       // 15: logbook.v1.SessionsSurfaceRequest
+	(*SessionsSurfaceReply)(nil),         // 16: logbook.v1.SessionsSurfaceReply
+	(*SessionsHeaderRequest)(nil),        // 17: logbook.v1.SessionsHeaderRequest
+	(*SessionsHeaderReply)(nil),          // 18: logbook.v1.SessionsHeaderReply
+	(*SessionsEventsRequest)(nil),        // 19: logbook.v1.SessionsEventsRequest
+	(*SessionsEventsReply)(nil),          // 20: logbook.v1.SessionsEventsReply
+	(*SessionsForkRequest)(nil),          // 21: logbook.v1.SessionsForkRequest
+	(*SessionsForkReply)(nil),            // 22: logbook.v1.SessionsForkReply
+	(*SessionsFlushRequest)(nil),         // 23: logbook.v1.SessionsFlushRequest
+	(*SessionsFlushReply)(nil),           // 24: logbook.v1.SessionsFlushReply
+	(*BackendFlushStatus)(nil),           // 25: logbook.v1.BackendFlushStatus
+	(*SessionsCompactRequest)(nil),       // 26: logbook.v1.SessionsCompactRequest
+	(*SessionsCompactReply)(nil),         // 27: logbook.v1.SessionsCompactReply
+	(*SessionsInspectRequest)(nil),       // 28: logbook.v1.SessionsInspectRequest
+	(*SessionsInspectReply)(nil),         // 29: logbook.v1.SessionsInspectReply
+	(*SessionsListRequest)(nil),          // 30: logbook.v1.SessionsListRequest
+	(*SessionsListReply)(nil),            // 31: logbook.v1.SessionsListReply
+	(*SessionsListEntry)(nil),            // 32: logbook.v1.SessionsListEntry
+	(*SessionsReleaseRequest)(nil),       // 33: logbook.v1.SessionsReleaseRequest
+	(*SessionsReleaseReply)(nil),         // 34: logbook.v1.SessionsReleaseReply
+	(*SessionsDeleteRequest)(nil),        // 35: logbook.v1.SessionsDeleteRequest
+	(*SessionsDeleteReply)(nil),          // 36: logbook.v1.SessionsDeleteReply
+	(*SessionsRequestHeaderRequest)(nil), // 37: logbook.v1.SessionsRequestHeaderRequest
+	(*SessionsRequestHeaderReply)(nil),   // 38: logbook.v1.SessionsRequestHeaderReply
+	(*SessionsRequestRequest)(nil),       // 39: logbook.v1.SessionsRequestRequest
+	(*SessionsRequestReply)(nil),         // 40: logbook.v1.SessionsRequestReply
+	(*SessionsWhyRequest)(nil),           // 41: logbook.v1.SessionsWhyRequest
+	(*SessionsWhyReply)(nil),             // 42: logbook.v1.SessionsWhyReply
+	(*SessionsShadowedRequest)(nil),      // 43: logbook.v1.SessionsShadowedRequest
+	(*SessionsShadowedReply)(nil),        // 44: logbook.v1.SessionsShadowedReply
+	(*SessionsTokensRequest)(nil),        // 45: logbook.v1.SessionsTokensRequest
+	(*SessionsTokensReply)(nil),          // 46: logbook.v1.SessionsTokensReply
+	(*SessionsLineageRequest)(nil),       // 47: logbook.v1.SessionsLineageRequest
+	(*SessionsLineageReply)(nil),         // 48: logbook.v1.SessionsLineageReply
+	(*SessionsHoldRequest)(nil),          // 49: logbook.v1.SessionsHoldRequest
+	(*SessionsHoldReply)(nil),            // 50: logbook.v1.SessionsHoldReply
+	(*SessionsAuditRecord)(nil),          // 51: logbook.v1.SessionsAuditRecord
+	nil,                                  // 52: logbook.v1.SessionsShadowedReply.ReplacedByEntry
 }
 var file_logbook_v1_sessions_proto_depIdxs = []int32{
 	5,  // 0: logbook.v1.AppendInput.surface_op:type_name -> logbook.v1.SurfaceOp
@@ -2297,45 +3185,63 @@ var file_logbook_v1_sessions_proto_depIdxs = []int32{
 	14, // 5: logbook.v1.SessionsTranscriptReply.entries:type_name -> logbook.v1.TranscriptEntry
 	25, // 6: logbook.v1.SessionsFlushReply.backends:type_name -> logbook.v1.BackendFlushStatus
 	32, // 7: logbook.v1.SessionsListReply.sessions:type_name -> logbook.v1.SessionsListEntry
-	0,  // 8: logbook.v1.Sessions.Create:input_type -> logbook.v1.SessionsCreateRequest
-	2,  // 9: logbook.v1.Sessions.Open:input_type -> logbook.v1.SessionsOpenRequest
-	7,  // 10: logbook.v1.Sessions.Append:input_type -> logbook.v1.SessionsAppendRequest
-	7,  // 11: logbook.v1.Sessions.AppendStream:input_type -> logbook.v1.SessionsAppendRequest
-	7,  // 12: logbook.v1.Sessions.AppendGroup:input_type -> logbook.v1.SessionsAppendRequest
-	10, // 13: logbook.v1.Sessions.Messages:input_type -> logbook.v1.SessionsMessagesRequest
-	12, // 14: logbook.v1.Sessions.Transcript:input_type -> logbook.v1.SessionsTranscriptRequest
-	15, // 15: logbook.v1.Sessions.Surface:input_type -> logbook.v1.SessionsSurfaceRequest
-	17, // 16: logbook.v1.Sessions.Header:input_type -> logbook.v1.SessionsHeaderRequest
-	19, // 17: logbook.v1.Sessions.Events:input_type -> logbook.v1.SessionsEventsRequest
-	21, // 18: logbook.v1.Sessions.Fork:input_type -> logbook.v1.SessionsForkRequest
-	23, // 19: logbook.v1.Sessions.Flush:input_type -> logbook.v1.SessionsFlushRequest
-	26, // 20: logbook.v1.Sessions.Compact:input_type -> logbook.v1.SessionsCompactRequest
-	28, // 21: logbook.v1.Sessions.Inspect:input_type -> logbook.v1.SessionsInspectRequest
-	30, // 22: logbook.v1.Sessions.List:input_type -> logbook.v1.SessionsListRequest
-	33, // 23: logbook.v1.Sessions.Release:input_type -> logbook.v1.SessionsReleaseRequest
-	35, // 24: logbook.v1.Sessions.Delete:input_type -> logbook.v1.SessionsDeleteRequest
-	1,  // 25: logbook.v1.Sessions.Create:output_type -> logbook.v1.SessionsCreateReply
-	3,  // 26: logbook.v1.Sessions.Open:output_type -> logbook.v1.SessionsOpenReply
-	8,  // 27: logbook.v1.Sessions.Append:output_type -> logbook.v1.SessionsAppendReply
-	9,  // 28: logbook.v1.Sessions.AppendStream:output_type -> logbook.v1.SessionsAppendStreamReply
-	8,  // 29: logbook.v1.Sessions.AppendGroup:output_type -> logbook.v1.SessionsAppendReply
-	11, // 30: logbook.v1.Sessions.Messages:output_type -> logbook.v1.SessionsMessagesReply
-	13, // 31: logbook.v1.Sessions.Transcript:output_type -> logbook.v1.SessionsTranscriptReply
-	16, // 32: logbook.v1.Sessions.Surface:output_type -> logbook.v1.SessionsSurfaceReply
-	18, // 33: logbook.v1.Sessions.Header:output_type -> logbook.v1.SessionsHeaderReply
-	20, // 34: logbook.v1.Sessions.Events:output_type -> logbook.v1.SessionsEventsReply
-	22, // 35: logbook.v1.Sessions.Fork:output_type -> logbook.v1.SessionsForkReply
-	24, // 36: logbook.v1.Sessions.Flush:output_type -> logbook.v1.SessionsFlushReply
-	27, // 37: logbook.v1.Sessions.Compact:output_type -> logbook.v1.SessionsCompactReply
-	29, // 38: logbook.v1.Sessions.Inspect:output_type -> logbook.v1.SessionsInspectReply
-	31, // 39: logbook.v1.Sessions.List:output_type -> logbook.v1.SessionsListReply
-	34, // 40: logbook.v1.Sessions.Release:output_type -> logbook.v1.SessionsReleaseReply
-	36, // 41: logbook.v1.Sessions.Delete:output_type -> logbook.v1.SessionsDeleteReply
-	25, // [25:42] is the sub-list for method output_type
-	8,  // [8:25] is the sub-list for method input_type
-	8,  // [8:8] is the sub-list for extension type_name
-	8,  // [8:8] is the sub-list for extension extendee
-	0,  // [0:8] is the sub-list for field type_name
+	52, // 8: logbook.v1.SessionsShadowedReply.replaced_by:type_name -> logbook.v1.SessionsShadowedReply.ReplacedByEntry
+	51, // 9: logbook.v1.SessionsHoldReply.record:type_name -> logbook.v1.SessionsAuditRecord
+	0,  // 10: logbook.v1.Sessions.Create:input_type -> logbook.v1.SessionsCreateRequest
+	2,  // 11: logbook.v1.Sessions.Open:input_type -> logbook.v1.SessionsOpenRequest
+	7,  // 12: logbook.v1.Sessions.Append:input_type -> logbook.v1.SessionsAppendRequest
+	7,  // 13: logbook.v1.Sessions.AppendStream:input_type -> logbook.v1.SessionsAppendRequest
+	7,  // 14: logbook.v1.Sessions.AppendGroup:input_type -> logbook.v1.SessionsAppendRequest
+	10, // 15: logbook.v1.Sessions.Messages:input_type -> logbook.v1.SessionsMessagesRequest
+	12, // 16: logbook.v1.Sessions.Transcript:input_type -> logbook.v1.SessionsTranscriptRequest
+	15, // 17: logbook.v1.Sessions.Surface:input_type -> logbook.v1.SessionsSurfaceRequest
+	17, // 18: logbook.v1.Sessions.Header:input_type -> logbook.v1.SessionsHeaderRequest
+	19, // 19: logbook.v1.Sessions.Events:input_type -> logbook.v1.SessionsEventsRequest
+	21, // 20: logbook.v1.Sessions.Fork:input_type -> logbook.v1.SessionsForkRequest
+	23, // 21: logbook.v1.Sessions.Flush:input_type -> logbook.v1.SessionsFlushRequest
+	26, // 22: logbook.v1.Sessions.Compact:input_type -> logbook.v1.SessionsCompactRequest
+	28, // 23: logbook.v1.Sessions.Inspect:input_type -> logbook.v1.SessionsInspectRequest
+	30, // 24: logbook.v1.Sessions.List:input_type -> logbook.v1.SessionsListRequest
+	33, // 25: logbook.v1.Sessions.Release:input_type -> logbook.v1.SessionsReleaseRequest
+	37, // 26: logbook.v1.Sessions.RequestHeader:input_type -> logbook.v1.SessionsRequestHeaderRequest
+	39, // 27: logbook.v1.Sessions.Request:input_type -> logbook.v1.SessionsRequestRequest
+	41, // 28: logbook.v1.Sessions.Why:input_type -> logbook.v1.SessionsWhyRequest
+	43, // 29: logbook.v1.Sessions.Shadowed:input_type -> logbook.v1.SessionsShadowedRequest
+	45, // 30: logbook.v1.Sessions.Tokens:input_type -> logbook.v1.SessionsTokensRequest
+	47, // 31: logbook.v1.Sessions.Lineage:input_type -> logbook.v1.SessionsLineageRequest
+	35, // 32: logbook.v1.Sessions.Delete:input_type -> logbook.v1.SessionsDeleteRequest
+	49, // 33: logbook.v1.Sessions.Hold:input_type -> logbook.v1.SessionsHoldRequest
+	49, // 34: logbook.v1.Sessions.ReleaseHold:input_type -> logbook.v1.SessionsHoldRequest
+	1,  // 35: logbook.v1.Sessions.Create:output_type -> logbook.v1.SessionsCreateReply
+	3,  // 36: logbook.v1.Sessions.Open:output_type -> logbook.v1.SessionsOpenReply
+	8,  // 37: logbook.v1.Sessions.Append:output_type -> logbook.v1.SessionsAppendReply
+	9,  // 38: logbook.v1.Sessions.AppendStream:output_type -> logbook.v1.SessionsAppendStreamReply
+	8,  // 39: logbook.v1.Sessions.AppendGroup:output_type -> logbook.v1.SessionsAppendReply
+	11, // 40: logbook.v1.Sessions.Messages:output_type -> logbook.v1.SessionsMessagesReply
+	13, // 41: logbook.v1.Sessions.Transcript:output_type -> logbook.v1.SessionsTranscriptReply
+	16, // 42: logbook.v1.Sessions.Surface:output_type -> logbook.v1.SessionsSurfaceReply
+	18, // 43: logbook.v1.Sessions.Header:output_type -> logbook.v1.SessionsHeaderReply
+	20, // 44: logbook.v1.Sessions.Events:output_type -> logbook.v1.SessionsEventsReply
+	22, // 45: logbook.v1.Sessions.Fork:output_type -> logbook.v1.SessionsForkReply
+	24, // 46: logbook.v1.Sessions.Flush:output_type -> logbook.v1.SessionsFlushReply
+	27, // 47: logbook.v1.Sessions.Compact:output_type -> logbook.v1.SessionsCompactReply
+	29, // 48: logbook.v1.Sessions.Inspect:output_type -> logbook.v1.SessionsInspectReply
+	31, // 49: logbook.v1.Sessions.List:output_type -> logbook.v1.SessionsListReply
+	34, // 50: logbook.v1.Sessions.Release:output_type -> logbook.v1.SessionsReleaseReply
+	38, // 51: logbook.v1.Sessions.RequestHeader:output_type -> logbook.v1.SessionsRequestHeaderReply
+	40, // 52: logbook.v1.Sessions.Request:output_type -> logbook.v1.SessionsRequestReply
+	42, // 53: logbook.v1.Sessions.Why:output_type -> logbook.v1.SessionsWhyReply
+	44, // 54: logbook.v1.Sessions.Shadowed:output_type -> logbook.v1.SessionsShadowedReply
+	46, // 55: logbook.v1.Sessions.Tokens:output_type -> logbook.v1.SessionsTokensReply
+	48, // 56: logbook.v1.Sessions.Lineage:output_type -> logbook.v1.SessionsLineageReply
+	36, // 57: logbook.v1.Sessions.Delete:output_type -> logbook.v1.SessionsDeleteReply
+	50, // 58: logbook.v1.Sessions.Hold:output_type -> logbook.v1.SessionsHoldReply
+	50, // 59: logbook.v1.Sessions.ReleaseHold:output_type -> logbook.v1.SessionsHoldReply
+	35, // [35:60] is the sub-list for method output_type
+	10, // [10:35] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_logbook_v1_sessions_proto_init() }
@@ -2345,18 +3251,23 @@ func file_logbook_v1_sessions_proto_init() {
 	}
 	file_logbook_v1_sessions_proto_msgTypes[7].OneofWrappers = []any{}
 	file_logbook_v1_sessions_proto_msgTypes[10].OneofWrappers = []any{}
+	file_logbook_v1_sessions_proto_msgTypes[15].OneofWrappers = []any{}
 	file_logbook_v1_sessions_proto_msgTypes[18].OneofWrappers = []any{}
 	file_logbook_v1_sessions_proto_msgTypes[19].OneofWrappers = []any{}
 	file_logbook_v1_sessions_proto_msgTypes[21].OneofWrappers = []any{}
 	file_logbook_v1_sessions_proto_msgTypes[26].OneofWrappers = []any{}
 	file_logbook_v1_sessions_proto_msgTypes[29].OneofWrappers = []any{}
+	file_logbook_v1_sessions_proto_msgTypes[37].OneofWrappers = []any{}
+	file_logbook_v1_sessions_proto_msgTypes[39].OneofWrappers = []any{}
+	file_logbook_v1_sessions_proto_msgTypes[43].OneofWrappers = []any{}
+	file_logbook_v1_sessions_proto_msgTypes[45].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_logbook_v1_sessions_proto_rawDesc), len(file_logbook_v1_sessions_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   37,
+			NumMessages:   53,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

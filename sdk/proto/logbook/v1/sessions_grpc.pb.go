@@ -19,23 +19,31 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Sessions_Create_FullMethodName       = "/logbook.v1.Sessions/Create"
-	Sessions_Open_FullMethodName         = "/logbook.v1.Sessions/Open"
-	Sessions_Append_FullMethodName       = "/logbook.v1.Sessions/Append"
-	Sessions_AppendStream_FullMethodName = "/logbook.v1.Sessions/AppendStream"
-	Sessions_AppendGroup_FullMethodName  = "/logbook.v1.Sessions/AppendGroup"
-	Sessions_Messages_FullMethodName     = "/logbook.v1.Sessions/Messages"
-	Sessions_Transcript_FullMethodName   = "/logbook.v1.Sessions/Transcript"
-	Sessions_Surface_FullMethodName      = "/logbook.v1.Sessions/Surface"
-	Sessions_Header_FullMethodName       = "/logbook.v1.Sessions/Header"
-	Sessions_Events_FullMethodName       = "/logbook.v1.Sessions/Events"
-	Sessions_Fork_FullMethodName         = "/logbook.v1.Sessions/Fork"
-	Sessions_Flush_FullMethodName        = "/logbook.v1.Sessions/Flush"
-	Sessions_Compact_FullMethodName      = "/logbook.v1.Sessions/Compact"
-	Sessions_Inspect_FullMethodName      = "/logbook.v1.Sessions/Inspect"
-	Sessions_List_FullMethodName         = "/logbook.v1.Sessions/List"
-	Sessions_Release_FullMethodName      = "/logbook.v1.Sessions/Release"
-	Sessions_Delete_FullMethodName       = "/logbook.v1.Sessions/Delete"
+	Sessions_Create_FullMethodName        = "/logbook.v1.Sessions/Create"
+	Sessions_Open_FullMethodName          = "/logbook.v1.Sessions/Open"
+	Sessions_Append_FullMethodName        = "/logbook.v1.Sessions/Append"
+	Sessions_AppendStream_FullMethodName  = "/logbook.v1.Sessions/AppendStream"
+	Sessions_AppendGroup_FullMethodName   = "/logbook.v1.Sessions/AppendGroup"
+	Sessions_Messages_FullMethodName      = "/logbook.v1.Sessions/Messages"
+	Sessions_Transcript_FullMethodName    = "/logbook.v1.Sessions/Transcript"
+	Sessions_Surface_FullMethodName       = "/logbook.v1.Sessions/Surface"
+	Sessions_Header_FullMethodName        = "/logbook.v1.Sessions/Header"
+	Sessions_Events_FullMethodName        = "/logbook.v1.Sessions/Events"
+	Sessions_Fork_FullMethodName          = "/logbook.v1.Sessions/Fork"
+	Sessions_Flush_FullMethodName         = "/logbook.v1.Sessions/Flush"
+	Sessions_Compact_FullMethodName       = "/logbook.v1.Sessions/Compact"
+	Sessions_Inspect_FullMethodName       = "/logbook.v1.Sessions/Inspect"
+	Sessions_List_FullMethodName          = "/logbook.v1.Sessions/List"
+	Sessions_Release_FullMethodName       = "/logbook.v1.Sessions/Release"
+	Sessions_RequestHeader_FullMethodName = "/logbook.v1.Sessions/RequestHeader"
+	Sessions_Request_FullMethodName       = "/logbook.v1.Sessions/Request"
+	Sessions_Why_FullMethodName           = "/logbook.v1.Sessions/Why"
+	Sessions_Shadowed_FullMethodName      = "/logbook.v1.Sessions/Shadowed"
+	Sessions_Tokens_FullMethodName        = "/logbook.v1.Sessions/Tokens"
+	Sessions_Lineage_FullMethodName       = "/logbook.v1.Sessions/Lineage"
+	Sessions_Delete_FullMethodName        = "/logbook.v1.Sessions/Delete"
+	Sessions_Hold_FullMethodName          = "/logbook.v1.Sessions/Hold"
+	Sessions_ReleaseHold_FullMethodName   = "/logbook.v1.Sessions/ReleaseHold"
 )
 
 // SessionsClient is the client API for Sessions service.
@@ -129,8 +137,9 @@ type SessionsClient interface {
 	// message to the surface, with that message as recorded, in seq order.
 	// A session that is not live is read from storage, read-only.
 	Transcript(ctx context.Context, in *SessionsTranscriptRequest, opts ...grpc.CallOption) (*SessionsTranscriptReply, error)
-	// Surface returns the seqs of the current surface nodes, in surface
-	// order. A session that is not live is read from storage, read-only.
+	// Surface returns the seqs of the surface nodes, in surface order: now,
+	// or right after event `at`. A session that is not live is read from
+	// storage, read-only.
 	Surface(ctx context.Context, in *SessionsSurfaceRequest, opts ...grpc.CallOption) (*SessionsSurfaceReply, error)
 	// Header returns the stored session header and the log length. A
 	// session that is not live is read from storage, read-only.
@@ -158,11 +167,44 @@ type SessionsClient interface {
 	// Release flushes the session, closes its backend handles and gives up
 	// its write ownership.
 	Release(ctx context.Context, in *SessionsReleaseRequest, opts ...grpc.CallOption) (*SessionsReleaseReply, error)
+	// RequestHeader returns the folded request header (docs/format.md) of a
+	// session, now or right after event `at`: the header the next model
+	// request carries. A session that is not live is read from storage,
+	// read-only.
+	RequestHeader(ctx context.Context, in *SessionsRequestHeaderRequest, opts ...grpc.CallOption) (*SessionsRequestHeaderReply, error)
+	// Request returns the request a model would be sent, now or right after
+	// event `at`, in a format of docs/providers.md: logbook (the default),
+	// openai or anthropic. A session that is not live is read from storage,
+	// read-only.
+	Request(ctx context.Context, in *SessionsRequestRequest, opts ...grpc.CallOption) (*SessionsRequestReply, error)
+	// Why returns the provenance tree of event `seq` (docs/compaction.md):
+	// the events it was derived from, recursively, the document `logbook why
+	// ID SEQ --json` prints. A seq past the log's end → INVALID_BOUNDARY.
+	Why(ctx context.Context, in *SessionsWhyRequest, opts ...grpc.CallOption) (*SessionsWhyReply, error)
+	// Shadowed returns the nodes that replacements took off the surface, now
+	// or right after event `at`, and for each the replacing event.
+	Shadowed(ctx context.Context, in *SessionsShadowedRequest, opts ...grpc.CallOption) (*SessionsShadowedReply, error)
+	// Tokens returns the token estimate of the session's next request, now or
+	// right after event `at`: the compaction estimate (docs/compaction.md),
+	// in total, per turn and per surface node.
+	Tokens(ctx context.Context, in *SessionsTokensRequest, opts ...grpc.CallOption) (*SessionsTokensReply, error)
+	// Lineage returns a session's fork family from the stored headers: its
+	// ancestors (nearest first), its direct children and the tree of every
+	// descendant of its oldest stored ancestor.
+	Lineage(ctx context.Context, in *SessionsLineageRequest, opts ...grpc.CallOption) (*SessionsLineageReply, error)
 	// Delete deletes a stored session from every backend, each appending its
 	// audit record first, with by "api" and the reason: a session live in
 	// this server or open for writing elsewhere is ALREADY_OWNED, one under a
 	// legal hold SESSION_HELD, a missing one SESSION_NOT_FOUND.
 	Delete(ctx context.Context, in *SessionsDeleteRequest, opts ...grpc.CallOption) (*SessionsDeleteReply, error)
+	// Hold puts a legal hold on a stored session in every backend, recorded
+	// in the audit log with by "api" and the reason: Delete and retention
+	// refuse it with SESSION_HELD until the hold is released. Holding a held
+	// session changes and records nothing (changed false).
+	Hold(ctx context.Context, in *SessionsHoldRequest, opts ...grpc.CallOption) (*SessionsHoldReply, error)
+	// ReleaseHold lifts a legal hold, recorded as Hold records it; lifting
+	// the hold of a session that has none changes and records nothing.
+	ReleaseHold(ctx context.Context, in *SessionsHoldRequest, opts ...grpc.CallOption) (*SessionsHoldReply, error)
 }
 
 type sessionsClient struct {
@@ -345,10 +387,90 @@ func (c *sessionsClient) Release(ctx context.Context, in *SessionsReleaseRequest
 	return out, nil
 }
 
+func (c *sessionsClient) RequestHeader(ctx context.Context, in *SessionsRequestHeaderRequest, opts ...grpc.CallOption) (*SessionsRequestHeaderReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SessionsRequestHeaderReply)
+	err := c.cc.Invoke(ctx, Sessions_RequestHeader_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *sessionsClient) Request(ctx context.Context, in *SessionsRequestRequest, opts ...grpc.CallOption) (*SessionsRequestReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SessionsRequestReply)
+	err := c.cc.Invoke(ctx, Sessions_Request_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *sessionsClient) Why(ctx context.Context, in *SessionsWhyRequest, opts ...grpc.CallOption) (*SessionsWhyReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SessionsWhyReply)
+	err := c.cc.Invoke(ctx, Sessions_Why_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *sessionsClient) Shadowed(ctx context.Context, in *SessionsShadowedRequest, opts ...grpc.CallOption) (*SessionsShadowedReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SessionsShadowedReply)
+	err := c.cc.Invoke(ctx, Sessions_Shadowed_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *sessionsClient) Tokens(ctx context.Context, in *SessionsTokensRequest, opts ...grpc.CallOption) (*SessionsTokensReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SessionsTokensReply)
+	err := c.cc.Invoke(ctx, Sessions_Tokens_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *sessionsClient) Lineage(ctx context.Context, in *SessionsLineageRequest, opts ...grpc.CallOption) (*SessionsLineageReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SessionsLineageReply)
+	err := c.cc.Invoke(ctx, Sessions_Lineage_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *sessionsClient) Delete(ctx context.Context, in *SessionsDeleteRequest, opts ...grpc.CallOption) (*SessionsDeleteReply, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(SessionsDeleteReply)
 	err := c.cc.Invoke(ctx, Sessions_Delete_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *sessionsClient) Hold(ctx context.Context, in *SessionsHoldRequest, opts ...grpc.CallOption) (*SessionsHoldReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SessionsHoldReply)
+	err := c.cc.Invoke(ctx, Sessions_Hold_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *sessionsClient) ReleaseHold(ctx context.Context, in *SessionsHoldRequest, opts ...grpc.CallOption) (*SessionsHoldReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SessionsHoldReply)
+	err := c.cc.Invoke(ctx, Sessions_ReleaseHold_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -446,8 +568,9 @@ type SessionsServer interface {
 	// message to the surface, with that message as recorded, in seq order.
 	// A session that is not live is read from storage, read-only.
 	Transcript(context.Context, *SessionsTranscriptRequest) (*SessionsTranscriptReply, error)
-	// Surface returns the seqs of the current surface nodes, in surface
-	// order. A session that is not live is read from storage, read-only.
+	// Surface returns the seqs of the surface nodes, in surface order: now,
+	// or right after event `at`. A session that is not live is read from
+	// storage, read-only.
 	Surface(context.Context, *SessionsSurfaceRequest) (*SessionsSurfaceReply, error)
 	// Header returns the stored session header and the log length. A
 	// session that is not live is read from storage, read-only.
@@ -475,11 +598,44 @@ type SessionsServer interface {
 	// Release flushes the session, closes its backend handles and gives up
 	// its write ownership.
 	Release(context.Context, *SessionsReleaseRequest) (*SessionsReleaseReply, error)
+	// RequestHeader returns the folded request header (docs/format.md) of a
+	// session, now or right after event `at`: the header the next model
+	// request carries. A session that is not live is read from storage,
+	// read-only.
+	RequestHeader(context.Context, *SessionsRequestHeaderRequest) (*SessionsRequestHeaderReply, error)
+	// Request returns the request a model would be sent, now or right after
+	// event `at`, in a format of docs/providers.md: logbook (the default),
+	// openai or anthropic. A session that is not live is read from storage,
+	// read-only.
+	Request(context.Context, *SessionsRequestRequest) (*SessionsRequestReply, error)
+	// Why returns the provenance tree of event `seq` (docs/compaction.md):
+	// the events it was derived from, recursively, the document `logbook why
+	// ID SEQ --json` prints. A seq past the log's end → INVALID_BOUNDARY.
+	Why(context.Context, *SessionsWhyRequest) (*SessionsWhyReply, error)
+	// Shadowed returns the nodes that replacements took off the surface, now
+	// or right after event `at`, and for each the replacing event.
+	Shadowed(context.Context, *SessionsShadowedRequest) (*SessionsShadowedReply, error)
+	// Tokens returns the token estimate of the session's next request, now or
+	// right after event `at`: the compaction estimate (docs/compaction.md),
+	// in total, per turn and per surface node.
+	Tokens(context.Context, *SessionsTokensRequest) (*SessionsTokensReply, error)
+	// Lineage returns a session's fork family from the stored headers: its
+	// ancestors (nearest first), its direct children and the tree of every
+	// descendant of its oldest stored ancestor.
+	Lineage(context.Context, *SessionsLineageRequest) (*SessionsLineageReply, error)
 	// Delete deletes a stored session from every backend, each appending its
 	// audit record first, with by "api" and the reason: a session live in
 	// this server or open for writing elsewhere is ALREADY_OWNED, one under a
 	// legal hold SESSION_HELD, a missing one SESSION_NOT_FOUND.
 	Delete(context.Context, *SessionsDeleteRequest) (*SessionsDeleteReply, error)
+	// Hold puts a legal hold on a stored session in every backend, recorded
+	// in the audit log with by "api" and the reason: Delete and retention
+	// refuse it with SESSION_HELD until the hold is released. Holding a held
+	// session changes and records nothing (changed false).
+	Hold(context.Context, *SessionsHoldRequest) (*SessionsHoldReply, error)
+	// ReleaseHold lifts a legal hold, recorded as Hold records it; lifting
+	// the hold of a session that has none changes and records nothing.
+	ReleaseHold(context.Context, *SessionsHoldRequest) (*SessionsHoldReply, error)
 	mustEmbedUnimplementedSessionsServer()
 }
 
@@ -538,8 +694,32 @@ func (UnimplementedSessionsServer) List(context.Context, *SessionsListRequest) (
 func (UnimplementedSessionsServer) Release(context.Context, *SessionsReleaseRequest) (*SessionsReleaseReply, error) {
 	return nil, status.Error(codes.Unimplemented, "method Release not implemented")
 }
+func (UnimplementedSessionsServer) RequestHeader(context.Context, *SessionsRequestHeaderRequest) (*SessionsRequestHeaderReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method RequestHeader not implemented")
+}
+func (UnimplementedSessionsServer) Request(context.Context, *SessionsRequestRequest) (*SessionsRequestReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method Request not implemented")
+}
+func (UnimplementedSessionsServer) Why(context.Context, *SessionsWhyRequest) (*SessionsWhyReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method Why not implemented")
+}
+func (UnimplementedSessionsServer) Shadowed(context.Context, *SessionsShadowedRequest) (*SessionsShadowedReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method Shadowed not implemented")
+}
+func (UnimplementedSessionsServer) Tokens(context.Context, *SessionsTokensRequest) (*SessionsTokensReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method Tokens not implemented")
+}
+func (UnimplementedSessionsServer) Lineage(context.Context, *SessionsLineageRequest) (*SessionsLineageReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method Lineage not implemented")
+}
 func (UnimplementedSessionsServer) Delete(context.Context, *SessionsDeleteRequest) (*SessionsDeleteReply, error) {
 	return nil, status.Error(codes.Unimplemented, "method Delete not implemented")
+}
+func (UnimplementedSessionsServer) Hold(context.Context, *SessionsHoldRequest) (*SessionsHoldReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method Hold not implemented")
+}
+func (UnimplementedSessionsServer) ReleaseHold(context.Context, *SessionsHoldRequest) (*SessionsHoldReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method ReleaseHold not implemented")
 }
 func (UnimplementedSessionsServer) mustEmbedUnimplementedSessionsServer() {}
 func (UnimplementedSessionsServer) testEmbeddedByValue()                  {}
@@ -832,6 +1012,114 @@ func _Sessions_Release_Handler(srv interface{}, ctx context.Context, dec func(in
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Sessions_RequestHeader_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SessionsRequestHeaderRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SessionsServer).RequestHeader(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Sessions_RequestHeader_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SessionsServer).RequestHeader(ctx, req.(*SessionsRequestHeaderRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Sessions_Request_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SessionsRequestRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SessionsServer).Request(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Sessions_Request_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SessionsServer).Request(ctx, req.(*SessionsRequestRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Sessions_Why_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SessionsWhyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SessionsServer).Why(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Sessions_Why_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SessionsServer).Why(ctx, req.(*SessionsWhyRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Sessions_Shadowed_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SessionsShadowedRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SessionsServer).Shadowed(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Sessions_Shadowed_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SessionsServer).Shadowed(ctx, req.(*SessionsShadowedRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Sessions_Tokens_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SessionsTokensRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SessionsServer).Tokens(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Sessions_Tokens_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SessionsServer).Tokens(ctx, req.(*SessionsTokensRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Sessions_Lineage_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SessionsLineageRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SessionsServer).Lineage(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Sessions_Lineage_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SessionsServer).Lineage(ctx, req.(*SessionsLineageRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _Sessions_Delete_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(SessionsDeleteRequest)
 	if err := dec(in); err != nil {
@@ -846,6 +1134,42 @@ func _Sessions_Delete_Handler(srv interface{}, ctx context.Context, dec func(int
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(SessionsServer).Delete(ctx, req.(*SessionsDeleteRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Sessions_Hold_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SessionsHoldRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SessionsServer).Hold(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Sessions_Hold_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SessionsServer).Hold(ctx, req.(*SessionsHoldRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Sessions_ReleaseHold_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SessionsHoldRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SessionsServer).ReleaseHold(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Sessions_ReleaseHold_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SessionsServer).ReleaseHold(ctx, req.(*SessionsHoldRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -914,8 +1238,40 @@ var Sessions_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _Sessions_Release_Handler,
 		},
 		{
+			MethodName: "RequestHeader",
+			Handler:    _Sessions_RequestHeader_Handler,
+		},
+		{
+			MethodName: "Request",
+			Handler:    _Sessions_Request_Handler,
+		},
+		{
+			MethodName: "Why",
+			Handler:    _Sessions_Why_Handler,
+		},
+		{
+			MethodName: "Shadowed",
+			Handler:    _Sessions_Shadowed_Handler,
+		},
+		{
+			MethodName: "Tokens",
+			Handler:    _Sessions_Tokens_Handler,
+		},
+		{
+			MethodName: "Lineage",
+			Handler:    _Sessions_Lineage_Handler,
+		},
+		{
 			MethodName: "Delete",
 			Handler:    _Sessions_Delete_Handler,
+		},
+		{
+			MethodName: "Hold",
+			Handler:    _Sessions_Hold_Handler,
+		},
+		{
+			MethodName: "ReleaseHold",
+			Handler:    _Sessions_ReleaseHold_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

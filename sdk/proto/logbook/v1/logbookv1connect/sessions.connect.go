@@ -65,8 +65,24 @@ const (
 	SessionsListProcedure = "/logbook.v1.Sessions/List"
 	// SessionsReleaseProcedure is the fully-qualified name of the Sessions's Release RPC.
 	SessionsReleaseProcedure = "/logbook.v1.Sessions/Release"
+	// SessionsRequestHeaderProcedure is the fully-qualified name of the Sessions's RequestHeader RPC.
+	SessionsRequestHeaderProcedure = "/logbook.v1.Sessions/RequestHeader"
+	// SessionsRequestProcedure is the fully-qualified name of the Sessions's Request RPC.
+	SessionsRequestProcedure = "/logbook.v1.Sessions/Request"
+	// SessionsWhyProcedure is the fully-qualified name of the Sessions's Why RPC.
+	SessionsWhyProcedure = "/logbook.v1.Sessions/Why"
+	// SessionsShadowedProcedure is the fully-qualified name of the Sessions's Shadowed RPC.
+	SessionsShadowedProcedure = "/logbook.v1.Sessions/Shadowed"
+	// SessionsTokensProcedure is the fully-qualified name of the Sessions's Tokens RPC.
+	SessionsTokensProcedure = "/logbook.v1.Sessions/Tokens"
+	// SessionsLineageProcedure is the fully-qualified name of the Sessions's Lineage RPC.
+	SessionsLineageProcedure = "/logbook.v1.Sessions/Lineage"
 	// SessionsDeleteProcedure is the fully-qualified name of the Sessions's Delete RPC.
 	SessionsDeleteProcedure = "/logbook.v1.Sessions/Delete"
+	// SessionsHoldProcedure is the fully-qualified name of the Sessions's Hold RPC.
+	SessionsHoldProcedure = "/logbook.v1.Sessions/Hold"
+	// SessionsReleaseHoldProcedure is the fully-qualified name of the Sessions's ReleaseHold RPC.
+	SessionsReleaseHoldProcedure = "/logbook.v1.Sessions/ReleaseHold"
 )
 
 // SessionsClient is a client for the logbook.v1.Sessions service.
@@ -126,8 +142,9 @@ type SessionsClient interface {
 	// message to the surface, with that message as recorded, in seq order.
 	// A session that is not live is read from storage, read-only.
 	Transcript(context.Context, *connect.Request[v1.SessionsTranscriptRequest]) (*connect.Response[v1.SessionsTranscriptReply], error)
-	// Surface returns the seqs of the current surface nodes, in surface
-	// order. A session that is not live is read from storage, read-only.
+	// Surface returns the seqs of the surface nodes, in surface order: now,
+	// or right after event `at`. A session that is not live is read from
+	// storage, read-only.
 	Surface(context.Context, *connect.Request[v1.SessionsSurfaceRequest]) (*connect.Response[v1.SessionsSurfaceReply], error)
 	// Header returns the stored session header and the log length. A
 	// session that is not live is read from storage, read-only.
@@ -155,11 +172,44 @@ type SessionsClient interface {
 	// Release flushes the session, closes its backend handles and gives up
 	// its write ownership.
 	Release(context.Context, *connect.Request[v1.SessionsReleaseRequest]) (*connect.Response[v1.SessionsReleaseReply], error)
+	// RequestHeader returns the folded request header (docs/format.md) of a
+	// session, now or right after event `at`: the header the next model
+	// request carries. A session that is not live is read from storage,
+	// read-only.
+	RequestHeader(context.Context, *connect.Request[v1.SessionsRequestHeaderRequest]) (*connect.Response[v1.SessionsRequestHeaderReply], error)
+	// Request returns the request a model would be sent, now or right after
+	// event `at`, in a format of docs/providers.md: logbook (the default),
+	// openai or anthropic. A session that is not live is read from storage,
+	// read-only.
+	Request(context.Context, *connect.Request[v1.SessionsRequestRequest]) (*connect.Response[v1.SessionsRequestReply], error)
+	// Why returns the provenance tree of event `seq` (docs/compaction.md):
+	// the events it was derived from, recursively, the document `logbook why
+	// ID SEQ --json` prints. A seq past the log's end → INVALID_BOUNDARY.
+	Why(context.Context, *connect.Request[v1.SessionsWhyRequest]) (*connect.Response[v1.SessionsWhyReply], error)
+	// Shadowed returns the nodes that replacements took off the surface, now
+	// or right after event `at`, and for each the replacing event.
+	Shadowed(context.Context, *connect.Request[v1.SessionsShadowedRequest]) (*connect.Response[v1.SessionsShadowedReply], error)
+	// Tokens returns the token estimate of the session's next request, now or
+	// right after event `at`: the compaction estimate (docs/compaction.md),
+	// in total, per turn and per surface node.
+	Tokens(context.Context, *connect.Request[v1.SessionsTokensRequest]) (*connect.Response[v1.SessionsTokensReply], error)
+	// Lineage returns a session's fork family from the stored headers: its
+	// ancestors (nearest first), its direct children and the tree of every
+	// descendant of its oldest stored ancestor.
+	Lineage(context.Context, *connect.Request[v1.SessionsLineageRequest]) (*connect.Response[v1.SessionsLineageReply], error)
 	// Delete deletes a stored session from every backend, each appending its
 	// audit record first, with by "api" and the reason: a session live in
 	// this server or open for writing elsewhere is ALREADY_OWNED, one under a
 	// legal hold SESSION_HELD, a missing one SESSION_NOT_FOUND.
 	Delete(context.Context, *connect.Request[v1.SessionsDeleteRequest]) (*connect.Response[v1.SessionsDeleteReply], error)
+	// Hold puts a legal hold on a stored session in every backend, recorded
+	// in the audit log with by "api" and the reason: Delete and retention
+	// refuse it with SESSION_HELD until the hold is released. Holding a held
+	// session changes and records nothing (changed false).
+	Hold(context.Context, *connect.Request[v1.SessionsHoldRequest]) (*connect.Response[v1.SessionsHoldReply], error)
+	// ReleaseHold lifts a legal hold, recorded as Hold records it; lifting
+	// the hold of a session that has none changes and records nothing.
+	ReleaseHold(context.Context, *connect.Request[v1.SessionsHoldRequest]) (*connect.Response[v1.SessionsHoldReply], error)
 }
 
 // NewSessionsClient constructs a client for the logbook.v1.Sessions service. By default, it uses
@@ -269,10 +319,58 @@ func NewSessionsClient(httpClient connect.HTTPClient, baseURL string, opts ...co
 			connect.WithSchema(sessionsMethods.ByName("Release")),
 			connect.WithClientOptions(opts...),
 		),
+		requestHeader: connect.NewClient[v1.SessionsRequestHeaderRequest, v1.SessionsRequestHeaderReply](
+			httpClient,
+			baseURL+SessionsRequestHeaderProcedure,
+			connect.WithSchema(sessionsMethods.ByName("RequestHeader")),
+			connect.WithClientOptions(opts...),
+		),
+		request: connect.NewClient[v1.SessionsRequestRequest, v1.SessionsRequestReply](
+			httpClient,
+			baseURL+SessionsRequestProcedure,
+			connect.WithSchema(sessionsMethods.ByName("Request")),
+			connect.WithClientOptions(opts...),
+		),
+		why: connect.NewClient[v1.SessionsWhyRequest, v1.SessionsWhyReply](
+			httpClient,
+			baseURL+SessionsWhyProcedure,
+			connect.WithSchema(sessionsMethods.ByName("Why")),
+			connect.WithClientOptions(opts...),
+		),
+		shadowed: connect.NewClient[v1.SessionsShadowedRequest, v1.SessionsShadowedReply](
+			httpClient,
+			baseURL+SessionsShadowedProcedure,
+			connect.WithSchema(sessionsMethods.ByName("Shadowed")),
+			connect.WithClientOptions(opts...),
+		),
+		tokens: connect.NewClient[v1.SessionsTokensRequest, v1.SessionsTokensReply](
+			httpClient,
+			baseURL+SessionsTokensProcedure,
+			connect.WithSchema(sessionsMethods.ByName("Tokens")),
+			connect.WithClientOptions(opts...),
+		),
+		lineage: connect.NewClient[v1.SessionsLineageRequest, v1.SessionsLineageReply](
+			httpClient,
+			baseURL+SessionsLineageProcedure,
+			connect.WithSchema(sessionsMethods.ByName("Lineage")),
+			connect.WithClientOptions(opts...),
+		),
 		delete: connect.NewClient[v1.SessionsDeleteRequest, v1.SessionsDeleteReply](
 			httpClient,
 			baseURL+SessionsDeleteProcedure,
 			connect.WithSchema(sessionsMethods.ByName("Delete")),
+			connect.WithClientOptions(opts...),
+		),
+		hold: connect.NewClient[v1.SessionsHoldRequest, v1.SessionsHoldReply](
+			httpClient,
+			baseURL+SessionsHoldProcedure,
+			connect.WithSchema(sessionsMethods.ByName("Hold")),
+			connect.WithClientOptions(opts...),
+		),
+		releaseHold: connect.NewClient[v1.SessionsHoldRequest, v1.SessionsHoldReply](
+			httpClient,
+			baseURL+SessionsReleaseHoldProcedure,
+			connect.WithSchema(sessionsMethods.ByName("ReleaseHold")),
 			connect.WithClientOptions(opts...),
 		),
 	}
@@ -280,23 +378,31 @@ func NewSessionsClient(httpClient connect.HTTPClient, baseURL string, opts ...co
 
 // sessionsClient implements SessionsClient.
 type sessionsClient struct {
-	create       *connect.Client[v1.SessionsCreateRequest, v1.SessionsCreateReply]
-	open         *connect.Client[v1.SessionsOpenRequest, v1.SessionsOpenReply]
-	append       *connect.Client[v1.SessionsAppendRequest, v1.SessionsAppendReply]
-	appendStream *connect.Client[v1.SessionsAppendRequest, v1.SessionsAppendStreamReply]
-	appendGroup  *connect.Client[v1.SessionsAppendRequest, v1.SessionsAppendReply]
-	messages     *connect.Client[v1.SessionsMessagesRequest, v1.SessionsMessagesReply]
-	transcript   *connect.Client[v1.SessionsTranscriptRequest, v1.SessionsTranscriptReply]
-	surface      *connect.Client[v1.SessionsSurfaceRequest, v1.SessionsSurfaceReply]
-	header       *connect.Client[v1.SessionsHeaderRequest, v1.SessionsHeaderReply]
-	events       *connect.Client[v1.SessionsEventsRequest, v1.SessionsEventsReply]
-	fork         *connect.Client[v1.SessionsForkRequest, v1.SessionsForkReply]
-	flush        *connect.Client[v1.SessionsFlushRequest, v1.SessionsFlushReply]
-	compact      *connect.Client[v1.SessionsCompactRequest, v1.SessionsCompactReply]
-	inspect      *connect.Client[v1.SessionsInspectRequest, v1.SessionsInspectReply]
-	list         *connect.Client[v1.SessionsListRequest, v1.SessionsListReply]
-	release      *connect.Client[v1.SessionsReleaseRequest, v1.SessionsReleaseReply]
-	delete       *connect.Client[v1.SessionsDeleteRequest, v1.SessionsDeleteReply]
+	create        *connect.Client[v1.SessionsCreateRequest, v1.SessionsCreateReply]
+	open          *connect.Client[v1.SessionsOpenRequest, v1.SessionsOpenReply]
+	append        *connect.Client[v1.SessionsAppendRequest, v1.SessionsAppendReply]
+	appendStream  *connect.Client[v1.SessionsAppendRequest, v1.SessionsAppendStreamReply]
+	appendGroup   *connect.Client[v1.SessionsAppendRequest, v1.SessionsAppendReply]
+	messages      *connect.Client[v1.SessionsMessagesRequest, v1.SessionsMessagesReply]
+	transcript    *connect.Client[v1.SessionsTranscriptRequest, v1.SessionsTranscriptReply]
+	surface       *connect.Client[v1.SessionsSurfaceRequest, v1.SessionsSurfaceReply]
+	header        *connect.Client[v1.SessionsHeaderRequest, v1.SessionsHeaderReply]
+	events        *connect.Client[v1.SessionsEventsRequest, v1.SessionsEventsReply]
+	fork          *connect.Client[v1.SessionsForkRequest, v1.SessionsForkReply]
+	flush         *connect.Client[v1.SessionsFlushRequest, v1.SessionsFlushReply]
+	compact       *connect.Client[v1.SessionsCompactRequest, v1.SessionsCompactReply]
+	inspect       *connect.Client[v1.SessionsInspectRequest, v1.SessionsInspectReply]
+	list          *connect.Client[v1.SessionsListRequest, v1.SessionsListReply]
+	release       *connect.Client[v1.SessionsReleaseRequest, v1.SessionsReleaseReply]
+	requestHeader *connect.Client[v1.SessionsRequestHeaderRequest, v1.SessionsRequestHeaderReply]
+	request       *connect.Client[v1.SessionsRequestRequest, v1.SessionsRequestReply]
+	why           *connect.Client[v1.SessionsWhyRequest, v1.SessionsWhyReply]
+	shadowed      *connect.Client[v1.SessionsShadowedRequest, v1.SessionsShadowedReply]
+	tokens        *connect.Client[v1.SessionsTokensRequest, v1.SessionsTokensReply]
+	lineage       *connect.Client[v1.SessionsLineageRequest, v1.SessionsLineageReply]
+	delete        *connect.Client[v1.SessionsDeleteRequest, v1.SessionsDeleteReply]
+	hold          *connect.Client[v1.SessionsHoldRequest, v1.SessionsHoldReply]
+	releaseHold   *connect.Client[v1.SessionsHoldRequest, v1.SessionsHoldReply]
 }
 
 // Create calls logbook.v1.Sessions.Create.
@@ -379,9 +485,49 @@ func (c *sessionsClient) Release(ctx context.Context, req *connect.Request[v1.Se
 	return c.release.CallUnary(ctx, req)
 }
 
+// RequestHeader calls logbook.v1.Sessions.RequestHeader.
+func (c *sessionsClient) RequestHeader(ctx context.Context, req *connect.Request[v1.SessionsRequestHeaderRequest]) (*connect.Response[v1.SessionsRequestHeaderReply], error) {
+	return c.requestHeader.CallUnary(ctx, req)
+}
+
+// Request calls logbook.v1.Sessions.Request.
+func (c *sessionsClient) Request(ctx context.Context, req *connect.Request[v1.SessionsRequestRequest]) (*connect.Response[v1.SessionsRequestReply], error) {
+	return c.request.CallUnary(ctx, req)
+}
+
+// Why calls logbook.v1.Sessions.Why.
+func (c *sessionsClient) Why(ctx context.Context, req *connect.Request[v1.SessionsWhyRequest]) (*connect.Response[v1.SessionsWhyReply], error) {
+	return c.why.CallUnary(ctx, req)
+}
+
+// Shadowed calls logbook.v1.Sessions.Shadowed.
+func (c *sessionsClient) Shadowed(ctx context.Context, req *connect.Request[v1.SessionsShadowedRequest]) (*connect.Response[v1.SessionsShadowedReply], error) {
+	return c.shadowed.CallUnary(ctx, req)
+}
+
+// Tokens calls logbook.v1.Sessions.Tokens.
+func (c *sessionsClient) Tokens(ctx context.Context, req *connect.Request[v1.SessionsTokensRequest]) (*connect.Response[v1.SessionsTokensReply], error) {
+	return c.tokens.CallUnary(ctx, req)
+}
+
+// Lineage calls logbook.v1.Sessions.Lineage.
+func (c *sessionsClient) Lineage(ctx context.Context, req *connect.Request[v1.SessionsLineageRequest]) (*connect.Response[v1.SessionsLineageReply], error) {
+	return c.lineage.CallUnary(ctx, req)
+}
+
 // Delete calls logbook.v1.Sessions.Delete.
 func (c *sessionsClient) Delete(ctx context.Context, req *connect.Request[v1.SessionsDeleteRequest]) (*connect.Response[v1.SessionsDeleteReply], error) {
 	return c.delete.CallUnary(ctx, req)
+}
+
+// Hold calls logbook.v1.Sessions.Hold.
+func (c *sessionsClient) Hold(ctx context.Context, req *connect.Request[v1.SessionsHoldRequest]) (*connect.Response[v1.SessionsHoldReply], error) {
+	return c.hold.CallUnary(ctx, req)
+}
+
+// ReleaseHold calls logbook.v1.Sessions.ReleaseHold.
+func (c *sessionsClient) ReleaseHold(ctx context.Context, req *connect.Request[v1.SessionsHoldRequest]) (*connect.Response[v1.SessionsHoldReply], error) {
+	return c.releaseHold.CallUnary(ctx, req)
 }
 
 // SessionsHandler is an implementation of the logbook.v1.Sessions service.
@@ -441,8 +587,9 @@ type SessionsHandler interface {
 	// message to the surface, with that message as recorded, in seq order.
 	// A session that is not live is read from storage, read-only.
 	Transcript(context.Context, *connect.Request[v1.SessionsTranscriptRequest]) (*connect.Response[v1.SessionsTranscriptReply], error)
-	// Surface returns the seqs of the current surface nodes, in surface
-	// order. A session that is not live is read from storage, read-only.
+	// Surface returns the seqs of the surface nodes, in surface order: now,
+	// or right after event `at`. A session that is not live is read from
+	// storage, read-only.
 	Surface(context.Context, *connect.Request[v1.SessionsSurfaceRequest]) (*connect.Response[v1.SessionsSurfaceReply], error)
 	// Header returns the stored session header and the log length. A
 	// session that is not live is read from storage, read-only.
@@ -470,11 +617,44 @@ type SessionsHandler interface {
 	// Release flushes the session, closes its backend handles and gives up
 	// its write ownership.
 	Release(context.Context, *connect.Request[v1.SessionsReleaseRequest]) (*connect.Response[v1.SessionsReleaseReply], error)
+	// RequestHeader returns the folded request header (docs/format.md) of a
+	// session, now or right after event `at`: the header the next model
+	// request carries. A session that is not live is read from storage,
+	// read-only.
+	RequestHeader(context.Context, *connect.Request[v1.SessionsRequestHeaderRequest]) (*connect.Response[v1.SessionsRequestHeaderReply], error)
+	// Request returns the request a model would be sent, now or right after
+	// event `at`, in a format of docs/providers.md: logbook (the default),
+	// openai or anthropic. A session that is not live is read from storage,
+	// read-only.
+	Request(context.Context, *connect.Request[v1.SessionsRequestRequest]) (*connect.Response[v1.SessionsRequestReply], error)
+	// Why returns the provenance tree of event `seq` (docs/compaction.md):
+	// the events it was derived from, recursively, the document `logbook why
+	// ID SEQ --json` prints. A seq past the log's end → INVALID_BOUNDARY.
+	Why(context.Context, *connect.Request[v1.SessionsWhyRequest]) (*connect.Response[v1.SessionsWhyReply], error)
+	// Shadowed returns the nodes that replacements took off the surface, now
+	// or right after event `at`, and for each the replacing event.
+	Shadowed(context.Context, *connect.Request[v1.SessionsShadowedRequest]) (*connect.Response[v1.SessionsShadowedReply], error)
+	// Tokens returns the token estimate of the session's next request, now or
+	// right after event `at`: the compaction estimate (docs/compaction.md),
+	// in total, per turn and per surface node.
+	Tokens(context.Context, *connect.Request[v1.SessionsTokensRequest]) (*connect.Response[v1.SessionsTokensReply], error)
+	// Lineage returns a session's fork family from the stored headers: its
+	// ancestors (nearest first), its direct children and the tree of every
+	// descendant of its oldest stored ancestor.
+	Lineage(context.Context, *connect.Request[v1.SessionsLineageRequest]) (*connect.Response[v1.SessionsLineageReply], error)
 	// Delete deletes a stored session from every backend, each appending its
 	// audit record first, with by "api" and the reason: a session live in
 	// this server or open for writing elsewhere is ALREADY_OWNED, one under a
 	// legal hold SESSION_HELD, a missing one SESSION_NOT_FOUND.
 	Delete(context.Context, *connect.Request[v1.SessionsDeleteRequest]) (*connect.Response[v1.SessionsDeleteReply], error)
+	// Hold puts a legal hold on a stored session in every backend, recorded
+	// in the audit log with by "api" and the reason: Delete and retention
+	// refuse it with SESSION_HELD until the hold is released. Holding a held
+	// session changes and records nothing (changed false).
+	Hold(context.Context, *connect.Request[v1.SessionsHoldRequest]) (*connect.Response[v1.SessionsHoldReply], error)
+	// ReleaseHold lifts a legal hold, recorded as Hold records it; lifting
+	// the hold of a session that has none changes and records nothing.
+	ReleaseHold(context.Context, *connect.Request[v1.SessionsHoldRequest]) (*connect.Response[v1.SessionsHoldReply], error)
 }
 
 // NewSessionsHandler builds an HTTP handler from the service implementation. It returns the path on
@@ -580,10 +760,58 @@ func NewSessionsHandler(svc SessionsHandler, opts ...connect.HandlerOption) (str
 		connect.WithSchema(sessionsMethods.ByName("Release")),
 		connect.WithHandlerOptions(opts...),
 	)
+	sessionsRequestHeaderHandler := connect.NewUnaryHandler(
+		SessionsRequestHeaderProcedure,
+		svc.RequestHeader,
+		connect.WithSchema(sessionsMethods.ByName("RequestHeader")),
+		connect.WithHandlerOptions(opts...),
+	)
+	sessionsRequestHandler := connect.NewUnaryHandler(
+		SessionsRequestProcedure,
+		svc.Request,
+		connect.WithSchema(sessionsMethods.ByName("Request")),
+		connect.WithHandlerOptions(opts...),
+	)
+	sessionsWhyHandler := connect.NewUnaryHandler(
+		SessionsWhyProcedure,
+		svc.Why,
+		connect.WithSchema(sessionsMethods.ByName("Why")),
+		connect.WithHandlerOptions(opts...),
+	)
+	sessionsShadowedHandler := connect.NewUnaryHandler(
+		SessionsShadowedProcedure,
+		svc.Shadowed,
+		connect.WithSchema(sessionsMethods.ByName("Shadowed")),
+		connect.WithHandlerOptions(opts...),
+	)
+	sessionsTokensHandler := connect.NewUnaryHandler(
+		SessionsTokensProcedure,
+		svc.Tokens,
+		connect.WithSchema(sessionsMethods.ByName("Tokens")),
+		connect.WithHandlerOptions(opts...),
+	)
+	sessionsLineageHandler := connect.NewUnaryHandler(
+		SessionsLineageProcedure,
+		svc.Lineage,
+		connect.WithSchema(sessionsMethods.ByName("Lineage")),
+		connect.WithHandlerOptions(opts...),
+	)
 	sessionsDeleteHandler := connect.NewUnaryHandler(
 		SessionsDeleteProcedure,
 		svc.Delete,
 		connect.WithSchema(sessionsMethods.ByName("Delete")),
+		connect.WithHandlerOptions(opts...),
+	)
+	sessionsHoldHandler := connect.NewUnaryHandler(
+		SessionsHoldProcedure,
+		svc.Hold,
+		connect.WithSchema(sessionsMethods.ByName("Hold")),
+		connect.WithHandlerOptions(opts...),
+	)
+	sessionsReleaseHoldHandler := connect.NewUnaryHandler(
+		SessionsReleaseHoldProcedure,
+		svc.ReleaseHold,
+		connect.WithSchema(sessionsMethods.ByName("ReleaseHold")),
 		connect.WithHandlerOptions(opts...),
 	)
 	return "/logbook.v1.Sessions/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -620,8 +848,24 @@ func NewSessionsHandler(svc SessionsHandler, opts ...connect.HandlerOption) (str
 			sessionsListHandler.ServeHTTP(w, r)
 		case SessionsReleaseProcedure:
 			sessionsReleaseHandler.ServeHTTP(w, r)
+		case SessionsRequestHeaderProcedure:
+			sessionsRequestHeaderHandler.ServeHTTP(w, r)
+		case SessionsRequestProcedure:
+			sessionsRequestHandler.ServeHTTP(w, r)
+		case SessionsWhyProcedure:
+			sessionsWhyHandler.ServeHTTP(w, r)
+		case SessionsShadowedProcedure:
+			sessionsShadowedHandler.ServeHTTP(w, r)
+		case SessionsTokensProcedure:
+			sessionsTokensHandler.ServeHTTP(w, r)
+		case SessionsLineageProcedure:
+			sessionsLineageHandler.ServeHTTP(w, r)
 		case SessionsDeleteProcedure:
 			sessionsDeleteHandler.ServeHTTP(w, r)
+		case SessionsHoldProcedure:
+			sessionsHoldHandler.ServeHTTP(w, r)
+		case SessionsReleaseHoldProcedure:
+			sessionsReleaseHoldHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -695,6 +939,38 @@ func (UnimplementedSessionsHandler) Release(context.Context, *connect.Request[v1
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("logbook.v1.Sessions.Release is not implemented"))
 }
 
+func (UnimplementedSessionsHandler) RequestHeader(context.Context, *connect.Request[v1.SessionsRequestHeaderRequest]) (*connect.Response[v1.SessionsRequestHeaderReply], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("logbook.v1.Sessions.RequestHeader is not implemented"))
+}
+
+func (UnimplementedSessionsHandler) Request(context.Context, *connect.Request[v1.SessionsRequestRequest]) (*connect.Response[v1.SessionsRequestReply], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("logbook.v1.Sessions.Request is not implemented"))
+}
+
+func (UnimplementedSessionsHandler) Why(context.Context, *connect.Request[v1.SessionsWhyRequest]) (*connect.Response[v1.SessionsWhyReply], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("logbook.v1.Sessions.Why is not implemented"))
+}
+
+func (UnimplementedSessionsHandler) Shadowed(context.Context, *connect.Request[v1.SessionsShadowedRequest]) (*connect.Response[v1.SessionsShadowedReply], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("logbook.v1.Sessions.Shadowed is not implemented"))
+}
+
+func (UnimplementedSessionsHandler) Tokens(context.Context, *connect.Request[v1.SessionsTokensRequest]) (*connect.Response[v1.SessionsTokensReply], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("logbook.v1.Sessions.Tokens is not implemented"))
+}
+
+func (UnimplementedSessionsHandler) Lineage(context.Context, *connect.Request[v1.SessionsLineageRequest]) (*connect.Response[v1.SessionsLineageReply], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("logbook.v1.Sessions.Lineage is not implemented"))
+}
+
 func (UnimplementedSessionsHandler) Delete(context.Context, *connect.Request[v1.SessionsDeleteRequest]) (*connect.Response[v1.SessionsDeleteReply], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("logbook.v1.Sessions.Delete is not implemented"))
+}
+
+func (UnimplementedSessionsHandler) Hold(context.Context, *connect.Request[v1.SessionsHoldRequest]) (*connect.Response[v1.SessionsHoldReply], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("logbook.v1.Sessions.Hold is not implemented"))
+}
+
+func (UnimplementedSessionsHandler) ReleaseHold(context.Context, *connect.Request[v1.SessionsHoldRequest]) (*connect.Response[v1.SessionsHoldReply], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("logbook.v1.Sessions.ReleaseHold is not implemented"))
 }

@@ -1,6 +1,10 @@
-package sdk
+package rpcsize
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/seed-e5e476df/logbook/sdk"
+)
 
 func TestAppendBatchLenFitsTheLimitAndTakesAtLeastOne(t *testing.T) {
 	lens := []int{84, 84, 84, 4000, 10}
@@ -26,7 +30,7 @@ func TestAppendBatchLenFitsTheLimitAndTakesAtLeastOne(t *testing.T) {
 }
 
 func TestMaxCopyBatchBytesIsCappedByTheRequestLimit(t *testing.T) {
-	if got := MaxCopyBatchBytes(DefaultRPCMaxBytes); got != CopyBatchBytes {
+	if got := MaxCopyBatchBytes(sdk.DefaultRPCMaxBytes); got != CopyBatchBytes {
 		t.Errorf("default cap: %d, want CopyBatchBytes %d", got, CopyBatchBytes)
 	}
 	if got, want := MaxCopyBatchBytes(2<<20), 2<<20-RPCHeadroom; got != want {

@@ -1,16 +1,19 @@
 package jsonl
 
 import (
+	"errors"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/persistencetest"
 )
 
-// TestKeptFrames covers the first Read after an open, which serves the
-// frames the open's scan decoded: a partial range first, then whole reads,
-// and a write handle that appends before it reads.
-func TestKeptFrames(t *testing.T) {
+// TestFirstReadAfterOpen covers the first Read after an open, which serves
+// the bytes the open read: a partial range first, then whole reads, and a
+// write handle that appends before it reads.
+func TestFirstReadAfterOpen(t *testing.T) {
 	cfg := Config{Root: t.TempDir(), Compression: CompressionZstd}
 	b := newTestBackend(t, cfg)
 	var batches [][][]byte
@@ -89,5 +92,37 @@ func TestEnvelopesPieces(t *testing.T) {
 		if ok || f.reason != "" || f.index != bad[0] || f.seq != int64(wrong) {
 			t.Fatalf("seq at %d: %+v %v", bad[0], f, ok)
 		}
+	}
+}
+
+// A watch's read handle reads no events, so it does not keep the bytes its
+// open read for a first read while it watches.
+func TestWatchKeepsNoOpenedBytes(t *testing.T) {
+	cfg := Config{Root: t.TempDir(), Compression: CompressionZstd}
+	b := newTestBackend(t, cfg)
+	storeEvents(t, b, "s", persistencetest.Batch(0, 10))
+	o, err := b.Open(t.Context(), "s", sdk.AccessRead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Close(t.Context(), o.Handle)
+	tag, n, _ := strings.Cut(o.Handle, "-h")
+	last, _ := strconv.Atoi(n)
+	watching := tag + "-h" + strconv.Itoa(last+1) // the next handle this backend makes
+	stop := errors.New("stop")
+	err = b.Watch(t.Context(), "s", 1, func(sdk.Offset) error {
+		hd, err := b.handles.Get(watching)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hd.mu.Lock()
+		defer hd.mu.Unlock()
+		if hd.opened != nil {
+			t.Errorf("the watch's handle keeps %d bytes of the log", len(hd.opened))
+		}
+		return stop
+	})
+	if err != stop {
+		t.Fatal(err)
 	}
 }
