@@ -53,9 +53,9 @@
 //
 // Runtime.Create makes a session; Runtime.Resume makes a stored one live
 // again after a restart or a crash, cutting a torn tail and closing an
-// interrupted turn (RepairReport says what it did); Runtime.Fork starts a
-// new session from a prefix of another; Runtime.Inspect reads one without
-// writing; Runtime.List lists them. A Session belongs to the Runtime that
+// interrupted turn (its service.RepairReport says what it did);
+// Runtime.Fork starts a new session from a prefix of another;
+// Runtime.Inspect reads one without writing; Runtime.List lists them. A Session belongs to the Runtime that
 // returned it and is live there until Release or Runtime.Close.
 //
 // Session.Append validates every event against the rules of

@@ -10,44 +10,29 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
-// AppendRequest is one append to a session.
+// AppendRequest is one append to a session: Inputs, each its own event
+// with consecutive seqs; at Expected (the seq the first event must get,
+// else SEQ_CONFLICT and nothing appended) when it is set; as one atomic
+// group with Group; flushed before the answer with Flush. The public
+// service.AppendRequest, converted to it field for field, documents each.
 type AppendRequest struct {
-	// Inputs are appended in order, each as its own event
-	// (docs/format.md), with consecutive seqs: no other append lands
-	// between them.
-	Inputs []events.Input
-	// Expected, when set, is the seq the first appended event must get:
-	// the log's length when the append starts. Another length refuses the
-	// whole request with SEQ_CONFLICT (Meta "expected" and "actual") and
-	// appends nothing, so a caller that retries with the length it first
-	// expected never appends twice.
+	Inputs   []events.Input
 	Expected *sdk.Offset
-	// Group appends Inputs as one atomic group (docs/compaction.md): every
-	// member is validated against the log with the members before it, and
-	// either all are appended and stored as one unit, or none is. Without
-	// it the append is not atomic: the first rejected input stops it and
-	// the ones before it stay appended.
-	Group bool
-	// Flush makes the append wait until its events are durable on every
-	// backend (a failed append flushes the events it did append).
-	Flush bool
+	Group    bool
+	Flush    bool
 }
 
-// AppendResult is what an append did, on success and on failure alike.
+// AppendResult is what an append did, on success and on failure alike:
+// the Events appended (before the failure); FirstSeq, the first one's seq
+// or, when none was, the log's length the append found (nil when it did
+// not reach the session or a group was refused); Fenced, whether the
+// session is fenced (Session.Fenced); and Flush, the result of a flush
+// the request asked for and that passed.
 type AppendResult struct {
-	// Events are the appended events, in order; on a failure, the ones
-	// appended before it.
-	Events []events.Event
-	// FirstSeq is the seq of the first appended event or, when none was,
-	// the log's length the append found; nil when the append did not
-	// reach the session, or a group was refused.
+	Events   []events.Event
 	FirstSeq *sdk.Offset
-	// Fenced reports whether a final persistence failure fenced the
-	// session: a failed flush of it cannot pass on a retry.
-	Fenced bool
-	// Flush is the flush's result when the request asked for one and it
-	// passed.
-	Flush *store.FlushResult
+	Fenced   bool
+	Flush    *store.FlushResult
 }
 
 // Append appends r to session id, resuming the session first when it is

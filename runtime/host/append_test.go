@@ -4,11 +4,8 @@ import (
 	"context"
 	"testing"
 
-	"github.com/hashicorp/go-hclog"
-
 	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/runtime/host"
-	"github.com/seed-e5e476df/logbook/runtime/store"
 )
 
 // note is a valid input; bad one the session rejects (its data is no JSON).
@@ -22,18 +19,13 @@ var (
 func liveHost(tb testing.TB, n int) *host.Host {
 	tb.Helper()
 	ctx := context.Background()
-	e, err := memoryEngine(ctx)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { e.Close(ctx) })
-	h := host.New(e, hclog.NewNullLogger())
-	sess, err := h.Create(ctx, store.CreateOptions{ID: "s"})
+	h, _ := memoryHost(tb)
+	o, err := h.Acquire(ctx, "s")
 	if err != nil {
 		tb.Fatal(err)
 	}
 	for range n {
-		if _, err := sess.Append(ctx, note); err != nil {
+		if _, err := o.Session.Append(ctx, note); err != nil {
 			tb.Fatal(err)
 		}
 	}
@@ -50,6 +42,7 @@ func TestAppenderTalliesTheStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	start := ap.Len()
 	if _, err := ap.Append(ctx, nil, []events.Input{note, note}); err != nil {
 		t.Fatal(err)
 	}
@@ -58,8 +51,8 @@ func TestAppenderTalliesTheStream(t *testing.T) {
 		t.Fatalf("second batch: %d appended, %v", n, err)
 	}
 	res, err := ap.Finish(ctx, err, true)
-	if err == nil || len(res.Events) != 3 || *res.FirstSeq != 2 || res.Flush == nil {
-		t.Fatalf("result %+v, %v", res, err)
+	if err == nil || len(res.Events) != 3 || *res.FirstSeq != start || res.Flush == nil {
+		t.Fatalf("%d events from %v, flush %v, %v; want 3 from %d, flushed, and the error", len(res.Events), res.FirstSeq, res.Flush, err, start)
 	}
 }
 
@@ -72,6 +65,7 @@ func TestQueueFillsABatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	start := ap.Len()
 	for i := range 256 {
 		if full := ap.Queue(note, 10); full != (i == 255) {
 			t.Fatalf("input %d: full %v", i, full)
@@ -87,7 +81,7 @@ func TestQueueFillsABatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err := ap.Finish(ctx, nil, false)
-	if err != nil || len(res.Events) != 258 || *res.FirstSeq != 0 {
-		t.Fatalf("result: %d events, %v", len(res.Events), err)
+	if err != nil || len(res.Events) != 258 || *res.FirstSeq != start {
+		t.Fatalf("result: %d events from %d, %v; want 258 from %d", len(res.Events), *res.FirstSeq, err, start)
 	}
 }
