@@ -12,9 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/seed-e5e476df/logbook/runtime/appendinput"
-	"github.com/seed-e5e476df/logbook/runtime/session"
-	"github.com/seed-e5e476df/logbook/runtime/store"
+	"github.com/seed-e5e476df/logbook/runtime/service"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
@@ -78,14 +76,14 @@ func newAppendCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			s, written, rep, err := a.openWrite(ctx, args[0], true, store.OpenOptions{Expect: expect, Continue: cont})
+			s, rep, err := a.openWrite(ctx, args[0], service.WriteOptions{Create: true, Expected: expect, Continue: cont})
 			if err != nil {
 				return err
 			}
-			if s.Len() == 0 && len(written) == 0 && !rep.Continued {
+			if s.Len() == 0 && len(rep.Written) == 0 && !rep.Continued {
 				fmt.Fprintf(a.stderr, "logbook append: session %q is new\n", s.ID())
 			} else {
-				fmt.Fprintf(a.stderr, "logbook append: %s\n", repairSummary(s.ID(), written, rep))
+				fmt.Fprintf(a.stderr, "logbook append: %s\n", repairSummary(s.ID(), rep))
 			}
 			err = a.appendLines(ctx, s, in, int64(sdk.MaxEventMessageBytes(int(cfg.MaxEventBytes))))
 			// The accepted lines are flushed and ownership released even
@@ -131,7 +129,7 @@ func (e *lineError) Unwrap() error { return e.err }
 // read error, or as soon as this function returns and it has a line to hand
 // over; a read still blocked then ends with the process, which exits right
 // after the flush.
-func (a *app) appendLines(ctx context.Context, s *session.Session, in io.Reader, limit int64) error {
+func (a *app) appendLines(ctx context.Context, s *service.Session, in io.Reader, limit int64) error {
 	lines := make(chan inputLine)
 	done := make(chan struct{})
 	defer close(done)
@@ -155,16 +153,16 @@ func (a *app) appendLines(ctx context.Context, s *session.Session, in io.Reader,
 		if len(bytes.TrimSpace(l.text)) == 0 {
 			continue
 		}
-		input, err := appendinput.Parse(l.text)
+		input, err := service.ParseInput(l.text)
 		if err != nil {
 			return &lineError{n: l.n, err: err}
 		}
-		ev, err := s.Append(ctx, input)
+		ev, err := s.AppendOne(ctx, input)
 		if err != nil {
 			return &lineError{n: l.n, err: err}
 		}
 		accepted++
-		out := append(ev.AppendEnvelope(make([]byte, 0, ev.EnvelopeLen()+1)), '\n')
+		out := append(append(make([]byte, 0, len(ev.Envelope)+1), ev.Envelope...), '\n')
 		if _, err := a.stdout.Write(out); err != nil {
 			return &sdk.Error{Code: sdk.CodeIOError, Op: "append", Detail: "writing the accepted event", Err: err}
 		}
@@ -173,11 +171,11 @@ func (a *app) appendLines(ctx context.Context, s *session.Session, in io.Reader,
 
 // readLines sends the lines of r to out as they arrive (see lineReader)
 // until the end of the input; a line longer than limit bytes or a read error
-// is sent as the last item (appendinput.Reader). It closes out when it is done, and stops early
+// is sent as the last item (service.InputReader). It closes out when it is done, and stops early
 // once done is closed.
 func readLines(r io.Reader, limit int64, out chan<- inputLine, done <-chan struct{}) {
 	defer close(out)
-	lr := appendinput.NewReader(r, limit)
+	lr := service.NewInputReader(r, limit)
 	for {
 		text, err := lr.Next()
 		if err == io.EOF {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/seed-e5e476df/logbook/plugins/jsonl"
+	"github.com/seed-e5e476df/logbook/runtime/service"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
@@ -241,7 +242,7 @@ func TestLongNonASCIISessionIDs(t *testing.T) {
 			run(`{"type":"app/note","data":{},"ignorable":true}`+"\n", "append", src)
 			damageSeq(t, data, b.name, src, 5)
 			r := run("", "salvage", src, "--as", child, "--json")
-			var rep salvageResult
+			var rep service.SalvageReport
 			if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || rep.ID != child {
 				t.Fatalf("salvage printed %q", r.stdout)
 			}

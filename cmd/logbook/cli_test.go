@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/seed-e5e476df/logbook/runtime/service"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
@@ -130,7 +131,7 @@ plugin "ghost" {
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	var rows []pluginRow
+	var rows []service.PluginStatus
 	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil {
 		t.Fatal(err)
 	}

@@ -6,9 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/seed-e5e476df/logbook/runtime/engine"
-	"github.com/seed-e5e476df/logbook/runtime/session"
-	"github.com/seed-e5e476df/logbook/runtime/store"
+	"github.com/seed-e5e476df/logbook/runtime/service"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
@@ -32,12 +30,12 @@ func newCompactCmd(a *app) *cobra.Command {
 			if start.set != end.set {
 				return sdk.Errorf(sdk.CodeUsage, "compact", "--start and --end go together")
 			}
-			return a.compacting(cmd.Context(), "compact", args[0], func(ctx context.Context, e *engine.Engine, s *session.Session) error {
-				var from, to *sdk.Seq
+			return a.compacting(cmd.Context(), "compact", args[0], func(ctx context.Context, s *service.Session) error {
+				var o service.CompactOptions
 				if start.set {
-					from, to = new(sdk.Seq(start.v)), new(sdk.Seq(end.v))
+					o.Start, o.End = new(sdk.Seq(start.v)), new(sdk.Seq(end.v))
 				}
-				_, err := e.Compact(ctx, s, from, to, "")
+				_, err := s.Compact(ctx, o)
 				return err
 			})
 		},
@@ -57,14 +55,13 @@ func newPruneCmd(a *app) *cobra.Command {
 		Example:     "  logbook prune s1",
 		Args:        cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.compacting(cmd.Context(), "prune", args[0], func(ctx context.Context, e *engine.Engine, s *session.Session) error {
-				res, err := e.Compactor.Prune(ctx, s)
+			return a.compacting(cmd.Context(), "prune", args[0], func(ctx context.Context, s *service.Session) error {
+				res, err := s.Prune(ctx)
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(a.stderr, "logbook prune: %s, %d characters removed\n", plural(int64(len(res.Pruned)), "tool result"), res.CharsRemoved)
-				_, err = e.Store.Flush(ctx, s)
-				return err
+				fmt.Fprintf(a.stderr, "logbook prune: %s, %d characters removed\n", plural(int64(res.ToolResults), "tool result"), res.CharsRemoved)
+				return nil
 			})
 		},
 	}
@@ -75,32 +72,35 @@ func newPruneCmd(a *app) *cobra.Command {
 // printed). It refuses a configuration without a compaction block
 // (CONFIG_INVALID) and a stored log that ends inside a turn
 // (COMPACTION_TURN_OPEN), both before writing anything.
-func (a *app) compacting(ctx context.Context, name, id string, op func(context.Context, *engine.Engine, *session.Session) error) error {
-	e, err := a.writeEngine(ctx)
+func (a *app) compacting(ctx context.Context, name, id string, op func(context.Context, *service.Session) error) error {
+	cfg, err := a.config()
 	if err != nil {
 		return err
 	}
-	if e.Compactor == nil {
+	svc, err := a.writeService(ctx)
+	if err != nil {
+		return err
+	}
+	if cfg.Compaction == nil {
 		return sdk.Errorf(sdk.CodeConfigInvalid, name, "the configuration has no compaction block (a headless profile); add one that names a summarizer and a pruner")
 	}
-	v, _, err := e.Store.Inspect(ctx, id)
+	in, err := svc.Inspect(ctx, id)
 	if err != nil {
 		return err
 	}
-	stored := v.Events().Range(0, v.Len()-sdk.Offset(v.PendingRepair()))
-	if turn := openTurn(stored); turn != nil {
+	if turn := in.OpenTurn; turn != nil {
 		return sdk.Errorf(sdk.CodeCompactionTurnOpen, name, "session %q ends inside turn %d; resume it first (logbook resume %s)", id, *turn, id)
 	}
-	s, written, rep, err := a.openWrite(ctx, id, false, store.OpenOptions{})
+	s, wrep, err := a.openWrite(ctx, id, service.WriteOptions{})
 	if err != nil {
 		return err
 	}
-	if len(written) > 0 {
-		fmt.Fprintf(a.stderr, "logbook %s: %s\n", name, repairSummary(id, written, rep))
+	if len(wrep.Written) > 0 {
+		fmt.Fprintf(a.stderr, "logbook %s: %s\n", name, repairSummary(id, wrep))
 	}
 	from := s.Len()
-	opErr := op(ctx, e, s)
-	appended := s.Events().Range(from, s.Len()).Slice()
+	opErr := op(ctx, s)
+	appended := s.Range(from, s.Len())
 	if err := a.close(); err != nil && opErr == nil {
 		opErr = err
 	}

@@ -25,11 +25,11 @@ func newDemoCmd(a *app) *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if worker {
-				e, err := a.writeEngine(cmd.Context())
+				svc, err := a.writeService(cmd.Context())
 				if err != nil {
 					return err
 				}
-				return demo.Worker(cmd.Context(), e, a.stdout)
+				return demo.Worker(cmd.Context(), svc, a.stdout)
 			}
 			dir := a.dataDir
 			if dir == "" {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/seed-e5e476df/logbook/runtime/retention"
+	"github.com/seed-e5e476df/logbook/runtime/service"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
@@ -36,11 +36,11 @@ func newDeleteCmd(a *app) *cobra.Command {
 		Args:        cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			e, err := a.engine(ctx)
+			svc, err := a.service(ctx)
 			if err != nil {
 				return err
 			}
-			rec, err := e.Store.Delete(ctx, args[0], sdk.AuditRequest{Reason: reason, By: sdk.ByCLI})
+			rec, err := svc.Delete(ctx, args[0], sdk.AuditRequest{Reason: reason, By: sdk.ByCLI})
 			if err != nil && rec.Session == "" {
 				return err
 			}
@@ -79,14 +79,14 @@ func newHoldCmd(hold bool) func(a *app) *cobra.Command {
 			Args:        cobra.ExactArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
 				ctx := cmd.Context()
-				e, err := a.engine(ctx)
+				svc, err := a.service(ctx)
 				if err != nil {
 					return err
 				}
 				r := sdk.AuditRequest{Reason: reason, By: sdk.ByCLI}
-				set := e.Store.Hold
+				set := svc.Hold
 				if !hold {
-					set = e.Store.ReleaseHold
+					set = svc.ReleaseHold
 				}
 				rec, changed, err := set(ctx, args[0], r)
 				if err != nil && !changed {
@@ -163,19 +163,16 @@ func newGCCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if cfg.Retention == nil {
-				return sdk.Errorf(sdk.CodeConfigInvalid, "gc", `the configuration has no retention block; add one, such as retention { max_age = "90d" }`)
+			if err := service.CheckRetention(cfg); err != nil {
+				return err
 			}
-			e, err := a.engine(ctx)
+			svc, err := a.service(ctx)
 			if err != nil {
 				return err
 			}
-			ds, err := retention.Plan(ctx, e.Store, retention.Policy{MaxAge: cfg.Retention.MaxAge, KeepForkedParents: cfg.Retention.KeepForkedParents}, time.Now())
+			ds, err := svc.GC(ctx, service.GCOptions{DryRun: dryRun})
 			if err != nil {
 				return err
-			}
-			if !dryRun {
-				retention.Apply(ctx, e.Store, ds)
 			}
 			entries := make([]gcEntry, 0, len(ds))
 			for _, d := range ds {
@@ -238,7 +235,7 @@ func newAuditCmd(a *app) *cobra.Command {
 					return err
 				}
 			}
-			e, err := a.engine(ctx)
+			svc, err := a.service(ctx)
 			if err != nil {
 				return err
 			}
@@ -246,7 +243,7 @@ func newAuditCmd(a *app) *cobra.Command {
 			if !a.json {
 				fmt.Fprintln(tw, "TIME\tOP\tSESSION\tLAST SEQ\tDIGEST\tBY\tREASON")
 			}
-			err = e.Store.Audit(ctx, func(r sdk.AuditRecord) error {
+			err = svc.Audit(ctx, func(r sdk.AuditRecord) error {
 				if only != "" && r.Session != only {
 					return nil
 				}

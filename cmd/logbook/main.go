@@ -12,7 +12,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/seed-e5e476df/logbook/runtime/pluginhost"
+	"github.com/seed-e5e476df/logbook/runtime/service"
 	"github.com/seed-e5e476df/logbook/sdk/pluginrpc"
 
 	// Every bundled plugin: the logbook binary serves them all.
@@ -39,7 +39,7 @@ func main() {
 // plugin host's handshake owns stdout; everything else is the CLI, whose
 // context ends at SIGINT or SIGTERM.
 func run(args []string) int {
-	if len(args) > 0 && args[0] == pluginhost.BundledArg {
+	if len(args) > 0 && args[0] == service.BundledPluginArg {
 		return servePlugin(args[1:])
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -15,9 +15,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/seed-e5e476df/logbook/provider"
-	"github.com/seed-e5e476df/logbook/runtime/session"
-	"github.com/seed-e5e476df/logbook/runtime/store"
-	"github.com/seed-e5e476df/logbook/runtime/transfer"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
@@ -64,19 +61,15 @@ func newSessionsCmd(a *app) *cobra.Command {
 			if cmd.Flags().Changed("limit") && limit < 1 {
 				return sdk.Errorf(sdk.CodeUsage, "sessions", "--limit %d must be at least 1", limit)
 			}
-			e, err := a.engine(ctx)
+			svc, err := a.service(ctx)
 			if err != nil {
 				return err
 			}
-			p, err := a.primary(ctx)
+			list, err := svc.ListStored(ctx)
 			if err != nil {
 				return err
 			}
-			list, err := e.Store.List(ctx)
-			if err != nil {
-				return err
-			}
-			slices.SortStableFunc(list, func(x, y store.ListEntry) int {
+			slices.SortStableFunc(list, func(x, y sdk.ListEntry) int {
 				return cmp.Or(cmp.Compare(y.LastActivity, x.LastActivity), strings.Compare(x.ID, y.ID))
 			})
 			if limit > 0 && len(list) > limit {
@@ -89,7 +82,7 @@ func newSessionsCmd(a *app) *cobra.Command {
 				if err == nil {
 					var n int64
 					var torn sdk.Torn
-					if n, torn, err = countEvents(ctx, p, le.ID); err == nil {
+					if n, torn, err = countEvents(ctx, svc, le.ID); err == nil {
 						h := le.Header
 						en.Events, en.TornBytes, en.CreatedAt, en.ParentSession, en.IsSeeded = &n, &torn.Bytes, &h.CreatedAt, h.ParentSession, &h.IsSeeded
 						if le.LastActivity > 0 {
@@ -159,11 +152,11 @@ func newEventsCmd(a *app) *cobra.Command {
 			if follow {
 				return a.followEvents(ctx, args[0], from, to)
 			}
-			p, err := a.primary(ctx)
+			svc, err := a.service(ctx)
 			if err != nil {
 				return err
 			}
-			l, err := transfer.OpenStored(ctx, p, args[0])
+			l, err := svc.OpenStored(ctx, args[0])
 			if err != nil {
 				return err
 			}
@@ -220,7 +213,7 @@ func newMessagesCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			b, err := provider.Messages(format, ml.JSON())
+			b, err := provider.Messages(format, rawMessages(ml))
 			if err != nil {
 				return err
 			}
@@ -247,11 +240,10 @@ func newSurfaceCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			surf, err := v.Surface()
+			nodes, err := v.Surface()
 			if err != nil {
 				return err
 			}
-			nodes := surf.Nodes()
 			if nodes == nil {
 				nodes = []sdk.Seq{}
 			}
@@ -277,7 +269,7 @@ func newHeaderCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return writeLine(a.stdout, v.AppendRequestHeaderJSON(nil))
+			return writeLine(a.stdout, v.RequestHeaderJSON())
 		},
 	}
 	cmd.Flags().Var(&at, "at", "show the header folded up to event `SEQ`")
@@ -308,9 +300,9 @@ func newRequestCmd(a *app) *cobra.Command {
 				return err
 			}
 			b, err := provider.Request(format, provider.RequestParts{
-				Header:   v.AppendRequestHeaderJSON(nil),
-				Context:  v.AppendRequestContextJSON(nil),
-				Messages: ml.JSON(),
+				Header:   v.RequestHeaderJSON(),
+				Context:  v.RequestContextJSON(),
+				Messages: rawMessages(ml),
 			})
 			if err != nil {
 				return err
@@ -346,20 +338,18 @@ func newInspectCmd(a *app) *cobra.Command {
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			e, err := a.engine(ctx)
+			svc, err := a.service(ctx)
 			if err != nil {
 				return err
 			}
-			v, rep, err := e.Store.Inspect(ctx, args[0])
+			in, err := svc.Inspect(ctx, args[0])
 			if err != nil {
 				return err
 			}
-			a.warnTorn("inspect", args[0], rep.Torn)
-			all := v.Events()
-			stored := int64(all.Len() - v.PendingRepair())
-			r := inspectReport{ID: v.ID(), Events: stored, OpenTurn: openTurn(all.Range(0, sdk.Offset(stored))), PendingRepair: []json.RawMessage{}, TornBytes: rep.Torn.Bytes}
-			for _, ev := range all.Range(sdk.Offset(stored), sdk.Offset(all.Len())).All() {
-				r.PendingRepair = append(r.PendingRepair, ev.Envelope())
+			a.warnTorn("inspect", args[0], in.Torn)
+			r := inspectReport{ID: in.ID, Events: int64(in.Events), OpenTurn: in.OpenTurn, PendingRepair: []json.RawMessage{}, TornBytes: in.Torn.Bytes}
+			for _, ev := range in.PendingRepair {
+				r.PendingRepair = append(r.PendingRepair, ev.Envelope)
 			}
 			if a.json {
 				return writeJSON(a.stdout, r)
@@ -370,8 +360,8 @@ func newInspectCmd(a *app) *cobra.Command {
 			}
 			w := bufio.NewWriter(a.stdout)
 			fmt.Fprintf(w, "session         %s\nevents          %d\nopen turn       %s\ntorn bytes      %d\n", r.ID, r.Events, turn, r.TornBytes)
-			if rep.Torn.Bytes > 0 {
-				fmt.Fprintf(w, "torn from seq   %d\n", rep.Torn.FromSeq)
+			if in.Torn.Bytes > 0 {
+				fmt.Fprintf(w, "torn from seq   %d\n", in.Torn.FromSeq)
 			}
 			fmt.Fprintf(w, "pending repair  %s a resume would append\n", plural(int64(len(r.PendingRepair)), "event"))
 			for _, env := range r.PendingRepair {
@@ -382,21 +372,13 @@ func newInspectCmd(a *app) *cobra.Command {
 	}
 }
 
-// openTurn returns the number of the turn the log leaves open (a turn/start
-// with no turn/end after it), or nil.
-func openTurn(events session.EventList) *int64 {
-	var open *int64
-	for _, ev := range events.All() {
-		switch ev.Type() {
-		case session.TypeTurnStart:
-			if t, ok := ev.DataView().Get("turn").Int(); ok {
-				open = &t
-			}
-		case session.TypeTurnEnd:
-			open = nil
-		}
+// rawMessages returns messages as the byte slices package provider takes.
+func rawMessages(msgs []json.RawMessage) [][]byte {
+	out := make([][]byte, len(msgs))
+	for i, m := range msgs {
+		out[i] = m
 	}
-	return open
+	return out
 }
 
 // writeJSON writes v as one line of JSON, without HTML escaping.

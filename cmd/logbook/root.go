@@ -15,8 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/seed-e5e476df/logbook/config"
-	"github.com/seed-e5e476df/logbook/runtime/engine"
-	"github.com/seed-e5e476df/logbook/runtime/store"
+	"github.com/seed-e5e476df/logbook/runtime/service"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
@@ -25,7 +24,7 @@ import (
 // edits root.go:
 //
 //	func init() { commands = append(commands, newServeCmd) }
-//	func newServeCmd(a *app) *cobra.Command { … RunE: func(cmd *cobra.Command, args []string) error { e, err := a.engine(cmd.Context()) … } }
+//	func newServeCmd(a *app) *cobra.Command { … RunE: func(cmd *cobra.Command, args []string) error { svc, err := a.service(cmd.Context()) … } }
 //
 // A RunE returns an error carrying a stable error code (an *sdk.Error or an
 // sdk.Code); an error without one is reported as IO_ERROR. Return
@@ -33,12 +32,12 @@ import (
 // (exit status 2). Results go to a.stdout, anything else to a.stderr.
 var commands []func(*app) *cobra.Command
 
-// closeTimeout bounds the shutdown of the engine: flushing and releasing
+// closeTimeout bounds the shutdown of the service: flushing and releasing
 // every live session, then stopping the plugins.
 const closeTimeout = time.Minute
 
 // app is one invocation of the CLI: the global flags, the standard streams
-// and the lazily started engine. It is used from the command's goroutine
+// and the lazily started service. It is used from the command's goroutine
 // only.
 type app struct {
 	// Global flags (before or after the command).
@@ -52,10 +51,11 @@ type app struct {
 	stderr io.Writer // logs, progress, the final error line
 
 	cfg *config.Config
-	eng *engine.Engine
-	// observer, set before the engine starts, receives its store's
-	// measurements (serve's metrics); nil for every other command.
-	observer store.Observer
+	svc *service.Service
+	// metrics, set before the service starts, makes it collect the
+	// measurements serve publishes at /metrics; readOnly makes it a
+	// read-only service (view).
+	metrics, readOnly bool
 }
 
 // The environment variables that stand in for the global flags: a flag
@@ -116,12 +116,12 @@ func (a *app) logger() hclog.Logger {
 	return hclog.New(&hclog.LoggerOptions{Name: "logbook", Level: hclog.LevelFromString(a.logLevel), Output: a.stderr})
 }
 
-// engine starts the configured plugins and the store on first use and
-// returns the running engine; later calls return the same one. close shuts
-// it down.
-func (a *app) engine(ctx context.Context) (*engine.Engine, error) {
-	if a.eng != nil {
-		return a.eng, nil
+// service starts the configured plugins and the store on first use and
+// returns the running service; later calls return the same one. close
+// shuts it down.
+func (a *app) service(ctx context.Context) (*service.Service, error) {
+	if a.svc != nil {
+		return a.svc, nil
 	}
 	cfg, err := a.config()
 	if err != nil {
@@ -131,43 +131,51 @@ func (a *app) engine(ctx context.Context) (*engine.Engine, error) {
 	if err != nil {
 		return nil, &sdk.Error{Code: sdk.CodeIOError, Op: "logbook", Detail: "cannot find the logbook binary to run the bundled plugins", Err: err}
 	}
-	e, err := engine.Start(ctx, cfg, engine.Options{Executable: exe, Logger: a.logger(), Observer: a.observer})
+	s, err := service.Open(ctx, service.Options{Config: cfg, Executable: exe, Logger: a.logger(), Metrics: a.metrics, ReadOnly: a.readOnly})
 	if err != nil {
 		return nil, err
 	}
-	a.eng = e
-	return e, nil
+	a.svc = s
+	return s, nil
 }
 
-// writeEngine is engine for the commands that write sessions: it first
+// writeService is service for the commands that write sessions: it first
 // creates the data directory (0700) when it does not exist, since backends
-// such as SQLite need their directory to exist. Read commands use engine
+// such as SQLite need their directory to exist. Read commands use service
 // and leave the file system as it is.
-func (a *app) writeEngine(ctx context.Context) (*engine.Engine, error) {
+func (a *app) writeService(ctx context.Context) (*service.Service, error) {
+	if err := a.makeDataDir(); err != nil {
+		return nil, err
+	}
+	return a.service(ctx)
+}
+
+// makeDataDir creates the data directory (0700) when it does not exist.
+func (a *app) makeDataDir() error {
 	cfg, err := a.config()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-		return nil, &sdk.Error{Code: sdk.CodeIOError, Op: "logbook", Detail: "cannot create the data directory", Err: err}
+		return &sdk.Error{Code: sdk.CodeIOError, Op: "logbook", Detail: "cannot create the data directory", Err: err}
 	}
-	return a.engine(ctx)
+	return nil
 }
 
-// close shuts the engine down, if it was started: every live session is
+// close shuts the service down, if it was started: every live session is
 // flushed and released, then the plugins stop. It runs on its own deadline,
 // so an interrupted command still flushes what it committed. It is the last
 // flush of a write command: nothing is written after it, so what it returns
 // is what is durable when the command exits (a Release before it would
 // report one drain's outcome while this one could still store the events).
 func (a *app) close() error {
-	if a.eng == nil {
+	if a.svc == nil {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 	defer cancel()
-	err := a.eng.Close(ctx)
-	a.eng = nil
+	err := a.svc.Close(ctx)
+	a.svc = nil
 	return err
 }
 

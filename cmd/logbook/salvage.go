@@ -7,14 +7,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/seed-e5e476df/logbook/runtime/store"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
 func init() { commands = append(commands, newSalvageCmd) }
 
-// newSalvageCmd is `logbook salvage ID [--as NEW]`: the store's Salvage,
-// then the engine's close (the command's last flush, see app.close), so
+// newSalvageCmd is `logbook salvage ID [--as NEW]`: the service's
+// Salvage, then its close (the command's last flush, see app.close), so
 // the child is durable when its id is printed.
 func newSalvageCmd(a *app) *cobra.Command {
 	var child string
@@ -33,11 +32,11 @@ func newSalvageCmd(a *app) *cobra.Command {
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			e, err := a.writeEngine(ctx)
+			svc, err := a.writeService(ctx)
 			if err != nil {
 				return err
 			}
-			s, rep, err := e.Store.Salvage(ctx, store.SalvageRequest{SourceID: args[0], ChildID: child})
+			rep, err := svc.Salvage(ctx, args[0], child)
 			if err != nil {
 				return err
 			}
@@ -46,30 +45,16 @@ func newSalvageCmd(a *app) *cobra.Command {
 			}
 			// Offset and size are bytes of a file backend, seq and rows of a row backend.
 			fmt.Fprintf(a.stderr, "logbook salvage: session %q holds the %s of %q before its damage (%s; damagedAtOffset %d, damagedBytes %d); the damaged part and the %s after it are left out and kept in %s\n",
-				s.ID(), plural(rep.ValidEvents, "valid event"), rep.From, rep.Reason, rep.DamagedAtOffset, rep.DamagedBytes,
+				rep.ID, plural(rep.ValidEvents, "valid event"), rep.From, rep.Reason, rep.DamagedAtOffset, rep.DamagedBytes,
 				plural(rep.IntactEventsExcluded, "intact event"), rep.Artifact)
 			if a.json {
-				return writeJSON(a.stdout, salvageResult{ID: s.ID(), From: rep.From, ValidEvents: rep.ValidEvents, Reason: rep.Reason,
-					DamagedAtOffset: rep.DamagedAtOffset, DamagedBytes: rep.DamagedBytes, IntactEventsExcluded: rep.IntactEventsExcluded, Artifact: rep.Artifact})
+				return writeJSON(a.stdout, rep)
 			}
-			return writeLine(a.stdout, []byte(s.ID()))
+			return writeLine(a.stdout, []byte(rep.ID))
 		},
 	}
 	cmd.Flags().StringVar(&child, "as", "", "the new session's `ID` (default: a generated one)")
 	return cmd
-}
-
-// salvageResult is what `logbook salvage --json` prints: the new session's
-// id and the store's report (store.SalvageReport).
-type salvageResult struct {
-	ID                   string `json:"id"`
-	From                 string `json:"from"`
-	ValidEvents          int64  `json:"validEvents"`
-	Reason               string `json:"reason"`
-	DamagedAtOffset      int64  `json:"damagedAtOffset"`
-	DamagedBytes         int64  `json:"damagedBytes"`
-	IntactEventsExcluded int64  `json:"intactEventsExcluded"`
-	Artifact             string `json:"artifact"`
 }
 
 // salvageHint is what the final error line of a command other than

@@ -13,6 +13,7 @@ import (
 
 	_ "modernc.org/sqlite" // the raw view of a SQLite store, to damage a row
 
+	"github.com/seed-e5e476df/logbook/runtime/service"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
@@ -212,7 +213,7 @@ func TestSalvageOfADamagedLog(t *testing.T) {
 			if r.stdout != "child\n" || !strings.Contains(r.stderr, `session "child" holds the 3 valid events of "s"`) {
 				t.Fatalf("salvage printed %q, stderr %q", r.stdout, r.stderr)
 			}
-			var rep salvageResult
+			var rep service.SalvageReport
 			if r := run("salvage", "s", "--as", "child-json", "--json"); json.Unmarshal([]byte(r.stdout), &rep) != nil ||
 				rep.ID != "child-json" || rep.From != "s" || rep.ValidEvents != 3 || rep.IntactEventsExcluded != int64(c.excluded) || rep.Artifact == "" {
 				t.Fatalf("salvage --json printed %q", r.stdout)

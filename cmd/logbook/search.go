@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/seed-e5e476df/logbook/runtime/search"
+	"github.com/seed-e5e476df/logbook/runtime/service"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
@@ -19,10 +19,10 @@ func init() {
 // defaultSearchLimit is how many hits search prints without --limit.
 const defaultSearchLimit = 100
 
-// newSearchCmd is `logbook search TEXT`: runtime/search over the primary
+// newSearchCmd is `logbook search TEXT`: the service's Search over the primary
 // backend, each hit printed as soon as it is known.
 func newSearchCmd(a *app) *cobra.Command {
-	var q search.Query
+	var q service.SearchQuery
 	q.Limit = defaultSearchLimit
 	cmd := &cobra.Command{
 		Use:         "search TEXT",
@@ -47,7 +47,7 @@ func newSearchCmd(a *app) *cobra.Command {
 				return err
 			}
 			ctx := cmd.Context()
-			p, err := a.primary(ctx)
+			svc, err := a.service(ctx)
 			if err != nil {
 				return err
 			}
@@ -62,7 +62,7 @@ func newSearchCmd(a *app) *cobra.Command {
 					}
 				}()
 			}
-			_, err = search.Scan(ctx, p, q, func(h search.Hit) error {
+			return svc.Search(ctx, q, func(h service.SearchHit) error {
 				if a.json {
 					b, err := json.Marshal(h)
 					if err != nil {
@@ -76,11 +76,10 @@ func newSearchCmd(a *app) *cobra.Command {
 				_, err := fmt.Fprintf(w, "%s\t#%s\t%s\t%s\t%s\n", h.Session, strconv.FormatInt(int64(h.Seq), 10), when, h.Type, h.Snippet)
 				return writeError(err)
 			})
-			return err
 		},
 	}
 	cmd.Flags().StringVar(&q.Session, "session", "", "search only the session `ID`")
-	cmd.Flags().StringSliceVar(&q.Types, "type", nil, "report only events of type `T` (repeat or separate with commas): "+fmt.Sprint(search.Types()))
+	cmd.Flags().StringSliceVar(&q.Types, "type", nil, "report only events of type `T` (repeat or separate with commas): "+fmt.Sprint(service.SearchTypes()))
 	cmd.Flags().IntVar(&q.Limit, "limit", defaultSearchLimit, "stop after `N` hits")
 	cmd.Flags().BoolVar(&q.CaseSensitive, "case-sensitive", false, "match ASCII letters only in the case given")
 	return cmd

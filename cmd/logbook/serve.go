@@ -1,22 +1,18 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/seed-e5e476df/logbook/config"
-	"github.com/seed-e5e476df/logbook/runtime/metrics"
-	"github.com/seed-e5e476df/logbook/runtime/retention"
-	"github.com/seed-e5e476df/logbook/runtime/server"
+	"github.com/seed-e5e476df/logbook/runtime/service"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/viewer"
 )
@@ -72,34 +68,23 @@ func newServeCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := server.CheckAddr(addr, token); err != nil {
+			if err := service.CheckServeAddr(addr, token); err != nil {
 				return err
 			}
-			cfg, err := a.config()
+			a.metrics = true
+			svc, err := a.service(ctx)
 			if err != nil {
 				return err
 			}
-			m := metrics.New()
-			a.observer = m
-			e, err := a.engine(ctx)
-			if err != nil {
-				return err
-			}
-			if err := m.Watch(e); err != nil {
-				return err
-			}
-			srv, err := server.New(e, server.Options{
+			srv, err := svc.NewServer(service.ServeOptions{
 				Addr:              addr,
 				Token:             token,
-				AllowedHosts:      edge.hosts(cfg),
-				AllowedOrigins:    edge.origins(cfg),
-				MaxRequestBytes:   sdk.MaxEventMessageBytes(int(cfg.MaxEventBytes)),
+				AllowedHosts:      edge.allowedHosts,
+				AllowedOrigins:    edge.allowedOrigins,
 				ReadHeaderTimeout: readHeaderTimeout,
 				ReadTimeout:       readTimeout,
 				IdleTimeout:       idleTimeout,
-				IdleRelease:       cfg.Serve.IdleRelease,
 				Logger:            a.logger().Named("serve"),
-				Metrics:           m,
 				Viewer:            viewer.Handler(),
 			})
 			if err != nil {
@@ -110,24 +95,15 @@ func newServeCmd(a *app) *cobra.Command {
 				return &sdk.Error{Code: sdk.CodeIOError, Op: "serve", Detail: "cannot listen on " + addr, Err: err}
 			}
 			fmt.Fprintf(a.stderr, "logbook serve: listening on %s\n", ln.Addr())
-			if r := cfg.Retention; r != nil {
-				rctx, stop := context.WithCancel(ctx)
-				done := make(chan struct{})
-				go func() {
-					defer close(done)
-					retention.Loop(rctx, e.Store, retention.Policy{MaxAge: r.MaxAge, KeepForkedParents: r.KeepForkedParents}, retention.Interval, a.logger().Named("serve"))
-				}()
-				defer func() { stop(); <-done }() // the loop ends before the engine closes
-			}
 			return srv.Serve(ctx, ln)
 		},
 	}
-	cmd.Flags().StringVar(&addr, "addr", server.DefaultAddr, "listen `ADDRESS` (host:port); an address that is not loopback requires --token-file")
+	cmd.Flags().StringVar(&addr, "addr", service.DefaultAddr, "listen `ADDRESS` (host:port); an address that is not loopback requires --token-file")
 	cmd.Flags().StringVar(&tokenFile, "token-file", "", "`FILE` holding the bearer token every request must carry (at least 16 bytes; keep the file private: serve warns when its group or others may read it)")
-	cmd.Flags().DurationVar(&readHeaderTimeout, "read-header-timeout", server.DefaultReadHeaderTimeout, "how long a request's headers may take to arrive (`DURATION`)")
-	cmd.Flags().DurationVar(&readTimeout, "read-timeout", server.DefaultReadTimeout,
+	cmd.Flags().DurationVar(&readHeaderTimeout, "read-header-timeout", service.DefaultReadHeaderTimeout, "how long a request's headers may take to arrive (`DURATION`)")
+	cmd.Flags().DurationVar(&readTimeout, "read-timeout", service.DefaultReadTimeout,
 		"how long a request may take to arrive (`DURATION`): all of a unary call, and each message of a stream from its first byte; a client trickling bytes is cut off after it; answers, such as an Events follow, are not bounded by it")
-	cmd.Flags().DurationVar(&idleTimeout, "idle-timeout", server.DefaultIdleTimeout, "how long a connection may wait for its next request, and an append stream for its next message (`DURATION`)")
+	cmd.Flags().DurationVar(&idleTimeout, "idle-timeout", service.DefaultIdleTimeout, "how long a connection may wait for its next request, and an append stream for its next message (`DURATION`)")
 	edge.register(cmd)
 	return cmd
 }
@@ -159,19 +135,9 @@ func (f *edgeFlags) check(op string) error {
 	return nil
 }
 
-// hosts returns the config's allowed hosts and the flags'.
-func (f *edgeFlags) hosts(cfg *config.Config) []string {
-	return append(slices.Clone(cfg.Serve.AllowedHosts), f.allowedHosts...)
-}
-
-// origins returns the config's allowed origins and the flags'.
-func (f *edgeFlags) origins(cfg *config.Config) []string {
-	return append(slices.Clone(cfg.Serve.AllowedOrigins), f.allowedOrigins...)
-}
-
 // readToken reads the bearer token from a --token-file ("" = no token); the
 // surrounding whitespace (a trailing newline) is not part of it. A token
-// shorter than server.MinTokenBytes is refused (CONFIG_INVALID), and a file
+// shorter than service.MinTokenBytes is refused (CONFIG_INVALID), and a file
 // its group or others may read gets a warning on warn.
 func readToken(path string, warn io.Writer) (string, error) {
 	if path == "" {
@@ -185,7 +151,7 @@ func readToken(path string, warn io.Writer) (string, error) {
 	if token == "" {
 		return "", sdk.Errorf(sdk.CodeUsage, "serve", "--token-file %s is empty", path)
 	}
-	if err := server.CheckToken(token); err != nil {
+	if err := service.CheckToken(token); err != nil {
 		if e := (*sdk.Error)(nil); errors.As(err, &e) {
 			e.Detail = "--token-file " + path + ": " + e.Detail
 		}

@@ -15,8 +15,10 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/seed-e5e476df/logbook/runtime/provenance"
-	"github.com/seed-e5e476df/logbook/runtime/session"
+	"github.com/seed-e5e476df/logbook/events"
+	"github.com/seed-e5e476df/logbook/runtime/service"
+	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/jsonv"
 )
 
 // transcriptEntry is one entry of `logbook transcript --json`.
@@ -59,15 +61,19 @@ func newTranscriptCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			surf, err := v.Surface()
+			nodes, err := v.Surface()
 			if err != nil {
 				return err
 			}
+			surf := make(map[sdk.Seq]bool, len(nodes))
+			for _, seq := range nodes {
+				surf[seq] = true
+			}
 			if a.json {
 				t := v.Transcript()
-				entries := make([]transcriptEntry, 0, t.Len())
-				for _, en := range t.All() {
-					entries = append(entries, transcriptEntry{Seq: int64(en.Seq), Type: en.Type, Message: en.Message.JSON(), OnSurface: surf.Contains(en.Seq)})
+				entries := make([]transcriptEntry, 0, len(t))
+				for _, en := range t {
+					entries = append(entries, transcriptEntry{Seq: int64(en.Seq), Type: en.Type, Message: en.Message, OnSurface: surf[en.Seq]})
 				}
 				return writeJSON(a.stdout, entries)
 			}
@@ -150,25 +156,26 @@ func (tw transcriptWriter) paint(style, s string) string {
 }
 
 // write renders v: the transcript entries in log order, with the turn
-// boundaries and the compaction checkpoints among them.
-func (tw transcriptWriter) write(v *session.Session, surf session.SurfaceView) {
+// boundaries and the compaction checkpoints among them; surf holds the
+// surface nodes.
+func (tw transcriptWriter) write(v *service.Session, surf map[sdk.Seq]bool) {
 	bw := bufio.NewWriter(tw.w)
 	defer bw.Flush()
-	entries := map[int64]session.TranscriptEntry{}
-	for _, en := range v.Transcript().All() {
+	entries := map[int64]events.TranscriptEntry{}
+	for _, en := range v.Transcript() {
 		entries[int64(en.Seq)] = en
 	}
 	tools := map[string]string{} // call id → tool name
-	for _, e := range v.Events().All() {
-		seq := int64(e.Seq())
-		when := time.UnixMilli(e.Time()).UTC().Format(time.RFC3339)
-		switch e.Type() {
-		case session.TypeTurnStart:
-			turn := e.DataView().Get("turn").Literal()
+	for _, e := range v.Events() {
+		seq := int64(e.Seq)
+		when := time.UnixMilli(e.Time).UTC().Format(time.RFC3339)
+		switch e.Type {
+		case events.TypeTurnStart:
+			turn := jsonView(e.Data).Get("turn").Literal()
 			fmt.Fprintf(bw, "%s\n", tw.paint(styleCyan+";"+styleBold, fmt.Sprintf("── turn %s · %s", turn, when)))
 			continue
-		case session.TypeTurnEnd:
-			d := e.DataView()
+		case events.TypeTurnEnd:
+			d := jsonView(e.Data)
 			kind, _ := d.Get("reason").Get("kind").Str()
 			style := styleCyan
 			if kind != "completed" {
@@ -178,15 +185,16 @@ func (tw transcriptWriter) write(v *session.Session, surf session.SurfaceView) {
 			continue
 		}
 		if en, ok := entries[seq]; ok {
-			tw.entry(bw, en, surf.Contains(en.Seq), tools)
+			tw.entry(bw, en, surf[en.Seq], tools)
 			continue
 		}
-		if op, ok := e.SurfaceOp(); ok && op.Replace {
-			if m, ok := session.MessageOf(e, nil); ok {
-				if kind, _ := m.View().Get("source").Get("kind").Str(); kind == "compact-checkpoint" {
+		if op := e.SurfaceOp; op != nil && op.Replace {
+			if raw, ok := v.Message(e.Seq); ok {
+				m := jsonView(raw)
+				if kind, _ := m.Get("source").Get("kind").Str(); kind == "compact-checkpoint" {
 					head := fmt.Sprintf("#%d compaction checkpoint · replaces #%d–#%d · %s", seq, op.StartSeq, op.EndSeq, when)
 					fmt.Fprintf(bw, "%s\n", tw.paint(styleBlue+";"+styleBold, head))
-					tw.lines(bw, provenance.ContentLines(m.View().Get("content")))
+					tw.lines(bw, service.ContentLines(m.Get("content")))
 				}
 			}
 		}
@@ -196,8 +204,8 @@ func (tw transcriptWriter) write(v *session.Session, surf session.SurfaceView) {
 // entry renders one transcript entry: `#<seq> <role>`, for a tool result
 // the tool and its outcome, a mark when it is no longer on the surface,
 // then its content indented.
-func (tw transcriptWriter) entry(w io.Writer, en session.TranscriptEntry, onSurface bool, tools map[string]string) {
-	msg := en.Message.View()
+func (tw transcriptWriter) entry(w io.Writer, en events.TranscriptEntry, onSurface bool, tools map[string]string) {
+	msg := jsonView(en.Message)
 	role, _ := msg.Get("role").Str()
 	head := fmt.Sprintf("#%d %s", en.Seq, tw.paint(styleBold, role))
 	if role == "assistant" {
@@ -208,7 +216,7 @@ func (tw transcriptWriter) entry(w io.Writer, en session.TranscriptEntry, onSurf
 			}
 		}
 	}
-	lines := provenance.ContentLines(msg.Get("content"))
+	lines := service.ContentLines(msg.Get("content"))
 	if role == "tool" {
 		call, _ := msg.Get("toolCallId").Str()
 		name := tools[call]
@@ -232,6 +240,16 @@ func (tw transcriptWriter) entry(w io.Writer, en session.TranscriptEntry, onSurf
 	for _, l := range lines {
 		fmt.Fprintf(w, "    %s\n", l)
 	}
+}
+
+// jsonView returns a reader of the stored JSON b; JSON that does not parse
+// (none a log holds) reads as absent.
+func jsonView(b []byte) jsonv.Value {
+	d, err := jsonv.Parse(b, jsonv.Options{})
+	if err != nil {
+		return jsonv.Value{}
+	}
+	return d.Root()
 }
 
 // lines writes the lines of a tool output or checkpoint, indented; without

@@ -11,9 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/seed-e5e476df/logbook/config"
-	"github.com/seed-e5e476df/logbook/runtime/appendinput"
-	"github.com/seed-e5e476df/logbook/runtime/rpcsize"
-	"github.com/seed-e5e476df/logbook/runtime/transfer"
+	"github.com/seed-e5e476df/logbook/runtime/service"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/headerjson"
 )
@@ -40,11 +38,11 @@ func newExportCmd(a *app) *cobra.Command {
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			p, err := a.primary(ctx)
+			svc, err := a.service(ctx)
 			if err != nil {
 				return err
 			}
-			l, err := transfer.OpenStored(ctx, p, args[0])
+			l, err := svc.OpenStored(ctx, args[0])
 			if err != nil {
 				return err
 			}
@@ -127,7 +125,7 @@ func newImportCmd(a *app) *cobra.Command {
 				}
 				in = f
 			}
-			e, err := a.writeEngine(ctx)
+			svc, err := a.writeService(ctx)
 			if err != nil {
 				return err
 			}
@@ -136,7 +134,7 @@ func newImportCmd(a *app) *cobra.Command {
 				prog = a.newProgress("import", "bytes", size)
 				in = countingReader{r: in, prog: prog}
 			}
-			lr := appendinput.NewReader(in, int64(sdk.MaxEventMessageBytes(int(cfg.MaxEventBytes))))
+			lr := service.NewInputReader(in, int64(sdk.MaxEventMessageBytes(int(cfg.MaxEventBytes))))
 			first, err := lr.Next()
 			if err == io.EOF {
 				return sdk.Errorf(sdk.CodeSeedInvalid, "import", "%s is empty: an export starts with the session header line", name)
@@ -169,14 +167,10 @@ func newImportCmd(a *app) *cobra.Command {
 				envelopes = append(envelopes, env)
 			}
 			prog.finish()
-			if err := e.Store.Import(ctx, h, envelopes); err != nil {
+			if err := svc.Import(ctx, h, envelopes); err != nil {
 				return err
 			}
-			p, err := a.primary(ctx)
-			if err != nil {
-				return err
-			}
-			st, err := p.Stat(ctx, h.ID)
+			st, err := svc.Primary().Stat(ctx, h.ID)
 			if err != nil {
 				return err
 			}
@@ -187,7 +181,7 @@ func newImportCmd(a *app) *cobra.Command {
 	return cmd
 }
 
-// newMigrateCmd is `logbook migrate --to NAME` (transfer.Migrate).
+// newMigrateCmd is `logbook migrate --to NAME` (service.Migrate).
 func newMigrateCmd(a *app) *cobra.Command {
 	var to string
 	cmd := &cobra.Command{
@@ -213,21 +207,13 @@ func newMigrateCmd(a *app) *cobra.Command {
 			case idx == 0:
 				return sdk.Errorf(sdk.CodeUsage, "migrate", "--to %q names the primary; name another persistence block", to)
 			}
-			if _, err := a.writeEngine(ctx); err != nil {
-				return err
-			}
-			src, err := a.primary(ctx)
-			if err != nil {
-				return err
-			}
-			dst, err := a.backend(ctx, to)
+			svc, err := a.writeService(ctx)
 			if err != nil {
 				return err
 			}
 			var prog *progress
-			res, err := transfer.Migrate(ctx, src, dst, transfer.MigrateOptions{
-				BatchBytes: rpcsize.MaxCopyBatchBytes(int(cfg.RPCMaxBytes)),
-				Listed:     func(n int) { prog = a.newProgress("migrate", "sessions", int64(n)) },
+			res, err := svc.Migrate(ctx, to, service.MigrateOptions{
+				Listed: func(n int) { prog = a.newProgress("migrate", "sessions", int64(n)) },
 				Done: func(id string, err error) {
 					if err != nil {
 						fmt.Fprintf(a.stderr, "logbook migrate: session %q: %v\n", id, err)
@@ -277,7 +263,7 @@ func persistenceIndex(blocks []config.Persistence, name string) int {
 	return -1
 }
 
-// newVerifyCmd is `logbook verify [ID]` (transfer.Verify).
+// newVerifyCmd is `logbook verify [ID]` (service.Verify).
 func newVerifyCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:         "verify [ID]",
@@ -294,23 +280,23 @@ func newVerifyCmd(a *app) *cobra.Command {
 			}
 			if len(cfg.Persistence) < 2 {
 				if a.json {
-					return writeJSON(a.stdout, []transfer.Comparison{})
+					return writeJSON(a.stdout, []service.Comparison{})
 				}
 				fmt.Fprintln(a.stdout, "no mirror is configured; nothing to compare")
 				return nil
 			}
-			src, err := a.primary(ctx)
+			svc, err := a.service(ctx)
 			if err != nil {
 				return err
 			}
 			var ids []string
 			if len(args) == 1 {
-				if _, err := src.Stat(ctx, args[0]); err != nil {
+				if _, err := svc.Primary().Stat(ctx, args[0]); err != nil {
 					return err
 				}
 				ids = args
 			} else {
-				entries, err := transfer.List(ctx, src)
+				entries, err := svc.ListStored(ctx)
 				if err != nil {
 					return err
 				}
@@ -318,26 +304,18 @@ func newVerifyCmd(a *app) *cobra.Command {
 					ids = append(ids, en.ID)
 				}
 			}
-			var mirrors []transfer.Mirror
-			for _, m := range cfg.Persistence[1:] {
-				p, err := a.backend(ctx, m.Name)
-				if err != nil {
-					return err
-				}
-				mirrors = append(mirrors, transfer.Mirror{Name: m.Name, Persistence: p})
-			}
-			prog := a.newProgress("verify", "comparisons", int64(len(ids)*len(mirrors)))
-			results := transfer.Verify(ctx, src, mirrors, ids, func(transfer.Comparison) { prog.add(1) })
+			prog := a.newProgress("verify", "comparisons", int64(len(ids)*len(svc.Mirrors())))
+			results := svc.Verify(ctx, ids, func(service.Comparison) { prog.add(1) })
 			prog.finish()
 			bad := 0
 			for _, r := range results {
-				if r.Status != transfer.StatusOK {
+				if r.Status != service.VerifyOK {
 					bad++
 				}
 			}
 			if a.json {
 				if results == nil {
-					results = []transfer.Comparison{}
+					results = []service.Comparison{}
 				}
 				if err := writeJSON(a.stdout, results); err != nil {
 					return err
@@ -354,7 +332,7 @@ func newVerifyCmd(a *app) *cobra.Command {
 }
 
 // writeVerifyTable prints verify's report as a table.
-func writeVerifyTable(w io.Writer, results []transfer.Comparison) error {
+func writeVerifyTable(w io.Writer, results []service.Comparison) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SESSION\tMIRROR\tSTATUS\tEVENTS\tMIRROR EVENTS\tDETAIL")
 	for _, r := range results {

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/seed-e5e476df/logbook/internal/pgtest"
-	"github.com/seed-e5e476df/logbook/runtime/transfer"
+	"github.com/seed-e5e476df/logbook/runtime/service"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
@@ -141,7 +141,7 @@ func TestMigrateThenVerify(t *testing.T) {
 	r = ok(t, data, "", "verify", "--config", two)
 	golden(t, "verify", r.stdout)
 	r = ok(t, data, "", "verify", "b", "--config", two, "--json")
-	var results []transfer.Comparison
+	var results []service.Comparison
 	if err := json.Unmarshal([]byte(r.stdout), &results); err != nil || len(results) != 1 || results[0].Status != "ok" || results[0].Events != 11 {
 		t.Fatalf("verify --json: %s (%v)", r.stdout, err)
 	}

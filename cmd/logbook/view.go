@@ -6,39 +6,15 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/seed-e5e476df/logbook/runtime/session"
-	"github.com/seed-e5e476df/logbook/runtime/transfer"
+	"github.com/seed-e5e476df/logbook/runtime/service"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
 // Read-only access to stored sessions. The read commands open the primary
 // backend read-only (no ownership, no repair), so they work beside a running
 // writer in another process and show the stored log as it is: through
-// transfer.Stored for envelopes, through store.View for a restored session
-// (the whole log, or the prefix [0, SEQ] of an --at view).
-
-// backend returns the running persistence plugin of the persistence block
-// called name.
-func (a *app) backend(ctx context.Context, name string) (sdk.Persistence, error) {
-	e, err := a.engine(ctx)
-	if err != nil {
-		return nil, err
-	}
-	pl, ok := e.Plugins[name]
-	if !ok {
-		return nil, sdk.Errorf(sdk.CodeConfigInvalid, "logbook", "no persistence block %q is configured", name)
-	}
-	return pl.Persistence(), nil
-}
-
-// primary returns the primary backend: the first persistence block.
-func (a *app) primary(ctx context.Context) (sdk.Persistence, error) {
-	cfg, err := a.config()
-	if err != nil {
-		return nil, err
-	}
-	return a.backend(ctx, cfg.Persistence[0].Name)
-}
+// service.StoredLog for envelopes, through service.ReadStored for a
+// restored session (the whole log, or the prefix [0, SEQ] of an --at view).
 
 // boundaryError is INVALID_BOUNDARY for a seq past the end of a log of n
 // events.
@@ -52,15 +28,15 @@ func boundaryError(id string, seq, n int64) error {
 
 // storedView restores session id from the primary, read-only: the whole
 // stored log when at is nil, else the prefix [0, *at] — the session as it
-// was right after event *at (store.View). Nothing is added (no closers, no
+// was right after event *at. Nothing is added (no closers, no
 // marker) and nothing is written; read command name warns when the stored
 // log ends in a torn tail the view left out (warnTorn).
-func (a *app) storedView(ctx context.Context, name, id string, at *sdk.Seq) (*session.Session, error) {
-	e, err := a.engine(ctx)
+func (a *app) storedView(ctx context.Context, name, id string, at *sdk.Seq) (*service.Session, error) {
+	svc, err := a.service(ctx)
 	if err != nil {
 		return nil, err
 	}
-	v, torn, err := e.Store.View(ctx, id, at)
+	v, torn, err := svc.ReadStored(ctx, id, at)
 	if err != nil {
 		return nil, err
 	}
@@ -80,19 +56,19 @@ func (a *app) warnTorn(name, id string, t sdk.Torn) {
 		name, id, plural(t.Bytes, "byte"), t.FromSeq, plural(int64(t.FromSeq), "event"))
 }
 
-// countEvents returns how many valid events session id holds on p, and the
-// torn tail a write open would cut when it is known: from Stat when the
-// backend knows the count cheaply (no torn tail is known then), else from
-// a read-only open.
-func countEvents(ctx context.Context, p sdk.Persistence, id string) (int64, sdk.Torn, error) {
-	st, err := p.Stat(ctx, id)
+// countEvents returns how many valid events session id holds on the
+// primary, and the torn tail a write open would cut when it is known: from
+// Stat when the backend knows the count cheaply (no torn tail is known
+// then), else from a read-only open.
+func countEvents(ctx context.Context, svc *service.Service, id string) (int64, sdk.Torn, error) {
+	st, err := svc.Primary().Stat(ctx, id)
 	if err != nil {
 		return 0, sdk.Torn{}, err
 	}
 	if st.EventCount >= 0 {
 		return st.EventCount, sdk.Torn{}, nil
 	}
-	l, err := transfer.OpenStored(ctx, p, id)
+	l, err := svc.OpenStored(ctx, id)
 	if err != nil {
 		return 0, sdk.Torn{}, err
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/seed-e5e476df/logbook/runtime/server"
+	"github.com/seed-e5e476df/logbook/runtime/service"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/viewer"
 )
@@ -19,7 +19,7 @@ func init() { commands = append(commands, newViewCmd) }
 const defaultViewAddr = "127.0.0.1:0"
 
 // newViewCmd is `logbook view [ID]`: the server of `logbook serve`, read-only
-// (server.Options.ReadOnly) and on loopback only, for a browser to look at
+// (service.Options.ReadOnly) and on loopback only, for a browser to look at
 // the stored sessions; it prints its URL and runs until SIGINT or SIGTERM.
 func newViewCmd(a *app) *cobra.Command {
 	var addr string
@@ -46,34 +46,25 @@ func newViewCmd(a *app) *cobra.Command {
 			if err := edge.check("view"); err != nil {
 				return err
 			}
-			if !server.LoopbackAddr(addr) {
+			if !service.LoopbackAddr(addr) {
 				return sdk.Errorf(sdk.CodeUsage, "view", "--addr %s is not a loopback address: view serves this machine only (for example 127.0.0.1:0); to serve others, use logbook serve --token-file", addr)
 			}
-			cfg, err := a.config()
-			if err != nil {
-				return err
-			}
-			e, err := a.engine(ctx)
+			a.readOnly = true
+			svc, err := a.service(ctx)
 			if err != nil {
 				return err
 			}
 			if len(args) == 1 {
-				p, err := a.primary(ctx)
-				if err != nil {
-					return err
-				}
-				if _, err := p.Stat(ctx, args[0]); err != nil {
+				if _, err := svc.Primary().Stat(ctx, args[0]); err != nil {
 					return err
 				}
 			}
-			srv, err := server.New(e, server.Options{
-				Addr:            addr,
-				ReadOnly:        true,
-				AllowedHosts:    edge.hosts(cfg),
-				AllowedOrigins:  edge.origins(cfg),
-				MaxRequestBytes: sdk.MaxEventMessageBytes(int(cfg.MaxEventBytes)),
-				Logger:          a.logger().Named("view"),
-				Viewer:          viewer.Handler(),
+			srv, err := svc.NewServer(service.ServeOptions{
+				Addr:           addr,
+				AllowedHosts:   edge.allowedHosts,
+				AllowedOrigins: edge.allowedOrigins,
+				Logger:         a.logger().Named("view"),
+				Viewer:         viewer.Handler(),
 			})
 			if err != nil {
 				return err

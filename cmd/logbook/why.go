@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/seed-e5e476df/logbook/runtime/provenance"
+	"github.com/seed-e5e476df/logbook/runtime/service"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
@@ -34,10 +34,6 @@ func newWhyCmd(a *app) *cobra.Command {
 			if err != nil {
 				return sdk.Errorf(sdk.CodeUsage, "why", "SEQ: %v", err)
 			}
-			e, err := a.engine(ctx)
-			if err != nil {
-				return err
-			}
 			v, err := a.storedView(ctx, cmd.Name(), args[0], nil)
 			if err != nil {
 				return err
@@ -45,7 +41,7 @@ func newWhyCmd(a *app) *cobra.Command {
 			if seq >= int64(v.Len()) {
 				return boundaryError(v.ID(), seq, int64(v.Len()))
 			}
-			root, err := provenance.Tree(ctx, v.Events().Slice(), e.Projections, seq)
+			root, err := v.Why(ctx, seq)
 			if err != nil {
 				return err
 			}
@@ -61,7 +57,7 @@ func newWhyCmd(a *app) *cobra.Command {
 
 // writeWhyTree renders a provenance tree as indented text, one event per
 // line: `[relation] seq type [replace a..b]: summary`.
-func writeWhyTree(w io.Writer, n *provenance.Node, lead, childLead string) {
+func writeWhyTree(w io.Writer, n *service.WhyNode, lead, childLead string) {
 	line := lead
 	if n.Relation != "" {
 		line += n.Relation + " "

@@ -9,10 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/seed-e5e476df/logbook/runtime/session"
-	"github.com/seed-e5e476df/logbook/runtime/store"
-	"github.com/seed-e5e476df/logbook/runtime/transfer"
-	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/events"
+	"github.com/seed-e5e476df/logbook/runtime/service"
 	"github.com/seed-e5e476df/logbook/sdk/headerjson"
 )
 
@@ -48,11 +46,11 @@ func newCreateCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			e, err := a.writeEngine(ctx)
+			svc, err := a.writeService(ctx)
 			if err != nil {
 				return err
 			}
-			s, err := e.Store.Create(ctx, store.CreateOptions{ID: args[0], CWD: dir})
+			s, err := svc.Create(ctx, service.CreateRequest{ID: args[0], Header: events.CreateOptions{CWD: dir}})
 			if err != nil {
 				return err
 			}
@@ -66,82 +64,34 @@ func newCreateCmd(a *app) *cobra.Command {
 	return cmd
 }
 
-// openWrite opens session id for write, as append and resume do. A stored
-// session is resumed (docs/architecture.md: torn tail cut, interrupted turn closed,
-// lifecycle marker); an absent one is created and materialized when create
-// is set, else SESSION_NOT_FOUND. With expect set, a stored log (an absent
-// session counts as empty) that does not hold exactly *expect events is
-// refused with SEQ_CONFLICT before anything is written: checked by a read
-// open first, so not even a torn tail is cut, and again under the write
-// claim before the repair. With opts.Continue a stored session is opened
-// without the repair batch unless a torn tail was cut (store.OpenWith).
-// It returns the live session and the events the open itself wrote
-// (nothing for a new session).
-func (a *app) openWrite(ctx context.Context, id string, create bool, opts store.OpenOptions) (s *session.Session, written []session.Event, rep store.RepairReport, err error) {
-	expect := opts.Expect
-	e, err := a.writeEngine(ctx)
+// openWrite opens session id for write, as append and resume do
+// (service.OpenWrite): a stored session is resumed, an absent one created
+// when o.Create is set.
+func (a *app) openWrite(ctx context.Context, id string, o service.WriteOptions) (*service.Session, service.WriteReport, error) {
+	svc, err := a.writeService(ctx)
 	if err != nil {
-		return nil, nil, rep, err
+		return nil, service.WriteReport{}, err
 	}
-	p, err := a.primary(ctx)
-	if err != nil {
-		return nil, nil, rep, err
-	}
-	// The stored length tells the resume's own events from the stored
-	// ones: a resume may write nothing at all (a log that already ends
-	// with a lifecycle marker), which the resumed session alone cannot
-	// tell from a marker it wrote. A read open counts exactly the valid
-	// prefix a write open keeps (Stat may count torn rows too).
-	var n int64
-	l, err := transfer.OpenStored(ctx, p, id)
-	if err == nil {
-		n = l.Len()
-		l.Close()
-	}
-	if expect != nil && (err == nil || isNotFound(err)) && *expect != sdk.Offset(n) {
-		return nil, nil, rep, store.StoredLenConflict(id, *expect, sdk.Offset(n))
-	}
-	switch {
-	case isNotFound(err) && create:
-		dir, err := workingDir("")
-		if err != nil {
-			return nil, nil, rep, err
-		}
-		s, err := e.Store.Create(ctx, store.CreateOptions{ID: id, CWD: dir})
-		if err != nil {
-			return nil, nil, rep, err
-		}
-		if _, err := e.Store.Flush(ctx, s); err != nil {
-			return nil, nil, rep, err
-		}
-		return s, nil, rep, nil
-	case err != nil:
-		return nil, nil, rep, err
-	}
-	s, rep, err = e.Store.OpenWith(ctx, id, opts)
-	if err != nil {
-		return nil, nil, rep, err
-	}
-	live := int64(s.FirstLiveSeq())
-	return s, s.Events().Range(sdk.Offset(min(n, live)), sdk.Offset(live)).Slice(), rep, nil
+	return svc.OpenWrite(ctx, id, o)
 }
 
 // repairSummary describes on one line what a resume wrote.
-func repairSummary(id string, written []session.Event, rep store.RepairReport) string {
+func repairSummary(id string, rep service.WriteReport) string {
+	written := rep.Written
 	if rep.Continued {
 		return fmt.Sprintf("continued session %q: the open turn goes on, no events written", id)
 	}
 	if len(written) == 0 {
 		return fmt.Sprintf("resumed session %q: nothing to repair, no events written", id)
 	}
-	msg := fmt.Sprintf("resumed session %q: wrote %s (seq %d–%d): %s", id, plural(int64(len(written)), "event"), written[0].Seq(), written[len(written)-1].Seq(), plural(int64(rep.Closers), "closer"))
+	msg := fmt.Sprintf("resumed session %q: wrote %s (seq %d–%d): %s", id, plural(int64(len(written)), "event"), written[0].Seq, written[len(written)-1].Seq, plural(int64(rep.Closers), "closer"))
 	if rep.Torn.Bytes > 0 {
 		msg += fmt.Sprintf(", cut %d torn bytes from seq %d (kept in %s)", rep.Torn.Bytes, rep.Torn.FromSeq, rep.Torn.Artifact)
 	}
 	return msg
 }
 
-// newResumeCmd is `logbook resume ID`: the store's Open (repair batch,
+// newResumeCmd is `logbook resume ID`: service.OpenWrite (repair batch,
 // flushed before it returns), then a release.
 func newResumeCmd(a *app) *cobra.Command {
 	return &cobra.Command{
@@ -152,24 +102,24 @@ func newResumeCmd(a *app) *cobra.Command {
 		Args:        cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			s, written, rep, err := a.openWrite(ctx, args[0], false, store.OpenOptions{})
+			s, rep, err := a.openWrite(ctx, args[0], service.WriteOptions{})
 			if err != nil {
 				return err
 			}
 			if err := a.close(); err != nil {
 				return err
 			}
-			fmt.Fprintf(a.stderr, "logbook resume: %s\n", repairSummary(s.ID(), written, rep))
-			return writeEnvelopes(a.stdout, written)
+			fmt.Fprintf(a.stderr, "logbook resume: %s\n", repairSummary(s.ID(), rep))
+			return writeEnvelopes(a.stdout, rep.Written)
 		},
 	}
 }
 
 // writeEnvelopes prints events as canonical envelopes, one per line.
-func writeEnvelopes(w io.Writer, events []session.Event) error {
+func writeEnvelopes(w io.Writer, evs []events.Event) error {
 	var b []byte
-	for _, ev := range events {
-		b = ev.AppendEnvelope(b)
+	for _, ev := range evs {
+		b = append(b, ev.Envelope...)
 		b = append(b, '\n')
 	}
 	_, err := w.Write(b)
@@ -194,11 +144,11 @@ func newForkCmd(a *app) *cobra.Command {
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			e, err := a.writeEngine(ctx)
+			svc, err := a.writeService(ctx)
 			if err != nil {
 				return err
 			}
-			s, err := e.Store.Fork(ctx, store.ForkRequest{SourceID: args[0], Boundary: at.ptr(), ChildID: child})
+			s, err := svc.Fork(ctx, service.ForkRequest{Source: args[0], At: at.ptr(), As: child})
 			if err != nil {
 				return err
 			}

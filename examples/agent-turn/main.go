@@ -1,9 +1,10 @@
 // Command agent-turn builds one short agent turn with the builders of
 // package events — a system prompt, a user request, a model call that asks
 // for a tool, the tool's result, a pruned rewrite of that result and the
-// final answer — then a second turn that "crashes" mid tool call, drives
-// runtime/session through them, and prints the log, the surface, the
-// derived messages and the closers a resume would append.
+// final answer — then a second turn that "crashes" mid tool call, appends
+// them to a session of an embedded runtime (package logbook, in a
+// temporary directory), and prints the log, the surface, the derived
+// messages and the closers a resume would append.
 package main
 
 import (
@@ -12,12 +13,12 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/seed-e5e476df/logbook"
 	"github.com/seed-e5e476df/logbook/events"
-	"github.com/seed-e5e476df/logbook/runtime/session"
-	"github.com/seed-e5e476df/logbook/sdk"
 )
 
 func main() {
+	logbook.ServePlugins() // first: this program also runs logbook's bundled plugins
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "agent-turn:", err)
 		os.Exit(1)
@@ -26,9 +27,17 @@ func main() {
 
 func run() error {
 	ctx := context.Background()
-	now := int64(1_764_000_000_000)
-	clock := session.ClockFunc(func() int64 { now += 250; return now })
-	s, err := session.New(session.Options{Header: sdk.Header{FormatVersion: sdk.FormatVersion, ID: "demo"}, Clock: clock})
+	dir, err := os.MkdirTemp("", "agent-turn-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	rt, err := logbook.Open(ctx, logbook.Options{DataDir: dir})
+	if err != nil {
+		return err
+	}
+	defer rt.Close(ctx)
+	s, err := rt.Create(ctx, "demo", events.CreateOptions{})
 	if err != nil {
 		return err
 	}
@@ -69,25 +78,39 @@ func run() error {
 	fmt.Printf("rejected append without surfaceOp: %v\n\n", err)
 
 	fmt.Println("== log (canonical envelopes)")
-	for _, e := range s.Events().All() {
-		fmt.Printf("%s\n", e.Envelope())
+	log := s.Events()
+	for _, e := range log {
+		fmt.Printf("%s\n", e.Envelope)
 	}
 	surface, err := s.Surface()
 	if err != nil {
 		return err
 	}
-	fmt.Printf("\n== surface (replace generation %d)\n%v\n", surface.ReplaceGeneration(), surface.Nodes())
+	fmt.Printf("\n== surface\n%v\n", surface)
 	msgs, err := s.Messages()
 	if err != nil {
 		return err
 	}
 	fmt.Println("\n== derived messages (what the model sees next)")
-	for _, m := range msgs.All() {
-		fmt.Printf("node %2d %-9s %s\n", m.NodeSeq(), m.Role(), m.JSON())
+	for _, m := range msgs {
+		var role struct{ Role string }
+		if err := json.Unmarshal(m, &role); err != nil {
+			return err
+		}
+		fmt.Printf("%-9s %s\n", role.Role, m)
+	}
+	// The "crash": the session is released with its turn open, and a
+	// read-only inspect shows what a resume would append to close it.
+	if err := s.Release(ctx); err != nil {
+		return err
+	}
+	v, _, err := rt.Inspect(ctx, "demo")
+	if err != nil {
+		return err
 	}
 	fmt.Println("\n== closers a resume would append (crash mid tool call)")
-	for _, e := range session.InterruptedTurnClosers(s.Events().Slice()) {
-		fmt.Printf("%s\n", e.Envelope())
+	for _, e := range v.Events()[len(log):] {
+		fmt.Printf("%s\n", e.Envelope)
 	}
 	return nil
 }

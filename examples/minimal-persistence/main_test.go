@@ -12,10 +12,9 @@ import (
 	"testing"
 
 	"github.com/seed-e5e476df/logbook/config"
+	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/internal/testbin"
-	"github.com/seed-e5e476df/logbook/runtime/engine"
-	"github.com/seed-e5e476df/logbook/runtime/session"
-	"github.com/seed-e5e476df/logbook/runtime/store"
+	"github.com/seed-e5e476df/logbook/runtime/service"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/persistencetest"
 )
@@ -99,8 +98,8 @@ func TestIncompleteLastLineIsNeverRead(t *testing.T) {
 	requireEqual(t, "read after the write open", persistencetest.ReadAll(t, b, r.Handle), persistencetest.Batch(0, 5))
 }
 
-// The built binary runs as a third-party plugin under the engine: a session
-// written through the store reads back byte-equal after a restart, and sits
+// The built binary runs as a third-party plugin under the runtime: a
+// session written through the service reads back byte-equal after a restart, and sits
 // on disk as the header line plus one envelope per line.
 func TestRunsAsAPluginUnderTheEngine(t *testing.T) {
 	ctx := t.Context()
@@ -116,34 +115,34 @@ func TestRunsAsAPluginUnderTheEngine(t *testing.T) {
 		t.Fatalf("config:\n%s\n%v", hcl, err)
 	}
 
-	e, err := engine.Start(ctx, cfg, engine.Options{Executable: logbookBin})
+	svc, err := service.Open(ctx, service.Options{Config: cfg, Executable: logbookBin})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := e.Store.Create(ctx, store.CreateOptions{ID: "demo"})
+	s, err := svc.Create(ctx, service.CreateRequest{ID: "demo"})
 	if err != nil {
-		e.Close(ctx)
+		svc.Close(ctx)
 		t.Fatal(err)
 	}
-	for _, in := range []session.AppendInput{
+	for _, in := range []events.Input{
 		{Type: "turn/start", Data: []byte(`{"turn":1}`)},
-		{Type: "user/message", SurfaceOp: &session.SurfaceOp{}, Data: []byte(`{"id":"u1","role":"user","content":[{"type":"text","text":"héllo \"plugin\""}],"source":{"kind":"user"}}`)},
+		{Type: "user/message", SurfaceOp: events.Append(), Data: []byte(`{"id":"u1","role":"user","content":[{"type":"text","text":"héllo \"plugin\""}],"source":{"kind":"user"}}`)},
 		{Type: "todo/write", Data: []byte(`{"todos":[{"content":"write a plugin","status":"in_progress"}]}`)},
 	} {
-		if _, err := s.Append(ctx, in); err != nil {
-			e.Close(ctx)
+		if _, err := s.AppendOne(ctx, in); err != nil {
+			svc.Close(ctx)
 			t.Fatal(err)
 		}
 	}
-	if _, err := e.Store.Flush(ctx, s); err != nil {
-		e.Close(ctx)
+	if _, err := s.Flush(ctx); err != nil {
+		svc.Close(ctx)
 		t.Fatal(err)
 	}
 	var want [][]byte
-	for _, ev := range s.Events().Slice() {
-		want = append(want, ev.Envelope())
+	for _, ev := range s.Events() {
+		want = append(want, ev.Envelope)
 	}
-	if err := e.Close(ctx); err != nil {
+	if err := svc.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
 
@@ -157,12 +156,15 @@ func TestRunsAsAPluginUnderTheEngine(t *testing.T) {
 	}
 	requireEqual(t, "the lines after the header", lines[1:], want)
 
-	e, err = engine.Start(ctx, cfg, engine.Options{Executable: logbookBin})
+	svc, err = service.Open(ctx, service.Options{Config: cfg, Executable: logbookBin})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer e.Close(ctx)
-	p := e.Plugins["minimal"].Persistence()
+	defer svc.Close(ctx)
+	p, err := svc.Backend("minimal")
+	if err != nil {
+		t.Fatal(err)
+	}
 	o, err := p.Open(ctx, "demo", sdk.AccessRead)
 	if err != nil {
 		t.Fatal(err)
@@ -170,18 +172,18 @@ func TestRunsAsAPluginUnderTheEngine(t *testing.T) {
 	requireEqual(t, "read through the restarted plugin", persistencetest.ReadAll(t, p, o.Handle), want)
 	p.Close(ctx, o.Handle)
 
-	// The store opens it for writing again (and closes the open turn).
-	s, _, err = e.Store.Open(ctx, "demo")
+	// The service opens it for writing again (and closes the open turn).
+	s, _, err = svc.Resume(ctx, "demo")
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := s.Events().Slice()
+	got := s.Events()
 	if len(got) < len(want) {
-		t.Fatalf("Store.Open: %d events; want at least %d", len(got), len(want))
+		t.Fatalf("Resume: %d events; want at least %d", len(got), len(want))
 	}
 	for i := range want {
-		if !bytes.Equal(got[i].Envelope(), want[i]) {
-			t.Fatalf("Store.Open: event %d = %s; want %s", i, got[i].Envelope(), want[i])
+		if !bytes.Equal(got[i].Envelope, want[i]) {
+			t.Fatalf("Resume: event %d = %s; want %s", i, got[i].Envelope, want[i])
 		}
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/seed-e5e476df/logbook/events"
-	"github.com/seed-e5e476df/logbook/runtime/session"
+	"github.com/seed-e5e476df/logbook/runtime/service"
 )
 
 // The demo's model and its request header: two tools, logged as a
@@ -127,11 +127,8 @@ func (w *workspace) run(c call) (text string, isError bool) {
 // agent drives one session through turns of the mock model, appending
 // every event an agent loop would log.
 type agent struct {
-	s  *session.Session
-	ws *workspace
-	// flush makes the log durable: the loop's checkpoints (docs/architecture.md) at
-	// each step start and before running a tool call.
-	flush   func(ctx context.Context) error
+	s       *service.Session
+	ws      *workspace
 	turn    int
 	headers int // request/header events this agent appended
 	calls   int
@@ -141,35 +138,37 @@ type agent struct {
 // the log, and the user's request.
 func (a *agent) begin(ctx context.Context, request string) error {
 	a.turn++
-	if _, err := a.s.Append(ctx, events.TurnStart(a.turn)); err != nil {
+	if _, err := a.s.AppendInputs(ctx, events.TurnStart(a.turn)); err != nil {
 		return err
 	}
 	if a.s.Len() == 1 {
 		sys := events.System(a.turn, 0, events.TextMessage{ID: "sys", Text: "You are a careful coding agent. Use the tools to look at the workspace before answering."})
-		if _, err := a.s.Append(ctx, sys); err != nil {
+		if _, err := a.s.AppendInputs(ctx, sys); err != nil {
 			return err
 		}
 	}
-	_, err := a.s.Append(ctx, events.UserText(events.TextMessage{ID: fmt.Sprintf("u%d", a.turn), Text: request}))
+	_, err := a.s.AppendInputs(ctx, events.UserText(events.TextMessage{ID: fmt.Sprintf("u%d", a.turn), Text: request}))
 	return err
 }
 
 // step runs one model step: the request header when the log has none yet
 // (or after a resume), the model's reply, and the tools it asks for. With
 // crash a tool call is logged as dispatched and step returns before its
-// result, as a process killed mid tool call would.
+// result, as a process killed mid tool call would. The log is made durable
+// at each step start and before a tool call runs: the loop's checkpoints
+// (docs/architecture.md).
 func (a *agent) step(ctx context.Context, n int, r reply, headerReason events.HeaderReason, crash func()) error {
-	if _, err := a.s.Append(ctx, events.StepStart(a.turn, n)); err != nil {
+	if _, err := a.s.AppendInputs(ctx, events.StepStart(a.turn, n)); err != nil {
 		return err
 	}
-	if err := a.flush(ctx); err != nil {
+	if _, err := a.s.Flush(ctx); err != nil {
 		return err
 	}
 	if headerReason != "" {
-		if _, err := a.s.Append(ctx, events.RequestHeader(header, headerReason)); err != nil {
+		if _, err := a.s.AppendInputs(ctx, events.RequestHeader(header, headerReason)); err != nil {
 			return err
 		}
-		if _, err := a.s.Append(ctx, events.RequestContext(events.ContextInfo{Model: model, ContextWindow: contextWindow})); err != nil {
+		if _, err := a.s.AppendInputs(ctx, events.RequestContext(events.ContextInfo{Model: model, ContextWindow: contextWindow})); err != nil {
 			return err
 		}
 		a.headers++
@@ -187,14 +186,14 @@ func (a *agent) step(ctx context.Context, n int, r reply, headerReason events.He
 		args[i] = string(b)
 		msg.Content = append(msg.Content, events.ToolCallBlock(events.Call{ID: ids[i], Name: c.tool, Arguments: args[i]}))
 	}
-	if _, err := a.s.Append(ctx, events.Assistant(a.turn, n, msg)); err != nil {
+	if _, err := a.s.AppendInputs(ctx, events.Assistant(a.turn, n, msg)); err != nil {
 		return err
 	}
 	for i, c := range r.calls {
-		if _, err := a.s.Append(ctx, events.ToolCall(a.turn, n, events.Call{ID: ids[i], Name: c.tool, Arguments: args[i]})); err != nil {
+		if _, err := a.s.AppendInputs(ctx, events.ToolCall(a.turn, n, events.Call{ID: ids[i], Name: c.tool, Arguments: args[i]})); err != nil {
 			return err
 		}
-		if err := a.flush(ctx); err != nil {
+		if _, err := a.s.Flush(ctx); err != nil {
 			return err
 		}
 		if crash != nil {
@@ -202,17 +201,17 @@ func (a *agent) step(ctx context.Context, n int, r reply, headerReason events.He
 		}
 		out, isErr := a.ws.run(c)
 		res := events.ToolMessage{ID: "r-" + ids[i], CallID: ids[i], Content: []events.Block{events.Text(out)}, IsError: isErr}
-		if _, err := a.s.Append(ctx, events.Tool(a.turn, n, res)); err != nil {
+		if _, err := a.s.AppendInputs(ctx, events.Tool(a.turn, n, res)); err != nil {
 			return err
 		}
 	}
-	_, err := a.s.Append(ctx, events.StepEnd(a.turn, n))
+	_, err := a.s.AppendInputs(ctx, events.StepEnd(a.turn, n))
 	return err
 }
 
 // end closes the turn as completed.
 func (a *agent) end(ctx context.Context) error {
-	_, err := a.s.Append(ctx, events.TurnEnd(a.turn, events.Completed()))
+	_, err := a.s.AppendInputs(ctx, events.TurnEnd(a.turn, events.Completed()))
 	return err
 }
 
@@ -235,12 +234,12 @@ func (a *agent) runTurn(ctx context.Context, request string, headerReason events
 }
 
 // lastTurn is the number of the last turn/start in the log, 0 without one.
-func lastTurn(s *session.Session) int {
+func lastTurn(s *service.Session) int {
 	evs := s.Events()
-	for i := evs.Len() - 1; i >= 0; i-- {
-		if e := evs.At(i); e.Type() == session.TypeTurnStart {
+	for i := len(evs) - 1; i >= 0; i-- {
+		if e := evs[i]; e.Type == events.TypeTurnStart {
 			var d struct{ Turn int }
-			if json.Unmarshal(e.Data(), &d) == nil {
+			if json.Unmarshal(e.Data, &d) == nil {
 				return d.Turn
 			}
 		}

@@ -28,10 +28,7 @@ import (
 
 	"github.com/seed-e5e476df/logbook/config"
 	"github.com/seed-e5e476df/logbook/events"
-	"github.com/seed-e5e476df/logbook/runtime/compaction"
-	"github.com/seed-e5e476df/logbook/runtime/engine"
-	"github.com/seed-e5e476df/logbook/runtime/session"
-	"github.com/seed-e5e476df/logbook/runtime/store"
+	"github.com/seed-e5e476df/logbook/runtime/service"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
@@ -118,33 +115,33 @@ func Run(ctx context.Context, o Options) error {
 	t.say("  workspace  %s", ws.root)
 	t.say("  sessions   %s (JSONL + zstd, through the jsonl plugin subprocess)", cfg.DataDir)
 
-	e, err := engine.Start(ctx, cfg, engine.Options{Executable: o.Executable, Logger: o.Logger})
+	svc, err := service.Open(ctx, service.Options{Config: cfg, Executable: o.Executable, Logger: o.Logger})
 	if err != nil {
 		return err
 	}
-	defer e.Close(context.WithoutCancel(ctx))
+	defer svc.Close(context.WithoutCancel(ctx))
 	var pids []string
-	for name, p := range e.Plugins {
-		pids = append(pids, fmt.Sprintf("%s (pid %d)", name, p.Pid()))
+	for _, p := range svc.PluginProcesses() {
+		pids = append(pids, fmt.Sprintf("%s (pid %d)", p.Name, p.Pid))
 	}
 	t.say("  plugins    %s", strings.Join(slices.Sorted(slices.Values(pids)), ", "))
 
 	// 1. A first turn, live in this process.
 	t.step("1. Turn 1: %q", firstRequest)
-	s, err := e.Store.Create(ctx, store.CreateOptions{ID: SessionID, CWD: ws.root})
+	s, err := svc.Create(ctx, service.CreateRequest{ID: SessionID, Header: events.CreateOptions{CWD: ws.root}})
 	if err != nil {
 		return err
 	}
-	ag := &agent{s: s, ws: ws, flush: flusher(e, s)}
+	ag := &agent{s: s, ws: ws}
 	if err := ag.runTurn(ctx, firstRequest, events.HeaderInitial); err != nil {
 		return err
 	}
-	boundary := s.Events().At(s.Events().Len() - 1).Seq() // turn/end of turn 1
-	t.events(s, 0)
+	boundary := sdk.Seq(s.Len() - 1) // turn/end of turn 1
+	t.events(s.Events(), 0)
 	if err := t.surface("surface after turn 1", s); err != nil {
 		return err
 	}
-	if err := e.Store.Release(ctx, s); err != nil {
+	if err := s.Release(ctx); err != nil {
 		return err
 	}
 
@@ -158,27 +155,27 @@ func Run(ctx context.Context, o Options) error {
 
 	// 3. Inspect: read-only, shows what a resume would write.
 	t.step("3. Inspect (read-only): the stored log ends inside an open turn")
-	v, _, err := e.Store.Inspect(ctx, SessionID)
+	in, err := svc.Inspect(ctx, SessionID)
 	if err != nil {
 		return err
 	}
-	stored := int(v.Len()) - v.PendingRepair()
-	t.say("  %d events stored; a resume would append %d closers:", stored, v.PendingRepair())
-	t.events(v, stored)
+	stored := int(in.Events)
+	t.say("  %d events stored; a resume would append %d closers:", stored, len(in.PendingRepair))
+	t.events(in.PendingRepair, 0)
 
 	// 4. Resume: the repair is appended and flushed before the session goes live.
 	t.step("4. Resume: Open repairs the interrupted turn durably")
-	s, rep, err := openWhenFree(ctx, e)
+	s, rep, err := openWhenFree(ctx, svc)
 	if err != nil {
 		return err
 	}
 	t.say("  %d closers appended (the tool call had started, so its outcome is unknown):", rep.Closers)
-	t.events(s, stored)
+	t.events(s.Events(), stored)
 
 	// 5. The agent continues in a new turn; its first request logs a
 	// "resume" header.
 	t.step("5. Turn 3: %q", resumeRequest)
-	ag = &agent{s: s, ws: ws, flush: flusher(e, s), turn: lastTurn(s), calls: 100}
+	ag = &agent{s: s, ws: ws, turn: lastTurn(s), calls: 100}
 	if err := ag.runTurn(ctx, resumeRequest, events.HeaderResume); err != nil {
 		return err
 	}
@@ -188,47 +185,44 @@ func Run(ctx context.Context, o Options) error {
 
 	// 6. Manual compaction with the extractive summarizer plugin.
 	t.step("6. Compaction: the compactor-summary plugin (extractive mode) condenses the oldest nodes")
-	if e.Compactor == nil {
-		return errors.New("demo: the demo config has a compaction block, but the engine built no compactor")
-	}
-	out, err := e.Compactor.CompactNow(ctx, s, "demo")
+	out, err := s.CompactNow(ctx, "demo")
 	if err != nil {
 		return err
 	}
 	t.say("  compaction %s: %d nodes (%d tokens) replaced by checkpoint seq %d (%d tokens)",
-		out.CompactionID, len(out.Shadowed), out.ShadowedTokens, out.CheckpointSeq, out.CheckpointTokens)
+		out.ID, len(out.Shadowed), out.ShadowedTokens, out.CheckpointSeq, out.CheckpointTokens)
 	t.say("  compaction/start %d, compaction/summary %d, checkpoint %d, compaction/end %d; the shadowed events stay in the log",
 		out.StartSeq, out.SummarySeq, out.CheckpointSeq, out.EndSeq)
 	if err := t.surface("surface after compaction", s); err != nil {
 		return err
 	}
-	if cp, ok := s.Event(out.CheckpointSeq); ok {
+	if cp := s.Range(sdk.Offset(out.CheckpointSeq), sdk.Offset(out.CheckpointSeq)+1); len(cp) == 1 {
 		var m struct {
 			Content []struct{ Text string }
 		}
-		if json.Unmarshal(cp.Data(), &m) == nil && len(m.Content) > 0 {
+		if json.Unmarshal(cp[0].Data, &m) == nil && len(m.Content) > 0 {
 			t.say("  the checkpoint message the model now sees first:")
 			for _, l := range strings.Split(clip(m.Content[0].Text, 600), "\n") {
 				t.say("    | %s", l)
 			}
 		}
 	}
-	if err := e.Store.Release(ctx, s); err != nil {
+	if err := s.Release(ctx); err != nil {
 		return err
 	}
 
 	// 7. Fork from before the crash.
 	t.step("7. Fork: %s branches from seq %d, the end of turn 1, before the crash", ForkID, boundary)
-	child, err := e.Store.Fork(ctx, store.ForkRequest{SourceID: SessionID, Boundary: &boundary, ChildID: ForkID})
+	child, err := svc.Fork(ctx, service.ForkRequest{Source: SessionID, At: &boundary, As: ForkID})
 	if err != nil {
 		return err
 	}
 	h := child.Header()
-	t.say("  %s: parent %s, %d inherited events", h.ID, h.ParentSession, child.InheritedEventCount())
+	t.say("  %s: parent %s, %d inherited events", h.ID, h.ParentSession, child.InheritedEvents())
 	if err := t.surface("surface of the fork", child); err != nil {
 		return err
 	}
-	if err := e.Store.Release(ctx, child); err != nil {
+	if err := child.Release(ctx); err != nil {
 		return err
 	}
 
@@ -253,15 +247,15 @@ func Run(ctx context.Context, o Options) error {
 }
 
 // Worker is the crash worker (`logbook demo --worker`): it resumes the
-// demo session on e, starts turn 2, logs and flushes the model's tool call,
-// prints workerReady on ready and blocks until the parent kills it.
-func Worker(ctx context.Context, e *engine.Engine, ready io.Writer) error {
-	s, _, err := e.Store.Open(ctx, SessionID)
+// demo session on svc, starts turn 2, logs and flushes the model's tool
+// call, prints workerReady on ready and blocks until the parent kills it.
+func Worker(ctx context.Context, svc *service.Service, ready io.Writer) error {
+	s, _, err := svc.Resume(ctx, SessionID)
 	if err != nil {
 		return err
 	}
 	ws := &workspace{root: s.Header().CWD}
-	ag := &agent{s: s, ws: ws, flush: flusher(e, s), turn: lastTurn(s), calls: 50}
+	ag := &agent{s: s, ws: ws, turn: lastTurn(s), calls: 50}
 	if err := ag.begin(ctx, crashRequest); err != nil {
 		return err
 	}
@@ -301,26 +295,18 @@ func crashWorker(ctx context.Context, exe, cfgPath, dataDir string) (int, error)
 // subprocesses die with it (their parent-death signal), but the kernel may
 // take a moment to release their lock, so ALREADY_OWNED is retried for a
 // few seconds.
-func openWhenFree(ctx context.Context, e *engine.Engine) (*session.Session, store.RepairReport, error) {
+func openWhenFree(ctx context.Context, svc *service.Service) (*service.Session, service.RepairReport, error) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		s, rep, err := e.Store.Open(ctx, SessionID)
+		s, rep, err := svc.Resume(ctx, SessionID)
 		if !errors.Is(err, sdk.CodeAlreadyOwned) || time.Now().After(deadline) {
 			return s, rep, err
 		}
 		select {
 		case <-ctx.Done():
-			return nil, store.RepairReport{}, ctx.Err()
+			return nil, service.RepairReport{}, ctx.Err()
 		case <-time.After(20 * time.Millisecond):
 		}
-	}
-}
-
-// flusher is the agent's durability checkpoint over the store.
-func flusher(e *engine.Engine, s *session.Session) func(context.Context) error {
-	return func(ctx context.Context) error {
-		_, err := e.Store.Flush(ctx, s)
-		return err
 	}
 }
 
@@ -352,43 +338,40 @@ func (t *tour) step(format string, args ...any) {
 	t.say(format, args...)
 }
 
-// events prints the events of s from seq from on, one line each; a tool
-// result that carries an error shows its code.
-func (t *tour) events(s *session.Session, from int) {
-	evs := s.Events()
-	for i := from; i < evs.Len(); i++ {
-		e := evs.At(i)
+// events prints the events of log from seq from on, one line each; a
+// tool result that carries an error shows its code.
+func (t *tour) events(log []events.Event, from int) {
+	for _, e := range log[from:] {
 		var d struct {
 			Error   struct{ Code string }
 			Message struct {
 				Content []struct{ Text string }
 			}
 		}
-		if e.Type() == session.TypeToolResult && json.Unmarshal(e.Data(), &d) == nil && d.Error.Code != "" && len(d.Message.Content) > 0 {
-			t.say("    %3d %-18s %s: %q", e.Seq(), e.Type(), d.Error.Code, clip(d.Message.Content[0].Text, 80))
+		if e.Type == events.TypeToolResult && json.Unmarshal(e.Data, &d) == nil && d.Error.Code != "" && len(d.Message.Content) > 0 {
+			t.say("    %3d %-18s %s: %q", e.Seq, e.Type, d.Error.Code, clip(d.Message.Content[0].Text, 80))
 			continue
 		}
-		t.say("    %3d %-18s %s", e.Seq(), e.Type(), clip(string(e.Data()), 96))
+		t.say("    %3d %-18s %s", e.Seq, e.Type, clip(string(e.Data), 96))
 	}
 }
 
 // surface prints the surface of s: its nodes and the token estimate.
-func (t *tour) surface(title string, s *session.Session) error {
+func (t *tour) surface(title string, s *service.Session) error {
 	sv, err := s.Surface()
 	if err != nil {
 		return err
 	}
-	m, err := compaction.Measure(s)
+	tokens, err := s.SurfaceTokens()
 	if err != nil {
 		return err
 	}
+	log := s.Events()
 	var nodes []string
-	for i := range sv.Len() {
-		seq := sv.At(i)
-		e, _ := s.Event(seq)
-		nodes = append(nodes, fmt.Sprintf("%d:%s", seq, strings.SplitN(e.Type(), "/", 2)[0]))
+	for _, seq := range sv {
+		nodes = append(nodes, fmt.Sprintf("%d:%s", seq, strings.SplitN(log[seq].Type, "/", 2)[0]))
 	}
-	t.say("  %s (%d nodes, ~%d tokens): %s", title, sv.Len(), m.TotalTokens, strings.Join(nodes, " "))
+	t.say("  %s (%d nodes, ~%d tokens): %s", title, len(sv), tokens, strings.Join(nodes, " "))
 	return nil
 }
 

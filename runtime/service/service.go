@@ -10,6 +10,7 @@ import (
 	"github.com/seed-e5e476df/logbook/config"
 	"github.com/seed-e5e476df/logbook/runtime/engine"
 	"github.com/seed-e5e476df/logbook/runtime/host"
+	"github.com/seed-e5e476df/logbook/runtime/metrics"
 	"github.com/seed-e5e476df/logbook/runtime/store"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
@@ -32,6 +33,10 @@ type Options struct {
 	// as the commands that write do; a read leaves the file system as it
 	// is.
 	CreateDataDir bool
+	// Metrics collects the store's, the plugins' and the server's
+	// measurements, which Serve publishes at /metrics (docs/operations.md,
+	// "Health and metrics"); default off.
+	Metrics bool
 	// Clock stamps events and drives the write window and retry backoff;
 	// default the system clock.
 	Clock Clock
@@ -75,6 +80,10 @@ func (c storeClock) AfterFunc(d time.Duration, f func()) store.Timer { return c.
 type Service struct {
 	e *engine.Engine
 	h *host.Host
+	// cfg is Options.Config.
+	cfg *config.Config
+	// metrics, with Options.Metrics, observes the store; nil without.
+	metrics *metrics.Metrics
 }
 
 // Open starts the plugins o.Config names and the store over them. On
@@ -103,14 +112,26 @@ func Open(ctx context.Context, o Options) (*Service, error) {
 	if o.Clock != nil {
 		eo.Clock = storeClock{o.Clock}
 	}
+	var m *metrics.Metrics
+	if o.Metrics {
+		m = metrics.New()
+		eo.Observer = m
+	}
 	e, err := engine.Start(ctx, o.Config, eo)
 	if err != nil {
 		return nil, err
 	}
-	if o.ReadOnly {
-		return &Service{e: e, h: host.NewReadOnly(e, o.Logger)}, nil
+	if m != nil {
+		if err := m.Watch(e); err != nil {
+			_ = e.Close(ctx)
+			return nil, err
+		}
 	}
-	return &Service{e: e, h: host.New(e, o.Logger)}, nil
+	s := &Service{e: e, cfg: o.Config, metrics: m, h: host.New(e, o.Logger)}
+	if o.ReadOnly {
+		s.h = host.NewReadOnly(e, o.Logger)
+	}
+	return s, nil
 }
 
 // Close flushes and releases every live session, then stops the plugins.

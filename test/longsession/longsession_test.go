@@ -37,11 +37,10 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/seed-e5e476df/logbook/config"
+	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/internal/corpus"
 	"github.com/seed-e5e476df/logbook/internal/testbin"
-	"github.com/seed-e5e476df/logbook/runtime/engine"
-	"github.com/seed-e5e476df/logbook/runtime/session"
-	"github.com/seed-e5e476df/logbook/runtime/store"
+	"github.com/seed-e5e476df/logbook/runtime/service"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
@@ -104,17 +103,14 @@ func newWorkload(messages int) workload {
 }
 
 // inputs turns the envelopes back into the inputs that append them.
-func (w workload) inputs() ([]session.AppendInput, error) {
-	out := make([]session.AppendInput, len(w.envs))
+func (w workload) inputs() ([]events.Input, error) {
+	out := make([]events.Input, len(w.envs))
 	for i, env := range w.envs {
-		ev, err := session.ParseEnvelope(env, 0)
+		ev, err := events.ParseEvent(env)
 		if err != nil {
 			return nil, err
 		}
-		out[i] = session.AppendInput{Type: ev.Type(), Data: ev.Data()}
-		if op, ok := ev.SurfaceOp(); ok {
-			out[i].SurfaceOp = &op
-		}
+		out[i] = events.Input{Type: ev.Type, Data: ev.Data, SurfaceOp: ev.SurfaceOp}
 	}
 	return out, nil
 }
@@ -137,13 +133,13 @@ func backendConfig(backend, dir string) *config.Config {
 // under dir.
 func storeFixture(tb testing.TB, backend, dir string, w workload) {
 	ctx := context.Background()
-	e, err := engine.Start(ctx, backendConfig(backend, dir), engine.Options{Executable: logbookBin})
+	svc, err := service.Open(ctx, service.Options{Config: backendConfig(backend, dir), Executable: logbookBin})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	defer e.Close(ctx)
+	defer svc.Close(ctx)
 	h := sdk.Header{FormatVersion: sdk.FormatVersion, ID: sessionID, CreatedAt: 1_764_000_000_000}
-	if err := e.Store.Import(ctx, h, w.envs); err != nil {
+	if err := svc.Import(ctx, h, w.envs); err != nil {
 		tb.Fatal(err)
 	}
 }
@@ -232,11 +228,11 @@ func (t childTask) run(res *childResult) error {
 			return err
 		}
 		start, cpu := time.Now(), cpuMillis(unix.RUSAGE_SELF)
-		e, err := engine.Start(ctx, cfg, engine.Options{Executable: t.Bin})
+		svc, err := service.Open(ctx, service.Options{Config: cfg, Executable: t.Bin})
 		if err != nil {
 			return err
 		}
-		s, _, err := e.Store.Open(ctx, sessionID)
+		s, _, err := svc.Resume(ctx, sessionID)
 		if err != nil {
 			return err
 		}
@@ -249,7 +245,7 @@ func (t childTask) run(res *childResult) error {
 		if err := stop(); err != nil {
 			return err
 		}
-		res.Messages = msgs.Len()
+		res.Messages = len(msgs)
 		res.PeakKB = procStatusKB("VmHWM")
 		runtime.GC()
 		var ms runtime.MemStats
@@ -261,7 +257,7 @@ func (t childTask) run(res *childResult) error {
 			}
 		}
 		runtime.KeepAlive(s)
-		if err := e.Close(ctx); err != nil {
+		if err := svc.Close(ctx); err != nil {
 			return err
 		}
 		res.PluginCPUMillis = cpuMillis(unix.RUSAGE_CHILDREN) // the plugin has exited
@@ -279,20 +275,20 @@ func (t childTask) run(res *childResult) error {
 			return err
 		}
 		start, cpu := time.Now(), cpuMillis(unix.RUSAGE_SELF)
-		e, err := engine.Start(ctx, cfg, engine.Options{Executable: t.Bin})
+		svc, err := service.Open(ctx, service.Options{Config: cfg, Executable: t.Bin})
 		if err != nil {
 			return err
 		}
-		s, err := e.Store.Create(ctx, store.CreateOptions{ID: sessionID})
+		s, err := svc.Create(ctx, service.CreateRequest{ID: sessionID})
 		if err != nil {
 			return err
 		}
 		for _, in := range ins {
-			if _, err := s.Append(ctx, in); err != nil {
+			if _, err := s.AppendOne(ctx, in); err != nil {
 				return err
 			}
 		}
-		if _, err := e.Store.Flush(ctx, s); err != nil {
+		if _, err := s.Flush(ctx); err != nil {
 			return err
 		}
 		res.Millis = float64(time.Since(start).Microseconds()) / 1000
@@ -305,8 +301,8 @@ func (t childTask) run(res *childResult) error {
 		if err != nil {
 			return err
 		}
-		res.Messages = msgs.Len()
-		if err := e.Close(ctx); err != nil {
+		res.Messages = len(msgs)
+		if err := svc.Close(ctx); err != nil {
 			return err
 		}
 		res.PluginCPUMillis = cpuMillis(unix.RUSAGE_CHILDREN) // the plugins have exited
@@ -540,12 +536,12 @@ func measureFork(b bench, messages int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	e, err := engine.Start(ctx, backendConfig("jsonl", dir), engine.Options{Executable: logbookBin})
+	svc, err := service.Open(ctx, service.Options{Config: backendConfig("jsonl", dir), Executable: logbookBin})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer e.Close(ctx)
-	if _, _, err := e.Store.Open(ctx, sessionID); err != nil {
+	defer svc.Close(ctx)
+	if _, _, err := svc.Resume(ctx, sessionID); err != nil {
 		b.Fatal(err)
 	}
 	at := sdk.Seq(len(w.envs) / 2)
@@ -555,15 +551,15 @@ func measureFork(b bench, messages int) {
 		i++
 		raws = append(raws, rawCopy(b, path, dir, info.Size()/2))
 		start := time.Now()
-		c, err := e.Store.Fork(ctx, store.ForkRequest{SourceID: sessionID, Boundary: &at, ChildID: fmt.Sprintf("child-%d", i)})
+		c, err := svc.Fork(ctx, service.ForkRequest{Source: sessionID, At: &at, As: fmt.Sprintf("child-%d", i)})
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := e.Store.Flush(ctx, c); err != nil {
+		if _, err := c.Flush(ctx); err != nil {
 			b.Fatal(err)
 		}
 		forks = append(forks, time.Since(start))
-		if err := e.Store.Release(ctx, c); err != nil {
+		if err := c.Release(ctx); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -634,11 +630,11 @@ func measureAppendFlush(b bench, messages int) {
 	for b.Loop() {
 		dir := b.TempDir()
 		cfg := backendConfig("jsonl", dir)
-		e, err := engine.Start(ctx, cfg, engine.Options{Executable: logbookBin})
+		svc, err := service.Open(ctx, service.Options{Config: cfg, Executable: logbookBin})
 		if err != nil {
 			b.Fatal(err)
 		}
-		s, err := e.Store.Create(ctx, store.CreateOptions{ID: sessionID})
+		s, err := svc.Create(ctx, service.CreateRequest{ID: sessionID})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -654,11 +650,11 @@ func measureAppendFlush(b bench, messages int) {
 			}
 			start := time.Now()
 			for _, x := range ins[from : i+1] {
-				if _, err := s.Append(ctx, x); err != nil {
+				if _, err := s.AppendOne(ctx, x); err != nil {
 					b.Fatal(err)
 				}
 			}
-			if _, err := e.Store.Flush(ctx, s); err != nil {
+			if _, err := s.Flush(ctx); err != nil {
 				b.Fatal(err)
 			}
 			logbookTimes = append(logbookTimes, time.Since(start))
@@ -677,7 +673,7 @@ func measureAppendFlush(b bench, messages int) {
 			from = i + 1
 		}
 		raw.Close()
-		if err := e.Close(ctx); err != nil {
+		if err := svc.Close(ctx); err != nil {
 			b.Fatal(err)
 		}
 	}

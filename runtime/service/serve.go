@@ -1,0 +1,150 @@
+package service
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/seed-e5e476df/logbook/runtime/server"
+	"github.com/seed-e5e476df/logbook/sdk"
+)
+
+// The defaults of ServeOptions.
+const (
+	// DefaultAddr is where `logbook serve` listens by default:
+	// 127.0.0.1:7420.
+	DefaultAddr = server.DefaultAddr
+	// DefaultReadHeaderTimeout bounds how long a request's headers may
+	// take to arrive: 10 s.
+	DefaultReadHeaderTimeout = server.DefaultReadHeaderTimeout
+	// DefaultReadTimeout bounds how long a request may take to arrive:
+	// 30 s.
+	DefaultReadTimeout = server.DefaultReadTimeout
+	// DefaultIdleTimeout bounds how long a connection may wait for its
+	// next request: 2 min.
+	DefaultIdleTimeout = server.DefaultIdleTimeout
+	// MinTokenBytes is the length of the shortest bearer token a server
+	// accepts: 16 bytes.
+	MinTokenBytes = server.MinTokenBytes
+)
+
+// ServeOptions configure a Server beyond the configuration's serve block.
+// Every zero field takes the default it names.
+type ServeOptions struct {
+	// Addr is the address the server listens on, as given (host:port); an
+	// address that is not loopback requires Token. Default DefaultAddr.
+	Addr string
+	// Token is the bearer token every request but GET /healthz (and, on a
+	// loopback listener, /readyz, grpc.health.v1 and /metrics) must carry
+	// ("Authorization: Bearer <token>"), at least MinTokenBytes long.
+	// Default "": no authentication, allowed on loopback only.
+	Token string
+	// AllowedHosts are Host header values accepted besides the defaults
+	// and the configuration's serve { allowed_hosts } (a host name or IP,
+	// optionally with ":port"; "*." matches every subdomain). Default none.
+	AllowedHosts []string
+	// AllowedOrigins are origins ("scheme://host[:port]") whose pages may
+	// call the server, with CORS, besides the configuration's serve {
+	// allowed_origins }. Default none.
+	AllowedOrigins []string
+	// ReadHeaderTimeout bounds how long a request's headers may take to
+	// arrive. Default DefaultReadHeaderTimeout.
+	ReadHeaderTimeout time.Duration
+	// ReadTimeout bounds how long a request may take to arrive: all of a
+	// unary call, and each message of a stream from its first byte.
+	// Default DefaultReadTimeout.
+	ReadTimeout time.Duration
+	// IdleTimeout bounds how long a connection may wait for its next
+	// request, and an append stream for its next message. Default
+	// DefaultIdleTimeout.
+	IdleTimeout time.Duration
+	// Viewer, when set, serves every path no other route takes (the web
+	// viewer of package viewer at /). Default nil: such paths are 404.
+	Viewer http.Handler
+	// Logger receives the server's logs and the retention runs'; default a
+	// null logger.
+	Logger hclog.Logger
+}
+
+// Server is the service served over HTTP on one port: the
+// logbook.v1.Sessions API (gRPC, gRPC-Web and Connect's JSON), the /v1
+// resource API, health, /metrics with Options.Metrics, and the viewer.
+type Server struct {
+	srv *server.Server
+	s   *Service
+	log hclog.Logger
+}
+
+// NewServer builds the server of `logbook serve` over s: the requests
+// each limited to sdk.MaxEventMessageBytes of the configured
+// max_event_bytes, sessions no request used for the serve block's
+// idle_release flushed and released. A read-only service (Options.ReadOnly)
+// serves reads only: every write is SESSION_READ_ONLY. A token that is too
+// short, a missing token off loopback and an allowed host or origin that
+// is not one are CONFIG_INVALID.
+func (s *Service) NewServer(o ServeOptions) (*Server, error) {
+	if o.Addr == "" {
+		o.Addr = DefaultAddr
+	}
+	if o.Logger == nil {
+		o.Logger = hclog.NewNullLogger()
+	}
+	so := server.Options{
+		Addr:              o.Addr,
+		Token:             o.Token,
+		ReadOnly:          s.h.ReadOnly(),
+		AllowedHosts:      append(slices.Clone(s.cfg.Serve.AllowedHosts), o.AllowedHosts...),
+		AllowedOrigins:    append(slices.Clone(s.cfg.Serve.AllowedOrigins), o.AllowedOrigins...),
+		MaxRequestBytes:   sdk.MaxEventMessageBytes(int(s.cfg.MaxEventBytes)),
+		ReadHeaderTimeout: o.ReadHeaderTimeout,
+		ReadTimeout:       o.ReadTimeout,
+		IdleTimeout:       o.IdleTimeout,
+		Logger:            o.Logger,
+		Metrics:           s.metrics,
+		Viewer:            o.Viewer,
+	}
+	if !s.h.ReadOnly() {
+		so.IdleRelease = s.cfg.Serve.IdleRelease
+	}
+	srv, err := server.New(s.e, so)
+	if err != nil {
+		return nil, err
+	}
+	return &Server{srv: srv, s: s, log: o.Logger}, nil
+}
+
+// Serve serves on ln until ctx ends (or ln fails), then shuts down
+// gracefully: new calls are refused, calls in flight get a deadline, and
+// every session the server holds is flushed and released. A service that
+// writes, with a retention block in its configuration, applies it (as GC
+// does) when Serve starts and then once an hour, logging every deletion.
+// Serve closes ln and may be called once.
+func (srv *Server) Serve(ctx context.Context, ln net.Listener) error {
+	if !srv.s.h.ReadOnly() && srv.s.cfg.Retention != nil {
+		rctx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			srv.s.retentionLoop(rctx, srv.log)
+		}()
+		defer func() { stop(); <-done }() // the loop ends before the service closes
+	}
+	return srv.srv.Serve(ctx, ln)
+}
+
+// CheckServeAddr refuses (CONFIG_INVALID) serving on addr without a token
+// when addr is not loopback, as NewServer does, so a command line can
+// check its flags before it starts anything.
+func CheckServeAddr(addr, token string) error { return server.CheckAddr(addr, token) }
+
+// CheckToken refuses (CONFIG_INVALID) a bearer token shorter than
+// MinTokenBytes; "" (no authentication) passes.
+func CheckToken(token string) error { return server.CheckToken(token) }
+
+// LoopbackAddr reports whether a host:port names a loopback address
+// ("localhost" or a loopback IP), one only this machine can reach.
+func LoopbackAddr(addr string) bool { return server.LoopbackAddr(addr) }

@@ -1,0 +1,174 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"os"
+
+	"github.com/seed-e5e476df/logbook/events"
+	"github.com/seed-e5e476df/logbook/runtime/compaction"
+	"github.com/seed-e5e476df/logbook/runtime/host"
+	"github.com/seed-e5e476df/logbook/runtime/store"
+	"github.com/seed-e5e476df/logbook/runtime/transfer"
+	"github.com/seed-e5e476df/logbook/sdk"
+)
+
+// WriteOptions say how OpenWrite opens a session.
+type WriteOptions struct {
+	// Create makes and stores an absent session (its cwd the process's
+	// working directory) instead of refusing it with SESSION_NOT_FOUND.
+	Create bool
+	// Expected, when set, is the number of events the stored log must
+	// hold (an absent session counts as empty), else SEQ_CONFLICT before
+	// anything is written: not even a torn tail is cut.
+	Expected *sdk.Offset
+	// Continue goes on with the turn the stored log ends in: no closers
+	// and no lifecycle marker, unless a torn tail was cut (the previous
+	// writer crashed), when the normal repair runs.
+	Continue bool
+}
+
+// WriteReport says what OpenWrite did to the stored session.
+type WriteReport struct {
+	// Torn is the torn tail the write open cut and where its bytes were
+	// kept; zero when none.
+	Torn sdk.Torn
+	// Closers counts the closer events appended for an interrupted turn.
+	Closers int
+	// Continued is set when WriteOptions.Continue was honoured: nothing
+	// was appended and the open turn goes on.
+	Continued bool
+	// Written are the events the open itself appended and stored (the
+	// repair batch: session/recovered after a cut, the closers and the
+	// lifecycle marker); none for a new or a continued session.
+	Written []events.Event
+}
+
+// OpenWrite opens session id for write, as `logbook append` and `logbook
+// resume` do: a stored session is resumed (torn tail cut, interrupted
+// turn closed, lifecycle marker, all stored before it returns), an absent
+// one created with o.Create, else SESSION_NOT_FOUND. The session stays
+// live until Close, which flushes and releases it.
+func (s *Service) OpenWrite(ctx context.Context, id string, o WriteOptions) (*Session, WriteReport, error) {
+	// The stored length tells the open's own events from the stored ones:
+	// a resume may write nothing at all (a log that already ends with a
+	// lifecycle marker), which the resumed session alone cannot tell from
+	// a marker it wrote. A read open counts exactly the valid prefix a
+	// write open keeps (Stat may count torn rows too).
+	var n int64
+	l, err := transfer.OpenStored(ctx, s.Primary(), id)
+	if err == nil {
+		n = l.Len()
+		l.Close()
+	}
+	absent := errors.Is(err, sdk.CodeSessionNotFound)
+	if o.Expected != nil && (err == nil || absent) && *o.Expected != sdk.Offset(n) {
+		return nil, WriteReport{}, store.StoredLenConflict(id, *o.Expected, sdk.Offset(n))
+	}
+	switch {
+	case absent && o.Create:
+		dir, err := os.Getwd()
+		if err != nil {
+			return nil, WriteReport{}, err
+		}
+		sess, err := s.Create(ctx, CreateRequest{ID: id, Header: events.CreateOptions{CWD: dir}, Stored: true})
+		return sess, WriteReport{}, err
+	case err != nil:
+		return nil, WriteReport{}, err
+	}
+	sess, rep, err := s.e.Store.OpenWith(ctx, id, store.OpenOptions{Expect: o.Expected, Continue: o.Continue})
+	if err != nil {
+		return nil, WriteReport{}, err
+	}
+	live := int64(sess.FirstLiveSeq())
+	return &Session{svc: s, s: sess}, WriteReport{Torn: rep.Torn, Closers: rep.Closers, Continued: rep.Continued,
+		Written: host.Shared(sess.Events().Range(sdk.Offset(min(n, live)), sdk.Offset(live)).Slice())}, nil
+}
+
+// AppendOne validates in against the rules of docs/format.md and appends
+// it, returning the event it became; a rejected input changes nothing.
+// The backends get it within the write window; Close stores it.
+func (s *Session) AppendOne(ctx context.Context, in events.Input) (events.Event, error) {
+	ev, err := s.s.Append(ctx, in)
+	if err != nil {
+		return events.Event{}, err
+	}
+	return ev.Shared(), nil
+}
+
+// Pruned says what Prune did.
+type Pruned struct {
+	// ToolResults counts the tool results it rewrote.
+	ToolResults int
+	// CharsRemoved is how many characters the rewrites removed.
+	CharsRemoved int64
+}
+
+// Prune rewrites the oversized tool results on the surface of s with the
+// configured pruner (docs/compaction.md). Without a compaction block in
+// the configuration it is CONFIG_INVALID.
+func (s *Session) Prune(ctx context.Context) (Pruned, error) {
+	c := s.svc.e.Compactor
+	if c == nil {
+		return Pruned{}, sdk.Errorf(sdk.CodeConfigInvalid, "prune", "the configuration has no compaction block (a headless profile)")
+	}
+	res, err := c.Prune(ctx, s.s)
+	if err != nil {
+		return Pruned{}, err
+	}
+	return Pruned{ToolResults: len(res.Pruned), CharsRemoved: res.CharsRemoved}, nil
+}
+
+// AppendInputs validates each input against the rules of docs/format.md and
+// appends it, in order, stopping at the first rejected one (the ones
+// before it stay appended); it returns the events appended.
+func (s *Session) AppendInputs(ctx context.Context, ins ...events.Input) ([]events.Event, error) {
+	var out []events.Event
+	for _, in := range ins {
+		ev, err := s.AppendOne(ctx, in)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, ev)
+	}
+	return out, nil
+}
+
+// SurfaceTokens returns the token estimate of the surface: what the
+// compaction policy measures (docs/compaction.md).
+func (s *Session) SurfaceTokens() (int64, error) {
+	m, err := compaction.Measure(s.s)
+	return m.TotalTokens, err
+}
+
+// InheritedEvents returns how many events a fork inherited from its
+// parent; 0 for a session that is no fork.
+func (s *Session) InheritedEvents() int64 { return int64(s.s.InheritedEventCount()) }
+
+// Compaction describes a committed compaction.
+type Compaction struct {
+	// ID is the bracket's id (a lowercase UUIDv4).
+	ID string
+	// StartSeq, SummarySeq, CheckpointSeq and EndSeq are the seqs of
+	// compaction/start, compaction/summary, the checkpoint user/message
+	// and compaction/end.
+	StartSeq, SummarySeq, CheckpointSeq, EndSeq sdk.Seq
+	// Shadowed are the nodes the checkpoint replaced, in surface order.
+	Shadowed []sdk.Seq
+	// ShadowedTokens is their token estimate; CheckpointTokens the
+	// checkpoint's (always smaller).
+	ShadowedTokens, CheckpointTokens int64
+}
+
+// CompactNow compacts the largest balanced head of the surface of s with
+// the configured summarizer, as the pressure policy would, recording
+// sourceCommandID in the bracket, and describes what it did. Without a
+// compaction block in the configuration it is CONFIG_INVALID.
+func (s *Session) CompactNow(ctx context.Context, sourceCommandID string) (Compaction, error) {
+	out, err := s.svc.e.Compact(ctx, s.s, nil, nil, sourceCommandID)
+	if err != nil {
+		return Compaction{}, err
+	}
+	return Compaction{ID: out.CompactionID, StartSeq: out.StartSeq, SummarySeq: out.SummarySeq, CheckpointSeq: out.CheckpointSeq, EndSeq: out.EndSeq,
+		Shadowed: out.Shadowed, ShadowedTokens: out.ShadowedTokens, CheckpointTokens: out.CheckpointTokens}, nil
+}

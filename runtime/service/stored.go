@@ -1,0 +1,103 @@
+package service
+
+import (
+	"context"
+
+	"github.com/seed-e5e476df/logbook/events"
+	"github.com/seed-e5e476df/logbook/runtime/host"
+	"github.com/seed-e5e476df/logbook/runtime/session"
+	"github.com/seed-e5e476df/logbook/runtime/transfer"
+	"github.com/seed-e5e476df/logbook/sdk"
+)
+
+// Backend returns the running persistence plugin of the persistence block
+// called name; a name the configuration has no persistence block for is
+// CONFIG_INVALID. The operator's commands read stored sessions through it
+// (Stat, List), read-only, beside any writer.
+func (s *Service) Backend(name string) (sdk.Persistence, error) {
+	pl, ok := s.e.Plugins[name]
+	if !ok || pl.Persistence() == nil {
+		return nil, sdk.Errorf(sdk.CodeConfigInvalid, "logbook", "no persistence block %q is configured", name)
+	}
+	return pl.Persistence(), nil
+}
+
+// Primary returns the primary backend: the one of the first persistence
+// block, which every read and every write goes to first.
+func (s *Service) Primary() sdk.Persistence {
+	return s.e.Plugins[s.cfg.Persistence[0].Name].Persistence()
+}
+
+// StoredLog is a session opened read-only on one backend, read as its
+// stored envelopes without restoring it: no ownership is taken, no torn
+// tail is cut and nothing is validated beyond framing, so it reads beside
+// a writer in another process. It is not safe for concurrent use; Close
+// releases it.
+type StoredLog struct {
+	l *transfer.Stored
+}
+
+// OpenStored opens session id read-only on the primary backend. An
+// invalid id is SESSION_ID_INVALID; a session the primary does not hold is
+// SESSION_NOT_FOUND.
+func (s *Service) OpenStored(ctx context.Context, id string) (*StoredLog, error) {
+	l, err := transfer.OpenStored(ctx, s.Primary(), id)
+	if err != nil {
+		return nil, err
+	}
+	return &StoredLog{l: l}, nil
+}
+
+// Header returns the stored session header.
+func (l *StoredLog) Header() sdk.Header { return l.l.Header() }
+
+// Len returns the number of valid stored events at open.
+func (l *StoredLog) Len() int64 { return l.l.Len() }
+
+// Torn returns the torn tail the open found: what a write open would cut.
+// It is zero when the log ends cleanly.
+func (l *StoredLog) Torn() sdk.Torn { return l.l.Torn() }
+
+// Read calls fn with the envelopes of seqs [from, to) in consecutive
+// chunks, which fn may keep; nothing when to ≤ from. An error of fn ends
+// the read and is returned.
+func (l *StoredLog) Read(ctx context.Context, from, to int64, fn func(envelopes [][]byte) error) error {
+	return l.l.Read(ctx, from, to, fn)
+}
+
+// Close releases the handle.
+func (l *StoredLog) Close() { l.l.Close() }
+
+// ListStored lists the sessions the primary backend stores, in its order,
+// straight from the backend (a session live in this service and not yet
+// stored is not listed). An entry the backend cannot read has Err set.
+func (s *Service) ListStored(ctx context.Context) ([]sdk.ListEntry, error) {
+	return transfer.List(ctx, s.Primary())
+}
+
+// Import stores a session verbatim: header h and its envelopes byte for
+// byte, validated like any restore, with no marker and no closers, in one
+// step, so a failed import stores nothing. An id that is already stored is
+// SESSION_ALREADY_EXISTS unless it holds exactly this import.
+func (s *Service) Import(ctx context.Context, h sdk.Header, envelopes [][]byte) error {
+	return s.e.Store.Import(ctx, h, envelopes)
+}
+
+// Audit calls fn with every record of the primary backend's audit log,
+// oldest first: each delete, hold and release-hold. An error of fn stops
+// the walk and is returned.
+func (s *Service) Audit(ctx context.Context, fn func(sdk.AuditRecord) error) error {
+	return s.e.Store.Audit(ctx, fn)
+}
+
+// CanFollowStored reports whether the primary backend can be followed
+// (its plugin declares the watch capability).
+func (s *Service) CanFollowStored() bool { return s.e.Store.CanFollowStored() }
+
+// FollowStored calls fn with the stored events of session id from seq
+// from on, then with each batch the primary reports stored by any
+// process, in order and each once, until ctx ends or fn fails (its error
+// is returned). A primary that cannot be followed is CONFIG_INVALID.
+func (s *Service) FollowStored(ctx context.Context, id string, from sdk.Offset, fn func([]events.Event) error) error {
+	return s.e.Store.FollowStored(ctx, id, from, func(evs []session.Event) error { return fn(host.Shared(evs)) })
+}
