@@ -160,16 +160,16 @@ type Store struct {
 	clock Clock
 	log   hclog.Logger
 
-	mu      sync.Mutex
-	live    map[string]*live
+	mu   sync.Mutex
+	live map[string]*live
 	// releasing holds the sessions a release took out of live and whose
 	// backend handles it has not closed yet, each with a channel closed
 	// once it has: an open of one waits for it, since the backends still
 	// hold its write claim.
 	releasing map[string]chan struct{}
-	opening int // places taken by takeSlot and not yet given back
-	closed  bool
-	feed    feed
+	opening   int // places taken by takeSlot and not yet given back
+	closed    bool
+	feed      feed
 
 	pending pendingBound // the queues' bytes, process-wide
 }
