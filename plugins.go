@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/seed-e5e476df/logbook/config"
-	"github.com/seed-e5e476df/logbook/runtime/pluginhost"
+	"github.com/seed-e5e476df/logbook/runtime/service"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/pluginrpc"
 
@@ -53,7 +53,7 @@ var servesPlugins atomic.Bool
 func ServePlugins() {
 	servesPlugins.Store(true)
 	args := os.Args
-	if len(args) != 3 || args[1] != pluginhost.BundledArg || os.Getenv(sdk.MagicCookieKey) != sdk.MagicCookieValue {
+	if len(args) != 3 || args[1] != service.BundledPluginArg || os.Getenv(sdk.MagicCookieKey) != sdk.MagicCookieValue {
 		return
 	}
 	cfg, ok := pluginrpc.Bundled(args[2], moduleVersion())

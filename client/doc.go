@@ -1,5 +1,5 @@
-// Package client is the Go client of `logbook serve` (the logbook.v1.Sessions
-// API, see runtime/server). It speaks the vocabulary of the in-process
+// Package client is the Go client of `logbook serve` (its logbook.v1.Sessions
+// API). It speaks the vocabulary of the in-process
 // runtime (package logbook): events are built with package events, a
 // session is a handle, *Session, with the runtime's method names, and reads
 // hand back events.Event, events.TranscriptEntry, sdk.Header and canonical

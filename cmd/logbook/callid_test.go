@@ -306,7 +306,7 @@ func requireNamesFit(t *testing.T, dir string) {
 func TestSalvageKilledAtEachStepLeavesChildAndArtifactTogether(t *testing.T) {
 	strace, err := exec.LookPath("strace")
 	if err != nil {
-		t.Skip("SKIPPED: strace is not installed (apt-get install strace); runtime/store's recovery tests cover the mechanism")
+		t.Skip("SKIPPED: strace is not installed (apt-get install strace); runtime/internal/store's recovery tests cover the mechanism")
 	}
 	for _, b := range callIDBackends {
 		t.Run(b.name, func(t *testing.T) {

@@ -20,7 +20,7 @@ import (
 func TestAppendUnderInjectedFdatasyncReportsWhatIsDurable(t *testing.T) {
 	strace, err := exec.LookPath("strace")
 	if err != nil {
-		t.Skip("SKIPPED: strace is not installed (apt-get install strace); the fault-FS tests in runtime/store cover the mechanism")
+		t.Skip("SKIPPED: strace is not installed (apt-get install strace); the fault-FS tests in runtime/internal/store cover the mechanism")
 	}
 	var input strings.Builder
 	const events = 5

@@ -19,7 +19,7 @@ import (
 
 func init() { commands = append(commands, newServeCmd) }
 
-// newServeCmd is `logbook serve`: the runtime daemon (runtime/server) until
+// newServeCmd is `logbook serve`: the runtime daemon (runtime/service.Server) until
 // SIGINT or SIGTERM, which end the command's context (see run), then a
 // graceful shutdown that flushes and releases every session it held.
 func newServeCmd(a *app) *cobra.Command {

@@ -39,7 +39,7 @@ func overGRPC(t *testing.T, b *memory.Backend) sdk.Persistence {
 }
 
 // subprocessHarness reaches a real `logbook plugin memory` child through
-// runtime/pluginhost with AutoMTLS on. Every New starts a child of its own,
+// sdk/plugintest.Launch with AutoMTLS on. Every New starts a child of its own,
 // so each subtest starts from an empty backend.
 //
 // Reopen and SetFormatVersion stay nil: the child serves one memory.New()

@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/seed-e5e476df/logbook/events"
-	"github.com/seed-e5e476df/logbook/runtime/host"
+	"github.com/seed-e5e476df/logbook/runtime/internal/host"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 

@@ -8,10 +8,10 @@ import (
 
 	"github.com/seed-e5e476df/logbook/config"
 	"github.com/seed-e5e476df/logbook/events"
-	"github.com/seed-e5e476df/logbook/runtime/engine"
+	"github.com/seed-e5e476df/logbook/runtime/internal/engine"
+	"github.com/seed-e5e476df/logbook/runtime/internal/session"
+	"github.com/seed-e5e476df/logbook/runtime/internal/store"
 	"github.com/seed-e5e476df/logbook/runtime/service"
-	"github.com/seed-e5e476df/logbook/runtime/session"
-	"github.com/seed-e5e476df/logbook/runtime/store"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 

@@ -4,7 +4,7 @@ import (
 	"io"
 
 	"github.com/seed-e5e476df/logbook/events"
-	"github.com/seed-e5e476df/logbook/runtime/appendinput"
+	"github.com/seed-e5e476df/logbook/runtime/internal/appendinput"
 )
 
 // InputReader reads newline-delimited input one line at a time, as

@@ -4,8 +4,8 @@ import (
 	"context"
 
 	"github.com/seed-e5e476df/logbook/events"
-	"github.com/seed-e5e476df/logbook/runtime/host"
-	"github.com/seed-e5e476df/logbook/runtime/store"
+	"github.com/seed-e5e476df/logbook/runtime/internal/host"
+	"github.com/seed-e5e476df/logbook/runtime/internal/store"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 

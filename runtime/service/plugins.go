@@ -13,7 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/seed-e5e476df/logbook/config"
-	"github.com/seed-e5e476df/logbook/runtime/pluginhost"
+	"github.com/seed-e5e476df/logbook/runtime/internal/pluginhost"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 

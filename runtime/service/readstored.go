@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/seed-e5e476df/logbook/runtime/provenance"
-	"github.com/seed-e5e476df/logbook/runtime/session"
+	"github.com/seed-e5e476df/logbook/runtime/internal/provenance"
+	"github.com/seed-e5e476df/logbook/runtime/internal/session"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/jsonv"
 )

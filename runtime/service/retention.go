@@ -7,7 +7,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/seed-e5e476df/logbook/config"
-	"github.com/seed-e5e476df/logbook/runtime/retention"
+	"github.com/seed-e5e476df/logbook/runtime/internal/retention"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 

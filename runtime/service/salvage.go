@@ -3,7 +3,7 @@ package service
 import (
 	"context"
 
-	"github.com/seed-e5e476df/logbook/runtime/store"
+	"github.com/seed-e5e476df/logbook/runtime/internal/store"
 )
 
 // SalvageReport says what Salvage kept and what it left out. Its JSON

@@ -3,7 +3,7 @@ package service
 import (
 	"context"
 
-	"github.com/seed-e5e476df/logbook/runtime/search"
+	"github.com/seed-e5e476df/logbook/runtime/internal/search"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 

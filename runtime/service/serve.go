@@ -9,7 +9,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/seed-e5e476df/logbook/runtime/server"
+	"github.com/seed-e5e476df/logbook/runtime/internal/server"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 

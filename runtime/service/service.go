@@ -2,16 +2,17 @@ package service
 
 import (
 	"context"
+	"net/http"
 	"os"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/seed-e5e476df/logbook/config"
-	"github.com/seed-e5e476df/logbook/runtime/engine"
-	"github.com/seed-e5e476df/logbook/runtime/host"
-	"github.com/seed-e5e476df/logbook/runtime/metrics"
-	"github.com/seed-e5e476df/logbook/runtime/store"
+	"github.com/seed-e5e476df/logbook/runtime/internal/engine"
+	"github.com/seed-e5e476df/logbook/runtime/internal/host"
+	"github.com/seed-e5e476df/logbook/runtime/internal/metrics"
+	"github.com/seed-e5e476df/logbook/runtime/internal/store"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
@@ -139,4 +140,16 @@ func Open(ctx context.Context, o Options) (*Service, error) {
 func (s *Service) Close(ctx context.Context) error {
 	s.h.Stop()
 	return s.e.Close(ctx)
+}
+
+// MetricsHandler serves, in Prometheus's text format, what Options.Metrics
+// collects: the store's, the plugins' and (once served) the server's
+// measurements, from a registry of their own, never Prometheus's global
+// one. A program that embeds the runtime mounts it wherever it serves
+// HTTP; it is nil without Options.Metrics.
+func (s *Service) MetricsHandler() http.Handler {
+	if s.metrics == nil {
+		return nil
+	}
+	return s.metrics.Handler()
 }

@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 
 	"github.com/seed-e5e476df/logbook/events"
-	"github.com/seed-e5e476df/logbook/runtime/host"
-	"github.com/seed-e5e476df/logbook/runtime/session"
-	"github.com/seed-e5e476df/logbook/runtime/store"
+	"github.com/seed-e5e476df/logbook/runtime/internal/host"
+	"github.com/seed-e5e476df/logbook/runtime/internal/session"
+	"github.com/seed-e5e476df/logbook/runtime/internal/store"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 

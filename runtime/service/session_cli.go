@@ -6,10 +6,10 @@ import (
 	"os"
 
 	"github.com/seed-e5e476df/logbook/events"
-	"github.com/seed-e5e476df/logbook/runtime/compaction"
-	"github.com/seed-e5e476df/logbook/runtime/host"
-	"github.com/seed-e5e476df/logbook/runtime/store"
-	"github.com/seed-e5e476df/logbook/runtime/transfer"
+	"github.com/seed-e5e476df/logbook/runtime/internal/compaction"
+	"github.com/seed-e5e476df/logbook/runtime/internal/host"
+	"github.com/seed-e5e476df/logbook/runtime/internal/store"
+	"github.com/seed-e5e476df/logbook/runtime/internal/transfer"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 

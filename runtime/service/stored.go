@@ -4,9 +4,9 @@ import (
 	"context"
 
 	"github.com/seed-e5e476df/logbook/events"
-	"github.com/seed-e5e476df/logbook/runtime/host"
-	"github.com/seed-e5e476df/logbook/runtime/session"
-	"github.com/seed-e5e476df/logbook/runtime/transfer"
+	"github.com/seed-e5e476df/logbook/runtime/internal/host"
+	"github.com/seed-e5e476df/logbook/runtime/internal/session"
+	"github.com/seed-e5e476df/logbook/runtime/internal/transfer"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 

@@ -3,8 +3,8 @@ package service
 import (
 	"context"
 
-	"github.com/seed-e5e476df/logbook/runtime/rpcsize"
-	"github.com/seed-e5e476df/logbook/runtime/transfer"
+	"github.com/seed-e5e476df/logbook/runtime/internal/rpcsize"
+	"github.com/seed-e5e476df/logbook/runtime/internal/transfer"
 )
 
 // MigrateOptions report a migration's progress; both are optional.

@@ -3,7 +3,7 @@
 // "logbook", metadata = op, detail, session_id, seq, index and cause, plus
 // one entry per member of the error's Meta (the "expected" and "actual"
 // lengths of a SEQ_CONFLICT, the "appended" count of a failed append). The
-// plugin protocol (sdk/pluginrpc), the server API (runtime/server) and its
+// plugin protocol (sdk/pluginrpc), the server API (logbook serve) and its
 // Go client (client) all speak it, so one decoder reads every logbook error.
 // It lives in sdk because the plugin side of the protocol and the client
 // use it, not only the host.

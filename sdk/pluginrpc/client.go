@@ -55,7 +55,7 @@ func (c *Client) Configure(ctx context.Context, config []byte) error {
 // value also implements sdk.SalvageReader and sdk.PrefixCopier; a plugin
 // without the capability answers those calls with CONFIG_INVALID, so check
 // Info().Capabilities for sdk.CapabilityCopyPrefix before relying on
-// CopyPrefix (runtime/pluginhost does). It is an sdk.FrameReader too,
+// CopyPrefix (the host does). It is an sdk.FrameReader too,
 // whose ReadFrames reports framed false for a plugin without the
 // capability sdk.CapabilityReadFrames.
 func (c *Client) Persistence() (sdk.Persistence, error) {
