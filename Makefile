@@ -17,46 +17,53 @@ help: ## list the targets
 
 # test runs every test: the Go tests with the race detector, then the
 # clients' (test-clients) and the web viewer's in a browser (test-viewer).
-# It says what each stage does, since the first one is silent for minutes.
+# It builds the logbook binary once, into a temporary directory removed
+# afterwards, and hands it to every stage (LOGBOOK_TEST_BIN), so no test
+# package links one of its own. It says what each stage does, since the
+# first one is silent for minutes.
 test: ## run every test: Go with -race, the clients, the viewer (many minutes)
-	@echo "make test: [1/4] building the race-instrumented standard library and packages (several minutes, silent)…"
-	$(GO) build -race ./...
-	@echo "make test: [2/4] running the Go tests with the race detector (a line per package as it finishes)…"
-	$(GO) test -race -count=1 ./...
-	@echo "make test: [3/4] the TypeScript and Python clients against real logbook serve processes…"
-	@$(MAKE) --no-print-directory test-clients
-	@echo "make test: [4/4] the web viewer in Chromium against real logbook serve processes…"
-	@$(MAKE) --no-print-directory test-viewer
-	@echo "make test: all passed"
+	@bin=$$(mktemp -d) && trap 'rm -rf "$$bin"' EXIT && \
+	echo "make test: [1/5] building the logbook binary the tests run into $$bin…" && \
+	$(GO) build -o "$$bin/logbook" ./cmd/logbook && \
+	echo "make test: [2/5] building the race-instrumented standard library and packages (several minutes, silent)…" && \
+	$(GO) build -race ./... && \
+	echo "make test: [3/5] running the Go tests with the race detector (a line per package as it finishes)…" && \
+	LOGBOOK_TEST_BIN="$$bin/logbook" $(GO) test -race -count=1 ./... && \
+	echo "make test: [4/5] the TypeScript and Python clients against real logbook serve processes…" && \
+	LOGBOOK_TEST_BIN="$$bin/logbook" $(MAKE) --no-print-directory test-clients && \
+	echo "make test: [5/5] the web viewer in Chromium against real logbook serve processes…" && \
+	LOGBOOK_TEST_BIN="$$bin/logbook" $(MAKE) --no-print-directory test-viewer && \
+	echo "make test: all passed"
 
 # test-clients runs the TypeScript client's tests (npm ci from its
 # lockfile, tsc, node --test) and the Python client's (unittest), both
-# against real `logbook serve` processes of one binary built into a
-# temporary directory, removed afterwards. Needs Node.js 20+, npm and
-# Python 3.11+.
+# against real `logbook serve` processes of the binary LOGBOOK_TEST_BIN
+# names, or else of one built into a temporary directory, removed
+# afterwards. Needs Node.js 20+, npm and Python 3.11+.
 test-clients: ## the TypeScript and Python clients' tests (Node.js 20+, Python 3.11+)
 	@bin=$$(mktemp -d) && trap 'rm -rf "$$bin"' EXIT && \
-	echo "test-clients: building logbook into $$bin" && \
-	$(GO) build -o "$$bin/logbook" ./cmd/logbook && \
+	logbook="$${LOGBOOK_TEST_BIN:-$$bin/logbook}" && \
+	if [ -z "$$LOGBOOK_TEST_BIN" ]; then echo "test-clients: building logbook into $$bin" && $(GO) build -o "$$logbook" ./cmd/logbook; fi && \
 	echo "test-clients: TypeScript (npm ci, tsc, node --test)" && \
-	(cd clients/typescript && npm ci --no-audit --no-fund && LOGBOOK_TEST_BIN="$$bin/logbook" npm test) && \
+	(cd clients/typescript && npm ci --no-audit --no-fund && LOGBOOK_TEST_BIN="$$logbook" npm test) && \
 	echo "test-clients: Python (unittest)" && \
-	(cd clients/python && LOGBOOK_TEST_BIN="$$bin/logbook" python3 -m unittest discover -v)
+	(cd clients/python && LOGBOOK_TEST_BIN="$$logbook" python3 -m unittest discover -v)
 
 # test-viewer runs the web viewer's tests in a real browser: npm ci from
 # viewer/package-lock.json, then node --test driving Chromium
 # (CHROMIUM, default Debian's /usr/bin/chromium) through playwright-core
-# against real `logbook serve` processes of one binary built into a
-# temporary directory. The first run also writes a 100,000-message store
+# against real `logbook serve` processes of the binary LOGBOOK_TEST_BIN
+# names, or else of one built into a temporary directory. The first run also writes a 100,000-message store
 # under the temporary directory (logbook-viewer-big-v1), which later runs
 # reuse. Screenshots go to viewer/test-artifacts/.
 CHROMIUM ?= /usr/bin/chromium
 test-viewer: ## the web viewer's tests in Chromium (CHROMIUM=path)
 	@test -x "$(CHROMIUM)" || { echo "test-viewer needs Chromium at $(CHROMIUM): apt-get install chromium" >&2; exit 1; }
 	@bin=$$(mktemp -d) && trap 'rm -rf "$$bin"' EXIT && \
-	echo "test-viewer: building logbook into $$bin, then npm ci and the browser tests" && \
-	$(GO) build -o "$$bin/logbook" ./cmd/logbook && \
-	(cd viewer && npm ci --no-audit --no-fund && LOGBOOK_TEST_BIN="$$bin/logbook" LOGBOOK_CHROMIUM="$(CHROMIUM)" npm test)
+	logbook="$${LOGBOOK_TEST_BIN:-$$bin/logbook}" && \
+	if [ -z "$$LOGBOOK_TEST_BIN" ]; then echo "test-viewer: building logbook into $$bin" && $(GO) build -o "$$logbook" ./cmd/logbook; fi && \
+	echo "test-viewer: npm ci and the browser tests" && \
+	(cd viewer && npm ci --no-audit --no-fund && LOGBOOK_TEST_BIN="$$logbook" LOGBOOK_CHROMIUM="$(CHROMIUM)" npm test)
 
 # chaos runs the long fault suite (test/chaos): CHAOS_FAULTS faults per
 # backend (JSONL zstd and plain, SQLite, PostgreSQL, memory) against a real

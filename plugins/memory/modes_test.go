@@ -62,9 +62,9 @@ func subprocessHarness() persistencetest.Harness {
 	}
 }
 
-// logbook is the logbook binary the subprocess mode runs, built on first
-// use so that fuzzing and the other tests do not pay for it; TestMain
-// removes dir.
+// logbook is the logbook binary the subprocess mode runs: the one
+// LOGBOOK_TEST_BIN names, else built on first use so that fuzzing and the
+// other tests do not pay for it; TestMain removes dir.
 var logbook struct {
 	once sync.Once
 	dir  string
@@ -75,6 +75,10 @@ var logbook struct {
 func logbookBinary(t *testing.T) string {
 	t.Helper()
 	logbook.once.Do(func() {
+		if prebuilt := os.Getenv("LOGBOOK_TEST_BIN"); prebuilt != "" {
+			logbook.bin = prebuilt
+			return
+		}
 		dir, err := os.MkdirTemp("", "logbook-memory-test")
 		if err != nil {
 			logbook.err = err

@@ -2,16 +2,14 @@ package postgres_test
 
 import (
 	"encoding/json"
-	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/seed-e5e476df/logbook/internal/pgtest"
+	"github.com/seed-e5e476df/logbook/internal/testbin"
 	"github.com/seed-e5e476df/logbook/plugins/postgres"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/persistencetest"
@@ -22,24 +20,7 @@ import (
 // plugin postgres`, built once by TestMain.
 var logbookBin string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "logbook-postgres-test")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	logbookBin = filepath.Join(dir, "logbook")
-	build := exec.Command("go", "build", "-o", logbookBin, "github.com/seed-e5e476df/logbook/cmd/logbook")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building the logbook binary:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testbin.Main(m, &logbookBin) }
 
 // where is the database and schema an instance works in.
 type where struct{ dsn, schema string }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/seed-e5e476df/logbook/internal/testbin"
 	"github.com/seed-e5e476df/logbook/plugins/sqlite"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/persistencetest"
@@ -23,24 +23,7 @@ import (
 // plugin sqlite`, built once by TestMain.
 var logbookBin string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "logbook-sqlite-test")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	logbookBin = filepath.Join(dir, "logbook")
-	build := exec.Command("go", "build", "-o", logbookBin, "github.com/seed-e5e476df/logbook/cmd/logbook")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building the logbook binary:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testbin.Main(m, &logbookBin) }
 
 // mode is one way a test reaches a backend over the database at path.
 type mode struct {
