@@ -201,8 +201,8 @@ func (c *Client) handle(text, want string) (*Session, error) {
 }
 
 // RepairReport says what Resume found and did (docs/architecture.md).
-// Torn and Closers read as the runtime's logbook.RepairReport; the rest is
-// what the wire gives besides.
+// Torn and Closers read as the runtime's service.RepairReport (what
+// logbook.Runtime.Resume returns); the rest is what the wire gives besides.
 type RepairReport struct {
 	// Torn is the torn tail the write open cut and where its bytes were
 	// kept; zero when none.
@@ -264,8 +264,8 @@ func (c *Client) Fork(ctx context.Context, id string, at *sdk.Seq, as string) (*
 }
 
 // InspectReport says what a resume of an inspected session would find and
-// do. Torn and Live read as the runtime's logbook.InspectReport; the rest
-// is what the wire gives besides.
+// do. Torn and Live read as the runtime's service.InspectReport (what
+// logbook.Runtime.Inspect returns); the rest is what the wire gives besides.
 type InspectReport struct {
 	// Torn is the torn tail a write open would cut (Artifact ""); zero when
 	// none or when the session is live.
@@ -328,14 +328,4 @@ func (c *Client) List(ctx context.Context) ([]events.ListEntry, error) {
 		out = append(out, le)
 	}
 	return out, nil
-}
-
-// Delete deletes the stored session id in the server's store, from every
-// backend, each recording it in its audit log with the reason and by
-// "api". A session live in the server (a handle that has not released it)
-// or open for writing elsewhere is ALREADY_OWNED, one under a legal hold
-// SESSION_HELD, a missing one SESSION_NOT_FOUND.
-func (c *Client) Delete(ctx context.Context, id, reason string) error {
-	_, err := c.rpc.Delete(ctx, connect.NewRequest(&logbookv1.SessionsDeleteRequest{SessionId: id, Reason: reason}))
-	return callError(ctx, "Delete", err)
 }

@@ -104,14 +104,15 @@ func TestClientRoundTrip(t *testing.T) {
 		t.Fatalf("the rebuilt error: %#v", se)
 	}
 
-	msgs, err := s.Messages(ctx)
+	msgs, err := s.Messages(ctx, client.ViewOptions{})
 	if err != nil || len(msgs) != 4 || !strings.Contains(string(msgs[3]), `"message 3"`) {
 		t.Fatalf("messages: %q (%v)", msgs, err)
 	}
-	if msgs, err = s.MessagesAt(ctx, 1); err != nil || len(msgs) != 2 {
+	one, nine := sdk.Seq(1), sdk.Seq(9)
+	if msgs, err = s.Messages(ctx, client.ViewOptions{At: &one}); err != nil || len(msgs) != 2 {
 		t.Fatalf("messages at 1: %q (%v)", msgs, err)
 	}
-	if _, err = s.MessagesAt(ctx, 9); !errors.Is(err, sdk.CodeInvalidBoundary) {
+	if _, err = s.Messages(ctx, client.ViewOptions{At: &nine}); !errors.Is(err, sdk.CodeInvalidBoundary) {
 		t.Fatalf("messages past the end: %v", err)
 	}
 

@@ -10,12 +10,13 @@
 //	c := client.New("127.0.0.1:7420", client.Options{})
 //	s, err := c.Create(ctx, "s1", events.CreateOptions{})
 //	evs, err := s.Append(ctx, events.TurnStart(1), events.UserText(events.TextMessage{ID: "u1", Text: "hi"}))
-//	msgs, err := s.Messages(ctx)
+//	msgs, err := s.Messages(ctx, client.ViewOptions{})
 //
-// Client holds the calls that are not about one session (Create, Resume,
-// Fork, Inspect, List, Delete, Hold, ReleaseHold) and hands out handles; Client.Session returns a
-// handle without a call, for a session the server already holds or that
-// is only read. On the wire, envelopes, event data, messages and headers
+// Client holds the calls that make or find a session (Create, Resume,
+// Fork, Inspect, List) and hands out handles; Client.Session returns a
+// handle without a call, for a session the server already holds, that is
+// only read, or that is held or deleted (Session.Hold, ReleaseHold,
+// Delete). On the wire, envelopes, event data, messages and headers
 // are canonical JSON text, exactly as the server's store holds them: an
 // event's Envelope is byte for byte the stored one.
 //
@@ -31,8 +32,8 @@
 //	s.Header() sdk.Header                             s.Header(ctx) (sdk.Header, error)
 //	s.Events() []events.Event                         s.Events(ctx) ([]events.Event, error)
 //	s.Transcript() []events.TranscriptEntry           s.Transcript(ctx) ([]events.TranscriptEntry, error)
-//	s.Messages() ([]json.RawMessage, error)           s.Messages(ctx) ([]json.RawMessage, error)
-//	s.Surface() ([]sdk.Seq, error)                    s.Surface(ctx) ([]sdk.Seq, error)
+//	s.Messages() ([]json.RawMessage, error)           s.Messages(ctx, ViewOptions{}) ([]json.RawMessage, error)
+//	s.Surface() ([]sdk.Seq, error)                    s.Surface(ctx, ViewOptions{}) ([]sdk.Seq, error)
 //
 // Everything else is the same call with the same arguments and results:
 // Create(ctx, id, events.CreateOptions), Resume(ctx, id) with a RepairReport whose
@@ -66,8 +67,11 @@
 //     AlreadyLive, NextSeq and Repaired; Events, OpenTurn and
 //     PendingRepair.
 //   - Only the client has Client.Session (a handle without a call),
-//     MessagesAt, Read (a range of the log, or a follow of it),
-//     AppendStream and AppendRetry (see Safe retries).
+//     ViewOptions.At (a derived view as it was right after an event: the
+//     Messages, Surface, RequestHeader, Request, Shadowed and Tokens of
+//     the log's prefix), Read (a range of the log, or a follow of it),
+//     AppendStream, AppendRetry (see Safe retries), and Hold, ReleaseHold
+//     and Delete (AuditOptions).
 //   - logbook.ServePlugins is for a program that runs the plugins itself;
 //     the daemon runs them.
 //

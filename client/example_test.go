@@ -58,7 +58,7 @@ func Example() {
 		log.Fatal(err)
 	}
 
-	msgs, err := s.Messages(ctx)
+	msgs, err := s.Messages(ctx, client.ViewOptions{})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	surface, err := s.Surface(ctx)
+	surface, err := s.Surface(ctx, client.ViewOptions{})
 	if err != nil {
 		log.Fatal(err)
 	}

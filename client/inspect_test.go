@@ -70,13 +70,13 @@ func TestInspectViewIsReadOnly(t *testing.T) {
 	if evs, err := view.Events(ctx); err != nil || len(evs) != 3 {
 		t.Fatalf("events: %d (%v); want 3", len(evs), err)
 	}
-	if msgs, err := view.Messages(ctx); err != nil || len(msgs) != 1 {
+	if msgs, err := view.Messages(ctx, client.ViewOptions{}); err != nil || len(msgs) != 1 {
 		t.Fatalf("messages: %q (%v)", msgs, err)
 	}
 	if tr, err := view.Transcript(ctx); err != nil || len(tr) != 1 || tr[0].Seq != 1 {
 		t.Fatalf("transcript: %+v (%v)", tr, err)
 	}
-	if sf, err := view.Surface(ctx); err != nil || len(sf) != 1 || sf[0] != 1 {
+	if sf, err := view.Surface(ctx, client.ViewOptions{}); err != nil || len(sf) != 1 || sf[0] != 1 {
 		t.Fatalf("surface: %v (%v)", sf, err)
 	}
 

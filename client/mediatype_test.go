@@ -46,9 +46,9 @@ func TestEveryCallCarriesItsMediaType(t *testing.T) {
 		func() error { _, err := s.AppendGroup(ctx, in); return err },
 		func() error { return s.Flush(ctx) },
 		func() error { _, _ = s.Compact(ctx, client.CompactOptions{}); return nil }, // may have nothing to compact: only the request matters
-		func() error { _, err := s.Messages(ctx); return err },
+		func() error { _, err := s.Messages(ctx, client.ViewOptions{}); return err },
 		func() error { _, err := s.Transcript(ctx); return err },
-		func() error { _, err := s.Surface(ctx); return err },
+		func() error { _, err := s.Surface(ctx, client.ViewOptions{}); return err },
 		func() error { _, err := s.Events(ctx); return err },
 		func() error { _, err := s.Header(ctx); return err },
 		func() error {
@@ -65,7 +65,7 @@ func TestEveryCallCarriesItsMediaType(t *testing.T) {
 		func() error { _, _, err := c.Inspect(ctx, "media-type"); return err },
 		func() error { _, err := c.List(ctx); return err },
 		func() error { return c.Session("media-type-child").Release(ctx) },
-		func() error { return c.Delete(ctx, "media-type-child", "test") },
+		func() error { return c.Session("media-type-child").Delete(ctx, client.AuditOptions{Reason: "test"}) },
 	}
 	for i, step := range steps {
 		if err := step(); err != nil {

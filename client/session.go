@@ -169,24 +169,10 @@ func (s *Session) Release(ctx context.Context) error {
 }
 
 // Messages returns the derived model messages, each message object exactly
-// as derived (canonical JSON).
-func (s *Session) Messages(ctx context.Context) ([]json.RawMessage, error) {
-	return s.messages(ctx, nil)
-}
-
-// MessagesAt returns the derived model messages as they were right after
-// event at.
-func (s *Session) MessagesAt(ctx context.Context, at sdk.Seq) ([]json.RawMessage, error) {
-	return s.messages(ctx, &at)
-}
-
-func (s *Session) messages(ctx context.Context, at *sdk.Seq) ([]json.RawMessage, error) {
-	req := &logbookv1.SessionsMessagesRequest{SessionId: s.id}
-	if at != nil {
-		v := int64(*at)
-		req.At = &v
-	}
-	r, err := s.c.rpc.Messages(ctx, connect.NewRequest(req))
+// as derived (canonical JSON), as they are now or, with o.At, as they were
+// right after that event.
+func (s *Session) Messages(ctx context.Context, o ViewOptions) ([]json.RawMessage, error) {
+	r, err := s.c.rpc.Messages(ctx, connect.NewRequest(&logbookv1.SessionsMessagesRequest{SessionId: s.id, At: o.at()}))
 	if err != nil {
 		return nil, callError(ctx, "Messages", err)
 	}
@@ -207,18 +193,9 @@ func (s *Session) Transcript(ctx context.Context) ([]events.TranscriptEntry, err
 	return out, nil
 }
 
-// Surface returns the seqs of the current surface nodes, in surface order.
-func (s *Session) Surface(ctx context.Context) ([]sdk.Seq, error) {
-	return s.surface(ctx, ViewOptions{})
-}
-
-// SurfaceAt returns the seqs of the surface nodes as they were right after
-// event at.
-func (s *Session) SurfaceAt(ctx context.Context, at sdk.Seq) ([]sdk.Seq, error) {
-	return s.surface(ctx, ViewOptions{At: &at})
-}
-
-func (s *Session) surface(ctx context.Context, o ViewOptions) ([]sdk.Seq, error) {
+// Surface returns the seqs of the surface nodes, in surface order, as they
+// are now or, with o.At, as they were right after that event.
+func (s *Session) Surface(ctx context.Context, o ViewOptions) ([]sdk.Seq, error) {
 	r, err := s.c.rpc.Surface(ctx, connect.NewRequest(&logbookv1.SessionsSurfaceRequest{SessionId: s.id, At: o.at()}))
 	if err != nil {
 		return nil, callError(ctx, "Surface", err)

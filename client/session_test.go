@@ -103,7 +103,7 @@ func inProcess(t *testing.T, id string, plain []events.Input, groups ...[]events
 func checkReads(t *testing.T, what string, s *client.Session, msgs, transcript []string, surface []sdk.Seq) {
 	t.Helper()
 	ctx := context.Background()
-	gotMsgs, err := s.Messages(ctx)
+	gotMsgs, err := s.Messages(ctx, client.ViewOptions{})
 	if err != nil {
 		t.Fatalf("%s: messages: %v", what, err)
 	}
@@ -125,7 +125,7 @@ func checkReads(t *testing.T, what string, s *client.Session, msgs, transcript [
 	if !slices.Equal(got, transcript) {
 		t.Errorf("%s: transcript\n%s\nwant\n%s", what, strings.Join(got, "\n"), strings.Join(transcript, "\n"))
 	}
-	nodes, err := s.Surface(ctx)
+	nodes, err := s.Surface(ctx, client.ViewOptions{})
 	if err != nil || !slices.Equal(nodes, surface) {
 		t.Errorf("%s: surface %v (%v), want %v", what, nodes, err, surface)
 	}
@@ -233,8 +233,8 @@ func TestSessionReadsOfAMissingSession(t *testing.T) {
 	ctx := context.Background()
 	_, err1 := s.Header(ctx)
 	_, err2 := s.Transcript(ctx)
-	_, err3 := s.Surface(ctx)
-	_, err4 := s.Messages(ctx)
+	_, err3 := s.Surface(ctx, client.ViewOptions{})
+	_, err4 := s.Messages(ctx, client.ViewOptions{})
 	_, err5 := s.Events(ctx)
 	for i, err := range []error{err1, err2, err3, err4, err5} {
 		if !errors.Is(err, sdk.CodeSessionNotFound) {

@@ -100,26 +100,44 @@ func (s *Session) Lineage(ctx context.Context) (json.RawMessage, error) {
 	return json.RawMessage(r.Msg.GetLineage()), nil
 }
 
-// Hold puts a legal hold on the stored session id in every backend,
-// recorded with by "api" and the reason: Delete and retention refuse it
-// with SESSION_HELD until ReleaseHold. It reports whether anything
-// changed, and the audit record when it did.
-func (c *Client) Hold(ctx context.Context, id, reason string) (sdk.AuditRecord, bool, error) {
-	r, err := c.rpc.Hold(ctx, connect.NewRequest(&logbookv1.SessionsHoldRequest{SessionId: id, Reason: reason}))
+// AuditOptions are what Hold, ReleaseHold and Delete record in the audit
+// log besides by "api".
+type AuditOptions struct {
+	// Reason is recorded in the audit record (e.g. a case number); it may
+	// be empty.
+	Reason string
+}
+
+// Hold puts a legal hold on the stored session in every backend, recorded
+// with by "api" and o.Reason: Delete and retention refuse it with
+// SESSION_HELD until ReleaseHold. It reports whether anything changed, and
+// the audit record when it did. The handle need not be live (see
+// Client.Session).
+func (s *Session) Hold(ctx context.Context, o AuditOptions) (sdk.AuditRecord, bool, error) {
+	r, err := s.c.rpc.Hold(ctx, connect.NewRequest(&logbookv1.SessionsHoldRequest{SessionId: s.id, Reason: o.Reason}))
 	if err != nil {
 		return sdk.AuditRecord{}, false, callError(ctx, "Hold", err)
 	}
 	return auditRecord(r.Msg)
 }
 
-// ReleaseHold lifts the legal hold of the stored session id, as Hold puts
-// it.
-func (c *Client) ReleaseHold(ctx context.Context, id, reason string) (sdk.AuditRecord, bool, error) {
-	r, err := c.rpc.ReleaseHold(ctx, connect.NewRequest(&logbookv1.SessionsHoldRequest{SessionId: id, Reason: reason}))
+// ReleaseHold lifts the legal hold of the stored session, as Hold puts it.
+func (s *Session) ReleaseHold(ctx context.Context, o AuditOptions) (sdk.AuditRecord, bool, error) {
+	r, err := s.c.rpc.ReleaseHold(ctx, connect.NewRequest(&logbookv1.SessionsHoldRequest{SessionId: s.id, Reason: o.Reason}))
 	if err != nil {
 		return sdk.AuditRecord{}, false, callError(ctx, "ReleaseHold", err)
 	}
 	return auditRecord(r.Msg)
+}
+
+// Delete deletes the stored session in the server's store, from every
+// backend, each recording it in its audit log with o.Reason and by "api".
+// A session live in the server (a handle that has not released it) or
+// open for writing elsewhere is ALREADY_OWNED, one under a legal hold
+// SESSION_HELD, a missing one SESSION_NOT_FOUND.
+func (s *Session) Delete(ctx context.Context, o AuditOptions) error {
+	_, err := s.c.rpc.Delete(ctx, connect.NewRequest(&logbookv1.SessionsDeleteRequest{SessionId: s.id, Reason: o.Reason}))
+	return callError(ctx, "Delete", err)
 }
 
 // auditRecord reads a hold reply.

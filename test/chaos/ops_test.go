@@ -583,7 +583,9 @@ func opDelete(h *harness) {
 	api := h.viaAPI()
 	del := func(how cut, delay time.Duration) (cut, error) {
 		if api {
-			return how, h.api("delete/api", how, delay, func(ctx context.Context, c *client.Client) error { return c.Delete(ctx, s.id, "chaos") })
+			return how, h.api("delete/api", how, delay, func(ctx context.Context, c *client.Client) error {
+				return c.Session(s.id).Delete(ctx, client.AuditOptions{Reason: "chaos"})
+			})
 		}
 		r := h.cliWith(ctx, "", how, delay, "delete", s.id, "--reason", "chaos")
 		h.noteTook("delete", how, r.took, r.err)
@@ -683,7 +685,7 @@ func opHold(h *harness) {
 		h.opProblem("hold", "after %s of %s ran to its end, gc --dry-run says held %v", op, s.id, held)
 	}
 	if h.b.store == memoryStore && s.held {
-		err := h.client().Delete(ctx, s.id, "chaos: must be refused")
+		err := h.client().Session(s.id).Delete(ctx, client.AuditOptions{Reason: "chaos: must be refused"})
 		if !isCode(err, sdk.CodeSessionHeld) {
 			h.opProblem("hold", "DELETE of the held %s: %v (want SESSION_HELD)", s.id, err)
 		}
@@ -883,7 +885,7 @@ func opCompact(h *harness) {
 		}
 		sctx, scancel := context.WithTimeout(ctx, callTimeout)
 		defer scancel()
-		if _, err := h.client().Session(id).Surface(sctx); err != nil && !errors.Is(err, sdk.CodeSessionNotFound) {
+		if _, err := h.client().Session(id).Surface(sctx, client.ViewOptions{}); err != nil && !errors.Is(err, sdk.CodeSessionNotFound) {
 			h.opProblem("compact", "the surface of %s after a compaction: %v", id, err)
 		}
 		return

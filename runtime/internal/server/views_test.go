@@ -94,7 +94,7 @@ func TestConnectViewsAnswerAsV1(t *testing.T) {
 		t.Fatalf("Shadowed at 5 = %v, %v; want none", sh, err)
 	}
 
-	surf, err := p.SurfaceAt(ctx, at)
+	surf, err := p.Surface(ctx, client.ViewOptions{At: &at})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,19 +126,19 @@ func TestConnectViewsAnswerAsV1(t *testing.T) {
 	if err := p.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	rec, changed, err := c.Hold(ctx, "p", "LEGAL-1")
+	rec, changed, err := c.Session("p").Hold(ctx, client.AuditOptions{Reason: "LEGAL-1"})
 	if err != nil || !changed || rec.Op != sdk.AuditHold || rec.By != sdk.ByAPI || rec.Reason != "LEGAL-1" || rec.Events != 9 || rec.Time.IsZero() {
 		t.Fatalf("Hold = %+v, %v, %v", rec, changed, err)
 	}
 	code, body = v1(t, r, "POST", "/v1/sessions/p/hold", "")
 	sameJSON(t, "a second hold", []byte(`{"changed":false}`), code, body)
-	if err := c.Delete(ctx, "p", ""); sdk.CodeOf(err) != sdk.CodeSessionHeld {
+	if err := c.Session("p").Delete(ctx, client.AuditOptions{}); sdk.CodeOf(err) != sdk.CodeSessionHeld {
 		t.Fatalf("Delete of a held session: %v; want SESSION_HELD", err)
 	}
-	if _, changed, err := c.ReleaseHold(ctx, "p", ""); err != nil || !changed {
+	if _, changed, err := c.Session("p").ReleaseHold(ctx, client.AuditOptions{Reason: ""}); err != nil || !changed {
 		t.Fatalf("ReleaseHold: %v, %v", changed, err)
 	}
-	if _, changed, err := c.ReleaseHold(ctx, "p", ""); err != nil || changed {
+	if _, changed, err := c.Session("p").ReleaseHold(ctx, client.AuditOptions{Reason: ""}); err != nil || changed {
 		t.Fatalf("a second ReleaseHold: %v, %v; want no change", changed, err)
 	}
 	var hr struct{ Changed bool }
@@ -146,7 +146,7 @@ func TestConnectViewsAnswerAsV1(t *testing.T) {
 	if err := json.Unmarshal(body, &hr); code != 200 || err != nil || !hr.Changed {
 		t.Fatalf("/v1 hold after ReleaseHold: %d %s", code, body)
 	}
-	if _, _, err := c.Hold(ctx, "nope", ""); sdk.CodeOf(err) != sdk.CodeSessionNotFound {
+	if _, _, err := c.Session("nope").Hold(ctx, client.AuditOptions{Reason: ""}); sdk.CodeOf(err) != sdk.CodeSessionNotFound {
 		t.Fatalf("Hold of a missing session: %v; want SESSION_NOT_FOUND", err)
 	}
 }
