@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -49,7 +50,15 @@ func Why(ctx context.Context, h *host.Host, sess *session.Session, seq int64) ([
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(root)
+	// Unescaped, as the CLI prints it and as the log's canonical JSON
+	// holds the text its summaries quote: "<" stays "<", not "\u003c".
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(root); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // shadowed is GET /v1/sessions/{id}/shadowed?at=: the nodes replacements
