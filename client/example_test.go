@@ -188,3 +188,54 @@ func ExampleSession_Read() {
 	// 1 user/message {"id":"u1","role":"user","content":[{"type":"text","text":"hi"}],"source":{"kind":"prompt"}}
 	// 2 turn/end {"turn":1,"reason":{"kind":"completed"}}
 }
+
+// Every derived view takes ViewOptions: the zero value is the view now,
+// At the view as it was right after that event.
+func ExampleSession_Messages() {
+	ctx := context.Background()
+	_, s, done := exampleSession(ctx) // New on the daemon's address, then Create, as in Example
+	defer done()
+
+	if _, err := s.Append(ctx, events.TurnStart(1), events.UserText(events.TextMessage{ID: "u1", Text: "first"}),
+		events.UserText(events.TextMessage{ID: "u2", Text: "second"})); err != nil {
+		log.Fatal(err)
+	}
+	now, err := s.Messages(ctx, client.ViewOptions{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	at := sdk.Seq(1)
+	then, err := s.Messages(ctx, client.ViewOptions{At: &at})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(len(now), "messages now,", len(then), "right after seq 1")
+	// Output:
+	// 2 messages now, 1 right after seq 1
+}
+
+// Hold takes the audit reason in AuditOptions, on a handle that needs no
+// call (Client.Session); Delete then refuses the session until
+// ReleaseHold.
+func ExampleSession_Hold() {
+	ctx := context.Background()
+	c, s, done := exampleSession(ctx) // New on the daemon's address, then Create, as in Example
+	defer done()
+	if err := s.Release(ctx); err != nil { // stored, no longer live in the server
+		log.Fatal(err)
+	}
+
+	stored := c.Session(s.ID())
+	rec, changed, err := stored.Hold(ctx, client.AuditOptions{Reason: "LEGAL-1"})
+	fmt.Println(changed, rec.Op, rec.Reason, rec.By, err)
+	err = stored.Delete(ctx, client.AuditOptions{Reason: "cleanup"})
+	fmt.Println(sdk.CodeOf(err))
+	_, changed, err = stored.ReleaseHold(ctx, client.AuditOptions{})
+	fmt.Println(changed, err)
+	fmt.Println(stored.Delete(ctx, client.AuditOptions{Reason: "cleanup"}))
+	// Output:
+	// true hold LEGAL-1 api <nil>
+	// SESSION_HELD
+	// true <nil>
+	// <nil>
+}
