@@ -43,11 +43,18 @@
 // # Configuration
 //
 // With only Options.DataDir set, Open uses the embedded default
-// configuration: JSONL files with zstd under DataDir, and compaction with
-// the bundled summarizer (import its bundle package) and pruner;
-// config.Headless is the same without compaction. Options.ConfigFile reads an HCL file
-// and Options.Config takes one built with package config
-// (docs/operations.md lists every key).
+// configuration (config.Default): JSONL files with zstd under DataDir, and
+// compaction with the bundled compactor-summary plugin and the pruner. This
+// package does not link compactor-summary, so a program that relies on the
+// default imports its registration package,
+//
+//	import _ "github.com/seed-e5e476df/logbook/plugins/compactor-summary/bundle"
+//
+// or sets Options.PluginBinary, or passes config.Headless (the same without
+// compaction) as Options.Config; otherwise Open fails with
+// PLUGIN_UNAVAILABLE. Options.ConfigFile reads an HCL file and
+// Options.Config takes one built with package config (docs/operations.md
+// lists every key).
 //
 // # Sessions
 //

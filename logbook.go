@@ -15,11 +15,17 @@ import (
 // give a configuration in Config or ConfigFile.
 type Options struct {
 	// DataDir is where data lives. With neither Config nor ConfigFile it is
-	// required and the embedded default configuration (config/default.hcl:
-	// JSONL with zstd under DataDir, compaction with the bundled summarizer
-	// and pruner) is used; with ConfigFile it replaces the file's data_dir
-	// (as the CLI's --data does). A relative DataDir is relative to the
-	// working directory. It is created (0700) when it does not exist.
+	// required and the embedded default configuration (config.Default:
+	// JSONL with zstd under DataDir, compaction with the bundled
+	// compactor-summary plugin and the pruner) is used. This package does
+	// not link compactor-summary: a program that relies on the default
+	// links it by importing
+	// github.com/seed-e5e476df/logbook/plugins/compactor-summary/bundle (and
+	// calls ServePlugins), sets PluginBinary, or passes config.Headless as
+	// Config (the same without compaction); otherwise Open fails with
+	// PLUGIN_UNAVAILABLE. With ConfigFile, DataDir replaces the file's
+	// data_dir (as the CLI's --data does). A relative DataDir is relative to
+	// the working directory. It is created (0700) when it does not exist.
 	DataDir string
 	// Config is a configuration built or parsed by package config; at most
 	// one of Config and ConfigFile. DataDir must be empty with it (a Config
