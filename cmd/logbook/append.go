@@ -169,10 +169,10 @@ func (a *app) appendLines(ctx context.Context, s *service.Session, in io.Reader,
 	}
 }
 
-// readLines sends the lines of r to out as they arrive (see lineReader)
-// until the end of the input; a line longer than limit bytes or a read error
-// is sent as the last item (service.InputReader). It closes out when it is done, and stops early
-// once done is closed.
+// readLines sends the lines of r to out as they arrive, read by a
+// service.InputReader, until the end of the input; a line longer than
+// limit bytes or a read error is sent as the last item. It closes out when
+// it is done, and stops early once done is closed.
 func readLines(r io.Reader, limit int64, out chan<- inputLine, done <-chan struct{}) {
 	defer close(out)
 	lr := service.NewInputReader(r, limit)

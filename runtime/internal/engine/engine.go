@@ -36,7 +36,7 @@ type Options struct {
 	// leaves the window to each session's request/context.
 	ModelInfo func(provider, model string) (contextWindow int64, ok bool)
 	// Observer receives the store's measurements (store.Options.Observer;
-	// runtime/metrics.Metrics is one); default nil.
+	// runtime/internal/metrics.Metrics is one); default nil.
 	Observer store.Observer
 }
 

@@ -20,7 +20,7 @@ import (
 // shadowed nodes and token estimates.
 
 // why is GET /v1/sessions/{id}/why?seq=: the provenance tree of event seq
-// (runtime/provenance), the JSON `logbook why ID SEQ --json` prints. A
+// (runtime/internal/provenance), the JSON `logbook why ID SEQ --json` prints. A
 // missing or malformed seq is USAGE, one past the end INVALID_BOUNDARY.
 func (a *API) why(w http.ResponseWriter, r *http.Request) {
 	s := r.URL.Query().Get("seq")
@@ -41,7 +41,7 @@ func (a *API) why(w http.ResponseWriter, r *http.Request) {
 	writeDoc(w, http.StatusOK, b)
 }
 
-// Why returns the provenance tree of event seq of sess (runtime/provenance,
+// Why returns the provenance tree of event seq of sess (runtime/internal/provenance,
 // with h's projections) as the JSON `logbook why ID SEQ --json` prints; a
 // seq past the log's end is INVALID_BOUNDARY. The Connect Why call answers
 // it too.

@@ -11,7 +11,7 @@ import (
 )
 
 // Projections is the registry of message-projection definitions served by
-// projection plugins (docs/plugins.md), in the form runtime/session consumes. Safe
+// projection plugins (docs/plugins.md), in the form runtime/internal/session consumes. Safe
 // for concurrent use; Remove models unloading a plugin.
 type Projections struct {
 	mu   sync.RWMutex

@@ -17,7 +17,7 @@
 // Beside them, under /v1/, the same port serves the resource API of
 // package httpapi: sessions and logs as HTTP resources with native JSON
 // and NDJSON bodies, problem+json errors and Server-Sent Events, described
-// by docs/openapi.json. Both protocols share one host (runtime/host), so
+// by docs/openapi.json. Both protocols share one host (runtime/internal/host), so
 // they see the same live sessions, behind the same token and limits.
 //
 // For example:
@@ -119,7 +119,7 @@
 //
 // # Metrics
 //
-// With Options.Metrics (runtime/metrics), GET /metrics serves Prometheus
+// With Options.Metrics (runtime/internal/metrics), GET /metrics serves Prometheus
 // metrics, open on a loopback listener and behind the token on any other;
 // every request is counted by route (the mux pattern, one per RPC method)
 // and status, and every error reply by its logbook code.

@@ -1,6 +1,6 @@
 package session
 
-// Accessors for the token meter of runtime/compaction (docs/compaction.md), which
+// Accessors for the token meter of runtime/internal/compaction (docs/compaction.md), which
 // keeps its own caches and needs to know, from the log alone, when the
 // derived messages of existing nodes may have changed.
 

@@ -4,7 +4,7 @@ import "github.com/seed-e5e476df/logbook/sdk"
 
 // A backend's optional capabilities. An in-process backend has one when its
 // type implements the capability's interface; a plugin's proxy
-// (runtime/pluginhost) implements none of them and reports each through one
+// (runtime/internal/pluginhost) implements none of them and reports each through one
 // accessor, such as Watcher() (sdk.Watcher, bool), by what the plugin
 // declared. The store asks through capability with the accessor's method,
 // as in capability(p, watcherAccessor.Watcher), never by a type assertion

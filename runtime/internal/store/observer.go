@@ -7,7 +7,7 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
-// Observer receives a store's measurements (runtime/metrics implements
+// Observer receives a store's measurements (runtime/internal/metrics implements
 // it). Its methods are called on the append path and while flushes run,
 // from many goroutines at once: they must be safe for concurrent use,
 // cheap, and must not call back into the store.
