@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/runtime/service"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
@@ -157,16 +158,29 @@ func (a *app) appendLines(ctx context.Context, s *service.Session, in io.Reader,
 		if err != nil {
 			return &lineError{n: l.n, err: err}
 		}
-		ev, err := s.AppendOne(ctx, input)
+		res, err := s.Append(ctx, service.AppendRequest{Inputs: []events.Input{input}})
 		if err != nil {
-			return &lineError{n: l.n, err: err}
+			return &lineError{n: l.n, err: withoutIndex(err)}
 		}
 		accepted++
+		ev := res.Events[0]
 		out := append(append(make([]byte, 0, len(ev.Envelope)+1), ev.Envelope...), '\n')
 		if _, err := a.stdout.Write(out); err != nil {
 			return &sdk.Error{Code: sdk.CodeIOError, Op: "append", Detail: "writing the accepted event", Err: err}
 		}
 	}
+}
+
+// withoutIndex drops the batch index of a rejected input's error: each
+// line is appended alone, so the index is always 0, and the line number
+// names the input instead.
+func withoutIndex(err error) error {
+	if e, ok := err.(*sdk.Error); ok && e.Index != nil {
+		c := *e
+		c.Index = nil
+		return &c
+	}
+	return err
 }
 
 // readLines sends the lines of r to out as they arrive, read by a

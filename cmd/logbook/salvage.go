@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/seed-e5e476df/logbook/runtime/service"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
@@ -36,7 +37,7 @@ func newSalvageCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			rep, err := svc.Salvage(ctx, args[0], child)
+			rep, err := svc.Salvage(ctx, service.SalvageRequest{Source: args[0], Child: child})
 			if err != nil {
 				return err
 			}

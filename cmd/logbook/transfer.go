@@ -170,7 +170,7 @@ func newImportCmd(a *app) *cobra.Command {
 			if err := svc.Import(ctx, h, envelopes); err != nil {
 				return err
 			}
-			st, err := svc.Primary().Stat(ctx, h.ID)
+			st, err := svc.StatStored(ctx, h.ID)
 			if err != nil {
 				return err
 			}
@@ -291,7 +291,7 @@ func newVerifyCmd(a *app) *cobra.Command {
 			}
 			var ids []string
 			if len(args) == 1 {
-				if _, err := svc.Primary().Stat(ctx, args[0]); err != nil {
+				if _, err := svc.StatStored(ctx, args[0]); err != nil {
 					return err
 				}
 				ids = args

@@ -61,12 +61,12 @@ func (a *app) warnTorn(name, id string, t sdk.Torn) {
 // Stat when the backend knows the count cheaply (no torn tail is known
 // then), else from a read-only open.
 func countEvents(ctx context.Context, svc *service.Service, id string) (int64, sdk.Torn, error) {
-	st, err := svc.Primary().Stat(ctx, id)
+	st, err := svc.StatStored(ctx, id)
 	if err != nil {
 		return 0, sdk.Torn{}, err
 	}
-	if st.EventCount >= 0 {
-		return st.EventCount, sdk.Torn{}, nil
+	if st.Events >= 0 {
+		return st.Events, sdk.Torn{}, nil
 	}
 	l, err := svc.OpenStored(ctx, id)
 	if err != nil {

@@ -55,7 +55,7 @@ func newViewCmd(a *app) *cobra.Command {
 				return err
 			}
 			if len(args) == 1 {
-				if _, err := svc.Primary().Stat(ctx, args[0]); err != nil {
+				if _, err := svc.StatStored(ctx, args[0]); err != nil {
 					return err
 				}
 			}

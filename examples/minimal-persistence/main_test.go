@@ -124,15 +124,13 @@ func TestRunsAsAPluginUnderTheEngine(t *testing.T) {
 		svc.Close(ctx)
 		t.Fatal(err)
 	}
-	for _, in := range []events.Input{
+	if _, err := s.Append(ctx, service.AppendRequest{Inputs: []events.Input{
 		{Type: "turn/start", Data: []byte(`{"turn":1}`)},
 		{Type: "user/message", SurfaceOp: events.Append(), Data: []byte(`{"id":"u1","role":"user","content":[{"type":"text","text":"héllo \"plugin\""}],"source":{"kind":"user"}}`)},
 		{Type: "todo/write", Data: []byte(`{"todos":[{"content":"write a plugin","status":"in_progress"}]}`)},
-	} {
-		if _, err := s.AppendOne(ctx, in); err != nil {
-			svc.Close(ctx)
-			t.Fatal(err)
-		}
+	}}); err != nil {
+		svc.Close(ctx)
+		t.Fatal(err)
 	}
 	if _, err := s.Flush(ctx); err != nil {
 		svc.Close(ctx)
@@ -161,16 +159,16 @@ func TestRunsAsAPluginUnderTheEngine(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer svc.Close(ctx)
-	p, err := svc.Backend("minimal")
+	l, err := svc.OpenStored(ctx, "demo")
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, err := p.Open(ctx, "demo", sdk.AccessRead)
-	if err != nil {
+	var stored [][]byte
+	if err := l.Read(ctx, 0, l.Len(), func(envs [][]byte) error { stored = append(stored, envs...); return nil }); err != nil {
 		t.Fatal(err)
 	}
-	requireEqual(t, "read through the restarted plugin", persistencetest.ReadAll(t, p, o.Handle), want)
-	p.Close(ctx, o.Handle)
+	l.Close()
+	requireEqual(t, "read through the restarted plugin", stored, want)
 
 	// The service opens it for writing again (and closes the open turn).
 	s, _, err = svc.Resume(ctx, "demo")

@@ -134,20 +134,27 @@ type agent struct {
 	calls   int
 }
 
+// append appends ins to the agent's session, in order, stopping at the
+// first rejected one.
+func (a *agent) append(ctx context.Context, ins ...events.Input) error {
+	_, err := a.s.Append(ctx, service.AppendRequest{Inputs: ins})
+	return err
+}
+
 // begin starts a turn: turn/start, the system prompt in the first turn of
 // the log, and the user's request.
 func (a *agent) begin(ctx context.Context, request string) error {
 	a.turn++
-	if _, err := a.s.AppendInputs(ctx, events.TurnStart(a.turn)); err != nil {
+	if err := a.append(ctx, events.TurnStart(a.turn)); err != nil {
 		return err
 	}
 	if a.s.Len() == 1 {
 		sys := events.System(a.turn, 0, events.TextMessage{ID: "sys", Text: "You are a careful coding agent. Use the tools to look at the workspace before answering."})
-		if _, err := a.s.AppendInputs(ctx, sys); err != nil {
+		if err := a.append(ctx, sys); err != nil {
 			return err
 		}
 	}
-	_, err := a.s.AppendInputs(ctx, events.UserText(events.TextMessage{ID: fmt.Sprintf("u%d", a.turn), Text: request}))
+	err := a.append(ctx, events.UserText(events.TextMessage{ID: fmt.Sprintf("u%d", a.turn), Text: request}))
 	return err
 }
 
@@ -158,17 +165,17 @@ func (a *agent) begin(ctx context.Context, request string) error {
 // at each step start and before a tool call runs: the loop's checkpoints
 // (docs/architecture.md).
 func (a *agent) step(ctx context.Context, n int, r reply, headerReason events.HeaderReason, crash func()) error {
-	if _, err := a.s.AppendInputs(ctx, events.StepStart(a.turn, n)); err != nil {
+	if err := a.append(ctx, events.StepStart(a.turn, n)); err != nil {
 		return err
 	}
 	if _, err := a.s.Flush(ctx); err != nil {
 		return err
 	}
 	if headerReason != "" {
-		if _, err := a.s.AppendInputs(ctx, events.RequestHeader(header, headerReason)); err != nil {
+		if err := a.append(ctx, events.RequestHeader(header, headerReason)); err != nil {
 			return err
 		}
-		if _, err := a.s.AppendInputs(ctx, events.RequestContext(events.ContextInfo{Model: model, ContextWindow: contextWindow})); err != nil {
+		if err := a.append(ctx, events.RequestContext(events.ContextInfo{Model: model, ContextWindow: contextWindow})); err != nil {
 			return err
 		}
 		a.headers++
@@ -186,11 +193,11 @@ func (a *agent) step(ctx context.Context, n int, r reply, headerReason events.He
 		args[i] = string(b)
 		msg.Content = append(msg.Content, events.ToolCallBlock(events.Call{ID: ids[i], Name: c.tool, Arguments: args[i]}))
 	}
-	if _, err := a.s.AppendInputs(ctx, events.Assistant(a.turn, n, msg)); err != nil {
+	if err := a.append(ctx, events.Assistant(a.turn, n, msg)); err != nil {
 		return err
 	}
 	for i, c := range r.calls {
-		if _, err := a.s.AppendInputs(ctx, events.ToolCall(a.turn, n, events.Call{ID: ids[i], Name: c.tool, Arguments: args[i]})); err != nil {
+		if err := a.append(ctx, events.ToolCall(a.turn, n, events.Call{ID: ids[i], Name: c.tool, Arguments: args[i]})); err != nil {
 			return err
 		}
 		if _, err := a.s.Flush(ctx); err != nil {
@@ -201,17 +208,17 @@ func (a *agent) step(ctx context.Context, n int, r reply, headerReason events.He
 		}
 		out, isErr := a.ws.run(c)
 		res := events.ToolMessage{ID: "r-" + ids[i], CallID: ids[i], Content: []events.Block{events.Text(out)}, IsError: isErr}
-		if _, err := a.s.AppendInputs(ctx, events.Tool(a.turn, n, res)); err != nil {
+		if err := a.append(ctx, events.Tool(a.turn, n, res)); err != nil {
 			return err
 		}
 	}
-	_, err := a.s.AppendInputs(ctx, events.StepEnd(a.turn, n))
+	err := a.append(ctx, events.StepEnd(a.turn, n))
 	return err
 }
 
 // end closes the turn as completed.
 func (a *agent) end(ctx context.Context) error {
-	_, err := a.s.AppendInputs(ctx, events.TurnEnd(a.turn, events.Completed()))
+	err := a.append(ctx, events.TurnEnd(a.turn, events.Completed()))
 	return err
 }
 

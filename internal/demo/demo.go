@@ -185,18 +185,33 @@ func Run(ctx context.Context, o Options) error {
 
 	// 6. Manual compaction with the extractive summarizer plugin.
 	t.step("6. Compaction: the compactor-summary plugin (extractive mode) condenses the oldest nodes")
-	out, err := s.CompactNow(ctx, "demo")
+	before, err := s.SurfaceTokens()
 	if err != nil {
 		return err
 	}
+	evs, err := s.Compact(ctx, service.CompactOptions{SourceCommandID: "demo"})
+	if err != nil {
+		return err
+	}
+	out, err := compactionOf(evs)
+	if err != nil {
+		return err
+	}
+	after, err := s.SurfaceTokens()
+	if err != nil {
+		return err
+	}
+	// The demo's replies carry no usage, so the surface's estimate is the
+	// sum of its nodes': the checkpoint's is what the surface gained back.
+	checkpointTokens := after - before + out.shadowedTokens
 	t.say("  compaction %s: %d nodes (%d tokens) replaced by checkpoint seq %d (%d tokens)",
-		out.ID, len(out.Shadowed), out.ShadowedTokens, out.CheckpointSeq, out.CheckpointTokens)
+		out.id, out.shadowed, out.shadowedTokens, out.checkpoint, checkpointTokens)
 	t.say("  compaction/start %d, compaction/summary %d, checkpoint %d, compaction/end %d; the shadowed events stay in the log",
-		out.StartSeq, out.SummarySeq, out.CheckpointSeq, out.EndSeq)
+		out.start, out.summary, out.checkpoint, out.end)
 	if err := t.surface("surface after compaction", s); err != nil {
 		return err
 	}
-	if cp := s.Range(sdk.Offset(out.CheckpointSeq), sdk.Offset(out.CheckpointSeq)+1); len(cp) == 1 {
+	if cp := s.Range(sdk.Offset(out.checkpoint), sdk.Offset(out.checkpoint)+1); len(cp) == 1 {
 		var m struct {
 			Content []struct{ Text string }
 		}
@@ -235,7 +250,7 @@ func Run(ctx context.Context, o Options) error {
 		"transcript " + SessionID,
 		"surface " + SessionID,
 		fmt.Sprintf("messages %s --at %d", SessionID, boundary),
-		fmt.Sprintf("why %s %d", SessionID, out.CheckpointSeq),
+		fmt.Sprintf("why %s %d", SessionID, out.checkpoint),
 		"inspect " + ForkID,
 	} {
 		t.say("  %s %s %s", bin, flags, c)
@@ -407,4 +422,45 @@ func quote(s string) string {
 		return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 	}
 	return s
+}
+
+// compaction is what the demo tells of a compaction: the seqs of its
+// events and what its compaction/summary records.
+type compaction struct {
+	id                              string
+	start, summary, checkpoint, end sdk.Seq
+	shadowed                        int   // the surface nodes it replaced
+	shadowedTokens                  int64 // their token estimate
+}
+
+// compactionOf reads a compaction from the events it appended
+// (docs/format.md): compaction/start, compaction/summary, the checkpoint
+// message right after it, compaction/end.
+func compactionOf(evs []events.Event) (compaction, error) {
+	var c compaction
+	for i, ev := range evs {
+		switch ev.Type {
+		case "compaction/start":
+			c.start = ev.Seq
+		case "compaction/summary":
+			var d struct {
+				CompactionID       string    `json:"compactionId"`
+				ShadowedSeqs       []sdk.Seq `json:"shadowedSeqs"`
+				ShadowedTokenCount int64     `json:"shadowedTokenCount"`
+			}
+			if err := json.Unmarshal(ev.Data, &d); err != nil {
+				return c, fmt.Errorf("demo: the compaction/summary at seq %d: %w", ev.Seq, err)
+			}
+			c.id, c.shadowed, c.shadowedTokens, c.summary = d.CompactionID, len(d.ShadowedSeqs), d.ShadowedTokenCount, ev.Seq
+			if i+1 < len(evs) {
+				c.checkpoint = evs[i+1].Seq
+			}
+		case "compaction/end":
+			c.end = ev.Seq
+		}
+	}
+	if c.id == "" || c.checkpoint == 0 || c.end == 0 {
+		return c, fmt.Errorf("demo: the compaction appended no complete bracket (%d events)", len(evs))
+	}
+	return c, nil
 }

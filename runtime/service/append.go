@@ -68,6 +68,7 @@ func appendResult(r host.AppendResult) AppendResult {
 	out := AppendResult{Events: r.Events, FirstSeq: r.FirstSeq, Fenced: r.Fenced}
 	if r.Flush != nil {
 		f := flushResult(*r.Flush)
+		f.Fenced = r.Fenced
 		out.Flush = &f
 	}
 	return out

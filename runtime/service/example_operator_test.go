@@ -30,14 +30,14 @@ func ExampleService_Search() {
 		return
 	}
 	model := events.Model{Provider: "anthropic", Name: "claude-sonnet-4"}
-	if _, err := s.AppendInputs(ctx,
+	if _, err := s.Append(ctx, service.AppendRequest{Inputs: []events.Input{
 		events.TurnStart(1),
 		events.UserText(events.TextMessage{ID: "u1", Text: "which files are here?"}),
 		events.StepStart(1, 1),
 		events.Assistant(1, 1, events.Reply{ID: "a1", Model: model, Content: []events.Block{events.ToolCallBlock(events.Call{ID: "c1", Name: "shell", Arguments: `{"cmd":"ls"}`})}}),
 		events.ToolCall(1, 1, events.Call{ID: "c1", Name: "shell", Arguments: `{"cmd":"ls"}`}),
 		events.ToolResult(1, 1, events.ToolText{ID: "r1", CallID: "c1", Text: "README.md go.mod"}),
-	); err != nil {
+	}}); err != nil {
 		fmt.Println(err)
 		return
 	}

@@ -63,30 +63,6 @@ func (s *Service) Resume(ctx context.Context, id string) (*Session, RepairReport
 	return out, RepairReport{Torn: rep.Torn, Closers: rep.Closers}, err
 }
 
-// Opened is what Acquire found or did.
-type Opened struct {
-	Session *Session
-	// AlreadyLive: the session was live before the call; nothing was read
-	// or repaired and Repair is zero.
-	AlreadyLive bool
-	Repair      RepairReport
-	// Repaired are the events the resume appended before its lifecycle
-	// marker: session/recovered after a cut, then the closers.
-	Repaired []events.Event
-}
-
-// Acquire returns the live session id, resuming it (as Resume does) when
-// it is not live; concurrent calls for one id share one resume. The
-// session stays held until it is released.
-func (s *Service) Acquire(ctx context.Context, id string) (Opened, error) {
-	o, err := s.h.Acquire(ctx, id)
-	if err != nil {
-		return Opened{}, err
-	}
-	return Opened{Session: &Session{svc: s, s: o.Session}, AlreadyLive: o.AlreadyLive,
-		Repair: RepairReport{Torn: o.Repair.Torn, Closers: o.Repair.Closers}, Repaired: host.Shared(o.Repaired())}, nil
-}
-
 // ForkRequest is a fork of a session.
 type ForkRequest struct {
 	// Source is the session forked; it may be live or stored, and is not
@@ -127,7 +103,9 @@ func (s *Service) InspectView(ctx context.Context, id string) (*Session, Inspect
 
 // Inspection is what Inspect reports of a session.
 type Inspection struct {
-	ID     string
+	// ID is the session's id.
+	ID string
+	// Header is the session header: its identity and lineage.
 	Header sdk.Header
 	// Events is the length of the log as stored (a live session's whole
 	// log), without the closers a resume would add.
@@ -159,20 +137,15 @@ func (s *Service) Inspect(ctx context.Context, id string) (Inspection, error) {
 	return out, nil
 }
 
-// View returns a session for reads: with at nil, the live session, or a
-// read-only view of its stored log as it stands (without the closers a
-// resume would add); with at, a read-only view right after event *at.
-func (s *Service) View(ctx context.Context, id string, at *sdk.Seq) (*Session, error) {
-	return s.wrap(s.h.At(ctx, id, at))
-}
-
 // Status is what Stat reports of a session.
 type Status struct {
+	// Header is the session header: its identity and lineage.
 	Header sdk.Header
 	// Length is the log's length: the live session's, else the stored
 	// log's.
 	Length sdk.Offset
-	Live   bool
+	// Live reports whether the session is live in this service.
+	Live bool
 	// Torn is the torn tail the stored log ends in, which the next write
 	// open cuts; zero when none or when the session is live.
 	Torn sdk.Torn
@@ -202,10 +175,12 @@ func (s *Service) List(ctx context.Context) ([]events.ListEntry, error) {
 // Flush flushes the live session id on every backend. A session the
 // service released for idleness (and still remembers) answers its final
 // flush; any other session that is not live is SESSION_NOT_LIVE. On a
-// failure fenced reports whether the session is fenced (Session.Fenced).
-func (s *Service) Flush(ctx context.Context, id string) (res FlushResult, fenced bool, err error) {
+// failure the result's Fenced still says whether the session is fenced.
+func (s *Service) Flush(ctx context.Context, id string) (FlushResult, error) {
 	sess, r, err := s.h.Flush(ctx, id)
-	return flushResult(r), sess != nil && sess.Fenced() != nil, err
+	out := flushResult(r)
+	out.Fenced = sess != nil && sess.Fenced() != nil
+	return out, err
 }
 
 // Release flushes and releases the live session id. A session the service

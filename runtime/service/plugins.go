@@ -25,16 +25,22 @@ const BundledPluginArg = pluginhost.BundledArg
 // PluginStatus is one configured plugin as it reports itself. Its JSON
 // form is one entry of `logbook plugins --json`.
 type PluginStatus struct {
+	// Name is the plugin's name in the configuration.
 	Name string `json:"name"`
 	// Kinds are the kinds it serves: what it says once started, else the
 	// kind its role in the configuration implies.
-	Kinds    []string `json:"kinds"`
-	Version  string   `json:"version,omitempty"`
-	Protocol []int    `json:"protocol,omitempty"`
+	Kinds []string `json:"kinds"`
+	// Version is the version the plugin reports of itself, free form;
+	// empty when it did not start.
+	Version string `json:"version,omitempty"`
+	// Protocol lists the plugin protocol versions it speaks; empty when
+	// it did not start.
+	Protocol []int `json:"protocol,omitempty"`
 	// SHA256 is the configured digest of its binary, else the hex SHA-256
 	// of the binary it runs from.
-	SHA256  string `json:"sha256,omitempty"`
-	Running bool   `json:"running"`
+	SHA256 string `json:"sha256,omitempty"`
+	// Running reports whether its process started and answered.
+	Running bool `json:"running"`
 	// Error is why it did not start.
 	Error string `json:"error,omitempty"`
 }

@@ -46,7 +46,9 @@ func (s *Session) RequestContextJSON() []byte { return s.s.AppendRequestContextJ
 // from, recursively. Its JSON form is what `logbook why --json` prints and
 // GET /v1/sessions/{id}/why serves: members with a zero value are left out.
 type WhyNode struct {
-	Seq  int64  `json:"seq"`
+	// Seq is the event's seq.
+	Seq int64 `json:"seq"`
+	// Type is its event type.
 	Type string `json:"type"`
 	// Relation says what the event is to its parent: "source" (listed in
 	// its sourceEventSeqs), "shadowed" (taken off the surface by its
@@ -60,15 +62,20 @@ type WhyNode struct {
 	// Summary describes the event in a few words.
 	Summary string `json:"summary,omitempty"`
 	// Repeated marks an event whose provenance is shown earlier in the tree.
-	Repeated    bool       `json:"repeated,omitempty"`
+	Repeated bool `json:"repeated,omitempty"`
+	// DerivedFrom are the events this one was derived from, each with its
+	// Relation to it; none for an event that derives from nothing (or a
+	// Repeated one).
 	DerivedFrom []*WhyNode `json:"derivedFrom,omitempty"`
 }
 
 // WhySpan is the span a replacement shadowed: its surfaceOp endpoints,
 // inclusive.
 type WhySpan struct {
+	// StartSeq is the first surface node shadowed.
 	StartSeq int64 `json:"startSeq"`
-	EndSeq   int64 `json:"endSeq"`
+	// EndSeq is the last surface node shadowed.
+	EndSeq int64 `json:"endSeq"`
 }
 
 // Why returns the provenance tree of event seq of the log. A seq past the

@@ -19,10 +19,11 @@ type RetentionDecision struct {
 	// LastActivity is the time of its last stored event (its creation when
 	// it has none).
 	LastActivity time.Time
-	// Delete is true when the policy deletes it; Kept says why not
-	// otherwise ("held", "live", "parent of …").
+	// Delete is true when the policy deletes it.
 	Delete bool
-	Kept   string
+	// Kept says why the policy keeps it when Delete is false ("held",
+	// "live", "parent of …").
+	Kept string
 	// Record is the audit record of the deletion, once it was made.
 	Record sdk.AuditRecord
 	// Err is why the deletion or the look at the session failed.

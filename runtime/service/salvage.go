@@ -30,15 +30,23 @@ type SalvageReport struct {
 	Artifact string `json:"artifact"`
 }
 
-// Salvage reads session source, whose stored log is damaged inside its
-// committed part (CORRUPT_LOG), and creates session child ("" generates an
-// id) holding what a fork of its longest valid prefix would hold, then a
-// session/salvaged event; the damaged bytes and everything after them are
-// kept in an artifact file. The source is never modified; an intact one
-// is refused. The new session is live in the service until Close, which
-// makes it durable.
-func (s *Service) Salvage(ctx context.Context, source, child string) (SalvageReport, error) {
-	ss, rep, err := s.e.Store.Salvage(ctx, store.SalvageRequest{SourceID: source, ChildID: child})
+// SalvageRequest is a salvage of a damaged session.
+type SalvageRequest struct {
+	// Source is the damaged session; it is never modified.
+	Source string
+	// Child is the new session's id; "" generates one.
+	Child string
+}
+
+// Salvage reads session r.Source, whose stored log is damaged inside its
+// committed part (CORRUPT_LOG), and creates session r.Child holding what a
+// fork of its longest valid prefix would hold, then a session/salvaged
+// event; the damaged bytes and everything after them are kept in an
+// artifact file. An intact source is refused. The new session is stored
+// before Salvage returns, and stays live in the service until it is
+// released (Service.Release) or the service closes.
+func (s *Service) Salvage(ctx context.Context, r SalvageRequest) (SalvageReport, error) {
+	ss, rep, err := s.e.Store.Salvage(ctx, store.SalvageRequest{SourceID: r.Source, ChildID: r.Child})
 	if err != nil {
 		return SalvageReport{}, err
 	}

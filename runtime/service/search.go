@@ -39,10 +39,12 @@ func SearchTypes() []string { return search.Types() }
 // SearchHit is one event whose message contains the text. Its JSON form
 // is {session, seq, time, type, snippet}, time in RFC 3339.
 type SearchHit struct {
+	// Session is the id of the session the event is in.
 	Session string
-	Seq     sdk.Seq
-	Time    int64  // the event's time, epoch ms
-	Type    string // its event type
+	// Seq is the event's seq.
+	Seq  sdk.Seq
+	Time int64  // the event's time, epoch ms
+	Type string // its event type
 	// Snippet is the message text around the first match, on one line,
 	// with "…" where it was cut.
 	Snippet string
@@ -56,6 +58,6 @@ func (h SearchHit) MarshalJSON() ([]byte, error) { return search.Hit(h).MarshalJ
 // calls fn with each hit as soon as it is known, from one goroutine. An
 // error of fn stops the scan and is returned.
 func (s *Service) Search(ctx context.Context, q SearchQuery, fn func(SearchHit) error) error {
-	_, err := search.Scan(ctx, s.Primary(), q.query(), func(h search.Hit) error { return fn(SearchHit(h)) })
+	_, err := search.Scan(ctx, s.primary(), q.query(), func(h search.Hit) error { return fn(SearchHit(h)) })
 	return err
 }

@@ -16,7 +16,10 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
-// Options say what the configuration does not.
+// Options configure Open: Config, the configuration to run, is required;
+// the other fields are what the embedding program decides beyond it (where
+// the bundled plugins run from, logging, time, read-only use, metrics, the
+// live-session cap), and the zero value of each is a working default.
 type Options struct {
 	// Config is the configuration to run; required.
 	Config *config.Config

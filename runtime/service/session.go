@@ -11,9 +11,9 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
-// Session is one session of a Service: a live one (Create, Resume,
-// Acquire, Fork), which takes appends and writes them behind to every
-// backend, or a read-only view (View, InspectView). Safe for concurrent
+// Session is one session of a Service: a live one (Create, Resume, Fork,
+// OpenWrite), which takes appends and writes them behind to every
+// backend, or a read-only view (ReadStored, InspectView). Safe for concurrent
 // use: appends are serialized, and reads are snapshots that never wait for
 // storage. Read results share the log's bytes: they must not be modified.
 type Session struct {
@@ -116,7 +116,9 @@ func (s *Session) Flush(ctx context.Context) (FlushResult, error) {
 		return FlushResult{}, err
 	}
 	res, err := s.svc.e.Store.Flush(ctx, s.s)
-	return flushResult(res), err
+	out := flushResult(res)
+	out.Fenced = s.Fenced()
+	return out, err
 }
 
 // Release flushes the session, closes it on every backend and ends it
@@ -138,15 +140,22 @@ type FlushResult struct {
 	Participated bool
 	// Backends lists every attached backend, in configuration order.
 	Backends []BackendFlush
+	// Fenced reports whether the session is fenced after the flush
+	// (Session.Fenced): a failed flush of a fenced session cannot pass on
+	// a retry.
+	Fenced bool
 }
 
 // BackendFlush is one backend's part of a flush.
 type BackendFlush struct {
+	// Name is the backend's persistence block name.
 	Name string
 	// DurableSeq is the backend's acknowledged watermark after the flush.
 	DurableSeq sdk.Cursor
 }
 
+// flushResult converts the store's flush result to the service's; the
+// caller sets Fenced.
 func flushResult(r store.FlushResult) FlushResult {
 	out := FlushResult{Participated: r.Participated, Backends: make([]BackendFlush, len(r.Backends))}
 	for i, b := range r.Backends {

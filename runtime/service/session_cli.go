@@ -48,7 +48,8 @@ type WriteReport struct {
 // resume` do: a stored session is resumed (torn tail cut, interrupted
 // turn closed, lifecycle marker, all stored before it returns), an absent
 // one created with o.Create, else SESSION_NOT_FOUND. The session stays
-// live until Close, which flushes and releases it.
+// live until its Release (or the service's Close), which flushes and
+// releases it.
 func (s *Service) OpenWrite(ctx context.Context, id string, o WriteOptions) (*Session, WriteReport, error) {
 	// The stored length tells the open's own events from the stored ones:
 	// a resume may write nothing at all (a log that already ends with a
@@ -56,7 +57,7 @@ func (s *Service) OpenWrite(ctx context.Context, id string, o WriteOptions) (*Se
 	// a marker it wrote. A read open counts exactly the valid prefix a
 	// write open keeps (Stat may count torn rows too).
 	var n int64
-	l, err := transfer.OpenStored(ctx, s.Primary(), id)
+	l, err := transfer.OpenStored(ctx, s.primary(), id)
 	if err == nil {
 		n = l.Len()
 		l.Close()
@@ -85,17 +86,6 @@ func (s *Service) OpenWrite(ctx context.Context, id string, o WriteOptions) (*Se
 		Written: host.Shared(sess.Events().Range(sdk.Offset(min(n, live)), sdk.Offset(live)).Slice())}, nil
 }
 
-// AppendOne validates in against the rules of docs/format.md and appends
-// it, returning the event it became; a rejected input changes nothing.
-// The backends get it within the write window; Close stores it.
-func (s *Session) AppendOne(ctx context.Context, in events.Input) (events.Event, error) {
-	ev, err := s.s.Append(ctx, in)
-	if err != nil {
-		return events.Event{}, err
-	}
-	return ev.Shared(), nil
-}
-
 // Pruned says what Prune did.
 type Pruned struct {
 	// ToolResults counts the tool results it rewrote.
@@ -119,21 +109,6 @@ func (s *Session) Prune(ctx context.Context) (Pruned, error) {
 	return Pruned{ToolResults: len(res.Pruned), CharsRemoved: res.CharsRemoved}, nil
 }
 
-// AppendInputs validates each input against the rules of docs/format.md and
-// appends it, in order, stopping at the first rejected one (the ones
-// before it stay appended); it returns the events appended.
-func (s *Session) AppendInputs(ctx context.Context, ins ...events.Input) ([]events.Event, error) {
-	var out []events.Event
-	for _, in := range ins {
-		ev, err := s.AppendOne(ctx, in)
-		if err != nil {
-			return out, err
-		}
-		out = append(out, ev)
-	}
-	return out, nil
-}
-
 // SurfaceTokens returns the token estimate of the surface: what the
 // compaction policy measures (docs/compaction.md).
 func (s *Session) SurfaceTokens() (int64, error) {
@@ -144,31 +119,3 @@ func (s *Session) SurfaceTokens() (int64, error) {
 // InheritedEvents returns how many events a fork inherited from its
 // parent; 0 for a session that is no fork.
 func (s *Session) InheritedEvents() int64 { return int64(s.s.InheritedEventCount()) }
-
-// Compaction describes a committed compaction.
-type Compaction struct {
-	// ID is the bracket's id (a lowercase UUIDv4).
-	ID string
-	// StartSeq, SummarySeq, CheckpointSeq and EndSeq are the seqs of
-	// compaction/start, compaction/summary, the checkpoint user/message
-	// and compaction/end.
-	StartSeq, SummarySeq, CheckpointSeq, EndSeq sdk.Seq
-	// Shadowed are the nodes the checkpoint replaced, in surface order.
-	Shadowed []sdk.Seq
-	// ShadowedTokens is their token estimate; CheckpointTokens the
-	// checkpoint's (always smaller).
-	ShadowedTokens, CheckpointTokens int64
-}
-
-// CompactNow compacts the largest balanced head of the surface of s with
-// the configured summarizer, as the pressure policy would, recording
-// sourceCommandID in the bracket, and describes what it did. Without a
-// compaction block in the configuration it is CONFIG_INVALID.
-func (s *Session) CompactNow(ctx context.Context, sourceCommandID string) (Compaction, error) {
-	out, err := s.svc.e.Compact(ctx, s.s, nil, nil, sourceCommandID)
-	if err != nil {
-		return Compaction{}, err
-	}
-	return Compaction{ID: out.CompactionID, StartSeq: out.StartSeq, SummarySeq: out.SummarySeq, CheckpointSeq: out.CheckpointSeq, EndSeq: out.EndSeq,
-		Shadowed: out.Shadowed, ShadowedTokens: out.ShadowedTokens, CheckpointTokens: out.CheckpointTokens}, nil
-}

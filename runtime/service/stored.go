@@ -10,11 +10,11 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
-// Backend returns the running persistence plugin of the persistence block
+// backend returns the running persistence plugin of the persistence block
 // called name; a name the configuration has no persistence block for is
-// CONFIG_INVALID. The operator's commands read stored sessions through it
-// (Stat, List), read-only, beside any writer.
-func (s *Service) Backend(name string) (sdk.Persistence, error) {
+// CONFIG_INVALID. It stays inside the service: the store writes through
+// it, and only read-only opens may share it.
+func (s *Service) backend(name string) (sdk.Persistence, error) {
 	pl, ok := s.e.Plugins[name]
 	if !ok || pl.Persistence() == nil {
 		return nil, sdk.Errorf(sdk.CodeConfigInvalid, "logbook", "no persistence block %q is configured", name)
@@ -22,10 +22,32 @@ func (s *Service) Backend(name string) (sdk.Persistence, error) {
 	return pl.Persistence(), nil
 }
 
-// Primary returns the primary backend: the one of the first persistence
+// primary returns the primary backend: the one of the first persistence
 // block, which every read and every write goes to first.
-func (s *Service) Primary() sdk.Persistence {
+func (s *Service) primary() sdk.Persistence {
 	return s.e.Plugins[s.cfg.Persistence[0].Name].Persistence()
+}
+
+// StoredStatus is what StatStored reports of a stored session.
+type StoredStatus struct {
+	// Header is the stored session header.
+	Header sdk.Header
+	// Events is the number of stored events when the backend knows it
+	// without reading the log; -1 when it does not (OpenStored counts
+	// them).
+	Events int64
+}
+
+// StatStored describes session id as the primary backend stores it,
+// straight from the backend and without reading its events: it neither
+// restores nor validates the log, so it answers for a damaged one too. A
+// session the primary does not hold is SESSION_NOT_FOUND.
+func (s *Service) StatStored(ctx context.Context, id string) (StoredStatus, error) {
+	st, err := s.primary().Stat(ctx, id)
+	if err != nil {
+		return StoredStatus{}, err
+	}
+	return StoredStatus{Header: st.Header, Events: st.EventCount}, nil
 }
 
 // StoredLog is a session opened read-only on one backend, read as its
@@ -41,7 +63,7 @@ type StoredLog struct {
 // invalid id is SESSION_ID_INVALID; a session the primary does not hold is
 // SESSION_NOT_FOUND.
 func (s *Service) OpenStored(ctx context.Context, id string) (*StoredLog, error) {
-	l, err := transfer.OpenStored(ctx, s.Primary(), id)
+	l, err := transfer.OpenStored(ctx, s.primary(), id)
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +94,7 @@ func (l *StoredLog) Close() { l.l.Close() }
 // straight from the backend (a session live in this service and not yet
 // stored is not listed). An entry the backend cannot read has Err set.
 func (s *Service) ListStored(ctx context.Context) ([]sdk.ListEntry, error) {
-	return transfer.List(ctx, s.Primary())
+	return transfer.List(ctx, s.primary())
 }
 
 // Import stores a session verbatim: header h and its envelopes byte for

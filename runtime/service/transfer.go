@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/seed-e5e476df/logbook/runtime/internal/rpcsize"
 	"github.com/seed-e5e476df/logbook/runtime/internal/transfer"
@@ -34,11 +35,11 @@ type Migrated struct {
 // stop the others; the error is the first failure (with how many failed),
 // or ctx's. Run it again to resume.
 func (s *Service) Migrate(ctx context.Context, to string, o MigrateOptions) (Migrated, error) {
-	dst, err := s.Backend(to)
+	dst, err := s.backend(to)
 	if err != nil {
 		return Migrated{}, err
 	}
-	res, err := transfer.Migrate(ctx, s.Primary(), dst, transfer.MigrateOptions{
+	res, err := transfer.Migrate(ctx, s.primary(), dst, transfer.MigrateOptions{
 		BatchBytes: rpcsize.MaxCopyBatchBytes(int(s.cfg.RPCMaxBytes)),
 		Listed:     o.Listed,
 		Done:       o.Done,
@@ -51,6 +52,7 @@ func (s *Service) Migrate(ctx context.Context, to string, o MigrateOptions) (Mig
 type VerifyStatus string
 
 // The statuses of a Comparison. Every status but VerifyOK is a difference.
+// A comparison whose outcome the service cannot name is VerifyError.
 const (
 	VerifyOK            VerifyStatus = "ok"             // same header, same events
 	VerifyMissing       VerifyStatus = "missing"        // the mirror does not hold the session
@@ -64,8 +66,11 @@ const (
 // Comparison is one session of the primary compared with one mirror. Its
 // JSON form is what `logbook verify --json` prints.
 type Comparison struct {
-	Session      string       `json:"session"`
-	Mirror       string       `json:"mirror"`
+	// Session is the id of the session compared.
+	Session string `json:"session"`
+	// Mirror is the name of the mirror's persistence block.
+	Mirror string `json:"mirror"`
+	// Status is the outcome.
 	Status       VerifyStatus `json:"status"`
 	Events       int64        `json:"events"`           // the primary's stored events
 	MirrorEvents int64        `json:"mirrorEvents"`     // the mirror's stored events
@@ -91,14 +96,14 @@ func (s *Service) Mirrors() []string {
 func (s *Service) Verify(ctx context.Context, ids []string, done func(Comparison)) []Comparison {
 	var mirrors []transfer.Mirror
 	for _, name := range s.Mirrors() {
-		p, _ := s.Backend(name) // every configured block runs
+		p, _ := s.backend(name) // every configured block runs
 		mirrors = append(mirrors, transfer.Mirror{Name: name, Persistence: p})
 	}
 	var report func(transfer.Comparison)
 	if done != nil {
 		report = func(c transfer.Comparison) { done(comparison(c)) }
 	}
-	results := transfer.Verify(ctx, s.Primary(), mirrors, ids, report)
+	results := transfer.Verify(ctx, s.primary(), mirrors, ids, report)
 	out := make([]Comparison, len(results))
 	for i, c := range results {
 		out[i] = comparison(c)
@@ -106,7 +111,38 @@ func (s *Service) Verify(ctx context.Context, ids []string, done func(Comparison
 	return out
 }
 
-// comparison converts transfer's comparison to the service's.
+// comparison converts transfer's comparison to the service's. A status
+// the service does not know becomes VerifyError, its Detail naming it.
 func comparison(c transfer.Comparison) Comparison {
-	return Comparison{Session: c.Session, Mirror: c.Mirror, Status: VerifyStatus(c.Status), Events: c.Events, MirrorEvents: c.MirrorEvents, Seq: c.Seq, Detail: c.Detail}
+	out := Comparison{Session: c.Session, Mirror: c.Mirror, Events: c.Events, MirrorEvents: c.MirrorEvents, Seq: c.Seq, Detail: c.Detail}
+	var ok bool
+	if out.Status, ok = verifyStatus(c.Status); !ok {
+		out.Detail = fmt.Sprintf("unknown comparison status %q", c.Status)
+		if c.Detail != "" {
+			out.Detail += ": " + c.Detail
+		}
+	}
+	return out
+}
+
+// verifyStatus maps transfer's status to the service's; ok is false, and
+// the status VerifyError, for one it has no mapping for.
+func verifyStatus(s transfer.Status) (_ VerifyStatus, ok bool) {
+	switch s {
+	case transfer.StatusOK:
+		return VerifyOK, true
+	case transfer.StatusMissing:
+		return VerifyMissing, true
+	case transfer.StatusHeaderDiffers:
+		return VerifyHeaderDiffers, true
+	case transfer.StatusDiverged:
+		return VerifyDiverged, true
+	case transfer.StatusBehind:
+		return VerifyBehind, true
+	case transfer.StatusAhead:
+		return VerifyAhead, true
+	case transfer.StatusError:
+		return VerifyError, true
+	}
+	return VerifyError, false
 }

@@ -284,7 +284,7 @@ func (t childTask) run(res *childResult) error {
 			return err
 		}
 		for _, in := range ins {
-			if _, err := s.AppendOne(ctx, in); err != nil {
+			if _, err := s.Append(ctx, service.AppendRequest{Inputs: []events.Input{in}}); err != nil {
 				return err
 			}
 		}
@@ -650,7 +650,7 @@ func measureAppendFlush(b bench, messages int) {
 			}
 			start := time.Now()
 			for _, x := range ins[from : i+1] {
-				if _, err := s.AppendOne(ctx, x); err != nil {
+				if _, err := s.Append(ctx, service.AppendRequest{Inputs: []events.Input{x}}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -83,9 +83,6 @@ func (h *Host) Engine() *engine.Engine { return h.e }
 // release anything (ReleaseAll does); calling it again does nothing.
 func (h *Host) Stop() { h.stopOnce.Do(func() { close(h.stop) }) }
 
-// Stopped is closed once Stop was called.
-func (h *Host) Stopped() <-chan struct{} { return h.stop }
-
 // Stopping reports whether Stop was called.
 func (h *Host) Stopping() bool {
 	select {

@@ -21,7 +21,6 @@ import (
 	"github.com/seed-e5e476df/logbook/runtime/internal/host"
 	"github.com/seed-e5e476df/logbook/runtime/internal/httpapi"
 	"github.com/seed-e5e476df/logbook/runtime/internal/metrics"
-	"github.com/seed-e5e476df/logbook/runtime/internal/store"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/proto/logbook/v1/logbookv1connect"
 )
@@ -147,7 +146,6 @@ type Options struct {
 // are safe for concurrent use.
 type Server struct {
 	e       *engine.Engine
-	st      *store.Store
 	opts    Options
 	log     hclog.Logger
 	token   [sha256.Size]byte // SHA-256 of Options.Token, compared in constant time
@@ -212,7 +210,7 @@ func New(e *engine.Engine, o Options) (*Server, error) {
 	if o.ReadOnly {
 		h = host.NewReadOnly(e, o.Logger)
 	}
-	s := &Server{e: e, st: e.Store, opts: o, log: o.Logger, h: h}
+	s := &Server{e: e, opts: o, log: o.Logger, h: h}
 	s.token = sha256.Sum256([]byte(o.Token))
 	s.calls.idle = make(chan struct{})
 
