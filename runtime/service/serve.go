@@ -79,13 +79,17 @@ type Server struct {
 	log hclog.Logger
 }
 
-// NewServer builds the server of `logbook serve` over s: the requests
-// each limited to sdk.MaxEventMessageBytes of the configured
-// max_event_bytes, sessions no request used for the serve block's
-// idle_release flushed and released. A read-only service (Options.ReadOnly)
-// serves reads only: every write is SESSION_READ_ONLY. A token that is too
-// short, a missing token off loopback and an allowed host or origin that
-// is not one are CONFIG_INVALID.
+// NewServer builds the server of `logbook serve` over s. It serves s's
+// own sessions: a session a request makes live is live in s (Stat, Flush,
+// Release and the rest see it), one s made live is served to requests,
+// and the serve block's idle_release flushes and releases whichever of
+// them no one used for that long, which s's Flush and Release then answer
+// as released for idleness. Each request is limited to
+// sdk.MaxEventMessageBytes of the configured max_event_bytes. A read-only
+// service (Options.ReadOnly) serves reads only: every write is
+// SESSION_READ_ONLY. A token that is too short, a missing token off
+// loopback and an allowed host or origin that is not one are
+// CONFIG_INVALID.
 func (s *Service) NewServer(o ServeOptions) (*Server, error) {
 	if o.Addr == "" {
 		o.Addr = DefaultAddr
@@ -96,7 +100,6 @@ func (s *Service) NewServer(o ServeOptions) (*Server, error) {
 	so := server.Options{
 		Addr:              o.Addr,
 		Token:             o.Token,
-		ReadOnly:          s.h.ReadOnly(),
 		AllowedHosts:      append(slices.Clone(s.cfg.Serve.AllowedHosts), o.AllowedHosts...),
 		AllowedOrigins:    append(slices.Clone(s.cfg.Serve.AllowedOrigins), o.AllowedOrigins...),
 		MaxRequestBytes:   sdk.MaxEventMessageBytes(int(s.cfg.MaxEventBytes)),
@@ -110,7 +113,7 @@ func (s *Service) NewServer(o ServeOptions) (*Server, error) {
 	if !s.h.ReadOnly() {
 		so.IdleRelease = s.cfg.Serve.IdleRelease
 	}
-	srv, err := server.New(s.e, so)
+	srv, err := server.New(s.h, so)
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +122,8 @@ func (s *Service) NewServer(o ServeOptions) (*Server, error) {
 
 // Serve serves on ln until ctx ends (or ln fails), then shuts down
 // gracefully: new calls are refused, calls in flight get a deadline, and
-// every session the server holds is flushed and released. A service that
+// every live session of the service is flushed and released; the service
+// serves no more after that (close it). A service that
 // writes, with a retention block in its configuration, applies it (as GC
 // does) when Serve starts and then once an hour, logging every deletion.
 // Serve closes ln and may be called once.

@@ -50,7 +50,10 @@ func (h *Host) Append(ctx context.Context, id string, r AppendRequest) (AppendRe
 }
 
 // AppendTo appends r to sess, a live session the caller holds (Append).
+// It counts as a use of sess, which ReleaseIdle leaves live for another
+// idle period.
 func (h *Host) AppendTo(ctx context.Context, sess *session.Session, r AppendRequest) (AppendResult, error) {
+	h.use(ctx, sess)
 	a := &Appender{h: h, sess: sess}
 	return a.Finish(ctx, a.do(ctx, r), r.Flush)
 }

@@ -1,10 +1,16 @@
 // Package host holds the sessions a running logbook serves: the live
 // sessions it made live (and so owns for write until they are released or
 // the process stops), the reads of sessions it does not hold, and the tail
-// of a session's log. The session service (runtime/service) builds on it,
-// and every door (package logbook, the /v1 JSON API, the Connect service)
-// calls that service, so each resumes, holds, reads and releases sessions
-// the same way.
+// of a session's log. The logic of every session operation is written
+// here, once: create, resume if not live, borrow, the one append path and
+// its partial-failure report, flush, release, the idle release, fork,
+// compaction, the views, delete and hold.
+//
+// A running logbook has one Host, so one table of live sessions. The
+// session service (runtime/service) opens it and is its public face for
+// package logbook and the CLI; the servers the service starts (the /v1
+// JSON API of package httpapi and the Connect service of package server)
+// serve the same Host, translating their wire formats onto its methods.
 package host
 
 import (

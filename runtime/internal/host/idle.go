@@ -138,6 +138,13 @@ func (h *Host) useLocked(ctx context.Context, sess *session.Session) {
 	v.used = append(v.used, hd)
 }
 
+// use is useLocked, taking h.mu.
+func (h *Host) use(ctx context.Context, sess *session.Session) {
+	h.mu.Lock()
+	h.useLocked(ctx, sess)
+	h.mu.Unlock()
+}
+
 // liveUse returns the session id when it is live in the store, noting its
 // use by ctx's request. While ReleaseIdle releases it, it waits for the
 // release to end (or ctx), and then reports it not live.

@@ -1,9 +1,10 @@
 // Package httpapi is the /v1 resource API of `logbook serve`: sessions and
 // their logs as plain HTTP resources with native JSON bodies, beside the
-// Connect service on the same port (runtime/internal/server mounts it under /v1/,
-// behind the same bearer token, shutdown and body deadlines). Both call
-// the same host (runtime/internal/host), so a session one protocol made live is
-// live for the other. docs/openapi.json describes every route; the server
+// Connect service on the same port (runtime/internal/server mounts it
+// under /v1/, behind the same bearer token, shutdown and body deadlines).
+// Both translate onto the same host (runtime/internal/host), the session
+// service's, so a session one protocol made live is live for the other
+// and for the service. docs/openapi.json describes every route; the server
 // answers it at GET /v1/openapi.json.
 //
 // # Documents as stored

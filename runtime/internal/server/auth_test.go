@@ -86,28 +86,28 @@ func (f fakeAddr) Addr() net.Addr { return f.addr }
 func TestNonLoopbackWithoutTokenRefused(t *testing.T) {
 	e := startEngine(t, headless(t.TempDir()))
 	for _, addr := range []string{"0.0.0.0:7420", ":7420", "[::]:7420", "192.0.2.10:7420", "example.com:7420", "garbage"} {
-		_, err := server.New(e, server.Options{Addr: addr})
+		_, err := server.New(newHost(e), server.Options{Addr: addr})
 		if !errors.Is(err, sdk.CodeConfigInvalid) || !strings.Contains(err.Error(), "token") {
 			t.Errorf("New(%q) without a token: %v", addr, err)
 		}
-		if _, err := server.New(e, server.Options{Addr: addr, Token: "a-token-of-16-bytes"}); err != nil {
+		if _, err := server.New(newHost(e), server.Options{Addr: addr, Token: "a-token-of-16-bytes"}); err != nil {
 			t.Errorf("New(%q) with a token: %v", addr, err)
 		}
 	}
 	for _, addr := range []string{"127.0.0.1:7420", "localhost:7420", "[::1]:0", "127.8.9.10:1"} {
-		if _, err := server.New(e, server.Options{Addr: addr}); err != nil {
+		if _, err := server.New(newHost(e), server.Options{Addr: addr}); err != nil {
 			t.Errorf("New(%q): %v", addr, err)
 		}
 	}
-	if _, err := server.New(e, server.Options{Token: "fifteen-bytes!!"}); !errors.Is(err, sdk.CodeConfigInvalid) || !strings.Contains(err.Error(), "at least 16") {
+	if _, err := server.New(newHost(e), server.Options{Token: "fifteen-bytes!!"}); !errors.Is(err, sdk.CodeConfigInvalid) || !strings.Contains(err.Error(), "at least 16") {
 		t.Errorf("New with a 15-byte token: %v", err)
 	}
 	for _, o := range []server.Options{{ReadHeaderTimeout: -1}, {ReadTimeout: -1}, {IdleTimeout: -1}} {
-		if _, err := server.New(e, o); !errors.Is(err, sdk.CodeConfigInvalid) {
+		if _, err := server.New(newHost(e), o); !errors.Is(err, sdk.CodeConfigInvalid) {
 			t.Errorf("New(%+v): %v; want CONFIG_INVALID", o, err)
 		}
 	}
-	srv, err := server.New(e, server.Options{})
+	srv, err := server.New(newHost(e), server.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

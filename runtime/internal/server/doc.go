@@ -1,6 +1,8 @@
 // Package server is `logbook serve`: the logbook.v1.Sessions API
-// (sdk/proto/logbook/v1/sessions.proto) over a running engine's store, for
-// harnesses in other languages and for scripts.
+// (sdk/proto/logbook/v1/sessions.proto) over the sessions of a host
+// (runtime/internal/host), for harnesses in other languages and for
+// scripts. The session service (runtime/service) starts it over its own
+// host, so the server and the service share one table of live sessions.
 //
 // # Protocols
 //
@@ -17,8 +19,9 @@
 // Beside them, under /v1/, the same port serves the resource API of
 // package httpapi: sessions and logs as HTTP resources with native JSON
 // and NDJSON bodies, problem+json errors and Server-Sent Events, described
-// by docs/openapi.json. Both protocols share one host (runtime/internal/host), so
-// they see the same live sessions, behind the same token and limits.
+// by docs/openapi.json. Both protocols translate onto the one host
+// (runtime/internal/host), so they see the same live sessions, behind the
+// same token and limits.
 //
 // For example:
 //
@@ -85,8 +88,8 @@
 // # Ownership
 //
 // Create, Open, Fork, and an Append, AppendGroup, AppendStream or Compact
-// on a session that is not live make it live in the server, which holds
-// its write ownership (no other process can open it for write) until
+// on a session that is not live make it live in the server's host, which
+// holds its write ownership (no other process can open it for write) until
 // Release, shutdown, or Options.IdleRelease after the last request that
 // used it (a request in flight keeps it; the next one resumes it); an
 // append or compaction that fails releases a session it resumed again
@@ -156,5 +159,5 @@
 //
 // When Serve's context ends it stops accepting calls, ends live tails,
 // gives calls in flight ShutdownTimeout, and then flushes and releases
-// every session it holds, so whatever it acknowledged is on disk.
+// every session its host holds, so whatever it acknowledged is on disk.
 package server

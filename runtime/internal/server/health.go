@@ -73,7 +73,7 @@ func (s *Server) public(r *http.Request) bool {
 // engine.ProbeTimeout); ok when every component is ready. What is not
 // ready is logged, each error once until it changes.
 func (s *Server) ready(ctx context.Context) (checks []engine.Check, ok bool) {
-	checks = s.e.Ready(ctx)
+	checks = s.h.Engine().Ready(ctx)
 	var down []string
 	for _, c := range checks {
 		if c.Err != nil {

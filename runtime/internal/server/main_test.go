@@ -8,11 +8,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/seed-e5e476df/logbook/client"
 	"github.com/seed-e5e476df/logbook/config"
 	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/internal/testbin"
 	"github.com/seed-e5e476df/logbook/runtime/internal/engine"
+	"github.com/seed-e5e476df/logbook/runtime/internal/host"
 	"github.com/seed-e5e476df/logbook/runtime/internal/server"
 )
 
@@ -42,6 +45,9 @@ func startEngine(tb testing.TB, cfg *config.Config) *engine.Engine {
 	return e
 }
 
+// newHost returns a host of e's sessions, the one a server serves.
+func newHost(e *engine.Engine) *host.Host { return host.New(e, hclog.NewNullLogger()) }
+
 // running is a server serving on a loopback port.
 type running struct {
 	addr string // host:port
@@ -49,11 +55,11 @@ type running struct {
 	stop func() error
 }
 
-// serve runs a server for e on a fresh loopback port until the test ends
+// serve runs a server of a new host of e on a fresh loopback port until the test ends
 // (or stop is called) and returns where it listens.
 func serve(tb testing.TB, e *engine.Engine, o server.Options) *running {
 	tb.Helper()
-	srv, err := server.New(e, o)
+	srv, err := server.New(newHost(e), o)
 	if err != nil {
 		tb.Fatal(err)
 	}

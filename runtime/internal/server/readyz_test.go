@@ -42,7 +42,7 @@ func getReady(t *testing.T, url, token string) (int, string) {
 // returns its URL.
 func serveOffLoopback(t *testing.T, e *engine.Engine, o server.Options) string {
 	t.Helper()
-	srv, err := server.New(e, o)
+	srv, err := server.New(newHost(e), o)
 	if err != nil {
 		t.Fatal(err)
 	}

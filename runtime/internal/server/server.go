@@ -17,7 +17,6 @@ import (
 	"connectrpc.com/grpcreflect"
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/seed-e5e476df/logbook/runtime/internal/engine"
 	"github.com/seed-e5e476df/logbook/runtime/internal/host"
 	"github.com/seed-e5e476df/logbook/runtime/internal/httpapi"
 	"github.com/seed-e5e476df/logbook/runtime/internal/metrics"
@@ -101,17 +100,12 @@ type Options struct {
 	// token: it serves static files only, and the data the page fetches
 	// comes from /v1, which does. Default nil: such paths are 404.
 	Viewer http.Handler
-	// ReadOnly serves reads only (logbook view): every write (create,
-	// append, fork, flush, compact, release, on either protocol) is refused
-	// with SESSION_READ_ONLY and the server never takes the write ownership
-	// of a session (host.NewReadOnly). Default false.
-	ReadOnly bool
 	// IdleRelease, when positive, makes Serve flush and release every
-	// session it holds that no request has used for that long (the
-	// request in flight that uses a session keeps it); the next request
-	// that needs it resumes it. Each release is logged at debug and
-	// counted in Metrics. Default 0: sessions are held until Release or
-	// shutdown.
+	// session its host holds that no request has used for that long (the
+	// request in flight that uses a session keeps it; host.ReleaseIdle);
+	// the next request that needs it resumes it. Each release is logged
+	// at debug and counted in Metrics. Default 0: sessions are held until
+	// Release or shutdown.
 	IdleRelease time.Duration
 	// Metrics, when set, is served at MetricsPath and counts the server's
 	// requests by route and status and its error replies by code; the
@@ -139,20 +133,23 @@ type Options struct {
 	AllowedOrigins []string
 }
 
-// Server serves the logbook.v1.Sessions API of one engine's store over
-// gRPC, gRPC-Web and Connect's JSON over HTTP, plus gRPC server
-// reflection. It holds the write ownership of every session it creates,
-// opens or forks until Release or shutdown. Serve runs it once; the methods
-// are safe for concurrent use.
+// Server serves the sessions of one host (package host) over HTTP: the
+// logbook.v1.Sessions API over gRPC, gRPC-Web and Connect's JSON, plus
+// gRPC server reflection, and the /v1 JSON API. Both translate their wire
+// formats onto that host, which holds the write ownership of every
+// session made live through it (by this server or by anyone else sharing
+// the host) until Release, an idle release or shutdown. A read-only host
+// (host.NewReadOnly, logbook view) makes a read-only server: every write,
+// on either protocol, is SESSION_READ_ONLY. Serve runs it once; the
+// methods are safe for concurrent use.
 type Server struct {
-	e       *engine.Engine
 	opts    Options
 	log     hclog.Logger
 	token   [sha256.Size]byte // SHA-256 of Options.Token, compared in constant time
 	handler http.Handler
 	mux     *http.ServeMux // the routes, which public consults for Options.Viewer
 
-	h      *host.Host // the sessions the server holds
+	h      *host.Host // the sessions it serves, shared with whoever built it
 	calls  inflight
 	served atomic.Bool // Serve was called
 	// local is set by Serve, before it serves, when the listener is
@@ -166,11 +163,14 @@ type Server struct {
 	edge *edge
 }
 
-// New returns a server for e's store. It refuses (CONFIG_INVALID) an empty
-// token with an address that is not loopback, and a negative limit.
-func New(e *engine.Engine, o Options) (*Server, error) {
-	if e == nil || e.Store == nil {
-		return nil, sdk.Errorf(sdk.CodeConfigInvalid, "serve", "the server needs a started engine")
+// New returns a server of h's sessions: its requests, and its idle
+// release (Options.IdleRelease), act on h, so whoever shares h sees every
+// session the server makes live and every one it releases. It refuses
+// (CONFIG_INVALID) an empty token with an address that is not loopback,
+// and a negative limit.
+func New(h *host.Host, o Options) (*Server, error) {
+	if h == nil {
+		return nil, sdk.Errorf(sdk.CodeConfigInvalid, "serve", "the server needs a host")
 	}
 	if o.Addr == "" {
 		o.Addr = DefaultAddr
@@ -206,11 +206,7 @@ func New(e *engine.Engine, o Options) (*Server, error) {
 	if err := checkEdgeOptions(o.AllowedHosts, o.AllowedOrigins); err != nil {
 		return nil, err
 	}
-	h := host.New(e, o.Logger)
-	if o.ReadOnly {
-		h = host.NewReadOnly(e, o.Logger)
-	}
-	s := &Server{e: e, opts: o, log: o.Logger, h: h}
+	s := &Server{opts: o, log: o.Logger, h: h}
 	s.token = sha256.Sum256([]byte(o.Token))
 	s.calls.idle = make(chan struct{})
 
@@ -291,9 +287,10 @@ func (s *Server) ListenAndServe(ctx context.Context) error {
 // Serve serves on ln until ctx is done (or ln fails), then shuts down
 // gracefully: new calls are refused, live tails end, calls in flight get
 // Options.ShutdownTimeout to finish before their connections are closed,
-// and then every session the server holds is flushed and released. It
-// returns the joined release errors (and the listener's error, if it
-// failed). Serve closes ln, and may be called once.
+// and then every session its host holds is flushed and released (the
+// host is stopped: its tails end, and a server sharing it refuses every
+// call). It returns the joined release errors (and the listener's error,
+// if it failed). Serve closes ln, and may be called once.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if s.opts.Token == "" && !localListener(ln.Addr()) {
 		ln.Close()
