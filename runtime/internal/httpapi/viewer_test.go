@@ -188,15 +188,17 @@ func TestV1SessionsByActivity(t *testing.T) {
 	check := func(when string) {
 		t.Helper()
 		all, _ := page("")
-		var ids []string
+		var ids, activity []string
 		for _, e := range all {
 			ids = append(ids, e.ID)
 			if e.LastActivity == nil || *e.LastActivity <= 0 {
 				t.Errorf("%s: %s has no lastActivity", when, e.ID)
+			} else {
+				activity = append(activity, e.ID+"="+strconv.FormatInt(*e.LastActivity, 10))
 			}
 		}
 		if got := strings.Join(ids, ","); got != "f,a,c,b" {
-			t.Fatalf("%s: order=activity listed %s, want f,a,c,b", when, got)
+			t.Fatalf("%s: order=activity listed %s (lastActivity %s), want f,a,c,b", when, got, strings.Join(activity, " "))
 		}
 		if p := all[0].Parent; p == nil || p.ID != "a" || p.Seq == nil || *p.Seq != 0 || all[1].Parent != nil {
 			t.Errorf("%s: parent of f %+v, of a %+v; want {a 0} and none", when, p, all[1].Parent)
