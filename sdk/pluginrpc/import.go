@@ -65,7 +65,11 @@ func (c *persistenceClient) Import(ctx context.Context, h sdk.Header, events fun
 		return nil
 	})
 	if err != nil {
-		return sdk.Opened{}, err // the deferred cancel abandons the stream
+		// End the stream without its last message and wait for the
+		// plugin's answer: it abandons the import, and once it answered,
+		// nothing of it is left (a retry does not find its create pending).
+		_, _ = st.CloseAndRecv()
+		return sdk.Opened{}, err
 	}
 	req.Done = true
 	if err := send(); err != nil {

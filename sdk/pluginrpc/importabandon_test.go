@@ -1,0 +1,62 @@
+package pluginrpc_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/seed-e5e476df/logbook/plugins/memory"
+	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/persistencetest"
+	"github.com/seed-e5e476df/logbook/sdk/pluginrpc"
+	"github.com/seed-e5e476df/logbook/sdk/plugintest"
+)
+
+// slowAbandon is a backend whose abandonment of a failed import takes a
+// while, as a backend's cleanup of a partly written import may.
+type slowAbandon struct {
+	*memory.Backend
+	abandoned atomic.Bool
+}
+
+func (b *slowAbandon) Import(ctx context.Context, h sdk.Header, events func(yield func(batch [][]byte) error) error) (sdk.Opened, error) {
+	o, err := b.Backend.Import(ctx, h, events)
+	if err != nil {
+		time.Sleep(100 * time.Millisecond)
+		b.abandoned.Store(true)
+	}
+	return o, err
+}
+
+// An import whose events func fails returns only once the plugin has
+// abandoned it, so that a retry right after never finds it half made.
+func TestFailedImportReturnsAfterThePluginAbandonedIt(t *testing.T) {
+	b := &slowAbandon{Backend: memory.New()}
+	c := plugintest.Connect(t, pluginrpc.ServeConfig{
+		Info:        sdk.Info{Name: "store", Version: "0.1", Kinds: []sdk.Kind{sdk.KindPersistence}, Capabilities: []string{sdk.CapabilityImport}},
+		Persistence: b,
+	})
+	p, err := c.Persistence()
+	if err != nil {
+		t.Fatal(err)
+	}
+	imp, ok := persistencetest.Capability[sdk.Importer](p)
+	if !ok {
+		t.Fatal("the client offers no Importer")
+	}
+	broken := errors.New("the export could not be read further")
+	_, err = imp.Import(t.Context(), sdk.Header{FormatVersion: sdk.FormatVersion, ID: "imp"}, func(yield func(batch [][]byte) error) error {
+		if err := yield(persistencetest.Batch(0, 2)); err != nil {
+			return err
+		}
+		return broken
+	})
+	if !errors.Is(err, broken) {
+		t.Fatalf("Import = %v; want the events func's failure", err)
+	}
+	if !b.abandoned.Load() {
+		t.Fatal("Import returned before the plugin abandoned the import")
+	}
+}
