@@ -11,6 +11,9 @@ type CreateOptions struct {
 	DelegationDepth int64  // how many delegations deep a subagent is: ≥ 0
 	AgentPreset     string // the preset the agent runs with, if any
 	ParentSession   string // the session that started this one, if any
+	// Protocol is "" or sdk.ProtocolStrict (appends follow the agent-loop
+	// protocol of docs/format.md), or sdk.ProtocolLenient (they skip it).
+	Protocol string
 }
 
 // ListEntry is one session of a listing: the primary backend's entry for

@@ -226,6 +226,65 @@ const (
 	CodeProjectionDuplicate Code = "PROJECTION_DUPLICATE"
 )
 
+// Agent-loop protocol: an appended event that does not fit the turn, step and tool-call state folded from the log (docs/format.md).
+const (
+	// A turn/start was appended while a turn is open. Meta "open" names the
+	// open turn, "turn" the one asked for.
+	CodeTurnAlreadyOpen Code = "TURN_ALREADY_OPEN"
+	// A turn/start is not numbered above every earlier turn. Meta "turn"
+	// gives the number asked for, "last" the highest earlier turn.
+	CodeTurnNotIncreasing Code = "TURN_NOT_INCREASING"
+	// A turn/end, or an event that needs an open turn (a step/start, a
+	// user/message), came when no turn is open or named another turn. Meta
+	// "turn" gives the number asked for, "open" the open turn when there is one.
+	CodeTurnNotOpen Code = "TURN_NOT_OPEN"
+	// A step/start came while a step is open, or a turn/end while its step is
+	// still open. Meta "step" names the open step.
+	CodeStepAlreadyOpen Code = "STEP_ALREADY_OPEN"
+	// A step/end named a step that is not open, or an assistant/message,
+	// assistant/attempt, tool/call or tool/result came with no step open.
+	// Meta "step" gives the number asked for, "open" the open step.
+	CodeStepNotOpen Code = "STEP_NOT_OPEN"
+	// A step/start is not numbered above the turn's earlier steps. Meta
+	// "step" gives the number asked for, "last" the turn's highest step.
+	CodeStepNotIncreasing Code = "STEP_NOT_INCREASING"
+	// An event's turn or step is not the open one (step 0, "outside any
+	// step", is allowed for system/message and developer/message). Meta
+	// "turn"/"step" give what the event carries, "openTurn"/"openStep" the
+	// open ones.
+	CodeTurnStepMismatch Code = "TURN_STEP_MISMATCH"
+	// A tool/call names a call id no tool-call block of the open step's
+	// assistant/message announced. Meta "callId" quotes it.
+	CodeToolCallNotAnnounced Code = "TOOL_CALL_NOT_ANNOUNCED"
+	// A tool/call was already recorded for this call id in the open step, or
+	// an assistant/message announces a call id the step already announced.
+	// Meta "callId" quotes it.
+	CodeToolCallRepeated Code = "TOOL_CALL_REPEATED"
+	// A tool/result answers a call id the open step did not announce. Meta
+	// "callId" quotes it.
+	CodeToolResultUnmatched Code = "TOOL_RESULT_UNMATCHED"
+	// A tool/result answers a call the open step already has a result for.
+	// Meta "callId" quotes it and "resultSeq" gives the earlier result's seq.
+	CodeToolResultRepeated Code = "TOOL_RESULT_REPEATED"
+	// A step/end, or a message other than a tool/result, came while calls
+	// announced in the open step have no result. Meta "callIds" lists them;
+	// a harness that gives up on a call writes an error result for it.
+	CodeToolCallsUnanswered Code = "TOOL_CALLS_UNANSWERED"
+)
+
+// Provider renderings: a request body that a provider would refuse is not rendered.
+const (
+	// A provider rendering was asked for while a step's tool calls have no
+	// result (the middle of a step: a live session, or --at inside a step).
+	// Meta "callIds" lists the pending calls; logbook's own format still
+	// renders the messages.
+	CodeToolCallsPending Code = "TOOL_CALLS_PENDING"
+	// The next request was asked for in a provider format, but the log holds
+	// no request/header as of that seq to take the model and settings from.
+	// Append a request/header, or ask for the logbook format.
+	CodeRequestHeaderMissing Code = "REQUEST_HEADER_MISSING"
+)
+
 // Session and store: the lifecycle of a session in a store: create, open, fork, release.
 const (
 	// The session was released or the store was closed; open the session
@@ -519,6 +578,20 @@ func AllCodes() []Code {
 		CodeProjectionInvalid,
 		CodeProjectionRemoved,
 		CodeProjectionDuplicate,
+		CodeTurnAlreadyOpen,
+		CodeTurnNotIncreasing,
+		CodeTurnNotOpen,
+		CodeStepAlreadyOpen,
+		CodeStepNotOpen,
+		CodeStepNotIncreasing,
+		CodeTurnStepMismatch,
+		CodeToolCallNotAnnounced,
+		CodeToolCallRepeated,
+		CodeToolResultUnmatched,
+		CodeToolResultRepeated,
+		CodeToolCallsUnanswered,
+		CodeToolCallsPending,
+		CodeRequestHeaderMissing,
 		CodeSessionClosed,
 		CodeSessionReadOnly,
 		CodeSessionFenced,

@@ -21,7 +21,21 @@ type Header struct {
 	AgentPreset         string
 	IsSeeded            bool
 	InheritedEventCount int64 // meaningful only when IsSeeded
+	// Protocol is how appends are checked against the agent-loop protocol
+	// (docs/format.md): "" (strict, the default; stored without the member)
+	// or ProtocolLenient. Fork and salvage children inherit it.
+	Protocol string
 }
+
+// The agent-loop protocols a session header may name (docs/format.md).
+const (
+	// ProtocolStrict checks every appended event against the loop rules; it
+	// is the default, and a header stores it by leaving the member out.
+	ProtocolStrict = "strict"
+	// ProtocolLenient skips the loop rules (never the payload rules), for
+	// loops written by other tools and harnesses that cannot follow them.
+	ProtocolLenient = "lenient"
+)
 
 // ValidateSessionID checks docs/architecture.md: 1–80 bytes of valid UTF-8 without
 // U+0000–U+001F or U+007F. It returns an INVALID_SESSION_ID *Error.

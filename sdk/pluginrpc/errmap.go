@@ -52,7 +52,11 @@ func StatusCode(c sdk.Code) codes.Code {
 		sdk.CodeSessionNotLive, sdk.CodeSessionHeld, sdk.CodeCompactionBusy,
 		sdk.CodeCompactionChanged, sdk.CodeCompactionTurnOpen,
 		sdk.CodeCompactionNoOpenTurn, sdk.CodeProjectionRemoved,
-		sdk.CodeProjectionRequired:
+		sdk.CodeProjectionRequired, sdk.CodeTurnAlreadyOpen, sdk.CodeTurnNotIncreasing,
+		sdk.CodeTurnNotOpen, sdk.CodeStepAlreadyOpen, sdk.CodeStepNotOpen,
+		sdk.CodeStepNotIncreasing, sdk.CodeTurnStepMismatch, sdk.CodeToolCallNotAnnounced,
+		sdk.CodeToolCallRepeated, sdk.CodeToolResultUnmatched, sdk.CodeToolResultRepeated,
+		sdk.CodeToolCallsUnanswered, sdk.CodeToolCallsPending, sdk.CodeRequestHeaderMissing:
 		return codes.FailedPrecondition
 	}
 	return codes.InvalidArgument
