@@ -22,11 +22,15 @@ const DefaultMaxTokens = 4096
 // is not a JSON object becomes {}); tool results become tool_result blocks
 // with is_error; consecutive messages of one role are merged into one, so
 // the results of one step share one user message. Reasoning with a
-// signature becomes a thinking block; without one it is dropped.
+// signature, from an assistant message whose source provider is
+// anthropic, becomes a thinking block; other reasoning is dropped (the
+// API refuses thinking without a valid Anthropic signature). Text blocks
+// of white space alone are dropped, and a message left without blocks is
+// left out.
 // docs/providers.md lists the rest. A message that is not a derived
 // message is PAYLOAD_INVALID with its index.
 func AnthropicMessages(msgs [][]byte) (system, messages []byte, err error) {
-	ms, err := parseMessages(msgs)
+	ms, err := conversation(msgs)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -95,7 +99,7 @@ func appendAnthropic(ms []message) (system, messages []byte) {
 	for _, m := range ms {
 		switch {
 		case m.role == "system" || (m.role == "developer" && !conversation):
-			if text := m.visibleText("\n\n"); text != "" {
+			if text := m.visibleText("\n\n"); !blank(text) {
 				if system == nil {
 					system = []byte{'['}
 				} else {
@@ -151,9 +155,11 @@ func anthropicBlocks(m message) (role string, b []byte) {
 		for _, bl := range m.blocks {
 			switch bl.typ {
 			case "text":
-				add(textBlock(nil, bl.str("text")))
+				if text := bl.str("text"); !blank(text) {
+					add(textBlock(nil, text))
+				}
 			case "reasoning":
-				if sig := bl.str("signature"); sig != "" {
+				if sig := bl.str("signature"); sig != "" && m.provider == "anthropic" {
 					t := appendStr([]byte(`{"type":"thinking"`), "thinking", bl.str("text"))
 					add(append(appendStr(t, "signature", sig), '}'))
 				}
@@ -189,10 +195,14 @@ func userBlocks(m message) []byte {
 	var b []byte
 	for _, bl := range m.blocks {
 		var block []byte
-		switch bl.typ {
-		case "text":
-			block = textBlock(nil, bl.str("text"))
-		case "image":
+		switch {
+		case bl.typ == "text":
+			text := bl.str("text")
+			if blank(text) {
+				continue
+			}
+			block = textBlock(nil, text)
+		case bl.isImage():
 			block = appendStr([]byte(`{"type":"image","source":{"type":"base64"`), "media_type", bl.str("mediaType"))
 			block = append(appendStr(block, "data", bl.str("data")), "}}"...)
 		default:
@@ -226,3 +236,7 @@ func appendInput(b []byte, args string) []byte {
 	}
 	return append(b, trimmed...)
 }
+
+// blank reports whether text has nothing but white space: Anthropic
+// refuses text blocks without non-whitespace text.
+func blank(text string) bool { return strings.TrimSpace(text) == "" }

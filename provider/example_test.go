@@ -118,5 +118,5 @@ func ExampleMessages() {
 func ExampleCheckFormat() {
 	fmt.Println(provider.CheckFormat("messages", "--format", "gemini", provider.MessageFormats()))
 	// Output:
-	// messages: USAGE: --format "gemini" is not one of logbook, openai, anthropic, markdown
+	// messages: USAGE: --format "gemini" is not one of logbook, openai, anthropic, openai-responses, markdown
 }

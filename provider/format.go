@@ -13,22 +13,23 @@ import (
 // `logbook messages|request --format` and the server's messages and
 // request routes (?format=).
 const (
-	FormatLogbook   = "logbook"   // as derived: messages as stored, requests as {header, context, messages}
-	FormatOpenAI    = "openai"    // OpenAI Chat Completions
-	FormatAnthropic = "anthropic" // Anthropic Messages
-	FormatMarkdown  = "markdown"  // messages for a person to read
+	FormatLogbook   = "logbook"          // as derived: messages as stored, requests as {header, context, messages}
+	FormatOpenAI    = "openai"           // OpenAI Chat Completions
+	FormatAnthropic = "anthropic"        // Anthropic Messages
+	FormatResponses = "openai-responses" // OpenAI Responses: input items
+	FormatMarkdown  = "markdown"         // messages for a person to read
 )
 
 // MessageFormats returns the formats Messages renders, in the order a
 // usage error lists them. The slice is fresh.
 func MessageFormats() []string {
-	return []string{FormatLogbook, FormatOpenAI, FormatAnthropic, FormatMarkdown}
+	return []string{FormatLogbook, FormatOpenAI, FormatAnthropic, FormatResponses, FormatMarkdown}
 }
 
 // RequestFormats returns the formats Request renders. The slice
 // is fresh.
 func RequestFormats() []string {
-	return []string{FormatLogbook, FormatOpenAI, FormatAnthropic}
+	return []string{FormatLogbook, FormatOpenAI, FormatAnthropic, FormatResponses}
 }
 
 // CheckFormat returns nil when format is one of allowed, else a USAGE
@@ -62,6 +63,8 @@ func Messages(format string, msgs [][]byte) ([]byte, error) {
 	case FormatAnthropic:
 		_, out, err := AnthropicMessages(msgs)
 		return out, err
+	case FormatResponses:
+		return OpenAIResponsesInput(msgs)
 	case FormatMarkdown:
 		return Markdown(msgs)
 	}
@@ -96,6 +99,8 @@ func Request(format string, r RequestParts) ([]byte, error) {
 		return OpenAIRequest(header, r.Messages)
 	case FormatAnthropic:
 		return AnthropicRequest(header, r.Messages)
+	case FormatResponses:
+		return OpenAIResponsesRequest(header, r.Messages)
 	}
 	msgs, err := Messages(FormatLogbook, r.Messages)
 	if err != nil {

@@ -16,13 +16,14 @@ type header struct {
 	tools       jsonv.Value // an array, or absent
 }
 
-// parseHeader reads an EpochHeader: PAYLOAD_INVALID when raw is empty or
-// null (there is no request without a header: it names the model), not a
-// JSON object, or its config has no model.
+// parseHeader reads an EpochHeader: REQUEST_HEADER_MISSING when raw is
+// empty or null (there is no request without a header: it names the
+// model), PAYLOAD_INVALID when it is not a JSON object or its config has
+// no model.
 func parseHeader(raw []byte) (header, error) {
 	if len(raw) == 0 || string(raw) == "null" {
-		return header{}, sdk.Errorf(sdk.CodePayloadInvalid, op,
-			"no request header: a request needs the header's model; write a request/header event first")
+		return header{}, sdk.Errorf(sdk.CodeRequestHeaderMissing, op,
+			"no request header: a provider's request needs the header's model; append a request/header event, or ask for the logbook format")
 	}
 	doc, err := jsonv.Parse(raw, jsonv.Options{})
 	if err != nil {
@@ -51,7 +52,7 @@ func parseRequest(raw []byte, msgs [][]byte) (header, []message, error) {
 	if err != nil {
 		return header{}, nil, err
 	}
-	ms, err := parseMessages(msgs)
+	ms, err := conversation(msgs)
 	return h, ms, err
 }
 

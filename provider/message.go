@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/seed-e5e476df/logbook/sdk"
@@ -15,6 +16,7 @@ type message struct {
 	role       string
 	toolCallID string
 	isError    bool
+	provider   string // source.provider of an assistant message
 	blocks     []block
 }
 
@@ -49,6 +51,7 @@ func parseMessages(raws [][]byte) ([]message, error) {
 		m := message{role: role}
 		m.toolCallID, _ = root.Get("toolCallId").Str()
 		m.isError, _ = root.Get("isError").Bool()
+		m.provider, _ = root.Get("source").Get("provider").Str()
 		for j, v := range content.Elements() {
 			typ, ok := v.Get("type").Str()
 			if !ok {
@@ -68,6 +71,18 @@ func parseMessages(raws [][]byte) ([]message, error) {
 		out = append(out, m)
 	}
 	return out, nil
+}
+
+// conversation reads derived messages (parseMessages) and pairs their
+// tool calls and results as the provider formats need them (pair),
+// leaving out what pair lists.
+func conversation(msgs [][]byte) ([]message, error) {
+	ms, err := parseMessages(msgs)
+	if err != nil {
+		return nil, err
+	}
+	ms, _, err = pair(ms)
+	return ms, err
 }
 
 // note is the text a block that a provider has no place for becomes: a
@@ -101,12 +116,21 @@ func (m message) visibleText(sep string) string {
 	return strings.Join(parts, sep)
 }
 
-// hasImage reports whether m holds an image block.
+// hasImage reports whether m holds an image a provider takes (isImage).
 func (m message) hasImage() bool {
-	for _, b := range m.blocks {
-		if b.typ == "image" {
-			return true
-		}
+	return slices.ContainsFunc(m.blocks, block.isImage)
+}
+
+// isImage reports whether b is an image of a media type every provider
+// format takes as an image (JPEG, PNG, GIF, WebP); another image becomes
+// a note.
+func (b block) isImage() bool {
+	if b.typ != "image" {
+		return false
+	}
+	switch b.str("mediaType") {
+	case "image/jpeg", "image/png", "image/gif", "image/webp":
+		return true
 	}
 	return false
 }

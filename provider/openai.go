@@ -14,7 +14,7 @@ import (
 // tool_call_id. docs/providers.md lists what has no OpenAI form. A message
 // that is not a derived message is PAYLOAD_INVALID with its index.
 func OpenAIMessages(msgs [][]byte) ([]byte, error) {
-	ms, err := parseMessages(msgs)
+	ms, err := conversation(msgs)
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +116,7 @@ func appendOpenAIMessages(b []byte, ms []message) []byte {
 
 // appendOpenAIMessage appends one chat message; ok is false when m has
 // nothing OpenAI can be sent (an assistant message of reasoning alone, a
-// system or developer message without text).
+// system, developer or user message without text or image).
 func appendOpenAIMessage(b []byte, m message) (_ []byte, ok bool) {
 	switch m.role {
 	case "system", "developer":
@@ -127,11 +127,15 @@ func appendOpenAIMessage(b []byte, m message) (_ []byte, ok bool) {
 		b = appendStr(append(b, '{'), "role", m.role)
 		return append(appendStr(b, "content", text), '}'), true
 	case "user":
+		text := m.visibleText("\n\n")
+		if text == "" && !m.hasImage() {
+			return b, false
+		}
 		b = appendStr(append(b, '{'), "role", "user")
 		if m.hasImage() {
 			b = appendParts(member(b, "content"), m)
 		} else {
-			b = appendStr(b, "content", m.visibleText("\n\n"))
+			b = appendStr(b, "content", text)
 		}
 		return append(b, '}'), true
 	case "assistant":
@@ -170,17 +174,30 @@ func appendOpenAIMessage(b []byte, m message) (_ []byte, ok bool) {
 		}
 		return append(b, '}'), true
 	default: // tool
-		text := m.visibleText("\n")
-		if m.isError {
-			text = "[tool error] " + text
-		}
-		if text == "" {
-			text = "(no output)"
-		}
 		b = appendStr(append(b, '{'), "role", "tool")
 		b = appendStr(b, "tool_call_id", m.toolCallID)
-		return append(appendStr(b, "content", text), '}'), true
+		return append(appendStr(b, "content", toolText(m)), '}'), true
 	}
+}
+
+// toolText is the text of a tool result for the OpenAI formats, which take
+// text only and have no error flag: the text blocks and notes one per
+// line, after "[tool error] " when the result is an error, and
+// "(no output)" when there is nothing.
+func toolText(m message) string {
+	text := m.visibleText("\n")
+	if m.isError {
+		text = "[tool error] " + text
+	}
+	if text == "" {
+		text = "(no output)"
+	}
+	return text
+}
+
+// dataURL is the data: URL of an image block.
+func dataURL(bl block) string {
+	return "data:" + bl.str("mediaType") + ";base64," + bl.str("data")
 }
 
 // appendParts appends a user message's content as an array of parts: text
@@ -193,9 +210,8 @@ func appendParts(b []byte, m message) []byte {
 		switch {
 		case bl.typ == "text":
 			part = appendStr([]byte(`{"type":"text"`), "text", bl.str("text"))
-		case bl.typ == "image":
-			url := "data:" + bl.str("mediaType") + ";base64," + bl.str("data")
-			part = appendStr([]byte(`{"type":"image_url","image_url":{`), "url", url)
+		case bl.isImage():
+			part = appendStr([]byte(`{"type":"image_url","image_url":{`), "url", dataURL(bl))
 			part = append(part, '}')
 		case note(bl) != "":
 			part = appendStr([]byte(`{"type":"text"`), "text", note(bl))
