@@ -329,6 +329,10 @@ func checkResponses(items []map[string]any) error {
 			if err := c.announce(what, i, str(it, "call_id")); err != nil {
 				return err
 			}
+		case "reasoning":
+			if _, ok := objects(it, "summary"); !strings.HasPrefix(str(it, "id"), "rs_") || !ok && it["summary"] != nil {
+				return broken(what, i, "a reasoning item needs the rs_ id the API issued and a summary array")
+			}
 		case "function_call_output":
 			if str(it, "output") == "" {
 				return broken(what, i, "a function_call_output without output")
