@@ -42,8 +42,8 @@ func AnthropicMessages(msgs [][]byte) (system, messages []byte, err error) {
 // the folded request header and the derived messages: model, max_tokens
 // (the header's maxTokens, else DefaultMaxTokens), system when there is
 // system text, messages, and, when the header has them, tools (with their
-// parameters as input_schema, verbatim; {"type":"object"} when a tool has
-// none), stop_sequences (the header's stop), and output_config.effort (its
+// parameters as input_schema, verbatim, with "type":"object" added when
+// the schema has no type; {"type":"object"} when a tool has none), stop_sequences (the header's stop), and output_config.effort (its
 // reasoningEffort). The Messages request has no temperature member, so the
 // header's temperature is not sent. A missing header, or one without
 // config.model, is PAYLOAD_INVALID.
@@ -70,11 +70,7 @@ func AnthropicRequest(header []byte, msgs [][]byte) ([]byte, error) {
 				b = append(b, ',')
 			}
 			b = appendToolName(append(b, '{'), t)
-			if p := t.Get("parameters"); p.Kind() == jsonv.Object {
-				b = p.AppendRaw(member(b, "input_schema"))
-			} else {
-				b = append(member(b, "input_schema"), `{"type":"object"}`...)
-			}
+			b = appendInputSchema(member(b, "input_schema"), t.Get("parameters"))
 			b = append(b, '}')
 		}
 		b = append(b, ']')
@@ -224,6 +220,24 @@ func userBlocks(m message) []byte {
 func textBlock(b []byte, text string) []byte {
 	b = appendStr(append(b, `{"type":"text"`...), "text", text)
 	return append(b, '}')
+}
+
+// appendInputSchema appends a tool's parameters schema as an Anthropic
+// input_schema, which must say "type": the schema spliced in as it is when
+// it has a type, with "type":"object" put first when it has none (an
+// empty {} among them), and {"type":"object"} when there is no schema.
+func appendInputSchema(b []byte, p jsonv.Value) []byte {
+	switch {
+	case p.Kind() != jsonv.Object:
+		return append(b, `{"type":"object"}`...)
+	case p.Get("type").Exists():
+		return p.AppendRaw(b)
+	}
+	if p.Len() == 0 {
+		return append(b, `{"type":"object"}`...)
+	}
+	raw := p.AppendRaw(nil)
+	return append(append(b, `{"type":"object",`...), raw[1:]...) // the members and the closing brace
 }
 
 // appendInput appends a tool call's argument text as a tool_use input: the
