@@ -64,7 +64,9 @@ func TestOpenStepIsToolCallsPending(t *testing.T) {
 	for _, format := range providerFormats {
 		for name, render := range map[string]func() ([]byte, error){
 			"messages": func() ([]byte, error) { return Messages(format, msgs) },
-			"request":  func() ([]byte, error) { return Request(format, RequestParts{Header: []byte(pairHeader), Messages: msgs}) },
+			"request": func() ([]byte, error) {
+				return Request(format, RequestParts{Header: []byte(pairHeader), Messages: msgs})
+			},
 		} {
 			out, err := render()
 			e := sdk.ErrorOf(err)
