@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/jsonv"
 )
@@ -65,4 +66,17 @@ func appendToolName(b []byte, t jsonv.Value) []byte {
 		b = appendStr(b, "description", d)
 	}
 	return b
+}
+
+// HeaderJSON returns the EpochHeader JSON of h, byte for byte as a
+// request/header event of h records it: the header that Request and the
+// request builders take, for an embedder that holds the header value it
+// wrote rather than the folded header of a session. Parameters that are
+// not JSON are PAYLOAD_INVALID.
+func HeaderJSON(h events.Header) ([]byte, error) {
+	doc, err := jsonv.Parse(events.RequestHeader(h, events.HeaderInitial).Data, jsonv.Options{})
+	if err != nil {
+		return nil, sdk.Wrapf(sdk.CodePayloadInvalid, op, err, "the header is not valid JSON (a tool's parameters?)")
+	}
+	return doc.Root().Get("header").Bytes(), nil
 }
