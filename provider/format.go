@@ -45,8 +45,12 @@ func CheckFormat(op, name, format string, allowed []string) error {
 // Messages renders derived messages in one of MessageFormats: logbook is
 // the JSON array of the messages as they are, openai and anthropic the
 // provider's messages array (OpenAIMessages; AnthropicMessages without
-// the system prompt, which is not a message there), markdown the text of
-// Markdown. Another format is USAGE.
+// the system prompt, which is not a message there), openai-responses the
+// Responses input items (OpenAIResponsesInput), markdown the text of
+// Markdown. Another format is USAGE. The provider formats pair tool calls
+// with their results (Omissions lists what they leave out) and refuse
+// calls still waiting for a result with TOOL_CALLS_PENDING; logbook and
+// markdown render any messages.
 func Messages(format string, msgs [][]byte) ([]byte, error) {
 	switch format {
 	case FormatLogbook:
@@ -86,9 +90,11 @@ type RequestParts struct {
 
 // Request renders r in one of RequestFormats: logbook is the session's
 // own {"header", "context", "messages"} (each member spliced in as given,
-// a missing header or context as null), openai and anthropic the
-// provider's body (OpenAIRequest, AnthropicRequest) from the header and
-// the messages. Another format is USAGE.
+// a missing header or context as null), openai, anthropic and
+// openai-responses the provider's body (OpenAIRequest, AnthropicRequest,
+// OpenAIResponsesRequest) from the header and the messages, which
+// CheckRequest accepts. Another format is USAGE; a provider format
+// without a header is REQUEST_HEADER_MISSING.
 func Request(format string, r RequestParts) ([]byte, error) {
 	if err := CheckFormat(op, "format", format, RequestFormats()); err != nil {
 		return nil, err
