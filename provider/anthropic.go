@@ -45,8 +45,8 @@ func AnthropicMessages(msgs [][]byte) (system, messages []byte, err error) {
 // parameters as input_schema, verbatim, with "type":"object" added when
 // the schema has no type; {"type":"object"} when a tool has none), stop_sequences (the header's stop), and output_config.effort (its
 // reasoningEffort). The Messages request has no temperature member, so the
-// header's temperature is not sent. A missing header, or one without
-// config.model, is PAYLOAD_INVALID.
+// header's temperature is not sent. A missing header is
+// REQUEST_HEADER_MISSING; one without config.model is PAYLOAD_INVALID.
 func AnthropicRequest(header []byte, msgs [][]byte) ([]byte, error) {
 	h, ms, err := parseRequest(header, msgs)
 	if err != nil {

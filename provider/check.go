@@ -164,6 +164,31 @@ func checkChat(msgs []map[string]any) error {
 // message: a non-empty string, or (user only) a non-empty array of text
 // parts with text and image_url parts with a data URL of a taken type.
 func checkChatContent(what string, i int, content any, parts bool) error {
+	if _, ok := content.([]any); ok && !parts {
+		return broken(what, i, "content is not a string")
+	}
+	return checkParts(what, i, content, chatPartTypes)
+}
+
+// partTypes names the parts of a message's content in one OpenAI format,
+// for checkParts.
+type partTypes struct {
+	text, image string
+	url         func(image map[string]any) string // an image part's URL
+}
+
+var (
+	chatPartTypes = partTypes{"text", "image_url", func(p map[string]any) string {
+		url, _ := p["image_url"].(map[string]any)
+		return str(url, "url")
+	}}
+	inputPartTypes = partTypes{"input_text", "input_image", func(p map[string]any) string { return str(p, "image_url") }}
+)
+
+// checkParts checks a message's content in an OpenAI format: a non-empty
+// string, or a non-empty array of text parts with text and image parts
+// with a data URL of a taken type.
+func checkParts(what string, i int, content any, t partTypes) error {
 	if s, ok := content.(string); ok {
 		if s == "" {
 			return broken(what, i, "empty content")
@@ -171,23 +196,22 @@ func checkChatContent(what string, i int, content any, parts bool) error {
 		return nil
 	}
 	arr, ok := content.([]any)
-	if !parts || !ok || len(arr) == 0 {
+	if !ok || len(arr) == 0 {
 		return broken(what, i, "content is neither a non-empty string nor a non-empty array of parts")
 	}
 	for _, p := range arr {
 		part, _ := p.(map[string]any)
-		switch str(part, "type") {
-		case "text":
+		switch typ := str(part, "type"); typ {
+		case t.text:
 			if str(part, "text") == "" {
-				return broken(what, i, "an empty text part")
+				return broken(what, i, "an empty %s part", typ)
 			}
-		case "image_url":
-			url, _ := part["image_url"].(map[string]any)
-			if !takenDataURL(str(url, "url")) {
-				return broken(what, i, "an image_url part without a data URL of a JPEG, PNG, GIF or WebP image")
+		case t.image:
+			if !takenDataURL(t.url(part)) {
+				return broken(what, i, "an %s part without a data URL of a JPEG, PNG, GIF or WebP image", typ)
 			}
 		default:
-			return broken(what, i, "a part of type %q", str(part, "type"))
+			return broken(what, i, "a part of type %q", typ)
 		}
 	}
 	return nil
@@ -316,7 +340,7 @@ func checkResponses(items []map[string]any) error {
 					return broken(what, i, "a %s message without text", role)
 				}
 			case "user":
-				if err := checkInputContent(what, i, it["content"]); err != nil {
+				if err := checkParts(what, i, it["content"], inputPartTypes); err != nil {
 					return err
 				}
 			default:
@@ -346,33 +370,4 @@ func checkResponses(items []map[string]any) error {
 		prev = typ
 	}
 	return c.settled(what, len(items))
-}
-
-// checkInputContent checks a Responses user message's content: a
-// non-empty string, or a non-empty array of input_text parts with text
-// and input_image parts with a data URL of a taken type.
-func checkInputContent(what string, i int, content any) error {
-	if s, ok := content.(string); ok && s != "" {
-		return nil
-	}
-	arr, ok := content.([]any)
-	if !ok || len(arr) == 0 {
-		return broken(what, i, "content is neither a non-empty string nor a non-empty array of parts")
-	}
-	for _, p := range arr {
-		part, _ := p.(map[string]any)
-		switch str(part, "type") {
-		case "input_text":
-			if str(part, "text") == "" {
-				return broken(what, i, "an empty input_text part")
-			}
-		case "input_image":
-			if !takenDataURL(str(part, "image_url")) {
-				return broken(what, i, "an input_image part without a data URL of a JPEG, PNG, GIF or WebP image")
-			}
-		default:
-			return broken(what, i, "a part of type %q", str(part, "type"))
-		}
-	}
-	return nil
 }

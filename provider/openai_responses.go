@@ -92,50 +92,17 @@ func appendResponsesInput(b []byte, ms []message) []byte {
 				b = append(bl.v.Get("arguments").AppendRaw(member(b, "arguments")), '}')
 			}
 		case "user":
-			text := m.visibleText("\n\n")
-			if text == "" && !m.hasImage() {
+			content, ok := userContent(m, inputParts)
+			if !ok {
 				continue
 			}
 			item()
-			b = append(b, `{"type":"message","role":"user"`...)
-			if m.hasImage() {
-				b = appendInputParts(member(b, "content"), m)
-			} else {
-				b = appendStr(b, "content", text)
-			}
-			b = append(b, '}')
+			b = append(append(append(b, `{"type":"message","role":"user","content":`...), content...), '}')
 		default: // tool
 			item()
 			b = appendStr(append(b, `{"type":"function_call_output"`...), "call_id", m.toolCallID)
 			b = append(appendStr(b, "output", toolText(m)), '}')
 		}
-	}
-	return append(b, ']')
-}
-
-// appendInputParts appends a user message's content as Responses input
-// parts: text and notes as input_text, images as input_image with a data
-// URL.
-func appendInputParts(b []byte, m message) []byte {
-	b = append(b, '[')
-	n := 0
-	for _, bl := range m.blocks {
-		var part []byte
-		switch {
-		case bl.typ == "text":
-			part = appendStr([]byte(`{"type":"input_text"`), "text", bl.str("text"))
-		case bl.isImage():
-			part = appendStr([]byte(`{"type":"input_image","detail":"auto"`), "image_url", dataURL(bl))
-		case note(bl) != "":
-			part = appendStr([]byte(`{"type":"input_text"`), "text", note(bl))
-		default:
-			continue
-		}
-		if n > 0 {
-			b = append(b, ',')
-		}
-		n++
-		b = append(append(b, part...), '}')
 	}
 	return append(b, ']')
 }

@@ -247,6 +247,9 @@ func TestCheckRequestRefuses(t *testing.T) {
 		{FormatResponses, `{"input":[{"type":"function_call","call_id":"c","name":"n","arguments":"{}"},{"type":"function_call_output","call_id":"c","output":"x"},{"type":"function_call","call_id":"d","name":"n","arguments":"{}"}]}`, "input[3]: calls d are not answered"},
 		{FormatResponses, `{"input":[{"type":"message","role":"assistant","content":""}]}`, "without text"},
 		{FormatResponses, `{"input":[{"type":"reasoning","summary":[]}]}`, "a reasoning item needs"},
+		{FormatOpenAI, `{"messages":[{"role":"system","content":[{"type":"text","text":"x"}]}]}`, "content is not a string"},
+		{FormatResponses, `{"input":[{"type":"message","role":"user","content":[{"type":"input_image","image_url":"https://x/y.png"}]}]}`, "an input_image part without a data URL"},
+		{FormatResponses, `{"input":[{"type":"message","role":"user","content":[]}]}`, "neither a non-empty string nor"},
 		{FormatOpenAI, `[`, "not a JSON object"},
 	}
 	for _, c := range cases {
