@@ -63,7 +63,7 @@ type loopCalls struct {
 	announced []string
 	answered  map[string]bool
 	last      map[string][]byte // the last body checked, by format
-	replaced  bool // a range replace other than a tool-result rewrite
+	replaced  bool              // a range replace other than a tool-result rewrite
 	// interleaved: another message came between a call and its result
 	// (the loop rules refuse that in a strict session)
 	interleaved bool
