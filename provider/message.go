@@ -102,13 +102,13 @@ func note(b block) string {
 	return ""
 }
 
-// visibleText joins with sep the text blocks and the notes of the blocks
-// other than reasoning and tool calls.
+// visibleText joins with sep the non-empty text blocks and the notes of
+// the blocks other than reasoning and tool calls.
 func (m message) visibleText(sep string) string {
 	var parts []string
 	for _, b := range m.blocks {
-		if b.typ == "text" {
-			parts = append(parts, b.str("text"))
+		if t := b.str("text"); b.typ == "text" && t != "" {
+			parts = append(parts, t)
 		} else if n := note(b); n != "" {
 			parts = append(parts, n)
 		}

@@ -226,7 +226,7 @@ func userContent(m message, p userParts) (_ []byte, ok bool) {
 	for _, bl := range m.blocks {
 		var part []byte
 		switch {
-		case bl.typ == "text":
+		case bl.typ == "text" && bl.str("text") != "":
 			part = appendStr([]byte(`{"type":"`+p.text+`"`), "text", bl.str("text"))
 		case bl.isImage():
 			part = p.image(dataURL(bl))
