@@ -160,7 +160,7 @@ func anthropicBlocks(m message) (role string, b []byte) {
 					add(append(appendStr(t, "signature", sig), '}'))
 				}
 			case "tool-call":
-				t := appendStr([]byte(`{"type":"tool_use"`), "id", bl.str("id"))
+				t := appendStr([]byte(`{"type":"tool_use"`), "id", bl.callID)
 				t = appendStr(t, "name", bl.str("name"))
 				add(append(appendInput(member(t, "input"), bl.str("arguments")), '}'))
 			default:

@@ -20,10 +20,13 @@ type message struct {
 	blocks     []block
 }
 
-// block is one content block: its type and the parsed block.
+// block is one content block: its type, the parsed block and, for a
+// tool-call block, the call id the provider is sent (pair renames a
+// repeated one).
 type block struct {
-	typ string
-	v   jsonv.Value
+	typ    string
+	v      jsonv.Value
+	callID string
 }
 
 // str returns the block's string member name, "" when absent.
@@ -57,7 +60,11 @@ func parseMessages(raws [][]byte) ([]message, error) {
 			if !ok {
 				return nil, payloadInvalid(i, "content block %d of message %d is not an object with a string type", j, i)
 			}
-			m.blocks = append(m.blocks, block{typ: typ, v: v})
+			b := block{typ: typ, v: v}
+			if typ == "tool-call" {
+				b.callID = b.str("id")
+			}
+			m.blocks = append(m.blocks, b)
 		}
 		switch role {
 		case "system", "developer", "user", "assistant":

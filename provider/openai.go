@@ -160,7 +160,7 @@ func appendOpenAIMessage(b []byte, m message) (_ []byte, ok bool) {
 					b = append(b, ',')
 				}
 				i++
-				b = appendStr(append(b, '{'), "id", bl.str("id"))
+				b = appendStr(append(b, '{'), "id", bl.callID)
 				b = append(b, `,"type":"function","function":{`...)
 				b = appendStr(b, "name", bl.str("name"))
 				b = bl.v.Get("arguments").AppendRaw(member(b, "arguments"))

@@ -87,7 +87,7 @@ func appendResponsesInput(b []byte, ms []message) []byte {
 					continue
 				}
 				item()
-				b = appendStr(append(b, `{"type":"function_call"`...), "call_id", bl.str("id"))
+				b = appendStr(append(b, `{"type":"function_call"`...), "call_id", bl.callID)
 				b = appendStr(b, "name", bl.str("name"))
 				b = append(bl.v.Get("arguments").AppendRaw(member(b, "arguments")), '}')
 			}

@@ -3,6 +3,7 @@ package provider
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/seed-e5e476df/logbook/sdk"
@@ -43,8 +44,8 @@ func (o Omission) String() string {
 // openai-responses) leave out of msgs, in message order; nil when the
 // messages pair up. Its errors are the renderers': PAYLOAD_INVALID for a
 // message that is not a derived message, TOOL_CALLS_PENDING when calls at
-// the end have no result yet, TOOL_CALL_REPEATED when a call id is
-// announced twice.
+// the end have no result yet, TOOL_CALL_REPEATED when one message announces a
+// call id twice.
 func Omissions(msgs [][]byte) ([]Omission, error) {
 	ms, err := parseMessages(msgs)
 	if err != nil {
@@ -71,14 +72,17 @@ func AtSeqs(err error, seqs []sdk.Seq) error {
 // Results that answer no call right before them, second results, and calls
 // without a result before the next other message are left out and listed.
 // Calls without a result at the end (a step still open) are
-// TOOL_CALLS_PENDING; a call id announced by two messages is
-// TOOL_CALL_REPEATED (Anthropic refuses repeated tool_use ids, and a
-// result could not say which call it answers). Both errors carry the
-// index of the announcing message and Meta "callIds", comma-separated.
+// TOOL_CALLS_PENDING; a call id announced twice by one message is
+// TOOL_CALL_REPEATED (a result could not say which call it answers). Both
+// errors carry the index of the announcing message and Meta "callIds",
+// comma-separated. A call id an earlier message announced already (a
+// harness that reuses ids across steps) is sent renamed, with its result,
+// as renamed says: Anthropic refuses a tool_use id used twice in one
+// request.
 func pair(ms []message) ([]message, []Omission, error) {
 	out := make([]message, 0, len(ms))
 	var omitted []Omission
-	announced := map[string]int{}
+	announced := map[string]bool{}
 	for i := 0; i < len(ms); {
 		m := ms[i]
 		switch m.role {
@@ -93,12 +97,9 @@ func pair(ms []message) ([]message, []Omission, error) {
 			continue
 		}
 		calls := m.callIDs()
-		for _, id := range calls {
-			if first, ok := announced[id]; ok {
-				return nil, nil, callsError(sdk.CodeToolCallRepeated, i, []string{id},
-					"message %d announces call %s, which message %d announced already; a provider needs each call id once", i, id, first)
-			}
-			announced[id] = i
+		if dup := firstRepeat(calls); dup != "" {
+			return nil, nil, callsError(sdk.CodeToolCallRepeated, i, []string{dup},
+				"message %d announces call %s twice; a provider needs each call id once, and a result could not say which it answers", i, dup)
 		}
 		results := map[string]message{}
 		j := i + 1
@@ -130,9 +131,11 @@ func pair(ms []message) ([]message, []Omission, error) {
 				omitted = append(omitted, Omission{Index: i, CallID: id, Rule: sdk.CodeToolCallsUnanswered})
 			}
 		}
+		m = m.renamed(announced)
 		out = append(out, m)
-		for _, id := range calls {
-			if r, ok := results[id]; ok {
+		for _, b := range m.blocks {
+			if r, ok := results[b.str("id")]; ok && b.typ == "tool-call" {
+				r.toolCallID = b.callID
 				out = append(out, r)
 			}
 		}
@@ -163,5 +166,46 @@ func (m message) without(ids []string) message {
 	m.blocks = slices.DeleteFunc(slices.Clone(m.blocks), func(b block) bool {
 		return b.typ == "tool-call" && slices.Contains(ids, b.str("id"))
 	})
+	return m
+}
+
+// firstRepeat returns the first id that ids holds twice, or "".
+func firstRepeat(ids []string) string {
+	for i, id := range ids {
+		if slices.Contains(ids[:i], id) {
+			return id
+		}
+	}
+	return ""
+}
+
+// renamed returns m with each tool-call block's callID made unique among
+// the ids announced records (the ids of earlier messages, to which m's are
+// added): an id seen before is sent as id + "_" + n, with n = 2, 3, … the
+// first that neither an earlier message nor m itself uses
+// (docs/providers.md, Repeated call ids).
+func (m message) renamed(announced map[string]bool) message {
+	own := m.callIDs()
+	taken := func(id string) bool { return announced[id] || slices.Contains(own, id) }
+	cloned := false
+	for k, b := range m.blocks {
+		if b.typ != "tool-call" {
+			continue
+		}
+		id := b.callID
+		if announced[id] {
+			for n := 2; ; n++ {
+				if !taken(id + "_" + strconv.Itoa(n)) {
+					id += "_" + strconv.Itoa(n)
+					break
+				}
+			}
+			if !cloned {
+				m.blocks, cloned = slices.Clone(m.blocks), true
+			}
+			m.blocks[k].callID = id
+		}
+		announced[id] = true
+	}
 	return m
 }

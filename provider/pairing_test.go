@@ -86,12 +86,31 @@ func TestOpenStepIsToolCallsPending(t *testing.T) {
 // A call id announced by two messages is TOOL_CALL_REPEATED naming the
 // id and the second message.
 func TestRepeatedCallIDRefused(t *testing.T) {
-	msgs := raws(user("go"), calling("c1"), result("c1"), calling("c1"), result("c1"))
+	msgs := raws(user("go"), calling("c1", "c1"), result("c1"))
 	for _, format := range providerFormats {
 		_, err := Messages(format, msgs)
 		e := sdk.ErrorOf(err)
-		if e == nil || e.Code != sdk.CodeToolCallRepeated || e.Meta["callIds"] != "c1" || *e.Index != 3 {
-			t.Errorf("%s: %v; want TOOL_CALL_REPEATED, callIds c1, index 3", format, err)
+		if e == nil || e.Code != sdk.CodeToolCallRepeated || e.Meta["callIds"] != "c1" || *e.Index != 1 {
+			t.Errorf("%s: %v; want TOOL_CALL_REPEATED, callIds c1, index 1", format, err)
+		}
+	}
+}
+
+// A call id an earlier message used already (a harness that reuses ids
+// across steps) is sent renamed with its result, so every call id of the
+// body is unique and each result still answers its own call.
+func TestReusedCallIDIsRenamed(t *testing.T) {
+	msgs := raws(user("go"), calling("c1"), result("c1"), calling("c1", "c1_2"), result("c1_2"), result("c1"))
+	for format, body := range renderAll(t, msgs) {
+		if err := CheckRequest(format, body); err != nil {
+			t.Errorf("%s: %v\n%s", format, err, body)
+		}
+		s := string(body)
+		if !strings.Contains(s, `"c1_3"`) || strings.Count(s, `"c1"`) != 2 || strings.Count(s, `"c1_2"`) != 2 {
+			t.Errorf("%s: want c1 (call and result), c1_2 kept for the second message's own c1_2, and its c1 sent as c1_3:\n%s", format, body)
+		}
+		if i, j := strings.Index(s, `"out c1_2"`), strings.LastIndex(s, `"out c1"`); i < 0 || j < 0 {
+			t.Errorf("%s: results missing:\n%s", format, body)
 		}
 	}
 }

@@ -79,8 +79,10 @@ func randomMessages(rng *rand.Rand) [][]byte {
 
 // Whatever the messages, a provider format renders a body that
 // CheckRequest accepts and the official SDK's params read member for
-// member, or refuses with TOOL_CALLS_PENDING or TOOL_CALL_REPEATED, as
-// Omissions does: never an invalid body.
+// member, or refuses with TOOL_CALLS_PENDING (or TOOL_CALL_REPEATED, for a
+// message that announces one id twice), as Omissions does: never an
+// invalid body. The generator reuses call ids across messages, so the
+// renaming of repeated ids is exercised too.
 func TestPropertyAnyMessagesRenderValidOrRefuse(t *testing.T) {
 	rng := rand.New(rand.NewPCG(27, 2))
 	seen := map[sdk.Code]int{}
@@ -112,7 +114,7 @@ func TestPropertyAnyMessagesRenderValidOrRefuse(t *testing.T) {
 			}
 		}
 	}
-	if seen[""] == 0 || seen[sdk.CodeToolCallsPending] == 0 || seen[sdk.CodeToolCallRepeated] == 0 {
+	if seen[""] == 0 || seen[sdk.CodeToolCallsPending] == 0 {
 		t.Fatalf("some outcome never occurred: %v", seen)
 	}
 }
