@@ -276,15 +276,20 @@ func newHeaderCmd(a *app) *cobra.Command {
 	return cmd
 }
 
-// newRequestCmd is `logbook request ID --at SEQ [--format F]`.
+// newRequestCmd is `logbook request ID [--at SEQ] [--format F]`.
 func newRequestCmd(a *app) *cobra.Command {
 	var at seqFlag
 	var format string
 	cmd := &cobra.Command{
-		Use:         "request ID --at SEQ",
+		Use:         "request ID",
 		Annotations: offersJSONAnnotation(), // its output is JSON already
-		Short:       "Print the exact request a model would have been sent right after SEQ: {header, context, messages}, or the provider's body (--format openai|anthropic)",
-		Example: "  logbook request s1 --at 12\n" +
+		Short:       "Print the exact request a model would be sent next: {header, context, messages}, or the provider's body (--at: right after event SEQ; --format openai|anthropic)",
+		Long: "request prints the request a model would be sent right after the last event (with\n" +
+			"--at SEQ, right after event SEQ): logbook's {header, context, messages}, or with\n" +
+			"--format openai|anthropic the provider's body. A provider format needs a\n" +
+			"request/header event up to that seq (it names the model), else REQUEST_HEADER_MISSING.",
+		Example: "  logbook request s1\n" +
+			"  logbook request s1 --at 12\n" +
 			"  logbook request s1 --at 12 --format anthropic",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -295,24 +300,15 @@ func newRequestCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ml, err := v.Messages()
-			if err != nil {
-				return err
-			}
-			b, err := provider.Request(format, provider.RequestParts{
-				Header:   v.RequestHeaderJSON(),
-				Context:  v.RequestContextJSON(),
-				Messages: rawMessages(ml),
-			})
+			b, err := v.Request(format)
 			if err != nil {
 				return err
 			}
 			return writeLine(a.stdout, b)
 		},
 	}
-	cmd.Flags().Var(&at, "at", "the request right after event `SEQ` (required)")
+	cmd.Flags().Var(&at, "at", "the request right after event `SEQ` (default: the last event)")
 	cmd.Flags().StringVar(&format, "format", "logbook", "`F`: logbook ({header, context, messages}), openai (Chat Completions body: model, messages, tools) or anthropic (Messages body: model, system, messages, tools, max_tokens)")
-	_ = cmd.MarkFlagRequired("at")
 	return cmd
 }
 

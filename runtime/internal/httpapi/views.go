@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/seed-e5e476df/logbook/provider"
+	"github.com/seed-e5e476df/logbook/runtime/internal/host"
 	"github.com/seed-e5e476df/logbook/runtime/internal/session"
 	"github.com/seed-e5e476df/logbook/runtime/internal/store"
 	"github.com/seed-e5e476df/logbook/sdk"
@@ -150,7 +151,9 @@ func (a *API) requestHeader(w http.ResponseWriter, r *http.Request) {
 
 // request is GET /v1/sessions/{id}/request?at=&format=: the request a
 // model would be sent, {header, context, messages} (format logbook, the
-// default), or the provider's body (openai, anthropic).
+// default), or the provider's body (openai, anthropic), as host.Request
+// renders it: a provider format with no request header as of the asked
+// seq is 409 REQUEST_HEADER_MISSING.
 func (a *API) request(w http.ResponseWriter, r *http.Request) {
 	format, ok := formatParam(w, r, provider.RequestFormats())
 	if !ok {
@@ -160,27 +163,12 @@ func (a *API) request(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	b, err := SessionRequest(format, sess)
+	b, err := host.Request(format, sess)
 	if err != nil {
 		NewProblem(err).Write(w)
 		return
 	}
 	writeDoc(w, http.StatusOK, b)
-}
-
-// SessionRequest returns the request a model would be sent for sess in
-// format (provider.RequestFormats): {header, context, messages}, or the
-// provider's body. The Connect Request call answers it too.
-func SessionRequest(format string, sess *session.Session) ([]byte, error) {
-	ml, err := sess.Messages()
-	if err != nil {
-		return nil, err
-	}
-	return provider.Request(format, provider.RequestParts{
-		Header:   sess.AppendRequestHeaderJSON(nil),
-		Context:  sess.AppendRequestContextJSON(nil),
-		Messages: ml.JSON(),
-	})
 }
 
 // forkRequest is the body of POST /v1/sessions/{id}/fork.
