@@ -282,8 +282,10 @@ class Session:
         """The derived messages, as right after event at (default: now), in
         format (GET …/messages?format=; docs/providers.md): "logbook" (the
         default) as derived, "openai" or "anthropic" the provider's messages
-        array (parsed JSON), "markdown" the text for a person (a str). Every
-        session renders, with or without a request header."""
+        array, "openai-responses" the Responses API's input items (parsed
+        JSON), "markdown" the text for a person (a str). Every session
+        renders, with or without a request header; a provider format raises
+        TOOL_CALLS_PENDING while a step's calls have no result."""
         body = self.text("messages", at, format=format)
         return body if format == "markdown" else json.loads(body)
 
@@ -303,8 +305,9 @@ class Session:
         """The request a model would be sent right after event at (default:
         now), in format (GET …/request?format=): {header, context, messages}
         ("logbook", the default), or the provider's body ("openai",
-        "anthropic"). A provider format raises REQUEST_HEADER_MISSING when
-        the log has no request/header up to that event."""
+        "anthropic", "openai-responses"). A provider format raises
+        REQUEST_HEADER_MISSING when the log has no request/header up to that
+        event, and TOOL_CALLS_PENDING while a step's calls have no result."""
         return json.loads(self.text("request", at, format=format))
 
     def why(self, seq: int) -> dict:

@@ -145,10 +145,10 @@ export interface Lineage {
 }
 
 /** Formats of messages (docs/providers.md). */
-export type MessageFormat = "logbook" | "openai" | "anthropic" | "markdown";
+export type MessageFormat = "logbook" | "openai" | "anthropic" | "openai-responses" | "markdown";
 
 /** Formats of a model request (docs/providers.md). */
-export type RequestFormat = "logbook" | "openai" | "anthropic";
+export type RequestFormat = "logbook" | "openai" | "anthropic" | "openai-responses";
 
 /** The request a model would be sent, in the logbook format (GET …/request). */
 export interface ModelRequest {
@@ -531,10 +531,12 @@ export class Session {
   /** messages returns the derived messages, as right after event at
    * (default: now), in format (GET …/messages?format=; docs/providers.md):
    * logbook (the default) as derived, openai or anthropic the provider's
-   * messages array, markdown the text for a person. Every session renders,
-   * with or without a request header. */
+   * messages array, openai-responses the Responses API's input items,
+   * markdown the text for a person. Every session renders, with or without
+   * a request header; a provider format throws TOOL_CALLS_PENDING while a
+   * step's calls have no result. */
   messages(o?: { at?: Seq; format?: "logbook" }): Promise<Message[]>;
-  messages(o: { at?: Seq; format: "openai" | "anthropic" }): Promise<JSONValue[]>;
+  messages(o: { at?: Seq; format: "openai" | "anthropic" | "openai-responses" }): Promise<JSONValue[]>;
   messages(o: { at?: Seq; format: "markdown" }): Promise<string>;
   messages(o: { at?: Seq; format?: MessageFormat }): Promise<Message[] | JSONValue[] | string>;
   async messages(o: { at?: Seq; format?: MessageFormat } = {}): Promise<Message[] | JSONValue[] | string> {
@@ -560,10 +562,11 @@ export class Session {
   /** request returns the request a model would be sent right after event
    * at (default: now), in format (GET …/request?format=): {header, context,
    * messages} (logbook, the default), or the provider's body (openai,
-   * anthropic). A provider format throws REQUEST_HEADER_MISSING when the
-   * log has no request/header up to that event. */
+   * anthropic, openai-responses). A provider format throws
+   * REQUEST_HEADER_MISSING when the log has no request/header up to that
+   * event, and TOOL_CALLS_PENDING while a step's calls have no result. */
   request(o?: { at?: Seq; format?: "logbook" }): Promise<ModelRequest>;
-  request(o: { at?: Seq; format: "openai" | "anthropic" }): Promise<JSONValue>;
+  request(o: { at?: Seq; format: "openai" | "anthropic" | "openai-responses" }): Promise<JSONValue>;
   request(o: { at?: Seq; format?: RequestFormat }): Promise<ModelRequest | JSONValue>;
   async request(o: { at?: Seq; format?: RequestFormat } = {}): Promise<ModelRequest | JSONValue> {
     return JSON.parse(await this.text("request", o)) as ModelRequest | JSONValue;
