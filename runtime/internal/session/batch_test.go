@@ -17,7 +17,7 @@ func offsetPtr(n sdk.Offset) *sdk.Offset { return &n }
 // and changes nothing.
 func TestAppendBatchExpectedLen(t *testing.T) {
 	ctx := context.Background()
-	s, _ := newTestSession(t)
+	s, _ := newTestSession(t, bareMessages)
 	b, err := s.AppendBatch(ctx, []AppendInput{evU("u0", "a"), evA("a1", "b")}, BatchOptions{ExpectedLen: offsetPtr(0)})
 	if err != nil {
 		t.Fatal(err)
@@ -49,7 +49,7 @@ func TestAppendBatchExpectedLen(t *testing.T) {
 // At the first rejected input the batch stops: the events before it stay
 // committed and are returned, and the error names the input's index.
 func TestAppendBatchStopsAtRejected(t *testing.T) {
-	s, _ := newTestSession(t)
+	s, _ := newTestSession(t, bareMessages)
 	b, err := s.AppendBatch(context.Background(), []AppendInput{evU("u0", "a"), evRaw("no/such-type", `{}`), evU("u1", "b")}, BatchOptions{})
 	e := requireCode(t, err, sdk.CodeUnknownEventType)
 	if (e.Index == nil || *e.Index != 1) || (e.Seq == nil || *e.Seq != 1) {
@@ -65,7 +65,7 @@ func TestAppendBatchStopsAtRejected(t *testing.T) {
 // the actual length.
 func TestAppendBatchExpectedLenIsAtomic(t *testing.T) {
 	ctx := context.Background()
-	s, _ := newTestSession(t)
+	s, _ := newTestSession(t, bareMessages)
 	const racers = 16
 	var (
 		wg      sync.WaitGroup

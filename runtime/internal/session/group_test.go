@@ -31,7 +31,7 @@ func (f relationalFunc) CheckAppend(events EventList, e Event) error { return f(
 func TestAppendGroupCommitsAsOneUnit(t *testing.T) {
 	calls := &commitCalls{}
 	var seenLens []int
-	s, _ := newTestSession(t, func(o *Options) {
+	s, _ := newTestSession(t, bareMessages, func(o *Options) {
 		o.OnCommit = calls.record
 		o.Relational = []Relational{relationalFunc(func(events EventList, e Event) error {
 			if int(e.Seq()) != events.Len() {
@@ -110,7 +110,7 @@ func TestAppendGroupRejectionChangesNothing(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			calls := 0
-			s, _ := newTestSession(t, func(o *Options) {
+			s, _ := newTestSession(t, bareMessages, func(o *Options) {
 				feed := o.OnCommit
 				o.OnCommit = func(evs []Event) { calls++; feed(evs) }
 				if tc.rel != nil {
@@ -145,7 +145,7 @@ func TestAppendGroupRejectionChangesNothing(t *testing.T) {
 // them: a developer/message may bind to a request/header of its own group,
 // and a second "initial" header in one group is refused.
 func TestAppendGroupMembersSeeEarlierMembers(t *testing.T) {
-	s, _ := newTestSession(t)
+	s, _ := newTestSession(t, bareMessages)
 	header := `{"config":{"provider":"p","model":"m"},"tools":[{"name":"search","description":"d","parameters":{}}]}`
 	evs, err := s.AppendGroup(context.Background(), []AppendInput{
 		evHeader("initial", header),
@@ -172,7 +172,7 @@ func TestAppendGroupMembersSeeEarlierMembers(t *testing.T) {
 // A group of one behaves like Append; an empty group appends nothing; a
 // released session refuses a group like an append.
 func TestAppendGroupEdges(t *testing.T) {
-	s, _ := newTestSession(t)
+	s, _ := newTestSession(t, bareMessages)
 	evs, err := s.AppendGroup(context.Background(), []AppendInput{evU("u", "x")})
 	if err != nil || len(evs) != 1 || evs[0].Seq() != 0 {
 		t.Fatalf("%v %v", evs, err)
@@ -190,7 +190,7 @@ func TestAppendGroupEdges(t *testing.T) {
 // AppendGroupAt commits only at the planned position: a group planned for a
 // seq another append took is refused with SEQ_CONFLICT and changes nothing.
 func TestAppendGroupAtRefusesAMovedLog(t *testing.T) {
-	s, _ := newTestSession(t)
+	s, _ := newTestSession(t, bareMessages)
 	mustAppendAll(t, s, evU("u0", "x"))
 	before := stateOf(t, s)
 	_, err := s.AppendGroupAt(context.Background(), 0, []AppendInput{evTurnStart(1), evTurnEnd(1)})

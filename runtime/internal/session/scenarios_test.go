@@ -142,7 +142,7 @@ func TestAppendAssignsContiguousSeqs(t *testing.T) {
 }
 
 func TestSurfaceEventWithoutMarkerIsRefused(t *testing.T) {
-	s, _ := newTestSession(t)
+	s, _ := newTestSession(t, bareMessages)
 	mustAppend(t, s, evTurnStart(1))
 	for _, in := range []AppendInput{
 		{Type: TypeUserMessage, Data: tcRaw(dataUser("u1", "x"))},
@@ -178,7 +178,7 @@ func TestSeedRefusesASurfaceOpOnALogOnlyEvent(t *testing.T) {
 }
 
 func TestReplaceSwapsASurfaceRange(t *testing.T) {
-	s, _ := newTestSession(t)
+	s, _ := newTestSession(t, bareMessages)
 	mustAppend(t, s, evU("u0", "first"))
 	mustAppend(t, s, evA("a1", "answer"))
 	requireGenerations(t, s, 0, 0)
@@ -229,7 +229,7 @@ func TestReplaceSwapsASurfaceRange(t *testing.T) {
 }
 
 func TestReplaceMustCoverEveryShadowedNode(t *testing.T) {
-	s, _ := newTestSession(t)
+	s, _ := newTestSession(t, bareMessages)
 	mustAppend(t, s, evU("u0", "first"))
 	mustAppend(t, s, evA("a1", "answer"))
 	e := rejectAppend(t, s, replacing(evU("u2", "summary"), 0, 1, 0), sdk.CodeReplaceCoverage, "missing 1")
@@ -245,21 +245,21 @@ func TestReplaceMustCoverEveryShadowedNode(t *testing.T) {
 }
 
 func TestReplaceEndpointsMustBeOnTheSurface(t *testing.T) {
-	s, _ := newTestSession(t)
+	s, _ := newTestSession(t, bareMessages)
 	mustAppendAll(t, s, evU("u0", "a"), evA("a1", "b"), replacing(evU("u2", "c"), 0, 1, 0, 1))
 	rejectAppend(t, s, replacing(evU("u3", "d"), 0, 0, 0), sdk.CodeReplaceStartNotFound, "startSeq 0")
 	rejectAppend(t, s, replacing(evU("u3", "d"), 2, 1, 2, 1), sdk.CodeReplaceEndNotFound, "endSeq 1")
 }
 
 func TestReplaceRefusesAReversedSpan(t *testing.T) {
-	s, _ := newTestSession(t)
+	s, _ := newTestSession(t, bareMessages)
 	mustAppendAll(t, s, evU("u0", "a"), evA("a1", "b"), evU("u2", "c"))
 	rejectAppend(t, s, replacing(evU("u3", "d"), 2, 0, 0, 1, 2), sdk.CodeReplaceReversed,
 		"startSeq 2 at position 2", "endSeq 0 at position 0")
 }
 
 func TestReplaceSpanFollowsSurfaceOrderNotSeqOrder(t *testing.T) {
-	s, _ := newTestSession(t)
+	s, _ := newTestSession(t, bareMessages)
 	mustAppendAll(t, s, evU("u0", "a"), evA("a1", "b"), evU("u2", "c"))
 	mustAppend(t, s, replacing(evU("u3", "d"), 0, 0, 0))
 	requireNodes(t, s, 3, 1, 2)
@@ -274,7 +274,7 @@ func TestReplaceSpanFollowsSurfaceOrderNotSeqOrder(t *testing.T) {
 }
 
 func TestSourcesAndEndpointsMustBeEarlier(t *testing.T) {
-	s, _ := newTestSession(t)
+	s, _ := newTestSession(t, bareMessages)
 	mustAppendAll(t, s, evU("u0", "a"), evA("a1", "b"), evU("u2", "c"))
 	rejectAppend(t, s, withSources(evU("u3", "d"), 5), sdk.CodeSourcesNotEarlier, "element 5", "seq 3")
 	rejectAppend(t, s, withSources(evU("u3", "d"), 3), sdk.CodeSourcesNotEarlier, "element 3", "seq 3")
@@ -283,7 +283,7 @@ func TestSourcesAndEndpointsMustBeEarlier(t *testing.T) {
 }
 
 func TestSourcesMustBeDistinctAndNonEmpty(t *testing.T) {
-	s, _ := newTestSession(t)
+	s, _ := newTestSession(t, bareMessages)
 	mustAppendAll(t, s, evU("u0", "a"), evA("a1", "b"), evU("u2", "c"))
 	rejectAppend(t, s, withSources(evU("u3", "d"), 1, 1), sdk.CodeSourcesDuplicate, "1")
 	rejectAppend(t, s, replacing(evU("u3", "d"), 1, 2, 1, 2, 1), sdk.CodeSourcesDuplicate, "lists 1")
@@ -300,7 +300,7 @@ func TestSourcesMustBeDistinctAndNonEmpty(t *testing.T) {
 }
 
 func TestAssistantMessagesTakeNoSources(t *testing.T) {
-	s, _ := newTestSession(t)
+	s, _ := newTestSession(t, bareMessages)
 	mustAppend(t, s, evU("u0", "a"))
 	rejectAppend(t, s, withSources(evA("a1", "b"), 0), sdk.CodeAssistantSourcesForbidden, "seq 1")
 	rejectAppend(t, s, withSources(evA("a1", "b")), sdk.CodeAssistantSourcesForbidden, "seq 1")
@@ -315,7 +315,7 @@ func toolResultFull(id, callID, text, meta string, turn int64, errCode string) s
 }
 
 func TestToolResultRewriteRules(t *testing.T) {
-	s, _ := newTestSession(t)
+	s, _ := newTestSession(t, bareMessages)
 	mustAppend(t, s, evU("u0", "go"))
 	mustAppend(t, s, evACalls(1, 1, "a1", "c1", "c2"))
 	orig := toolResultFull("r2", "c1", strings.Repeat("long output ", 20), `{"k":1,"files":["a","b"]}`, 1, "E1")
@@ -360,7 +360,7 @@ func TestToolResultRewriteRules(t *testing.T) {
 }
 
 func TestSystemNode0IsProtected(t *testing.T) {
-	s, _ := newTestSession(t)
+	s, _ := newTestSession(t, bareMessages)
 	mustAppendAll(t, s, evSys("s0", "be brief"), evU("u1", "a"), evA("a2", "b"))
 	rejectAppend(t, s, replacing(evU("u3", "sum"), 0, 2, 0, 1, 2), sdk.CodeSystemNode0Protected, "user/message", "0..2")
 	rejectAppend(t, s, replacing(evSys("s3", "new"), 0, 1, 0, 1), sdk.CodeSystemNode0Protected, "system/message", "0..1")
@@ -374,7 +374,7 @@ func TestSystemNode0IsProtected(t *testing.T) {
 	mustAppend(t, s, replacing(evU("u5", "compacted"), 2, 4, 2, 4))
 	requireNodes(t, s, 3, 1, 5)
 	// Span starting at node 0 when node 0 is not a system message: allowed.
-	s2, _ := newTestSession(t)
+	s2, _ := newTestSession(t, bareMessages)
 	mustAppendAll(t, s2, evU("u0", "a"), evSys("s1", "b"))
 	mustAppend(t, s2, replacing(evU("u2", "c"), 0, 1, 0, 1))
 	requireNodes(t, s2, 2)
@@ -382,7 +382,7 @@ func TestSystemNode0IsProtected(t *testing.T) {
 }
 
 func TestEmptyAssistantContentDerivesNoMessage(t *testing.T) {
-	s, _ := newTestSession(t)
+	s, _ := newTestSession(t, bareMessages)
 	mustAppend(t, s, evU("u0", "a"))
 	e1 := mustAppend(t, s, evAEmpty("a1"))
 	mustAppend(t, s, evU("u2", "b"))
@@ -414,7 +414,7 @@ func TestEmptyAssistantContentDerivesNoMessage(t *testing.T) {
 }
 
 func TestEventJSONIsKeptLossless(t *testing.T) {
-	s, _ := newTestSession(t)
+	s, _ := newTestSession(t, bareMessages)
 	mustAppend(t, s, evU("u0", "a"))
 	todo := func(v string) AppendInput { return evRaw(TypeTodoWrite, `{"todos":[],"plugin:v":`+v+`}`) }
 	for _, c := range []struct {
@@ -727,13 +727,13 @@ func TestCrashRepairOfAClosedLogAppendsOnlyTheMarker(t *testing.T) {
 	})
 	t.Run("closed turn", func(t *testing.T) {
 		s, _ := newTestSession(t)
-		mustAppendAll(t, s, evTurnStart(1), evU("u", "a"), evStepStart(1, 1), evACalls(1, 1, "a", "x"), evStepEnd(1, 1), evTurnEnd(1))
+		mustAppendAll(t, s, evTurnStart(1), evU("u", "a"), evStepStart(1, 1), evACalls(1, 1, "a", "x"), evR("r", "x", "ok"), evStepEnd(1, 1), evTurnEnd(1))
 		if c := OpenTurnClosers(s.Events().Slice(), Interrupted); len(c) != 0 {
 			t.Errorf("closers = %v", typesOf(c))
 		}
 		b := ResumeBatch(s.Events().Slice(), sdk.Torn{}, now)
-		if len(b) != 1 || b[0].Type() != TypeSessionEndSeed || b[0].Seq() != 6 {
-			t.Errorf("ResumeBatch = %v, want only the marker at 6", typesOf(b))
+		if len(b) != 1 || b[0].Type() != TypeSessionEndSeed || b[0].Seq() != 7 {
+			t.Errorf("ResumeBatch = %v, want only the marker at 7", typesOf(b))
 		}
 	})
 	t.Run("open turn without step", func(t *testing.T) {
@@ -749,12 +749,12 @@ func TestCrashRepairOfAClosedLogAppendsOnlyTheMarker(t *testing.T) {
 	})
 	t.Run("call of a closed step", func(t *testing.T) {
 		s, _ := newTestSession(t)
-		mustAppendAll(t, s, evTurnStart(1), evStepStart(1, 1), evACalls(1, 1, "a", "x"), evToolCall(1, 1, "x"), evStepEnd(1, 1))
+		mustAppendAll(t, s, evTurnStart(1), evStepStart(1, 1), evACalls(1, 1, "a", "x"), evToolCall(1, 1, "x"), evR("r", "x", "ok"), evStepEnd(1, 1))
 		c := OpenTurnClosers(s.Events().Slice(), Interrupted)
 		if len(c) != 1 {
 			t.Fatalf("closers = %v, want only turn/end", typesOf(c))
 		}
-		requireEvent(t, c[0], 5, tT0, TypeTurnEnd, `{"turn":1,"reason":{"kind":"interrupted"}}`)
+		requireEvent(t, c[0], 6, tT0, TypeTurnEnd, `{"turn":1,"reason":{"kind":"interrupted"}}`)
 	})
 	t.Run("answered calls", func(t *testing.T) {
 		s, _ := newTestSession(t)
@@ -1040,7 +1040,7 @@ const (
 )
 
 func TestDeveloperMessageBindsToItsHeader(t *testing.T) {
-	s, _ := newTestSession(t)
+	s, _ := newTestSession(t, bareMessages)
 	mustAppend(t, s, evHeader("initial", headerV1)) // 0
 	mustAppend(t, s, evU("u1", "go"))               // 1
 	rejectAppend(t, s, evDeveloper("d", -1, blockAddition("search")), sdk.CodeDeveloperHeaderSeqMismatch, "search")
@@ -1173,7 +1173,7 @@ func TestProjectionRewritesDerivedMessages(t *testing.T) {
 	redact := &fakeProjection{id: "test/1/sha", project: redactTo(nil)}
 	defs := ProjectionMap{redactType: redact}
 	withDefs := func(o *Options) { o.Projections = defs }
-	s, _ := newTestSession(t, withDefs)
+	s, _ := newTestSession(t, withDefs, bareMessages)
 	e0 := mustAppend(t, s, evU("u0", "secret"))
 	env0 := e0.Envelope()
 	before := stateOf(t, s)
@@ -1272,7 +1272,7 @@ func TestProjectionRewritesDerivedMessages(t *testing.T) {
 		}
 	})
 	t.Run("projected node replaced", func(t *testing.T) {
-		p, _ := newTestSession(t, withDefs)
+		p, _ := newTestSession(t, withDefs, bareMessages)
 		mustAppendAll(t, p, evU("u0", "secret"), evU("u1", "keep"), projectionEvent(redactType, `[0,1]`, "p"))
 		requireGenerations(t, p, 0, 1)
 		mustAppend(t, p, replacing(evU("u3", "fresh"), 0, 0, 0))
@@ -1382,7 +1382,7 @@ func TestRestoreRefusesUnknownEventClasses(t *testing.T) {
 }
 
 func TestSnapshotsStayStableUnderAppends(t *testing.T) {
-	s, _ := newTestSession(t)
+	s, _ := newTestSession(t, bareMessages)
 	mustAppendAll(t, s, evU("u0", "a"), evA("a1", "b"), evU("u2", "c"))
 	m, err := s.Messages()
 	if err != nil {
@@ -1445,7 +1445,7 @@ func TestSnapshotsStayStableUnderAppends(t *testing.T) {
 // TestConcurrentReadersDuringAppends checks, under -race, that readers never
 // see a snapshot change while one appender keeps committing.
 func TestConcurrentReadersDuringAppends(t *testing.T) {
-	s, _ := newTestSession(t)
+	s, _ := newTestSession(t, bareMessages)
 	mustAppend(t, s, evU("u0", "a"))
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
@@ -1546,7 +1546,7 @@ func TestHeaderCanonicalAndEqual(t *testing.T) {
 }
 
 func TestRequestContextFold(t *testing.T) {
-	s, _ := newTestSession(t)
+	s, _ := newTestSession(t, bareMessages)
 	if _, ok := s.RequestContext(); ok {
 		t.Fatal("RequestContext before any request/context")
 	}
@@ -1579,7 +1579,7 @@ func TestToolHistoryFold(t *testing.T) {
 		tools   []string
 		updates []string
 	}
-	s, _ := newTestSession(t)
+	s, _ := newTestSession(t, bareMessages)
 	if th := s.ToolHistory(); th.Tools != nil || th.Updates != nil {
 		t.Errorf("ToolHistory before any header = %+v", th)
 	}
@@ -1622,7 +1622,7 @@ func TestToolHistoryFold(t *testing.T) {
 // TestOpenTurnClosersRules checks the open-turn scan (docs/architecture.md)
 // beyond the cases of the crash-repair and fork-at-a-cut tests above.
 func TestOpenTurnClosersRules(t *testing.T) {
-	s, clock := newTestSession(t)
+	s, clock := newTestSession(t, bareMessages)
 	mustAppendAll(t, s,
 		evTurnStart(1),                                  // 0
 		evStepStart(1, 1),                               // 1
@@ -1636,20 +1636,21 @@ func TestOpenTurnClosersRules(t *testing.T) {
 		evACalls(1, 2, "a9", "w"),                       // 9
 		evR("r10", "w", "long"),                         // 10
 		evACalls(1, 2, "a11", "w"),                      // 11: w pending again
-		replacing(evR("r10", "w", "short"), 10, 10, 10), // 12: a rewrite answers it too
+		replacing(evR("r10", "w", "short"), 10, 10, 10), // 12: a rewrite answers nothing
 	)
 	clock.Advance(3)
 	mustAppend(t, s, evU("u13", "still waiting")) // 13
 	c := OpenTurnClosers(s.Events().Slice(), Interrupted)
-	if got := typesOf(c); !slices.Equal(got, []string{"14:tool/result", "15:tool/result", "16:step/end", "17:turn/end"}) {
+	if got := typesOf(c); !slices.Equal(got, []string{"14:tool/result", "15:tool/result", "16:tool/result", "17:step/end", "18:turn/end"}) {
 		t.Fatalf("closers = %v", got)
 	}
 	requireCloserResult(t, c[0], 14, tT0+3, 1, 2, "x", "interrupted", false, 0)
 	requireCloserResult(t, c[1], 15, tT0+3, 1, 1, "y", "interrupted", true, 6)
-	requireEvent(t, c[2], 16, tT0+3, TypeStepEnd, `{"turn":1,"step":1}`)
+	requireCloserResult(t, c[2], 16, tT0+3, 1, 2, "w", "interrupted", false, 0)
+	requireEvent(t, c[3], 17, tT0+3, TypeStepEnd, `{"turn":1,"step":1}`)
 	// The closers pass the same validation as any event.
 	r := mustRestoreEvents(t, restoreOpts(), RestoreOptions{}, append(s.Events().Slice(), c...))
-	if r.Len() != 18 {
+	if r.Len() != 19 {
 		t.Errorf("Len = %d", r.Len())
 	}
 	if again := OpenTurnClosers(r.Events().Slice(), Interrupted); len(again) != 0 {
@@ -1657,7 +1658,7 @@ func TestOpenTurnClosersRules(t *testing.T) {
 	}
 
 	// A turn/start without turn/end drops the previous turn's state.
-	s2, _ := newTestSession(t)
+	s2, _ := newTestSession(t, bareMessages)
 	mustAppendAll(t, s2, evTurnStart(1), evStepStart(1, 1), evACalls(1, 1, "a", "x"), evTurnStart(2), evU("u", "x"))
 	c2 := OpenTurnClosers(s2.Events().Slice(), Forked)
 	if got := typesOf(c2); !slices.Equal(got, []string{"5:turn/end"}) {
@@ -1674,7 +1675,7 @@ func TestOpenTurnClosersRules(t *testing.T) {
 // TestConcurrentAppendsAreSerialized: appends from many goroutines get
 // contiguous seqs, each exactly once, and the feed sees them in seq order.
 func TestConcurrentAppendsAreSerialized(t *testing.T) {
-	s, _ := newTestSession(t)
+	s, _ := newTestSession(t, bareMessages)
 	var wg sync.WaitGroup
 	const writers, each = 8, 40
 	for w := range writers {
@@ -1718,7 +1719,7 @@ func TestConcurrentAppendsAreSerialized(t *testing.T) {
 // allocate: after one appended node Messages() and Surface() do not copy the
 // surface; a replacement triggers one rebuild, then reads are free again.
 func TestDerivedCostsAreIncremental(t *testing.T) {
-	s, _ := newTestSession(t)
+	s, _ := newTestSession(t, bareMessages)
 	const n = 5000
 	for i := range n {
 		mustAppend(t, s, evU(fmt.Sprintf("u%d", i), "x"))
@@ -1756,7 +1757,7 @@ func TestDerivedCostsAreIncremental(t *testing.T) {
 
 // TestReturnedSlicesAreCopies: nothing handed out aliases the log (docs/format.md).
 func TestReturnedSlicesAreCopies(t *testing.T) {
-	s, _ := newTestSession(t)
+	s, _ := newTestSession(t, bareMessages)
 	mustAppendAll(t, s, evHeader("initial", headerV1), evU("u1", "a"), evA("a2", "b"))
 	in := withSources(evU("u3", "c"), 1, 2)
 	e := mustAppend(t, s, in)

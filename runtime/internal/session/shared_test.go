@@ -11,7 +11,7 @@ import (
 // Shared hands out the stored bytes themselves, and says what the
 // envelope says.
 func TestSharedIsTheStoredEvent(t *testing.T) {
-	s, _ := newTestSession(t)
+	s, _ := newTestSession(t, bareMessages)
 	mustAppend(t, s, evU("u", "x"))
 	mustAppend(t, s, replacing(evU("u", "y"), 0, 0, 0))
 	for _, ev := range s.Events().All() {

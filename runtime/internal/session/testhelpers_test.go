@@ -683,7 +683,7 @@ func failuresOf(t *testing.T, f func(tb testing.TB)) []string {
 // TestHelpersDetectChanges makes sure the checks used everywhere above can
 // fail: a helper that never fails would make every test vacuous.
 func TestHelpersDetectChanges(t *testing.T) {
-	s, _ := newTestSession(t)
+	s, _ := newTestSession(t, bareMessages)
 	mustAppend(t, s, evU("u0", "a"))
 	before := stateOf(t, s)
 	if f := failuresOf(t, func(tb testing.TB) { requireUnchanged(tb, before, s) }); len(f) != 0 {
@@ -731,3 +731,9 @@ func TestHelpersDetectChanges(t *testing.T) {
 
 // ctl is the owner's Control of a session a test built without one.
 func ctl(s *Session) *Control { return &Control{s: s} }
+
+// bareMessages is an Options mod for the tests of the surface, its folds
+// and the append machinery that append messages outside any turn or step:
+// a foreign loop, which only a lenient session takes (docs/format.md, "The
+// agent-loop protocol"). The loop rules have their own tests (loop_test.go).
+func bareMessages(o *Options) { o.Header.Protocol = sdk.ProtocolLenient }
