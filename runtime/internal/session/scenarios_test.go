@@ -1675,7 +1675,8 @@ func TestOpenTurnClosersRules(t *testing.T) {
 // TestConcurrentAppendsAreSerialized: appends from many goroutines get
 // contiguous seqs, each exactly once, and the feed sees them in seq order.
 func TestConcurrentAppendsAreSerialized(t *testing.T) {
-	s, _ := newTestSession(t, bareMessages)
+	s, _ := newTestSession(t)
+	mustAppend(t, s, evTurnStart(1))
 	var wg sync.WaitGroup
 	const writers, each = 8, 40
 	for w := range writers {
@@ -1691,7 +1692,7 @@ func TestConcurrentAppendsAreSerialized(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if s.Len() != writers*each {
+	if s.Len() != writers*each+1 {
 		t.Fatalf("Len = %d", s.Len())
 	}
 	f, _ := commitFeeds.Load(s)
@@ -1719,7 +1720,8 @@ func TestConcurrentAppendsAreSerialized(t *testing.T) {
 // allocate: after one appended node Messages() and Surface() do not copy the
 // surface; a replacement triggers one rebuild, then reads are free again.
 func TestDerivedCostsAreIncremental(t *testing.T) {
-	s, _ := newTestSession(t, bareMessages)
+	s, _ := newTestSession(t)
+	mustAppend(t, s, evTurnStart(1))
 	const n = 5000
 	for i := range n {
 		mustAppend(t, s, evU(fmt.Sprintf("u%d", i), "x"))
@@ -1757,8 +1759,8 @@ func TestDerivedCostsAreIncremental(t *testing.T) {
 
 // TestReturnedSlicesAreCopies: nothing handed out aliases the log (docs/format.md).
 func TestReturnedSlicesAreCopies(t *testing.T) {
-	s, _ := newTestSession(t, bareMessages)
-	mustAppendAll(t, s, evHeader("initial", headerV1), evU("u1", "a"), evA("a2", "b"))
+	s, _ := newTestSession(t)
+	mustAppendAll(t, s, evTurnStart(1), evHeader("initial", headerV1), evU("u2", "a"))
 	in := withSources(evU("u3", "c"), 1, 2)
 	e := mustAppend(t, s, in)
 	before := stateOf(t, s)
