@@ -1445,8 +1445,8 @@ func TestSnapshotsStayStableUnderAppends(t *testing.T) {
 // TestConcurrentReadersDuringAppends checks, under -race, that readers never
 // see a snapshot change while one appender keeps committing.
 func TestConcurrentReadersDuringAppends(t *testing.T) {
-	s, _ := newTestSession(t, bareMessages)
-	mustAppend(t, s, evU("u0", "a"))
+	s, _ := newTestSession(t)
+	mustAppend(t, s, evTurnStart(1))
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
 	for r := range 4 {
