@@ -1040,17 +1040,17 @@ const (
 )
 
 func TestDeveloperMessageBindsToItsHeader(t *testing.T) {
-	s, _ := newTestSession(t, bareMessages)
+	s, _ := newTestSession(t)
 	mustAppend(t, s, evHeader("initial", headerV1)) // 0
-	mustAppend(t, s, evU("u1", "go"))               // 1
-	rejectAppend(t, s, evDeveloper("d", -1, blockAddition("search")), sdk.CodeDeveloperHeaderSeqMismatch, "search")
-	rejectAppend(t, s, evDeveloper("d", 1, blockAddition("search")), sdk.CodeDeveloperHeaderSeqInvalid, "headerSeq 1", "user/message")
-	rejectAppend(t, s, evDeveloper("d", 2, blockAddition("search")), sdk.CodeDeveloperHeaderSeqInvalid, "headerSeq 2", "seq 2")
-	rejectAppend(t, s, evDeveloper("d", 7, blockAddition("search")), sdk.CodeDeveloperHeaderSeqInvalid, "headerSeq 7")
-	rejectAppend(t, s, evDeveloper("d", 0, blockRemoval("read")), sdk.CodeDeveloperHeaderSeqMismatch, "headerSeq")
-	rejectAppend(t, s, evDeveloper("d", 0, blockAddition("write")), sdk.CodeDeveloperToolNotInHeader, `"write"`, "headerSeq 0", "found 0")
+	mustAppend(t, s, evTurnStart(1))                // 1
+	rejectAppend(t, s, evDeveloperAt(1, 0, "d", -1, blockAddition("search")), sdk.CodeDeveloperHeaderSeqMismatch, "search")
+	rejectAppend(t, s, evDeveloperAt(1, 0, "d", 1, blockAddition("search")), sdk.CodeDeveloperHeaderSeqInvalid, "headerSeq 1", "turn/start")
+	rejectAppend(t, s, evDeveloperAt(1, 0, "d", 2, blockAddition("search")), sdk.CodeDeveloperHeaderSeqInvalid, "headerSeq 2", "seq 2")
+	rejectAppend(t, s, evDeveloperAt(1, 0, "d", 7, blockAddition("search")), sdk.CodeDeveloperHeaderSeqInvalid, "headerSeq 7")
+	rejectAppend(t, s, evDeveloperAt(1, 0, "d", 0, blockRemoval("read")), sdk.CodeDeveloperHeaderSeqMismatch, "headerSeq")
+	rejectAppend(t, s, evDeveloperAt(1, 0, "d", 0, blockAddition("write")), sdk.CodeDeveloperToolNotInHeader, `"write"`, "headerSeq 0", "found 0")
 
-	mustAppend(t, s, evDeveloper("d2", 0, blockAddition("search"), blockText("search is back"))) // 2
+	mustAppend(t, s, evDeveloperAt(1, 0, "d2", 0, blockAddition("search"), blockText("search is back"))) // 2
 	check := func(t *testing.T, s *Session, tools []string, wantAddition string) {
 		t.Helper()
 		th := s.ToolHistory()
@@ -1084,8 +1084,8 @@ func TestDeveloperMessageBindsToItsHeader(t *testing.T) {
 	// A change header with a different search schema starts a new baseline; a
 	// developer message bound to the original header still resolves search
 	// from it, not from the newest header.
-	mustAppend(t, s, evHeader("change", headerV2))                  // 4
-	mustAppend(t, s, evDeveloper("d5", 0, blockAddition("search"))) // 5
+	mustAppend(t, s, evHeader("change", headerV2))                          // 4
+	mustAppend(t, s, evDeveloperAt(1, 0, "d5", 0, blockAddition("search"))) // 5
 	check(t, s, []string{"read=" + readTool, "search=" + searchV2}, searchV1)
 	want := renderTools(s.ToolHistory())
 
@@ -1107,11 +1107,11 @@ func TestDeveloperMessageBindsToItsHeader(t *testing.T) {
 
 	// A header lacking tools altogether.
 	mustAppend(t, s, evHeader("change", plainHeader)) // 6
-	rejectAppend(t, s, evDeveloper("d", 6, blockAddition("search")), sdk.CodeDeveloperToolNotInHeader, `"search"`, "headerSeq 6", "found 0")
+	rejectAppend(t, s, evDeveloperAt(1, 0, "d", 6, blockAddition("search")), sdk.CodeDeveloperToolNotInHeader, `"search"`, "headerSeq 6", "found 0")
 	// An incomplete schema.
 	mustAppend(t, s, evHeader("change", `{"config":{"provider":"p","model":"m"},"tools":[{"name":"bare"},{"name":"nodesc","parameters":{}},{"name":"noparams","description":"d"}]}`)) // 7
 	for _, n := range []string{"bare", "nodesc", "noparams"} {
-		rejectAppend(t, s, evDeveloper("d", 7, blockAddition(n)), sdk.CodeDeveloperToolIncomplete, `"`+n+`"`, "headerSeq 7")
+		rejectAppend(t, s, evDeveloperAt(1, 0, "d", 7, blockAddition(n)), sdk.CodeDeveloperToolIncomplete, `"`+n+`"`, "headerSeq 7")
 	}
 	// A header cannot name a tool twice (HEADER_INVALID), so "duplicating
 	// search" is stopped before the binding rule could see it.
@@ -1546,12 +1546,12 @@ func TestHeaderCanonicalAndEqual(t *testing.T) {
 }
 
 func TestRequestContextFold(t *testing.T) {
-	s, _ := newTestSession(t, bareMessages)
+	s, _ := newTestSession(t)
 	if _, ok := s.RequestContext(); ok {
 		t.Fatal("RequestContext before any request/context")
 	}
 	mustAppend(t, s, evRaw(TypeRequestContext, `{"provider":"p","model":"m","contextWindow":1000}`))
-	mustAppend(t, s, evU("u", "x"))
+	mustAppend(t, s, evTurnStart(1))
 	mustAppend(t, s, evRaw(TypeRequestContext, `{"provider":"p","model":"m2"}`))
 	v, ok := s.RequestContext()
 	if m, _ := v.Get("model").Str(); !ok || m != "m2" || v.Get("contextWindow").Exists() {
@@ -1579,7 +1579,7 @@ func TestToolHistoryFold(t *testing.T) {
 		tools   []string
 		updates []string
 	}
-	s, _ := newTestSession(t, bareMessages)
+	s, _ := newTestSession(t)
 	if th := s.ToolHistory(); th.Tools != nil || th.Updates != nil {
 		t.Errorf("ToolHistory before any header = %+v", th)
 	}
@@ -1587,14 +1587,14 @@ func TestToolHistoryFold(t *testing.T) {
 		{hdr("initial", false, readTool), []string{readTool}, nil},
 		// A header with a new tool but no developer update for it.
 		{hdr("change", false, readTool, writeTool), []string{readTool, writeTool}, nil},
-		{evDeveloper("d2", 1, blockAddition("write")), []string{readTool}, []string{"d2 +" + writeTool}},
-		{evDeveloper("d3", -1, blockRemoval("read")), []string{readTool, writeTool}, nil},
+		{evDeveloperAt(0, 0, "d2", 1, blockAddition("write")), []string{readTool}, []string{"d2 +" + writeTool}},
+		{evDeveloperAt(0, 0, "d3", -1, blockRemoval("read")), []string{readTool, writeTool}, nil},
 		{hdr("change", false, writeTool), []string{readTool}, []string{"d2 +" + writeTool, "d3 -read"}},
 		// series and startsSeries start a new baseline.
 		{hdr("series", false, writeTool), []string{writeTool}, nil},
-		{evDeveloper("d6", -1, blockRemoval("write")), []string{writeTool}, nil},
+		{evDeveloperAt(0, 0, "d6", -1, blockRemoval("write")), []string{writeTool}, nil},
 		{hdr("change", true, writeTool, readTool), []string{writeTool, readTool}, nil},
-		{evDeveloper("d8", 7, blockAddition("read")), []string{writeTool, readTool}, []string{"d8 +" + readTool}},
+		{evDeveloperAt(0, 0, "d8", 7, blockAddition("read")), []string{writeTool, readTool}, []string{"d8 +" + readTool}},
 		// A changed schema of a declared tool starts a new baseline too.
 		{hdr("change", false, write2, readTool), []string{write2, readTool}, nil},
 	} {

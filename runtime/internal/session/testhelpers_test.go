@@ -226,11 +226,16 @@ const plainHeader = `{"config":{"provider":"p","model":"m"}}`
 
 // evDeveloper is a developer/message; headerSeq < 0 means absent.
 func evDeveloper(id string, headerSeq int64, blocks ...string) AppendInput {
+	return evDeveloperAt(1, 1, id, headerSeq, blocks...)
+}
+
+// evDeveloperAt is evDeveloper carrying the given turn and step.
+func evDeveloperAt(turn, step int64, id string, headerSeq int64, blocks ...string) AppendInput {
 	hs := ""
 	if headerSeq >= 0 {
 		hs = `,"headerSeq":` + strconv.FormatInt(headerSeq, 10)
 	}
-	data := `{"turn":1,"step":1,"message":{"id":` + tcQuote(id) + `,"role":"developer","content":[` + strings.Join(blocks, ",") + `],"source":{"kind":"tools"}}` + hs + `}`
+	data := `{"turn":` + strconv.FormatInt(turn, 10) + `,"step":` + strconv.FormatInt(step, 10) + `,"message":{"id":` + tcQuote(id) + `,"role":"developer","content":[` + strings.Join(blocks, ",") + `],"source":{"kind":"tools"}}` + hs + `}`
 	return AppendInput{Type: TypeDeveloperMessage, Data: tcRaw(data), SurfaceOp: opAppend()}
 }
 
