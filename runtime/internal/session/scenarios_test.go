@@ -142,18 +142,21 @@ func TestAppendAssignsContiguousSeqs(t *testing.T) {
 }
 
 func TestSurfaceEventWithoutMarkerIsRefused(t *testing.T) {
-	s, _ := newTestSession(t, bareMessages)
-	mustAppend(t, s, evTurnStart(1))
+	s, _ := newTestSession(t)
+	mustAppendAll(t, s, evTurnStart(1), evStepStart(1, 1))
 	for _, in := range []AppendInput{
 		{Type: TypeUserMessage, Data: tcRaw(dataUser("u1", "x"))},
 		{Type: TypeAssistantMessage, Data: tcRaw(dataAsst(1, 1, "a1", blockText("x")))},
-		{Type: TypeToolResult, Data: tcRaw(dataResult("r1", "c1", "x"))},
-		{Type: TypeSystemMessage, Data: tcRaw(dataSys("s1", "x"))},
+		{Type: TypeSystemMessage, Data: lpSys(1, 0).Data},
 	} {
 		t.Run(in.Type, func(t *testing.T) {
 			rejectAppend(t, s, in, sdk.CodeSurfaceMarkerRequired, in.Type)
 		})
 	}
+	mustAppend(t, s, evACalls(1, 1, "a2", "c1"))
+	t.Run(TypeToolResult, func(t *testing.T) {
+		rejectAppend(t, s, AppendInput{Type: TypeToolResult, Data: tcRaw(dataResult("r1", "c1", "x"))}, sdk.CodeSurfaceMarkerRequired, TypeToolResult)
+	})
 	// The same rule on restore.
 	rejectRestore(t, restoreOpts(), RestoreOptions{}, [][]byte{envLine(0, TypeUserMessage, dataUser("u1", "x"), "")},
 		sdk.CodeCorruptLog, sdk.CodeSurfaceMarkerRequired, 0, "user/message")
@@ -300,11 +303,11 @@ func TestSourcesMustBeDistinctAndNonEmpty(t *testing.T) {
 }
 
 func TestAssistantMessagesTakeNoSources(t *testing.T) {
-	s, _ := newTestSession(t, bareMessages)
-	mustAppend(t, s, evU("u0", "a"))
-	rejectAppend(t, s, withSources(evA("a1", "b"), 0), sdk.CodeAssistantSourcesForbidden, "seq 1")
-	rejectAppend(t, s, withSources(evA("a1", "b")), sdk.CodeAssistantSourcesForbidden, "seq 1")
-	rejectAppend(t, s, replacing(evA("a1", "b"), 0, 0, 0), sdk.CodeAssistantSourcesForbidden, "seq 1")
+	s, _ := newTestSession(t)
+	mustAppendAll(t, s, evTurnStart(1), evStepStart(1, 1), evU("u2", "a"))
+	rejectAppend(t, s, withSources(evA("a3", "b"), 2), sdk.CodeAssistantSourcesForbidden, "seq 3")
+	rejectAppend(t, s, withSources(evA("a3", "b")), sdk.CodeAssistantSourcesForbidden, "seq 3")
+	rejectAppend(t, s, replacing(evA("a3", "b"), 2, 2, 2), sdk.CodeAssistantSourcesForbidden, "seq 3")
 }
 
 // toolResultFull is a tool/result with error and meta, as a crash closer or a
@@ -414,8 +417,8 @@ func TestEmptyAssistantContentDerivesNoMessage(t *testing.T) {
 }
 
 func TestEventJSONIsKeptLossless(t *testing.T) {
-	s, _ := newTestSession(t, bareMessages)
-	mustAppend(t, s, evU("u0", "a"))
+	s, _ := newTestSession(t)
+	mustAppend(t, s, evTurnStart(1))
 	todo := func(v string) AppendInput { return evRaw(TypeTodoWrite, `{"todos":[],"plugin:v":`+v+`}`) }
 	for _, c := range []struct {
 		lit   string
