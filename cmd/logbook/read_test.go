@@ -30,7 +30,7 @@ func TestReadCommandsGolden(t *testing.T) {
 		{"messages-anthropic", []string{"messages", "s", "--format", "anthropic"}},
 		{"messages-markdown", []string{"messages", "s", "--format", "markdown"}},
 		{"messages-logbook-at-6", []string{"messages", "s", "--at", "6", "--format", "logbook"}},
-		{"request-openai-at-6", []string{"request", "s", "--at", "6", "--format", "openai"}},
+		{"request-openai-at-8", []string{"request", "s", "--at", "8", "--format", "openai"}},
 		{"request-anthropic", []string{"request", "s", "--at", "10", "--format", "anthropic"}},
 		{"why-10", []string{"why", "s", "10"}},
 		{"why-10.json", []string{"why", "s", "10", "--json"}},
@@ -42,17 +42,20 @@ func TestReadCommandsGolden(t *testing.T) {
 		}
 		golden(t, tc.golden, normalize(r.stdout, data))
 	}
+	// At 6 the step is open, its call c1 without a result: a provider
+	// request refuses, where the logbook format renders (request-at-6).
+	fail(t, data, "", sdk.CodeToolCallsPending, "request", "s", "--at", "6", "--format", "openai")
 }
 
 // An unknown --format is USAGE naming the formats the command takes.
 func TestFormatNamesTheAllowed(t *testing.T) {
 	data := t.TempDir()
 	r := fail(t, data, "", sdk.CodeUsage, "messages", "s", "--format", "gemini")
-	if !strings.Contains(r.lastLine(), `--format "gemini" is not one of logbook, openai, anthropic, markdown`) {
+	if !strings.Contains(r.lastLine(), `--format "gemini" is not one of logbook, openai, anthropic, openai-responses, markdown`) {
 		t.Errorf("messages: %q", r.lastLine())
 	}
 	r = fail(t, data, "", sdk.CodeUsage, "request", "s", "--at", "1", "--format", "markdown")
-	if !strings.Contains(r.lastLine(), `--format "markdown" is not one of logbook, openai, anthropic`) {
+	if !strings.Contains(r.lastLine(), `--format "markdown" is not one of logbook, openai, anthropic, openai-responses`) {
 		t.Errorf("request: %q", r.lastLine())
 	}
 }
