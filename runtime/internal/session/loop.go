@@ -221,8 +221,7 @@ func (l *loopState) check(r *record) error {
 		}
 	case TypeStepStart:
 		d := r.dataView()
-		t, _ := d.Get("turn").Int()
-		n, _ := d.Get("step").Int()
+		t, n := turnStep(d)
 		if l.turn < 0 {
 			return loopError(sdk.CodeTurnNotOpen, "step/start needs an open turn; asked for turn "+itoa(t)+", no turn is open (append turn/start first)", "turn", itoa(t))
 		}
@@ -237,84 +236,19 @@ func (l *loopState) check(r *record) error {
 			return loopError(sdk.CodeStepNotIncreasing, "step/start must number its step above the turn's earlier steps; asked for step "+itoa(n)+", the last was "+itoa(l.lastStep),
 				"step", itoa(n), "last", itoa(l.lastStep))
 		}
-	case TypeStepEnd:
-		d := r.dataView()
-		t, _ := d.Get("turn").Int()
-		n, _ := d.Get("step").Int()
-		if err := l.inStep("step/end", t, n); err != nil {
-			return err
-		}
-		if l.unanswered() {
-			return l.unansweredError("step/end")
-		}
-	case TypeAssistantMessage:
-		d := r.dataView()
-		t, _ := d.Get("turn").Int()
-		n, _ := d.Get("step").Int()
-		if err := l.inStep("assistant/message", t, n); err != nil {
-			return err
-		}
-		if l.unanswered() {
-			return l.unansweredError("assistant/message")
-		}
-		for _, b := range d.Get("message").Get("content").Elements() {
-			if !b.Get("type").StrEqual("tool-call") {
-				continue
-			}
-			if i := l.findValue(b.Get("id")); i >= 0 {
-				id := l.calls[i].id
-				return loopError(sdk.CodeToolCallRepeated, "an assistant/message announces call "+strconv.Quote(id)+", which step "+itoa(l.step)+" already announced; call ids are unique within a step",
-					"callId", id)
-			}
-		}
-	case TypeAssistantAttempt:
-		d := r.dataView()
-		t, _ := d.Get("turn").Int()
-		n, _ := d.Get("step").Int()
-		return l.inStep("assistant/attempt", t, n)
-	case TypeToolCall:
-		d := r.dataView()
-		t, _ := d.Get("turn").Int()
-		n, _ := d.Get("step").Int()
-		if err := l.inStep("tool/call", t, n); err != nil {
-			return err
-		}
-		idv := d.Get("callId")
-		i := l.findValue(idv)
-		if i < 0 {
-			id, _ := idv.Str()
-			return loopError(sdk.CodeToolCallNotAnnounced, "tool/call names call "+strconv.Quote(id)+", which no tool-call block of step "+itoa(l.step)+"'s assistant/message announced",
-				"callId", id)
-		}
-		if c := l.calls[i]; c.called {
-			return loopError(sdk.CodeToolCallRepeated, "tool/call for call "+strconv.Quote(c.id)+" was already recorded at seq "+itoa(int64(c.callSeq)),
-				"callId", c.id)
-		}
-	case TypeToolResult:
-		if r.meta.op.Replace {
+	case TypeStepEnd, TypeAssistantMessage, TypeAssistantAttempt, TypeToolCall, TypeToolResult:
+		if r.typ == TypeToolResult && r.meta.op.Replace {
 			return nil // a rewrite of an earlier result (S7e–S7g)
 		}
 		d := r.dataView()
-		t, _ := d.Get("turn").Int()
-		n, _ := d.Get("step").Int()
-		if err := l.inStep("tool/result", t, n); err != nil {
+		t, n := turnStep(d)
+		if err := l.inStep(r.typ, t, n); err != nil {
 			return err
 		}
-		idv := d.Get("message").Get("toolCallId")
-		i := l.findValue(idv)
-		if i < 0 {
-			id, _ := idv.Str()
-			return loopError(sdk.CodeToolResultUnmatched, "tool/result answers call "+strconv.Quote(id)+", which step "+itoa(l.step)+" did not announce",
-				"callId", id)
-		}
-		if c := l.calls[i]; c.answered {
-			return loopError(sdk.CodeToolResultRepeated, "call "+strconv.Quote(c.id)+" was already answered at seq "+itoa(int64(c.resultSeq)),
-				"callId", c.id, "resultSeq", itoa(int64(c.resultSeq)))
-		}
+		return l.checkInStep(r.typ, d)
 	case TypeSystemMessage, TypeDeveloperMessage:
 		d := r.dataView()
-		t, _ := d.Get("turn").Int()
-		n, _ := d.Get("step").Int()
+		t, n := turnStep(d)
 		outside := n == 0 && (l.turn >= 0 && t == l.turn || l.turn < 0 && t == 0)
 		inStep := l.step >= 0 && t == l.turn && n == l.step
 		if !outside && !inStep {
@@ -333,6 +267,63 @@ func (l *loopState) check(r *record) error {
 		}
 		if l.unanswered() {
 			return l.unansweredError("user/message")
+		}
+	}
+	return nil
+}
+
+// turnStep returns the turn and step an event's data carries.
+func turnStep(d jsonv.Value) (turn, step int64) {
+	turn, _ = d.Get("turn").Int()
+	step, _ = d.Get("step").Int()
+	return turn, step
+}
+
+// checkInStep runs the rules of an event of type typ that belongs to the
+// open step (inStep passed), d being its data.
+func (l *loopState) checkInStep(typ string, d jsonv.Value) error {
+	switch typ {
+	case TypeStepEnd:
+		if l.unanswered() {
+			return l.unansweredError(typ)
+		}
+	case TypeAssistantMessage:
+		if l.unanswered() {
+			return l.unansweredError(typ)
+		}
+		for _, b := range d.Get("message").Get("content").Elements() {
+			if !b.Get("type").StrEqual("tool-call") {
+				continue
+			}
+			if i := l.findValue(b.Get("id")); i >= 0 {
+				id := l.calls[i].id
+				return loopError(sdk.CodeToolCallRepeated, "an assistant/message announces call "+strconv.Quote(id)+", which step "+itoa(l.step)+" already announced; call ids are unique within a step",
+					"callId", id)
+			}
+		}
+	case TypeToolCall:
+		idv := d.Get("callId")
+		i := l.findValue(idv)
+		if i < 0 {
+			id, _ := idv.Str()
+			return loopError(sdk.CodeToolCallNotAnnounced, "tool/call names call "+strconv.Quote(id)+", which no tool-call block of step "+itoa(l.step)+"'s assistant/message announced",
+				"callId", id)
+		}
+		if c := l.calls[i]; c.called {
+			return loopError(sdk.CodeToolCallRepeated, "tool/call for call "+strconv.Quote(c.id)+" was already recorded at seq "+itoa(int64(c.callSeq)),
+				"callId", c.id)
+		}
+	case TypeToolResult:
+		idv := d.Get("message").Get("toolCallId")
+		i := l.findValue(idv)
+		if i < 0 {
+			id, _ := idv.Str()
+			return loopError(sdk.CodeToolResultUnmatched, "tool/result answers call "+strconv.Quote(id)+", which step "+itoa(l.step)+" did not announce",
+				"callId", id)
+		}
+		if c := l.calls[i]; c.answered {
+			return loopError(sdk.CodeToolResultRepeated, "call "+strconv.Quote(c.id)+" was already answered at seq "+itoa(int64(c.resultSeq)),
+				"callId", c.id, "resultSeq", itoa(int64(c.resultSeq)))
 		}
 	}
 	return nil
