@@ -1,6 +1,7 @@
 package client_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -86,8 +87,8 @@ func TestClientRoundTrip(t *testing.T) {
 	if _, err := c.Create(ctx, "c1", events.CreateOptions{CWD: "relative"}); !errors.Is(err, sdk.CodeSeedInvalid) {
 		t.Fatalf("relative cwd: %v", err)
 	}
-	app, err := s.Append(ctx, user(0), user(1), user(2))
-	if err != nil || len(app) != 3 || app[2].Seq != 2 || app[2].Type != "user/message" {
+	app, err := s.Append(ctx, events.TurnStart(0), user(0), user(1), user(2))
+	if err != nil || len(app) != 4 || app[3].Seq != 3 || app[3].Type != "user/message" {
 		t.Fatalf("append: %+v (%v)", app, err)
 	}
 	if err := s.Flush(ctx); err != nil {
@@ -100,7 +101,7 @@ func TestClientRoundTrip(t *testing.T) {
 		t.Fatalf("unknown type: %v", err)
 	}
 	var se *sdk.Error
-	if !errors.As(err, &se) || se.SessionID != "c1" || (se.Seq == nil || *se.Seq != 4) {
+	if !errors.As(err, &se) || se.SessionID != "c1" || (se.Seq == nil || *se.Seq != 5) {
 		t.Fatalf("the rebuilt error: %#v", se)
 	}
 
@@ -108,9 +109,9 @@ func TestClientRoundTrip(t *testing.T) {
 	if err != nil || len(msgs) != 4 || !strings.Contains(string(msgs[3]), `"message 3"`) {
 		t.Fatalf("messages: %q (%v)", msgs, err)
 	}
-	one, nine := sdk.Seq(1), sdk.Seq(9)
-	if msgs, err = s.Messages(ctx, client.ViewOptions{At: &one}); err != nil || len(msgs) != 2 {
-		t.Fatalf("messages at 1: %q (%v)", msgs, err)
+	two, nine := sdk.Seq(2), sdk.Seq(9)
+	if msgs, err = s.Messages(ctx, client.ViewOptions{At: &two}); err != nil || len(msgs) != 2 {
+		t.Fatalf("messages at 2: %q (%v)", msgs, err)
 	}
 	if _, err = s.Messages(ctx, client.ViewOptions{At: &nine}); !errors.Is(err, sdk.CodeInvalidBoundary) {
 		t.Fatalf("messages past the end: %v", err)
@@ -133,6 +134,9 @@ func TestClientRoundTrip(t *testing.T) {
 		}
 	}
 
+	if _, err := s.Append(ctx, events.TurnEnd(0, events.Completed())); err != nil {
+		t.Fatal(err)
+	}
 	fork, err := c.Fork(ctx, "c1", nil, "c1-fork")
 	if err != nil {
 		t.Fatal(err)
@@ -144,7 +148,7 @@ func TestClientRoundTrip(t *testing.T) {
 		t.Fatalf("flush: %v", err)
 	}
 	view, in, err := c.Inspect(ctx, "c1")
-	if err != nil || in.Events != 4 || !in.Live || in.OpenTurn != nil || len(in.PendingRepair) != 0 || view.ID() != "c1" {
+	if err != nil || in.Events != 6 || !in.Live || in.OpenTurn != nil || len(in.PendingRepair) != 0 || view.ID() != "c1" {
 		t.Fatalf("inspect: %+v (%v)", in, err)
 	}
 	if h, err := view.Header(ctx); err != nil || h.ID != "c1" {
@@ -160,7 +164,7 @@ func TestClientRoundTrip(t *testing.T) {
 		t.Fatalf("flush of a released session: %v", err)
 	}
 	resumed, rep, err := c.Resume(ctx, "c1")
-	if err != nil || rep.AlreadyLive || rep.NextSeq != 5 || len(rep.Repaired) != 0 || resumed.ID() != "c1" {
+	if err != nil || rep.AlreadyLive || rep.NextSeq != 7 || len(rep.Repaired) != 0 || resumed.ID() != "c1" {
 		t.Fatalf("resume: %+v (%v)", rep, err)
 	}
 	if _, rep, err = c.Resume(ctx, "c1"); err != nil || !rep.AlreadyLive {
@@ -181,7 +185,7 @@ func TestAppendStreamCoalesces(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := c.Session("s").AppendStream(ctx)
-	if err := st.Send([]events.Input{user(0)}, false); err != nil {
+	if err := st.Send([]events.Input{events.TurnStart(0)}, false); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
@@ -198,7 +202,7 @@ func TestAppendStreamCoalesces(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	for i := 1; i < 3000; i++ {
+	for i := range 2999 {
 		if err := st.Send([]events.Input{user(i)}, i == 1500); err != nil {
 			t.Fatal(err)
 		}
@@ -212,7 +216,7 @@ func TestAppendStreamCoalesces(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if env.Seq != sdk.Seq(i) || !strings.Contains(string(env.Data), fmt.Sprintf(`"message %d"`, i)) {
+		if env.Seq != sdk.Seq(i) || i > 0 && !strings.Contains(string(env.Data), fmt.Sprintf(`"message %d"`, i-1)) {
 			t.Fatalf("event %d: %s", i, env.Envelope)
 		}
 		i++
@@ -299,10 +303,10 @@ func TestInvalidUTF8Data(t *testing.T) {
 	}
 	bad := events.Input{Type: "user/message", SurfaceOp: events.Append(), Data: json.RawMessage("{\"id\":\"x\",\"text\":\"a\xffb\"}")}
 
-	_, err := c.Session("u").Append(ctx, user(0), user(1), bad, user(2))
+	_, err := c.Session("u").Append(ctx, events.TurnStart(0), user(0), user(1), bad, user(2))
 	var ae *client.AppendError
 	var se *sdk.Error
-	if !errors.As(err, &ae) || ae.Appended != 2 || !errors.Is(err, sdk.CodeJSONInvalidUTF8) || !errors.As(err, &se) ||
+	if !errors.As(err, &ae) || ae.Appended != 3 || !errors.Is(err, sdk.CodeJSONInvalidUTF8) || !errors.As(err, &se) ||
 		se.SessionID != "u" || !strings.Contains(se.Detail, "byte offset 19") {
 		t.Fatalf("append with invalid UTF-8: %v", err)
 	}
@@ -335,9 +339,9 @@ func TestInvalidUTF8Data(t *testing.T) {
 		if err := json.Unmarshal(env.Envelope, &ev); err != nil {
 			t.Fatal(err)
 		}
-		got = append(got, ev.Data.ID)
+		got = append(got, cmp.Or(ev.Data.ID, env.Type))
 	}
-	if fmt.Sprint(got) != "[u0 u1 u2 u3]" {
+	if fmt.Sprint(got) != "[turn/start u0 u1 u2 u3]" {
 		t.Fatalf("events %v", got)
 	}
 }
@@ -350,16 +354,16 @@ func TestExactData(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := `{"id":"u0","role":"user","content":[{"type":"text","text":"é \"q\" \\ 😀"}],"source":{"kind":"user"},"plugin:x":{"z":1.50,"a":1E3,"pi":3.14159265358979323846264338327950288}}`
-	app, err := c.Session("x").Append(ctx, events.Input{Type: "user/message", SurfaceOp: events.Append(), Data: json.RawMessage(data)})
+	app, err := c.Session("x").Append(ctx, events.TurnStart(0), events.Input{Type: "user/message", SurfaceOp: events.Append(), Data: json.RawMessage(data)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var env struct{ Data json.RawMessage }
-	if err := json.Unmarshal(app[0].Envelope, &env); err != nil || string(env.Data) != data || string(app[0].Data) != data {
-		t.Fatalf("envelope %s (%v)", app[0].Envelope, err)
+	if err := json.Unmarshal(app[1].Envelope, &env); err != nil || string(env.Data) != data || string(app[1].Data) != data {
+		t.Fatalf("envelope %s (%v)", app[1].Envelope, err)
 	}
-	for got, err := range c.Session("x").Read(ctx, client.ReadOptions{}) {
-		if err != nil || string(got.Envelope) != string(app[0].Envelope) {
+	for got, err := range c.Session("x").Read(ctx, client.ReadOptions{From: 1}) {
+		if err != nil || string(got.Envelope) != string(app[1].Envelope) {
 			t.Fatalf("events: %s (%v)", got.Envelope, err)
 		}
 	}

@@ -42,7 +42,7 @@ func TestEveryCallCarriesItsMediaType(t *testing.T) {
 		t.Fatal(err)
 	}
 	steps := []func() error{
-		func() error { _, err := s.Append(ctx, in); return err },
+		func() error { _, err := s.Append(ctx, events.TurnStart(0), in); return err },
 		func() error { _, err := s.AppendGroup(ctx, in); return err },
 		func() error { return s.Flush(ctx) },
 		func() error { _, _ = s.Compact(ctx, client.CompactOptions{}); return nil }, // may have nothing to compact: only the request matters

@@ -22,18 +22,18 @@ func TestAppendExpectedSeq(t *testing.T) {
 	if _, err := c.Create(ctx, "e", events.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Session("e").AppendAt(ctx, 0, user(0), user(1)); err != nil {
+	if _, err := c.Session("e").AppendAt(ctx, 0, events.TurnStart(0), user(0), user(1)); err != nil {
 		t.Fatal(err)
 	}
-	_, err := c.Session("e").AppendAt(ctx, 1, user(2))
+	_, err := c.Session("e").AppendAt(ctx, 2, user(2))
 	want, got, ok := client.SeqConflictOf(err)
 	var ae *client.AppendError
-	if !ok || want != 1 || got != 2 || !errors.As(err, &ae) || ae.Appended != 0 || ae.FirstSeq != 2 {
+	if !ok || want != 2 || got != 3 || !errors.As(err, &ae) || ae.Appended != 0 || ae.FirstSeq != 3 {
 		t.Fatalf("a stale expected seq: %v (expected %d, actual %d, %v)", err, want, got, ok)
 	}
 	// A failed flush or rejection reports where the appended events went.
-	_, err = c.Session("e").AppendAt(ctx, 2, user(2), events.Input{Type: "no/such-type", Data: []byte(`{}`)})
-	if !errors.As(err, &ae) || ae.Appended != 1 || ae.FirstSeq != 2 || !errors.Is(err, sdk.CodeUnknownEventType) {
+	_, err = c.Session("e").AppendAt(ctx, 3, user(2), events.Input{Type: "no/such-type", Data: []byte(`{}`)})
+	if !errors.As(err, &ae) || ae.Appended != 1 || ae.FirstSeq != 3 || !errors.Is(err, sdk.CodeUnknownEventType) {
 		t.Fatalf("a rejected second event: %v", err)
 	}
 	if _, err = c.Session("missing").Append(ctx, user(0)); !errors.As(err, &ae) || ae.FirstSeq != -1 || !errors.Is(err, sdk.CodeSessionNotFound) {
@@ -51,7 +51,7 @@ func TestAppendRetryNeverDuplicates(t *testing.T) {
 	if _, err := c.Create(ctx, "r", events.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	batch := []events.Input{user(0), user(1), user(2)}
+	batch := []events.Input{events.TurnStart(0), user(0), user(1)}
 	first, err := c.Session("r").AppendRetry(ctx, 0, batch, client.RetryOptions{Flush: true})
 	if err != nil || len(first) != 3 {
 		t.Fatalf("first attempt: %+v, %v", first, err)
@@ -104,20 +104,20 @@ func TestAppendStreamSendExpected(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := c.Session("s").AppendStream(ctx)
-	if err := st.Send([]events.Input{user(0)}, false); err != nil {
+	if err := st.Send([]events.Input{events.TurnStart(0), user(0)}, false); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.SendExpected(1, []events.Input{user(1)}, false); err != nil {
+	if err := st.SendExpected(2, []events.Input{user(1)}, false); err != nil {
 		t.Fatal(err)
 	}
-	if res, err := st.CloseAndReceive(); err != nil || res.Appended != 2 || res.NextSeq != 2 {
+	if res, err := st.CloseAndReceive(); err != nil || res.Appended != 3 || res.NextSeq != 3 {
 		t.Fatalf("stream: %+v, %v", res, err)
 	}
 	st = c.Session("s").AppendStream(ctx)
-	_ = st.SendExpected(1, []events.Input{user(2)}, false)
+	_ = st.SendExpected(2, []events.Input{user(2)}, false)
 	_, err := st.CloseAndReceive()
 	var ae *client.AppendError
-	if _, actual, ok := client.SeqConflictOf(err); !ok || actual != 2 || !errors.As(err, &ae) || ae.Appended != 0 || ae.FirstSeq != 2 {
+	if _, actual, ok := client.SeqConflictOf(err); !ok || actual != 3 || !errors.As(err, &ae) || ae.Appended != 0 || ae.FirstSeq != 3 {
 		t.Fatalf("a stale message: %v", err)
 	}
 }

@@ -44,9 +44,10 @@ func TestAppendContinueGoesOnWithTheOpenTurn(t *testing.T) {
 	if strings.Count(tr, `"interrupted"`) != 0 || strings.Count(tr, `"completed"`) != 1 {
 		t.Fatalf("the turn is not completed exactly once:\n%s", tr)
 	}
-	// Without --continue the open repairs as before.
+	// Without --continue the open repairs as before, and the harness goes on
+	// with a new turn.
 	ok(t, data, input(crashLines), "append", "p")
-	ok(t, data, input(finishLines[:3]), "append", "p")
+	ok(t, data, input(turnLines(2, "u2", "Again")), "append", "p")
 	if tr := ok(t, data, "", "events", "p").stdout; strings.Count(tr, `"interrupted"`) != 1 {
 		t.Fatalf("a plain append did not close the interrupted turn:\n%s", tr)
 	}
@@ -55,7 +56,8 @@ func TestAppendContinueGoesOnWithTheOpenTurn(t *testing.T) {
 // TestAppendContinueAfterATornTailRepairs: when the open cuts a torn tail
 // (a JSONL file truncated in the middle of its last line) the previous
 // writer crashed, so --continue is ignored: session/recovered, the
-// interrupted closers and the marker are written before the new lines.
+// interrupted closers and the marker are written before the new lines (a
+// new turn: the repair closed the one the torn line was part of).
 func TestAppendContinueAfterATornTailRepairs(t *testing.T) {
 	data := t.TempDir()
 	cfg := writeConfig(t, data, "plain.hcl", "persistence \"jsonl\" {\n  compression = \"none\"\n}\n")
@@ -69,13 +71,13 @@ func TestAppendContinueAfterATornTailRepairs(t *testing.T) {
 	if err := os.Truncate(path, int64(last+(len(b)-last)/2)); err != nil {
 		t.Fatal(err)
 	}
-	r := ok(t, data, input(crashLines[6:]), "append", "s", "--continue", "--config", cfg)
+	r := ok(t, data, input(turnLines(2, "u2", "Again")), "append", "s", "--continue", "--config", cfg)
 	if strings.Contains(r.stderr, "continued") || !strings.Contains(r.stderr, "torn bytes from seq 6") {
 		t.Fatalf("append --continue after a torn tail: stderr %q", r.stderr)
 	}
 	got := strings.Join(eventTypes(t, data, "s", "--config", cfg), " ")
 	want := "turn/start user/message step/start request/header request/context assistant/message " +
-		"session/recovered tool/result step/end turn/end session/end-seed tool/call"
+		"session/recovered tool/result step/end turn/end session/end-seed turn/start user/message turn/end"
 	if got != want {
 		t.Fatalf("stored types:\n got %s\nwant %s", got, want)
 	}

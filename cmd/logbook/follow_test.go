@@ -118,8 +118,8 @@ func TestEventsFollowTailsAnotherProcess(t *testing.T) {
 			f := startFollow(t, data, append([]string{"events", "s", "--data", data}, cfg...)...)
 			got := f.next(t, stored)
 			for i := range 4 {
-				line := fmt.Sprintf(`{"type":"user/message","data":{"id":"m%d","role":"user","content":[{"type":"text","text":"more %d"}],"source":{"kind":"prompt"}},"surfaceOp":"append"}`, i, i)
-				ok(t, data, line+"\n", append([]string{"append", "s"}, cfg...)...)
+				lines := turnLines(2+i, fmt.Sprintf("m%d", i), fmt.Sprintf("more %d", i))
+				ok(t, data, input(lines), append([]string{"append", "s"}, cfg...)...)
 				now := len(ok(t, data, "", append([]string{"events", "s"}, cfg...)...).lines())
 				got = append(got, f.next(t, now-len(got))...)
 			}
@@ -156,7 +156,7 @@ func TestEventsFollowFromTo(t *testing.T) {
 	}
 	f = startFollow(t, data, "events", "s", "--from", "9", "--to", "13", "--data", data)
 	f.next(t, 2)
-	ok(t, data, input(crashLines[:2]), "append", "s", "--continue")
+	ok(t, data, input(turnLines(2, "u2", "Again")[:2]), "append", "s", "--continue")
 	if got := f.next(t, 2); strings.Join(got, "\n") != strings.Join(ok(t, data, "", "events", "s", "--from", "11", "--to", "13").lines(), "\n") {
 		t.Fatalf("the events appended while following: %q", got)
 	}

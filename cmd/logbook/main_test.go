@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -209,6 +210,17 @@ var (
 		`{"type":"tool/result","data":{"turn":1,"step":1,"message":{"id":"r1","role":"tool","toolCallId":"c1","content":[{"type":"text","text":"(pruned)"}],"source":{"kind":"tool","callId":"c1"}}},"surfaceOp":{"op":"replace","startSeq":7,"endSeq":7},"sourceEventSeqs":[7]}`,
 	}
 )
+
+// turnLines are the input lines of a whole turn numbered turn with one
+// user message (id, text): what a harness writes after a crash repair
+// closed its turn, which it does not go on with but follows with a new one.
+func turnLines(turn int, id, text string) []string {
+	return []string{
+		fmt.Sprintf(`{"type":"turn/start","data":{"turn":%d}}`, turn),
+		fmt.Sprintf(`{"type":"user/message","data":{"id":%q,"role":"user","content":[{"type":"text","text":%q}],"source":{"kind":"prompt"}},"surfaceOp":"append"}`, id, text),
+		fmt.Sprintf(`{"type":"turn/end","data":{"turn":%d,"reason":{"kind":"completed"}}}`, turn),
+	}
+}
 
 // input joins lines into append's input.
 func input(lines ...[]string) string {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/seed-e5e476df/logbook"
 	"github.com/seed-e5e476df/logbook/events"
+	_ "github.com/seed-e5e476df/logbook/plugins/compactor-summary/bundle"
 )
 
 func main() {
@@ -71,8 +72,9 @@ func run() error {
 			return err
 		}
 	}
-	// Bad input is refused and changes nothing.
-	bad := events.User(events.UserMessage{ID: "u3", Kind: "prompt"})
+	// Bad input is refused and changes nothing: the result the open call
+	// waits for, but without its surfaceOp.
+	bad := events.ToolResult(2, 1, events.ToolText{ID: "r2", CallID: "c2", Text: "removed"})
 	bad.SurfaceOp = nil
 	_, err = s.Append(ctx, bad)
 	fmt.Printf("rejected append without surfaceOp: %v\n\n", err)

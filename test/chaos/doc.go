@@ -74,9 +74,12 @@
 // tmpfs, no strace, no PostgreSQL) is logged as skipped, and fails the
 // run under CI=true.
 //
-// A client counts an event acknowledged when an Append with flush that
-// carried it returned success (or a retry proved it stored and a flush
-// succeeded). After every fault the clients pause and the verifier reads
+// A client appends its user messages in batches, each sent as one whole
+// turn (turn/start, the messages, turn/end) under the agent-loop protocol;
+// after a repair closed a turn or a batch was stored in part, the rest goes
+// in a new turn. It counts an event acknowledged when an Append with flush
+// that carried it returned success (or a retry proved it stored and a
+// flush succeeded). After every fault the clients pause and the verifier reads
 // every session with `logbook events` (the memory backend's from serve):
 // each acknowledged event must be stored exactly once at the seq it was
 // acknowledged with, the seqs must be contiguous, no event may be stored

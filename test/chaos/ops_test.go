@@ -404,17 +404,18 @@ func (h *harness) fillPool(n int) {
 	}
 }
 
-// makeViaAPI makes a stored session of 200 events through serve (the
-// memory backend's pool).
+// makeViaAPI makes a stored session of 200 user messages, each in a
+// whole turn of its own, through serve (the memory backend's pool).
 func (h *harness) makeViaAPI(ctx context.Context, id string) {
 	c := h.client()
 	s, err := c.Create(ctx, id, events.CreateOptions{})
 	if err == nil {
-		evs := make([]event, 200)
-		for i := range evs {
-			evs[i] = event{pid: fmt.Sprintf("%s-%d", id, i), text: filler(100 + h.rng.IntN(300))}
+		var ins []events.Input
+		for i := range 200 {
+			e := event{pid: fmt.Sprintf("%s-%d", id, i), text: filler(100 + h.rng.IntN(300))}
+			ins = append(ins, inTurn(i+1, []event{e})...)
 		}
-		_, err = s.Append(ctx, inputs(evs)...)
+		_, err = s.Append(ctx, ins...)
 	}
 	if err == nil {
 		err = s.Release(ctx)
@@ -800,7 +801,27 @@ func (h *harness) checkGC(ctx context.Context, done bool, parents map[string]boo
 	h.ops.pool = slices.DeleteFunc(h.ops.pool, func(s *opSession) bool { return !present[s.id] })
 }
 
-// opFork forks a pool session at a random seq through the CLI or the /v1
+// outsideTurns returns the seqs of the log lines after which no turn is
+// open (every seq of a log without turns): a fork there writes no closers.
+// A log of whole turns has at least its last.
+func outsideTurns(lines []string) []int {
+	var ats []int
+	open := false
+	for i, l := range lines {
+		switch typeOf(l) {
+		case "turn/start":
+			open = true
+		case "turn/end":
+			open = false
+		}
+		if !open {
+			ats = append(ats, i)
+		}
+	}
+	return ats
+}
+
+// opFork forks a pool session at a random seq outside a turn through the CLI or the /v1
 // route, cut by a kill: the child must be absent or hold exactly the
 // parent's events up to there.
 func opFork(h *harness) {
@@ -810,7 +831,8 @@ func opFork(h *harness) {
 	if p == nil {
 		return
 	}
-	at := h.rng.IntN(len(p.lines))
+	ats := outsideTurns(p.lines)
+	at := ats[h.rng.IntN(len(ats))]
 	child := h.newID("fork")
 	want := withEndSeed(p.lines[:at+1])
 	api := h.viaAPI()

@@ -117,18 +117,28 @@ func (e event) input() events.Input {
 	return events.Input{Type: "user/message", Data: data, SurfaceOp: events.Append()}
 }
 
-// line is the event as a `logbook append` input line.
-func (e event) line() string {
-	in := e.input()
-	return `{"type":"user/message","data":` + string(in.Data) + `,"surfaceOp":"append"}` + "\n"
+// inTurn is evs as a whole turn numbered turn, as a harness writes them
+// under the agent-loop protocol: turn/start, the user messages, turn/end.
+func inTurn(turn int, evs []event) []events.Input {
+	out := make([]events.Input, 0, len(evs)+2)
+	out = append(out, events.TurnStart(turn))
+	for _, e := range evs {
+		out = append(out, e.input())
+	}
+	return append(out, events.TurnEnd(turn, events.Completed()))
 }
 
-func inputs(evs []event) []events.Input {
-	out := make([]events.Input, len(evs))
-	for i, e := range evs {
-		out[i] = e.input()
+// turnLines is inTurn as `logbook append` input lines.
+func turnLines(turn int, evs []event) string {
+	var b strings.Builder
+	for _, in := range inTurn(turn, evs) {
+		b.WriteString(`{"type":"` + in.Type + `","data":` + string(in.Data))
+		if in.SurfaceOp != nil {
+			b.WriteString(`,"surfaceOp":"append"`)
+		}
+		b.WriteString("}\n")
 	}
-	return out
+	return b.String()
 }
 
 // stored is one envelope as the suite reads it: its seq, its type and, for

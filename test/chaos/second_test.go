@@ -23,7 +23,7 @@ func secondCLI(h *harness) {
 	ctx := context.Background()
 	if w := h.heldWriter(ctx); w != nil {
 		intruder := event{pid: h.newID("intruder-"), text: "a second writer"}
-		_, stderr, err := h.cli(ctx, intruder.line(), "append", w.session().id)
+		_, stderr, err := h.cli(ctx, turnLines(intruderTurn, []event{intruder}), "append", w.session().id)
 		switch {
 		case err == nil:
 			h.problem(fmt.Errorf("second-cli: logbook append %s succeeded while serve held the session", w.session().id))
@@ -73,7 +73,7 @@ func secondServe(h *harness) {
 	if w := h.heldWriter(ctx); w != nil {
 		intruder := event{pid: h.newID("intruder-"), text: "a second server"}
 		cctx, cancel := context.WithTimeout(ctx, callTimeout)
-		_, err := c2.Session(w.session().id).Append(cctx, inputs([]event{intruder})...)
+		_, err := c2.Session(w.session().id).Append(cctx, inTurn(intruderTurn, []event{intruder})...)
 		cancel()
 		if !isCode(err, sdk.CodeAlreadyOwned) {
 			h.problem(fmt.Errorf("second-serve: Append of %s, held by the first serve, on the second: %v (want ALREADY_OWNED)", w.session().id, err))
@@ -95,6 +95,10 @@ func secondServe(h *harness) {
 		h.appendOne(ctx, creator, rec, "second-serve")
 	}
 }
+
+// intruderTurn numbers a second writer's turn: above every turn of a
+// writer, so that an append the lock let through would be stored.
+const intruderTurn = 1 << 40
 
 // heldWriter returns a writer whose session serve holds (live), or nil.
 func (h *harness) heldWriter(ctx context.Context) *writer {
@@ -134,7 +138,7 @@ func (h *harness) appendOne(ctx context.Context, c *client.Client, rec *record, 
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	sess := c.Session(rec.id)
-	res, err := sess.Append(cctx, inputs([]event{e})...)
+	res, err := sess.Append(cctx, inTurn(1, []event{e})...)
 	if err == nil {
 		err = sess.Flush(cctx)
 	}
@@ -142,7 +146,7 @@ func (h *harness) appendOne(ctx context.Context, c *client.Client, rec *record, 
 		h.problem(fmt.Errorf("%s: Append to %s after the second writer was refused: %v", kind, rec.id, err))
 		return
 	}
-	s, err := parseEnvelope(res[0].Envelope)
+	s, err := parseEnvelope(res[1].Envelope) // after the turn/start
 	if err == nil {
 		err = rec.ack(e.pid, s.seq)
 	}

@@ -40,6 +40,10 @@ type writer struct {
 	large chan chan struct{}
 
 	expected sdk.Offset // the log length the writer's next append expects
+	// turn is the number of the turn the writer's pending events go in:
+	// each attempt sends them as one whole turn, and a new number, above
+	// every turn of the log, follows whatever may have stored part of one.
+	turn int
 
 	successes atomic.Int64 // batches acknowledged in full
 	failures  atomic.Int64 // calls that failed
@@ -87,7 +91,7 @@ func (w *writer) rotate(ctx context.Context) {
 	w.mu.Lock()
 	w.rec, w.all = next, append(w.all, next)
 	w.mu.Unlock()
-	w.expected = 0
+	w.expected, w.turn = 0, 0
 }
 
 // run appends batch after batch until ctx ends, holding the harness's gate
@@ -134,12 +138,15 @@ func (w *writer) nextBatch() ([]event, chan struct{}) {
 
 // appendDurably appends batch with flush until every event of it is
 // acknowledged or ctx ends. Every attempt is the client's AppendRetry at
-// the log length the writer knows, so a retry never stores an event twice.
-// When the log is longer than that (a resume appended its marker and
-// closers after a crash) the writer finds out which of its events the log
-// holds before it sends the rest again.
+// the log length the writer knows, of the pending events as one whole
+// turn, so a retry never stores an event twice. When the log is longer
+// than that (a resume appended its closers, which closed the turn, and its
+// marker after a crash) the writer finds out which of its events the log
+// holds before it sends the rest again, in a new turn, as a harness whose
+// turn a repair closed goes on.
 func (w *writer) appendDurably(ctx context.Context, batch []event, started chan struct{}) {
 	pending := batch
+	w.turn++
 	for len(pending) > 0 && ctx.Err() == nil {
 		c := w.h.client()
 		if started != nil {
@@ -147,7 +154,7 @@ func (w *writer) appendDurably(ctx context.Context, batch []event, started chan 
 			started = nil
 		}
 		actx, cancel := context.WithTimeout(ctx, callTimeout)
-		res, err := c.Session(w.rec.id).AppendRetry(actx, w.expected, inputs(pending), client.RetryOptions{Flush: true, MaxAttempts: retryAttempts})
+		res, err := c.Session(w.rec.id).AppendRetry(actx, w.expected, inTurn(w.turn, pending), client.RetryOptions{Flush: true, MaxAttempts: retryAttempts})
 		cancel()
 		if err == nil {
 			if err := w.ackEvents(res, pending); err != nil {
@@ -159,6 +166,7 @@ func (w *writer) appendDurably(ctx context.Context, batch []event, started chan 
 		w.failed(ctx, c, err)
 		if _, _, conflict := client.SeqConflictOf(err); conflict {
 			pending = w.resolve(ctx, pending)
+			w.turn++
 			if len(pending) == 0 {
 				w.successes.Add(1)
 			}
@@ -166,24 +174,27 @@ func (w *writer) appendDurably(ctx context.Context, batch []event, started chan 
 	}
 }
 
-// ackEnvelopes acknowledges events at the seqs of the envelopes a
-// successful Append returned for them.
+// ackEvents acknowledges events at the seqs of the envelopes a successful
+// Append of them as one whole turn (inTurn) returned for them.
 func (w *writer) ackEvents(evs []events.Event, sent []event) error {
-	if len(evs) != len(sent) {
-		return fmt.Errorf("session %s: Append of %d events returned %d envelopes", w.rec.id, len(sent), len(evs))
+	if len(evs) != len(sent)+2 {
+		return fmt.Errorf("session %s: Append of a turn of %d events returned %d envelopes", w.rec.id, len(sent)+2, len(evs))
 	}
 	for i, ev := range evs {
 		s, err := parseEnvelope(ev.Envelope)
 		if err != nil {
 			return err
 		}
-		if s.pid != sent[i].pid {
-			return fmt.Errorf("session %s: envelope %d of an Append carries event %q, want %q", w.rec.id, i, s.pid, sent[i].pid)
+		w.expected = sdk.Offset(s.seq + 1)
+		if i == 0 || i == len(evs)-1 {
+			continue // the turn/start and turn/end around them
+		}
+		if s.pid != sent[i-1].pid {
+			return fmt.Errorf("session %s: envelope %d of an Append carries event %q, want %q", w.rec.id, i, s.pid, sent[i-1].pid)
 		}
 		if err := w.rec.ack(s.pid, s.seq); err != nil {
 			return err
 		}
-		w.expected = sdk.Offset(s.seq + 1)
 	}
 	return nil
 }

@@ -68,7 +68,7 @@ func TestFollowOnEitherHost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.AppendRetry(ctx, 0, []events.Input{events.UserText(events.TextMessage{ID: "u0", Text: "first"})}, client.RetryOptions{Flush: true, MaxAttempts: 3}); err != nil {
+	if _, err := s.AppendRetry(ctx, 0, []events.Input{events.TurnStart(1)}, client.RetryOptions{Flush: true, MaxAttempts: 3}); err != nil {
 		t.Fatal(err)
 	}
 

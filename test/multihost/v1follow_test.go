@@ -43,7 +43,10 @@ func TestV1FollowOnTheOtherHost(t *testing.T) {
 	}
 	const total = 20
 	for i := range total {
-		in := events.UserText(events.TextMessage{ID: fmt.Sprintf("u%d", i), Text: fmt.Sprintf("message %d", i)})
+		in := events.TurnStart(1) // the user messages after it are in its turn
+		if i > 0 {
+			in = events.UserText(events.TextMessage{ID: fmt.Sprintf("u%d", i), Text: fmt.Sprintf("message %d", i)})
+		}
 		if _, err := s.AppendRetry(ctx, sdk.Offset(i), []events.Input{in}, client.RetryOptions{Flush: true, MaxAttempts: 3}); err != nil {
 			t.Fatal(err)
 		}

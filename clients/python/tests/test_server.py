@@ -271,15 +271,15 @@ class TokenAndRetryTest(unittest.TestCase):
     def test_append_group_is_all_or_nothing(self):
         s = lb.create(id="py-group")
         with self.assertRaises(LogbookError) as cm:
-            s.append_group([note(1), ev.user_text("u1", "one"), ev.user_text("u2", "two")])
+            s.append_group([note(1), ev.turn_start(1), ev.user_text("u1", "one"), ev.user_text("u2", "two")])
         e = cm.exception
-        self.assertEqual((e.code, e.index, e.line, e.appended, e.first_seq), ("SURFACE_OP_NOT_ALLOWED", 2, 3, 0, None))
+        self.assertEqual((e.code, e.index, e.line, e.appended, e.first_seq), ("SURFACE_OP_NOT_ALLOWED", 3, 4, 0, None))
         self.assertEqual(s.info()["length"], 0)
         with self.assertRaises(LogbookError) as cm:
             s.append_group([note(1)], expected_seq=1)
         self.assertEqual((cm.exception.code, cm.exception.appended), ("SEQ_CONFLICT", 0))
-        evs = s.append_group([note(1), ev.user_text("u1", "one"), note(2)], expected_seq=0, flush=True)
-        self.assertEqual([e.seq for e in evs], [0, 1, 2])
+        evs = s.append_group([note(1), ev.turn_start(1), ev.user_text("u1", "one"), note(2)], expected_seq=0, flush=True)
+        self.assertEqual([e.seq for e in evs], [0, 1, 2, 3])
 
     def test_messages_and_request_formats(self):
         """messages and request in every format, now and as of a seq; a

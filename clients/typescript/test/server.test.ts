@@ -329,19 +329,19 @@ test("create takes every header field the server does", async () => {
 test("appendGroup appends all of its inputs or none", async () => {
   const s = await lb.create({ id: "t-group" });
   const note = (n: number): Input<unknown> => ({ type: "app/note", data: n, ignorable: true });
-  await assert.rejects(s.appendGroup([note(1), ev.userText("u1", "one"), ev.userText("u2", "two")]), (err: LogbookError) => {
+  await assert.rejects(s.appendGroup([note(1), ev.turnStart(1), ev.userText("u1", "one"), ev.userText("u2", "two")]), (err: LogbookError) => {
     assert.equal(err.code, "SURFACE_OP_NOT_ALLOWED");
-    assert.equal(err.index, 2);
-    assert.equal(err.line, 3);
+    assert.equal(err.index, 3);
+    assert.equal(err.line, 4);
     assert.equal(err.appended, 0);
     return true;
   });
   assert.equal((await s.info()).length, 0);
   await assert.rejects(s.appendGroup([note(1)], { expectedSeq: 1 }), (err: LogbookError) => err.code === "SEQ_CONFLICT" && err.appended === 0);
-  const evs = await s.appendGroup([note(1), ev.userText("u1", "one"), note(2)], { expectedSeq: 0, flush: true });
+  const evs = await s.appendGroup([note(1), ev.turnStart(1), ev.userText("u1", "one"), note(2)], { expectedSeq: 0, flush: true });
   assert.deepEqual(
     evs.map((e) => e.seq),
-    [0, 1, 2],
+    [0, 1, 2, 3],
   );
 });
 

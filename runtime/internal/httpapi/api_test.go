@@ -15,10 +15,11 @@ import (
 const lossless = `{"n":1.0e0,"big":123456789012345678901.0,"b":1,"a":2}`
 
 // losslessLines are inputs that carry lossless as an event's data and
-// inside a message's plugin block.
+// inside a message's plugin block (in the turn it opens).
 func losslessLines() []byte {
 	return ndjson(
 		`{"type":"app/note","ignorable":true,"data":`+lossless+`}`,
+		turnLine(1),
 		`{"type":"user/message","surfaceOp":"append","data":{"id":"u1","role":"user","content":[{"type":"plugin:x","doc":`+lossless+`}],"source":{"kind":"user"}}}`,
 	)
 }
@@ -46,7 +47,7 @@ func TestV1SessionsAndEvents(t *testing.T) {
 		t.Errorf("append Content-Type %q", ct)
 	}
 	envs := lines(app.body)
-	if len(envs) != 2 || !bytes.HasPrefix(envs[0], []byte(`{"seq":0,"time":`)) || !bytes.Contains(envs[0], []byte(`"data":`+lossless)) {
+	if len(envs) != 3 || !bytes.HasPrefix(envs[0], []byte(`{"seq":0,"time":`)) || !bytes.Contains(envs[0], []byte(`"data":`+lossless)) {
 		t.Fatalf("append answered %s", app.body)
 	}
 	read := s.ok(t, 200, "GET", "/v1/sessions/s1/events", "", nil)
@@ -60,7 +61,7 @@ func TestV1SessionsAndEvents(t *testing.T) {
 	if want := "id: 0\ndata: " + string(envs[0]) + "\n\nid: 1\ndata: " + string(envs[1]) + "\n\n"; string(sse) != want {
 		t.Errorf("the event stream differs from the append's answer:\n%s\n%s", sse, want)
 	}
-	for _, route := range []string{"messages", "transcript", "request", "messages?at=1", "request?at=1"} {
+	for _, route := range []string{"messages", "transcript", "request", "messages?at=2", "request?at=2"} {
 		if got := s.ok(t, 200, "GET", "/v1/sessions/s1/"+route, "", nil).body; !bytes.Contains(got, []byte(lossless)) {
 			t.Errorf("%s lost the document's bytes: %s", route, got)
 		}
@@ -76,7 +77,7 @@ func TestV1SessionsAndEvents(t *testing.T) {
 		Live   bool            `json:"live"`
 		Header json.RawMessage `json:"header"`
 	}
-	if err := json.Unmarshal(s.ok(t, 200, "GET", "/v1/sessions/s1", "", nil).body, &d); err != nil || d.ID != "s1" || d.Length != 2 || d.Live || !bytes.Contains(d.Header, []byte(`"id":"s1"`)) {
+	if err := json.Unmarshal(s.ok(t, 200, "GET", "/v1/sessions/s1", "", nil).body, &d); err != nil || d.ID != "s1" || d.Length != 3 || d.Live || !bytes.Contains(d.Header, []byte(`"id":"s1"`)) {
 		t.Fatalf("GET /v1/sessions/s1: %+v (%v)", d, err)
 	}
 	s.failed(t, 404, "SESSION_NOT_FOUND", "GET", "/v1/sessions/nope", "", nil)
@@ -162,27 +163,27 @@ func TestV1AppendStopsAtTheFirstRejectedLine(t *testing.T) {
 	s := startServe(t)
 	s.ok(t, 201, "POST", "/v1/sessions", "application/json", nil, "X-Unused", "")
 	s.ok(t, 201, "POST", "/v1/sessions", "application/json", []byte(`{"id":"a"}`))
-	s.ok(t, 200, "POST", "/v1/sessions/a/events", "application/x-ndjson", ndjson(userLine("u0", "zero")))
+	s.ok(t, 200, "POST", "/v1/sessions/a/events", "application/x-ndjson", ndjson(turnLine(1), userLine("u0", "zero")))
 	body := ndjson(userLine("u1", "one"), "", userLine("u2", "two"), `{"type":"user/message","data":{"id":"u3"}}`, userLine("u4", "four"))
 	p := s.failed(t, 422, "PAYLOAD_INVALID", "POST", "/v1/sessions/a/events?flush=true", "application/x-ndjson", body)
-	if p.Appended == nil || *p.Appended != 2 || p.FirstSeq == nil || *p.FirstSeq != 1 || p.Line == nil || *p.Line != 4 || p.Index == nil || *p.Index != 2 {
-		t.Fatalf("problem %+v: want appended 2, firstSeq 1, line 4, index 2", p)
+	if p.Appended == nil || *p.Appended != 2 || p.FirstSeq == nil || *p.FirstSeq != 2 || p.Line == nil || *p.Line != 4 || p.Index == nil || *p.Index != 2 {
+		t.Fatalf("problem %+v: want appended 2, firstSeq 2, line 4, index 2", p)
 	}
-	if n := s.length(t, "a"); n != 3 {
-		t.Fatalf("the log holds %d events, want 3 (the lines before the rejected one)", n)
+	if n := s.length(t, "a"); n != 4 {
+		t.Fatalf("the log holds %d events, want 4 (the lines before the rejected one)", n)
 	}
 	// Expected seq: a stale one is SEQ_CONFLICT with both lengths and
 	// nothing appended; the right one appends.
 	p = s.failed(t, 409, "SEQ_CONFLICT", "POST", "/v1/sessions/a/events?expectedSeq=1", "application/x-ndjson", ndjson(userLine("u5", "five")))
-	if p.Expected == nil || *p.Expected != 1 || p.Actual == nil || *p.Actual != 3 || p.Appended == nil || *p.Appended != 0 || p.FirstSeq == nil || *p.FirstSeq != 3 {
+	if p.Expected == nil || *p.Expected != 1 || p.Actual == nil || *p.Actual != 4 || p.Appended == nil || *p.Appended != 0 || p.FirstSeq == nil || *p.FirstSeq != 4 {
 		t.Fatalf("SEQ_CONFLICT problem %+v", p)
 	}
-	if n := s.length(t, "a"); n != 3 {
+	if n := s.length(t, "a"); n != 4 {
 		t.Fatalf("a refused expectedSeq appended: length %d", n)
 	}
-	got := lines(s.ok(t, 200, "POST", "/v1/sessions/a/events?expectedSeq=3", "application/x-ndjson", ndjson(userLine("u5", "five"))).body)
-	if len(got) != 1 || !bytes.HasPrefix(got[0], []byte(`{"seq":3,`)) {
-		t.Fatalf("expectedSeq=3 answered %s", got)
+	got := lines(s.ok(t, 200, "POST", "/v1/sessions/a/events?expectedSeq=4", "application/x-ndjson", ndjson(userLine("u5", "five"))).body)
+	if len(got) != 1 || !bytes.HasPrefix(got[0], []byte(`{"seq":4,`)) {
+		t.Fatalf("expectedSeq=4 answered %s", got)
 	}
 }
 
@@ -290,13 +291,13 @@ func TestV1DescribesATornTail(t *testing.T) {
 	}
 	s := startServeIn(t, dir, "--config", cfg)
 	s.ok(t, 201, "POST", "/v1/sessions", "application/json", []byte(`{"id":"t"}`))
-	s.ok(t, 200, "POST", "/v1/sessions/t/events", "application/x-ndjson", ndjson(userLine("u1", "a"), userLine("u2", "b")))
+	s.ok(t, 200, "POST", "/v1/sessions/t/events", "application/x-ndjson", ndjson(turnLine(1), userLine("u1", "a"), userLine("u2", "b"), turnEndLine(1)))
 	s.ok(t, 204, "POST", "/v1/sessions/t/release", "application/json", nil)
 	f, err := os.OpenFile(filepath.Join(dir, "t", "events.v1.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	const partial = `{"seq":2,"time":1,"type":"user/mes`
+	const partial = `{"seq":4,"time":1,"type":"turn/st`
 	if _, err := f.WriteString(partial); err != nil {
 		t.Fatal(err)
 	}
@@ -313,12 +314,12 @@ func TestV1DescribesATornTail(t *testing.T) {
 	if err := json.Unmarshal(s.ok(t, 200, "GET", "/v1/sessions/t", "", nil).body, &d); err != nil {
 		t.Fatal(err)
 	}
-	if d.Length != 2 || d.Live || d.Torn == nil || d.Torn.Bytes != int64(len(partial)) || d.Torn.FromSeq != 2 || !strings.Contains(d.Warning, "torn") {
+	if d.Length != 4 || d.Live || d.Torn == nil || d.Torn.Bytes != int64(len(partial)) || d.Torn.FromSeq != 4 || !strings.Contains(d.Warning, "torn") {
 		t.Fatalf("GET /v1/sessions/t: %+v", d)
 	}
 	// The append resumes the session: the tail is cut (and recorded), the
 	// description shows no torn tail any more.
-	s.ok(t, 200, "POST", "/v1/sessions/t/events", "application/x-ndjson", ndjson(userLine("u3", "c")))
+	s.ok(t, 200, "POST", "/v1/sessions/t/events", "application/x-ndjson", ndjson(turnLine(2), userLine("u3", "c")))
 	d.Torn = nil
 	if err := json.Unmarshal(s.ok(t, 200, "GET", "/v1/sessions/t", "", nil).body, &d); err != nil || d.Torn != nil || !d.Live {
 		t.Fatalf("after the resume: %+v (%v)", d, err)
@@ -335,7 +336,7 @@ func TestV1DotSessionIDs(t *testing.T) {
 	for _, id := range []string{".", ".."} {
 		escaped := "/v1/sessions/" + strings.ReplaceAll(id, ".", "%2E")
 		s.ok(t, 201, "POST", "/v1/sessions", "application/json", []byte(`{"id":"`+id+`"}`))
-		s.ok(t, 200, "POST", escaped+"/events", "application/x-ndjson", ndjson(userLine("u1", "first in "+id)))
+		s.ok(t, 200, "POST", escaped+"/events", "application/x-ndjson", ndjson(turnLine(1), userLine("u1", "first in "+id)))
 		s.ok(t, 200, "POST", "/v1/sessions/-/events?id="+id, "application/x-ndjson", ndjson(userLine("u2", "second in "+id)))
 		for _, at := range []struct{ info, events string }{
 			{escaped, escaped + "/events"},
@@ -345,8 +346,8 @@ func TestV1DotSessionIDs(t *testing.T) {
 				ID     string `json:"id"`
 				Length int64  `json:"length"`
 			}
-			if err := json.Unmarshal(s.ok(t, 200, "GET", at.info, "", nil).body, &d); err != nil || d.ID != id || d.Length != 2 {
-				t.Errorf("GET %s: %+v (%v), want session %q of 2 events", at.info, d, err, id)
+			if err := json.Unmarshal(s.ok(t, 200, "GET", at.info, "", nil).body, &d); err != nil || d.ID != id || d.Length != 3 {
+				t.Errorf("GET %s: %+v (%v), want session %q of 3 events", at.info, d, err, id)
 			}
 			if got := s.ok(t, 200, "GET", at.events, "", nil).body; !bytes.Contains(got, []byte(`"first in `+id+`"`)) || !bytes.Contains(got, []byte(`"second in `+id+`"`)) {
 				t.Errorf("GET %s: %s", at.events, got)

@@ -37,7 +37,7 @@ func TestV1WritesRequireTheirMediaType(t *testing.T) {
 	for _, id := range []string{"stored", "live", "held"} {
 		s.ok(t, 201, "POST", "/v1/sessions", "application/json", []byte(`{"id":"`+id+`"}`))
 	}
-	s.ok(t, 200, "POST", "/v1/sessions/stored/events", "application/x-ndjson", ndjson(userLine("u1", "hi")))
+	s.ok(t, 200, "POST", "/v1/sessions/stored/events", "application/x-ndjson", ndjson(turnLine(1), userLine("u1", "hi")))
 	for _, id := range []string{"stored", "held"} {
 		s.ok(t, 204, "POST", "/v1/sessions/"+id+"/release", "application/json", nil)
 	}
@@ -104,7 +104,7 @@ func TestV1WritesRequireTheirMediaType(t *testing.T) {
 func TestV1FailedWriteLeavesSessionAsItWas(t *testing.T) {
 	s := startServe(t)
 	s.ok(t, 201, "POST", "/v1/sessions", "application/json", []byte(`{"id":"c"}`))
-	s.ok(t, 200, "POST", "/v1/sessions/c/events", "application/x-ndjson", ndjson(userLine("u1", "hi")))
+	s.ok(t, 200, "POST", "/v1/sessions/c/events", "application/x-ndjson", ndjson(turnLine(1), userLine("u1", "hi"), turnEndLine(1)))
 	s.ok(t, 204, "POST", "/v1/sessions/c/release", "application/json", nil)
 	stored := s.length(t, "c")
 
@@ -147,7 +147,7 @@ func TestV1FailedWriteLeavesSessionAsItWas(t *testing.T) {
 	}
 
 	// On a live session a failed compaction leaves it live.
-	s.ok(t, 200, "POST", "/v1/sessions/c/events", "application/x-ndjson", ndjson(userLine("u3", "again")))
+	s.ok(t, 200, "POST", "/v1/sessions/c/events", "application/x-ndjson", ndjson(turnLine(2), userLine("u3", "again")))
 	s.do(t, "POST", "/v1/sessions/c/compact", "application/json", []byte(`{}`))
 	if !s.live(t, "c") {
 		t.Error("a failed compaction released a session that was live")

@@ -25,7 +25,7 @@ func TestV1AppendGroupIsAllOrNothing(t *testing.T) {
 		line, index int
 	}{
 		{"a rejected member", "PAYLOAD_INVALID", 422, path, ndjson(noteLine("1"), "", `{"type":"user/message","surfaceOp":"append","data":{"id":"u3"}}`, noteLine("2")), 3, 1},
-		{"a second surface member", "SURFACE_OP_NOT_ALLOWED", 422, path, ndjson(userLine("u1", "one"), userLine("u2", "two")), 2, 1},
+		{"a second surface member", "SURFACE_OP_NOT_ALLOWED", 422, path, ndjson(turnLine(1), userLine("u1", "one"), userLine("u2", "two")), 3, 2},
 		{"a malformed line", "JSON_SYNTAX", 400, path, ndjson(noteLine("1"), noteLine("2"), `{"type":`), 3, 2},
 	}
 	for _, c := range cases {
@@ -43,12 +43,12 @@ func TestV1AppendGroupIsAllOrNothing(t *testing.T) {
 	if p.Appended == nil || *p.Appended != 0 || p.Expected == nil || *p.Expected != 1 || p.Actual == nil || *p.Actual != 0 {
 		t.Fatalf("SEQ_CONFLICT problem %+v", p)
 	}
-	got := lines(s.ok(t, 200, "POST", path+"?expectedSeq=0&flush=true", "application/x-ndjson", ndjson(noteLine("1"), userLine("u1", "one"), noteLine("2"))).body)
-	if len(got) != 3 || !bytes.HasPrefix(got[0], []byte(`{"seq":0,`)) || !bytes.HasPrefix(got[2], []byte(`{"seq":2,`)) {
+	got := lines(s.ok(t, 200, "POST", path+"?expectedSeq=0&flush=true", "application/x-ndjson", ndjson(noteLine("1"), turnLine(1), userLine("u1", "one"), noteLine("2"))).body)
+	if len(got) != 4 || !bytes.HasPrefix(got[0], []byte(`{"seq":0,`)) || !bytes.HasPrefix(got[3], []byte(`{"seq":3,`)) {
 		t.Fatalf("the group answered %s", got)
 	}
-	if n := s.length(t, "g"); n != 3 {
-		t.Fatalf("the log holds %d events after the group, want 3", n)
+	if n := s.length(t, "g"); n != 4 {
+		t.Fatalf("the log holds %d events after the group, want 4", n)
 	}
 	s.failed(t, 415, "UNSUPPORTED_MEDIA_TYPE", "POST", path, "application/json", ndjson(noteLine("1")))
 	s.failed(t, 404, "SESSION_NOT_FOUND", "POST", "/v1/sessions/none/events/group", "application/x-ndjson", ndjson(noteLine("1")))

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -150,6 +151,15 @@ func lines(b []byte) [][]byte {
 // userLine is the append input of a user/message with text.
 func userLine(id, text string) string {
 	return `{"type":"user/message","surfaceOp":"append","data":{"id":"` + id + `","role":"user","content":[{"type":"text","text":"` + text + `"}],"source":{"kind":"user"}}}`
+}
+
+// turnLine is the append input of the turn/start of turn n: user messages
+// need an open turn (docs/format.md, "The agent-loop protocol").
+func turnLine(n int) string { return `{"type":"turn/start","data":{"turn":` + strconv.Itoa(n) + `}}` }
+
+// turnEndLine is the append input of the turn/end of turn n, completed.
+func turnEndLine(n int) string {
+	return `{"type":"turn/end","data":{"turn":` + strconv.Itoa(n) + `,"reason":{"kind":"completed"}}}`
 }
 
 // ndjson joins input lines into a body.

@@ -119,6 +119,10 @@ func TestV1FollowResumesWithoutGapsOrDuplicates(t *testing.T) {
 	appendN := func(from, n int) [][]byte {
 		var ls []string
 		for i := from; i < from+n; i++ {
+			if i == 0 {
+				ls = append(ls, turnLine(1)) // the turn of the user messages
+				continue
+			}
 			ls = append(ls, userLine("u"+strconv.Itoa(i), "m"+strconv.Itoa(i)))
 		}
 		return lines(s.ok(t, 200, "POST", "/v1/sessions/f/events", "application/x-ndjson", ndjson(ls...)).body)
@@ -219,6 +223,9 @@ func followLatency(t testing.TB, s *server, id string, n int) []time.Duration {
 	lat := make([]time.Duration, 0, n)
 	for i := range n {
 		body := ndjson(userLine("l"+strconv.Itoa(i), "x"))
+		if i == 0 {
+			body = ndjson(turnLine(1)) // the turn of the user messages
+		}
 		t0 := time.Now()
 		s.ok(t, 200, "POST", "/v1/sessions/"+id+"/events", "application/x-ndjson", body)
 		ev := st.next(t)

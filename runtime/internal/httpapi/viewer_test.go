@@ -162,7 +162,7 @@ func TestV1SessionsByActivity(t *testing.T) {
 		last = time.Now().UnixMilli()
 	}
 	after(last)
-	s.ok(t, 200, "POST", "/v1/sessions/a/events?flush=true", "application/x-ndjson", ndjson(userLine("u1", "hi")))
+	s.ok(t, 200, "POST", "/v1/sessions/a/events?flush=true", "application/x-ndjson", ndjson(turnLine(1), userLine("u1", "hi")))
 	after(time.Now().UnixMilli())
 	s.ok(t, 201, "POST", "/v1/sessions/a/fork", "application/json", []byte(`{"at":0,"as":"f"}`))
 
@@ -219,8 +219,8 @@ func TestV1SessionsByActivity(t *testing.T) {
 		}
 	}
 	check("live")
-	if live, _ := page(""); live[1].EventCount == nil || *live[1].EventCount != 1 {
-		t.Errorf("live a: eventCount %v, want 1", live[1].EventCount)
+	if live, _ := page(""); live[1].EventCount == nil || *live[1].EventCount != 2 {
+		t.Errorf("live a: eventCount %v, want 2", live[1].EventCount)
 	}
 	for _, id := range []string{"f", "a", "c", "b"} {
 		s.ok(t, 204, "POST", "/v1/sessions/"+id+"/release", "application/json", nil)

@@ -131,7 +131,7 @@ func TestRequestSizeLimit(t *testing.T) {
 	if _, err := c.Create(ctx, "big", events.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Session("big").Append(ctx, kib(0, 32<<10)); err != nil {
+	if _, err := c.Session("big").Append(ctx, events.TurnStart(1), kib(0, 32<<10)); err != nil {
 		t.Fatalf("32 KiB: %v", err)
 	}
 	_, err := c.Session("big").Append(ctx, kib(1, 100<<10))
@@ -151,7 +151,7 @@ func TestRequestSizeLimit(t *testing.T) {
 		t.Fatalf("100 KiB JSON: %d %.200s", code, body)
 	}
 	_, in, err := c.Inspect(ctx, "big")
-	if err != nil || in.Events != 2 {
-		t.Fatalf("inspect: %d events (%v); want the 32 KiB one and the 1 KiB one streamed before the break", in.Events, err)
+	if err != nil || in.Events != 3 {
+		t.Fatalf("inspect: %d events (%v); want the turn/start, the 32 KiB one and the 1 KiB one streamed before the break", in.Events, err)
 	}
 }

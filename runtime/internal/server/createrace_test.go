@@ -34,12 +34,21 @@ func (r createRacer) create(ctx context.Context, dir, id string) error {
 }
 
 // appendOne appends one event with flush; nil means it was acknowledged.
-func (r createRacer) appendOne(ctx context.Context, dir, id string, in events.Input) error {
+func (r createRacer) appendEvents(ctx context.Context, dir, id string, ins ...events.Input) error {
 	if r.c != nil {
-		return appendFlush(ctx, r.c, id, in)
+		return appendFlush(ctx, r.c, id, ins...)
 	}
-	line, _ := json.Marshal(map[string]any{"type": in.Type, "data": json.RawMessage(in.Data), "surfaceOp": "append"})
-	_, err := runCLI(ctx, dir, string(line)+"\n", "append", id, "-")
+	var stdin strings.Builder
+	for _, in := range ins {
+		m := map[string]any{"type": in.Type, "data": json.RawMessage(in.Data)}
+		if in.SurfaceOp != nil {
+			m["surfaceOp"] = "append"
+		}
+		line, _ := json.Marshal(m)
+		stdin.Write(line)
+		stdin.WriteByte('\n')
+	}
+	_, err := runCLI(ctx, dir, stdin.String(), "append", id, "-")
 	return err
 }
 
@@ -128,7 +137,7 @@ func TestCreateRaceAcrossProcessesHasOneWinner(t *testing.T) {
 			t.Fatalf("%s: no racer created it: %v", id, errs)
 		}
 		text := fmt.Sprintf("acknowledged by %s in round %d", racers[winner].name, i)
-		if err := racers[winner].appendOne(ctx, dir, id, userInput("u-"+id, text)); err != nil {
+		if err := racers[winner].appendEvents(ctx, dir, id, events.TurnStart(1), userInput("u-"+id, text)); err != nil {
 			t.Fatalf("%s: the winner %s could not append: %v", id, racers[winner].name, err)
 		}
 		acked[id] = text

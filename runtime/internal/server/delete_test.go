@@ -21,7 +21,8 @@ func TestDeleteOverTheSessionsAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	user := pbInput("user/message", `{"id":"u","role":"user","content":[{"type":"text","text":"hi"}],"source":{"kind":"user"}}`, true)
-	if _, err := rpc.Append(ctx, &logbookv1.SessionsAppendRequest{SessionId: "d", Flush: true, Events: []*logbookv1.AppendInput{user}}); err != nil {
+	turn := pbInput("turn/start", `{"turn":1}`, false)
+	if _, err := rpc.Append(ctx, &logbookv1.SessionsAppendRequest{SessionId: "d", Flush: true, Events: []*logbookv1.AppendInput{turn, user}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := rpc.Delete(ctx, &logbookv1.SessionsDeleteRequest{SessionId: "d"}); reason(err) != "ALREADY_OWNED" {
@@ -31,7 +32,7 @@ func TestDeleteOverTheSessionsAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	rep, err := rpc.Delete(ctx, &logbookv1.SessionsDeleteRequest{SessionId: "d", Reason: "test"})
-	if err != nil || rep.GetEvents() != 1 || !strings.HasPrefix(rep.GetDigest(), "sha256:") {
+	if err != nil || rep.GetEvents() != 2 || !strings.HasPrefix(rep.GetDigest(), "sha256:") {
 		t.Fatalf("delete: %v (%v)", rep, err)
 	}
 	if _, err := rpc.Delete(ctx, &logbookv1.SessionsDeleteRequest{SessionId: "d"}); reason(err) != "SESSION_NOT_FOUND" {

@@ -31,6 +31,9 @@ func TestToConnectFailedFlushIsFlushFailed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, err := s.Append(ctx, events.TurnStart(1)); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := s.Append(ctx, events.UserText(events.TextMessage{ID: "u", Text: "a"})); err != nil {
 		t.Fatal(err)
 	}

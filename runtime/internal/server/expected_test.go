@@ -64,7 +64,8 @@ func TestAppendExpectedSeq(t *testing.T) {
 		t.Fatal(err)
 	}
 	two := []*logbookv1.AppendInput{pbInput("user/message", string(userData("u0", "a")), true), pbInput("user/message", string(userData("u1", "b")), true)}
-	if app, err := rpc.Append(ctx, &logbookv1.SessionsAppendRequest{SessionId: "x", Events: two, ExpectedSeq: i64(0), Flush: true}); err != nil || len(app.GetEnvelopes()) != 2 {
+	turn := pbInput("turn/start", `{"turn":1}`, false)
+	if app, err := rpc.Append(ctx, &logbookv1.SessionsAppendRequest{SessionId: "x", Events: append([]*logbookv1.AppendInput{turn}, two...), ExpectedSeq: i64(0), Flush: true}); err != nil || len(app.GetEnvelopes()) != 3 {
 		t.Fatalf("expected 0 on an empty log: %v, %v", app, err)
 	}
 	events := func() int64 {
@@ -74,19 +75,19 @@ func TestAppendExpectedSeq(t *testing.T) {
 		}
 		return in.GetEvents()
 	}
-	for _, stale := range []int64{0, 1, 3} {
+	for _, stale := range []int64{0, 2, 4} {
 		_, err := rpc.Append(ctx, &logbookv1.SessionsAppendRequest{SessionId: "x", Events: two, ExpectedSeq: i64(stale), Flush: true})
 		if status.Code(err) != codes.FailedPrecondition || reason(err) != "SEQ_CONFLICT" {
-			t.Fatalf("expected %d on a log of 2: %v", stale, err)
+			t.Fatalf("expected %d on a log of 3: %v", stale, err)
 		}
-		requireMeta(t, "a stale expected_seq", err, map[string]string{"expected": itoa(stale), "actual": "2", "appended": "0", "firstSeq": "2"})
-		if n := events(); n != 2 {
-			t.Fatalf("a refused append left %d events, want 2", n)
+		requireMeta(t, "a stale expected_seq", err, map[string]string{"expected": itoa(stale), "actual": "3", "appended": "0", "firstSeq": "3"})
+		if n := events(); n != 3 {
+			t.Fatalf("a refused append left %d events, want 3", n)
 		}
 	}
-	app, err := rpc.Append(ctx, &logbookv1.SessionsAppendRequest{SessionId: "x", Events: two[:1], ExpectedSeq: i64(2)})
-	if err != nil || len(app.GetEnvelopes()) != 1 || app.GetEnvelopes()[0][:9] != `{"seq":2,` {
-		t.Fatalf("expected 2: %v, %v", app, err)
+	app, err := rpc.Append(ctx, &logbookv1.SessionsAppendRequest{SessionId: "x", Events: two[:1], ExpectedSeq: i64(3)})
+	if err != nil || len(app.GetEnvelopes()) != 1 || app.GetEnvelopes()[0][:9] != `{"seq":3,` {
+		t.Fatalf("expected 3: %v, %v", app, err)
 	}
 	if _, err := rpc.Append(ctx, &logbookv1.SessionsAppendRequest{SessionId: "x", Events: two, ExpectedSeq: i64(-1)}); reason(err) != "INVALID_SEQ" {
 		t.Fatalf("expected -1: %v", err)
@@ -95,18 +96,18 @@ func TestAppendExpectedSeq(t *testing.T) {
 	}
 
 	// Every error reply of Append says how many events were appended.
-	_, err = rpc.Append(ctx, &logbookv1.SessionsAppendRequest{SessionId: "x", Events: []*logbookv1.AppendInput{two[0], pbInput("user/message", `{"id":`, true)}, ExpectedSeq: i64(3)})
+	_, err = rpc.Append(ctx, &logbookv1.SessionsAppendRequest{SessionId: "x", Events: []*logbookv1.AppendInput{two[0], pbInput("user/message", `{"id":`, true)}, ExpectedSeq: i64(4)})
 	if reason(err) != "JSON_SYNTAX" {
 		t.Fatalf("a rejected second event: %v", err)
 	}
-	requireMeta(t, "a rejected event", err, map[string]string{"appended": "1", "firstSeq": "3", "index": "1", "seq": "4"})
+	requireMeta(t, "a rejected event", err, map[string]string{"appended": "1", "firstSeq": "4", "index": "1", "seq": "5"})
 	_, err = rpc.Append(ctx, &logbookv1.SessionsAppendRequest{SessionId: "missing", Events: two})
 	if reason(err) != "SESSION_NOT_FOUND" {
 		t.Fatalf("a missing session: %v", err)
 	}
 	requireMeta(t, "a missing session", err, map[string]string{"appended": "0", "firstSeq": ""})
-	if n := events(); n != 4 {
-		t.Fatalf("%d events, want 4", n)
+	if n := events(); n != 5 {
+		t.Fatalf("%d events, want 5", n)
 	}
 }
 
@@ -128,11 +129,12 @@ func TestAppendStreamExpectedSeq(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	turn := pbInput("turn/start", `{"turn":1}`, false)
 	msgs := []*logbookv1.SessionsAppendRequest{
-		{SessionId: "s", Events: ev(0), ExpectedSeq: i64(0)},
+		{SessionId: "s", Events: append([]*logbookv1.AppendInput{turn}, ev(0)...), ExpectedSeq: i64(0)},
 		{Events: ev(1)},
-		{Events: ev(2), ExpectedSeq: i64(2)},
-		{Events: ev(3), ExpectedSeq: i64(2)}, // stale
+		{Events: ev(2), ExpectedSeq: i64(3)},
+		{Events: ev(3), ExpectedSeq: i64(3)}, // stale
 		{Events: ev(4)},
 	}
 	for _, m := range msgs {
@@ -144,10 +146,10 @@ func TestAppendStreamExpectedSeq(t *testing.T) {
 	if reason(err) != "SEQ_CONFLICT" {
 		t.Fatalf("a stale message: %v", err)
 	}
-	requireMeta(t, "a stale message", err, map[string]string{"expected": "2", "actual": "3", "appended": "3", "firstSeq": "0"})
+	requireMeta(t, "a stale message", err, map[string]string{"expected": "3", "actual": "4", "appended": "4", "firstSeq": "0"})
 	in, err := rpc.Inspect(ctx, &logbookv1.SessionsInspectRequest{SessionId: "s"})
-	if err != nil || in.GetEvents() != 3 {
-		t.Fatalf("%d events after the stream (%v), want 3", in.GetEvents(), err)
+	if err != nil || in.GetEvents() != 4 {
+		t.Fatalf("%d events after the stream (%v), want 4", in.GetEvents(), err)
 	}
 }
 
@@ -163,7 +165,8 @@ func TestAppendExpectedSeqJSON(t *testing.T) {
 		t.Fatalf("create: %d %s", code, body)
 	}
 	ev := `"events":[{"type":"user/message","data":` + jsonString(t, string(userData("u0", "a"))) + `,"surfaceOp":{}}]`
-	if code, _, body := post(t, r, "", "Append", `{"sessionId":"j","expectedSeq":"0",`+ev+`}`); code != http.StatusOK {
+	turn := `"events":[{"type":"turn/start","data":"{\"turn\":1}"},{"type":"user/message","data":` + jsonString(t, string(userData("u0", "a"))) + `,"surfaceOp":{}}]`
+	if code, _, body := post(t, r, "", "Append", `{"sessionId":"j","expectedSeq":"0",`+turn+`}`); code != http.StatusOK {
 		t.Fatalf("expectedSeq 0: %d %s", code, body)
 	}
 	code, h, body := post(t, r, "", "Append", `{"sessionId":"j","expectedSeq":"0",`+ev+`}`)
@@ -184,7 +187,7 @@ func TestAppendExpectedSeqJSON(t *testing.T) {
 		b, err := base64.RawStdEncoding.DecodeString(strings.TrimRight(d.Value, "="))
 		if d.Type == "google.rpc.ErrorInfo" && err == nil && proto.Unmarshal(b, &info) == nil {
 			md := info.GetMetadata()
-			if md["expected"] != "0" || md["actual"] != "1" || md["appended"] != "0" || md["firstSeq"] != "1" {
+			if md["expected"] != "0" || md["actual"] != "2" || md["appended"] != "0" || md["firstSeq"] != "2" {
 				t.Fatalf("metadata %v", md)
 			}
 			return
@@ -205,7 +208,7 @@ func TestFencedSessionSaysSo(t *testing.T) {
 	if _, err := c.Create(ctx, "f", events.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := appendFlush(ctx, c, "f", userInput("u0", "a")); err != nil {
+	if err := appendFlush(ctx, c, "f", events.TurnStart(1), userInput("u0", "a")); err != nil {
 		t.Fatal(err)
 	}
 	var logs []string
@@ -246,7 +249,7 @@ func TestFencedSessionSaysSo(t *testing.T) {
 		t.Fatalf("an append to the fenced session: %v", err)
 	}
 	n := 0
-	_, err = c.Session("f").AppendRetry(ctx, 2, []events.Input{userInput("u2", "c")}, client.RetryOptions{Flush: true, OnRetry: func(error) { n++ }})
+	_, err = c.Session("f").AppendRetry(ctx, 3, []events.Input{userInput("u2", "c")}, client.RetryOptions{Flush: true, OnRetry: func(error) { n++ }})
 	if !client.Fenced(err) || n != 0 {
 		t.Fatalf("AppendRetry on the fenced session: %v after %d retries", err, n)
 	}
@@ -265,7 +268,8 @@ func TestAppendStreamInvalidExpectedSeqChangesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	one := []*logbookv1.AppendInput{pbInput("user/message", string(userData("u0", "a")), true)}
-	if _, err := rpc.Append(ctx, &logbookv1.SessionsAppendRequest{SessionId: "v", Events: one, Flush: true}); err != nil {
+	turn := pbInput("turn/start", `{"turn":1}`, false)
+	if _, err := rpc.Append(ctx, &logbookv1.SessionsAppendRequest{SessionId: "v", Events: append([]*logbookv1.AppendInput{turn}, one...), Flush: true}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := rpc.Release(ctx, &logbookv1.SessionsReleaseRequest{SessionId: "v"}); err != nil {

@@ -75,15 +75,16 @@ func TestGRPCClient(t *testing.T) {
 
 	// Data travels byte for byte: member order and number literals stay.
 	data := `{"id":"u0","role":"user","content":[{"type":"text","text":"1.50 ≠ 1.5"}],"source":{"kind":"user"},"plugin:x":{"b":1.50,"a":1E3}}`
-	app, err := rpc.Append(ctx, &logbookv1.SessionsAppendRequest{SessionId: "g1", Events: []*logbookv1.AppendInput{pbInput("user/message", data, true)}, Flush: true})
+	// The turn it is in comes first.
+	app, err := rpc.Append(ctx, &logbookv1.SessionsAppendRequest{SessionId: "g1", Events: []*logbookv1.AppendInput{pbInput("turn/start", `{"turn":1}`, false), pbInput("user/message", data, true)}, Flush: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"seq":0,"time":`
-	if got := app.GetEnvelopes()[0]; len(got) < len(want) || got[:len(want)] != want || !strings.Contains(got, `"data":`+data+`,"surfaceOp":"append"}`) {
+	want := `{"seq":1,"time":`
+	if got := app.GetEnvelopes()[1]; len(got) < len(want) || got[:len(want)] != want || !strings.Contains(got, `"data":`+data+`,"surfaceOp":"append"}`) {
 		t.Fatalf("envelope %s", got)
 	}
-	if f := app.GetFlush(); !f.GetParticipated() || len(f.GetBackends()) != 1 || f.GetBackends()[0].GetDurableSeq() != 0 {
+	if f := app.GetFlush(); !f.GetParticipated() || len(f.GetBackends()) != 1 || f.GetBackends()[0].GetDurableSeq() != 1 {
 		t.Fatalf("flush %v", f)
 	}
 
@@ -99,15 +100,18 @@ func TestGRPCClient(t *testing.T) {
 		t.Fatalf("appended metadata %q", appendedOf(st))
 	}
 
-	// A client stream of appends.
+	// A client stream of appends: ten messages, then the end of the turn.
 	stream, err := rpc.AppendStream(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range 10 {
+	for i := range 11 {
 		m := &logbookv1.SessionsAppendRequest{Events: []*logbookv1.AppendInput{pbInput("user/message", string(userData("s"+string(rune('a'+i)), "streamed")), true)}}
 		if i == 0 {
 			m.SessionId = "g1"
+		}
+		if i == 10 {
+			m.Events = []*logbookv1.AppendInput{pbInput("turn/end", `{"turn":1,"reason":{"kind":"completed"}}`, false)}
 		}
 		if err := stream.Send(m); err != nil {
 			t.Fatal(err)
@@ -117,7 +121,7 @@ func TestGRPCClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sr.GetAppended() != 10 || sr.GetNextSeq() != 12 || sr.GetFlush().GetBackends()[0].GetDurableSeq() != 11 {
+	if sr.GetAppended() != 11 || sr.GetNextSeq() != 14 || sr.GetFlush().GetBackends()[0].GetDurableSeq() != 13 {
 		t.Fatalf("stream reply %v", sr)
 	}
 
@@ -137,17 +141,17 @@ func TestGRPCClient(t *testing.T) {
 		}
 		envs = append(envs, m.GetEnvelopes()...)
 	}
-	if len(envs) != 12 || envs[0] != app.GetEnvelopes()[0] {
+	if len(envs) != 14 || envs[1] != app.GetEnvelopes()[1] {
 		t.Fatalf("%d events; first %s", len(envs), envs[0])
 	}
 	msgs, err := rpc.Messages(ctx, &logbookv1.SessionsMessagesRequest{SessionId: "g1"})
 	if err != nil || len(msgs.GetMessages()) != 12 {
 		t.Fatalf("messages: %d (%v)", len(msgs.GetMessages()), err)
 	}
-	at := int64(0)
+	at := int64(1)
 	msgs, err = rpc.Messages(ctx, &logbookv1.SessionsMessagesRequest{SessionId: "g1", At: &at})
 	if err != nil || len(msgs.GetMessages()) != 1 || !strings.Contains(msgs.GetMessages()[0], `"plugin:x":{"b":1.50,"a":1E3}`) {
-		t.Fatalf("messages at 0: %q (%v)", msgs.GetMessages(), err)
+		t.Fatalf("messages at 1: %q (%v)", msgs.GetMessages(), err)
 	}
 
 	// Fork from the live session, then flush and release both.
@@ -174,10 +178,10 @@ func TestGRPCClient(t *testing.T) {
 
 	// Stored, not live: inspect and list read storage.
 	in, err := rpc.Inspect(ctx, &logbookv1.SessionsInspectRequest{SessionId: "g1"})
-	if err != nil || in.GetEvents() != 12 || in.GetLive() || in.OpenTurn != nil || len(in.GetPendingRepair()) != 0 {
+	if err != nil || in.GetEvents() != 14 || in.GetLive() || in.OpenTurn != nil || len(in.GetPendingRepair()) != 0 {
 		t.Fatalf("inspect %v (%v)", in, err)
 	}
-	if hd, err := rpc.Header(ctx, &logbookv1.SessionsHeaderRequest{SessionId: "g1"}); err != nil || hd.NextSeq == nil || hd.GetNextSeq() != 12 || hd.GetHeader() != created.GetHeader() {
+	if hd, err := rpc.Header(ctx, &logbookv1.SessionsHeaderRequest{SessionId: "g1"}); err != nil || hd.NextSeq == nil || hd.GetNextSeq() != 14 || hd.GetHeader() != created.GetHeader() {
 		t.Fatalf("header of a stored session: %v (%v)", hd, err)
 	}
 	list, err := rpc.List(ctx, &logbookv1.SessionsListRequest{})
@@ -195,13 +199,14 @@ func TestGRPCClient(t *testing.T) {
 		t.Fatalf("inspect unknown: %v", err)
 	}
 	// Append resumes a stored session (Open for write) and holds it.
-	if _, err := rpc.Append(ctx, &logbookv1.SessionsAppendRequest{SessionId: "g1", Events: []*logbookv1.AppendInput{pbInput("user/message", string(userData("u9", "again")), true)}}); err != nil {
+	again := []*logbookv1.AppendInput{pbInput("turn/start", `{"turn":2}`, false), pbInput("user/message", string(userData("u9", "again")), true)}
+	if _, err := rpc.Append(ctx, &logbookv1.SessionsAppendRequest{SessionId: "g1", Events: again}); err != nil {
 		t.Fatal(err)
 	}
-	if op, err := rpc.Open(ctx, &logbookv1.SessionsOpenRequest{SessionId: "g1"}); err != nil || !op.GetAlreadyLive() || op.GetNextSeq() != 14 {
+	if op, err := rpc.Open(ctx, &logbookv1.SessionsOpenRequest{SessionId: "g1"}); err != nil || !op.GetAlreadyLive() || op.GetNextSeq() != 17 {
 		t.Fatalf("open of a live session: %v (%v)", op, err)
 	}
-	if hd, err := rpc.Header(ctx, &logbookv1.SessionsHeaderRequest{SessionId: "g1"}); err != nil || hd.GetNextSeq() != 14 {
+	if hd, err := rpc.Header(ctx, &logbookv1.SessionsHeaderRequest{SessionId: "g1"}); err != nil || hd.GetNextSeq() != 17 {
 		t.Fatalf("header of a live session: %v (%v)", hd, err)
 	}
 }

@@ -50,14 +50,14 @@ func TestServeReleasesIdleSessions(t *testing.T) {
 		t.Fatal(err)
 	}
 	stream := c.Session("streamed").AppendStream(ctx)
-	if err := stream.Send([]events.Input{userInput("s1", "one")}, true); err != nil {
+	if err := stream.Send([]events.Input{events.TurnStart(1), userInput("s1", "one")}, true); err != nil {
 		t.Fatal(err)
 	}
 	idle, err := c.Create(ctx, "idle", events.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := idle.Append(ctx, userInput("u1", "before")); err != nil {
+	if _, err := idle.Append(ctx, events.TurnStart(1), userInput("u1", "before")); err != nil {
 		t.Fatal(err)
 	}
 
@@ -65,7 +65,10 @@ func TestServeReleasesIdleSessions(t *testing.T) {
 	// idle longer but inside a stream in flight, is not.
 	waitIdleReleases(t, p, 1)
 	cli := exec.Command(logbookBin, "append", "idle", "-", "--data", data, "--config", cfg)
-	cli.Stdin = bytes.NewReader([]byte(`{"type":"user/message","data":` + string(userData("u2", "from the CLI")) + `,"surfaceOp":"append"}` + "\n"))
+	// Its resume closes turn 1, left open; the CLI writes a whole turn.
+	cli.Stdin = bytes.NewReader([]byte(`{"type":"turn/start","data":{"turn":2}}` + "\n" +
+		`{"type":"user/message","data":` + string(userData("u2", "from the CLI")) + `,"surfaceOp":"append"}` + "\n" +
+		`{"type":"turn/end","data":{"turn":2,"reason":{"kind":"completed"}}}` + "\n"))
 	if out, err := cli.CombinedOutput(); err != nil {
 		t.Fatalf("logbook append of the released session: %v\n%s", err, out)
 	}
@@ -77,7 +80,7 @@ func TestServeReleasesIdleSessions(t *testing.T) {
 		t.Fatalf("the open stream: %v", err)
 	}
 
-	evs, err := c.Session("idle").Append(ctx, userInput("u3", "after"))
+	evs, err := c.Session("idle").Append(ctx, events.TurnStart(3), userInput("u3", "after"))
 	if err != nil {
 		t.Fatalf("serve resuming the released session: %v", err)
 	}
@@ -91,7 +94,7 @@ func TestServeReleasesIdleSessions(t *testing.T) {
 			texts = append(texts, string(e.Data))
 		}
 	}
-	if len(evs) != 1 || len(texts) != 3 {
+	if len(evs) != 2 || len(texts) != 3 {
 		t.Fatalf("after the CLI's append and serve's resume: %d user messages %v", len(texts), texts)
 	}
 }
@@ -115,7 +118,7 @@ func TestServeFlushAndReleaseOfAnIdleReleasedSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	evs, err := s.Append(ctx, userInput("u1", "before"), userInput("u2", "the long tool run"))
+	evs, err := s.Append(ctx, events.TurnStart(1), userInput("u1", "before"), userInput("u2", "the long tool run"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +154,7 @@ func TestServeFlushAndReleaseOfAnIdleReleasedSession(t *testing.T) {
 	}
 	flushV1("after the releases")
 
-	more, err := s.Append(ctx, userInput("u3", "after"))
+	more, err := s.Append(ctx, events.TurnStart(2), userInput("u3", "after")) // the resume closed turn 1
 	if err != nil {
 		t.Fatalf("an append resuming the idle-released session: %v", err)
 	}

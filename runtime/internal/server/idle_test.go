@@ -36,7 +36,7 @@ func TestIdleReleaseNeverCutsARequest(t *testing.T) {
 			wg.Go(func() {
 				s := c.Session(fmt.Sprintf("s%d", i))
 				for k := range appends {
-					if _, err := s.Append(ctx, kib(w*appends+k, 64<<10), kib(w*appends+k, 64<<10)); err != nil {
+					if _, err := s.Append(ctx, padded(w*appends+k, 64<<10), padded(w*appends+k, 64<<10)); err != nil {
 						errs <- fmt.Errorf("session s%d, writer %d, append %d: %w", i, w, k, err)
 						return
 					}

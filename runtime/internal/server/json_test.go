@@ -76,6 +76,11 @@ func TestJSONAPI(t *testing.T) {
 	// Data written as a string holding its JSON text travels byte for
 	// byte: member order, number literals, escapes and non-ASCII text stay.
 	data := `{"id":"u1","role":"user","content":[{"type":"text","text":"from curl: \"1.50\" ≠ 1.5\n"}],"source":{"kind":"user"},"plugin:x":{"b":1.50,"a":1E3,"n":-1.0e-7,"pi":3.14159265358979323846264338327950288}}`
+	var opened struct{ Envelopes []string } // the turn/start of the turn the message is in
+	code, _, body = post(t, r, "", "Append", `{"sessionId":"j1","events":[{"type":"turn/start","data":"{\"turn\":1}"}]}`)
+	if code != http.StatusOK || json.Unmarshal(body, &opened) != nil || len(opened.Envelopes) != 1 {
+		t.Fatalf("append of the turn/start: %d %s", code, body)
+	}
 	code, _, body = post(t, r, "", "Append", `{"sessionId":"j1","events":[{"type":"user/message","data":`+jsonString(t, data)+`,"surfaceOp":{}}],"flush":true}`)
 	var appended struct {
 		Envelopes []string
@@ -90,7 +95,7 @@ func TestJSONAPI(t *testing.T) {
 	if code != http.StatusOK || json.Unmarshal(body, &appended) != nil {
 		t.Fatalf("append: %d %s", code, body)
 	}
-	if !strings.HasPrefix(string(body), `{"envelopes":["{\"seq\":0,\"time\":`) {
+	if !strings.HasPrefix(string(body), `{"envelopes":["{\"seq\":1,\"time\":`) {
 		t.Fatalf("the envelopes are not readable JSON text in the reply: %s", body)
 	}
 	if len(appended.Envelopes) != 1 || !strings.HasSuffix(appended.Envelopes[0], `"type":"user/message","data":`+data+`,"surfaceOp":"append"}`) {
@@ -103,13 +108,13 @@ func TestJSONAPI(t *testing.T) {
 		Data      json.RawMessage
 		SurfaceOp string
 	}
-	if err := json.Unmarshal([]byte(appended.Envelopes[0]), &env); err != nil || env.Seq == nil || *env.Seq != 0 || env.Type != "user/message" || env.SurfaceOp != "append" {
+	if err := json.Unmarshal([]byte(appended.Envelopes[0]), &env); err != nil || env.Seq == nil || *env.Seq != 1 || env.Type != "user/message" || env.SurfaceOp != "append" {
 		t.Fatalf("envelope %q decodes to %+v (%v)", appended.Envelopes[0], env, err)
 	}
 	if string(env.Data) != data {
 		t.Fatalf("data did not round-trip byte for byte:\n got %s\nwant %s", env.Data, data)
 	}
-	if !appended.Flush.Participated || appended.Flush.Backends[0].Name != "jsonl" || appended.Flush.Backends[0].DurableSeq != "" {
+	if !appended.Flush.Participated || appended.Flush.Backends[0].Name != "jsonl" || appended.Flush.Backends[0].DurableSeq != "1" {
 		t.Fatalf("flush %+v", appended.Flush)
 	}
 
@@ -131,7 +136,7 @@ func TestJSONAPI(t *testing.T) {
 		t.Fatalf("inspect of an unknown session: %d %v", code, hdr)
 	}
 	code, _, body = post(t, r, "", "Inspect", `{"sessionId":"j1"}`)
-	if code != http.StatusOK || !strings.Contains(string(body), `"events":"1"`) || !strings.Contains(string(body), `"live":true`) ||
+	if code != http.StatusOK || !strings.Contains(string(body), `"events":"2"`) || !strings.Contains(string(body), `"live":true`) ||
 		!strings.Contains(string(body), `"header":`+jsonString(t, created.Header)) {
 		t.Fatalf("inspect: %d %s", code, body)
 	}
@@ -164,7 +169,7 @@ func TestJSONAPI(t *testing.T) {
 		chunks = append(chunks, string(stream[5:5+n]))
 		stream = stream[5+n:]
 	}
-	if len(chunks) != 2 || chunks[0] != `{"envelopes":[`+jsonString(t, appended.Envelopes[0])+`]}` || chunks[1] != "{}" {
+	if len(chunks) != 2 || chunks[0] != `{"envelopes":[`+jsonString(t, opened.Envelopes[0])+`,`+jsonString(t, appended.Envelopes[0])+`]}` || chunks[1] != "{}" {
 		t.Fatalf("events stream %q", chunks)
 	}
 }

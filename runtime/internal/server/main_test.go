@@ -137,6 +137,14 @@ func openTurn() []events.Input {
 	}
 }
 
+// padded is an ignorable log-only event of about n bytes of data, for
+// tests where the kind of event does not matter: it needs no open turn.
+func padded(i, n int) events.Input {
+	data := fmt.Sprintf(`{"i":%d,"pad":""}`, i)
+	data = data[:len(data)-2] + strings.Repeat("x", max(0, n-len(data))) + `"}`
+	return events.Input{Type: "x-test/padded", Data: []byte(data), Ignorable: true}
+}
+
 // kib pads a user/message to about n bytes of data.
 func kib(i, n int) events.Input {
 	id := fmt.Sprintf("u%d", i)

@@ -46,11 +46,11 @@ func TestServeMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	evs, err := s.Append(ctx, userInput("u1", "one"), userInput("u2", "two"), userInput("u3", "three"))
+	evs, err := s.Append(ctx, events.TurnStart(1), userInput("u1", "one"), events.TurnEnd(1, events.Completed()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	group, err := s.AppendGroup(ctx, events.Input{Type: "turn/start", Data: []byte(`{"turn":1}`)}, userInput("u5", "five"))
+	group, err := s.AppendGroup(ctx, events.Input{Type: "turn/start", Data: []byte(`{"turn":2}`)}, userInput("u5", "five"))
 	if err != nil {
 		t.Fatal(err)
 	}

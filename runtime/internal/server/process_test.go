@@ -219,10 +219,11 @@ func TestServeSIGTERM(t *testing.T) {
 	if _, err := c.Create(ctx, "t", events.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	var in []events.Input
-	for i := range 100 {
+	in := []events.Input{events.TurnStart(1)}
+	for i := range 98 {
 		in = append(in, kib(i, 1024))
 	}
+	in = append(in, events.TurnEnd(1, events.Completed()))
 	if _, err := c.Session("t").Append(ctx, in...); err != nil {
 		t.Fatal(err)
 	}

@@ -81,7 +81,8 @@ func batchOf(name string, b, pad int) []events.Input {
 
 // storedIDs releases session id (flush, then the claim) and returns the
 // message ids of its stored log, read back from storage, in seq order,
-// checking the seqs are 0, 1, 2, ….
+// checking the seqs are 0, 1, 2, … and the events the turn/start at seq
+// 0, then user messages.
 func storedIDs(t *testing.T, c *client.Client, id string) []string {
 	t.Helper()
 	ctx := context.Background()
@@ -97,6 +98,7 @@ func storedIDs(t *testing.T, c *client.Client, id string) []string {
 		time.Sleep(20 * time.Millisecond)
 	}
 	var ids []string
+	n := 0
 	for env, err := range c.Session(id).Read(ctx, client.ReadOptions{}) {
 		if err != nil {
 			t.Fatal(err)
@@ -109,10 +111,13 @@ func storedIDs(t *testing.T, c *client.Client, id string) []string {
 		if err := json.Unmarshal(env.Envelope, &ev); err != nil {
 			t.Fatal(err)
 		}
-		if ev.Seq != len(ids) || ev.Type != "user/message" {
-			t.Fatalf("stored event %d of %s: %s", len(ids), id, env.Envelope)
+		if ev.Seq != n || ev.Type != "user/message" && (n > 0 || ev.Type != "turn/start") {
+			t.Fatalf("stored event %d of %s: %s", n, id, env.Envelope)
 		}
-		ids = append(ids, ev.Data.ID)
+		n++
+		if ev.Type == "user/message" {
+			ids = append(ids, ev.Data.ID)
+		}
 	}
 	return ids
 }
@@ -191,6 +196,9 @@ func TestAppendRetryThroughPluginKillsAndDiskFull(t *testing.T) {
 	if _, err := c.Create(ctx, "naive", events.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	if err := appendFlush(ctx, c, "naive", events.TurnStart(1)); err != nil { // the turn of every batch; no plugin killed yet
+		t.Fatal(err)
+	}
 	var naiveFailures int
 	for b := 0; killer.kills < 5 || b < 10; b++ {
 		if b%2 == 1 && killer.kills < 5 {
@@ -225,8 +233,11 @@ func TestAppendRetryThroughPluginKillsAndDiskFull(t *testing.T) {
 	if _, err := c.Create(ctx, id, events.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := c.Session(id).AppendRetry(ctx, 0, []events.Input{events.TurnStart(1)}, client.RetryOptions{Flush: true}); err != nil {
+		t.Fatal(err) // the turn of every batch
+	}
 	var want []string
-	next := sdk.Offset(0)
+	next := sdk.Offset(1)
 	retries := map[sdk.Code]int{} // failures AppendRetry went on from, by code
 	onRetry := func(err error) { retries[sdk.CodeOf(err)]++ }
 	appendBatch := func(b, pad int) {

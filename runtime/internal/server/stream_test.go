@@ -41,7 +41,11 @@ func TestAppendStream(t *testing.T) {
 	}
 	s := c.Session("st").AppendStream(ctx)
 	for i := range 1000 {
-		if err := s.Send([]events.Input{kib(i, 1024)}, i == 499); err != nil {
+		in := kib(i, 1024)
+		if i == 0 {
+			in = events.TurnStart(1) // the turn of the user messages
+		}
+		if err := s.Send([]events.Input{in}, i == 499); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -81,7 +85,7 @@ func TestEventsFollow(t *testing.T) {
 	if _, err := c.Create(ctx, "f", events.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Session("f").Append(ctx, kib(0, 100), kib(1, 100), kib(2, 100)); err != nil {
+	if _, err := c.Session("f").Append(ctx, events.TurnStart(1), kib(1, 100), kib(2, 100)); err != nil {
 		t.Fatal(err)
 	}
 	fctx, cancel := context.WithCancel(ctx)
@@ -114,19 +118,22 @@ func TestEventsFollow(t *testing.T) {
 		}
 	}
 	expect(2, "user/message")
-	if _, err := c.Session("f").Append(ctx, kib(3, 100)); err != nil {
+	if _, err := c.Session("f").Append(ctx, kib(3, 100), events.TurnEnd(1, events.Completed())); err != nil {
 		t.Fatal(err)
 	}
 	expect(1, "user/message")
+	expect(1, "turn/end")
 	if err := c.Session("f").Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	// Append resumes the session: its lifecycle marker, then the event.
-	if _, err := c.Session("f").Append(ctx, kib(4, 100), kib(5, 100)); err != nil {
+	// Append resumes the session: its lifecycle marker, then the events.
+	if _, err := c.Session("f").Append(ctx, events.TurnStart(2), kib(4, 100), events.TurnEnd(2, events.Completed())); err != nil {
 		t.Fatal(err)
 	}
 	expect(1, "session/end-seed")
-	expect(2, "user/message")
+	expect(1, "turn/start")
+	expect(1, "user/message")
+	expect(1, "turn/end")
 	cancel()
 	select {
 	case err := <-ended:
@@ -141,11 +148,11 @@ func TestEventsFollow(t *testing.T) {
 	if err := c.Session("f").Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	to := sdk.Offset(9)
+	to := sdk.Offset(11)
 	var seqs []int
 	done := make(chan error, 1)
 	go func() {
-		for env, err := range c.Session("f").Read(ctx, client.ReadOptions{From: 6, To: &to, Follow: true}) {
+		for env, err := range c.Session("f").Read(ctx, client.ReadOptions{From: 8, To: &to, Follow: true}) {
 			if err != nil {
 				done <- err
 				return
@@ -156,16 +163,16 @@ func TestEventsFollow(t *testing.T) {
 		}
 		done <- nil
 	}()
-	if _, err := c.Session("f").Append(ctx, kib(6, 100), kib(7, 100)); err != nil {
+	if _, err := c.Session("f").Append(ctx, events.TurnStart(3), kib(6, 100)); err != nil {
 		t.Fatal(err)
 	}
 	select {
 	case err := <-done:
-		if err != nil || len(seqs) != 3 || seqs[0] != 6 || seqs[2] != 8 {
+		if err != nil || len(seqs) != 3 || seqs[0] != 8 || seqs[2] != 10 {
 			t.Fatalf("follow of a stored session: %v (%v)", seqs, err)
 		}
 	case <-time.After(30 * time.Second):
-		t.Fatal("follow to 9 did not end")
+		t.Fatal("follow to 11 did not end")
 	}
 }
 
@@ -184,7 +191,11 @@ func TestShutdownFlushesAndReleases(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 50 {
-		if _, err := c.Session("a").Append(ctx, kib(i, 200)); err != nil {
+		in := kib(i, 200)
+		if i == 0 {
+			in = events.TurnStart(1) // the turn of the user messages
+		}
+		if _, err := c.Session("a").Append(ctx, in); err != nil {
 			t.Fatal(err)
 		}
 	}

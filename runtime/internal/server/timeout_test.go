@@ -200,7 +200,7 @@ func TestStreamsOutliveTheReadTimeout(t *testing.T) {
 	}()
 
 	s := c.Session("s").AppendStream(ctx)
-	if err := s.Send([]events.Input{userInput("u0", "first")}, true); err != nil {
+	if err := s.Send([]events.Input{events.TurnStart(1)}, true); err != nil { // the turn of the messages
 		t.Fatal(err)
 	}
 	time.Sleep(2 * time.Second) // the scenario: longer than the read timeout passes between two messages
