@@ -54,20 +54,32 @@ type Refusal struct {
 	Text string
 }
 
+// Options say what of the fixture a door runs besides the refused cases
+// and the legal sequences.
+type Options struct {
+	// Groups runs the groups; the door's sessions must be Groupers.
+	Groups bool
+	// Lenient runs every refused case in a session created lenient, which
+	// must accept it.
+	Lenient bool
+	// Parallel runs the cases in parallel (a door whose every append is a
+	// process of its own).
+	Parallel bool
+}
+
 // Run runs the fixture through d: every refused case (refused, nothing
-// changed), every legal sequence (accepted with consecutive seqs), every
-// group when the door's sessions are Groupers, and, with lenient, every
-// refused case in a lenient session (accepted). Each case runs in a fresh
-// session of its own, named after the case.
-func Run(t *testing.T, d Door, lenient bool) {
+// changed), every legal sequence (accepted with consecutive seqs), and
+// what o asks for. Each case runs in a fresh session of its own.
+func Run(t *testing.T, d Door, o Options) {
 	c, err := Load()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i, r := range c.Refused {
 		t.Run("refused/"+r.Name, func(t *testing.T) {
+			o.parallel(t)
 			s := d.Create(t, fmt.Sprintf("refused-%02d", i), false)
-			before := appendAll(t, s, r.Prefix)
+			before := appendAll(t, s, r.Prefix, true)
 			_, ref := s.Append(t, []Input{r.Event})
 			checkRefusal(t, ref, r.Code, r.Meta, 0)
 			unchanged(t, s, before, r.Next)
@@ -75,20 +87,25 @@ func Run(t *testing.T, d Door, lenient bool) {
 	}
 	for i, l := range c.Legal {
 		t.Run("legal/"+l.Name, func(t *testing.T) {
+			o.parallel(t)
 			s := d.Create(t, fmt.Sprintf("legal-%02d", i), false)
-			if n := len(appendAll(t, s, l.Events)); n != len(l.Events) {
+			if n := len(appendAll(t, s, l.Events, false)); n != len(l.Events) {
 				t.Fatalf("the log holds %d events after the %d of the sequence", n, len(l.Events))
 			}
 		})
 	}
 	for i, g := range c.Groups {
+		if !o.Groups {
+			break
+		}
 		t.Run("group/"+g.Name, func(t *testing.T) {
+			o.parallel(t)
 			s := d.Create(t, fmt.Sprintf("group-%02d", i), false)
 			gs, ok := s.(Grouper)
 			if !ok {
 				t.Fatalf("the door's session %T does not append groups", s)
 			}
-			before := appendAll(t, s, g.Prefix)
+			before := appendAll(t, s, g.Prefix, true)
 			seqs, ref := gs.AppendGroup(t, g.Group)
 			if len(seqs) != 0 {
 				t.Errorf("a refused group appended seqs %v", seqs)
@@ -97,13 +114,14 @@ func Run(t *testing.T, d Door, lenient bool) {
 			unchanged(t, s, before, g.Next)
 		})
 	}
-	if !lenient {
+	if !o.Lenient {
 		return
 	}
 	for i, r := range c.Refused {
 		t.Run("lenient/"+r.Name, func(t *testing.T) {
+			o.parallel(t)
 			s := d.Create(t, fmt.Sprintf("lenient-%02d", i), true)
-			log := appendAll(t, s, append(slices.Clone(r.Prefix), r.Event))
+			log := appendAll(t, s, append(slices.Clone(r.Prefix), r.Event), false)
 			if n := len(log); n != len(r.Prefix)+1 {
 				t.Fatalf("the lenient log holds %d events, want %d", n, len(r.Prefix)+1)
 			}
@@ -111,25 +129,55 @@ func Run(t *testing.T, d Door, lenient bool) {
 	}
 }
 
-// appendAll appends ins one request each, requires consecutive seqs from
-// the log's length, and returns the log after them.
-func appendAll(t *testing.T, s Session, ins []Input) []string {
+// parallel marks t parallel when o asks for it.
+func (o Options) parallel(t *testing.T) {
+	if o.Parallel {
+		t.Parallel()
+	}
+}
+
+// appendAll appends ins to a new session, in one request when together
+// is set and one request each otherwise, requires consecutive seqs from 0
+// (a new session's log is empty), and returns the log after them.
+func appendAll(t *testing.T, s Session, ins []Input, together bool) []string {
 	t.Helper()
-	start := len(s.Log(t))
-	for i, in := range ins {
-		seqs, ref := s.Append(t, []Input{in})
+	batches := [][]Input{ins}
+	if !together {
+		batches = batches[:0]
+		for _, in := range ins {
+			batches = append(batches, []Input{in})
+		}
+	}
+	next := 0
+	for _, b := range batches {
+		if len(b) == 0 {
+			continue
+		}
+		seqs, ref := s.Append(t, b)
 		if ref != nil {
-			t.Fatalf("input %d (%s) refused: %s: %s", i, in.Input().Type, ref.Code, ref.Text)
+			t.Fatalf("input %d refused: %s: %s", next+indexOr0(ref.Index), ref.Code, ref.Text)
 		}
-		if want := sdk.Seq(start + i); len(seqs) != 1 || seqs[0] != want {
-			t.Fatalf("input %d (%s) got seqs %v, want [%d]", i, in.Input().Type, seqs, want)
+		want := make([]sdk.Seq, len(b))
+		for i := range want {
+			want[i] = sdk.Seq(next + i)
 		}
+		if !slices.Equal(seqs, want) {
+			t.Fatalf("inputs %d… (%s…) got seqs %v, want %v", next, b[0].Input().Type, seqs, want)
+		}
+		next += len(b)
 	}
 	log := s.Log(t)
-	if len(log) != start+len(ins) {
-		t.Fatalf("the log holds %d events after %d appended to %d", len(log), len(ins), start)
+	if len(log) != len(ins) {
+		t.Fatalf("the log holds %d events after %d appended to a new session", len(log), len(ins))
 	}
 	return log
+}
+
+func indexOr0(p *int) int {
+	if p == nil {
+		return 0
+	}
+	return *p
 }
 
 // checkRefusal checks a refusal against a case: its code, its Meta (or,

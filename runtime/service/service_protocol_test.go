@@ -14,7 +14,7 @@ import (
 // each rule refuses its event and changes nothing, alone and as a group
 // member, and the legal patterns are accepted.
 func TestProtocolCases(t *testing.T) {
-	protocolcases.Run(t, serviceDoor{openMemory(t)}, false)
+	protocolcases.Run(t, serviceDoor{openMemory(t)}, protocolcases.Options{Groups: true})
 }
 
 // serviceDoor drives a service.Service.

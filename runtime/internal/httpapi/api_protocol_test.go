@@ -15,7 +15,7 @@ import (
 // answered 409 with its code and Meta and changes nothing, alone and as a
 // member of POST …/events/group; the legal patterns are accepted.
 func TestV1ProtocolCases(t *testing.T) {
-	protocolcases.Run(t, v1Door{startServe(t)}, false)
+	protocolcases.Run(t, v1Door{startServe(t)}, protocolcases.Options{Groups: true})
 }
 
 // v1Door drives the /v1 API of a serve.

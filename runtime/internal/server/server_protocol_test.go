@@ -25,7 +25,7 @@ import (
 // legal patterns are accepted.
 func TestConnectProtocolCases(t *testing.T) {
 	r := serve(t, startEngine(t, headless(t.TempDir())), server.Options{})
-	protocolcases.Run(t, connectDoor{logbookv1connect.NewSessionsClient(http.DefaultClient, r.url)}, false)
+	protocolcases.Run(t, connectDoor{logbookv1connect.NewSessionsClient(http.DefaultClient, r.url)}, protocolcases.Options{Groups: true})
 }
 
 // connectDoor drives the Sessions service.
