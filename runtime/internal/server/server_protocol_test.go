@@ -29,7 +29,9 @@ func TestConnectProtocolCases(t *testing.T) {
 }
 
 // connectDoor drives the Sessions service.
-type connectDoor struct{ c logbookv1connect.SessionsClient }
+type connectDoor struct {
+	c logbookv1connect.SessionsClient
+}
 
 func (d connectDoor) Create(t testing.TB, id string, lenient bool) protocolcases.Session {
 	if lenient {
