@@ -7,7 +7,7 @@ import (
 
 // FormatVersion is the logbook on-disk format version this build writes and
 // reads (docs/format.md).
-const FormatVersion = 1
+const FormatVersion = 2
 
 // Header is a session's identity and lineage (docs/architecture.md), fixed at creation.
 type Header struct {
