@@ -90,5 +90,5 @@ func mustRead(t testing.TB, path string) []byte {
 }
 
 func sessionLog(cfg Config, id string) string {
-	return filepath.Join(cfg.Root, EncodeID(id), logName(1, cfg.Compression != CompressionNone))
+	return filepath.Join(cfg.Root, EncodeID(id), logName(sdk.FormatVersion, cfg.Compression != CompressionNone))
 }
