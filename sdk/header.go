@@ -37,6 +37,20 @@ const (
 	ProtocolLenient = "lenient"
 )
 
+// ParseProtocol checks the protocol a create asks for and returns it as a
+// header holds it: "" and ProtocolStrict give "" (strict, the default,
+// stored as no header member), ProtocolLenient gives itself, and anything
+// else is USAGE naming the allowed values.
+func ParseProtocol(p string) (string, error) {
+	switch p {
+	case "", ProtocolStrict:
+		return "", nil
+	case ProtocolLenient:
+		return p, nil
+	}
+	return "", Errorf(CodeUsage, "create", "protocol %q must be %q or %q", p, ProtocolStrict, ProtocolLenient)
+}
+
 // ValidateSessionID checks docs/architecture.md: 1–80 bytes of valid UTF-8 without
 // U+0000–U+001F or U+007F. It returns an INVALID_SESSION_ID *Error.
 func ValidateSessionID(id string) error {

@@ -24,13 +24,11 @@ func CheckCreate(op string, h sdk.Header, where string) (sdk.Header, []byte, err
 		return sdk.Header{}, nil, sdk.Errorf(sdk.CodeFormatUnsupported, op, "this backend writes logbook format v%d; the header asks for v%d", sdk.FormatVersion, h.FormatVersion).WithSession(h.ID)
 	}
 	h.FormatVersion = sdk.FormatVersion
-	switch h.Protocol {
-	case sdk.ProtocolStrict:
-		h.Protocol = ""
-	case "", sdk.ProtocolLenient:
-	default:
-		return sdk.Header{}, nil, sdk.Errorf(sdk.CodeHeaderInvalid, op, "protocol %q is not one of \"strict\" or \"lenient\"", h.Protocol).WithSession(h.ID)
+	p, err := sdk.ParseProtocol(h.Protocol)
+	if err != nil {
+		return sdk.Header{}, nil, sdk.Wrapf(sdk.CodeHeaderInvalid, op, err, "the session header's protocol").WithSession(h.ID)
 	}
+	h.Protocol = p
 	hdr := headerjson.Encode(h)
 	if _, err := headerjson.Decode(hdr, h.ID, where); err != nil {
 		return sdk.Header{}, nil, sdk.Wrapf(sdk.CodeHeaderInvalid, op, err, "the session header would not read back").WithSession(h.ID)
