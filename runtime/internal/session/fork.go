@@ -170,7 +170,8 @@ func (s *Session) foldPlan(ctx context.Context, r *record) (plan, error) {
 	return plan{kind: planReplace, shadowed: s.surf.span(r.meta.op.StartSeq, r.meta.op.EndSeq)}, nil
 }
 
-// ForkHeader returns the header of a fork child (docs/architecture.md step 4).
+// ForkHeader returns the header of a fork child (docs/architecture.md step
+// 4); it is also a salvage child's. The child keeps the source's protocol.
 func ForkHeader(source sdk.Header, childID string, inherited int64, now int64) sdk.Header {
 	return sdk.Header{
 		FormatVersion:       sdk.FormatVersion,
@@ -180,6 +181,7 @@ func ForkHeader(source sdk.Header, childID string, inherited int64, now int64) s
 		ParentSession:       source.ID,
 		IsSeeded:            true,
 		InheritedEventCount: inherited,
+		Protocol:            source.Protocol,
 	}
 }
 
