@@ -18,7 +18,7 @@ import (
 // each invocation is quick.
 func TestAppendProtocolCases(t *testing.T) {
 	data := t.TempDir()
-	protocolcases.Run(t, cliDoor{data, writeConfig(t, data, "jsonl.hcl", `persistence "jsonl" {}`+"\n")}, protocolcases.Options{Parallel: true})
+	protocolcases.Run(t, cliDoor{data, writeConfig(t, data, "jsonl.hcl", `persistence "jsonl" {}`+"\n")}, protocolcases.Options{Lenient: true, Parallel: true})
 }
 
 // cliDoor drives the binary over one data directory and configuration.
@@ -29,7 +29,9 @@ func (d cliDoor) Create(t testing.TB, id string, lenient bool) protocolcases.Ses
 	if lenient {
 		args = append(args, "--protocol", "lenient")
 	}
-	cli(t, d, "", args...)
+	if h := cli(t, d, "", args...).stdout; lenient && !strings.Contains(h, `"protocol":"lenient"`) {
+		t.Fatalf("created with --protocol lenient, the header is %s", h)
+	}
 	return cliSession{d, id}
 }
 

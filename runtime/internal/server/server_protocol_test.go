@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 
 	"connectrpc.com/connect"
@@ -25,7 +26,7 @@ import (
 // legal patterns are accepted.
 func TestConnectProtocolCases(t *testing.T) {
 	r := serve(t, startEngine(t, headless(t.TempDir())), server.Options{})
-	protocolcases.Run(t, connectDoor{logbookv1connect.NewSessionsClient(http.DefaultClient, r.url)}, protocolcases.Options{Groups: true})
+	protocolcases.Run(t, connectDoor{logbookv1connect.NewSessionsClient(http.DefaultClient, r.url)}, protocolcases.Options{Groups: true, Lenient: true})
 }
 
 // connectDoor drives the Sessions service.
@@ -34,11 +35,16 @@ type connectDoor struct {
 }
 
 func (d connectDoor) Create(t testing.TB, id string, lenient bool) protocolcases.Session {
+	req := &logbookv1.SessionsCreateRequest{SessionId: id}
 	if lenient {
-		t.Fatal("the Connect Create takes no protocol yet")
+		req.Protocol = sdk.ProtocolLenient
 	}
-	if _, err := d.c.Create(context.Background(), connect.NewRequest(&logbookv1.SessionsCreateRequest{SessionId: id})); err != nil {
+	reply, err := d.c.Create(context.Background(), connect.NewRequest(req))
+	if err != nil {
 		t.Fatal(err)
+	}
+	if lenient && !strings.Contains(reply.Msg.GetHeader(), `"protocol":"lenient"`) {
+		t.Fatalf("created with protocol lenient, the header is %s", reply.Msg.GetHeader())
 	}
 	return connectSession{d.c, id}
 }
