@@ -67,9 +67,12 @@ type Options struct {
 	Parallel bool
 }
 
-// Run runs the fixture through d: every refused case (refused, nothing
-// changed), every legal sequence (accepted with consecutive seqs), and
-// what o asks for. Each case runs in a fresh session of its own.
+// Run runs the fixture through d: every refused case (its prefix in one
+// request, then the event: refused, nothing changed), every legal
+// sequence (one request per event, so a door that reopens the session
+// per request folds the loop state from the stored log each time: seqs
+// 0, 1, …), and what o asks for. Each case runs in a fresh session of its
+// own.
 func Run(t *testing.T, d Door, o Options) {
 	c, err := Load()
 	if err != nil {
@@ -89,9 +92,7 @@ func Run(t *testing.T, d Door, o Options) {
 		t.Run("legal/"+l.Name, func(t *testing.T) {
 			o.parallel(t)
 			s := d.Create(t, fmt.Sprintf("legal-%02d", i), false)
-			if n := len(appendAll(t, s, l.Events, false)); n != len(l.Events) {
-				t.Fatalf("the log holds %d events after the %d of the sequence", n, len(l.Events))
-			}
+			appendAll(t, s, l.Events, false)
 		})
 	}
 	for i, g := range c.Groups {
@@ -121,10 +122,7 @@ func Run(t *testing.T, d Door, o Options) {
 		t.Run("lenient/"+r.Name, func(t *testing.T) {
 			o.parallel(t)
 			s := d.Create(t, fmt.Sprintf("lenient-%02d", i), true)
-			log := appendAll(t, s, append(slices.Clone(r.Prefix), r.Event), false)
-			if n := len(log); n != len(r.Prefix)+1 {
-				t.Fatalf("the lenient log holds %d events, want %d", n, len(r.Prefix)+1)
-			}
+			appendAll(t, s, append(slices.Clone(r.Prefix), r.Event), true)
 		})
 	}
 }

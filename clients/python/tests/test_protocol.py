@@ -107,7 +107,7 @@ class ProtocolTest(unittest.TestCase):
     def test_lenient(self) -> None:
         for i, c in enumerate(CASES["refused"]):
             with self.subTest(c["name"]):
-                self.append_all(self.create(f"lenient-{i}", True), c["prefix"] + [c["event"]], False)
+                self.append_all(self.create(f"lenient-{i}", True), c["prefix"] + [c["event"]], True)
 
 
 if __name__ == "__main__":
