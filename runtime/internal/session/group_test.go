@@ -145,11 +145,12 @@ func TestAppendGroupRejectionChangesNothing(t *testing.T) {
 // them: a developer/message may bind to a request/header of its own group,
 // and a second "initial" header in one group is refused.
 func TestAppendGroupMembersSeeEarlierMembers(t *testing.T) {
-	s, _ := newTestSession(t, bareMessages)
+	s, _ := newTestSession(t)
+	mustAppendAll(t, s, evTurnStart(1), evStepStart(1, 1))
 	header := `{"config":{"provider":"p","model":"m"},"tools":[{"name":"search","description":"d","parameters":{}}]}`
 	evs, err := s.AppendGroup(context.Background(), []AppendInput{
 		evHeader("initial", header),
-		evDeveloper("d1", 0, blockAddition("search")),
+		evDeveloper("d1", 2, blockAddition("search")),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -172,8 +173,8 @@ func TestAppendGroupMembersSeeEarlierMembers(t *testing.T) {
 // A group of one behaves like Append; an empty group appends nothing; a
 // released session refuses a group like an append.
 func TestAppendGroupEdges(t *testing.T) {
-	s, _ := newTestSession(t, bareMessages)
-	evs, err := s.AppendGroup(context.Background(), []AppendInput{evU("u", "x")})
+	s, _ := newTestSession(t)
+	evs, err := s.AppendGroup(context.Background(), []AppendInput{evSys("s", "x")})
 	if err != nil || len(evs) != 1 || evs[0].Seq() != 0 {
 		t.Fatalf("%v %v", evs, err)
 	}
@@ -190,8 +191,8 @@ func TestAppendGroupEdges(t *testing.T) {
 // AppendGroupAt commits only at the planned position: a group planned for a
 // seq another append took is refused with SEQ_CONFLICT and changes nothing.
 func TestAppendGroupAtRefusesAMovedLog(t *testing.T) {
-	s, _ := newTestSession(t, bareMessages)
-	mustAppendAll(t, s, evU("u0", "x"))
+	s, _ := newTestSession(t)
+	mustAppendAll(t, s, evSys("s0", "x"))
 	before := stateOf(t, s)
 	_, err := s.AppendGroupAt(context.Background(), 0, []AppendInput{evTurnStart(1), evTurnEnd(1)})
 	e := requireCode(t, err, sdk.CodeSeqConflict)

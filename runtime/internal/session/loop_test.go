@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/seed-e5e476df/logbook/sdk"
@@ -95,6 +96,12 @@ var loopCases = []struct {
 	{"developer/message with calls unanswered", lpPending, lpDev(1, 1), sdk.CodeToolCallsUnanswered, map[string]string{"callIds": `["c1","c2"]`}},
 }
 
+// sameLoop reports whether two loop states are equal (an empty list of
+// calls equals none).
+func sameLoop(a, b loopState) bool {
+	return a.turn == b.turn && a.lastTurn == b.lastTurn && a.step == b.step && a.lastStep == b.lastStep && slices.Equal(a.calls, b.calls)
+}
+
 // requireLoopError checks a loop refusal: its code, exactly its Meta, and
 // a Detail that names the values.
 func requireLoopError(t *testing.T, err error, code sdk.Code, meta map[string]string) *sdk.Error {
@@ -121,7 +128,7 @@ func TestLoopRulesRefuseAndChangeNothing(t *testing.T) {
 			_, err := s.Append(context.Background(), c.in)
 			requireLoopError(t, err, c.code, c.meta)
 			requireUnchanged(t, before, s)
-			if !reflect.DeepEqual(s.loop, loop) {
+			if !sameLoop(s.loop, loop) {
 				t.Errorf("a refusal changed the loop state: %+v, was %+v", s.loop, loop)
 			}
 		})
@@ -146,7 +153,7 @@ func TestLoopRulesRefuseAndChangeNothing(t *testing.T) {
 				t.Errorf("Index = %v, want 1", e.Index)
 			}
 			requireUnchanged(t, before, s)
-			if !reflect.DeepEqual(s.loop, loop) {
+			if !sameLoop(s.loop, loop) {
 				t.Errorf("a refused group changed the loop state: %+v, was %+v", s.loop, loop)
 			}
 		})
@@ -244,7 +251,7 @@ func TestLoopStateSurvivesRestore(t *testing.T) {
 	s, _ := newTestSession(t)
 	mustAppendAll(t, s, lpWith(lpPending, evToolCall(1, 1, "c1"), lpResult(1, 1, "c2"))...)
 	r := mustRestoreEvents(t, restoreOpts(), RestoreOptions{}, s.Events().Slice())
-	if !reflect.DeepEqual(r.loop, s.loop) {
+	if !sameLoop(r.loop, s.loop) {
 		t.Fatalf("restored loop state %+v, live %+v", r.loop, s.loop)
 	}
 	rejectAppend(t, r, evStepEnd(1, 1), sdk.CodeToolCallsUnanswered, `["c1"]`)
@@ -318,4 +325,22 @@ func TestLoopCheckDoesNotAllocate(t *testing.T) {
 			t.Errorf("checking %s allocates %.0f times", in.Type, n)
 		}
 	}
+}
+
+// A fork or salvage child keeps its source's protocol: a lenient source
+// gives a lenient child, whose loop rules stay off.
+func TestForkHeaderInheritsTheProtocol(t *testing.T) {
+	for _, p := range []string{"", sdk.ProtocolLenient} {
+		if h := ForkHeader(sdk.Header{ID: "src", Protocol: p}, "child", 3, tT0); h.Protocol != p {
+			t.Errorf("ForkHeader of a %q source has protocol %q", p, h.Protocol)
+		}
+	}
+	src, _ := newTestSession(t, bareMessages)
+	mustAppendAll(t, src, evU("u", "no turn"))
+	seed, inherited, err := ForkSeed(src.Events().Slice(), nil, tT0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := mustRestoreEvents(t, restoreOpts(func(o *Options) { o.Header = ForkHeader(src.Header(), "child", inherited, tT0) }), RestoreOptions{}, seed)
+	mustAppend(t, child, evU("u2", "still no turn"))
 }

@@ -250,6 +250,9 @@ func TestPropertyReplayEqualsLive(t *testing.T) {
 		if a, b := fmt.Sprint(live.ToolHistory()), fmt.Sprint(replayed.ToolHistory()); a != b {
 			t.Fatalf("seed %d: tool history differs:\n%s\n%s", seed, a, b)
 		}
+		if !sameLoop(live.loop, replayed.loop) { // folded event by event, and from the last boundaries
+			t.Fatalf("seed %d: loop state live %+v != replayed %+v", seed, live.loop, replayed.loop)
+		}
 		if a, b := live.Transcript().Len(), replayed.Transcript().Len(); a != b {
 			t.Fatalf("seed %d: transcript %d != %d", seed, a, b)
 		}

@@ -1040,17 +1040,17 @@ const (
 )
 
 func TestDeveloperMessageBindsToItsHeader(t *testing.T) {
-	s, _ := newTestSession(t, bareMessages)
+	s, _ := newTestSession(t)
 	mustAppend(t, s, evHeader("initial", headerV1)) // 0
-	mustAppend(t, s, evU("u1", "go"))               // 1
-	rejectAppend(t, s, evDeveloper("d", -1, blockAddition("search")), sdk.CodeDeveloperHeaderSeqMismatch, "search")
-	rejectAppend(t, s, evDeveloper("d", 1, blockAddition("search")), sdk.CodeDeveloperHeaderSeqInvalid, "headerSeq 1", "user/message")
-	rejectAppend(t, s, evDeveloper("d", 2, blockAddition("search")), sdk.CodeDeveloperHeaderSeqInvalid, "headerSeq 2", "seq 2")
-	rejectAppend(t, s, evDeveloper("d", 7, blockAddition("search")), sdk.CodeDeveloperHeaderSeqInvalid, "headerSeq 7")
-	rejectAppend(t, s, evDeveloper("d", 0, blockRemoval("read")), sdk.CodeDeveloperHeaderSeqMismatch, "headerSeq")
-	rejectAppend(t, s, evDeveloper("d", 0, blockAddition("write")), sdk.CodeDeveloperToolNotInHeader, `"write"`, "headerSeq 0", "found 0")
+	mustAppend(t, s, evTurnStart(1))                // 1
+	rejectAppend(t, s, evDeveloperAt(1, 0, "d", -1, blockAddition("search")), sdk.CodeDeveloperHeaderSeqMismatch, "search")
+	rejectAppend(t, s, evDeveloperAt(1, 0, "d", 1, blockAddition("search")), sdk.CodeDeveloperHeaderSeqInvalid, "headerSeq 1", "turn/start")
+	rejectAppend(t, s, evDeveloperAt(1, 0, "d", 2, blockAddition("search")), sdk.CodeDeveloperHeaderSeqInvalid, "headerSeq 2", "seq 2")
+	rejectAppend(t, s, evDeveloperAt(1, 0, "d", 7, blockAddition("search")), sdk.CodeDeveloperHeaderSeqInvalid, "headerSeq 7")
+	rejectAppend(t, s, evDeveloperAt(1, 0, "d", 0, blockRemoval("read")), sdk.CodeDeveloperHeaderSeqMismatch, "headerSeq")
+	rejectAppend(t, s, evDeveloperAt(1, 0, "d", 0, blockAddition("write")), sdk.CodeDeveloperToolNotInHeader, `"write"`, "headerSeq 0", "found 0")
 
-	mustAppend(t, s, evDeveloper("d2", 0, blockAddition("search"), blockText("search is back"))) // 2
+	mustAppend(t, s, evDeveloperAt(1, 0, "d2", 0, blockAddition("search"), blockText("search is back"))) // 2
 	check := func(t *testing.T, s *Session, tools []string, wantAddition string) {
 		t.Helper()
 		th := s.ToolHistory()
@@ -1084,8 +1084,8 @@ func TestDeveloperMessageBindsToItsHeader(t *testing.T) {
 	// A change header with a different search schema starts a new baseline; a
 	// developer message bound to the original header still resolves search
 	// from it, not from the newest header.
-	mustAppend(t, s, evHeader("change", headerV2))                  // 4
-	mustAppend(t, s, evDeveloper("d5", 0, blockAddition("search"))) // 5
+	mustAppend(t, s, evHeader("change", headerV2))                          // 4
+	mustAppend(t, s, evDeveloperAt(1, 0, "d5", 0, blockAddition("search"))) // 5
 	check(t, s, []string{"read=" + readTool, "search=" + searchV2}, searchV1)
 	want := renderTools(s.ToolHistory())
 
@@ -1107,11 +1107,11 @@ func TestDeveloperMessageBindsToItsHeader(t *testing.T) {
 
 	// A header lacking tools altogether.
 	mustAppend(t, s, evHeader("change", plainHeader)) // 6
-	rejectAppend(t, s, evDeveloper("d", 6, blockAddition("search")), sdk.CodeDeveloperToolNotInHeader, `"search"`, "headerSeq 6", "found 0")
+	rejectAppend(t, s, evDeveloperAt(1, 0, "d", 6, blockAddition("search")), sdk.CodeDeveloperToolNotInHeader, `"search"`, "headerSeq 6", "found 0")
 	// An incomplete schema.
 	mustAppend(t, s, evHeader("change", `{"config":{"provider":"p","model":"m"},"tools":[{"name":"bare"},{"name":"nodesc","parameters":{}},{"name":"noparams","description":"d"}]}`)) // 7
 	for _, n := range []string{"bare", "nodesc", "noparams"} {
-		rejectAppend(t, s, evDeveloper("d", 7, blockAddition(n)), sdk.CodeDeveloperToolIncomplete, `"`+n+`"`, "headerSeq 7")
+		rejectAppend(t, s, evDeveloperAt(1, 0, "d", 7, blockAddition(n)), sdk.CodeDeveloperToolIncomplete, `"`+n+`"`, "headerSeq 7")
 	}
 	// A header cannot name a tool twice (HEADER_INVALID), so "duplicating
 	// search" is stopped before the binding rule could see it.
@@ -1445,8 +1445,8 @@ func TestSnapshotsStayStableUnderAppends(t *testing.T) {
 // TestConcurrentReadersDuringAppends checks, under -race, that readers never
 // see a snapshot change while one appender keeps committing.
 func TestConcurrentReadersDuringAppends(t *testing.T) {
-	s, _ := newTestSession(t, bareMessages)
-	mustAppend(t, s, evU("u0", "a"))
+	s, _ := newTestSession(t)
+	mustAppend(t, s, evTurnStart(1))
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
 	for r := range 4 {
@@ -1546,12 +1546,12 @@ func TestHeaderCanonicalAndEqual(t *testing.T) {
 }
 
 func TestRequestContextFold(t *testing.T) {
-	s, _ := newTestSession(t, bareMessages)
+	s, _ := newTestSession(t)
 	if _, ok := s.RequestContext(); ok {
 		t.Fatal("RequestContext before any request/context")
 	}
 	mustAppend(t, s, evRaw(TypeRequestContext, `{"provider":"p","model":"m","contextWindow":1000}`))
-	mustAppend(t, s, evU("u", "x"))
+	mustAppend(t, s, evTurnStart(1))
 	mustAppend(t, s, evRaw(TypeRequestContext, `{"provider":"p","model":"m2"}`))
 	v, ok := s.RequestContext()
 	if m, _ := v.Get("model").Str(); !ok || m != "m2" || v.Get("contextWindow").Exists() {
@@ -1579,7 +1579,7 @@ func TestToolHistoryFold(t *testing.T) {
 		tools   []string
 		updates []string
 	}
-	s, _ := newTestSession(t, bareMessages)
+	s, _ := newTestSession(t)
 	if th := s.ToolHistory(); th.Tools != nil || th.Updates != nil {
 		t.Errorf("ToolHistory before any header = %+v", th)
 	}
@@ -1587,14 +1587,14 @@ func TestToolHistoryFold(t *testing.T) {
 		{hdr("initial", false, readTool), []string{readTool}, nil},
 		// A header with a new tool but no developer update for it.
 		{hdr("change", false, readTool, writeTool), []string{readTool, writeTool}, nil},
-		{evDeveloper("d2", 1, blockAddition("write")), []string{readTool}, []string{"d2 +" + writeTool}},
-		{evDeveloper("d3", -1, blockRemoval("read")), []string{readTool, writeTool}, nil},
+		{evDeveloperAt(0, 0, "d2", 1, blockAddition("write")), []string{readTool}, []string{"d2 +" + writeTool}},
+		{evDeveloperAt(0, 0, "d3", -1, blockRemoval("read")), []string{readTool, writeTool}, nil},
 		{hdr("change", false, writeTool), []string{readTool}, []string{"d2 +" + writeTool, "d3 -read"}},
 		// series and startsSeries start a new baseline.
 		{hdr("series", false, writeTool), []string{writeTool}, nil},
-		{evDeveloper("d6", -1, blockRemoval("write")), []string{writeTool}, nil},
+		{evDeveloperAt(0, 0, "d6", -1, blockRemoval("write")), []string{writeTool}, nil},
 		{hdr("change", true, writeTool, readTool), []string{writeTool, readTool}, nil},
-		{evDeveloper("d8", 7, blockAddition("read")), []string{writeTool, readTool}, []string{"d8 +" + readTool}},
+		{evDeveloperAt(0, 0, "d8", 7, blockAddition("read")), []string{writeTool, readTool}, []string{"d8 +" + readTool}},
 		// A changed schema of a declared tool starts a new baseline too.
 		{hdr("change", false, write2, readTool), []string{write2, readTool}, nil},
 	} {
@@ -1675,7 +1675,8 @@ func TestOpenTurnClosersRules(t *testing.T) {
 // TestConcurrentAppendsAreSerialized: appends from many goroutines get
 // contiguous seqs, each exactly once, and the feed sees them in seq order.
 func TestConcurrentAppendsAreSerialized(t *testing.T) {
-	s, _ := newTestSession(t, bareMessages)
+	s, _ := newTestSession(t)
+	mustAppend(t, s, evTurnStart(1))
 	var wg sync.WaitGroup
 	const writers, each = 8, 40
 	for w := range writers {
@@ -1691,7 +1692,7 @@ func TestConcurrentAppendsAreSerialized(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if s.Len() != writers*each {
+	if s.Len() != writers*each+1 {
 		t.Fatalf("Len = %d", s.Len())
 	}
 	f, _ := commitFeeds.Load(s)
@@ -1719,7 +1720,8 @@ func TestConcurrentAppendsAreSerialized(t *testing.T) {
 // allocate: after one appended node Messages() and Surface() do not copy the
 // surface; a replacement triggers one rebuild, then reads are free again.
 func TestDerivedCostsAreIncremental(t *testing.T) {
-	s, _ := newTestSession(t, bareMessages)
+	s, _ := newTestSession(t)
+	mustAppend(t, s, evTurnStart(1))
 	const n = 5000
 	for i := range n {
 		mustAppend(t, s, evU(fmt.Sprintf("u%d", i), "x"))
@@ -1757,8 +1759,8 @@ func TestDerivedCostsAreIncremental(t *testing.T) {
 
 // TestReturnedSlicesAreCopies: nothing handed out aliases the log (docs/format.md).
 func TestReturnedSlicesAreCopies(t *testing.T) {
-	s, _ := newTestSession(t, bareMessages)
-	mustAppendAll(t, s, evHeader("initial", headerV1), evU("u1", "a"), evA("a2", "b"))
+	s, _ := newTestSession(t)
+	mustAppendAll(t, s, evTurnStart(1), evHeader("initial", headerV1), evU("u2", "a"))
 	in := withSources(evU("u3", "c"), 1, 2)
 	e := mustAppend(t, s, in)
 	before := stateOf(t, s)
