@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/seed-e5e476df/logbook"
-	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/internal/protocolcases"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
@@ -21,17 +20,11 @@ func TestProtocolCases(t *testing.T) {
 type embedDoor struct{ rt *logbook.Runtime }
 
 func (d embedDoor) Create(t testing.TB, id string, lenient bool) protocolcases.Session {
-	o := events.CreateOptions{}
-	if lenient {
-		o.Protocol = sdk.ProtocolLenient
-	}
-	s, err := d.rt.Create(context.Background(), id, o)
+	s, err := d.rt.Create(context.Background(), id, protocolcases.CreateOptions(lenient))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := s.Header().Protocol; lenient && got != sdk.ProtocolLenient {
-		t.Fatalf("created with protocol lenient, the header says %q", got)
-	}
+	protocolcases.RequireProtocol(t, s.Header(), lenient)
 	return embedSession{s}
 }
 

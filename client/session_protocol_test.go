@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/seed-e5e476df/logbook/client"
-	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/internal/protocolcases"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
@@ -28,11 +27,7 @@ func TestClientProtocolCases(t *testing.T) {
 type clientDoor struct{ c *client.Client }
 
 func (d clientDoor) Create(t testing.TB, id string, lenient bool) protocolcases.Session {
-	o := events.CreateOptions{}
-	if lenient {
-		o.Protocol = sdk.ProtocolLenient
-	}
-	s, err := d.c.Create(context.Background(), "protocol-"+id, o)
+	s, err := d.c.Create(context.Background(), "protocol-"+id, protocolcases.CreateOptions(lenient))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,9 +35,7 @@ func (d clientDoor) Create(t testing.TB, id string, lenient bool) protocolcases.
 	if err != nil {
 		t.Fatal(err)
 	}
-	if lenient && h.Protocol != sdk.ProtocolLenient {
-		t.Fatalf("created with protocol lenient, the header says %q", h.Protocol)
-	}
+	protocolcases.RequireProtocol(t, h, lenient)
 	return clientSession{s}
 }
 

@@ -259,3 +259,21 @@ func RefusalOf(t testing.TB, err error) *Refusal {
 	}
 	return &Refusal{Code: e.Code, Meta: e.Meta, Index: e.Index, Text: err.Error()}
 }
+
+// CreateOptions returns the header of a new session for Door.Create: the
+// default (strict), or protocol "lenient".
+func CreateOptions(lenient bool) events.CreateOptions {
+	if lenient {
+		return events.CreateOptions{Protocol: sdk.ProtocolLenient}
+	}
+	return events.CreateOptions{}
+}
+
+// RequireProtocol fails t unless a new session's header says what
+// CreateOptions(lenient) asked for.
+func RequireProtocol(t testing.TB, h sdk.Header, lenient bool) {
+	t.Helper()
+	if want := CreateOptions(lenient).Protocol; h.Protocol != want {
+		t.Fatalf("created with protocol %q, the header says %q", want, h.Protocol)
+	}
+}

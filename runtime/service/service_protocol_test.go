@@ -4,7 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/internal/protocolcases"
 	"github.com/seed-e5e476df/logbook/runtime/service"
 	"github.com/seed-e5e476df/logbook/sdk"
@@ -21,17 +20,11 @@ func TestProtocolCases(t *testing.T) {
 type serviceDoor struct{ svc *service.Service }
 
 func (d serviceDoor) Create(t testing.TB, id string, lenient bool) protocolcases.Session {
-	h := events.CreateOptions{}
-	if lenient {
-		h.Protocol = sdk.ProtocolLenient
-	}
-	s, err := d.svc.Create(context.Background(), service.CreateRequest{ID: id, Header: h})
+	s, err := d.svc.Create(context.Background(), service.CreateRequest{ID: id, Header: protocolcases.CreateOptions(lenient)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := s.Header().Protocol; lenient && got != sdk.ProtocolLenient {
-		t.Fatalf("created with protocol lenient, the header says %q", got)
-	}
+	protocolcases.RequireProtocol(t, s.Header(), lenient)
 	return serviceSession{s}
 }
 
