@@ -7,7 +7,7 @@ import (
 
 // FormatVersion is the logbook on-disk format version this build writes and
 // reads (docs/format.md).
-const FormatVersion = 1
+const FormatVersion = 2
 
 // Header is a session's identity and lineage (docs/architecture.md), fixed at creation.
 type Header struct {
@@ -36,6 +36,20 @@ const (
 	// loops written by other tools and harnesses that cannot follow them.
 	ProtocolLenient = "lenient"
 )
+
+// ParseProtocol checks the protocol a create asks for and returns it as a
+// header holds it: "" and ProtocolStrict give "" (strict, the default,
+// stored as no header member), ProtocolLenient gives itself, and anything
+// else is USAGE naming the allowed values.
+func ParseProtocol(p string) (string, error) {
+	switch p {
+	case "", ProtocolStrict:
+		return "", nil
+	case ProtocolLenient:
+		return p, nil
+	}
+	return "", Errorf(CodeUsage, "create", "protocol %q must be %q or %q", p, ProtocolStrict, ProtocolLenient)
+}
 
 // ValidateSessionID checks docs/architecture.md: 1–80 bytes of valid UTF-8 without
 // U+0000–U+001F or U+007F. It returns an INVALID_SESSION_ID *Error.

@@ -87,9 +87,12 @@ func TestFormatGate(t *testing.T) {
 	if v, err := CheckFormatVersion("s", "1", "x"); err != nil || v != 1 {
 		t.Fatalf("v1: %d %v", v, err)
 	}
-	_, err := CheckFormatVersion("s", "2", "/data/s/events.v2.jsonl")
-	if !errors.Is(err, CodeFormatTooNew) || !strings.Contains(err.Error(), "v2") || !strings.Contains(err.Error(), "upgrade logbook") || !strings.Contains(err.Error(), "/data/s/events.v2.jsonl") {
-		t.Fatalf("v2: %v", err)
+	if v, err := CheckFormatVersion("s", "2", "x"); err != nil || v != 2 {
+		t.Fatalf("v2: %d %v", v, err)
+	}
+	_, err := CheckFormatVersion("s", "3", "/data/s/events.v3.jsonl")
+	if !errors.Is(err, CodeFormatTooNew) || !strings.Contains(err.Error(), "v3") || !strings.Contains(err.Error(), "upgrade logbook") || !strings.Contains(err.Error(), "/data/s/events.v3.jsonl") {
+		t.Fatalf("v3: %v", err)
 	}
 	if _, err := CheckFormatVersion("s", "0", ""); !errors.Is(err, CodeFormatUnsupported) {
 		t.Fatalf("v0: %v", err)
@@ -99,8 +102,30 @@ func TestFormatGate(t *testing.T) {
 			t.Fatalf("%q: %v", bad, err)
 		}
 	}
-	if len(Migrations()) != 0 {
-		t.Fatal("format v1 has no migration edges")
+	if e := Migrations(); len(e) != 1 || e[0].From != 1 || e[0].To != 2 || e[0].Events != nil {
+		t.Fatalf("format v2 has one edge, 1→2, that keeps the events: %+v", e)
+	}
+}
+
+func TestMigrateHeader(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`{"type":"session","version":1,"id":"s","createdAt":1,"isSeeded":false,"delegationDepth":0}`, `{"type":"session","version":2,"id":"s","createdAt":1,"isSeeded":false,"delegationDepth":0}`},
+		// Any member order and spacing: only the version's bytes change.
+		{`{"id":"v","cwd":{"version":1},"a":["version",1], "version" : 1 ,"x":1}`, `{"id":"v","cwd":{"version":1},"a":["version",1], "version" : 2 ,"x":1}`},
+	} {
+		got, err := MigrateHeader("s", 1, []byte(c.in))
+		if err != nil || string(got) != c.want {
+			t.Errorf("MigrateHeader(%s) = %s, %v; want %s", c.in, got, err, c.want)
+		}
+	}
+	cur := []byte(`{"type":"session","version":2}`)
+	if got, err := MigrateHeader("s", 2, cur); err != nil || string(got) != string(cur) {
+		t.Errorf("a current header migrates to itself: %s %v", got, err)
+	}
+	for _, bad := range []string{`{"type":"session"}`, `{"version":"1"}`, `{"version":1`} {
+		if _, err := MigrateHeader("s", 1, []byte(bad)); !errors.Is(err, CodeFormatMigrationRefused) || !strings.Contains(err.Error(), "v1→v2") {
+			t.Errorf("MigrateHeader(%s) = %v; want FORMAT_MIGRATION_REFUSED naming the edge", bad, err)
+		}
 	}
 }
 

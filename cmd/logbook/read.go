@@ -37,6 +37,7 @@ type sessionEntry struct {
 	LastActivity  *int64 `json:"lastActivity,omitempty"` // Unix ms of the last stored write, when the backend knows it
 	ParentSession string `json:"parentSession,omitempty"`
 	IsSeeded      *bool  `json:"isSeeded,omitempty"`
+	Protocol      string `json:"protocol,omitempty"` // "lenient", as the header stores it; absent for strict
 	Error         string `json:"error,omitempty"`
 }
 
@@ -86,6 +87,7 @@ func newSessionsCmd(a *app) *cobra.Command {
 					if n, torn, err = countEvents(ctx, svc, le.ID); err == nil {
 						h := le.Header
 						en.Events, en.TornBytes, en.CreatedAt, en.ParentSession, en.IsSeeded = &n, &torn.Bytes, &h.CreatedAt, h.ParentSession, &h.IsSeeded
+						en.Protocol = h.Protocol
 						if le.LastActivity > 0 {
 							en.LastActivity = &le.LastActivity
 						}
@@ -322,6 +324,7 @@ type inspectReport struct {
 	OpenTurn      *int64            `json:"openTurn"`
 	PendingRepair []json.RawMessage `json:"pendingRepair"`
 	TornBytes     int64             `json:"tornBytes"`
+	Protocol      string            `json:"protocol,omitempty"` // "lenient", as the header stores it; absent for strict
 }
 
 // newInspectCmd is `logbook inspect ID`: the store's read-only inspect
@@ -346,7 +349,7 @@ func newInspectCmd(a *app) *cobra.Command {
 				return err
 			}
 			a.warnTorn("inspect", args[0], in.Torn)
-			r := inspectReport{ID: in.ID, Events: int64(in.Events), OpenTurn: in.OpenTurn, PendingRepair: []json.RawMessage{}, TornBytes: in.Torn.Bytes}
+			r := inspectReport{ID: in.ID, Events: int64(in.Events), OpenTurn: in.OpenTurn, PendingRepair: []json.RawMessage{}, TornBytes: in.Torn.Bytes, Protocol: in.Header.Protocol}
 			for _, ev := range in.PendingRepair {
 				r.PendingRepair = append(r.PendingRepair, ev.Envelope)
 			}
@@ -361,6 +364,9 @@ func newInspectCmd(a *app) *cobra.Command {
 			fmt.Fprintf(w, "session         %s\nevents          %d\nopen turn       %s\ntorn bytes      %d\n", r.ID, r.Events, turn, r.TornBytes)
 			if in.Torn.Bytes > 0 {
 				fmt.Fprintf(w, "torn from seq   %d\n", in.Torn.FromSeq)
+			}
+			if r.Protocol != "" {
+				fmt.Fprintf(w, "protocol        %s\n", r.Protocol)
 			}
 			fmt.Fprintf(w, "pending repair  %s a resume would append\n", plural(int64(len(r.PendingRepair)), "event"))
 			for _, env := range r.PendingRepair {

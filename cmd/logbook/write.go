@@ -11,6 +11,7 @@ import (
 
 	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/runtime/service"
+	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/headerjson"
 )
 
@@ -30,15 +31,16 @@ func workingDir(dir string) (string, error) {
 	return filepath.Abs(dir)
 }
 
-// newCreateCmd is `logbook create ID [--cwd DIR]`.
+// newCreateCmd is `logbook create ID [--cwd DIR] [--protocol strict|lenient]`.
 func newCreateCmd(a *app) *cobra.Command {
-	var cwd string
+	var cwd, protocol string
 	cmd := &cobra.Command{
 		Use:         "create ID",
 		Annotations: offersJSONAnnotation(), // its output is JSON already
 		Short:       "Create and materialize an empty session; prints its stored header",
 		Example: "  logbook create s1\n" +
-			"  logbook create s1 --cwd ~/src/project",
+			"  logbook create s1 --cwd ~/src/project\n" +
+			"  logbook create imported --protocol lenient",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -46,11 +48,16 @@ func newCreateCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			// Checked before the store is opened: a bad value is USAGE and
+			// touches nothing.
+			if protocol, err = sdk.ParseProtocol(protocol); err != nil {
+				return err
+			}
 			svc, err := a.writeService(ctx)
 			if err != nil {
 				return err
 			}
-			s, err := svc.Create(ctx, service.CreateRequest{ID: args[0], Header: events.CreateOptions{CWD: dir}})
+			s, err := svc.Create(ctx, service.CreateRequest{ID: args[0], Header: events.CreateOptions{CWD: dir, Protocol: protocol}})
 			if err != nil {
 				return err
 			}
@@ -61,6 +68,7 @@ func newCreateCmd(a *app) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&cwd, "cwd", "", "the session's working `DIR` (default: the current directory), made absolute")
+	cmd.Flags().StringVar(&protocol, "protocol", sdk.ProtocolStrict, "how appends are checked: `strict` (the agent-loop rules of docs/format.md) or lenient (skip them, never the payload rules)")
 	return cmd
 }
 

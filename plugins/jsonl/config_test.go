@@ -66,7 +66,7 @@ func TestNewRequiresAReadableDirectoryRoot(t *testing.T) {
 			t.Fatalf("%s: mode %v, %v; want a 0700 directory", p, fi.Mode(), err)
 		}
 	}
-	for _, n := range []string{logName(1, true), lockName} {
+	for _, n := range []string{logName(sdk.FormatVersion, true), lockName} {
 		fi, err := os.Stat(filepath.Join(root, "s1", n))
 		if err != nil || fi.Mode().Perm() != 0o600 {
 			t.Fatalf("%s: mode %v, %v; want a 0600 file", n, fi.Mode(), err)

@@ -122,7 +122,16 @@ func harness(tr transport, comp string) persistencetest.Harness {
 			return corruptEvent(t, logPath(t, storageOf(t, p), id), int64(seq))
 		},
 		SetFormatVersion: func(t *testing.T, p sdk.Persistence, id, literal string) {
-			setFormatVersion(t, logPath(t, storageOf(t, p), id), literal)
+			// A generation holds its own format version: a version another
+			// build wrote is in a file of that generation.
+			path := logPath(t, storageOf(t, p), id)
+			setFormatVersion(t, path, literal)
+			if v, err := strconv.Atoi(literal); err == nil && v > 0 && strconv.Itoa(v) == literal {
+				moved := filepath.Join(filepath.Dir(path), logName(v, filepath.Ext(path) == ".zst"))
+				if err := os.Rename(path, moved); err != nil {
+					t.Fatal(err)
+				}
+			}
 		},
 		Rewrite: func(t *testing.T, p sdk.Persistence, id string, seq sdk.Seq, ev []byte) {
 			rewriteEvent(t, logPath(t, storageOf(t, p), id), int64(seq), ev)
@@ -130,10 +139,23 @@ func harness(tr transport, comp string) persistencetest.Harness {
 	}
 }
 
-// logPath is the generation-1 log of session id under s.
+// logPath is the log of session id under s: its highest generation present
+// (the current one when there is none).
 func logPath(t testing.TB, s storage, id string) string {
 	t.Helper()
-	return filepath.Join(s.root, EncodeID(id), logName(1, s.compression == CompressionZstd))
+	dir := filepath.Join(s.root, EncodeID(id))
+	zst := s.compression == CompressionZstd
+	names, _ := os.ReadDir(dir)
+	best := 0
+	for _, n := range names {
+		if gen, z, ok := parseLogName(n.Name()); ok && z == zst && gen > best {
+			best = gen
+		}
+	}
+	if best == 0 {
+		best = sdk.FormatVersion
+	}
+	return filepath.Join(dir, logName(best, zst))
 }
 
 // units splits a log file into its units with the package's scanner
@@ -268,7 +290,15 @@ func setFormatVersion(t testing.TB, path, literal string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	zst := filepath.Ext(path) == ".zst"
+	if err := os.WriteFile(path, withFormatVersion(t, data, filepath.Ext(path) == ".zst", literal), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// withFormatVersion returns the log data with its header's version literal
+// rewritten, the header frame of a zstd log re-encoded.
+func withFormatVersion(t testing.TB, data []byte, zst bool, literal string) []byte {
+	t.Helper()
 	hdrEnd := bytes.IndexByte(data, '\n') + 1
 	if zst {
 		hdrEnd, _, _ = frameSpan(data)
@@ -291,8 +321,5 @@ func setFormatVersion(t testing.TB, path, literal string) {
 		}
 		newHdr = enc.EncodeAll(newHdr, nil)
 	}
-	out := append(newHdr, data[hdrEnd:]...)
-	if err := os.WriteFile(path, out, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	return append(newHdr, data[hdrEnd:]...)
 }

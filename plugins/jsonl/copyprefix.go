@@ -98,7 +98,7 @@ func (b *Backend) storeWhole(hd *handle, fill func(f vfs.File, unit []byte) (ind
 		return err
 	}
 	b.removeStaleTemps(hd.dir)
-	return b.storeLogFunc(hd, dec, filepath.Join(hd.dir, logName(1, hd.zst)), func(f vfs.File) (index, error) { return fill(f, unit) })
+	return b.storeLogFunc(hd, dec, filepath.Join(hd.dir, logName(sdk.FormatVersion, hd.zst)), func(f vfs.File) (index, error) { return fill(f, unit) })
 }
 
 // sourcePrefix returns source's committed log and a func that releases

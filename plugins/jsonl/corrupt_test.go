@@ -229,10 +229,10 @@ func headerSizeOf(f []byte) int {
 	return n + fcs
 }
 
-// TestFormatVersionIsCheckedBeforeEvents: a header with version 2 is
+// TestFormatVersionIsCheckedBeforeEvents: a header with version 3 is
 // FORMAT_TOO_NEW from Open, Stat and List even when every event line is
 // garbage (the header is decoded first), naming the file; restoring
-// version 1 then shows the damage.
+// version 2 then shows the damage.
 func TestFormatVersionIsCheckedBeforeEvents(t *testing.T) {
 	for _, comp := range []string{CompressionZstd, CompressionNone} {
 		t.Run(comp, func(t *testing.T) {
@@ -240,7 +240,7 @@ func TestFormatVersionIsCheckedBeforeEvents(t *testing.T) {
 			b := newTestBackend(t, cfg)
 			storeEvents(t, b, "s1", persistencetest.Batch(0, 3), [][]byte{turnEnd(3)})
 			path := sessionLog(cfg, "s1")
-			setFormatVersion(t, path, "2")
+			setFormatVersion(t, path, "3")
 			data := mustRead(t, path)
 			hdrEnd := bytes.IndexByte(data, '\n') + 1
 			if comp == CompressionZstd {
@@ -252,42 +252,48 @@ func TestFormatVersionIsCheckedBeforeEvents(t *testing.T) {
 			}
 			for _, a := range []sdk.Access{sdk.AccessRead, sdk.AccessWrite} {
 				_, err := b.Open(t.Context(), "s1", a)
-				persistencetest.RequireCode(t, err, sdk.CodeFormatTooNew, "s1", 2, path, "upgrade logbook")
+				persistencetest.RequireCode(t, err, sdk.CodeFormatTooNew, "s1", 3, path, "upgrade logbook")
 			}
 			_, err := b.Stat(t.Context(), "s1")
-			persistencetest.RequireCode(t, err, sdk.CodeFormatTooNew, "s1", 2)
+			persistencetest.RequireCode(t, err, sdk.CodeFormatTooNew, "s1", 3)
 			var entry sdk.ListEntry
 			if err := b.List(t.Context(), func(e sdk.ListEntry) error { entry = e; return nil }); err != nil {
 				t.Fatal(err)
 			}
-			persistencetest.RequireCode(t, entry.Err, sdk.CodeFormatTooNew, "s1", 2)
-			setFormatVersion(t, path, "1")
+			persistencetest.RequireCode(t, entry.Err, sdk.CodeFormatTooNew, "s1", 3)
+			setFormatVersion(t, path, "2")
 			_, err = b.Open(t.Context(), "s1", sdk.AccessRead)
 			persistencetest.RequireCode(t, err, sdk.CodeCorruptLog, path)
 		})
 	}
 }
 
-// TestHighestGenerationIsTheLog: with events.v1 and events.v2 present, v2
-// is the log (its version-2 header is FORMAT_TOO_NEW naming it) and v1 is
-// left byte-identical.
+// TestHighestGenerationIsTheLog: with events.v2 and events.v3 present, v3
+// is the log (its version-3 header is FORMAT_TOO_NEW naming it) and v2 is
+// left byte-identical; a generation whose header names another version is
+// CORRUPT_LOG naming both.
 func TestHighestGenerationIsTheLog(t *testing.T) {
 	cfg := Config{Root: t.TempDir(), Compression: CompressionNone}
 	b := newTestBackend(t, cfg)
 	storeEvents(t, b, "s1", persistencetest.Batch(0, 2))
-	v1 := sessionLog(cfg, "s1")
-	before := mustRead(t, v1)
-	v2 := filepath.Join(filepath.Dir(v1), logName(2, false))
-	if err := os.WriteFile(v2, bytes.Replace(before, []byte(`"version":1`), []byte(`"version":2`), 1), 0o600); err != nil {
+	v2 := sessionLog(cfg, "s1")
+	before := mustRead(t, v2)
+	v3 := filepath.Join(filepath.Dir(v2), logName(3, false))
+	if err := os.WriteFile(v3, bytes.Replace(before, []byte(`"version":2`), []byte(`"version":3`), 1), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	for _, a := range []sdk.Access{sdk.AccessRead, sdk.AccessWrite} {
 		_, err := b.Open(t.Context(), "s1", a)
-		persistencetest.RequireCode(t, err, sdk.CodeFormatTooNew, v2)
+		persistencetest.RequireCode(t, err, sdk.CodeFormatTooNew, v3)
 	}
-	if !bytes.Equal(mustRead(t, v1), before) {
-		t.Fatal("events.v1 changed")
+	if !bytes.Equal(mustRead(t, v2), before) {
+		t.Fatal("events.v2 changed")
 	}
+	if err := os.WriteFile(v3, before, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := b.Open(t.Context(), "s1", sdk.AccessRead)
+	persistencetest.RequireCode(t, err, sdk.CodeCorruptLog, v3, "format v2", "generation v3")
 	// Names that only look like generations are ignored.
 	for _, n := range []string{"events.v01.jsonl", "events.v0.jsonl", "events.v3.jsonl.zst.abc.tmp", "events.v9.json"} {
 		if _, _, ok := parseLogName(n); ok {

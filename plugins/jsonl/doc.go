@@ -21,7 +21,7 @@
 // A log is a sequence of lines, each ending in '\n'. Line 1 is the session
 // header, exactly sdk/headerjson.Encode:
 //
-//	{"type":"session","version":1,"id":…,"createdAt":…,"isSeeded":…,"delegationDepth":…,"cwd"?,…}
+//	{"type":"session","version":2,"id":…,"createdAt":…,"isSeeded":…,"delegationDepth":…,"cwd"?,…}
 //
 // Every further line is one event: its canonical envelope (docs/format.md),
 // byte for byte as appended, event k on line k+2. Canonical JSON escapes
@@ -31,7 +31,7 @@
 // Zstandard frames (RFC 8878), each with a content checksum (XXH64): frame
 // 1 holds exactly the header line, and every acknowledged Append batch is
 // exactly one more frame holding its lines. Each frame decodes to complete
-// lines, so `zstd -dc events.v1.jsonl.zst` prints the plain log.
+// lines, so `zstd -dc events.v2.jsonl.zst` prints the plain log.
 //
 // # Units, torn tails and corruption (docs/storage.md)
 //

@@ -66,7 +66,7 @@ func TestAppendFaultsRollBack(t *testing.T) {
 				before := ffsRead(t, ffs, path)
 
 				fault := f.fault
-				fault.Name = logName(1, comp == CompressionZstd)
+				fault.Name = logName(sdk.FormatVersion, comp == CompressionZstd)
 				remove := ffs.Inject(fault)
 				batch := persistencetest.Batch(3, 4)
 				_, err = b.Append(t.Context(), o.Handle, 3, batch)
@@ -114,7 +114,7 @@ func TestFailedRollbackBreaksTheHandle(t *testing.T) {
 			if _, err := b.Append(t.Context(), o.Handle, 0, first); err != nil {
 				t.Fatal(err)
 			}
-			name := logName(1, comp == CompressionZstd)
+			name := logName(sdk.FormatVersion, comp == CompressionZstd)
 			ffs.Inject(faultfs.Fault{Op: faultfs.OpWrite, Name: name, Err: syscall.EIO, Keep: 5, Times: 1})
 			rmTrunc := ffs.Inject(faultfs.Fault{Op: faultfs.OpTruncate, Name: name, Err: syscall.EROFS})
 			_, err = b.Append(t.Context(), o.Handle, 2, persistencetest.Batch(2, 2))
@@ -175,7 +175,7 @@ func TestCrashKeepsOnlyAcknowledgedBatches(t *testing.T) {
 					acked = append(acked, batch...)
 				}
 				fault := c.fault
-				fault.Name = logName(1, comp == CompressionZstd)
+				fault.Name = logName(sdk.FormatVersion, comp == CompressionZstd)
 				ffs.Inject(fault)
 				if _, err := b.Append(t.Context(), o.Handle, 9, persistencetest.Batch(9, 3)); err == nil {
 					t.Fatal("the append the crash interrupted succeeded")

@@ -189,7 +189,7 @@ func lineSeeds() []seed {
 		return joinLines(ls)
 	}
 	hash := func(l []byte) []byte { l[0] = '#'; return l }
-	v2 := bytes.Replace(clean, []byte(`"version":1`), []byte(`"version":2`), 1)
+	tooNew := bytes.Replace(clean, []byte(`"version":2`), []byte(`"version":3`), 1)
 	return []seed{
 		{"clean", clean, "5"},
 		{"header-only", joinLines(lines[:1]), "0"},
@@ -202,8 +202,8 @@ func lineSeeds() []seed {
 		{"damaged-no-turn-end", damaged(2, hash, false), "1+torn"},
 		{"wrong-seq-then-turn-end", damaged(3, func(l []byte) []byte { return bytes.Replace(l, []byte(`"seq":2`), []byte(`"seq":7`), 1) }, true), "corrupt"},
 		{"not-canonical", damaged(3, func(l []byte) []byte { return append([]byte("{ "), l[1:]...) }, true), "corrupt"},
-		{"version-2-garbage", append(v2, "garbage\n\xff\n"...), "too-new"},
-		{"version-1.5", bytes.Replace(clean, []byte(`"version":1`), []byte(`"version":1.5`), 1), "corrupt"},
+		{"version-3-garbage", append(tooNew, "garbage\n\xff\n"...), "too-new"},
+		{"version-1.5", bytes.Replace(clean, []byte(`"version":2`), []byte(`"version":1.5`), 1), "corrupt"},
 		{"crlf", bytes.ReplaceAll(clean, []byte("\n"), []byte("\r\n")), "corrupt"},
 		{"crlf-after-header", append(joinLines(lines[:1]), bytes.ReplaceAll(joinLines(lines[1:]), []byte("\n"), []byte("\r\n"))...), "corrupt"},
 		{"blank-line", append(joinLines(lines[:3]), append([]byte("\n"), joinLines(lines[3:])...)...), "corrupt"},
@@ -225,7 +225,7 @@ func frameSeeds(tb testing.TB) []seed {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	v2 := frame(bytes.Replace(lines[0], []byte(`"version":1`), []byte(`"version":2`), 1))
+	tooNew := frame(bytes.Replace(lines[0], []byte(`"version":2`), []byte(`"version":3`), 1))
 	skippable := []byte{0x50, 0x2A, 0x4D, 0x18, 4, 0, 0, 0, 1, 2, 3, 4}
 	mid := len(units[1]) / 2
 	return []seed{
@@ -244,7 +244,7 @@ func frameSeeds(tb testing.TB) []seed {
 		{"skippable-then-intact", join(units[0], skippable, units[1]), "corrupt"},
 		{"skippable-last", join(units[0], units[1], skippable), "2+torn"},
 		{"garbage-between", join(units[0], []byte("garbage"), units[1], units[2], units[3]), "corrupt"},
-		{"version-2-garbage", join(v2, []byte("\x28\xb5\x2f\xfd garbage")), "too-new"},
+		{"version-3-garbage", join(tooNew, []byte("\x28\xb5\x2f\xfd garbage")), "too-new"},
 		{"header-frame-damaged", join(flip(units[0], len(units[0])-1), units[1]), "corrupt"},
 		{"plain-text", joinLines(lines), "corrupt"},
 		{"data-at-depth-limit", join(units[0], frame(lines[1], deepEvent(512)), units[2], units[3]), "5"},

@@ -48,7 +48,7 @@ func storeEvents(t testing.TB, b *Backend, id string, batches ...[][]byte) [][]b
 }
 
 func testHeader(id string) sdk.Header {
-	return sdk.Header{FormatVersion: 1, ID: id, CreatedAt: 1_700_000_000_000, CWD: "/work"}
+	return sdk.Header{FormatVersion: sdk.FormatVersion, ID: id, CreatedAt: 1_700_000_000_000, CWD: "/work"}
 }
 
 // readEvents opens id with access, reads everything, and returns the
@@ -90,5 +90,5 @@ func mustRead(t testing.TB, path string) []byte {
 }
 
 func sessionLog(cfg Config, id string) string {
-	return filepath.Join(cfg.Root, EncodeID(id), logName(1, cfg.Compression != CompressionNone))
+	return filepath.Join(cfg.Root, EncodeID(id), logName(sdk.FormatVersion, cfg.Compression != CompressionNone))
 }

@@ -31,7 +31,7 @@ func (b *Backend) materialize(hd *handle, batch []byte, events [][]byte) error {
 	if err != nil {
 		return err
 	}
-	final := filepath.Join(hd.dir, logName(1, hd.zst))
+	final := filepath.Join(hd.dir, logName(sdk.FormatVersion, hd.zst))
 	content := make([]byte, 0, len(unit)+len(batch))
 	content = append(append(content, unit...), batch...)
 	ix := index{hdrEnd: int64(len(unit)), end: int64(len(unit))}
@@ -93,8 +93,14 @@ func (b *Backend) storeLogFunc(hd *handle, dec *zstd.Decoder, final string, fill
 // headerUnit renders the header unit of hd's log: the header line, and for
 // zstd its own frame.
 func (b *Backend) headerUnit(hd *handle) ([]byte, error) {
-	hdr := append(headerjson.Encode(hd.header), '\n')
-	if !hd.zst {
+	return b.headerUnitOf(headerjson.Encode(hd.header), hd.zst)
+}
+
+// headerUnitOf renders the header unit of the header JSON header: the line,
+// and for zstd its own frame.
+func (b *Backend) headerUnitOf(header []byte, zst bool) ([]byte, error) {
+	hdr := append(header[:len(header):len(header)], '\n')
+	if !zst {
 		return hdr, nil
 	}
 	enc, err := b.encoder()

@@ -12,6 +12,7 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/durable"
 	"github.com/seed-e5e476df/logbook/sdk/handles"
+	"github.com/seed-e5e476df/logbook/sdk/headerjson"
 )
 
 // Open opens a stored session (docs/plugins.md, docs/storage.md): the format gate
@@ -99,13 +100,32 @@ func (b *Backend) openLog(hd *handle, hs storedHeader, f vfs.File) (sdk.Opened, 
 	if err != nil {
 		return sdk.Opened{}, err
 	}
+	stored := h
+	line, _, _, _ := hd.chk.headerUnit(data, hd.zst) // scanned: good
+	h, raw, err := headerjson.Migrate(h, line, hd.path)
+	if err != nil {
+		return sdk.Opened{}, err
+	}
+	migrate := hd.write && h.FormatVersion != stored.FormatVersion
 	var torn sdk.Torn
 	if cut := int64(len(data)) - hd.ix.end; cut > 0 {
 		torn = sdk.Torn{Bytes: cut, FromSeq: sdk.Seq(hd.ix.next)}
-		if hd.write {
+		switch {
+		case migrate:
+			// The old generation stays as it is, torn tail and all; the
+			// new one starts without it.
+			if torn.Artifact, err = b.keepTorn(hd, data[hd.ix.end:]); err != nil {
+				return sdk.Opened{}, err
+			}
+		case hd.write:
 			if torn.Artifact, err = b.cutTail(hd, data[hd.ix.end:]); err != nil {
 				return sdk.Opened{}, err
 			}
+		}
+	}
+	if migrate {
+		if data, err = b.storeMigrated(hd, raw, data[hd.ix.hdrEnd:hd.ix.end]); err != nil {
+			return sdk.Opened{}, err
 		}
 	}
 	if hd.write {
@@ -169,12 +189,9 @@ func (hd *handle) scanAll(head []byte, fi vfs.FileInfo, ck *checkpointFile, ckIn
 func (b *Backend) cutTail(hd *handle, torn []byte) (string, error) {
 	// Until the truncate succeeds nothing is cut and the log still holds
 	// the torn bytes; a failed write leaves no copy behind.
-	ms := b.now()
-	name, err := durable.On(vfs.Durable(b.fs)).WriteFirstFree(func(i int) string {
-		return filepath.Join(hd.dir, "torn-"+strconv.FormatInt(ms+int64(i), 10)+".bin")
-	}, artifactTries, torn, filePerm)
+	name, err := b.keepTorn(hd, torn)
 	if err != nil {
-		return "", handles.IOError(op, hd.id, "keeping the torn tail in "+name+" (nothing was cut)", err)
+		return "", err
 	}
 	if err := hd.f.Truncate(hd.ix.end); err != nil {
 		_ = b.fs.Remove(name)
@@ -182,6 +199,21 @@ func (b *Backend) cutTail(hd *handle, torn []byte) (string, error) {
 	}
 	if err := hd.f.Sync(); err != nil {
 		return "", handles.IOError(op, hd.id, "fdatasync "+hd.path+" after cutting its torn tail", err)
+	}
+	return name, nil
+}
+
+// keepTorn keeps the torn bytes of hd's log in torn-<ms>.bin (sdk/durable:
+// fsynced, with its directory entry, never replacing a file; the next
+// millisecond when the name is taken, at most artifactTries times) and
+// returns its path. A failure leaves no artifact.
+func (b *Backend) keepTorn(hd *handle, torn []byte) (string, error) {
+	ms := b.now()
+	name, err := durable.On(vfs.Durable(b.fs)).WriteFirstFree(func(i int) string {
+		return filepath.Join(hd.dir, "torn-"+strconv.FormatInt(ms+int64(i), 10)+".bin")
+	}, artifactTries, torn, filePerm)
+	if err != nil {
+		return "", handles.IOError(op, hd.id, "keeping the torn tail in "+name+" (nothing was cut)", err)
 	}
 	return name, nil
 }

@@ -3,6 +3,7 @@ package jsonl
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -112,6 +113,9 @@ func (b *Backend) readHeader(id, path string, zst bool, f vfs.File) (storedHeade
 		}
 		if err != nil {
 			return storedHeader{}, err
+		}
+		if gen, _, _ := parseLogName(filepath.Base(path)); gen != h.FormatVersion {
+			return storedHeader{}, corruptAt(id, path, fmt.Sprintf("the header says format v%d but the file is generation v%d; a generation holds its own format version (docs/storage.md)", h.FormatVersion, gen))
 		}
 		return storedHeader{header: h, path: path, zst: zst, info: fi, head: data}, nil
 	}

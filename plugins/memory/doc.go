@@ -39,12 +39,17 @@
 //     are still checked (INVALID_SESSION_ID) at Create, Open and Stat.
 //     Create refuses a header that would not read back (HEADER_INVALID
 //     wrapping the decoder's error) and a format version other than 0 or
-//     1 (FORMAT_UNSUPPORTED); 0 means the current version. Open with an
+//     sdk.FormatVersion (FORMAT_UNSUPPORTED); 0 means the current version. Open with an
 //     access other than read or write is USAGE.
 //   - Format gate. The stored header is decoded with headerjson.Decode at
-//     every Open, Stat and List, so a stored version other than 1 gives
-//     FORMAT_TOO_NEW, FORMAT_UNSUPPORTED or CORRUPT_LOG exactly as on disk
-//     (see Hooks.SetStoredFormatVersion).
+//     every Open, Stat and List, so a stored version the build does not
+//     read gives FORMAT_TOO_NEW, FORMAT_UNSUPPORTED or CORRUPT_LOG exactly
+//     as on disk (see Hooks.SetStoredFormatVersion).
+//   - Migration. An older stored version (v1) is migrated by
+//     headerjson.Migrate at Open: a read open serves the migrated header
+//     and stores nothing; a write open stores the migrated header in place
+//     of the old one, the events as they are (a change: the revision
+//     changes). Stat and List report the header as stored.
 //   - Envelopes. The backend reads only the seq of each envelope, from its
 //     canonical prefix {"seq":N, (docs/format.md member order, docs/format.md encoding). An
 //     element without that prefix is ENVELOPE_INVALID naming its batch
@@ -66,8 +71,8 @@
 //     canonical header plus every event.
 //   - Revision. "<store>:<generation>", where the store part is random per
 //     store and the generation counts the changes of the session
-//     (materialization, each non-empty append,
-//     Hooks.SetStoredFormatVersion). An unmaterialized session's revision
+//     (materialization, each non-empty append, a migration stored by a
+//     write open, Hooks.SetStoredFormatVersion). An unmaterialized session's revision
 //     is "".
 //   - Handles. Names are never reused and never name a handle of another
 //     instance (sdk/handles keeps the table); an unknown or closed

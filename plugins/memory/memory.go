@@ -178,10 +178,21 @@ func (b *Backend) Open(ctx context.Context, id string, access sdk.Access) (sdk.O
 	if s.damage != nil {
 		return sdk.Opened{}, s.damage.corrupt(id)
 	}
+	h, raw, err := headerjson.Migrate(h, s.header, artifact)
+	if err != nil {
+		return sdk.Opened{}, err
+	}
 	hd := &handle{id: id, write: write}
 	if write {
 		if _, ok := b.st.claims.Take(id, hd); !ok {
 			return sdk.Opened{}, handles.AlreadyOwned(op, id, "another handle holds it")
+		}
+		if len(raw) != len(s.header) || string(raw) != string(s.header) {
+			// A migration (docs/format.md "Format versions"): the write open
+			// stores the new version, the events as they are.
+			s.size += int64(len(raw) - len(s.header))
+			s.header = raw
+			s.gen++
 		}
 	}
 	b.register(hd)

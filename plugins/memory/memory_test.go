@@ -99,7 +99,7 @@ func harness(m mode) persistencetest.Harness {
 func stored(t *testing.T, n int) (*memory.Backend, string) {
 	t.Helper()
 	b := memory.New()
-	o, err := b.Create(t.Context(), sdk.Header{FormatVersion: 1, ID: "s1", CreatedAt: 1})
+	o, err := b.Create(t.Context(), sdk.Header{FormatVersion: sdk.FormatVersion, ID: "s1", CreatedAt: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func TestDropOwnershipFailsTheOwnerAndFreesTheSession(t *testing.T) {
 
 func TestDropOwnershipOfAnUnmaterializedCreate(t *testing.T) {
 	b := memory.New()
-	o, err := b.Create(t.Context(), sdk.Header{FormatVersion: 1, ID: "s1"})
+	o, err := b.Create(t.Context(), sdk.Header{FormatVersion: sdk.FormatVersion, ID: "s1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func TestDropOwnershipOfAnUnmaterializedCreate(t *testing.T) {
 	persistencetest.RequireCode(t, err, sdk.CodeOwnershipLost, "s1")
 	_, err = b.Stat(t.Context(), "s1")
 	persistencetest.RequireCode(t, err, sdk.CodeSessionNotFound, "s1")
-	if _, err := b.Create(t.Context(), sdk.Header{FormatVersion: 1, ID: "s1"}); err != nil {
+	if _, err := b.Create(t.Context(), sdk.Header{FormatVersion: sdk.FormatVersion, ID: "s1"}); err != nil {
 		t.Fatalf("Create after the pending create lost its claim: %v", err)
 	}
 	if memory.HooksOf(b).DropOwnership("absent") {
@@ -207,8 +207,8 @@ func TestCreateRefusesAHeaderItCouldNotReadBack(t *testing.T) {
 		_, err := b.Create(t.Context(), h)
 		persistencetest.RequireCode(t, err, sdk.CodeHeaderInvalid, "s1")
 	}
-	_, err := b.Create(t.Context(), sdk.Header{ID: "s1", FormatVersion: 2})
-	persistencetest.RequireCode(t, err, sdk.CodeFormatUnsupported, 2)
+	_, err := b.Create(t.Context(), sdk.Header{ID: "s1", FormatVersion: sdk.FormatVersion + 1})
+	persistencetest.RequireCode(t, err, sdk.CodeFormatUnsupported, sdk.FormatVersion+1)
 	o, err := b.Create(t.Context(), sdk.Header{ID: "s1"}) // 0 means the current version
 	if err != nil || o.Header.FormatVersion != sdk.FormatVersion {
 		t.Fatalf("Create with format version 0 = %+v, %v; want version %d", o.Header, err, sdk.FormatVersion)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/handles"
+	"github.com/seed-e5e476df/logbook/sdk/headerjson"
 )
 
 // Create takes the write claim on h.ID (this instance's claim table, then
@@ -129,6 +130,11 @@ func (b *Backend) Open(ctx context.Context, id string, access sdk.Access) (sdk.O
 	if err != nil {
 		return sdk.Opened{}, err
 	}
+	stored := h.FormatVersion
+	h, migrated, err := headerjson.Migrate(h, r.header, st.where())
+	if err != nil {
+		return sdk.Opened{}, err
+	}
 	var oc *ownerConn
 	if write {
 		var why string
@@ -141,6 +147,12 @@ func (b *Backend) Open(ctx context.Context, id string, access sdk.Access) (sdk.O
 		if hd.epoch, err = st.bumpEpoch(ctx, id); err != nil {
 			b.release(hd, oc)
 			return sdk.Opened{}, err
+		}
+		if h.FormatVersion != stored {
+			if err := st.migrate(ctx, id, hd.epoch, r.header, migrated); err != nil {
+				b.release(hd, oc)
+				return sdk.Opened{}, err
+			}
 		}
 		hd.oc = oc
 	}
@@ -182,6 +194,23 @@ func (b *Backend) missing(ctx context.Context, st *store, hd *handle) error {
 	}
 	b.release(hd, oc)
 	return handles.NotFound(op, hd.id)
+}
+
+// migrate stores the migration of session id (docs/format.md "Format
+// versions") for its owner of epoch epoch: one statement, so one
+// transaction, replaces the stored header from with to, the migrated
+// header (revision + 1); the event rows stay as they are, as every edge
+// of this build keeps them byte-exact. Until it commits the session is
+// the old version, which the next write open migrates again.
+func (s *store) migrate(ctx context.Context, id string, epoch int64, from, to []byte) error {
+	tag, err := s.pool.Exec(ctx, "UPDATE "+s.q()+".sessions SET header = $2, revision = revision + 1 WHERE id = $1 AND owner_epoch = $3 AND header = $4", id, string(to), epoch, string(from))
+	if err != nil {
+		return s.dbErr(ctx, id, "storing the format migration", err)
+	}
+	if tag.RowsAffected() != 1 {
+		return newErr(sdk.CodeOwnershipLost, id, "session %s changed owner or header while its format migration was stored; nothing was migrated", strconv.Quote(id))
+	}
+	return nil
 }
 
 // bumpEpoch makes the caller, which holds the write claim, the session's

@@ -81,7 +81,7 @@ func TestNewDatabaseGetsTheSchemaAndItsIdentity(t *testing.T) {
 func TestVersion1DatabaseIsMigratedOnOpen(t *testing.T) {
 	path := newDatabase(t)
 	b := openBackend(t, sqlite.DefaultConfig(path))
-	o, err := b.Create(t.Context(), sdk.Header{FormatVersion: 1, ID: "s1", CreatedAt: 1})
+	o, err := b.Create(t.Context(), sdk.Header{FormatVersion: sdk.FormatVersion, ID: "s1", CreatedAt: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

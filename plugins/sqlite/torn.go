@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/durable"
 	"github.com/seed-e5e476df/logbook/sdk/handles"
+	"github.com/seed-e5e476df/logbook/sdk/headerjson"
 )
 
 // openSession is the storage half of Backend.Open: in one read transaction the
@@ -46,6 +48,11 @@ func (s *store) openSession(ctx context.Context, id string, hd *handle) (sdk.Ope
 	if err != nil {
 		return sdk.Opened{}, err
 	}
+	stored := h.FormatVersion
+	h, migrated, err := headerjson.Migrate(h, r.header, s.path)
+	if err != nil {
+		return sdk.Opened{}, err
+	}
 	if hd.write {
 		if err := s.acquire(id, hd); err != nil {
 			if errors.Is(err, errClaimed) {
@@ -74,6 +81,11 @@ func (s *store) openSession(ctx context.Context, id string, hd *handle) (sdk.Ope
 	if err := tx.Rollback(); err != nil {
 		return sdk.Opened{}, s.dbErr(ctx, id, "open", err)
 	}
+	if hd.write && h.FormatVersion != stored {
+		if r, err = s.migrate(ctx, id, stored, migrated); err != nil {
+			return sdk.Opened{}, err
+		}
+	}
 	if sc.Torn.Bytes > 0 && hd.write {
 		if r, sc, err = s.cut(ctx, id); err != nil {
 			return sdk.Opened{}, err
@@ -84,6 +96,42 @@ func (s *store) openSession(ctx context.Context, id string, hd *handle) (sdk.Ope
 	}
 	hd.incarnation = r.incarnation
 	return sdk.Opened{Handle: hd.name, Header: h, NextSeq: sdk.Offset(sc.End), Revision: s.revision(r), Torn: sc.Torn}, nil
+}
+
+// migrate stores the migration of session id from format version from
+// (docs/format.md "Format versions"): in one BEGIN IMMEDIATE transaction
+// the header column becomes header, the migrated header JSON, and
+// format_version the current version (revision + 1); the event rows stay
+// as they are, as every edge of this build keeps them byte-exact. A crash
+// before the commit leaves the old version, which the next write open
+// migrates again. It returns the new sessions row.
+func (s *store) migrate(ctx context.Context, id string, from int, header []byte) (sessionRow, error) {
+	fail := func(err error) (sessionRow, error) {
+		return sessionRow{}, s.dbErr(ctx, id, "storing the format migration", err)
+	}
+	tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE
+	if err != nil {
+		return fail(err)
+	}
+	defer tx.Rollback()
+	if err := s.checkIdentity(ctx, tx); err != nil {
+		return fail(err)
+	}
+	res, err := tx.ExecContext(ctx, "UPDATE sessions SET format_version = ?, header = ?, revision = revision + 1 WHERE id = ? AND format_version = ?", sdk.FormatVersion, string(header), id, from)
+	if err != nil {
+		return fail(err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return fail(fmt.Errorf("the sessions row of %s changed meanwhile (%d rows updated, %v)", strconv.Quote(id), n, err))
+	}
+	r, found, err := s.session(ctx, tx.StmtContext(ctx, s.stmts.session), id)
+	if err != nil || !found {
+		return fail(fmt.Errorf("reading back the migrated sessions row (found %t): %v", found, err))
+	}
+	if err := tx.Commit(); err != nil {
+		return fail(err)
+	}
+	return r, nil
 }
 
 // scan examines every row of session id in seq order, as docs/storage.md

@@ -10,10 +10,12 @@ import (
 // CheckCreate checks the header of a Create as every backend must before it
 // claims anything, in this order: the session id (INVALID_SESSION_ID), a
 // format version of 0 (the current one) or sdk.FormatVersion
-// (FORMAT_UNSUPPORTED), and that the canonical encoding reads back
-// (HEADER_INVALID wrapping the decoder's error, which names where). It
-// returns the header with FormatVersion set and its canonical encoding
-// (sdk/headerjson), the bytes to store.
+// (FORMAT_UNSUPPORTED), a protocol of "", "strict" or "lenient"
+// (HEADER_INVALID; "strict" becomes "", the default, stored as no member),
+// and that the canonical encoding reads back (HEADER_INVALID wrapping the
+// decoder's error, which names where). It returns the header with
+// FormatVersion set and its canonical encoding (sdk/headerjson), the bytes
+// to store.
 func CheckCreate(op string, h sdk.Header, where string) (sdk.Header, []byte, error) {
 	if err := sdk.ValidateSessionID(h.ID); err != nil {
 		return sdk.Header{}, nil, err
@@ -22,6 +24,11 @@ func CheckCreate(op string, h sdk.Header, where string) (sdk.Header, []byte, err
 		return sdk.Header{}, nil, sdk.Errorf(sdk.CodeFormatUnsupported, op, "this backend writes logbook format v%d; the header asks for v%d", sdk.FormatVersion, h.FormatVersion).WithSession(h.ID)
 	}
 	h.FormatVersion = sdk.FormatVersion
+	p, err := sdk.ParseProtocol(h.Protocol)
+	if err != nil {
+		return sdk.Header{}, nil, sdk.Wrapf(sdk.CodeHeaderInvalid, op, err, "the session header's protocol").WithSession(h.ID)
+	}
+	h.Protocol = p
 	hdr := headerjson.Encode(h)
 	if _, err := headerjson.Decode(hdr, h.ID, where); err != nil {
 		return sdk.Header{}, nil, sdk.Wrapf(sdk.CodeHeaderInvalid, op, err, "the session header would not read back").WithSession(h.ID)

@@ -148,8 +148,18 @@ func TestCheckCreate(t *testing.T) {
 	}
 	_, _, err = handles.CheckCreate("test", sdk.Header{ID: ""}, "db")
 	persistencetest.RequireCode(t, err, sdk.CodeInvalidSessionID)
-	_, _, err = handles.CheckCreate("test", sdk.Header{ID: "s1", FormatVersion: 2}, "db")
-	persistencetest.RequireCode(t, err, sdk.CodeFormatUnsupported, "s1", 2)
+	_, _, err = handles.CheckCreate("test", sdk.Header{ID: "s1", FormatVersion: 1}, "db")
+	persistencetest.RequireCode(t, err, sdk.CodeFormatUnsupported, "s1", 1)
+	_, _, err = handles.CheckCreate("test", sdk.Header{ID: "s1", Protocol: "loose"}, "db")
+	persistencetest.RequireCode(t, err, sdk.CodeHeaderInvalid, "s1", "loose", "strict", "lenient")
+	h, hdr, err = handles.CheckCreate("test", sdk.Header{ID: "s1", Protocol: sdk.ProtocolStrict}, "db")
+	if err != nil || h.Protocol != "" || strings.Contains(string(hdr), "protocol") {
+		t.Fatalf("CheckCreate(strict) = %+v, %s, %v; want the default, stored as no member", h, hdr, err)
+	}
+	h, hdr, err = handles.CheckCreate("test", sdk.Header{ID: "s1", Protocol: sdk.ProtocolLenient}, "db")
+	if err != nil || h.Protocol != sdk.ProtocolLenient || !strings.Contains(string(hdr), `"protocol":"lenient"`) {
+		t.Fatalf("CheckCreate(lenient) = %+v, %s, %v", h, hdr, err)
+	}
 	_, _, err = handles.CheckCreate("test", sdk.Header{ID: "s1", DelegationDepth: -1}, "db")
 	persistencetest.RequireCode(t, err, sdk.CodeHeaderInvalid, "s1", "would not read back")
 }

@@ -13,7 +13,8 @@ import (
 // Encode renders h as the canonical session header JSON of docs/storage.md
 // (the JSONL header line without its newline, the SQLite header column and
 // the wire form of docs/plugins.md): members in canonical order, optional members only
-// when set, inheritedEventCount only when seeded.
+// when set, "protocol" only for a lenient session (strict, the default, is
+// stored as no member), inheritedEventCount only when seeded.
 func Encode(h sdk.Header) []byte {
 	version := h.FormatVersion
 	if version == 0 {
@@ -35,6 +36,9 @@ func Encode(h sdk.Header) []byte {
 			b = jsonv.AppendString(b, m.val)
 		}
 	}
+	if h.Protocol == sdk.ProtocolLenient {
+		b = append(b, `,"protocol":"lenient"`...)
+	}
 	if h.IsSeeded {
 		b = append(b, `,"inheritedEventCount":`...)
 		b = strconv.AppendInt(b, h.InheritedEventCount, 10)
@@ -47,11 +51,17 @@ var headerMembers = map[string]bool{
 	"cwd": true, "parentSession": true, "origin": true, "agentPreset": true, "inheritedEventCount": true,
 }
 
+// protocolSince is the first format version whose header may hold the
+// "protocol" member; in an older header it is an unknown member.
+const protocolSince = 2
+
 // Decode reads a stored session header (docs/storage.md, docs/format.md): the format
 // gate on the raw version first (FORMAT_TOO_NEW, FORMAT_UNSUPPORTED), then the
 // identity check against wantID when it is not "" (IDENTITY_MISMATCH), then
-// the shape rules (CORRUPT_LOG naming the member). artifact names the file or
-// database in messages.
+// the shape rules (CORRUPT_LOG naming the member: "protocol" is a member
+// from format version 2 on, and its one stored value is "lenient"). The
+// header keeps the stored version; Migrate brings it to the current one.
+// artifact names the file or database in messages.
 func Decode(b []byte, wantID, artifact string) (sdk.Header, error) {
 	corrupt := func(format string, args ...any) (sdk.Header, error) {
 		e := sdk.Errorf(sdk.CodeCorruptLog, "header", format, args...)
@@ -93,7 +103,7 @@ func Decode(b []byte, wantID, artifact string) (sdk.Header, error) {
 	}
 	for k := range root.Members() {
 		name, _ := k.Str()
-		if !headerMembers[name] {
+		if !headerMembers[name] && (name != "protocol" || v < protocolSince) {
 			return corrupt("unknown header member %s", strconv.Quote(name))
 		}
 	}
@@ -154,6 +164,12 @@ func Decode(b []byte, wantID, artifact string) (sdk.Header, error) {
 		}
 		*m.dst = s
 	}
+	if p := root.Get("protocol"); p.Exists() {
+		if !p.StrEqual(sdk.ProtocolLenient) {
+			return corrupt(`header member "protocol" must be "lenient" when present (a strict session has no member); got %s`, p.Bytes())
+		}
+		h.Protocol = sdk.ProtocolLenient
+	}
 	if h.CWD != "" && h.CWD[0] != '/' {
 		return corrupt("header cwd %s is not absolute", strconv.Quote(h.CWD))
 	}
@@ -161,6 +177,26 @@ func Decode(b []byte, wantID, artifact string) (sdk.Header, error) {
 		return corrupt(`header origin must be "subagent" when present; got %s`, strconv.Quote(h.Origin))
 	}
 	return h, nil
+}
+
+// Migrate brings h, decoded by Decode from the stored header raw, to the
+// current format version (docs/format.md "Format versions"): it runs the
+// header stages of sdk.MigrateHeader and decodes the result. It returns h
+// and raw themselves when h is current. The caller stores the migrated
+// header (an open for write) or only serves it (an open for read).
+func Migrate(h sdk.Header, raw []byte, artifact string) (sdk.Header, []byte, error) {
+	if h.FormatVersion == sdk.FormatVersion {
+		return h, raw, nil
+	}
+	out, err := sdk.MigrateHeader(h.ID, h.FormatVersion, raw)
+	if err != nil {
+		return sdk.Header{}, nil, err
+	}
+	m, err := Decode(out, h.ID, artifact)
+	if err != nil {
+		return sdk.Header{}, nil, sdk.Wrapf(sdk.CodeFormatMigrationRefused, "header", err, "the migrated header does not read back").WithSession(h.ID)
+	}
+	return m, out, nil
 }
 
 // clip returns b for a message, cut after 96 bytes (marked "…").

@@ -11,7 +11,8 @@ import (
 func TestHeaderRoundTrip(t *testing.T) {
 	for _, h := range []sdk.Header{
 		{FormatVersion: 1, ID: "s1", CreatedAt: 1700000000000},
-		{FormatVersion: 1, ID: "c\"hild", CreatedAt: 5, CWD: "/work", ParentSession: "s1", Origin: "subagent", DelegationDepth: 2, AgentPreset: "coder", IsSeeded: true, InheritedEventCount: 6},
+		{FormatVersion: 2, ID: "lenient", CreatedAt: 9, Protocol: sdk.ProtocolLenient},
+		{FormatVersion: 2, ID: "c\"hild", CreatedAt: 5, Protocol: sdk.ProtocolLenient, CWD: "/work", ParentSession: "s1", Origin: "subagent", DelegationDepth: 2, AgentPreset: "coder", IsSeeded: true, InheritedEventCount: 6},
 	} {
 		b := Encode(h)
 		got, err := Decode(b, h.ID, "")
@@ -19,8 +20,33 @@ func TestHeaderRoundTrip(t *testing.T) {
 			t.Fatalf("round trip of %s: %+v %v", b, got, err)
 		}
 	}
-	if got := string(Encode(sdk.Header{ID: "s", CreatedAt: 1})); got != `{"type":"session","version":1,"id":"s","createdAt":1,"isSeeded":false,"delegationDepth":0}` {
+	if got := string(Encode(sdk.Header{ID: "s", CreatedAt: 1})); got != `{"type":"session","version":2,"id":"s","createdAt":1,"isSeeded":false,"delegationDepth":0}` {
 		t.Fatalf("canonical header: %s", got)
+	}
+	// The member order of docs/storage.md: protocol after the optional
+	// strings, before inheritedEventCount.
+	if got := string(Encode(sdk.Header{ID: "s", CreatedAt: 1, AgentPreset: "p", Protocol: sdk.ProtocolLenient, IsSeeded: true, InheritedEventCount: 3})); got != `{"type":"session","version":2,"id":"s","createdAt":1,"isSeeded":true,"delegationDepth":0,"agentPreset":"p","protocol":"lenient","inheritedEventCount":3}` {
+		t.Fatalf("canonical lenient header: %s", got)
+	}
+	// Strict, given or not, is stored as no member.
+	if got := string(Encode(sdk.Header{ID: "s", CreatedAt: 1, Protocol: sdk.ProtocolStrict})); strings.Contains(got, "protocol") {
+		t.Fatalf("a strict header names its protocol: %s", got)
+	}
+}
+
+func TestMigrateV1Header(t *testing.T) {
+	v1 := []byte(`{"type":"session","version":1,"id":"s","createdAt":1,"isSeeded":true,"delegationDepth":0,"cwd":"/w","inheritedEventCount":4}`)
+	h, err := Decode(v1, "s", "")
+	if err != nil || h.FormatVersion != 1 {
+		t.Fatalf("Decode(v1) = %+v, %v", h, err)
+	}
+	m, raw, err := Migrate(h, v1, "")
+	want := sdk.Header{FormatVersion: 2, ID: "s", CreatedAt: 1, IsSeeded: true, CWD: "/w", InheritedEventCount: 4}
+	if err != nil || m != want || string(raw) != string(Encode(want)) {
+		t.Fatalf("Migrate(v1) = %+v, %s, %v; want %+v, strict, as Encode writes it", m, raw, err, want)
+	}
+	if m2, raw2, err := Migrate(m, raw, ""); err != nil || m2 != m || &raw2[0] != &raw[0] {
+		t.Fatalf("Migrate(v2) = %+v, %v; want the header itself", m2, err)
 	}
 }
 
@@ -31,7 +57,11 @@ func TestDecodeHeaderRules(t *testing.T) {
 		want string
 	}{
 		{`{"type":"session","version":2,"id":"s","createdAt":1,"isSeeded":false,"delegationDepth":0} garbage`, sdk.CodeCorruptLog, "lossless"},
-		{`{"type":"session","version":2,"id":"s","createdAt":1,"isSeeded":false,"delegationDepth":0}`, sdk.CodeFormatTooNew, "v2"},
+		{`{"type":"session","version":3,"id":"s","createdAt":1,"isSeeded":false,"delegationDepth":0}`, sdk.CodeFormatTooNew, "v3"},
+		{`{"type":"session","version":1,"id":"s","createdAt":1,"isSeeded":false,"delegationDepth":0,"protocol":"lenient"}`, sdk.CodeCorruptLog, `unknown header member "protocol"`},
+		{`{"type":"session","version":2,"id":"s","createdAt":1,"isSeeded":false,"delegationDepth":0,"protocol":"strict"}`, sdk.CodeCorruptLog, `"protocol"`},
+		{`{"type":"session","version":2,"id":"s","createdAt":1,"isSeeded":false,"delegationDepth":0,"protocol":"LENIENT"}`, sdk.CodeCorruptLog, `"protocol"`},
+		{`{"type":"session","version":2,"id":"s","createdAt":1,"isSeeded":false,"delegationDepth":0,"protocol":true}`, sdk.CodeCorruptLog, `"protocol"`},
 		{`{"type":"session","version":0,"id":"s"}`, sdk.CodeFormatUnsupported, "v0"},
 		{`{"type":"session","version":"1","id":"s"}`, sdk.CodeCorruptLog, "version"},
 		{`{"type":"session","version":1,"id":"other","createdAt":1,"isSeeded":false,"delegationDepth":0}`, sdk.CodeIdentityMismatch, "other"},

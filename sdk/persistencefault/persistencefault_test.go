@@ -17,7 +17,7 @@ import (
 func stored(t *testing.T, n int) (*persistencefault.Persistence, string) {
 	t.Helper()
 	f := persistencefault.Wrap(memory.New())
-	o, err := f.Create(t.Context(), sdk.Header{FormatVersion: 1, ID: "s1", CreatedAt: 1})
+	o, err := f.Create(t.Context(), sdk.Header{FormatVersion: sdk.FormatVersion, ID: "s1", CreatedAt: 1})
 	if err == nil {
 		_, err = f.Append(t.Context(), o.Handle, 0, persistencetest.Batch(0, n))
 	}

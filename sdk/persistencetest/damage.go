@@ -52,7 +52,7 @@ func storeClosed(t *testing.T, p sdk.Persistence, id string, batches [][][]byte)
 
 var formatGateRules = []rule{
 	{name: "newer-version-is-FORMAT_TOO_NEW", needs: []string{hookSetFormatVersion}, run: func(t *testing.T, s *suite) {
-		s.gate(t, "2", sdk.CodeFormatTooNew, 2)
+		s.gate(t, strconv.Itoa(sdk.FormatVersion+1), sdk.CodeFormatTooNew, sdk.FormatVersion+1)
 	}},
 	{name: "older-version-is-FORMAT_UNSUPPORTED", needs: []string{hookSetFormatVersion}, run: func(t *testing.T, s *suite) {
 		s.gate(t, "0", sdk.CodeFormatUnsupported, 0)
@@ -65,17 +65,18 @@ var formatGateRules = []rule{
 		p := s.backend(t)
 		storeClosed(t, p, "s1", closedTurnLog())
 		s.h.Corrupt(t, p, "s1", 4)
-		s.h.SetFormatVersion(t, p, "s1", "2")
+		s.h.SetFormatVersion(t, p, "s1", strconv.Itoa(sdk.FormatVersion+1))
 		for _, a := range []sdk.Access{sdk.AccessRead, sdk.AccessWrite} {
 			_, err := p.Open(t.Context(), "s1", a)
-			RequireCode(t, err, sdk.CodeFormatTooNew, "s1", 2)
+			RequireCode(t, err, sdk.CodeFormatTooNew, "s1", sdk.FormatVersion+1)
 		}
 	}},
 }
 
 // gate stores two sessions, rewrites the format version of one to literal
 // and requires code (naming the session and want) from Open, Stat and List
-// for it alone; restoring version 1 then opens it for writing, unchanged.
+// for it alone; restoring the current version then opens it for writing,
+// unchanged.
 func (s *suite) gate(t *testing.T, literal string, code sdk.Code, want any) {
 	p := s.backend(t)
 	events := storeClosed(t, p, "s1", [][][]byte{Batch(0, 4)})
@@ -102,7 +103,7 @@ func (s *suite) gate(t *testing.T, literal string, code sdk.Code, want any) {
 	if e := l["fine"]; e.Err != nil {
 		t.Fatalf("List entry of an intact session beside it: %v", e.Err)
 	}
-	s.h.SetFormatVersion(t, p, "s1", "1")
+	s.h.SetFormatVersion(t, p, "s1", currentVersion)
 	w := open(t, p, "s1", sdk.AccessWrite) // the failed write open left no claim
 	requireEvents(t, "after the version was restored", ReadAll(t, p, w.Handle), events)
 }

@@ -169,6 +169,7 @@ func groups() []group {
 		{"Concurrency", concurrencyRules, ""},
 		{"Instances", instanceRules, ""},
 		{"FormatGate", formatGateRules, ""},
+		{"Migration", migrationRules, ""},
 		{"TornTail", tornTailRules, ""},
 		{"Corruption", corruptionRules, ""},
 		{"CopyPrefix", copyPrefixRules, sdk.CapabilityCopyPrefix},

@@ -296,9 +296,9 @@ describe("damaged logs", () => {
     ].map((l) => JSON.stringify(l) + "\n").join("");
     for (const id of ["clean", "torn", "corrupt"]) logbook([...global, "append", id], lines);
     // A torn tail: half an event after the last whole one.
-    appendFileSync(join(dir, "data", "torn", "events.v1.jsonl"), '{"seq":5,"time":1,"type":"tool/res');
+    appendFileSync(join(dir, "data", "torn", "events.v2.jsonl"), '{"seq":5,"time":1,"type":"tool/res');
     // Damage inside the committed log: event 2 (line 4, after the header).
-    const path = join(dir, "data", "corrupt", "events.v1.jsonl");
+    const path = join(dir, "data", "corrupt", "events.v2.jsonl");
     const l = readFileSync(path, "utf8").split("\n");
     l[3] = '{"seq":2,"time":1,"type":"step/sta';
     writeFileSync(path, l.join("\n"));

@@ -32,13 +32,15 @@ class Client:
 
     def create(self, id: str | None = None, cwd: str | None = None, origin: str | None = None,
                delegation_depth: int | None = None, agent_preset: str | None = None,
-               parent_session: str | None = None) -> "Session":
+               parent_session: str | None = None, protocol: str | None = None) -> "Session":
         """A new session (id default: a generated one) with the header fields
         given: cwd (absolute), origin ("subagent"), delegation_depth (≥ 0),
-        agent_preset and parent_session (the id of the session that started
-        it)."""
+        agent_preset, parent_session (the id of the session that started
+        it) and protocol ("strict", the default: appends follow the
+        agent-loop rules; "lenient": they skip them; anything else is a
+        USAGE error and nothing is created)."""
         fields = (("id", id), ("cwd", cwd), ("origin", origin), ("delegationDepth", delegation_depth),
-                  ("agentPreset", agent_preset), ("parentSession", parent_session))
+                  ("agentPreset", agent_preset), ("parentSession", parent_session), ("protocol", protocol))
         body = {k: v for k, v in fields if v is not None}
         header = json.loads(self.call("POST", "/v1/sessions", json_body=body))
         return Session(self, header["id"], header)

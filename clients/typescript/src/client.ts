@@ -22,6 +22,8 @@ export interface SessionHeader {
   cwd?: string;
   isSeeded: boolean;
   delegationDepth: number;
+  /** Present only for a lenient session (a strict one has no member). */
+  protocol?: "lenient";
   [member: string]: unknown;
 }
 
@@ -77,6 +79,12 @@ export interface CreateOptions {
   agentPreset?: string;
   /** The id of the session that started this one. */
   parentSession?: string;
+  /**
+   * How appends are checked: "strict" (the default: the agent-loop rules of
+   * docs/format.md) or "lenient" (they are skipped, never the payload rules).
+   * Any other value is refused with 400 USAGE and nothing is created.
+   */
+  protocol?: "strict" | "lenient";
 }
 
 /** A backend's audit record of a lifecycle change. */

@@ -31,6 +31,8 @@ type createRequest struct {
 	DelegationDepth int64  `json:"delegationDepth"`
 	AgentPreset     string `json:"agentPreset"`
 	ParentSession   string `json:"parentSession"`
+	// Protocol is "strict" (the default) or "lenient" (docs/api.md).
+	Protocol string `json:"protocol"`
 }
 
 // createSession is POST /v1/sessions: a new live session, held and
@@ -43,7 +45,7 @@ func (a *API) createSession(w http.ResponseWriter, r *http.Request) {
 	}
 	sess, err := a.h.CreateStored(r.Context(), store.CreateOptions{
 		ID: req.ID, CWD: req.CWD, Origin: req.Origin, DelegationDepth: req.DelegationDepth,
-		AgentPreset: req.AgentPreset, ParentSession: req.ParentSession,
+		AgentPreset: req.AgentPreset, ParentSession: req.ParentSession, Protocol: req.Protocol,
 	})
 	if err != nil {
 		NewProblem(err).Write(w)

@@ -40,7 +40,7 @@ func storeBenchSessions(b *testing.B, p sdk.Persistence, sessions, events int, c
 	var total int64
 	for s := range sessions {
 		id := "s" + strconv.Itoa(s)
-		o, err := p.Create(context.Background(), sdk.Header{FormatVersion: 1, ID: id, CreatedAt: int64(s), CWD: "/work"})
+		o, err := p.Create(context.Background(), sdk.Header{FormatVersion: sdk.FormatVersion, ID: id, CreatedAt: int64(s), CWD: "/work"})
 		if err != nil {
 			b.Fatal(err)
 		}

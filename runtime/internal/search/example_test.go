@@ -14,7 +14,7 @@ import (
 func ExampleScan() {
 	ctx := context.Background()
 	p := memory.New()
-	o, _ := p.Create(ctx, sdk.Header{FormatVersion: 1, ID: "s1", CreatedAt: 1})
+	o, _ := p.Create(ctx, sdk.Header{FormatVersion: sdk.FormatVersion, ID: "s1", CreatedAt: 1})
 	p.Append(ctx, o.Handle, 0, [][]byte{
 		persistencetest.Envelope(0, "user/message", `{"id":"u1","role":"user","content":[{"type":"text","text":"Why does the build fail?"}],"source":{"kind":"prompt"}}`),
 		persistencetest.Envelope(1, "tool/result", `{"turn":1,"step":1,"message":{"id":"r1","role":"tool","toolCallId":"c1","content":[{"type":"text","text":"BUILD FAILED: missing go.sum entry"}]}}`),

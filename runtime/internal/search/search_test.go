@@ -40,7 +40,7 @@ type event struct{ typ, data string }
 func storeSession(t testing.TB, p sdk.Persistence, id string, createdAt int64, evs ...event) {
 	t.Helper()
 	ctx := context.Background()
-	o, err := p.Create(ctx, sdk.Header{FormatVersion: 1, ID: id, CreatedAt: createdAt, CWD: "/work"})
+	o, err := p.Create(ctx, sdk.Header{FormatVersion: sdk.FormatVersion, ID: id, CreatedAt: createdAt, CWD: "/work"})
 	if err != nil {
 		t.Fatal(err)
 	}

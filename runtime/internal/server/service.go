@@ -36,7 +36,7 @@ func (v *service) Create(ctx context.Context, req *connect.Request[logbookv1.Ses
 	m := req.Msg
 	sess, err := v.s.h.CreateStored(ctx, store.CreateOptions{
 		ID: m.GetSessionId(), CWD: m.GetCwd(), Origin: m.GetOrigin(), DelegationDepth: m.GetDelegationDepth(),
-		AgentPreset: m.GetAgentPreset(), ParentSession: m.GetParentSession(),
+		AgentPreset: m.GetAgentPreset(), ParentSession: m.GetParentSession(), Protocol: m.GetProtocol(),
 	})
 	if err != nil {
 		return nil, toConnect(err, nil)

@@ -23,9 +23,16 @@ import (
 // session is already stored with the same header and the same events,
 // byte for byte (an earlier run of it that completed), succeeds without
 // writing; any other stored session under the id is
-// SESSION_ALREADY_EXISTS.
+// SESSION_ALREADY_EXISTS. A header of an older format version is migrated
+// first, so the session is stored at the current one.
 func (st *Store) Import(ctx context.Context, h sdk.Header, envelopes [][]byte) error {
 	if err := sdk.ValidateSessionID(h.ID); err != nil {
+		return err
+	}
+	// An export of an older format version is stored as the current one
+	// (docs/format.md "Format versions"); its events are kept as they are.
+	h, _, err := headerjson.Migrate(h, headerjson.Encode(h), "import")
+	if err != nil {
 		return err
 	}
 	if err := st.checkFree(ctx, h.ID); err != nil {

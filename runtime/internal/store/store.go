@@ -324,6 +324,10 @@ type CreateOptions struct {
 	DelegationDepth int64
 	AgentPreset     string
 	ParentSession   string
+	// Protocol is "" or sdk.ProtocolStrict (the default, stored as no
+	// header member) or sdk.ProtocolLenient (appends skip the agent-loop
+	// rules); anything else is USAGE naming the allowed values.
+	Protocol string
 	// Seed nil = fresh, no events; non-nil (even empty) = a replay seed,
 	// validated like a restore, without {inherited: true} markers (use Fork).
 	Seed []session.Event
@@ -346,6 +350,10 @@ func (st *Store) Create(ctx context.Context, opts CreateOptions) (*session.Sessi
 	case opts.DelegationDepth < 0:
 		return nil, sdk.Errorf(sdk.CodeSeedInvalid, "create", "delegation depth %d is negative", opts.DelegationDepth)
 	}
+	protocol, err := sdk.ParseProtocol(opts.Protocol)
+	if err != nil {
+		return nil, err
+	}
 	if err := st.checkFree(ctx, id); err != nil {
 		return nil, err
 	}
@@ -355,7 +363,7 @@ func (st *Store) Create(ctx context.Context, opts CreateOptions) (*session.Sessi
 	}
 	defer sl.done()
 	h := sdk.Header{FormatVersion: sdk.FormatVersion, ID: id, CreatedAt: st.now(), CWD: opts.CWD, ParentSession: opts.ParentSession,
-		Origin: opts.Origin, DelegationDepth: opts.DelegationDepth, AgentPreset: opts.AgentPreset}
+		Origin: opts.Origin, DelegationDepth: opts.DelegationDepth, AgentPreset: opts.AgentPreset, Protocol: protocol}
 	var seed []session.Event
 	if opts.Seed != nil {
 		if seed, err = session.SeedWithMarker(opts.Seed, st.now()); err != nil {

@@ -103,7 +103,7 @@ func TestViewReportsATornTail(t *testing.T) {
 	if err := st.Release(ctx, s); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(dir, "s", "events.v1.jsonl")
+	path := filepath.Join(dir, "s", "events.v2.jsonl")
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)

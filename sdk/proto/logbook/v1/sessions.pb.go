@@ -29,8 +29,11 @@ type SessionsCreateRequest struct {
 	DelegationDepth int64                  `protobuf:"varint,4,opt,name=delegation_depth,json=delegationDepth,proto3" json:"delegation_depth,omitempty"` // ≥ 0
 	AgentPreset     string                 `protobuf:"bytes,5,opt,name=agent_preset,json=agentPreset,proto3" json:"agent_preset,omitempty"`
 	ParentSession   string                 `protobuf:"bytes,6,opt,name=parent_session,json=parentSession,proto3" json:"parent_session,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// "" or "strict" (the default: appends follow the agent-loop protocol of
+	// docs/format.md) or "lenient" (they skip it); anything else is USAGE.
+	Protocol      string `protobuf:"bytes,7,opt,name=protocol,proto3" json:"protocol,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SessionsCreateRequest) Reset() {
@@ -101,6 +104,13 @@ func (x *SessionsCreateRequest) GetAgentPreset() string {
 func (x *SessionsCreateRequest) GetParentSession() string {
 	if x != nil {
 		return x.ParentSession
+	}
+	return ""
+}
+
+func (x *SessionsCreateRequest) GetProtocol() string {
+	if x != nil {
+		return x.Protocol
 	}
 	return ""
 }
@@ -2864,7 +2874,7 @@ var File_logbook_v1_sessions_proto protoreflect.FileDescriptor
 const file_logbook_v1_sessions_proto_rawDesc = "" +
 	"\n" +
 	"\x19logbook/v1/sessions.proto\x12\n" +
-	"logbook.v1\"\xd5\x01\n" +
+	"logbook.v1\"\xf1\x01\n" +
 	"\x15SessionsCreateRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x10\n" +
@@ -2872,7 +2882,8 @@ const file_logbook_v1_sessions_proto_rawDesc = "" +
 	"\x06origin\x18\x03 \x01(\tR\x06origin\x12)\n" +
 	"\x10delegation_depth\x18\x04 \x01(\x03R\x0fdelegationDepth\x12!\n" +
 	"\fagent_preset\x18\x05 \x01(\tR\vagentPreset\x12%\n" +
-	"\x0eparent_session\x18\x06 \x01(\tR\rparentSession\"-\n" +
+	"\x0eparent_session\x18\x06 \x01(\tR\rparentSession\x12\x1a\n" +
+	"\bprotocol\x18\a \x01(\tR\bprotocol\"-\n" +
 	"\x13SessionsCreateReply\x12\x16\n" +
 	"\x06header\x18\x01 \x01(\tR\x06header\"4\n" +
 	"\x13SessionsOpenRequest\x12\x1d\n" +
