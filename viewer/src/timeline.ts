@@ -25,6 +25,8 @@ export interface Marks {
   highlight?: { start: number; end: number; by: number };
   /** The picked event. */
   picked?: number;
+  /** The seq the shadow marks are as of; later events are not marked. */
+  at?: number;
 }
 
 /** A row in the DOM: its element, its markup, and the version and row it was drawn for. */
@@ -142,7 +144,7 @@ export class Timeline {
     if (!e) return h("div", { class: "row loading", style, role: "option", id: `ev-${seq}`, "data-seq": seq, "aria-selected": "false" }, h("span", { class: "seq" }, seq), h("span", { class: "muted" }, "loading…"));
     const s = show(e, this.log.get(seq + 1));
     const m = this.marks;
-    const shadowed = s.surface && (m.shadowed ? m.shadowed.has(seq) : m.onSurface !== undefined && !m.onSurface.has(seq));
+    const shadowed = s.surface && (m.shadowed ? m.shadowed.has(seq) : m.onSurface !== undefined && seq <= (m.at ?? Infinity) && !m.onSurface.has(seq));
     const hl = m.highlight && seq >= m.highlight.start && seq <= m.highlight.end;
     const cls = ["row", `fam-${s.family}`];
     if (s.synthetic) cls.push("synthetic");
@@ -178,7 +180,10 @@ export class Timeline {
 
   private badges(seq: number, s: Shown, shadowed: boolean): HTMLElement[] {
     const out: HTMLElement[] = [];
-    if (s.synthetic) out.push(h("span", { class: "badge synth", title: s.synthetic, "data-why": s.synthetic }, s.synthetic.startsWith("crash repair") ? "repair" : s.synthetic.startsWith("fork") ? "fork" : "store"));
+    if (s.synthetic) {
+      const kind = s.synthetic.startsWith("crash repair") ? "repair" : s.synthetic.startsWith("fork") ? "fork" : "store";
+      out.push(h("span", { class: `badge synth synth-${kind}`, title: s.synthetic, "data-why": s.synthetic }, kind));
+    }
     if (shadowed) {
       const by = this.marks.replacedBy?.get(seq);
       out.push(h("span", { class: "badge shadow", title: by !== undefined ? `no longer on the surface: replaced by seq ${by}` : "no longer on the surface" }, by !== undefined ? `shadowed by ${by}` : "shadowed"));
@@ -230,8 +235,12 @@ export class Timeline {
     this.invalidate();
   }
 
-  /** Picks seq: the detail panel shows it. */
+  /**
+   * Picks seq: the detail panel shows it. A highlighted compaction range
+   * stays only while its own event is the one picked.
+   */
   pick(seq: number, centre = true): void {
+    if (this.marks.highlight && this.marks.highlight.by !== seq) this.marks.highlight = undefined;
     this.marks.picked = seq;
     this.reveal(seq, centre);
     this.onPick(seq);
