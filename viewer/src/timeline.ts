@@ -89,7 +89,13 @@ export class Timeline {
     this.el.scrollTop = this.el.scrollHeight;
   }
 
-  /** Scrolls seq into view (centred when it is far away) and gives it the keyboard focus. */
+  /**
+   * Scrolls seq into view (centred when it is far away) and gives it the
+   * keyboard focus. It draws at once, not on the next frame, so the
+   * active row (aria-activedescendant) is marked by the time the key or
+   * click that moved it has been handled: a reader of the attribute (a
+   * screen reader, a test) right after the key sees the new row.
+   */
   reveal(seq: number, centre = true): void {
     this.active = Math.max(0, Math.min(seq, this.log.length - 1));
     const top = this.log.rowOf(this.active) * rowHeight;
@@ -97,7 +103,8 @@ export class Timeline {
     if (top < this.el.scrollTop || top + rowHeight > this.el.scrollTop + view) {
       this.el.scrollTop = centre ? top - view / 2 : top < this.el.scrollTop ? top : top + rowHeight - view;
     }
-    this.invalidate();
+    this.version++;
+    this.render();
   }
 
   /** Draws the rows in view, fetching the pages they need. */
