@@ -72,6 +72,37 @@ export function bigStore() {
   return dir;
 }
 
+/**
+ * The config of a store holding session "cp": 8,100 messages of
+ * internal/corpus's long session (21,601 events), then a compaction of
+ * seqs 1 … 21,598 (its last tool result) by the extractive summarizer, whose checkpoint replaced
+ * about 8,000 surface nodes. Written once, by viewer/internal/bigsession,
+ * `logbook import` and a real serve's POST …/compact, and kept under the
+ * temporary directory for later runs.
+ */
+export async function checkpointStore() {
+  const dir = join(tmpdir(), "logbook-viewer-checkpoint-v1");
+  const cfg = join(dir, "cp.hcl");
+  if (existsSync(join(dir, "complete"))) return cfg;
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(cfg, 'data_dir = "data"\npersistence "jsonl" {}\ncompaction {\n  summarizer = "compactor-summary"\n}\nplugin "compactor-summary" {\n  config {\n    mode = "extractive"\n  }\n}\n');
+  const exp = join(dir, "cp.export.jsonl");
+  execFileSync("go", ["run", "./viewer/internal/bigsession", "-id", "cp", "-messages", "8100", exp], { cwd: repoRoot, stdio: "inherit" });
+  logbook(["--config", cfg, "import", exp]);
+  rmSync(exp);
+  const srv = await Server.start(["--config", cfg]);
+  try {
+    const { length } = await (await fetch(`${srv.url}/v1/sessions/cp`)).json();
+    const r = await fetch(`${srv.url}/v1/sessions/cp/compact`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ startSeq: 1, endSeq: length - 3 }) }); // the last tool result, the last surface node
+    if (r.status !== 200) throw new Error(`compact: ${r.status} ${await r.text()}`);
+  } finally {
+    await srv.stop();
+  }
+  writeFileSync(join(dir, "complete"), "");
+  return cfg;
+}
+
 /** A running `logbook serve`. */
 export class Server {
   constructor(proc, url) {
