@@ -94,6 +94,12 @@ describe("the demo's store", () => {
     // The resume's own end-seed (seq 19, before turn 2) is flagged too.
     assert.match(await page.locator('.row[data-seq="19"] .badge.synth').getAttribute("title"), /new lifecycle/);
     assert.deepEqual(await page.locator(".row.synthetic").evaluateAll((r) => r.map((e) => Number(e.dataset.seq))), [19, 27, 28, 29, 30]);
+    // The store's benign marker is not drawn in the red of a repair.
+    const colours = (seq) => page.locator(`.row[data-seq="${seq}"] .badge.synth`).evaluate((b) => [getComputedStyle(b).color, getComputedStyle(b).backgroundColor]);
+    const [repairFg, repairBg] = await colours(27);
+    const [storeFg, storeBg] = await colours(30);
+    assert.notEqual(storeBg, repairBg);
+    assert.notEqual(storeFg, repairBg);
     await screenshot(page, "timeline-repair");
     assert.deepEqual(page.errors, []);
     await page.close();
@@ -117,6 +123,14 @@ describe("the demo's store", () => {
     await page.locator('.row[data-seq="38"].shadowed').waitFor();
     assert.equal(await page.locator('.row[data-seq="41"].shadowed').count(), 0);
     await screenshot(page, "compaction");
+    // Picking another row clears the highlight; the shadow marks are as of
+    // the picked seq, and at seq 30 the compaction had not happened.
+    await page.locator('.row[data-seq="30"] .seq').click();
+    await page.locator('.row[data-seq="30"].picked').waitFor();
+    assert.equal(await page.locator(".row.hl, .row.hl-by").count(), 0);
+    await page.waitForFunction(() => document.querySelector('.row[data-seq="38"]') && !document.querySelector(".row.shadowed"));
+    await page.locator('.row[data-seq="46"] .seq').click();
+    await page.locator('.row[data-seq="38"].shadowed').waitFor();
     assert.deepEqual(page.errors, []);
     await page.close();
   });
@@ -280,6 +294,23 @@ describe("a live session", () => {
     console.log(`live: the appended event showed after ${ms} ms`);
     assert.ok(ms <= 1000, `${ms} ms`);
     assert.match(await page.locator('[data-fact="length"]').innerText(), /3 events/);
+    // At the last event, the pick follows the newest one and the pane shows it.
+    await page.locator('.row[data-seq="2"] .seq').click();
+    await page.locator("#seq-out").filter({ hasText: /^2$/ }).waitFor();
+    await append([
+      { type: "assistant/message", data: { turn: 1, step: 1, message: { id: "a1", role: "assistant", content: [{ type: "text", text: "hi there" }], source: { kind: "model", provider: "mock", model: "mock-1" } }, stream: [] }, surfaceOp: "append" },
+      { type: "step/end", data: { turn: 1, step: 1 } },
+    ]);
+    await page.locator('.row[data-seq="4"].picked').waitFor();
+    await page.locator("#msg-count").filter({ hasText: "2 messages" }).waitFor();
+    assert.match(await page.locator("#msg-count").locator("..").innerText(), /as of seq 4/);
+    // Not at the end, the pick stays where the reader put it.
+    await page.locator('.row[data-seq="1"] .seq').click();
+    await page.locator("#seq-out").filter({ hasText: /^1$/ }).waitFor();
+    await append([{ type: "turn/end", data: { turn: 1, reason: { kind: "completed" } } }]);
+    await page.locator('.row[data-seq="5"][data-type="turn/end"]').waitFor();
+    await new Promise((r) => setTimeout(r, 500));
+    assert.equal(await page.locator("#seq-out").innerText(), "1");
     await screenshot(page, "live");
     assert.deepEqual(page.errors, []);
     await page.close();
