@@ -8,15 +8,13 @@
 //
 //	LOGBOOK_TEST_BIN=/path/to/logbook node test/bench.mjs
 
-import { browser, checkpointStore, cleanup, Server } from "./harness.mjs";
+import { browser, checkpointSeq, checkpointStore, cleanup, Server } from "./harness.mjs";
 
 const runs = Number(process.env.RUNS ?? 3);
 const srv = await Server.start(["--config", await checkpointStore()]);
 const ctx = await browser();
 try {
-  const { length } = await (await fetch(`${srv.url}/v1/sessions/cp`)).json();
-  const tail = await (await fetch(`${srv.url}/v1/sessions/cp/events?from=${length - 8}`, { headers: { Accept: "application/x-ndjson" } })).text();
-  const cp = tail.trim().split("\n").map((l) => JSON.parse(l)).find((e) => e.data?.source?.kind === "compact-checkpoint").seq;
+  const cp = await checkpointSeq(srv.url);
   const median = (xs) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   const list = [];
   const tree = [];

@@ -103,6 +103,13 @@ export async function checkpointStore() {
   return cfg;
 }
 
+/** The seq of the checkpoint of session "cp" (checkpointStore) served at url: its compaction's user/message, near the log's end. */
+export async function checkpointSeq(url) {
+  const { length } = await (await fetch(`${url}/v1/sessions/cp`)).json();
+  const tail = await (await fetch(`${url}/v1/sessions/cp/events?from=${length - 8}`, { headers: { Accept: "application/x-ndjson" } })).text();
+  return tail.trim().split("\n").map((l) => JSON.parse(l)).find((e) => e.data?.source?.kind === "compact-checkpoint").seq;
+}
+
 /** A running `logbook serve`. */
 export class Server {
   constructor(proc, url) {
@@ -151,6 +158,21 @@ export async function browser(extra = []) {
     viewport: { width: 1400, height: 900 },
     args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-quic", ...extra],
   });
+}
+
+/**
+ * A new page of the browser context ctx that keeps its errors in
+ * page.errors: uncaught exceptions and console errors. Chromium logs every
+ * answer ≥ 400 as a console error ("Failed to load resource"); the viewer
+ * asks for optional routes a server may lack and request shapes a seq may
+ * not have, so those are not errors here.
+ */
+export async function errorPage(ctx) {
+  const page = await ctx.newPage();
+  page.errors = [];
+  page.on("pageerror", (e) => page.errors.push(String(e)));
+  page.on("console", (m) => m.type() === "error" && !m.text().startsWith("Failed to load resource") && page.errors.push(m.text()));
+  return page;
 }
 
 /** Saves a screenshot of page as name.png in the artifacts directory and prints where. */

@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { browser, checkpointStore, cleanup, logbook, Server, screenshot, tempDir } from "./harness.mjs";
+import { browser, checkpointSeq, checkpointStore, cleanup, errorPage, logbook, Server, screenshot, tempDir } from "./harness.mjs";
 
 let ctx;
 before(async () => {
@@ -21,15 +21,7 @@ after(async () => {
 });
 
 /** A new page whose console errors fail the test that reads them. */
-async function newPage() {
-  const page = await ctx.newPage();
-  page.errors = [];
-  page.on("pageerror", (e) => page.errors.push(String(e)));
-  // Chromium logs every answer ≥ 400 as a console error; the viewer asks
-  // for optional routes and request shapes a seq may lack.
-  page.on("console", (m) => m.type() === "error" && !m.text().startsWith("Failed to load resource") && page.errors.push(m.text()));
-  return page;
-}
+const newPage = () => errorPage(ctx);
 
 /** The long text of the tool result: 40 lines. */
 const longText = Array.from({ length: 40 }, (_, i) => `line ${i + 1} of the listing`).join("\n");
@@ -201,10 +193,7 @@ describe("a big session", () => {
   });
 
   test("the provenance of a checkpoint that replaced 8,000 nodes: a page of sources, more on expand", async () => {
-    // The checkpoint: the compaction's user/message near the log's end.
-    const { length } = await (await fetch(`${srv.url}/v1/sessions/cp`)).json();
-    const tail = await (await fetch(`${srv.url}/v1/sessions/cp/events?from=${length - 8}`, { headers: { Accept: "application/x-ndjson" } })).text();
-    const cp = tail.trim().split("\n").map((l) => JSON.parse(l)).find((e) => e.data?.source?.kind === "compact-checkpoint").seq;
+    const cp = await checkpointSeq(srv.url);
     const want = await (await fetch(`${srv.url}/v1/sessions/cp/why?seq=${cp}`)).json();
     const summary = want.derivedFrom.find((k) => k.type === "compaction/summary");
     assert.ok(summary.derivedFrom.length >= 8000, `${summary.derivedFrom.length} sources`);

@@ -8,7 +8,7 @@ import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
 import { availableParallelism, loadavg } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { bigStore, browser, cleanup, demoStore, logbook, Server, screenshot, tempDir } from "./harness.mjs";
+import { bigStore, browser, cleanup, errorPage, demoStore, logbook, Server, screenshot, tempDir } from "./harness.mjs";
 
 let ctx;
 before(async () => {
@@ -20,15 +20,7 @@ after(async () => {
 });
 
 /** A new page whose console errors fail the test that reads them. */
-async function newPage() {
-  const page = await ctx.newPage();
-  page.errors = [];
-  page.on("pageerror", (e) => page.errors.push(String(e)));
-  // Chromium logs every answer ≥ 400 as a console error; the viewer asks
-  // for optional routes a server may lack, so those are not errors here.
-  page.on("console", (m) => m.type() === "error" && !m.text().startsWith("Failed to load resource") && page.errors.push(m.text()));
-  return page;
-}
+const newPage = () => errorPage(ctx);
 
 /** The seqs of every timeline row, scrolling the list from top to bottom. */
 async function allRows(page) {
