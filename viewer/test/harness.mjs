@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { after, before } from "node:test";
 import { chromium } from "playwright-core";
 
 export const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
@@ -173,6 +174,23 @@ export async function errorPage(ctx) {
   page.on("pageerror", (e) => page.errors.push(String(e)));
   page.on("console", (m) => m.type() === "error" && !m.text().startsWith("Failed to load resource") && page.errors.push(m.text()));
   return page;
+}
+
+/**
+ * Registers the calling test file's hooks: before its tests, one Chromium
+ * (browser); after them, its closing and cleanup. Returns the function
+ * that opens a new page of it (errorPage).
+ */
+export function pages() {
+  let ctx;
+  before(async () => {
+    ctx = await browser();
+  });
+  after(async () => {
+    await ctx?.close();
+    cleanup();
+  });
+  return () => errorPage(ctx);
 }
 
 /** Saves a screenshot of page as name.png in the artifacts directory and prints where. */

@@ -9,19 +9,10 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { browser, checkpointSeq, checkpointStore, cleanup, errorPage, logbook, Server, screenshot, tempDir } from "./harness.mjs";
-
-let ctx;
-before(async () => {
-  ctx = await browser();
-});
-after(async () => {
-  await ctx?.close();
-  cleanup();
-});
+import { checkpointSeq, checkpointStore, logbook, pages, Server, screenshot, tempDir } from "./harness.mjs";
 
 /** A new page whose console errors fail the test that reads them. */
-const newPage = () => errorPage(ctx);
+const newPage = pages();
 
 /** The long text of the tool result: 40 lines. */
 const longText = Array.from({ length: 40 }, (_, i) => `line ${i + 1} of the listing`).join("\n");
@@ -182,9 +173,16 @@ describe("a big session", () => {
     assert.equal(await page.locator("ol.messages").getAttribute("data-count"), String(n));
     // Scrolled to the middle and to the end, the rows there are drawn, and only those.
     for (const frac of [0.5, 1]) {
-      await box.evaluate((b, f) => (b.scrollTop = f * b.scrollHeight), frac);
-      const want = Math.min(n - 1, Math.floor(frac * n) - 1);
-      await page.locator(`ol.messages > li[data-index="${want}"]`).waitFor();
+      // The message at the top of the view after the scroll (64 px a message).
+      const want = await box.evaluate((b, f) => {
+        b.scrollTop = f * b.scrollHeight;
+        return Math.floor(b.scrollTop / 64);
+      }, frac);
+      assert.ok(want >= Math.floor(frac * n) - 20, `scrolled to message ${want} of ${n}`);
+      await page.waitForFunction((i) => document.querySelector(`ol.messages > li[data-index="${i}"]`), want, { timeout: 60_000 }).catch(async (err) => {
+        const state = await box.evaluate((b) => ({ scrollTop: b.scrollTop, clientHeight: b.clientHeight, drawn: [...b.querySelectorAll("li")].map((li) => Number(li.dataset.index)) }));
+        throw new Error(`message ${want} not drawn: ${JSON.stringify(state)}`, { cause: err });
+      });
       assert.ok((await drawn()) <= (await bound()), `${await drawn()} drawn at ${frac}`);
     }
     await screenshot(page, "saw-big-list");

@@ -8,19 +8,10 @@ import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
 import { availableParallelism, loadavg } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { bigStore, browser, cleanup, errorPage, demoStore, logbook, Server, screenshot, tempDir } from "./harness.mjs";
-
-let ctx;
-before(async () => {
-  ctx = await browser();
-});
-after(async () => {
-  await ctx?.close();
-  cleanup();
-});
+import { bigStore, demoStore, logbook, pages, Server, screenshot, tempDir } from "./harness.mjs";
 
 /** A new page whose console errors fail the test that reads them. */
-const newPage = () => errorPage(ctx);
+const newPage = pages();
 
 /** The seqs of every timeline row, scrolling the list from top to bottom. */
 async function allRows(page) {
