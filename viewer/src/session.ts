@@ -339,7 +339,7 @@ class Panel {
       return;
     }
     const pre = h("pre", { class: "json", id: "request-json" });
-    const err = h("p", { class: "error request-error", role: "alert", hidden: true });
+    const err = h("p", { class: "request-error", role: "status", hidden: true });
     const bar = h("div", { class: "formats", role: "group", "aria-label": "Request shape" });
     let asked = 0;
     const load = async (f: string) => {
@@ -357,6 +357,10 @@ class Panel {
         if (e instanceof Problem && e.code === "REQUEST_HEADER_MISSING") return none();
         pre.hidden = true;
         err.hidden = false;
+        // 409: the state as of this seq has no such body (calls still
+        // unanswered, say), a fact about the log, not a failure.
+        err.classList.toggle("muted", e instanceof Problem && e.status === 409);
+        err.classList.toggle("error", !(e instanceof Problem && e.status === 409));
         err.textContent = `${f}: ${e instanceof Problem ? e.message : String(e)}`;
       }
     };
