@@ -116,9 +116,11 @@ export class Timeline {
     const fromSeq = this.log.seqOf(first);
     const toSeq = last > first ? this.log.seqOf(last - 1) + 1 : fromSeq;
     void this.log.ensure(fromSeq - pageSize / 4, toSeq + pageSize / 4).catch(() => {});
-    // Rows that did not change keep their element, so a click that
-    // straddles a re-render (a page arriving, a live event) still lands.
-    // Scrolling alone only draws the rows that come into view.
+    // A row keeps its element across re-renders (one that changed gets
+    // the new attributes and children in place), so a click whose press
+    // and release straddle a re-render (a page arriving, the shadow marks
+    // of a pick, a live event) still lands on its row. Scrolling alone
+    // only draws the rows that come into view.
     const out: HTMLElement[] = [];
     const kept = new Map<number, Drawn>();
     for (let r = first; r < last; r++) {
@@ -129,7 +131,8 @@ export class Timeline {
       else {
         const el = this.row(r, seq);
         const html = el.outerHTML;
-        use = old && old.html === html ? { ...old, version: this.version } : { el, html, version: this.version, row: r };
+        if (old && old.html !== html) morph(old.el, el);
+        use = old ? { el: old.el, html, version: this.version, row: r } : { el, html, version: this.version, row: r };
       }
       kept.set(seq, use);
       out.push(use.el);
@@ -293,4 +296,16 @@ export class Timeline {
     ev.preventDefault();
     this.reveal(this.log.seqOf(r), false);
   }
+}
+
+/**
+ * Makes el what to is: its attributes and its children (moved from to).
+ * The style goes through the CSSOM, which the page's CSP allows (a style
+ * attribute set as text it would refuse).
+ */
+function morph(el: HTMLElement, to: HTMLElement): void {
+  for (const a of [...el.attributes]) if (a.name !== "style" && !to.hasAttribute(a.name)) el.removeAttribute(a.name);
+  for (const a of to.attributes) if (a.name !== "style" && el.getAttribute(a.name) !== a.value) el.setAttribute(a.name, a.value);
+  if (el.style.cssText !== to.style.cssText) el.style.cssText = to.style.cssText;
+  el.replaceChildren(...to.childNodes);
 }
