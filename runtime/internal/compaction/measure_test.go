@@ -43,10 +43,15 @@ func (anaProjection) Project(_ context.Context, in session.ProjectInput) ([]sess
 	return out, nil
 }
 
+// anaSession returns a session for the analysis tests (measure, balance,
+// range selection, spill). They build surfaces of any shape, broken tool
+// pairings and messages outside any step included, as an old log or an
+// imported one holds them: a foreign loop, so the session is lenient
+// (docs/format.md, "The agent-loop protocol").
 func anaSession(t testing.TB) *session.Session {
 	t.Helper()
 	s, err := session.New(session.Options{
-		Header:      sdk.Header{FormatVersion: sdk.FormatVersion, ID: "s1"},
+		Header:      sdk.Header{FormatVersion: sdk.FormatVersion, ID: "s1", Protocol: sdk.ProtocolLenient},
 		Clock:       session.ClockFunc(func() int64 { return 1_700_000_000_000 }),
 		Projections: session.ProjectionMap{anaRedactType: anaProjection{}},
 	})
@@ -336,7 +341,7 @@ func TestMeasureNodesSnapshotNeverChanges(t *testing.T) {
 
 func TestMeasureProjectionRemovedIsTheSessionsError(t *testing.T) {
 	defs := session.ProjectionMap{anaRedactType: anaProjection{}}
-	s, err := session.New(session.Options{Header: sdk.Header{FormatVersion: 1, ID: "s1"}, Projections: defs})
+	s, err := session.New(session.Options{Header: sdk.Header{FormatVersion: 1, ID: "s1", Protocol: sdk.ProtocolLenient}, Projections: defs})
 	if err != nil {
 		t.Fatal(err)
 	}

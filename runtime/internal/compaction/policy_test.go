@@ -250,7 +250,7 @@ func TestUnmatchedCompactionStartLocksUntilReopen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	txConversation(t, s, 3, 400, true)
+	txLoopConversation(t, s, 3, 400, true)
 	txAppend(t, s, txIn(session.TypeCompactionStart, `{"compactionId":"abandoned","turn":null}`))
 	c := txCompactor(t, &txSummarizer{}, func(o *Options) {
 		o.Flush = func(ctx context.Context, s *session.Session) error { _, err := st.Flush(ctx, s); return err }

@@ -122,10 +122,13 @@ func txCompactor(t testing.TB, sum sdk.Summarizer, mod func(*Options), blockMods
 }
 
 // txSession returns a live session with the compaction validator, its
-// options changed by mods.
+// options changed by mods. The transaction tests' conversations put every
+// round in step 1 with no step boundaries (a foreign loop), so it is
+// lenient (docs/format.md, "The agent-loop protocol"); strictSession is
+// the strict one for the tests of compaction in a strict session.
 func txSession(t testing.TB, mods ...func(*session.Options)) *session.Session {
 	t.Helper()
-	o := session.Options{Header: sdk.Header{FormatVersion: sdk.FormatVersion, ID: "tx"},
+	o := session.Options{Header: sdk.Header{FormatVersion: sdk.FormatVersion, ID: "tx", Protocol: sdk.ProtocolLenient},
 		Clock: session.ClockFunc(func() int64 { return 1000 }), Relational: []session.Relational{NewValidator()}}
 	for _, m := range mods {
 		m(&o)
@@ -156,19 +159,29 @@ func txUser(id, text string) session.AppendInput {
 }
 
 func txAsst(turn int, id, text string, calls ...string) session.AppendInput {
+	return txAsstIn(turn, 1, id, text, calls...)
+}
+
+// txAsstIn is txAsst in the given step.
+func txAsstIn(turn, step int, id, text string, calls ...string) session.AppendInput {
 	blocks := []string{`{"type":"text","text":` + txQ(text) + `}`}
 	for _, c := range calls {
 		blocks = append(blocks, `{"type":"tool-call","id":`+txQ(c)+`,"name":"read","arguments":"{}"}`)
 	}
 	return session.AppendInput{Type: session.TypeAssistantMessage, SurfaceOp: &session.SurfaceOp{},
-		Data: []byte(fmt.Sprintf(`{"turn":%d,"step":1,"message":{"id":%s,"role":"assistant","content":[%s],"source":{"kind":"model","provider":"p","model":"m"}},"stream":[]}`,
-			turn, txQ(id), strings.Join(blocks, ",")))}
+		Data: []byte(fmt.Sprintf(`{"turn":%d,"step":%d,"message":{"id":%s,"role":"assistant","content":[%s],"source":{"kind":"model","provider":"p","model":"m"}},"stream":[]}`,
+			turn, step, txQ(id), strings.Join(blocks, ",")))}
 }
 
 func txResult(turn int, callID, text string) session.AppendInput {
+	return txResultIn(turn, 1, callID, text)
+}
+
+// txResultIn is txResult in the given step.
+func txResultIn(turn, step int, callID, text string) session.AppendInput {
 	return session.AppendInput{Type: session.TypeToolResult, SurfaceOp: &session.SurfaceOp{},
-		Data: []byte(fmt.Sprintf(`{"turn":%d,"step":1,"message":{"id":%s,"role":"tool","toolCallId":%s,"content":[{"type":"text","text":%s}],"source":{"kind":"tool","callId":%s}},"meta":{"k":1}}`,
-			turn, txQ("r-"+callID), txQ(callID), txQ(text), txQ(callID)))}
+		Data: []byte(fmt.Sprintf(`{"turn":%d,"step":%d,"message":{"id":%s,"role":"tool","toolCallId":%s,"content":[{"type":"text","text":%s}],"source":{"kind":"tool","callId":%s}},"meta":{"k":1}}`,
+			turn, step, txQ("r-"+callID), txQ(callID), txQ(text), txQ(callID)))}
 }
 
 const txHeaderJSON = `{"config":{"provider":"p","model":"m"},"tools":[{"name":"read","description":"d","parameters":{}}]}`

@@ -25,6 +25,9 @@ func TestFlushAndReleaseOfAnIdleReleasedSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, err := o.Session.Append(ctx, session.AppendInput{Type: session.TypeTurnStart, Data: []byte(`{"turn":1}`)}); err != nil {
+		t.Fatal(err)
+	}
 	e, err := o.Session.Append(ctx, session.AppendInput{Type: session.TypeUserMessage, SurfaceOp: &session.SurfaceOp{},
 		Data: []byte(`{"id":"u","role":"user","content":[{"type":"text","text":"hi"}],"source":{"kind":"user"}}`)})
 	if err != nil {

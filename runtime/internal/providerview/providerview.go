@@ -6,6 +6,8 @@
 package providerview
 
 import (
+	"strconv"
+
 	"github.com/seed-e5e476df/logbook/provider"
 	"github.com/seed-e5e476df/logbook/runtime/internal/session"
 	"github.com/seed-e5e476df/logbook/sdk"
@@ -45,8 +47,12 @@ func Request(format string, s *session.Session) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	header := s.AppendRequestHeaderJSON(nil)
+	if format != provider.FormatLogbook && string(header) == "null" {
+		return nil, headerMissing(s, format)
+	}
 	b, err := provider.Request(format, provider.RequestParts{
-		Header:   s.AppendRequestHeaderJSON(nil),
+		Header:   header,
 		Context:  s.AppendRequestContextJSON(nil),
 		Messages: msgs,
 	})
@@ -78,4 +84,56 @@ func named(s *session.Session, err error, seqs []sdk.Seq) error {
 		return e.WithSession(s.ID())
 	}
 	return err
+}
+
+// headerMissing is the REQUEST_HEADER_MISSING of a request for s in a
+// provider format, a state of the log rather than a bad payload: Meta
+// "format", and "at" (the last event's seq) when the log has events.
+func headerMissing(s *session.Session, format string) *sdk.Error {
+	e := &sdk.Error{Code: sdk.CodeRequestHeaderMissing, Op: "request", SessionID: s.ID(), Meta: map[string]string{"format": format}}
+	if n := s.Len(); n > 0 {
+		at := strconv.FormatInt(int64(n)-1, 10)
+		e.Meta["at"] = at
+		e.Detail = "no request/header event up to seq " + at + ", and format " + format + " needs the model it sets; append a request/header, or ask for format logbook"
+	} else {
+		e.Detail = "the session holds no events yet, and format " + format + " needs the model a request/header sets; append one, or ask for format logbook"
+	}
+	return e
+}
+
+// Omitted lists what the provider formats leave out of the derived
+// messages of s (provider.Omissions: an orphan or second tool result, a
+// call answered only after another message), one line each naming the
+// seq of the message's node, the call and the rule; nil when everything
+// pairs up. The doors show it as a warning beside a provider rendering.
+func Omitted(s *session.Session) ([]Omission, error) {
+	msgs, seqs, err := messages(s)
+	if err != nil {
+		return nil, err
+	}
+	om, err := provider.Omissions(msgs)
+	if err != nil || len(om) == 0 {
+		return nil, named(s, err, seqs)
+	}
+	out := make([]Omission, len(om))
+	for i, o := range om {
+		out[i] = Omission{Seq: seqs[o.Index], Omission: o}
+	}
+	return out, nil
+}
+
+// Omission is a provider.Omission with the seq of its message's node.
+type Omission struct {
+	Seq sdk.Seq
+	provider.Omission
+}
+
+// String says what was left out: `seq 7: tool result for call "c1" left
+// out (TOOL_RESULT_UNMATCHED)`.
+func (o Omission) String() string {
+	what := "tool result"
+	if o.Rule == sdk.CodeToolCallsUnanswered {
+		what = "tool call"
+	}
+	return "seq " + strconv.FormatInt(int64(o.Seq), 10) + ": " + what + " for call " + strconv.Quote(o.CallID) + " left out (" + string(o.Rule) + ")"
 }

@@ -34,7 +34,7 @@ type staged struct {
 // ins as one atomic unit: a single event for Append, the members of a group
 // for AppendGroup. Each member is validated against the state that includes
 // the members before it (their records are visible to A9–A11 through
-// s.pending); nothing is committed unless every member passes, and then
+// s.pending, and folded into a scratch loop state for A10a); nothing is committed unless every member passes, and then
 // all members are committed and published together and handed to OnCommit
 // in one call. first ≥ 0 is the seq the first member must get
 // (SEQ_CONFLICT otherwise); -1 accepts any. It returns the first member's
@@ -77,6 +77,16 @@ func (s *Session) appendLocked(ctx context.Context, first sdk.Seq, ins []AppendI
 		return Event{}, nil, SeqConflict(s.id, sdk.Offset(first), sdk.Offset(base))
 	}
 	surfaceMember := -1
+	// The loop state the members are checked against (A10a): the session's
+	// own for a single event, folded at commit; a scratch copy for a group,
+	// which sees the members before each one and becomes the session's at
+	// commit.
+	loop := &s.loop
+	var scratch loopState
+	if group {
+		scratch = s.loop.clone()
+		loop = &scratch
+	}
 	for i := range ins {
 		seq := base + sdk.Seq(i)
 		r, err := s.prepare(ins[i], seq)
@@ -89,6 +99,9 @@ func (s *Session) appendLocked(ctx context.Context, first sdk.Seq, ins []AppendI
 					"an atomic group may hold one surface or projection event; member %d (%s) follows member %d", i, r.typ, surfaceMember), seq, i, group)
 			}
 			surfaceMember = i
+		}
+		if err := s.checkLoop(loop, r); err != nil {
+			return Event{}, nil, s.memberError(err, seq, i, group)
 		}
 		pl, err := s.plan(ctx, r)
 		if err != nil {
@@ -105,6 +118,7 @@ func (s *Session) appendLocked(ctx context.Context, first sdk.Seq, ins []AppendI
 		members = append(members, staged{r: r, pl: pl})
 		if group {
 			s.pending = append(s.pending, r)
+			scratch.fold(r)
 		}
 	}
 	if admit := s.opts.Admit; admit != nil {
@@ -115,6 +129,11 @@ func (s *Session) appendLocked(ctx context.Context, first sdk.Seq, ins []AppendI
 		if err := admit(ctx, n); err != nil {
 			return Event{}, nil, err
 		}
+	}
+	if group {
+		s.loop = scratch
+	} else {
+		s.loop.fold(members[0].r)
 	}
 	s.stateMu.Lock()
 	for _, m := range members {

@@ -18,7 +18,7 @@ func offsetPtr(n sdk.Offset) *sdk.Offset { return &n }
 func TestAppendBatchExpectedLen(t *testing.T) {
 	ctx := context.Background()
 	s, _ := newTestSession(t)
-	b, err := s.AppendBatch(ctx, []AppendInput{evU("u0", "a"), evA("a1", "b")}, BatchOptions{ExpectedLen: offsetPtr(0)})
+	b, err := s.AppendBatch(ctx, []AppendInput{evTurnStart(1), evU("u1", "a")}, BatchOptions{ExpectedLen: offsetPtr(0)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestAppendBatchExpectedLen(t *testing.T) {
 // committed and are returned, and the error names the input's index.
 func TestAppendBatchStopsAtRejected(t *testing.T) {
 	s, _ := newTestSession(t)
-	b, err := s.AppendBatch(context.Background(), []AppendInput{evU("u0", "a"), evRaw("no/such-type", `{}`), evU("u1", "b")}, BatchOptions{})
+	b, err := s.AppendBatch(context.Background(), []AppendInput{evTurnStart(1), evRaw("no/such-type", `{}`), evU("u1", "b")}, BatchOptions{})
 	e := requireCode(t, err, sdk.CodeUnknownEventType)
 	if (e.Index == nil || *e.Index != 1) || (e.Seq == nil || *e.Seq != 1) {
 		t.Errorf("error %v; want index 1, seq 1", e)
@@ -76,7 +76,7 @@ func TestAppendBatchExpectedLenIsAtomic(t *testing.T) {
 	for i := range racers {
 		wg.Go(func() {
 			id := strconv.Itoa(i)
-			b, err := s.AppendBatch(ctx, []AppendInput{evU("x"+id, id), evU("y"+id, id), evU("z"+id, id)}, BatchOptions{ExpectedLen: offsetPtr(0)})
+			b, err := s.AppendBatch(ctx, []AppendInput{evTurnStart(1), evU("y"+id, id), evU("z"+id, id)}, BatchOptions{ExpectedLen: offsetPtr(0)})
 			mu.Lock()
 			defer mu.Unlock()
 			var e *sdk.Error

@@ -27,7 +27,6 @@ func newSession(t *testing.T) *session.Session {
 // Input a builder cannot refuse (it returns no error) is rejected by
 // Append with the code of the rule it breaks, and nothing is appended.
 func TestInvalidInputIsRejectedAtAppend(t *testing.T) {
-	model := events.Model{Provider: "p", Name: "m"}
 	nan := math.NaN()
 	for _, c := range []struct {
 		rule string
@@ -44,8 +43,8 @@ func TestInvalidInputIsRejectedAtAppend(t *testing.T) {
 		{"extra members are an object", events.TurnEnd(1, events.PluginReason("x", json.RawMessage(`[1]`))), sdk.CodeJSONSyntax},
 		{"a stream record is JSON", events.AssistantAttempt(1, 1, json.RawMessage(`{"dt":`)), sdk.CodeJSONSyntax},
 		{"the first header is initial", events.RequestHeader(events.Header{Config: events.Config{Provider: "p", Model: "m"}}, events.HeaderChange), sdk.CodeHeaderReasonInvalid},
-		{"a tool-addition binds a header", events.Developer(1, 1, "d", 0, events.ToolAddition("t")), sdk.CodeDeveloperHeaderSeqInvalid},
-		{"a replacement replaces earlier nodes", events.AssistantText(1, 1, model, events.TextMessage{ID: "a", Text: "x"}).Replacing(0, 0), sdk.CodeReplaceEndpointNotEarlier},
+		{"a tool-addition binds a header", events.Developer(0, 0, "d", 0, events.ToolAddition("t")), sdk.CodeDeveloperHeaderSeqInvalid},
+		{"a replacement replaces earlier nodes", events.System(0, 0, events.TextMessage{ID: "s", Text: "x"}).Replacing(0, 0), sdk.CodeReplaceEndpointNotEarlier},
 		{"reasoning is for assistants", events.User(events.UserMessage{ID: "u", Kind: "prompt", Content: []events.Block{events.Reasoning(events.Thought{Text: "r"})}}), sdk.CodePayloadInvalid},
 	} {
 		s := newSession(t)

@@ -20,17 +20,29 @@ func callIDOf(n int, wide bool) string {
 	return strings.Repeat("é", n/2) + strings.Repeat("x", n%2)
 }
 
-// Every member that carries a call id, as an input carrying id.
+// Every member that carries a call id, as an input carrying id; answers
+// says the input names a call an assistant/message announced.
 var callIDCarriers = []struct {
-	name string
-	path string
-	in   func(id string) AppendInput
+	name    string
+	path    string
+	answers bool
+	in      func(id string) AppendInput
 }{
-	{"tool/call callId", "data.callId", func(id string) AppendInput { return evToolCall(1, 1, id) }},
-	{"tool/result toolCallId", "data.message.toolCallId", func(id string) AppendInput { return evR("r1", id, "done") }},
-	{"assistant/message tool-call block id", "data.message.content[1].id", func(id string) AppendInput {
+	{"tool/call callId", "data.callId", true, func(id string) AppendInput { return evToolCall(1, 1, id) }},
+	{"tool/result toolCallId", "data.message.toolCallId", true, func(id string) AppendInput { return evR("r1", id, "done") }},
+	{"assistant/message tool-call block id", "data.message.content[1].id", false, func(id string) AppendInput {
 		return evACalls(1, 1, "a1", "short", id)
 	}},
+}
+
+// openStepWith opens step 1 of turn 1 in s and, when announce is set,
+// announces call id in it.
+func openStepWith(t *testing.T, s *Session, id string, announce bool) {
+	t.Helper()
+	mustAppendAll(t, s, evTurnStart(1), evStepStart(1, 1))
+	if announce {
+		mustAppend(t, s, evACalls(1, 1, "a0", id))
+	}
 }
 
 func TestCallIDsAreAtMostMaxCallIDBytesAtAppend(t *testing.T) {
@@ -46,6 +58,7 @@ func TestCallIDsAreAtMostMaxCallIDBytesAtAppend(t *testing.T) {
 				id := callIDOf(n, wide)
 				t.Run(c.name+"/"+strconv.Itoa(n)+map[bool]string{true: "-utf8"}[wide], func(t *testing.T) {
 					s, _ := newTestSession(t)
+					openStepWith(t, s, id, c.answers && n <= sdk.MaxCallIDBytes)
 					if n <= sdk.MaxCallIDBytes {
 						mustAppend(t, s, c.in(id))
 						return
@@ -57,6 +70,7 @@ func TestCallIDsAreAtMostMaxCallIDBytesAtAppend(t *testing.T) {
 	}
 	// The bound is on the decoded string: escapes in the input do not count.
 	s, _ := newTestSession(t)
+	openStepWith(t, s, callIDOf(sdk.MaxCallIDBytes, false), true)
 	escaped := strings.Repeat(`\u0063`, sdk.MaxCallIDBytes)
 	mustAppend(t, s, evRaw(TypeToolCall, `{"turn":1,"step":1,"callId":"`+escaped+`","name":"read","arguments":"{}"}`))
 	// A group is refused whole.

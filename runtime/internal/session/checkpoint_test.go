@@ -36,6 +36,9 @@ func sameDerivedState(t *testing.T, what string, a, b *Session) {
 	if !slices.Equal(av.Nodes(), bv.Nodes()) || av.ReplaceGeneration() != bv.ReplaceGeneration() || av.ContentGeneration() != bv.ContentGeneration() {
 		t.Fatalf("%s: surface %v != %v", what, av.Nodes(), bv.Nodes())
 	}
+	if !sameLoop(a.loop, b.loop) {
+		t.Fatalf("%s: loop state %+v != %+v", what, a.loop, b.loop)
+	}
 	if x, y := messageJSON(t, a), messageJSON(t, b); !slices.Equal(x, y) {
 		t.Fatalf("%s: messages differ", what)
 	}

@@ -32,7 +32,7 @@ func baseSession(t testing.TB, mods ...func(*Options)) *Session {
 		evHeader("initial", headerV1),                 // 1
 		evU("u2", "hello"),                            // 2
 		evStepStart(1, 1),                             // 3
-		evACalls(1, 1, "a4", "c1", "c2"),              // 4
+		evACalls(1, 1, "a4", "c1"),                    // 4
 		evToolCall(1, 1, "c1"),                        // 5
 		evR("r6", "c1", "result"),                     // 6
 		evU("u7", "more"),                             // 7
@@ -420,6 +420,7 @@ func TestCodeToolResultErrorWithoutIsError(t *testing.T) {
 	data := func(isError string) string {
 		return `{"turn":1,"step":1,"message":{"id":"r","role":"tool","toolCallId":"c2",` + isError + `"content":[],"source":{"kind":"tool","callId":"c2"}},"error":{"name":"E","code":"X"}}`
 	}
+	mustAppend(t, s, evACalls(1, 1, "a9", "c2"))
 	rejectAppend(t, s, AppendInput{Type: TypeToolResult, SurfaceOp: opAppend(), Data: tcRaw(data(""))}, sdk.CodeToolResultErrorWithoutIserror, "isError", "missing")
 	rejectAppend(t, s, AppendInput{Type: TypeToolResult, SurfaceOp: opAppend(), Data: tcRaw(data(`"isError":false,`))}, sdk.CodeToolResultErrorWithoutIserror, "isError", "false")
 	mustAppend(t, s, AppendInput{Type: TypeToolResult, SurfaceOp: opAppend(), Data: tcRaw(data(`"isError":true,`))})
@@ -561,6 +562,7 @@ func TestCodeDeveloperToolDeferLoading(t *testing.T) {
 	s.commit(&rec, plan{kind: planNone})
 	s.publish()
 	s.stateMu.Unlock()
+	mustAppendAll(t, s, evTurnStart(1), evStepStart(1, 1))
 	rejectAppend(t, s, evDeveloper("d", 0, blockAddition("search")), sdk.CodeDeveloperToolDeferLoading, `"search"`, "false")
 }
 
@@ -603,8 +605,8 @@ func TestCodeSurfaceOpNotAllowed(t *testing.T) {
 		o.Projections = defs
 	})
 	for _, in := range []AppendInput{
-		{Type: TypeTurnStart, Data: tcRaw(`{"turn":2}`), SurfaceOp: opAppend()},
-		{Type: TypeToolCall, Data: evToolCall(1, 1, "c2").Data, SurfaceOp: opReplace(6, 6)},
+		{Type: TypeStepEnd, Data: tcRaw(`{"turn":1,"step":1}`), SurfaceOp: opAppend()},
+		{Type: TypeAssistantAttempt, Data: tcRaw(`{"turn":1,"step":1,"stream":[]}`), SurfaceOp: opReplace(6, 6)},
 		{Type: TypeRequestHeader, Data: evHeader("change", plainHeader).Data, SurfaceOp: opAppend()},
 		{Type: "lint/report", Data: tcRaw(`{}`), SurfaceOp: opAppend()},
 		{Type: "plugin:notes/entry", Data: tcRaw(`{}`), SurfaceOp: opAppend(), Ignorable: true},
@@ -621,8 +623,8 @@ func TestCodeSurfaceOpNotAllowed(t *testing.T) {
 
 func TestCodeSourcesNotAllowed(t *testing.T) {
 	s := baseSession(t, func(o *Options) { o.PluginTypes = map[string]bool{"lint/report": false} })
-	rejectAppend(t, s, withSources(evTurnStart(2), 0), sdk.CodeSourcesNotAllowed, TypeTurnStart)
-	rejectAppend(t, s, withSources(evToolCall(1, 1, "c2")), sdk.CodeSourcesNotAllowed, TypeToolCall)
+	rejectAppend(t, s, withSources(evStepEnd(1, 1), 0), sdk.CodeSourcesNotAllowed, TypeStepEnd)
+	rejectAppend(t, s, withSources(evRaw(TypeAssistantAttempt, `{"turn":1,"step":1,"stream":[]}`)), sdk.CodeSourcesNotAllowed, TypeAssistantAttempt)
 	rejectAppend(t, s, withSources(evRaw("lint/report", `{}`), 2), sdk.CodeSourcesNotAllowed, "lint/report")
 	rejectAppend(t, s, withSources(AppendInput{Type: "plugin:notes/entry", Data: tcRaw(`{}`), Ignorable: true}, 1), sdk.CodeSourcesNotAllowed, "plugin:notes/entry")
 	rejectRestore(t, restoreOpts(), RestoreOptions{}, withEnv(rawEnv(TypeTurnEnd, `{"turn":1,"reason":{"kind":"completed"}}`, `,"sourceEventSeqs":[1]`)), sdk.CodeCorruptLog, sdk.CodeSourcesNotAllowed, 2, TypeTurnEnd)
@@ -634,10 +636,11 @@ func TestCodeSurfaceMarkerRequired(t *testing.T) {
 		{Type: TypeUserMessage, Data: tcRaw(dataUser("u", "x"))},
 		{Type: TypeUserMessage, Data: tcRaw(dataUser("u", "x")), SourceEventSeqs: seqList(2)},
 		{Type: TypeDeveloperMessage, Data: evDeveloper("d", -1, blockRemoval("read")).Data},
-		{Type: TypeToolResult, Data: tcRaw(dataResult("r", "c2", "x"))},
 	} {
 		rejectAppend(t, s, in, sdk.CodeSurfaceMarkerRequired, in.Type)
 	}
+	mustAppend(t, s, evACalls(1, 1, "a9", "c2"))
+	rejectAppend(t, s, AppendInput{Type: TypeToolResult, Data: tcRaw(dataResult("r", "c2", "x"))}, sdk.CodeSurfaceMarkerRequired, TypeToolResult)
 }
 
 // malformedOps are surfaceOp values that are neither "append" nor a
@@ -842,7 +845,7 @@ func TestCodeToolResultRewriteOnlyContent(t *testing.T) {
 }
 
 func TestCodeSystemNode0Protected(t *testing.T) {
-	s, _ := newTestSession(t)
+	s, _ := newTestSession(t, bareMessages)
 	mustAppendAll(t, s, evSys("s0", "sys"), evU("u1", "a"), evA("a2", "b"))
 	rejectAppend(t, s, replacing(evU("u", "x"), 0, 1, 0, 1), sdk.CodeSystemNode0Protected, "user/message", "0..1")
 	rejectAppend(t, s, replacing(evSys("s", "x"), 0, 2, 0, 1, 2), sdk.CodeSystemNode0Protected, "system/message", "0..2")
@@ -1244,7 +1247,7 @@ func TestBadInputForgedSeqs(t *testing.T) {
 // TestBadInputCrossingAndReversedSpans: replace spans that cross an earlier
 // replacement, or run backwards in surface order, are refused.
 func TestBadInputCrossingAndReversedSpans(t *testing.T) {
-	s, _ := newTestSession(t)
+	s, _ := newTestSession(t, bareMessages)
 	for i := range 6 {
 		mustAppend(t, s, evU(fmt.Sprintf("u%d", i), "x"))
 	}
@@ -1376,7 +1379,7 @@ func TestAppendRuleOrder(t *testing.T) {
 		{"A7 domain before A9 payload", AppendInput{Type: TypeUserMessage, Data: tcRaw(`{}`), SurfaceOp: opAppend(), SourceEventSeqs: seqList(-1)}, sdk.CodeSourcesInvalid},
 		{"A9 payload before S2d marker", AppendInput{Type: TypeUserMessage, Data: tcRaw(`{}`)}, sdk.CodePayloadInvalid},
 		{"A9 payload before S2b", AppendInput{Type: TypeTurnStart, Data: tcRaw(`{}`), SurfaceOp: opAppend()}, sdk.CodePayloadInvalid},
-		{"S2b op before S2c sources", AppendInput{Type: TypeTurnStart, Data: tcRaw(`{"turn":2}`), SurfaceOp: opAppend(), SourceEventSeqs: seqList()}, sdk.CodeSurfaceOpNotAllowed},
+		{"S2b op before S2c sources", AppendInput{Type: TypeStepEnd, Data: tcRaw(`{"turn":1,"step":1}`), SurfaceOp: opAppend(), SourceEventSeqs: seqList()}, sdk.CodeSurfaceOpNotAllowed},
 		{"S2d marker before S4 sources", AppendInput{Type: TypeUserMessage, Data: tcRaw(dataUser("u", "x")), SourceEventSeqs: seqList()}, sdk.CodeSurfaceMarkerRequired},
 		{"S3 before S4", replacing(evU("u", "x"), 9, 9, 1, 1), sdk.CodeReplaceEndpointNotEarlier},
 		{"S4a before S4c", withSources(evA("a", "x")), sdk.CodeAssistantSourcesForbidden},

@@ -29,6 +29,7 @@ func (c *Control) Extend(ctx context.Context, evs []Event, src Source) error {
 			return s.restoreError(src, int(seq), seq, err)
 		}
 	}
+	s.refoldLoop()
 	s.stateMu.Lock()
 	s.publish()
 	s.stateMu.Unlock()

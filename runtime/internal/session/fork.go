@@ -170,7 +170,9 @@ func (s *Session) foldPlan(ctx context.Context, r *record) (plan, error) {
 	return plan{kind: planReplace, shadowed: s.surf.span(r.meta.op.StartSeq, r.meta.op.EndSeq)}, nil
 }
 
-// ForkHeader returns the header of a fork child (docs/architecture.md step 4).
+// ForkHeader returns the header of a fork child (docs/architecture.md step 4),
+// also used for a salvage child. The child inherits the source's Protocol
+// (docs/format.md, "The agent-loop protocol").
 func ForkHeader(source sdk.Header, childID string, inherited int64, now int64) sdk.Header {
 	return sdk.Header{
 		FormatVersion:       sdk.FormatVersion,
@@ -180,6 +182,7 @@ func ForkHeader(source sdk.Header, childID string, inherited int64, now int64) s
 		ParentSession:       source.ID,
 		IsSeeded:            true,
 		InheritedEventCount: inherited,
+		Protocol:            source.Protocol,
 	}
 }
 

@@ -10,8 +10,9 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
-// fuzzBase builds a small valid session: a system node 0, a header, an
-// assistant message with a tool call and its result, a user message.
+// fuzzBase builds a small valid session: a system node 0, a turn, a
+// header, a step with an assistant message with a tool call and its
+// result, a user message.
 func fuzzBase(tb testing.TB) *Session {
 	s := mustNew(tb)
 	ctx := context.Background()
@@ -20,6 +21,7 @@ func fuzzBase(tb testing.TB) *Session {
 		{Type: TypeSystemMessage, SurfaceOp: app, Data: []byte(`{"turn":0,"step":0,"message":{"id":"s","role":"system","content":[{"type":"text","text":"sys"}],"source":{"kind":"system-prompt"}}}`)},
 		{Type: TypeTurnStart, Data: []byte(`{"turn":1}`)},
 		{Type: TypeRequestHeader, Data: []byte(`{"header":{"config":{"provider":"p","model":"m"},"tools":[{"name":"search","description":"d","parameters":{}}]},"reason":"initial"}`)},
+		{Type: TypeStepStart, Data: []byte(`{"turn":1,"step":1}`)},
 		{Type: TypeAssistantMessage, SurfaceOp: app, Data: []byte(`{"turn":1,"step":1,"message":{"id":"a","role":"assistant","content":[{"type":"tool-call","id":"c","name":"search","arguments":"{}"}],"source":{"kind":"model","provider":"p","model":"m"}},"stream":[]}`)},
 		{Type: TypeToolResult, SurfaceOp: app, Data: []byte(`{"turn":1,"step":1,"message":{"id":"r","role":"tool","toolCallId":"c","content":[{"type":"text","text":"out"}],"source":{"kind":"tool","callId":"c"}}}`)},
 		{Type: TypeUserMessage, SurfaceOp: app, Data: []byte(`{"id":"u","role":"user","content":[{"type":"text","text":"hi"}],"source":{"kind":"user"}}`)},

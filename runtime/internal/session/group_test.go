@@ -31,7 +31,7 @@ func (f relationalFunc) CheckAppend(events EventList, e Event) error { return f(
 func TestAppendGroupCommitsAsOneUnit(t *testing.T) {
 	calls := &commitCalls{}
 	var seenLens []int
-	s, _ := newTestSession(t, func(o *Options) {
+	s, _ := newTestSession(t, bareMessages, func(o *Options) {
 		o.OnCommit = calls.record
 		o.Relational = []Relational{relationalFunc(func(events EventList, e Event) error {
 			if int(e.Seq()) != events.Len() {
@@ -110,7 +110,7 @@ func TestAppendGroupRejectionChangesNothing(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			calls := 0
-			s, _ := newTestSession(t, func(o *Options) {
+			s, _ := newTestSession(t, bareMessages, func(o *Options) {
 				feed := o.OnCommit
 				o.OnCommit = func(evs []Event) { calls++; feed(evs) }
 				if tc.rel != nil {
@@ -146,10 +146,11 @@ func TestAppendGroupRejectionChangesNothing(t *testing.T) {
 // and a second "initial" header in one group is refused.
 func TestAppendGroupMembersSeeEarlierMembers(t *testing.T) {
 	s, _ := newTestSession(t)
+	mustAppendAll(t, s, evTurnStart(1), evStepStart(1, 1))
 	header := `{"config":{"provider":"p","model":"m"},"tools":[{"name":"search","description":"d","parameters":{}}]}`
 	evs, err := s.AppendGroup(context.Background(), []AppendInput{
 		evHeader("initial", header),
-		evDeveloper("d1", 0, blockAddition("search")),
+		evDeveloper("d1", 2, blockAddition("search")),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -173,7 +174,7 @@ func TestAppendGroupMembersSeeEarlierMembers(t *testing.T) {
 // released session refuses a group like an append.
 func TestAppendGroupEdges(t *testing.T) {
 	s, _ := newTestSession(t)
-	evs, err := s.AppendGroup(context.Background(), []AppendInput{evU("u", "x")})
+	evs, err := s.AppendGroup(context.Background(), []AppendInput{evSys("s", "x")})
 	if err != nil || len(evs) != 1 || evs[0].Seq() != 0 {
 		t.Fatalf("%v %v", evs, err)
 	}
@@ -191,7 +192,7 @@ func TestAppendGroupEdges(t *testing.T) {
 // seq another append took is refused with SEQ_CONFLICT and changes nothing.
 func TestAppendGroupAtRefusesAMovedLog(t *testing.T) {
 	s, _ := newTestSession(t)
-	mustAppendAll(t, s, evU("u0", "x"))
+	mustAppendAll(t, s, evSys("s0", "x"))
 	before := stateOf(t, s)
 	_, err := s.AppendGroupAt(context.Background(), 0, []AppendInput{evTurnStart(1), evTurnEnd(1)})
 	e := requireCode(t, err, sdk.CodeSeqConflict)

@@ -22,6 +22,7 @@ type logGen struct {
 	turn    int64 // open turn, 0 when none
 	step    int64 // open step, 0 when none
 	turns   int64
+	steps   int64    // the open turn's highest step, 0 when none
 	pending []string // tool calls of the open step without a result
 	nextID  int
 	header  sdk.Seq // last request/header, -1 when none
@@ -60,15 +61,22 @@ func (g *logGen) next() {
 		return
 	case g.turn == 0:
 		g.turns++
-		g.turn = g.turns
+		g.turn, g.steps = g.turns, 0
 		g.add(AppendInput{Type: TypeTurnStart, Data: g.raw(`{"turn":%d}`, g.turn)})
 		return
 	}
-	switch r := g.rng.IntN(20); {
+	r := g.rng.IntN(20)
+	if len(g.pending) > 0 && (r < 8 || r >= 10 && r < 14 || r >= 16 && r < 18) {
+		// The loop protocol: while a call of the open step has no result,
+		// only its call and result (or log-only events) may come.
+		r = 8 + g.rng.IntN(2)
+	}
+	switch {
 	case r < 3:
 		g.add(AppendInput{Type: TypeUserMessage, SurfaceOp: app, Data: g.raw(`{"id":%q,"role":"user","content":[{"type":"text","text":"request %d"}],"source":{"kind":"user"}}`, g.id("u"), g.rng.IntN(1000))})
 	case r < 5 && g.step == 0:
-		g.step = g.rng.Int64N(50) + 1
+		g.steps += g.rng.Int64N(3) + 1
+		g.step = g.steps
 		g.pending = nil
 		g.add(AppendInput{Type: TypeStepStart, Data: g.raw(`{"turn":%d,"step":%d}`, g.turn, g.step)})
 	case r < 8 && g.step != 0:
@@ -94,6 +102,9 @@ func (g *logGen) next() {
 		g.add(AppendInput{Type: TypeStepEnd, Data: g.raw(`{"turn":%d,"step":%d}`, g.turn, g.step)})
 		g.step, g.pending = 0, nil
 	case r < 12:
+		if g.step != 0 {
+			g.add(AppendInput{Type: TypeStepEnd, Data: g.raw(`{"turn":%d,"step":%d}`, g.turn, g.step)})
+		}
 		g.add(AppendInput{Type: TypeTurnEnd, Data: g.raw(`{"turn":%d,"reason":{"kind":"completed"}}`, g.turn)})
 		g.turn, g.step, g.pending = 0, 0, nil
 	case r < 14:
@@ -238,6 +249,9 @@ func TestPropertyReplayEqualsLive(t *testing.T) {
 		}
 		if a, b := fmt.Sprint(live.ToolHistory()), fmt.Sprint(replayed.ToolHistory()); a != b {
 			t.Fatalf("seed %d: tool history differs:\n%s\n%s", seed, a, b)
+		}
+		if !sameLoop(live.loop, replayed.loop) { // folded event by event, and from the last boundaries
+			t.Fatalf("seed %d: loop state live %+v != replayed %+v", seed, live.loop, replayed.loop)
 		}
 		if a, b := live.Transcript().Len(), replayed.Transcript().Len(); a != b {
 			t.Fatalf("seed %d: transcript %d != %d", seed, a, b)

@@ -24,96 +24,34 @@ const (
 	textForkedNotRun       = "This branch was copied from another session before this tool call started; the original session may have run it since. Only repeat it when repeating is harmless (read-only or idempotent work); for anything with side effects, first confirm what actually happened or ask the user. Never repeat it blindly."
 )
 
-type pendingCall struct {
-	id      string
-	step    int64
-	callSeq sdk.Seq
-	started bool
-}
-
 // OpenTurnClosers returns the events that close the log's open turn
-// (docs/architecture.md): an error tool/result per pending call of the open step, step/end
-// when a step is open, and turn/end with the cause — stamped with the last
-// event's time and numbered after it. Pure and deterministic; nothing when
-// the log is empty or no turn is open.
+// (docs/architecture.md): an error tool/result per call of the open step
+// without a result, step/end when a step is open, and turn/end with the
+// cause — stamped with the last event's time and numbered after it. The
+// open turn is the loop state of docs/format.md folded from events (the
+// fold step A10a checks appends against), so closers of a log that keeps
+// the loop rules keep them too. Pure and deterministic; nothing when the
+// log is empty or no turn is open.
 func OpenTurnClosers(events []Event, cause Cause) []Event {
-	if len(events) == 0 {
-		return nil
-	}
-	var (
-		openTurn, openStep int64 = -1, -1
-		pending            []pendingCall
-	)
-	find := func(id string) int {
-		for i := range pending {
-			if pending[i].id == id {
-				return i
-			}
-		}
-		return -1
-	}
-	// turn/start and turn/end reset all the state below, so the fold starts
-	// at the last of them: a long log costs a backward scan for its last
-	// turn boundary, not a fold of every event. No boundary: no turn.
-	from := len(events) - 1
-	for from >= 0 && events[from].r.typ != TypeTurnStart && events[from].r.typ != TypeTurnEnd {
-		from--
-	}
-	if from < 0 {
-		return nil
-	}
-	for _, e := range events[from:] {
-		d := e.r.dataView()
-		switch e.r.typ {
-		case TypeTurnStart:
-			openTurn, _ = d.Get("turn").Int()
-			openStep, pending = -1, pending[:0]
-		case TypeTurnEnd:
-			openTurn, openStep, pending = -1, -1, pending[:0]
-		case TypeStepStart:
-			openStep, _ = d.Get("step").Int()
-		case TypeStepEnd:
-			openStep, pending = -1, pending[:0]
-		case TypeAssistantMessage:
-			step, _ := d.Get("step").Int()
-			for _, b := range d.Get("message").Get("content").Elements() {
-				if !b.Get("type").StrEqual("tool-call") {
-					continue
-				}
-				id, _ := b.Get("id").Str()
-				if i := find(id); i >= 0 {
-					pending[i].step, pending[i].started = step, false
-				} else {
-					pending = append(pending, pendingCall{id: id, step: step})
-				}
-			}
-		case TypeToolCall:
-			id, _ := d.Get("callId").Str()
-			if i := find(id); i >= 0 {
-				pending[i].callSeq, pending[i].started = e.r.seq, true
-			}
-		case TypeToolResult:
-			id, _ := d.Get("message").Get("source").Get("callId").Str()
-			if i := find(id); i >= 0 {
-				pending = append(pending[:i], pending[i+1:]...)
-			}
-		}
-	}
-	if openTurn < 0 {
+	l := foldLoop(len(events), func(i int) *record { return events[i].r })
+	if l.turn < 0 {
 		return nil
 	}
 	last := events[len(events)-1].r
 	seq, t := last.seq+1, last.time
 	var out []Event
-	for _, p := range pending {
-		out = append(out, closerToolResult(seq, t, openTurn, p, cause))
+	for _, c := range l.calls {
+		if c.answered {
+			continue
+		}
+		out = append(out, closerToolResult(seq, t, l.turn, c, cause))
 		seq++
 	}
-	if openStep >= 0 {
-		out = append(out, mustEvent(seq, t, TypeStepEnd, turnStepData(openTurn, openStep), nil))
+	if l.step >= 0 {
+		out = append(out, mustEvent(seq, t, TypeStepEnd, turnStepData(l.turn, l.step), nil))
 		seq++
 	}
-	data := []byte(`{"turn":` + strconv.FormatInt(openTurn, 10) + `,"reason":{"kind":` + string(jsonv.AppendString(nil, string(cause))) + `}}`)
+	data := []byte(`{"turn":` + strconv.FormatInt(l.turn, 10) + `,"reason":{"kind":` + string(jsonv.AppendString(nil, string(cause))) + `}}`)
 	out = append(out, mustEvent(seq, t, TypeTurnEnd, data, nil))
 	return out
 }
@@ -125,14 +63,14 @@ func turnStepData(turn, step int64) []byte {
 	return []byte(`{"turn":` + strconv.FormatInt(turn, 10) + `,"step":` + strconv.FormatInt(step, 10) + `}`)
 }
 
-func closerToolResult(seq sdk.Seq, t int64, turn int64, p pendingCall, cause Cause) Event {
+func closerToolResult(seq sdk.Seq, t int64, turn int64, p loopCall, cause Cause) Event {
 	code, name, text := ToolNotStarted, toolNotStartedName, textInterruptedNotRun
-	if p.started {
+	if p.called {
 		code, name, text = ToolOutcomeUnknown, toolOutcomeUnknownName, textInterruptedUnknown
 	}
 	if cause == Forked {
 		text = textForkedNotRun
-		if p.started {
+		if p.called {
 			text = textForkedUnknown
 		}
 	}
@@ -155,7 +93,7 @@ func closerToolResult(seq sdk.Seq, t int64, turn int64, p pendingCall, cause Cau
 	b = jsonv.AppendString(b, code)
 	b = append(b, `}}`...)
 	meta := &surfaceMeta{opPresent: true, opOK: true}
-	if p.started {
+	if p.called {
 		meta.srcPresent, meta.srcOK, meta.sources = true, true, []sdk.Seq{p.callSeq}
 	}
 	return mustEvent(seq, t, TypeToolResult, b, meta)

@@ -178,6 +178,7 @@ func (s *Session) finishRestore(ro RestoreOptions) (*Session, error) {
 	}
 	s.readOnly = ro.ReadOnly
 	s.pendingRepair = ro.PendingRepair
+	s.refoldLoop()
 	s.publish()
 	s.firstLive = s.Len()
 	return s, nil

@@ -143,17 +143,20 @@ func TestAppendAssignsContiguousSeqs(t *testing.T) {
 
 func TestSurfaceEventWithoutMarkerIsRefused(t *testing.T) {
 	s, _ := newTestSession(t)
-	mustAppend(t, s, evTurnStart(1))
+	mustAppendAll(t, s, evTurnStart(1), evStepStart(1, 1))
 	for _, in := range []AppendInput{
 		{Type: TypeUserMessage, Data: tcRaw(dataUser("u1", "x"))},
 		{Type: TypeAssistantMessage, Data: tcRaw(dataAsst(1, 1, "a1", blockText("x")))},
-		{Type: TypeToolResult, Data: tcRaw(dataResult("r1", "c1", "x"))},
-		{Type: TypeSystemMessage, Data: tcRaw(dataSys("s1", "x"))},
+		{Type: TypeSystemMessage, Data: lpSys(1, 0).Data},
 	} {
 		t.Run(in.Type, func(t *testing.T) {
 			rejectAppend(t, s, in, sdk.CodeSurfaceMarkerRequired, in.Type)
 		})
 	}
+	mustAppend(t, s, evACalls(1, 1, "a2", "c1"))
+	t.Run(TypeToolResult, func(t *testing.T) {
+		rejectAppend(t, s, AppendInput{Type: TypeToolResult, Data: tcRaw(dataResult("r1", "c1", "x"))}, sdk.CodeSurfaceMarkerRequired, TypeToolResult)
+	})
 	// The same rule on restore.
 	rejectRestore(t, restoreOpts(), RestoreOptions{}, [][]byte{envLine(0, TypeUserMessage, dataUser("u1", "x"), "")},
 		sdk.CodeCorruptLog, sdk.CodeSurfaceMarkerRequired, 0, "user/message")
@@ -178,7 +181,7 @@ func TestSeedRefusesASurfaceOpOnALogOnlyEvent(t *testing.T) {
 }
 
 func TestReplaceSwapsASurfaceRange(t *testing.T) {
-	s, _ := newTestSession(t)
+	s, _ := newTestSession(t, bareMessages)
 	mustAppend(t, s, evU("u0", "first"))
 	mustAppend(t, s, evA("a1", "answer"))
 	requireGenerations(t, s, 0, 0)
@@ -229,7 +232,7 @@ func TestReplaceSwapsASurfaceRange(t *testing.T) {
 }
 
 func TestReplaceMustCoverEveryShadowedNode(t *testing.T) {
-	s, _ := newTestSession(t)
+	s, _ := newTestSession(t, bareMessages)
 	mustAppend(t, s, evU("u0", "first"))
 	mustAppend(t, s, evA("a1", "answer"))
 	e := rejectAppend(t, s, replacing(evU("u2", "summary"), 0, 1, 0), sdk.CodeReplaceCoverage, "missing 1")
@@ -245,21 +248,21 @@ func TestReplaceMustCoverEveryShadowedNode(t *testing.T) {
 }
 
 func TestReplaceEndpointsMustBeOnTheSurface(t *testing.T) {
-	s, _ := newTestSession(t)
+	s, _ := newTestSession(t, bareMessages)
 	mustAppendAll(t, s, evU("u0", "a"), evA("a1", "b"), replacing(evU("u2", "c"), 0, 1, 0, 1))
 	rejectAppend(t, s, replacing(evU("u3", "d"), 0, 0, 0), sdk.CodeReplaceStartNotFound, "startSeq 0")
 	rejectAppend(t, s, replacing(evU("u3", "d"), 2, 1, 2, 1), sdk.CodeReplaceEndNotFound, "endSeq 1")
 }
 
 func TestReplaceRefusesAReversedSpan(t *testing.T) {
-	s, _ := newTestSession(t)
+	s, _ := newTestSession(t, bareMessages)
 	mustAppendAll(t, s, evU("u0", "a"), evA("a1", "b"), evU("u2", "c"))
 	rejectAppend(t, s, replacing(evU("u3", "d"), 2, 0, 0, 1, 2), sdk.CodeReplaceReversed,
 		"startSeq 2 at position 2", "endSeq 0 at position 0")
 }
 
 func TestReplaceSpanFollowsSurfaceOrderNotSeqOrder(t *testing.T) {
-	s, _ := newTestSession(t)
+	s, _ := newTestSession(t, bareMessages)
 	mustAppendAll(t, s, evU("u0", "a"), evA("a1", "b"), evU("u2", "c"))
 	mustAppend(t, s, replacing(evU("u3", "d"), 0, 0, 0))
 	requireNodes(t, s, 3, 1, 2)
@@ -274,7 +277,7 @@ func TestReplaceSpanFollowsSurfaceOrderNotSeqOrder(t *testing.T) {
 }
 
 func TestSourcesAndEndpointsMustBeEarlier(t *testing.T) {
-	s, _ := newTestSession(t)
+	s, _ := newTestSession(t, bareMessages)
 	mustAppendAll(t, s, evU("u0", "a"), evA("a1", "b"), evU("u2", "c"))
 	rejectAppend(t, s, withSources(evU("u3", "d"), 5), sdk.CodeSourcesNotEarlier, "element 5", "seq 3")
 	rejectAppend(t, s, withSources(evU("u3", "d"), 3), sdk.CodeSourcesNotEarlier, "element 3", "seq 3")
@@ -283,7 +286,7 @@ func TestSourcesAndEndpointsMustBeEarlier(t *testing.T) {
 }
 
 func TestSourcesMustBeDistinctAndNonEmpty(t *testing.T) {
-	s, _ := newTestSession(t)
+	s, _ := newTestSession(t, bareMessages)
 	mustAppendAll(t, s, evU("u0", "a"), evA("a1", "b"), evU("u2", "c"))
 	rejectAppend(t, s, withSources(evU("u3", "d"), 1, 1), sdk.CodeSourcesDuplicate, "1")
 	rejectAppend(t, s, replacing(evU("u3", "d"), 1, 2, 1, 2, 1), sdk.CodeSourcesDuplicate, "lists 1")
@@ -301,10 +304,10 @@ func TestSourcesMustBeDistinctAndNonEmpty(t *testing.T) {
 
 func TestAssistantMessagesTakeNoSources(t *testing.T) {
 	s, _ := newTestSession(t)
-	mustAppend(t, s, evU("u0", "a"))
-	rejectAppend(t, s, withSources(evA("a1", "b"), 0), sdk.CodeAssistantSourcesForbidden, "seq 1")
-	rejectAppend(t, s, withSources(evA("a1", "b")), sdk.CodeAssistantSourcesForbidden, "seq 1")
-	rejectAppend(t, s, replacing(evA("a1", "b"), 0, 0, 0), sdk.CodeAssistantSourcesForbidden, "seq 1")
+	mustAppendAll(t, s, evTurnStart(1), evStepStart(1, 1), evU("u2", "a"))
+	rejectAppend(t, s, withSources(evA("a3", "b"), 2), sdk.CodeAssistantSourcesForbidden, "seq 3")
+	rejectAppend(t, s, withSources(evA("a3", "b")), sdk.CodeAssistantSourcesForbidden, "seq 3")
+	rejectAppend(t, s, replacing(evA("a3", "b"), 2, 2, 2), sdk.CodeAssistantSourcesForbidden, "seq 3")
 }
 
 // toolResultFull is a tool/result with error and meta, as a crash closer or a
@@ -315,7 +318,7 @@ func toolResultFull(id, callID, text, meta string, turn int64, errCode string) s
 }
 
 func TestToolResultRewriteRules(t *testing.T) {
-	s, _ := newTestSession(t)
+	s, _ := newTestSession(t, bareMessages)
 	mustAppend(t, s, evU("u0", "go"))
 	mustAppend(t, s, evACalls(1, 1, "a1", "c1", "c2"))
 	orig := toolResultFull("r2", "c1", strings.Repeat("long output ", 20), `{"k":1,"files":["a","b"]}`, 1, "E1")
@@ -360,7 +363,7 @@ func TestToolResultRewriteRules(t *testing.T) {
 }
 
 func TestSystemNode0IsProtected(t *testing.T) {
-	s, _ := newTestSession(t)
+	s, _ := newTestSession(t, bareMessages)
 	mustAppendAll(t, s, evSys("s0", "be brief"), evU("u1", "a"), evA("a2", "b"))
 	rejectAppend(t, s, replacing(evU("u3", "sum"), 0, 2, 0, 1, 2), sdk.CodeSystemNode0Protected, "user/message", "0..2")
 	rejectAppend(t, s, replacing(evSys("s3", "new"), 0, 1, 0, 1), sdk.CodeSystemNode0Protected, "system/message", "0..1")
@@ -374,7 +377,7 @@ func TestSystemNode0IsProtected(t *testing.T) {
 	mustAppend(t, s, replacing(evU("u5", "compacted"), 2, 4, 2, 4))
 	requireNodes(t, s, 3, 1, 5)
 	// Span starting at node 0 when node 0 is not a system message: allowed.
-	s2, _ := newTestSession(t)
+	s2, _ := newTestSession(t, bareMessages)
 	mustAppendAll(t, s2, evU("u0", "a"), evSys("s1", "b"))
 	mustAppend(t, s2, replacing(evU("u2", "c"), 0, 1, 0, 1))
 	requireNodes(t, s2, 2)
@@ -382,7 +385,7 @@ func TestSystemNode0IsProtected(t *testing.T) {
 }
 
 func TestEmptyAssistantContentDerivesNoMessage(t *testing.T) {
-	s, _ := newTestSession(t)
+	s, _ := newTestSession(t, bareMessages)
 	mustAppend(t, s, evU("u0", "a"))
 	e1 := mustAppend(t, s, evAEmpty("a1"))
 	mustAppend(t, s, evU("u2", "b"))
@@ -415,7 +418,7 @@ func TestEmptyAssistantContentDerivesNoMessage(t *testing.T) {
 
 func TestEventJSONIsKeptLossless(t *testing.T) {
 	s, _ := newTestSession(t)
-	mustAppend(t, s, evU("u0", "a"))
+	mustAppend(t, s, evTurnStart(1))
 	todo := func(v string) AppendInput { return evRaw(TypeTodoWrite, `{"todos":[],"plugin:v":`+v+`}`) }
 	for _, c := range []struct {
 		lit   string
@@ -727,13 +730,13 @@ func TestCrashRepairOfAClosedLogAppendsOnlyTheMarker(t *testing.T) {
 	})
 	t.Run("closed turn", func(t *testing.T) {
 		s, _ := newTestSession(t)
-		mustAppendAll(t, s, evTurnStart(1), evU("u", "a"), evStepStart(1, 1), evACalls(1, 1, "a", "x"), evStepEnd(1, 1), evTurnEnd(1))
+		mustAppendAll(t, s, evTurnStart(1), evU("u", "a"), evStepStart(1, 1), evACalls(1, 1, "a", "x"), evR("r", "x", "ok"), evStepEnd(1, 1), evTurnEnd(1))
 		if c := OpenTurnClosers(s.Events().Slice(), Interrupted); len(c) != 0 {
 			t.Errorf("closers = %v", typesOf(c))
 		}
 		b := ResumeBatch(s.Events().Slice(), sdk.Torn{}, now)
-		if len(b) != 1 || b[0].Type() != TypeSessionEndSeed || b[0].Seq() != 6 {
-			t.Errorf("ResumeBatch = %v, want only the marker at 6", typesOf(b))
+		if len(b) != 1 || b[0].Type() != TypeSessionEndSeed || b[0].Seq() != 7 {
+			t.Errorf("ResumeBatch = %v, want only the marker at 7", typesOf(b))
 		}
 	})
 	t.Run("open turn without step", func(t *testing.T) {
@@ -749,12 +752,12 @@ func TestCrashRepairOfAClosedLogAppendsOnlyTheMarker(t *testing.T) {
 	})
 	t.Run("call of a closed step", func(t *testing.T) {
 		s, _ := newTestSession(t)
-		mustAppendAll(t, s, evTurnStart(1), evStepStart(1, 1), evACalls(1, 1, "a", "x"), evToolCall(1, 1, "x"), evStepEnd(1, 1))
+		mustAppendAll(t, s, evTurnStart(1), evStepStart(1, 1), evACalls(1, 1, "a", "x"), evToolCall(1, 1, "x"), evR("r", "x", "ok"), evStepEnd(1, 1))
 		c := OpenTurnClosers(s.Events().Slice(), Interrupted)
 		if len(c) != 1 {
 			t.Fatalf("closers = %v, want only turn/end", typesOf(c))
 		}
-		requireEvent(t, c[0], 5, tT0, TypeTurnEnd, `{"turn":1,"reason":{"kind":"interrupted"}}`)
+		requireEvent(t, c[0], 6, tT0, TypeTurnEnd, `{"turn":1,"reason":{"kind":"interrupted"}}`)
 	})
 	t.Run("answered calls", func(t *testing.T) {
 		s, _ := newTestSession(t)
@@ -1042,15 +1045,15 @@ const (
 func TestDeveloperMessageBindsToItsHeader(t *testing.T) {
 	s, _ := newTestSession(t)
 	mustAppend(t, s, evHeader("initial", headerV1)) // 0
-	mustAppend(t, s, evU("u1", "go"))               // 1
-	rejectAppend(t, s, evDeveloper("d", -1, blockAddition("search")), sdk.CodeDeveloperHeaderSeqMismatch, "search")
-	rejectAppend(t, s, evDeveloper("d", 1, blockAddition("search")), sdk.CodeDeveloperHeaderSeqInvalid, "headerSeq 1", "user/message")
-	rejectAppend(t, s, evDeveloper("d", 2, blockAddition("search")), sdk.CodeDeveloperHeaderSeqInvalid, "headerSeq 2", "seq 2")
-	rejectAppend(t, s, evDeveloper("d", 7, blockAddition("search")), sdk.CodeDeveloperHeaderSeqInvalid, "headerSeq 7")
-	rejectAppend(t, s, evDeveloper("d", 0, blockRemoval("read")), sdk.CodeDeveloperHeaderSeqMismatch, "headerSeq")
-	rejectAppend(t, s, evDeveloper("d", 0, blockAddition("write")), sdk.CodeDeveloperToolNotInHeader, `"write"`, "headerSeq 0", "found 0")
+	mustAppend(t, s, evTurnStart(1))                // 1
+	rejectAppend(t, s, evDeveloperAt(1, 0, "d", -1, blockAddition("search")), sdk.CodeDeveloperHeaderSeqMismatch, "search")
+	rejectAppend(t, s, evDeveloperAt(1, 0, "d", 1, blockAddition("search")), sdk.CodeDeveloperHeaderSeqInvalid, "headerSeq 1", "turn/start")
+	rejectAppend(t, s, evDeveloperAt(1, 0, "d", 2, blockAddition("search")), sdk.CodeDeveloperHeaderSeqInvalid, "headerSeq 2", "seq 2")
+	rejectAppend(t, s, evDeveloperAt(1, 0, "d", 7, blockAddition("search")), sdk.CodeDeveloperHeaderSeqInvalid, "headerSeq 7")
+	rejectAppend(t, s, evDeveloperAt(1, 0, "d", 0, blockRemoval("read")), sdk.CodeDeveloperHeaderSeqMismatch, "headerSeq")
+	rejectAppend(t, s, evDeveloperAt(1, 0, "d", 0, blockAddition("write")), sdk.CodeDeveloperToolNotInHeader, `"write"`, "headerSeq 0", "found 0")
 
-	mustAppend(t, s, evDeveloper("d2", 0, blockAddition("search"), blockText("search is back"))) // 2
+	mustAppend(t, s, evDeveloperAt(1, 0, "d2", 0, blockAddition("search"), blockText("search is back"))) // 2
 	check := func(t *testing.T, s *Session, tools []string, wantAddition string) {
 		t.Helper()
 		th := s.ToolHistory()
@@ -1084,8 +1087,8 @@ func TestDeveloperMessageBindsToItsHeader(t *testing.T) {
 	// A change header with a different search schema starts a new baseline; a
 	// developer message bound to the original header still resolves search
 	// from it, not from the newest header.
-	mustAppend(t, s, evHeader("change", headerV2))                  // 4
-	mustAppend(t, s, evDeveloper("d5", 0, blockAddition("search"))) // 5
+	mustAppend(t, s, evHeader("change", headerV2))                          // 4
+	mustAppend(t, s, evDeveloperAt(1, 0, "d5", 0, blockAddition("search"))) // 5
 	check(t, s, []string{"read=" + readTool, "search=" + searchV2}, searchV1)
 	want := renderTools(s.ToolHistory())
 
@@ -1107,11 +1110,11 @@ func TestDeveloperMessageBindsToItsHeader(t *testing.T) {
 
 	// A header lacking tools altogether.
 	mustAppend(t, s, evHeader("change", plainHeader)) // 6
-	rejectAppend(t, s, evDeveloper("d", 6, blockAddition("search")), sdk.CodeDeveloperToolNotInHeader, `"search"`, "headerSeq 6", "found 0")
+	rejectAppend(t, s, evDeveloperAt(1, 0, "d", 6, blockAddition("search")), sdk.CodeDeveloperToolNotInHeader, `"search"`, "headerSeq 6", "found 0")
 	// An incomplete schema.
 	mustAppend(t, s, evHeader("change", `{"config":{"provider":"p","model":"m"},"tools":[{"name":"bare"},{"name":"nodesc","parameters":{}},{"name":"noparams","description":"d"}]}`)) // 7
 	for _, n := range []string{"bare", "nodesc", "noparams"} {
-		rejectAppend(t, s, evDeveloper("d", 7, blockAddition(n)), sdk.CodeDeveloperToolIncomplete, `"`+n+`"`, "headerSeq 7")
+		rejectAppend(t, s, evDeveloperAt(1, 0, "d", 7, blockAddition(n)), sdk.CodeDeveloperToolIncomplete, `"`+n+`"`, "headerSeq 7")
 	}
 	// A header cannot name a tool twice (HEADER_INVALID), so "duplicating
 	// search" is stopped before the binding rule could see it.
@@ -1173,7 +1176,7 @@ func TestProjectionRewritesDerivedMessages(t *testing.T) {
 	redact := &fakeProjection{id: "test/1/sha", project: redactTo(nil)}
 	defs := ProjectionMap{redactType: redact}
 	withDefs := func(o *Options) { o.Projections = defs }
-	s, _ := newTestSession(t, withDefs)
+	s, _ := newTestSession(t, withDefs, bareMessages)
 	e0 := mustAppend(t, s, evU("u0", "secret"))
 	env0 := e0.Envelope()
 	before := stateOf(t, s)
@@ -1272,7 +1275,7 @@ func TestProjectionRewritesDerivedMessages(t *testing.T) {
 		}
 	})
 	t.Run("projected node replaced", func(t *testing.T) {
-		p, _ := newTestSession(t, withDefs)
+		p, _ := newTestSession(t, withDefs, bareMessages)
 		mustAppendAll(t, p, evU("u0", "secret"), evU("u1", "keep"), projectionEvent(redactType, `[0,1]`, "p"))
 		requireGenerations(t, p, 0, 1)
 		mustAppend(t, p, replacing(evU("u3", "fresh"), 0, 0, 0))
@@ -1382,7 +1385,7 @@ func TestRestoreRefusesUnknownEventClasses(t *testing.T) {
 }
 
 func TestSnapshotsStayStableUnderAppends(t *testing.T) {
-	s, _ := newTestSession(t)
+	s, _ := newTestSession(t, bareMessages)
 	mustAppendAll(t, s, evU("u0", "a"), evA("a1", "b"), evU("u2", "c"))
 	m, err := s.Messages()
 	if err != nil {
@@ -1446,7 +1449,7 @@ func TestSnapshotsStayStableUnderAppends(t *testing.T) {
 // see a snapshot change while one appender keeps committing.
 func TestConcurrentReadersDuringAppends(t *testing.T) {
 	s, _ := newTestSession(t)
-	mustAppend(t, s, evU("u0", "a"))
+	mustAppend(t, s, evTurnStart(1))
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
 	for r := range 4 {
@@ -1551,7 +1554,7 @@ func TestRequestContextFold(t *testing.T) {
 		t.Fatal("RequestContext before any request/context")
 	}
 	mustAppend(t, s, evRaw(TypeRequestContext, `{"provider":"p","model":"m","contextWindow":1000}`))
-	mustAppend(t, s, evU("u", "x"))
+	mustAppend(t, s, evTurnStart(1))
 	mustAppend(t, s, evRaw(TypeRequestContext, `{"provider":"p","model":"m2"}`))
 	v, ok := s.RequestContext()
 	if m, _ := v.Get("model").Str(); !ok || m != "m2" || v.Get("contextWindow").Exists() {
@@ -1587,14 +1590,14 @@ func TestToolHistoryFold(t *testing.T) {
 		{hdr("initial", false, readTool), []string{readTool}, nil},
 		// A header with a new tool but no developer update for it.
 		{hdr("change", false, readTool, writeTool), []string{readTool, writeTool}, nil},
-		{evDeveloper("d2", 1, blockAddition("write")), []string{readTool}, []string{"d2 +" + writeTool}},
-		{evDeveloper("d3", -1, blockRemoval("read")), []string{readTool, writeTool}, nil},
+		{evDeveloperAt(0, 0, "d2", 1, blockAddition("write")), []string{readTool}, []string{"d2 +" + writeTool}},
+		{evDeveloperAt(0, 0, "d3", -1, blockRemoval("read")), []string{readTool, writeTool}, nil},
 		{hdr("change", false, writeTool), []string{readTool}, []string{"d2 +" + writeTool, "d3 -read"}},
 		// series and startsSeries start a new baseline.
 		{hdr("series", false, writeTool), []string{writeTool}, nil},
-		{evDeveloper("d6", -1, blockRemoval("write")), []string{writeTool}, nil},
+		{evDeveloperAt(0, 0, "d6", -1, blockRemoval("write")), []string{writeTool}, nil},
 		{hdr("change", true, writeTool, readTool), []string{writeTool, readTool}, nil},
-		{evDeveloper("d8", 7, blockAddition("read")), []string{writeTool, readTool}, []string{"d8 +" + readTool}},
+		{evDeveloperAt(0, 0, "d8", 7, blockAddition("read")), []string{writeTool, readTool}, []string{"d8 +" + readTool}},
 		// A changed schema of a declared tool starts a new baseline too.
 		{hdr("change", false, write2, readTool), []string{write2, readTool}, nil},
 	} {
@@ -1622,7 +1625,7 @@ func TestToolHistoryFold(t *testing.T) {
 // TestOpenTurnClosersRules checks the open-turn scan (docs/architecture.md)
 // beyond the cases of the crash-repair and fork-at-a-cut tests above.
 func TestOpenTurnClosersRules(t *testing.T) {
-	s, clock := newTestSession(t)
+	s, clock := newTestSession(t, bareMessages)
 	mustAppendAll(t, s,
 		evTurnStart(1),                                  // 0
 		evStepStart(1, 1),                               // 1
@@ -1636,20 +1639,21 @@ func TestOpenTurnClosersRules(t *testing.T) {
 		evACalls(1, 2, "a9", "w"),                       // 9
 		evR("r10", "w", "long"),                         // 10
 		evACalls(1, 2, "a11", "w"),                      // 11: w pending again
-		replacing(evR("r10", "w", "short"), 10, 10, 10), // 12: a rewrite answers it too
+		replacing(evR("r10", "w", "short"), 10, 10, 10), // 12: a rewrite answers nothing
 	)
 	clock.Advance(3)
 	mustAppend(t, s, evU("u13", "still waiting")) // 13
 	c := OpenTurnClosers(s.Events().Slice(), Interrupted)
-	if got := typesOf(c); !slices.Equal(got, []string{"14:tool/result", "15:tool/result", "16:step/end", "17:turn/end"}) {
+	if got := typesOf(c); !slices.Equal(got, []string{"14:tool/result", "15:tool/result", "16:tool/result", "17:step/end", "18:turn/end"}) {
 		t.Fatalf("closers = %v", got)
 	}
 	requireCloserResult(t, c[0], 14, tT0+3, 1, 2, "x", "interrupted", false, 0)
 	requireCloserResult(t, c[1], 15, tT0+3, 1, 1, "y", "interrupted", true, 6)
-	requireEvent(t, c[2], 16, tT0+3, TypeStepEnd, `{"turn":1,"step":1}`)
+	requireCloserResult(t, c[2], 16, tT0+3, 1, 2, "w", "interrupted", false, 0)
+	requireEvent(t, c[3], 17, tT0+3, TypeStepEnd, `{"turn":1,"step":1}`)
 	// The closers pass the same validation as any event.
 	r := mustRestoreEvents(t, restoreOpts(), RestoreOptions{}, append(s.Events().Slice(), c...))
-	if r.Len() != 18 {
+	if r.Len() != 19 {
 		t.Errorf("Len = %d", r.Len())
 	}
 	if again := OpenTurnClosers(r.Events().Slice(), Interrupted); len(again) != 0 {
@@ -1657,7 +1661,7 @@ func TestOpenTurnClosersRules(t *testing.T) {
 	}
 
 	// A turn/start without turn/end drops the previous turn's state.
-	s2, _ := newTestSession(t)
+	s2, _ := newTestSession(t, bareMessages)
 	mustAppendAll(t, s2, evTurnStart(1), evStepStart(1, 1), evACalls(1, 1, "a", "x"), evTurnStart(2), evU("u", "x"))
 	c2 := OpenTurnClosers(s2.Events().Slice(), Forked)
 	if got := typesOf(c2); !slices.Equal(got, []string{"5:turn/end"}) {
@@ -1675,6 +1679,7 @@ func TestOpenTurnClosersRules(t *testing.T) {
 // contiguous seqs, each exactly once, and the feed sees them in seq order.
 func TestConcurrentAppendsAreSerialized(t *testing.T) {
 	s, _ := newTestSession(t)
+	mustAppend(t, s, evTurnStart(1))
 	var wg sync.WaitGroup
 	const writers, each = 8, 40
 	for w := range writers {
@@ -1690,7 +1695,7 @@ func TestConcurrentAppendsAreSerialized(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if s.Len() != writers*each {
+	if s.Len() != writers*each+1 {
 		t.Fatalf("Len = %d", s.Len())
 	}
 	f, _ := commitFeeds.Load(s)
@@ -1719,6 +1724,7 @@ func TestConcurrentAppendsAreSerialized(t *testing.T) {
 // surface; a replacement triggers one rebuild, then reads are free again.
 func TestDerivedCostsAreIncremental(t *testing.T) {
 	s, _ := newTestSession(t)
+	mustAppend(t, s, evTurnStart(1))
 	const n = 5000
 	for i := range n {
 		mustAppend(t, s, evU(fmt.Sprintf("u%d", i), "x"))
@@ -1757,7 +1763,7 @@ func TestDerivedCostsAreIncremental(t *testing.T) {
 // TestReturnedSlicesAreCopies: nothing handed out aliases the log (docs/format.md).
 func TestReturnedSlicesAreCopies(t *testing.T) {
 	s, _ := newTestSession(t)
-	mustAppendAll(t, s, evHeader("initial", headerV1), evU("u1", "a"), evA("a2", "b"))
+	mustAppendAll(t, s, evTurnStart(1), evHeader("initial", headerV1), evU("u2", "a"))
 	in := withSources(evU("u3", "c"), 1, 2)
 	e := mustAppend(t, s, in)
 	before := stateOf(t, s)

@@ -119,6 +119,7 @@ type Session struct {
 	transcript   []TranscriptEntry
 	folds        folds
 	pending      []*record // validated members of the group being appended (appender only)
+	loop         loopState // the agent-loop state as of the last committed event (appender only)
 
 	pub       atomic.Pointer[published]
 	msgCache  atomic.Pointer[msgSnapshot]
@@ -157,6 +158,7 @@ func newSession(opts Options, base sdk.Seq) (*Session, error) {
 		o.Control.s = s
 	}
 	s.folds.init()
+	s.loop = newLoopState()
 	s.publish()
 	return s, nil
 }

@@ -12,8 +12,9 @@ import (
 // envelope says.
 func TestSharedIsTheStoredEvent(t *testing.T) {
 	s, _ := newTestSession(t)
+	mustAppend(t, s, evTurnStart(1))
 	mustAppend(t, s, evU("u", "x"))
-	mustAppend(t, s, replacing(evU("u", "y"), 0, 0, 0))
+	mustAppend(t, s, replacing(evU("u", "y"), 1, 1, 1))
 	for _, ev := range s.Events().All() {
 		sh := ev.Shared()
 		parsed, err := events.ParseEvent(ev.Envelope())

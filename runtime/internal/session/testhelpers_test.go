@@ -226,11 +226,16 @@ const plainHeader = `{"config":{"provider":"p","model":"m"}}`
 
 // evDeveloper is a developer/message; headerSeq < 0 means absent.
 func evDeveloper(id string, headerSeq int64, blocks ...string) AppendInput {
+	return evDeveloperAt(1, 1, id, headerSeq, blocks...)
+}
+
+// evDeveloperAt is evDeveloper carrying the given turn and step.
+func evDeveloperAt(turn, step int64, id string, headerSeq int64, blocks ...string) AppendInput {
 	hs := ""
 	if headerSeq >= 0 {
 		hs = `,"headerSeq":` + strconv.FormatInt(headerSeq, 10)
 	}
-	data := `{"turn":1,"step":1,"message":{"id":` + tcQuote(id) + `,"role":"developer","content":[` + strings.Join(blocks, ",") + `],"source":{"kind":"tools"}}` + hs + `}`
+	data := `{"turn":` + strconv.FormatInt(turn, 10) + `,"step":` + strconv.FormatInt(step, 10) + `,"message":{"id":` + tcQuote(id) + `,"role":"developer","content":[` + strings.Join(blocks, ",") + `],"source":{"kind":"tools"}}` + hs + `}`
 	return AppendInput{Type: TypeDeveloperMessage, Data: tcRaw(data), SurfaceOp: opAppend()}
 }
 
@@ -684,7 +689,7 @@ func failuresOf(t *testing.T, f func(tb testing.TB)) []string {
 // fail: a helper that never fails would make every test vacuous.
 func TestHelpersDetectChanges(t *testing.T) {
 	s, _ := newTestSession(t)
-	mustAppend(t, s, evU("u0", "a"))
+	mustAppendAll(t, s, evTurnStart(1), evU("u0", "a"))
 	before := stateOf(t, s)
 	if f := failuresOf(t, func(tb testing.TB) { requireUnchanged(tb, before, s) }); len(f) != 0 {
 		t.Errorf("requireUnchanged on an unchanged session reported %v", f)
@@ -693,9 +698,9 @@ func TestHelpersDetectChanges(t *testing.T) {
 	if f := failuresOf(t, func(tb testing.TB) { requireUnchanged(tb, before, s) }); len(f) < 4 {
 		t.Errorf("requireUnchanged missed an append: %v", f)
 	}
-	mustAppend(t, s, evTurnStart(1)) // no node, no message: only the log and feed move
+	mustAppend(t, s, evRaw(TypeTodoWrite, `{"todos":[]}`)) // no node, no message: only the log and feed move
 	mid := stateOf(t, s)
-	mustAppend(t, s, evTurnEnd(1))
+	mustAppend(t, s, evRaw(TypeTodoWrite, `{"todos":[]}`))
 	if f := failuresOf(t, func(tb testing.TB) { requireUnchanged(tb, mid, s) }); len(f) < 2 {
 		t.Errorf("requireUnchanged missed a log-only append: %v", f)
 	}
@@ -731,3 +736,9 @@ func TestHelpersDetectChanges(t *testing.T) {
 
 // ctl is the owner's Control of a session a test built without one.
 func ctl(s *Session) *Control { return &Control{s: s} }
+
+// bareMessages is an Options mod for the tests of the surface, its folds
+// and the append machinery that append messages outside any turn or step:
+// a foreign loop, which only a lenient session takes (docs/format.md, "The
+// agent-loop protocol"). The loop rules have their own tests (loop_test.go).
+func bareMessages(o *Options) { o.Header.Protocol = sdk.ProtocolLenient }

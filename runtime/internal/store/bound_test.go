@@ -65,7 +65,7 @@ func boundedStore(t *testing.T, total int64, timeout time.Duration) (*Store, *st
 // multiple of its size is the test's bound, so no single queue reaches the
 // per-session bound exactly.
 func note(i int) session.AppendInput {
-	return user("note " + itoa(int64(i)) + " " + strings.Repeat("x", 300))
+	return todo("note " + itoa(int64(i)) + " " + strings.Repeat("x", 300))
 }
 
 // Past max_pending_bytes_total, with every backend stalled, the total
@@ -180,7 +180,7 @@ func fill(t *testing.T, st *Store, s *session.Session) {
 
 // bigNote is a user message whose envelope is over 800 bytes.
 func bigNote(i int) session.AppendInput {
-	return user("big " + itoa(int64(i)) + " " + strings.Repeat("y", 800))
+	return todo("big " + itoa(int64(i)) + " " + strings.Repeat("y", 800))
 }
 
 // waitWaiters waits until n appends wait for room in p.
@@ -294,7 +294,7 @@ func TestPendingBytesTotalReturnsToZero(t *testing.T) {
 	pending := func() int64 { return st.Stats().PendingBytes }
 
 	src, _ := st.Create(ctx, CreateOptions{ID: "src"})
-	mustAppend(t, src, user("a"), user("b"))
+	mustAppend(t, src, todo("a"), todo("b"))
 	if p, want := pending(), 2*envelopeBytes(src.Events().Slice()); p != want {
 		t.Fatalf("pending %d after two appends to two backends; want %d", p, want)
 	}
@@ -315,11 +315,11 @@ func TestPendingBytesTotalReturnsToZero(t *testing.T) {
 	}
 
 	mirror.failNext(sdk.Errorf(sdk.CodeSeqConflict, "test", "the mirror holds other events"))
-	mustAppend(t, src, user("c"))
+	mustAppend(t, src, todo("c"))
 	if _, err := st.Flush(ctx, src); !errors.Is(err, sdk.CodeMirrorDiverged) {
 		t.Fatalf("flush with a failing mirror: %v", err)
 	}
-	mustAppend(t, src, user("d")) // reserved for both queues; the detached mirror gives its share back
+	mustAppend(t, src, todo("d")) // reserved for both queues; the detached mirror gives its share back
 	if _, err := st.Flush(ctx, src); !errors.Is(err, sdk.CodeMirrorDiverged) {
 		t.Fatalf("flush after the mirror detached: %v", err)
 	}
@@ -328,7 +328,7 @@ func TestPendingBytesTotalReturnsToZero(t *testing.T) {
 	}
 
 	prim.failNext(sdk.Errorf(sdk.CodeSeqConflict, "test", "someone else wrote"))
-	mustAppend(t, seeded, user("e"))
+	mustAppend(t, seeded, todo("e"))
 	if _, err := st.Flush(ctx, seeded); !errors.Is(err, sdk.CodeSeqConflict) || seeded.Fenced() == nil {
 		t.Fatalf("flush with a failing primary: %v", err)
 	}

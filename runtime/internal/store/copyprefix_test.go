@@ -67,7 +67,7 @@ func TestForkCopiesThePrefixWhereItCanAndAppendsElsewhere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustAppend(t, src, raw("turn/start", `{"turn":1}`), user("a"), user("b"), user("c"))
+	mustAppend(t, src, raw("turn/start", `{"turn":1}`), todo("a"), todo("b"), todo("c"))
 	at := sdk.Seq(2)
 	child, err := st.Fork(ctx, ForkRequest{Source: src, Boundary: &at, ChildID: "child"})
 	if err != nil {
@@ -105,7 +105,7 @@ func TestForkFailsWithACopyThatFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustAppend(t, src, user("a"))
+	mustAppend(t, src, todo("a"))
 	if _, err := st.Fork(ctx, ForkRequest{Source: src, ChildID: "child"}); sdk.CodeOf(err) != sdk.CodeIOError {
 		t.Fatalf("Fork = %v; want the copy's IO_ERROR", err)
 	}

@@ -20,7 +20,7 @@ func storedSession(t *testing.T, st *Store, id string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustAppend(t, s, user("hi"))
+	mustAppend(t, s, todo("hi"))
 	if err := st.Release(ctx, s); err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestDeleteOfALiveSessionIsALREADY_OWNED(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustAppend(t, s, user("hi"))
+	mustAppend(t, s, todo("hi"))
 	if _, err := st.Flush(ctx, s); err != nil {
 		t.Fatal(err)
 	}

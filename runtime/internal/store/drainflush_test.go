@@ -56,7 +56,7 @@ func TestDrainAfterAcknowledgedAppendsCallsNoBackendFlush(t *testing.T) {
 	rec := &callRecorder{Persistence: mem()}
 	st := newTestStore(t, nil, Backend{Name: "mem", Persistence: rec})
 	s, _ := st.Create(context.Background(), CreateOptions{ID: "s"})
-	mustAppend(t, s, user("a"), user("b"), user("c"))
+	mustAppend(t, s, todo("a"), todo("b"), todo("c"))
 	res, err := st.Flush(context.Background(), s)
 	if err != nil {
 		t.Fatal(err)
@@ -81,7 +81,7 @@ func TestOpenAndDrainOfAStoredSessionCallNoBackendFlush(t *testing.T) {
 	rec := &callRecorder{Persistence: mem()}
 	st := newTestStore(t, nil, Backend{Name: "mem", Persistence: rec})
 	s, _ := st.Create(context.Background(), CreateOptions{ID: "s"})
-	mustAppend(t, s, user("a"))
+	mustAppend(t, s, todo("a"))
 	if err := st.Release(context.Background(), s); err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestOpenAndDrainOfAStoredSessionCallNoBackendFlush(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustAppend(t, s, user("b"))
+	mustAppend(t, s, todo("b"))
 	if _, err := st.Flush(context.Background(), s); err != nil {
 		t.Fatal(err)
 	}
@@ -126,8 +126,8 @@ func TestDrainWritesEventsCommittedDuringItsLastBatch(t *testing.T) {
 	rec := &callRecorder{Persistence: mem()}
 	st := newTestStore(t, nil, Backend{Name: "mem", Persistence: rec})
 	s, _ := st.Create(context.Background(), CreateOptions{ID: "s"})
-	mustAppend(t, s, user("a"), user("b"))
-	rec.duringOne = func() { mustAppend(t, s, user("c")) }
+	mustAppend(t, s, todo("a"), todo("b"))
+	rec.duringOne = func() { mustAppend(t, s, todo("c")) }
 	res, err := st.Flush(context.Background(), s)
 	if err != nil {
 		t.Fatal(err)
@@ -147,7 +147,7 @@ func TestWindowWriteIsAPlainAppend(t *testing.T) {
 	rec := &callRecorder{Persistence: mem()}
 	st := newTestStore(t, clock, Backend{Name: "mem", Persistence: rec})
 	s, _ := st.Create(context.Background(), CreateOptions{ID: "s"})
-	mustAppend(t, s, user("a"), user("b"))
+	mustAppend(t, s, todo("a"), todo("b"))
 	clock.waitArmed(t)
 	clock.Advance(st.opts.WriteWindow)
 	deadline := time.Now().Add(10 * time.Second)

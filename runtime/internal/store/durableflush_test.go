@@ -32,7 +32,7 @@ func faultStore(t *testing.T) (*Store, *session.Session, *faultfs.FS, *fakeClock
 	if _, err := st.Flush(context.Background(), s); err != nil {
 		t.Fatal(err)
 	}
-	mustAppend(t, s, user("a"), user("b"), user("c"), user("d"), user("e"))
+	mustAppend(t, s, todo("a"), todo("b"), todo("c"), todo("d"), todo("e"))
 	return st, s, ffs, clock
 }
 
@@ -95,7 +95,7 @@ func TestFlushReportsABatchStoredDespiteAFailedCall(t *testing.T) {
 	if err != nil {
 		t.Fatalf("flush: %v; the batch is durable", err)
 	}
-	mustAppend(t, s, user("f"))
+	mustAppend(t, s, todo("f"))
 	res, err = st.Flush(context.Background(), s)
 	checkReport(t, "the next flush", res, err, s, ffs)
 	if err != nil || s.Fenced() != nil {

@@ -69,7 +69,7 @@ func TestErrorsRenderEachOpOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev, err := s0.Append(ctx, user("a"))
+	ev, err := s0.Append(ctx, todo("a"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,10 +105,10 @@ func TestErrorsRenderEachOpOnce(t *testing.T) {
 				t.Fatal(err)
 			}
 			fault.FailNextAppends(1, conflict)
-			mustAppend(t, s, user("a"))
+			mustAppend(t, s, todo("a"))
 			_, err = st.Flush(ctx, s)
 			note("a flush the backend refused", err, sdk.CodeFlushFailed)
-			_, err = s.Append(ctx, user("b"))
+			_, err = s.Append(ctx, todo("b"))
 			note("an append to the fenced session", err, sdk.CodeSessionFenced)
 
 			for _, text := range texts {

@@ -34,7 +34,7 @@ func ExampleStore_Stats() {
 	defer st.Close(ctx)
 	s, _ := st.Create(ctx, store.CreateOptions{ID: "s1"})
 	for i := range 3 {
-		_, _ = s.Append(ctx, session.AppendInput{Type: "turn/start", Data: fmt.Appendf(nil, `{"turn":%d}`, i+1)})
+		_, _ = s.Append(ctx, session.AppendInput{Type: "todo/write", Data: fmt.Appendf(nil, `{"todos":[{"content":"step %d","status":"pending"}]}`, i+1)})
 	}
 	q := st.Stats().Queues[0]
 	fmt.Printf("live %d, %s queue: %d events\n", st.Stats().LiveSessions, q.Backend, q.Events)

@@ -51,7 +51,7 @@ func TestFollowStoredSeesAnotherHostsFlushes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustAppend(t, s, user("a"), user("b"))
+	mustAppend(t, s, todo("a"), todo("b"))
 	if _, err := writer.Flush(ctx, s); err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestFollowStoredSeesAnotherHostsFlushes(t *testing.T) {
 		}
 	}
 	stored := s.Len()
-	mustAppend(t, s, user("c"))
+	mustAppend(t, s, todo("c"))
 	select {
 	case e := <-got.events:
 		t.Fatalf("followed seq %d before the writer flushed it", e.Seq())
@@ -105,7 +105,7 @@ func TestFollowStoredErrors(t *testing.T) {
 		t.Fatalf("follow of a bad id: %v; want INVALID_SESSION_ID", err)
 	}
 	s, _ := st.Create(ctx, CreateOptions{ID: "s"})
-	mustAppend(t, s, user("a"))
+	mustAppend(t, s, todo("a"))
 	if _, err := st.Flush(ctx, s); err != nil {
 		t.Fatal(err)
 	}
@@ -134,11 +134,11 @@ func TestReadStoredWindow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustAppend(t, s, user("a"), user("b"), user("c"))
+	mustAppend(t, s, todo("a"), todo("b"), todo("c"))
 	if _, err := writer.Flush(ctx, s); err != nil {
 		t.Fatal(err)
 	}
-	mustAppend(t, s, user("not flushed"))
+	mustAppend(t, s, todo("not flushed"))
 	read := func(from, end sdk.Offset) (sdk.Offset, []session.Event, error) {
 		length := sdk.Offset(-1)
 		var got []session.Event
@@ -181,7 +181,7 @@ func TestFollowStoredFromTheEndReportsCaughtUp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustAppend(t, s, user("a"))
+	mustAppend(t, s, todo("a"))
 	if _, err := st.Flush(ctx, s); err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +207,7 @@ func TestFollowStoredFromTheEndReportsCaughtUp(t *testing.T) {
 	if evs := next(); len(evs) != 0 {
 		t.Fatalf("the first call holds %d events; want none (caught up)", len(evs))
 	}
-	mustAppend(t, s, user("b"))
+	mustAppend(t, s, todo("b"))
 	if _, err := st.Flush(ctx, s); err != nil {
 		t.Fatal(err)
 	}

@@ -211,6 +211,14 @@ func user(text string) session.AppendInput {
 		Data: []byte(`{"id":"u","role":"user","content":[{"type":"text","text":"` + text + `"}],"source":{"kind":"user"}}`)}
 }
 
+// todo is a log-only event (todo/write) carrying text: the storage tests
+// append it where what the event means does not matter, so it needs no
+// turn around it (docs/format.md, "The agent-loop protocol").
+func todo(text string) session.AppendInput {
+	return session.AppendInput{Type: session.TypeTodoWrite,
+		Data: []byte(`{"todos":[{"content":"` + text + `","status":"pending"}]}`)}
+}
+
 func raw(typ, data string) session.AppendInput {
 	return session.AppendInput{Type: typ, Data: []byte(data)}
 }

@@ -25,7 +25,7 @@ func crashedLog(t *testing.T, p sdk.Persistence, id string) {
 	}
 	mustAppend(t, s,
 		raw("turn/start", `{"turn":1}`),
-		user("hi"),
+		todo("hi"),
 		raw("step/start", `{"turn":1,"step":1}`),
 		raw("request/header", `{"header":{"config":{"provider":"p","model":"m"}},"reason":"initial"}`),
 		session.AppendInput{Type: "assistant/message", SurfaceOp: &session.SurfaceOp{}, Data: []byte(`{"turn":1,"step":1,"message":{"id":"a1","role":"assistant","content":[{"type":"tool-call","id":"a","name":"x","arguments":"{}"},{"type":"tool-call","id":"b","name":"x","arguments":"{}"}],"source":{"kind":"model","provider":"p","model":"m"}},"stream":[]}`)},
@@ -64,7 +64,7 @@ func TestOpenRepairsDurablyBeforeGoingLive(t *testing.T) {
 		!strings.Contains(string(got[9]), `"interrupted"`) || !strings.Contains(string(got[10]), `"session/end-seed","data":{}`) {
 		t.Fatalf("stored repair batch:\n%s", joinLines(got[6:]))
 	}
-	mustAppend(t, s, user("after"))
+	mustAppend(t, s, todo("after"))
 	if err := st.Release(ctx, s); err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestInspectIsReadOnly(t *testing.T) {
 	if v.PendingRepair() != 4 || v.Len() != 10 {
 		t.Fatalf("pending %d len %d", v.PendingRepair(), v.Len())
 	}
-	if _, err := v.Append(ctx, user("x")); !errors.Is(err, sdk.CodeSessionReadOnly) {
+	if _, err := v.Append(ctx, todo("x")); !errors.Is(err, sdk.CodeSessionReadOnly) {
 		t.Fatalf("append to inspect view: %v", err)
 	}
 	after, _ := p.Stat(ctx, "s")
@@ -124,7 +124,7 @@ func TestOpenTwiceIsAlreadyOwned(t *testing.T) {
 	p := mem()
 	st := newTestStore(t, nil, Backend{Name: "mem", Persistence: p})
 	s, _ := st.Create(ctx, CreateOptions{ID: "s"})
-	mustAppend(t, s, user("a"))
+	mustAppend(t, s, todo("a"))
 	if _, err := st.Flush(ctx, s); err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +204,7 @@ func TestCreateWithSeedAddsTheReplayMarker(t *testing.T) {
 	st := newTestStore(t, nil, Backend{Name: "mem", Persistence: mem()})
 	src, _ := st.Create(ctx, CreateOptions{ID: "src"})
 	for range 10 {
-		mustAppend(t, src, user("x"))
+		mustAppend(t, src, todo("x"))
 	}
 	s, err := st.Create(ctx, CreateOptions{ID: "copy", Seed: src.Events().Slice()})
 	if err != nil || s.Len() != 11 || s.FirstLiveSeq() != 11 {
@@ -228,7 +228,7 @@ func TestMirrorsCatchUpAndDivergence(t *testing.T) {
 	prim, mirror := mem(), mem()
 	st := newTestStore(t, nil, Backend{Name: "prim", Persistence: prim})
 	s, _ := st.Create(ctx, CreateOptions{ID: "s"})
-	mustAppend(t, s, user("a"), user("b"))
+	mustAppend(t, s, todo("a"), todo("b"))
 	if err := st.Release(ctx, s); err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +237,7 @@ func TestMirrorsCatchUpAndDivergence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustAppend(t, s, user("c"))
+	mustAppend(t, s, todo("c"))
 	res, err := st2.Flush(ctx, s)
 	if err != nil || res.Backends[1].DurableSeq != sdk.Cursor(s.Len())-1 {
 		t.Fatalf("mirror flush %+v %v", res, err)
@@ -252,7 +252,7 @@ func TestMirrorsCatchUpAndDivergence(t *testing.T) {
 	other := mem()
 	st3 := newTestStore(t, nil, Backend{Name: "x", Persistence: other})
 	o, _ := st3.Create(ctx, CreateOptions{ID: "s"})
-	mustAppend(t, o, user("zzz"))
+	mustAppend(t, o, todo("zzz"))
 	_ = st3.Release(ctx, o)
 	st4 := newTestStore(t, nil, Backend{Name: "prim", Persistence: prim}, Backend{Name: "other", Persistence: other})
 	s, _, err = st4.Open(ctx, "s")
@@ -335,7 +335,7 @@ func TestFeedDeliversInOrderAndSurvivesPanics(t *testing.T) {
 	defer bad.Close()
 	s, _ := st.Create(ctx, CreateOptions{ID: "s"})
 	for range 100 {
-		mustAppend(t, s, user("x"))
+		mustAppend(t, s, todo("x"))
 	}
 	if err := st.Release(ctx, s); err != nil {
 		t.Fatal(err)

@@ -62,7 +62,7 @@ func TestObserverAndStats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustAppend(t, s, user("one"), user("two"))
+	mustAppend(t, s, todo("one"), todo("two"))
 	if _, err := s.AppendGroup(ctx, []session.AppendInput{raw("turn/start", `{"turn":1}`), user("three")}); err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestObserverWriteFailures(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec.failNext(sdk.Errorf(sdk.CodeIOError, "test", "disk hiccup"))
-	mustAppend(t, s, user("a"))
+	mustAppend(t, s, todo("a"))
 	if _, err := st.Flush(ctx, s); !errors.Is(err, sdk.CodeIOError) {
 		t.Fatalf("flush over the injected failure: %v", err)
 	}
@@ -129,7 +129,7 @@ func TestObserverWriteFailures(t *testing.T) {
 		t.Fatalf("the retry: %v", err)
 	}
 	rec.failNext(sdk.Errorf(sdk.CodeSeqConflict, "test", "someone else wrote seq 1"))
-	mustAppend(t, s, user("b"))
+	mustAppend(t, s, todo("b"))
 	if _, err := st.Flush(ctx, s); !errors.Is(err, sdk.CodeSeqConflict) || s.Fenced() == nil {
 		t.Fatalf("flush over a final failure: %v (fenced %v)", err, s.Fenced())
 	}

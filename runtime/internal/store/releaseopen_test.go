@@ -36,7 +36,7 @@ func TestOpenDuringAReleaseWaitsForItsHandlesToClose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustAppend(t, s, user("a"))
+	mustAppend(t, s, todo("a"))
 	released := make(chan error, 1)
 	go func() { released <- st.Release(ctx, s) }()
 	<-b.closing // the release took s out of the live set and is closing its handle

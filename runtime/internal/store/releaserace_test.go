@@ -54,11 +54,11 @@ func TestReleaseClosesAppendsBeforeItsFinalFlush(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustAppend(t, s, user("before"))
+	mustAppend(t, s, todo("before"))
 	if _, err := st.Flush(ctx, s); err != nil {
 		t.Fatal(err)
 	}
-	mustAppend(t, s, user("queued")) // the release's drain writes it
+	mustAppend(t, s, todo("queued")) // the release's drain writes it
 
 	g.arm()
 	released := make(chan error, 1)
@@ -68,7 +68,7 @@ func TestReleaseClosesAppendsBeforeItsFinalFlush(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Release never reached the backend's append")
 	}
-	_, aerr := s.Append(ctx, user("during"))
+	_, aerr := s.Append(ctx, todo("during"))
 	close(g.gate)
 	if err := <-released; err != nil {
 		t.Fatalf("release: %v", err)
@@ -107,7 +107,7 @@ func TestReleaseNeverDropsAcknowledgedAppends(t *testing.T) {
 		for range appenders {
 			wg.Go(func() {
 				for {
-					e, err := s.Append(ctx, user("x"))
+					e, err := s.Append(ctx, todo("x"))
 					if err != nil {
 						if sdk.CodeOf(err) != sdk.CodeSessionClosed {
 							t.Errorf("round %d: append: %v, want SESSION_CLOSED", round, err)

@@ -75,10 +75,10 @@ func TestView(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustAppend(t, live, user("a"), user("b"))
-	first := sdk.Seq(0)
+	mustAppend(t, live, raw("turn/start", `{"turn":1}`), user("a"), user("b"))
+	first := sdk.Seq(1)
 	lv, _, err := st.View(ctx, "live", &first)
-	if err != nil || lv.Len() != 1 {
+	if err != nil || lv.Len() != 2 {
 		t.Fatalf("view of a live session: %v, %v", lv, err)
 	}
 	if msgs, _ := lv.Messages(); msgs.Len() != 1 {
@@ -99,7 +99,7 @@ func TestViewReportsATornTail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustAppend(t, s, user("a"), user("b"))
+	mustAppend(t, s, todo("a"), todo("b"))
 	if err := st.Release(ctx, s); err != nil {
 		t.Fatal(err)
 	}

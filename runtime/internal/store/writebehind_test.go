@@ -22,7 +22,7 @@ func TestWriteWindowSendsOneBatch(t *testing.T) {
 	}
 	start := clock.Now()
 	for i := range 20 {
-		mustAppend(t, s, user("e"))
+		mustAppend(t, s, todo("e"))
 		if i < 19 {
 			clock.Advance(10 * time.Millisecond)
 		}
@@ -54,7 +54,7 @@ func TestFlushDrainsAtOnceAndCancelsTheTimer(t *testing.T) {
 	s, _ := st.Create(context.Background(), CreateOptions{ID: "s"})
 	start := clock.Now()
 	for range 5 {
-		mustAppend(t, s, user("e"))
+		mustAppend(t, s, todo("e"))
 	}
 	clock.Advance(50 * time.Millisecond)
 	res, err := st.Flush(context.Background(), s)
@@ -85,13 +85,13 @@ func TestWriteBehindRetryKeepsOrder(t *testing.T) {
 	st := newTestStore(t, clock, Backend{Name: "mem", Persistence: rec})
 	s, _ := st.Create(context.Background(), CreateOptions{ID: "s"})
 	rec.failNext(sdk.Errorf(sdk.CodeIOError, "test", "disk hiccup"))
-	mustAppend(t, s, user("a"), user("b"))
+	mustAppend(t, s, todo("a"), todo("b"))
 	clock.waitArmed(t)
 	clock.Advance(200 * time.Millisecond)
 	if c := rec.waitAppend(t); c.err == nil || c.n != 2 {
 		t.Fatalf("first attempt %+v; want the injected failure", c)
 	}
-	mustAppend(t, s, user("c"))
+	mustAppend(t, s, todo("c"))
 	clock.waitArmed(t)                    // the retry timer
 	clock.Advance(200 * time.Millisecond) // backoff = window
 	c := rec.waitAppend(t)
@@ -111,12 +111,12 @@ func TestWriteBehindFinalFailureFences(t *testing.T) {
 	st := newTestStore(t, clock, Backend{Name: "mem", Persistence: rec})
 	s, _ := st.Create(context.Background(), CreateOptions{ID: "s"})
 	rec.failNext(sdk.Errorf(sdk.CodeSeqConflict, "test", "someone else wrote seq 0"))
-	mustAppend(t, s, user("a"))
+	mustAppend(t, s, todo("a"))
 	_, err := st.Flush(context.Background(), s)
 	if !errors.Is(err, sdk.CodeFlushFailed) || !errors.Is(err, sdk.CodeSeqConflict) {
 		t.Fatalf("flush: %v", err)
 	}
-	if _, err := s.Append(context.Background(), user("b")); !errors.Is(err, sdk.CodeSessionFenced) || !errors.Is(err, sdk.CodeSeqConflict) {
+	if _, err := s.Append(context.Background(), todo("b")); !errors.Is(err, sdk.CodeSessionFenced) || !errors.Is(err, sdk.CodeSeqConflict) {
 		t.Fatalf("append after fence: %v", err)
 	}
 	if _, err := st.Flush(context.Background(), s); !errors.Is(err, sdk.CodeSeqConflict) {
@@ -133,7 +133,7 @@ func TestFlushWaitsForEveryBackendAndNamesTheFailed(t *testing.T) {
 	b2.delay = 50 * time.Millisecond
 	st := newTestStore(t, nil, Backend{Name: "b1", Persistence: b1}, Backend{Name: "b2", Persistence: b2})
 	s, _ := st.Create(context.Background(), CreateOptions{ID: "s"})
-	mustAppend(t, s, user("a"), user("b"))
+	mustAppend(t, s, todo("a"), todo("b"))
 	b1.failNext(sdk.Errorf(sdk.CodeIOError, "test", "b1 down"))
 	began := time.Now()
 	res, err := st.Flush(context.Background(), s)
@@ -162,7 +162,7 @@ func TestFlushWithNoBackendOrDetachedSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustAppend(t, s, user("a"))
+	mustAppend(t, s, todo("a"))
 	res, err := st.Flush(context.Background(), s)
 	if err != nil || res.Participated {
 		t.Fatalf("no backend: %+v %v", res, err)
@@ -183,7 +183,7 @@ func TestBackpressureBlocksAppendUntilDrained(t *testing.T) {
 	}
 	defer st.Close(context.Background())
 	s, _ := st.Create(context.Background(), CreateOptions{ID: "s"})
-	big := user(string(make([]byte, 0)) + "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx")
+	big := todo(string(make([]byte, 0)) + "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx")
 	for int64(queuedBytes(st, s)) < 1<<10 {
 		mustAppend(t, s, big)
 	}
@@ -243,12 +243,12 @@ func TestRecoveryAfterAmbiguousFailureStoresOnce(t *testing.T) {
 	amb := &ambiguous{Persistence: mem()}
 	st := newTestStore(t, clock, Backend{Name: "mem", Persistence: amb})
 	s, _ := st.Create(context.Background(), CreateOptions{ID: "s"})
-	mustAppend(t, s, user("a"), user("b"))
+	mustAppend(t, s, todo("a"), todo("b"))
 	amb.armed = true
 	if res, err := st.Flush(context.Background(), s); err != nil || res.Backends[0].DurableSeq != 1 {
 		t.Fatalf("first flush: %+v %v; want success, both events stored", res, err)
 	}
-	mustAppend(t, s, user("c"))
+	mustAppend(t, s, todo("c"))
 	res, err := st.Flush(context.Background(), s)
 	if err != nil || res.Backends[0].DurableSeq != 2 {
 		t.Fatalf("flush after recovery: %+v %v", res, err)
@@ -288,7 +288,7 @@ func TestRecoveryRecreatesAnUnmaterializedSession(t *testing.T) {
 	r := &restarted{Persistence: mem()}
 	st := newTestStore(t, clock, Backend{Name: "mem", Persistence: r})
 	s, _ := st.Create(context.Background(), CreateOptions{ID: "s"})
-	mustAppend(t, s, user("a"), user("b"))
+	mustAppend(t, s, todo("a"), todo("b"))
 	if _, err := st.Flush(context.Background(), s); !errors.Is(err, sdk.CodePluginUnavailable) {
 		t.Fatalf("first flush: %v", err)
 	}
@@ -311,7 +311,7 @@ func TestWriteBehindEagerWriteOfAFullQueue(t *testing.T) {
 	defer st.Close(context.Background())
 	s, _ := st.Create(context.Background(), CreateOptions{ID: "s"})
 	for queuedBytes(st, s) < 4<<10 && len(rec.appends()) == 0 {
-		mustAppend(t, s, user("0123456789012345678901234567890123456789012345678901234567890123456789"))
+		mustAppend(t, s, todo("0123456789012345678901234567890123456789012345678901234567890123456789"))
 	}
 	c := rec.waitAppend(t)
 	if c.err != nil || !c.at.Equal(clock.Now()) || c.n == 0 {
