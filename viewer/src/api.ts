@@ -227,3 +227,30 @@ export async function optional<T>(name: string, call: () => Promise<T>): Promise
 export function unsupported(err: unknown): boolean {
   return err instanceof Problem && (err.code === "ROUTE_NOT_FOUND" || err.code === "USAGE" || err.status === 404 && err.code !== "SESSION_NOT_FOUND");
 }
+
+/** The request formats of the three the server had before it could name them. */
+const knownFormats = ["logbook", "openai", "anthropic"];
+
+let formats: Promise<string[]> | undefined;
+
+/**
+ * The request formats the server offers (GET …/request?format=), learnt
+ * once per page load from the server itself: asked for a format it does
+ * not know, it answers USAGE naming the ones it does ("… is not one of
+ * logbook, openai, …"), so a format added to the server appears here
+ * without a change to the viewer. A server that ignores the parameter (it
+ * answers 200) offers logbook's shape only; an answer that names none
+ * leaves the three formats every server with formats has.
+ */
+export function requestFormats(id: string): Promise<string[]> {
+  formats ??= getJSON(sessionURL(id, "/request", { format: "-" })).then(
+    () => ["logbook"],
+    (err) => {
+      const m = err instanceof Problem && err.code === "USAGE" ? /is not one of ([\w-]+(?:, [\w-]+)*)/.exec(err.message) : null;
+      if (m) return m[1].split(", ");
+      formats = undefined; // asked again next time
+      return knownFormats;
+    },
+  );
+  return formats;
+}

@@ -2,12 +2,15 @@
 // event (the event itself, what the model saw as of it, its provenance)
 // and the session's forks; a live session follows new events.
 
-import { events as readEvents, follow, getJSON, optional, Problem, sessionHash, sessionURL, type Envelope, type SessionInfo } from "./api";
+import { events as readEvents, follow, getJSON, optional, Problem, requestFormats, sessionHash, sessionURL, type Envelope, type SessionInfo } from "./api";
 import { h, replace, when } from "./dom";
-import { message, messageText, show } from "./events";
+import { show } from "./events";
+import { prettyJSON } from "./json";
 import { Log, pageSize } from "./log";
 import { lineagePanel } from "./lineage";
+import { MessageList } from "./messages";
 import { Timeline, type Marks } from "./timeline";
+import { whyTree, type WhyNode } from "./why";
 
 /** The open session view; close stops its follow. */
 export interface Opened {
@@ -50,8 +53,23 @@ async function open(id: string, seq: number | undefined, facts: HTMLElement, mai
   log.put(first);
   const tl = new Timeline(log);
   const panel = new Panel(log, tl);
+  // The timeline marks what was off the surface as of the picked seq
+  // (GET …/shadowed?at=), asked again a moment after the pick settles.
+  let remarkTimer = 0;
+  const remark = () => {
+    clearTimeout(remarkTimer);
+    remarkTimer = window.setTimeout(() => {
+      const at = panel.seq;
+      void marks(id, at, signal).then((m) => {
+        if (!m || at !== panel.seq) return;
+        Object.assign(tl.marks, { shadowed: undefined, onSurface: undefined, replacedBy: undefined }, m);
+        tl.invalidate();
+      });
+    }, 150);
+  };
   tl.onPick = (s) => {
     panel.pick(s);
+    remark();
     const q = sessionHash(id, s);
     if (location.hash !== q) history.replaceState(null, "", q);
   };
@@ -60,7 +78,11 @@ async function open(id: string, seq: number | undefined, facts: HTMLElement, mai
   renderFacts(facts, info, log);
   tl.render();
   if (seq !== undefined && seq < length) tl.pick(seq);
-  else if (length > 0) panel.pick(0);
+  else if (length > 0) {
+    tl.marks.picked = 0;
+    panel.pick(0);
+    remark();
+  }
   performance.mark("logbook-timeline-ready");
   document.body.dataset.openMs = String(Math.round(performance.now() - started));
   const live = h("span", { class: "badge live", hidden: true }, "● following");
@@ -72,30 +94,28 @@ async function open(id: string, seq: number | undefined, facts: HTMLElement, mai
     (err) => facts.append(" ", h("span", { class: "badge bad", title: err instanceof Problem ? err.message : String(err) }, err instanceof Problem ? err.code : "error")),
   );
 
-  // What no longer is on the surface: after the first rows are drawn.
-  const remark = () =>
-    void marks(id, signal).then((m) => {
-      if (!m) return;
-      Object.assign(tl.marks, { shadowed: undefined, onSurface: undefined, replacedBy: undefined }, m);
-      tl.invalidate();
-    });
-  remark();
-
-  // Live: new events arrive without a reload.
+  // Live: new events arrive without a reload. While the picked event is
+  // the last one (the reader is at the end), the pick follows the newest
+  // event, a moment after a burst settles.
   facts.append(" ", live);
-  let refresh = 0;
+  let followTimer = 0;
   void follow(
     id,
     log.length,
     (e: Envelope) => {
       const stick = tl.atEnd();
+      const atLast = panel.seq >= log.length - 1;
       log.append(e);
       live.hidden = false;
       renderFacts(facts, info, log, live);
       if (stick) requestAnimationFrame(() => tl.toEnd());
       panel.grew();
-      clearTimeout(refresh);
-      if (e.surfaceOp !== undefined) refresh = window.setTimeout(remark, 300);
+      if (atLast) {
+        clearTimeout(followTimer);
+        followTimer = window.setTimeout(() => {
+          if (!signal.aborted) tl.pick(log.length - 1);
+        }, 200);
+      } else if (e.surfaceOp !== undefined) remark();
     },
     signal,
   ).catch(() => {});
@@ -119,15 +139,16 @@ function renderFacts(facts: HTMLElement, info: SessionInfo | undefined, log: Log
 }
 
 /**
- * Which events no longer are on the surface: GET …/shadowed when the
- * server has it (with the replacement that shadowed each), else every
- * surface event missing from GET …/surface.
+ * Which events were no longer on the surface as of seq at: GET
+ * …/shadowed?at= when the server has it (with the replacement that
+ * shadowed each), else every surface event up to at missing from GET
+ * …/surface?at=.
  */
-async function marks(id: string, signal: AbortSignal): Promise<Pick<Marks, "shadowed" | "onSurface" | "replacedBy"> | undefined> {
+async function marks(id: string, at: number, signal: AbortSignal): Promise<Pick<Marks, "shadowed" | "onSurface" | "replacedBy" | "at"> | undefined> {
   try {
-    const s = await optional("shadowed", () => getJSON<Shadowed>(sessionURL(id, "/shadowed"), signal));
-    if (s) return { shadowed: new Set(s.shadowed), replacedBy: new Map(Object.entries(s.replacedBy ?? {}).map(([k, v]) => [Number(k), v])) };
-    return { onSurface: new Set(await getJSON<number[]>(sessionURL(id, "/surface"), signal)) };
+    const s = await optional("shadowed", () => getJSON<Shadowed>(sessionURL(id, "/shadowed", { at }), signal));
+    if (s) return { at, shadowed: new Set(s.shadowed), replacedBy: new Map(Object.entries(s.replacedBy ?? {}).map(([k, v]) => [Number(k), v])) };
+    return { at, onSurface: new Set(await getJSON<number[]>(sessionURL(id, "/surface", { at }), signal)) };
   } catch {
     return undefined;
   }
@@ -144,10 +165,10 @@ class Panel {
   private body: HTMLElement;
   private tabs = new Map<Tab, HTMLButtonElement>();
   private tab: Tab = "saw";
-  private seq = 0;
+  /** The picked seq. */
+  seq = 0;
   private gen = 0;
   private whySeq?: number;
-  private formats?: string[]; // request formats the server offers, probed once
   private format = "logbook";
 
   constructor(
@@ -218,7 +239,7 @@ class Panel {
     replace(this.body, h("p", { class: "muted" }, "Loading…"));
     const done = (p: Promise<void>) =>
       p.catch((err) => {
-        if (live()) replace(this.body, h("p", { class: "error" }, err instanceof Problem ? err.message : String(err)));
+        if (live()) replace(this.body, h("p", { class: "error", role: "alert" }, err instanceof Problem ? err.message : String(err)));
       });
     switch (this.tab) {
       case "event":
@@ -245,117 +266,117 @@ class Panel {
       this.body,
       h("h2", {}, `seq ${e.seq} · ${e.type}`),
       h("p", { class: "muted" }, when(e.time)),
-      s.synthetic ? h("p", { class: "why-synth", role: "note" }, h("strong", {}, "Why it exists: "), s.synthetic) : null,
+      s.synthetic ? h("p", { class: s.synthetic.startsWith("crash repair") ? "why-synth repair" : "why-synth", role: "note" }, h("strong", {}, "Why it exists: "), s.synthetic) : null,
       s.replaces ? h("p", {}, `Replaced the surface range ${s.replaces.start}–${s.replaces.end}.`) : null,
-      h("pre", { class: "json" }, JSON.stringify(e, null, 2)),
+      h("pre", { class: "json" }, prettyJSON(e)),
     );
   }
 
-  /** What the model saw as of the picked seq: the messages, the request, the tokens. */
+  /**
+   * What the model saw as of the picked seq: the messages (any session
+   * has them, with or without a request/header), the tokens, and the
+   * request when the session has a header by then. Only a failure to read
+   * the messages fails the pane; the tokens and the request fail on their
+   * own.
+   */
   private async sawTab(live: () => boolean): Promise<void> {
     const at = this.seq;
     const id = this.log.id;
     const [msgs, surface, tokens] = await Promise.all([
       getJSON<any[]>(sessionURL(id, "/messages", { at })),
       getJSON<number[]>(sessionURL(id, "/surface", { at })),
-      optional("tokens", () => getJSON<any>(sessionURL(id, "/tokens", { at }))),
+      optional("tokens", () => getJSON<any>(sessionURL(id, "/tokens", { at }))).catch(() => undefined),
     ]);
     if (!live()) return;
-    const list = h("ol", { class: "messages", "aria-label": `Messages as of seq ${at}` });
-    msgs.forEach((m, i) => {
-      const s = surface[i];
-      list.append(
-        h(
-          "li",
-          { class: `msg role-${m.role}`, "data-seq": s ?? "" },
-          h("span", { class: "badge role" }, m.role),
-          s !== undefined ? h("button", { class: "link", title: "show this event in the timeline", onclick: () => this.tl.reveal(s) }, `seq ${s}`) : null,
-          s !== undefined ? h("button", { class: "link", title: "where this message comes from", onclick: () => ((this.whySeq = s), this.show("why"), (this.whySeq = undefined)) }, "why?") : null,
-          h("div", { class: "msg-text" }, messageText(m).slice(0, 600) || "(no text)"),
-        ),
-      );
+    const list = new MessageList(msgs, surface, `Messages as of seq ${at}`, {
+      reveal: (s) => this.tl.reveal(s),
+      why: (s) => ((this.whySeq = s), this.show("why"), (this.whySeq = undefined)),
     });
-    const tok = tokens ? this.tokens(tokens) : this.estimate(msgs);
+    const tok = tokens ? this.tokens(tokens, at) : this.estimate(msgs, at);
     const req = h("div", { class: "request" });
     replace(
       this.body,
-      h("h2", {}, h("span", { id: "msg-count" }, `${msgs.length} messages`), ` as of seq ${at}`),
+      h("h2", {}, h("span", { id: "msg-count" }, `${msgs.length} message${msgs.length === 1 ? "" : "s"}`), ` as of seq ${at}`),
       tok,
-      list,
+      list.el,
       h("h3", {}, "The request"),
       req,
     );
+    list.render();
     await this.request(req, at, live);
   }
 
-  private tokens(t: any): HTMLElement {
+  private tokens(t: any, at: number): HTMLElement {
     const rows = (t.perTurn ?? []).map((p: any) => h("tr", {}, h("td", {}, p.turn ?? "—"), h("td", { class: "num" }, p.startSeq), h("td", { class: "num" }, p.tokens)));
     return h(
       "details",
-      { class: "tokens" },
-      h("summary", {}, `≈ ${t.total} tokens in total (${t.baseline ?? "estimated"}; surface ${t.surfaceTokens ?? "?"}, header ${t.headerTokens ?? "?"})`),
+      { class: "tokens", "data-at": at },
+      h("summary", {}, `≈ ${t.total} tokens in total as of seq ${at} (${t.baseline ?? "estimated"}; surface ${t.surfaceTokens ?? "?"}, header ${t.headerTokens ?? "?"})`),
       h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, "Turn"), h("th", {}, "From seq"), h("th", {}, "Tokens"))), h("tbody", {}, ...rows)),
     );
   }
 
   /** A rough estimate when the server has no /tokens: four characters a token. */
-  private estimate(msgs: any[]): HTMLElement {
+  private estimate(msgs: any[], at: number): HTMLElement {
     const chars = msgs.reduce((n, m) => n + JSON.stringify(m.content ?? "").length, 0);
-    return h("p", { class: "tokens" }, `≈ ${Math.ceil(chars / 4)} tokens (estimated here at four characters a token; this server has no token view)`);
+    return h("p", { class: "tokens", "data-at": at }, `≈ ${Math.ceil(chars / 4)} tokens as of seq ${at} (estimated here at four characters a token; this server has no token view)`);
   }
 
-  /** The reconstructed request, in the shapes the server offers. */
+  /**
+   * The request as of at, in the shapes the server offers (requestFormats).
+   * A session with no request/header by then has no request: a note says
+   * so and no shape is offered. Otherwise every shape has a button, and a
+   * shape the server cannot render at this seq (a tool call still
+   * unanswered, say) shows its error below the buttons, which stay.
+   */
   private async request(el: HTMLElement, at: number, live: () => boolean): Promise<void> {
     const id = this.log.id;
-    if (!this.formats) {
-      // A server without formats ignores the parameter: it answers an
-      // unknown format as it answers none.
-      this.formats = ["logbook"];
-      const bogus = await optional("format", () => getJSON(sessionURL(id, "/request", { at, format: "no-such-format" })).then(() => false));
-      if (bogus === undefined) {
-        for (const f of ["openai", "anthropic"]) if (await optional(`format-${f}`, () => getJSON(sessionURL(id, "/request", { at, format: f })))) this.formats.push(f);
-      }
+    const [formats, header] = await Promise.all([requestFormats(id), getJSON<unknown>(sessionURL(id, "/header", { at })).catch(() => undefined)]);
+    if (!live()) return;
+    const none = () => replace(el, h("p", { class: "muted no-request" }, `No request/header as of seq ${at}: the model had not been asked yet, so there is no request to show.`));
+    if (header === null) {
+      none();
+      return;
     }
     const pre = h("pre", { class: "json", id: "request-json" });
+    const err = h("p", { class: "request-error", role: "status", hidden: true });
     const bar = h("div", { class: "formats", role: "group", "aria-label": "Request shape" });
+    let asked = 0;
     const load = async (f: string) => {
+      const n = ++asked;
       this.format = f;
       for (const b of bar.querySelectorAll("button")) b.setAttribute("aria-pressed", String(b.dataset.format === f));
-      const body = await getJSON<any>(sessionURL(id, "/request", f === "logbook" ? { at } : { at, format: f }));
-      if (live()) pre.textContent = JSON.stringify(body, null, 2);
+      try {
+        const body = await getJSON<any>(sessionURL(id, "/request", f === "logbook" ? { at } : { at, format: f }));
+        if (!live() || n !== asked) return;
+        err.hidden = true;
+        pre.hidden = false;
+        pre.textContent = prettyJSON(body);
+      } catch (e) {
+        if (!live() || n !== asked) return;
+        if (e instanceof Problem && e.code === "REQUEST_HEADER_MISSING") return none();
+        pre.hidden = true;
+        err.hidden = false;
+        // 409: the state as of this seq has no such body (calls still
+        // unanswered, say), a fact about the log, not a failure.
+        err.classList.toggle("muted", e instanceof Problem && e.status === 409);
+        err.classList.toggle("error", !(e instanceof Problem && e.status === 409));
+        err.textContent = `${f}: ${e instanceof Problem ? e.message : String(e)}`;
+      }
     };
-    if (this.formats.length > 1) for (const f of this.formats) bar.append(h("button", { "data-format": f, "aria-pressed": "false", onclick: () => void load(f) }, f));
-    replace(el, this.formats.length > 1 ? bar : null, pre);
-    await load(this.formats.includes(this.format) ? this.format : "logbook");
+    if (formats.length > 1) for (const f of formats) bar.append(h("button", { "data-format": f, "aria-pressed": "false", onclick: () => void load(f) }, f));
+    replace(el, formats.length > 1 ? bar : null, err, pre);
+    await load(formats.includes(this.format) ? this.format : "logbook");
   }
 
-  /** The provenance tree of seq. */
+  /** The provenance tree of seq, drawn on demand (whyTree). */
   private async whyTab(seq: number, live: () => boolean): Promise<void> {
-    const tree = await optional("why", () => getJSON<any>(sessionURL(this.log.id, "/why", { seq })));
+    const tree = await optional("why", () => getJSON<WhyNode>(sessionURL(this.log.id, "/why", { seq })));
     if (!live()) return;
     if (!tree) {
       replace(this.body, h("p", { class: "muted" }, "This server has no provenance view (GET /v1/sessions/{id}/why)."));
       return;
     }
-    replace(this.body, h("h2", {}, `Where seq ${seq} comes from`), h("ul", { class: "why", role: "tree", "aria-label": `Provenance of seq ${seq}` }, this.whyNode(tree)));
-  }
-
-  private whyNode(n: any): HTMLElement {
-    const kids = Array.isArray(n.derivedFrom) ? n.derivedFrom : [];
-    const e = this.log.get(n.seq);
-    const text = e ? messageText(message(e)).slice(0, 120) : "";
-    return h(
-      "li",
-      { role: "treeitem", "aria-expanded": kids.length ? "true" : null, "data-seq": n.seq },
-      h("button", { class: "link", onclick: () => this.tl.reveal(n.seq) }, `seq ${n.seq}`),
-      " ",
-      h("span", { class: "type" }, n.type),
-      n.relation ? h("span", { class: "badge" }, n.relation) : null,
-      n.replace ? h("span", { class: "badge replaces" }, `replaces ${n.replace.startSeq}–${n.replace.endSeq}`) : null,
-      n.repeated ? h("span", { class: "muted" }, " (shown above)") : null,
-      text && !n.summary ? h("div", { class: "muted why-text" }, text) : null,
-      n.summary ? h("div", { class: "muted why-text" }, String(n.summary).slice(0, 200)) : null,
-      kids.length ? h("ul", { role: "group" }, ...kids.map((k: any) => this.whyNode(k))) : null,
-    );
+    replace(this.body, h("h2", {}, `Where seq ${seq} comes from`), whyTree(tree, this.log, (s) => this.tl.reveal(s), `Provenance of seq ${seq}`));
   }
 }

@@ -25,6 +25,8 @@ export interface Marks {
   highlight?: { start: number; end: number; by: number };
   /** The picked event. */
   picked?: number;
+  /** The seq the shadow marks are as of; later events are not marked. */
+  at?: number;
 }
 
 /** A row in the DOM: its element, its markup, and the version and row it was drawn for. */
@@ -87,7 +89,13 @@ export class Timeline {
     this.el.scrollTop = this.el.scrollHeight;
   }
 
-  /** Scrolls seq into view (centred when it is far away) and gives it the keyboard focus. */
+  /**
+   * Scrolls seq into view (centred when it is far away) and gives it the
+   * keyboard focus. It draws at once, not on the next frame, so the
+   * active row (aria-activedescendant) is marked by the time the key or
+   * click that moved it has been handled: a reader of the attribute (a
+   * screen reader, a test) right after the key sees the new row.
+   */
   reveal(seq: number, centre = true): void {
     this.active = Math.max(0, Math.min(seq, this.log.length - 1));
     const top = this.log.rowOf(this.active) * rowHeight;
@@ -95,7 +103,8 @@ export class Timeline {
     if (top < this.el.scrollTop || top + rowHeight > this.el.scrollTop + view) {
       this.el.scrollTop = centre ? top - view / 2 : top < this.el.scrollTop ? top : top + rowHeight - view;
     }
-    this.invalidate();
+    this.version++;
+    this.render();
   }
 
   /** Draws the rows in view, fetching the pages they need. */
@@ -107,9 +116,11 @@ export class Timeline {
     const fromSeq = this.log.seqOf(first);
     const toSeq = last > first ? this.log.seqOf(last - 1) + 1 : fromSeq;
     void this.log.ensure(fromSeq - pageSize / 4, toSeq + pageSize / 4).catch(() => {});
-    // Rows that did not change keep their element, so a click that
-    // straddles a re-render (a page arriving, a live event) still lands.
-    // Scrolling alone only draws the rows that come into view.
+    // A row keeps its element across re-renders (one that changed gets
+    // the new attributes and children in place), so a click whose press
+    // and release straddle a re-render (a page arriving, the shadow marks
+    // of a pick, a live event) still lands on its row. Scrolling alone
+    // only draws the rows that come into view.
     const out: HTMLElement[] = [];
     const kept = new Map<number, Drawn>();
     for (let r = first; r < last; r++) {
@@ -120,7 +131,8 @@ export class Timeline {
       else {
         const el = this.row(r, seq);
         const html = el.outerHTML;
-        use = old && old.html === html ? { ...old, version: this.version } : { el, html, version: this.version, row: r };
+        if (old && old.html !== html) morph(old.el, el);
+        use = old ? { el: old.el, html, version: this.version, row: r } : { el, html, version: this.version, row: r };
       }
       kept.set(seq, use);
       out.push(use.el);
@@ -142,7 +154,7 @@ export class Timeline {
     if (!e) return h("div", { class: "row loading", style, role: "option", id: `ev-${seq}`, "data-seq": seq, "aria-selected": "false" }, h("span", { class: "seq" }, seq), h("span", { class: "muted" }, "loading…"));
     const s = show(e, this.log.get(seq + 1));
     const m = this.marks;
-    const shadowed = s.surface && (m.shadowed ? m.shadowed.has(seq) : m.onSurface !== undefined && !m.onSurface.has(seq));
+    const shadowed = s.surface && (m.shadowed ? m.shadowed.has(seq) : m.onSurface !== undefined && seq <= (m.at ?? Infinity) && !m.onSurface.has(seq));
     const hl = m.highlight && seq >= m.highlight.start && seq <= m.highlight.end;
     const cls = ["row", `fam-${s.family}`];
     if (s.synthetic) cls.push("synthetic");
@@ -178,7 +190,10 @@ export class Timeline {
 
   private badges(seq: number, s: Shown, shadowed: boolean): HTMLElement[] {
     const out: HTMLElement[] = [];
-    if (s.synthetic) out.push(h("span", { class: "badge synth", title: s.synthetic, "data-why": s.synthetic }, s.synthetic.startsWith("crash repair") ? "repair" : s.synthetic.startsWith("fork") ? "fork" : "store"));
+    if (s.synthetic) {
+      const kind = s.synthetic.startsWith("crash repair") ? "repair" : s.synthetic.startsWith("fork") ? "fork" : "store";
+      out.push(h("span", { class: `badge synth synth-${kind}`, title: s.synthetic, "data-why": s.synthetic }, kind));
+    }
     if (shadowed) {
       const by = this.marks.replacedBy?.get(seq);
       out.push(h("span", { class: "badge shadow", title: by !== undefined ? `no longer on the surface: replaced by seq ${by}` : "no longer on the surface" }, by !== undefined ? `shadowed by ${by}` : "shadowed"));
@@ -230,8 +245,12 @@ export class Timeline {
     this.invalidate();
   }
 
-  /** Picks seq: the detail panel shows it. */
+  /**
+   * Picks seq: the detail panel shows it. A highlighted compaction range
+   * stays only while its own event is the one picked.
+   */
   pick(seq: number, centre = true): void {
+    if (this.marks.highlight && this.marks.highlight.by !== seq) this.marks.highlight = undefined;
     this.marks.picked = seq;
     this.reveal(seq, centre);
     this.onPick(seq);
@@ -277,4 +296,16 @@ export class Timeline {
     ev.preventDefault();
     this.reveal(this.log.seqOf(r), false);
   }
+}
+
+/**
+ * Makes el what to is: its attributes and its children (moved from to).
+ * The style goes through the CSSOM, which the page's CSP allows (a style
+ * attribute set as text it would refuse).
+ */
+function morph(el: HTMLElement, to: HTMLElement): void {
+  for (const a of [...el.attributes]) if (a.name !== "style" && !to.hasAttribute(a.name)) el.removeAttribute(a.name);
+  for (const a of to.attributes) if (a.name !== "style" && el.getAttribute(a.name) !== a.value) el.setAttribute(a.name, a.value);
+  if (el.style.cssText !== to.style.cssText) el.style.cssText = to.style.cssText;
+  el.replaceChildren(...to.childNodes);
 }

@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { after, before } from "node:test";
 import { chromium } from "playwright-core";
 
 export const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
@@ -72,6 +73,44 @@ export function bigStore() {
   return dir;
 }
 
+/**
+ * The config of a store holding session "cp": 8,100 messages of
+ * internal/corpus's long session (21,601 events), then a compaction of
+ * seqs 1 … 21,598 (its last tool result) by the extractive summarizer, whose checkpoint replaced
+ * about 8,000 surface nodes. Written once, by viewer/internal/bigsession,
+ * `logbook import` and a real serve's POST …/compact, and kept under the
+ * temporary directory for later runs.
+ */
+export async function checkpointStore() {
+  const dir = join(tmpdir(), "logbook-viewer-checkpoint-v1");
+  const cfg = join(dir, "cp.hcl");
+  if (existsSync(join(dir, "complete"))) return cfg;
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(cfg, 'data_dir = "data"\npersistence "jsonl" {}\ncompaction {\n  summarizer = "compactor-summary"\n}\nplugin "compactor-summary" {\n  config {\n    mode = "extractive"\n  }\n}\n');
+  const exp = join(dir, "cp.export.jsonl");
+  execFileSync("go", ["run", "./viewer/internal/bigsession", "-id", "cp", "-messages", "8100", exp], { cwd: repoRoot, stdio: "inherit" });
+  logbook(["--config", cfg, "import", exp]);
+  rmSync(exp);
+  const srv = await Server.start(["--config", cfg]);
+  try {
+    const { length } = await (await fetch(`${srv.url}/v1/sessions/cp`)).json();
+    const r = await fetch(`${srv.url}/v1/sessions/cp/compact`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ startSeq: 1, endSeq: length - 3 }) }); // the last tool result, the last surface node
+    if (r.status !== 200) throw new Error(`compact: ${r.status} ${await r.text()}`);
+  } finally {
+    await srv.stop();
+  }
+  writeFileSync(join(dir, "complete"), "");
+  return cfg;
+}
+
+/** The seq of the checkpoint of session "cp" (checkpointStore) served at url: its compaction's user/message, near the log's end. */
+export async function checkpointSeq(url) {
+  const { length } = await (await fetch(`${url}/v1/sessions/cp`)).json();
+  const tail = await (await fetch(`${url}/v1/sessions/cp/events?from=${length - 8}`, { headers: { Accept: "application/x-ndjson" } })).text();
+  return tail.trim().split("\n").map((l) => JSON.parse(l)).find((e) => e.data?.source?.kind === "compact-checkpoint").seq;
+}
+
 /** A running `logbook serve`. */
 export class Server {
   constructor(proc, url) {
@@ -120,6 +159,38 @@ export async function browser(extra = []) {
     viewport: { width: 1400, height: 900 },
     args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-quic", ...extra],
   });
+}
+
+/**
+ * A new page of the browser context ctx that keeps its errors in
+ * page.errors: uncaught exceptions and console errors. Chromium logs every
+ * answer ≥ 400 as a console error ("Failed to load resource"); the viewer
+ * asks for optional routes a server may lack and request shapes a seq may
+ * not have, so those are not errors here.
+ */
+export async function errorPage(ctx) {
+  const page = await ctx.newPage();
+  page.errors = [];
+  page.on("pageerror", (e) => page.errors.push(String(e)));
+  page.on("console", (m) => m.type() === "error" && !m.text().startsWith("Failed to load resource") && page.errors.push(m.text()));
+  return page;
+}
+
+/**
+ * Registers the calling test file's hooks: before its tests, one Chromium
+ * (browser); after them, its closing and cleanup. Returns the function
+ * that opens a new page of it (errorPage).
+ */
+export function pages() {
+  let ctx;
+  before(async () => {
+    ctx = await browser();
+  });
+  after(async () => {
+    await ctx?.close();
+    cleanup();
+  });
+  return () => errorPage(ctx);
 }
 
 /** Saves a screenshot of page as name.png in the artifacts directory and prints where. */

@@ -8,27 +8,10 @@ import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
 import { availableParallelism, loadavg } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { bigStore, browser, cleanup, demoStore, logbook, Server, screenshot, tempDir } from "./harness.mjs";
-
-let ctx;
-before(async () => {
-  ctx = await browser();
-});
-after(async () => {
-  await ctx?.close();
-  cleanup();
-});
+import { bigStore, demoStore, logbook, pages, Server, screenshot, tempDir } from "./harness.mjs";
 
 /** A new page whose console errors fail the test that reads them. */
-async function newPage() {
-  const page = await ctx.newPage();
-  page.errors = [];
-  page.on("pageerror", (e) => page.errors.push(String(e)));
-  // Chromium logs every answer ≥ 400 as a console error; the viewer asks
-  // for optional routes a server may lack, so those are not errors here.
-  page.on("console", (m) => m.type() === "error" && !m.text().startsWith("Failed to load resource") && page.errors.push(m.text()));
-  return page;
-}
+const newPage = pages();
 
 /** The seqs of every timeline row, scrolling the list from top to bottom. */
 async function allRows(page) {
@@ -94,6 +77,12 @@ describe("the demo's store", () => {
     // The resume's own end-seed (seq 19, before turn 2) is flagged too.
     assert.match(await page.locator('.row[data-seq="19"] .badge.synth').getAttribute("title"), /new lifecycle/);
     assert.deepEqual(await page.locator(".row.synthetic").evaluateAll((r) => r.map((e) => Number(e.dataset.seq))), [19, 27, 28, 29, 30]);
+    // The store's benign marker is not drawn in the red of a repair.
+    const colours = (seq) => page.locator(`.row[data-seq="${seq}"] .badge.synth`).evaluate((b) => [getComputedStyle(b).color, getComputedStyle(b).backgroundColor]);
+    const [repairFg, repairBg] = await colours(27);
+    const [storeFg, storeBg] = await colours(30);
+    assert.notEqual(storeBg, repairBg);
+    assert.notEqual(storeFg, repairBg);
     await screenshot(page, "timeline-repair");
     assert.deepEqual(page.errors, []);
     await page.close();
@@ -117,6 +106,14 @@ describe("the demo's store", () => {
     await page.locator('.row[data-seq="38"].shadowed').waitFor();
     assert.equal(await page.locator('.row[data-seq="41"].shadowed').count(), 0);
     await screenshot(page, "compaction");
+    // Picking another row clears the highlight; the shadow marks are as of
+    // the picked seq, and at seq 30 the compaction had not happened.
+    await page.locator('.row[data-seq="30"] .seq').click();
+    await page.locator('.row[data-seq="30"].picked').waitFor();
+    assert.equal(await page.locator(".row.hl, .row.hl-by").count(), 0);
+    await page.waitForFunction(() => document.querySelector('.row[data-seq="38"]') && !document.querySelector(".row.shadowed"));
+    await page.locator('.row[data-seq="46"] .seq').click();
+    await page.locator('.row[data-seq="38"].shadowed').waitFor();
     assert.deepEqual(page.errors, []);
     await page.close();
   });
@@ -207,19 +204,27 @@ describe("the demo's store", () => {
     const page = await newPage();
     await page.goto(srv.url + "/#/sessions/demo");
     await page.locator('.row[data-seq="0"]:not(.loading)').waitFor();
+    const length = (await (await fetch(`${srv.url}/v1/sessions/demo`)).json()).length;
     await page.locator(".timeline").focus();
+    // The active row is marked as the key is handled, so it is read right
+    // after each key. End first, so that Home is seen to move it (the
+    // active row starts at 0).
+    await page.keyboard.press("End");
+    assert.equal(await activeRow(page), `ev-${length - 1}`);
     await page.keyboard.press("Home");
-    await activeRow(page, "ev-0");
+    assert.equal(await activeRow(page), "ev-0");
     await page.keyboard.press("ArrowLeft"); // collapse turn 1 (seqs 1–18)
     await page.locator('.row[data-seq="0"][aria-expanded="false"]').waitFor();
     assert.equal(await page.locator('.row[data-seq="5"]').count(), 0);
     await page.keyboard.press("ArrowDown"); // the row after the turn: 19
-    await activeRow(page, "ev-19");
+    assert.equal(await activeRow(page), "ev-19");
     await screenshot(page, "keyboard-collapsed");
     await page.keyboard.press("ArrowUp");
+    assert.equal(await activeRow(page), "ev-0");
     await page.keyboard.press("ArrowRight");
     await page.locator('.row[data-seq="5"]').waitFor();
     await page.keyboard.press("ArrowDown");
+    assert.equal(await activeRow(page), "ev-1");
     await page.keyboard.press("Enter");
     await page.locator('.row[data-seq="1"].picked').waitFor();
     assert.equal(await page.locator("#seq-out").innerText(), "1");
@@ -228,15 +233,13 @@ describe("the demo's store", () => {
   });
 });
 
-// activeRow waits until the timeline names id as its active row: a key
-// moves the active row at once, but the timeline marks it when it next
-// draws (an animation frame later), so reading it right after the key races.
-async function activeRow(page, id) {
-  await page.waitForFunction(
-    (want) => document.querySelector(".timeline")?.getAttribute("aria-activedescendant") === want,
-    id,
-    { timeout: 10000 },
-  );
+// activeRow is the row the timeline names as its active one. A key that
+// moves it marks it before the key's handling ends (Timeline.reveal draws
+// at once); it used to be marked on the next animation frame, and a read
+// right after the key raced that frame under load (expected ev-19, got
+// ev-0).
+async function activeRow(page) {
+  return page.locator(".timeline").getAttribute("aria-activedescendant");
 }
 
 describe("a live session", () => {
@@ -274,6 +277,23 @@ describe("a live session", () => {
     console.log(`live: the appended event showed after ${ms} ms`);
     assert.ok(ms <= 1000, `${ms} ms`);
     assert.match(await page.locator('[data-fact="length"]').innerText(), /3 events/);
+    // At the last event, the pick follows the newest one and the pane shows it.
+    await page.locator('.row[data-seq="2"] .seq').click();
+    await page.locator("#seq-out").filter({ hasText: /^2$/ }).waitFor();
+    await append([
+      { type: "assistant/message", data: { turn: 1, step: 1, message: { id: "a1", role: "assistant", content: [{ type: "text", text: "hi there" }], source: { kind: "model", provider: "mock", model: "mock-1" } }, stream: [] }, surfaceOp: "append" },
+      { type: "step/end", data: { turn: 1, step: 1 } },
+    ]);
+    await page.locator('.row[data-seq="4"].picked').waitFor();
+    await page.locator("#msg-count").filter({ hasText: "2 messages" }).waitFor();
+    assert.match(await page.locator("#msg-count").locator("..").innerText(), /as of seq 4/);
+    // Not at the end, the pick stays where the reader put it.
+    await page.locator('.row[data-seq="1"] .seq').click();
+    await page.locator("#seq-out").filter({ hasText: /^1$/ }).waitFor();
+    await append([{ type: "turn/end", data: { turn: 1, reason: { kind: "completed" } } }]);
+    await page.locator('.row[data-seq="5"][data-type="turn/end"]').waitFor();
+    await new Promise((r) => setTimeout(r, 500));
+    assert.equal(await page.locator("#seq-out").innerText(), "1");
     await screenshot(page, "live");
     assert.deepEqual(page.errors, []);
     await page.close();
