@@ -130,3 +130,20 @@ func (s *Session) Transcript() []events.TranscriptEntry { return s.s.Transcript(
 // Surface returns the seqs of the surface nodes, in surface order: the
 // events Messages derives from. Its only error is Messages'.
 func (s *Session) Surface() ([]sdk.Seq, error) { return s.s.Surface() }
+
+// RequestHeader returns the folded request header (its canonical
+// EpochHeader JSON: the model, its settings and the tools), or null when
+// the log has none. With Messages it is what package provider builds a
+// provider's request from (provider.Request).
+func (s *Session) RequestHeader() json.RawMessage { return s.s.RequestHeaderJSON() }
+
+// Request returns the request a model would be sent now, right after the
+// last event, in format (provider.RequestFormats): {header, context,
+// messages} for "logbook", else the provider's body ("openai",
+// "anthropic", "openai-responses"), byte for byte what `logbook request
+// --format F` prints. Another format is USAGE; a provider format without
+// a request/header in the log is REQUEST_HEADER_MISSING; calls still
+// waiting for their results (a step open) are TOOL_CALLS_PENDING, its
+// Meta "callIds" naming them and its Seq the assistant message that
+// announced them (docs/providers.md).
+func (s *Session) Request(format string) ([]byte, error) { return s.s.Request(format) }

@@ -22,11 +22,15 @@ const DefaultMaxTokens = 4096
 // is not a JSON object becomes {}); tool results become tool_result blocks
 // with is_error; consecutive messages of one role are merged into one, so
 // the results of one step share one user message. Reasoning with a
-// signature becomes a thinking block; without one it is dropped.
+// signature, from an assistant message whose source provider is
+// anthropic, becomes a thinking block; other reasoning is dropped (the
+// API refuses thinking without a valid Anthropic signature). Text blocks
+// of white space alone are dropped, and a message left without blocks is
+// left out.
 // docs/providers.md lists the rest. A message that is not a derived
 // message is PAYLOAD_INVALID with its index.
 func AnthropicMessages(msgs [][]byte) (system, messages []byte, err error) {
-	ms, err := parseMessages(msgs)
+	ms, err := conversation(msgs)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -38,11 +42,11 @@ func AnthropicMessages(msgs [][]byte) (system, messages []byte, err error) {
 // the folded request header and the derived messages: model, max_tokens
 // (the header's maxTokens, else DefaultMaxTokens), system when there is
 // system text, messages, and, when the header has them, tools (with their
-// parameters as input_schema, verbatim; {"type":"object"} when a tool has
-// none), stop_sequences (the header's stop), and output_config.effort (its
+// parameters as input_schema, verbatim, with "type":"object" added when
+// the schema has no type; {"type":"object"} when a tool has none), stop_sequences (the header's stop), and output_config.effort (its
 // reasoningEffort). The Messages request has no temperature member, so the
-// header's temperature is not sent. A missing header, or one without
-// config.model, is PAYLOAD_INVALID.
+// header's temperature is not sent. A missing header is
+// REQUEST_HEADER_MISSING; one without config.model is PAYLOAD_INVALID.
 func AnthropicRequest(header []byte, msgs [][]byte) ([]byte, error) {
 	h, ms, err := parseRequest(header, msgs)
 	if err != nil {
@@ -66,11 +70,7 @@ func AnthropicRequest(header []byte, msgs [][]byte) ([]byte, error) {
 				b = append(b, ',')
 			}
 			b = appendToolName(append(b, '{'), t)
-			if p := t.Get("parameters"); p.Kind() == jsonv.Object {
-				b = p.AppendRaw(member(b, "input_schema"))
-			} else {
-				b = append(member(b, "input_schema"), `{"type":"object"}`...)
-			}
+			b = appendInputSchema(member(b, "input_schema"), t.Get("parameters"))
 			b = append(b, '}')
 		}
 		b = append(b, ']')
@@ -95,7 +95,7 @@ func appendAnthropic(ms []message) (system, messages []byte) {
 	for _, m := range ms {
 		switch {
 		case m.role == "system" || (m.role == "developer" && !conversation):
-			if text := m.visibleText("\n\n"); text != "" {
+			if text := m.visibleText("\n\n"); !blank(text) {
 				if system == nil {
 					system = []byte{'['}
 				} else {
@@ -151,14 +151,16 @@ func anthropicBlocks(m message) (role string, b []byte) {
 		for _, bl := range m.blocks {
 			switch bl.typ {
 			case "text":
-				add(textBlock(nil, bl.str("text")))
+				if text := bl.str("text"); !blank(text) {
+					add(textBlock(nil, text))
+				}
 			case "reasoning":
-				if sig := bl.str("signature"); sig != "" {
+				if sig := bl.str("signature"); sig != "" && m.provider == "anthropic" {
 					t := appendStr([]byte(`{"type":"thinking"`), "thinking", bl.str("text"))
 					add(append(appendStr(t, "signature", sig), '}'))
 				}
 			case "tool-call":
-				t := appendStr([]byte(`{"type":"tool_use"`), "id", bl.str("id"))
+				t := appendStr([]byte(`{"type":"tool_use"`), "id", bl.callID)
 				t = appendStr(t, "name", bl.str("name"))
 				add(append(appendInput(member(t, "input"), bl.str("arguments")), '}'))
 			default:
@@ -189,10 +191,14 @@ func userBlocks(m message) []byte {
 	var b []byte
 	for _, bl := range m.blocks {
 		var block []byte
-		switch bl.typ {
-		case "text":
-			block = textBlock(nil, bl.str("text"))
-		case "image":
+		switch {
+		case bl.typ == "text":
+			text := bl.str("text")
+			if blank(text) {
+				continue
+			}
+			block = textBlock(nil, text)
+		case bl.isImage():
 			block = appendStr([]byte(`{"type":"image","source":{"type":"base64"`), "media_type", bl.str("mediaType"))
 			block = append(appendStr(block, "data", bl.str("data")), "}}"...)
 		default:
@@ -216,6 +222,24 @@ func textBlock(b []byte, text string) []byte {
 	return append(b, '}')
 }
 
+// appendInputSchema appends a tool's parameters schema as an Anthropic
+// input_schema, which must say "type": the schema spliced in as it is when
+// it has a type, with "type":"object" put first when it has none (an
+// empty {} among them), and {"type":"object"} when there is no schema.
+func appendInputSchema(b []byte, p jsonv.Value) []byte {
+	switch {
+	case p.Kind() != jsonv.Object:
+		return append(b, `{"type":"object"}`...)
+	case p.Get("type").Exists():
+		return p.AppendRaw(b)
+	}
+	if p.Len() == 0 {
+		return append(b, `{"type":"object"}`...)
+	}
+	raw := p.AppendRaw(nil)
+	return append(append(b, `{"type":"object",`...), raw[1:]...) // the members and the closing brace
+}
+
 // appendInput appends a tool call's argument text as a tool_use input: the
 // text itself when it is a JSON object (spliced, so numbers keep their
 // literals, even integers beyond 2^53), else {}.
@@ -226,3 +250,7 @@ func appendInput(b []byte, args string) []byte {
 	}
 	return append(b, trimmed...)
 }
+
+// blank reports whether text has nothing but white space: Anthropic
+// refuses text blocks without non-whitespace text.
+func blank(text string) bool { return strings.TrimSpace(text) == "" }

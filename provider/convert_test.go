@@ -50,6 +50,11 @@ func TestRequestsGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "anthropic-request.json", a)
+	r, err := OpenAIResponsesRequest([]byte(testHeader), shapeMessages())
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "openai-responses-request.json", r)
 }
 
 // Documents pass through byte for byte: tool arguments and schemas keep
@@ -143,31 +148,33 @@ func TestInexpressibleMappings(t *testing.T) {
 	}
 }
 
-// A request without a header, or one without a model, and messages that
-// are not derived messages, are PAYLOAD_INVALID naming the rule.
+// A request without a header is REQUEST_HEADER_MISSING; one without a
+// model, and messages that are not derived messages, are PAYLOAD_INVALID
+// naming the rule, in every provider format.
 func TestRejectedInput(t *testing.T) {
 	good := shapeMessages()
 	cases := []struct {
 		name   string
 		header string
 		msgs   [][]byte
+		code   sdk.Code
 		want   string
 	}{
-		{"no header", "null", good, "no request header"},
-		{"no model", `{"config":{"provider":"p"}}`, good, "no config.model"},
-		{"not JSON", testHeader, [][]byte{[]byte(`{"role":`)}, "message 0 is not valid JSON"},
-		{"no content", testHeader, [][]byte{[]byte(`{"role":"user"}`)}, "needs a string role and a content array"},
-		{"bad role", testHeader, [][]byte{[]byte(`{"role":"robot","content":[]}`)}, `role "robot"`},
-		{"block without type", testHeader, [][]byte{[]byte(`{"role":"user","content":[{}]}`)}, "content block 0 of message 0"},
-		{"tool without call id", testHeader, [][]byte{[]byte(`{"role":"tool","content":[]}`)}, "no toolCallId"},
+		{"no header", "null", good, sdk.CodeRequestHeaderMissing, "no request header"},
+		{"no model", `{"config":{"provider":"p"}}`, good, sdk.CodePayloadInvalid, "no config.model"},
+		{"not JSON", testHeader, [][]byte{[]byte(`{"role":`)}, sdk.CodePayloadInvalid, "message 0 is not valid JSON"},
+		{"no content", testHeader, [][]byte{[]byte(`{"role":"user"}`)}, sdk.CodePayloadInvalid, "needs a string role and a content array"},
+		{"bad role", testHeader, [][]byte{[]byte(`{"role":"robot","content":[]}`)}, sdk.CodePayloadInvalid, `role "robot"`},
+		{"block without type", testHeader, [][]byte{[]byte(`{"role":"user","content":[{}]}`)}, sdk.CodePayloadInvalid, "content block 0 of message 0"},
+		{"tool without call id", testHeader, [][]byte{[]byte(`{"role":"tool","content":[]}`)}, sdk.CodePayloadInvalid, "no toolCallId"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			for format, fn := range map[string]func([]byte, [][]byte) ([]byte, error){"openai": OpenAIRequest, "anthropic": AnthropicRequest} {
-				out, err := fn([]byte(c.header), c.msgs)
+			for _, format := range providerFormats {
+				out, err := Request(format, RequestParts{Header: []byte(c.header), Messages: c.msgs})
 				var e *sdk.Error
-				if !errors.As(err, &e) || e.Code != sdk.CodePayloadInvalid || !strings.Contains(err.Error(), c.want) || out != nil {
-					t.Errorf("%s: %s, %v; want PAYLOAD_INVALID with %q", format, out, err, c.want)
+				if !errors.As(err, &e) || e.Code != c.code || !strings.Contains(err.Error(), c.want) || out != nil {
+					t.Errorf("%s: %s, %v; want %s with %q", format, out, err, c.code, c.want)
 				}
 			}
 		})

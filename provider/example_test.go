@@ -5,6 +5,7 @@ import (
 
 	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/provider"
+	"github.com/seed-e5e476df/logbook/sdk"
 )
 
 var (
@@ -118,5 +119,60 @@ func ExampleMessages() {
 func ExampleCheckFormat() {
 	fmt.Println(provider.CheckFormat("messages", "--format", "gemini", provider.MessageFormats()))
 	// Output:
-	// messages: USAGE: --format "gemini" is not one of logbook, openai, anthropic, markdown
+	// messages: USAGE: --format "gemini" is not one of logbook, openai, anthropic, openai-responses, markdown
+}
+
+// An embedder builds the request from what it holds: the header value it
+// wrote and the messages' JSON (here as session.Messages returns them).
+func ExampleRequest() {
+	h, err := provider.HeaderJSON(events.Header{Config: events.Config{Provider: "openai", Model: "gpt-4.1", MaxTokens: 512}})
+	if err != nil {
+		panic(err)
+	}
+	body, err := provider.Request(provider.FormatResponses, provider.RequestParts{Header: h, Messages: messages})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("%s\n", body)
+	// Output:
+	// {"model":"gpt-4.1","input":[{"type":"message","role":"system","content":"Be brief."},{"type":"message","role":"user","content":"list the files"},{"type":"function_call","call_id":"c1","name":"ls","arguments":"{\"path\":\".\"}"},{"type":"function_call_output","call_id":"c1","output":"[tool error] permission denied"}],"max_output_tokens":512}
+}
+
+// Calls without results at the end (a step still open) are
+// TOOL_CALLS_PENDING; the logbook format still renders.
+func ExampleRequest_pending() {
+	_, err := provider.Request(provider.FormatAnthropic, provider.RequestParts{Header: header, Messages: messages[:3]})
+	fmt.Println(err)
+	fmt.Println(sdk.ErrorOf(err).Meta["callIds"])
+	_, err = provider.Request(provider.FormatLogbook, provider.RequestParts{Header: header, Messages: messages[:3]})
+	fmt.Println(err)
+	// Output:
+	// provider: TOOL_CALLS_PENDING: calls c1 of message 2 have no result yet (a step is open); a provider needs every call answered: render the logbook format, or wait for the results (index 2)
+	// c1
+	// <nil>
+}
+
+// A result whose call was shadowed (or a lenient log's orphan) is left
+// out of the provider formats; Omissions says what, for a warning.
+func ExampleOmissions() {
+	orphan := [][]byte{messages[1], messages[3]}
+	omitted, err := provider.Omissions(orphan)
+	if err != nil {
+		panic(err)
+	}
+	for _, o := range omitted {
+		fmt.Println(o)
+	}
+	b, _ := provider.OpenAIMessages(orphan)
+	fmt.Printf("%s\n", b)
+	// Output:
+	// message 1: tool result c1 left out (TOOL_RESULT_UNMATCHED)
+	// [{"role":"user","content":"list the files"}]
+}
+
+// CheckRequest checks a body against the rules every provider body obeys.
+func ExampleCheckRequest() {
+	fmt.Println(provider.CheckRequest(provider.FormatOpenAI, []byte(`{"model":"m","messages":[{"role":"tool","tool_call_id":"c9","content":"x"}]}`)))
+	// Output:
+	// provider: PAYLOAD_INVALID: messages[0]: the result for c9 answers no unanswered call right before it (index 0)
 }

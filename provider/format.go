@@ -13,22 +13,23 @@ import (
 // `logbook messages|request --format` and the server's messages and
 // request routes (?format=).
 const (
-	FormatLogbook   = "logbook"   // as derived: messages as stored, requests as {header, context, messages}
-	FormatOpenAI    = "openai"    // OpenAI Chat Completions
-	FormatAnthropic = "anthropic" // Anthropic Messages
-	FormatMarkdown  = "markdown"  // messages for a person to read
+	FormatLogbook   = "logbook"          // as derived: messages as stored, requests as {header, context, messages}
+	FormatOpenAI    = "openai"           // OpenAI Chat Completions
+	FormatAnthropic = "anthropic"        // Anthropic Messages
+	FormatResponses = "openai-responses" // OpenAI Responses: input items
+	FormatMarkdown  = "markdown"         // messages for a person to read
 )
 
 // MessageFormats returns the formats Messages renders, in the order a
 // usage error lists them. The slice is fresh.
 func MessageFormats() []string {
-	return []string{FormatLogbook, FormatOpenAI, FormatAnthropic, FormatMarkdown}
+	return []string{FormatLogbook, FormatOpenAI, FormatAnthropic, FormatResponses, FormatMarkdown}
 }
 
 // RequestFormats returns the formats Request renders. The slice
 // is fresh.
 func RequestFormats() []string {
-	return []string{FormatLogbook, FormatOpenAI, FormatAnthropic}
+	return []string{FormatLogbook, FormatOpenAI, FormatAnthropic, FormatResponses}
 }
 
 // CheckFormat returns nil when format is one of allowed, else a USAGE
@@ -44,8 +45,12 @@ func CheckFormat(op, name, format string, allowed []string) error {
 // Messages renders derived messages in one of MessageFormats: logbook is
 // the JSON array of the messages as they are, openai and anthropic the
 // provider's messages array (OpenAIMessages; AnthropicMessages without
-// the system prompt, which is not a message there), markdown the text of
-// Markdown. Another format is USAGE.
+// the system prompt, which is not a message there), openai-responses the
+// Responses input items (OpenAIResponsesInput), markdown the text of
+// Markdown. Another format is USAGE. The provider formats pair tool calls
+// with their results (Omissions lists what they leave out) and refuse
+// calls still waiting for a result with TOOL_CALLS_PENDING; logbook and
+// markdown render any messages.
 func Messages(format string, msgs [][]byte) ([]byte, error) {
 	switch format {
 	case FormatLogbook:
@@ -62,6 +67,8 @@ func Messages(format string, msgs [][]byte) ([]byte, error) {
 	case FormatAnthropic:
 		_, out, err := AnthropicMessages(msgs)
 		return out, err
+	case FormatResponses:
+		return OpenAIResponsesInput(msgs)
 	case FormatMarkdown:
 		return Markdown(msgs)
 	}
@@ -83,9 +90,11 @@ type RequestParts struct {
 
 // Request renders r in one of RequestFormats: logbook is the session's
 // own {"header", "context", "messages"} (each member spliced in as given,
-// a missing header or context as null), openai and anthropic the
-// provider's body (OpenAIRequest, AnthropicRequest) from the header and
-// the messages. Another format is USAGE.
+// a missing header or context as null), openai, anthropic and
+// openai-responses the provider's body (OpenAIRequest, AnthropicRequest,
+// OpenAIResponsesRequest) from the header and the messages, which
+// CheckRequest accepts. Another format is USAGE; a provider format
+// without a header is REQUEST_HEADER_MISSING.
 func Request(format string, r RequestParts) ([]byte, error) {
 	if err := CheckFormat(op, "format", format, RequestFormats()); err != nil {
 		return nil, err
@@ -96,6 +105,8 @@ func Request(format string, r RequestParts) ([]byte, error) {
 		return OpenAIRequest(header, r.Messages)
 	case FormatAnthropic:
 		return AnthropicRequest(header, r.Messages)
+	case FormatResponses:
+		return OpenAIResponsesRequest(header, r.Messages)
 	}
 	msgs, err := Messages(FormatLogbook, r.Messages)
 	if err != nil {

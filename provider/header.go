@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/jsonv"
 )
@@ -16,13 +17,14 @@ type header struct {
 	tools       jsonv.Value // an array, or absent
 }
 
-// parseHeader reads an EpochHeader: PAYLOAD_INVALID when raw is empty or
-// null (there is no request without a header: it names the model), not a
-// JSON object, or its config has no model.
+// parseHeader reads an EpochHeader: REQUEST_HEADER_MISSING when raw is
+// empty or null (there is no request without a header: it names the
+// model), PAYLOAD_INVALID when it is not a JSON object or its config has
+// no model.
 func parseHeader(raw []byte) (header, error) {
 	if len(raw) == 0 || string(raw) == "null" {
-		return header{}, sdk.Errorf(sdk.CodePayloadInvalid, op,
-			"no request header: a request needs the header's model; write a request/header event first")
+		return header{}, sdk.Errorf(sdk.CodeRequestHeaderMissing, op,
+			"no request header: a provider's request needs the header's model; append a request/header event, or ask for the logbook format")
 	}
 	doc, err := jsonv.Parse(raw, jsonv.Options{})
 	if err != nil {
@@ -51,7 +53,7 @@ func parseRequest(raw []byte, msgs [][]byte) (header, []message, error) {
 	if err != nil {
 		return header{}, nil, err
 	}
-	ms, err := parseMessages(msgs)
+	ms, err := conversation(msgs)
 	return h, ms, err
 }
 
@@ -64,4 +66,17 @@ func appendToolName(b []byte, t jsonv.Value) []byte {
 		b = appendStr(b, "description", d)
 	}
 	return b
+}
+
+// HeaderJSON returns the EpochHeader JSON of h, byte for byte as a
+// request/header event of h records it: the header that Request and the
+// request builders take, for an embedder that holds the header value it
+// wrote rather than the folded header of a session. Parameters that are
+// not JSON are PAYLOAD_INVALID.
+func HeaderJSON(h events.Header) ([]byte, error) {
+	doc, err := jsonv.Parse(events.RequestHeader(h, events.HeaderInitial).Data, jsonv.Options{})
+	if err != nil {
+		return nil, sdk.Wrapf(sdk.CodePayloadInvalid, op, err, "the header is not valid JSON (a tool's parameters?)")
+	}
+	return doc.Root().Get("header").Bytes(), nil
 }

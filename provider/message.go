@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/seed-e5e476df/logbook/sdk"
@@ -15,13 +16,17 @@ type message struct {
 	role       string
 	toolCallID string
 	isError    bool
+	provider   string // source.provider of an assistant message
 	blocks     []block
 }
 
-// block is one content block: its type and the parsed block.
+// block is one content block: its type, the parsed block and, for a
+// tool-call block, the call id the provider is sent (pair renames a
+// repeated one).
 type block struct {
-	typ string
-	v   jsonv.Value
+	typ    string
+	v      jsonv.Value
+	callID string
 }
 
 // str returns the block's string member name, "" when absent.
@@ -49,12 +54,17 @@ func parseMessages(raws [][]byte) ([]message, error) {
 		m := message{role: role}
 		m.toolCallID, _ = root.Get("toolCallId").Str()
 		m.isError, _ = root.Get("isError").Bool()
+		m.provider, _ = root.Get("source").Get("provider").Str()
 		for j, v := range content.Elements() {
 			typ, ok := v.Get("type").Str()
 			if !ok {
 				return nil, payloadInvalid(i, "content block %d of message %d is not an object with a string type", j, i)
 			}
-			m.blocks = append(m.blocks, block{typ: typ, v: v})
+			b := block{typ: typ, v: v}
+			if typ == "tool-call" {
+				b.callID = b.str("id")
+			}
+			m.blocks = append(m.blocks, b)
 		}
 		switch role {
 		case "system", "developer", "user", "assistant":
@@ -68,6 +78,18 @@ func parseMessages(raws [][]byte) ([]message, error) {
 		out = append(out, m)
 	}
 	return out, nil
+}
+
+// conversation reads derived messages (parseMessages) and pairs their
+// tool calls and results as the provider formats need them (pair),
+// leaving out what pair lists.
+func conversation(msgs [][]byte) ([]message, error) {
+	ms, err := parseMessages(msgs)
+	if err != nil {
+		return nil, err
+	}
+	ms, _, err = pair(ms)
+	return ms, err
 }
 
 // note is the text a block that a provider has no place for becomes: a
@@ -87,13 +109,13 @@ func note(b block) string {
 	return ""
 }
 
-// visibleText joins with sep the text blocks and the notes of the blocks
-// other than reasoning and tool calls.
+// visibleText joins with sep the non-empty text blocks and the notes of
+// the blocks other than reasoning and tool calls.
 func (m message) visibleText(sep string) string {
 	var parts []string
 	for _, b := range m.blocks {
-		if b.typ == "text" {
-			parts = append(parts, b.str("text"))
+		if t := b.str("text"); b.typ == "text" && t != "" {
+			parts = append(parts, t)
 		} else if n := note(b); n != "" {
 			parts = append(parts, n)
 		}
@@ -101,12 +123,21 @@ func (m message) visibleText(sep string) string {
 	return strings.Join(parts, sep)
 }
 
-// hasImage reports whether m holds an image block.
+// hasImage reports whether m holds an image a provider takes (isImage).
 func (m message) hasImage() bool {
-	for _, b := range m.blocks {
-		if b.typ == "image" {
-			return true
-		}
+	return slices.ContainsFunc(m.blocks, block.isImage)
+}
+
+// isImage reports whether b is an image of a media type every provider
+// format takes as an image (JPEG, PNG, GIF, WebP); another image becomes
+// a note.
+func (b block) isImage() bool {
+	if b.typ != "image" {
+		return false
+	}
+	switch b.str("mediaType") {
+	case "image/jpeg", "image/png", "image/gif", "image/webp":
+		return true
 	}
 	return false
 }

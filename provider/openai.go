@@ -14,7 +14,7 @@ import (
 // tool_call_id. docs/providers.md lists what has no OpenAI form. A message
 // that is not a derived message is PAYLOAD_INVALID with its index.
 func OpenAIMessages(msgs [][]byte) ([]byte, error) {
-	ms, err := parseMessages(msgs)
+	ms, err := conversation(msgs)
 	if err != nil {
 		return nil, err
 	}
@@ -26,7 +26,8 @@ func OpenAIMessages(msgs [][]byte) ([]byte, error) {
 // derived messages: model, messages, and, when the header has them, tools
 // (as functions with their parameters schema spliced in verbatim),
 // max_completion_tokens, temperature, stop and reasoning_effort. A missing
-// header, or one without config.model, is PAYLOAD_INVALID.
+// header is REQUEST_HEADER_MISSING; one without config.model is
+// PAYLOAD_INVALID.
 func OpenAIRequest(header []byte, msgs [][]byte) ([]byte, error) {
 	h, ms, err := parseRequest(header, msgs)
 	if err != nil {
@@ -116,7 +117,7 @@ func appendOpenAIMessages(b []byte, ms []message) []byte {
 
 // appendOpenAIMessage appends one chat message; ok is false when m has
 // nothing OpenAI can be sent (an assistant message of reasoning alone, a
-// system or developer message without text).
+// system, developer or user message without text or image).
 func appendOpenAIMessage(b []byte, m message) (_ []byte, ok bool) {
 	switch m.role {
 	case "system", "developer":
@@ -127,13 +128,12 @@ func appendOpenAIMessage(b []byte, m message) (_ []byte, ok bool) {
 		b = appendStr(append(b, '{'), "role", m.role)
 		return append(appendStr(b, "content", text), '}'), true
 	case "user":
-		b = appendStr(append(b, '{'), "role", "user")
-		if m.hasImage() {
-			b = appendParts(member(b, "content"), m)
-		} else {
-			b = appendStr(b, "content", m.visibleText("\n\n"))
+		content, ok := userContent(m, chatParts)
+		if !ok {
+			return b, false
 		}
-		return append(b, '}'), true
+		b = appendStr(append(b, '{'), "role", "user")
+		return append(append(member(b, "content"), content...), '}'), true
 	case "assistant":
 		text := m.visibleText("\n\n")
 		calls := 0
@@ -160,7 +160,7 @@ func appendOpenAIMessage(b []byte, m message) (_ []byte, ok bool) {
 					b = append(b, ',')
 				}
 				i++
-				b = appendStr(append(b, '{'), "id", bl.str("id"))
+				b = appendStr(append(b, '{'), "id", bl.callID)
 				b = append(b, `,"type":"function","function":{`...)
 				b = appendStr(b, "name", bl.str("name"))
 				b = bl.v.Get("arguments").AppendRaw(member(b, "arguments"))
@@ -170,43 +170,75 @@ func appendOpenAIMessage(b []byte, m message) (_ []byte, ok bool) {
 		}
 		return append(b, '}'), true
 	default: // tool
-		text := m.visibleText("\n")
-		if m.isError {
-			text = "[tool error] " + text
-		}
-		if text == "" {
-			text = "(no output)"
-		}
 		b = appendStr(append(b, '{'), "role", "tool")
 		b = appendStr(b, "tool_call_id", m.toolCallID)
-		return append(appendStr(b, "content", text), '}'), true
+		return append(appendStr(b, "content", toolText(m)), '}'), true
 	}
 }
 
-// appendParts appends a user message's content as an array of parts: text
-// and notes as text parts, images as image_url parts with a data URL.
-func appendParts(b []byte, m message) []byte {
-	b = append(b, '[')
-	n := 0
+// toolText is the text of a tool result for the OpenAI formats, which take
+// text only and have no error flag: the text blocks and notes one per
+// line, after "[tool error] " when the result is an error, and
+// "(no output)" when there is nothing.
+func toolText(m message) string {
+	text := m.visibleText("\n")
+	if m.isError {
+		text = "[tool error] " + text
+	}
+	if text == "" {
+		text = "(no output)"
+	}
+	return text
+}
+
+// dataURL is the data: URL of an image block.
+func dataURL(bl block) string {
+	return "data:" + bl.str("mediaType") + ";base64," + bl.str("data")
+}
+
+// userParts names the parts of a user message's content in one OpenAI
+// format.
+type userParts struct {
+	text  string                  // the type of a text part
+	image func(url string) []byte // an image part of a data URL, without its closing brace
+}
+
+// chatParts are Chat Completions' parts; inputParts the Responses API's.
+var (
+	chatParts = userParts{"text", func(url string) []byte {
+		return append(appendStr([]byte(`{"type":"image_url","image_url":{`), "url", url), '}')
+	}}
+	inputParts = userParts{"input_text", func(url string) []byte {
+		return appendStr([]byte(`{"type":"input_image","detail":"auto"`), "image_url", url)
+	}}
+)
+
+// userContent returns a user message's content in an OpenAI format: its
+// text as a string, or, when it holds an image a provider takes, an array
+// of parts (text and notes as text parts, images with a data URL); ok is
+// false when it has neither text nor image.
+func userContent(m message, p userParts) (_ []byte, ok bool) {
+	if !m.hasImage() {
+		text := m.visibleText("\n\n")
+		return jsonv.AppendString(nil, text), text != ""
+	}
+	b := []byte{'['}
 	for _, bl := range m.blocks {
 		var part []byte
 		switch {
-		case bl.typ == "text":
-			part = appendStr([]byte(`{"type":"text"`), "text", bl.str("text"))
-		case bl.typ == "image":
-			url := "data:" + bl.str("mediaType") + ";base64," + bl.str("data")
-			part = appendStr([]byte(`{"type":"image_url","image_url":{`), "url", url)
-			part = append(part, '}')
+		case bl.typ == "text" && bl.str("text") != "":
+			part = appendStr([]byte(`{"type":"`+p.text+`"`), "text", bl.str("text"))
+		case bl.isImage():
+			part = p.image(dataURL(bl))
 		case note(bl) != "":
-			part = appendStr([]byte(`{"type":"text"`), "text", note(bl))
+			part = appendStr([]byte(`{"type":"`+p.text+`"`), "text", note(bl))
 		default:
 			continue
 		}
-		if n > 0 {
+		if len(b) > 1 {
 			b = append(b, ',')
 		}
-		n++
 		b = append(append(b, part...), '}')
 	}
-	return append(b, ']')
+	return append(b, ']'), true
 }

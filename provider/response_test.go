@@ -37,6 +37,24 @@ func recorded(t testing.TB, r events.Reply) []byte {
 	return doc.Root().Get("message").Bytes()
 }
 
+// answered returns msg followed by a tool result for each of its tool
+// calls: a complete step, which the provider formats render.
+func answered(t testing.TB, msg []byte) [][]byte {
+	t.Helper()
+	doc, err := jsonv.Parse(msg, jsonv.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := [][]byte{msg}
+	for _, b := range doc.Root().Get("content").Elements() {
+		if typ, _ := b.Get("type").Str(); typ == "tool-call" {
+			id := b.Get("id").Bytes() // the JSON string, quoted
+			out = append(out, []byte(`{"id":"r","role":"tool","toolCallId":`+string(id)+`,"content":[],"source":{"kind":"tool","callId":`+string(id)+`}}`))
+		}
+	}
+	return out
+}
+
 // An OpenAI completion becomes the reply it describes, which the builders
 // record and the converters send back as it came.
 func TestParseOpenAIResponse(t *testing.T) {
@@ -60,7 +78,7 @@ func TestParseOpenAIResponse(t *testing.T) {
 	if string(msg) != want {
 		t.Fatalf("message\n got %s\nwant %s", msg, want)
 	}
-	back, err := OpenAIMessages([][]byte{msg})
+	back, err := OpenAIMessages(answered(t, msg))
 	if err != nil || !strings.Contains(string(back), `"arguments":"{\"path\":\"a.go\",\"limit\":1.50}"`) {
 		t.Fatalf("sent back as %s (%v)", back, err)
 	}
@@ -88,7 +106,7 @@ func TestParseAnthropicResponse(t *testing.T) {
 	if string(msg) != want {
 		t.Fatalf("message\n got %s\nwant %s", msg, want)
 	}
-	_, back, err := AnthropicMessages([][]byte{msg})
+	_, back, err := AnthropicMessages(answered(t, msg))
 	if err != nil || !strings.Contains(string(back), `"input":{"path":"a.go","limit":1.50,"big":9007199254740993}`) ||
 		!strings.Contains(string(back), `"signature":"EqQB"`) {
 		t.Fatalf("sent back as %s (%v)", back, err)
@@ -139,12 +157,11 @@ func fuzzParser(f *testing.F, parse func([]byte, string) (events.Reply, error), 
 			}
 			return
 		}
-		msg := recorded(t, r)
-		if _, err := OpenAIMessages([][]byte{msg}); err != nil {
-			t.Fatalf("the recorded reply is not a message: %v\n%s", err, msg)
-		}
-		if _, _, err := AnthropicMessages([][]byte{msg}); err != nil {
-			t.Fatalf("the recorded reply is not a message: %v\n%s", err, msg)
+		msgs := answered(t, recorded(t, r))
+		for format := range strings.SplitSeq("openai anthropic openai-responses", " ") {
+			if _, err := Messages(format, msgs); err != nil && !errors.Is(err, sdk.CodeToolCallRepeated) {
+				t.Fatalf("the recorded reply is not a message: %v\n%s", err, msgs[0])
+			}
 		}
 	})
 }

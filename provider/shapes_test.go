@@ -10,6 +10,7 @@ import (
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/seed-e5e476df/logbook/sdk"
 )
@@ -126,8 +127,29 @@ func TestRequestsMatchTheSDKs(t *testing.T) {
 			}
 			sdkKeeps(t, body, &anthropic.MessageNewParams{})
 		})
+		t.Run(c.name+"/openai-responses", func(t *testing.T) {
+			body, err := OpenAIResponsesRequest(c.header, c.msgs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sdkKeeps(t, body, &responses.ResponseNewParams{})
+		})
+		for _, format := range providerFormats {
+			t.Run(c.name+"/"+format+"/checked", func(t *testing.T) {
+				body, err := Request(format, RequestParts{Header: c.header, Messages: c.msgs})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := CheckRequest(format, body); err != nil {
+					t.Fatalf("%v\n%s", err, body)
+				}
+			})
+		}
 	}
 }
+
+// providerFormats are the formats of a provider's body.
+var providerFormats = []string{FormatOpenAI, FormatAnthropic, FormatResponses}
 
 // The logbook request is {header, context, messages} with every part
 // spliced in as given and a missing header or context as null; the
@@ -142,7 +164,7 @@ func TestRequestRendersEachFormat(t *testing.T) {
 	if string(got) != want {
 		t.Errorf("logbook request\n got %s\nwant %s", got, want)
 	}
-	for format, convert := range map[string]func([]byte, [][]byte) ([]byte, error){FormatOpenAI: OpenAIRequest, FormatAnthropic: AnthropicRequest} {
+	for format, convert := range map[string]func([]byte, [][]byte) ([]byte, error){FormatOpenAI: OpenAIRequest, FormatAnthropic: AnthropicRequest, FormatResponses: OpenAIResponsesRequest} {
 		got, err := Request(format, RequestParts{Header: []byte(testHeader), Messages: msgs})
 		if err != nil {
 			t.Fatal(err)

@@ -36,10 +36,13 @@ func newAppendCmd(a *app) *cobra.Command {
 			"sourceEventSeqs and ignorable (the literal true); data is passed on as written.\n" +
 			"Blank lines are skipped. At the first rejected line append stops: the lines before it\n" +
 			"stay committed and are flushed, and the error names the line number and its code.\n\n" +
-			"With --expected-seq N the stored log must hold exactly N events (an absent session\n" +
-			"holds none): it is compared before the open writes anything, so on a mismatch append\n" +
-			"refuses with SEQ_CONFLICT and the stored session is left exactly as it was. A caller\n" +
-			"that retries an append with the same N therefore never stores its lines twice.\n\n" +
+			"With --expected-seq N the first line must get seq N, as expectedSeq means over the\n" +
+			"API: N is the stored length plus what the open itself appends first (an interrupted\n" +
+			"turn's closers, as `inspect` lists them, and the lifecycle marker; nothing for an\n" +
+			"absent or empty session, or with --continue). It is compared before the open writes anything, so on a mismatch append\n" +
+			"refuses with SEQ_CONFLICT (expected, actual) and the stored session is left exactly\n" +
+			"as it was. A caller that retries an append with the same N therefore never stores\n" +
+			"its lines twice.\n\n" +
 			"A stored session is repaired at open: an interrupted turn gets its closers and a\n" +
 			"lifecycle marker, because a crash cannot be told from a pause. With --continue the\n" +
 			"open appends neither, and the lines go on with the turn the log ends in (one agent\n" +
@@ -95,7 +98,7 @@ func newAppendCmd(a *app) *cobra.Command {
 			return err
 		},
 	}
-	cmd.Flags().Int64Var(&expectedSeq, "expected-seq", 0, "append only if the stored log holds exactly `N` events, else refuse with SEQ_CONFLICT writing nothing")
+	cmd.Flags().Int64Var(&expectedSeq, "expected-seq", 0, "append only if the first line gets seq `N` (stored length plus the open's repair), else refuse with SEQ_CONFLICT writing nothing")
 	cmd.Flags().BoolVar(&cont, "continue", false, "go on with the open turn: no closers or lifecycle marker at open (the repair still runs after a torn tail)")
 	return cmd
 }

@@ -22,7 +22,6 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		"bad --at":            {"messages", "s", "--at", "x"},
 		"negative --at":       {"surface", "s", "--at", "-1"},
 		"bad --from":          {"events", "s", "--from", "1.5"},
-		"missing --at":        {"request", "s"},
 		"unknown --format":    {"messages", "s", "--format", "gemini"},
 		"markdown request":    {"request", "s", "--at", "0", "--format", "markdown"},
 		"missing --to":        {"migrate"},

@@ -47,6 +47,22 @@ func TestDemo(t *testing.T) {
 	if !strings.Contains(sessions.stdout, "demo-fork") {
 		t.Errorf("sessions: %s", sessions.stdout)
 	}
+	// Every logbook command the demo prints at its end runs.
+	_, tail, _ := strings.Cut(r.stdout, "Look at what was stored:\n")
+	printed := 0
+	for _, line := range strings.Split(tail, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 || f[1] != "--config" {
+			continue
+		}
+		printed++
+		if c := runIn(t, dir, "", f[1:]...); c.code != 0 || c.stdout == "" {
+			t.Errorf("the printed %q: exit %d, stdout %q, stderr %q", line, c.code, c.stdout, c.stderr)
+		}
+	}
+	if printed < 8 {
+		t.Errorf("the demo printed %d logbook commands, want 8:\n%s", printed, tail)
+	}
 	// A second run refuses a directory that is not empty.
 	again := runIn(t, t.TempDir(), "", "demo", "--data", dir)
 	if again.code != 2 || !strings.HasPrefix(again.lastLine(), "logbook: USAGE: ") {

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/seed-e5e476df/logbook/provider"
+	"github.com/seed-e5e476df/logbook/runtime/service"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
@@ -205,25 +206,24 @@ func newMessagesCmd(a *app) *cobra.Command {
 				return err
 			}
 			if a.json && format == "markdown" {
-				return sdk.Errorf(sdk.CodeUsage, "messages", "--format markdown is text, not JSON; drop --json or choose logbook, openai or anthropic")
+				return sdk.Errorf(sdk.CodeUsage, "messages", "--format markdown is text, not JSON; drop --json or choose logbook, openai, anthropic or openai-responses")
 			}
 			v, err := a.storedView(cmd.Context(), cmd.Name(), args[0], at.ptr())
 			if err != nil {
 				return err
 			}
-			ml, err := v.Messages()
+			b, err := v.FormatMessages(format)
 			if err != nil {
 				return err
 			}
-			b, err := provider.Messages(format, rawMessages(ml))
-			if err != nil {
+			if err := a.warnOmitted(v, format); err != nil {
 				return err
 			}
 			return writeLine(a.stdout, b)
 		},
 	}
 	cmd.Flags().Var(&at, "at", "show the messages as they were right after event `SEQ`")
-	cmd.Flags().StringVar(&format, "format", "logbook", "`F`: logbook (as derived), openai or anthropic (the provider's messages array; Anthropic's system prompt is not a message), markdown (for reading)")
+	cmd.Flags().StringVar(&format, "format", "logbook", "`F`: logbook (as derived), openai, anthropic or openai-responses (the provider's messages array or Responses input items; Anthropic's system prompt is not a message), markdown (for reading)")
 	return cmd
 }
 
@@ -278,15 +278,20 @@ func newHeaderCmd(a *app) *cobra.Command {
 	return cmd
 }
 
-// newRequestCmd is `logbook request ID --at SEQ [--format F]`.
+// newRequestCmd is `logbook request ID [--at SEQ] [--format F]`.
 func newRequestCmd(a *app) *cobra.Command {
 	var at seqFlag
 	var format string
 	cmd := &cobra.Command{
-		Use:         "request ID --at SEQ",
+		Use:         "request ID",
 		Annotations: offersJSONAnnotation(), // its output is JSON already
-		Short:       "Print the exact request a model would have been sent right after SEQ: {header, context, messages}, or the provider's body (--format openai|anthropic)",
-		Example: "  logbook request s1 --at 12\n" +
+		Short:       "Print the exact request a model would be sent next: {header, context, messages}, or the provider's body (--at: right after event SEQ; --format openai|anthropic)",
+		Long: "request prints the request a model would be sent right after the last event (with\n" +
+			"--at SEQ, right after event SEQ): logbook's {header, context, messages}, or with\n" +
+			"--format openai|anthropic the provider's body. A provider format needs a\n" +
+			"request/header event up to that seq (it names the model), else REQUEST_HEADER_MISSING.",
+		Example: "  logbook request s1\n" +
+			"  logbook request s1 --at 12\n" +
 			"  logbook request s1 --at 12 --format anthropic",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -297,24 +302,18 @@ func newRequestCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ml, err := v.Messages()
+			b, err := v.Request(format)
 			if err != nil {
 				return err
 			}
-			b, err := provider.Request(format, provider.RequestParts{
-				Header:   v.RequestHeaderJSON(),
-				Context:  v.RequestContextJSON(),
-				Messages: rawMessages(ml),
-			})
-			if err != nil {
+			if err := a.warnOmitted(v, format); err != nil {
 				return err
 			}
 			return writeLine(a.stdout, b)
 		},
 	}
-	cmd.Flags().Var(&at, "at", "the request right after event `SEQ` (required)")
-	cmd.Flags().StringVar(&format, "format", "logbook", "`F`: logbook ({header, context, messages}), openai (Chat Completions body: model, messages, tools) or anthropic (Messages body: model, system, messages, tools, max_tokens)")
-	_ = cmd.MarkFlagRequired("at")
+	cmd.Flags().Var(&at, "at", "the request right after event `SEQ` (default: the last event)")
+	cmd.Flags().StringVar(&format, "format", "logbook", "`F`: logbook ({header, context, messages}), openai (Chat Completions body: model, messages, tools), anthropic (Messages body: model, system, messages, tools, max_tokens) or openai-responses (Responses body: model, input, tools)")
 	return cmd
 }
 
@@ -378,13 +377,19 @@ func newInspectCmd(a *app) *cobra.Command {
 	}
 }
 
-// rawMessages returns messages as the byte slices package provider takes.
-func rawMessages(msgs []json.RawMessage) [][]byte {
-	out := make([][]byte, len(msgs))
-	for i, m := range msgs {
-		out[i] = m
+// warnOmitted writes to stderr what a provider rendering of v left out
+// because no provider accepts it where it stands (docs/providers.md,
+// Omissions), one "warning:" line each; logbook's own formats leave
+// nothing out.
+func (a *app) warnOmitted(v *service.Session, format string) error {
+	if format == provider.FormatLogbook || format == provider.FormatMarkdown {
+		return nil
 	}
-	return out
+	om, err := v.Omitted()
+	for _, o := range om {
+		fmt.Fprintf(a.stderr, "logbook: warning: %s\n", o)
+	}
+	return err
 }
 
 // writeJSON writes v as one line of JSON, without HTML escaping.

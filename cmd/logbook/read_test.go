@@ -30,7 +30,8 @@ func TestReadCommandsGolden(t *testing.T) {
 		{"messages-anthropic", []string{"messages", "s", "--format", "anthropic"}},
 		{"messages-markdown", []string{"messages", "s", "--format", "markdown"}},
 		{"messages-logbook-at-6", []string{"messages", "s", "--at", "6", "--format", "logbook"}},
-		{"request-openai-at-6", []string{"request", "s", "--at", "6", "--format", "openai"}},
+		{"request-openai", []string{"request", "s", "--at", "10", "--format", "openai"}},
+		{"request-openai-responses", []string{"request", "s", "--at", "10", "--format", "openai-responses"}},
 		{"request-anthropic", []string{"request", "s", "--at", "10", "--format", "anthropic"}},
 		{"why-10", []string{"why", "s", "10"}},
 		{"why-10.json", []string{"why", "s", "10", "--json"}},
@@ -42,17 +43,59 @@ func TestReadCommandsGolden(t *testing.T) {
 		}
 		golden(t, tc.golden, normalize(r.stdout, data))
 	}
+	// At seq 6 the step's call has no result yet: a provider format
+	// refuses, naming the call; logbook's own shows the messages (above).
+	r := fail(t, data, "", sdk.CodeToolCallsPending, "request", "s", "--at", "6", "--format", "openai")
+	if !strings.Contains(r.lastLine(), "have no result yet") {
+		t.Errorf("request --at 6 --format openai: %q", r.lastLine())
+	}
+}
+
+// request without --at is the request right after the last event, as
+// messages without --at is; a provider format with no request/header up
+// to the asked seq is REQUEST_HEADER_MISSING naming the seq, while the
+// logbook format shows the header as null and messages renders every
+// format, for a created, empty session too.
+func TestRequestIsNowAndNeedsAHeaderForAProvider(t *testing.T) {
+	data := t.TempDir()
+	finished(t, data, "s") // 11 events, the request/header at seq 3
+	for _, f := range []string{"logbook", "openai", "anthropic"} {
+		now := ok(t, data, "", "request", "s", "--format", f).stdout
+		if last := ok(t, data, "", "request", "s", "--at", "10", "--format", f).stdout; now != last {
+			t.Errorf("request --format %s without --at:\n%s\nwant the request at 10:\n%s", f, now, last)
+		}
+	}
+	for _, f := range []string{"openai", "anthropic"} {
+		r := fail(t, data, "", sdk.CodeRequestHeaderMissing, "request", "s", "--at", "2", "--format", f)
+		if !strings.Contains(r.lastLine(), "no request/header event up to seq 2, and format "+f+" needs the model it sets") {
+			t.Errorf("request --at 2 --format %s: %q", f, r.lastLine())
+		}
+		ok(t, data, "", "request", "s", "--at", "3", "--format", f)
+	}
+	if got := ok(t, data, "", "request", "s", "--at", "2").stdout; !strings.HasPrefix(got, `{"header":null,"context":null,"messages":[`) {
+		t.Errorf("request --at 2 (logbook): %q", got)
+	}
+
+	ok(t, data, "", "create", "e")
+	fail(t, data, "", sdk.CodeRequestHeaderMissing, "request", "e", "--format", "openai")
+	if got := ok(t, data, "", "request", "e").stdout; got != "{\"header\":null,\"context\":null,\"messages\":[]}\n" {
+		t.Errorf("request of an empty session: %q", got)
+	}
+	for _, f := range []string{"logbook", "openai", "anthropic", "markdown"} {
+		ok(t, data, "", "messages", "e", "--format", f)
+		ok(t, data, "", "messages", "s", "--at", "2", "--format", f)
+	}
 }
 
 // An unknown --format is USAGE naming the formats the command takes.
 func TestFormatNamesTheAllowed(t *testing.T) {
 	data := t.TempDir()
 	r := fail(t, data, "", sdk.CodeUsage, "messages", "s", "--format", "gemini")
-	if !strings.Contains(r.lastLine(), `--format "gemini" is not one of logbook, openai, anthropic, markdown`) {
+	if !strings.Contains(r.lastLine(), `--format "gemini" is not one of logbook, openai, anthropic, openai-responses, markdown`) {
 		t.Errorf("messages: %q", r.lastLine())
 	}
 	r = fail(t, data, "", sdk.CodeUsage, "request", "s", "--at", "1", "--format", "markdown")
-	if !strings.Contains(r.lastLine(), `--format "markdown" is not one of logbook, openai, anthropic`) {
+	if !strings.Contains(r.lastLine(), `--format "markdown" is not one of logbook, openai, anthropic, openai-responses`) {
 		t.Errorf("request: %q", r.lastLine())
 	}
 }

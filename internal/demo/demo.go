@@ -250,6 +250,7 @@ func Run(ctx context.Context, o Options) error {
 		"transcript " + SessionID,
 		"surface " + SessionID,
 		fmt.Sprintf("messages %s --at %d", SessionID, boundary),
+		"request " + SessionID + " --format openai",
 		fmt.Sprintf("why %s %d", SessionID, out.checkpoint),
 		"inspect " + ForkID,
 	} {

@@ -38,10 +38,6 @@ func (s *Session) Message(seq sdk.Seq) (msg json.RawMessage, ok bool) {
 	return m.SharedJSON(), true
 }
 
-// RequestContextJSON returns the folded request context as JSON, or null
-// when the log has none.
-func (s *Session) RequestContextJSON() []byte { return s.s.AppendRequestContextJSON(nil) }
-
 // WhyNode is one event of a provenance tree: what the event was derived
 // from, recursively. Its JSON form is what `logbook why --json` prints and
 // GET /v1/sessions/{id}/why serves: members with a zero value are left out.

@@ -18,9 +18,11 @@ type WriteOptions struct {
 	// Create makes and stores an absent session (its cwd the process's
 	// working directory) instead of refusing it with SESSION_NOT_FOUND.
 	Create bool
-	// Expected, when set, is the number of events the stored log must
-	// hold (an absent session counts as empty), else SEQ_CONFLICT before
-	// anything is written: not even a torn tail is cut.
+	// Expected, when set, is the seq the caller's first event must get:
+	// the stored length plus what the open itself appends (the repair
+	// batch; none for an absent or empty session, or a continued turn),
+	// as expectedSeq means over the API. Another seq is SEQ_CONFLICT
+	// before anything is written: not even a torn tail is cut.
 	Expected *sdk.Offset
 	// Continue goes on with the turn the stored log ends in: no closers
 	// and no lifecycle marker, unless a torn tail was cut (the previous
@@ -63,8 +65,19 @@ func (s *Service) OpenWrite(ctx context.Context, id string, o WriteOptions) (*Se
 		l.Close()
 	}
 	absent := errors.Is(err, sdk.CodeSessionNotFound)
-	if o.Expected != nil && (err == nil || absent) && *o.Expected != sdk.Offset(n) {
-		return nil, WriteReport{}, store.StoredLenConflict(id, *o.Expected, sdk.Offset(n))
+	if o.Expected != nil && (err == nil || absent) {
+		// Checked before the write open, which may cut a torn tail: a
+		// mismatch writes nothing at all. OpenWith checks again under the
+		// write claim.
+		var first sdk.Offset
+		if !absent {
+			if first, err = s.e.Store.FirstSeq(ctx, id, o.Continue); err != nil {
+				return nil, WriteReport{}, err
+			}
+		}
+		if first != *o.Expected {
+			return nil, WriteReport{}, store.FirstSeqConflict(id, *o.Expected, sdk.Offset(n), int(first)-int(n))
+		}
 	}
 	switch {
 	case absent && o.Create:

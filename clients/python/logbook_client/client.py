@@ -280,11 +280,16 @@ class Session:
             time.sleep(wait)
             wait = min(2 * wait, max_backoff)
 
-    def messages(self, at: int | None = None) -> list:
-        """The derived messages, as after event at (default: now), in the
-        logbook format; text("messages", format=...) gives another format's
-        document."""
-        return json.loads(self.text("messages", at))
+    def messages(self, at: int | None = None, format: str | None = None) -> list | str:
+        """The derived messages, as right after event at (default: now), in
+        format (GET …/messages?format=; docs/providers.md): "logbook" (the
+        default) as derived, "openai" or "anthropic" the provider's messages
+        array, "openai-responses" the Responses API's input items (parsed
+        JSON), "markdown" the text for a person (a str). Every session
+        renders, with or without a request header; a provider format raises
+        TOOL_CALLS_PENDING while a step's calls have no result."""
+        body = self.text("messages", at, format=format)
+        return body if format == "markdown" else json.loads(body)
 
     def transcript(self) -> list:
         """The events that appended a message, as recorded: {seq, type, message, onSurface}."""
@@ -299,9 +304,12 @@ class Session:
         return json.loads(self.text("header", at))
 
     def request(self, at: int | None = None, format: str | None = None) -> dict:
-        """The request a model would be sent: {header, context, messages}
-        (format "logbook", the default), or the provider's body ("openai",
-        "anthropic")."""
+        """The request a model would be sent right after event at (default:
+        now), in format (GET …/request?format=): {header, context, messages}
+        ("logbook", the default), or the provider's body ("openai",
+        "anthropic", "openai-responses"). A provider format raises
+        REQUEST_HEADER_MISSING when the log has no request/header up to that
+        event, and TOOL_CALLS_PENDING while a step's calls have no result."""
         return json.loads(self.text("request", at, format=format))
 
     def why(self, seq: int) -> dict:

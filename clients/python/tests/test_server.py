@@ -1,5 +1,6 @@
 """The client against a real `logbook serve` (see serve.py)."""
 
+import json
 import os
 import tempfile
 import unittest
@@ -280,6 +281,51 @@ class TokenAndRetryTest(unittest.TestCase):
         evs = s.append_group([note(1), ev.user_text("u1", "one"), note(2)], expected_seq=0, flush=True)
         self.assertEqual([e.seq for e in evs], [0, 1, 2])
 
+    def test_messages_and_request_formats(self):
+        """messages and request in every format, now and as of a seq; a
+        provider request needs a request header as of that seq."""
+        s = lb.create(id="py-formats")
+
+        def missing(**kw):
+            with self.assertRaises(LogbookError) as cm:
+                s.request(**kw)
+            self.assertEqual((cm.exception.code, cm.exception.status), ("REQUEST_HEADER_MISSING", 409))
+
+        # An empty session: every messages format renders, a provider request has no header.
+        for f in ("logbook", "openai", "anthropic"):
+            self.assertEqual(s.messages(format=f), [])
+        self.assertEqual(s.messages(format="markdown"), "")
+        missing(format="openai")
+
+        s.append(a_turn(1), flush=True)  # seqs 0–10, no request header
+        openai = s.messages(format="openai")
+        self.assertEqual([m["role"] for m in openai], ["user", "assistant", "tool", "assistant"])
+        self.assertEqual(openai[0], {"role": "user", "content": "list the files"})
+        self.assertEqual(openai, json.loads(s.text("messages", format="openai")))
+        self.assertEqual([m["role"] for m in s.messages(format="anthropic")], ["user", "assistant", "user", "assistant"])
+        self.assertEqual(s.messages(at=1, format="openai"), [openai[0]])
+        md = s.messages(format="markdown")
+        self.assertIsInstance(md, str)
+        self.assertTrue(md.startswith("## user\n\nlist the files"), md)
+        self.assertEqual(s.messages(at=1, format="markdown"), "## user\n\nlist the files")
+
+        req = s.request()
+        self.assertEqual((req["header"], req["messages"]), (None, s.messages()))
+        self.assertEqual(s.request(at=1), {"header": None, "context": None, "messages": s.messages(at=1)})
+        missing(format="openai")
+        missing(format="anthropic")
+
+        # A header at seq 11: the provider bodies from there on, not before.
+        header = ev.request_header(ev.Header(ev.Config(MODEL.provider, MODEL.name, max_tokens=1024)), "initial")
+        s.append([header] + a_turn(2), flush=True)
+        for f in ("openai", "anthropic"):
+            body = s.request(format=f)
+            self.assertEqual(body["model"], "claude-sonnet-4")
+            self.assertEqual(body, json.loads(s.text("request", format=f)))
+            self.assertEqual(s.request(at=11, format=f)["model"], "claude-sonnet-4")
+            missing(at=10, format=f)
+        self.assertEqual(s.request()["header"], {"config": {"provider": "anthropic", "model": "claude-sonnet-4", "maxTokens": 1024}})
+
     def test_views_holds_and_delete(self):
         s = lb.create(id="py-views")
         s.append(a_rewrite(), flush=True)
@@ -297,7 +343,7 @@ class TokenAndRetryTest(unittest.TestCase):
         self.assertIn("[2 files]", s.text("messages", format="markdown"))
         with self.assertRaises(LogbookError) as cm:
             s.request(format="openai")
-        self.assertEqual(cm.exception.code, "PAYLOAD_INVALID")
+        self.assertEqual(cm.exception.code, "REQUEST_HEADER_MISSING")
 
         child = s.fork(at=6, as_id="py-views-child")
         lin = child.lineage()

@@ -153,10 +153,19 @@ export interface Lineage {
 }
 
 /** Formats of messages (docs/providers.md). */
-export type MessageFormat = "logbook" | "openai" | "anthropic" | "markdown";
+export type MessageFormat = "logbook" | "openai" | "anthropic" | "openai-responses" | "markdown";
 
 /** Formats of a model request (docs/providers.md). */
-export type RequestFormat = "logbook" | "openai" | "anthropic";
+export type RequestFormat = "logbook" | "openai" | "anthropic" | "openai-responses";
+
+/** The request a model would be sent, in the logbook format (GET …/request). */
+export interface ModelRequest {
+  /** The folded request header; null when the log has none. */
+  header: JSONValue;
+  /** The request context; null when the log has none. */
+  context: JSONValue;
+  messages: Message[];
+}
 
 /** The answer of open: the live session and what its resume repaired. */
 export interface Opened {
@@ -527,11 +536,20 @@ export class Session {
     }
   }
 
-  /** messages returns the derived messages, as after event at (default:
-   * now), in the logbook format; text("messages", {format}) gives another
-   * format's document. */
-  async messages(o: { at?: Seq } = {}): Promise<Message[]> {
-    return JSON.parse(await this.text("messages", o)) as Message[];
+  /** messages returns the derived messages, as right after event at
+   * (default: now), in format (GET …/messages?format=; docs/providers.md):
+   * logbook (the default) as derived, openai or anthropic the provider's
+   * messages array, openai-responses the Responses API's input items,
+   * markdown the text for a person. Every session renders, with or without
+   * a request header; a provider format throws TOOL_CALLS_PENDING while a
+   * step's calls have no result. */
+  messages(o?: { at?: Seq; format?: "logbook" }): Promise<Message[]>;
+  messages(o: { at?: Seq; format: "openai" | "anthropic" | "openai-responses" }): Promise<JSONValue[]>;
+  messages(o: { at?: Seq; format: "markdown" }): Promise<string>;
+  messages(o: { at?: Seq; format?: MessageFormat }): Promise<Message[] | JSONValue[] | string>;
+  async messages(o: { at?: Seq; format?: MessageFormat } = {}): Promise<Message[] | JSONValue[] | string> {
+    const body = await this.text("messages", o);
+    return o.format === "markdown" ? body : (JSON.parse(body) as Message[] | JSONValue[]);
   }
 
   /** transcript returns the events that appended a message, as recorded. */
@@ -549,10 +567,17 @@ export class Session {
     return JSON.parse(await this.text("header", o)) as JSONValue;
   }
 
-  /** request returns the request a model would be sent: {header, context,
-   * messages} (format logbook, the default), or the provider's body. */
-  async request(o: { at?: Seq; format?: RequestFormat } = {}): Promise<JSONValue> {
-    return JSON.parse(await this.text("request", o)) as JSONValue;
+  /** request returns the request a model would be sent right after event
+   * at (default: now), in format (GET …/request?format=): {header, context,
+   * messages} (logbook, the default), or the provider's body (openai,
+   * anthropic, openai-responses). A provider format throws
+   * REQUEST_HEADER_MISSING when the log has no request/header up to that
+   * event, and TOOL_CALLS_PENDING while a step's calls have no result. */
+  request(o?: { at?: Seq; format?: "logbook" }): Promise<ModelRequest>;
+  request(o: { at?: Seq; format: "openai" | "anthropic" | "openai-responses" }): Promise<JSONValue>;
+  request(o: { at?: Seq; format?: RequestFormat }): Promise<ModelRequest | JSONValue>;
+  async request(o: { at?: Seq; format?: RequestFormat } = {}): Promise<ModelRequest | JSONValue> {
+    return JSON.parse(await this.text("request", o)) as ModelRequest | JSONValue;
   }
 
   /** why returns the provenance tree of event seq. */

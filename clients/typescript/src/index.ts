@@ -13,6 +13,7 @@ export type {
   Lineage,
   LineageTree,
   MessageFormat,
+  ModelRequest,
   Opened,
   RequestFormat,
   RetryOptions,

@@ -363,7 +363,7 @@ test("why, shadowed, tokens, lineage, request formats, open, holds and delete", 
     await s.surface(),
   );
   assert.ok((await s.text("messages", { format: "markdown" })).includes("[2 files]"));
-  await assert.rejects(s.request({ format: "openai" }), (err: LogbookError) => err.code === "PAYLOAD_INVALID");
+  await assert.rejects(s.request({ format: "openai" }), (err: LogbookError) => err.code === "REQUEST_HEADER_MISSING");
 
   const child = await s.fork({ at: 6, as: "t-views-child" });
   const lin = await child.lineage();
@@ -386,4 +386,52 @@ test("why, shadowed, tokens, lineage, request formats, open, holds and delete", 
   assert.equal((await s.releaseHold()).changed, true);
   await s.delete({ reason: "done" });
   await assert.rejects(s.info(), (err: LogbookError) => err.code === "SESSION_NOT_FOUND");
+});
+
+test("messages and request in every format, now and as of a seq; a provider request needs a request header", async () => {
+  const s = await lb.create({ id: "t-formats" });
+  const missing = (err: LogbookError) => err.code === "REQUEST_HEADER_MISSING" && err.status === 409;
+  // An empty session: every messages format renders, a provider request has no header.
+  assert.deepEqual(await s.messages({ format: "logbook" }), []);
+  assert.deepEqual(await s.messages({ format: "openai" }), []);
+  assert.deepEqual(await s.messages({ format: "anthropic" }), []);
+  assert.equal(await s.messages({ format: "markdown" }), "");
+  await assert.rejects(s.request({ format: "openai" }), missing);
+
+  await s.append(aTurn(1), { flush: true }); // seqs 0–10, no request header
+  const openai = await s.messages({ format: "openai" });
+  assert.deepEqual(
+    openai.map((m) => (m as { role: string }).role),
+    ["user", "assistant", "tool", "assistant"],
+  );
+  assert.deepEqual(openai[0], { role: "user", content: "list the files" });
+  assert.deepEqual(openai, JSON.parse(await s.text("messages", { format: "openai" })));
+  const anthropic = await s.messages({ format: "anthropic" });
+  assert.deepEqual(
+    anthropic.map((m) => (m as { role: string }).role),
+    ["user", "assistant", "user", "assistant"],
+  );
+  assert.deepEqual(await s.messages({ at: 1, format: "openai" }), [openai[0]]);
+  const md = await s.messages({ format: "markdown" });
+  assert.equal(typeof md, "string");
+  assert.ok(md.startsWith("## user\n\nlist the files"), md);
+  assert.equal(await s.messages({ at: 1, format: "markdown" }), "## user\n\nlist the files");
+
+  const req = await s.request();
+  assert.equal(req.header, null);
+  assert.deepEqual(req.messages, await s.messages());
+  assert.deepEqual(await s.request({ at: 1 }), { header: null, context: null, messages: await s.messages({ at: 1 }) });
+  await assert.rejects(s.request({ format: "openai" }), missing);
+  await assert.rejects(s.request({ format: "anthropic" }), missing);
+
+  // A header at seq 11: the provider bodies from there on, not before.
+  await s.append([ev.requestHeader({ config: { provider: model.provider, model: model.name, maxTokens: 1024 } }, "initial"), ...aTurn(2)], { flush: true });
+  for (const format of ["openai", "anthropic"] as const) {
+    const body = (await s.request({ format })) as { model: string; messages: unknown[] };
+    assert.equal(body.model, "claude-sonnet-4");
+    assert.deepEqual(body, JSON.parse(await s.text("request", { format })));
+    assert.equal(((await s.request({ at: 11, format })) as { model: string }).model, "claude-sonnet-4");
+    await assert.rejects(s.request({ at: 10, format }), missing);
+  }
+  assert.deepEqual((await s.request()).header, { config: { provider: "anthropic", model: "claude-sonnet-4", maxTokens: 1024 } });
 });

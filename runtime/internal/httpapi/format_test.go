@@ -53,9 +53,9 @@ func TestV1MessageAndRequestFormats(t *testing.T) {
 		t.Errorf("request?format=logbook differs from the default: %s", got)
 	}
 	for _, tc := range []struct{ path, allowed string }{
-		{"/v1/sessions/f/messages?format=gemini", `format "gemini" is not one of logbook, openai, anthropic, markdown`},
+		{"/v1/sessions/f/messages?format=gemini", `format "gemini" is not one of logbook, openai, anthropic, openai-responses, markdown`},
 		{"/v1/sessions/f/messages?format=", `format "" is not one of`},
-		{"/v1/sessions/f/request?format=markdown", `format "markdown" is not one of logbook, openai, anthropic`},
+		{"/v1/sessions/f/request?format=markdown", `format "markdown" is not one of logbook, openai, anthropic, openai-responses`},
 		{"/v1/sessions/absent/request?format=gemini", `format "gemini"`},
 	} {
 		if p := s.failed(t, 400, "USAGE", "GET", tc.path, "", nil); !strings.Contains(p.Detail, tc.allowed) {

@@ -2,9 +2,12 @@ package httpapi
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/seed-e5e476df/logbook/provider"
+	"github.com/seed-e5e476df/logbook/runtime/internal/providerview"
 	"github.com/seed-e5e476df/logbook/runtime/internal/session"
 	"github.com/seed-e5e476df/logbook/runtime/internal/store"
 	"github.com/seed-e5e476df/logbook/sdk"
@@ -62,12 +65,10 @@ func (a *API) messages(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	ml, err := sess.Messages()
-	if err != nil {
-		NewProblem(err).Write(w)
-		return
+	b, err := providerview.Messages(format, sess)
+	if err == nil {
+		err = markOmitted(w, format, sess)
 	}
-	b, err := provider.Messages(format, ml.JSON())
 	if err != nil {
 		NewProblem(err).Write(w)
 		return
@@ -150,7 +151,9 @@ func (a *API) requestHeader(w http.ResponseWriter, r *http.Request) {
 
 // request is GET /v1/sessions/{id}/request?at=&format=: the request a
 // model would be sent, {header, context, messages} (format logbook, the
-// default), or the provider's body (openai, anthropic).
+// default), or the provider's body (openai, anthropic), as providerview.Request
+// renders it: a provider format with no request header as of the asked
+// seq is 409 REQUEST_HEADER_MISSING.
 func (a *API) request(w http.ResponseWriter, r *http.Request) {
 	format, ok := formatParam(w, r, provider.RequestFormats())
 	if !ok {
@@ -160,7 +163,10 @@ func (a *API) request(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	b, err := SessionRequest(format, sess)
+	b, err := providerview.Request(format, sess)
+	if err == nil {
+		err = markOmitted(w, format, sess)
+	}
 	if err != nil {
 		NewProblem(err).Write(w)
 		return
@@ -168,20 +174,29 @@ func (a *API) request(w http.ResponseWriter, r *http.Request) {
 	writeDoc(w, http.StatusOK, b)
 }
 
-// SessionRequest returns the request a model would be sent for sess in
-// format (provider.RequestFormats): {header, context, messages}, or the
-// provider's body. The Connect Request call answers it too.
-func SessionRequest(format string, sess *session.Session) ([]byte, error) {
-	ml, err := sess.Messages()
-	if err != nil {
-		return nil, err
+// markOmitted sets the Logbook-Omitted header of a provider rendering
+// whose messages hold parts no provider accepts where they stand, and so
+// were left out (docs/providers.md, Omissions): the seqs of the messages
+// concerned, comma-separated. logbook's own formats leave nothing out.
+func markOmitted(w http.ResponseWriter, format string, sess *session.Session) error {
+	if format == provider.FormatLogbook || format == provider.FormatMarkdown {
+		return nil
 	}
-	return provider.Request(format, provider.RequestParts{
-		Header:   sess.AppendRequestHeaderJSON(nil),
-		Context:  sess.AppendRequestContextJSON(nil),
-		Messages: ml.JSON(),
-	})
+	om, err := providerview.Omitted(sess)
+	if err != nil || len(om) == 0 {
+		return err
+	}
+	seqs := make([]string, len(om))
+	for i, o := range om {
+		seqs[i] = strconv.FormatInt(int64(o.Seq), 10)
+	}
+	w.Header().Set(omittedHeader, strings.Join(slices.Compact(seqs), ","))
+	return nil
 }
+
+// omittedHeader names the seqs of messages a provider rendering left
+// parts of out.
+const omittedHeader = "Logbook-Omitted"
 
 // forkRequest is the body of POST /v1/sessions/{id}/fork.
 type forkRequest struct {

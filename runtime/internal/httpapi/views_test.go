@@ -106,3 +106,87 @@ func TestV1ViewsAndLifecycle(t *testing.T) {
 		t.Fatalf("inspect after release: %+v (%v)", in, err)
 	}
 }
+
+// completeTurnLines is turn n as a proper agent loop with no request
+// header: started, prompted, one step whose assistant message calls ls,
+// the call and its result, the step and the turn closed.
+func completeTurnLines(n string) []string {
+	call := `"c` + n + `"`
+	return []string{
+		`{"type":"turn/start","data":{"turn":` + n + `}}`,
+		userLine("u"+n, "list the files"),
+		`{"type":"step/start","data":{"turn":` + n + `,"step":1}}`,
+		`{"type":"assistant/message","surfaceOp":"append","data":{"turn":` + n + `,"step":1,"message":{"id":"a` + n + `","role":"assistant","content":[{"type":"text","text":"Listing."},{"type":"tool-call","id":` + call + `,"name":"ls","arguments":"{}"}],"source":{"kind":"model","provider":"p","model":"m"}},"stream":[]}}`,
+		`{"type":"tool/call","data":{"turn":` + n + `,"step":1,"callId":` + call + `,"name":"ls","arguments":"{}"}}`,
+		`{"type":"tool/result","surfaceOp":"append","data":{"turn":` + n + `,"step":1,"message":{"id":"r` + n + `","role":"tool","toolCallId":` + call + `,"content":[{"type":"text","text":"a.go"}],"source":{"kind":"tool","callId":` + call + `}}}}`,
+		`{"type":"step/end","data":{"turn":` + n + `,"step":1}}`,
+		`{"type":"turn/end","data":{"turn":` + n + `,"reason":{"kind":"completed"}}}`,
+	}
+}
+
+// A provider request of a session with no request/header as of the asked
+// seq is 409 REQUEST_HEADER_MISSING naming the format and the seq, not a
+// payload error; logbook's request shows the header as null, and
+// messages?format= renders every format whether the log has a header or
+// not: empty, header-less, and before the header of a session that has one.
+func TestV1RequestWithoutAHeaderIsRequestHeaderMissing(t *testing.T) {
+	s := startServe(t)
+	s.ok(t, 201, "POST", "/v1/sessions", "application/json", []byte(`{"id":"h"}`))
+	allMessages := func(at string) {
+		t.Helper()
+		for _, f := range []string{"logbook", "openai", "anthropic", "openai-responses", "markdown"} {
+			s.ok(t, 200, "GET", "/v1/sessions/h/messages?format="+f+at, "", nil)
+		}
+	}
+	missing := func(path, format, at string) {
+		t.Helper()
+		s.failed(t, 409, "REQUEST_HEADER_MISSING", "GET", path, "", nil)
+		var p struct {
+			Meta map[string]string `json:"meta"`
+		}
+		if err := json.Unmarshal(s.do(t, "GET", path, "", nil).body, &p); err != nil || p.Meta["format"] != format || p.Meta["at"] != at {
+			t.Errorf("%s: meta %v (%v), want format %s at %q", path, p.Meta, err, format, at)
+		}
+	}
+	allMessages("")
+	missing("/v1/sessions/h/request?format=openai", "openai", "")
+
+	s.ok(t, 200, "POST", "/v1/sessions/h/events", "application/x-ndjson", ndjson(completeTurnLines("1")...))
+	allMessages("")
+	allMessages("&at=1")
+	// At seq 3 the step's call has no result: the provider formats refuse,
+	// logbook's own still shows the messages.
+	s.ok(t, 200, "GET", "/v1/sessions/h/messages?format=logbook&at=3", "", nil)
+	s.failed(t, 409, "TOOL_CALLS_PENDING", "GET", "/v1/sessions/h/messages?format=anthropic&at=3", "", nil)
+	for _, f := range []string{"openai", "anthropic"} {
+		missing("/v1/sessions/h/request?format="+f, f, "7")
+	}
+	var req struct {
+		Header   json.RawMessage   `json:"header"`
+		Messages []json.RawMessage `json:"messages"`
+	}
+	if err := json.Unmarshal(s.ok(t, 200, "GET", "/v1/sessions/h/request", "", nil).body, &req); err != nil || string(req.Header) != "null" || len(req.Messages) != 3 {
+		t.Fatalf("request (logbook) of a header-less session: %+v (%v)", req, err)
+	}
+
+	// With a header from seq 8 on: the provider body after it, the
+	// missing header before it.
+	s.ok(t, 200, "POST", "/v1/sessions/h/events", "application/x-ndjson", ndjson(append([]string{
+		`{"type":"request/header","data":{"header":{"config":{"provider":"openai","model":"gpt-4.1","maxTokens":100},"tools":[{"name":"ls","parameters":{"type":"object"}}]},"reason":"initial"}}`,
+	}, completeTurnLines("2")...)...))
+	for _, f := range []string{"openai", "anthropic"} {
+		var body struct {
+			Model string `json:"model"`
+		}
+		if err := json.Unmarshal(s.ok(t, 200, "GET", "/v1/sessions/h/request?format="+f, "", nil).body, &body); err != nil || body.Model != "gpt-4.1" {
+			t.Errorf("request?format=%s with a header: model %q (%v)", f, body.Model, err)
+		}
+		s.ok(t, 200, "GET", "/v1/sessions/h/request?at=8&format="+f, "", nil)
+		missing("/v1/sessions/h/request?at=7&format="+f, f, "7")
+	}
+	allMessages("")
+	allMessages("&at=7")
+	if n := s.length(t, "h"); n != 17 {
+		t.Fatalf("the session holds %d events, want the 17 appended", n)
+	}
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/seed-e5e476df/logbook/provider"
 	"github.com/seed-e5e476df/logbook/runtime/internal/httpapi"
+	"github.com/seed-e5e476df/logbook/runtime/internal/providerview"
 	"github.com/seed-e5e476df/logbook/runtime/internal/session"
 	"github.com/seed-e5e476df/logbook/sdk"
 	logbookv1 "github.com/seed-e5e476df/logbook/sdk/proto/logbook/v1"
@@ -55,7 +56,9 @@ func (v *service) RequestHeader(ctx context.Context, req *connect.Request[logboo
 	return connect.NewResponse(reply), nil
 }
 
-// Request returns the request a model would be sent, in the asked format.
+// Request returns the request a model would be sent, in the asked format
+// (providerview.Request: a provider format with no request header is
+// REQUEST_HEADER_MISSING, FailedPrecondition).
 func (v *service) Request(ctx context.Context, req *connect.Request[logbookv1.SessionsRequestRequest]) (*connect.Response[logbookv1.SessionsRequestReply], error) {
 	format := req.Msg.GetFormat()
 	if format == "" {
@@ -68,7 +71,7 @@ func (v *service) Request(ctx context.Context, req *connect.Request[logbookv1.Se
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}
-	b, err := httpapi.SessionRequest(format, sess)
+	b, err := providerview.Request(format, sess)
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}

@@ -30,8 +30,9 @@ type OpenOptions struct {
 	// torn tail the previous writer crashed, so Continue is ignored and
 	// the normal repair runs (RepairReport.Continued says which happened).
 	Continue bool
-	// Expect, when set, is the number of events the stored log must hold
-	// (see OpenAt); nil checks nothing.
+	// Expect, when set, is the seq the caller's first event must get after
+	// the open: the stored length plus what the open itself appends (see
+	// OpenAt); nil checks nothing.
 	Expect *sdk.Offset
 }
 
@@ -39,21 +40,24 @@ type OpenOptions struct {
 // a full read through the restore pipeline, then one batch — session/recovered
 // when a torn tail was cut, the interrupted closers and the lifecycle marker —
 // appended and flushed before the session goes live; mirrors are caught up
-// from the primary. On failure ownership is released.
+// from the primary. An empty stored log with no torn tail gets no batch: its
+// first event is the caller's, at seq 0, as after Create. On failure
+// ownership is released.
 func (st *Store) Open(ctx context.Context, id string) (*session.Session, RepairReport, error) {
 	return st.OpenWith(ctx, id, OpenOptions{})
 }
 
-// OpenAt is Open for a caller that expects the stored log to hold want
-// events: the stored length is compared once the write claim is held and
-// the log is read, before the repair batch is written, so no other writer
-// can change it in between. Another length is SEQ_CONFLICT (Meta "expected"
-// and "actual"), the claim is released and nothing is appended.
+// OpenAt is Open for a caller that expects its first event to get seq want:
+// the stored length plus the open's own batch (FirstSeq) is compared once
+// the write claim is held and the log is read, before the batch is
+// written, so no other writer can change it in between. Another seq is
+// SEQ_CONFLICT (Meta "expected" and "actual"), the claim is released and
+// nothing is appended.
 func (st *Store) OpenAt(ctx context.Context, id string, want sdk.Offset) (*session.Session, RepairReport, error) {
 	return st.OpenWith(ctx, id, OpenOptions{Expect: &want})
 }
 
-// OpenWith is Open with options: a stored-length check (Expect, as OpenAt)
+// OpenWith is Open with options: a first-seq check (Expect, as OpenAt)
 // and continuing the open turn without a repair batch (Continue).
 func (st *Store) OpenWith(ctx context.Context, id string, opts OpenOptions) (*session.Session, RepairReport, error) {
 	want := opts.Expect
@@ -91,17 +95,13 @@ func (st *Store) OpenWith(ctx context.Context, id string, opts OpenOptions) (*se
 		return fail(err)
 	}
 	ls.checkpointed.Store(int64(covered))
-	if want != nil && s.Len() != *want {
-		return fail(StoredLenConflict(id, *want, s.Len()))
-	}
 	if o.Torn.Bytes > 0 {
 		rep.Torn = o.Torn
 	}
-	var batch []session.Event
-	if opts.Continue && rep.Torn.Bytes == 0 {
-		rep.Continued = true
-	} else {
-		batch = session.ResumeBatch(s.Events().Slice(), rep.Torn, st.now())
+	batch := st.openBatch(s.Events().Slice(), rep.Torn, opts.Continue)
+	rep.Continued = opts.Continue && rep.Torn.Bytes == 0
+	if want != nil && s.Len()+sdk.Offset(len(batch)) != *want {
+		return fail(FirstSeqConflict(id, *want, s.Len(), len(batch)))
 	}
 	for _, e := range batch {
 		switch e.Type() {
@@ -387,13 +387,49 @@ func (st *Store) readStored(ctx context.Context, p Backend, id string, ctl *sess
 	return v, o, err
 }
 
-// StoredLenConflict is the SEQ_CONFLICT of an open that expected the
-// stored log of session id to hold want events and found got: nothing was
+// openBatch returns what a write open appends to the stored log before the
+// caller's first event: nothing when the caller continues the open turn
+// (cont) and no torn tail was cut, nothing for an empty log with no torn
+// tail (its first event is the caller's, at seq 0), else the resume batch
+// (session.ResumeBatch).
+func (st *Store) openBatch(stored []session.Event, torn sdk.Torn, cont bool) []session.Event {
+	if torn.Bytes == 0 && (cont || len(stored) == 0) {
+		return nil
+	}
+	return session.ResumeBatch(stored, torn, st.now())
+}
+
+// FirstSeq returns the seq the caller's first event would get after
+// OpenWith(id, OpenOptions{Continue: cont}): the stored length plus the
+// events the open itself would append (session/recovered after a torn
+// tail, the interrupted closers, the lifecycle marker). It reads the
+// stored log read-only and writes nothing; an absent session is
+// SESSION_NOT_FOUND.
+func (st *Store) FirstSeq(ctx context.Context, id string, cont bool) (sdk.Offset, error) {
+	if err := sdk.ValidateSessionID(id); err != nil {
+		return 0, err
+	}
+	p, ok := st.primary()
+	if !ok {
+		return 0, &sdk.Error{Code: sdk.CodeSessionNotFound, Op: "open", SessionID: id, Detail: "no persistence backend is configured"}
+	}
+	v, o, err := st.readStored(ctx, p, id, nil)
+	if err != nil {
+		return 0, err
+	}
+	return v.Len() + sdk.Offset(len(st.openBatch(v.Events().Slice(), o.Torn, cont))), nil
+}
+
+// FirstSeqConflict is the SEQ_CONFLICT of an open whose caller expected its
+// first event to get seq want, where the stored log of session id holds
+// stored events and the open would append opening more: nothing was
 // written.
-func StoredLenConflict(id string, want, got sdk.Offset) *sdk.Error {
+func FirstSeqConflict(id string, want, stored sdk.Offset, opening int) *sdk.Error {
+	got := stored + sdk.Offset(opening)
 	e := session.SeqConflict(id, want, got)
 	e.Op = "open"
-	e.Detail = fmt.Sprintf("the stored log holds %s, not the %d expected; nothing was written", plural(int64(got), "event"), want)
+	e.Detail = fmt.Sprintf("the first appended event would get seq %d, not the %d expected (the stored log holds %s and the open appends %s first); nothing was written",
+		got, want, plural(int64(stored), "event"), plural(int64(opening), "repair event"))
 	return e
 }
 
