@@ -27,15 +27,32 @@ func benchInputs() []events.Input {
 
 // benchServer serves the embedded default profile (JSONL+zstd, write
 // window 200 ms) over a fresh data directory and returns a client of it
-// and a new session's id.
+// and a new session's id, made by createInTurn.
 func benchServer(b *testing.B) (*client.Client, string) {
 	e := startEngine(b, config.Default(config.Overrides{DataDir: b.TempDir()}))
 	r := serve(b, e, server.Options{})
 	c := newClient(b, r, "")
-	if _, err := c.Create(context.Background(), "bench", events.CreateOptions{}); err != nil {
+	createInTurn(b, c, "bench")
+	return c, "bench"
+}
+
+// createInTurn creates session id and opens turn 1 in it, durably, so the
+// benchmark's user messages keep the loop rules (docs/format.md, "The
+// agent-loop protocol") and its appends start at seq 1 with nothing else
+// to write.
+func createInTurn(b *testing.B, c *client.Client, id string) *client.Session {
+	ctx := context.Background()
+	s, err := c.Create(ctx, id, events.CreateOptions{})
+	if err != nil {
 		b.Fatal(err)
 	}
-	return c, "bench"
+	if _, err := s.Append(ctx, events.Input{Type: "turn/start", Data: []byte(`{"turn":1}`)}); err != nil {
+		b.Fatal(err)
+	}
+	if err := s.Flush(ctx); err != nil {
+		b.Fatal(err)
+	}
+	return s
 }
 
 // BenchmarkServeAppendStream streams 1 KiB events to `logbook serve` over
@@ -60,7 +77,7 @@ func BenchmarkServeAppendStream(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.StopTimer()
-	if res.Appended != int64(b.N) || res.Flush.Backends[0].DurableSeq != sdk.Cursor(b.N-1) {
+	if res.Appended != int64(b.N) || res.Flush.Backends[0].DurableSeq != sdk.Cursor(b.N) { // seq 0 is the turn/start
 		b.Fatalf("stream result %+v for %d events", res, b.N)
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
@@ -78,7 +95,7 @@ func BenchmarkServeAppendUnaryFlush(b *testing.B) {
 	for i := range b.N {
 		t0 := time.Now()
 		// One attempt of AppendRetry: the append and its flush in one call.
-		if _, err := c.Session(id).AppendRetry(ctx, sdk.Offset(i), in[i%len(in):i%len(in)+1], client.RetryOptions{Flush: true, MaxAttempts: 1}); err != nil {
+		if _, err := c.Session(id).AppendRetry(ctx, sdk.Offset(i+1), in[i%len(in):i%len(in)+1], client.RetryOptions{Flush: true, MaxAttempts: 1}); err != nil {
 			b.Fatal(err)
 		}
 		lat = append(lat, time.Since(t0))
@@ -114,9 +131,7 @@ func BenchmarkServeV1Append(b *testing.B) {
 	c := newClient(b, r, "")
 	ctx := context.Background()
 	for _, id := range []string{"stream", "v1"} {
-		if _, err := c.Create(ctx, id, events.CreateOptions{}); err != nil {
-			b.Fatal(err)
-		}
+		createInTurn(b, c, id)
 	}
 	in := benchInputs()
 	var body []byte

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/seed-e5e476df/logbook/client"
-	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/runtime/internal/engine"
 	"github.com/seed-e5e476df/logbook/runtime/internal/metrics"
 	"github.com/seed-e5e476df/logbook/runtime/internal/server"
@@ -44,11 +43,7 @@ func BenchmarkServeAppendMetricsInterleaved(b *testing.B) {
 			}
 		}
 		c := newClient(b, serve(b, e, server.Options{Metrics: m}), "")
-		s, err := c.Create(ctx, "bench", events.CreateOptions{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		return &side{c: c, s: s}
+		return &side{c: c, s: createInTurn(b, c, "bench")}
 	}
 	off, on := newSide(nil), newSide(metrics.New())
 	in := benchInputs()
