@@ -44,7 +44,7 @@ func BenchmarkAppendWriteBehindParallel(b *testing.B) {
 					}
 				}
 				var err error
-				if s, err = st.Create(ctx, CreateOptions{}); err != nil {
+				if s, err = createInTurn(st); err != nil {
 					failed.Store(err)
 					return
 				}
@@ -59,6 +59,21 @@ func BenchmarkAppendWriteBehindParallel(b *testing.B) {
 	if err, ok := failed.Load().(error); ok {
 		b.Fatal(err)
 	}
+}
+
+// createInTurn creates a session in st and opens turn 1 in it, so the
+// benchmarks' user messages keep the loop rules (docs/format.md, "The
+// agent-loop protocol"): one more append per session, beside thousands.
+func createInTurn(st *Store) (*session.Session, error) {
+	ctx := context.Background()
+	s, err := st.Create(ctx, CreateOptions{})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.Append(ctx, session.AppendInput{Type: session.TypeTurnStart, Data: []byte(`{"turn":1}`)}); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // BenchmarkPendingBoundReserveRelease is what the process-wide bound adds
@@ -120,7 +135,7 @@ func BenchmarkPendingBoundOnTheAppendPath(b *testing.B) {
 				}
 			}
 			var err error
-			if sd.s, err = sd.st.Create(ctx, CreateOptions{}); err != nil {
+			if sd.s, err = createInTurn(sd.st); err != nil {
 				b.Fatal(err)
 			}
 		}
