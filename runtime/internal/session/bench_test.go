@@ -52,18 +52,21 @@ func BenchmarkJSONValid1KiB(b *testing.B) {
 }
 
 // BenchmarkAppend1KiB times the whole append of a ~1 KiB assistant message
-// with one tool call: validate, canonicalize, fold, commit.
+// with one tool call: validate, canonicalize, fold, commit. The same message
+// appended again and again breaks the loop rules (its call is never
+// answered), and a valid loop would time four more appends per op, so the
+// session is lenient; BenchmarkAppendStepCycle1KiB is its strict twin.
 func BenchmarkAppend1KiB(b *testing.B) {
 	ctx := context.Background()
 	in := AppendInput{Type: TypeAssistantMessage, Data: assistant1KiB, SurfaceOp: benchAppendOp()}
 	b.SetBytes(int64(len(assistant1KiB)))
 	b.ReportAllocs()
-	s := mustNew(b)
+	s := mustNew(b, bareMessages)
 	n := 0
 	for b.Loop() {
 		if n == 50_000 { // bound the fixture's memory
 			b.StopTimer()
-			s, n = mustNew(b), 0
+			s, n = mustNew(b, bareMessages), 0
 			b.StartTimer()
 		}
 		if _, err := s.Append(ctx, in); err != nil {
@@ -73,9 +76,77 @@ func BenchmarkAppend1KiB(b *testing.B) {
 	}
 }
 
-func mustNew(tb testing.TB) *Session {
-	s, err := New(Options{Clock: ClockFunc(func() int64 { return 1_700_000_000_000 })})
+// BenchmarkAppendStepCycle1KiB times one step of a strict session's loop,
+// the loop rules checked at every append: step/start, the ~1 KiB assistant
+// message of BenchmarkAppend1KiB (one tool call), tool/call, tool/result,
+// step/end. The turn is opened once, outside the timer.
+func BenchmarkAppendStepCycle1KiB(b *testing.B) {
+	ctx := context.Background()
+	var msg map[string]any
+	if err := json.Unmarshal(assistant1KiB, &msg); err != nil {
+		b.Fatal(err)
+	}
+	turn := int64(msg["turn"].(float64))
+	cycle := func(step int64) []AppendInput {
+		msg["step"] = step
+		assistant, _ := json.Marshal(msg)
+		return []AppendInput{
+			evStepStart(turn, step),
+			{Type: TypeAssistantMessage, Data: assistant, SurfaceOp: benchAppendOp()},
+			evToolCall(turn, step, "call_7f3a9c"),
+			lpResult(turn, step, "call_7f3a9c"),
+			evStepEnd(turn, step),
+		}
+	}
+	const cycles = 10_000 // steps per turn before the fixture is rebuilt, which bounds its memory
+	steps := make([][]AppendInput, cycles)
+	for i := range steps {
+		steps[i] = cycle(int64(i + 1))
+	}
+	fresh := func() *Session {
+		s := mustNew(b)
+		if _, err := s.Append(ctx, evTurnStart(turn)); err != nil {
+			b.Fatal(err)
+		}
+		return s
+	}
+	b.SetBytes(int64(len(assistant1KiB)))
+	b.ReportAllocs()
+	s, n := fresh(), 0
+	for b.Loop() {
+		if n == cycles {
+			b.StopTimer()
+			s, n = fresh(), 0
+			b.StartTimer()
+		}
+		for _, in := range steps[n] {
+			if _, err := s.Append(ctx, in); err != nil {
+				b.Fatal(err)
+			}
+		}
+		n++
+	}
+}
+
+// mustNew returns an empty session with a fixed clock, mods applied to its
+// options.
+func mustNew(tb testing.TB, mods ...func(*Options)) *Session {
+	o := Options{Clock: ClockFunc(func() int64 { return 1_700_000_000_000 })}
+	for _, m := range mods {
+		m(&o)
+	}
+	s, err := New(o)
 	if err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}
+
+// mustNewInTurn is mustNew with turn 1 open, for the user messages of
+// fillNodes.
+func mustNewInTurn(tb testing.TB) *Session {
+	s := mustNew(tb)
+	if _, err := s.Append(context.Background(), evTurnStart(1)); err != nil {
 		tb.Fatal(err)
 	}
 	return s
@@ -83,7 +154,7 @@ func mustNew(tb testing.TB) *Session {
 
 var nodeData = []byte(`{"id":"n","role":"user","content":[{"type":"text","text":"a short note"}],"source":{"kind":"user"}}`)
 
-// fillNodes appends n small user messages.
+// fillNodes appends n small user messages; s has a turn open.
 func fillNodes(tb testing.TB, s *Session, n int) {
 	ctx := context.Background()
 	in := AppendInput{Type: TypeUserMessage, Data: nodeData, SurfaceOp: benchAppendOp()}
@@ -107,7 +178,7 @@ func replaceSession(b *testing.B, size int) *Session {
 	f := &replaceFixture
 	if f.s == nil || f.size != size || int(f.s.Len()) > 4*size {
 		f.s, f.size = nil, size
-		s := mustNew(b)
+		s := mustNewInTurn(b)
 		fillNodes(b, s, size)
 		f.s = s
 	}
@@ -199,6 +270,9 @@ var messagesFixture = sync.OnceValues(func() (*Session, error) {
 		return nil, err
 	}
 	ctx := context.Background()
+	if _, err := s.Append(ctx, evTurnStart(1)); err != nil {
+		return nil, err
+	}
 	in := AppendInput{Type: TypeUserMessage, Data: nodeData, SurfaceOp: benchAppendOp()}
 	for range 1_000_000 {
 		if _, err := s.Append(ctx, in); err != nil {
