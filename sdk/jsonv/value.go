@@ -1,6 +1,9 @@
 package jsonv
 
-import "iter"
+import (
+	"bytes"
+	"iter"
+)
 
 // Value is a read-only view of one value of a Doc. The zero Value is Invalid
 // (Kind() == Invalid), returned for absent members and out-of-range elements;
@@ -91,6 +94,14 @@ func (v Value) StrEqual(s string) bool {
 		return string(body) == s
 	}
 	return bodyEqual(body, s)
+}
+
+// RawEqual reports whether v's canonical encoding is raw, without
+// allocating. Canonical encodings are unique, so for two strings it is
+// StrEqual on their decoded values; raw is typically a view kept from an
+// earlier parse's canonical bytes. The zero Value equals nothing.
+func (v Value) RawEqual(raw []byte) bool {
+	return v.d != nil && bytes.Equal(v.canon(), raw)
 }
 
 // Literal returns a number's literal exactly as written in the input ("" for

@@ -513,3 +513,23 @@ func TestConcurrentReads(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// RawEqual compares canonical encodings: a string written with escapes
+// equals the same string written without, and the zero Value equals
+// nothing; it does not allocate.
+func TestRawEqual(t *testing.T) {
+	root := mustParse(t, `{"a":"c\u0031","b":"c1","n":1,"e":""}`).Root()
+	if !root.Get("a").RawEqual([]byte(`"c1"`)) || !root.Get("b").RawEqual(root.Get("a").Bytes()) {
+		t.Errorf("equal strings differ")
+	}
+	if root.Get("a").RawEqual([]byte(`"c2"`)) || root.Get("a").RawEqual([]byte(`c1`)) || root.Get("n").RawEqual([]byte(`"1"`)) {
+		t.Errorf("different values equal")
+	}
+	if !root.Get("e").RawEqual([]byte(`""`)) || root.Get("zz").RawEqual(nil) || root.Get("zz").RawEqual([]byte{}) {
+		t.Errorf("empty or absent wrong")
+	}
+	raw := []byte(`"c1"`)
+	if n := testing.AllocsPerRun(100, func() { root.Get("a").RawEqual(raw) }); n != 0 {
+		t.Errorf("RawEqual allocates %.0f times", n)
+	}
+}
