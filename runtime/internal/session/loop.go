@@ -27,7 +27,11 @@ type loopState struct {
 // loopCall is one call announced by a tool-call block of an
 // assistant/message of the open step.
 type loopCall struct {
-	id        string
+	// id is the call id's canonical JSON string: a view into the envelope
+	// of the assistant/message that announced it (records are immutable and
+	// stay in memory), so announcing a call allocates nothing. Canonical
+	// encodings are equal exactly when the ids are (jsonv.Value.RawEqual).
+	id        []byte
 	step      int64   // the step of the assistant/message that announced it
 	callSeq   sdk.Seq // the seq of its tool/call, when called
 	resultSeq sdk.Seq // the seq of its tool/result, when answered
@@ -45,26 +49,37 @@ func (l *loopState) clone() loopState {
 	return c
 }
 
+// idString returns the call's id (it allocates: for errors and closers).
+func (c *loopCall) idString() string {
+	var id string
+	_ = json.Unmarshal(c.id, &id) // canonical JSON string bytes: cannot fail
+	return id
+}
+
+// envView returns the canonical encoding of v, a value inside r's data d
+// (the record's dataView), as a view into r's envelope: the envelope holds
+// the data's canonical bytes at dataStart, whichever parse d comes from.
+// It returns nil when v is absent.
+func envView(r *record, d, v jsonv.Value) []byte {
+	if !v.Exists() {
+		return nil
+	}
+	ds, _ := d.Span()
+	start, end := v.Span()
+	off := int(r.dataStart) - ds
+	return r.env[off+start : off+end : off+end]
+}
+
 // dropCalls forgets the open step's calls.
 func (l *loopState) dropCalls() {
 	clear(l.calls)
 	l.calls = l.calls[:0]
 }
 
-// find returns the index of the call announced with id, or -1.
-func (l *loopState) find(id string) int {
-	for i := range l.calls {
-		if l.calls[i].id == id {
-			return i
-		}
-	}
-	return -1
-}
-
 // findValue is find for an id given as a JSON string, without allocating.
 func (l *loopState) findValue(id jsonv.Value) int {
 	for i := range l.calls {
-		if id.StrEqual(l.calls[i].id) {
+		if id.RawEqual(l.calls[i].id) {
 			return i
 		}
 	}
@@ -122,12 +137,12 @@ func (l *loopState) fold(r *record) {
 			if !b.Get("type").StrEqual("tool-call") {
 				continue
 			}
-			if i := l.findValue(b.Get("id")); i >= 0 {
+			idv := b.Get("id")
+			if i := l.findValue(idv); i >= 0 {
 				l.calls[i] = loopCall{id: l.calls[i].id, step: step} // announced again: a foreign log
 				continue
 			}
-			id, _ := b.Get("id").Str()
-			l.calls = append(l.calls, loopCall{id: id, step: step})
+			l.calls = append(l.calls, loopCall{id: envView(r, d, idv), step: step})
 		}
 	case TypeToolCall:
 		if i := l.findValue(d.Get("callId")); i >= 0 {
@@ -296,7 +311,7 @@ func (l *loopState) checkInStep(typ string, d jsonv.Value) error {
 				continue
 			}
 			if i := l.findValue(b.Get("id")); i >= 0 {
-				id := l.calls[i].id
+				id := l.calls[i].idString()
 				return loopError(sdk.CodeToolCallRepeated, "an assistant/message announces call "+strconv.Quote(id)+", which step "+itoa(l.step)+" already announced; call ids are unique within a step",
 					"callId", id)
 			}
@@ -310,8 +325,8 @@ func (l *loopState) checkInStep(typ string, d jsonv.Value) error {
 				"callId", id)
 		}
 		if c := l.calls[i]; c.called {
-			return loopError(sdk.CodeToolCallRepeated, "tool/call for call "+strconv.Quote(c.id)+" was already recorded at seq "+itoa(int64(c.callSeq)),
-				"callId", c.id)
+			return loopError(sdk.CodeToolCallRepeated, "tool/call for call "+strconv.Quote(c.idString())+" was already recorded at seq "+itoa(int64(c.callSeq)),
+				"callId", c.idString())
 		}
 	case TypeToolResult:
 		idv := d.Get("message").Get("toolCallId")
@@ -322,8 +337,8 @@ func (l *loopState) checkInStep(typ string, d jsonv.Value) error {
 				"callId", id)
 		}
 		if c := l.calls[i]; c.answered {
-			return loopError(sdk.CodeToolResultRepeated, "call "+strconv.Quote(c.id)+" was already answered at seq "+itoa(int64(c.resultSeq)),
-				"callId", c.id, "resultSeq", itoa(int64(c.resultSeq)))
+			return loopError(sdk.CodeToolResultRepeated, "call "+strconv.Quote(c.idString())+" was already answered at seq "+itoa(int64(c.resultSeq)),
+				"callId", c.idString(), "resultSeq", itoa(int64(c.resultSeq)))
 		}
 	}
 	return nil
@@ -374,7 +389,7 @@ func (l *loopState) unansweredError(typ string) *sdk.Error {
 	var ids []string
 	for _, c := range l.calls {
 		if !c.answered {
-			ids = append(ids, c.id)
+			ids = append(ids, c.idString())
 		}
 	}
 	list, _ := json.Marshal(ids)
