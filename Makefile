@@ -15,23 +15,38 @@ run: ## build bin/logbook and run the guided tour (logbook demo)
 help: ## list the targets
 	@awk 'BEGIN { FS = ":.*## " } /^[a-z][a-z-]*:.*## / { printf "  make %-13s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
 
-# test runs every test: the Go tests with the race detector, then the
-# clients' (test-clients) and the web viewer's in a browser (test-viewer).
+# BENCH_SMOKE_PKGS are the packages whose benchmarks run once in seconds
+# (make test's smoke step, about 30 s of wall time with -p 2, most of it
+# linking); BENCH_SMOKE_SKIP leaves out their 100K and 1M fixtures. Left out
+# because their fixtures alone take many seconds: plugins/sqlite,
+# runtime/internal/engine, runtime/internal/search and test/longsession
+# (make bench runs every benchmark).
+BENCH_SMOKE_PKGS = ./plugins/jsonl ./plugins/postgres ./plugins/pruner ./provider \
+	./runtime/internal/compaction ./runtime/internal/httpapi ./runtime/internal/metrics \
+	./runtime/internal/pluginhost ./runtime/internal/server ./runtime/internal/session \
+	./runtime/internal/store ./runtime/service ./sdk/jsonv
+BENCH_SMOKE_SKIP = 100K|1M
+
+# test runs every test: the Go tests with the race detector, a smoke run of
+# the quick benchmarks (BENCH_SMOKE_PKGS), then the clients' (test-clients)
+# and the web viewer's in a browser (test-viewer).
 # It builds the logbook binary once, into a temporary directory removed
 # afterwards, and hands it to every stage (LOGBOOK_TEST_BIN), so no test
 # package links one of its own. It says what each stage does, since the
 # first one is silent for minutes.
 test: ## run every test: Go with -race, the clients, the viewer (many minutes)
 	@bin=$$(mktemp -d) && trap 'rm -rf "$$bin"' EXIT && \
-	echo "make test: [1/5] building the logbook binary the tests run into $$bin…" && \
+	echo "make test: [1/6] building the logbook binary the tests run into $$bin…" && \
 	$(GO) build -o "$$bin/logbook" ./cmd/logbook && \
-	echo "make test: [2/5] building the race-instrumented standard library and packages (several minutes, silent)…" && \
+	echo "make test: [2/6] building the race-instrumented standard library and packages (several minutes, silent)…" && \
 	$(GO) build -race ./... && \
-	echo "make test: [3/5] running the Go tests with the race detector (a line per package as it finishes)…" && \
+	echo "make test: [3/6] running the Go tests with the race detector (a line per package as it finishes)…" && \
 	LOGBOOK_TEST_BIN="$$bin/logbook" $(GO) test -race -count=1 ./... && \
-	echo "make test: [4/5] the TypeScript and Python clients against real logbook serve processes…" && \
+	echo "make test: [4/6] a smoke run of the quick benchmarks, once each, so a benchmark a rule change breaks fails here (about 30 s)…" && \
+	LOGBOOK_TEST_BIN="$$bin/logbook" $(GO) test -count=1 -run='^$$' -bench=. -benchtime=1x -skip='$(BENCH_SMOKE_SKIP)' $(BENCH_SMOKE_PKGS) && \
+	echo "make test: [5/6] the TypeScript and Python clients against real logbook serve processes…" && \
 	LOGBOOK_TEST_BIN="$$bin/logbook" $(MAKE) --no-print-directory test-clients && \
-	echo "make test: [5/5] the web viewer in Chromium against real logbook serve processes…" && \
+	echo "make test: [6/6] the web viewer in Chromium against real logbook serve processes…" && \
 	LOGBOOK_TEST_BIN="$$bin/logbook" $(MAKE) --no-print-directory test-viewer && \
 	echo "make test: all passed"
 
