@@ -14,8 +14,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/seed-e5e476df/logbook/provider"
-	"github.com/seed-e5e476df/logbook/runtime/service"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
@@ -212,13 +210,11 @@ func newMessagesCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			b, err := v.FormatMessages(format)
+			b, omitted, err := v.FormatMessages(format)
 			if err != nil {
 				return err
 			}
-			if err := a.warnOmitted(v, format); err != nil {
-				return err
-			}
+			a.warnOmitted(omitted)
 			return writeLine(a.stdout, b)
 		},
 	}
@@ -302,13 +298,11 @@ func newRequestCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			b, err := v.Request(format)
+			b, omitted, err := v.Request(format)
 			if err != nil {
 				return err
 			}
-			if err := a.warnOmitted(v, format); err != nil {
-				return err
-			}
+			a.warnOmitted(omitted)
 			return writeLine(a.stdout, b)
 		},
 	}
@@ -377,19 +371,13 @@ func newInspectCmd(a *app) *cobra.Command {
 	}
 }
 
-// warnOmitted writes to stderr what a provider rendering of v left out
-// because no provider accepts it where it stands (docs/providers.md,
-// Omissions), one "warning:" line each; logbook's own formats leave
-// nothing out.
-func (a *app) warnOmitted(v *service.Session, format string) error {
-	if format == provider.FormatLogbook || format == provider.FormatMarkdown {
-		return nil
-	}
-	om, err := v.Omitted()
-	for _, o := range om {
+// warnOmitted writes to stderr what a provider rendering left out because
+// no provider accepts it where it stands (docs/providers.md, Omissions),
+// one "warning:" line each.
+func (a *app) warnOmitted(omitted []string) {
+	for _, o := range omitted {
 		fmt.Fprintf(a.stderr, "logbook: warning: %s\n", o)
 	}
-	return err
 }
 
 // writeJSON writes v as one line of JSON, without HTML escaping.
