@@ -116,8 +116,8 @@ func TestHostConfiguresThePluginFromItsConfigBlock(t *testing.T) {
 	p, _ := startPlugin(t, configJSON(t, path, map[string]any{"journal_mode": "delete", "busy_timeout": 100, "compress_data": false}))
 	d, err := p.Describe(t.Context())
 	must(t, err)
-	if d.Name != sqlite.Name || d.FormatVersion != 1 || d.Compression != "" {
-		t.Fatalf("Describe = %+v; want sqlite, format 1, no compression", d)
+	if d.Name != sqlite.Name || d.FormatVersion != sdk.FormatVersion || d.Compression != "" {
+		t.Fatalf("Describe = %+v; want sqlite, format %d, no compression", d, sdk.FormatVersion)
 	}
 	o, err := p.Create(t.Context(), header("s1"))
 	must(t, err)
@@ -174,8 +174,8 @@ func TestStatCountsEventsExactly(t *testing.T) {
 		d := appendOK(t, b, o.Handle, persistencetest.Batch(n, 3))
 		st, err := b.Stat(t.Context(), "s1")
 		must(t, err)
-		if st.EventCount != int64(n+3) || st.SizeBytes != -1 || st.FormatVersion != 1 || st.Revision != d.Revision {
-			t.Fatalf("Stat = %+v; want %d events, size -1 (unknown), format 1, revision %q", st, n+3, d.Revision)
+		if st.EventCount != int64(n+3) || st.SizeBytes != -1 || st.FormatVersion != sdk.FormatVersion || st.Revision != d.Revision {
+			t.Fatalf("Stat = %+v; want %d events, size -1 (unknown), format %d, revision %q", st, n+3, sdk.FormatVersion, d.Revision)
 		}
 	}
 }
