@@ -66,7 +66,7 @@ func ExampleSession_Request() {
 	same, err := provider.Request(provider.FormatOpenAI, provider.RequestParts{Header: s.RequestHeader(), Messages: raws})
 	fmt.Println(string(same) == string(body), err)
 	// Output:
-	// TOOL_CALLS_PENDING c1 4
+	// TOOL_CALLS_PENDING ["c1"] 4
 	// {"model":"gpt-4.1","messages":[{"role":"user","content":"list the files"},{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"ls","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c1","content":"go.mod"}]}
 	// true <nil>
 }

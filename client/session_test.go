@@ -144,7 +144,7 @@ func TestSessionHandleAgainstServe(t *testing.T) {
 		t.Fatal(err)
 	}
 	h, err := s.Header(ctx)
-	if err != nil || h.ID != s.ID() || s.ID() == "" || h.CWD != "/repo" || h.AgentPreset != "coder" || h.FormatVersion != 1 {
+	if err != nil || h.ID != s.ID() || s.ID() == "" || h.CWD != "/repo" || h.AgentPreset != "coder" || h.FormatVersion != sdk.FormatVersion {
 		t.Fatalf("header %+v (%v)", h, err)
 	}
 

@@ -148,7 +148,7 @@ func ExampleRequest_pending() {
 	fmt.Println(err)
 	// Output:
 	// provider: TOOL_CALLS_PENDING: calls c1 of message 2 have no result yet (a step is open); a provider needs every call answered: render the logbook format, or wait for the results (index 2)
-	// c1
+	// ["c1"]
 	// <nil>
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/jsonv"
 )
 
 // Omission is a part of the derived messages that the provider formats
@@ -75,7 +76,7 @@ func AtSeqs(err error, seqs []sdk.Seq) error {
 // TOOL_CALLS_PENDING; a call id announced twice by one message is
 // TOOL_CALL_REPEATED (a result could not say which call it answers). Both
 // errors carry the index of the announcing message and Meta "callIds",
-// comma-separated. A call id an earlier message announced already (a
+// a JSON array of the ids. A call id an earlier message announced already (a
 // harness that reuses ids across steps) is sent renamed, with its result,
 // as renamed says: Anthropic refuses a tool_use id used twice in one
 // request.
@@ -147,7 +148,7 @@ func pair(ms []message) ([]message, []Omission, error) {
 // callsError is an error of code naming calls in Meta "callIds", with the
 // index of the message that announced them.
 func callsError(code sdk.Code, index int, calls []string, format string, args ...any) *sdk.Error {
-	return sdk.Errorf(code, op, format, args...).WithIndex(index).WithMeta("callIds", strings.Join(calls, ","))
+	return sdk.Errorf(code, op, format, args...).WithIndex(index).WithMeta("callIds", callIDList(calls))
 }
 
 // callIDs returns the ids of m's tool-call blocks, in order.
@@ -208,4 +209,17 @@ func (m message) renamed(announced map[string]bool) message {
 		announced[id] = true
 	}
 	return m
+}
+
+// callIDList renders call ids as Meta "callIds" holds them everywhere: a
+// JSON array of strings, as the loop rules' errors write it.
+func callIDList(calls []string) string {
+	b := []byte{'['}
+	for i, id := range calls {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonv.AppendString(b, id)
+	}
+	return string(append(b, ']'))
 }

@@ -70,7 +70,7 @@ func TestOpenStepIsToolCallsPending(t *testing.T) {
 		} {
 			out, err := render()
 			e := sdk.ErrorOf(err)
-			if e == nil || e.Code != sdk.CodeToolCallsPending || e.Meta["callIds"] != "c1" || e.Index == nil || *e.Index != 1 || out != nil {
+			if e == nil || e.Code != sdk.CodeToolCallsPending || e.Meta["callIds"] != `["c1"]` || e.Index == nil || *e.Index != 1 || out != nil {
 				t.Errorf("%s %s: %s, %v; want TOOL_CALLS_PENDING, callIds c1, index 1", format, name, out, err)
 			}
 		}
@@ -90,7 +90,7 @@ func TestRepeatedCallIDRefused(t *testing.T) {
 	for _, format := range providerFormats {
 		_, err := Messages(format, msgs)
 		e := sdk.ErrorOf(err)
-		if e == nil || e.Code != sdk.CodeToolCallRepeated || e.Meta["callIds"] != "c1" || *e.Index != 1 {
+		if e == nil || e.Code != sdk.CodeToolCallRepeated || e.Meta["callIds"] != `["c1"]` || *e.Index != 1 {
 			t.Errorf("%s: %v; want TOOL_CALL_REPEATED, callIds c1, index 1", format, err)
 		}
 	}

@@ -168,3 +168,25 @@ func TestAtViews(t *testing.T) {
 		t.Errorf("child --at 3 %s, source --at 3 %s", got, want)
 	}
 }
+
+// A provider rendering of a lenient log with a tool result no call asked
+// for leaves the result out and says so on stderr, naming the seq, the
+// call and the rule; logbook's own format shows it and warns of nothing.
+func TestProviderRenderingWarnsOfWhatItLeftOut(t *testing.T) {
+	data := t.TempDir()
+	ok(t, data, "", "create", "o", "--protocol", "lenient")
+	ok(t, data, `{"type":"request/header","data":{"header":{"config":{"provider":"openai","model":"gpt-4.1"}},"reason":"initial"}}
+{"type":"user/message","surfaceOp":"append","data":{"id":"u1","role":"user","content":[{"type":"text","text":"hi"}],"source":{"kind":"prompt"}}}
+{"type":"tool/result","surfaceOp":"append","data":{"turn":1,"step":1,"message":{"id":"r1","role":"tool","toolCallId":"zz","content":[{"type":"text","text":"out"}],"source":{"kind":"tool","callId":"zz"}}}}
+`, "append", "o", "--continue")
+	const warning = `logbook: warning: seq 2: tool result for call "zz" left out (TOOL_RESULT_UNMATCHED)` + "\n"
+	for _, args := range [][]string{{"messages", "o", "--format", "openai"}, {"request", "o", "--format", "anthropic"}} {
+		r := ok(t, data, "", args...)
+		if r.stderr != warning || strings.Contains(r.stdout, "zz") {
+			t.Errorf("%v: stderr %q, stdout %s; want the warning %q and no orphan", args, r.stderr, r.stdout, warning)
+		}
+	}
+	if r := ok(t, data, "", "messages", "o"); r.stderr != "" || !strings.Contains(r.stdout, `"toolCallId":"zz"`) {
+		t.Errorf("messages (logbook): stderr %q, stdout %s", r.stderr, r.stdout)
+	}
+}

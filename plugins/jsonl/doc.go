@@ -15,8 +15,12 @@
 //
 // enc(id) is EncodeID: a–z, 0–9, '_', '-' and a non-leading '.' stay, every
 // other byte becomes '~' and two uppercase hex digits. N is the format
-// generation (1 today): the highest present is the log, lower ones are
-// never touched (docs/format.md). Directories are created 0700, files 0600.
+// version of the log's header (sdk.FormatVersion, 2, for what this build
+// writes; a header naming another version is CORRUPT_LOG): the highest
+// present is the log, lower ones are never touched. A v1 log is migrated
+// in memory by a read open and, by a write open, into events.v2 beside it
+// (migrate.go, docs/format.md "Format versions"). Directories are created
+// 0700, files 0600.
 //
 // A log is a sequence of lines, each ending in '\n'. Line 1 is the session
 // header, exactly sdk/headerjson.Encode:

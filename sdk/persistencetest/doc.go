@@ -52,6 +52,10 @@
 //	             one storage
 //	FormatGate   (SetFormatVersion) FORMAT_TOO_NEW, FORMAT_UNSUPPORTED, CORRUPT_LOG,
 //	             and (with Corrupt) the gate runs before any event is decoded
+//	Migration    (SetFormatVersion "1") a v1 session reads as the current version
+//	             and a read open stores nothing; a write open stores the current
+//	             version with the same events and resumes; a lenient header
+//	             round-trips; a v1 header naming a protocol is CORRUPT_LOG
 //	TornTail     (Tear) read opens report the cut and change nothing; write opens
 //	             cut, keep an artifact and go on; LOG_SHRANK under a read handle
 //	Corruption   (Corrupt) damage before a later turn/end is CORRUPT_LOG, never

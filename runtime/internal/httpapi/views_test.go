@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -188,5 +189,32 @@ func TestV1RequestWithoutAHeaderIsRequestHeaderMissing(t *testing.T) {
 	allMessages("&at=7")
 	if n := s.length(t, "h"); n != 17 {
 		t.Fatalf("the session holds %d events, want the 17 appended", n)
+	}
+}
+
+// A provider rendering of a lenient session whose log holds a tool result
+// no call asked for leaves the result out, and the answer says which
+// message it was in (Logbook-Omitted: its seq); logbook's own format keeps
+// everything and says nothing.
+func TestV1ProviderRenderingNamesWhatItLeftOut(t *testing.T) {
+	s := startServe(t)
+	s.ok(t, 201, "POST", "/v1/sessions", "application/json", []byte(`{"id":"o","protocol":"lenient"}`))
+	s.ok(t, 200, "POST", "/v1/sessions/o/events", "application/x-ndjson", ndjson(
+		`{"type":"request/header","data":{"header":{"config":{"provider":"openai","model":"gpt-4.1"}},"reason":"initial"}}`,
+		`{"type":"user/message","surfaceOp":"append","data":{"id":"u1","role":"user","content":[{"type":"text","text":"hi"}],"source":{"kind":"prompt"}}}`,
+		`{"type":"tool/result","surfaceOp":"append","data":{"turn":1,"step":1,"message":{"id":"r1","role":"tool","toolCallId":"zz","content":[{"type":"text","text":"out"}],"source":{"kind":"tool","callId":"zz"}}}}`,
+	))
+	for _, path := range []string{"/v1/sessions/o/messages?format=openai", "/v1/sessions/o/request?format=anthropic", "/v1/sessions/o/messages?format=openai-responses"} {
+		r := s.ok(t, 200, "GET", path, "", nil)
+		if got := r.header.Get("Logbook-Omitted"); got != "2" {
+			t.Errorf("%s: Logbook-Omitted %q, want 2 (the orphan result's seq)", path, got)
+		}
+		if strings.Contains(string(r.body), "zz") {
+			t.Errorf("%s: the orphan result was sent: %s", path, r.body)
+		}
+	}
+	r := s.ok(t, 200, "GET", "/v1/sessions/o/messages", "", nil)
+	if r.header.Get("Logbook-Omitted") != "" || !strings.Contains(string(r.body), `"toolCallId":"zz"`) {
+		t.Errorf("logbook format: Logbook-Omitted %q, body %s; want everything and no header", r.header.Get("Logbook-Omitted"), r.body)
 	}
 }

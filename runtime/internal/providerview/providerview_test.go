@@ -45,7 +45,7 @@ func TestErrorsNameTheEvent(t *testing.T) {
 	for name, render := range map[string]func(string, *session.Session) ([]byte, error){"messages": Messages, "request": Request} {
 		_, err := render(provider.FormatAnthropic, s)
 		e := sdk.ErrorOf(err)
-		if e == nil || e.Code != sdk.CodeToolCallsPending || e.Seq == nil || *e.Seq != assistantSeq || e.SessionID != "pv" || e.Meta["callIds"] != "c1" {
+		if e == nil || e.Code != sdk.CodeToolCallsPending || e.Seq == nil || *e.Seq != assistantSeq || e.SessionID != "pv" || e.Meta["callIds"] != `["c1"]` {
 			t.Errorf("%s: %v; want TOOL_CALLS_PENDING at seq %d of session pv naming c1", name, err, assistantSeq)
 		}
 		if _, err := render(provider.FormatLogbook, s); err != nil {

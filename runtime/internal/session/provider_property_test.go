@@ -6,7 +6,6 @@ import (
 	"errors"
 	"reflect"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
@@ -169,7 +168,10 @@ func checkRenderings(t *testing.T, seed uint64, s *Session, calls *loopCalls) (s
 		body, err := provider.Request(format, provider.RequestParts{Header: header, Messages: msgs})
 		if err != nil {
 			e := sdk.ErrorOf(provider.AtSeqs(err, seqs))
-			pending := strings.Split(e.Meta["callIds"], ",")
+			var pending []string
+			if err := json.Unmarshal([]byte(e.Meta["callIds"]), &pending); err != nil || len(pending) == 0 {
+				t.Fatalf("seed %d %s: Meta callIds %q is not a JSON array of ids: %v", seed, format, e.Meta["callIds"], err)
+			}
 			if e.Code != sdk.CodeToolCallsPending || e.Seq == nil || s.Events().At(int(*e.Seq)).Type() != TypeAssistantMessage ||
 				slices.ContainsFunc(pending, func(id string) bool { return !slices.Contains(unanswered, id) }) {
 				t.Fatalf("seed %d %s at len %d: %v (unanswered %v)", seed, format, s.Len(), err, unanswered)
