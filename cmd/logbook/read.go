@@ -193,7 +193,7 @@ func newMessagesCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:         "messages ID",
 		Annotations: offersJSONAnnotation(), // its output is JSON already
-		Short:       "Print the derived model messages as a JSON array (--at: right after event SEQ; --format: logbook, openai, anthropic or markdown)",
+		Short:       "Print the derived model messages as a JSON array (--at: right after event SEQ; --format: logbook, openai, anthropic, openai-responses or markdown)",
 		Example: "  logbook messages s1\n" +
 			"  logbook messages s1 --at 12\n" +
 			"  logbook messages s1 --format openai\n" +

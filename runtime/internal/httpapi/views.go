@@ -150,7 +150,7 @@ func (a *API) requestHeader(w http.ResponseWriter, r *http.Request) {
 
 // request is GET /v1/sessions/{id}/request?at=&format=: the request a
 // model would be sent, {header, context, messages} (format logbook, the
-// default), or the provider's body (openai, anthropic), as providerview.Request
+// default), or the provider's body (openai, anthropic, openai-responses), as providerview.Request
 // renders it: a provider format with no request header as of the asked
 // seq is 409 REQUEST_HEADER_MISSING.
 func (a *API) request(w http.ResponseWriter, r *http.Request) {
