@@ -281,7 +281,7 @@ func newRequestCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:         "request ID",
 		Annotations: offersJSONAnnotation(), // its output is JSON already
-		Short:       "Print the exact request a model would be sent next: {header, context, messages}, or the provider's body (--at: right after event SEQ; --format openai|anthropic)",
+		Short:       "Print the exact request a model would be sent next: {header, context, messages}, or the provider's body (--at: right after event SEQ; --format openai|anthropic|openai-responses)",
 		Long: "request prints the request a model would be sent right after the last event (with\n" +
 			"--at SEQ, right after event SEQ): logbook's {header, context, messages}, or with\n" +
 			"--format openai|anthropic the provider's body. A provider format needs a\n" +
