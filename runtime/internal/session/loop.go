@@ -14,13 +14,15 @@ import (
 //
 // The fold never fails: a stored log is read as it is, so a log that broke
 // the rules (written before them, by a lenient session, or imported) folds
-// to a best-effort state. The turn and step fields use -1 for "none"; a
-// turn or step number is never negative.
+// to a best-effort state. The turn, lastTurn and step fields use -1 for
+// "none"; a turn or step number is never negative. lastStep starts at 0,
+// as step 0 means "outside any step" (SPEC §23.3): a step/start needs a
+// step of 1 or more.
 type loopState struct {
 	turn     int64      // the open turn; -1 when no turn is open
 	lastTurn int64      // the highest turn so far; -1 before the first
 	step     int64      // the open step; -1 when no step is open
-	lastStep int64      // the open turn's highest step; -1 when it has none
+	lastStep int64      // the open turn's highest step; 0 when it has none
 	calls    []loopCall // the calls announced since the open step began, in order
 }
 
@@ -36,7 +38,7 @@ type loopCall struct {
 }
 
 // newLoopState returns the state of an empty log.
-func newLoopState() loopState { return loopState{turn: -1, lastTurn: -1, step: -1, lastStep: -1} }
+func newLoopState() loopState { return loopState{turn: -1, lastTurn: -1, step: -1} }
 
 // clone returns a copy that shares nothing with l (a group's scratch state).
 func (l *loopState) clone() loopState {
@@ -102,12 +104,12 @@ func (l *loopState) fold(r *record) {
 	case TypeTurnStart:
 		n, _ := d.Get("turn").Int()
 		l.turn, l.lastTurn = n, max(l.lastTurn, n)
-		l.step, l.lastStep = -1, -1
+		l.step, l.lastStep = -1, 0
 		l.dropCalls()
 	case TypeTurnEnd:
 		n, _ := d.Get("turn").Int()
 		l.turn, l.lastTurn = -1, max(l.lastTurn, n)
-		l.step, l.lastStep = -1, -1
+		l.step, l.lastStep = -1, 0
 		l.dropCalls()
 	case TypeStepStart:
 		n, _ := d.Get("step").Int()
@@ -233,7 +235,7 @@ func (l *loopState) check(r *record) error {
 				"step", itoa(l.step))
 		}
 		if n <= l.lastStep {
-			return loopError(sdk.CodeStepNotIncreasing, "step/start must number its step above the turn's earlier steps; asked for step "+itoa(n)+", the last was "+itoa(l.lastStep),
+			return loopError(sdk.CodeStepNotIncreasing, "step/start must number its step above the turn's earlier steps and above 0 (step 0 means outside any step); asked for step "+itoa(n)+", the last was "+itoa(l.lastStep),
 				"step", itoa(n), "last", itoa(l.lastStep))
 		}
 	case TypeStepEnd, TypeAssistantMessage, TypeAssistantAttempt, TypeToolCall, TypeToolResult:

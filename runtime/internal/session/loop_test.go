@@ -75,6 +75,7 @@ var loopCases = []struct {
 	{"tool/call with no step open", lpWith(nil, evTurnStart(1)), evToolCall(1, 1, "c1"), sdk.CodeStepNotOpen, map[string]string{"step": "1"}},
 	{"tool/result with no step open", lpWith(nil, evTurnStart(1)), lpResult(1, 1, "c1"), sdk.CodeStepNotOpen, map[string]string{"step": "1"}},
 	{"step/start not above the turn's steps", lpWith(nil, evTurnStart(1), evStepStart(1, 3), evStepEnd(1, 3)), evStepStart(1, 2), sdk.CodeStepNotIncreasing, map[string]string{"step": "2", "last": "3"}},
+	{"step/start of step 0 (outside any step)", lpWith(nil, evTurnStart(1)), evStepStart(1, 0), sdk.CodeStepNotIncreasing, map[string]string{"step": "0", "last": "0"}},
 	{"step/start of another turn", lpWith(nil, evTurnStart(1)), evStepStart(2, 1), sdk.CodeTurnStepMismatch, map[string]string{"turn": "2", "step": "1", "openTurn": "1"}},
 	{"step/end of another turn", lpOpen, evStepEnd(2, 1), sdk.CodeTurnStepMismatch, map[string]string{"turn": "2", "step": "1", "openTurn": "1", "openStep": "1"}},
 	{"assistant/message of another step", lpOpen, AppendInput{Type: TypeAssistantMessage, SurfaceOp: opAppend(), Data: tcRaw(dataAsst(1, 2, "a", blockText("x")))}, sdk.CodeTurnStepMismatch, map[string]string{"turn": "1", "step": "2", "openTurn": "1", "openStep": "1"}},
@@ -201,8 +202,8 @@ func TestLoopLegalPatternsAreAccepted(t *testing.T) {
 		lpSys(0, 0),
 		lpDev(0, 0),
 		evTurnStart(5),
-		evStepStart(5, 0),
-		evStepEnd(5, 0),
+		evStepStart(5, 1),
+		evStepEnd(5, 1),
 		evTurnEnd(5),
 	)
 	if err := checkLoopLog(s.Events().Slice()); err != nil {
