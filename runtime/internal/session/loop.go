@@ -1,7 +1,6 @@
 package session
 
 import (
-	"encoding/json"
 	"strconv"
 
 	"github.com/seed-e5e476df/logbook/sdk"
@@ -379,7 +378,7 @@ func (l *loopState) unansweredError(typ string) *sdk.Error {
 			ids = append(ids, c.id)
 		}
 	}
-	list, _ := json.Marshal(ids)
+	list := jsonv.AppendStringArray(nil, ids)
 	return loopError(sdk.CodeToolCallsUnanswered, typ+" needs every call of step "+itoa(l.step)+" answered first; calls "+string(list)+" have no tool/result (a harness that gives up on a call writes an error result for it)",
 		"callIds", string(list))
 }
