@@ -52,17 +52,8 @@ func (l *loopState) dropCalls() {
 	l.calls = l.calls[:0]
 }
 
-// find returns the index of the call announced with id, or -1.
-func (l *loopState) find(id string) int {
-	for i := range l.calls {
-		if l.calls[i].id == id {
-			return i
-		}
-	}
-	return -1
-}
-
-// findValue is find for an id given as a JSON string, without allocating.
+// findValue returns the index of the call announced with the id given as
+// a JSON string, or -1, without allocating.
 func (l *loopState) findValue(id jsonv.Value) int {
 	for i := range l.calls {
 		if id.StrEqual(l.calls[i].id) {
@@ -138,7 +129,7 @@ func (l *loopState) fold(r *record) {
 		if r.meta.op.Replace {
 			return
 		}
-		if i := l.findValue(d.Get("message").Get("source").Get("callId")); i >= 0 {
+		if i := l.findValue(d.Get("message").Get("toolCallId")); i >= 0 {
 			l.calls[i].answered, l.calls[i].resultSeq = true, r.seq
 		}
 	}
@@ -303,24 +294,18 @@ func (l *loopState) checkInStep(typ string, d jsonv.Value) error {
 			}
 		}
 	case TypeToolCall:
-		idv := d.Get("callId")
-		i := l.findValue(idv)
-		if i < 0 {
-			id, _ := idv.Str()
-			return loopError(sdk.CodeToolCallNotAnnounced, "tool/call names call "+strconv.Quote(id)+", which no tool-call block of step "+itoa(l.step)+"'s assistant/message announced",
-				"callId", id)
+		i, e := l.announced(typ, d.Get("callId"), sdk.CodeToolCallNotAnnounced)
+		if e != nil {
+			return e
 		}
 		if c := l.calls[i]; c.called {
 			return loopError(sdk.CodeToolCallRepeated, "tool/call for call "+strconv.Quote(c.id)+" was already recorded at seq "+itoa(int64(c.callSeq)),
 				"callId", c.id)
 		}
 	case TypeToolResult:
-		idv := d.Get("message").Get("toolCallId")
-		i := l.findValue(idv)
-		if i < 0 {
-			id, _ := idv.Str()
-			return loopError(sdk.CodeToolResultUnmatched, "tool/result answers call "+strconv.Quote(id)+", which step "+itoa(l.step)+" did not announce",
-				"callId", id)
+		i, e := l.announced(typ, d.Get("message").Get("toolCallId"), sdk.CodeToolResultUnmatched)
+		if e != nil {
+			return e
 		}
 		if c := l.calls[i]; c.answered {
 			return loopError(sdk.CodeToolResultRepeated, "call "+strconv.Quote(c.id)+" was already answered at seq "+itoa(int64(c.resultSeq)),
@@ -328,6 +313,19 @@ func (l *loopState) checkInStep(typ string, d jsonv.Value) error {
 		}
 	}
 	return nil
+}
+
+// announced returns the index of the open step's call whose id is the
+// JSON string idv, or, when no assistant/message of the step announced it,
+// the error with code (TOOL_CALL_NOT_ANNOUNCED for a tool/call,
+// TOOL_RESULT_UNMATCHED for a tool/result) for an event of type typ.
+func (l *loopState) announced(typ string, idv jsonv.Value, code sdk.Code) (int, *sdk.Error) {
+	if i := l.findValue(idv); i >= 0 {
+		return i, nil
+	}
+	id, _ := idv.Str()
+	return -1, loopError(code, typ+" names call "+strconv.Quote(id)+", which no tool-call block of step "+itoa(l.step)+"'s assistant/message announced",
+		"callId", id)
 }
 
 // inStep checks that an event carrying turn t and step n belongs to the
