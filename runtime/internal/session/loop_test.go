@@ -276,6 +276,9 @@ func checkLoopLog(events []Event) error {
 // Random strict logs, cut at every seq: the crash repair of every prefix
 // and the fork at every seq give logs (prefix, closers, marker) that keep
 // the loop rules, and a session restored from them appends on strictly.
+// Every prefix, repaired log and fork is judged twice, by the
+// implementation (check and fold) and by the test's own model of the
+// docs/format.md table (refLoop), which must agree.
 func TestPropertyRepairAndForkKeepTheLoopRules(t *testing.T) {
 	const seeds, length = 40, 60
 	t.Logf("seeds 7000 … %d, %d events each", 7000+seeds-1, length)
@@ -285,12 +288,13 @@ func TestPropertyRepairAndForkKeepTheLoopRules(t *testing.T) {
 			g.next()
 		}
 		events := g.s.Events().Slice()
-		if err := checkLoopLog(events); err != nil {
+		if err := requireOraclesAgree(t, fmt.Sprintf("seed %d", seed+7000), events); err != nil {
 			t.Fatalf("seed %d: the generated log breaks the loop rules: %v", seed+7000, err)
 		}
 		for k := range len(events) + 1 {
+			requireOraclesAgree(t, fmt.Sprintf("seed %d, the prefix of %d events", seed+7000, k), events[:k])
 			repaired := append(events[:k:k], ResumeBatch(events[:k], sdk.Torn{}, tT0)...)
-			if err := checkLoopLog(repaired); err != nil {
+			if err := requireOraclesAgree(t, fmt.Sprintf("seed %d, the repair of the prefix of %d events", seed+7000, k), repaired); err != nil {
 				t.Fatalf("seed %d: the repair of the prefix of %d events breaks the loop rules: %v", seed+7000, k, err)
 			}
 			if k == len(events) {
@@ -301,7 +305,7 @@ func TestPropertyRepairAndForkKeepTheLoopRules(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := checkLoopLog(seed2); err != nil {
+			if err := requireOraclesAgree(t, fmt.Sprintf("seed %d, the fork at seq %d", seed+7000, k), seed2); err != nil {
 				t.Fatalf("seed %d: the fork at seq %d breaks the loop rules: %v", seed+7000, k, err)
 			}
 		}
