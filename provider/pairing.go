@@ -151,7 +151,7 @@ func pair(ms []message) ([]message, []Omission, error) {
 // callsError is an error of code naming calls in Meta "callIds", with the
 // index of the message that announced them.
 func callsError(code sdk.Code, index int, calls []string, format string, args ...any) *sdk.Error {
-	return sdk.Errorf(code, op, format, args...).WithIndex(index).WithMeta("callIds", callIDList(calls))
+	return sdk.Errorf(code, op, format, args...).WithIndex(index).WithMeta("callIds", string(jsonv.AppendStringArray(nil, calls)))
 }
 
 // callIDs returns the ids of m's tool-call blocks, in order.
@@ -212,17 +212,4 @@ func (m message) renamed(announced map[string]bool) message {
 		announced[id] = true
 	}
 	return m
-}
-
-// callIDList renders call ids as Meta "callIds" holds them everywhere: a
-// JSON array of strings, as the loop rules' errors write it.
-func callIDList(calls []string) string {
-	b := []byte{'['}
-	for i, id := range calls {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = jsonv.AppendString(b, id)
-	}
-	return string(append(b, ']'))
 }

@@ -412,11 +412,11 @@ func openRead(ctx context.Context, p Backend, id string) (*backend, sdk.Opened, 
 
 // openBatch returns what a write open appends to the stored log before the
 // caller's first event: nothing when the caller continues the open turn
-// (cont) and no torn tail was cut, nothing for an empty log with no torn
-// tail (its first event is the caller's, at seq 0), else the resume batch
-// (session.ResumeBatch).
+// (cont) and no torn tail was cut, else the resume batch
+// (session.ResumeBatch, which is nothing for an empty log with no torn
+// tail).
 func (st *Store) openBatch(stored []session.Event, torn sdk.Torn, cont bool) []session.Event {
-	if torn.Bytes == 0 && (cont || len(stored) == 0) {
+	if cont && torn.Bytes == 0 {
 		return nil
 	}
 	return session.ResumeBatch(stored, torn, st.now())
