@@ -1,7 +1,6 @@
 package provider
 
 import (
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,14 +30,18 @@ type Omission struct {
 	Rule sdk.Code
 }
 
-// String says what was left out, for a warning: "message 3: tool result
-// for call c1 left out (TOOL_RESULT_UNMATCHED)".
-func (o Omission) String() string {
+// String says what was left out, for a warning: `message 3: tool result
+// for call "c1" left out (TOOL_RESULT_UNMATCHED)`.
+func (o Omission) String() string { return o.Describe("message " + strconv.Itoa(o.Index)) }
+
+// Describe is String with the message named by place instead of by its
+// index (a door names it by the seq of its event).
+func (o Omission) Describe(place string) string {
 	what := "tool result"
 	if o.Rule == sdk.CodeToolCallsUnanswered {
 		what = "tool call"
 	}
-	return fmt.Sprintf("message %d: %s %s left out (%s)", o.Index, what, o.CallID, o.Rule)
+	return place + ": " + what + " for call " + strconv.Quote(o.CallID) + " left out (" + string(o.Rule) + ")"
 }
 
 // Omissions returns what the provider formats (openai, anthropic,

@@ -13,8 +13,9 @@ import (
 )
 
 // pruneWorkload is a 10,000-node session: a system prompt, one turn of
-// 2,500 rounds (user message, assistant tool call, tool result, assistant
-// answer) minus the last node, of which 1,000 tool results (2 in 5) carry 10,000
+// 2,500 rounds (user message, then a step of its own: assistant tool call,
+// tool result, assistant answer) minus the last node (the log ends inside
+// the last step), of which 1,000 tool results (2 in 5) carry 10,000
 // characters (over the 8,192 threshold) and the rest 200.
 func pruneWorkload() []session.AppendInput {
 	surface := func(typ, data string) session.AppendInput {
@@ -33,16 +34,21 @@ func pruneWorkload() []session.AppendInput {
 		if i%5 < 2 {
 			result = big
 		}
+		step := i + 1
 		round := []session.AppendInput{
 			surface(session.TypeUserMessage, fmt.Sprintf(`{"id":"u%d","role":"user","content":[{"type":"text","text":"go on"}],"source":{"kind":"prompt"}}`, i)),
-			surface(session.TypeAssistantMessage, fmt.Sprintf(`{"turn":1,"step":1,"message":{"id":"a%d","role":"assistant","content":[{"type":"tool-call","id":%s,"name":"read","arguments":"{}"}],"source":{"kind":"model","provider":"p","model":"m"}},"stream":[]}`, i, cq(call))),
-			surface(session.TypeToolResult, fmt.Sprintf(`{"turn":1,"step":1,"message":{"id":"r%d","role":"tool","toolCallId":%s,"content":[{"type":"text","text":%s}],"source":{"kind":"tool","callId":%s}}}`, i, cq(call), result, cq(call))),
-			surface(session.TypeAssistantMessage, fmt.Sprintf(`{"turn":1,"step":1,"message":{"id":"b%d","role":"assistant","content":[{"type":"text","text":"ok"}],"source":{"kind":"model","provider":"p","model":"m"}},"stream":[]}`, i)),
+			{Type: session.TypeStepStart, Data: fmt.Appendf(nil, `{"turn":1,"step":%d}`, step)},
+			surface(session.TypeAssistantMessage, fmt.Sprintf(`{"turn":1,"step":%d,"message":{"id":"a%d","role":"assistant","content":[{"type":"tool-call","id":%s,"name":"read","arguments":"{}"}],"source":{"kind":"model","provider":"p","model":"m"}},"stream":[]}`, step, i, cq(call))),
+			surface(session.TypeToolResult, fmt.Sprintf(`{"turn":1,"step":%d,"message":{"id":"r%d","role":"tool","toolCallId":%s,"content":[{"type":"text","text":%s}],"source":{"kind":"tool","callId":%s}}}`, step, i, cq(call), result, cq(call))),
+			surface(session.TypeAssistantMessage, fmt.Sprintf(`{"turn":1,"step":%d,"message":{"id":"b%d","role":"assistant","content":[{"type":"text","text":"ok"}],"source":{"kind":"model","provider":"p","model":"m"}},"stream":[]}`, step, i)),
+			{Type: session.TypeStepEnd, Data: fmt.Appendf(nil, `{"turn":1,"step":%d}`, step)},
 		}
 		for _, in := range round {
 			if nodes < 10_000 {
 				ins = append(ins, in)
-				nodes++
+				if in.SurfaceOp != nil {
+					nodes++
+				}
 			}
 		}
 	}

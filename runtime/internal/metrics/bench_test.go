@@ -58,6 +58,10 @@ func BenchmarkAppendMetricsInterleaved(b *testing.B) {
 			if sd.s, err = sd.st.Create(ctx, store.CreateOptions{}); err != nil {
 				b.Fatal(err)
 			}
+			// The messages are a harness's, written inside a turn.
+			if _, err := sd.s.Append(ctx, session.AppendInput{Type: session.TypeTurnStart, Data: []byte(`{"turn":1}`)}); err != nil {
+				b.Fatal(err)
+			}
 		}
 		t0 := time.Now()
 		for i := range inputs {

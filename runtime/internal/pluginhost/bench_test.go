@@ -20,6 +20,15 @@ var event1KiB = session.AppendInput{
 	Data:      []byte(`{"id":"u","role":"user","content":[{"type":"text","text":"` + strings.Repeat("lorem ipsum dolor sit amet, ", 34) + `"}],"source":{"kind":"user"}}`),
 }
 
+// openTurn appends the turn/start a harness writes before its first user
+// message.
+func openTurn(tb testing.TB, s *session.Session) {
+	tb.Helper()
+	if _, err := s.Append(context.Background(), session.AppendInput{Type: "turn/start", Data: []byte(`{"turn":1}`)}); err != nil {
+		tb.Fatal(err)
+	}
+}
+
 // benchmarkIngest appends b.N ~1 KiB events through a store into p,
 // flushing every 4,096 events; ns/op is per event.
 func benchmarkIngest(b *testing.B, p sdk.Persistence) {
@@ -33,6 +42,7 @@ func benchmarkIngest(b *testing.B, p sdk.Persistence) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	openTurn(b, s)
 	b.SetBytes(int64(len(event1KiB.Data)))
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -85,6 +95,7 @@ func BenchmarkFlushOnePluginMem(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	openTurn(b, s)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
@@ -165,6 +176,7 @@ func BenchmarkIngestPluginMemInterleaved(b *testing.B) {
 				if x.s, err = x.st.Create(ctx, store.CreateOptions{}); err != nil {
 					b.Fatal(err)
 				}
+				openTurn(b, x.s)
 			}
 			for range batch {
 				if _, err := x.s.Append(ctx, event1KiB); err != nil {
