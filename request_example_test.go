@@ -42,18 +42,18 @@ func ExampleSession_Request() {
 		events.Assistant(1, 1, events.Reply{ID: "a1", Model: model, Content: []events.Block{events.ToolCallBlock(call)}})); err != nil {
 		log.Fatal(err)
 	}
-	_, err = s.Request(provider.FormatOpenAI)
+	_, _, err = s.Request(provider.FormatOpenAI)
 	e := sdk.ErrorOf(err)
 	fmt.Println(e.Code, e.Meta["callIds"], *e.Seq)
 
 	if _, err := s.Append(ctx, events.ToolResult(1, 1, events.ToolText{ID: "r1", CallID: "c1", Text: "go.mod"})); err != nil {
 		log.Fatal(err)
 	}
-	body, err := s.Request(provider.FormatOpenAI)
+	body, omitted, err := s.Request(provider.FormatOpenAI)
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(string(body))
+	fmt.Println(string(body), len(omitted))
 
 	msgs, err := s.Messages()
 	if err != nil {
@@ -67,6 +67,6 @@ func ExampleSession_Request() {
 	fmt.Println(string(same) == string(body), err)
 	// Output:
 	// TOOL_CALLS_PENDING ["c1"] 4
-	// {"model":"gpt-4.1","messages":[{"role":"user","content":"list the files"},{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"ls","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c1","content":"go.mod"}]}
+	// {"model":"gpt-4.1","messages":[{"role":"user","content":"list the files"},{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"ls","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c1","content":"go.mod"}]} 0
 	// true <nil>
 }

@@ -141,9 +141,14 @@ func (s *Session) RequestHeader() json.RawMessage { return s.s.RequestHeaderJSON
 // last event, in format (provider.RequestFormats): {header, context,
 // messages} for "logbook", else the provider's body ("openai",
 // "anthropic", "openai-responses"), byte for byte what `logbook request
-// --format F` prints. Another format is USAGE; a provider format without
-// a request/header in the log is REQUEST_HEADER_MISSING; calls still
-// waiting for their results (a step open) are TOOL_CALLS_PENDING, its
-// Meta "callIds" naming them and its Seq the assistant message that
-// announced them (docs/providers.md).
-func (s *Session) Request(format string) ([]byte, error) { return s.s.Request(format) }
+// --format F` prints. omitted lists, one line each, what a provider format
+// left out because no provider accepts it where it stands (possible only
+// in a lenient or old log, or after a replace that shadowed one side of a
+// call and its result; docs/providers.md, Omissions). Another format is
+// USAGE; a provider format without a request/header in the log is
+// REQUEST_HEADER_MISSING; calls still waiting for their results (a step
+// open) are TOOL_CALLS_PENDING, its Meta "callIds" naming them and its Seq
+// the assistant message that announced them.
+func (s *Session) Request(format string) (body []byte, omitted []string, err error) {
+	return s.s.Request(format)
+}

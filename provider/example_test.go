@@ -166,7 +166,7 @@ func ExampleOmissions() {
 	b, _ := provider.OpenAIMessages(orphan)
 	fmt.Printf("%s\n", b)
 	// Output:
-	// message 1: tool result c1 left out (TOOL_RESULT_UNMATCHED)
+	// message 1: tool result for call "c1" left out (TOOL_RESULT_UNMATCHED)
 	// [{"role":"user","content":"list the files"}]
 }
 

@@ -1,7 +1,6 @@
 package provider
 
 import (
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,14 +30,18 @@ type Omission struct {
 	Rule sdk.Code
 }
 
-// String says what was left out, for a warning: "message 3: tool result
-// for call c1 left out (TOOL_RESULT_UNMATCHED)".
-func (o Omission) String() string {
+// String says what was left out, for a warning: `message 3: tool result
+// for call "c1" left out (TOOL_RESULT_UNMATCHED)`.
+func (o Omission) String() string { return o.Describe("message " + strconv.Itoa(o.Index)) }
+
+// Describe is String with the message named by place instead of by its
+// index (a door names it by the seq of its event).
+func (o Omission) Describe(place string) string {
 	what := "tool result"
 	if o.Rule == sdk.CodeToolCallsUnanswered {
 		what = "tool call"
 	}
-	return fmt.Sprintf("message %d: %s %s left out (%s)", o.Index, what, o.CallID, o.Rule)
+	return place + ": " + what + " for call " + strconv.Quote(o.CallID) + " left out (" + string(o.Rule) + ")"
 }
 
 // Omissions returns what the provider formats (openai, anthropic,
@@ -148,7 +151,7 @@ func pair(ms []message) ([]message, []Omission, error) {
 // callsError is an error of code naming calls in Meta "callIds", with the
 // index of the message that announced them.
 func callsError(code sdk.Code, index int, calls []string, format string, args ...any) *sdk.Error {
-	return sdk.Errorf(code, op, format, args...).WithIndex(index).WithMeta("callIds", callIDList(calls))
+	return sdk.Errorf(code, op, format, args...).WithIndex(index).WithMeta("callIds", string(jsonv.AppendStringArray(nil, calls)))
 }
 
 // callIDs returns the ids of m's tool-call blocks, in order.
@@ -209,17 +212,4 @@ func (m message) renamed(announced map[string]bool) message {
 		announced[id] = true
 	}
 	return m
-}
-
-// callIDList renders call ids as Meta "callIds" holds them everywhere: a
-// JSON array of strings, as the loop rules' errors write it.
-func callIDList(calls []string) string {
-	b := []byte{'['}
-	for i, id := range calls {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = jsonv.AppendString(b, id)
-	}
-	return string(append(b, ']'))
 }

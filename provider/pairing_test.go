@@ -172,7 +172,7 @@ func TestOmissionsAreListedAndLeftOut(t *testing.T) {
 			}
 		})
 	}
-	if s := (Omission{Index: 3, CallID: "c1", Rule: sdk.CodeToolResultUnmatched}).String(); s != "message 3: tool result c1 left out (TOOL_RESULT_UNMATCHED)" {
+	if s := (Omission{Index: 3, CallID: "c1", Rule: sdk.CodeToolResultUnmatched}).String(); s != `message 3: tool result for call "c1" left out (TOOL_RESULT_UNMATCHED)` {
 		t.Errorf("String: %s", s)
 	}
 }

@@ -236,7 +236,8 @@ const (
 	CodeTurnNotIncreasing Code = "TURN_NOT_INCREASING"
 	// A turn/end, or an event that needs an open turn (a step/start, a
 	// user/message), came when no turn is open or named another turn. Meta
-	// "turn" gives the number asked for, "open" the open turn when there is one.
+	// "turn" gives the number asked for, "open" the open turn when there is
+	// one; a user/message carries no turn, so its refusal has no Meta.
 	CodeTurnNotOpen Code = "TURN_NOT_OPEN"
 	// A step/start came while a step is open, or a turn/end while its step is
 	// still open. Meta "step" names the open step.
@@ -245,8 +246,9 @@ const (
 	// assistant/attempt, tool/call or tool/result came with no step open.
 	// Meta "step" gives the number asked for, "open" the open step.
 	CodeStepNotOpen Code = "STEP_NOT_OPEN"
-	// A step/start is not numbered above the turn's earlier steps. Meta
-	// "step" gives the number asked for, "last" the turn's highest step.
+	// A step/start is not numbered above the turn's earlier steps, or is
+	// numbered 0 ("outside any step"). Meta "step" gives the number asked
+	// for, "last" the turn's highest step ("0" when it has none).
 	CodeStepNotIncreasing Code = "STEP_NOT_INCREASING"
 	// An event's turn or step is not the open one (step 0, "outside any
 	// step", is allowed for system/message and developer/message). Meta
@@ -254,17 +256,23 @@ const (
 	// open ones.
 	CodeTurnStepMismatch Code = "TURN_STEP_MISMATCH"
 	// A tool/call names a call id no tool-call block of the open step's
-	// assistant/message announced. Meta "callId" quotes it.
+	// assistant/message announced. Meta "callId" is the id itself.
 	CodeToolCallNotAnnounced Code = "TOOL_CALL_NOT_ANNOUNCED"
 	// A tool/call was already recorded for this call id in the open step, or
 	// an assistant/message announces a call id the step already announced.
-	// Meta "callId" quotes it.
+	// Meta "callId" is the id itself. A provider rendering (the openai,
+	// anthropic and openai-responses formats) reports it too when one
+	// message announces a call id twice, as a lenient or imported log may:
+	// a result could not say which call it answers, so nothing is rendered;
+	// there Meta "callIds" is a JSON array holding the id and Index names
+	// the message.
 	CodeToolCallRepeated Code = "TOOL_CALL_REPEATED"
 	// A tool/result answers a call id the open step did not announce. Meta
-	// "callId" quotes it.
+	// "callId" is the id itself.
 	CodeToolResultUnmatched Code = "TOOL_RESULT_UNMATCHED"
 	// A tool/result answers a call the open step already has a result for.
-	// Meta "callId" quotes it and "resultSeq" gives the earlier result's seq.
+	// Meta "callId" is the id itself and "resultSeq" gives the earlier
+	// result's seq.
 	CodeToolResultRepeated Code = "TOOL_RESULT_REPEATED"
 	// A step/end, or a message other than a tool/result, came while calls
 	// announced in the open step have no result. Meta "callIds" lists them;

@@ -1,21 +1,21 @@
 package sdk
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"io"
 	"strconv"
 )
 
 // MinSupportedFormat is the oldest format version this build reads (docs/format.md).
 const MinSupportedFormat = 1
 
-// Edge migrates a session from format From to From+1 (docs/format.md). Header and
-// Events are streaming stages: an edge carries unknown ignorable events
-// forward byte-exact or refuses with FORMAT_MIGRATION_REFUSED, never drops
-// them. Events nil means the edge leaves every envelope byte-exact, so a
-// backend stores the new version by replacing the header alone.
+// Edge migrates a session from format From to From+1 (docs/format.md).
+// sdk/headerjson sets the header's "version" member to To on every edge;
+// Header and Events are further streaming stages, nil when the edge needs
+// none. Header rewrites the header JSON after its version is set. Events
+// carries unknown ignorable events forward byte-exact or refuses with
+// FORMAT_MIGRATION_REFUSED, never drops them; Events nil means the edge
+// leaves every envelope byte-exact, so a backend stores the new version by
+// replacing the header alone.
 type Edge struct {
 	From, To int
 	Header   func(header []byte) ([]byte, error)
@@ -29,74 +29,7 @@ type Edge struct {
 // header has no "protocol" member, so the migrated session is strict, and
 // every envelope is kept byte-exact.
 func migrations() []Edge {
-	return []Edge{{From: 1, To: 2, Header: func(h []byte) ([]byte, error) { return setHeaderVersion(h, 2) }}}
-}
-
-// MigrateHeader runs the header stages of the chain from version from up
-// to FormatVersion over header, the stored header JSON of session id, and
-// returns the migrated header (header itself when from is current). Every
-// edge on the way must keep the envelopes byte-exact (Events nil), as the
-// backends of this build store a migration by replacing the header alone;
-// an edge that does not is FORMAT_MIGRATION_REFUSED.
-func MigrateHeader(id string, from int, header []byte) ([]byte, error) {
-	for _, e := range Migrations() {
-		if e.From < from {
-			continue
-		}
-		if e.Events != nil {
-			return nil, Errorf(CodeFormatMigrationRefused, "format", "session %s: migration v%d→v%d rewrites events, and this build stores header migrations only", strconv.Quote(id), e.From, e.To).WithSession(id)
-		}
-		var err error
-		if header, err = e.Header(header); err != nil {
-			return nil, Wrapf(CodeFormatMigrationRefused, "format", err, "session %s: migration v%d→v%d", strconv.Quote(id), e.From, e.To).WithSession(id)
-		}
-	}
-	return header, nil
-}
-
-// setHeaderVersion returns the header JSON h with its top-level "version"
-// member's value replaced by v, every other byte kept.
-func setHeaderVersion(h []byte, v int) ([]byte, error) {
-	if !json.Valid(h) {
-		return nil, fmt.Errorf("the header is not JSON")
-	}
-	d := json.NewDecoder(bytes.NewReader(h))
-	d.UseNumber()
-	depth, key := 0, true
-	for {
-		tok, err := d.Token()
-		if err == io.EOF {
-			return nil, fmt.Errorf(`the header has no "version" member`)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("reading the header: %w", err)
-		}
-		switch t := tok.(type) {
-		case json.Delim:
-			if t == '{' || t == '[' {
-				depth++
-			} else {
-				depth--
-			}
-			key = depth == 1
-			continue
-		case string:
-			if depth == 1 && key && t == "version" {
-				num, err := d.Token()
-				n, ok := num.(json.Number)
-				if err != nil || !ok {
-					return nil, fmt.Errorf(`the header's "version" is not a number`)
-				}
-				end := int(d.InputOffset())
-				start := end - len(n)
-				out := append(append(append([]byte{}, h[:start]...), strconv.Itoa(v)...), h[end:]...)
-				return out, nil
-			}
-		}
-		if depth == 1 {
-			key = !key
-		}
-	}
+	return []Edge{{From: 1, To: 2}}
 }
 
 // Migrations returns the migration edges in order, after checking that they

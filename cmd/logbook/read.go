@@ -14,8 +14,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/seed-e5e476df/logbook/provider"
-	"github.com/seed-e5e476df/logbook/runtime/service"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
@@ -195,7 +193,7 @@ func newMessagesCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:         "messages ID",
 		Annotations: offersJSONAnnotation(), // its output is JSON already
-		Short:       "Print the derived model messages as a JSON array (--at: right after event SEQ; --format: logbook, openai, anthropic or markdown)",
+		Short:       "Print the derived model messages as a JSON array (--at: right after event SEQ; --format: logbook, openai, anthropic, openai-responses or markdown)",
 		Example: "  logbook messages s1\n" +
 			"  logbook messages s1 --at 12\n" +
 			"  logbook messages s1 --format openai\n" +
@@ -212,13 +210,11 @@ func newMessagesCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			b, err := v.FormatMessages(format)
+			b, omitted, err := v.FormatMessages(format)
 			if err != nil {
 				return err
 			}
-			if err := a.warnOmitted(v, format); err != nil {
-				return err
-			}
+			a.warnOmitted(omitted)
 			return writeLine(a.stdout, b)
 		},
 	}
@@ -285,7 +281,7 @@ func newRequestCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:         "request ID",
 		Annotations: offersJSONAnnotation(), // its output is JSON already
-		Short:       "Print the exact request a model would be sent next: {header, context, messages}, or the provider's body (--at: right after event SEQ; --format openai|anthropic)",
+		Short:       "Print the exact request a model would be sent next: {header, context, messages}, or the provider's body (--at: right after event SEQ; --format openai|anthropic|openai-responses)",
 		Long: "request prints the request a model would be sent right after the last event (with\n" +
 			"--at SEQ, right after event SEQ): logbook's {header, context, messages}, or with\n" +
 			"--format openai|anthropic the provider's body. A provider format needs a\n" +
@@ -302,13 +298,11 @@ func newRequestCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			b, err := v.Request(format)
+			b, omitted, err := v.Request(format)
 			if err != nil {
 				return err
 			}
-			if err := a.warnOmitted(v, format); err != nil {
-				return err
-			}
+			a.warnOmitted(omitted)
 			return writeLine(a.stdout, b)
 		},
 	}
@@ -377,19 +371,13 @@ func newInspectCmd(a *app) *cobra.Command {
 	}
 }
 
-// warnOmitted writes to stderr what a provider rendering of v left out
-// because no provider accepts it where it stands (docs/providers.md,
-// Omissions), one "warning:" line each; logbook's own formats leave
-// nothing out.
-func (a *app) warnOmitted(v *service.Session, format string) error {
-	if format == provider.FormatLogbook || format == provider.FormatMarkdown {
-		return nil
-	}
-	om, err := v.Omitted()
-	for _, o := range om {
+// warnOmitted writes to stderr what a provider rendering left out because
+// no provider accepts it where it stands (docs/providers.md, Omissions),
+// one "warning:" line each.
+func (a *app) warnOmitted(omitted []string) {
+	for _, o := range omitted {
 		fmt.Fprintf(a.stderr, "logbook: warning: %s\n", o)
 	}
-	return err
 }
 
 // writeJSON writes v as one line of JSON, without HTML escaping.

@@ -166,6 +166,17 @@ func deepEvent(depth int) []byte {
 	return persistencetest.Envelope(1, "x-test/deep", strings.Repeat("[", depth)+strings.Repeat("]", depth))
 }
 
+// asV1 returns the header line of seedLines as format v1 wrote it; with
+// protocol it also carries "protocol":"lenient", a member v1 does not have
+// (CORRUPT_LOG).
+func asV1(header []byte, protocol bool) []byte {
+	h := bytes.Replace(header, []byte(`"version":2`), []byte(`"version":1`), 1)
+	if protocol {
+		h = append(h[:len(h)-1:len(h)-1], `,"protocol":"lenient"}`...)
+	}
+	return h
+}
+
 func joinLines(lines [][]byte) []byte {
 	var b []byte
 	for _, l := range lines {
@@ -190,6 +201,8 @@ func lineSeeds() []seed {
 	}
 	hash := func(l []byte) []byte { l[0] = '#'; return l }
 	tooNew := bytes.Replace(clean, []byte(`"version":2`), []byte(`"version":3`), 1)
+	v1 := asV1(lines[0], false)
+	v1Protocol := asV1(lines[0], true)
 	return []seed{
 		{"clean", clean, "5"},
 		{"header-only", joinLines(lines[:1]), "0"},
@@ -204,6 +217,8 @@ func lineSeeds() []seed {
 		{"not-canonical", damaged(3, func(l []byte) []byte { return append([]byte("{ "), l[1:]...) }, true), "corrupt"},
 		{"version-3-garbage", append(tooNew, "garbage\n\xff\n"...), "too-new"},
 		{"version-1.5", bytes.Replace(clean, []byte(`"version":2`), []byte(`"version":1.5`), 1), "corrupt"},
+		{"version-1", joinLines(append([][]byte{v1}, lines[1:]...)), "5"},
+		{"version-1-protocol", joinLines(append([][]byte{v1Protocol}, lines[1:]...)), "corrupt"},
 		{"crlf", bytes.ReplaceAll(clean, []byte("\n"), []byte("\r\n")), "corrupt"},
 		{"crlf-after-header", append(joinLines(lines[:1]), bytes.ReplaceAll(joinLines(lines[1:]), []byte("\n"), []byte("\r\n"))...), "corrupt"},
 		{"blank-line", append(joinLines(lines[:3]), append([]byte("\n"), joinLines(lines[3:])...)...), "corrupt"},
@@ -226,6 +241,7 @@ func frameSeeds(tb testing.TB) []seed {
 		tb.Fatal(err)
 	}
 	tooNew := frame(bytes.Replace(lines[0], []byte(`"version":2`), []byte(`"version":3`), 1))
+	v1, v1Protocol := frame(asV1(lines[0], false)), frame(asV1(lines[0], true))
 	skippable := []byte{0x50, 0x2A, 0x4D, 0x18, 4, 0, 0, 0, 1, 2, 3, 4}
 	mid := len(units[1]) / 2
 	return []seed{
@@ -245,6 +261,8 @@ func frameSeeds(tb testing.TB) []seed {
 		{"skippable-last", join(units[0], units[1], skippable), "2+torn"},
 		{"garbage-between", join(units[0], []byte("garbage"), units[1], units[2], units[3]), "corrupt"},
 		{"version-3-garbage", join(tooNew, []byte("\x28\xb5\x2f\xfd garbage")), "too-new"},
+		{"version-1", join(v1, units[1], units[2], units[3]), "5"},
+		{"version-1-protocol", join(v1Protocol, units[1], units[2], units[3]), "corrupt"},
 		{"header-frame-damaged", join(flip(units[0], len(units[0])-1), units[1]), "corrupt"},
 		{"plain-text", joinLines(lines), "corrupt"},
 		{"data-at-depth-limit", join(units[0], frame(lines[1], deepEvent(512)), units[2], units[3]), "5"},

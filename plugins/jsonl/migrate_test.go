@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/seed-e5e476df/logbook/plugins/jsonl/faultfs"
@@ -12,7 +13,8 @@ import (
 )
 
 // storeV1 stores session s1 with events in b over ffs and turns it into the
-// log a v1 build wrote: events.v1 with a version-1 header, no v2 file. It
+// log a v1 build wrote: events.v1 with a version-1 header, no v2 file
+// (durably: a crash does not bring it back). It
 // returns the v1 log's path and bytes.
 func storeV1(t *testing.T, b *Backend, ffs *faultfs.FS, cfg Config, batches ...[][]byte) (string, []byte) {
 	t.Helper()
@@ -25,6 +27,10 @@ func storeV1(t *testing.T, b *Backend, ffs *faultfs.FS, cfg Config, batches ...[
 		t.Fatal(err)
 	}
 	if err := ffs.Remove(v2); err != nil {
+		t.Fatal(err)
+	}
+	// The removal is durable, so that a crash does not bring v2 back.
+	if err := ffs.SyncDir(filepath.Dir(v2)); err != nil {
 		t.Fatal(err)
 	}
 	return v1, data
@@ -104,56 +110,85 @@ func TestMigrationWritesANewGeneration(t *testing.T) {
 // TestMigrationCrashLeavesV1Readable: a crash at any step of storing the
 // migration (the temp file's fsync, the link, the directory's fsync) leaves
 // events.v1 byte-identical and readable; a backend started after the crash
-// reads the session and its next write open finishes the migration.
+// reads the session and its next write open finishes the migration. With
+// a torn tail in events.v1, the crashed migration leaves no torn-tail
+// artifact and the finished one exactly one.
 func TestMigrationCrashLeavesV1Readable(t *testing.T) {
 	crashes := []struct {
 		name  string
 		fault faultfs.Fault
 	}{
-		{"at the temp file's fsync", faultfs.Fault{Op: faultfs.OpSync, Name: "*.tmp", Crash: true, Times: 1}},
-		{"inside the temp file's write", faultfs.Fault{Op: faultfs.OpWrite, Name: "*.tmp", Keep: 20, Crash: true, Times: 1}},
-		{"at the link", faultfs.Fault{Op: faultfs.OpLink, Crash: true, Times: 1}},
+		{"at the temp file's fsync", faultfs.Fault{Op: faultfs.OpSync, Name: ".events.*.tmp", Crash: true, Times: 1}},
+		{"inside the temp file's write", faultfs.Fault{Op: faultfs.OpWrite, Name: ".events.*.tmp", Keep: 20, Crash: true, Times: 1}},
+		{"at the link", faultfs.Fault{Op: faultfs.OpLink, Name: "events.*", Crash: true, Times: 1}},
 		{"at the directory's fsync", faultfs.Fault{Op: faultfs.OpSyncDir, Crash: true, Times: 1}},
+	}
+	tornArtifacts := func(t *testing.T, ffs *faultfs.FS, cfg Config) []string {
+		var names []string
+		for _, n := range dirNames(t, ffs, cfg) {
+			if strings.HasPrefix(n, "torn-") {
+				names = append(names, n)
+			}
+		}
+		return names
 	}
 	for _, comp := range []string{CompressionZstd, CompressionNone} {
 		for _, c := range crashes {
-			t.Run(comp+"/"+c.name, func(t *testing.T) {
-				b, ffs, cfg := faultBackend(t, comp)
-				events := persistencetest.Batch(0, 4)
-				v1, before := storeV1(t, b, ffs, cfg, events)
-				ffs.Inject(c.fault)
-				if _, err := b.Open(t.Context(), "s1", sdk.AccessWrite); err == nil {
-					t.Fatal("the write open survived the crash")
+			for _, tail := range []string{"", "{\"seq\":4,"} {
+				name := comp + "/" + c.name
+				if tail != "" {
+					name += "/torn tail"
 				}
-				ffs.ClearFaults()
-
-				after := newTestBackend(t, cfg, WithFS(ffs))
-				if !bytes.Equal(ffsRead(t, ffs, v1), before) {
-					t.Fatal("the crash changed events.v1")
-				}
-				r, err := after.Open(t.Context(), "s1", sdk.AccessRead)
-				if err != nil || r.Header.FormatVersion != sdk.FormatVersion {
-					t.Fatalf("Open(read) after the crash = %+v, %v", r, err)
-				}
-				requireEqualEvents(t, "after the crash", persistencetest.ReadAll(t, after, r.Handle), events)
-				w, err := after.Open(t.Context(), "s1", sdk.AccessWrite)
-				if err != nil || w.NextSeq != 4 {
-					t.Fatalf("Open(write) after the crash = %+v, %v; want the migration finished", w, err)
-				}
-				requireEqualEvents(t, "the migration finished after the crash", persistencetest.ReadAll(t, after, w.Handle), events)
-				if err := after.Close(t.Context(), w.Handle); err != nil {
-					t.Fatal(err)
-				}
-				st, err := after.Stat(t.Context(), "s1")
-				if err != nil || st.FormatVersion != sdk.FormatVersion || !bytes.Equal(ffsRead(t, ffs, v1), before) {
-					t.Fatalf("Stat after the finished migration = %+v, %v; want v%d with events.v1 unchanged", st, err, sdk.FormatVersion)
-				}
-				for _, n := range dirNames(t, ffs, cfg) {
-					if filepath.Ext(n) == ".tmp" {
-						t.Fatalf("a temp file survived the finished migration: %s", n)
+				t.Run(name, func(t *testing.T) {
+					b, ffs, cfg := faultBackend(t, comp)
+					events := persistencetest.Batch(0, 4)
+					v1, before := storeV1(t, b, ffs, cfg, events)
+					if tail != "" {
+						before = append(before, tail...)
+						if err := ffs.WriteFile(v1, before, filePerm); err != nil {
+							t.Fatal(err)
+						}
 					}
-				}
-			})
+					ffs.Inject(c.fault)
+					if _, err := b.Open(t.Context(), "s1", sdk.AccessWrite); err == nil {
+						t.Fatal("the write open survived the crash")
+					}
+					ffs.ClearFaults()
+					if n := tornArtifacts(t, ffs, cfg); len(n) != 0 {
+						t.Fatalf("the crashed migration left torn-tail artifacts %v", n)
+					}
+
+					after := newTestBackend(t, cfg, WithFS(ffs))
+					if !bytes.Equal(ffsRead(t, ffs, v1), before) {
+						t.Fatal("the crash changed events.v1")
+					}
+					r, err := after.Open(t.Context(), "s1", sdk.AccessRead)
+					if err != nil || r.Header.FormatVersion != sdk.FormatVersion {
+						t.Fatalf("Open(read) after the crash = %+v, %v", r, err)
+					}
+					requireEqualEvents(t, "after the crash", persistencetest.ReadAll(t, after, r.Handle), events)
+					w, err := after.Open(t.Context(), "s1", sdk.AccessWrite)
+					if err != nil || w.NextSeq != 4 || w.Torn.Bytes != int64(len(tail)) {
+						t.Fatalf("Open(write) after the crash = %+v, %v; want the migration finished, %d torn bytes", w, err, len(tail))
+					}
+					if n := tornArtifacts(t, ffs, cfg); len(n) != min(len(tail), 1) || (tail != "" && w.Torn.Artifact != filepath.Join(filepath.Dir(v1), n[0])) {
+						t.Fatalf("torn-tail artifacts after the finished migration: %v (Opened names %q); want one for a torn tail, none without", n, w.Torn.Artifact)
+					}
+					requireEqualEvents(t, "the migration finished after the crash", persistencetest.ReadAll(t, after, w.Handle), events)
+					if err := after.Close(t.Context(), w.Handle); err != nil {
+						t.Fatal(err)
+					}
+					st, err := after.Stat(t.Context(), "s1")
+					if err != nil || st.FormatVersion != sdk.FormatVersion || !bytes.Equal(ffsRead(t, ffs, v1), before) {
+						t.Fatalf("Stat after the finished migration = %+v, %v; want v%d with events.v1 unchanged", st, err, sdk.FormatVersion)
+					}
+					for _, n := range dirNames(t, ffs, cfg) {
+						if filepath.Ext(n) == ".tmp" {
+							t.Fatalf("a temp file survived the finished migration: %s", n)
+						}
+					}
+				})
+			}
 		}
 	}
 }

@@ -108,23 +108,27 @@ func (b *Backend) openLog(hd *handle, hs storedHeader, f vfs.File) (sdk.Opened, 
 	}
 	migrate := hd.write && h.FormatVersion != stored.FormatVersion
 	var torn sdk.Torn
-	if cut := int64(len(data)) - hd.ix.end; cut > 0 {
-		torn = sdk.Torn{Bytes: cut, FromSeq: sdk.Seq(hd.ix.next)}
-		switch {
-		case migrate:
-			// The old generation stays as it is, torn tail and all; the
-			// new one starts without it.
-			if torn.Artifact, err = b.keepTorn(hd, data[hd.ix.end:]); err != nil {
-				return sdk.Opened{}, err
-			}
-		case hd.write:
-			if torn.Artifact, err = b.cutTail(hd, data[hd.ix.end:]); err != nil {
-				return sdk.Opened{}, err
-			}
-		}
+	tail := data[hd.ix.end:]
+	if len(tail) > 0 {
+		torn = sdk.Torn{Bytes: int64(len(tail)), FromSeq: sdk.Seq(hd.ix.next)}
 	}
 	if migrate {
 		if data, err = b.storeMigrated(hd, raw, data[hd.ix.hdrEnd:hd.ix.end]); err != nil {
+			return sdk.Opened{}, err
+		}
+		// The old generation stays as it is, torn tail and all; the new
+		// one starts without it. The artifact is written only once the
+		// new generation is stored, so that a migration that fails or
+		// crashes, and is tried again, leaves no artifact of its own; if
+		// writing it fails then, the torn bytes stay in the old
+		// generation.
+		if len(tail) > 0 {
+			if torn.Artifact, err = b.keepTorn(hd, tail); err != nil {
+				return sdk.Opened{}, err
+			}
+		}
+	} else if len(tail) > 0 && hd.write {
+		if torn.Artifact, err = b.cutTail(hd, tail); err != nil {
 			return sdk.Opened{}, err
 		}
 	}

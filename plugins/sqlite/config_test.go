@@ -117,7 +117,7 @@ func TestHostConfiguresThePluginFromItsConfigBlock(t *testing.T) {
 	d, err := p.Describe(t.Context())
 	must(t, err)
 	if d.Name != sqlite.Name || d.FormatVersion != sdk.FormatVersion || d.Compression != "" {
-		t.Fatalf("Describe = %+v; want sqlite, format 1, no compression", d)
+		t.Fatalf("Describe = %+v; want sqlite, format %d, no compression", d, sdk.FormatVersion)
 	}
 	o, err := p.Create(t.Context(), header("s1"))
 	must(t, err)
@@ -175,7 +175,7 @@ func TestStatCountsEventsExactly(t *testing.T) {
 		st, err := b.Stat(t.Context(), "s1")
 		must(t, err)
 		if st.EventCount != int64(n+3) || st.SizeBytes != -1 || st.FormatVersion != sdk.FormatVersion || st.Revision != d.Revision {
-			t.Fatalf("Stat = %+v; want %d events, size -1 (unknown), format 1, revision %q", st, n+3, d.Revision)
+			t.Fatalf("Stat = %+v; want %d events, size -1 (unknown), format %d, revision %q", st, n+3, sdk.FormatVersion, d.Revision)
 		}
 	}
 }

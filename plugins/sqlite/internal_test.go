@@ -2,8 +2,10 @@ package sqlite
 
 import (
 	"crypto/rand"
+	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -134,5 +136,38 @@ func TestTornRowsOfAnInMemoryDatabaseGoToATempDirectory(t *testing.T) {
 	t.Cleanup(func() { os.RemoveAll(filepath.Dir(w.Torn.Artifact)) })
 	if w.Torn.FromSeq != 1 || w.Torn.Bytes != int64(len(events[1])+1) || !strings.HasPrefix(w.Torn.Artifact, filepath.Join(os.TempDir(), "logbook-sqlite-memory-")) {
 		t.Fatalf("torn %+v; want from seq 1, %d bytes, an artifact in a temporary directory", w.Torn, len(events[1])+1)
+	}
+}
+
+// TestMigrateOfAChangedRowIsOWNERSHIP_LOST: a migration from v1 stored
+// when the sessions row is no longer at v1 (another process migrated it
+// after this open read it) updates no row and is OWNERSHIP_LOST, not an
+// I/O error, and leaves the row as it was.
+func TestMigrateOfAChangedRowIsOWNERSHIP_LOST(t *testing.T) {
+	ctx := t.Context()
+	cfg := DefaultConfig(filepath.Join(t.TempDir(), "sessions.db"))
+	b, err := Open(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Shutdown()
+	if _, err := b.Create(ctx, sdk.Header{ID: "s1", CreatedAt: 1}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := b.store()
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _, err := s.session(ctx, s.stmts.session, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.migrate(ctx, "s1", 1, []byte(`{"version":2}`))
+	if !errors.Is(err, sdk.CodeOwnershipLost) || !strings.Contains(err.Error(), "format migration") || strings.Contains(err.Error(), "<nil>") {
+		t.Fatalf("migrate of a row already at v%d = %v; want OWNERSHIP_LOST naming the format migration", sdk.FormatVersion, err)
+	}
+	after, _, err := s.session(ctx, s.stmts.session, "s1")
+	if err != nil || !reflect.DeepEqual(after, before) {
+		t.Fatalf("the sessions row changed from %+v to %+v (%v)", before, after, err)
 	}
 }

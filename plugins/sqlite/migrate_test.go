@@ -2,9 +2,7 @@ package sqlite_test
 
 import (
 	"testing"
-	"time"
 
-	"github.com/seed-e5e476df/logbook/plugins/sqlite"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/persistencetest"
 )
@@ -16,12 +14,7 @@ import (
 // open, with the lock gone, stores v2 in one transaction.
 func TestMigrationThatFailsLeavesV1(t *testing.T) {
 	events := turnLog(4)
-	path := dbPath(t)
-	cfg := sqlite.DefaultConfig(path)
-	cfg.BusyTimeout = 50 * time.Millisecond
-	b := openBackend(t, cfg)
-	o, err := b.Create(t.Context(), header("s1"))
-	must(t, err)
+	path, _, b, o := busySession(t)
 	appendOK(t, b, o.Handle, events)
 	must(t, b.Close(t.Context(), o.Handle))
 	setFormatVersion(t, path, "s1", "1")
@@ -29,13 +22,10 @@ func TestMigrationThatFailsLeavesV1(t *testing.T) {
 	db := rawDB(t, path)
 	must(t, db.QueryRow("SELECT header FROM sessions WHERE id = 's1'").Scan(&before))
 
-	lock, err := db.Begin()
-	must(t, err)
-	_, err = lock.Exec("UPDATE sessions SET revision = revision WHERE id = 's1'") // takes the write lock
-	must(t, err)
-	_, err = b.Open(t.Context(), "s1", sdk.AccessWrite)
+	release := holdWriteLock(t, path)
+	_, err := b.Open(t.Context(), "s1", sdk.AccessWrite)
 	persistencetest.RequireCode(t, err, sdk.CodeBackendBusy, "s1", "format migration")
-	must(t, lock.Rollback())
+	release()
 
 	var after string
 	var version int64

@@ -140,17 +140,12 @@ func TestStaleFirstSeqIsSEQ_CONFLICTAndNeverADuplicateRow(t *testing.T) {
 }
 
 func TestLockHeldPastBusyTimeoutIsBACKEND_BUSY(t *testing.T) {
-	path := dbPath(t)
-	cfg := sqlite.DefaultConfig(path)
-	cfg.BusyTimeout = 50 * time.Millisecond
-	b := openBackend(t, cfg)
-	o, err := b.Create(t.Context(), header("s1"))
-	must(t, err)
+	path, cfg, b, o := busySession(t)
 	appendOK(t, b, o.Handle, persistencetest.Batch(0, 1))
 
 	release := holdWriteLock(t, path)
 	start := time.Now()
-	_, err = b.Append(t.Context(), o.Handle, 1, persistencetest.Batch(1, 1))
+	_, err := b.Append(t.Context(), o.Handle, 1, persistencetest.Batch(1, 1))
 	persistencetest.RequireCode(t, err, sdk.CodeBackendBusy, "busy_timeout 50 ms")
 	if !sdk.Retryable(err) || time.Since(start) < 50*time.Millisecond {
 		t.Fatalf("BACKEND_BUSY after %v, retryable %t; want a retryable error after ≥ 50 ms", time.Since(start), sdk.Retryable(err))
@@ -166,6 +161,21 @@ func TestLockHeldPastBusyTimeoutIsBACKEND_BUSY(t *testing.T) {
 	cfg.Path = other
 	_, err = sqlite.Open(t.Context(), cfg)
 	persistencetest.RequireCode(t, err, sdk.CodeBackendBusy, other)
+}
+
+// busySession opens a backend on a new database with a busy_timeout of
+// 50 ms, so that a held write lock fails an operation quickly, and creates
+// session s1 there. It returns the database's path, the backend's config
+// and the created session.
+func busySession(t *testing.T) (path string, cfg sqlite.Config, b *sqlite.Backend, o sdk.Opened) {
+	t.Helper()
+	path = dbPath(t)
+	cfg = sqlite.DefaultConfig(path)
+	cfg.BusyTimeout = 50 * time.Millisecond
+	b = openBackend(t, cfg)
+	o, err := b.Create(t.Context(), header("s1"))
+	must(t, err)
+	return path, cfg, b, o
 }
 
 // holdWriteLock takes the write lock of the database at path on a

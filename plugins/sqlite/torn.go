@@ -104,7 +104,9 @@ func (s *store) openSession(ctx context.Context, id string, hd *handle) (sdk.Ope
 // format_version the current version (revision + 1); the event rows stay
 // as they are, as every edge of this build keeps them byte-exact. A crash
 // before the commit leaves the old version, which the next write open
-// migrates again. It returns the new sessions row.
+// migrates again. A sessions row no longer at version from (another
+// process migrated or deleted the session after this open read it) is
+// OWNERSHIP_LOST, as in PostgreSQL. It returns the new sessions row.
 func (s *store) migrate(ctx context.Context, id string, from int, header []byte) (sessionRow, error) {
 	fail := func(err error) (sessionRow, error) {
 		return sessionRow{}, s.dbErr(ctx, id, "storing the format migration", err)
@@ -121,8 +123,12 @@ func (s *store) migrate(ctx context.Context, id string, from int, header []byte)
 	if err != nil {
 		return fail(err)
 	}
-	if n, err := res.RowsAffected(); err != nil || n != 1 {
-		return fail(fmt.Errorf("the sessions row of %s changed meanwhile (%d rows updated, %v)", strconv.Quote(id), n, err))
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fail(err)
+	}
+	if n != 1 {
+		return sessionRow{}, newErr(sdk.CodeOwnershipLost, id, "session %s changed its format version or went away while its format migration was stored; nothing was migrated; open it again", strconv.Quote(id))
 	}
 	r, found, err := s.session(ctx, tx.StmtContext(ctx, s.stmts.session), id)
 	if err != nil || !found {

@@ -9,7 +9,6 @@ import (
 	"github.com/seed-e5e476df/logbook/runtime/internal/compaction"
 	"github.com/seed-e5e476df/logbook/runtime/internal/host"
 	"github.com/seed-e5e476df/logbook/runtime/internal/store"
-	"github.com/seed-e5e476df/logbook/runtime/internal/transfer"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
@@ -53,50 +52,27 @@ type WriteReport struct {
 // live until its Release (or the service's Close), which flushes and
 // releases it.
 func (s *Service) OpenWrite(ctx context.Context, id string, o WriteOptions) (*Session, WriteReport, error) {
-	// The stored length tells the open's own events from the stored ones:
-	// a resume may write nothing at all (a log that already ends with a
-	// lifecycle marker), which the resumed session alone cannot tell from
-	// a marker it wrote. A read open counts exactly the valid prefix a
-	// write open keeps (Stat may count torn rows too).
-	var n int64
-	l, err := transfer.OpenStored(ctx, s.primary(), id)
-	if err == nil {
-		n = l.Len()
-		l.Close()
-	}
-	absent := errors.Is(err, sdk.CodeSessionNotFound)
-	if o.Expected != nil && (err == nil || absent) {
-		// Checked before the write open, which may cut a torn tail: a
-		// mismatch writes nothing at all. OpenWith checks again under the
-		// write claim.
-		var first sdk.Offset
-		if !absent {
-			if first, err = s.e.Store.FirstSeq(ctx, id, o.Continue); err != nil {
-				return nil, WriteReport{}, err
-			}
+	// The store checks Expected under the write claim, from the one read
+	// the open makes, and writes nothing on a mismatch (OpenAt).
+	sess, rep, err := s.e.Store.OpenWith(ctx, id, store.OpenOptions{Expect: o.Expected, Continue: o.Continue})
+	if errors.Is(err, sdk.CodeSessionNotFound) && o.Create {
+		// An absent session holds no events and its create appends none.
+		if o.Expected != nil && *o.Expected != 0 {
+			return nil, WriteReport{}, store.FirstSeqConflict(id, *o.Expected, 0, 0)
 		}
-		if first != *o.Expected {
-			return nil, WriteReport{}, store.FirstSeqConflict(id, *o.Expected, sdk.Offset(n), int(first)-int(n))
-		}
-	}
-	switch {
-	case absent && o.Create:
 		dir, err := os.Getwd()
 		if err != nil {
 			return nil, WriteReport{}, err
 		}
 		sess, err := s.Create(ctx, CreateRequest{ID: id, Header: events.CreateOptions{CWD: dir}, Stored: true})
 		return sess, WriteReport{}, err
-	case err != nil:
-		return nil, WriteReport{}, err
 	}
-	sess, rep, err := s.e.Store.OpenWith(ctx, id, store.OpenOptions{Expect: o.Expected, Continue: o.Continue})
 	if err != nil {
 		return nil, WriteReport{}, err
 	}
-	live := int64(sess.FirstLiveSeq())
+	live := sess.FirstLiveSeq()
 	return &Session{svc: s, s: sess}, WriteReport{Torn: rep.Torn, Closers: rep.Closers, Continued: rep.Continued,
-		Written: host.Shared(sess.Events().Range(sdk.Offset(min(n, live)), sdk.Offset(live)).Slice())}, nil
+		Written: host.Shared(sess.Events().Range(live-sdk.Offset(rep.Appended), live).Slice())}, nil
 }
 
 // Pruned says what Prune did.

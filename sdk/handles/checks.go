@@ -11,7 +11,8 @@ import (
 // claims anything, in this order: the session id (INVALID_SESSION_ID), a
 // format version of 0 (the current one) or sdk.FormatVersion
 // (FORMAT_UNSUPPORTED), a protocol of "", "strict" or "lenient"
-// (HEADER_INVALID; "strict" becomes "", the default, stored as no member),
+// (HEADER_INVALID naming the allowed values; "strict" becomes "", the
+// default, stored as no member),
 // and that the canonical encoding reads back (HEADER_INVALID wrapping the
 // decoder's error, which names where). It returns the header with
 // FormatVersion set and its canonical encoding (sdk/headerjson), the bytes
@@ -25,8 +26,12 @@ func CheckCreate(op string, h sdk.Header, where string) (sdk.Header, []byte, err
 	}
 	h.FormatVersion = sdk.FormatVersion
 	p, err := sdk.ParseProtocol(h.Protocol)
-	if err != nil {
-		return sdk.Header{}, nil, sdk.Wrapf(sdk.CodeHeaderInvalid, op, err, "the session header's protocol").WithSession(h.ID)
+	var usage *sdk.Error
+	if errors.As(err, &usage) {
+		// The store refuses a bad protocol with USAGE before a backend
+		// sees it; a backend given one holds a bad header, and says so
+		// with the rule ParseProtocol names.
+		return sdk.Header{}, nil, sdk.Errorf(sdk.CodeHeaderInvalid, op, "the session header's %s", usage.Detail).WithSession(h.ID)
 	}
 	h.Protocol = p
 	hdr := headerjson.Encode(h)

@@ -152,6 +152,9 @@ func TestCheckCreate(t *testing.T) {
 	persistencetest.RequireCode(t, err, sdk.CodeFormatUnsupported, "s1", 1)
 	_, _, err = handles.CheckCreate("test", sdk.Header{ID: "s1", Protocol: "loose"}, "db")
 	persistencetest.RequireCode(t, err, sdk.CodeHeaderInvalid, "s1", "loose", "strict", "lenient")
+	if want := `test: HEADER_INVALID: the session header's protocol "loose" must be "strict" or "lenient" (session "s1")`; err.Error() != want {
+		t.Errorf("CheckCreate(protocol loose) = %q; want one error, %q", err, want)
+	}
 	h, hdr, err = handles.CheckCreate("test", sdk.Header{ID: "s1", Protocol: sdk.ProtocolStrict}, "db")
 	if err != nil || h.Protocol != "" || strings.Contains(string(hdr), "protocol") {
 		t.Fatalf("CheckCreate(strict) = %+v, %s, %v; want the default, stored as no member", h, hdr, err)

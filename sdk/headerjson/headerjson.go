@@ -4,6 +4,8 @@
 package headerjson
 
 import (
+	"errors"
+	"fmt"
 	"strconv"
 
 	"github.com/seed-e5e476df/logbook/sdk"
@@ -181,14 +183,15 @@ func Decode(b []byte, wantID, artifact string) (sdk.Header, error) {
 
 // Migrate brings h, decoded by Decode from the stored header raw, to the
 // current format version (docs/format.md "Format versions"): it runs the
-// header stages of sdk.MigrateHeader and decodes the result. It returns h
-// and raw themselves when h is current. The caller stores the migrated
-// header (an open for write) or only serves it (an open for read).
+// header stages of the sdk.Migrations chain (migrateHeader) and decodes the
+// result. It returns h and raw themselves when h is current. The caller
+// stores the migrated header (an open for write) or only serves it (an
+// open for read).
 func Migrate(h sdk.Header, raw []byte, artifact string) (sdk.Header, []byte, error) {
 	if h.FormatVersion == sdk.FormatVersion {
 		return h, raw, nil
 	}
-	out, err := sdk.MigrateHeader(h.ID, h.FormatVersion, raw)
+	out, err := migrateHeader(h.ID, h.FormatVersion, raw)
 	if err != nil {
 		return sdk.Header{}, nil, err
 	}
@@ -197,6 +200,55 @@ func Migrate(h sdk.Header, raw []byte, artifact string) (sdk.Header, []byte, err
 		return sdk.Header{}, nil, sdk.Wrapf(sdk.CodeFormatMigrationRefused, "header", err, "the migrated header does not read back").WithSession(h.ID)
 	}
 	return m, out, nil
+}
+
+// migrateHeader runs the edges of sdk.Migrations from version from up to
+// sdk.FormatVersion over header, the stored header JSON of session id:
+// each sets the "version" member to its To (setVersion), then runs its
+// Header stage if it has one. Every edge on the way must keep the
+// envelopes byte-exact (Events nil), as the backends of this build store a
+// migration by replacing the header alone; an edge that does not, or a
+// header an edge cannot migrate, is FORMAT_MIGRATION_REFUSED naming the
+// edge.
+func migrateHeader(id string, from int, header []byte) ([]byte, error) {
+	for _, e := range sdk.Migrations() {
+		if e.From < from {
+			continue
+		}
+		if e.Events != nil {
+			return nil, sdk.Errorf(sdk.CodeFormatMigrationRefused, "format", "session %s: migration v%d→v%d rewrites events, and this build stores header migrations only", strconv.Quote(id), e.From, e.To).WithSession(id)
+		}
+		var err error
+		header, err = setVersion(header, e.To)
+		if err == nil && e.Header != nil {
+			header, err = e.Header(header)
+		}
+		if err != nil {
+			return nil, sdk.Wrapf(sdk.CodeFormatMigrationRefused, "format", err, "session %s: migration v%d→v%d", strconv.Quote(id), e.From, e.To).WithSession(id)
+		}
+	}
+	return header, nil
+}
+
+// setVersion returns header, parsed losslessly (sdk/jsonv), in its
+// canonical encoding with the top-level "version" member's value replaced
+// by v: a canonical header, as every stored one is, keeps every other byte.
+func setVersion(header []byte, v int) ([]byte, error) {
+	buf, doc, err := jsonv.AppendParse(nil, header, jsonv.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("the header is not lossless JSON: %w", err)
+	}
+	root := doc.Root()
+	if root.Kind() != jsonv.Object {
+		return nil, errors.New("the header is not a JSON object")
+	}
+	ver := root.Get("version")
+	if ver.Kind() != jsonv.Number {
+		return nil, errors.New(`the header has no numeric "version" member`)
+	}
+	start, end := ver.Span()
+	out := append(buf[:start:start], strconv.Itoa(v)...)
+	return append(out, buf[end:]...), nil
 }
 
 // clip returns b for a message, cut after 96 bytes (marked "…").

@@ -50,6 +50,29 @@ func TestMigrateV1Header(t *testing.T) {
 	}
 }
 
+func TestMigrateHeader(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`{"type":"session","version":1,"id":"s","createdAt":1,"isSeeded":false,"delegationDepth":0}`, `{"type":"session","version":2,"id":"s","createdAt":1,"isSeeded":false,"delegationDepth":0}`},
+		// Only the top-level "version" changes, wherever it is; nested
+		// "version" names and values stay.
+		{`{"id":"v","cwd":{"version":1},"a":["version",1],"version":1,"x":1}`, `{"id":"v","cwd":{"version":1},"a":["version",1],"version":2,"x":1}`},
+	} {
+		got, err := migrateHeader("s", 1, []byte(c.in))
+		if err != nil || string(got) != c.want {
+			t.Errorf("migrateHeader(%s) = %s, %v; want %s", c.in, got, err, c.want)
+		}
+	}
+	cur := []byte(`{"type":"session","version":2}`)
+	if got, err := migrateHeader("s", 2, cur); err != nil || string(got) != string(cur) {
+		t.Errorf("a current header migrates to itself: %s %v", got, err)
+	}
+	for _, bad := range []string{`{"type":"session"}`, `{"version":"1"}`, `{"version":1`, `[1]`} {
+		if _, err := migrateHeader("s", 1, []byte(bad)); !errors.Is(err, sdk.CodeFormatMigrationRefused) || !strings.Contains(err.Error(), "v1→v2") {
+			t.Errorf("migrateHeader(%s) = %v; want FORMAT_MIGRATION_REFUSED naming the edge", bad, err)
+		}
+	}
+}
+
 func TestDecodeHeaderRules(t *testing.T) {
 	cases := []struct {
 		in   string

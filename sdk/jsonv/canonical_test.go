@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"math/bits"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -83,6 +84,36 @@ func TestAppendStringMatchesParse(t *testing.T) {
 	}
 	if got := string(AppendString(nil, "\n\"x")); got != `"\n\"x"` {
 		t.Errorf("got %q", got)
+	}
+}
+
+// TestAppendStringArrayIsCanonical checks AppendStringArray against the
+// canonical encoding Parse produces for the same list written by
+// encoding/json (which escapes <, >, & and U+2028), and that it parses back
+// to the list.
+func TestAppendStringArrayIsCanonical(t *testing.T) {
+	for _, ss := range [][]string{nil, {""}, {"c1"}, {"c1", "a<b>&c\u2028", "\"q\"", "é\n"}} {
+		enc := AppendStringArray([]byte("x"), ss)
+		if enc[0] != 'x' {
+			t.Fatalf("prefix lost")
+		}
+		enc = enc[1:]
+		viaJSON, _ := json.Marshal(append([]string{}, ss...))
+		d, err := Parse(viaJSON, Options{})
+		if err != nil {
+			t.Fatalf("Parse(%s): %v", viaJSON, err)
+		}
+		if got := d.Root().Bytes(); !bytes.Equal(got, enc) {
+			t.Errorf("AppendStringArray(%q) = %s, Parse canonical %s", ss, enc, got)
+		}
+		var back []string
+		for _, e := range d.Root().Elements() {
+			s, _ := e.Str()
+			back = append(back, s)
+		}
+		if !slices.Equal(back, ss) {
+			t.Errorf("%s parses to %q, want %q", enc, back, ss)
+		}
 	}
 }
 

@@ -265,6 +265,21 @@ func AppendString(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
+// AppendStringArray appends the canonical encoding of ss as a JSON array
+// of strings, each written as AppendString writes it, to dst: ["a","b"],
+// and [] for none. It is how an error's Meta "callIds" lists call ids
+// wherever it is written.
+func AppendStringArray(dst []byte, ss []string) []byte {
+	dst = append(dst, '[')
+	for i, s := range ss {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = AppendString(dst, s)
+	}
+	return append(dst, ']')
+}
+
 // appendUnescaped appends the value of a canonical string body (quotes
 // excluded) to dst.
 func appendUnescaped(dst, body []byte) []byte {

@@ -56,15 +56,7 @@ var migrationRules = []rule{
 	}},
 	{name: "a-lenient-session-keeps-its-protocol", run: func(t *testing.T, s *suite) {
 		p := s.backend(t)
-		h := header("s1")
-		h.Protocol = sdk.ProtocolLenient
-		c, err := p.Create(t.Context(), h)
-		if err != nil {
-			t.Fatalf("Create(lenient): %v", err)
-		}
-		requireHeader(t, "Create(lenient)", c.Header, h)
-		appendOK(t, p, c.Handle, Batch(0, 1))
-		closeHandle(t, p, c.Handle)
+		h := storeLenient(t, p, "s1")
 		for _, a := range []sdk.Access{sdk.AccessRead, sdk.AccessWrite} {
 			o := open(t, p, "s1", a)
 			requireHeader(t, "Open("+accessName(a)+") of a lenient session", o.Header, h)
@@ -75,20 +67,29 @@ var migrationRules = []rule{
 	}},
 	{name: "a-v1-header-naming-a-protocol-is-CORRUPT_LOG", needs: []string{hookSetFormatVersion}, run: func(t *testing.T, s *suite) {
 		p := s.backend(t)
-		h := header("s1")
-		h.Protocol = sdk.ProtocolLenient
-		c, err := p.Create(t.Context(), h)
-		if err != nil {
-			t.Fatalf("Create(lenient): %v", err)
-		}
-		appendOK(t, p, c.Handle, Batch(0, 1))
-		closeHandle(t, p, c.Handle)
+		storeLenient(t, p, "s1")
 		s.h.SetFormatVersion(t, p, "s1", "1")
 		for _, a := range []sdk.Access{sdk.AccessRead, sdk.AccessWrite} {
 			_, err := p.Open(t.Context(), "s1", a)
 			RequireCode(t, err, sdk.CodeCorruptLog, "s1", `"protocol"`)
 		}
 	}},
+}
+
+// storeLenient creates session id with protocol lenient, appends one
+// event and closes it; it returns the header Create was given.
+func storeLenient(t *testing.T, p sdk.Persistence, id string) sdk.Header {
+	t.Helper()
+	h := header(id)
+	h.Protocol = sdk.ProtocolLenient
+	c, err := p.Create(t.Context(), h)
+	if err != nil {
+		t.Fatalf("Create(lenient): %v", err)
+	}
+	requireHeader(t, "Create(lenient)", c.Header, h)
+	appendOK(t, p, c.Handle, Batch(0, 1))
+	closeHandle(t, p, c.Handle)
+	return h
 }
 
 // storeV1 stores session id with a few events and has the harness make

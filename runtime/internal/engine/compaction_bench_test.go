@@ -13,11 +13,10 @@ import (
 )
 
 // pruneWorkload is a 10,000-node session: a system prompt, one turn of
-// 2,500 rounds (user message, then a step: assistant tool call, tool result,
-// assistant answer) minus the last node, of which 1,000 tool results (2 in
-// 5) carry 10,000 characters (over the 8,192 threshold) and the rest 200.
-// It keeps the agent-loop rules (docs/format.md): round i is step i+1, and
-// the step/start and step/end events are not nodes.
+// 2,500 rounds (user message, then a step of its own: assistant tool call,
+// tool result, assistant answer) minus the last node (the log ends inside
+// the last step), of which 1,000 tool results (2 in 5) carry 10,000
+// characters (over the 8,192 threshold) and the rest 200.
 func pruneWorkload() []session.AppendInput {
 	surface := func(typ, data string) session.AppendInput {
 		return session.AppendInput{Type: typ, Data: []byte(data), SurfaceOp: &session.SurfaceOp{}}
@@ -35,22 +34,21 @@ func pruneWorkload() []session.AppendInput {
 		if i%5 < 2 {
 			result = big
 		}
-		at := fmt.Sprintf(`"turn":1,"step":%d`, i+1)
+		step := i + 1
 		round := []session.AppendInput{
 			surface(session.TypeUserMessage, fmt.Sprintf(`{"id":"u%d","role":"user","content":[{"type":"text","text":"go on"}],"source":{"kind":"prompt"}}`, i)),
-			{Type: session.TypeStepStart, Data: []byte(`{` + at + `}`)},
-			surface(session.TypeAssistantMessage, fmt.Sprintf(`{%s,"message":{"id":"a%d","role":"assistant","content":[{"type":"tool-call","id":%s,"name":"read","arguments":"{}"}],"source":{"kind":"model","provider":"p","model":"m"}},"stream":[]}`, at, i, cq(call))),
-			surface(session.TypeToolResult, fmt.Sprintf(`{%s,"message":{"id":"r%d","role":"tool","toolCallId":%s,"content":[{"type":"text","text":%s}],"source":{"kind":"tool","callId":%s}}}`, at, i, cq(call), result, cq(call))),
-			surface(session.TypeAssistantMessage, fmt.Sprintf(`{%s,"message":{"id":"b%d","role":"assistant","content":[{"type":"text","text":"ok"}],"source":{"kind":"model","provider":"p","model":"m"}},"stream":[]}`, at, i)),
-			{Type: session.TypeStepEnd, Data: []byte(`{` + at + `}`)},
+			{Type: session.TypeStepStart, Data: fmt.Appendf(nil, `{"turn":1,"step":%d}`, step)},
+			surface(session.TypeAssistantMessage, fmt.Sprintf(`{"turn":1,"step":%d,"message":{"id":"a%d","role":"assistant","content":[{"type":"tool-call","id":%s,"name":"read","arguments":"{}"}],"source":{"kind":"model","provider":"p","model":"m"}},"stream":[]}`, step, i, cq(call))),
+			surface(session.TypeToolResult, fmt.Sprintf(`{"turn":1,"step":%d,"message":{"id":"r%d","role":"tool","toolCallId":%s,"content":[{"type":"text","text":%s}],"source":{"kind":"tool","callId":%s}}}`, step, i, cq(call), result, cq(call))),
+			surface(session.TypeAssistantMessage, fmt.Sprintf(`{"turn":1,"step":%d,"message":{"id":"b%d","role":"assistant","content":[{"type":"text","text":"ok"}],"source":{"kind":"model","provider":"p","model":"m"}},"stream":[]}`, step, i)),
+			{Type: session.TypeStepEnd, Data: fmt.Appendf(nil, `{"turn":1,"step":%d}`, step)},
 		}
 		for _, in := range round {
-			if nodes == 10_000 {
-				break
-			}
-			ins = append(ins, in)
-			if in.SurfaceOp != nil {
-				nodes++
+			if nodes < 10_000 {
+				ins = append(ins, in)
+				if in.SurfaceOp != nil {
+					nodes++
+				}
 			}
 		}
 	}

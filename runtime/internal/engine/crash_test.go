@@ -68,18 +68,15 @@ func writerProcess() {
 		fmt.Println("error", err)
 		os.Exit(1)
 	}
-	events := corpus.Session(uint64(time.Now().UnixNano()), 2_000)
+	w := newLoopWriter(uint64(time.Now().UnixNano()), s)
 	for i := 0; ; i++ {
-		ev, _ := session.ParseEnvelope(events[i%len(events)], 0)
-		if ev.Type() == session.TypeRequestHeader && s.Len() > 0 {
+		in, ok := w.next()
+		if !ok {
 			continue // a second "initial" header would be refused
 		}
-		in := session.AppendInput{Type: ev.Type(), Data: ev.Data()}
-		if op, ok := ev.SurfaceOp(); ok {
-			in.SurfaceOp = &op
-		}
 		if _, err := s.Append(ctx, in); err != nil {
-			continue // e.g. a turn/start inside the turn Open just closed: skip it
+			fmt.Println("error", err)
+			os.Exit(1)
 		}
 		if i%25 == 24 {
 			if _, err := e.Store.Flush(ctx, s); err != nil {
@@ -89,6 +86,71 @@ func writerProcess() {
 			fmt.Println("flushed", s.Len())
 		}
 	}
+}
+
+// loopWriter writes corpus turns the way a harness does: after a restart it
+// continues with the turn above the highest one in the log (the repair has
+// closed the one the kill interrupted), and it numbers the corpus's turns up
+// from there, again and again.
+type loopWriter struct {
+	s      *session.Session
+	events [][]byte // whole corpus turns: the corpus cut after its last turn/end
+	turns  int      // the number of turns in events
+	base   int      // the number added to a corpus turn
+	i      int
+}
+
+func newLoopWriter(seed uint64, s *session.Session) *loopWriter {
+	events := corpus.Session(seed, 2_000)
+	w := &loopWriter{s: s}
+	for i, env := range events {
+		ev, _ := session.ParseEnvelope(env, 0)
+		if ev.Type() == "turn/end" {
+			w.events, w.turns = events[:i+1], turnOf(ev.Data())
+		}
+	}
+	for _, ev := range s.Events().Slice() {
+		if ev.Type() == "turn/start" {
+			w.base = max(w.base, turnOf(ev.Data()))
+		}
+	}
+	return w
+}
+
+// next returns the next event to append, renumbered, and false for an event
+// that only the log's first turn may hold (the initial request/header).
+func (w *loopWriter) next() (session.AppendInput, bool) {
+	if w.i == len(w.events) {
+		w.i, w.base = 0, w.base+w.turns
+	}
+	in := corpusInput(w.events[w.i])
+	w.i++
+	if in.Type == session.TypeRequestHeader && w.s.Len() > 0 {
+		return in, false
+	}
+	var data map[string]json.RawMessage
+	if err := json.Unmarshal(in.Data, &data); err == nil && data["turn"] != nil {
+		data["turn"] = json.RawMessage(strconv.Itoa(w.base + turnOf(in.Data)))
+		in.Data, _ = json.Marshal(data)
+	}
+	return in, true
+}
+
+// corpusInput is the append input of a corpus envelope.
+func corpusInput(env []byte) session.AppendInput {
+	ev, _ := session.ParseEnvelope(env, 0)
+	in := session.AppendInput{Type: ev.Type(), Data: ev.Data()}
+	if op, ok := ev.SurfaceOp(); ok {
+		in.SurfaceOp = &op
+	}
+	return in
+}
+
+// turnOf is the "turn" member of an event's data, 0 when it has none.
+func turnOf(data []byte) int {
+	var v struct{ Turn int }
+	_ = json.Unmarshal(data, &v)
+	return v.Turn
 }
 
 // A writer process is killed with SIGKILL at random moments, 50 times per

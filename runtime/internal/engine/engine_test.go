@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/seed-e5e476df/logbook/config"
+	"github.com/seed-e5e476df/logbook/internal/corpus"
 	"github.com/seed-e5e476df/logbook/internal/testbin"
 	"github.com/seed-e5e476df/logbook/internal/testserve"
-	"github.com/seed-e5e476df/logbook/runtime/internal/session"
 	"github.com/seed-e5e476df/logbook/runtime/internal/store"
 )
 
@@ -40,8 +40,8 @@ func TestDefaultConfigEndToEndAndOrderlyShutdown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for range 10 {
-		if _, err := s.Append(ctx, session.AppendInput{Type: "turn/start", Data: []byte(`{"turn":1}`)}); err != nil {
+	for _, env := range corpus.Session(1, 10) { // a turn of a real loop
+		if _, err := s.Append(ctx, corpusInput(env)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -65,14 +65,13 @@ func (a *API) messages(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	b, err := providerview.Messages(format, sess)
-	if err == nil {
-		err = markOmitted(w, format, sess)
-	}
+	rendering, err := providerview.Messages(format, sess)
 	if err != nil {
 		NewProblem(err).Write(w)
 		return
 	}
+	markOmitted(w, rendering)
+	b := rendering.Body
 	if format == provider.FormatMarkdown {
 		h := w.Header()
 		h.Set("Content-Type", markdownType)
@@ -151,7 +150,7 @@ func (a *API) requestHeader(w http.ResponseWriter, r *http.Request) {
 
 // request is GET /v1/sessions/{id}/request?at=&format=: the request a
 // model would be sent, {header, context, messages} (format logbook, the
-// default), or the provider's body (openai, anthropic), as providerview.Request
+// default), or the provider's body (openai, anthropic, openai-responses), as providerview.Request
 // renders it: a provider format with no request header as of the asked
 // seq is 409 REQUEST_HEADER_MISSING.
 func (a *API) request(w http.ResponseWriter, r *http.Request) {
@@ -163,35 +162,28 @@ func (a *API) request(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	b, err := providerview.Request(format, sess)
-	if err == nil {
-		err = markOmitted(w, format, sess)
-	}
+	rendering, err := providerview.Request(format, sess)
 	if err != nil {
 		NewProblem(err).Write(w)
 		return
 	}
-	writeDoc(w, http.StatusOK, b)
+	markOmitted(w, rendering)
+	writeDoc(w, http.StatusOK, rendering.Body)
 }
 
 // markOmitted sets the Logbook-Omitted header of a provider rendering
-// whose messages hold parts no provider accepts where they stand, and so
-// were left out (docs/providers.md, Omissions): the seqs of the messages
-// concerned, comma-separated. logbook's own formats leave nothing out.
-func markOmitted(w http.ResponseWriter, format string, sess *session.Session) error {
-	if format == provider.FormatLogbook || format == provider.FormatMarkdown {
-		return nil
+// that left out parts no provider accepts where they stand
+// (docs/providers.md, Omissions): the seqs of the messages concerned,
+// comma-separated.
+func markOmitted(w http.ResponseWriter, r providerview.Rendering) {
+	if len(r.Omitted) == 0 {
+		return
 	}
-	om, err := providerview.Omitted(sess)
-	if err != nil || len(om) == 0 {
-		return err
-	}
-	seqs := make([]string, len(om))
-	for i, o := range om {
+	seqs := make([]string, len(r.Omitted))
+	for i, o := range r.Omitted {
 		seqs[i] = strconv.FormatInt(int64(o.Seq), 10)
 	}
 	w.Header().Set(omittedHeader, strings.Join(slices.Compact(seqs), ","))
-	return nil
 }
 
 // omittedHeader names the seqs of messages a provider rendering left

@@ -19,8 +19,7 @@ const benchAppends = 256
 // append path of the store: two stores over in-memory backends, one
 // without an observer and one reporting to a Metrics, take turns batch by
 // batch (which goes first alternates), each batch benchAppends Appends of
-// a small user message to a live session (in a turn opened when the
-// session is created, untimed), timed; the flush that empties
+// a small user message to a live session, timed; the flush that empties
 // the queues after each batch is not. It reports both per-append times
 // and on/off as a percentage; b.N counts pairs of batches.
 func BenchmarkAppendMetricsInterleaved(b *testing.B) {
@@ -59,7 +58,8 @@ func BenchmarkAppendMetricsInterleaved(b *testing.B) {
 			if sd.s, err = sd.st.Create(ctx, store.CreateOptions{}); err != nil {
 				b.Fatal(err)
 			}
-			if _, err = sd.s.Append(ctx, session.AppendInput{Type: session.TypeTurnStart, Data: []byte(`{"turn":1}`)}); err != nil {
+			// The messages are a harness's, written inside a turn.
+			if _, err := sd.s.Append(ctx, session.AppendInput{Type: session.TypeTurnStart, Data: []byte(`{"turn":1}`)}); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -13,11 +13,20 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
-// event1KiB is a ~1 KiB user message; it goes into the turn openTurn opens.
+// event1KiB is a ~1 KiB user message.
 var event1KiB = session.AppendInput{
 	Type:      session.TypeUserMessage,
 	SurfaceOp: &session.SurfaceOp{},
 	Data:      []byte(`{"id":"u","role":"user","content":[{"type":"text","text":"` + strings.Repeat("lorem ipsum dolor sit amet, ", 34) + `"}],"source":{"kind":"user"}}`),
+}
+
+// openTurn appends the turn/start a harness writes before its first user
+// message.
+func openTurn(tb testing.TB, s *session.Session) {
+	tb.Helper()
+	if _, err := s.Append(context.Background(), session.AppendInput{Type: "turn/start", Data: []byte(`{"turn":1}`)}); err != nil {
+		tb.Fatal(err)
+	}
 }
 
 // benchmarkIngest appends b.N ~1 KiB events through a store into p,
@@ -29,7 +38,11 @@ func benchmarkIngest(b *testing.B, p sdk.Persistence) {
 		b.Fatal(err)
 	}
 	defer st.Close(ctx)
-	s := openTurn(b, st)
+	s, err := st.Create(ctx, store.CreateOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	openTurn(b, s)
 	b.SetBytes(int64(len(event1KiB.Data)))
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -43,24 +56,6 @@ func benchmarkIngest(b *testing.B, p sdk.Persistence) {
 			}
 		}
 	}
-}
-
-// openTurn creates a session in st and opens turn 1 in it (the loop rules
-// of docs/format.md take a user/message only in an open turn), flushed, so
-// the timed appends and flushes are the benchmark's alone.
-func openTurn(b *testing.B, st *store.Store) *session.Session {
-	ctx := context.Background()
-	s, err := st.Create(ctx, store.CreateOptions{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := s.Append(ctx, session.AppendInput{Type: session.TypeTurnStart, Data: []byte(`{"turn":1}`)}); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := st.Flush(ctx, s); err != nil {
-		b.Fatal(err)
-	}
-	return s
 }
 
 // BenchmarkIngestInProcessMem ingests into the memory backend in process.
@@ -96,7 +91,11 @@ func BenchmarkFlushOnePluginMem(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer st.Close(ctx)
-	s := openTurn(b, st)
+	s, err := st.Create(ctx, store.CreateOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	openTurn(b, s)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
@@ -177,6 +176,7 @@ func BenchmarkIngestPluginMemInterleaved(b *testing.B) {
 				if x.s, err = x.st.Create(ctx, store.CreateOptions{}); err != nil {
 					b.Fatal(err)
 				}
+				openTurn(b, x.s)
 			}
 			for range batch {
 				if _, err := x.s.Append(ctx, event1KiB); err != nil {

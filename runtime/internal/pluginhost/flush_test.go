@@ -47,6 +47,7 @@ func TestStoreFlushOverARealPluginCallsNoFlushAfterAnAcknowledgedAppend(t *testi
 	if n := fc.flushes.Load(); n != 1 {
 		t.Fatalf("%d backend flushes to materialize the created session; want 1", n)
 	}
+	openTurn(t, s)
 	for range 3 {
 		if _, err := s.Append(ctx, event1KiB); err != nil {
 			t.Fatal(err)

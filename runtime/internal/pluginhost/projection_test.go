@@ -39,11 +39,12 @@ func TestProjectionPluginEndToEnd(t *testing.T) {
 	}
 	user := session.AppendInput{Type: session.TypeUserMessage, SurfaceOp: &session.SurfaceOp{},
 		Data: []byte(`{"id":"u","role":"user","content":[{"type":"text","text":"secret"}],"source":{"kind":"user"}}`)}
+	openTurn(t, s)
 	if _, err := s.Append(ctx, user); err != nil {
 		t.Fatal(err)
 	}
 	project := func(text string) error {
-		_, err := s.Append(ctx, session.AppendInput{Type: "projection:redact/text", Data: []byte(`{"targets":[0],"text":"` + text + `"}`)})
+		_, err := s.Append(ctx, session.AppendInput{Type: "projection:redact/text", Data: []byte(`{"targets":[1],"text":"` + text + `"}`)})
 		return err
 	}
 	if err := project("change-id"); !errors.Is(err, sdk.CodeProjectionInvalid) {
@@ -59,7 +60,7 @@ func TestProjectionPluginEndToEnd(t *testing.T) {
 	if err != nil || !strings.Contains(string(msgs.At(0).JSON()), "[redacted]") {
 		t.Fatalf("projected message: %v", err)
 	}
-	if ev, _ := s.Event(0); !strings.Contains(string(ev.Data()), "secret") {
+	if ev, _ := s.Event(1); !strings.Contains(string(ev.Data()), "secret") {
 		t.Fatal("the recorded event changed")
 	}
 	v, _ := s.Surface()

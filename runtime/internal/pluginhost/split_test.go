@@ -28,6 +28,7 @@ func TestBatchLargerThanRPCLimitIsSplit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	openTurn(t, s)
 	text := strings.Repeat("x", 1<<20)
 	in := session.AppendInput{Type: session.TypeUserMessage, SurfaceOp: &session.SurfaceOp{},
 		Data: []byte(`{"id":"u","role":"user","content":[{"type":"text","text":"` + text + `"}],"source":{"kind":"user"}}`)}
@@ -38,7 +39,7 @@ func TestBatchLargerThanRPCLimitIsSplit(t *testing.T) {
 		}
 	}
 	res, err := st.Flush(ctx, s)
-	if err != nil || res.Backends[0].DurableSeq != n-1 {
+	if err != nil || res.Backends[0].DurableSeq != n { // the turn/start and n messages
 		t.Fatalf("flush of %d MiB: %+v %v", n, res, err)
 	}
 	pp := p.Persistence()
@@ -59,7 +60,7 @@ func TestBatchLargerThanRPCLimitIsSplit(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if got != n {
+	if got != n+1 {
 		t.Fatalf("read back %d events", got)
 	}
 }

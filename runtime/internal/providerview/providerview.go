@@ -16,47 +16,73 @@ import (
 // op names the operation in a USAGE error.
 const op = "render"
 
+// Rendering is a session state rendered in a format: the body, and what a
+// provider format left out of it because no provider accepts it where it
+// stands (docs/providers.md, Omissions). Both come from one read of the
+// session, so they describe the same state.
+type Rendering struct {
+	Body    []byte
+	Omitted []Omission // nil for the logbook and markdown formats, which keep everything
+}
+
 // Messages renders the derived messages of s in format
 // (provider.MessageFormats). Its errors are provider.Messages' and the
 // session's PROJECTION_REMOVED, with the session id, and the seq of the
 // message an error names; another format is USAGE.
-func Messages(format string, s *session.Session) ([]byte, error) {
+func Messages(format string, s *session.Session) (Rendering, error) {
 	if err := provider.CheckFormat(op, "format", format, provider.MessageFormats()); err != nil {
-		return nil, err
+		return Rendering{}, err
 	}
-	msgs, seqs, err := messages(s)
-	if err != nil {
-		return nil, err
-	}
-	b, err := provider.Messages(format, msgs)
-	return b, named(s, err, seqs)
+	return render(s, format, func(msgs [][]byte) ([]byte, error) { return provider.Messages(format, msgs) })
 }
 
 // Request renders the request a model would be sent right after the last
 // event of s, in format (provider.RequestFormats): {header, context,
 // messages} for logbook, else the provider's body. Its errors are
-// provider.Request's (REQUEST_HEADER_MISSING, TOOL_CALLS_PENDING,
-// TOOL_CALL_REPEATED, …) and the session's PROJECTION_REMOVED, with the
-// session id, and the seq of the message an error names; another format
-// is USAGE.
-func Request(format string, s *session.Session) ([]byte, error) {
+// provider.Request's (REQUEST_HEADER_MISSING with Meta "format" and "at",
+// TOOL_CALLS_PENDING, TOOL_CALL_REPEATED, …) and the session's
+// PROJECTION_REMOVED, with the session id, and the seq of the message an
+// error names; another format is USAGE.
+func Request(format string, s *session.Session) (Rendering, error) {
 	if err := provider.CheckFormat(op, "format", format, provider.RequestFormats()); err != nil {
-		return nil, err
+		return Rendering{}, err
 	}
+	r, err := render(s, format, func(msgs [][]byte) ([]byte, error) {
+		return provider.Request(format, provider.RequestParts{
+			Header:   s.AppendRequestHeaderJSON(nil),
+			Context:  s.AppendRequestContextJSON(nil),
+			Messages: msgs,
+		})
+	})
+	if sdk.CodeOf(err) == sdk.CodeRequestHeaderMissing {
+		return Rendering{}, headerMissing(s, format)
+	}
+	return r, err
+}
+
+// render reads the derived messages of s once, renders them with body and,
+// for a provider format, lists what it left out.
+func render(s *session.Session, format string, body func(msgs [][]byte) ([]byte, error)) (Rendering, error) {
 	msgs, seqs, err := messages(s)
 	if err != nil {
-		return nil, err
+		return Rendering{}, err
 	}
-	header := s.AppendRequestHeaderJSON(nil)
-	if format != provider.FormatLogbook && string(header) == "null" {
-		return nil, headerMissing(s, format)
+	b, err := body(msgs)
+	if err != nil {
+		return Rendering{}, named(s, err, seqs)
 	}
-	b, err := provider.Request(format, provider.RequestParts{
-		Header:   header,
-		Context:  s.AppendRequestContextJSON(nil),
-		Messages: msgs,
-	})
-	return b, named(s, err, seqs)
+	r := Rendering{Body: b}
+	if format == provider.FormatLogbook || format == provider.FormatMarkdown {
+		return r, nil
+	}
+	om, err := provider.Omissions(msgs)
+	if err != nil {
+		return Rendering{}, named(s, err, seqs)
+	}
+	for _, o := range om {
+		r.Omitted = append(r.Omitted, Omission{Seq: seqs[o.Index], Omission: o})
+	}
+	return r, nil
 }
 
 // messages returns the derived messages of s and the seq of each one's
@@ -87,8 +113,9 @@ func named(s *session.Session, err error, seqs []sdk.Seq) error {
 }
 
 // headerMissing is the REQUEST_HEADER_MISSING of a request for s in a
-// provider format, a state of the log rather than a bad payload: Meta
-// "format", and "at" (the last event's seq) when the log has events.
+// provider format, a state of the log rather than a bad payload, said for
+// the session: Meta "format", and "at" (the last event's seq) when the log
+// has events.
 func headerMissing(s *session.Session, format string) *sdk.Error {
 	e := &sdk.Error{Code: sdk.CodeRequestHeaderMissing, Op: "request", SessionID: s.ID(), Meta: map[string]string{"format": format}}
 	if n := s.Len(); n > 0 {
@@ -101,27 +128,6 @@ func headerMissing(s *session.Session, format string) *sdk.Error {
 	return e
 }
 
-// Omitted lists what the provider formats leave out of the derived
-// messages of s (provider.Omissions: an orphan or second tool result, a
-// call answered only after another message), one line each naming the
-// seq of the message's node, the call and the rule; nil when everything
-// pairs up. The doors show it as a warning beside a provider rendering.
-func Omitted(s *session.Session) ([]Omission, error) {
-	msgs, seqs, err := messages(s)
-	if err != nil {
-		return nil, err
-	}
-	om, err := provider.Omissions(msgs)
-	if err != nil || len(om) == 0 {
-		return nil, named(s, err, seqs)
-	}
-	out := make([]Omission, len(om))
-	for i, o := range om {
-		out[i] = Omission{Seq: seqs[o.Index], Omission: o}
-	}
-	return out, nil
-}
-
 // Omission is a provider.Omission with the seq of its message's node.
 type Omission struct {
 	Seq sdk.Seq
@@ -131,9 +137,5 @@ type Omission struct {
 // String says what was left out: `seq 7: tool result for call "c1" left
 // out (TOOL_RESULT_UNMATCHED)`.
 func (o Omission) String() string {
-	what := "tool result"
-	if o.Rule == sdk.CodeToolCallsUnanswered {
-		what = "tool call"
-	}
-	return "seq " + strconv.FormatInt(int64(o.Seq), 10) + ": " + what + " for call " + strconv.Quote(o.CallID) + " left out (" + string(o.Rule) + ")"
+	return o.Describe("seq " + strconv.FormatInt(int64(o.Seq), 10))
 }

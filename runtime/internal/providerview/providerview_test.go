@@ -42,7 +42,7 @@ func open(t *testing.T, header bool) (s *session.Session, answer func()) {
 func TestErrorsNameTheEvent(t *testing.T) {
 	s, answer := open(t, true)
 	assistantSeq := int64(s.Len() - 1)
-	for name, render := range map[string]func(string, *session.Session) ([]byte, error){"messages": Messages, "request": Request} {
+	for name, render := range map[string]func(string, *session.Session) (Rendering, error){"messages": Messages, "request": Request} {
 		_, err := render(provider.FormatAnthropic, s)
 		e := sdk.ErrorOf(err)
 		if e == nil || e.Code != sdk.CodeToolCallsPending || e.Seq == nil || *e.Seq != assistantSeq || e.SessionID != "pv" || e.Meta["callIds"] != `["c1"]` {
@@ -56,9 +56,9 @@ func TestErrorsNameTheEvent(t *testing.T) {
 		}
 	}
 	answer()
-	body, err := Request(provider.FormatAnthropic, s)
-	if err != nil || provider.CheckRequest(provider.FormatAnthropic, body) != nil {
-		t.Fatalf("answered: %s, %v", body, err)
+	r, err := Request(provider.FormatAnthropic, s)
+	if err != nil || provider.CheckRequest(provider.FormatAnthropic, r.Body) != nil || r.Omitted != nil {
+		t.Fatalf("answered: %s, %v, omitted %v", r.Body, err, r.Omitted)
 	}
 }
 
@@ -73,5 +73,30 @@ func TestRequestHeaderMissing(t *testing.T) {
 	}
 	if _, err := Request(provider.FormatLogbook, s); err != nil {
 		t.Fatalf("logbook: %v", err)
+	}
+}
+
+// A provider rendering of a lenient log lists what it left out with the
+// seq of its message, from the same read as its body; logbook's own
+// format leaves nothing out and lists nothing.
+func TestRenderingListsWhatItLeftOut(t *testing.T) {
+	s, err := session.New(session.Options{Header: sdk.Header{ID: "pv", Protocol: sdk.ProtocolLenient}, Clock: session.ClockFunc(func() int64 { return 1 })})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range []session.AppendInput{
+		{Type: session.TypeUserMessage, SurfaceOp: &session.SurfaceOp{}, Data: []byte(`{"id":"u1","role":"user","content":[{"type":"text","text":"go"}],"source":{"kind":"prompt"}}`)},
+		{Type: session.TypeToolResult, SurfaceOp: &session.SurfaceOp{}, Data: []byte(`{"turn":1,"step":1,"message":{"id":"r1","role":"tool","toolCallId":"zz","content":[{"type":"text","text":"x"}],"source":{"kind":"tool","callId":"zz"}}}`)},
+	} {
+		if _, err := s.Append(context.Background(), in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := Messages(provider.FormatOpenAI, s)
+	if err != nil || len(r.Omitted) != 1 || r.Omitted[0].Seq != 1 || r.Omitted[0].String() != `seq 1: tool result for call "zz" left out (TOOL_RESULT_UNMATCHED)` {
+		t.Fatalf("openai: %s, %v, omitted %v", r.Body, err, r.Omitted)
+	}
+	if r, err := Messages(provider.FormatLogbook, s); err != nil || r.Omitted != nil {
+		t.Fatalf("logbook: %v, omitted %v", err, r.Omitted)
 	}
 }

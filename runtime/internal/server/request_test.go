@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"google.golang.org/grpc/codes"
@@ -50,5 +51,31 @@ func TestRequestWithoutAHeaderIsRequestHeaderMissing(t *testing.T) {
 	}
 	if rep, err := rpc.Request(ctx, &logbookv1.SessionsRequestRequest{SessionId: "h", Format: "openai"}); err != nil || rep.GetRequest() == "" {
 		t.Fatalf("Request openai after the header: %v, %v", rep, err)
+	}
+}
+
+// Request in a provider format of a lenient log holding a tool result no
+// call asked for leaves the result out and names its message's seq in
+// omitted_seqs; the logbook format keeps it and names nothing.
+func TestRequestNamesWhatItLeftOut(t *testing.T) {
+	e := startEngine(t, headless(t.TempDir()))
+	r := serve(t, e, server.Options{})
+	rpc := logbookv1.NewSessionsClient(grpcConn(t, r))
+	ctx := context.Background()
+	if _, err := rpc.Create(ctx, &logbookv1.SessionsCreateRequest{SessionId: "o", Protocol: "lenient"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := appendFlush(ctx, newClient(t, r, ""), "o",
+		events.RequestHeader(events.Header{Config: events.Config{Provider: "openai", Model: "gpt-4.1"}}, events.HeaderInitial),
+		events.UserText(events.TextMessage{ID: "u1", Text: "hi"}),
+		events.ToolResult(1, 1, events.ToolText{ID: "r1", CallID: "zz", Text: "out"})); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := rpc.Request(ctx, &logbookv1.SessionsRequestRequest{SessionId: "o", Format: "anthropic"})
+	if err != nil || len(rep.GetOmittedSeqs()) != 1 || rep.GetOmittedSeqs()[0] != 2 || strings.Contains(rep.GetRequest(), "zz") {
+		t.Fatalf("Request anthropic: %v, %v; want the orphan left out and omitted_seqs [2]", rep, err)
+	}
+	if rep, err := rpc.Request(ctx, &logbookv1.SessionsRequestRequest{SessionId: "o"}); err != nil || len(rep.GetOmittedSeqs()) != 0 || !strings.Contains(rep.GetRequest(), `"toolCallId":"zz"`) {
+		t.Fatalf("Request logbook: %v, %v", rep, err)
 	}
 }

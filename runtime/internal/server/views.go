@@ -71,11 +71,17 @@ func (v *service) Request(ctx context.Context, req *connect.Request[logbookv1.Se
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}
-	b, err := providerview.Request(format, sess)
+	r, err := providerview.Request(format, sess)
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}
-	return connect.NewResponse(&logbookv1.SessionsRequestReply{Request: string(b)}), nil
+	reply := &logbookv1.SessionsRequestReply{Request: string(r.Body)}
+	for _, o := range r.Omitted {
+		if n := len(reply.OmittedSeqs); n == 0 || reply.OmittedSeqs[n-1] != int64(o.Seq) {
+			reply.OmittedSeqs = append(reply.OmittedSeqs, int64(o.Seq))
+		}
+	}
+	return connect.NewResponse(reply), nil
 }
 
 // Why returns the provenance tree of an event.

@@ -207,11 +207,15 @@ func SeedWithMarker(seed []Event, now int64) ([]Event, error) {
 }
 
 // ResumeBatch returns what Store.Open appends to a stored log as one batch
-// (docs/architecture.md): session/recovered when the open cut a torn tail
+// (docs/architecture.md): nothing for an empty log with no torn tail (SPEC
+// §23.1: its first event is the caller's, at seq 0, as after Create);
+// otherwise session/recovered when the open cut a torn tail
 // (torn.Bytes > 0), the interrupted closers, then a session/end-seed {}
-// unless the log then ends with one (always after a session/recovered, and
-// at seq 0 for an empty log).
+// unless the log then ends with one (always after a session/recovered).
 func ResumeBatch(stored []Event, torn sdk.Torn, now int64) []Event {
+	if len(stored) == 0 && torn.Bytes == 0 {
+		return nil
+	}
 	log := stored
 	var batch []Event
 	if torn.Bytes > 0 {
@@ -225,19 +229,13 @@ func ResumeBatch(stored []Event, torn sdk.Torn, now int64) []Event {
 		batch = append(batch, rec)
 		log = append(append(make([]Event, 0, len(stored)+1), stored...), rec)
 	}
-	closers := InterruptedTurnClosers(log)
-	batch = append(batch, closers...)
-	total := len(stored) + len(batch)
-	if total > 0 {
-		var last Event
-		if len(batch) > 0 {
-			last = batch[len(batch)-1]
-		} else {
-			last = stored[len(stored)-1]
-		}
-		if last.r.typ == TypeSessionEndSeed {
-			return batch
-		}
+	batch = append(batch, InterruptedTurnClosers(log)...)
+	last := log[len(log)-1]
+	if len(batch) > 0 {
+		last = batch[len(batch)-1]
 	}
-	return append(batch, mustEvent(sdk.Seq(total), now, TypeSessionEndSeed, []byte(`{}`), nil))
+	if last.r.typ == TypeSessionEndSeed {
+		return batch
+	}
+	return append(batch, mustEvent(sdk.Seq(len(stored)+len(batch)), now, TypeSessionEndSeed, []byte(`{}`), nil))
 }

@@ -1,7 +1,6 @@
 package session
 
 import (
-	"encoding/json"
 	"strconv"
 
 	"github.com/seed-e5e476df/logbook/sdk"
@@ -14,13 +13,15 @@ import (
 //
 // The fold never fails: a stored log is read as it is, so a log that broke
 // the rules (written before them, by a lenient session, or imported) folds
-// to a best-effort state. The turn and step fields use -1 for "none"; a
-// turn or step number is never negative.
+// to a best-effort state. The turn, lastTurn and step fields use -1 for
+// "none"; a turn or step number is never negative. lastStep starts at 0,
+// as step 0 means "outside any step" (SPEC §23.3): a step/start needs a
+// step of 1 or more.
 type loopState struct {
 	turn     int64      // the open turn; -1 when no turn is open
 	lastTurn int64      // the highest turn so far; -1 before the first
 	step     int64      // the open step; -1 when no step is open
-	lastStep int64      // the open turn's highest step; -1 when it has none
+	lastStep int64      // the open turn's highest step; 0 when it has none
 	calls    []loopCall // the calls announced since the open step began, in order
 }
 
@@ -40,7 +41,7 @@ type loopCall struct {
 }
 
 // newLoopState returns the state of an empty log.
-func newLoopState() loopState { return loopState{turn: -1, lastTurn: -1, step: -1, lastStep: -1} }
+func newLoopState() loopState { return loopState{turn: -1, lastTurn: -1, step: -1} }
 
 // clone returns a copy that shares nothing with l (a group's scratch state).
 func (l *loopState) clone() loopState {
@@ -51,8 +52,8 @@ func (l *loopState) clone() loopState {
 
 // idString returns the call's id (it allocates: for errors and closers).
 func (c *loopCall) idString() string {
-	var id string
-	_ = json.Unmarshal(c.id, &id) // canonical JSON string bytes: cannot fail
+	doc, _ := jsonv.Parse(c.id, jsonv.Options{}) // canonical JSON string bytes: cannot fail
+	id, _ := doc.Root().Str()
 	return id
 }
 
@@ -76,7 +77,8 @@ func (l *loopState) dropCalls() {
 	l.calls = l.calls[:0]
 }
 
-// findValue is find for an id given as a JSON string, without allocating.
+// findValue returns the index of the call announced with the id given as
+// a JSON string, or -1, without allocating.
 func (l *loopState) findValue(id jsonv.Value) int {
 	for i := range l.calls {
 		if id.RawEqual(l.calls[i].id) {
@@ -117,12 +119,12 @@ func (l *loopState) fold(r *record) {
 	case TypeTurnStart:
 		n, _ := d.Get("turn").Int()
 		l.turn, l.lastTurn = n, max(l.lastTurn, n)
-		l.step, l.lastStep = -1, -1
+		l.step, l.lastStep = -1, 0
 		l.dropCalls()
 	case TypeTurnEnd:
 		n, _ := d.Get("turn").Int()
 		l.turn, l.lastTurn = -1, max(l.lastTurn, n)
-		l.step, l.lastStep = -1, -1
+		l.step, l.lastStep = -1, 0
 		l.dropCalls()
 	case TypeStepStart:
 		n, _ := d.Get("step").Int()
@@ -152,7 +154,7 @@ func (l *loopState) fold(r *record) {
 		if r.meta.op.Replace {
 			return
 		}
-		if i := l.findValue(d.Get("message").Get("source").Get("callId")); i >= 0 {
+		if i := l.findValue(d.Get("message").Get("toolCallId")); i >= 0 {
 			l.calls[i].answered, l.calls[i].resultSeq = true, r.seq
 		}
 	}
@@ -248,7 +250,7 @@ func (l *loopState) check(r *record) error {
 				"step", itoa(l.step))
 		}
 		if n <= l.lastStep {
-			return loopError(sdk.CodeStepNotIncreasing, "step/start must number its step above the turn's earlier steps; asked for step "+itoa(n)+", the last was "+itoa(l.lastStep),
+			return loopError(sdk.CodeStepNotIncreasing, "step/start must number its step above the turn's earlier steps and above 0 (step 0 means outside any step); asked for step "+itoa(n)+", the last was "+itoa(l.lastStep),
 				"step", itoa(n), "last", itoa(l.lastStep))
 		}
 	case TypeStepEnd, TypeAssistantMessage, TypeAssistantAttempt, TypeToolCall, TypeToolResult:
@@ -317,24 +319,18 @@ func (l *loopState) checkInStep(typ string, d jsonv.Value) error {
 			}
 		}
 	case TypeToolCall:
-		idv := d.Get("callId")
-		i := l.findValue(idv)
-		if i < 0 {
-			id, _ := idv.Str()
-			return loopError(sdk.CodeToolCallNotAnnounced, "tool/call names call "+strconv.Quote(id)+", which no tool-call block of step "+itoa(l.step)+"'s assistant/message announced",
-				"callId", id)
+		i, e := l.announced(typ, d.Get("callId"), sdk.CodeToolCallNotAnnounced)
+		if e != nil {
+			return e
 		}
 		if c := l.calls[i]; c.called {
 			return loopError(sdk.CodeToolCallRepeated, "tool/call for call "+strconv.Quote(c.idString())+" was already recorded at seq "+itoa(int64(c.callSeq)),
 				"callId", c.idString())
 		}
 	case TypeToolResult:
-		idv := d.Get("message").Get("toolCallId")
-		i := l.findValue(idv)
-		if i < 0 {
-			id, _ := idv.Str()
-			return loopError(sdk.CodeToolResultUnmatched, "tool/result answers call "+strconv.Quote(id)+", which step "+itoa(l.step)+" did not announce",
-				"callId", id)
+		i, e := l.announced(typ, d.Get("message").Get("toolCallId"), sdk.CodeToolResultUnmatched)
+		if e != nil {
+			return e
 		}
 		if c := l.calls[i]; c.answered {
 			return loopError(sdk.CodeToolResultRepeated, "call "+strconv.Quote(c.idString())+" was already answered at seq "+itoa(int64(c.resultSeq)),
@@ -342,6 +338,19 @@ func (l *loopState) checkInStep(typ string, d jsonv.Value) error {
 		}
 	}
 	return nil
+}
+
+// announced returns the index of the open step's call whose id is the
+// JSON string idv, or, when no assistant/message of the step announced it,
+// the error with code (TOOL_CALL_NOT_ANNOUNCED for a tool/call,
+// TOOL_RESULT_UNMATCHED for a tool/result) for an event of type typ.
+func (l *loopState) announced(typ string, idv jsonv.Value, code sdk.Code) (int, *sdk.Error) {
+	if i := l.findValue(idv); i >= 0 {
+		return i, nil
+	}
+	id, _ := idv.Str()
+	return -1, loopError(code, typ+" names call "+strconv.Quote(id)+", which no tool-call block of step "+itoa(l.step)+"'s assistant/message announced",
+		"callId", id)
 }
 
 // inStep checks that an event carrying turn t and step n belongs to the
@@ -392,7 +401,7 @@ func (l *loopState) unansweredError(typ string) *sdk.Error {
 			ids = append(ids, c.idString())
 		}
 	}
-	list, _ := json.Marshal(ids)
+	list := jsonv.AppendStringArray(nil, ids)
 	return loopError(sdk.CodeToolCallsUnanswered, typ+" needs every call of step "+itoa(l.step)+" answered first; calls "+string(list)+" have no tool/result (a harness that gives up on a call writes an error result for it)",
 		"callIds", string(list))
 }

@@ -76,6 +76,7 @@ var loopCases = []struct {
 	{"tool/call with no step open", lpWith(nil, evTurnStart(1)), evToolCall(1, 1, "c1"), sdk.CodeStepNotOpen, map[string]string{"step": "1"}},
 	{"tool/result with no step open", lpWith(nil, evTurnStart(1)), lpResult(1, 1, "c1"), sdk.CodeStepNotOpen, map[string]string{"step": "1"}},
 	{"step/start not above the turn's steps", lpWith(nil, evTurnStart(1), evStepStart(1, 3), evStepEnd(1, 3)), evStepStart(1, 2), sdk.CodeStepNotIncreasing, map[string]string{"step": "2", "last": "3"}},
+	{"step/start of step 0 (outside any step)", lpWith(nil, evTurnStart(1)), evStepStart(1, 0), sdk.CodeStepNotIncreasing, map[string]string{"step": "0", "last": "0"}},
 	{"step/start of another turn", lpWith(nil, evTurnStart(1)), evStepStart(2, 1), sdk.CodeTurnStepMismatch, map[string]string{"turn": "2", "step": "1", "openTurn": "1"}},
 	{"step/end of another turn", lpOpen, evStepEnd(2, 1), sdk.CodeTurnStepMismatch, map[string]string{"turn": "2", "step": "1", "openTurn": "1", "openStep": "1"}},
 	{"assistant/message of another step", lpOpen, AppendInput{Type: TypeAssistantMessage, SurfaceOp: opAppend(), Data: tcRaw(dataAsst(1, 2, "a", blockText("x")))}, sdk.CodeTurnStepMismatch, map[string]string{"turn": "1", "step": "2", "openTurn": "1", "openStep": "1"}},
@@ -208,8 +209,8 @@ func TestLoopLegalPatternsAreAccepted(t *testing.T) {
 		lpSys(0, 0),
 		lpDev(0, 0),
 		evTurnStart(5),
-		evStepStart(5, 0),
-		evStepEnd(5, 0),
+		evStepStart(5, 1),
+		evStepEnd(5, 1),
 		evTurnEnd(5),
 	)
 	if err := checkLoopLog(s.Events().Slice()); err != nil {
@@ -282,6 +283,9 @@ func checkLoopLog(events []Event) error {
 // Random strict logs, cut at every seq: the crash repair of every prefix
 // and the fork at every seq give logs (prefix, closers, marker) that keep
 // the loop rules, and a session restored from them appends on strictly.
+// Every prefix, repaired log and fork is judged twice, by the
+// implementation (check and fold) and by the test's own model of the
+// docs/format.md table (refLoop), which must agree.
 func TestPropertyRepairAndForkKeepTheLoopRules(t *testing.T) {
 	const seeds, length = 40, 60
 	t.Logf("seeds 7000 … %d, %d events each", 7000+seeds-1, length)
@@ -291,12 +295,13 @@ func TestPropertyRepairAndForkKeepTheLoopRules(t *testing.T) {
 			g.next()
 		}
 		events := g.s.Events().Slice()
-		if err := checkLoopLog(events); err != nil {
+		if err := requireOraclesAgree(t, fmt.Sprintf("seed %d", seed+7000), events); err != nil {
 			t.Fatalf("seed %d: the generated log breaks the loop rules: %v", seed+7000, err)
 		}
 		for k := range len(events) + 1 {
+			requireOraclesAgree(t, fmt.Sprintf("seed %d, the prefix of %d events", seed+7000, k), events[:k])
 			repaired := append(events[:k:k], ResumeBatch(events[:k], sdk.Torn{}, tT0)...)
-			if err := checkLoopLog(repaired); err != nil {
+			if err := requireOraclesAgree(t, fmt.Sprintf("seed %d, the repair of the prefix of %d events", seed+7000, k), repaired); err != nil {
 				t.Fatalf("seed %d: the repair of the prefix of %d events breaks the loop rules: %v", seed+7000, k, err)
 			}
 			if k == len(events) {
@@ -307,7 +312,7 @@ func TestPropertyRepairAndForkKeepTheLoopRules(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := checkLoopLog(seed2); err != nil {
+			if err := requireOraclesAgree(t, fmt.Sprintf("seed %d, the fork at seq %d", seed+7000, k), seed2); err != nil {
 				t.Fatalf("seed %d: the fork at seq %d breaks the loop rules: %v", seed+7000, k, err)
 			}
 		}
@@ -340,7 +345,7 @@ func TestLoopCheckDoesNotAllocate(t *testing.T) {
 func TestLoopFoldDoesNotAllocate(t *testing.T) {
 	s, _ := newTestSession(t)
 	mustAppendAll(t, s, lpOpen...)
-	r, err := s.prepare(evACalls(1, 1, "a", "c1", "c\u00e9"), s.nextSeq())
+	r, err := s.prepare(evACalls(1, 1, "a", "c1", "c\"q"), s.nextSeq())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -351,7 +356,7 @@ func TestLoopFoldDoesNotAllocate(t *testing.T) {
 	}); n != 0 {
 		t.Errorf("folding an assistant/message with two calls allocates %.0f times", n)
 	}
-	if len(l.calls) != 2 || l.calls[0].idString() != "c1" || l.calls[1].idString() != "c\u00e9" {
+	if len(l.calls) != 2 || l.calls[0].idString() != "c1" || l.calls[1].idString() != "c\"q" {
 		t.Errorf("calls after the fold: %+v", l.calls)
 	}
 }

@@ -718,13 +718,15 @@ func TestCrashRepairOfAClosedLogAppendsOnlyTheMarker(t *testing.T) {
 		if c := OpenTurnClosers(nil, Interrupted); len(c) != 0 {
 			t.Errorf("closers of an empty log = %v", typesOf(c))
 		}
-		b := ResumeBatch(nil, sdk.Torn{}, now)
-		if len(b) != 1 {
-			t.Fatalf("ResumeBatch(empty) = %v, want only the marker", typesOf(b))
+		if b := ResumeBatch(nil, sdk.Torn{}, now); len(b) != 0 {
+			t.Fatalf("ResumeBatch(empty) = %v, want nothing (the first event is the caller's, at seq 0)", typesOf(b))
 		}
-		requireEvent(t, b[0], 0, now, TypeSessionEndSeed, `{}`)
+		b := ResumeBatch(nil, sdk.Torn{Bytes: 5}, now)
+		if len(b) != 2 || b[0].Type() != TypeSessionRecovered || b[1].Type() != TypeSessionEndSeed || b[1].Seq() != 1 {
+			t.Fatalf("ResumeBatch(empty, torn) = %v, want session/recovered then the marker at 1", typesOf(b))
+		}
 		s := mustRestoreEvents(t, restoreOpts(), RestoreOptions{}, b)
-		if s.Len() != 1 || s.FirstLiveSeq() != 1 {
+		if s.Len() != 2 || s.FirstLiveSeq() != 2 {
 			t.Errorf("resumed empty session Len %d FirstLiveSeq %d", s.Len(), s.FirstLiveSeq())
 		}
 	})

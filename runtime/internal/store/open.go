@@ -15,6 +15,10 @@ import (
 type RepairReport struct {
 	Torn    sdk.Torn // the torn tail the primary's write open cut; zero when none
 	Closers int      // closer events appended for an interrupted turn
+	// Appended counts the events the open appended before the session
+	// went live (session/recovered after a cut, the closers, the
+	// lifecycle marker): they are its last ones. 0 when none.
+	Appended int
 	// Continued is set when OpenOptions.Continue was honoured: nothing was
 	// appended and the log's open turn goes on. It stays false when
 	// Continue was asked for but a torn tail forced the repair.
@@ -31,8 +35,9 @@ type OpenOptions struct {
 	// the normal repair runs (RepairReport.Continued says which happened).
 	Continue bool
 	// Expect, when set, is the seq the caller's first event must get after
-	// the open: the stored length plus what the open itself appends (see
-	// OpenAt); nil checks nothing.
+	// the open: the stored length plus what the open itself appends; nil
+	// checks nothing. Another seq is SEQ_CONFLICT and nothing is written
+	// (see OpenAt).
 	Expect *sdk.Offset
 }
 
@@ -47,12 +52,15 @@ func (st *Store) Open(ctx context.Context, id string) (*session.Session, RepairR
 	return st.OpenWith(ctx, id, OpenOptions{})
 }
 
-// OpenAt is Open for a caller that expects its first event to get seq want:
-// the stored length plus the open's own batch (FirstSeq) is compared once
-// the write claim is held and the log is read, before the batch is
-// written, so no other writer can change it in between. Another seq is
-// SEQ_CONFLICT (Meta "expected" and "actual"), the claim is released and
-// nothing is appended.
+// OpenAt is Open for a caller that expects its first event to get seq want
+// (SPEC §23.2): the stored length plus the open's own batch is compared
+// once the write claim is held and the log is read, before the batch is
+// written, so no other writer can change it in between; the error's counts
+// come from that one read. Another seq is SEQ_CONFLICT (Meta "expected"
+// and "actual"), the claim is released and nothing is appended. Nor is a
+// torn tail cut: the write open would cut it before reading the log, so
+// a log whose read open finds one is checked read-only first (see
+// checkBeforeCut).
 func (st *Store) OpenAt(ctx context.Context, id string, want sdk.Offset) (*session.Session, RepairReport, error) {
 	return st.OpenWith(ctx, id, OpenOptions{Expect: &want})
 }
@@ -80,6 +88,11 @@ func (st *Store) OpenWith(ctx context.Context, id string, opts OpenOptions) (*se
 		return nil, rep, err
 	}
 	defer sl.done()
+	if want != nil {
+		if err := st.checkBeforeCut(ctx, p, id, *want, opts.Continue); err != nil {
+			return nil, rep, err
+		}
+	}
 	o, err := p.Persistence.Open(ctx, id, sdk.AccessWrite)
 	if err != nil {
 		return nil, rep, err
@@ -100,9 +113,10 @@ func (st *Store) OpenWith(ctx context.Context, id string, opts OpenOptions) (*se
 	}
 	batch := st.openBatch(s.Events().Slice(), rep.Torn, opts.Continue)
 	rep.Continued = opts.Continue && rep.Torn.Bytes == 0
-	if want != nil && s.Len()+sdk.Offset(len(batch)) != *want {
-		return fail(FirstSeqConflict(id, *want, s.Len(), len(batch)))
+	if err := checkFirstSeq(id, want, s.Len(), len(batch)); err != nil {
+		return fail(err)
 	}
+	rep.Appended = len(batch)
 	for _, e := range batch {
 		switch e.Type() {
 		case session.TypeToolResult, session.TypeStepEnd, session.TypeTurnEnd:
@@ -375,11 +389,10 @@ func (st *Store) Inspect(ctx context.Context, id string) (*session.Session, Insp
 // readStored opens a stored session read-only and restores it, binding ctl
 // (when set) to the result; the handle is closed before returning.
 func (st *Store) readStored(ctx context.Context, p Backend, id string, ctl *session.Control) (*session.Session, sdk.Opened, error) {
-	o, err := p.Persistence.Open(ctx, id, sdk.AccessRead)
+	b, o, err := openRead(ctx, p, id)
 	if err != nil {
 		return nil, o, err
 	}
-	b := &backend{name: p.Name, p: p.Persistence, handle: o.Handle}
 	defer st.closeBackends([]*backend{b})
 	opts := st.sessionOptions(o.Header, nil)
 	opts.Control = ctl
@@ -387,37 +400,59 @@ func (st *Store) readStored(ctx context.Context, p Backend, id string, ctl *sess
 	return v, o, err
 }
 
+// openRead opens session id read-only on p; closing the backend it
+// returns releases the handle.
+func openRead(ctx context.Context, p Backend, id string) (*backend, sdk.Opened, error) {
+	o, err := p.Persistence.Open(ctx, id, sdk.AccessRead)
+	if err != nil {
+		return nil, o, err
+	}
+	return &backend{name: p.Name, p: p.Persistence, handle: o.Handle}, o, nil
+}
+
 // openBatch returns what a write open appends to the stored log before the
 // caller's first event: nothing when the caller continues the open turn
-// (cont) and no torn tail was cut, nothing for an empty log with no torn
-// tail (its first event is the caller's, at seq 0), else the resume batch
-// (session.ResumeBatch).
+// (cont) and no torn tail was cut, else the resume batch
+// (session.ResumeBatch, which is nothing for an empty log with no torn
+// tail).
 func (st *Store) openBatch(stored []session.Event, torn sdk.Torn, cont bool) []session.Event {
-	if torn.Bytes == 0 && (cont || len(stored) == 0) {
+	if cont && torn.Bytes == 0 {
 		return nil
 	}
 	return session.ResumeBatch(stored, torn, st.now())
 }
 
-// FirstSeq returns the seq the caller's first event would get after
-// OpenWith(id, OpenOptions{Continue: cont}): the stored length plus the
-// events the open itself would append (session/recovered after a torn
-// tail, the interrupted closers, the lifecycle marker). It reads the
-// stored log read-only and writes nothing; an absent session is
-// SESSION_NOT_FOUND.
-func (st *Store) FirstSeq(ctx context.Context, id string, cont bool) (sdk.Offset, error) {
-	if err := sdk.ValidateSessionID(id); err != nil {
-		return 0, err
-	}
-	p, ok := st.primary()
-	if !ok {
-		return 0, &sdk.Error{Code: sdk.CodeSessionNotFound, Op: "open", SessionID: id, Detail: "no persistence backend is configured"}
-	}
-	v, o, err := st.readStored(ctx, p, id, nil)
+// checkBeforeCut is OpenAt's check of a stored log that ends in a torn
+// tail, made before the write open that would cut it: it reads the log
+// read-only and compares want with its valid length plus the open's batch
+// (session/recovered, the closers, the marker; see checkFirstSeq). A log
+// with no torn tail is only opened for read here: the write open cuts
+// nothing, so the check under its claim is the one that counts. Nothing
+// is written either way; an absent session is SESSION_NOT_FOUND.
+func (st *Store) checkBeforeCut(ctx context.Context, p Backend, id string, want sdk.Offset, cont bool) error {
+	b, o, err := openRead(ctx, p, id)
 	if err != nil {
-		return 0, err
+		return err
 	}
-	return v.Len() + sdk.Offset(len(st.openBatch(v.Events().Slice(), o.Torn, cont))), nil
+	defer st.closeBackends([]*backend{b})
+	if o.Torn.Bytes == 0 {
+		return nil
+	}
+	v, _, err := st.restoreFrom(ctx, b, o, st.sessionOptions(o.Header, nil))
+	if err != nil {
+		return err
+	}
+	return checkFirstSeq(id, &want, v.Len(), len(st.openBatch(v.Events().Slice(), o.Torn, cont)))
+}
+
+// checkFirstSeq returns the FirstSeqConflict of an open that expects want
+// (nil: anything) as its caller's first seq, of a log of stored events
+// read once, to which the open appends opening; nil when they add up.
+func checkFirstSeq(id string, want *sdk.Offset, stored sdk.Offset, opening int) error {
+	if want == nil || stored+sdk.Offset(opening) == *want {
+		return nil
+	}
+	return FirstSeqConflict(id, *want, stored, opening)
 }
 
 // FirstSeqConflict is the SEQ_CONFLICT of an open whose caller expected its

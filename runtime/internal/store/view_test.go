@@ -86,9 +86,13 @@ func TestView(t *testing.T) {
 	}
 }
 
-// View of a stored log that ends in a torn tail shows the events before it
-// and reports the tail a write open would cut, without cutting it.
-func TestViewReportsATornTail(t *testing.T) {
+// tornTail is tornLog's interrupted write: no newline.
+const tornTail = `{"seq":2,"time":1,"type":"user/mess`
+
+// tornLog returns a store on a jsonl backend whose session "s" holds two
+// log-only events and then tornTail, and the path of its log file.
+func tornLog(t *testing.T) (*Store, string) {
+	t.Helper()
 	dir := t.TempDir()
 	b, err := jsonl.New(jsonl.Config{Root: dir, Compression: "none"})
 	if err != nil {
@@ -108,18 +112,24 @@ func TestViewReportsATornTail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const tail = `{"seq":2,"time":1,"type":"user/mess` // an interrupted write: no newline
-	if _, err := f.WriteString(tail); err != nil {
+	defer f.Close()
+	if _, err := f.WriteString(tornTail); err != nil {
 		t.Fatal(err)
 	}
-	f.Close()
+	return st, path
+}
+
+// View of a stored log that ends in a torn tail shows the events before it
+// and reports the tail a write open would cut, without cutting it.
+func TestViewReportsATornTail(t *testing.T) {
+	st, path := tornLog(t)
 	before, _ := os.ReadFile(path)
 	v, torn, err := st.View(ctx, "s", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v.Len() != 2 || torn.Bytes != int64(len(tail)) || torn.FromSeq != 2 {
-		t.Fatalf("view: %d events, torn %+v; want 2 events and a torn tail of %d bytes from seq 2", v.Len(), torn, len(tail))
+	if v.Len() != 2 || torn.Bytes != int64(len(tornTail)) || torn.FromSeq != 2 {
+		t.Fatalf("view: %d events, torn %+v; want 2 events and a torn tail of %d bytes from seq 2", v.Len(), torn, len(tornTail))
 	}
 	if after, _ := os.ReadFile(path); string(after) != string(before) {
 		t.Fatal("a view changed the stored log")

@@ -2177,7 +2177,7 @@ type SessionsRequestRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
 	At            *int64                 `protobuf:"varint,2,opt,name=at,proto3,oneof" json:"at,omitempty"`  // as it was right after event `at`; absent = now
-	Format        string                 `protobuf:"bytes,3,opt,name=format,proto3" json:"format,omitempty"` // "logbook" (also ""), "openai" or "anthropic"
+	Format        string                 `protobuf:"bytes,3,opt,name=format,proto3" json:"format,omitempty"` // "logbook" (also ""), "openai", "anthropic" or "openai-responses"
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2237,7 +2237,12 @@ type SessionsRequestReply struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The model request as JSON text: {header, context, messages} in the
 	// logbook format, else the provider's request body.
-	Request       string `protobuf:"bytes,1,opt,name=request,proto3" json:"request,omitempty"`
+	Request string `protobuf:"bytes,1,opt,name=request,proto3" json:"request,omitempty"`
+	// A provider format only: the seqs of the messages whose parts the body
+	// leaves out because no provider accepts them where they stand (an
+	// orphan or second tool result, a call answered only after another
+	// message; docs/providers.md, Omissions). Empty when nothing was left out.
+	OmittedSeqs   []int64 `protobuf:"varint,2,rep,packed,name=omitted_seqs,json=omittedSeqs,proto3" json:"omitted_seqs,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2277,6 +2282,13 @@ func (x *SessionsRequestReply) GetRequest() string {
 		return x.Request
 	}
 	return ""
+}
+
+func (x *SessionsRequestReply) GetOmittedSeqs() []int64 {
+	if x != nil {
+		return x.OmittedSeqs
+	}
+	return nil
 }
 
 type SessionsWhyRequest struct {
@@ -3042,9 +3054,10 @@ const file_logbook_v1_sessions_proto_rawDesc = "" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x13\n" +
 	"\x02at\x18\x02 \x01(\x03H\x00R\x02at\x88\x01\x01\x12\x16\n" +
 	"\x06format\x18\x03 \x01(\tR\x06formatB\x05\n" +
-	"\x03_at\"0\n" +
+	"\x03_at\"S\n" +
 	"\x14SessionsRequestReply\x12\x18\n" +
-	"\arequest\x18\x01 \x01(\tR\arequest\"E\n" +
+	"\arequest\x18\x01 \x01(\tR\arequest\x12!\n" +
+	"\fomitted_seqs\x18\x02 \x03(\x03R\vomittedSeqs\"E\n" +
 	"\x12SessionsWhyRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x10\n" +

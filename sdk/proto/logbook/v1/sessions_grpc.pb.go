@@ -174,8 +174,10 @@ type SessionsClient interface {
 	RequestHeader(ctx context.Context, in *SessionsRequestHeaderRequest, opts ...grpc.CallOption) (*SessionsRequestHeaderReply, error)
 	// Request returns the request a model would be sent, now or right after
 	// event `at`, in a format of docs/providers.md: logbook (the default),
-	// openai or anthropic. A session that is not live is read from storage,
-	// read-only.
+	// openai, anthropic or openai-responses. A provider format refuses a
+	// state with a step's calls unanswered (TOOL_CALLS_PENDING) or no
+	// request/header (REQUEST_HEADER_MISSING), both FailedPrecondition. A
+	// session that is not live is read from storage, read-only.
 	Request(ctx context.Context, in *SessionsRequestRequest, opts ...grpc.CallOption) (*SessionsRequestReply, error)
 	// Why returns the provenance tree of event `seq` (docs/compaction.md):
 	// the events it was derived from, recursively, the document `logbook why
@@ -605,8 +607,10 @@ type SessionsServer interface {
 	RequestHeader(context.Context, *SessionsRequestHeaderRequest) (*SessionsRequestHeaderReply, error)
 	// Request returns the request a model would be sent, now or right after
 	// event `at`, in a format of docs/providers.md: logbook (the default),
-	// openai or anthropic. A session that is not live is read from storage,
-	// read-only.
+	// openai, anthropic or openai-responses. A provider format refuses a
+	// state with a step's calls unanswered (TOOL_CALLS_PENDING) or no
+	// request/header (REQUEST_HEADER_MISSING), both FailedPrecondition. A
+	// session that is not live is read from storage, read-only.
 	Request(context.Context, *SessionsRequestRequest) (*SessionsRequestReply, error)
 	// Why returns the provenance tree of event `seq` (docs/compaction.md):
 	// the events it was derived from, recursively, the document `logbook why

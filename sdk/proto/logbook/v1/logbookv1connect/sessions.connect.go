@@ -179,8 +179,10 @@ type SessionsClient interface {
 	RequestHeader(context.Context, *connect.Request[v1.SessionsRequestHeaderRequest]) (*connect.Response[v1.SessionsRequestHeaderReply], error)
 	// Request returns the request a model would be sent, now or right after
 	// event `at`, in a format of docs/providers.md: logbook (the default),
-	// openai or anthropic. A session that is not live is read from storage,
-	// read-only.
+	// openai, anthropic or openai-responses. A provider format refuses a
+	// state with a step's calls unanswered (TOOL_CALLS_PENDING) or no
+	// request/header (REQUEST_HEADER_MISSING), both FailedPrecondition. A
+	// session that is not live is read from storage, read-only.
 	Request(context.Context, *connect.Request[v1.SessionsRequestRequest]) (*connect.Response[v1.SessionsRequestReply], error)
 	// Why returns the provenance tree of event `seq` (docs/compaction.md):
 	// the events it was derived from, recursively, the document `logbook why
@@ -624,8 +626,10 @@ type SessionsHandler interface {
 	RequestHeader(context.Context, *connect.Request[v1.SessionsRequestHeaderRequest]) (*connect.Response[v1.SessionsRequestHeaderReply], error)
 	// Request returns the request a model would be sent, now or right after
 	// event `at`, in a format of docs/providers.md: logbook (the default),
-	// openai or anthropic. A session that is not live is read from storage,
-	// read-only.
+	// openai, anthropic or openai-responses. A provider format refuses a
+	// state with a step's calls unanswered (TOOL_CALLS_PENDING) or no
+	// request/header (REQUEST_HEADER_MISSING), both FailedPrecondition. A
+	// session that is not live is read from storage, read-only.
 	Request(context.Context, *connect.Request[v1.SessionsRequestRequest]) (*connect.Response[v1.SessionsRequestReply], error)
 	// Why returns the provenance tree of event `seq` (docs/compaction.md):
 	// the events it was derived from, recursively, the document `logbook why
