@@ -164,8 +164,8 @@ func buildPreviousRelease(t *testing.T) string {
 	archive := exec.Command("git", "archive", previousRelease)
 	archive.Dir = filepath.Join("..", "..") // the repository's root: the whole tree
 	untar := exec.Command("tar", "-x", "-C", src)
-	var errs bytes.Buffer
-	archive.Stderr, untar.Stderr = &errs, &errs
+	var archiveErr, untarErr bytes.Buffer // one each: the two processes write at once
+	archive.Stderr, untar.Stderr = &archiveErr, &untarErr
 	pipe, err := archive.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -175,10 +175,10 @@ func buildPreviousRelease(t *testing.T) string {
 		t.Fatal(err)
 	}
 	if err := archive.Run(); err != nil {
-		t.Fatalf("git archive %s (the previous release; a clone needs the history of main): %v\n%s", previousRelease, err, errs.String())
+		t.Fatalf("git archive %s (the previous release; a clone needs the history of main): %v\n%s", previousRelease, err, archiveErr.String())
 	}
 	if err := untar.Wait(); err != nil {
-		t.Fatalf("unpacking %s: %v\n%s", previousRelease, err, errs.String())
+		t.Fatalf("unpacking %s: %v\n%s", previousRelease, err, untarErr.String())
 	}
 	bin := filepath.Join(t.TempDir(), "logbook-"+previousRelease)
 	build := exec.Command("go", "build", "-o", bin, "./cmd/logbook")

@@ -60,11 +60,16 @@ func requireInvisible(t *testing.T, p sdk.Persistence, id, when string, mayWait 
 		}
 		return t.Context(), func() {}
 	}
-	// A call that failed once its own deadline had passed was held back,
-	// whatever error reached us: over gRPC the plugin's side of the
-	// deadline may answer first, with its own mapping of it.
+	// A call that failed at its own deadline was held back, whatever error
+	// reached us: over gRPC the deadline travels to the plugin, whose side
+	// may fire first and answer, with its own mapping of it, a moment
+	// before ours has passed. So "at the deadline" allows that moment.
 	held := func(ctx context.Context, err error) bool {
-		return mayWait && err != nil && ctx.Err() != nil
+		if !mayWait || err == nil {
+			return false
+		}
+		deadline, _ := ctx.Deadline()
+		return ctx.Err() != nil || time.Until(deadline) < deadlineSkew
 	}
 	ctx, cancel := call()
 	_, err := p.Stat(ctx, id)
@@ -99,6 +104,11 @@ func requireInvisible(t *testing.T, p sdk.Persistence, id, when string, mayWait 
 // heldBack is how long a look at an import in progress waits for an
 // instance that holds its calls back until the import ends.
 const heldBack = 2 * time.Second
+
+// deadlineSkew is how long before a look's own deadline an answer that
+// the deadline ended it may arrive: the plugin's copy of the deadline can
+// fire first, and its answer travel back before ours fires.
+const deadlineSkew = 250 * time.Millisecond
 
 // importOK imports batches as session id and returns the write handle,
 // closed when the test ends, after checking it.
