@@ -118,3 +118,39 @@ func TestPropertyAnyMessagesRenderValidOrRefuse(t *testing.T) {
 		t.Fatalf("some outcome never occurred: %v", seen)
 	}
 }
+
+// FuzzRequest renders any message list (one message per line of the
+// input) to every provider format: the answer is an error, or a body that
+// CheckRequest accepts. Never an invalid body.
+func FuzzRequest(f *testing.F) {
+	rng := rand.New(rand.NewPCG(27, 3))
+	for range 20 {
+		f.Add(strings.Join(stringsOf(randomMessages(rng)), "\n"))
+	}
+	f.Fuzz(func(t *testing.T, lines string) {
+		var msgs [][]byte
+		for _, l := range strings.Split(lines, "\n") {
+			if l != "" {
+				msgs = append(msgs, []byte(l))
+			}
+		}
+		for _, format := range providerFormats {
+			body, err := Request(format, RequestParts{Header: []byte(testHeader), Messages: msgs})
+			if err != nil {
+				continue
+			}
+			if err := CheckRequest(format, body); err != nil {
+				t.Fatalf("%s: %v\n%s\nfrom %q", format, err, body, lines)
+			}
+		}
+	})
+}
+
+// stringsOf returns msgs as strings.
+func stringsOf(msgs [][]byte) []string {
+	out := make([]string, len(msgs))
+	for i, m := range msgs {
+		out[i] = string(m)
+	}
+	return out
+}
