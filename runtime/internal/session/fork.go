@@ -207,8 +207,8 @@ func SeedWithMarker(seed []Event, now int64) ([]Event, error) {
 }
 
 // ResumeBatch returns what Store.Open appends to a stored log as one batch
-// (docs/architecture.md): nothing for an empty log with no torn tail (SPEC
-// §23.1: its first event is the caller's, at seq 0, as after Create);
+// (docs/architecture.md): nothing for an empty log with no torn tail
+// (its first event is the caller's, at seq 0, as after Create);
 // otherwise session/recovered when the open cut a torn tail
 // (torn.Bytes > 0), the interrupted closers, then a session/end-seed {}
 // unless the log then ends with one (always after a session/recovered).

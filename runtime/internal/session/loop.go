@@ -15,7 +15,7 @@ import (
 // the rules (written before them, by a lenient session, or imported) folds
 // to a best-effort state. The turn, lastTurn and step fields use -1 for
 // "none"; a turn or step number is never negative. lastStep starts at 0,
-// as step 0 means "outside any step" (SPEC §23.3): a step/start needs a
+// as step 0 means "outside any step" (docs/format.md): a step/start needs a
 // step of 1 or more.
 type loopState struct {
 	turn     int64      // the open turn; -1 when no turn is open

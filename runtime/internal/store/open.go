@@ -53,7 +53,7 @@ func (st *Store) Open(ctx context.Context, id string) (*session.Session, RepairR
 }
 
 // OpenAt is Open for a caller that expects its first event to get seq want
-// (SPEC §23.2): the stored length plus the open's own batch is compared
+// (docs/architecture.md): the stored length plus the open's own batch is compared
 // once the write claim is held and the log is read, before the batch is
 // written, so no other writer can change it in between; the error's counts
 // come from that one read. Another seq is SEQ_CONFLICT (Meta "expected"

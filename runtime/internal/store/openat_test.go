@@ -69,7 +69,7 @@ func TestOpenWithExpectCountsTheOpenBatch(t *testing.T) {
 	}
 }
 
-// An empty stored log opens with no batch (SPEC §23.1): no marker at seq 0,
+// An empty stored log opens with no batch (docs/architecture.md): no marker at seq 0,
 // so the first event the caller appends is seq 0, as after Create.
 func TestOpenOfAnEmptyLogAppendsNothing(t *testing.T) {
 	p := mem()
