@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/handles"
 	"github.com/seed-e5e476df/logbook/sdk/headerjson"
 	logbookv1 "github.com/seed-e5e476df/logbook/sdk/proto/logbook/v1"
 	"google.golang.org/grpc/codes"
@@ -48,6 +49,11 @@ func (c *persistenceClient) Import(ctx context.Context, h sdk.Header, events fun
 	}
 	var next sdk.Seq
 	err = events(func(batch [][]byte) error {
+		// A context that ended stops the import here, even when the stream
+		// has not noticed yet: nothing is sent after it, done least of all.
+		if err := handles.Ended(ctx, errOp, "import"); err != nil {
+			return err
+		}
 		parts, err := splitBatch("", next, batch, limit)
 		if err != nil {
 			return err
@@ -64,6 +70,9 @@ func (c *persistenceClient) Import(ctx context.Context, h sdk.Header, events fun
 		}
 		return nil
 	})
+	if err == nil {
+		err = handles.Ended(ctx, errOp, "import")
+	}
 	if err != nil {
 		// End the stream without its last message and wait for the
 		// plugin's answer: it abandons the import, and once it answered,
