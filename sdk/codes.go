@@ -293,6 +293,19 @@ const (
 	CodeRequestHeaderMissing Code = "REQUEST_HEADER_MISSING"
 )
 
+// Operation ids: an append that carries an operation id happens once,
+// whatever the retries, processes and restarts (docs/format.md).
+const (
+	// The operation id is not 1–128 bytes of printable ASCII (0x20–0x7E).
+	// Nothing was appended.
+	CodeOperationIDInvalid Code = "OPERATION_ID_INVALID"
+	// The session already holds the operation id, for other events than
+	// these: nothing was appended. Meta "operationId" is the id, "firstSeq"
+	// the seq of the original append's first event and "count" its number
+	// of events.
+	CodeOperationConflict Code = "OPERATION_CONFLICT"
+)
+
 // Session and store: the lifecycle of a session in a store: create, open, fork, release.
 const (
 	// The session was released or the store was closed; open the session
@@ -600,6 +613,8 @@ func AllCodes() []Code {
 		CodeToolCallsUnanswered,
 		CodeToolCallsPending,
 		CodeRequestHeaderMissing,
+		CodeOperationIDInvalid,
+		CodeOperationConflict,
 		CodeSessionClosed,
 		CodeSessionReadOnly,
 		CodeSessionFenced,

@@ -29,6 +29,14 @@ type AppendRequest struct {
 	// Flush makes the append wait until its events are durable on every
 	// backend (a failed append flushes the events it did append).
 	Flush bool
+	// OperationID, when set, makes the append happen once (docs/format.md,
+	// "Operation ids"): Inputs are appended as one atomic group and the id
+	// is stored with them. When the session already holds the id with the
+	// same canonical inputs, nothing is appended and the result holds the
+	// original events with Replayed set; with other inputs the append is
+	// OPERATION_CONFLICT. An id that is not 1–128 bytes of printable ASCII
+	// is OPERATION_ID_INVALID.
+	OperationID string
 }
 
 // AppendResult is what an append did, on success and on failure alike.
@@ -46,6 +54,10 @@ type AppendResult struct {
 	// Flush is the flush's result when the request asked for one and it
 	// passed.
 	Flush *FlushResult
+	// Replayed reports that the request's OperationID was already held
+	// with the same inputs: Events are the original append's, and nothing
+	// was appended.
+	Replayed bool
 }
 
 // Append appends r to session id, resuming the session first when it is
@@ -65,7 +77,7 @@ func (s *Session) Append(ctx context.Context, r AppendRequest) (AppendResult, er
 }
 
 func appendResult(r host.AppendResult) AppendResult {
-	out := AppendResult{Events: r.Events, FirstSeq: r.FirstSeq, Fenced: r.Fenced}
+	out := AppendResult{Events: r.Events, FirstSeq: r.FirstSeq, Fenced: r.Fenced, Replayed: r.Replayed}
 	if r.Flush != nil {
 		f := flushResult(*r.Flush)
 		f.Fenced = r.Fenced

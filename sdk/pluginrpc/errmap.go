@@ -56,7 +56,8 @@ func StatusCode(c sdk.Code) codes.Code {
 		sdk.CodeTurnNotOpen, sdk.CodeStepAlreadyOpen, sdk.CodeStepNotOpen,
 		sdk.CodeStepNotIncreasing, sdk.CodeTurnStepMismatch, sdk.CodeToolCallNotAnnounced,
 		sdk.CodeToolCallRepeated, sdk.CodeToolResultUnmatched, sdk.CodeToolResultRepeated,
-		sdk.CodeToolCallsUnanswered, sdk.CodeToolCallsPending, sdk.CodeRequestHeaderMissing:
+		sdk.CodeToolCallsUnanswered, sdk.CodeToolCallsPending, sdk.CodeRequestHeaderMissing,
+		sdk.CodeOperationConflict:
 		return codes.FailedPrecondition
 	}
 	return codes.InvalidArgument

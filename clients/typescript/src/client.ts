@@ -195,7 +195,21 @@ export interface AppendOptions {
   expectedSeq?: Seq;
   /** Make the events durable on every backend before the answer. */
   flush?: boolean;
+  /** Append once under this id (docs/format.md, "Operation ids"): the inputs
+   * are one atomic group stored with the id; the same id with the same
+   * inputs appends nothing and answers the original events (appendOnce says
+   * it was a replay), with other inputs it is OPERATION_CONFLICT. 1–128
+   * bytes of printable ASCII, else OPERATION_ID_INVALID. */
+  operationId?: string;
   signal?: AbortSignal;
+}
+
+/** What Session.appendOnce did. */
+export interface AppendOutcome {
+  /** The events of the operation: appended now, or by the original append when replayed. */
+  events: Event[];
+  /** The session already held the operation id with the same inputs: nothing was appended. */
+  replayed: boolean;
 }
 
 /** Options of Session.appendRetry; every absent field takes the default it names. */
@@ -401,14 +415,28 @@ export class Session {
     return this.#append("/events/group", inputs, o);
   }
 
+  /** appendOnce appends inputs as one atomic group under operationId, so
+   * that a retry of it, from any process and after any restart, never
+   * appends twice: when the session already holds the id with the same
+   * inputs, nothing is appended and the original events come back with
+   * replayed true. Other inputs under a held id throw OPERATION_CONFLICT
+   * (firstSeq names the original's first event). */
+  async appendOnce(operationId: string, inputs: Input<unknown>[], o: Omit<AppendOptions, "operationId"> = {}): Promise<AppendOutcome> {
+    return this.#send("/events/group", inputs, { ...o, operationId });
+  }
+
   async #append(sub: string, inputs: Input<unknown>[], o: AppendOptions): Promise<Event[]> {
+    return (await this.#send(sub, inputs, o)).events;
+  }
+
+  async #send(sub: string, inputs: Input<unknown>[], o: AppendOptions): Promise<AppendOutcome> {
     const ndjson = inputs.map((i) => encodeInput(i) + "\n").join("");
     const res = await this.#call("POST", sub, {
-      query: { expectedSeq: o.expectedSeq, flush: o.flush || undefined },
+      query: { expectedSeq: o.expectedSeq, flush: o.flush || undefined, operationId: o.operationId },
       ndjson,
       signal: o.signal,
     });
-    return parseNDJSON(await res.text());
+    return { events: parseNDJSON(await res.text()), replayed: res.headers.get("Logbook-Replay") === "true" };
   }
 
   /** appendRetry appends inputs at log length expected, retrying what may

@@ -3,6 +3,7 @@
 export { Client, Session, encodeInput, sameEvent } from "./client.js";
 export type {
   AppendOptions,
+  AppendOutcome,
   AuditRecord,
   ClientOptions,
   CreateOptions,

@@ -13,13 +13,15 @@ import (
 // AppendRequest is one append to a session: Inputs, each its own event
 // with consecutive seqs; at Expected (the seq the first event must get,
 // else SEQ_CONFLICT and nothing appended) when it is set; as one atomic
-// group with Group; flushed before the answer with Flush. The public
+// group with Group; flushed before the answer with Flush; once, under
+// OperationID, when it is set. The public
 // service.AppendRequest, converted to it field for field, documents each.
 type AppendRequest struct {
-	Inputs   []events.Input
-	Expected *sdk.Offset
-	Group    bool
-	Flush    bool
+	Inputs      []events.Input
+	Expected    *sdk.Offset
+	Group       bool
+	Flush       bool
+	OperationID string
 }
 
 // AppendResult is what an append did, on success and on failure alike:
@@ -27,12 +29,15 @@ type AppendRequest struct {
 // or, when none was, the log's length the append found (nil when it did
 // not reach the session or a group was refused); Fenced, whether the
 // session is fenced (Session.Fenced); and Flush, the result of a flush
-// the request asked for and that passed.
+// the request asked for and that passed; and Replayed, whether the
+// request's operation id was already held with the same inputs (Events
+// are then the original append's).
 type AppendResult struct {
 	Events   []events.Event
 	FirstSeq *sdk.Offset
 	Fenced   bool
 	Flush    *store.FlushResult
+	Replayed bool
 }
 
 // Append appends r to session id, resuming the session first when it is

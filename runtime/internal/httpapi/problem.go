@@ -148,7 +148,7 @@ func init() {
 	}{
 		{http.StatusBadRequest, []sdk.Code{
 			sdk.CodeInvalidSessionID, sdk.CodeInvalidSeq, sdk.CodeEnvelopeInvalid,
-			sdk.CodeJSONSyntax, sdk.CodeJSONInvalidUTF8, sdk.CodeUsage,
+			sdk.CodeJSONSyntax, sdk.CodeJSONInvalidUTF8, sdk.CodeUsage, sdk.CodeOperationIDInvalid,
 		}},
 		{http.StatusUnauthorized, []sdk.Code{sdk.CodeUnauthenticated}},
 		{http.StatusNotFound, []sdk.Code{sdk.CodeSessionNotFound, sdk.CodeRouteNotFound}},
@@ -168,7 +168,7 @@ func init() {
 			sdk.CodeStepAlreadyOpen, sdk.CodeStepNotOpen, sdk.CodeStepNotIncreasing, sdk.CodeTurnStepMismatch,
 			sdk.CodeToolCallNotAnnounced, sdk.CodeToolCallRepeated, sdk.CodeToolResultUnmatched,
 			sdk.CodeToolResultRepeated, sdk.CodeToolCallsUnanswered, sdk.CodeToolCallsPending,
-			sdk.CodeRequestHeaderMissing,
+			sdk.CodeRequestHeaderMissing, sdk.CodeOperationConflict,
 		}},
 		{http.StatusRequestEntityTooLarge, []sdk.Code{sdk.CodeEventTooLarge, sdk.CodeRequestTooLarge}},
 		{http.StatusUnsupportedMediaType, []sdk.Code{sdk.CodeUnsupportedMediaType}},

@@ -489,7 +489,15 @@ type SessionsAppendRequest struct {
 	Flush     bool                   `protobuf:"varint,3,opt,name=flush,proto3" json:"flush,omitempty"` // flush after the events (a loop checkpoint, docs/architecture.md)
 	// The log length the events must find; absent = append at the end
 	// whatever it is. A mismatch → SEQ_CONFLICT, nothing appended.
-	ExpectedSeq   *int64 `protobuf:"varint,4,opt,name=expected_seq,json=expectedSeq,proto3,oneof" json:"expected_seq,omitempty"`
+	ExpectedSeq *int64 `protobuf:"varint,4,opt,name=expected_seq,json=expectedSeq,proto3,oneof" json:"expected_seq,omitempty"`
+	// Makes the append happen once (docs/format.md, "Operation ids"): the
+	// events are appended as one atomic group and the id is stored with
+	// them; empty = none. The same id with the same events appends nothing
+	// and answers the original envelopes with replay set; with other events
+	// → OPERATION_CONFLICT. Not 1–128 bytes of printable ASCII →
+	// OPERATION_ID_INVALID. In AppendStream, each message is its own
+	// operation.
+	OperationId   string `protobuf:"bytes,5,opt,name=operation_id,json=operationId,proto3" json:"operation_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -552,10 +560,18 @@ func (x *SessionsAppendRequest) GetExpectedSeq() int64 {
 	return 0
 }
 
+func (x *SessionsAppendRequest) GetOperationId() string {
+	if x != nil {
+		return x.OperationId
+	}
+	return ""
+}
+
 type SessionsAppendReply struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Envelopes     []string               `protobuf:"bytes,1,rep,name=envelopes,proto3" json:"envelopes,omitempty"` // one envelope per accepted event, canonical JSON text
 	Flush         *SessionsFlushReply    `protobuf:"bytes,2,opt,name=flush,proto3" json:"flush,omitempty"`         // set when the request asked for a flush
+	Replay        bool                   `protobuf:"varint,3,opt,name=replay,proto3" json:"replay,omitempty"`      // the operation id was already held: envelopes are the original append's, nothing was appended
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -602,6 +618,13 @@ func (x *SessionsAppendReply) GetFlush() *SessionsFlushReply {
 		return x.Flush
 	}
 	return nil
+}
+
+func (x *SessionsAppendReply) GetReplay() bool {
+	if x != nil {
+		return x.Replay
+	}
+	return false
 }
 
 type SessionsAppendStreamReply struct {
@@ -2922,17 +2945,19 @@ const file_logbook_v1_sessions_proto_rawDesc = "" +
 	"\tstart_seq\x18\x02 \x01(\x03R\bstartSeq\x12\x17\n" +
 	"\aend_seq\x18\x03 \x01(\x03R\x06endSeq\"%\n" +
 	"\x0fSourceEventSeqs\x12\x12\n" +
-	"\x04seqs\x18\x01 \x03(\x03R\x04seqs\"\xb6\x01\n" +
+	"\x04seqs\x18\x01 \x03(\x03R\x04seqs\"\xd9\x01\n" +
 	"\x15SessionsAppendRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12/\n" +
 	"\x06events\x18\x02 \x03(\v2\x17.logbook.v1.AppendInputR\x06events\x12\x14\n" +
 	"\x05flush\x18\x03 \x01(\bR\x05flush\x12&\n" +
-	"\fexpected_seq\x18\x04 \x01(\x03H\x00R\vexpectedSeq\x88\x01\x01B\x0f\n" +
-	"\r_expected_seq\"i\n" +
+	"\fexpected_seq\x18\x04 \x01(\x03H\x00R\vexpectedSeq\x88\x01\x01\x12!\n" +
+	"\foperation_id\x18\x05 \x01(\tR\voperationIdB\x0f\n" +
+	"\r_expected_seq\"\x81\x01\n" +
 	"\x13SessionsAppendReply\x12\x1c\n" +
 	"\tenvelopes\x18\x01 \x03(\tR\tenvelopes\x124\n" +
-	"\x05flush\x18\x02 \x01(\v2\x1e.logbook.v1.SessionsFlushReplyR\x05flush\"\x88\x01\n" +
+	"\x05flush\x18\x02 \x01(\v2\x1e.logbook.v1.SessionsFlushReplyR\x05flush\x12\x16\n" +
+	"\x06replay\x18\x03 \x01(\bR\x06replay\"\x88\x01\n" +
 	"\x19SessionsAppendStreamReply\x12\x1a\n" +
 	"\bappended\x18\x01 \x01(\x03R\bappended\x12\x19\n" +
 	"\bnext_seq\x18\x02 \x01(\x03R\anextSeq\x124\n" +
