@@ -24,6 +24,8 @@ export interface SessionHeader {
   delegationDepth: number;
   /** Present only for a lenient session (a strict one has no member). */
   protocol?: "lenient";
+  /** Present only when the session was created with labels. */
+  labels?: Record<string, string>;
   [member: string]: unknown;
 }
 
@@ -85,6 +87,13 @@ export interface CreateOptions {
    * Any other value is refused with 400 USAGE and nothing is created.
    */
   protocol?: "strict" | "lenient";
+  /**
+   * Labels kept in the header (docs/format.md): at most 32; keys 1–64 bytes
+   * of a–z, 0–9, ".", "_", "/", "-", starting with a letter or digit; values
+   * up to 1024 bytes without control characters. Forks inherit them. The
+   * adapters keep the framework and its original session key here.
+   */
+  labels?: Record<string, string>;
 }
 
 /** A backend's audit record of a lifecycle change. */
