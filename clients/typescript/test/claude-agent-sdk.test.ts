@@ -284,6 +284,37 @@ test("the lines' messages, tool calls and tool results are logbook's typed event
   assert.match(await s.messages({ format: "markdown" }), /All 3 tests pass\./);
 });
 
+test("parallel tool calls answered in one user line: a group per result (one surface event each), all under the line's uuid, none twice on a retry", async () => {
+  const { store, project } = fresh();
+  const key = { projectKey: project, sessionId: "parallel" };
+  const lines: SessionStoreEntry[] = [
+    { type: "user", uuid: "q", message: { role: "user", content: "read both" } },
+    {
+      type: "assistant",
+      uuid: "r",
+      message: { id: "msg_1", role: "assistant", model: "claude-opus-4-1", content: [{ type: "tool_use", id: "t1", name: "Read", input: { p: "a" } }, { type: "tool_use", id: "t2", name: "Read", input: { p: "b" } }] },
+    },
+    {
+      type: "user",
+      uuid: "res",
+      message: { role: "user", content: [{ type: "tool_result", tool_use_id: "t2", content: [{ type: "text", text: "B" }] }, { type: "tool_result", tool_use_id: "t1", content: "A", is_error: true }, { type: "text", text: "[Request interrupted by user]" }] },
+    },
+  ];
+  await store.append(key, lines);
+  await new LogbookSessionStore({ client: lb }).append(key, lines);
+  const s = lb.session(sessionIdOf(key));
+  const evs = await s.events();
+  assert.deepStrictEqual(evs.map((e) => e.type), ["claude-code/entry", "user/message", "claude-code/entry", "assistant/message", "tool/call", "tool/call", "claude-code/entry", "tool/result", "tool/result", "user/message"]);
+  const msgs = await s.messages();
+  assert.deepStrictEqual(msgs.slice(2).map((m) => [m.role, m.toolCallId, m.isError, m.content]), [
+    ["tool", "t2", undefined, [{ type: "text", text: "B" }]],
+    ["tool", "t1", true, [{ type: "text", text: "A" }]],
+    ["user", undefined, undefined, [{ type: "text", text: "[Request interrupted by user]" }]],
+  ]);
+  assert.equal((msgs[4]!.source as { kind: string }).kind, "context");
+  assert.deepStrictEqual(await store.load(key), lines);
+});
+
 test("a line whose typed events logbook refuses is stored all the same, without them, and the store says so", async () => {
   const warnings: string[] = [];
   const { store, project } = fresh({ onWarning: (m) => warnings.push(m) });
@@ -311,16 +342,31 @@ test("a restart of serve between append and load: the lines come back deep-equal
     assert.deepStrictEqual(await store.load(key), lines);
     await store.append(key, lines.filter((l) => l.uuid));
     assert.deepStrictEqual(await store.load(key), lines);
-    await own.kill();
-    own = await Server.start({ addr, dataDir: own.dataDir });
-    // After a SIGKILL too: an unflushed append may be lost, a flushed one is not.
-    const durable = new LogbookSessionStore({ client, flush: true });
+    // A flushed append whose answer is lost, then serve is SIGKILLed and
+    // restarted: the SDK's retry of the batch is answered from the stored
+    // operation id, and the line is there once.
+    let lose = 1;
+    const lossy = new Client({
+      baseUrl: own.url,
+      fetch: async (url, init) => {
+        const res = await fetch(url, init);
+        if (lose > 0 && String(url).includes("/events/group")) {
+          lose--;
+          await res.arrayBuffer();
+          throw new TypeError("fetch failed: the connection was reset");
+        }
+        return res;
+      },
+    });
+    const durable = new LogbookSessionStore({ client: lossy, flush: true });
     const more = [{ type: "user", uuid: "after-kill", message: { role: "user", content: "one more" } }];
-    await durable.append(key, more);
+    await assert.rejects(durable.append(key, more), (e: unknown) => e instanceof LogbookError && e.code === "CONNECTION_FAILED");
     await own.kill();
     own = await Server.start({ addr, dataDir: own.dataDir });
-    const got = await new LogbookSessionStore({ client }).load(key);
-    assert.deepStrictEqual(got!.slice(-1), more);
+    await durable.append(key, more);
+    assert.deepStrictEqual(await new LogbookSessionStore({ client }).load(key), [...lines, ...more]);
+    const prompts = (await client.session(sessionIdOf(key)).transcript()).filter((e) => e.type === "user/message");
+    assert.equal(prompts.length, 3);
   } finally {
     await own.stop();
     own.removeData();

@@ -127,29 +127,40 @@ export class LogbookSessionStore implements SessionStore {
   async append(key: SessionKey, entries: SessionStoreEntry[]): Promise<void> {
     const id = sessionIdOf(key);
     await this.#serial(id, async () => {
-      const loop = await this.#loop(key, id);
-      const s = this.client.session(id);
-      let plain: Input<unknown>[] = [];
-      for (const entry of entries as Entry[]) {
-        const uuid = typeof entry.uuid === "string" && entry.uuid !== "" ? entry.uuid : undefined;
-        if (uuid === undefined) {
-          plain.push(...plan({ ...loop }, entry)[0]!);
-          continue;
-        }
-        if (loop.stored.has(uuid)) continue;
-        if (plain.length > 0) {
-          await s.append(plain, { flush: this.#flush });
-          plain = [];
-        }
-        const next = { ...loop };
-        const groups = plan(next, entry);
-        const stored = await this.#appendLine(s, uuid, groups);
-        if (stored) Object.assign(loop, next);
-        else this.#loops.delete(id); // another writer stored it: read the state back on the next append
-        loop.stored.add(uuid);
+      try {
+        await this.#appendEntries(key, id, entries as Entry[]);
+      } catch (err) {
+        // Deleted meanwhile (by another process): create it on the next append.
+        if (err instanceof LogbookError && err.code === "SESSION_NOT_FOUND") this.#loops.delete(id);
+        throw err;
       }
-      if (plain.length > 0) await s.append(plain, { flush: this.#flush });
     });
+  }
+
+  // appendEntries stores entries in session id: the body of append.
+  async #appendEntries(key: SessionKey, id: string, entries: Entry[]): Promise<void> {
+    const loop = await this.#loop(key, id);
+    const s = this.client.session(id);
+    let plain: Input<unknown>[] = [];
+    for (const entry of entries) {
+      const uuid = typeof entry.uuid === "string" && entry.uuid !== "" ? entry.uuid : undefined;
+      if (uuid === undefined) {
+        plain.push(...plan({ ...loop }, entry)[0]!);
+        continue;
+      }
+      if (loop.stored.has(uuid)) continue;
+      if (plain.length > 0) {
+        await s.append(plain, { flush: this.#flush });
+        plain = [];
+      }
+      const next = { ...loop };
+      const groups = plan(next, entry);
+      const stored = await this.#appendLine(s, uuid, groups);
+      if (stored) Object.assign(loop, next);
+      else this.#loops.delete(id); // another writer stored it: read the state back on the next append
+      loop.stored.add(uuid);
+    }
+    if (plain.length > 0) await s.append(plain, { flush: this.#flush });
   }
 
   // appendLine appends the groups of one line under its operation ids and
@@ -228,9 +239,15 @@ export class LogbookSessionStore implements SessionStore {
     await this.#serial(id, async () => {
       this.#loops.delete(id);
       const s = this.client.session(id);
+      // A live session is released first (delete refuses it, ALREADY_OWNED);
+      // one another writer takes live again in between is released again.
       for (let attempt = 1; ; attempt++) {
         try {
           await s.release();
+        } catch (err) {
+          if (!(err instanceof LogbookError) || err.code !== "SESSION_NOT_LIVE") throw err;
+        }
+        try {
           await s.delete({ reason: "claude-agent-sdk SessionStore.delete" });
           return;
         } catch (err) {
