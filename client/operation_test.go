@@ -122,3 +122,46 @@ func TestCreateLabels(t *testing.T) {
 		t.Fatalf("the refused create left a session: %v", err)
 	}
 }
+
+// SendOnce in an append stream: each call is its own operation, appended
+// once; a replay is not counted in the stream's result, and a malformed id
+// ends the stream without sending any of its events.
+func TestAppendStreamSendOnce(t *testing.T) {
+	c := client.New("http://"+daemon, client.Options{})
+	t.Cleanup(c.Close)
+	ctx := context.Background()
+	s, err := c.Create(ctx, "once-stream", events.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := s.AppendStream(ctx)
+	for _, send := range []func() error{
+		func() error { return st.SendOnce("turn-1", []events.Input{events.TurnStart(1), user(1)}, false) },
+		func() error { return st.Send([]events.Input{user(2)}, false) },
+		func() error { return st.SendOnce("turn-1", []events.Input{events.TurnStart(1), user(1)}, true) }, // a replay
+	} {
+		if err := send(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := st.CloseAndReceive()
+	if err != nil || res.Appended != 3 || res.NextSeq != 3 {
+		t.Fatalf("the stream: %+v (%v); want 3 appended, next seq 3", res, err)
+	}
+
+	st = s.AppendStream(ctx)
+	if err := st.Send([]events.Input{user(3)}, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SendOnce("", []events.Input{user(4)}, false); !errors.Is(err, sdk.CodeOperationIDInvalid) {
+		t.Fatalf("SendOnce with an empty id: %v", err)
+	}
+	_, err = st.CloseAndReceive()
+	var ae *client.AppendError
+	if !errors.As(err, &ae) || ae.Appended != 1 || !errors.Is(err, sdk.CodeOperationIDInvalid) {
+		t.Fatalf("the stream after a malformed id: %v; want OPERATION_ID_INVALID after 1 appended", err)
+	}
+	if n, err := s.Len(ctx); err != nil || n != 4 {
+		t.Fatalf("the log holds %d events (%v), want 4", n, err)
+	}
+}
