@@ -226,7 +226,12 @@ func (v *service) appendStream(ctx context.Context, stream *connect.ClientStream
 		case id != "" && id != ap.SessionID():
 			return ap, sdk.Errorf(sdk.CodeUsage, "append", "an append stream carries one session: %q, then %q", ap.SessionID(), id)
 		}
-		if _, err := ap.Do(ctx, r); err != nil {
+		if r.OperationID != "" {
+			err = ap.AppendOperation(ctx, r.Expected, r.OperationID, r.Inputs)
+		} else {
+			_, err = ap.Append(ctx, r.Expected, r.Inputs)
+		}
+		if err != nil {
 			return ap, err
 		}
 		if r.Flush {
