@@ -165,7 +165,7 @@ test("subpaths: each a child session of its main transcript, listed by listSubke
   assert.deepStrictEqual(r.memory, r.logbook);
 });
 
-test("the logbook side: lenient sessions labelled with the framework and the original key; a subpath's session names its parent", async () => {
+test("the logbook side: lenient sessions labelled with the framework and the original key; a subpath's session names its parent; a fork is not listed", async () => {
   const { store, project } = fresh();
   const main: SessionKey = { projectKey: project, sessionId: sessionUuid };
   const child: SessionKey = { ...main, subpath: "subagents/agent-a1" };
@@ -179,6 +179,11 @@ test("the logbook side: lenient sessions labelled with the framework and the ori
   assert.equal(c.header["parentSession"], sessionIdOf(main));
   const lineage = await lb.session(sessionIdOf(main)).lineage();
   assert.deepStrictEqual(lineage.children.map((x) => x.id), [sessionIdOf(child)]);
+  // A fork inherits the labels under its own id: it is not the key's session.
+  const fork = await lb.session(sessionIdOf(main)).fork({ as: `fork-of-${project}` });
+  assert.deepStrictEqual(fork.header?.labels, m.header.labels);
+  assert.deepStrictEqual(await store.listSessions(project).then((l) => l.map((e) => e.sessionId)), [sessionUuid]);
+  assert.deepStrictEqual(await store.listSubkeys(main), ["subagents/agent-a1"]);
 });
 
 test("keys: a key that is a valid id is the id; a longer one is cut at 40 bytes with a hash; '/' in a part cannot make two keys collide; a bad key is refused naming the rule and creates nothing", async () => {

@@ -88,7 +88,6 @@ function operationId(uuid: string, k: number): string {
 
 /** One session of the listing the store reads its keys from. */
 interface Listed {
-  id: string;
   key: SessionKey;
   mtime: number;
 }
@@ -259,7 +258,9 @@ export class LogbookSessionStore implements SessionStore {
     });
   }
 
-  // list returns the sessions this store wrote, from every page of the listing.
+  // list returns the sessions this store wrote, from every page of the
+  // listing: those whose labels name a key that maps to their id (a fork
+  // or salvage child inherits its parent's labels under another id).
   async #list(): Promise<Listed[]> {
     const out: Listed[] = [];
     let cursor: string | undefined;
@@ -269,7 +270,7 @@ export class LogbookSessionStore implements SessionStore {
         const key = e.header ? keyOf(e.header) : undefined;
         if (!key) continue;
         const lastActivity = (e as { lastActivity?: number }).lastActivity;
-        out.push({ id: e.id, key, mtime: Math.floor(lastActivity ?? e.header!.createdAt) });
+        out.push({ key, mtime: Math.floor(lastActivity ?? e.header!.createdAt) });
       }
       cursor = page.nextCursor ?? undefined;
     } while (cursor !== undefined);
@@ -337,11 +338,17 @@ export class LogbookSessionStore implements SessionStore {
 }
 
 // keyOf returns the SessionStore key a header's labels keep, undefined for
-// a session this store did not write.
+// a session this store did not write: other labels, or labels of a key
+// whose id is not the session's (a fork or salvage child inherits them).
 function keyOf(h: SessionHeader): SessionKey | undefined {
   const l = h.labels;
   if (!l || l["framework"] !== FRAMEWORK || l["project"] === undefined || l["session"] === undefined) return undefined;
-  return l["subpath"] === undefined ? { projectKey: l["project"], sessionId: l["session"] } : { projectKey: l["project"], sessionId: l["session"], subpath: l["subpath"] };
+  const key: SessionKey = l["subpath"] === undefined ? { projectKey: l["project"], sessionId: l["session"] } : { projectKey: l["project"], sessionId: l["session"], subpath: l["subpath"] };
+  try {
+    return sessionIdOf(key) === h.id ? key : undefined;
+  } catch {
+    return undefined; // labels no key of this store has
+  }
 }
 
 // checkOwner refuses to write into a session that is not key's: another
