@@ -300,6 +300,22 @@ test("the lines' messages, tool calls and tool results are logbook's typed event
   assert.match(await s.messages({ format: "markdown" }), /All 3 tests pass\./);
 });
 
+test("a session whose state the store let go (maxCachedSessions) is read back from its log: the same typed events as a store that kept it", async () => {
+  const { store: small, project } = fresh();
+  const forgetful = new LogbookSessionStore({ client: lb, maxCachedSessions: 1 });
+  const a = { projectKey: project, sessionId: "kept" };
+  const b = { projectKey: project, sessionId: "forgotten" };
+  const c = { projectKey: project, sessionId: "other" };
+  for (const l of transcript()) {
+    await small.append(a, [l]);
+    await forgetful.append(b, [l]);
+    await forgetful.append(c, [l]); // evicts b's state
+  }
+  const typed = async (k: SessionKey) => (await lb.session(sessionIdOf(k)).events()).map((e) => [e.type, e.dataText]);
+  assert.deepStrictEqual(await typed(b), await typed(a));
+  assert.deepStrictEqual(await forgetful.load(b), transcript());
+});
+
 test("parallel tool calls answered in one user line: a group per result (one surface event each), all under the line's uuid, none twice on a retry", async () => {
   const { store, project } = fresh();
   const key = { projectKey: project, sessionId: "parallel" };
@@ -383,6 +399,13 @@ test("a restart of serve between append and load: the lines come back deep-equal
     assert.deepStrictEqual(await new LogbookSessionStore({ client }).load(key), [...lines, ...more]);
     const prompts = (await client.session(sessionIdOf(key)).transcript()).filter((e) => e.type === "user/message");
     assert.equal(prompts.length, 3);
+    // A flushed batch of several requests (the last one flushes them all)
+    // survives a SIGKILL right after it.
+    const batch = [{ type: "tag", tag: "wip" }, { type: "user", uuid: "b-1", message: { role: "user", content: "and again" } }, { type: "custom-title", customTitle: "t" }];
+    await new LogbookSessionStore({ client, flush: true }).append(key, batch);
+    await own.kill();
+    own = await Server.start({ addr, dataDir: own.dataDir });
+    assert.deepStrictEqual(await new LogbookSessionStore({ client }).load(key), [...lines, ...more, ...batch]);
   } finally {
     await own.stop();
     own.removeData();

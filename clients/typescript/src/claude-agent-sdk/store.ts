@@ -86,6 +86,12 @@ function operationId(uuid: string, k: number): string {
   return k === 0 ? base : `${base}#${k}`;
 }
 
+/** One request of an append: uuid-less lines, or group k of a line with a uuid. */
+interface Request {
+  inputs: Input<unknown>[];
+  line?: { uuid: string; k: number; last: boolean; after: Loop };
+}
+
 /** One session of the listing the store reads its keys from. */
 interface Listed {
   key: SessionKey;
@@ -136,51 +142,78 @@ export class LogbookSessionStore implements SessionStore {
     });
   }
 
-  // appendEntries stores entries in session id: the body of append.
+  // appendEntries stores entries in session id: the body of append. It
+  // plans every request first, so that with flush only the last one
+  // flushes (a flush makes all the session's events durable).
   async #appendEntries(key: SessionKey, id: string, entries: Entry[]): Promise<void> {
     const loop = await this.#loop(key, id);
-    const s = this.client.session(id);
-    let plain: Input<unknown>[] = [];
+    const state = { ...loop };
+    const planned = new Set<string>();
+    const reqs: Request[] = [];
     for (const entry of entries) {
       const uuid = typeof entry.uuid === "string" && entry.uuid !== "" ? entry.uuid : undefined;
       if (uuid === undefined) {
-        plain.push(...plan({ ...loop }, entry)[0]!);
+        const record = plan({ ...state }, entry)[0]!;
+        const last = reqs[reqs.length - 1];
+        if (last !== undefined && last.line === undefined) last.inputs.push(...record);
+        else reqs.push({ inputs: record });
         continue;
       }
-      if (loop.stored.has(uuid)) continue;
-      if (plain.length > 0) {
-        await s.append(plain, { flush: this.#flush });
-        plain = [];
+      if (loop.stored.has(uuid) || planned.has(uuid)) continue;
+      planned.add(uuid);
+      const groups = plan(state, entry);
+      const after = { ...state };
+      groups.forEach((inputs, k) => reqs.push({ inputs, line: { uuid, k, last: k === groups.length - 1, after } }));
+    }
+    const s = this.client.session(id);
+    let flushed = false;
+    let skip: string | undefined; // a line another writer stored: its other groups are not sent
+    for (const [n, r] of reqs.entries()) {
+      const flush = this.#flush && n === reqs.length - 1;
+      if (r.line === undefined) {
+        await s.append(r.inputs, { flush });
+        flushed = flush;
+        continue;
       }
-      const next = { ...loop };
-      const groups = plan(next, entry);
-      const stored = await this.#appendLine(s, uuid, groups);
-      if (stored) Object.assign(loop, next);
-      else this.#loops.delete(id); // another writer stored it: read the state back on the next append
+      const { uuid, k, last, after } = r.line;
+      flushed = false;
+      if (skip !== uuid) {
+        const mine = await this.#appendGroup(s, uuid, k, r.inputs, flush);
+        flushed = flush && mine;
+        if (!mine && k === 0) skip = uuid;
+      }
+      if (!last) continue;
+      if (skip === uuid) this.#loops.delete(id); // read the state back on the next append
+      else Object.assign(loop, after);
       loop.stored.add(uuid);
     }
-    if (plain.length > 0) await s.append(plain, { flush: this.#flush });
-  }
-
-  // appendLine appends the groups of one line under its operation ids and
-  // reports whether they are this store's (false: another writer stored
-  // the line first, with other typed events).
-  async #appendLine(s: Session, uuid: string, groups: Input<unknown>[][]): Promise<boolean> {
-    for (const [k, group] of groups.entries()) {
+    if (this.#flush && !flushed) {
       try {
-        await s.appendOnce(operationId(uuid, k), group, { flush: this.#flush });
+        await s.flush();
       } catch (err) {
-        if (!(err instanceof LogbookError)) throw err;
-        if (err.code === "OPERATION_CONFLICT") {
-          if (k === 0) return false;
-          continue;
-        }
-        if (err.status !== 422) throw err;
-        this.#warn(`logbook session ${s.id}: the typed events of line ${uuid} were refused (${err.code}: ${err.detail}); the line is stored without them`);
-        if (k === 0) await s.appendOnce(operationId(uuid, 0), [group[0]!], { flush: this.#flush });
+        if (!(err instanceof LogbookError) || err.code !== "SESSION_NOT_LIVE") throw err; // not live: durable already
       }
     }
-    return true;
+  }
+
+  // appendGroup appends group k of the line with uuid under its operation
+  // id and reports whether it is this store's; false: another writer
+  // stored the line first, with other typed events (OPERATION_CONFLICT).
+  // Typed events logbook refuses are left out of group 0 and the line is
+  // stored without them; another group is then dropped.
+  async #appendGroup(s: Session, uuid: string, k: number, group: Input<unknown>[], flush: boolean): Promise<boolean> {
+    try {
+      await s.appendOnce(operationId(uuid, k), group, { flush });
+      return true;
+    } catch (err) {
+      if (!(err instanceof LogbookError)) throw err;
+      if (err.code === "OPERATION_CONFLICT") return false;
+      if (err.status !== 422) throw err;
+      this.#warn(`logbook session ${s.id}: the typed events of line ${uuid} were refused (${err.code}: ${err.detail}); the line is stored without them`);
+      if (k > 0) return false;
+      await s.appendOnce(operationId(uuid, 0), [group[0]!], { flush });
+      return true;
+    }
   }
 
   /** load returns the lines of key in the order stored, null when the key was never written. */
