@@ -238,7 +238,9 @@ test("delete: a subpath alone; a main transcript with its subagents; a held sess
 });
 
 test("listSessions: an integer mtime from the server's clock that moves with each append; listSessionSummaries gives the SDK's own fold with the same mtime", async () => {
-  const { store, project } = fresh();
+  // Flushed: the backend's time of the last write (lastActivity) settles
+  // when the events are on disk, so two listings agree.
+  const { store, project } = fresh({ flush: true });
   const key = { projectKey: project, sessionId: sessionUuid };
   const lines = transcript();
   const t0 = Date.now();
@@ -250,15 +252,19 @@ test("listSessions: an integer mtime from the server's clock that moves with eac
   const [second] = await store.listSessions(project);
   assert.ok(second!.mtime > first!.mtime, `mtime ${second!.mtime} after ${first!.mtime}`);
 
+  const others = Array.from({ length: 11 }, (_, i) => ({ projectKey: project, sessionId: `other-${i}` }));
+  for (const [i, k] of others.entries()) await store.append(k, lines.slice(0, 1 + (i % 8)));
   const summaries = await store.listSessionSummaries(project);
   const mem = new InMemorySessionStore();
   await mem.append(key, lines.slice(0, 6));
   await mem.append(key, lines.slice(6));
-  const [want] = await mem.listSessionSummaries(project);
-  assert.equal(summaries.length, 1);
-  assert.equal(summaries[0]!.sessionId, sessionUuid);
-  assert.equal(summaries[0]!.mtime, second!.mtime);
-  assert.deepStrictEqual(summaries[0]!.data, want!.data);
+  for (const [i, k] of others.entries()) await mem.append(k, lines.slice(0, 1 + (i % 8)));
+  const want = await mem.listSessionSummaries(project);
+  const mtimes = new Map((await store.listSessions(project)).map((e) => [e.sessionId, e.mtime]));
+  const bySession = <T extends { sessionId: string }>(a: T[]) => [...a].sort((x, y) => x.sessionId.localeCompare(y.sessionId));
+  assert.deepStrictEqual(bySession(summaries).map((e) => [e.sessionId, e.data]), bySession(want).map((e) => [e.sessionId, e.data]));
+  assert.equal(summaries.find((e) => e.sessionId === sessionUuid)!.mtime, second!.mtime);
+  assert.ok(summaries.every((e) => e.mtime === mtimes.get(e.sessionId)), "each summary's mtime is its session's listSessions mtime");
 });
 
 test("the lines' messages, tool calls and tool results are logbook's typed events: transcript, messages and the anthropic format read them", async () => {

@@ -17,6 +17,9 @@ const MAX_LABEL_BYTES = 1024;
 /** How many sessions' loop states a store keeps by default. */
 const DEFAULT_CACHED_SESSIONS = 1000;
 
+/** How many sessions listSessionSummaries reads at once. */
+const SUMMARY_READERS = 8;
+
 /** How often delete retries when another writer takes the session live between its release and its delete. */
 const DELETE_ATTEMPTS = 5;
 
@@ -241,13 +244,17 @@ export class LogbookSessionStore implements SessionStore {
   async listSessionSummaries(projectKey: string): Promise<SessionSummaryEntry[]> {
     const { foldSessionSummary } = await import("@anthropic-ai/claude-agent-sdk");
     const mains = (await this.#list()).filter((l) => l.key.projectKey === projectKey && l.key.subpath === undefined);
-    const out = await Promise.all(
-      mains.map(async (l) => {
+    const out: SessionSummaryEntry[] = [];
+    let next = 0;
+    const worker = async () => {
+      while (next < mains.length) {
+        const l = mains[next++]!;
         const entries = await this.load(l.key);
-        return entries === null ? undefined : foldSessionSummary(undefined, l.key, entries, { mtime: l.mtime });
-      }),
-    );
-    return out.filter((s): s is SessionSummaryEntry => s !== undefined);
+        if (entries !== null) out.push(foldSessionSummary(undefined, l.key, entries, { mtime: l.mtime }));
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(SUMMARY_READERS, mains.length) }, worker));
+    return out;
   }
 
   /** delete deletes the session of key from every backend, and for a main
@@ -267,6 +274,7 @@ export class LogbookSessionStore implements SessionStore {
       .map((l) => l.key.subpath!);
   }
 
+  // delete deletes session id after the appends queued before it.
   async #delete(id: string): Promise<void> {
     await this.#serial(id, async () => {
       this.#loops.delete(id);
