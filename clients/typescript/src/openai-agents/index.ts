@@ -243,17 +243,29 @@ export class LogbookSession implements SessionHistoryTransactionAwareSession, Se
 
   // sync folds the events appended since the last fold; the first call
   // reads the whole log, creating the session when there is none.
+  // A read the server does not answer is retried as a write is.
   async #sync(): Promise<void> {
-    let evs: Event[];
-    try {
-      evs = await this.session.events({ from: this.#next });
-    } catch (err) {
-      if (this.#ready || !(err instanceof LogbookError) || err.code !== "SESSION_NOT_FOUND") throw err;
-      await this.#create();
-      evs = await this.session.events({ from: this.#next });
+    let attempts = 0;
+    let wait = this.#backoffMs;
+    for (;;) {
+      try {
+        let evs: Event[];
+        try {
+          evs = await this.session.events({ from: this.#next });
+        } catch (err) {
+          if (this.#ready || !(err instanceof LogbookError) || err.code !== "SESSION_NOT_FOUND") throw err;
+          await this.#create();
+          evs = await this.session.events({ from: this.#next });
+        }
+        this.#ready = true;
+        for (const e of evs) this.#fold(e);
+        return;
+      } catch (err) {
+        if (!retryable(err) || ++attempts >= this.#maxAttempts) throw err;
+        await sleep(wait);
+        wait = Math.min(2 * wait, 1000);
+      }
     }
-    this.#ready = true;
-    for (const e of evs) this.#fold(e);
   }
 
   async #create(): Promise<void> {
