@@ -1,0 +1,213 @@
+// The contracts of the OpenAI Agents SDK's Session and its optional
+// history capabilities, for LogbookSession against a real `logbook serve`:
+// history transactions under operation ids (the same id twice, a suffix
+// mismatch, another transaction under a used id), popItem and
+// clearSession as records, history mutations, lossless items, and two
+// writers on one session.
+
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { applySessionHistoryMutations, MemorySession, type AgentInputItem } from "@openai/agents-core";
+import { Client, LogbookError, rawJSON } from "../src/index.js";
+import { LogbookSession, RECORD_TYPE } from "../src/openai-agents/index.js";
+import { removeBin, Server } from "./serve.js";
+
+let server: Server;
+let client: Client;
+let n = 0;
+
+before(async () => {
+  server = await Server.start();
+  client = new Client({ baseUrl: server.url });
+});
+
+after(async () => {
+  await server.stop();
+  server.removeData();
+  removeBin();
+});
+
+const user = (text: string): AgentInputItem => ({ type: "message", role: "user", content: text });
+const say = (text: string): AgentInputItem => ({ type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text }] });
+const call = (id: string, args = "{}"): AgentInputItem => ({ type: "function_call", callId: id, name: "lookup", arguments: args, status: "completed" });
+const result = (id: string, text: string): AgentInputItem => ({ type: "function_call_result", callId: id, name: "lookup", status: "completed", output: { type: "text", text } });
+
+function fresh(key = `contract-${++n}`): LogbookSession {
+  return new LogbookSession({ client, key });
+}
+
+async function length(s: LogbookSession): Promise<number> {
+  return (await s.session.info()).length;
+}
+
+async function rejects(p: Promise<unknown>, code: string): Promise<LogbookError> {
+  let caught: unknown;
+  await p.catch((err) => (caught = err));
+  assert.ok(caught instanceof LogbookError, `expected ${code}, got ${String(caught)}`);
+  assert.equal(caught.code, code);
+  return caught;
+}
+
+test("the same operation id twice applies its transaction once, from any adapter", async () => {
+  const s = fresh();
+  await s.addItems([user("hi")]);
+  const tx = { type: "append_items" as const, items: [call("c1"), result("c1", "found"), say("done")] };
+  await s.applyHistoryTransaction({ operationId: "op-1", transaction: tx });
+  const len = await length(s);
+  await s.applyHistoryTransaction({ operationId: "op-1", transaction: structuredClone(tx) });
+  const other = new LogbookSession({ client, key: s.key });
+  await other.applyHistoryTransaction({ operationId: "op-1", transaction: { items: structuredClone(tx.items), type: "append_items" } });
+  assert.equal(await length(s), len, "a replay appends nothing");
+  assert.deepStrictEqual(await other.getItems(), [user("hi"), ...tx.items]);
+  // The transaction's items are typed events too.
+  const types = (await s.session.events()).map((e) => e.type).filter((t) => t !== RECORD_TYPE);
+  assert.deepStrictEqual(types, ["turn/start", "user/message", "step/start", "assistant/message", "tool/call", "tool/result", "step/end", "step/start", "assistant/message", "step/end", "turn/end"]);
+});
+
+test("the server holds the operation id: its record replays, other events under it conflict", async () => {
+  const s = fresh();
+  await s.applyHistoryTransaction({ operationId: "op-server", transaction: { type: "append_items", items: [user("a")] } });
+  const rec = (await s.session.events()).find((e) => e.type === RECORD_TYPE)!;
+  const before = await length(s);
+  const again = await s.session.appendOnce("op-server", [{ type: RECORD_TYPE, data: rawJSON(rec.dataText), ignorable: true }]);
+  assert.equal(again.replayed, true);
+  assert.deepStrictEqual(again.events.map((e) => e.seq), [rec.seq]);
+  const err = await rejects(s.session.appendOnce("op-server", [{ type: RECORD_TYPE, data: { op: "clear" }, ignorable: true }]), "OPERATION_CONFLICT");
+  assert.equal(err.problem.meta?.["firstSeq"], String(rec.seq));
+  assert.equal(await length(s), before);
+  assert.deepStrictEqual(await fresh(s.key).getItems(), [user("a")]);
+});
+
+test("replace_suffix replaces a matching suffix; the log keeps the items it replaced", async () => {
+  const s = fresh();
+  await s.addItems([user("q"), call("c1"), result("c1", "partial")]);
+  await s.applyHistoryTransaction({
+    operationId: "op-replace",
+    transaction: { type: "replace_suffix", expectedSuffix: [call("c1"), result("c1", "partial")], replacement: [call("c1"), result("c1", "partial"), say("answer")] },
+  });
+  assert.deepStrictEqual(await s.getItems(), [user("q"), call("c1"), result("c1", "partial"), say("answer")]);
+  // Retried after the history moved on, it is still a replay, not a mismatch.
+  await s.addItems([user("next")]);
+  const len = await length(s);
+  await s.applyHistoryTransaction({
+    operationId: "op-replace",
+    transaction: { type: "replace_suffix", expectedSuffix: [call("c1"), result("c1", "partial")], replacement: [call("c1"), result("c1", "partial"), say("answer")] },
+  });
+  assert.equal(await length(s), len);
+  assert.deepStrictEqual(await fresh(s.key).getItems(), [user("q"), call("c1"), result("c1", "partial"), say("answer"), user("next")]);
+});
+
+test("replace_suffix with a suffix the history does not end with is refused and changes nothing", async () => {
+  const s = fresh();
+  await s.addItems([user("q"), say("a1")]);
+  const len = await length(s);
+  for (const expectedSuffix of [[say("other")], [user("q"), say("a1"), say("a1")], [user("q")]]) {
+    await rejects(s.applyHistoryTransaction({ operationId: "op-mismatch", transaction: { type: "replace_suffix", expectedSuffix, replacement: [say("new")] } }), "SUFFIX_MISMATCH");
+  }
+  assert.equal(await length(s), len, "nothing appended");
+  assert.deepStrictEqual(await fresh(s.key).getItems(), [user("q"), say("a1")]);
+  // The refused id was never used: it applies now with a matching suffix.
+  await s.applyHistoryTransaction({ operationId: "op-mismatch", transaction: { type: "replace_suffix", expectedSuffix: [say("a1")], replacement: [say("a2")] } });
+  assert.deepStrictEqual(await s.getItems(), [user("q"), say("a2")]);
+});
+
+test("another transaction under a used operation id is OPERATION_CONFLICT and changes nothing", async () => {
+  const s = fresh();
+  await s.applyHistoryTransaction({ operationId: "op-used", transaction: { type: "append_items", items: [user("one")] } });
+  const len = await length(s);
+  const err = await rejects(s.applyHistoryTransaction({ operationId: "op-used", transaction: { type: "append_items", items: [user("two")] } }), "OPERATION_CONFLICT");
+  assert.equal(err.problem.meta?.["operationId"], "op-used");
+  await rejects(fresh(s.key).applyHistoryTransaction({ operationId: "op-used", transaction: { type: "replace_suffix", expectedSuffix: [user("one")], replacement: [] } }), "OPERATION_CONFLICT");
+  // clearSession empties the history, not the used ids (MemorySession forgets them).
+  await s.clearSession();
+  await rejects(s.applyHistoryTransaction({ operationId: "op-used", transaction: { type: "append_items", items: [user("two")] } }), "OPERATION_CONFLICT");
+  assert.equal(await length(s), len + 1, "only the clear record was appended");
+  assert.deepStrictEqual(await s.getItems(), []);
+});
+
+test("a malformed transaction or operation id is refused before anything is written", async () => {
+  const s = fresh();
+  await s.addItems([user("x")]);
+  const len = await length(s);
+  await assert.rejects(s.applyHistoryTransaction({ operationId: " ", transaction: { type: "append_items", items: [] } }), /non-empty operationId/);
+  await assert.rejects(s.applyHistoryTransaction({ operationId: "op", transaction: { type: "drop_all" } as never }), /unknown history transaction type/);
+  await assert.rejects(s.applyHistoryTransaction({ operationId: "op", transaction: { type: "append_items", items: [{ ...user("y"), providerData: { raw: new Uint8Array(2) } } as AgentInputItem] } }), /\/items\/0\/providerData\/raw is a Uint8Array instance/);
+  assert.equal(await length(s), len);
+});
+
+test("popItem and clearSession are records getItems honours, as MemorySession behaves", async () => {
+  const s = fresh();
+  const mem = new MemorySession();
+  const steps: [string, (x: LogbookSession | MemorySession) => Promise<unknown>][] = [
+    ["add", (x) => x.addItems([user("a"), say("b"), user("c")])],
+    ["pop", (x) => x.popItem()],
+    ["pop", (x) => x.popItem()],
+    ["add", (x) => x.addItems([say("d")])],
+    ["clear", (x) => x.clearSession()],
+    ["pop", (x) => x.popItem()],
+    ["add", (x) => x.addItems([user("e"), say("f")])],
+  ];
+  for (const [what, f] of steps) {
+    assert.deepStrictEqual(await f(s), await f(mem), what);
+    assert.deepStrictEqual(await s.getItems(), await mem.getItems(), what);
+  }
+  assert.deepStrictEqual(await fresh(s.key).getItems(), [user("e"), say("f")]);
+  // The log still holds every item and says what happened to them.
+  const ops = (await s.session.events()).filter((e) => e.type === RECORD_TYPE).map((e) => (e.data as { op: string }).op);
+  assert.deepStrictEqual(ops, ["add", "pop", "pop", "add", "clear", "add"], "a pop of an empty history writes nothing");
+  const texts = (await s.session.transcript()).map((t) => t.message.content.map((b) => (b.type === "text" ? b.text : "")).join(""));
+  assert.deepStrictEqual(texts, ["a", "b", "c", "d", "e", "f"]);
+});
+
+test("history mutations replace a function call as the SDK does", async () => {
+  const s = fresh();
+  const items = [user("q"), call("c1", '{"v":1}'), result("c1", "r"), call("c2"), result("c2", "r2"), say("a")];
+  await s.addItems(items);
+  const mutations = [{ type: "replace_function_call" as const, callId: "c1", replacement: call("c1", '{"v":2}') as Extract<AgentInputItem, { type: "function_call" }> }];
+  await s.applyHistoryMutations({ mutations });
+  const want = applySessionHistoryMutations(items, mutations);
+  assert.deepStrictEqual(await s.getItems(), want);
+  assert.deepStrictEqual(await fresh(s.key).getItems(), want);
+});
+
+test("items come back deep-equal, whatever they hold; non-JSON items are refused", async () => {
+  const s = fresh("lossless ✓ key with spaces");
+  const odd: AgentInputItem[] = [
+    { role: "user", content: [{ type: "input_text", text: "é\u2028\"\\\n\u0001 𝄞" }, { type: "input_image", image: "data:image/png;base64,iVBORw0KGgo=" }] },
+    { type: "reasoning", id: "rs_1", content: [], providerData: { encrypted: "xyz", n: [0.1, 1e21, -5, 9007199254740991], nested: { a: null, b: [true, false, {}] } } },
+    { type: "message", role: "assistant", status: "completed", content: [{ type: "refusal", refusal: "no" }, { type: "output_text", text: "" }] },
+    { type: "hosted_tool_call", name: "web_search", status: "completed", providerData: { q: "x" } },
+    { type: "unknown", providerData: { anything: ["goes"] } },
+    { role: "system", content: "be brief" },
+  ];
+  await s.addItems(odd);
+  assert.deepStrictEqual(await fresh(s.key).getItems(), odd);
+  assert.equal(s.session.id, "lossless ✓ key with spaces");
+  const len = await length(s);
+  await assert.rejects(s.addItems([{ role: "user", content: "x", providerData: { f: () => 1 } } as AgentInputItem]), /\/0\/providerData\/f is a function/);
+  await assert.rejects(s.addItems([{ role: "user", content: "x", providerData: { n: NaN } } as AgentInputItem]), /the number NaN/);
+  assert.equal(await length(s), len);
+  assert.deepStrictEqual(await s.getItems(0), []);
+  assert.deepStrictEqual(await s.getItems(100), odd);
+});
+
+test("two adapters writing one session at once lose nothing and keep the loop rules", async () => {
+  const a = fresh();
+  const b = new LogbookSession({ client, key: a.key });
+  await a.addItems([user("start")]);
+  await Promise.all(
+    Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? a : b).addItems([user(`q${i}`), call(`c${i}`), result(`c${i}`, `r${i}`), say(`a${i}`)])),
+  );
+  const got = await fresh(a.key).getItems();
+  assert.equal(got.length, 41);
+  for (let i = 0; i < 10; i++) {
+    const at = got.findIndex((it) => JSON.stringify(it) === JSON.stringify(user(`q${i}`)));
+    assert.ok(at > 0, `q${i} is stored`);
+    assert.deepStrictEqual(got.slice(at, at + 4), [user(`q${i}`), call(`c${i}`), result(`c${i}`, `r${i}`), say(`a${i}`)], `q${i}'s items are together`);
+  }
+  const events = await a.session.events();
+  // "start" had no answer: the first q joined its turn.
+  assert.equal(events.filter((e) => e.type === "turn/start").length, 10);
+  assert.equal(events.filter((e) => e.type === "tool/result").length, 10);
+  assert.equal((await a.session.inspect()).openTurn, null, "every turn ended with its final message");
+});
