@@ -197,6 +197,8 @@ export class LogbookSession implements SessionHistoryTransactionAwareSession, Se
       throw new TypeError(`openai-agents: unknown history transaction type ${JSON.stringify((snap as Rec)["type"])}`);
     }
     return this.#serial(async () => {
+      // The check below needs the ids and items other writers stored.
+      await this.#sync();
       let replayed = false;
       await this.#write(() => {
         const held = this.#ops.get(operationId);
@@ -315,7 +317,7 @@ export class LogbookSession implements SessionHistoryTransactionAwareSession, Se
   // builds again. A write the server did not answer is retried; when it
   // had landed, the retry finds it instead of appending it twice.
   async #write(build: () => Plan | undefined, operationId?: string): Promise<void> {
-    await this.#sync();
+    if (!this.#ready) await this.#sync();
     let attempts = 0;
     let wait = this.#backoffMs;
     // The last attempt the server did not answer: it may have landed.
@@ -337,8 +339,9 @@ export class LogbookSession implements SessionHistoryTransactionAwareSession, Se
       const at = this.#next;
       const inputs = this.#inputs(plan, at);
       try {
-        await this.#append(inputs, at, plan.group === true || operationId !== undefined, operationId);
-        await this.#sync();
+        const stored = await this.#append(inputs, at, plan.group === true || operationId !== undefined, operationId);
+        if (stored === undefined) await this.#sync();
+        else for (const e of stored) this.#fold(e);
         return;
       } catch (err) {
         if (!(err instanceof LogbookError)) throw err;
@@ -373,11 +376,15 @@ export class LogbookSession implements SessionHistoryTransactionAwareSession, Se
     }
   }
 
-  async #append(inputs: Input<unknown>[], at: number, group: boolean, operationId: string | undefined): Promise<void> {
+  // append appends inputs at at and returns the stored events, or
+  // undefined for a replayed operation (its events are older: sync).
+  async #append(inputs: Input<unknown>[], at: number, group: boolean, operationId: string | undefined): Promise<Event[] | undefined> {
     const o = { expectedSeq: at, flush: this.#flush };
-    if (operationId !== undefined) await this.session.appendOnce(operationId, inputs, o);
-    else if (group) await this.session.appendGroup(inputs, o);
-    else await this.session.append(inputs, o);
+    if (operationId !== undefined) {
+      const r = await this.session.appendOnce(operationId, inputs, o);
+      return r.replayed ? undefined : r.events;
+    }
+    return group ? this.session.appendGroup(inputs, o) : this.session.append(inputs, o);
   }
 
   // inputs are a plan's events: its record, then its extra inputs, then
