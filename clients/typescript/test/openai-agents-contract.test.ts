@@ -211,3 +211,73 @@ test("two adapters writing one session at once lose nothing and keep the loop ru
   assert.equal(events.filter((e) => e.type === "tool/result").length, 10);
   assert.equal((await a.session.inspect()).openTurn, null, "every turn ended with its final message");
 });
+
+test("a reply's calls and their results may come in separate writes; a new prompt closes calls left open", async () => {
+  const errors: unknown[] = [];
+  const s = new LogbookSession({ client, key: `contract-${++n}`, onMirrorError: (e) => errors.push(e) });
+  await s.addItems([user("q1")]);
+  await s.addItems([call("c1"), call("c2")]);
+  await s.addItems([result("c2", "two")]);
+  await s.addItems([result("c1", "one"), say("a1")]);
+  await s.addItems([user("q2"), call("c3")]);
+  await s.addItems([user("q3")]); // c3 never got a result: turn 2 is closed for it
+  await s.addItems([say("a3")]);
+  const events = (await s.session.events()).filter((e) => e.type !== RECORD_TYPE);
+  const brief = events.map((e) => {
+    const d = e.data as { turn?: number; step?: number; message?: { toolCallId?: string; isError?: boolean }; reason?: { kind: string } };
+    return [e.type, d.turn, d.step, d.message?.toolCallId ?? d.reason?.kind, d.message?.isError ? "error" : undefined].filter((x) => x !== undefined).join(" ");
+  });
+  assert.deepStrictEqual(brief, [
+    "turn/start 1",
+    "user/message",
+    "step/start 1 1",
+    "assistant/message 1 1",
+    "tool/call 1 1",
+    "tool/result 1 1 c2",
+    "tool/call 1 1",
+    "tool/result 1 1 c1",
+    "step/end 1 1",
+    "step/start 1 2",
+    "assistant/message 1 2",
+    "step/end 1 2",
+    "turn/end 1 completed",
+    "turn/start 2",
+    "user/message",
+    "step/start 2 1",
+    "assistant/message 2 1",
+    "tool/result 2 1 c3 error",
+    "step/end 2 1",
+    "turn/end 2 plugin:openai-agents",
+    "turn/start 3",
+    "user/message",
+    "step/start 3 1",
+    "assistant/message 3 1",
+    "step/end 3 1",
+    "turn/end 3 completed",
+  ]);
+  assert.deepStrictEqual(errors, []);
+  assert.deepStrictEqual(await s.getItems(), [user("q1"), call("c1"), call("c2"), result("c2", "two"), result("c1", "one"), say("a1"), user("q2"), call("c3"), user("q3"), say("a3")]);
+});
+
+test("a compaction inside an open turn replaces the surface with a checkpoint; the turn goes on", async () => {
+  const errors: unknown[] = [];
+  const s = new LogbookSession({ client, key: `contract-${++n}`, onMirrorError: (e) => errors.push(e) });
+  await s.addItems([{ role: "system", content: "be brief" }, user("q1"), say("a1"), user("q2"), call("c1")]);
+  const kept: AgentInputItem[] = [{ type: "compaction", encrypted_content: "opaque" }, call("c1")];
+  await s.replaceHistoryWithCompaction(kept);
+  await s.addItems([result("c1", "r1"), say("a2")]);
+  assert.deepStrictEqual(errors, []);
+  assert.deepStrictEqual(await fresh(s.key).getItems(), [...kept, result("c1", "r1"), say("a2")]);
+  const events = await s.session.events();
+  const start = events.find((e) => e.type === "compaction/start")!;
+  assert.deepStrictEqual((start.data as { turn: number }).turn, 2, "a bracket of the open turn");
+  const surface = (await s.session.surface()).map((seq) => events[seq]!);
+  assert.deepStrictEqual(
+    surface.map((e) => e.type),
+    ["system/message", "user/message", "tool/result", "assistant/message"],
+    "the system prompt, the checkpoint, then what came after it",
+  );
+  assert.equal((surface[1]!.data as { source: { kind: string } }).source.kind, "compact-checkpoint");
+  assert.ok((await s.session.transcript()).length >= 7, "the transcript keeps the replaced messages");
+  assert.equal((await s.session.inspect()).openTurn, null);
+});
