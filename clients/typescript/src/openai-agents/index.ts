@@ -134,7 +134,7 @@ export class LogbookSession implements SessionHistoryTransactionAwareSession, Se
   async addItems(items: AgentInputItem[]): Promise<void> {
     if (items.length === 0) return;
     const snap = snapshot(items, "addItems");
-    return this.#serial(() => this.#write(() => ({ record: { op: "add", items: snap }, mirror: snap })));
+    await this.#serial(() => this.#write(() => ({ record: { op: "add", items: snap }, mirror: snap })));
   }
 
   /** popItem removes the newest item from the history and returns it; the
@@ -152,8 +152,8 @@ export class LogbookSession implements SessionHistoryTransactionAwareSession, Se
 
   /** clearSession empties the history; the log keeps every item and
    * records the clearing. Operation ids stay used. */
-  clearSession(): Promise<void> {
-    return this.#serial(() => this.#write(() => (this.#items.length === 0 ? undefined : { record: { op: "clear" } })));
+  async clearSession(): Promise<void> {
+    await this.#serial(() => this.#write(() => (this.#items.length === 0 ? undefined : { record: { op: "clear" } })));
   }
 
   /** replaceHistoryWithCompaction makes items (a compaction item and the
@@ -175,7 +175,7 @@ export class LogbookSession implements SessionHistoryTransactionAwareSession, Se
   async applyHistoryMutations(args: SessionHistoryRewriteArgs): Promise<void> {
     if (args.mutations.length === 0) return;
     const snap = snapshot(args.mutations, "applyHistoryMutations");
-    return this.#serial(() => this.#write(() => ({ record: { op: "mutations", mutations: snap } })));
+    await this.#serial(() => this.#write(() => ({ record: { op: "mutations", mutations: snap } })));
   }
 
   /**
@@ -199,8 +199,7 @@ export class LogbookSession implements SessionHistoryTransactionAwareSession, Se
     return this.#serial(async () => {
       // The check below needs the ids and items other writers stored.
       await this.#sync();
-      let replayed = false;
-      await this.#write(() => {
+      const written = await this.#write(() => {
         const held = this.#ops.get(operationId);
         if (held) {
           if (encodeJSON(held.transaction) !== encodeJSON(snap)) {
@@ -212,13 +211,12 @@ export class LogbookSession implements SessionHistoryTransactionAwareSession, Se
               meta: { operationId, firstSeq: String(held.seq), count: "1" },
             });
           }
-          replayed = true;
-          return undefined;
+          return undefined; // a replay
         }
         if (snap.type === "replace_suffix") this.#checkSuffix(snap.expectedSuffix);
         return { record: { op: "transaction", operationId, transaction: snap } };
       }, operationId);
-      if (replayed) return;
+      if (!written) return; // its record's writer wrote the typed events
       if (snap.type === "append_items") await this.#mirrorOnly(snap.items);
       else if (startsWith(snap.replacement, snap.expectedSuffix)) await this.#mirrorOnly(snap.replacement.slice(snap.expectedSuffix.length));
     });
@@ -316,7 +314,9 @@ export class LogbookSession implements SessionHistoryTransactionAwareSession, Se
   // appended meanwhile is overlooked: when the log moved, it syncs and
   // builds again. A write the server did not answer is retried; when it
   // had landed, the retry finds it instead of appending it twice.
-  async #write(build: () => Plan | undefined, operationId?: string): Promise<void> {
+  // It returns false when it wrote nothing: build had nothing to write,
+  // or the server held operationId already (a replay).
+  async #write(build: () => Plan | undefined, operationId?: string): Promise<boolean> {
     if (!this.#ready) await this.#sync();
     let attempts = 0;
     let wait = this.#backoffMs;
@@ -331,18 +331,21 @@ export class LogbookSession implements SessionHistoryTransactionAwareSession, Se
           wait = Math.min(2 * wait, 1000);
           continue;
         }
-        if (landed) return;
+        if (landed) return true;
         unknown = undefined;
       }
       const plan = build();
-      if (!plan) return;
+      if (!plan) return false;
       const at = this.#next;
       const inputs = this.#inputs(plan, at);
       try {
         const stored = await this.#append(inputs, at, plan.group === true || operationId !== undefined, operationId);
-        if (stored === undefined) await this.#sync();
-        else for (const e of stored) this.#fold(e);
-        return;
+        if (stored === undefined) {
+          await this.#sync();
+          return false;
+        }
+        for (const e of stored) this.#fold(e);
+        return true;
       } catch (err) {
         if (!(err instanceof LogbookError)) throw err;
         if (err.code === "SEQ_CONFLICT") {
@@ -353,7 +356,7 @@ export class LogbookSession implements SessionHistoryTransactionAwareSession, Se
           // The record landed, one of its typed events was refused.
           this.#onMirrorError?.(err);
           await this.#sync();
-          return;
+          return true;
         }
         if (!retryable(err) || ++attempts >= this.#maxAttempts) throw err;
         unknown = { inputs, at, err };

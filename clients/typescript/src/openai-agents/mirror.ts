@@ -90,6 +90,7 @@ export class LoopState {
     return [...this.calls].filter(([, c]) => !c.answered).map(([id]) => id);
   }
 
+  /** clone returns a copy that folds on its own. */
   clone(): LoopState {
     const s = new LoopState();
     s.openTurn = this.openTurn;
@@ -111,6 +112,7 @@ const superseded = ev.pluginReason("openai-agents", { why: "the history went on 
  * the loop state, so that a refused append leaves the adapter's own state
  * as it was. */
 export class Mirror {
+  /** The events written so far, in order. */
   readonly out: Input<unknown>[] = [];
   readonly #st: LoopState;
   readonly #model: MirrorModel;
