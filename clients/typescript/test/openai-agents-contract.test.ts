@@ -281,3 +281,15 @@ test("a compaction inside an open turn replaces the surface with a checkpoint; t
   assert.ok((await s.session.transcript()).length >= 7, "the transcript keeps the replaced messages");
   assert.equal((await s.session.inspect()).openTurn, null);
 });
+
+test("reading a key never written creates nothing; the first write creates the session", async () => {
+  const s = fresh();
+  assert.deepStrictEqual(await s.getItems(), []);
+  assert.equal(await s.popItem(), undefined);
+  await s.clearSession();
+  await rejects(s.session.info(), "SESSION_NOT_FOUND");
+  const kept: AgentInputItem[] = [{ type: "compaction", encrypted_content: "first" }, say("hello")];
+  await s.replaceHistoryWithCompaction(kept);
+  assert.deepStrictEqual(await fresh(s.key).getItems(), kept);
+  assert.equal((await s.session.info()).header.labels?.["framework"], "openai-agents");
+});

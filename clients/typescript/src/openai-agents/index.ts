@@ -163,7 +163,8 @@ export class LogbookSession implements SessionHistoryTransactionAwareSession, Se
   async replaceHistoryWithCompaction(items: AgentInputItem[]): Promise<void> {
     const snap = snapshot(items, "replaceHistoryWithCompaction");
     return this.#serial(async () => {
-      const nodes = (await this.session.tokens()).nodes.map((n) => n.seq);
+      await this.#sync();
+      const nodes = this.#ready ? (await this.session.tokens()).nodes.map((n) => n.seq) : [];
       await this.#write(() => ({ record: { op: "compaction", items: snap }, inputs: this.#checkpoint(nodes), group: true }));
       await this.#mirrorOnly(snap);
     });
@@ -242,9 +243,10 @@ export class LogbookSession implements SessionHistoryTransactionAwareSession, Se
   }
 
   // sync folds the events appended since the last fold; the first call
-  // reads the whole log, creating the session when there is none.
-  // A read the server does not answer is retried as a write is.
-  async #sync(): Promise<void> {
+  // reads the whole log. A session that is not stored reads as empty, and
+  // create makes it (a read creates nothing). A read the server does not
+  // answer is retried as a write is.
+  async #sync(create = false): Promise<void> {
     let attempts = 0;
     let wait = this.#backoffMs;
     for (;;) {
@@ -254,6 +256,7 @@ export class LogbookSession implements SessionHistoryTransactionAwareSession, Se
           evs = await this.session.events({ from: this.#next });
         } catch (err) {
           if (this.#ready || !(err instanceof LogbookError) || err.code !== "SESSION_NOT_FOUND") throw err;
+          if (!create) return;
           await this.#create();
           evs = await this.session.events({ from: this.#next });
         }
@@ -336,6 +339,10 @@ export class LogbookSession implements SessionHistoryTransactionAwareSession, Se
       }
       const plan = build();
       if (!plan) return false;
+      if (!this.#ready) {
+        await this.#sync(true); // the first write creates the session
+        continue;
+      }
       const at = this.#next;
       const inputs = this.#inputs(plan, at);
       try {
