@@ -399,7 +399,7 @@ export class LogbookSession implements SessionHistoryTransactionAwareSession, Se
 
   // inputs are a plan's events: its record, then its extra inputs, then
   // the typed events of its items. Message ids are "oa-<seq of the
-  // record>-<index of the item>".
+  // write's first event>-<index of the item>".
   #inputs(plan: Plan, at: number): Input<unknown>[] {
     const out: Input<unknown>[] = [];
     if (plan.record) out.push({ type: RECORD_TYPE, data: plan.record, ignorable: true });
