@@ -73,7 +73,8 @@ test("the server holds the operation id: its record replays, other events under 
   assert.equal(again.replayed, true);
   assert.deepStrictEqual(again.events.map((e) => e.seq), [rec.seq]);
   const err = await rejects(s.session.appendOnce("op-server", [{ type: RECORD_TYPE, data: { op: "clear" }, ignorable: true }]), "OPERATION_CONFLICT");
-  assert.equal(err.problem.meta?.["firstSeq"], String(rec.seq));
+  assert.equal(err.firstSeq, rec.seq);
+  assert.deepStrictEqual(err.problem.meta, { count: "1", operationId: "op-server" });
   assert.equal(await length(s), before);
   assert.deepStrictEqual(await fresh(s.key).getItems(), [user("a")]);
 });
@@ -116,7 +117,8 @@ test("another transaction under a used operation id is OPERATION_CONFLICT and ch
   await s.applyHistoryTransaction({ operationId: "op-used", transaction: { type: "append_items", items: [user("one")] } });
   const len = await length(s);
   const err = await rejects(s.applyHistoryTransaction({ operationId: "op-used", transaction: { type: "append_items", items: [user("two")] } }), "OPERATION_CONFLICT");
-  assert.equal(err.problem.meta?.["operationId"], "op-used");
+  assert.deepStrictEqual(err.problem.meta, { count: "1", operationId: "op-used" });
+  assert.equal(err.firstSeq, 0);
   await rejects(fresh(s.key).applyHistoryTransaction({ operationId: "op-used", transaction: { type: "replace_suffix", expectedSuffix: [user("one")], replacement: [] } }), "OPERATION_CONFLICT");
   // clearSession empties the history, not the used ids (MemorySession forgets them).
   await s.clearSession();

@@ -209,7 +209,7 @@ export class LogbookSession implements SessionHistoryTransactionAwareSession, Se
               status: 409,
               detail: `openai-agents: operation ${JSON.stringify(operationId)} was applied with another transaction (seq ${held.seq})`,
               firstSeq: held.seq,
-              meta: { operationId, firstSeq: String(held.seq), count: "1" },
+              meta: { count: "1", operationId },
             });
           }
           return undefined; // a replay
