@@ -133,6 +133,8 @@ test("a malformed transaction or operation id is refused before anything is writ
   const len = await length(s);
   await assert.rejects(s.applyHistoryTransaction({ operationId: " ", transaction: { type: "append_items", items: [] } }), /non-empty operationId/);
   await assert.rejects(s.applyHistoryTransaction({ operationId: "op", transaction: { type: "drop_all" } as never }), /unknown history transaction type/);
+  await rejects(s.applyHistoryTransaction({ operationId: "op-é", transaction: { type: "append_items", items: [user("y")] } }), "OPERATION_ID_INVALID");
+  await rejects(s.applyHistoryTransaction({ operationId: "x".repeat(129), transaction: { type: "append_items", items: [user("y")] } }), "OPERATION_ID_INVALID");
   await assert.rejects(s.applyHistoryTransaction({ operationId: "op", transaction: { type: "append_items", items: [{ ...user("y"), providerData: { raw: new Uint8Array(2) } } as AgentInputItem] } }), /\/items\/0\/providerData\/raw is a Uint8Array instance/);
   assert.equal(await length(s), len);
 });
