@@ -6,6 +6,7 @@
 // writers on one session.
 
 import assert from "node:assert/strict";
+import { createServer, type Server as HTTPServer } from "node:http";
 import { after, before, test } from "node:test";
 import { applySessionHistoryMutations, MemorySession, type AgentInputItem } from "@openai/agents-core";
 import { Client, LogbookError, rawJSON } from "../src/index.js";
@@ -296,4 +297,56 @@ test("reading a key never written creates nothing; the first write creates the s
   await s.replaceHistoryWithCompaction(kept);
   assert.deepStrictEqual(await fresh(s.key).getItems(), kept);
   assert.equal((await s.session.info()).header.labels?.["framework"], "openai-agents");
+});
+
+// lossyProxy forwards requests to the server; the appends it is told to
+// drop reach the server, but their answers are cut off, as when the
+// connection breaks after the server committed.
+async function lossyProxy(target: string): Promise<{ url: string; drop: number; close: () => Promise<void> }> {
+  const p = { url: "", drop: 0, close: async () => {} };
+  const srv: HTTPServer = createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string" && k !== "host" && k !== "content-length") headers[k] = v;
+    const up = await fetch(target + req.url, { method: req.method, headers, body: req.method === "GET" ? undefined : Buffer.concat(chunks) });
+    const body = Buffer.from(await up.arrayBuffer());
+    if (req.method === "POST" && /\/events/.test(req.url ?? "") && p.drop > 0) {
+      p.drop--;
+      res.socket?.destroy();
+      return;
+    }
+    const back: Record<string, string> = {};
+    up.headers.forEach((v, k) => {
+      if (k === "content-type" || k.startsWith("logbook-")) back[k] = v;
+    });
+    res.writeHead(up.status, back);
+    res.end(body);
+  });
+  await new Promise<void>((resolve) => srv.listen(0, "127.0.0.1", resolve));
+  p.url = `http://127.0.0.1:${(srv.address() as { port: number }).port}`;
+  p.close = () => new Promise<void>((resolve) => srv.close(() => resolve()));
+  return p;
+}
+
+test("a write whose answer was lost is retried without being stored twice", async () => {
+  const proxy = await lossyProxy(server.url);
+  try {
+    const s = new LogbookSession({ client: new Client({ baseUrl: proxy.url }), key: `contract-${++n}`, backoffMs: 10 });
+    await s.addItems([user("q1")]);
+    proxy.drop = 1;
+    await s.addItems([call("c1"), result("c1", "r1"), say("a1")]);
+    proxy.drop = 1;
+    await s.applyHistoryTransaction({ operationId: "op-lost", transaction: { type: "append_items", items: [user("q2")] } });
+    proxy.drop = 1;
+    await s.popItem();
+    assert.equal(proxy.drop, 0, "each answer was dropped");
+    const want = [user("q1"), call("c1"), result("c1", "r1"), say("a1")];
+    assert.deepStrictEqual(await s.getItems(), want);
+    assert.deepStrictEqual(await fresh(s.key).getItems(), want);
+    const ops = (await s.session.events()).filter((e) => e.type === RECORD_TYPE).map((e) => (e.data as { op: string }).op);
+    assert.deepStrictEqual(ops, ["add", "add", "transaction", "pop"]);
+  } finally {
+    await proxy.close();
+  }
 });
