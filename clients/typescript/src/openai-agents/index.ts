@@ -40,10 +40,12 @@ export interface LogbookSessionOptions {
   /** The model an assistant/message names as its source (the SDK's items
    * do not say); default provider "openai", name "unknown". */
   model?: MirrorModel;
-  /** Attempts of a write the server did not answer (it restarted, the
-   * connection broke), with backoff from backoffMs doubled up to 1 s;
-   * defaults 5 and 50. A retried write is never stored twice. */
+  /** Attempts of a read or write the server did not answer (it
+   * restarted, the connection broke); default 5. A retried write is never
+   * stored twice: before writing again the adapter looks for it in the log. */
   maxAttempts?: number;
+  /** The wait after the first unanswered attempt, doubled after each up
+   * to 1 s; default 50 ms. */
   backoffMs?: number;
   /** Called when the typed events of a write could not be appended (the
    * write's items are stored; only their typed mirror is missing). */
@@ -53,8 +55,8 @@ export interface LogbookSessionOptions {
 type Item = AgentInputItem;
 type Rec = Record<string, unknown>;
 
-/** One write: its record (absent for a mirror-only append), the items to
- * mirror after the record's own events, and extra inputs that go first. */
+/** One write: its record (absent for a mirror-only append), extra inputs
+ * that follow the record, and the items whose typed events come last. */
 interface Plan {
   record?: Rec;
   inputs?: Input<unknown>[];
