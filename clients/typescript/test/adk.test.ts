@@ -349,7 +349,7 @@ test("a retried appendEvent stores nothing twice: lost answers, a second service
     id: "ev-answers",
     author: "agent",
     invocationId: "i1",
-    content: { role: "user", parts: [{ functionResponse: { id: "c1", name: "f", response: { ok: 1 } } }, { functionResponse: { id: "c2", name: "g", response: { ok: 2 } } }] },
+    content: { role: "user", parts: [{ functionResponse: { id: "c1", name: "f", response: { ok: 1 } } }, { functionResponse: { id: "c2", name: "g", response: { ok: 2 ** 60 } } }] },
   });
   drop = 1;
   await svc.appendEvent({ session, event: user });

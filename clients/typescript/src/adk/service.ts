@@ -535,6 +535,9 @@ export class LogbookSessionService extends BaseSessionService {
               await log.refresh();
             }
           }
+          if (!ours(log.header, labelsOf(kind, app, user, ""))) {
+            throw new Error(`adk: logbook session ${log.session.id} is not the ${kind} state of app ${JSON.stringify(app)}${kind === "user" ? ` and user ${JSON.stringify(user)}` : ""}`);
+          }
           await this.#append(log, op, [record(STATE_TYPE, text)]);
         }),
       );
