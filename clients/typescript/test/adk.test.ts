@@ -355,7 +355,7 @@ test("a retried appendEvent stores nothing twice: lost answers, a second service
   await svc.appendEvent({ session, event: user });
   drop = 1;
   await svc.appendEvent({ session, event: call });
-  drop = 2; // both groups of the two results lose their answers
+  drop = 2; // the append and its first retry lose their answers
   await svc.appendEvent({ session, event: answers });
   // Each lost answer was retried under the same operation id: a replay.
   assert.equal(replays, 4);

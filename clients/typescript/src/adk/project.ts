@@ -211,8 +211,3 @@ function usage(e: AdkEvent): { usage?: ev.Usage } {
   const cacheRead = u.cachedContentTokenCount ?? 0;
   return { usage: Number.isSafeInteger(cacheRead) && cacheRead > 0 ? { input, output, cacheRead } : { input, output } };
 }
-
-/** isSurface reports whether an input is a surface event (it carries surfaceOp). */
-export function isSurface(i: Input<unknown>): boolean {
-  return i.surfaceOp !== undefined;
-}

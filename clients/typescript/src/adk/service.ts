@@ -22,7 +22,7 @@ import { LogbookError, retryable } from "../errors.js";
 import type { Event, Input } from "../events.js";
 import { encodeJSON, RawJSON, type JSONValue } from "../json.js";
 import { pack, sign, signed, unpack, type Notes } from "./codec.js";
-import { isLoopType, isSurface, Loop, plan } from "./project.js";
+import { isLoopType, Loop, plan } from "./project.js";
 
 /** The type of the log-only record that keeps one ADK event, losslessly. */
 export const EVENT_TYPE = "adk/event";
@@ -100,10 +100,10 @@ function sha(s: string): string {
 }
 
 // The operation id of an ADK event: its id when that is 1–100 bytes of
-// printable ASCII without "#" or "~" (which name the other groups and the
-// upserts of the event), else "adk-" and 40 hex of its SHA-256.
+// printable ASCII without "~" (which names the upserts of an event), else
+// "adk-" and 40 hex of its SHA-256.
 function operationOf(eventId: string): string {
-  return /^[\x20-\x7e]{1,100}$/.test(eventId) && !/[#~]/.test(eventId) ? eventId : "adk-" + sha(eventId).slice(0, 40);
+  return /^[\x20-\x7e]{1,100}$/.test(eventId) && !eventId.includes("~") ? eventId : "adk-" + sha(eventId).slice(0, 40);
 }
 
 // A stored ADK event: its id, its record's data text and its logbook time.
@@ -482,15 +482,14 @@ export class LogbookSessionService extends BaseSessionService {
     const rec = record(EVENT_TYPE, text);
     for (let attempt = 1; ; attempt++) {
       const prior = log.record(event.id);
-      let groups: { op: string; inputs: Input<unknown>[] }[];
       if (prior && sameData(prior.text, text)) return;
-      if (prior) groups = [{ op: `${op}~${sha(text).slice(0, 16)}`, inputs: [rec] }];
-      else groups = split([...plan(log.loop.clone(), event, isFinalResponse(event)), rec], op);
+      // A new event: its typed events and its record; the same id with
+      // other content (ADK's upsert): the record alone, under an id of its own.
+      const inputs = prior ? [rec] : [...plan(log.loop.clone(), event, isFinalResponse(event)), rec];
+      const id = prior ? `${op}~${sha(text).slice(0, 16)}` : op;
       try {
-        for (const [i, g] of groups.entries()) {
-          const out = await log.session.appendOnce(g.op, g.inputs, { expectedSeq: log.next, flush: this.#flush && i === groups.length - 1 });
-          await log.take(out.events);
-        }
+        const out = await log.session.appendOnce(id, inputs, { expectedSeq: log.next, flush: this.#flush });
+        await log.take(out.events);
         return;
       } catch (err) {
         if (attempt >= this.#attempts) throw err;
@@ -544,18 +543,4 @@ export class LogbookSessionService extends BaseSessionService {
     }
     await Promise.all(puts);
   }
-}
-
-// split cuts inputs into groups of at most one surface event each (an
-// atomic group holds one; docs/format.md, "The order of checks"). The last
-// group has operation id op, the one before it op#1, and so on: a retry
-// after some groups landed plans only the rest, whose ids are the same.
-function split(inputs: Input<unknown>[], op: string): { op: string; inputs: Input<unknown>[] }[] {
-  const groups: Input<unknown>[][] = [[]];
-  for (const i of inputs) {
-    let g = groups[groups.length - 1]!;
-    if (isSurface(i) && g.some(isSurface)) groups.push((g = []));
-    g.push(i);
-  }
-  return groups.map((inputs, k) => ({ op: k === groups.length - 1 ? op : `${op}#${groups.length - 1 - k}`, inputs }));
 }
