@@ -311,13 +311,22 @@ test("deleteSession deletes the log; app and user state stay; deleting again is 
   assert.deepStrictEqual(again.events, []);
 });
 
-test("createSession refuses an existing session and names that are no label values, changing nothing", async () => {
+test("bad input changes nothing: an existing session, names that are no label values, an event JSON cannot hold", async () => {
   const svc = new LogbookSessionService({ client: lb });
   await svc.createSession({ appName: "dup", userId: "u", sessionId: "s", state: { k: 1 } });
   await assert.rejects(svc.createSession({ appName: "dup", userId: "u", sessionId: "s", state: { k: 2, "app:x": 1 } }), /already exists/);
   assert.deepStrictEqual((await svc.getSession({ appName: "dup", userId: "u", sessionId: "s" }))!.state, { k: 1 });
   await assert.rejects(svc.createSession({ appName: "dup", userId: "bad\nuser" }), (e: unknown) => e instanceof TypeError && /control characters/.test(e.message));
   assert.equal((await svc.listSessions({ appName: "dup" })).totalItems, 1);
+
+  const session = (await svc.getSession({ appName: "dup", userId: "u", sessionId: "s" }))!;
+  const log = logOf(lb, "dup", "u", "s");
+  const length = (await log.events()).length;
+  const bad = createEvent({ author: "agent", content: { role: "model", parts: [{ functionCall: { id: "c1", name: "f", args: { x: NaN } } }] } });
+  await assert.rejects(svc.appendEvent({ session, event: bad }), (e: unknown) => e instanceof TypeError && /event\.content\.parts\[0\]\.functionCall\.args\.x is NaN/.test(e.message));
+  assert.equal((await log.events()).length, length);
+  assert.deepStrictEqual(session.events, []);
+  assert.deepStrictEqual(session.state, { k: 1 });
 });
 
 test("a retried appendEvent stores nothing twice: lost answers, a second service, and a concurrent double", async () => {

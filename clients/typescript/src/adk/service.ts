@@ -454,14 +454,18 @@ export class LogbookSessionService extends BaseSessionService {
     this.#logs.delete(log.session.id);
   }
 
-  /** appendEvent appends an event to the session (a partial event is not
-   * stored), folds its state delta into session as ADK does, and stores it
-   * under the event id as operation id. */
+  /** appendEvent stores an event (a partial event is not stored) under
+   * its id as operation id, then folds it into session as ADK does (its
+   * state delta, its place in session.events). An event logbook cannot
+   * hold (NaN, a cycle, …) is a TypeError naming the place; then, as when
+   * the server refuses it, nothing is stored and session is unchanged. */
   async appendEvent({ session, event }: AppendEventRequest): Promise<AdkEvent> {
     if (event.partial) return event;
-    await super.appendEvent({ session, event });
-    const log = this.#log("session", session.appName, session.userId, session.id);
+    // ADK's own append, on a scratch session, trims the temp: keys off the
+    // event exactly as ADK stores it.
+    await super.appendEvent({ session: createSession({ id: session.id, appName: session.appName, userId: session.userId }), event });
     const text = encodeEvent(event);
+    const log = this.#log("session", session.appName, session.userId, session.id);
     await log.lock(async () => {
       if (log.header === undefined) await log.refresh();
       if (!ours(log.header, labelsOf("session", session.appName, session.userId, session.id))) {
@@ -471,6 +475,7 @@ export class LogbookSessionService extends BaseSessionService {
     });
     const parts = scoped(event.actions?.stateDelta);
     await this.#putScoped(session.appName, session.userId, "adk-" + sha(`${log.session.id}\n${event.id}\n${text}`).slice(0, 40), parts, { session: session.id, event: event.id });
+    await super.appendEvent({ session, event });
     session.lastUpdateTime = log.lastTime;
     return event;
   }
