@@ -239,7 +239,7 @@ function loopLabel(e: Event): string {
 test("listSessions pages and orders as ADK's InMemorySessionService", async () => {
   const svc = new LogbookSessionService({ client: lb });
   const mem = new InMemorySessionService();
-  for (const [user, sid] of [["u1", "a"], ["u1", "b"], ["u2", "c"], ["u1", "d"], ["u1", "e/slash"], ["u2", "f"], ["u1", "g"]] as const) {
+  for (const [user, sid] of [["u1", "a"], ["u1", "b"], ["u2", "c"], ["u1", "d"], ["u1", "e/slash"], ["u2", "f".repeat(100)], ["u1", "g"]] as const) {
     await svc.createSession({ appName: "pages", userId: user, sessionId: sid });
     await mem.createSession({ appName: "pages", userId: user, sessionId: sid });
     await new Promise((r) => setTimeout(r, 3)); // distinct update times
@@ -269,6 +269,10 @@ test("listSessions pages and orders as ADK's InMemorySessionService", async () =
   const one = (await svc.listSessions({ appName: "pages", userId: "u1", order: "desc", limit: 1 })).sessions[0]!;
   assert.deepEqual({ ...one, lastUpdateTime: 0 }, { id: "g", appName: "pages", userId: "u1", state: {}, events: [], lastUpdateTime: 0 });
   assert.ok(one.lastUpdateTime > 0);
+  // A key longer than a session id is kept whole in the labels of its hashed id.
+  const long = logOf(lb, "pages", "u2", "f".repeat(100));
+  assert.match(long.id, /^pages\/u2\/f{31}-[0-9a-f]{16}$/);
+  assert.equal((await long.info()).header.labels?.["adk.session"], "f".repeat(100));
 });
 
 test("getSession selects events by numRecentEvents and afterTimestamp as ADK's InMemorySessionService", async () => {
