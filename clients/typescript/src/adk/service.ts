@@ -44,7 +44,7 @@ export interface LogbookSessionServiceOptions {
 /** The kinds of logbook session the adapter keeps: an ADK session, an app's state, a user's state. */
 type Kind = "session" | "app" | "user";
 
-// The longest label value logbook takes, in bytes (docs/format.md).
+// The longest label value logbook takes, in bytes (see CreateOptions.labels).
 const MAX_LABEL_VALUE_BYTES = 1024;
 
 function checkName(what: string, v: string): void {
