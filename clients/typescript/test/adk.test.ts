@@ -403,3 +403,32 @@ test("a retried appendEvent stores nothing twice: lost answers, a second service
   assert.equal((await log.events()).length, withReply.length + 1);
   assert.deepStrictEqual((await new LogbookSessionService({ client: lb }).getSession(key))!.events, [user, edited, answers, reply]);
 });
+
+test("with flush, an appended event survives a SIGKILL of serve; the turn the kill cut is closed and the next reply starts a new one", async () => {
+  const addr = await freeAddr();
+  let s = await Server.start({ addr });
+  try {
+    const key = { appName: "kill", userId: "u", sessionId: "s" };
+    const svc = new LogbookSessionService({ client: new Client({ baseUrl: s.url }), flush: true });
+    const session = await svc.createSession(key);
+    const question = createEvent({ id: "q", author: "user", invocationId: "i1", content: { role: "user", parts: [{ text: "Still there?" }] }, actions: { stateDelta: { asked: true } } });
+    await svc.appendEvent({ session, event: question });
+    await s.kill();
+    s = await Server.start({ addr, dataDir: s.dataDir });
+    const svc2 = new LogbookSessionService({ client: new Client({ baseUrl: s.url }), flush: true });
+    const back = (await svc2.getSession(key))!;
+    assert.deepStrictEqual(back.events, [question]);
+    assert.deepStrictEqual(back.state, { asked: true });
+    const reply = createEvent({ id: "r", author: "agent", invocationId: "i1", content: { role: "model", parts: [{ text: "Yes." }] } });
+    await svc2.appendEvent({ session: back, event: reply });
+    assert.deepStrictEqual((await svc2.getSession(key))!.events, [question, reply]);
+    const evs = await logOf(new Client({ baseUrl: s.url }), "kill", "u", "s").events();
+    assert.deepEqual(
+      evs.filter((e) => !e.type.startsWith("adk/")).map((e) => (e.type === "turn/end" ? `turn/end ${(e.data as { reason: { kind: string } }).reason.kind}` : loopLabel(e))),
+      ["turn/start 1", "user/message", "turn/end interrupted", "session/end-seed", "turn/start 2", "step/start 1", "assistant/message", "step/end 1", "turn/end completed"],
+    );
+  } finally {
+    await s.stop();
+    s.removeData();
+  }
+});
