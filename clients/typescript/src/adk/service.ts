@@ -106,41 +106,34 @@ function operationOf(eventId: string): string {
   return /^[\x20-\x7e]{1,100}$/.test(eventId) && !eventId.includes("~") ? eventId : "adk-" + sha(eventId).slice(0, 40);
 }
 
-// A stored ADK event: its id, its record's data text and its logbook time.
-interface Rec {
-  id: string;
-  text: string;
-  time: number;
+// encodeRecord writes the data of a record: v packed as member (see
+// pack), its notes, then the members of more.
+function encodeRecord(member: string, v: unknown, more: Record<string, JSONValue>): string {
+  const p = pack(v, member);
+  const d: Record<string, JSONValue> = { [member]: p.json };
+  if (p.undefined) d["undefined"] = p.undefined;
+  if (p.nullPrototype) d["nullPrototype"] = p.nullPrototype;
+  return encodeJSON({ ...d, ...more });
 }
 
-function decodeEvent(text: string): AdkEvent {
-  const d = JSON.parse(text) as Notes & { event: unknown; signed?: true };
-  const e = unpack(d.event, d) as AdkEvent;
-  if (d.signed) sign(e);
-  return e;
+// decodeRecord reads back the value encodeRecord packed as member.
+function decodeRecord(text: string, member: string): unknown {
+  const d = JSON.parse(text) as Notes & Record<string, unknown>;
+  return unpack(d[member], d);
 }
 
 function encodeEvent(e: AdkEvent): string {
-  const p = pack(e, "event");
-  const d: Record<string, JSONValue> = { event: p.json };
-  if (p.undefined) d["undefined"] = p.undefined;
-  if (p.nullPrototype) d["nullPrototype"] = p.nullPrototype;
-  if (signed(e)) d["signed"] = true;
-  return encodeJSON(d);
+  return encodeRecord("event", e, signed(e) ? { signed: true } : {});
+}
+
+function decodeEvent(text: string): AdkEvent {
+  const e = decodeRecord(text, "event") as AdkEvent;
+  if ((JSON.parse(text) as { signed?: true }).signed) sign(e);
+  return e;
 }
 
 function encodeState(delta: Record<string, unknown>, source: Record<string, string>): string {
-  const p = pack(delta, "state");
-  const d: Record<string, JSONValue> = { delta: p.json };
-  if (p.undefined) d["undefined"] = p.undefined;
-  if (p.nullPrototype) d["nullPrototype"] = p.nullPrototype;
-  d["source"] = source;
-  return encodeJSON(d);
-}
-
-function decodeState(text: string): Record<string, unknown> {
-  const d = JSON.parse(text) as Notes & { delta: unknown };
-  return unpack(d.delta, d) as Record<string, unknown>;
+  return encodeRecord("delta", delta, { source });
 }
 
 // copy returns a deep copy of v that keeps undefined members and null prototypes.
@@ -172,7 +165,8 @@ class Log {
   #last = "";
   lastTime = 0;
   loop = new Loop();
-  records: Rec[] = [];
+  /** The data texts of the adk/event records, one per ADK event id, in order. */
+  records: string[] = [];
   #index = new Map<string, number>();
   state: Record<string, unknown> = {};
   #queue: Promise<unknown> = Promise.resolve();
@@ -230,21 +224,20 @@ class Log {
     this.#last = e.envelope;
     this.lastTime = e.time;
     if (isLoopType(e.type)) this.loop.fold(e.type, e.data);
-    if (e.type === STATE_TYPE) Object.assign(this.state, decodeState(e.dataText));
+    if (e.type === STATE_TYPE) Object.assign(this.state, decodeRecord(e.dataText, "delta"));
     if (e.type !== EVENT_TYPE) return;
     const text = e.dataText;
     const ae = decodeEvent(text);
-    const r: Rec = { id: ae.id, text, time: e.time };
     const i = this.#index.get(ae.id);
     if (i === undefined) {
       this.#index.set(ae.id, this.records.length);
-      this.records.push(r);
-    } else this.records[i] = r;
+      this.records.push(text);
+    } else this.records[i] = text;
     foldDelta(this.state, ae.actions?.stateDelta);
   }
 
-  /** record returns the stored ADK event of id, if any. */
-  record(id: string): Rec | undefined {
+  /** record returns the data text of the stored ADK event of id, if any. */
+  record(id: string): string | undefined {
     const i = this.#index.get(id);
     return i === undefined ? undefined : this.records[i];
   }
@@ -371,7 +364,7 @@ export class LogbookSessionService extends BaseSessionService {
       return { records: log.records.slice(), state: copy(log.state), time: log.lastTime || log.header!.createdAt };
     });
     if (!found) return undefined;
-    let events = found.records.map((r) => decodeEvent(r.text));
+    let events = found.records.map(decodeEvent);
     if (config?.numRecentEvents) events = events.slice(-config.numRecentEvents);
     if (config?.afterTimestamp) {
       let i = events.length - 1;
@@ -487,11 +480,11 @@ export class LogbookSessionService extends BaseSessionService {
     const rec = record(EVENT_TYPE, text);
     for (let attempt = 1; ; attempt++) {
       const prior = log.record(event.id);
-      if (prior && sameData(prior.text, text)) return;
+      if (prior !== undefined && sameData(prior, text)) return;
       // A new event: its typed events and its record; the same id with
       // other content (ADK's upsert): the record alone, under an id of its own.
-      const inputs = prior ? [rec] : [...plan(log.loop.clone(), event, isFinalResponse(event)), rec];
-      const id = prior ? `${op}~${sha(text).slice(0, 16)}` : op;
+      const inputs = prior !== undefined ? [rec] : [...plan(log.loop.clone(), event, isFinalResponse(event)), rec];
+      const id = prior !== undefined ? `${op}~${sha(text).slice(0, 16)}` : op;
       try {
         const out = await log.session.appendOnce(id, inputs, { expectedSeq: log.next, flush: this.#flush });
         await log.take(out.events);
