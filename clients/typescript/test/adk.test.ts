@@ -432,3 +432,24 @@ test("with flush, an appended event survives a SIGKILL of serve; the turn the ki
     s.removeData();
   }
 });
+
+test("calls the session moves on from get an error result; a response to a call of an earlier step is kept in the record only", async () => {
+  const svc = new LogbookSessionService({ client: lb });
+  const key = { appName: "unanswered", userId: "u", sessionId: "s" };
+  const session = await svc.createSession(key);
+  const said = (id: string, text: string) => createEvent({ id, author: "user", invocationId: id, content: { role: "user", parts: [{ text }] } });
+  const calls = createEvent({ id: "m1", author: "agent", invocationId: "q1", content: { role: "model", parts: [{ functionCall: { id: "c1", name: "slow", args: {} } }] }, longRunningToolIds: ["c1"] });
+  const late = createEvent({ id: "late", author: "user", invocationId: "q2", content: { role: "user", parts: [{ functionResponse: { id: "c1", name: "slow", response: { done: true } } }] } });
+  const appended = [said("q1", "Start the slow job."), calls, said("q2", "Never mind."), late];
+  for (const event of appended) await svc.appendEvent({ session, event });
+  assert.deepStrictEqual((await new LogbookSessionService({ client: lb }).getSession(key))!.events, appended);
+  const log = logOf(lb, "unanswered", "u", "s");
+  assert.deepEqual(
+    (await log.events()).map(loopLabel),
+    ["turn/start 1", "user/message", "adk/event", "step/start 1", "assistant/message c1", "tool/call c1", "adk/event",
+      "tool/result c1", "step/end 1", "turn/end 1", "turn/start 2", "user/message", "adk/event", "adk/event"],
+  );
+  const tool = (await log.messages()).find((m) => m.role === "tool")!;
+  assert.equal(tool.isError, true);
+  assert.equal(tool.toolCallId, "c1");
+});
