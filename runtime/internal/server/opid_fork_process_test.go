@@ -59,7 +59,11 @@ func TestOperationReplayInAFork(t *testing.T) {
 	if r := mustAppend(t, p.addr, "parent", "events", "op-2", turn2, true); !bytes.Equal(r.body, op2.body) {
 		t.Fatalf("the replay of op-2 in the parent answers\n%s\nnot\n%s", r.body, op2.body)
 	}
-	readLog(t, p.addr, "whole").once(t, []string{"u1", "u2"}, map[string]int64{"op-1": op1.firstSeq(t), "op-2": op2InWhole.firstSeq(t)})
-	readLog(t, p.addr, "cut").once(t, []string{"u1", "u2"}, map[string]int64{"op-1": op1.firstSeq(t), "op-2": op2.firstSeq(t)})
+	whole := readLog(t, p.addr, "whole")
+	whole.once(t, []string{"u1", "u2"}, map[string]int64{"op-1": op1.firstSeq(t), "op-2": op2InWhole.firstSeq(t)})
+	whole.holds(t, op1, op2InWhole)
+	cut := readLog(t, p.addr, "cut")
+	cut.once(t, []string{"u1", "u2"}, map[string]int64{"op-1": op1.firstSeq(t), "op-2": op2.firstSeq(t)})
+	cut.holds(t, op1)
 	t.Logf("%s", time.Since(start).Round(time.Millisecond))
 }
