@@ -77,7 +77,9 @@
 // A client appends its user messages in batches, each sent as one whole
 // turn (turn/start, the messages, turn/end) under the agent-loop protocol
 // and as one operation (docs/format.md, "Operation ids"): an operation id
-// of its own, no expected seq, then a flush. A failed attempt is retried
+// of its own, no expected seq, then a flush. A large batch (torn-kill) is
+// cut into several operations, each well within one backend request, as
+// an operation must fit in one. A failed attempt is retried
 // as the same operation, so what keeps a retry from storing a batch twice
 // is the operation id alone: when an earlier attempt stored it, the retry
 // is answered as a replay with the stored envelopes. It counts an event

@@ -114,7 +114,10 @@ func (w *writer) run(ctx context.Context) {
 		}
 		w.rotate(ctx)
 		batch, started := w.nextBatch()
-		w.appendDurably(ctx, batch, started)
+		for _, part := range operations(batch) {
+			w.appendDurably(ctx, part, started)
+			started = nil
+		}
 		w.h.gate.RUnlock()
 		// An agent thinks between appends; it also keeps the logs small.
 		time.Sleep(time.Duration(w.rng.Int64N(int64(20 * time.Millisecond))))
@@ -142,6 +145,29 @@ func (w *writer) nextBatch() ([]event, chan struct{}) {
 	}
 	w.rec.send(batch)
 	return batch, started
+}
+
+// maxOperationBytes bounds the events of one operation, about half the
+// backend request of the suite's configs (rpc_max_bytes 1310720): an
+// append with an operation id must fit in one backend request, or it is
+// refused (docs/format.md, "Operation ids").
+const maxOperationBytes = 640 << 10
+
+// operations cuts batch into consecutive parts, each one operation whose
+// events stay below maxOperationBytes (with room for each envelope's
+// other members); a small batch is one.
+func operations(batch []event) [][]event {
+	var parts [][]event
+	size, from := 0, 0
+	for i, e := range batch {
+		n := len(e.text) + 256
+		if i > from && size+n > maxOperationBytes {
+			parts = append(parts, batch[from:i])
+			from, size = i, 0
+		}
+		size += n
+	}
+	return append(parts, batch[from:])
 }
 
 // resendOneIn is how rarely an acknowledged operation is sent once more.
