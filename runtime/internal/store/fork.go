@@ -115,7 +115,18 @@ type prefixSource struct {
 // whether it did. A backend that cannot copy this prefix (it lacks the
 // source, or the prefix, or the capability after all) gets a plain Create
 // instead: nothing was created by the failed copy.
+//
+// The calls run under a context of their own, without the caller's
+// cancellation and bounded by CallTimeout: a backend may store the child
+// whatever the caller's context does (a plugin finishes a copy whose
+// caller gave up, and a copy is stored when it returns), so the store
+// waits for the answer. A child stored on a backend is then always one
+// the store knows of, and goes on to hold the whole fork; never a prefix
+// without its marker under an error (docs/architecture.md, "Fork and
+// salvage": all or nothing).
 func (st *Store) copyPrefix(ctx context.Context, pc *prefixSource, i int, b Backend, h sdk.Header) (sdk.Opened, bool, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), st.opts.CallTimeout)
+	defer cancel()
 	cp, ok := capability(b.Persistence, prefixCopierAccessor.PrefixCopier)
 	if pc == nil || !pc.holds[i] || !ok {
 		o, err := b.Persistence.Create(ctx, h)
@@ -124,7 +135,9 @@ func (st *Store) copyPrefix(ctx context.Context, pc *prefixSource, i int, b Back
 	o, err := cp.CopyPrefix(ctx, pc.id, pc.boundary, h)
 	switch sdk.CodeOf(err) {
 	case "":
-		return o, true, nil
+		if err == nil {
+			return o, true, nil
+		}
 	case sdk.CodeSessionNotFound, sdk.CodeInvalidBoundary, sdk.CodeConfigInvalid:
 		st.log.Warn("backend could not copy the fork's prefix; appending it instead", "backend", b.Name, "session", h.ID, "source", pc.id, "error", err)
 		o, err := b.Persistence.Create(ctx, h)
