@@ -100,7 +100,7 @@ export class LogbookSession implements SessionHistoryTransactionAwareSession, Se
   readonly #onMirrorError: ((err: unknown) => void) | undefined;
   #items: Item[] = [];
   /** Operation id → its transaction, as stored. */
-  #ops = new Map<string, { transaction: unknown; seq: number }>();
+  #ops = new Map<string, unknown>();
   #loop = new LoopState();
   /** Seqs of the stored system/message events (a compaction leaves a leading one alone). */
   #system = new Set<number>();
@@ -212,20 +212,13 @@ export class LogbookSession implements SessionHistoryTransactionAwareSession, Se
       // The check below needs the ids and items other writers stored.
       await this.#sync();
       await this.#write(() => {
-        const held = this.#ops.get(operationId);
-        if (held) {
-          if (encodeJSON(held.transaction) !== encodeJSON(snap)) {
-            throw new LogbookError({
-              code: "OPERATION_CONFLICT",
-              status: 409,
-              detail: `openai-agents: operation ${JSON.stringify(operationId)} was applied with another transaction (seq ${held.seq})`,
-              firstSeq: held.seq,
-              meta: { count: "1", operationId },
-            });
-          }
-          return undefined; // a replay
-        }
         const record = { op: "transaction", operationId, transaction: snap };
+        if (this.#ops.has(operationId)) {
+          // The same transaction is a replay: nothing to write. Another one
+          // is sent as it is, for the server's OPERATION_CONFLICT (its
+          // firstSeq and count name the operation that holds the id).
+          return encodeJSON(this.#ops.get(operationId)) === encodeJSON(snap) ? undefined : { record };
+        }
         if (snap.type === "append_items") return { record, mirror: snap.items };
         this.#checkSuffix(snap.expectedSuffix);
         // A replacement that keeps the suffix adds its tail; one that
@@ -305,7 +298,7 @@ export class LogbookSession implements SessionHistoryTransactionAwareSession, Se
         break;
       case "transaction": {
         const t = d["transaction"] as SessionHistoryTransaction;
-        this.#ops.set(d["operationId"] as string, { transaction: t, seq: e.seq });
+        this.#ops.set(d["operationId"] as string, t);
         if (t.type === "replace_suffix") this.#items.splice(this.#items.length - t.expectedSuffix.length, t.expectedSuffix.length, ...t.replacement);
         else this.#items.push(...t.items);
         break;
