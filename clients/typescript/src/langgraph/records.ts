@@ -90,6 +90,8 @@ export interface StoredCheckpoint {
   parentId: string | undefined;
   checkpoint: Blob;
   metadata: Blob;
+  /** The channel values it stored, by channel and version. */
+  blobs: Map<string, Blob | null>;
 }
 
 /** A stored write as the fold keeps it. */
@@ -122,8 +124,6 @@ export class Thread {
   last: string | undefined;
   /** Namespace → checkpoint id → checkpoint; a later put of an id wins. */
   readonly checkpoints = new Map<string, Map<string, StoredCheckpoint>>();
-  /** Namespace → channel → JSON of the version → value (null: empty). */
-  readonly blobs = new Map<string, Map<string, Map<string, Blob | null>>>();
   /** Namespace → checkpoint id → "taskId,idx" → write. */
   readonly writes = new Map<string, Map<string, Map<string, StoredWrite>>>();
   readonly loop: LoopState = { openTurn: null, lastTurn: 0, openStep: null, lastStep: 0, pending: [], recorded: new Set() };
@@ -187,14 +187,9 @@ export class Thread {
   #addCheckpoint(r: CheckpointRecord): void {
     let byId = this.checkpoints.get(r.ns);
     if (!byId) this.checkpoints.set(r.ns, (byId = new Map()));
-    byId.set(r.id, { id: r.id, parentId: r.parentId, checkpoint: r.checkpoint, metadata: r.metadata });
-    let channels = this.blobs.get(r.ns);
-    if (!channels) this.blobs.set(r.ns, (channels = new Map()));
-    for (const b of r.blobs) {
-      let versions = channels.get(b.channel);
-      if (!versions) channels.set(b.channel, (versions = new Map()));
-      versions.set(JSON.stringify(b.version), b.value ?? null);
-    }
+    const blobs = new Map<string, Blob | null>();
+    for (const b of r.blobs) blobs.set(blobKey(b.channel, b.version), b.value ?? null);
+    byId.set(r.id, { id: r.id, parentId: r.parentId, checkpoint: r.checkpoint, metadata: r.metadata, blobs });
   }
 
   // addWrites keeps the first write of a (task, idx) with idx ≥ 0 and the
@@ -211,9 +206,22 @@ export class Thread {
     }
   }
 
-  /** blob returns the stored value of channel at version in namespace ns:
-   * undefined when none was stored, null when the channel was empty. */
-  blob(ns: string, channel: string, version: number | string): Blob | null | undefined {
-    return this.blobs.get(ns)?.get(channel)?.get(JSON.stringify(version));
+  /** blob returns the value of channel at version for checkpoint id of
+   * namespace ns: stored by the checkpoint or its nearest ancestor that
+   * stored that version (channel versions count per branch, so two
+   * branches of a thread may each store one); undefined when none did,
+   * null when the channel was empty. */
+  blob(ns: string, id: string, channel: string, version: number | string): Blob | null | undefined {
+    const byId = this.checkpoints.get(ns);
+    const key = blobKey(channel, version);
+    for (let cp = byId?.get(id), n = 0; cp && n <= byId!.size; cp = cp.parentId === undefined ? undefined : byId!.get(cp.parentId), n++) {
+      const b = cp.blobs.get(key);
+      if (b !== undefined) return b;
+    }
+    return undefined;
   }
+}
+
+function blobKey(channel: string, version: number | string): string {
+  return JSON.stringify([channel, version]);
 }

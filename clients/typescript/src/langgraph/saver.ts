@@ -1,7 +1,7 @@
 // LogbookSaver: a LangGraph checkpoint saver that keeps each thread in one
 // logbook session.
 
-import { createHash, randomBytes } from "node:crypto";
+import { createHash } from "node:crypto";
 
 import {
   BaseCheckpointSaver,
@@ -82,7 +82,7 @@ const MAX_ATTEMPTS = 8;
  * channel as typed events, in the same atomic operation. deleteThread
  * deletes the session, which a legal hold refuses (SESSION_HELD).
  */
-export class LogbookSaver extends BaseCheckpointSaver<number | string> {
+export class LogbookSaver extends BaseCheckpointSaver {
   readonly client: Client;
   readonly scope: string | undefined;
   readonly flush: boolean;
@@ -233,22 +233,13 @@ export class LogbookSaver extends BaseCheckpointSaver<number | string> {
     });
   }
 
-  /** getNextVersion returns a channel version that sorts after current and
-   * differs between two branches of one thread (a counter padded to 32
-   * digits, a dot and 16 random hex digits), so that the channel values
-   * of forked histories never share a stored version. */
-  override getNextVersion(current: number | string | undefined): string {
-    const n = current === undefined ? 0 : typeof current === "number" ? current : Number.parseInt(current.split(".")[0]!, 10);
-    return `${String(n + 1).padStart(32, "0")}.${randomBytes(8).toString("hex")}`;
-  }
-
   // tuple deserializes a stored checkpoint: its channel values from the
   // blobs of its channel versions, and its pending writes in writesSortKey order.
   async #tuple(t: Thread, threadId: string, ns: string, s: StoredCheckpoint): Promise<CheckpointTuple> {
     const checkpoint = (await this.#load(s.checkpoint)) as Checkpoint;
     const values: Record<string, unknown> = {};
     for (const [channel, version] of Object.entries(checkpoint.channel_versions ?? {})) {
-      const b = t.blob(ns, channel, version);
+      const b = t.blob(ns, s.id, channel, version);
       if (b) values[channel] = await this.#load(b);
     }
     checkpoint.channel_values = values;
@@ -257,7 +248,7 @@ export class LogbookSaver extends BaseCheckpointSaver<number | string> {
       const sends = await Promise.all(this.#writes(t, ns, s.parentId).filter((w) => w.channel === TASKS).map((w) => this.#load(w.value)));
       values[TASKS] = sends;
       const versions = Object.values(checkpoint.channel_versions);
-      checkpoint.channel_versions[TASKS] = versions.length > 0 ? maxChannelVersion(...versions) : super.getNextVersion(undefined);
+      checkpoint.channel_versions[TASKS] = versions.length > 0 ? maxChannelVersion(...versions) : this.getNextVersion(undefined);
     }
     const pendingWrites: CheckpointPendingWrite[] = await Promise.all(
       this.#writes(t, ns, s.id).map(async (w): Promise<CheckpointPendingWrite> => [w.taskId, w.channel, await this.#load(w.value)]),
