@@ -122,6 +122,8 @@ export class Thread {
   length = 0;
   /** The last envelope folded, to tell that the log is still the one folded. */
   last: string | undefined;
+  /** The log may hold events after length that were not folded (an append was a replay). */
+  stale = false;
   /** Namespace → checkpoint id → checkpoint; a later put of an id wins. */
   readonly checkpoints = new Map<string, Map<string, StoredCheckpoint>>();
   /** Namespace → checkpoint id → "taskId,idx" → write. */

@@ -24,8 +24,8 @@ import {
 import type { RunnableConfig } from "@langchain/core/runnables";
 
 import { sessionIdFor } from "../adapters/keys.js";
-import type { Client, Session } from "../client.js";
-import { LogbookError } from "../errors.js";
+import type { Client } from "../client.js";
+import { LogbookError, retryable } from "../errors.js";
 import type { Input } from "../events.js";
 import { isMessageList, messageInputs } from "./messages.js";
 import {
@@ -66,7 +66,9 @@ export interface LogbookSaverOptions {
   serde?: SerializerProtocol;
 }
 
-/** How many times an append is tried again after the log moved under it. */
+/** How many times an append is tried: again after the log moved under it,
+ * or after a failure that may pass (retryable: the server unreachable or
+ * busy), waiting 10 ms, then twice as long each time up to 1 s. */
 const MAX_ATTEMPTS = 8;
 
 /**
@@ -305,6 +307,7 @@ export class LogbookSaver extends BaseCheckpointSaver {
         const evs = await s.events({ from: t.length - 1 });
         if (evs[0]?.envelope === t.last) {
           for (const e of evs.slice(1)) t.add(e);
+          t.stale = false;
           return t;
         }
       }
@@ -324,7 +327,8 @@ export class LogbookSaver extends BaseCheckpointSaver {
   // append appends build's events to threadId's session (made on first
   // use) under operation id opId, at the log length it was built for: when
   // the log moved (crash repair, another writer) they are built again from
-  // the new state. OPERATION_CONFLICT means the operation is stored already
+  // the new state; a failure that may pass is tried again (the operation id
+  // makes that safe). OPERATION_CONFLICT means the operation is stored already
   // (its id is made from its content); a value logbook's JSON rules refuse
   // (an integer beyond 2^53, nesting deeper than 512) is sent in base64.
   async #append(threadId: string, opId: string, build: (t: Thread, asJSON: boolean) => Input<unknown>[]): Promise<void> {
@@ -332,27 +336,33 @@ export class LogbookSaver extends BaseCheckpointSaver {
     await this.#locked(id, async () => {
       let asJSON = true;
       let fresh = false;
+      let wait = 10;
       for (let attempt = 0; ; attempt++) {
-        let t = fresh ? await this.#fold(id) : this.#threads.get(id) ?? (await this.#fold(id));
-        if (!t) {
-          await this.#create(threadId, id);
-          t = new Thread();
-          this.#threads.set(id, t);
-        }
-        const s: Session = this.client.session(id);
         try {
-          const r = await s.appendOnce(opId, build(t, asJSON), { expectedSeq: t.length, flush: this.flush });
+          let t = this.#threads.get(id);
+          if (!t || t.stale || fresh) t = await this.#fold(id);
+          if (!t) {
+            await this.#create(threadId, id);
+            t = new Thread();
+            this.#threads.set(id, t);
+          }
+          const r = await this.client.session(id).appendOnce(opId, build(t, asJSON), { expectedSeq: t.length, flush: this.flush });
           if (!r.replayed && r.events[0]?.seq === t.length) for (const e of r.events) t.add(e);
-          else this.#threads.delete(id);
+          else t.stale = true;
           return;
         } catch (err) {
-          if (!(err instanceof LogbookError) || attempt + 1 >= MAX_ATTEMPTS) throw err;
-          if (err.code === "OPERATION_CONFLICT") {
-            this.#threads.delete(id);
+          if (err instanceof LogbookError && err.code === "OPERATION_CONFLICT") {
+            const t = this.#threads.get(id);
+            if (t) t.stale = true;
             return;
           }
+          if (!(err instanceof LogbookError) || attempt + 1 >= MAX_ATTEMPTS) throw err;
           if (err.code === "SEQ_CONFLICT" || err.code === "SESSION_NOT_FOUND") fresh = true;
-          else if (err.code.startsWith("JSON_") && asJSON) asJSON = false;
+          else if (retryable(err)) {
+            fresh = true;
+            await new Promise((resolve) => setTimeout(resolve, wait));
+            wait = Math.min(2 * wait, 1000);
+          } else if (err.code.startsWith("JSON_") && asJSON) asJSON = false;
           else throw err;
         }
       }
