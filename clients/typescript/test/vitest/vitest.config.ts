@@ -6,6 +6,7 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     globals: true,
+    globalSetup: ["test/vitest/setup.ts"],
     include: ["test/vitest/**/*.test.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000,
