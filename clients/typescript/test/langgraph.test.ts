@@ -28,9 +28,9 @@ import { freeAddr, removeBin, Server } from "./serve.js";
 /** How many tool calls the fake model makes before it answers. */
 const CALLS = 3;
 
-/** FakeAdder is a chat model that adds numbers with the tool "add": it
- * asks for one call per tool result it has not seen yet, CALLS times in a
- * turn, then answers with the sum. Its reply depends on the messages only,
+/** FakeAdder is a chat model that adds 1 … CALLS with the tool "add": it
+ * asks for one call per number, adding it to the last result, CALLS times
+ * in a turn, then answers with the sum. Its reply depends on the messages only,
  * so a run resumed after a crash goes on as the first would have. */
 class FakeAdder extends BaseChatModel {
   _llmType(): string {
@@ -41,7 +41,7 @@ class FakeAdder extends BaseChatModel {
     const lastHuman = messages.map((m) => m.type).lastIndexOf("human");
     const turn = messages.filter((m) => m.type === "human").length;
     const results = messages.slice(lastHuman + 1).filter((m) => m.type === "tool");
-    const sum = results.reduce((acc, m) => acc + Number(m.content), 0);
+    const sum = Number(results.at(-1)?.content ?? 0); // the running total: 1, 1+2, 1+2+3
     const reply =
       results.length < CALLS
         ? new AIMessage({
