@@ -223,3 +223,29 @@ test("a thread id that is no session id maps to a hashed one, keeps the original
     srv.removeData();
   }
 });
+
+test("values logbook's JSON rules refuse (an integer beyond 2^53, a lone surrogate) are stored in base64 and read back equal", async () => {
+  const srv = await Server.start();
+  try {
+    const saver = new LogbookSaver({ client: new Client({ baseUrl: srv.url }) });
+    const values = { big: 2 ** 60, odd: "a\ud800b", plain: { n: 1.5, s: "é\n" } };
+    const cp = { ...emptyCheckpoint(), channel_values: values, channel_versions: { big: 1, odd: 1, plain: 1 } };
+    const cfg = await saver.put({ configurable: { thread_id: "b64" } }, cp, { source: "input", step: -1, parents: {} }, { big: 1, odd: 1, plain: 1 });
+    await saver.putWrites(cfg, [["big", 2 ** 60 + 256]], "t");
+    const [stored, writes] = await saver.client.session("b64").events();
+    const blobs = (stored!.data as { blobs: { channel: string; value: Record<string, unknown> }[] }).blobs;
+    assert.deepEqual(blobs.map((b) => [b.channel, Object.keys(b.value)]), [["big", ["type", "base64"]], ["odd", ["type", "base64"]], ["plain", ["type", "base64"]]]);
+    assert.ok("base64" in (writes!.data as { writes: { value: object }[] }).writes[0]!.value);
+    const t = await new LogbookSaver({ client: saver.client }).getTuple(cfg);
+    assert.deepEqual(t?.checkpoint.channel_values, values);
+    assert.deepEqual(t?.pendingWrites, [["t", "big", 2 ** 60 + 256]]);
+    // What the rules take stays JSON, readable in the log.
+    const cfg2 = await saver.put(cfg, { ...emptyCheckpoint(), id: uuid6(-1), channel_values: { plain: { n: 2 } }, channel_versions: { plain: 2 } }, { source: "loop", step: 0, parents: {} }, { plain: 2 });
+    const third = (await saver.client.session("b64").events({ from: 2 }))[0]!;
+    assert.deepEqual((third.data as { blobs: unknown[] }).blobs, [{ channel: "plain", version: 2, value: { type: "json", json: { n: 2 } } }]);
+    assert.deepEqual((await saver.getTuple(cfg2))?.checkpoint.channel_values, { plain: { n: 2 } });
+  } finally {
+    await srv.stop();
+    srv.removeData();
+  }
+});

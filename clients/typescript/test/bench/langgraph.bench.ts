@@ -1,8 +1,9 @@
 // The latency of LogbookSaver.put, the saver's hot write method (one per
 // superstep), over a loopback `logbook serve` with and without flush,
 // beside LangGraph's MemorySaver. Each put stores a checkpoint whose
-// "messages" channel gained one AI message (so the typed events are part
-// of the cost) and whose "state" channel holds about 1 KiB.
+// "messages" channel (its last 20 messages, so every put carries the same
+// amount) gained one AI message, which the saver also appends as a typed
+// turn, and whose "state" channel holds about 1 KiB.
 //
 //   node build/test/bench/langgraph.bench.js [puts per saver, default 500]
 //
@@ -25,6 +26,7 @@ async function measure(name: string, saver: BaseCheckpointSaver): Promise<void> 
   const times: number[] = [];
   for (let i = 0; i < puts; i++) {
     messages.push(new AIMessage({ content: `reply ${i}`, id: `${thread}-a${i}`, response_metadata: { model_provider: "bench", model_name: "m" } }));
+    if (messages.length > 20) messages.shift();
     const cp: Checkpoint = { ...emptyCheckpoint(), id: uuid6(-1), channel_values: { messages: [...messages], state }, channel_versions: { messages: i + 1, state: 1 } };
     const newVersions: Record<string, number> = i === 0 ? { messages: 1, state: 1 } : { messages: i + 1 };
     const t0 = performance.now();
