@@ -173,6 +173,11 @@ test("a retried put or putWrites is stored once (operation ids)", async () => {
     const t = await other.getTuple(cfg);
     assert.deepEqual(t?.checkpoint, cp);
     assert.deepEqual(t?.pendingWrites, [["task-1", "x", 2]]);
+    // Pending writes come back in writesSortKey order (task path, task id, index), whatever the order of the calls.
+    await saver.putWrites(cfg, [["y", "b0"], ["y", "b1"]], "task-0", "~b");
+    await saver.putWrites(cfg, [["y", "a0"]], "task-9", "");
+    await saver.putWrites(cfg, [["y", "late"]], "task-1", "path"); // index 0 of task-1 is taken: kept as first written
+    assert.deepEqual((await other.getTuple(cfg))?.pendingWrites, [["task-9", "y", "a0"], ["task-1", "x", 2], ["task-0", "y", "b0"], ["task-0", "y", "b1"]]);
   } finally {
     await srv.stop();
     srv.removeData();

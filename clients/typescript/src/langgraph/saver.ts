@@ -85,9 +85,13 @@ const MAX_ATTEMPTS = 8;
  * deletes the session, which a legal hold refuses (SESSION_HELD).
  */
 export class LogbookSaver extends BaseCheckpointSaver {
+  /** The client of the server that keeps the threads. */
   readonly client: Client;
+  /** The scope of the saver's threads (see LogbookSaverOptions.scope). */
   readonly scope: string | undefined;
+  /** Whether every put and putWrites is made durable before it returns. */
   readonly flush: boolean;
+  /** Whether puts append the messages channel's new messages as typed events. */
   readonly mirrorMessages: boolean;
   readonly #threads = new Map<string, Thread>();
   readonly #locks = new Map<string, Promise<unknown>>();
