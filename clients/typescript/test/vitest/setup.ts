@@ -1,26 +1,16 @@
-// vitest's global setup: test/serve.ts builds the logbook binary relative
-// to its compiled place (build/test/), which a test vitest runs from source
-// is not; so without LOGBOOK_TEST_BIN the binary is built here, once, for
-// every test file, and removed at the end.
+// vitest's global setup: the logbook binary of test/serve.ts (LOGBOOK_TEST_BIN,
+// or built once here) is handed to every test file through
+// LOGBOOK_TEST_BIN, so that the files do not each build it; the build is
+// removed at the end.
 
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { logbookBin, removeBin } from "../serve.js";
 
-let dir: string | undefined;
-
-/** setup builds the binary into a temporary directory unless LOGBOOK_TEST_BIN names one. */
+/** setup makes sure LOGBOOK_TEST_BIN names a logbook binary. */
 export function setup(): void {
-  if (process.env["LOGBOOK_TEST_BIN"]) return;
-  dir = mkdtempSync(join(tmpdir(), "logbook-vitest-bin-"));
-  const bin = join(dir, "logbook");
-  execFileSync("go", ["build", "-o", bin, "./cmd/logbook"], { cwd: fileURLToPath(new URL("../../../../", import.meta.url)), stdio: "inherit" });
-  process.env["LOGBOOK_TEST_BIN"] = bin;
+  process.env["LOGBOOK_TEST_BIN"] = logbookBin();
 }
 
-/** teardown removes the binary setup built. */
+/** teardown removes the binary setup built, if it built one. */
 export function teardown(): void {
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  removeBin();
 }
