@@ -221,8 +221,15 @@ test("a thread id that is no session id maps to a hashed one, keeps the original
     const listed = [];
     for await (const t of saver.list({ configurable: {} })) listed.push(t.config.configurable?.["thread_id"]);
     assert.deepEqual(listed, [long]);
-    // Another scope on the same server sees none of it.
-    assert.deepEqual(await new LogbookSaver({ client: saver.client }).threadIds(), []);
+    // Another scope on the same server sees none of it, and cannot take its session.
+    const unscoped = new LogbookSaver({ client: saver.client });
+    assert.deepEqual(await unscoped.threadIds(), []);
+    await assert.rejects(unscoped.getTuple({ configurable: { thread_id: id } }), /is not thread/);
+    // Nor a session another application made under the thread's id: nothing written, nothing deleted.
+    await saver.client.create({ id: "foreign" });
+    await assert.rejects(unscoped.put({ configurable: { thread_id: "foreign" } }, emptyCheckpoint(), { source: "input", step: -1, parents: {} }, {}), /is not thread "foreign"'s: its labels are \{\}/);
+    await assert.rejects(unscoped.deleteThread("foreign"), /is not thread/);
+    assert.equal((await saver.client.session("foreign").info()).length, 0);
   } finally {
     await srv.stop();
     srv.removeData();

@@ -226,6 +226,7 @@ export class LogbookSaver extends BaseCheckpointSaver {
       const s = this.client.session(id);
       this.#threads.delete(id);
       try {
+        this.#check(threadId, (await s.info()).header.labels);
         await s.delete({ reason: "langgraph deleteThread" });
       } catch (err) {
         if (!(err instanceof LogbookError)) throw err;
@@ -297,13 +298,14 @@ export class LogbookSaver extends BaseCheckpointSaver {
   // read returns the fold of threadId's session, brought up to date; undefined when there is no session.
   #read(threadId: string): Promise<Thread | undefined> {
     const id = this.sessionId(threadId);
-    return this.#locked(id, () => this.#fold(id));
+    return this.#locked(id, () => this.#fold(threadId, id));
   }
 
   // fold reads what the log gained since the cached fold: from the last
   // event folded, which must come back unchanged (else the session was
-  // deleted and made anew, and everything is read again).
-  async #fold(id: string): Promise<Thread | undefined> {
+  // deleted and made anew, and everything is read again, after checking
+  // that the session is the thread's).
+  async #fold(threadId: string, id: string): Promise<Thread | undefined> {
     const s = this.client.session(id);
     let t = this.#threads.get(id);
     try {
@@ -315,6 +317,7 @@ export class LogbookSaver extends BaseCheckpointSaver {
           return t;
         }
       }
+      this.#check(threadId, (await s.info()).header.labels);
       t = new Thread();
       for (const e of await s.events()) t.add(e);
       this.#threads.set(id, t);
@@ -344,12 +347,8 @@ export class LogbookSaver extends BaseCheckpointSaver {
       for (let attempt = 0; ; attempt++) {
         try {
           let t = this.#threads.get(id);
-          if (!t || t.stale || fresh) t = await this.#fold(id);
-          if (!t) {
-            await this.#create(threadId, id);
-            t = new Thread();
-            this.#threads.set(id, t);
-          }
+          if (!t || t.stale || fresh) t = await this.#fold(threadId, id);
+          if (!t) t = await this.#create(threadId, id);
           const r = await this.client.session(id).appendOnce(opId, build(t, asJSON), { expectedSeq: t.length, flush: this.flush });
           if (!r.replayed && r.events[0]?.seq === t.length) for (const e of r.events) t.add(e);
           else t.stale = true;
@@ -373,14 +372,31 @@ export class LogbookSaver extends BaseCheckpointSaver {
     });
   }
 
-  async #create(threadId: string, id: string): Promise<void> {
+  // create makes the thread's session and returns its empty fold; when
+  // another writer made it first, the fold of what it holds (an empty one
+  // if it is gone again: the append then meets SESSION_NOT_FOUND).
+  async #create(threadId: string, id: string): Promise<Thread> {
     const labels: Record<string, string> = { framework: FRAMEWORK, key: threadId };
     if (this.scope !== undefined) labels["scope"] = this.scope;
     try {
       await this.client.create({ id, labels });
     } catch (err) {
       if (!(err instanceof LogbookError && err.code === "SESSION_ALREADY_EXISTS")) throw err;
+      const t = await this.#fold(threadId, id);
+      if (t) return t;
     }
+    const t = new Thread();
+    this.#threads.set(id, t);
+    return t;
+  }
+
+  // check refuses a session whose labels are not those of the saver's
+  // thread threadId: another application's session with the same id.
+  #check(threadId: string, labels: Record<string, string> | undefined): void {
+    if (labels?.["framework"] === FRAMEWORK && labels["key"] === threadId && labels["scope"] === this.scope) return;
+    throw new Error(
+      `langgraph: session ${JSON.stringify(this.sessionId(threadId))} is not thread ${JSON.stringify(threadId)}'s${this.scope === undefined ? "" : ` in scope ${JSON.stringify(this.scope)}`}: its labels are ${JSON.stringify(labels ?? {})}`,
+    );
   }
 
   // locked runs f after every earlier call for session id has settled.
