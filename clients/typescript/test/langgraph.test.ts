@@ -210,6 +210,7 @@ test("a thread id that is no session id maps to a hashed one, keeps the original
     const saver = new LogbookSaver({ client: new Client({ baseUrl: srv.url }), scope: "app/eu" });
     const thread = "user 42/" + "x".repeat(100) + "\nend";
     await assert.rejects(saver.put({ configurable: { thread_id: thread } }, emptyCheckpoint(), { source: "input", step: -1, parents: {} }, {}), /control characters/);
+    await assert.rejects(saver.put({ configurable: { thread_id: "half \ud800" } }, emptyCheckpoint(), { source: "input", step: -1, parents: {} }, {}), /lone surrogates/);
     const long = "user 42/" + "é".repeat(100);
     const cp = { ...emptyCheckpoint(), id: uuid6(-1) };
     await saver.put({ configurable: { thread_id: long } }, cp, { source: "input", step: -1, parents: {} }, {});

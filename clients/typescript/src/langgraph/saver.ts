@@ -415,8 +415,8 @@ export class LogbookSaver extends BaseCheckpointSaver {
 // checkThreadId refuses a thread id a label cannot hold, before anything is written.
 function checkThreadId(threadId: unknown): asserts threadId is string {
   if (typeof threadId !== "string" || threadId === "") throw new Error(`langgraph: a thread_id must be a non-empty string, not ${JSON.stringify(threadId)}`);
-  if (Buffer.byteLength(threadId, "utf8") > MAX_THREAD_ID_BYTES || /[\u0000-\u001f\u007f]/.test(threadId)) {
-    throw new Error(`langgraph: a thread_id must be at most ${MAX_THREAD_ID_BYTES} bytes of UTF-8 without control characters (it is kept in the session's labels)`);
+  if (Buffer.byteLength(threadId, "utf8") > MAX_THREAD_ID_BYTES || /[\u0000-\u001f\u007f]/.test(threadId) || /\p{Surrogate}/u.test(threadId)) {
+    throw new Error(`langgraph: a thread_id must be at most ${MAX_THREAD_ID_BYTES} bytes of UTF-8 without control characters or lone surrogates (it is kept in the session's labels)`);
   }
 }
 
