@@ -5,9 +5,10 @@
 // --prefer-offline so the cache npm ci filled serves them). <repo> is a
 // copy of this package as a fresh clone has it (no node_modules, no
 // build/), so the install cannot lean on this checkout's dev dependencies.
-// A script in the new project then imports "@logbook/client" and every
-// subpath export that has a built file, and creates a session on a real
-// `logbook serve` and appends a turn through the installed copy.
+// In the new project, tsc then type-checks a consumer of "@logbook/client"
+// and of every subpath export that has a built file, and a script imports
+// them, creates a session on a real `logbook serve` and appends a turn
+// through the installed copy.
 
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -114,10 +115,25 @@ test("npm install --install-links <repo>/clients/typescript in a new project: th
   const built = Object.keys(manifest.exports)
     .filter((sub) => sub !== "." && existsSync(join(pkgDir, manifest.exports[sub]!.import)))
     .map((sub) => sub.slice(2));
-  for (const [sub, files] of Object.entries(manifest.exports)) {
-    if (sub !== "." && !built.includes(sub.slice(2))) continue;
-    for (const f of [files.import, files.types]) assert.ok(existsSync(join(installed, f)), `the installed package has ${sub}'s ${f}`);
+  for (const sub of [".", ...built.map((b) => `./${b}`)]) {
+    for (const f of Object.values(manifest.exports[sub]!)) assert.ok(existsSync(join(installed, f)), `the installed package has ${sub}'s ${f}`);
   }
+
+  // A TypeScript consumer resolves the declarations of the package and of
+  // every built subpath through the "types" conditions (with
+  // skipLibCheck, as the frameworks' own declarations need it).
+  writeFileSync(join(app, "tsconfig.json"), JSON.stringify({
+    compilerOptions: { module: "nodenext", moduleResolution: "nodenext", target: "es2022", strict: true, noEmit: true, skipLibCheck: true, types: [] },
+    files: ["consumer.mts"],
+  }));
+  writeFileSync(join(app, "consumer.mts"), [
+    'import { Client, events as ev, type Event } from "@logbook/client";',
+    'export const client: Client = new Client({ baseUrl: "http://127.0.0.1:7420" });',
+    'export const input = ev.userText("u1", "hi");',
+    "export type Events = Event[];",
+    ...built.map((sub, i) => `export type * as Adapter${i} from "@logbook/client/${sub}";`),
+  ].join("\n"));
+  run("node", [join(pkgDir, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.json"], app);
 
   writeFileSync(join(app, "check.mjs"), checkScript);
   const got = JSON.parse(run("node", ["check.mjs", srv.url, JSON.stringify(built)], app)) as Checked;
