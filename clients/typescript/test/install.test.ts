@@ -12,7 +12,7 @@
 
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { after, before, test } from "node:test";
@@ -138,7 +138,7 @@ test("npm install --install-links <repo>/clients/typescript in a new project: th
   writeFileSync(join(app, "check.mjs"), checkScript);
   const got = JSON.parse(run("node", ["check.mjs", srv.url, JSON.stringify(built)], app)) as Checked;
 
-  assert.equal(got.resolved, join(installed, "dist", "index.js"), '"@logbook/client" resolves to the installed copy');
+  assert.equal(got.resolved, realpathSync(join(installed, "dist", "index.js")), '"@logbook/client" resolves to the installed copy');
   const want: [number, string][] = [[0, "turn/start"], [1, "user/message"], [2, "step/start"], [3, "assistant/message"], [4, "step/end"], [5, "turn/end"]];
   assert.deepEqual(got.appended, want);
   assert.deepEqual(got.read, want, "the server holds the appended turn");
