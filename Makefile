@@ -61,8 +61,8 @@ clients: ## build the TypeScript client (clients/typescript/dist) and its npm pa
 	echo "make clients: clients/typescript/dist built; package: bin/$$tgz"
 
 # test-clients runs the TypeScript client's tests (npm ci from its
-# lockfile, then npm test: tsc into build/, node --test, and vitest over
-# test/vitest; one of them installs the package in a new project as the
+# lockfile, then npm test: tsc into build/, node --test, and vitest with
+# test/vitest/vitest.config.ts; one of them installs the package in a new project as the
 # README says) and the Python client's (unittest; one of them pip installs
 # it into a new venv), all against real `logbook serve` processes of the
 # binary LOGBOOK_TEST_BIN names, or else of one built into a temporary
