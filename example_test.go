@@ -118,6 +118,58 @@ func ExampleSession_AppendAt() {
 	// false true 2
 }
 
+// AppendOnce appends an operation's events once: a retry with the same id
+// and events, even after a restart, gets the original events back, and
+// other events under the id are refused.
+func ExampleSession_AppendOnce() {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "logbook-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	rt, err := logbook.Open(ctx, logbook.Options{DataDir: dir})
+	if err != nil {
+		log.Fatal(err)
+	}
+	s, err := rt.Create(ctx, "s1", events.CreateOptions{Labels: map[string]string{"framework": "example"}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	model := events.Model{Provider: "anthropic", Name: "claude-sonnet-4"}
+	turn := []events.Input{events.TurnStart(1), events.UserText(events.TextMessage{ID: "u1", Text: "hi"}),
+		events.StepStart(1, 1), events.AssistantText(1, 1, model, events.TextMessage{ID: "a1", Text: "hello"}),
+		events.StepEnd(1, 1), events.TurnEnd(1, events.Completed())}
+	a, err := s.AppendOnce(ctx, "turn-1", turn...)
+	fmt.Println(len(a.Events), a.Replayed, err)
+	if err := rt.Close(ctx); err != nil { // a restart: the id is stored with its events
+		log.Fatal(err)
+	}
+
+	rt, err = logbook.Open(ctx, logbook.Options{DataDir: dir})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer rt.Close(ctx)
+	s, _, err = rt.Resume(ctx, "s1")
+	if err != nil {
+		log.Fatal(err)
+	}
+	a, err = s.AppendOnce(ctx, "turn-1", turn...) // the retry, after the resume's own event
+	fmt.Println(a.Events[0].Seq, len(a.Events), a.Replayed, err, s.Len())
+	_, err = s.AppendOnce(ctx, "turn-1", events.TurnStart(2))
+	var e *sdk.Error
+	if errors.As(err, &e) {
+		fmt.Println(e.Code, "first seq", e.Meta["firstSeq"], "count", e.Meta["count"])
+	}
+	fmt.Println(s.Header().Labels["framework"])
+	// Output:
+	// 6 false <nil>
+	// 0 6 true <nil> 7
+	// OPERATION_CONFLICT first seq 0 count 6
+	// example
+}
+
 // exampleSession opens a runtime on a temporary directory and creates
 // session "s1" in it; done closes the runtime and removes the directory.
 func exampleSession(ctx context.Context) (s *logbook.Session, done func()) {

@@ -69,6 +69,30 @@ func appended(res service.AppendResult, err error) ([]events.Event, error) {
 	return res.Events, err
 }
 
+// Appended is what AppendOnce did.
+type Appended struct {
+	// Events are the operation's events: the ones just appended, or, for
+	// a replay, the original ones. They share the log's bytes.
+	Events []events.Event
+	// Replayed reports that the session already held the operation id
+	// with the same events, so nothing was appended.
+	Replayed bool
+}
+
+// AppendOnce appends ins once under operationID (docs/format.md,
+// "Operation ids"), whatever the retries, processes and restarts: as one
+// atomic group whose first event stores the id. When the session already
+// holds the id with byte-equal canonical events, nothing is appended and
+// the original events come back with Replayed set; other events under it
+// are OPERATION_CONFLICT (Meta "operationId", "firstSeq" of the original
+// and its "count"). An id that is not 1–128 bytes of printable ASCII is
+// OPERATION_ID_INVALID. Nothing is appended on any error.
+func (s *Session) AppendOnce(ctx context.Context, operationID string, ins ...events.Input) (Appended, error) {
+	res, err := s.s.Append(ctx, service.AppendRequest{Inputs: ins, OperationID: operationID})
+	evs, err := appended(res, err)
+	return Appended{Events: evs, Replayed: res.Replayed}, err
+}
+
 // AppendGroup appends ins as one atomic group (docs/compaction.md): every
 // member is validated against the log with the members before it, and
 // either all are appended, with consecutive seqs, and stored as one unit,

@@ -14,6 +14,12 @@ type CreateOptions struct {
 	// Protocol is "" or sdk.ProtocolStrict (appends follow the agent-loop
 	// protocol of docs/format.md), or sdk.ProtocolLenient (they skip it).
 	Protocol string
+	// Labels are string → string labels stored in the header (at most 32;
+	// keys 1–64 bytes of [a-z0-9._/-] starting with a letter or digit;
+	// values up to 1024 bytes of UTF-8 without control characters; see
+	// docs/storage.md), set at create only; anything else is USAGE naming
+	// the rule. Fork and salvage children inherit them.
+	Labels map[string]string
 }
 
 // ListEntry is one session of a listing: the primary backend's entry for

@@ -28,8 +28,12 @@ type Edge struct {
 // 1→2: the header's "version" becomes 2 and nothing else changes: a v1
 // header has no "protocol" member, so the migrated session is strict, and
 // every envelope is kept byte-exact.
+//
+// 2→3: the header's "version" becomes 3 and nothing else changes: a v2
+// header has no "labels" member and a v2 envelope no "operation" member
+// (docs/format.md, "Operation ids"), so every envelope is kept byte-exact.
 func migrations() []Edge {
-	return []Edge{{From: 1, To: 2}}
+	return []Edge{{From: 1, To: 2}, {From: 2, To: 3}}
 }
 
 // Migrations returns the migration edges in order, after checking that they

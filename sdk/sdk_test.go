@@ -3,6 +3,7 @@ package sdk
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -90,9 +91,12 @@ func TestFormatGate(t *testing.T) {
 	if v, err := CheckFormatVersion("s", "2", "x"); err != nil || v != 2 {
 		t.Fatalf("v2: %d %v", v, err)
 	}
-	_, err := CheckFormatVersion("s", "3", "/data/s/events.v3.jsonl")
-	if !errors.Is(err, CodeFormatTooNew) || !strings.Contains(err.Error(), "v3") || !strings.Contains(err.Error(), "upgrade logbook") || !strings.Contains(err.Error(), "/data/s/events.v3.jsonl") {
-		t.Fatalf("v3: %v", err)
+	if v, err := CheckFormatVersion("s", "3", "x"); err != nil || v != 3 {
+		t.Fatalf("v3: %d %v", v, err)
+	}
+	_, err := CheckFormatVersion("s", "4", "/data/s/events.v4.jsonl")
+	if !errors.Is(err, CodeFormatTooNew) || !strings.Contains(err.Error(), "v4") || !strings.Contains(err.Error(), "upgrade logbook") || !strings.Contains(err.Error(), "/data/s/events.v4.jsonl") {
+		t.Fatalf("v4: %v", err)
 	}
 	if _, err := CheckFormatVersion("s", "0", ""); !errors.Is(err, CodeFormatUnsupported) {
 		t.Fatalf("v0: %v", err)
@@ -102,8 +106,14 @@ func TestFormatGate(t *testing.T) {
 			t.Fatalf("%q: %v", bad, err)
 		}
 	}
-	if e := Migrations(); len(e) != 1 || e[0].From != 1 || e[0].To != 2 || e[0].Header != nil || e[0].Events != nil {
-		t.Fatalf("format v2 has one edge, 1→2, that changes the version alone: %+v", e)
+	e := Migrations()
+	if len(e) != 2 {
+		t.Fatalf("format v3 has two edges, 1→2 and 2→3: %+v", e)
+	}
+	for i, edge := range e {
+		if edge.From != i+1 || edge.To != i+2 || edge.Header != nil || edge.Events != nil {
+			t.Fatalf("edge %d is not v%d→v%d changing the version alone: %+v", i, i+1, i+2, edge)
+		}
 	}
 }
 
@@ -174,5 +184,53 @@ func TestWithMetaCopiesMeta(t *testing.T) {
 	}
 	if _, ok := base.Meta["actual"]; ok || len(base.Meta) != 1 {
 		t.Fatalf("WithMeta changed the receiver's Meta: %v", base.Meta)
+	}
+}
+
+func TestValidateLabels(t *testing.T) {
+	many := map[string]string{}
+	for i := range MaxLabels + 1 {
+		many["k"+strconv.Itoa(i)] = ""
+	}
+	for _, c := range []struct {
+		labels map[string]string
+		want   string // "" = valid
+	}{
+		{nil, ""},
+		{map[string]string{"framework": "openai-agents", "0/a.b_c-d": strings.Repeat("é", 512)}, ""},
+		{many, "at most 32"},
+		{map[string]string{"": "x"}, "1–64 bytes"},
+		{map[string]string{strings.Repeat("a", 65): "x"}, "1–64 bytes"},
+		{map[string]string{"-a": "x"}, "starting with a letter or digit"},
+		{map[string]string{"Key": "x"}, "[a-z0-9._/-]"},
+		{map[string]string{"a b": "x"}, "[a-z0-9._/-]"},
+		{map[string]string{"k": strings.Repeat("x", 1025)}, "at most 1024 bytes"},
+		{map[string]string{"k": "a\nb"}, "control character"},
+		{map[string]string{"k": "a\u0085b"}, "control character"},
+		{map[string]string{"k": "\xff"}, "UTF-8"},
+	} {
+		err := ValidateLabels("create", c.labels)
+		if c.want == "" {
+			if err != nil {
+				t.Errorf("%v: %v", c.labels, err)
+			}
+			continue
+		}
+		if !errors.Is(err, CodeUsage) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("labels with %.40q: %v; want USAGE naming %q", fmt.Sprint(c.labels), err, c.want)
+		}
+	}
+}
+
+func TestValidateOperationID(t *testing.T) {
+	for _, good := range []string{"a", " ~\"\\", strings.Repeat("x", 128)} {
+		if err := ValidateOperationID(good); err != nil {
+			t.Errorf("%q: %v", good, err)
+		}
+	}
+	for _, bad := range []string{"", strings.Repeat("x", 129), "a\tb", "é", "a\x7f"} {
+		if err := ValidateOperationID(bad); !errors.Is(err, CodeOperationIDInvalid) || !strings.Contains(err.Error(), "printable ASCII") {
+			t.Errorf("%q: %v; want OPERATION_ID_INVALID naming the rule", bad, err)
+		}
 	}
 }

@@ -229,10 +229,10 @@ func headerSizeOf(f []byte) int {
 	return n + fcs
 }
 
-// TestFormatVersionIsCheckedBeforeEvents: a header with version 3 is
+// TestFormatVersionIsCheckedBeforeEvents: a header with version 4 is
 // FORMAT_TOO_NEW from Open, Stat and List even when every event line is
 // garbage (the header is decoded first), naming the file; restoring
-// version 2 then shows the damage.
+// version 3 then shows the damage.
 func TestFormatVersionIsCheckedBeforeEvents(t *testing.T) {
 	for _, comp := range []string{CompressionZstd, CompressionNone} {
 		t.Run(comp, func(t *testing.T) {
@@ -240,7 +240,7 @@ func TestFormatVersionIsCheckedBeforeEvents(t *testing.T) {
 			b := newTestBackend(t, cfg)
 			storeEvents(t, b, "s1", persistencetest.Batch(0, 3), [][]byte{turnEnd(3)})
 			path := sessionLog(cfg, "s1")
-			setFormatVersion(t, path, "3")
+			setFormatVersion(t, path, "4")
 			data := mustRead(t, path)
 			hdrEnd := bytes.IndexByte(data, '\n') + 1
 			if comp == CompressionZstd {
@@ -252,48 +252,48 @@ func TestFormatVersionIsCheckedBeforeEvents(t *testing.T) {
 			}
 			for _, a := range []sdk.Access{sdk.AccessRead, sdk.AccessWrite} {
 				_, err := b.Open(t.Context(), "s1", a)
-				persistencetest.RequireCode(t, err, sdk.CodeFormatTooNew, "s1", 3, path, "upgrade logbook")
+				persistencetest.RequireCode(t, err, sdk.CodeFormatTooNew, "s1", 4, path, "upgrade logbook")
 			}
 			_, err := b.Stat(t.Context(), "s1")
-			persistencetest.RequireCode(t, err, sdk.CodeFormatTooNew, "s1", 3)
+			persistencetest.RequireCode(t, err, sdk.CodeFormatTooNew, "s1", 4)
 			var entry sdk.ListEntry
 			if err := b.List(t.Context(), func(e sdk.ListEntry) error { entry = e; return nil }); err != nil {
 				t.Fatal(err)
 			}
-			persistencetest.RequireCode(t, entry.Err, sdk.CodeFormatTooNew, "s1", 3)
-			setFormatVersion(t, path, "2")
+			persistencetest.RequireCode(t, entry.Err, sdk.CodeFormatTooNew, "s1", 4)
+			setFormatVersion(t, path, "3")
 			_, err = b.Open(t.Context(), "s1", sdk.AccessRead)
 			persistencetest.RequireCode(t, err, sdk.CodeCorruptLog, path)
 		})
 	}
 }
 
-// TestHighestGenerationIsTheLog: with events.v2 and events.v3 present, v3
-// is the log (its version-3 header is FORMAT_TOO_NEW naming it) and v2 is
+// TestHighestGenerationIsTheLog: with events.v3 and events.v4 present, v4
+// is the log (its version-4 header is FORMAT_TOO_NEW naming it) and v3 is
 // left byte-identical; a generation whose header names another version is
 // CORRUPT_LOG naming both.
 func TestHighestGenerationIsTheLog(t *testing.T) {
 	cfg := Config{Root: t.TempDir(), Compression: CompressionNone}
 	b := newTestBackend(t, cfg)
 	storeEvents(t, b, "s1", persistencetest.Batch(0, 2))
-	v2 := sessionLog(cfg, "s1")
-	before := mustRead(t, v2)
-	v3 := filepath.Join(filepath.Dir(v2), logName(3, false))
-	if err := os.WriteFile(v3, bytes.Replace(before, []byte(`"version":2`), []byte(`"version":3`), 1), 0o600); err != nil {
+	v3 := sessionLog(cfg, "s1")
+	before := mustRead(t, v3)
+	v4 := filepath.Join(filepath.Dir(v3), logName(4, false))
+	if err := os.WriteFile(v4, bytes.Replace(before, []byte(`"version":3`), []byte(`"version":4`), 1), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	for _, a := range []sdk.Access{sdk.AccessRead, sdk.AccessWrite} {
 		_, err := b.Open(t.Context(), "s1", a)
-		persistencetest.RequireCode(t, err, sdk.CodeFormatTooNew, v3)
+		persistencetest.RequireCode(t, err, sdk.CodeFormatTooNew, v4)
 	}
-	if !bytes.Equal(mustRead(t, v2), before) {
-		t.Fatal("events.v2 changed")
+	if !bytes.Equal(mustRead(t, v3), before) {
+		t.Fatal("events.v3 changed")
 	}
-	if err := os.WriteFile(v3, before, 0o600); err != nil {
+	if err := os.WriteFile(v4, before, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	_, err := b.Open(t.Context(), "s1", sdk.AccessRead)
-	persistencetest.RequireCode(t, err, sdk.CodeCorruptLog, v3, "format v2", "generation v3")
+	persistencetest.RequireCode(t, err, sdk.CodeCorruptLog, v4, "format v3", "generation v4")
 	// Names that only look like generations are ignored.
 	for _, n := range []string{"events.v01.jsonl", "events.v0.jsonl", "events.v3.jsonl.zst.abc.tmp", "events.v9.json"} {
 		if _, _, ok := parseLogName(n); ok {

@@ -47,11 +47,11 @@ func dirNames(t *testing.T, ffs *faultfs.FS, cfg Config) []string {
 	return names
 }
 
-// TestMigrationWritesANewGeneration: a read open of a v1 log serves the v2
-// header and writes nothing; a write open links events.v2 holding the v2
-// header and the same event bytes, leaves events.v1 byte-identical, and
-// appends go to v2. A torn tail of v1 is kept in an artifact and left in
-// v1; v2 starts without it.
+// TestMigrationWritesANewGeneration: a read open of a v1 log serves the
+// current header and writes nothing; a write open links events.v3 holding
+// the current header and the same event bytes, leaves events.v1
+// byte-identical, and appends go to v3. A torn tail of v1 is kept in an
+// artifact and left in v1; v3 starts without it.
 func TestMigrationWritesANewGeneration(t *testing.T) {
 	for _, comp := range []string{CompressionZstd, CompressionNone} {
 		t.Run(comp, func(t *testing.T) {
@@ -94,7 +94,7 @@ func TestMigrationWritesANewGeneration(t *testing.T) {
 			v2 := ffsRead(t, ffs, sessionLog(cfg, "s1"))
 			us, oldUnits := units(t, v2, comp == CompressionZstd), units(t, before, comp == CompressionZstd)
 			if !bytes.Equal(v2[us[1][0]:us[len(oldUnits)-1][1]], before[oldUnits[1][0]:]) {
-				t.Fatal("events.v2 does not hold events.v1's event bytes as they were")
+				t.Fatal("events.v3 does not hold events.v1's event bytes as they were")
 			}
 			if !bytes.Equal(ffsRead(t, ffs, v1), torn) {
 				t.Fatal("an append after the migration changed events.v1")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/envelope"
 	"github.com/seed-e5e476df/logbook/sdk/headerjson"
 	"github.com/seed-e5e476df/logbook/sdk/jsonv"
 )
@@ -140,7 +141,8 @@ func (c *checker) keep(buf []byte) {
 
 // members checks the members of a parsed envelope (docs/format.md): seq, time,
 // type and data present; seq and time integers in 0 … 2^53−1; type a
-// string; ignorable only the literal true; no other member. Order is free.
+// string; ignorable only the literal true; operation an id and a count
+// (envelope.Operation); no other member. Order is free.
 func members(v jsonv.Value) (seq int64, turnEnd bool, reason string) {
 	if v.Kind() != jsonv.Object {
 		return 0, false, "not a JSON object"
@@ -170,6 +172,10 @@ func members(v jsonv.Value) (seq int64, turnEnd bool, reason string) {
 		case k.StrEqual("ignorable"):
 			if b, ok := m.Bool(); !ok || !b {
 				return 0, false, `member "ignorable" is not the literal true`
+			}
+		case k.StrEqual("operation"):
+			if _, _, err := envelope.Operation(m); err != nil {
+				return 0, false, err.Error()
 			}
 		default:
 			return 0, false, fmt.Sprintf("unknown member %s", clipBytes(k.Bytes()))

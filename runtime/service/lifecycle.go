@@ -30,7 +30,7 @@ type CreateRequest struct {
 // SESSION_READ_ONLY.
 func (s *Service) Create(ctx context.Context, r CreateRequest) (*Session, error) {
 	o := r.Header
-	co := store.CreateOptions{ID: r.ID, CWD: o.CWD, Origin: o.Origin, DelegationDepth: o.DelegationDepth, AgentPreset: o.AgentPreset, ParentSession: o.ParentSession, Protocol: o.Protocol}
+	co := store.CreateOptions{ID: r.ID, CWD: o.CWD, Origin: o.Origin, DelegationDepth: o.DelegationDepth, AgentPreset: o.AgentPreset, ParentSession: o.ParentSession, Protocol: o.Protocol, Labels: o.Labels}
 	create := s.h.Create
 	if r.Stored {
 		create = s.h.CreateStored

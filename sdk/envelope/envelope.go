@@ -7,6 +7,7 @@ package envelope
 
 import (
 	"bytes"
+	"errors"
 	"slices"
 	"strconv"
 
@@ -16,7 +17,7 @@ import (
 
 // members are the members of a canonical envelope in their order
 // (docs/format.md); the first four are required.
-var members = [...]string{"seq", "time", "type", "data", "surfaceOp", "sourceEventSeqs", "ignorable"}
+var members = [...]string{"seq", "time", "type", "data", "surfaceOp", "sourceEventSeqs", "ignorable", "operation"}
 
 const (
 	mSeq = iota
@@ -26,12 +27,15 @@ const (
 	mSurfaceOp
 	mSources
 	mIgnorable
+	mOperation
 	required = mData + 1
 )
 
-// Parts are the members of one canonical envelope. Data, SurfaceOp and
-// Sources hold the canonical JSON of those members; SurfaceOp and Sources
-// are nil when the member is absent.
+// Parts are the members of one canonical envelope. Data, SurfaceOp,
+// Sources and Operation hold the canonical JSON of those members;
+// SurfaceOp, Sources and Operation are nil when the member is absent.
+// Operation, when present, is {"id":…,"count":…} (docs/format.md,
+// "Operation ids"), on the first event of an operation's events.
 type Parts struct {
 	Seq, Time int64
 	Type      string
@@ -39,6 +43,7 @@ type Parts struct {
 	SurfaceOp []byte
 	Sources   []byte
 	Ignorable bool
+	Operation []byte
 }
 
 // Split splits one canonical envelope into its parts. The envelope must be
@@ -126,10 +131,10 @@ func split(op string, root jsonv.Value, buf []byte) (Parts, error) {
 		name := members[max(m, 0)]
 		if m < 0 {
 			name, _ = k.Str()
-			return invalid("member %s is not an envelope member (seq, time, type, data, surfaceOp, sourceEventSeqs, ignorable)", strconv.Quote(name))
+			return invalid("member %s is not an envelope member (seq, time, type, data, surfaceOp, sourceEventSeqs, ignorable, operation)", strconv.Quote(name))
 		}
 		if m < next || (next < required && m != next && root.Get(members[next]).Exists()) {
-			return invalid("member %s is out of the canonical order seq, time, type, data, surfaceOp, sourceEventSeqs, ignorable", strconv.Quote(name))
+			return invalid("member %s is out of the canonical order seq, time, type, data, surfaceOp, sourceEventSeqs, ignorable, operation", strconv.Quote(name))
 		}
 		if next < required && m != next {
 			return invalid("member %s is missing", strconv.Quote(members[next]))
@@ -165,6 +170,11 @@ func split(op string, root jsonv.Value, buf []byte) (Parts, error) {
 				return invalid(`member "ignorable" must be true when present; got %s`, raw)
 			}
 			p.Ignorable = true
+		case mOperation:
+			if _, _, err := Operation(v); err != nil {
+				return invalid("%v", err)
+			}
+			p.Operation = raw
 		}
 	}
 	if next < required {
@@ -194,11 +204,67 @@ func (p *Parts) Append(dst []byte) []byte {
 	if p.Ignorable {
 		dst = append(dst, `,"ignorable":true`...)
 	}
+	if p.Operation != nil {
+		dst = append(dst, `,"operation":`...)
+		dst = append(dst, p.Operation...)
+	}
 	return append(dst, '}')
 }
 
 // Len is an upper bound of the length of p's envelope, for sizing the
 // buffer Append writes to.
 func (p *Parts) Len() int {
-	return 64 + len(p.Type) + len(p.Data) + len(p.SurfaceOp) + len(p.Sources)
+	return 80 + len(p.Type) + len(p.Data) + len(p.SurfaceOp) + len(p.Sources) + len(p.Operation)
+}
+
+// OperationMember is the name and colon that open the operation member
+// of an envelope, with the comma before it: an envelope holds these bytes
+// outside its strings only there (the operation member is the last one).
+const OperationMember = `,"operation":`
+
+// Operation reads the value of an envelope's "operation" member
+// (docs/format.md, "Operation ids"): an object of exactly "id", 1–128
+// bytes of printable ASCII (sdk.ValidateOperationID), then "count", an
+// integer in 1 … 2^53−1. Anything else is an error naming the rule.
+func Operation(v jsonv.Value) (id string, count int64, err error) {
+	bad := func() (string, int64, error) {
+		return "", 0, errors.New(`member "operation" must be {"id":<1–128 bytes of printable ASCII>,"count":<integer ≥ 1>}, in that order; got ` + string(v.Bytes()))
+	}
+	if v.Kind() != jsonv.Object {
+		return bad()
+	}
+	i := 0
+	for k, m := range v.Members() {
+		switch {
+		case i == 0 && k.StrEqual("id"):
+			s, ok := m.Str()
+			if !ok || sdk.ValidateOperationID(s) != nil {
+				return bad()
+			}
+			id = s
+		case i == 1 && k.StrEqual("count"):
+			n, ok := m.Int()
+			if !ok || n < 1 || n > sdk.MaxSeq {
+				return bad()
+			}
+			count = n
+		default:
+			return bad()
+		}
+		i++
+	}
+	if i != 2 {
+		return bad()
+	}
+	return id, count, nil
+}
+
+// AppendOperation appends the canonical operation member of an envelope,
+// OperationMember and {"id":id,"count":count}, to dst.
+func AppendOperation(dst []byte, id string, count int64) []byte {
+	dst = append(dst, OperationMember+`{"id":`...)
+	dst = jsonv.AppendString(dst, id)
+	dst = append(dst, `,"count":`...)
+	dst = strconv.AppendInt(dst, count, 10)
+	return append(dst, '}')
 }

@@ -12,7 +12,8 @@ import (
 // format version of 0 (the current one) or sdk.FormatVersion
 // (FORMAT_UNSUPPORTED), a protocol of "", "strict" or "lenient"
 // (HEADER_INVALID naming the allowed values; "strict" becomes "", the
-// default, stored as no member),
+// default, stored as no member), labels that follow sdk.ValidateLabels
+// (HEADER_INVALID naming the rule),
 // and that the canonical encoding reads back (HEADER_INVALID wrapping the
 // decoder's error, which names where). It returns the header with
 // FormatVersion set and its canonical encoding (sdk/headerjson), the bytes
@@ -34,6 +35,9 @@ func CheckCreate(op string, h sdk.Header, where string) (sdk.Header, []byte, err
 		return sdk.Header{}, nil, sdk.Errorf(sdk.CodeHeaderInvalid, op, "the session header's %s", usage.Detail).WithSession(h.ID)
 	}
 	h.Protocol = p
+	if err := sdk.ValidateLabels(op, h.Labels); err != nil {
+		return sdk.Header{}, nil, sdk.Errorf(sdk.CodeHeaderInvalid, op, "the session header's %s", err.(*sdk.Error).Detail).WithSession(h.ID)
+	}
 	hdr := headerjson.Encode(h)
 	if _, err := headerjson.Decode(hdr, h.ID, where); err != nil {
 		return sdk.Header{}, nil, sdk.Wrapf(sdk.CodeHeaderInvalid, op, err, "the session header would not read back").WithSession(h.ID)

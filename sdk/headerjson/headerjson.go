@@ -6,6 +6,8 @@ package headerjson
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 
 	"github.com/seed-e5e476df/logbook/sdk"
@@ -16,7 +18,8 @@ import (
 // (the JSONL header line without its newline, the SQLite header column and
 // the wire form of docs/plugins.md): members in canonical order, optional members only
 // when set, "protocol" only for a lenient session (strict, the default, is
-// stored as no member), inheritedEventCount only when seeded.
+// stored as no member), "labels" only when there are some (keys sorted),
+// inheritedEventCount only when seeded.
 func Encode(h sdk.Header) []byte {
 	version := h.FormatVersion
 	if version == 0 {
@@ -41,6 +44,16 @@ func Encode(h sdk.Header) []byte {
 	if h.Protocol == sdk.ProtocolLenient {
 		b = append(b, `,"protocol":"lenient"`...)
 	}
+	if len(h.Labels) > 0 {
+		b = append(b, `,"labels":`...)
+		for i, k := range slices.Sorted(maps.Keys(h.Labels)) {
+			b = append(b, "{,"[min(i, 1)])
+			b = jsonv.AppendString(b, k)
+			b = append(b, ':')
+			b = jsonv.AppendString(b, h.Labels[k])
+		}
+		b = append(b, '}')
+	}
 	if h.IsSeeded {
 		b = append(b, `,"inheritedEventCount":`...)
 		b = strconv.AppendInt(b, h.InheritedEventCount, 10)
@@ -53,15 +66,17 @@ var headerMembers = map[string]bool{
 	"cwd": true, "parentSession": true, "origin": true, "agentPreset": true, "inheritedEventCount": true,
 }
 
-// protocolSince is the first format version whose header may hold the
-// "protocol" member; in an older header it is an unknown member.
-const protocolSince = 2
+// since is the first format version whose header may hold each member
+// added after version 1; in an older header it is an unknown member.
+var since = map[string]int{"protocol": 2, "labels": 3}
 
 // Decode reads a stored session header (docs/storage.md, docs/format.md): the format
 // gate on the raw version first (FORMAT_TOO_NEW, FORMAT_UNSUPPORTED), then the
 // identity check against wantID when it is not "" (IDENTITY_MISMATCH), then
 // the shape rules (CORRUPT_LOG naming the member: "protocol" is a member
-// from format version 2 on, and its one stored value is "lenient"). The
+// from format version 2 on, and its one stored value is "lenient";
+// "labels" is one from version 3 on, a non-empty object that follows
+// sdk.ValidateLabels, keys in sorted order). The
 // header keeps the stored version; Migrate brings it to the current one.
 // artifact names the file or database in messages.
 func Decode(b []byte, wantID, artifact string) (sdk.Header, error) {
@@ -105,7 +120,7 @@ func Decode(b []byte, wantID, artifact string) (sdk.Header, error) {
 	}
 	for k := range root.Members() {
 		name, _ := k.Str()
-		if !headerMembers[name] && (name != "protocol" || v < protocolSince) {
+		if v0, ok := since[name]; !headerMembers[name] && (!ok || v < v0) {
 			return corrupt("unknown header member %s", strconv.Quote(name))
 		}
 	}
@@ -171,6 +186,11 @@ func Decode(b []byte, wantID, artifact string) (sdk.Header, error) {
 			return corrupt(`header member "protocol" must be "lenient" when present (a strict session has no member); got %s`, p.Bytes())
 		}
 		h.Protocol = sdk.ProtocolLenient
+	}
+	if l := root.Get("labels"); l.Exists() {
+		if h.Labels, err = decodeLabels(l); err != nil {
+			return corrupt("%v", err)
+		}
 	}
 	if h.CWD != "" && h.CWD[0] != '/' {
 		return corrupt("header cwd %s is not absolute", strconv.Quote(h.CWD))
@@ -249,6 +269,38 @@ func setVersion(header []byte, v int) ([]byte, error) {
 	start, end := ver.Span()
 	out := append(buf[:start:start], strconv.Itoa(v)...)
 	return append(out, buf[end:]...), nil
+}
+
+// decodeLabels reads a stored "labels" member: a non-empty object of
+// strings, keys in sorted order, following sdk.ValidateLabels.
+func decodeLabels(l jsonv.Value) (map[string]string, error) {
+	if l.Kind() != jsonv.Object {
+		return nil, errors.New(`header member "labels" must be an object of strings`)
+	}
+	labels := map[string]string{}
+	prev := ""
+	for k, v := range l.Members() {
+		key, _ := k.Str()
+		val, ok := v.Str()
+		switch {
+		case !ok:
+			return nil, fmt.Errorf(`header member "labels": label %s must be a string; got %s`, strconv.Quote(key), v.Bytes())
+		case len(labels) > 0 && key <= prev:
+			return nil, fmt.Errorf(`header member "labels": key %s is out of sorted order or repeated`, strconv.Quote(key))
+		}
+		labels[key], prev = val, key
+	}
+	if len(labels) == 0 {
+		return nil, errors.New(`header member "labels" must not be empty (a session without labels has no member)`)
+	}
+	if err := sdk.ValidateLabels("header", labels); err != nil {
+		var e *sdk.Error
+		if errors.As(err, &e) {
+			return nil, fmt.Errorf(`header member "labels": %s`, e.Detail)
+		}
+		return nil, err
+	}
+	return labels, nil
 }
 
 // clip returns b for a message, cut after 96 bytes (marked "…").

@@ -13,19 +13,27 @@ func TestHeaderRoundTrip(t *testing.T) {
 		{FormatVersion: 1, ID: "s1", CreatedAt: 1700000000000},
 		{FormatVersion: 2, ID: "lenient", CreatedAt: 9, Protocol: sdk.ProtocolLenient},
 		{FormatVersion: 2, ID: "c\"hild", CreatedAt: 5, Protocol: sdk.ProtocolLenient, CWD: "/work", ParentSession: "s1", Origin: "subagent", DelegationDepth: 2, AgentPreset: "coder", IsSeeded: true, InheritedEventCount: 6},
+		{FormatVersion: 3, ID: "labelled", CreatedAt: 5, Labels: map[string]string{"framework": "openai-agents", "key": "a\"b\u00e9\u2028", "0.x/y_z-": ""}, IsSeeded: true, InheritedEventCount: 1},
 	} {
 		b := Encode(h)
 		got, err := Decode(b, h.ID, "")
-		if err != nil || got != h {
+		if err != nil || !got.Equal(h) {
 			t.Fatalf("round trip of %s: %+v %v", b, got, err)
 		}
 	}
-	if got := string(Encode(sdk.Header{ID: "s", CreatedAt: 1})); got != `{"type":"session","version":2,"id":"s","createdAt":1,"isSeeded":false,"delegationDepth":0}` {
+	if got := string(Encode(sdk.Header{ID: "s", CreatedAt: 1})); got != `{"type":"session","version":3,"id":"s","createdAt":1,"isSeeded":false,"delegationDepth":0}` {
 		t.Fatalf("canonical header: %s", got)
+	}
+	// Labels after protocol, keys sorted; none is no member.
+	if got := string(Encode(sdk.Header{ID: "s", CreatedAt: 1, Protocol: sdk.ProtocolLenient, Labels: map[string]string{"z": "1", "a": "2"}, IsSeeded: true, InheritedEventCount: 3})); got != `{"type":"session","version":3,"id":"s","createdAt":1,"isSeeded":true,"delegationDepth":0,"protocol":"lenient","labels":{"a":"2","z":"1"},"inheritedEventCount":3}` {
+		t.Fatalf("canonical labelled header: %s", got)
+	}
+	if got := string(Encode(sdk.Header{ID: "s", CreatedAt: 1, Labels: map[string]string{}})); strings.Contains(got, "labels") {
+		t.Fatalf("empty labels are stored: %s", got)
 	}
 	// The member order of docs/storage.md: protocol after the optional
 	// strings, before inheritedEventCount.
-	if got := string(Encode(sdk.Header{ID: "s", CreatedAt: 1, AgentPreset: "p", Protocol: sdk.ProtocolLenient, IsSeeded: true, InheritedEventCount: 3})); got != `{"type":"session","version":2,"id":"s","createdAt":1,"isSeeded":true,"delegationDepth":0,"agentPreset":"p","protocol":"lenient","inheritedEventCount":3}` {
+	if got := string(Encode(sdk.Header{ID: "s", CreatedAt: 1, AgentPreset: "p", Protocol: sdk.ProtocolLenient, IsSeeded: true, InheritedEventCount: 3})); got != `{"type":"session","version":3,"id":"s","createdAt":1,"isSeeded":true,"delegationDepth":0,"agentPreset":"p","protocol":"lenient","inheritedEventCount":3}` {
 		t.Fatalf("canonical lenient header: %s", got)
 	}
 	// Strict, given or not, is stored as no member.
@@ -41,29 +49,39 @@ func TestMigrateV1Header(t *testing.T) {
 		t.Fatalf("Decode(v1) = %+v, %v", h, err)
 	}
 	m, raw, err := Migrate(h, v1, "")
-	want := sdk.Header{FormatVersion: 2, ID: "s", CreatedAt: 1, IsSeeded: true, CWD: "/w", InheritedEventCount: 4}
-	if err != nil || m != want || string(raw) != string(Encode(want)) {
+	want := sdk.Header{FormatVersion: 3, ID: "s", CreatedAt: 1, IsSeeded: true, CWD: "/w", InheritedEventCount: 4}
+	if err != nil || !m.Equal(want) || string(raw) != string(Encode(want)) {
 		t.Fatalf("Migrate(v1) = %+v, %s, %v; want %+v, strict, as Encode writes it", m, raw, err, want)
 	}
-	if m2, raw2, err := Migrate(m, raw, ""); err != nil || m2 != m || &raw2[0] != &raw[0] {
-		t.Fatalf("Migrate(v2) = %+v, %v; want the header itself", m2, err)
+	if m2, raw2, err := Migrate(m, raw, ""); err != nil || !m2.Equal(m) || &raw2[0] != &raw[0] {
+		t.Fatalf("Migrate(v3) = %+v, %v; want the header itself", m2, err)
+	}
+	v2 := []byte(`{"type":"session","version":2,"id":"s","createdAt":1,"isSeeded":false,"delegationDepth":0,"protocol":"lenient"}`)
+	h, _ = Decode(v2, "s", "")
+	m, raw, err = Migrate(h, v2, "")
+	want = sdk.Header{FormatVersion: 3, ID: "s", CreatedAt: 1, Protocol: sdk.ProtocolLenient}
+	if err != nil || !m.Equal(want) || string(raw) != string(Encode(want)) {
+		t.Fatalf("Migrate(v2) = %+v, %s, %v; want %+v, only the version changed", m, raw, err, want)
 	}
 }
 
 func TestMigrateHeader(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
-		{`{"type":"session","version":1,"id":"s","createdAt":1,"isSeeded":false,"delegationDepth":0}`, `{"type":"session","version":2,"id":"s","createdAt":1,"isSeeded":false,"delegationDepth":0}`},
+		{`{"type":"session","version":1,"id":"s","createdAt":1,"isSeeded":false,"delegationDepth":0}`, `{"type":"session","version":3,"id":"s","createdAt":1,"isSeeded":false,"delegationDepth":0}`},
 		// Only the top-level "version" changes, wherever it is; nested
 		// "version" names and values stay.
-		{`{"id":"v","cwd":{"version":1},"a":["version",1],"version":1,"x":1}`, `{"id":"v","cwd":{"version":1},"a":["version",1],"version":2,"x":1}`},
+		{`{"id":"v","cwd":{"version":1},"a":["version",1],"version":1,"x":1}`, `{"id":"v","cwd":{"version":1},"a":["version",1],"version":3,"x":1}`},
 	} {
 		got, err := migrateHeader("s", 1, []byte(c.in))
 		if err != nil || string(got) != c.want {
 			t.Errorf("migrateHeader(%s) = %s, %v; want %s", c.in, got, err, c.want)
 		}
 	}
-	cur := []byte(`{"type":"session","version":2}`)
-	if got, err := migrateHeader("s", 2, cur); err != nil || string(got) != string(cur) {
+	if got, err := migrateHeader("s", 2, []byte(`{"type":"session","version":2}`)); err != nil || string(got) != `{"type":"session","version":3}` {
+		t.Errorf("edge 2→3: %s %v", got, err)
+	}
+	cur := []byte(`{"type":"session","version":3}`)
+	if got, err := migrateHeader("s", 3, cur); err != nil || string(got) != string(cur) {
 		t.Errorf("a current header migrates to itself: %s %v", got, err)
 	}
 	for _, bad := range []string{`{"type":"session"}`, `{"version":"1"}`, `{"version":1`, `[1]`} {
@@ -80,7 +98,13 @@ func TestDecodeHeaderRules(t *testing.T) {
 		want string
 	}{
 		{`{"type":"session","version":2,"id":"s","createdAt":1,"isSeeded":false,"delegationDepth":0} garbage`, sdk.CodeCorruptLog, "lossless"},
-		{`{"type":"session","version":3,"id":"s","createdAt":1,"isSeeded":false,"delegationDepth":0}`, sdk.CodeFormatTooNew, "v3"},
+		{`{"type":"session","version":4,"id":"s","createdAt":1,"isSeeded":false,"delegationDepth":0}`, sdk.CodeFormatTooNew, "v4"},
+		{`{"type":"session","version":2,"id":"s","createdAt":1,"isSeeded":false,"delegationDepth":0,"labels":{"a":"b"}}`, sdk.CodeCorruptLog, `unknown header member "labels"`},
+		{`{"type":"session","version":3,"id":"s","createdAt":1,"isSeeded":false,"delegationDepth":0,"labels":{}}`, sdk.CodeCorruptLog, `"labels" must not be empty`},
+		{`{"type":"session","version":3,"id":"s","createdAt":1,"isSeeded":false,"delegationDepth":0,"labels":["a"]}`, sdk.CodeCorruptLog, `"labels" must be an object`},
+		{`{"type":"session","version":3,"id":"s","createdAt":1,"isSeeded":false,"delegationDepth":0,"labels":{"a":1}}`, sdk.CodeCorruptLog, `must be a string`},
+		{`{"type":"session","version":3,"id":"s","createdAt":1,"isSeeded":false,"delegationDepth":0,"labels":{"b":"1","a":"2"}}`, sdk.CodeCorruptLog, `sorted order`},
+		{`{"type":"session","version":3,"id":"s","createdAt":1,"isSeeded":false,"delegationDepth":0,"labels":{"A":"1"}}`, sdk.CodeCorruptLog, `[a-z0-9._/-]`},
 		{`{"type":"session","version":1,"id":"s","createdAt":1,"isSeeded":false,"delegationDepth":0,"protocol":"lenient"}`, sdk.CodeCorruptLog, `unknown header member "protocol"`},
 		{`{"type":"session","version":2,"id":"s","createdAt":1,"isSeeded":false,"delegationDepth":0,"protocol":"strict"}`, sdk.CodeCorruptLog, `"protocol"`},
 		{`{"type":"session","version":2,"id":"s","createdAt":1,"isSeeded":false,"delegationDepth":0,"protocol":"LENIENT"}`, sdk.CodeCorruptLog, `"protocol"`},

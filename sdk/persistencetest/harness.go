@@ -386,7 +386,7 @@ func requireEvents(t testing.TB, what string, got, want [][]byte) {
 
 func requireHeader(t testing.TB, what string, got, want sdk.Header) {
 	t.Helper()
-	if got != want {
+	if !got.Equal(want) {
 		t.Fatalf("%s header:\n got  %+v\n want %+v", what, got, want)
 	}
 }

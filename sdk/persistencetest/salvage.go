@@ -63,7 +63,7 @@ func requireDamaged(t *testing.T, d sdk.Damaged, got, want [][]byte, intact int)
 func requireSameDamage(t *testing.T, again, first sdk.Damaged) {
 	t.Helper()
 	a, f := again.Damage, first.Damage
-	if again.Header != first.Header || again.ValidEvents != first.ValidEvents || again.Corrupt != first.Corrupt ||
+	if !again.Header.Equal(first.Header) || again.ValidEvents != first.ValidEvents || again.Corrupt != first.Corrupt ||
 		a.Offset != f.Offset || a.Bytes != f.Bytes || a.IntactEventsExcluded != f.IntactEventsExcluded || a.Reason != f.Reason || !bytes.Equal(a.Tail, f.Tail) {
 		t.Fatalf("a second ReadDamaged = %+v; the first returned %+v: the first changed the log", again, first)
 	}

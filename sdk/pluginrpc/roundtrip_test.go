@@ -77,12 +77,12 @@ func TestPersistenceRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Handle == "" || o.Header != h || o.NextSeq != 0 || o.Revision != "r0" {
+	if o.Handle == "" || !o.Header.Equal(h) || o.NextSeq != 0 || o.Revision != "r0" {
 		t.Fatalf("Create = %+v", o)
 	}
 	var stored sdk.Header
 	f.set(func(f *fakeStore) { stored = f.sessions["s1"].header })
-	if got := stored; got != h {
+	if got := stored; !got.Equal(h) {
 		t.Fatalf("the plugin decoded header %+v, want %+v", got, h)
 	}
 
@@ -114,7 +114,7 @@ func TestPersistenceRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Header != h || st.Revision != "r2" || st.FormatVersion != sdk.FormatVersion || st.EventCount != 3 || st.SizeBytes != 150 || st.LastActivity != 1_700_000_000_002 {
+	if !st.Header.Equal(h) || st.Revision != "r2" || st.FormatVersion != sdk.FormatVersion || st.EventCount != 3 || st.SizeBytes != 150 || st.LastActivity != 1_700_000_000_002 {
 		t.Fatalf("Stat = %+v", st)
 	}
 
@@ -129,12 +129,12 @@ func TestPersistenceRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	sort.Slice(entries, func(i, j int) bool { return entries[i].ID < entries[j].ID })
-	if len(entries) != 3 || entries[1].ID != "s1" || entries[1].Header != h || entries[1].Revision != "r2" || entries[2].ID != "s2" ||
+	if len(entries) != 3 || entries[1].ID != "s1" || !entries[1].Header.Equal(h) || entries[1].Revision != "r2" || entries[2].ID != "s2" ||
 		entries[1].EventCount != 3 || entries[1].LastActivity != 1_700_000_000_002 || entries[2].EventCount != 0 || entries[0].EventCount != -1 {
 		t.Fatalf("List = %+v", entries)
 	}
 	le := wantCode(t, entries[0].Err, sdk.CodeCorruptLog)
-	if le.SessionID != "broken" || (le.Seq == nil || *le.Seq != 4) || le.Index != nil || le.Detail != "bad frame at 4" || entries[0].Header != (sdk.Header{}) {
+	if le.SessionID != "broken" || (le.Seq == nil || *le.Seq != 4) || le.Index != nil || le.Detail != "bad frame at 4" || !entries[0].Header.Equal(sdk.Header{}) {
 		t.Fatalf("List error entry = %+v / %+v", entries[0], le)
 	}
 
@@ -145,7 +145,7 @@ func TestPersistenceRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ro.Header != h || ro.NextSeq != 3 || ro.Torn != (sdk.Torn{Bytes: 7, FromSeq: 3, Artifact: "torn.bin"}) {
+	if !ro.Header.Equal(h) || ro.NextSeq != 3 || ro.Torn != (sdk.Torn{Bytes: 7, FromSeq: 3, Artifact: "torn.bin"}) {
 		t.Fatalf("Open(read) = %+v", ro)
 	}
 	_, err = p.Append(ctx, ro.Handle, 3, [][]byte{event(3, 10)})

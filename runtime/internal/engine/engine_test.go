@@ -49,7 +49,7 @@ func TestDefaultConfigEndToEndAndOrderlyShutdown(t *testing.T) {
 	if err != nil || !res.Participated || res.Backends[0].DurableSeq != 9 {
 		t.Fatalf("flush %+v %v", res, err)
 	}
-	logs, _ := filepath.Glob(filepath.Join(dataDir, "*", "events.v2.jsonl.zst"))
+	logs, _ := filepath.Glob(filepath.Join(dataDir, "*", "events.v3.jsonl.zst"))
 	if len(logs) != 1 {
 		t.Fatalf("the default stores JSONL+zstd under data_dir; found %v", logs)
 	}

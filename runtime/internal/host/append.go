@@ -109,6 +109,9 @@ func (a *Appender) Len() sdk.Offset { return a.sess.Len() }
 
 // do appends one request, without its flush.
 func (a *Appender) do(ctx context.Context, r AppendRequest) error {
+	if r.OperationID != "" {
+		return a.AppendOperation(ctx, r.Expected, r.OperationID, r.Inputs)
+	}
 	if r.Group {
 		return a.AppendGroup(ctx, r.Expected, r.Inputs)
 	}
@@ -163,6 +166,23 @@ func (a *Appender) AppendGroup(ctx context.Context, expected *sdk.Offset, ins []
 	}
 	if len(evs) > 0 {
 		a.tally(sdk.Offset(evs[0].Seq()), evs)
+	}
+	return err
+}
+
+// AppendOperation appends ins once under operation id, as one atomic
+// group, at expected when it is set (AppendRequest.OperationID): all of
+// them, none and the error, or, for a replay, none and the original
+// events with the result's Replayed set.
+func (a *Appender) AppendOperation(ctx context.Context, expected *sdk.Offset, id string, ins []events.Input) error {
+	first := sdk.Seq(-1)
+	if expected != nil {
+		first = sdk.Seq(*expected)
+	}
+	evs, replayed, err := a.sess.AppendOperation(ctx, id, first, ins)
+	if len(evs) > 0 {
+		a.tally(sdk.Offset(evs[0].Seq()), evs)
+		a.res.Replayed = a.res.Replayed || replayed
 	}
 	return err
 }

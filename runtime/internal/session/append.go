@@ -46,26 +46,30 @@ func (s *Session) appendUnit(ctx context.Context, first sdk.Seq, ins []AppendInp
 	}
 	s.appendMu.Lock()
 	defer s.appendMu.Unlock()
-	return s.appendLocked(ctx, first, ins)
+	e, evs, _, err := s.appendLocked(ctx, first, ins, "")
+	return e, evs, err
 }
 
-// appendLocked is appendUnit with the append lock held.
-func (s *Session) appendLocked(ctx context.Context, first sdk.Seq, ins []AppendInput) (Event, []Event, error) {
+// appendLocked is appendUnit with the append lock held; with an operation
+// id op it is AppendOperation's unit, and replayed reports a replay (evs
+// are then the original events).
+func (s *Session) appendLocked(ctx context.Context, first sdk.Seq, ins []AppendInput, op string) (_ Event, _ []Event, replayed bool, _ error) {
 	if err := s.writable(); err != nil {
-		return Event{}, nil, err
+		return Event{}, nil, false, err
 	}
 	if len(ins) == 0 {
-		return Event{}, nil, nil
+		return Event{}, nil, false, nil
 	}
 	if bp := s.opts.Backpressure; bp != nil {
 		if err := bp(ctx); err != nil {
-			return Event{}, nil, err
+			return Event{}, nil, false, err
 		}
 	}
 	if err := s.projectionRemoved(s.pub.Load()); err != nil {
-		return Event{}, nil, err
+		return Event{}, nil, false, err
 	}
 	group := len(ins) > 1
+	var err error
 	var one [1]staged
 	members := one[:0]
 	if group {
@@ -73,10 +77,18 @@ func (s *Session) appendLocked(ctx context.Context, first sdk.Seq, ins []AppendI
 		defer s.clearPending()
 	}
 	base := s.nextSeq()
-	if first >= 0 && first != base {
-		return Event{}, nil, SeqConflict(s.id, sdk.Offset(first), sdk.Offset(base))
+	var prepared []*record
+	if op != "" {
+		recs, original, err := s.prepareOperation(op, base, ins)
+		if err != nil || original != nil {
+			return Event{}, original, original != nil, err
+		}
+		prepared = recs
 	}
-	surfaceMember := -1
+	if first >= 0 && first != base {
+		return Event{}, nil, false, SeqConflict(s.id, sdk.Offset(first), sdk.Offset(base))
+	}
+	surfaceMember, surfaceReads := -1, false
 	// The loop state the members are checked against (A10a): the session's
 	// own for a single event, folded at commit; a scratch copy for a group,
 	// which sees the members before each one and becomes the session's at
@@ -89,29 +101,42 @@ func (s *Session) appendLocked(ctx context.Context, first sdk.Seq, ins []AppendI
 	}
 	for i := range ins {
 		seq := base + sdk.Seq(i)
-		r, err := s.prepare(ins[i], seq)
-		if err != nil {
-			return Event{}, nil, s.memberError(err, seq, i, group)
+		var r *record
+		if prepared != nil {
+			r = prepared[i]
+		} else if r, err = s.prepare(ins[i], seq, nil, s.folds.header != nil || s.pendingHeader()); err != nil {
+			return Event{}, nil, false, s.memberError(err, seq, i, group)
 		}
 		if group && (r.cls == classS || r.cls == classJ) {
-			if surfaceMember >= 0 {
-				return Event{}, nil, s.memberError(sdk.Errorf(sdk.CodeSurfaceOpNotAllowed, "session",
+			// An operation may hold any number of surface appends: their
+			// planning reads no surface. A member whose planning does (a
+			// replace, a projection, a developer/message) must be its
+			// group's one surface or projection event.
+			reads := r.cls == classJ || r.meta.op.Replace || r.typ == TypeDeveloperMessage
+			switch {
+			case surfaceMember >= 0 && op == "":
+				return Event{}, nil, false, s.memberError(sdk.Errorf(sdk.CodeSurfaceOpNotAllowed, "session",
 					"an atomic group may hold one surface or projection event; member %d (%s) follows member %d", i, r.typ, surfaceMember), seq, i, group)
+			case surfaceMember >= 0 && (reads || surfaceReads):
+				return Event{}, nil, false, s.memberError(sdk.Errorf(sdk.CodeSurfaceOpNotAllowed, "session",
+					"an operation may hold many surface appends, but a replace, a projection or a developer/message only as its one surface or projection event; member %d (%s) follows member %d", i, r.typ, surfaceMember), seq, i, group)
+			case surfaceMember < 0:
+				surfaceMember = i
 			}
-			surfaceMember = i
+			surfaceReads = surfaceReads || reads
 		}
 		if err := s.checkLoop(loop, r); err != nil {
-			return Event{}, nil, s.memberError(err, seq, i, group)
+			return Event{}, nil, false, s.memberError(err, seq, i, group)
 		}
 		pl, err := s.plan(ctx, r)
 		if err != nil {
-			return Event{}, nil, s.memberError(err, seq, i, group)
+			return Event{}, nil, false, s.memberError(err, seq, i, group)
 		}
 		if len(s.opts.Relational) > 0 {
 			events := s.eventsWithPending()
 			for _, v := range s.opts.Relational {
 				if err := v.CheckAppend(events, Event{r}); err != nil {
-					return Event{}, nil, s.memberError(err, seq, i, group)
+					return Event{}, nil, false, s.memberError(err, seq, i, group)
 				}
 			}
 		}
@@ -127,7 +152,7 @@ func (s *Session) appendLocked(ctx context.Context, first sdk.Seq, ins []AppendI
 			n += int64(len(m.r.env))
 		}
 		if err := admit(ctx, n); err != nil {
-			return Event{}, nil, err
+			return Event{}, nil, false, err
 		}
 	}
 	if group {
@@ -143,20 +168,20 @@ func (s *Session) appendLocked(ctx context.Context, first sdk.Seq, ins []AppendI
 	s.stateMu.Unlock()
 	cb := s.opts.OnCommit
 	if cb == nil && !group {
-		return Event{members[0].r}, nil, nil
+		return Event{members[0].r}, nil, false, nil
 	}
 	evs := make([]Event, len(members))
 	for i, m := range members {
 		evs[i] = Event{m.r}
 	}
 	if cb == nil {
-		return evs[0], evs, nil
+		return evs[0], evs, false, nil
 	}
 	cb(evs)
 	if group {
-		return evs[0], slices.Clone(evs), nil // the hook's slice stays the hook's
+		return evs[0], slices.Clone(evs), false, nil // the hook's slice stays the hook's
 	}
-	return evs[0], nil, nil
+	return evs[0], nil, false, nil
 }
 
 // AppendPluginRecord appends a plugin record plugin:<owner>/<record>
@@ -179,8 +204,10 @@ func (s *Session) writable() error {
 	return nil
 }
 
-// prepare runs steps A5–A9 and returns the record to plan.
-func (s *Session) prepare(in AppendInput, seq sdk.Seq) (*record, error) {
+// prepare runs steps A5–A9 and returns the record to plan; op is the
+// operation member its envelope ends with (nil: none), and headerSeen
+// whether a request/header precedes it (docs/format.md).
+func (s *Session) prepare(in AppendInput, seq sdk.Seq, op []byte, headerSeen bool) (*record, error) {
 	cls, err := s.appendClass(in.Type, in.Ignorable)
 	if err != nil {
 		return nil, err
@@ -200,7 +227,7 @@ func (s *Session) prepare(in AppendInput, seq sdk.Seq) (*record, error) {
 	if in.SourceEventSeqs != nil {
 		meta.srcPresent, meta.srcOK, meta.sources = true, true, append([]sdk.Seq{}, in.SourceEventSeqs...)
 	}
-	r, err := buildEnvelope(seq, s.opts.Clock.NowMillis(), in.Type, data, &meta, in.Ignorable)
+	r, err := buildEnvelope(seq, s.opts.Clock.NowMillis(), in.Type, data, &meta, in.Ignorable, op)
 	if err != nil {
 		return nil, err
 	}
@@ -223,7 +250,7 @@ func (s *Session) prepare(in AppendInput, seq sdk.Seq) (*record, error) {
 	r.cls = cls
 	// A9: event-local validation, then the bound on call ids, which only
 	// appends check (a stored log is read as it is).
-	if err := s.checkLocal(r); err != nil {
+	if err := checkLocal(r, headerSeen); err != nil {
 		return nil, err
 	}
 	if err := checkCallIDs(r); err != nil {

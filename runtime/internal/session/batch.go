@@ -47,7 +47,7 @@ func (s *Session) AppendBatch(ctx context.Context, ins []AppendInput, o BatchOpt
 		b.Events = make([]Event, 0, len(ins))
 	}
 	for i := range ins {
-		e, _, err := s.appendLocked(ctx, -1, ins[i:i+1])
+		e, _, _, err := s.appendLocked(ctx, -1, ins[i:i+1], "")
 		if err != nil {
 			if se, ok := err.(*sdk.Error); ok {
 				err = se.WithIndex(i)

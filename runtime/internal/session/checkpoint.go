@@ -28,7 +28,7 @@ import (
 
 // checkpointVersion changes whenever a rule of the restore pipeline or the
 // encoding below changes: a checkpoint of another version is ignored.
-const checkpointVersion = 1
+const checkpointVersion = 2
 
 // checkpointMagic starts every encoded checkpoint.
 const checkpointMagic = "LBCK"
@@ -44,6 +44,11 @@ const (
 	ckSrcPresent
 	ckSrcOK
 )
+
+// ckOperation is set in an event's class byte when its envelope opens an
+// operation (docs/format.md, "Operation ids"): the restore reads it
+// through the full pipeline, which indexes the id.
+const ckOperation = 0x80
 
 // errCheckpoint reports a checkpoint that does not fit the envelopes it
 // is meant to cover.
@@ -79,7 +84,11 @@ func (s *Session) Checkpoint() (data []byte, events sdk.Offset, ok bool) {
 	var prevTime int64
 	for _, r := range p.records {
 		buf = binary.AppendUvarint(buf, uint64(typeIndex[r.typ]))
-		buf = append(buf, byte(r.cls), r.checkpointFlags())
+		cls := byte(r.cls)
+		if r.flags&flagOperation != 0 {
+			cls |= ckOperation
+		}
+		buf = append(buf, cls, r.checkpointFlags())
 		buf = binary.AppendVarint(buf, r.time-prevTime)
 		prevTime = r.time
 		buf = binary.AppendUvarint(buf, uint64(len(r.env)))
@@ -248,7 +257,7 @@ func (c *DecodedCheckpoint) entry(env []byte, seq sdk.Seq) (*record, error) {
 	if len(d) < 2 || ti >= uint64(len(c.types)) {
 		return nil, errCheckpoint
 	}
-	cls, flags := class(d[0]), d[1]
+	cls, flags, opens := class(d[0]&^ckOperation), d[1], d[0]&ckOperation != 0
 	d = d[2:]
 	dt, n := binary.Varint(d)
 	if n <= 0 {
@@ -275,6 +284,9 @@ func (c *DecodedCheckpoint) entry(env []byte, seq sdk.Seq) (*record, error) {
 		}
 		r.msg, r.msgStart = fromSlab(&c.msgs), uint32(start)
 		*r.msg = msgRec{seq: seq, typ: r.typ, json: env[start : start+l : start+l]}
+	}
+	if opens {
+		r.flags |= flagOperation
 	}
 	if flags&ckOpReplace != 0 {
 		r.meta.op = SurfaceOp{Replace: true, StartSeq: sdk.Seq(next()), EndSeq: sdk.Seq(next())}
@@ -332,7 +344,7 @@ func (r *Restorer) trusted(b []byte) error {
 	var pl plan
 	switch {
 	case rec.typ == TypeRequestHeader || rec.typ == TypeRequestContext || rec.typ == TypeDeveloperMessage ||
-		rec.typ == TypeSessionEndSeed || rec.cls == classJ || rec.meta.op.Replace:
+		rec.typ == TypeSessionEndSeed || rec.cls == classJ || rec.meta.op.Replace || rec.flags&flagOperation != 0:
 		full, err := parseEnvelope(b, s.opts.MaxEventBytes)
 		if err != nil {
 			return err

@@ -27,10 +27,13 @@ type folds struct {
 	header    *record // last request/header
 	context   *record // last request/context
 	inherited int64   // seq of the last {inherited: true} marker; -1 when none
-	tools     toolFold
+	// firstHeader is the seq of the first request/header; -1 when none
+	// (a replayed operation's header is checked as of its first seq).
+	firstHeader int64
+	tools       toolFold
 }
 
-func (f *folds) init() { f.inherited = -1 }
+func (f *folds) init() { f.inherited, f.firstHeader = -1, -1 }
 
 // commit applies a validated plan (step A12, and each restore step). Called
 // by the appender with stateMu held; it never fails.
@@ -73,6 +76,9 @@ func (s *Session) commit(r *record, pl plan) {
 	}
 	switch r.typ {
 	case TypeRequestHeader:
+		if s.folds.firstHeader < 0 {
+			s.folds.firstHeader = int64(r.seq)
+		}
 		s.folds.header = r
 		s.folds.tools.header(r)
 	case TypeRequestContext:
@@ -88,6 +94,9 @@ func (s *Session) commit(r *record, pl plan) {
 		if b, _ := r.dataView().Get("inherited").Bool(); b {
 			s.folds.inherited = int64(r.seq)
 		}
+	}
+	if r.flags&flagOperation != 0 {
+		s.holdOperation(r)
 	}
 	r.settle()
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/envelope"
 	"github.com/seed-e5e476df/logbook/sdk/jsonv"
 )
 
@@ -45,11 +46,21 @@ type record struct {
 	cls                class
 	ignorable          bool
 	yields             bool // msg is a model message (non-empty content where docs/format.md asks)
-	// checked: a StoredParser ran the class rule and the event-local checks
-	// and they passed; the restore that takes the record over skips them
-	// once and clears the flag.
-	checked bool
+	flags              recordFlags
 }
+
+// recordFlags are a record's flags, kept in one byte.
+type recordFlags uint8
+
+const (
+	// flagChecked: a StoredParser ran the class rule and the event-local
+	// checks and they passed; the restore that takes the record over
+	// skips them once and clears the flag.
+	flagChecked recordFlags = 1 << iota
+	// flagOperation: the envelope ends with an operation member
+	// (docs/format.md, "Operation ids"); operation reads it.
+	flagOperation
+)
 
 // dataView returns the parsed data: the parse the record keeps, or a fresh
 // parse of its stored data bytes (which are canonical and were validated,
@@ -174,8 +185,8 @@ func (e Event) EnvelopeLen() int { return len(e.r.env) }
 // buildEnvelope renders the canonical envelope around data (rules A6, A8):
 // data is validated by the lossless-JSON pass while it is copied into the
 // envelope buffer, so the bytes are scanned exactly once.
-func buildEnvelope(seq sdk.Seq, time int64, typ string, data []byte, meta *surfaceMeta, ignorable bool) (*record, error) {
-	size := 48 + len(typ) + len(data) + 64 + 20*len(meta.sources)
+func buildEnvelope(seq sdk.Seq, time int64, typ string, data []byte, meta *surfaceMeta, ignorable bool, op []byte) (*record, error) {
+	size := 48 + len(typ) + len(data) + 64 + 20*len(meta.sources) + len(op)
 	buf := make([]byte, 0, size)
 	buf = append(buf, `{"seq":`...)
 	buf = strconv.AppendInt(buf, int64(seq), 10)
@@ -193,10 +204,15 @@ func buildEnvelope(seq sdk.Seq, time int64, typ string, data []byte, meta *surfa
 	if ignorable {
 		buf = append(buf, `,"ignorable":true`...)
 	}
+	buf = append(buf, op...)
 	buf = append(buf, '}')
 	root := doc.Root()
 	start, end := root.Span()
-	return &record{env: buf[:len(buf):len(buf)], seq: seq, time: time, typ: typ, ignorable: ignorable, data: root, dataStart: uint32(start), dataEnd: uint32(end), meta: *meta}, nil
+	r := &record{env: buf[:len(buf):len(buf)], seq: seq, time: time, typ: typ, ignorable: ignorable, data: root, dataStart: uint32(start), dataEnd: uint32(end), meta: *meta}
+	if op != nil {
+		r.flags |= flagOperation
+	}
+	return r, nil
 }
 
 // appendMeta renders surfaceOp and sourceEventSeqs in canonical form.
@@ -244,7 +260,7 @@ func appendSeqs(buf []byte, seqs []sdk.Seq) []byte {
 }
 
 // envelopeMembers is the canonical member order of docs/format.md.
-var envelopeMembers = [...]string{"seq", "time", "type", "data", "surfaceOp", "sourceEventSeqs", "ignorable"}
+var envelopeMembers = [...]string{"seq", "time", "type", "data", "surfaceOp", "sourceEventSeqs", "ignorable", "operation"}
 
 // ParseEnvelope reads one stored envelope (docs/format.md): the whole envelope
 // is checked by the lossless-JSON rules, its members by the envelope rules
@@ -294,7 +310,7 @@ func (p *StoredParser) parse(b []byte, maxEventBytes int) (*record, error) {
 		return nil, err
 	}
 	r.precheck()
-	if r.checked && !r.keepsParse() && !r.meta.malformed() {
+	if r.flags&flagChecked != 0 && !r.keepsParse() && !r.meta.malformed() {
 		r.settle() // the reused tape is overwritten by the next parse
 		return r, nil
 	}
@@ -323,7 +339,7 @@ func (r *record) precheck() {
 		r.cls = classU
 		return
 	}
-	r.checked = true
+	r.flags |= flagChecked
 }
 
 // parseEnvelope parses b into its own buffer and tape; see ParseEnvelope.
@@ -400,6 +416,13 @@ func parseEnvelopeInto(b []byte, maxEventBytes int, p *StoredParser) (*record, e
 		}
 		ignorable = true
 	}
+	var opID string
+	var opCount int64
+	if vals[7].Exists() {
+		if opID, opCount, err = envelope.Operation(vals[7]); err != nil {
+			return nil, envelopeError("operation", err.Error())
+		}
+	}
 	raw := rawMeta{op: vals[4], src: vals[5]}
 	meta := surfaceMeta{opPresent: raw.op.Exists(), srcPresent: raw.src.Exists()}
 	meta.op, meta.opOK = interpretSurfaceOp(vals[4])
@@ -428,6 +451,9 @@ func parseEnvelopeInto(b []byte, maxEventBytes int, p *StoredParser) (*record, e
 		if ignorable {
 			buf = append(buf, `,"ignorable":true`...)
 		}
+		if opID != "" {
+			buf = envelope.AppendOperation(buf, opID, opCount)
+		}
 		buf = append(buf, '}')
 		return parseEnvelope(buf, maxEventBytes)
 	}
@@ -446,8 +472,12 @@ func parseEnvelopeInto(b []byte, maxEventBytes int, p *StoredParser) (*record, e
 		meta.raw = &rawMeta{op: raw.op, src: raw.src}
 	}
 	start, end := vals[3].Span()
-	return &record{env: env, seq: sdk.Seq(seq), time: int64(tm), typ: typ, ignorable: ignorable,
-		data: vals[3], dataStart: uint32(start), dataEnd: uint32(end), meta: meta}, nil
+	r := &record{env: env, seq: sdk.Seq(seq), time: int64(tm), typ: typ, ignorable: ignorable,
+		data: vals[3], dataStart: uint32(start), dataEnd: uint32(end), meta: meta}
+	if opID != "" {
+		r.flags |= flagOperation
+	}
+	return r, nil
 }
 
 // typeString reads the type member, reusing the constant for core types so

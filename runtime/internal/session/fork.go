@@ -172,7 +172,8 @@ func (s *Session) foldPlan(ctx context.Context, r *record) (plan, error) {
 
 // ForkHeader returns the header of a fork child (docs/architecture.md step 4),
 // also used for a salvage child. The child inherits the source's Protocol
-// (docs/format.md, "The agent-loop protocol").
+// (docs/format.md, "The agent-loop protocol") and Labels (docs/storage.md;
+// headers share the map, which no one changes).
 func ForkHeader(source sdk.Header, childID string, inherited int64, now int64) sdk.Header {
 	return sdk.Header{
 		FormatVersion:       sdk.FormatVersion,
@@ -183,6 +184,7 @@ func ForkHeader(source sdk.Header, childID string, inherited int64, now int64) s
 		IsSeeded:            true,
 		InheritedEventCount: inherited,
 		Protocol:            source.Protocol,
+		Labels:              source.Labels,
 	}
 }
 

@@ -325,7 +325,7 @@ func TestLoopCheckDoesNotAllocate(t *testing.T) {
 	s, _ := newTestSession(t)
 	mustAppendAll(t, s, lpWith(lpPending, lpResult(1, 1, "c1"))...)
 	for _, in := range []AppendInput{lpResult(1, 1, "c2"), evToolCall(1, 1, "c2"), lpAttempt(1, 1), lpTodo()} {
-		r, err := s.prepare(in, s.nextSeq())
+		r, err := s.prepare(in, s.nextSeq(), nil, s.folds.header != nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -345,7 +345,7 @@ func TestLoopCheckDoesNotAllocate(t *testing.T) {
 func TestLoopFoldDoesNotAllocate(t *testing.T) {
 	s, _ := newTestSession(t)
 	mustAppendAll(t, s, lpOpen...)
-	r, err := s.prepare(evACalls(1, 1, "a", "c1", "c\"q"), s.nextSeq())
+	r, err := s.prepare(evACalls(1, 1, "a", "c1", "c\"q"), s.nextSeq(), nil, s.folds.header != nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -106,7 +106,7 @@ func mustEvent(seq sdk.Seq, t int64, typ string, data []byte, meta *surfaceMeta)
 	if meta == nil {
 		meta = &surfaceMeta{}
 	}
-	r, err := buildEnvelope(seq, t, typ, data, meta, false)
+	r, err := buildEnvelope(seq, t, typ, data, meta, false, nil)
 	if err != nil {
 		panic("session: rendered an invalid " + typ + ": " + err.Error())
 	}

@@ -213,8 +213,8 @@ func (s *Session) restoreOne(ctx context.Context, src *record, expected sdk.Seq,
 		c := *src
 		r = &c
 	}
-	if r.checked {
-		r.checked = false // the StoredParser ran the class and local rules; a later restore of this record runs them again
+	if r.flags&flagChecked != 0 {
+		r.flags &^= flagChecked // the StoredParser ran the class and local rules; a later restore of this record runs them again
 	} else {
 		cls, err := s.restoreClass(r.typ, r.ignorable)
 		if err != nil {
@@ -227,6 +227,9 @@ func (s *Session) restoreOne(ctx context.Context, src *record, expected sdk.Seq,
 			}
 			// A window cannot tell whether a header precedes it.
 		}
+	}
+	if err := s.checkOperation(r); err != nil {
+		return err
 	}
 	pl, err := s.plan(ctx, r)
 	if err != nil {

@@ -31,7 +31,7 @@ func TestStoredParserThenAddEventsEqualsRestore(t *testing.T) {
 		if events[i], err = p.Parse(b, 0); err != nil {
 			t.Fatal(err)
 		}
-		if checked := events[i].r.checked; checked == (events[i].Type() == TypeRequestHeader) {
+		if checked := events[i].r.flags&flagChecked != 0; checked == (events[i].Type() == TypeRequestHeader) {
 			t.Errorf("%s: checked = %v", events[i].Type(), checked)
 		}
 	}
@@ -52,14 +52,14 @@ func TestStoredParserThenAddEventsEqualsRestore(t *testing.T) {
 		t.Fatalf("AddEvents folded %d events / %d messages, Restore %d / %d", got.Len(), gm.Len(), want.Len(), wm.Len())
 	}
 	for _, e := range got.Events().All() {
-		if e.r.checked {
+		if e.r.flags&flagChecked != 0 {
 			t.Fatalf("seq %d still marked checked after its restore", e.Seq())
 		}
 	}
 
 	bad, err := p.Parse([]byte(`{"seq":0,"time":1,"type":"turn/start","data":{"turn":"one"}}`), 0)
-	if err != nil || bad.r.checked {
-		t.Fatalf("a bad payload: err %v, checked %v", err, bad.r.checked)
+	if err != nil || bad.r.flags&flagChecked != 0 {
+		t.Fatalf("a bad payload: err %v, checked %v", err, bad.r.flags&flagChecked != 0)
 	}
 	r, _ = NewRestorer(ctx, opts, RestoreOptions{Source: FromStorage})
 	if err := r.AddEvents([]Event{bad}); !errors.Is(err, sdk.CodePayloadInvalid) || !errors.Is(err, sdk.CodeCorruptLog) {

@@ -823,7 +823,7 @@ func TestForkAtAnOpenCutClosesTheChild(t *testing.T) {
 
 	h := ForkHeader(src.Header(), "c", inherited, now)
 	want := sdk.Header{FormatVersion: sdk.FormatVersion, ID: "c", CreatedAt: now, CWD: "/work/src", ParentSession: "src", IsSeeded: true, InheritedEventCount: 6}
-	if h != want {
+	if !h.Equal(want) {
 		t.Errorf("ForkHeader = %+v\nwant %+v", h, want)
 	}
 	feed := &commitFeed{}

@@ -118,8 +118,9 @@ type Session struct {
 	usedProj     map[string]string // projection type → definition identity; copy on write
 	transcript   []TranscriptEntry
 	folds        folds
-	pending      []*record // validated members of the group being appended (appender only)
-	loop         loopState // the agent-loop state as of the last committed event (appender only)
+	pending      []*record                // validated members of the group being appended (appender only)
+	loop         loopState                // the agent-loop state as of the last committed event (appender only)
+	ops          map[string]heldOperation // the operation ids the log holds (appender only; see operation.go)
 
 	pub       atomic.Pointer[published]
 	msgCache  atomic.Pointer[msgSnapshot]

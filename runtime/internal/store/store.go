@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"maps"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -328,6 +329,9 @@ type CreateOptions struct {
 	// header member) or sdk.ProtocolLenient (appends skip the agent-loop
 	// rules); anything else is USAGE naming the allowed values.
 	Protocol string
+	// Labels are the header's labels (sdk.ValidateLabels: anything else is
+	// USAGE naming the rule, nothing created); nil or empty means none.
+	Labels map[string]string
 	// Seed nil = fresh, no events; non-nil (even empty) = a replay seed,
 	// validated like a restore, without {inherited: true} markers (use Fork).
 	Seed []session.Event
@@ -354,6 +358,13 @@ func (st *Store) Create(ctx context.Context, opts CreateOptions) (*session.Sessi
 	if err != nil {
 		return nil, err
 	}
+	if err := sdk.ValidateLabels("create", opts.Labels); err != nil {
+		return nil, err
+	}
+	var labels map[string]string
+	if len(opts.Labels) > 0 {
+		labels = maps.Clone(opts.Labels) // the header's own: the caller's map may change
+	}
 	if err := st.checkFree(ctx, id); err != nil {
 		return nil, err
 	}
@@ -363,7 +374,7 @@ func (st *Store) Create(ctx context.Context, opts CreateOptions) (*session.Sessi
 	}
 	defer sl.done()
 	h := sdk.Header{FormatVersion: sdk.FormatVersion, ID: id, CreatedAt: st.now(), CWD: opts.CWD, ParentSession: opts.ParentSession,
-		Origin: opts.Origin, DelegationDepth: opts.DelegationDepth, AgentPreset: opts.AgentPreset, Protocol: protocol}
+		Origin: opts.Origin, DelegationDepth: opts.DelegationDepth, AgentPreset: opts.AgentPreset, Protocol: protocol, Labels: labels}
 	var seed []session.Event
 	if opts.Seed != nil {
 		if seed, err = session.SeedWithMarker(opts.Seed, st.now()); err != nil {

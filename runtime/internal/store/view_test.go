@@ -107,7 +107,7 @@ func tornLog(t *testing.T) (*Store, string) {
 	if err := st.Release(ctx, s); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(dir, "s", "events.v2.jsonl")
+	path := filepath.Join(dir, "s", "events.v3.jsonl")
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
