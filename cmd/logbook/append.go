@@ -51,7 +51,8 @@ func newAppendCmd(a *app) *cobra.Command {
 			"\"replayed\"; other lines under a held ID are OPERATION_CONFLICT, naming the\n" +
 			"original's first seq. ID is 1–128 bytes of printable ASCII (else OPERATION_ID_INVALID,\n" +
 			"before anything is opened). A retry with the same ID is safe from any process, after\n" +
-			"any crash; an --expected-seq is not checked on a replay.\n\n" +
+			"any crash; an --expected-seq is not checked on a replay. Give a retry --continue too,\n" +
+			"so that its open writes no repair of its own (closers, marker) before the replay.\n\n" +
 			"A stored session is repaired at open: an interrupted turn gets its closers and a\n" +
 			"lifecycle marker, because a crash cannot be told from a pause. With --continue the\n" +
 			"open appends neither, and the lines go on with the turn the log ends in (one agent\n" +

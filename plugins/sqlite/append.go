@@ -199,7 +199,7 @@ func (s *store) insert(ctx context.Context, tx *sql.Tx, id string, rows *batchRo
 	bind := func(rows []row) []any {
 		args = args[:0]
 		for _, ev := range rows {
-			args = append(args, id, ev.seq, ev.typ, ev.time, ev.dataValue(), nullText(ev.surfaceOp), nullText(ev.sources), ev.ignorableValue())
+			args = append(args, id, ev.seq, ev.typ, ev.time, ev.dataValue(), nullText(ev.surfaceOp), nullText(ev.sources), ev.ignorableValue(), nullText(ev.operation))
 		}
 		return args
 	}

@@ -7,12 +7,12 @@
 // # On-disk format
 //
 // The database is identified by PRAGMA application_id = 1280264002
-// (0x4C4F4742, "LOGB") and PRAGMA user_version = 2, and holds exactly the
+// (0x4C4F4742, "LOGB") and PRAGMA user_version = 3, and holds exactly the
 // schema of docs/storage.md:
 //
 //	store_state(singleton = 1, store_id)          one row; store_id is a random UUID
 //	sessions(id, format_version, created_at, header, next_seq, incarnation, revision)
-//	events(session_id, seq, type, time, data, surface_op, source_event_seqs, ignorable)
+//	events(session_id, seq, type, time, data, surface_op, source_event_seqs, ignorable, operation)
 //	audit(id, time_us, op, session_id, events, digest, reason, actor)   the audit log (version 2)
 //	holds(session_id)                             sessions under a legal hold (version 2)
 //
@@ -26,7 +26,8 @@
 // a zstd frame of it
 // (level 3, content checksum) stored as a BLOB when the frame is smaller;
 // surface_op and source_event_seqs hold the canonical JSON of those members
-// or NULL; ignorable is 1 or NULL. Reading reassembles the envelope in the
+// or NULL; ignorable is 1 or NULL; operation holds the canonical JSON of
+// the operation member (version 3) or NULL. Reading reassembles the envelope in the
 // member order of docs/format.md, byte-equal to the one appended: Append accepts
 // only envelopes that reassemble to exactly their own bytes (canonical JSON,
 // members in order, nothing else), and refuses the rest as
@@ -55,8 +56,9 @@
 // FULL, each read back. Inside BEGIN IMMEDIATE a pristine database
 // (application_id 0, user_version 0, no schema objects) gets the schema, a
 // store id and its identity pragmas; any other database must have
-// application_id 1280264002, user_version 2 (or 1, which gets the tables of
-// version 2 in that transaction) and schema objects equal to the
+// application_id 1280264002, user_version 3 (or 1 or 2, which get the
+// tables and columns of the later versions in that transaction) and
+// schema objects equal to the
 // reference DDL (compared after normalizing whitespace, comments and case;
 // SQLite's statistics tables are ignored), or Open fails with
 // SCHEMA_MISMATCH naming what it found. Only then is journal_mode set (wal

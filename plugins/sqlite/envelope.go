@@ -29,6 +29,7 @@ type row struct {
 	surfaceOp []byte // canonical JSON; nil = NULL
 	sources   []byte // canonical JSON; nil = NULL
 	ignorable bool
+	operation []byte // canonical JSON of the operation member; nil = NULL
 }
 
 // dataValue is what the data column is bound to: the frame as a BLOB, or the
@@ -56,7 +57,7 @@ func (r *row) ignorableValue() any {
 
 // parts are r's envelope members.
 func (r *row) parts() envelope.Parts {
-	return envelope.Parts{Seq: r.seq, Time: r.time, Type: r.typ, Data: r.data, SurfaceOp: r.surfaceOp, Sources: r.sources, Ignorable: r.ignorable}
+	return envelope.Parts{Seq: r.seq, Time: r.time, Type: r.typ, Data: r.data, SurfaceOp: r.surfaceOp, Sources: r.sources, Ignorable: r.ignorable, Operation: r.operation}
 }
 
 // appendEnvelope appends the canonical envelope of r to dst: the inverse of
@@ -79,7 +80,7 @@ func splitEnvelope(ev []byte) (row, error) {
 	if err != nil {
 		return row{}, err
 	}
-	return row{seq: p.Seq, time: p.Time, typ: p.Type, data: p.Data, surfaceOp: p.SurfaceOp, sources: p.Sources, ignorable: p.Ignorable}, nil
+	return row{seq: p.Seq, time: p.Time, typ: p.Type, data: p.Data, surfaceOp: p.SurfaceOp, sources: p.Sources, ignorable: p.Ignorable, operation: p.Operation}, nil
 }
 
 // codec compresses and decompresses data values. Both halves are safe for
@@ -138,13 +139,14 @@ type rawRow struct {
 	surfaceOp sql.NullString
 	sources   sql.NullString
 	ignorable sql.NullInt64
+	operation sql.NullString
 }
 
 // rowColumns are the columns scanRow reads, in its order.
-const rowColumns = "seq, type, time, typeof(data), data, surface_op, source_event_seqs, ignorable"
+const rowColumns = "seq, type, time, typeof(data), data, surface_op, source_event_seqs, ignorable, operation"
 
 func scanRow(rows *sql.Rows, raw *rawRow) error {
-	return rows.Scan(&raw.seq, &raw.typ, &raw.time, &raw.dataType, &raw.data, &raw.surfaceOp, &raw.sources, &raw.ignorable)
+	return rows.Scan(&raw.seq, &raw.typ, &raw.time, &raw.dataType, &raw.data, &raw.surfaceOp, &raw.sources, &raw.ignorable, &raw.operation)
 }
 
 // scratch holds the buffers and the parsers decode reuses from row to row.
@@ -169,7 +171,9 @@ func (sc *scratch) parser(n int) *jsonv.Reparser {
 // decode checks a stored row and returns it as a row whose envelope is
 // canonical: type valid UTF-8, time in 0 … MaxSeq, data TEXT canonical JSON
 // or a BLOB holding a zstd frame of it (checksum verified), surface_op and
-// source_event_seqs NULL or canonical JSON, ignorable NULL or 1. The row's
+// source_event_seqs NULL or canonical JSON, ignorable NULL or 1, operation
+// NULL or the canonical JSON of an operation member (envelope.Operation).
+// The row's
 // data may point into raw or sc; use it before the next call.
 func (c *codec) decode(raw *rawRow, sc *scratch) (row, *rowError) {
 	r := row{seq: raw.seq, typ: raw.typ, time: raw.time}
@@ -207,6 +211,18 @@ func (c *codec) decode(raw *rawRow, sc *scratch) (row, *rowError) {
 			return row{}, badRow("ignorable is %d, neither NULL nor 1", raw.ignorable.Int64)
 		}
 		r.ignorable = true
+	}
+	if r.operation, err = optionalJSON(raw.operation, "operation", sc); err != nil {
+		return row{}, err
+	}
+	if r.operation != nil {
+		doc, perr := jsonv.Parse(r.operation, jsonv.Options{})
+		if perr == nil {
+			_, _, perr = envelope.Operation(doc.Root())
+		}
+		if perr != nil {
+			return row{}, badRow("operation: %v", perr)
+		}
 	}
 	return r, nil
 }
@@ -272,6 +288,10 @@ func rawLine(raw *rawRow, reason string) []byte {
 		b = strconv.AppendInt(b, raw.ignorable.Int64, 10)
 	} else {
 		b = append(b, "null"...)
+	}
+	if raw.operation.Valid { // a column of schema version 3, named only when set
+		b = append(b, `,"operation":`...)
+		b = appendText(b, raw.operation.String)
 	}
 	b = append(b, `},"reason":`...)
 	b = appendText(b, reason)

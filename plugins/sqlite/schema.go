@@ -17,17 +17,16 @@ import (
 // PRAGMA user_version (the schema version).
 const (
 	ApplicationID = 1280264002 // 0x4C4F4742, "LOGB"
-	UserVersion   = 2
+	UserVersion   = 3
 )
 
 // schema is the reference DDL of docs/storage.md, in creation order; since
-// is the schema version (user_version) that added the table. A version 1
-// database is migrated by creating the tables of version 2.
-var schema = []struct {
-	name, ddl string
-	since     int64
-	autoIndex bool // a non-integer primary key: SQLite makes sqlite_autoindex_<name>_1
-}{
+// is the schema version (user_version) that added the table, and columns
+// are the columns later versions added to it. An older database is
+// migrated by creating the tables and adding the columns of the versions
+// after its own (version 2: the audit and holds tables; version 3: the
+// operation column of events).
+var schema = []table{
 	{name: "store_state", since: 1, ddl: `CREATE TABLE store_state(singleton INTEGER PRIMARY KEY CHECK (singleton = 1), store_id TEXT NOT NULL) STRICT`},
 	{name: "sessions", since: 1, autoIndex: true, ddl: `CREATE TABLE sessions(
   id TEXT PRIMARY KEY, format_version INTEGER NOT NULL, created_at INTEGER NOT NULL,
@@ -39,13 +38,51 @@ var schema = []struct {
   data ANY NOT NULL,
   surface_op TEXT, source_event_seqs TEXT,
   ignorable INTEGER CHECK (ignorable IS NULL OR ignorable = 1),
-  PRIMARY KEY(session_id, seq)) STRICT`},
+  PRIMARY KEY(session_id, seq)) STRICT`,
+		// 3: the operation member of the envelope (docs/format.md,
+		// "Operation ids"), its canonical JSON or NULL.
+		columns: []column{{since: 3, def: "operation TEXT"}}},
 	// 2: the audit log and legal holds (docs/storage.md, "Deleting sessions").
 	{name: "audit", since: 2, ddl: `CREATE TABLE audit(
   id INTEGER PRIMARY KEY, time_us INTEGER NOT NULL, op TEXT NOT NULL, session_id TEXT NOT NULL,
   events INTEGER NOT NULL, digest TEXT NOT NULL, reason TEXT NOT NULL, actor TEXT NOT NULL) STRICT`},
 	{name: "holds", since: 2, autoIndex: true, ddl: `CREATE TABLE holds(
   session_id TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE) STRICT`},
+}
+
+// table is one table of the reference schema.
+type table struct {
+	name, ddl string
+	since     int64
+	autoIndex bool // a non-integer primary key: SQLite makes sqlite_autoindex_<name>_1
+	columns   []column
+}
+
+// column is a column a later schema version added to a table, with ALTER
+// TABLE … ADD COLUMN def.
+type column struct {
+	since int64
+	def   string
+}
+
+// constraints is where the table constraints of a reference DDL begin:
+// SQLite records an added column before them.
+const constraints = ",\n  PRIMARY KEY("
+
+// ddlAt is the DDL of t in a database of schema version v, as sqlite_master
+// holds it: the columns added up to v after the last column definition.
+func (t table) ddlAt(v int64) string {
+	var added string
+	for _, c := range t.columns {
+		if c.since <= v {
+			added += ", " + c.def
+		}
+	}
+	if added == "" {
+		return t.ddl
+	}
+	i := strings.LastIndex(t.ddl, constraints)
+	return t.ddl[:i] + added + t.ddl[i:]
 }
 
 // schemaObject is one row of sqlite_master.
@@ -66,7 +103,7 @@ func expectedObjects(version int64) []schemaObject {
 		if t.since > version {
 			continue
 		}
-		want = append(want, schemaObject{typ: "table", name: t.name, table: t.name, sql: sql.NullString{String: t.ddl, Valid: true}})
+		want = append(want, schemaObject{typ: "table", name: t.name, table: t.name, sql: sql.NullString{String: t.ddlAt(version), Valid: true}})
 		if t.autoIndex {
 			want = append(want, schemaObject{typ: "index", name: "sqlite_autoindex_" + t.name + "_1", table: t.name})
 		}
@@ -192,15 +229,24 @@ func initialize(ctx context.Context, tx *sql.Tx) (string, error) {
 	return storeID, nil
 }
 
-// migrate creates the tables added after version from, inside tx (BEGIN
+// migrate creates the tables added after version from and adds the
+// columns added after it to the older tables, inside tx (BEGIN
 // IMMEDIATE), and sets user_version to UserVersion.
 func migrate(ctx context.Context, tx *sql.Tx, from int64) error {
 	for _, t := range schema {
-		if t.since <= from {
+		if t.since > from {
+			if _, err := tx.ExecContext(ctx, t.ddlAt(UserVersion)); err != nil {
+				return err
+			}
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, t.ddl); err != nil {
-			return err
+		for _, c := range t.columns {
+			if c.since <= from {
+				continue
+			}
+			if _, err := tx.ExecContext(ctx, "ALTER TABLE "+t.name+" ADD COLUMN "+c.def); err != nil {
+				return err
+			}
 		}
 	}
 	_, err := tx.ExecContext(ctx, "PRAGMA user_version = "+strconv.Itoa(UserVersion))

@@ -1,9 +1,11 @@
 package sqlite_test
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -78,31 +80,58 @@ func TestNewDatabaseGetsTheSchemaAndItsIdentity(t *testing.T) {
 	}
 }
 
-func TestVersion1DatabaseIsMigratedOnOpen(t *testing.T) {
-	path := newDatabase(t)
-	b := openBackend(t, sqlite.DefaultConfig(path))
-	o, err := b.Create(t.Context(), sdk.Header{FormatVersion: sdk.FormatVersion, ID: "s1", CreatedAt: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := b.Append(t.Context(), o.Handle, 0, persistencetest.Batch(0, 2)); err != nil {
-		t.Fatal(err)
-	}
-	closeAfter(t, b)
-	// What version 1 holds: no audit or holds table.
-	for _, q := range []string{"DROP TABLE audit", "DROP TABLE holds", "PRAGMA user_version = 1"} {
-		rawExec(t, path, q)
-	}
-	b = openBackend(t, sqlite.DefaultConfig(path))
-	defer closeAfter(t, b)
-	if got := queryInt(t, path, "PRAGMA user_version"); got != sqlite.UserVersion {
-		t.Fatalf("user_version after the migration = %d; want %d", got, sqlite.UserVersion)
-	}
-	if _, changed, err := b.SetHold(t.Context(), "s1", true, sdk.AuditRequest{By: sdk.ByCLI}); err != nil || !changed {
-		t.Fatalf("SetHold on the migrated database = %t, %v", changed, err)
-	}
-	if st, err := b.Stat(t.Context(), "s1"); err != nil || st.EventCount != 2 {
-		t.Fatalf("Stat of the migrated session = %+v, %v; want 2 events", st, err)
+// A database of schema version 1 (no audit or holds table, no operation
+// column) or 2 (no operation column) is migrated on open: the later tables
+// and columns are added, and an event with an operation member then
+// round-trips byte-exact.
+func TestOlderDatabaseIsMigratedOnOpen(t *testing.T) {
+	for _, c := range []struct {
+		version int
+		drop    []string
+	}{
+		{1, []string{"DROP TABLE audit", "DROP TABLE holds", "ALTER TABLE events DROP COLUMN operation"}},
+		{2, []string{"ALTER TABLE events DROP COLUMN operation"}},
+	} {
+		t.Run("v"+strconv.Itoa(c.version), func(t *testing.T) {
+			path := newDatabase(t)
+			b := openBackend(t, sqlite.DefaultConfig(path))
+			o, err := b.Create(t.Context(), sdk.Header{FormatVersion: sdk.FormatVersion, ID: "s1", CreatedAt: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := b.Append(t.Context(), o.Handle, 0, persistencetest.Batch(0, 2)); err != nil {
+				t.Fatal(err)
+			}
+			closeAfter(t, b)
+			for _, q := range append(c.drop, "PRAGMA user_version = "+strconv.Itoa(c.version)) {
+				rawExec(t, path, q)
+			}
+			b = openBackend(t, sqlite.DefaultConfig(path))
+			defer closeAfter(t, b)
+			if got := queryInt(t, path, "PRAGMA user_version"); got != sqlite.UserVersion {
+				t.Fatalf("user_version after the migration = %d; want %d", got, sqlite.UserVersion)
+			}
+			if _, changed, err := b.SetHold(t.Context(), "s1", true, sdk.AuditRequest{By: sdk.ByCLI}); err != nil || !changed {
+				t.Fatalf("SetHold on the migrated database = %t, %v", changed, err)
+			}
+			if st, err := b.Stat(t.Context(), "s1"); err != nil || st.EventCount != 2 {
+				t.Fatalf("Stat of the migrated session = %+v, %v; want 2 events", st, err)
+			}
+			w, err := b.Open(t.Context(), "s1", sdk.AccessWrite)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ev := []byte(`{"seq":2,"time":3,"type":"x-test/note","data":{},"ignorable":true,"operation":{"id":"op \"1\"","count":1}}`)
+			if _, err := b.Append(t.Context(), w.Handle, 2, [][]byte{ev}); err != nil {
+				t.Fatal(err)
+			}
+			if got := persistencetest.ReadAll(t, b, w.Handle); len(got) != 3 || !bytes.Equal(got[2], ev) {
+				t.Fatalf("the operation event read back as %q; want %s", got, ev)
+			}
+			if got := queryString(t, path, "SELECT operation FROM events WHERE seq = 2"); got != `{"id":"op \"1\"","count":1}` {
+				t.Fatalf("operation column = %s", got)
+			}
+		})
 	}
 }
 
@@ -173,13 +202,13 @@ func TestAppendRechecksTheDatabaseIdentity(t *testing.T) {
 		t.Fatal(err)
 	}
 	appendOK(t, b, o.Handle, persistencetest.Batch(0, 2))
-	rawExec(t, path, "PRAGMA user_version = 3")
+	rawExec(t, path, "PRAGMA user_version = 4")
 	_, err = b.Append(t.Context(), o.Handle, 2, persistencetest.Batch(2, 1))
-	persistencetest.RequireCode(t, err, sdk.CodeSchemaMismatch, "user_version is 3")
+	persistencetest.RequireCode(t, err, sdk.CodeSchemaMismatch, "user_version is 4")
 	if n := queryInt(t, path, "SELECT count(*) FROM events"); n != 2 {
 		t.Fatalf("%d rows after a refused append; want 2", n)
 	}
-	rawExec(t, path, "PRAGMA user_version = 2")
+	rawExec(t, path, "PRAGMA user_version = 3")
 	appendOK(t, b, o.Handle, persistencetest.Batch(2, 1)) // nothing was consumed
 }
 

@@ -21,7 +21,7 @@ type statements struct {
 	stat          *sql.Stmt // session plus the count, lowest and highest seq of its rows, in one snapshot
 }
 
-const eventColumns = "seq, type, time, data, surface_op, source_event_seqs, ignorable"
+const eventColumns = "seq, type, time, data, surface_op, source_event_seqs, ignorable, operation"
 
 // insertRows is how many rows one execution of insertEvents inserts: one
 // statement per row costs a bind-step-reset round of the driver each, which
@@ -35,7 +35,7 @@ func insertSQL(rows int) string {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?)")
+		b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?)")
 	}
 	return b.String()
 }

@@ -9,14 +9,15 @@ import (
 
 // variedEvents are canonical envelopes exercising every envelope member and
 // the JSON a backend could mangle: non-ASCII, escapes, number literals kept
-// byte for byte, nesting, member order.
+// byte for byte, nesting, member order, operation members (format v3)
+// with escapes in the id.
 func variedEvents() [][]byte {
 	return [][]byte{
-		Envelope(0, "turn/start", `{"turn":1}`),
+		[]byte(`{"seq":0,"time":1700000000000,"type":"turn/start","data":{"turn":1},"operation":{"id":"turn 1: \"q\" \\ ~","count":2}}`),
 		[]byte(`{"seq":1,"time":1700000000001,"type":"user/message","data":{"id":"u1","role":"user","content":[{"type":"text","text":"héllo 🌍 \"q\" \\ \n\t\u0001 </script> ` + "\u2028" + `"}],"source":{"kind":"user"}},"surfaceOp":"append"}`),
 		Envelope(2, "todo/write", `{"todos":[{"content":"b before a","status":"in_progress"}],"plugin:x/n":[1.50,-12.5e-3,9007199254740991,-9007199254740991,0,1E+2,{"z":null,"a":[true,false,[],{}]}]}`),
 		[]byte(`{"seq":3,"time":0,"type":"user/message","data":{"id":"u3","role":"user","content":[{"type":"text","text":"again"}],"source":{"kind":"user"}},"surfaceOp":{"op":"replace","startSeq":1,"endSeq":1},"sourceEventSeqs":[1]}`),
-		[]byte(`{"seq":4,"time":9007199254740991,"type":"x-future/thing","data":"just a string","surfaceOp":[1,2],"sourceEventSeqs":{"any":"json"},"ignorable":true}`),
+		[]byte(`{"seq":4,"time":9007199254740991,"type":"x-future/thing","data":"just a string","surfaceOp":[1,2],"sourceEventSeqs":{"any":"json"},"ignorable":true,"operation":{"id":"x","count":9007199254740991}}`),
 		Envelope(5, "plugin:acme/record", `[[[[[[[[[[[[[[[[[["deep"]]]]]]]]]]]]]]]]]]`),
 		Envelope(6, "turn/end", `{"turn":1,"reason":{"kind":"completed"}}`),
 	}

@@ -227,7 +227,7 @@ func (v *service) appendStream(ctx context.Context, stream *connect.ClientStream
 			return ap, sdk.Errorf(sdk.CodeUsage, "append", "an append stream carries one session: %q, then %q", ap.SessionID(), id)
 		}
 		if r.OperationID != "" {
-			err = ap.AppendOperation(ctx, r.Expected, r.OperationID, r.Inputs)
+			_, err = ap.AppendOperation(ctx, r.Expected, r.OperationID, r.Inputs)
 		} else {
 			_, err = ap.Append(ctx, r.Expected, r.Inputs)
 		}

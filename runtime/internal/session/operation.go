@@ -31,9 +31,13 @@ type heldOperation struct {
 // events are returned with replayed true (first is not checked: the
 // operation already happened). Other events under a held id are
 // OPERATION_CONFLICT with Meta "operationId", "firstSeq" and "count"; an
-// id that is not 1–128 bytes of printable ASCII is OPERATION_ID_INVALID,
-// and no events at all USAGE. Nothing changes on any error.
+// id that is not 1–128 bytes of printable ASCII is OPERATION_ID_INVALID
+// (the empty id before any other check, as it names no operation), and no
+// events at all USAGE. Nothing changes on any error.
 func (s *Session) AppendOperation(ctx context.Context, id string, first sdk.Seq, ins []AppendInput) (evs []Event, replayed bool, err error) {
+	if id == "" {
+		return nil, false, sdk.ValidateOperationID(id).(*sdk.Error).WithSession(s.id)
+	}
 	if len(ins) == 0 {
 		return nil, false, sdk.Errorf(sdk.CodeUsage, "append", "an append with an operation id needs at least one event")
 	}
