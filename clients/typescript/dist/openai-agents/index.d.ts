@@ -24,20 +24,25 @@ export interface LogbookSessionOptions {
     model?: MirrorModel;
     /** Attempts of a read or write the server did not answer (it
      * restarted, the connection broke); default 5. A retried write is never
-     * stored twice: before writing again the adapter looks for it in the log. */
+     * stored twice: every write is one operation (an operation id), and a
+     * retry of one that landed is the server's replay. */
     maxAttempts?: number;
     /** The wait after the first unanswered attempt, doubled after each up
      * to 1 s; default 50 ms. */
     backoffMs?: number;
-    /** Called when the typed events of a write could not be appended (the
-     * write's items are stored; only their typed mirror is missing). */
+    /** Called when the server refused the typed events of a write (the
+     * write is then stored as its record alone: its items are kept, only
+     * their typed mirror is missing), or when the typed events of a
+     * compaction's kept items could not be appended. */
     onMirrorError?: (err: unknown) => void;
 }
 /**
  * LogbookSession is a Session of the OpenAI Agents SDK whose history is a
  * logbook session. Every change of the history (addItems, a transaction,
  * a compaction, popItem, clearSession, a mutation) appends one record of
- * type RECORD_TYPE holding the items as given, so getItems returns them
+ * type RECORD_TYPE holding the items as given, together with the typed
+ * events of its items in one operation (all or nothing; a retry of it is
+ * the server's replay), so getItems returns them
  * deep-equal (as JSON: object members whose value is undefined are left
  * out). Items that are messages, function calls and function call results
  * also become typed events (turn/start, user/message, step/start,
@@ -63,7 +68,8 @@ export declare class LogbookSession implements SessionHistoryTransactionAwareSes
     /** getItems returns the history (its newest limit items when limit is
      * given), reading what other writers appended first. */
     getItems(limit?: number): Promise<AgentInputItem[]>;
-    /** addItems appends items: one record, and their typed events. */
+    /** addItems appends items: one record and their typed events, as one
+     * operation under an id of its own (see #write). */
     addItems(items: AgentInputItem[]): Promise<void>;
     /** popItem removes the newest item from the history and returns it; the
      * log keeps it and records the pop. */
@@ -81,13 +87,14 @@ export declare class LogbookSession implements SessionHistoryTransactionAwareSes
      * the call as it was first written. */
     applyHistoryMutations(args: SessionHistoryRewriteArgs): Promise<void>;
     /**
-     * applyHistoryTransaction applies a transaction once: its record is
-     * appended with the transaction's operationId as logbook's operation id
-     * (Session.appendOnce), so a retry from any process, after any restart,
-     * appends nothing. The same id with the same transaction (compared by
-     * value) returns without a change; another transaction under a used id
-     * throws OPERATION_CONFLICT; a replace_suffix whose expectedSuffix is not
-     * the history's suffix throws SUFFIX_MISMATCH. Both change nothing.
+     * applyHistoryTransaction applies a transaction once: its record and the
+     * typed events of the items it adds are one operation under the
+     * transaction's operationId (Session.appendOnce), so a retry from any
+     * process, after any restart, appends nothing. The same id with the same
+     * transaction (compared by value) returns without a change; another
+     * transaction under a used id throws OPERATION_CONFLICT; a replace_suffix
+     * whose expectedSuffix is not the history's suffix throws SUFFIX_MISMATCH.
+     * Both change nothing.
      */
     applyHistoryTransaction(args: SessionHistoryTransactionArgs): Promise<void>;
 }

@@ -49,4 +49,11 @@ export declare class Mirror {
     /** items mirrors items, numbered from first. */
     items(items: readonly unknown[], first?: number): this;
 }
+/** oneOperation returns a write's events as one operation may hold them:
+ * any number of surface appends, but a developer/message (like a replace
+ * or a projection) only as the operation's one surface event
+ * (SURFACE_OP_NOT_ALLOWED otherwise). A developer message written beside other messages is left out
+ * (its item stays in the write's record), so the write stays one
+ * operation, all or nothing. */
+export declare function oneOperation(inputs: Input<unknown>[]): Input<unknown>[];
 export {};
