@@ -11,7 +11,7 @@ import { after, before, test } from "node:test";
 import { applySessionHistoryMutations, MemorySession, type AgentInputItem } from "@openai/agents-core";
 import { Client, LogbookError, rawJSON } from "../src/index.js";
 import { LogbookSession, RECORD_TYPE } from "../src/openai-agents/index.js";
-import { removeBin, Server } from "./serve.js";
+import { freeAddr, removeBin, Server } from "./serve.js";
 
 let server: Server;
 let client: Client;
@@ -65,17 +65,22 @@ test("the same operation id twice applies its transaction once, from any adapter
   assert.deepStrictEqual(types, ["turn/start", "user/message", "step/start", "assistant/message", "tool/call", "tool/result", "step/end", "step/start", "assistant/message", "step/end", "turn/end"]);
 });
 
-test("the server holds the operation id: its record replays, other events under it conflict", async () => {
+test("the server holds the operation id: the transaction's events replay, other events under it conflict", async () => {
   const s = fresh();
   await s.applyHistoryTransaction({ operationId: "op-server", transaction: { type: "append_items", items: [user("a")] } });
-  const rec = (await s.session.events()).find((e) => e.type === RECORD_TYPE)!;
+  // The record and its typed events (turn/start, user/message) are one operation.
+  const stored = await s.session.events();
+  assert.deepStrictEqual(stored.map((e) => e.type), [RECORD_TYPE, "turn/start", "user/message"]);
   const before = await length(s);
-  const again = await s.session.appendOnce("op-server", [{ type: RECORD_TYPE, data: rawJSON(rec.dataText), ignorable: true }]);
+  const again = await s.session.appendOnce(
+    "op-server",
+    stored.map((e) => ({ type: e.type, data: rawJSON(e.dataText), surfaceOp: e.surfaceOp, ignorable: e.ignorable || undefined })),
+  );
   assert.equal(again.replayed, true);
-  assert.deepStrictEqual(again.events.map((e) => e.seq), [rec.seq]);
-  const err = await rejects(s.session.appendOnce("op-server", [{ type: RECORD_TYPE, data: { op: "clear" }, ignorable: true }]), "OPERATION_CONFLICT");
-  assert.equal(err.firstSeq, rec.seq);
-  assert.deepStrictEqual(err.problem.meta, { count: "1", operationId: "op-server" });
+  assert.deepStrictEqual(again.events.map((e) => e.seq), [0, 1, 2]);
+  const err = await rejects(s.session.appendOnce("op-server", [{ type: RECORD_TYPE, data: rawJSON(stored[0]!.dataText), ignorable: true }]), "OPERATION_CONFLICT");
+  assert.equal(err.firstSeq, 0);
+  assert.deepStrictEqual(err.problem.meta, { count: "3", operationId: "op-server" });
   assert.equal(await length(s), before);
   assert.deepStrictEqual(await fresh(s.key).getItems(), [user("a")]);
 });
@@ -118,7 +123,7 @@ test("another transaction under a used operation id is OPERATION_CONFLICT and ch
   await s.applyHistoryTransaction({ operationId: "op-used", transaction: { type: "append_items", items: [user("one")] } });
   const len = await length(s);
   const err = await rejects(s.applyHistoryTransaction({ operationId: "op-used", transaction: { type: "append_items", items: [user("two")] } }), "OPERATION_CONFLICT");
-  assert.deepStrictEqual(err.problem.meta, { count: "1", operationId: "op-used" });
+  assert.deepStrictEqual(err.problem.meta, { count: "3", operationId: "op-used" }, "the record, turn/start and user/message");
   assert.equal(err.firstSeq, 0);
   await rejects(fresh(s.key).applyHistoryTransaction({ operationId: "op-used", transaction: { type: "replace_suffix", expectedSuffix: [user("one")], replacement: [] } }), "OPERATION_CONFLICT");
   // clearSession empties the history, not the used ids (MemorySession forgets them).
@@ -301,21 +306,40 @@ test("reading a key never written creates nothing; the first write creates the s
 
 // lossyProxy forwards requests to the server; the appends it is told to
 // drop reach the server, but their answers are cut off, as when the
-// connection breaks after the server committed.
-async function lossyProxy(target: string): Promise<{ url: string; drop: number; close: () => Promise<void> }> {
-  const p = { url: "", drop: 0, close: async () => {} };
+// connection breaks after the server committed (afterDrop runs then). A
+// server that does not answer breaks the connection too. replays counts
+// the answers the server marked Logbook-Replay.
+interface LossyProxy {
+  url: string;
+  drop: number;
+  replays: number;
+  afterDrop: (() => Promise<void>) | undefined;
+  close: () => Promise<void>;
+}
+
+async function lossyProxy(target: string): Promise<LossyProxy> {
+  const p: LossyProxy = { url: "", drop: 0, replays: 0, afterDrop: undefined, close: async () => {} };
   const srv: HTTPServer = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string" && k !== "host" && k !== "content-length") headers[k] = v;
-    const up = await fetch(target + req.url, { method: req.method, headers, body: req.method === "GET" ? undefined : Buffer.concat(chunks) });
-    const body = Buffer.from(await up.arrayBuffer());
-    if (req.method === "POST" && /\/events/.test(req.url ?? "") && p.drop > 0) {
-      p.drop--;
+    let up: Response;
+    let body: Buffer;
+    try {
+      up = await fetch(target + req.url, { method: req.method, headers, body: req.method === "GET" ? undefined : Buffer.concat(chunks) });
+      body = Buffer.from(await up.arrayBuffer());
+    } catch {
       res.socket?.destroy();
       return;
     }
+    if (req.method === "POST" && /\/events/.test(req.url ?? "") && p.drop > 0) {
+      p.drop--;
+      res.socket?.destroy();
+      await p.afterDrop?.();
+      return;
+    }
+    if (up.headers.get("logbook-replay") === "true") p.replays++;
     const back: Record<string, string> = {};
     up.headers.forEach((v, k) => {
       if (k === "content-type" || k.startsWith("logbook-")) back[k] = v;
@@ -341,6 +365,7 @@ test("a write whose answer was lost is retried without being stored twice", asyn
     proxy.drop = 1;
     await s.popItem();
     assert.equal(proxy.drop, 0, "each answer was dropped");
+    assert.equal(proxy.replays, 3, "each retry was the server's replay");
     const want = [user("q1"), call("c1"), result("c1", "r1"), say("a1")];
     assert.deepStrictEqual(await s.getItems(), want);
     assert.deepStrictEqual(await fresh(s.key).getItems(), want);
@@ -349,4 +374,101 @@ test("a write whose answer was lost is retried without being stored twice", asyn
   } finally {
     await proxy.close();
   }
+});
+
+// brief sums up the events that are not records: type, then turn and step.
+function brief(events: { type: string; data: unknown }[]): string[] {
+  return events
+    .filter((e) => e.type !== RECORD_TYPE)
+    .map((e) => {
+      const d = e.data as { turn?: number; step?: number };
+      return [e.type, d.turn, d.step].filter((x) => x !== undefined).join(" ");
+    });
+}
+
+test("a write is all or nothing: committed, its answer lost and serve SIGKILLed, the retry after the restart replays record and typed events together", async () => {
+  const addr = await freeAddr();
+  let srv = await Server.start({ addr });
+  const proxy = await lossyProxy(`http://${addr}`);
+  try {
+    const s = new LogbookSession({ client: new Client({ baseUrl: proxy.url }), key: `contract-${++n}`, maxAttempts: 200, backoffMs: 20 });
+    await s.addItems([user("q1")]);
+    // The server commits each write below (flush: durable), the proxy cuts
+    // its answer, and serve is killed with SIGKILL before the adapter's
+    // retry; the retries meet no server until it runs again on the same
+    // data directory.
+    let restarted: Promise<void> = Promise.resolve();
+    proxy.afterDrop = async () => {
+      await srv.kill();
+      restarted = new Promise((resolve) => setTimeout(resolve, 300)).then(async () => {
+        srv = await Server.start({ addr, dataDir: srv.dataDir });
+      });
+    };
+    for (const write of [
+      () => s.addItems([call("c1"), result("c1", "r1"), say("a1")]),
+      () => s.applyHistoryTransaction({ operationId: "op-killed", transaction: { type: "append_items", items: [user("q2"), call("c2"), result("c2", "r2"), say("a2")] } }),
+    ]) {
+      proxy.drop = 1;
+      await write();
+      await restarted;
+      assert.equal(proxy.drop, 0, "the answer was cut off");
+    }
+    assert.equal(proxy.replays, 2, "each retry was the server's replay: nothing appended twice");
+    const want = [user("q1"), call("c1"), result("c1", "r1"), say("a1"), user("q2"), call("c2"), result("c2", "r2"), say("a2")];
+    const reader = new LogbookSession({ client: new Client({ baseUrl: `http://${addr}` }), key: s.key });
+    assert.deepStrictEqual(await reader.getItems(), want);
+    const events = await reader.session.events();
+    const ops = events.filter((e) => e.type === RECORD_TYPE).map((e) => (e.data as { op: string }).op);
+    assert.deepStrictEqual(ops, ["add", "add", "transaction"]);
+    // Every typed event is there exactly once, right after its record.
+    assert.deepStrictEqual(brief(events), [
+      "turn/start 1",
+      "user/message",
+      "step/start 1 1",
+      "assistant/message 1 1",
+      "tool/call 1 1",
+      "tool/result 1 1",
+      "step/end 1 1",
+      "step/start 1 2",
+      "assistant/message 1 2",
+      "step/end 1 2",
+      "turn/end 1",
+      "session/end-seed", // the restart's own marker (docs/format.md)
+      "turn/start 2",
+      "user/message",
+      "step/start 2 1",
+      "assistant/message 2 1",
+      "tool/call 2 1",
+      "tool/result 2 1",
+      "step/end 2 1",
+      "step/start 2 2",
+      "assistant/message 2 2",
+      "step/end 2 2",
+      "turn/end 2",
+      "session/end-seed",
+    ]);
+    const records = events.flatMap((e, i) => (e.type === RECORD_TYPE ? [i] : []));
+    assert.deepStrictEqual(records, [0, 3, 14]);
+    // The same transaction again, from another adapter, is still a replay.
+    const len = events.length;
+    await reader.applyHistoryTransaction({ operationId: "op-killed", transaction: { type: "append_items", items: [user("q2"), call("c2"), result("c2", "r2"), say("a2")] } });
+    assert.equal((await reader.session.info()).length, len);
+  } finally {
+    await proxy.close();
+    await srv.stop();
+    srv.removeData();
+  }
+});
+
+test("a developer message is a typed event when it is its write's only message, else in the record only", async () => {
+  const s = fresh();
+  // The SDK's item types have no developer role, but the Responses API
+  // takes one, and the adapter stores whatever items it is given.
+  const dev = (text: string): AgentInputItem => ({ type: "message", role: "developer", content: text }) as unknown as AgentInputItem;
+  await s.addItems([dev("use metric units")]);
+  await s.addItems([dev("be terse"), user("q"), say("a")]);
+  assert.deepStrictEqual(await fresh(s.key).getItems(), [dev("use metric units"), dev("be terse"), user("q"), say("a")]);
+  const events = await s.session.events();
+  assert.deepStrictEqual(brief(events), ["developer/message 0 0", "turn/start 1", "user/message", "step/start 1 1", "assistant/message 1 1", "step/end 1 1", "turn/end 1"]);
+  assert.deepStrictEqual(events.flatMap((e, i) => (e.type === RECORD_TYPE ? [i] : [])), [0, 2]);
 });

@@ -12,9 +12,9 @@ import type {
 } from "@openai/agents-core";
 import { randomUUID } from "node:crypto";
 import { sessionIdFor } from "../adapters/keys.js";
-import { Client, LogbookError, retryable, sameEvent, type Event, type Input, type Session as LogbookHandle } from "../index.js";
+import { Client, LogbookError, retryable, type Event, type Input, type Session as LogbookHandle } from "../index.js";
 import { encodeJSON } from "../json.js";
-import { LoopState, Mirror, type MirrorModel } from "./mirror.js";
+import { LoopState, Mirror, oneOperation, type MirrorModel } from "./mirror.js";
 
 export type { MirrorModel } from "./mirror.js";
 
@@ -42,34 +42,38 @@ export interface LogbookSessionOptions {
   model?: MirrorModel;
   /** Attempts of a read or write the server did not answer (it
    * restarted, the connection broke); default 5. A retried write is never
-   * stored twice: before writing again the adapter looks for it in the log. */
+   * stored twice: every write is one operation (an operation id), and a
+   * retry of one that landed is the server's replay. */
   maxAttempts?: number;
   /** The wait after the first unanswered attempt, doubled after each up
    * to 1 s; default 50 ms. */
   backoffMs?: number;
-  /** Called when the typed events of a write could not be appended (the
-   * write's items are stored; only their typed mirror is missing). */
+  /** Called when the server refused the typed events of a write (the
+   * write is then stored as its record alone: its items are kept, only
+   * their typed mirror is missing), or when the typed events of a
+   * compaction's kept items could not be appended. */
   onMirrorError?: (err: unknown) => void;
 }
 
 type Item = AgentInputItem;
 type Rec = Record<string, unknown>;
 
-/** One write: its record (absent for a mirror-only append), extra inputs
- * that follow the record, and the items whose typed events come last. */
+/** One write, appended as one operation: its record (absent for a
+ * mirror-only append), extra inputs that follow the record, and the items
+ * whose typed events come last. */
 interface Plan {
   record?: Rec;
   inputs?: Input<unknown>[];
   mirror?: readonly unknown[];
-  /** The inputs form one atomic group (compaction). */
-  group?: boolean;
 }
 
 /**
  * LogbookSession is a Session of the OpenAI Agents SDK whose history is a
  * logbook session. Every change of the history (addItems, a transaction,
  * a compaction, popItem, clearSession, a mutation) appends one record of
- * type RECORD_TYPE holding the items as given, so getItems returns them
+ * type RECORD_TYPE holding the items as given, together with the typed
+ * events of its items in one operation (all or nothing; a retry of it is
+ * the server's replay), so getItems returns them
  * deep-equal (as JSON: object members whose value is undefined are left
  * out). Items that are messages, function calls and function call results
  * also become typed events (turn/start, user/message, step/start,
@@ -96,7 +100,7 @@ export class LogbookSession implements SessionHistoryTransactionAwareSession, Se
   readonly #onMirrorError: ((err: unknown) => void) | undefined;
   #items: Item[] = [];
   /** Operation id → its transaction, as stored. */
-  #ops = new Map<string, { transaction: unknown; seq: number }>();
+  #ops = new Map<string, unknown>();
   #loop = new LoopState();
   /** Seqs of the stored system/message events (a compaction leaves a leading one alone). */
   #system = new Set<number>();
@@ -132,7 +136,8 @@ export class LogbookSession implements SessionHistoryTransactionAwareSession, Se
     });
   }
 
-  /** addItems appends items: one record, and their typed events. */
+  /** addItems appends items: one record and their typed events, as one
+   * operation under an id of its own (see #write). */
   async addItems(items: AgentInputItem[]): Promise<void> {
     if (items.length === 0) return;
     const snap = snapshot(items, "addItems");
@@ -167,7 +172,10 @@ export class LogbookSession implements SessionHistoryTransactionAwareSession, Se
     return this.#serial(async () => {
       await this.#sync();
       const nodes = this.#ready ? (await this.session.tokens()).nodes.map((n) => n.seq) : [];
-      await this.#write(() => ({ record: { op: "compaction", items: snap }, inputs: this.#checkpoint(nodes), group: true }));
+      // The checkpoint replaces the surface, and a replace must be its
+      // operation's one surface event: the kept items' typed events are a
+      // second operation.
+      await this.#write(() => ({ record: { op: "compaction", items: snap }, inputs: this.#checkpoint(nodes) }));
       await this.#mirrorOnly(snap);
     });
   }
@@ -182,13 +190,14 @@ export class LogbookSession implements SessionHistoryTransactionAwareSession, Se
   }
 
   /**
-   * applyHistoryTransaction applies a transaction once: its record is
-   * appended with the transaction's operationId as logbook's operation id
-   * (Session.appendOnce), so a retry from any process, after any restart,
-   * appends nothing. The same id with the same transaction (compared by
-   * value) returns without a change; another transaction under a used id
-   * throws OPERATION_CONFLICT; a replace_suffix whose expectedSuffix is not
-   * the history's suffix throws SUFFIX_MISMATCH. Both change nothing.
+   * applyHistoryTransaction applies a transaction once: its record and the
+   * typed events of the items it adds are one operation under the
+   * transaction's operationId (Session.appendOnce), so a retry from any
+   * process, after any restart, appends nothing. The same id with the same
+   * transaction (compared by value) returns without a change; another
+   * transaction under a used id throws OPERATION_CONFLICT; a replace_suffix
+   * whose expectedSuffix is not the history's suffix throws SUFFIX_MISMATCH.
+   * Both change nothing.
    */
   async applyHistoryTransaction(args: SessionHistoryTransactionArgs): Promise<void> {
     const { operationId, transaction } = args;
@@ -202,26 +211,21 @@ export class LogbookSession implements SessionHistoryTransactionAwareSession, Se
     return this.#serial(async () => {
       // The check below needs the ids and items other writers stored.
       await this.#sync();
-      const written = await this.#write(() => {
-        const held = this.#ops.get(operationId);
-        if (held) {
-          if (encodeJSON(held.transaction) !== encodeJSON(snap)) {
-            throw new LogbookError({
-              code: "OPERATION_CONFLICT",
-              status: 409,
-              detail: `openai-agents: operation ${JSON.stringify(operationId)} was applied with another transaction (seq ${held.seq})`,
-              firstSeq: held.seq,
-              meta: { count: "1", operationId },
-            });
-          }
-          return undefined; // a replay
+      await this.#write(() => {
+        const record = { op: "transaction", operationId, transaction: snap };
+        if (this.#ops.has(operationId)) {
+          // The same transaction is a replay: nothing to write. Another one
+          // is sent as it is, for the server's OPERATION_CONFLICT (its
+          // firstSeq and count name the operation that holds the id).
+          return encodeJSON(this.#ops.get(operationId)) === encodeJSON(snap) ? undefined : { record };
         }
-        if (snap.type === "replace_suffix") this.#checkSuffix(snap.expectedSuffix);
-        return { record: { op: "transaction", operationId, transaction: snap } };
+        if (snap.type === "append_items") return { record, mirror: snap.items };
+        this.#checkSuffix(snap.expectedSuffix);
+        // A replacement that keeps the suffix adds its tail; one that
+        // rewrites it is the record only (the typed events keep what was
+        // first written).
+        return startsWith(snap.replacement, snap.expectedSuffix) ? { record, mirror: snap.replacement.slice(snap.expectedSuffix.length) } : { record };
       }, operationId);
-      if (!written) return; // its record's writer wrote the typed events
-      if (snap.type === "append_items") await this.#mirrorOnly(snap.items);
-      else if (startsWith(snap.replacement, snap.expectedSuffix)) await this.#mirrorOnly(snap.replacement.slice(snap.expectedSuffix.length));
     });
   }
 
@@ -294,7 +298,7 @@ export class LogbookSession implements SessionHistoryTransactionAwareSession, Se
         break;
       case "transaction": {
         const t = d["transaction"] as SessionHistoryTransaction;
-        this.#ops.set(d["operationId"] as string, { transaction: t, seq: e.seq });
+        this.#ops.set(d["operationId"] as string, t);
         if (t.type === "replace_suffix") this.#items.splice(this.#items.length - t.expectedSuffix.length, t.expectedSuffix.length, ...t.replacement);
         else this.#items.push(...t.items);
         break;
@@ -315,104 +319,94 @@ export class LogbookSession implements SessionHistoryTransactionAwareSession, Se
   }
 
   // write syncs, builds a plan with build (undefined: nothing to write)
-  // and appends it at the log's length, so that nothing another writer
-  // appended meanwhile is overlooked: when the log moved, it syncs and
-  // builds again. A write the server did not answer is retried; when it
-  // had landed, the retry finds it instead of appending it twice.
-  // It returns false when it wrote nothing: build had nothing to write,
-  // or the server held operationId already (a replay).
-  async #write(build: () => Plan | undefined, operationId?: string): Promise<boolean> {
+  // and appends it as one operation (Session.appendOnce: its record and
+  // typed events together, all or nothing) at the log's length, so that
+  // nothing another writer appended meanwhile is overlooked: when the log
+  // moved (SEQ_CONFLICT), it syncs and builds again.
+  //
+  // The operation id is operationId (a transaction's) or one drawn at
+  // random for this call and kept over all its attempts. An attempt the
+  // server did not answer is sent again unchanged (same events, same id):
+  // when it had landed, the server replays it and appends nothing (after
+  // a restart of the server too: the id is stored with the events); when
+  // it had not, it is appended now. A random id rather than one derived
+  // from the log length and the items, because two writers adding equal
+  // items at the same length make two writes, which a derived id would
+  // merge into one.
+  //
+  // When the server refuses one of the typed events (the loop state it
+  // holds is not the one the adapter folded), the write is made again as
+  // its record alone and onMirrorError is told: the items are kept.
+  async #write(build: () => Plan | undefined, operationId?: string): Promise<void> {
     if (!this.#ready) await this.#sync();
+    const id = operationId ?? `oa-${randomUUID()}`;
     let attempts = 0;
     let wait = this.#backoffMs;
+    let bare = false;
     // The last attempt the server did not answer: it may have landed.
-    let unknown: { inputs: Input<unknown>[]; at: number; err: LogbookError } | undefined;
+    let unanswered: { inputs: Input<unknown>[]; at: number } | undefined;
     for (;;) {
-      if (unknown) {
-        const landed = await this.#landed(unknown.inputs, unknown.at);
-        if (landed === undefined) {
-          if (++attempts >= this.#maxAttempts) throw unknown.err;
-          await sleep(wait);
-          wait = Math.min(2 * wait, 1000);
+      let plan: Plan | undefined;
+      if (!unanswered) {
+        plan = build();
+        if (!plan) return;
+        if (!this.#ready) {
+          await this.#sync(true); // the first write creates the session
           continue;
         }
-        if (landed) return true;
-        unknown = undefined;
+        if (bare) plan = { record: plan.record };
       }
-      const plan = build();
-      if (!plan) return false;
-      if (!this.#ready) {
-        await this.#sync(true); // the first write creates the session
-        continue;
-      }
-      const at = this.#next;
-      const inputs = this.#inputs(plan, at);
+      const at = unanswered?.at ?? this.#next;
+      const inputs = unanswered?.inputs ?? this.#inputs(plan!, at);
       try {
-        const stored = await this.#append(inputs, at, plan.group === true || operationId !== undefined, operationId);
-        if (stored === undefined) {
-          await this.#sync();
-          return false;
-        }
-        for (const e of stored) this.#fold(e);
-        return true;
+        const r = await this.session.appendOnce(id, inputs, { expectedSeq: at, flush: this.#flush });
+        if (r.replayed) await this.#sync();
+        else for (const e of r.events) this.#fold(e);
+        return;
       } catch (err) {
         if (!(err instanceof LogbookError)) throw err;
         if (err.code === "SEQ_CONFLICT") {
+          unanswered = undefined;
           await this.#sync();
           continue;
         }
-        if (plan.record && (err.appended ?? 0) > 0 && err.firstSeq === at) {
-          // The record landed, one of its typed events was refused.
-          this.#onMirrorError?.(err);
+        if (err.code === "OPERATION_CONFLICT") {
+          // Another writer stored the id meanwhile: build again against
+          // its events (the same transaction is a replay, another one is
+          // build's OPERATION_CONFLICT); events under the id that are not
+          // a write of this adapter's are the server's conflict.
           await this.#sync();
-          return true;
+          if (build() === undefined) return;
+          throw err;
+        }
+        if (plan?.record && !bare && inputs.length > 1 && (err.index ?? 0) > 0 && !retryable(err)) {
+          this.#onMirrorError?.(err);
+          bare = true;
+          continue;
         }
         if (!retryable(err) || ++attempts >= this.#maxAttempts) throw err;
-        unknown = { inputs, at, err };
+        unanswered = { inputs, at };
         await sleep(wait);
         wait = Math.min(2 * wait, 1000);
       }
     }
   }
 
-  // landed reports whether a write that got no answer is in the log at at
-  // (and then folds it), or undefined while the server does not answer.
-  async #landed(inputs: Input<unknown>[], at: number): Promise<boolean | undefined> {
-    try {
-      const evs = await this.session.events({ from: at, to: at + 1 });
-      await this.#sync();
-      return evs.length > 0 && sameEvent(evs[0]!, inputs[0]!);
-    } catch (err) {
-      if (retryable(err)) return undefined;
-      throw err;
-    }
-  }
-
-  // append appends inputs at at and returns the stored events, or
-  // undefined for a replayed operation (its events are older: sync).
-  async #append(inputs: Input<unknown>[], at: number, group: boolean, operationId: string | undefined): Promise<Event[] | undefined> {
-    const o = { expectedSeq: at, flush: this.#flush };
-    if (operationId !== undefined) {
-      const r = await this.session.appendOnce(operationId, inputs, o);
-      return r.replayed ? undefined : r.events;
-    }
-    return group ? this.session.appendGroup(inputs, o) : this.session.append(inputs, o);
-  }
-
   // inputs are a plan's events: its record, then its extra inputs, then
-  // the typed events of its items. Message ids are "oa-<seq of the
-  // write's first event>-<index of the item>".
+  // the typed events of its items (those one operation may hold: see
+  // oneOperation). Message ids are "oa-<seq of the write's first
+  // event>-<index of the item>".
   #inputs(plan: Plan, at: number): Input<unknown>[] {
     const out: Input<unknown>[] = [];
     if (plan.record) out.push({ type: RECORD_TYPE, data: plan.record, ignorable: true });
     out.push(...(plan.inputs ?? []));
     if (plan.mirror) out.push(...new Mirror(this.#loop, this.#model, `oa-${at}`).items(plan.mirror).out);
-    return out;
+    return oneOperation(out);
   }
 
-  // mirrorOnly appends the typed events of items written by a record of
-  // their own (a transaction, a compaction); a failure is reported, not
-  // thrown: the items are stored.
+  // mirrorOnly appends the typed events of a compaction's kept items, an
+  // operation of their own after the compaction's; a failure is reported,
+  // not thrown: the items are stored.
   async #mirrorOnly(items: readonly unknown[]): Promise<void> {
     try {
       await this.#write(() => {
@@ -426,7 +420,7 @@ export class LogbookSession implements SessionHistoryTransactionAwareSession, Se
 
   // checkpoint returns the events that put a compaction checkpoint in
   // place of the surface nodes (a leading system prompt stays): the
-  // bracket of docs/compaction.md, written as one group with the record.
+  // bracket of docs/compaction.md, written as one operation with the record.
   #checkpoint(nodes: number[]): Input<unknown>[] {
     const shadowed = nodes.length > 0 && this.#system.has(nodes[0]!) ? nodes.slice(1) : nodes;
     if (shadowed.length === 0) return [];

@@ -312,3 +312,18 @@ function dataImage(src: unknown): ev.ImageBlock | undefined {
   if (!m || m[2]!.length % 4 !== 0) return undefined;
   return { type: "image", mediaType: m[1]!, data: m[2]! };
 }
+
+/** The surface event types (docs/format.md, class S). */
+const surfaceTypes = new Set<string>([ev.Types.systemMessage, ev.Types.developerMessage, ev.Types.userMessage, ev.Types.assistantMessage, ev.Types.toolResult]);
+
+/** oneOperation returns a write's events as one operation may hold them:
+ * any number of surface appends, but a developer/message (like a replace
+ * or a projection) only as the operation's one surface event
+ * (SURFACE_OP_NOT_ALLOWED otherwise). A developer message written beside other messages is left out
+ * (its item stays in the write's record), so the write stays one
+ * operation, all or nothing. */
+export function oneOperation(inputs: Input<unknown>[]): Input<unknown>[] {
+  const surface = inputs.filter((i) => surfaceTypes.has(i.type)).length;
+  if (surface <= 1) return inputs;
+  return inputs.filter((i) => i.type !== ev.Types.developerMessage);
+}
