@@ -163,30 +163,17 @@ func (a *app) appendLines(ctx context.Context, s *service.Session, in io.Reader,
 	go readLines(in, limit, lines, done)
 	var accepted int64
 	for {
-		var l inputLine
-		var ok bool
-		select {
-		case <-ctx.Done():
+		input, n, ok, err := nextInput(ctx, lines)
+		if ctx.Err() != nil {
 			return &sdk.Error{Code: sdk.CodeIOError, Op: "append", SessionID: s.ID(),
 				Detail: fmt.Sprintf("interrupted after %s; the accepted lines are flushed", plural(accepted, "accepted line")), Err: context.Cause(ctx)}
-		case l, ok = <-lines:
 		}
-		if !ok {
-			return nil
-		}
-		if l.err != nil {
-			return &lineError{n: l.n, err: l.err}
-		}
-		if len(bytes.TrimSpace(l.text)) == 0 {
-			continue
-		}
-		input, err := service.ParseInput(l.text)
-		if err != nil {
-			return &lineError{n: l.n, err: err}
+		if err != nil || !ok {
+			return err
 		}
 		res, err := s.Append(ctx, service.AppendRequest{Inputs: []events.Input{input}})
 		if err != nil {
-			return &lineError{n: l.n, err: withoutIndex(err)}
+			return &lineError{n: n, err: withoutIndex(err)}
 		}
 		accepted++
 		ev := res.Events[0]
@@ -212,28 +199,18 @@ func (a *app) appendOnce(ctx context.Context, s *service.Session, in io.Reader, 
 		ns  []int // the line of each input
 	)
 	for {
-		var l inputLine
-		var ok bool
-		select {
-		case <-ctx.Done():
+		input, n, ok, err := nextInput(ctx, lines)
+		if ctx.Err() != nil {
 			return &sdk.Error{Code: sdk.CodeIOError, Op: "append", SessionID: s.ID(),
 				Detail: "interrupted while reading the input; nothing was appended", Err: context.Cause(ctx)}
-		case l, ok = <-lines:
+		}
+		if err != nil {
+			return err
 		}
 		if !ok {
 			break
 		}
-		if l.err != nil {
-			return &lineError{n: l.n, err: l.err}
-		}
-		if len(bytes.TrimSpace(l.text)) == 0 {
-			continue
-		}
-		input, err := service.ParseInput(l.text)
-		if err != nil {
-			return &lineError{n: l.n, err: err}
-		}
-		ins, ns = append(ins, input), append(ns, l.n)
+		ins, ns = append(ins, input), append(ns, n)
 	}
 	res, err := s.Append(ctx, service.AppendRequest{Inputs: ins, OperationID: id})
 	if err != nil {
@@ -249,6 +226,35 @@ func (a *app) appendOnce(ctx context.Context, s *service.Session, in io.Reader, 
 		return &sdk.Error{Code: sdk.CodeIOError, Op: "append", Detail: "writing the events", Err: err}
 	}
 	return nil
+}
+
+// nextInput returns the next non-blank line of lines as an input, with its
+// line number; ok is false at the end of the input. A read error or a line
+// that does not parse is a *lineError. It returns as soon as ctx ends (the
+// caller checks ctx.Err() first).
+func nextInput(ctx context.Context, lines <-chan inputLine) (input events.Input, n int, ok bool, err error) {
+	for {
+		var l inputLine
+		select {
+		case <-ctx.Done():
+			return events.Input{}, 0, false, ctx.Err()
+		case l, ok = <-lines:
+		}
+		if !ok {
+			return events.Input{}, 0, false, nil
+		}
+		if l.err != nil {
+			return events.Input{}, l.n, false, &lineError{n: l.n, err: l.err}
+		}
+		if len(bytes.TrimSpace(l.text)) == 0 {
+			continue
+		}
+		input, err := service.ParseInput(l.text)
+		if err != nil {
+			return events.Input{}, l.n, false, &lineError{n: l.n, err: err}
+		}
+		return input, l.n, true, nil
+	}
 }
 
 // withoutIndex drops the batch index of a rejected input's error: each
