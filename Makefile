@@ -2,7 +2,7 @@
 # `make help` lists every target (the `## ` text after each target's name).
 GO ?= go
 
-.PHONY: run help test test-clients test-viewer vet fmt-check fuzz-smoke bench chaos
+.PHONY: run help test clients test-clients test-viewer vet fmt-check fuzz-smoke bench chaos
 
 # run builds the logbook binary into bin/ and runs the guided tour
 # (`logbook demo`): a scripted agent session through real plugin
@@ -50,16 +50,28 @@ test: ## run every test: Go with -race, the clients, the viewer (many minutes)
 	LOGBOOK_TEST_BIN="$$bin/logbook" $(MAKE) --no-print-directory test-viewer && \
 	echo "make test: all passed"
 
+# clients builds the TypeScript client's package: npm ci from its
+# lockfile, then npm pack, whose prepack builds src/ into
+# clients/typescript/dist (committed, and checked by .ci/check-clients) and
+# which leaves the tarball bin/logbook-client-<version>.tgz (bin/ is not
+# tracked), for `npm install <that file>` where the repository is not.
+clients: ## build the TypeScript client (clients/typescript/dist) and its npm pack tarball in bin/
+	@mkdir -p bin && cd clients/typescript && npm ci --no-audit --no-fund && \
+	tgz=$$(npm pack --pack-destination ../../bin | tail -n 1) && \
+	echo "make clients: clients/typescript/dist built; package: bin/$$tgz"
+
 # test-clients runs the TypeScript client's tests (npm ci from its
-# lockfile, tsc, node --test) and the Python client's (unittest), both
-# against real `logbook serve` processes of the binary LOGBOOK_TEST_BIN
-# names, or else of one built into a temporary directory, removed
-# afterwards. Needs Node.js 20+, npm and Python 3.11+.
+# lockfile, then npm test: tsc into build/, node --test, and vitest with
+# test/vitest/vitest.config.ts; one of them installs the package in a new project as the
+# README says) and the Python client's (unittest; one of them pip installs
+# it into a new venv), all against real `logbook serve` processes of the
+# binary LOGBOOK_TEST_BIN names, or else of one built into a temporary
+# directory, removed afterwards. Needs Node.js 20+, npm and Python 3.11+.
 test-clients: ## the TypeScript and Python clients' tests (Node.js 20+, Python 3.11+)
 	@bin=$$(mktemp -d) && trap 'rm -rf "$$bin"' EXIT && \
 	logbook="$${LOGBOOK_TEST_BIN:-$$bin/logbook}" && \
 	if [ -z "$$LOGBOOK_TEST_BIN" ]; then echo "test-clients: building logbook into $$bin" && $(GO) build -o "$$logbook" ./cmd/logbook; fi && \
-	echo "test-clients: TypeScript (npm ci, tsc, node --test)" && \
+	echo "test-clients: TypeScript (npm ci, tsc, node --test, vitest)" && \
 	(cd clients/typescript && npm ci --no-audit --no-fund && LOGBOOK_TEST_BIN="$$logbook" npm test) && \
 	echo "test-clients: Python (unittest)" && \
 	(cd clients/python && LOGBOOK_TEST_BIN="$$logbook" python3 -m unittest discover -v)

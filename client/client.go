@@ -177,13 +177,14 @@ func (c *Client) Session(id string) *Session { return &Session{c: c, id: id} }
 // Create returns, and returns its handle. id "" lets the server generate
 // one (a lowercase UUIDv7; the handle's ID says which); o is the caller's
 // part of the header (the zero value: a plain top-level, strict session;
-// opt.Protocol "lenient" skips the agent-loop rules). An id that is live
-// or stored is SESSION_ALREADY_EXISTS; a protocol other than "", "strict"
-// or "lenient" is USAGE.
+// opt.Protocol "lenient" skips the agent-loop rules; opt.Labels are kept
+// in the header). An id that is live or stored is SESSION_ALREADY_EXISTS;
+// a protocol other than "", "strict" or "lenient", or labels the rules of
+// docs/format.md refuse, is USAGE.
 func (c *Client) Create(ctx context.Context, id string, opt events.CreateOptions) (*Session, error) {
 	r, err := c.rpc.Create(ctx, connect.NewRequest(&logbookv1.SessionsCreateRequest{
 		SessionId: id, Cwd: opt.CWD, Origin: opt.Origin, DelegationDepth: opt.DelegationDepth, AgentPreset: opt.AgentPreset, ParentSession: opt.ParentSession,
-		Protocol: opt.Protocol,
+		Protocol: opt.Protocol, Labels: opt.Labels,
 	}))
 	if err != nil {
 		return nil, callError(ctx, "Create", err)

@@ -97,5 +97,12 @@
 // events were appended, and Session.AppendRetry combines both so that a
 // retry never appends an event twice.
 //
+// An operation id does the same across processes and restarts
+// (docs/operations.md, "Operation ids"): Session.AppendOnce appends its
+// events once, as one atomic group stored with the id, and answers a
+// repeat with the original events (Appended.Replayed);
+// RetryOptions.OperationID makes AppendRetry carry one, and
+// AppendStream.SendOnce sends one operation in a stream.
+//
 // A Client and its Sessions are safe for concurrent use.
 package client

@@ -39,7 +39,7 @@ func TestInspectViewIsReadOnly(t *testing.T) {
 	if err := s.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.OpenFile(filepath.Join(data, "v", "events.v2.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
+	f, err := os.OpenFile(filepath.Join(data, "v", "events.v3.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,6 +33,14 @@ type RetryOptions struct {
 	// each further one up to MaxBackoff; defaults DefaultRetryBackoff and
 	// DefaultRetryMaxBackoff.
 	Backoff, MaxBackoff time.Duration
+	// OperationID, when set, makes every attempt carry it (Session.AppendOnce):
+	// the inputs are one atomic group, and an attempt after one that did
+	// append them (its reply lost, or only its flush failed) is answered
+	// with those events as a replay, flushed when Flush is set, without
+	// reading the log back. A SEQ_CONFLICT then means other events are
+	// where these would go, and is returned. An id that is not 1–128 bytes
+	// of printable ASCII is OPERATION_ID_INVALID, refused before any call.
+	OperationID string
 	// OnRetry, when set, is called with each failure AppendRetry goes on
 	// from: a failure it retries, and a SEQ_CONFLICT it resolved by finding
 	// its own events in the log (where a retry without an expected seq
@@ -78,14 +86,20 @@ func (s *Session) AppendRetry(ctx context.Context, expected sdk.Offset, ins []ev
 		}
 		return nil, &AppendError{Appended: int64(len(out)) + last, FirstSeq: int64(expected), Err: err}
 	}
+	once := o.OperationID != ""
+	if once {
+		if err := sdk.ValidateOperationID(o.OperationID); err != nil {
+			return fail(err, 0)
+		}
+	}
 	for len(out) < len(ins) || len(ins) == 0 {
 		at := expected + sdk.Offset(len(out))
 		rest := ins[len(out):]
-		evs, err := s.append(ctx, appendCall{expected: &at, flush: o.Flush}, rest)
+		evs, _, err := s.append(ctx, appendCall{expected: &at, flush: o.Flush, group: once, operationID: o.OperationID}, rest)
 		if err == nil {
 			return append(out, evs...), nil
 		}
-		if _, actual, ok := SeqConflictOf(err); ok && actual > at && len(rest) > 0 {
+		if _, actual, ok := SeqConflictOf(err); ok && !once && actual > at && len(rest) > 0 {
 			mine, rerr := r.ownEvents(at, actual, rest)
 			if rerr != nil {
 				return fail(rerr, 0)

@@ -80,7 +80,8 @@ func (s *Session) readOnlyError(op string) *sdk.Error {
 // JSON_INVALID_UTF8, though by the client: the inputs before it are sent
 // and it is not.
 func (s *Session) Append(ctx context.Context, ins ...events.Input) ([]events.Event, error) {
-	return s.append(ctx, appendCall{}, ins)
+	evs, _, err := s.append(ctx, appendCall{}, ins)
+	return evs, err
 }
 
 // AppendAt is Append for a caller that expects the log to hold expected
@@ -88,7 +89,8 @@ func (s *Session) Append(ctx context.Context, ins ...events.Input) ([]events.Eve
 // when they come, else the call fails with SEQ_CONFLICT (see SeqConflictOf)
 // and appends nothing. AppendRetry builds on it.
 func (s *Session) AppendAt(ctx context.Context, expected sdk.Offset, ins ...events.Input) ([]events.Event, error) {
-	return s.append(ctx, appendCall{expected: &expected}, ins)
+	evs, _, err := s.append(ctx, appendCall{expected: &expected}, ins)
+	return evs, err
 }
 
 // AppendGroup appends ins as one atomic group (docs/compaction.md): the
@@ -97,52 +99,86 @@ func (s *Session) AppendAt(ctx context.Context, expected sdk.Offset, ins ...even
 // *AppendError with Appended 0) is that member's, its Index the member's
 // position. A group holds at most one surface or projection event.
 func (s *Session) AppendGroup(ctx context.Context, ins ...events.Input) ([]events.Event, error) {
-	return s.append(ctx, appendCall{group: true}, ins)
+	evs, _, err := s.append(ctx, appendCall{group: true}, ins)
+	return evs, err
 }
 
 // AppendGroupAt is AppendGroup for a group planned for a log of expected
 // events, whose members may cite each other's seqs: another length is
 // SEQ_CONFLICT and nothing is appended.
 func (s *Session) AppendGroupAt(ctx context.Context, expected sdk.Offset, ins ...events.Input) ([]events.Event, error) {
-	return s.append(ctx, appendCall{group: true, expected: &expected}, ins)
+	evs, _, err := s.append(ctx, appendCall{group: true, expected: &expected}, ins)
+	return evs, err
+}
+
+// Appended is what AppendOnce did.
+type Appended struct {
+	// Events are the operation's events: appended now, or by the original
+	// append when Replayed.
+	Events []events.Event
+	// Replayed reports that the session already held the operation id with
+	// the same inputs: nothing was appended.
+	Replayed bool
+}
+
+// AppendOnce appends ins as one atomic group under operationID
+// (docs/format.md, "Operation ids"), so that a retry of it, from any
+// process and after any restart of the server, never appends twice: when
+// the session already holds the id with the same inputs (byte-equal
+// canonical type, data, surfaceOp, sourceEventSeqs and ignorable), nothing
+// is appended and the original events come back with Replayed set. Other
+// inputs under a held id are OPERATION_CONFLICT, whose AppendError's
+// FirstSeq (and Meta "firstSeq") is the original's first seq and Meta
+// "count" its number of events. An id that is not 1–128 bytes of printable
+// ASCII is OPERATION_ID_INVALID, refused before any call. Any failure is
+// an *AppendError with Appended 0. RetryOptions.OperationID makes
+// AppendRetry carry an id.
+func (s *Session) AppendOnce(ctx context.Context, operationID string, ins ...events.Input) (Appended, error) {
+	if err := sdk.ValidateOperationID(operationID); err != nil {
+		return Appended{}, &AppendError{FirstSeq: -1, Err: err}
+	}
+	evs, replayed, err := s.append(ctx, appendCall{group: true, operationID: operationID}, ins)
+	return Appended{Events: evs, Replayed: replayed}, err
 }
 
 // appendCall is how one append request goes.
 type appendCall struct {
-	group    bool        // AppendGroup: all or nothing
-	expected *sdk.Offset // the log length the events must find; nil = any
-	flush    bool        // flush in the same round trip (AppendRetry)
+	group       bool        // AppendGroup: all or nothing
+	expected    *sdk.Offset // the log length the events must find; nil = any
+	flush       bool        // flush in the same round trip (AppendRetry)
+	operationID string      // append once under this id (a group); "" = none
 }
 
-// append sends one append request. Every failure is an *AppendError saying
-// how many of ins were appended (and flushed, with a.flush, unless the
-// flush is what failed).
-func (s *Session) append(ctx context.Context, a appendCall, ins []events.Input) ([]events.Event, error) {
+// append sends one append request and reports whether it was a replay of
+// its operation id. Every failure is an *AppendError saying how many of
+// ins were appended (and flushed, with a.flush, unless the flush is what
+// failed).
+func (s *Session) append(ctx context.Context, a appendCall, ins []events.Input) ([]events.Event, bool, error) {
 	if s.readOnly {
-		return nil, &AppendError{FirstSeq: firstSeqOf(nil, a.expected), Err: s.readOnlyError("append")}
+		return nil, false, &AppendError{FirstSeq: firstSeqOf(nil, a.expected), Err: s.readOnlyError("append")}
 	}
 	valid, bad := invalidData(s.id, ins)
 	if bad != nil && a.group {
-		return nil, &AppendError{FirstSeq: firstSeqOf(nil, a.expected), Err: bad} // a group is all or nothing
+		return nil, false, &AppendError{FirstSeq: firstSeqOf(nil, a.expected), Err: bad} // a group is all or nothing
 	}
 	flush := a.flush && (bad == nil || len(valid) > 0) // nothing to make durable, as when the server rejects the first event
-	req := &logbookv1.SessionsAppendRequest{SessionId: s.id, Events: protoInputs(valid), Flush: flush, ExpectedSeq: expectedSeq(a.expected)}
+	req := &logbookv1.SessionsAppendRequest{SessionId: s.id, Events: protoInputs(valid), Flush: flush, ExpectedSeq: expectedSeq(a.expected), OperationId: a.operationID}
 	call, rpc := "Append", s.c.rpc.Append
 	if a.group {
 		call, rpc = "AppendGroup", s.c.rpc.AppendGroup
 	}
 	r, err := rpc(ctx, connect.NewRequest(req))
 	if err != nil {
-		return nil, callError(ctx, call, err)
+		return nil, false, callError(ctx, call, err)
 	}
 	evs, err := parseEvents(r.Msg.GetEnvelopes())
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if bad != nil {
-		return nil, &AppendError{Appended: int64(len(valid)), FirstSeq: firstSeqOf(evs, a.expected), Err: bad}
+		return nil, false, &AppendError{Appended: int64(len(valid)), FirstSeq: firstSeqOf(evs, a.expected), Err: bad}
 	}
-	return evs, nil
+	return evs, r.Msg.GetReplay(), nil
 }
 
 // Flush makes everything appended to the session durable on every backend;

@@ -14,12 +14,12 @@ import (
 // The agent-loop rules through the Go client and the test daemon: each
 // rule's event fails with an *AppendError that appended nothing, around
 // the rule's *sdk.Error, and changes nothing, alone and as an AppendGroup
-// member; the legal patterns are accepted, and a lenient session accepts
-// the refused events.
+// member; the legal patterns are accepted, a lenient session accepts the
+// refused events, and the operation cases append once with AppendOnce.
 func TestClientProtocolCases(t *testing.T) {
 	c := client.New("http://"+daemon, client.Options{})
 	t.Cleanup(c.Close)
-	protocolcases.Run(t, clientDoor{c}, protocolcases.Options{Groups: true, Lenient: true})
+	protocolcases.Run(t, clientDoor{c}, protocolcases.Options{Groups: true, Lenient: true, Operations: true})
 }
 
 // clientDoor drives a client; its session ids start with "protocol-", apart
@@ -52,12 +52,20 @@ func (s clientSession) AppendGroup(t testing.TB, ins []protocolcases.Input) ([]s
 	return protocolcases.Seqs(evs), refusal(t, err)
 }
 
-// refusal is the refusal of a failed append; a rule's refusal is an
-// *AppendError that appended nothing.
+func (s clientSession) AppendOnce(t testing.TB, id string, ins []protocolcases.Input) ([]sdk.Seq, bool, *protocolcases.Refusal) {
+	res, err := s.s.AppendOnce(context.Background(), id, protocolcases.Inputs(ins)...)
+	if err != nil {
+		return nil, false, refusal(t, err)
+	}
+	return protocolcases.Seqs(res.Events), res.Replayed, nil
+}
+
+// refusal is the refusal of a failed append; a rule's refusal, and an
+// operation's, is an *AppendError that appended nothing.
 func refusal(t testing.TB, err error) *protocolcases.Refusal {
 	t.Helper()
 	r := protocolcases.RefusalOf(t, err)
-	if r == nil || !slices.Contains(protocolcases.Codes, r.Code) {
+	if r == nil || !slices.Contains(protocolcases.Codes, r.Code) && r.Code != sdk.CodeOperationConflict && r.Code != sdk.CodeOperationIDInvalid {
 		return r
 	}
 	var ae *client.AppendError

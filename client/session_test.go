@@ -204,7 +204,7 @@ func TestSessionHandleAgainstServe(t *testing.T) {
 	}
 	stored2 := c.Session(s.ID())
 	checkReads(t, "stored", stored2, msgs, transcript, surface)
-	if h2, err := stored2.Header(ctx); err != nil || h2 != h {
+	if h2, err := stored2.Header(ctx); err != nil || !h2.Equal(h) {
 		t.Fatalf("stored header %+v (%v), want %+v", h2, err, h)
 	}
 

@@ -62,7 +62,7 @@ func (s *Session) AppendStream(ctx context.Context) *AppendStream {
 // JSON_INVALID_UTF8 error, and CloseAndReceive ends the stream (the server
 // flushes what it appended) and returns an *AppendError counting them.
 func (s *AppendStream) Send(ins []events.Input, flush bool) error {
-	return s.send(ins, flush, nil)
+	return s.send(ins, flush, nil, nil)
 }
 
 // SendExpected is Send for events that must find a log of expected events:
@@ -72,17 +72,31 @@ func (s *AppendStream) Send(ins []events.Input, flush bool) error {
 // CloseAndReceive returns SEQ_CONFLICT (see SeqConflictOf) in an
 // *AppendError counting what the stream appended before.
 func (s *AppendStream) SendExpected(expected sdk.Offset, ins []events.Input, flush bool) error {
-	return s.send(ins, flush, &expected)
+	return s.send(ins, flush, &expected, nil)
 }
 
-// send is Send, with an expected length when expected is not nil.
-func (s *AppendStream) send(ins []events.Input, flush bool, expected *sdk.Offset) error {
+// SendOnce is Send for events appended once, as one atomic group under
+// operationID (Session.AppendOnce): the events held before them go out
+// first, then these at once as one message of their own. When the session
+// already holds the id with the same events the server appends nothing
+// (and does not count them in the result); other events under the id end
+// the stream with OPERATION_CONFLICT. A malformed id (OPERATION_ID_INVALID)
+// or an event whose data is not valid UTF-8 is rejected by the client, as
+// Send rejects one: none of these events is sent, and the stream ends.
+func (s *AppendStream) SendOnce(operationID string, ins []events.Input, flush bool) error {
+	return s.send(ins, flush, nil, &operationID)
+}
+
+// send is Send, with an expected length when expected is not nil and as
+// an operation when op is not nil.
+func (s *AppendStream) send(ins []events.Input, flush bool, expected *sdk.Offset, op *string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.err != nil {
 		return s.err
 	}
-	if expected != nil && s.pending != nil {
+	alone := expected != nil || op != nil // a message of their own
+	if alone && s.pending != nil {
 		if err := s.sendLocked(); err != nil { // the held events, before the check
 			return err
 		}
@@ -91,6 +105,16 @@ func (s *AppendStream) send(ins []events.Input, flush bool, expected *sdk.Offset
 		s.pending = &logbookv1.SessionsAppendRequest{ExpectedSeq: expectedSeq(expected)}
 	}
 	valid, bad := invalidData(s.id, ins)
+	if op != nil {
+		if err := sdk.ValidateOperationID(*op); err != nil {
+			bad = sdk.ErrorOf(err)
+		}
+		if bad != nil {
+			valid = nil // an operation is all or nothing
+		} else {
+			s.pending.OperationId = *op
+		}
+	}
 	for _, in := range valid {
 		s.pending.Events = append(s.pending.Events, protoInput(in))
 		s.size += len(in.Data)
@@ -105,7 +129,7 @@ func (s *AppendStream) send(ins []events.Input, flush bool, expected *sdk.Offset
 		s.err, s.bad = bad, bad
 		return bad
 	}
-	if flush || expected != nil || s.size >= streamBatchBytes || len(s.pending.Events) >= streamBatchEvents {
+	if flush || alone || s.size >= streamBatchBytes || len(s.pending.Events) >= streamBatchEvents {
 		s.pending.Flush = flush
 		return s.sendLocked()
 	}

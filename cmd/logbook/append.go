@@ -25,6 +25,7 @@ func init() {
 func newAppendCmd(a *app) *cobra.Command {
 	var expectedSeq int64
 	var cont bool
+	var operationID string
 	cmd := &cobra.Command{
 		Use:         "append ID [FILE|-]",
 		Annotations: offersJSONAnnotation(), // its output is JSON already
@@ -43,6 +44,15 @@ func newAppendCmd(a *app) *cobra.Command {
 			"refuses with SEQ_CONFLICT (expected, actual) and the stored session is left exactly\n" +
 			"as it was. A caller that retries an append with the same N therefore never stores\n" +
 			"its lines twice.\n\n" +
+			"With --operation-id ID append reads the whole input first and appends its lines once,\n" +
+			"as one atomic group stored with ID (docs/format.md, \"Operation ids\"): all of them or,\n" +
+			"at the first rejected line, none. When the session already holds ID for the same\n" +
+			"lines, nothing is appended, the original envelopes are printed and stderr says\n" +
+			"\"replayed\"; other lines under a held ID are OPERATION_CONFLICT, naming the\n" +
+			"original's first seq. ID is 1–128 bytes of printable ASCII (else OPERATION_ID_INVALID,\n" +
+			"before anything is opened). A retry with the same ID is safe from any process, after\n" +
+			"any crash; an --expected-seq is not checked on a replay. Give a retry --continue too,\n" +
+			"so that its open writes no repair of its own (closers, marker) before the replay.\n\n" +
 			"A stored session is repaired at open: an interrupted turn gets its closers and a\n" +
 			"lifecycle marker, because a crash cannot be told from a pause. With --continue the\n" +
 			"open appends neither, and the lines go on with the turn the log ends in (one agent\n" +
@@ -50,6 +60,7 @@ func newAppendCmd(a *app) *cobra.Command {
 			"the previous writer crashed, so --continue is ignored and the repair runs.",
 		Example: "  logbook append demo turn.jsonl\n" +
 			"  producer | logbook append demo --expected-seq 12\n" +
+			"  logbook append demo turn3.jsonl --operation-id turn-3\n" +
 			"  logbook append demo --continue step2.jsonl",
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -61,6 +72,12 @@ func newAppendCmd(a *app) *cobra.Command {
 					return err
 				}
 				expect = &n
+			}
+			once := cmd.Flags().Changed("operation-id")
+			if once {
+				if err := sdk.ValidateOperationID(operationID); err != nil {
+					return err
+				}
 			}
 			in := a.stdin
 			if len(args) == 2 && args[1] != "-" {
@@ -89,7 +106,12 @@ func newAppendCmd(a *app) *cobra.Command {
 			} else {
 				fmt.Fprintf(a.stderr, "logbook append: %s\n", repairSummary(s.ID(), rep))
 			}
-			err = a.appendLines(ctx, s, in, int64(sdk.MaxEventMessageBytes(int(cfg.MaxEventBytes))))
+			limit := int64(sdk.MaxEventMessageBytes(int(cfg.MaxEventBytes)))
+			if once {
+				err = a.appendOnce(ctx, s, in, limit, operationID)
+			} else {
+				err = a.appendLines(ctx, s, in, limit)
+			}
 			// The accepted lines are flushed and ownership released even
 			// after a rejected line or a signal.
 			if cerr := a.close(); cerr != nil {
@@ -99,6 +121,7 @@ func newAppendCmd(a *app) *cobra.Command {
 		},
 	}
 	cmd.Flags().Int64Var(&expectedSeq, "expected-seq", 0, "append only if the first line gets seq `N` (stored length plus the open's repair), else refuse with SEQ_CONFLICT writing nothing")
+	cmd.Flags().StringVar(&operationID, "operation-id", "", "append the whole input once, as one atomic group under `ID`: a retry with the same lines prints the original envelopes (\"replayed\" on stderr), other lines are OPERATION_CONFLICT")
 	cmd.Flags().BoolVar(&cont, "continue", false, "go on with the open turn: no closers or lifecycle marker at open (the repair still runs after a torn tail)")
 	return cmd
 }
@@ -172,6 +195,60 @@ func (a *app) appendLines(ctx context.Context, s *service.Session, in io.Reader,
 			return &sdk.Error{Code: sdk.CodeIOError, Op: "append", Detail: "writing the accepted event", Err: err}
 		}
 	}
+}
+
+// appendOnce reads every line of in, then appends them to s as one atomic
+// group under the operation id (service.AppendRequest.OperationID) and
+// prints the envelopes: the new events, or the original ones of a replay,
+// which stderr names. A rejected line, read or appended, is a *lineError
+// and nothing is appended.
+func (a *app) appendOnce(ctx context.Context, s *service.Session, in io.Reader, limit int64, id string) error {
+	lines := make(chan inputLine)
+	done := make(chan struct{})
+	defer close(done)
+	go readLines(in, limit, lines, done)
+	var (
+		ins []events.Input
+		ns  []int // the line of each input
+	)
+	for {
+		var l inputLine
+		var ok bool
+		select {
+		case <-ctx.Done():
+			return &sdk.Error{Code: sdk.CodeIOError, Op: "append", SessionID: s.ID(),
+				Detail: "interrupted while reading the input; nothing was appended", Err: context.Cause(ctx)}
+		case l, ok = <-lines:
+		}
+		if !ok {
+			break
+		}
+		if l.err != nil {
+			return &lineError{n: l.n, err: l.err}
+		}
+		if len(bytes.TrimSpace(l.text)) == 0 {
+			continue
+		}
+		input, err := service.ParseInput(l.text)
+		if err != nil {
+			return &lineError{n: l.n, err: err}
+		}
+		ins, ns = append(ins, input), append(ns, l.n)
+	}
+	res, err := s.Append(ctx, service.AppendRequest{Inputs: ins, OperationID: id})
+	if err != nil {
+		if e := sdk.ErrorOf(err); e != nil && e.Index != nil && *e.Index >= 0 && *e.Index < len(ns) {
+			return &lineError{n: ns[*e.Index], err: withoutIndex(err)}
+		}
+		return err
+	}
+	if res.Replayed && len(res.Events) > 0 {
+		fmt.Fprintf(a.stderr, "logbook append: replayed operation %q: the session holds it already (%s from seq %d); nothing appended\n", id, plural(int64(len(res.Events)), "event"), res.Events[0].Seq)
+	}
+	if err := writeEnvelopes(a.stdout, res.Events); err != nil {
+		return &sdk.Error{Code: sdk.CodeIOError, Op: "append", Detail: "writing the events", Err: err}
+	}
+	return nil
 }
 
 // withoutIndex drops the batch index of a rejected input's error: each

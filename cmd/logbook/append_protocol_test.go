@@ -13,12 +13,13 @@ import (
 
 // The agent-loop rules at `logbook append --continue`: each rule's line
 // fails with exit status 1 and its code on the last stderr line naming the
-// values, and changes nothing; the legal patterns are accepted.
+// values, and changes nothing; the legal patterns are accepted; the
+// operation cases append once with --operation-id.
 // The sessions live in JSONL files with no compaction plugin to start, so
 // each invocation is quick.
 func TestAppendProtocolCases(t *testing.T) {
 	data := t.TempDir()
-	protocolcases.Run(t, cliDoor{data, writeConfig(t, data, "jsonl.hcl", `persistence "jsonl" {}`+"\n")}, protocolcases.Options{Lenient: true, Parallel: true})
+	protocolcases.Run(t, cliDoor{data, writeConfig(t, data, "jsonl.hcl", `persistence "jsonl" {}`+"\n")}, protocolcases.Options{Lenient: true, Parallel: true, Operations: true})
 }
 
 // cliDoor drives the binary over one data directory and configuration.
@@ -48,12 +49,28 @@ var codeLine = regexp.MustCompile(`^logbook: ([A-Z0-9_]+): `)
 // open writes no closers and no marker).
 func (s cliSession) Append(t testing.TB, ins []protocolcases.Input) ([]sdk.Seq, *protocolcases.Refusal) {
 	t.Helper()
+	seqs, _, ref := s.append(t, ins)
+	return seqs, ref
+}
+
+// AppendOnce runs `logbook append ID --continue --operation-id ID`: a
+// replay says "replayed" on stderr.
+func (s cliSession) AppendOnce(t testing.TB, id string, ins []protocolcases.Input) ([]sdk.Seq, bool, *protocolcases.Refusal) {
+	t.Helper()
+	seqs, r, ref := s.append(t, ins, "--operation-id", id)
+	return seqs, ref == nil && strings.Contains(r.stderr, "replayed operation"), ref
+}
+
+// append runs `logbook append ID --continue` with ins on stdin and the
+// further args.
+func (s cliSession) append(t testing.TB, ins []protocolcases.Input, more ...string) ([]sdk.Seq, result, *protocolcases.Refusal) {
+	t.Helper()
 	var stdin strings.Builder
 	for _, in := range ins {
 		stdin.Write(in.Line())
 		stdin.WriteByte('\n')
 	}
-	args := []string{"append", s.id, "--continue"}
+	args := append([]string{"append", s.id, "--continue"}, more...)
 	r := runIn(t.(*testing.T), s.d.data, stdin.String(), append(args, "--data", s.d.data, "--config", s.d.config)...)
 	var seqs []sdk.Seq
 	for _, l := range r.lines() {
@@ -64,7 +81,7 @@ func (s cliSession) Append(t testing.TB, ins []protocolcases.Input) ([]sdk.Seq, 
 		seqs = append(seqs, e.Seq)
 	}
 	if r.code == 0 {
-		return seqs, nil
+		return seqs, r, nil
 	}
 	m := codeLine.FindStringSubmatch(r.lastLine())
 	if m == nil {
@@ -74,7 +91,7 @@ func (s cliSession) Append(t testing.TB, ins []protocolcases.Input) ([]sdk.Seq, 
 	if slices.Contains(protocolcases.Codes, code) && (r.code != 1 || len(seqs) != 0) {
 		t.Errorf("logbook %v: %s with exit %d and %d envelopes on stdout, want exit 1 and none", args, code, r.code, len(seqs))
 	}
-	return nil, &protocolcases.Refusal{Code: code, DetailOnly: true, Text: r.lastLine()}
+	return nil, r, &protocolcases.Refusal{Code: code, DetailOnly: true, Text: r.lastLine()}
 }
 
 // Log runs `logbook events ID`.

@@ -36,7 +36,9 @@ type sessionEntry struct {
 	ParentSession string `json:"parentSession,omitempty"`
 	IsSeeded      *bool  `json:"isSeeded,omitempty"`
 	Protocol      string `json:"protocol,omitempty"` // "lenient", as the header stores it; absent for strict
-	Error         string `json:"error,omitempty"`
+	// Labels are the header's labels, absent when it has none.
+	Labels map[string]string `json:"labels,omitempty"`
+	Error  string            `json:"error,omitempty"`
 }
 
 // newSessionsCmd is `logbook sessions [--limit N]`: the stored sessions,
@@ -51,7 +53,8 @@ func newSessionsCmd(a *app) *cobra.Command {
 		Long: "sessions lists the stored sessions, the one written last first (sessions of one\n" +
 			"moment by id; a session whose last write the backend does not know, or that cannot be\n" +
 			"read, comes last), with the number of events, when it was created and last written,\n" +
-			"its parent and its format version. --limit N shows the first N only.",
+			"its parent and its format version (--json: also its protocol and labels). --limit N\n" +
+			"shows the first N only.",
 		Example: "  logbook sessions\n" +
 			"  logbook sessions --limit 10\n" +
 			"  logbook sessions --json | jq -r \".[].id\"",
@@ -85,7 +88,7 @@ func newSessionsCmd(a *app) *cobra.Command {
 					if n, torn, err = countEvents(ctx, svc, le.ID); err == nil {
 						h := le.Header
 						en.Events, en.TornBytes, en.CreatedAt, en.ParentSession, en.IsSeeded = &n, &torn.Bytes, &h.CreatedAt, h.ParentSession, &h.IsSeeded
-						en.Protocol = h.Protocol
+						en.Protocol, en.Labels = h.Protocol, h.Labels
 						if le.LastActivity > 0 {
 							en.LastActivity = &le.LastActivity
 						}

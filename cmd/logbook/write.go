@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -31,16 +32,18 @@ func workingDir(dir string) (string, error) {
 	return filepath.Abs(dir)
 }
 
-// newCreateCmd is `logbook create ID [--cwd DIR] [--protocol strict|lenient]`.
+// newCreateCmd is `logbook create ID [--cwd DIR] [--protocol strict|lenient] [--label KEY=VALUE]…`.
 func newCreateCmd(a *app) *cobra.Command {
 	var cwd, protocol string
+	var labels []string
 	cmd := &cobra.Command{
 		Use:         "create ID",
 		Annotations: offersJSONAnnotation(), // its output is JSON already
 		Short:       "Create and materialize an empty session; prints its stored header",
 		Example: "  logbook create s1\n" +
 			"  logbook create s1 --cwd ~/src/project\n" +
-			"  logbook create imported --protocol lenient",
+			"  logbook create imported --protocol lenient\n" +
+			"  logbook create s2 --label framework=openai-agents --label key=user-7/chat-3",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -53,11 +56,15 @@ func newCreateCmd(a *app) *cobra.Command {
 			if protocol, err = sdk.ParseProtocol(protocol); err != nil {
 				return err
 			}
+			lm, err := parseLabels(labels)
+			if err != nil {
+				return err
+			}
 			svc, err := a.writeService(ctx)
 			if err != nil {
 				return err
 			}
-			s, err := svc.Create(ctx, service.CreateRequest{ID: args[0], Header: events.CreateOptions{CWD: dir, Protocol: protocol}})
+			s, err := svc.Create(ctx, service.CreateRequest{ID: args[0], Header: events.CreateOptions{CWD: dir, Protocol: protocol, Labels: lm}})
 			if err != nil {
 				return err
 			}
@@ -69,7 +76,33 @@ func newCreateCmd(a *app) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&cwd, "cwd", "", "the session's working `DIR` (default: the current directory), made absolute")
 	cmd.Flags().StringVar(&protocol, "protocol", sdk.ProtocolStrict, "how appends are checked: `strict` (the agent-loop rules of docs/format.md) or lenient (skip them, never the payload rules)")
+	cmd.Flags().StringArrayVar(&labels, "label", nil, "a label of the session, `KEY=VALUE` (repeatable; kept in its header)")
 	return cmd
+}
+
+// parseLabels reads the values of create's --label flags, each KEY=VALUE
+// (the value may hold "=" and be empty), into the header's labels, checked
+// as a create checks them (sdk.ValidateLabels); nil for none. A value
+// without "=", a key given twice or a label the rules refuse is USAGE.
+func parseLabels(flags []string) (map[string]string, error) {
+	if len(flags) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]string, len(flags))
+	for _, f := range flags {
+		k, v, ok := strings.Cut(f, "=")
+		if !ok {
+			return nil, sdk.Errorf(sdk.CodeUsage, "create", "--label %q must be KEY=VALUE", f)
+		}
+		if _, dup := out[k]; dup {
+			return nil, sdk.Errorf(sdk.CodeUsage, "create", "--label %q: the key %q is given twice", f, k)
+		}
+		out[k] = v
+	}
+	if err := sdk.ValidateLabels("create", out); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // openWrite opens session id for write, as append and resume do

@@ -38,6 +38,15 @@ type Grouper interface {
 	AppendGroup(t testing.TB, ins []Input) ([]sdk.Seq, *Refusal)
 }
 
+// Operator is a Session whose door appends under an operation id.
+type Operator interface {
+	// AppendOnce appends ins under operation id in one request (one
+	// atomic group). It returns the seqs of the events the door answers
+	// (appended now, or the original operation's on a replay) and whether
+	// it says the request was a replay, or the refusal, as Append does.
+	AppendOnce(t testing.TB, id string, ins []Input) ([]sdk.Seq, bool, *Refusal)
+}
+
 // Refusal is a rule's refusal as a door reports it.
 type Refusal struct {
 	Code sdk.Code
@@ -59,6 +68,9 @@ type Refusal struct {
 type Options struct {
 	// Groups runs the groups; the door's sessions must be Groupers.
 	Groups bool
+	// Operations runs the operations; the door's sessions must be
+	// Operators.
+	Operations bool
 	// Lenient runs every refused case in a session created lenient, which
 	// must accept it.
 	Lenient bool
@@ -115,6 +127,22 @@ func Run(t *testing.T, d Door, o Options) {
 			unchanged(t, s, before, g.Next)
 		})
 	}
+	for i, op := range c.Operations {
+		if !o.Operations {
+			break
+		}
+		t.Run("operation/"+op.Name, func(t *testing.T) {
+			o.parallel(t)
+			s := d.Create(t, fmt.Sprintf("operation-%02d", i), false)
+			if _, ok := s.(Operator); !ok {
+				t.Fatalf("the door's session %T does not append under operation ids", s)
+			}
+			log := appendAll(t, s, op.Prefix, true)
+			for j, st := range op.Steps {
+				log = runStep(t, s, j, st, log)
+			}
+		})
+	}
 	if !o.Lenient {
 		return
 	}
@@ -125,6 +153,49 @@ func Run(t *testing.T, d Door, o Options) {
 			appendAll(t, s, append(slices.Clone(r.Prefix), r.Event), true)
 		})
 	}
+}
+
+// runStep runs step j of an operation case on s, whose log is before, and
+// returns the log after it.
+func runStep(t *testing.T, s Session, j int, st Step, before []string) []string {
+	t.Helper()
+	var (
+		seqs     []sdk.Seq
+		replayed bool
+		ref      *Refusal
+		what     = "a plain append"
+	)
+	if st.OperationID != nil {
+		what = fmt.Sprintf("operation %q", *st.OperationID)
+		seqs, replayed, ref = s.(Operator).AppendOnce(t, *st.OperationID, st.Events)
+	} else {
+		seqs, ref = s.Append(t, st.Events)
+	}
+	if st.Code != "" {
+		if len(seqs) != 0 {
+			t.Errorf("step %d (%s): refused, yet answered seqs %v", j, what, seqs)
+		}
+		checkRefusal(t, ref, st.Code, st.Meta, st.Index)
+		if after := s.Log(t); !slices.Equal(after, before) {
+			t.Fatalf("step %d (%s): the refusal changed the log:\nbefore %q\nafter  %q", j, what, before, after)
+		}
+		return before
+	}
+	if ref != nil {
+		t.Fatalf("step %d (%s): refused: %s: %s", j, what, ref.Code, ref.Text)
+	}
+	if !slices.Equal(seqs, st.Seqs) || replayed != st.Replayed {
+		t.Fatalf("step %d (%s): seqs %v replayed %v, want seqs %v replayed %v", j, what, seqs, replayed, st.Seqs, st.Replayed)
+	}
+	after := s.Log(t)
+	want := len(before)
+	if !replayed {
+		want += len(st.Events)
+	}
+	if len(after) != want || !slices.Equal(after[:len(before)], before) {
+		t.Fatalf("step %d (%s): the log went from %d to %d events (want %d), or its head changed", j, what, len(before), len(after), want)
+	}
+	return after
 }
 
 // parallel marks t parallel when o asks for it.

@@ -4,7 +4,7 @@
 // each door proves the same rules with the same events. The TypeScript and
 // Python clients read the file itself.
 //
-// The fixture holds three lists:
+// The fixture holds four lists:
 //
 //   - refused: one case per rule. Appending Prefix to a fresh strict
 //     session succeeds, then Event is refused with Code and Meta and
@@ -15,6 +15,11 @@
 //   - groups: Prefix appended, then Group as one atomic group whose member
 //     Index breaks a rule (Code, Meta): nothing of the group is appended,
 //     and Next gets seq len(Prefix).
+//   - operations: appends under operation ids (docs/format.md, "Operation
+//     ids"). Prefix appended to a fresh strict session, then each Step in
+//     order: its Events under its OperationID (none: a plain append),
+//     appended with Seqs, replayed (Replayed: the original's Seqs, nothing
+//     appended) or refused with Code, Meta and Index (nothing appended).
 //
 // A session created lenient accepts every refused Event after its Prefix.
 // Every input is one append input line as `logbook append` and /v1 take it
@@ -52,6 +57,8 @@ type Cases struct {
 	Refused []Refused `json:"refused"`
 	Legal   []Legal   `json:"legal"`
 	Groups  []Group   `json:"groups"`
+	// Operations are run by the doors that append under an operation id.
+	Operations []Operation `json:"operations"`
 }
 
 // Refused is one rule's case: Event after Prefix is refused.
@@ -79,6 +86,30 @@ type Group struct {
 	Code   sdk.Code          `json:"code"`
 	Meta   map[string]string `json:"meta"`
 	Next   Input             `json:"next"`
+}
+
+// Operation is a sequence of appends under operation ids, in a fresh
+// strict session after Prefix.
+type Operation struct {
+	Name   string  `json:"name"`
+	Prefix []Input `json:"prefix"`
+	Steps  []Step  `json:"steps"`
+}
+
+// Step is one append of an Operation: Events under OperationID (absent: a
+// plain append, not atomic), in one request. Without Code it succeeds and
+// answers the events at Seqs: appended now, or the original operation's
+// when Replayed (nothing appended). With Code it is refused with Meta, its
+// member Index at fault (0 when the refusal is not a member's), and
+// nothing is appended.
+type Step struct {
+	OperationID *string           `json:"operationId"`
+	Events      []Input           `json:"events"`
+	Seqs        []sdk.Seq         `json:"seqs"`
+	Replayed    bool              `json:"replayed"`
+	Code        sdk.Code          `json:"code"`
+	Meta        map[string]string `json:"meta"`
+	Index       int               `json:"index"`
 }
 
 // Input is one append input line.
@@ -144,8 +175,8 @@ func Load() (Cases, error) {
 			return c, fmt.Errorf("protocolcases: no refused case for %s", code)
 		}
 	}
-	if len(c.Legal) == 0 || len(c.Groups) == 0 {
-		return c, fmt.Errorf("protocolcases: the fixture has %d legal sequences and %d groups; it needs both", len(c.Legal), len(c.Groups))
+	if len(c.Legal) == 0 || len(c.Groups) == 0 || len(c.Operations) == 0 {
+		return c, fmt.Errorf("protocolcases: the fixture has %d legal sequences, %d groups and %d operations; it needs each", len(c.Legal), len(c.Groups), len(c.Operations))
 	}
 	return c, nil
 }

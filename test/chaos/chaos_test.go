@@ -162,6 +162,11 @@ func runBackend(t *testing.T, b backend, nth int, seed uint64, tb *table) {
 	}
 	c.check(shutdown, final)
 	t.Logf("%s: writers' error codes: %s", b.name, h.codeSummary())
+	var resent int64
+	for _, w := range h.writers {
+		resent += w.resent.Load()
+	}
+	t.Logf("%s: %d acknowledged operations sent again, each answered as a replay of its envelopes (else BROKEN above)", b.name, resent)
 	h.mu.Lock()
 	problems := h.problems
 	h.mu.Unlock()
@@ -220,6 +225,7 @@ type checker struct {
 	h                              *harness
 	tb                             *table
 	acked                          int // acknowledged events counted so far
+	replayed                       int // replays after a failed attempt counted so far
 	seenLost, seenDup, seenProblem map[string]bool
 	seenHalf                       map[string]bool
 	failed                         bool
@@ -227,9 +233,12 @@ type checker struct {
 
 // check counts a verification after a fault of kind.
 func (c *checker) check(kind string, f findings) {
-	acked := 0
+	acked, replayed := 0, 0
 	for _, r := range c.h.records() {
 		acked += r.ackedCount()
+	}
+	for _, w := range c.h.writers {
+		replayed += int(w.replays.Load())
 	}
 	lost, dup, half := 0, 0, 0
 	for _, id := range f.half {
@@ -254,8 +263,8 @@ func (c *checker) check(kind string, f findings) {
 			dup += n
 		}
 	}
-	c.tb.add(kind, c.h.b.name, acked-c.acked, lost, dup, half)
-	c.acked = acked
+	c.tb.add(kind, c.h.b.name, acked-c.acked, replayed-c.replayed, lost, dup, half)
+	c.acked, c.replayed = acked, replayed
 	for _, p := range f.problems {
 		c.problem(fmt.Sprintf("after %s: %s", kind, p))
 	}

@@ -75,18 +75,30 @@
 // run under CI=true.
 //
 // A client appends its user messages in batches, each sent as one whole
-// turn (turn/start, the messages, turn/end) under the agent-loop protocol;
-// after a repair closed a turn or a batch was stored in part, the rest goes
-// in a new turn. It counts an event acknowledged when an Append with flush
-// that carried it returned success (or a retry proved it stored and a
-// flush succeeded). After every fault the clients pause and the verifier reads
+// turn (turn/start, the messages, turn/end) under the agent-loop protocol
+// and as one operation (docs/format.md, "Operation ids"): an operation id
+// of its own, no expected seq, then a flush. A large batch (torn-kill) is
+// cut into several operations, each well within one backend request, as
+// an operation must fit in one. A failed attempt is retried
+// as the same operation, so what keeps a retry from storing a batch twice
+// is the operation id alone: when an earlier attempt stored it, the retry
+// is answered as a replay with the stored envelopes. It counts an event
+// acknowledged when an attempt and its flush both succeeded; one
+// acknowledged operation in four is sent once more, as a client that lost
+// the reply would, and must be a replay of the same envelopes. The log
+// holding an operation in part (OPERATION_CONFLICT on the client's own
+// retry) breaks the rule that an operation is all or nothing; the client
+// then acknowledges the stored part and sends the rest as a new operation,
+// in a new turn. After every fault the clients pause and the verifier reads
 // every session with `logbook events` (the memory backend's from serve):
 // each acknowledged event must be stored exactly once at the seq it was
 // acknowledged with, the seqs must be contiguous, no event may be stored
-// twice and every log must load. A
-// summary table (fault kind × backend: runs, acknowledged events, lost,
-// duplicated, half-made) ends the run; any lost or duplicated event or
-// half-made session fails it.
+// twice, every log must load, and every operation must be stored at most
+// once, with the number of events it was sent with, each acknowledged one
+// at its acknowledged seq. A summary table (fault kind × backend: runs,
+// acknowledged events, retries answered as replays, lost, duplicated,
+// half-made) ends the run; any lost or duplicated event or half-made
+// session fails it.
 //
 // The default run is short (-chaos.faults=10 per backend: about two
 // thirds of the kinds on each backend, every kind on two or more, and

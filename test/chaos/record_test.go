@@ -3,6 +3,7 @@ package chaos
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 
@@ -10,13 +11,17 @@ import (
 )
 
 // record is what the clients of one session know about it: every payload
-// id they sent, and the seq each acknowledged one was acknowledged at.
+// id they sent, and the seq each acknowledged one was acknowledged at;
+// every operation id they sent with its number of events, and the first
+// seq each acknowledged one was acknowledged at.
 type record struct {
-	id    string
-	mu    sync.Mutex
-	sent  map[string]bool
-	acked map[string]int64
-	next  int64 // one past the highest acknowledged seq
+	id      string
+	mu      sync.Mutex
+	sent    map[string]bool
+	acked   map[string]int64
+	opSent  map[string]int
+	opAcked map[string]int64
+	next    int64 // one past the highest acknowledged seq
 
 	// retired: no client appends to the session any more; settled: the
 	// verifier read it after that, so only the final check reads it again.
@@ -46,7 +51,7 @@ func (r *record) isSettled() bool {
 }
 
 func newRecord(id string) *record {
-	return &record{id: id, sent: map[string]bool{}, acked: map[string]int64{}}
+	return &record{id: id, sent: map[string]bool{}, acked: map[string]int64{}, opSent: map[string]int{}, opAcked: map[string]int64{}}
 }
 
 // send notes payload ids as sent.
@@ -56,6 +61,33 @@ func (r *record) send(events []event) {
 	for _, e := range events {
 		r.sent[e.pid] = true
 	}
+}
+
+// sendOp notes operation op, of count events, as sent.
+func (r *record) sendOp(op string, count int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.opSent[op] = count
+}
+
+// ackOp notes operation op acknowledged with its first event at seq.
+// Acknowledging it again at another seq is an error: a retry of the
+// operation stored it twice.
+func (r *record) ackOp(op string, seq int64) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if prev, ok := r.opAcked[op]; ok && prev != seq {
+		return fmt.Errorf("session %s: operation %s acknowledged at seq %d and again at seq %d", r.id, op, prev, seq)
+	}
+	r.opAcked[op] = seq
+	return nil
+}
+
+// ops returns copies of the sent and acknowledged operations.
+func (r *record) ops() (sent map[string]int, acked map[string]int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return maps.Clone(r.opSent), maps.Clone(r.opAcked)
 }
 
 // ack notes payload id pid acknowledged at seq. Acknowledging it again at
@@ -141,12 +173,16 @@ func turnLines(turn int, evs []event) string {
 	return b.String()
 }
 
-// stored is one envelope as the suite reads it: its seq, its type and, for
-// a user/message from the user (as the suite's are), the payload id.
+// stored is one envelope as the suite reads it: its seq, its type; for a
+// user/message from the user (as the suite's are), the payload id; for
+// the first event of an operation, the operation's id and its number of
+// events.
 type stored struct {
-	seq int64
-	typ string
-	pid string
+	seq     int64
+	typ     string
+	pid     string
+	op      string
+	opCount int
 }
 
 // parseEnvelope reads the parts of an envelope the suite checks.
@@ -160,11 +196,18 @@ func parseEnvelope(env []byte) (stored, error) {
 				Kind string `json:"kind"`
 			} `json:"source"`
 		} `json:"data"`
+		Operation *struct {
+			ID    string `json:"id"`
+			Count int    `json:"count"`
+		} `json:"operation"`
 	}
 	if err := json.Unmarshal(env, &v); err != nil || v.Seq == nil {
 		return stored{}, fmt.Errorf("not an envelope (%v): %.200s", err, env)
 	}
 	s := stored{seq: *v.Seq, typ: v.Type}
+	if v.Operation != nil {
+		s.op, s.opCount = v.Operation.ID, v.Operation.Count
+	}
 	if v.Type == "user/message" && v.Data.Source.Kind == "user" { // not a compaction's summary
 		s.pid = v.Data.ID
 	}

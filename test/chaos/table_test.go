@@ -10,6 +10,7 @@ import (
 // cell is one fault kind on one backend.
 type cell struct {
 	runs, acked, lost, dup, half int
+	replayed                     int    // retries after a failed attempt answered as replays
 	skipped                      string // why the kind did not run
 	na                           string // why the kind does not apply to the backend
 }
@@ -33,12 +34,13 @@ func (t *table) cell(kind, backend string) *cell {
 }
 
 // add counts one run of kind on backend.
-func (t *table) add(kind, backend string, acked, lost, dup, half int) {
+func (t *table) add(kind, backend string, acked, replayed, lost, dup, half int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	c := t.cell(kind, backend)
 	c.runs++
 	c.acked += acked
+	c.replayed += replayed
 	c.lost += lost
 	c.dup += dup
 	c.half += half
@@ -88,7 +90,7 @@ func (t *table) render(kinds, backendNames []string) string {
 	defer t.mu.Unlock()
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "fault kind\tbackend\truns\tacknowledged\tlost\tduplicated\thalf-made\t")
+	fmt.Fprintln(tw, "fault kind\tbackend\truns\tacknowledged\treplayed\tlost\tduplicated\thalf-made\t")
 	var na []string
 	for _, be := range backendNames {
 		var sum cell
@@ -102,13 +104,14 @@ func (t *table) render(kinds, backendNames []string) string {
 				none = append(none, k)
 				continue
 			case c.skipped != "":
-				fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\t-\tSKIPPED: %s\n", k, be, c.skipped)
+				fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\t-\t-\tSKIPPED: %s\n", k, be, c.skipped)
 				continue
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t\n", k, be, c.runs, c.acked, c.lost, c.dup, c.half)
-			sum.runs, sum.acked, sum.lost, sum.dup, sum.half = sum.runs+c.runs, sum.acked+c.acked, sum.lost+c.lost, sum.dup+c.dup, sum.half+c.half
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t\n", k, be, c.runs, c.acked, c.replayed, c.lost, c.dup, c.half)
+			sum.runs, sum.acked, sum.replayed = sum.runs+c.runs, sum.acked+c.acked, sum.replayed+c.replayed
+			sum.lost, sum.dup, sum.half = sum.lost+c.lost, sum.dup+c.dup, sum.half+c.half
 		}
-		fmt.Fprintf(tw, "all\t%s\t%d\t%d\t%d\t%d\t%d\t\n", be, sum.runs, sum.acked, sum.lost, sum.dup, sum.half)
+		fmt.Fprintf(tw, "all\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t\n", be, sum.runs, sum.acked, sum.replayed, sum.lost, sum.dup, sum.half)
 		if len(none) > 0 {
 			na = append(na, fmt.Sprintf("not applicable on %s: %s", be, strings.Join(none, ", ")))
 		}

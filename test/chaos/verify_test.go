@@ -59,10 +59,13 @@ func (h *harness) verify(ctx context.Context, all bool) findings {
 
 // verifySession checks one stored session: it loads; its seqs run 0, 1, …;
 // every acknowledged event is there exactly once at its acknowledged seq;
-// no event is stored twice; every event was sent by its clients.
+// no event is stored twice; every event was sent by its clients; every
+// operation is stored at most once, with the number of events it was sent
+// with, and every acknowledged one at its acknowledged first seq.
 func (h *harness) verifySession(ctx context.Context, r *record) findings {
 	var f findings
 	sent, acked := r.snapshot()
+	opSent, opAcked := r.ops()
 	lines, found, err := h.readLog(ctx, "", r.id)
 	if err != nil || !found {
 		if len(acked) == 0 && err == nil {
@@ -74,7 +77,7 @@ func (h *harness) verifySession(ctx context.Context, r *record) findings {
 		}
 		return f
 	}
-	at := map[string][]int64{}
+	at, opAt := map[string][]int64{}, map[string][]int64{}
 	next := int64(0)
 	for _, line := range lines {
 		s, err := parseEnvelope([]byte(line))
@@ -86,6 +89,12 @@ func (h *harness) verifySession(ctx context.Context, r *record) findings {
 			f.problems = append(f.problems, fmt.Sprintf("session %s: seq %d follows seq %d", r.id, s.seq, next-1))
 		}
 		next = s.seq + 1
+		if s.op != "" {
+			opAt[s.op] = append(opAt[s.op], s.seq)
+			if n, ok := opSent[s.op]; !ok || n != s.opCount {
+				f.problems = append(f.problems, fmt.Sprintf("session %s: operation %s of %d events at seq %d was never sent by its clients (sent: %v, %d events)", r.id, s.op, s.opCount, s.seq, ok, n))
+			}
+		}
 		if s.pid == "" {
 			continue
 		}
@@ -100,6 +109,16 @@ func (h *harness) verifySession(ctx context.Context, r *record) findings {
 		}
 		if len(seqs) > 1 {
 			f.problems = append(f.problems, fmt.Sprintf("session %s: event %s stored %d times, at seqs %v", r.id, pid, len(seqs), seqs))
+		}
+	}
+	for op, seqs := range opAt {
+		if len(seqs) > 1 {
+			f.problems = append(f.problems, fmt.Sprintf("session %s: operation %s stored %d times, at seqs %v", r.id, op, len(seqs), seqs))
+		}
+	}
+	for op, seq := range opAcked {
+		if !slices.Contains(opAt[op], seq) {
+			f.problems = append(f.problems, fmt.Sprintf("session %s: acknowledged operation %s (first seq %d) is stored at seqs %v", r.id, op, seq, opAt[op]))
 		}
 	}
 	for pid, seq := range acked {

@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -23,13 +24,16 @@ const callTimeout = 2 * time.Minute
 // serve the writer goes on with a client of the new server.
 const retryAttempts = 8
 
-// writer is one client appending batches to its own session with flush,
-// and retrying a failed batch without duplicating it.
+// writer is one client appending batches to its own session, each batch
+// one operation (docs/format.md, "Operation ids") made durable with a
+// flush, and retrying a failed batch as the same operation, so that a
+// retry never stores an event twice.
 type writer struct {
 	h    *harness
 	name string
 	rng  *rand.Rand // the writer goroutine's own
 	n    int        // next payload number
+	op   int        // next operation number
 
 	mu  sync.Mutex
 	rec *record   // the session it appends to
@@ -39,7 +43,6 @@ type writer struct {
 	// the channel it receives right before it sends that batch.
 	large chan chan struct{}
 
-	expected sdk.Offset // the log length the writer's next append expects
 	// turn is the number of the turn the writer's pending events go in:
 	// each attempt sends them as one whole turn, and a new number, above
 	// every turn of the log, follows whatever may have stored part of one.
@@ -47,6 +50,11 @@ type writer struct {
 
 	successes atomic.Int64 // batches acknowledged in full
 	failures  atomic.Int64 // calls that failed
+	// replays counts the retries of an operation after a failed attempt
+	// that the server answered as a replay: the failed attempt had stored
+	// it. resent counts the acknowledged operations sent once more, as a
+	// client that lost the reply would, each of which must be a replay.
+	replays, resent atomic.Int64
 }
 
 // rotateEvents is how many acknowledged events a session gets before its
@@ -91,7 +99,7 @@ func (w *writer) rotate(ctx context.Context) {
 	w.mu.Lock()
 	w.rec, w.all = next, append(w.all, next)
 	w.mu.Unlock()
-	w.expected, w.turn = 0, 0
+	w.turn = 0
 }
 
 // run appends batch after batch until ctx ends, holding the harness's gate
@@ -106,7 +114,10 @@ func (w *writer) run(ctx context.Context) {
 		}
 		w.rotate(ctx)
 		batch, started := w.nextBatch()
-		w.appendDurably(ctx, batch, started)
+		for _, part := range operations(batch) {
+			w.appendDurably(ctx, part, started)
+			started = nil
+		}
 		w.h.gate.RUnlock()
 		// An agent thinks between appends; it also keeps the logs small.
 		time.Sleep(time.Duration(w.rng.Int64N(int64(20 * time.Millisecond))))
@@ -136,61 +147,156 @@ func (w *writer) nextBatch() ([]event, chan struct{}) {
 	return batch, started
 }
 
-// appendDurably appends batch with flush until every event of it is
-// acknowledged or ctx ends. Every attempt is the client's AppendRetry at
-// the log length the writer knows, of the pending events as one whole
-// turn, so a retry never stores an event twice. When the log is longer
-// than that (a resume appended its closers, which closed the turn, and its
-// marker after a crash) the writer finds out which of its events the log
-// holds before it sends the rest again, in a new turn, as a harness whose
-// turn a repair closed goes on.
+// maxOperationBytes bounds the events of one operation, about half the
+// backend request of the suite's configs (rpc_max_bytes 1310720): an
+// append with an operation id must fit in one backend request, or it is
+// refused (docs/format.md, "Operation ids").
+const maxOperationBytes = 640 << 10
+
+// operations cuts batch into consecutive parts, each one operation whose
+// events stay below maxOperationBytes (with room for each envelope's
+// other members); a small batch is one.
+func operations(batch []event) [][]event {
+	var parts [][]event
+	size, from := 0, 0
+	for i, e := range batch {
+		n := len(e.text) + 256
+		if i > from && size+n > maxOperationBytes {
+			parts = append(parts, batch[from:i])
+			from, size = i, 0
+		}
+		size += n
+	}
+	return append(parts, batch[from:])
+}
+
+// resendOneIn is how rarely an acknowledged operation is sent once more.
+const resendOneIn = 4
+
+// appendDurably appends batch as one operation and flushes it, until every
+// event of it is acknowledged or ctx ends. Every attempt sends the pending
+// events as one whole turn under the same operation id and no expected
+// seq, then flushes: when an earlier attempt stored them (its reply was
+// lost, its flush failed, serve was killed after the append) the server
+// answers a replay with the stored envelopes, so the operation id is all
+// that keeps a retry from storing them twice. Should the log hold the
+// operation in part (OPERATION_CONFLICT, a broken rule: an operation is
+// all or nothing), the writer acknowledges the stored part and sends the
+// rest as a new operation, in a new turn, as a harness whose turn a repair
+// closed goes on. One acknowledged operation in resendOneIn is sent once
+// more and must be a replay of the same envelopes.
 func (w *writer) appendDurably(ctx context.Context, batch []event, started chan struct{}) {
 	pending := batch
 	w.turn++
+	op := w.operation(pending)
+	tried := false // an attempt of op failed
 	for len(pending) > 0 && ctx.Err() == nil {
 		c := w.h.client()
 		if started != nil {
 			close(started)
 			started = nil
 		}
-		actx, cancel := context.WithTimeout(ctx, callTimeout)
-		res, err := c.Session(w.rec.id).AppendRetry(actx, w.expected, inTurn(w.turn, pending), client.RetryOptions{Flush: true, MaxAttempts: retryAttempts})
-		cancel()
+		res, err := w.once(ctx, c, op, pending)
 		if err == nil {
-			if err := w.ackEvents(res, pending); err != nil {
+			if res.Replayed && tried {
+				w.replays.Add(1)
+			}
+			if err := w.ackEvents(op, res.Events, pending); err != nil {
 				w.h.problem(err)
 			}
 			w.successes.Add(1)
+			if w.rng.IntN(resendOneIn) == 0 {
+				w.resend(ctx, c, op, pending, res.Events)
+			}
 			return
 		}
+		tried = true
 		w.failed(ctx, c, err)
-		if _, _, conflict := client.SeqConflictOf(err); conflict {
+		if sdk.CodeOf(err) == sdk.CodeOperationConflict {
+			w.h.problem(fmt.Errorf("session %s: the log holds operation %s in part or with other events: %v", w.rec.id, op, err))
 			pending = w.resolve(ctx, pending)
 			w.turn++
+			op = w.operation(pending)
 			if len(pending) == 0 {
 				w.successes.Add(1)
 			}
+			continue
+		}
+		select { // a backoff: serve restarts, a plugin comes back
+		case <-ctx.Done():
+		case <-time.After(time.Duration(10+w.rng.IntN(90)) * time.Millisecond):
 		}
 	}
 }
 
-// ackEvents acknowledges events at the seqs of the envelopes a successful
-// Append of them as one whole turn (inTurn) returned for them.
-func (w *writer) ackEvents(evs []events.Event, sent []event) error {
+// operation returns a new operation id for pending as a turn of the
+// writer's session (unique in the run) and notes it as sent.
+func (w *writer) operation(pending []event) string {
+	w.op++
+	op := fmt.Sprintf("%s-op%d", w.rec.id, w.op)
+	w.rec.sendOp(op, len(pending)+2)
+	return op
+}
+
+// once is one attempt: the pending events as one whole turn under op,
+// then a flush.
+func (w *writer) once(ctx context.Context, c *client.Client, op string, pending []event) (client.Appended, error) {
+	actx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	s := c.Session(w.rec.id)
+	res, err := s.AppendOnce(actx, op, inTurn(w.turn, pending)...)
+	if err != nil {
+		return res, err
+	}
+	return res, s.Flush(actx)
+}
+
+// resend sends the acknowledged operation op once more, as a client that
+// lost its reply would: the answer must be a replay of the acknowledged
+// envelopes. A call that fails (a fault) proves nothing and is let go.
+func (w *writer) resend(ctx context.Context, c *client.Client, op string, pending []event, acked []events.Event) {
+	actx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	res, err := c.Session(w.rec.id).AppendOnce(actx, op, inTurn(w.turn, pending)...)
+	if err != nil {
+		w.h.noteError(w.rec.id, err)
+		return
+	}
+	w.resent.Add(1)
+	same := res.Replayed && len(res.Events) == len(acked)
+	for i := 0; same && i < len(acked); i++ {
+		same = bytes.Equal(res.Events[i].Envelope, acked[i].Envelope)
+	}
+	if !same {
+		w.h.problem(fmt.Errorf("session %s: operation %s sent again after its acknowledgement: replayed %v, %d envelopes, not the %d acknowledged ones", w.rec.id, op, res.Replayed, len(res.Events), len(acked)))
+	}
+}
+
+// ackEvents acknowledges the operation op and its events at the seqs of
+// the envelopes an AppendOnce of them as one whole turn (inTurn) returned
+// for them.
+func (w *writer) ackEvents(op string, evs []events.Event, sent []event) error {
 	if len(evs) != len(sent)+2 {
-		return fmt.Errorf("session %s: Append of a turn of %d events returned %d envelopes", w.rec.id, len(sent)+2, len(evs))
+		return fmt.Errorf("session %s: operation %s of a turn of %d events returned %d envelopes", w.rec.id, op, len(sent)+2, len(evs))
 	}
 	for i, ev := range evs {
 		s, err := parseEnvelope(ev.Envelope)
 		if err != nil {
 			return err
 		}
-		w.expected = sdk.Offset(s.seq + 1)
+		if i == 0 {
+			if s.op != op || s.opCount != len(evs) {
+				return fmt.Errorf("session %s: the first envelope of operation %s carries operation %q of %d events: %s", w.rec.id, op, s.op, s.opCount, ev.Envelope)
+			}
+			if err := w.rec.ackOp(op, s.seq); err != nil {
+				return err
+			}
+		}
 		if i == 0 || i == len(evs)-1 {
 			continue // the turn/start and turn/end around them
 		}
 		if s.pid != sent[i-1].pid {
-			return fmt.Errorf("session %s: envelope %d of an Append carries event %q, want %q", w.rec.id, i, s.pid, sent[i-1].pid)
+			return fmt.Errorf("session %s: envelope %d of operation %s carries event %q, want %q", w.rec.id, i, op, s.pid, sent[i-1].pid)
 		}
 		if err := w.rec.ack(s.pid, s.seq); err != nil {
 			return err
@@ -215,15 +321,14 @@ func (w *writer) failed(ctx context.Context, c *client.Client, err error) {
 	}
 }
 
-// resolve reads the session's log after a SEQ_CONFLICT, sets the length
-// the writer expects to the log's, and returns the events of pending the
-// log does not hold. Those it holds (a prefix: a batch is appended in
-// order) are made durable with a flush when the session is live and
-// acknowledged at their stored seqs.
+// resolve reads the session's log after an OPERATION_CONFLICT and returns
+// the events of pending the log does not hold. Those it holds (a prefix:
+// a batch is appended in order) are made durable with a flush when the
+// session is live and acknowledged at their stored seqs.
 func (w *writer) resolve(ctx context.Context, pending []event) []event {
 	for ctx.Err() == nil {
 		c := w.h.client()
-		at, length, live, err := w.read(ctx, c)
+		at, live, err := w.read(ctx, c)
 		if err != nil {
 			w.failed(ctx, c, err)
 			select {
@@ -250,7 +355,7 @@ func (w *writer) resolve(ctx context.Context, pending []event) []event {
 			cancel()
 			if err != nil {
 				w.failed(ctx, c, err)
-				return pending // AppendRetry finds them again
+				continue
 			}
 		}
 		for _, e := range pending[:k] {
@@ -258,41 +363,36 @@ func (w *writer) resolve(ctx context.Context, pending []event) []event {
 				w.h.problem(err)
 			}
 		}
-		w.expected = length
 		return pending[k:]
 	}
 	return pending
 }
 
 // read returns the seq of every payload id in the session's log past its
-// last acknowledged event and the log's length, as the server sees it (its
-// memory when the session is live there, else what is stored), and whether
-// it is live.
-func (w *writer) read(ctx context.Context, c *client.Client) (map[string]int64, sdk.Offset, bool, error) {
+// last acknowledged event, as the server sees it (its memory when the
+// session is live there, else what is stored), and whether it is live.
+func (w *writer) read(ctx context.Context, c *client.Client) (map[string]int64, bool, error) {
 	rctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	_, in, err := c.Inspect(rctx, w.rec.id)
 	if errors.Is(err, sdk.CodeSessionNotFound) {
-		return map[string]int64{}, 0, false, nil // never stored
+		return map[string]int64{}, false, nil // never stored
 	}
 	if err != nil {
-		return nil, 0, false, err
+		return nil, false, err
 	}
-	at, length := map[string]int64{}, int64(0)
+	at := map[string]int64{}
 	for ev, err := range c.Session(w.rec.id).Read(rctx, client.ReadOptions{From: sdk.Offset(w.rec.end())}) {
 		if err != nil {
-			return nil, 0, false, err
+			return nil, false, err
 		}
 		s, err := parseEnvelope(ev.Envelope)
 		if err != nil {
-			return nil, 0, false, err
+			return nil, false, err
 		}
 		if s.pid != "" {
 			at[s.pid] = s.seq
 		}
-		length = s.seq + 1
 	}
-	// A log shorter than what was acknowledged lost events (the verifier
-	// counts them); the writer goes on at its real length.
-	return at, max(in.Events, sdk.Offset(length)), in.Live, nil
+	return at, in.Live, nil
 }

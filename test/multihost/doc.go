@@ -12,6 +12,10 @@
 //     each event a client saw acknowledged is stored exactly once at its
 //     seq, that the resume closed the interrupted turn, and how long the
 //     take-over took (kill → the other host's open succeeds).
+//   - Operation ids: host A appends under operation ids and dies by
+//     SIGKILL; on host B, which takes the session over, the retries are
+//     replays with A's envelopes and other events under a held id are
+//     OPERATION_CONFLICT.
 //   - Fencing: the database terminates a host's ownership connection while
 //     the host stays up; its next append is OWNERSHIP_LOST, another host
 //     takes the session over, and the fenced host never writes again.

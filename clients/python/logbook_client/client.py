@@ -10,7 +10,7 @@ import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterator
 from decimal import Decimal
-from typing import Any
+from typing import Any, NamedTuple
 
 from ._json import encode_json, loads_lossless
 from .errors import CONNECTION_FAILED, LogbookError, retryable
@@ -32,15 +32,21 @@ class Client:
 
     def create(self, id: str | None = None, cwd: str | None = None, origin: str | None = None,
                delegation_depth: int | None = None, agent_preset: str | None = None,
-               parent_session: str | None = None, protocol: str | None = None) -> "Session":
+               parent_session: str | None = None, protocol: str | None = None,
+               labels: dict[str, str] | None = None) -> "Session":
         """A new session (id default: a generated one) with the header fields
         given: cwd (absolute), origin ("subagent"), delegation_depth (≥ 0),
         agent_preset, parent_session (the id of the session that started
-        it) and protocol ("strict", the default: appends follow the
+        it), protocol ("strict", the default: appends follow the
         agent-loop rules; "lenient": they skip them; anything else is a
-        USAGE error and nothing is created)."""
+        USAGE error and nothing is created) and labels (string keys and
+        values kept in the header, set at create only: at most 32, keys
+        1–64 bytes of [a-z0-9._/-] starting with a letter or digit, values
+        up to 1024 bytes without control characters; anything else is
+        USAGE and nothing is created)."""
         fields = (("id", id), ("cwd", cwd), ("origin", origin), ("delegationDepth", delegation_depth),
-                  ("agentPreset", agent_preset), ("parentSession", parent_session), ("protocol", protocol))
+                  ("agentPreset", agent_preset), ("parentSession", parent_session), ("protocol", protocol),
+                  ("labels", labels))
         body = {k: v for k, v in fields if v is not None}
         header = json.loads(self.call("POST", "/v1/sessions", json_body=body))
         return Session(self, header["id"], header)
@@ -93,10 +99,16 @@ class Client:
     def call(self, method: str, path: str, **kw: Any) -> str:
         """open, reading the whole answer as text."""
         with self.open(method, path, **kw) as res:
-            try:
-                return res.read().decode()
-            except OSError as e:
-                raise LogbookError({"code": CONNECTION_FAILED, "status": 0, "detail": f"{method} {path}: {e}"}) from e
+            return _read(res, method, path)
+
+
+def _read(res, method: str, path: str) -> str:
+    """The whole body of an open response as text; a connection that breaks
+    raises LogbookError (CONNECTION_FAILED)."""
+    try:
+        return res.read().decode()
+    except OSError as e:
+        raise LogbookError({"code": CONNECTION_FAILED, "status": 0, "detail": f"{method} {path}: {e}"}) from e
 
 
 def _query_value(v: Any) -> str:
@@ -130,6 +142,22 @@ def _events(text: str) -> list[Event]:
     return [Event.parse(line) for line in text.split("\n") if line]
 
 
+REPLAY_HEADER = "Logbook-Replay"
+"""The response header of an append under an operation id the session
+already held with the same events ("true"): the body is the original
+append's events."""
+
+
+class AppendOutcome(NamedTuple):
+    """What Session.append_once did: the operation's events (appended now,
+    or by the original append when replayed) and whether it was a replay
+    (the session already held the id with the same inputs: nothing was
+    appended)."""
+
+    events: list[Event]
+    replayed: bool
+
+
 class Session:
     """The handle of one session on the server; header is the stored header
     when the handle came from create or fork."""
@@ -149,30 +177,51 @@ class Session:
         """The header, the log's length, whether it is live, and any torn tail."""
         return json.loads(self.client.call("GET", self._path()))
 
-    def append(self, inputs: list[Input], expected_seq: int | None = None, flush: bool = False) -> list[Event]:
+    def append(self, inputs: list[Input], expected_seq: int | None = None, flush: bool = False,
+               operation_id: str | None = None) -> list[Event]:
         """Append inputs in order and return their stored events. With
         expected_seq the log must be that long, else SEQ_CONFLICT and nothing
         is appended. The first rejected input ends the request: the ones
         before it stay, and the LogbookError says how many (appended, from
-        first_seq)."""
-        return self._append("/events", inputs, expected_seq, flush)
+        first_seq). With operation_id the inputs are appended once, as one
+        atomic group (see append_once, which also says whether it was a
+        replay)."""
+        return self._append("/events", inputs, expected_seq, flush, operation_id).events
 
-    def append_group(self, inputs: list[Input], expected_seq: int | None = None, flush: bool = False) -> list[Event]:
+    def append_group(self, inputs: list[Input], expected_seq: int | None = None, flush: bool = False,
+                     operation_id: str | None = None) -> list[Event]:
         """Append inputs as one atomic group (docs/compaction.md): all of them
         with consecutive seqs, or none, and the LogbookError of the rejected
         input (line, index, appended 0). With expected_seq the first input
         must get that seq. A group holds at most one surface or projection
-        event."""
-        return self._append("/events/group", inputs, expected_seq, flush)
+        event. With operation_id the group is appended once (append_once)."""
+        return self._append("/events/group", inputs, expected_seq, flush, operation_id).events
 
-    def _append(self, sub: str, inputs: list[Input], expected_seq: int | None, flush: bool) -> list[Event]:
+    def append_once(self, operation_id: str, inputs: list[Input], expected_seq: int | None = None,
+                    flush: bool = False) -> AppendOutcome:
+        """Append inputs as one atomic group under operation_id
+        (docs/format.md, "Operation ids"), so that a retry of it, from any
+        process and after any restart of the server, never appends twice:
+        when the session already holds the id with the same inputs, nothing
+        is appended and the original events come back with replayed True
+        (expected_seq is not checked then). Other inputs under a held id
+        raise OPERATION_CONFLICT, whose first_seq is the original's first
+        seq and problem["meta"]["count"] its number of events. An id that is
+        not 1–128 bytes of printable ASCII raises OPERATION_ID_INVALID."""
+        return self._append("/events/group", inputs, expected_seq, flush, operation_id)
+
+    def _append(self, sub: str, inputs: list[Input], expected_seq: int | None, flush: bool,
+                operation_id: str | None = None) -> AppendOutcome:
         body = "".join(encode_input(i) + "\n" for i in inputs)
-        text = self.client.call("POST", self._path(sub), query={"expectedSeq": expected_seq, "flush": flush or None}, ndjson=body)
-        return _events(text)
+        path = self._path(sub)
+        query = {"expectedSeq": expected_seq, "flush": flush or None, "operationId": operation_id}
+        with self.client.open("POST", path, query=query, ndjson=body) as res:
+            return AppendOutcome(_events(_read(res, "POST", path)), res.headers.get(REPLAY_HEADER) == "true")
 
     def append_retry(self, expected: int, inputs: list[Input], flush: bool = False, max_attempts: int = 0,
                      backoff: float = 0.01, max_backoff: float = 1.0,
-                     on_retry: Callable[[LogbookError], None] | None = None) -> list[Event]:
+                     on_retry: Callable[[LogbookError], None] | None = None,
+                     operation_id: str | None = None) -> list[Event]:
         """Append inputs at log length expected, retrying what may pass
         (retryable) with backoff, up to max_attempts (0 = no bound). Every
         attempt carries the expected length, so nothing is appended twice:
@@ -181,7 +230,11 @@ class Session:
         compares them with its inputs (type, data by value, surfaceOp,
         sourceEventSeqs, ignorable). Its own count as appended (the rest are
         appended after them); another writer's raise the SEQ_CONFLICT. A
-        failure's appended counts the inputs appended over all attempts."""
+        failure's appended counts the inputs appended over all attempts.
+        With operation_id every attempt carries it (append_once): the
+        inputs are one atomic group, an attempt after one that did append
+        them is answered with those events as a replay, and a SEQ_CONFLICT
+        is raised as it is (other events are where these would go)."""
         r = _Retrier(max_attempts, backoff, max_backoff, on_retry)
         out: list[Event] = []
 
@@ -192,9 +245,11 @@ class Session:
             at = expected + len(out)
             rest = inputs[len(out):]
             try:
+                if operation_id is not None:
+                    return self.append_once(operation_id, rest, expected_seq=at, flush=flush).events
                 return out + self.append(rest, expected_seq=at, flush=flush)
             except LogbookError as err:
-                if err.code == "SEQ_CONFLICT" and err.actual is not None and err.actual > at and rest:
+                if operation_id is None and err.code == "SEQ_CONFLICT" and err.actual is not None and err.actual > at and rest:
                     try:
                         mine = self._own_events(r, at, err.actual, rest)
                     except LogbookError as rerr:

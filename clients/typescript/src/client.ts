@@ -88,7 +88,7 @@ export interface CreateOptions {
    */
   protocol?: "strict" | "lenient";
   /**
-   * Labels kept in the header (docs/format.md): at most 32; keys 1–64 bytes
+   * Labels kept in the header (docs/storage.md): at most 32; keys 1–64 bytes
    * of a–z, 0–9, ".", "_", "/", "-", starting with a letter or digit; values
    * up to 1024 bytes without control characters. Forks inherit them. The
    * adapters keep the framework and its original session key here.

@@ -3,14 +3,24 @@
 // directory; each server gets a data directory the tests remove.
 
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-const repoRoot = fileURLToPath(new URL("../../../../", import.meta.url));
 const listenPrefix = "logbook serve: listening on ";
+
+/** repoRoot returns the repository's root, the nearest folder above this
+ * file holding go.mod: the file runs compiled from build/test/ under
+ * node --test and as source from test/ under vitest. */
+function repoRoot(): string {
+  const here = fileURLToPath(import.meta.url);
+  for (let dir = dirname(here); ; dir = dirname(dir)) {
+    if (existsSync(join(dir, "go.mod"))) return dir;
+    if (dirname(dir) === dir) throw new Error(`no go.mod above ${here} to build logbook from: set LOGBOOK_TEST_BIN`);
+  }
+}
 
 let built: { bin: string; dir: string | undefined } | undefined;
 
@@ -23,7 +33,7 @@ export function logbookBin(): string {
     } else {
       const dir = mkdtempSync(join(tmpdir(), "logbook-ts-bin-"));
       const bin = join(dir, "logbook");
-      execFileSync("go", ["build", "-o", bin, "./cmd/logbook"], { cwd: repoRoot, stdio: "inherit" });
+      execFileSync("go", ["build", "-o", bin, "./cmd/logbook"], { cwd: repoRoot(), stdio: "inherit" });
       built = { bin, dir };
     }
   }

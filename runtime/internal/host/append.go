@@ -110,7 +110,13 @@ func (a *Appender) Len() sdk.Offset { return a.sess.Len() }
 // do appends one request, without its flush.
 func (a *Appender) do(ctx context.Context, r AppendRequest) error {
 	if r.OperationID != "" {
-		return a.AppendOperation(ctx, r.Expected, r.OperationID, r.Inputs)
+		evs, replayed, err := a.appendOperation(ctx, r.Expected, r.OperationID, r.Inputs)
+		if replayed && len(evs) > 0 {
+			// One request: its result is the original events, marked.
+			a.tally(sdk.Offset(evs[0].Seq()), evs)
+			a.res.Replayed = true
+		}
+		return err
 	}
 	if r.Group {
 		return a.AppendGroup(ctx, r.Expected, r.Inputs)
@@ -172,19 +178,29 @@ func (a *Appender) AppendGroup(ctx context.Context, expected *sdk.Offset, ins []
 
 // AppendOperation appends ins once under operation id, as one atomic
 // group, at expected when it is set (AppendRequest.OperationID): all of
-// them, none and the error, or, for a replay, none and the original
-// events with the result's Replayed set.
-func (a *Appender) AppendOperation(ctx context.Context, expected *sdk.Offset, id string, ins []events.Input) error {
+// them, or none and the error. A replay (the session holds the id with the
+// same inputs) appends nothing, adds nothing to the tally, and reports
+// replayed: a stream of requests counts only what it appended.
+func (a *Appender) AppendOperation(ctx context.Context, expected *sdk.Offset, id string, ins []events.Input) (replayed bool, err error) {
+	_, replayed, err = a.appendOperation(ctx, expected, id, ins)
+	return replayed, err
+}
+
+// appendOperation is AppendOperation, returning the original events of a
+// replay (untallied) besides.
+func (a *Appender) appendOperation(ctx context.Context, expected *sdk.Offset, id string, ins []events.Input) ([]session.Event, bool, error) {
 	first := sdk.Seq(-1)
 	if expected != nil {
 		first = sdk.Seq(*expected)
 	}
 	evs, replayed, err := a.sess.AppendOperation(ctx, id, first, ins)
+	if replayed {
+		return evs, true, err
+	}
 	if len(evs) > 0 {
 		a.tally(sdk.Offset(evs[0].Seq()), evs)
-		a.res.Replayed = a.res.Replayed || replayed
 	}
-	return err
+	return evs, false, err
 }
 
 // tally adds the events of a batch that began when the log was start long.

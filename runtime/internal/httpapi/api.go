@@ -243,6 +243,22 @@ func (q *query) flag(name string) bool {
 	return b
 }
 
+// operationID reads the optional parameter operationId: "" when absent;
+// present, it must be a valid operation id (sdk.ValidateOperationID), even
+// empty, else OPERATION_ID_INVALID.
+func (q *query) operationID() string {
+	v := q.r.URL.Query()
+	if !v.Has("operationId") || q.p != nil {
+		return ""
+	}
+	s := v.Get("operationId")
+	if err := sdk.ValidateOperationID(s); err != nil {
+		q.p = NewProblem(err)
+		return ""
+	}
+	return s
+}
+
 // writeDoc writes a response of status holding the JSON document b.
 func writeDoc(w http.ResponseWriter, status int, b []byte) {
 	h := w.Header()

@@ -4,18 +4,22 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/seed-e5e476df/logbook/internal/protocolcases"
+	"github.com/seed-e5e476df/logbook/runtime/internal/httpapi"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
 // The agent-loop rules at /v1, over one real serve: each rule's event is
 // answered 409 with its code and Meta and changes nothing, alone and as a
-// member of POST …/events/group; the legal patterns are accepted.
+// member of POST …/events/group; the legal patterns are accepted; the
+// operation cases append once under ?operationId= of POST …/events.
 func TestV1ProtocolCases(t *testing.T) {
-	protocolcases.Run(t, v1Door{startServe(t)}, protocolcases.Options{Groups: true, Lenient: true})
+	protocolcases.Run(t, v1Door{startServe(t)}, protocolcases.Options{Groups: true, Lenient: true, Operations: true})
 }
 
 // v1Door drives the /v1 API of a serve.
@@ -47,9 +51,27 @@ func (s v1Session) AppendGroup(t testing.TB, ins []protocolcases.Input) ([]sdk.S
 	return s.append(t, "/events/group", ins)
 }
 
+// AppendOnce posts ins to …/events?operationId=id: a replay is 200 with
+// Logbook-Replay: true; a conflict's firstSeq, a member of the problem,
+// joins its Meta.
+func (s v1Session) AppendOnce(t testing.TB, id string, ins []protocolcases.Input) ([]sdk.Seq, bool, *protocolcases.Refusal) {
+	r, seqs, ref := s.post(t, "/events?operationId="+url.QueryEscape(id), ins)
+	if ref == nil && r.header.Get("Logbook-Replay") != "" && r.header.Get("Logbook-Replay") != "true" {
+		t.Errorf("Logbook-Replay: %q, want true or absent", r.header.Get("Logbook-Replay"))
+	}
+	return seqs, r.header.Get("Logbook-Replay") == "true", ref
+}
+
 // append posts ins as NDJSON to the session's path sub; a rule's refusal
 // must be a 409 problem whose Logbook-Code header names its code.
 func (s v1Session) append(t testing.TB, sub string, ins []protocolcases.Input) ([]sdk.Seq, *protocolcases.Refusal) {
+	t.Helper()
+	_, seqs, ref := s.post(t, sub, ins)
+	return seqs, ref
+}
+
+// post is append, with the response.
+func (s v1Session) post(t testing.TB, sub string, ins []protocolcases.Input) (reply, []sdk.Seq, *protocolcases.Refusal) {
 	t.Helper()
 	var body bytes.Buffer
 	for _, in := range ins {
@@ -58,14 +80,15 @@ func (s v1Session) append(t testing.TB, sub string, ins []protocolcases.Input) (
 	}
 	r := s.s.do(t, "POST", s.path+sub, "application/x-ndjson", body.Bytes())
 	if r.status == http.StatusOK {
-		return envelopeSeqs(t, r.body), nil
+		return r, envelopeSeqs(t, r.body), nil
 	}
 	var p struct {
-		Code   sdk.Code          `json:"code"`
-		Status int               `json:"status"`
-		Detail string            `json:"detail"`
-		Index  *int              `json:"index"`
-		Meta   map[string]string `json:"meta"`
+		Code     sdk.Code          `json:"code"`
+		Status   int               `json:"status"`
+		Detail   string            `json:"detail"`
+		Index    *int              `json:"index"`
+		FirstSeq *int64            `json:"firstSeq"`
+		Meta     map[string]string `json:"meta"`
 	}
 	if err := json.Unmarshal(r.body, &p); err != nil || r.header.Get("Content-Type") != "application/problem+json" {
 		t.Fatalf("POST %s: status %d, not a problem (%v): %s", sub, r.status, err, r.body)
@@ -76,7 +99,16 @@ func (s v1Session) append(t testing.TB, sub string, ins []protocolcases.Input) (
 	if got := r.header.Get("Logbook-Code"); got != string(p.Code) {
 		t.Errorf("POST %s: Logbook-Code %q, problem code %s", sub, got, p.Code)
 	}
-	return nil, &protocolcases.Refusal{Code: p.Code, Meta: p.Meta, Index: p.Index, Text: p.Detail}
+	if want := httpapi.Status(p.Code); r.status != want {
+		t.Errorf("POST %s: %s answered status %d, want %d", sub, p.Code, r.status, want)
+	}
+	if p.FirstSeq != nil {
+		if p.Meta == nil {
+			p.Meta = map[string]string{}
+		}
+		p.Meta["firstSeq"] = strconv.FormatInt(*p.FirstSeq, 10)
+	}
+	return r, nil, &protocolcases.Refusal{Code: p.Code, Meta: p.Meta, Index: p.Index, Text: p.Detail}
 }
 
 func (s v1Session) Log(t testing.TB) []string {

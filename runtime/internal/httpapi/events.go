@@ -18,7 +18,7 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
-// appendEvents is POST /v1/sessions/{id}/events?flush=&expectedSeq=: the
+// appendEvents is POST /v1/sessions/{id}/events?flush=&expectedSeq=&operationId=: the
 // NDJSON body's append inputs, one per line (blank lines skipped),
 // appended in order, resuming the session when it is not live (and
 // releasing it again when the request fails: host.Appender). The answer
@@ -27,23 +27,29 @@ import (
 // appended (flushed when flush is set) and the answer is its problem, with
 // line, index, appended and firstSeq. With expectedSeq the log must be
 // that long when the first line is appended, else SEQ_CONFLICT and nothing
-// is appended.
+// is appended. With operationId the body is appended once, as one atomic
+// group, exactly as /events/group appends it (docs/format.md, "Operation
+// ids"): the whole body at most MaxRequestBytes, all or nothing.
 func (a *API) appendEvents(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	flush, expected, ok := appendParams(w, r)
+	p, ok := appendParams(w, r)
 	if !ok {
+		return
+	}
+	if p.operationID != "" {
+		a.group(w, r, p)
 		return
 	}
 	ap, err := a.h.Appender(ctx, r.PathValue("id"))
 	if err == nil {
 		lb := lineBatcher{ap: ap}
-		if expected != nil {
-			want := sdk.Offset(*expected)
+		if p.expected != nil {
+			want := sdk.Offset(*p.expected)
 			lb.want = &want
 		}
 		err = lb.run(ctx, appendinput.NewReader(r.Body, int64(a.opts.MaxRequestBytes)))
 	}
-	res, err := ap.Finish(ctx, err, flush)
+	res, err := ap.Finish(ctx, err, p.flush)
 	if err != nil {
 		p := NewProblem(err).withAppended(res)
 		var le *lineError
@@ -73,16 +79,21 @@ func writeEnvelopes(w http.ResponseWriter, evs []events.Event) {
 }
 
 // withAppended sets the append details of a problem from an append's
-// result: appended events, firstSeq when known, and fenced.
+// result: appended events, firstSeq when known, and fenced. An
+// OPERATION_CONFLICT appended nothing, and its firstSeq stays the one its
+// error names: the original operation's first seq (docs/errors.md).
 func (p *Problem) withAppended(res host.AppendResult) *Problem {
 	n := int64(len(res.Events))
 	p.Appended = &n
+	p.Fenced = res.Fenced
+	if p.Code == string(sdk.CodeOperationConflict) {
+		return p
+	}
 	p.FirstSeq = nil
 	if res.FirstSeq != nil {
 		first := int64(*res.FirstSeq)
 		p.FirstSeq = &first
 	}
-	p.Fenced = res.Fenced
 	return p
 }
 

@@ -12,7 +12,7 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
-// appendGroup is POST /v1/sessions/{id}/events/group?flush=&expectedSeq=:
+// appendGroup is POST /v1/sessions/{id}/events/group?flush=&expectedSeq=&operationId=:
 // the NDJSON body's append inputs (as appendEvents reads them) appended as
 // one atomic group (docs/compaction.md), resuming the session when it is
 // not live (and releasing it again when the request fails: host.Append).
@@ -23,14 +23,22 @@ import (
 // (as the Connect AppendGroup's error carries none). With expectedSeq the
 // group's first member must get that seq, else SEQ_CONFLICT; flush flushes
 // the appended group before the answer, 200 with the envelopes as NDJSON.
+// With operationId the group is appended once (appendOperation).
 func (a *API) appendGroup(w http.ResponseWriter, r *http.Request) {
-	flush, expected, ok := appendParams(w, r)
-	if !ok {
-		return
+	p, ok := appendParams(w, r)
+	if ok {
+		a.group(w, r, p)
 	}
-	body, p := a.readBody(r)
-	if p != nil {
-		p.withAppended(host.AppendResult{}).Write(w)
+}
+
+// group appends the body of r as one atomic group, with the parameters p
+// (appendGroup). An operation id makes it appendOperation: a replay
+// answers 200 with ReplayHeader and the original append's envelopes; a
+// conflict's problem keeps the original's firstSeq.
+func (a *API) group(w http.ResponseWriter, r *http.Request, p appendArgs) {
+	body, prob := a.readBody(r)
+	if prob != nil {
+		prob.withAppended(host.AppendResult{}).Write(w)
 		return
 	}
 	ins, lines, err := readGroup(body, a.opts.MaxRequestBytes)
@@ -38,29 +46,47 @@ func (a *API) appendGroup(w http.ResponseWriter, r *http.Request) {
 		groupProblem(err, lines).Write(w)
 		return
 	}
-	res, err := a.h.Append(r.Context(), r.PathValue("id"), host.AppendRequest{Inputs: ins, Expected: (*sdk.Offset)(expected), Group: true, Flush: flush})
+	res, err := a.h.Append(r.Context(), r.PathValue("id"), host.AppendRequest{
+		Inputs: ins, Expected: (*sdk.Offset)(p.expected), Group: true, Flush: p.flush, OperationID: p.operationID,
+	})
 	if err != nil {
 		groupProblem(err, lines).withAppended(res).Write(w)
 		return
 	}
+	if res.Replayed {
+		w.Header().Set(ReplayHeader, "true")
+	}
 	writeEnvelopes(w, res.Events)
 }
 
-// appendParams reads the query parameters flush and expectedSeq of an
-// append and checks its media type (NDJSON); when either is wrong it
-// answers the problem, appended 0, and returns ok false.
-func appendParams(w http.ResponseWriter, r *http.Request) (flush bool, expected *int64, ok bool) {
+// ReplayHeader is the response header of an append under an operation id
+// the session already held with the same events: "true", and the body is
+// the original append's envelopes (docs/format.md, "Operation ids").
+const ReplayHeader = "Logbook-Replay"
+
+// appendArgs are the query parameters of an append.
+type appendArgs struct {
+	flush       bool
+	expected    *int64
+	operationID string // "" = none
+}
+
+// appendParams reads the query parameters flush, expectedSeq and
+// operationId of an append (a malformed id is OPERATION_ID_INVALID, found
+// before the body is read) and checks its media type (NDJSON); when any is
+// wrong it answers the problem, appended 0, and returns ok false.
+func appendParams(w http.ResponseWriter, r *http.Request) (appendArgs, bool) {
 	q := query{r: r}
-	flush, expected = q.flag("flush"), q.seq("expectedSeq")
+	args := appendArgs{flush: q.flag("flush"), expected: q.seq("expectedSeq"), operationID: q.operationID()}
 	p := q.p
 	if p == nil {
 		p = checkType(r, ndjsonType)
 	}
 	if p != nil {
 		p.withAppended(host.AppendResult{}).Write(w)
-		return false, nil, false
+		return appendArgs{}, false
 	}
-	return flush, expected, true
+	return args, true
 }
 
 // readGroup parses the input lines of a group's body, skipping blank

@@ -33,6 +33,8 @@ type createRequest struct {
 	ParentSession   string `json:"parentSession"`
 	// Protocol is "strict" (the default) or "lenient" (docs/api.md).
 	Protocol string `json:"protocol"`
+	// Labels are the session's labels (docs/storage.md), set at create only.
+	Labels map[string]string `json:"labels"`
 }
 
 // createSession is POST /v1/sessions: a new live session, held and
@@ -45,7 +47,7 @@ func (a *API) createSession(w http.ResponseWriter, r *http.Request) {
 	}
 	sess, err := a.h.CreateStored(r.Context(), store.CreateOptions{
 		ID: req.ID, CWD: req.CWD, Origin: req.Origin, DelegationDepth: req.DelegationDepth,
-		AgentPreset: req.AgentPreset, ParentSession: req.ParentSession, Protocol: req.Protocol,
+		AgentPreset: req.AgentPreset, ParentSession: req.ParentSession, Protocol: req.Protocol, Labels: req.Labels,
 	})
 	if err != nil {
 		NewProblem(err).Write(w)

@@ -16,6 +16,7 @@ import (
 	"github.com/seed-e5e476df/logbook/runtime/internal/server"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/errinfo"
+	"github.com/seed-e5e476df/logbook/sdk/pluginrpc"
 	logbookv1 "github.com/seed-e5e476df/logbook/sdk/proto/logbook/v1"
 	"github.com/seed-e5e476df/logbook/sdk/proto/logbook/v1/logbookv1connect"
 )
@@ -23,10 +24,11 @@ import (
 // The agent-loop rules over Connect, with the generated client: each
 // rule's event fails FailedPrecondition with an ErrorInfo naming its code
 // and Meta and changes nothing, alone and as an AppendGroup member; the
-// legal patterns are accepted.
+// legal patterns are accepted; the operation cases append once under
+// Append's operation_id.
 func TestConnectProtocolCases(t *testing.T) {
 	r := serve(t, startEngine(t, headless(t.TempDir())), server.Options{})
-	protocolcases.Run(t, connectDoor{logbookv1connect.NewSessionsClient(http.DefaultClient, r.url)}, protocolcases.Options{Groups: true, Lenient: true})
+	protocolcases.Run(t, connectDoor{logbookv1connect.NewSessionsClient(http.DefaultClient, r.url)}, protocolcases.Options{Groups: true, Lenient: true, Operations: true})
 }
 
 // connectDoor drives the Sessions service.
@@ -63,6 +65,16 @@ func (s connectSession) Append(t testing.TB, ins []protocolcases.Input) ([]sdk.S
 func (s connectSession) AppendGroup(t testing.TB, ins []protocolcases.Input) ([]sdk.Seq, *protocolcases.Refusal) {
 	reply, err := s.c.AppendGroup(context.Background(), connect.NewRequest(s.request(t, ins)))
 	return s.result(t, reply, err)
+}
+
+// AppendOnce is Append with operation_id: the reply's replay says a
+// replay.
+func (s connectSession) AppendOnce(t testing.TB, id string, ins []protocolcases.Input) ([]sdk.Seq, bool, *protocolcases.Refusal) {
+	req := s.request(t, ins)
+	req.OperationId = id
+	reply, err := s.c.Append(context.Background(), connect.NewRequest(req))
+	seqs, ref := s.result(t, reply, err)
+	return seqs, err == nil && reply.Msg.GetReplay(), ref
 }
 
 // request is the append request of ins, each input's data as written.
@@ -108,6 +120,9 @@ func (s connectSession) result(t testing.TB, reply *connect.Response[logbookv1.S
 	}
 	if slices.Contains(protocolcases.Codes, e.Code) && ce.Code() != connect.CodeFailedPrecondition {
 		t.Errorf("%s travels as %s, want failed_precondition", e.Code, ce.Code())
+	}
+	if want := connect.Code(pluginrpc.StatusCode(e.Code)); ce.Code() != want {
+		t.Errorf("%s travels as %s, want %s", e.Code, ce.Code(), want)
 	}
 	return nil, &protocolcases.Refusal{Code: e.Code, Meta: e.Meta, Index: e.Index, Text: ce.Message()}
 }

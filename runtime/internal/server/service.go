@@ -36,7 +36,7 @@ func (v *service) Create(ctx context.Context, req *connect.Request[logbookv1.Ses
 	m := req.Msg
 	sess, err := v.s.h.CreateStored(ctx, store.CreateOptions{
 		ID: m.GetSessionId(), CWD: m.GetCwd(), Origin: m.GetOrigin(), DelegationDepth: m.GetDelegationDepth(),
-		AgentPreset: m.GetAgentPreset(), ParentSession: m.GetParentSession(), Protocol: m.GetProtocol(),
+		AgentPreset: m.GetAgentPreset(), ParentSession: m.GetParentSession(), Protocol: m.GetProtocol(), Labels: m.GetLabels(),
 	})
 	if err != nil {
 		return nil, toConnect(err, nil)
@@ -130,9 +130,16 @@ func fencedMeta(fenced bool) map[string]string {
 }
 
 // appendRequest reads one request's expected_seq (INVALID_SEQ outside the
-// offset domain) and events.
+// offset domain), operation_id (OPERATION_ID_INVALID when malformed; set,
+// it makes the request one atomic group) and events.
 func appendRequest(m *logbookv1.SessionsAppendRequest) (host.AppendRequest, error) {
-	r := host.AppendRequest{Inputs: make([]events.Input, len(m.GetEvents())), Flush: m.GetFlush()}
+	r := host.AppendRequest{Inputs: make([]events.Input, len(m.GetEvents())), Flush: m.GetFlush(), OperationID: m.GetOperationId()}
+	if r.OperationID != "" {
+		if err := sdk.ValidateOperationID(r.OperationID); err != nil {
+			return r, err
+		}
+		r.Group = true
+	}
 	for i, in := range m.GetEvents() {
 		r.Inputs[i] = appendInput(in)
 	}
@@ -157,6 +164,8 @@ func flushReply(r store.FlushResult) *logbookv1.SessionsFlushReply {
 // Append appends the request's events in order as one batch
 // (service.Append), resuming the session first when it is not live (and
 // releasing it again when the request fails), and flushes when asked.
+// With operation_id it appends them once, as one atomic group: a replay
+// answers the original envelopes with replay set.
 func (v *service) Append(ctx context.Context, req *connect.Request[logbookv1.SessionsAppendRequest]) (*connect.Response[logbookv1.SessionsAppendReply], error) {
 	return v.appendOnce(ctx, req.Msg, false)
 }
@@ -172,12 +181,12 @@ func (v *service) appendOnce(ctx context.Context, m *logbookv1.SessionsAppendReq
 	if err != nil {
 		return nil, appendError(err, host.AppendResult{})
 	}
-	r.Group = group
+	r.Group = r.Group || group
 	res, err := v.s.h.Append(ctx, m.GetSessionId(), r)
 	if err != nil {
 		return nil, appendError(err, res)
 	}
-	reply := &logbookv1.SessionsAppendReply{Envelopes: envelopes(res.Events)}
+	reply := &logbookv1.SessionsAppendReply{Envelopes: envelopes(res.Events), Replay: res.Replayed}
 	if res.Flush != nil {
 		reply.Flush = flushReply(*res.Flush)
 	}
@@ -186,7 +195,9 @@ func (v *service) appendOnce(ctx context.Context, m *logbookv1.SessionsAppendReq
 
 // AppendStream appends the events of a client stream to one session, each
 // request's as one batch (host.Appender), flushing at the requests that
-// ask and at the end.
+// ask and at the end. A request with an operation_id is its own
+// operation: one atomic group, appended once (a replay appends nothing and
+// adds nothing to the reply's count).
 func (v *service) AppendStream(ctx context.Context, stream *connect.ClientStream[logbookv1.SessionsAppendRequest]) (*connect.Response[logbookv1.SessionsAppendStreamReply], error) {
 	ap, err := v.appendStream(ctx, stream)
 	res, err := ap.Finish(ctx, err, true)
@@ -215,7 +226,12 @@ func (v *service) appendStream(ctx context.Context, stream *connect.ClientStream
 		case id != "" && id != ap.SessionID():
 			return ap, sdk.Errorf(sdk.CodeUsage, "append", "an append stream carries one session: %q, then %q", ap.SessionID(), id)
 		}
-		if _, err := ap.Append(ctx, r.Expected, r.Inputs); err != nil {
+		if r.OperationID != "" {
+			_, err = ap.AppendOperation(ctx, r.Expected, r.OperationID, r.Inputs)
+		} else {
+			_, err = ap.Append(ctx, r.Expected, r.Inputs)
+		}
+		if err != nil {
 			return ap, err
 		}
 		if r.Flush {

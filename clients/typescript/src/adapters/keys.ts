@@ -12,8 +12,8 @@ const KEPT_BYTES = 40;
  * sessionIdFor returns the logbook session id of a framework key: the key
  * itself when it is a valid session id (1–80 bytes of UTF-8 without control
  * characters), else its first 40 bytes (cut at a character boundary, with
- * control characters replaced by "_"), then "-" and the first 16 hex digits
- * of the SHA-256 of the key. The same key always gives the same id, and two
+ * control characters and lone surrogates replaced by "_"), then "-" and
+ * the first 16 hex digits of the SHA-256 of the key. The same key always gives the same id, and two
  * keys that differ give different ids except for a SHA-256 prefix
  * collision. The adapters keep the original key in the session's labels.
  */
@@ -25,7 +25,8 @@ export function sessionIdFor(key: string): string {
   let kept = "";
   let size = 0;
   for (const ch of key) {
-    const safe = hasControl(ch) || ch === "\uFFFD" ? "_" : ch;
+    // A lone surrogate (a one-unit string in U+D800–U+DFFF) has no UTF-8.
+    const safe = hasControl(ch) || ch === "\uFFFD" || /^[\ud800-\udfff]$/.test(ch) ? "_" : ch;
     const n = Buffer.byteLength(safe, "utf8");
     if (size + n > KEPT_BYTES) break;
     kept += safe;

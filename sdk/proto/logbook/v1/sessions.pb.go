@@ -31,7 +31,12 @@ type SessionsCreateRequest struct {
 	ParentSession   string                 `protobuf:"bytes,6,opt,name=parent_session,json=parentSession,proto3" json:"parent_session,omitempty"`
 	// "" or "strict" (the default: appends follow the agent-loop protocol of
 	// docs/format.md) or "lenient" (they skip it); anything else is USAGE.
-	Protocol      string `protobuf:"bytes,7,opt,name=protocol,proto3" json:"protocol,omitempty"`
+	Protocol string `protobuf:"bytes,7,opt,name=protocol,proto3" json:"protocol,omitempty"`
+	// The session's labels (docs/storage.md): at most 32, keys 1–64 bytes of
+	// [a-z0-9._/-] starting with a letter or digit, values up to 1024 bytes
+	// without control characters; anything else is USAGE. Set at create
+	// only; the stored header holds them.
+	Labels        map[string]string `protobuf:"bytes,8,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -113,6 +118,13 @@ func (x *SessionsCreateRequest) GetProtocol() string {
 		return x.Protocol
 	}
 	return ""
+}
+
+func (x *SessionsCreateRequest) GetLabels() map[string]string {
+	if x != nil {
+		return x.Labels
+	}
+	return nil
 }
 
 type SessionsCreateReply struct {
@@ -2909,7 +2921,7 @@ var File_logbook_v1_sessions_proto protoreflect.FileDescriptor
 const file_logbook_v1_sessions_proto_rawDesc = "" +
 	"\n" +
 	"\x19logbook/v1/sessions.proto\x12\n" +
-	"logbook.v1\"\xf1\x01\n" +
+	"logbook.v1\"\xf3\x02\n" +
 	"\x15SessionsCreateRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x10\n" +
@@ -2918,7 +2930,11 @@ const file_logbook_v1_sessions_proto_rawDesc = "" +
 	"\x10delegation_depth\x18\x04 \x01(\x03R\x0fdelegationDepth\x12!\n" +
 	"\fagent_preset\x18\x05 \x01(\tR\vagentPreset\x12%\n" +
 	"\x0eparent_session\x18\x06 \x01(\tR\rparentSession\x12\x1a\n" +
-	"\bprotocol\x18\a \x01(\tR\bprotocol\"-\n" +
+	"\bprotocol\x18\a \x01(\tR\bprotocol\x12E\n" +
+	"\x06labels\x18\b \x03(\v2-.logbook.v1.SessionsCreateRequest.LabelsEntryR\x06labels\x1a9\n" +
+	"\vLabelsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"-\n" +
 	"\x13SessionsCreateReply\x12\x16\n" +
 	"\x06header\x18\x01 \x01(\tR\x06header\"4\n" +
 	"\x13SessionsOpenRequest\x12\x1d\n" +
@@ -3169,7 +3185,7 @@ func file_logbook_v1_sessions_proto_rawDescGZIP() []byte {
 	return file_logbook_v1_sessions_proto_rawDescData
 }
 
-var file_logbook_v1_sessions_proto_msgTypes = make([]protoimpl.MessageInfo, 53)
+var file_logbook_v1_sessions_proto_msgTypes = make([]protoimpl.MessageInfo, 54)
 var file_logbook_v1_sessions_proto_goTypes = []any{
 	(*SessionsCreateRequest)(nil),        // 0: logbook.v1.SessionsCreateRequest
 	(*SessionsCreateReply)(nil),          // 1: logbook.v1.SessionsCreateReply
@@ -3223,74 +3239,76 @@ var file_logbook_v1_sessions_proto_goTypes = []any{
 	(*SessionsHoldRequest)(nil),          // 49: logbook.v1.SessionsHoldRequest
 	(*SessionsHoldReply)(nil),            // 50: logbook.v1.SessionsHoldReply
 	(*SessionsAuditRecord)(nil),          // 51: logbook.v1.SessionsAuditRecord
-	nil,                                  // 52: logbook.v1.SessionsShadowedReply.ReplacedByEntry
+	nil,                                  // 52: logbook.v1.SessionsCreateRequest.LabelsEntry
+	nil,                                  // 53: logbook.v1.SessionsShadowedReply.ReplacedByEntry
 }
 var file_logbook_v1_sessions_proto_depIdxs = []int32{
-	5,  // 0: logbook.v1.AppendInput.surface_op:type_name -> logbook.v1.SurfaceOp
-	6,  // 1: logbook.v1.AppendInput.source_event_seqs:type_name -> logbook.v1.SourceEventSeqs
-	4,  // 2: logbook.v1.SessionsAppendRequest.events:type_name -> logbook.v1.AppendInput
-	24, // 3: logbook.v1.SessionsAppendReply.flush:type_name -> logbook.v1.SessionsFlushReply
-	24, // 4: logbook.v1.SessionsAppendStreamReply.flush:type_name -> logbook.v1.SessionsFlushReply
-	14, // 5: logbook.v1.SessionsTranscriptReply.entries:type_name -> logbook.v1.TranscriptEntry
-	25, // 6: logbook.v1.SessionsFlushReply.backends:type_name -> logbook.v1.BackendFlushStatus
-	32, // 7: logbook.v1.SessionsListReply.sessions:type_name -> logbook.v1.SessionsListEntry
-	52, // 8: logbook.v1.SessionsShadowedReply.replaced_by:type_name -> logbook.v1.SessionsShadowedReply.ReplacedByEntry
-	51, // 9: logbook.v1.SessionsHoldReply.record:type_name -> logbook.v1.SessionsAuditRecord
-	0,  // 10: logbook.v1.Sessions.Create:input_type -> logbook.v1.SessionsCreateRequest
-	2,  // 11: logbook.v1.Sessions.Open:input_type -> logbook.v1.SessionsOpenRequest
-	7,  // 12: logbook.v1.Sessions.Append:input_type -> logbook.v1.SessionsAppendRequest
-	7,  // 13: logbook.v1.Sessions.AppendStream:input_type -> logbook.v1.SessionsAppendRequest
-	7,  // 14: logbook.v1.Sessions.AppendGroup:input_type -> logbook.v1.SessionsAppendRequest
-	10, // 15: logbook.v1.Sessions.Messages:input_type -> logbook.v1.SessionsMessagesRequest
-	12, // 16: logbook.v1.Sessions.Transcript:input_type -> logbook.v1.SessionsTranscriptRequest
-	15, // 17: logbook.v1.Sessions.Surface:input_type -> logbook.v1.SessionsSurfaceRequest
-	17, // 18: logbook.v1.Sessions.Header:input_type -> logbook.v1.SessionsHeaderRequest
-	19, // 19: logbook.v1.Sessions.Events:input_type -> logbook.v1.SessionsEventsRequest
-	21, // 20: logbook.v1.Sessions.Fork:input_type -> logbook.v1.SessionsForkRequest
-	23, // 21: logbook.v1.Sessions.Flush:input_type -> logbook.v1.SessionsFlushRequest
-	26, // 22: logbook.v1.Sessions.Compact:input_type -> logbook.v1.SessionsCompactRequest
-	28, // 23: logbook.v1.Sessions.Inspect:input_type -> logbook.v1.SessionsInspectRequest
-	30, // 24: logbook.v1.Sessions.List:input_type -> logbook.v1.SessionsListRequest
-	33, // 25: logbook.v1.Sessions.Release:input_type -> logbook.v1.SessionsReleaseRequest
-	37, // 26: logbook.v1.Sessions.RequestHeader:input_type -> logbook.v1.SessionsRequestHeaderRequest
-	39, // 27: logbook.v1.Sessions.Request:input_type -> logbook.v1.SessionsRequestRequest
-	41, // 28: logbook.v1.Sessions.Why:input_type -> logbook.v1.SessionsWhyRequest
-	43, // 29: logbook.v1.Sessions.Shadowed:input_type -> logbook.v1.SessionsShadowedRequest
-	45, // 30: logbook.v1.Sessions.Tokens:input_type -> logbook.v1.SessionsTokensRequest
-	47, // 31: logbook.v1.Sessions.Lineage:input_type -> logbook.v1.SessionsLineageRequest
-	35, // 32: logbook.v1.Sessions.Delete:input_type -> logbook.v1.SessionsDeleteRequest
-	49, // 33: logbook.v1.Sessions.Hold:input_type -> logbook.v1.SessionsHoldRequest
-	49, // 34: logbook.v1.Sessions.ReleaseHold:input_type -> logbook.v1.SessionsHoldRequest
-	1,  // 35: logbook.v1.Sessions.Create:output_type -> logbook.v1.SessionsCreateReply
-	3,  // 36: logbook.v1.Sessions.Open:output_type -> logbook.v1.SessionsOpenReply
-	8,  // 37: logbook.v1.Sessions.Append:output_type -> logbook.v1.SessionsAppendReply
-	9,  // 38: logbook.v1.Sessions.AppendStream:output_type -> logbook.v1.SessionsAppendStreamReply
-	8,  // 39: logbook.v1.Sessions.AppendGroup:output_type -> logbook.v1.SessionsAppendReply
-	11, // 40: logbook.v1.Sessions.Messages:output_type -> logbook.v1.SessionsMessagesReply
-	13, // 41: logbook.v1.Sessions.Transcript:output_type -> logbook.v1.SessionsTranscriptReply
-	16, // 42: logbook.v1.Sessions.Surface:output_type -> logbook.v1.SessionsSurfaceReply
-	18, // 43: logbook.v1.Sessions.Header:output_type -> logbook.v1.SessionsHeaderReply
-	20, // 44: logbook.v1.Sessions.Events:output_type -> logbook.v1.SessionsEventsReply
-	22, // 45: logbook.v1.Sessions.Fork:output_type -> logbook.v1.SessionsForkReply
-	24, // 46: logbook.v1.Sessions.Flush:output_type -> logbook.v1.SessionsFlushReply
-	27, // 47: logbook.v1.Sessions.Compact:output_type -> logbook.v1.SessionsCompactReply
-	29, // 48: logbook.v1.Sessions.Inspect:output_type -> logbook.v1.SessionsInspectReply
-	31, // 49: logbook.v1.Sessions.List:output_type -> logbook.v1.SessionsListReply
-	34, // 50: logbook.v1.Sessions.Release:output_type -> logbook.v1.SessionsReleaseReply
-	38, // 51: logbook.v1.Sessions.RequestHeader:output_type -> logbook.v1.SessionsRequestHeaderReply
-	40, // 52: logbook.v1.Sessions.Request:output_type -> logbook.v1.SessionsRequestReply
-	42, // 53: logbook.v1.Sessions.Why:output_type -> logbook.v1.SessionsWhyReply
-	44, // 54: logbook.v1.Sessions.Shadowed:output_type -> logbook.v1.SessionsShadowedReply
-	46, // 55: logbook.v1.Sessions.Tokens:output_type -> logbook.v1.SessionsTokensReply
-	48, // 56: logbook.v1.Sessions.Lineage:output_type -> logbook.v1.SessionsLineageReply
-	36, // 57: logbook.v1.Sessions.Delete:output_type -> logbook.v1.SessionsDeleteReply
-	50, // 58: logbook.v1.Sessions.Hold:output_type -> logbook.v1.SessionsHoldReply
-	50, // 59: logbook.v1.Sessions.ReleaseHold:output_type -> logbook.v1.SessionsHoldReply
-	35, // [35:60] is the sub-list for method output_type
-	10, // [10:35] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	52, // 0: logbook.v1.SessionsCreateRequest.labels:type_name -> logbook.v1.SessionsCreateRequest.LabelsEntry
+	5,  // 1: logbook.v1.AppendInput.surface_op:type_name -> logbook.v1.SurfaceOp
+	6,  // 2: logbook.v1.AppendInput.source_event_seqs:type_name -> logbook.v1.SourceEventSeqs
+	4,  // 3: logbook.v1.SessionsAppendRequest.events:type_name -> logbook.v1.AppendInput
+	24, // 4: logbook.v1.SessionsAppendReply.flush:type_name -> logbook.v1.SessionsFlushReply
+	24, // 5: logbook.v1.SessionsAppendStreamReply.flush:type_name -> logbook.v1.SessionsFlushReply
+	14, // 6: logbook.v1.SessionsTranscriptReply.entries:type_name -> logbook.v1.TranscriptEntry
+	25, // 7: logbook.v1.SessionsFlushReply.backends:type_name -> logbook.v1.BackendFlushStatus
+	32, // 8: logbook.v1.SessionsListReply.sessions:type_name -> logbook.v1.SessionsListEntry
+	53, // 9: logbook.v1.SessionsShadowedReply.replaced_by:type_name -> logbook.v1.SessionsShadowedReply.ReplacedByEntry
+	51, // 10: logbook.v1.SessionsHoldReply.record:type_name -> logbook.v1.SessionsAuditRecord
+	0,  // 11: logbook.v1.Sessions.Create:input_type -> logbook.v1.SessionsCreateRequest
+	2,  // 12: logbook.v1.Sessions.Open:input_type -> logbook.v1.SessionsOpenRequest
+	7,  // 13: logbook.v1.Sessions.Append:input_type -> logbook.v1.SessionsAppendRequest
+	7,  // 14: logbook.v1.Sessions.AppendStream:input_type -> logbook.v1.SessionsAppendRequest
+	7,  // 15: logbook.v1.Sessions.AppendGroup:input_type -> logbook.v1.SessionsAppendRequest
+	10, // 16: logbook.v1.Sessions.Messages:input_type -> logbook.v1.SessionsMessagesRequest
+	12, // 17: logbook.v1.Sessions.Transcript:input_type -> logbook.v1.SessionsTranscriptRequest
+	15, // 18: logbook.v1.Sessions.Surface:input_type -> logbook.v1.SessionsSurfaceRequest
+	17, // 19: logbook.v1.Sessions.Header:input_type -> logbook.v1.SessionsHeaderRequest
+	19, // 20: logbook.v1.Sessions.Events:input_type -> logbook.v1.SessionsEventsRequest
+	21, // 21: logbook.v1.Sessions.Fork:input_type -> logbook.v1.SessionsForkRequest
+	23, // 22: logbook.v1.Sessions.Flush:input_type -> logbook.v1.SessionsFlushRequest
+	26, // 23: logbook.v1.Sessions.Compact:input_type -> logbook.v1.SessionsCompactRequest
+	28, // 24: logbook.v1.Sessions.Inspect:input_type -> logbook.v1.SessionsInspectRequest
+	30, // 25: logbook.v1.Sessions.List:input_type -> logbook.v1.SessionsListRequest
+	33, // 26: logbook.v1.Sessions.Release:input_type -> logbook.v1.SessionsReleaseRequest
+	37, // 27: logbook.v1.Sessions.RequestHeader:input_type -> logbook.v1.SessionsRequestHeaderRequest
+	39, // 28: logbook.v1.Sessions.Request:input_type -> logbook.v1.SessionsRequestRequest
+	41, // 29: logbook.v1.Sessions.Why:input_type -> logbook.v1.SessionsWhyRequest
+	43, // 30: logbook.v1.Sessions.Shadowed:input_type -> logbook.v1.SessionsShadowedRequest
+	45, // 31: logbook.v1.Sessions.Tokens:input_type -> logbook.v1.SessionsTokensRequest
+	47, // 32: logbook.v1.Sessions.Lineage:input_type -> logbook.v1.SessionsLineageRequest
+	35, // 33: logbook.v1.Sessions.Delete:input_type -> logbook.v1.SessionsDeleteRequest
+	49, // 34: logbook.v1.Sessions.Hold:input_type -> logbook.v1.SessionsHoldRequest
+	49, // 35: logbook.v1.Sessions.ReleaseHold:input_type -> logbook.v1.SessionsHoldRequest
+	1,  // 36: logbook.v1.Sessions.Create:output_type -> logbook.v1.SessionsCreateReply
+	3,  // 37: logbook.v1.Sessions.Open:output_type -> logbook.v1.SessionsOpenReply
+	8,  // 38: logbook.v1.Sessions.Append:output_type -> logbook.v1.SessionsAppendReply
+	9,  // 39: logbook.v1.Sessions.AppendStream:output_type -> logbook.v1.SessionsAppendStreamReply
+	8,  // 40: logbook.v1.Sessions.AppendGroup:output_type -> logbook.v1.SessionsAppendReply
+	11, // 41: logbook.v1.Sessions.Messages:output_type -> logbook.v1.SessionsMessagesReply
+	13, // 42: logbook.v1.Sessions.Transcript:output_type -> logbook.v1.SessionsTranscriptReply
+	16, // 43: logbook.v1.Sessions.Surface:output_type -> logbook.v1.SessionsSurfaceReply
+	18, // 44: logbook.v1.Sessions.Header:output_type -> logbook.v1.SessionsHeaderReply
+	20, // 45: logbook.v1.Sessions.Events:output_type -> logbook.v1.SessionsEventsReply
+	22, // 46: logbook.v1.Sessions.Fork:output_type -> logbook.v1.SessionsForkReply
+	24, // 47: logbook.v1.Sessions.Flush:output_type -> logbook.v1.SessionsFlushReply
+	27, // 48: logbook.v1.Sessions.Compact:output_type -> logbook.v1.SessionsCompactReply
+	29, // 49: logbook.v1.Sessions.Inspect:output_type -> logbook.v1.SessionsInspectReply
+	31, // 50: logbook.v1.Sessions.List:output_type -> logbook.v1.SessionsListReply
+	34, // 51: logbook.v1.Sessions.Release:output_type -> logbook.v1.SessionsReleaseReply
+	38, // 52: logbook.v1.Sessions.RequestHeader:output_type -> logbook.v1.SessionsRequestHeaderReply
+	40, // 53: logbook.v1.Sessions.Request:output_type -> logbook.v1.SessionsRequestReply
+	42, // 54: logbook.v1.Sessions.Why:output_type -> logbook.v1.SessionsWhyReply
+	44, // 55: logbook.v1.Sessions.Shadowed:output_type -> logbook.v1.SessionsShadowedReply
+	46, // 56: logbook.v1.Sessions.Tokens:output_type -> logbook.v1.SessionsTokensReply
+	48, // 57: logbook.v1.Sessions.Lineage:output_type -> logbook.v1.SessionsLineageReply
+	36, // 58: logbook.v1.Sessions.Delete:output_type -> logbook.v1.SessionsDeleteReply
+	50, // 59: logbook.v1.Sessions.Hold:output_type -> logbook.v1.SessionsHoldReply
+	50, // 60: logbook.v1.Sessions.ReleaseHold:output_type -> logbook.v1.SessionsHoldReply
+	36, // [36:61] is the sub-list for method output_type
+	11, // [11:36] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_logbook_v1_sessions_proto_init() }
@@ -3316,7 +3334,7 @@ func file_logbook_v1_sessions_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_logbook_v1_sessions_proto_rawDesc), len(file_logbook_v1_sessions_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   53,
+			NumMessages:   54,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

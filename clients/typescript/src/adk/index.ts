@@ -1,0 +1,4 @@
+// Package @logbook/client/adk: a Google ADK session service backed by logbook.
+
+export { EVENT_TYPE, FRAMEWORK, LogbookSessionService, STATE_TYPE, keyOf } from "./service.js";
+export type { LogbookSessionServiceOptions } from "./service.js";

@@ -1,0 +1,6 @@
+// Package @logbook/client/claude-agent-sdk: a SessionStore of the Claude
+// Agent SDK (@anthropic-ai/claude-agent-sdk) backed by logbook.
+
+export { FRAMEWORK, LogbookSessionStore, sessionIdOf } from "./store.js";
+export type { LogbookSessionStoreOptions } from "./store.js";
+export { ENTRY_TYPE } from "./transcript.js";
