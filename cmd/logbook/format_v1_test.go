@@ -43,9 +43,10 @@ func copyFixture(t *testing.T, name string) string {
 }
 
 // Data the previous release (format v1) wrote, JSONL and SQLite: this build
-// reads it unchanged, writing nothing; a resume stores format v2 (JSONL:
-// events.v2 beside the byte-identical events.v1; SQLite: the sessions
-// row) and appends after the old events, which stay as they were.
+// reads it unchanged, writing nothing; a resume stores the current format
+// (JSONL: events.v<current> beside the byte-identical events.v1; SQLite:
+// the sessions row) and appends after the old events, which stay as they
+// were.
 func TestPreviousReleaseDataOpensAndResumes(t *testing.T) {
 	for _, c := range []struct{ name, config string }{
 		{"jsonl", ""},
@@ -63,6 +64,7 @@ func TestPreviousReleaseDataOpensAndResumes(t *testing.T) {
 				t.Fatal(err)
 			}
 			v1 := filepath.Join(data, "s", "events.v1.jsonl.zst")
+			current := filepath.Join(data, "s", "events.v"+strconv.Itoa(sdk.FormatVersion)+".jsonl.zst")
 			var before []byte
 			if c.name == "jsonl" {
 				before, _ = os.ReadFile(v1)
@@ -75,8 +77,8 @@ func TestPreviousReleaseDataOpensAndResumes(t *testing.T) {
 				t.Fatalf("inspect of the v1 session: %s", in)
 			}
 			if c.name == "jsonl" {
-				if _, err := os.Stat(filepath.Join(data, "s", "events.v2.jsonl.zst")); !os.IsNotExist(err) {
-					t.Fatalf("a read wrote events.v2 (%v)", err)
+				if _, err := os.Stat(current); !os.IsNotExist(err) {
+					t.Fatalf("a read wrote %s (%v)", current, err)
 				}
 			} else if v := sqliteFormat(t, data); v != 1 {
 				t.Fatalf("a read changed format_version to %d", v)
@@ -92,13 +94,13 @@ func TestPreviousReleaseDataOpensAndResumes(t *testing.T) {
 				if err != nil || !bytes.Equal(after, before) {
 					t.Fatalf("events.v1 changed (%v)", err)
 				}
-				if _, err := os.Stat(filepath.Join(data, "s", "events.v2.jsonl.zst")); err != nil {
-					t.Fatalf("the resume stored no events.v2: %v", err)
+				if _, err := os.Stat(current); err != nil {
+					t.Fatalf("the resume stored no %s: %v", current, err)
 				}
 			} else if v := sqliteFormat(t, data); v != sdk.FormatVersion {
 				t.Fatalf("after the resume format_version is %d; want %d", v, sdk.FormatVersion)
 			}
-			if out := run("sessions").stdout; !strings.Contains(out, "v2") {
+			if out := run("sessions").stdout; !strings.Contains(out, "v"+strconv.Itoa(sdk.FormatVersion)) {
 				t.Fatalf("sessions after the resume: %s", out)
 			}
 		})
@@ -143,8 +145,8 @@ func TestPreviousReleaseRefusesThisBuildsData(t *testing.T) {
 				p := exec.Command(old, args...)
 				p.Dir, p.Stdout, p.Stderr = data, &stdout, &stderr
 				err := p.Run()
-				if err == nil || !strings.Contains(stderr.String(), "FORMAT_TOO_NEW") || !strings.Contains(stderr.String(), "v2") || stdout.Len() != 0 {
-					t.Fatalf("the previous release's logbook %s on this build's data: %v\nstdout %q\nstderr %q; want FORMAT_TOO_NEW naming v2", cmd, err, stdout.String(), stderr.String())
+				if cur := "v" + strconv.Itoa(sdk.FormatVersion); err == nil || !strings.Contains(stderr.String(), "FORMAT_TOO_NEW") || !strings.Contains(stderr.String(), cur) || stdout.Len() != 0 {
+					t.Fatalf("the previous release's logbook %s on this build's data: %v\nstdout %q\nstderr %q; want FORMAT_TOO_NEW naming %s", cmd, err, stdout.String(), stderr.String(), cur)
 				}
 			}
 			if again := ok(t, data, "", append([]string{"events", "n"}, cfg...)...).stdout; again != events {

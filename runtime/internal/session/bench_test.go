@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -329,4 +331,79 @@ func BenchmarkRestore100K(b *testing.B) {
 			b.Fatal("short")
 		}
 	}
+}
+
+// BenchmarkAppendOperation compares the append of a small turn (turn/start,
+// user/message, turn/end: one atomic unit) with an operation id against
+// the same turn as a group without one, in alternating sub-benchmarks of
+// one run; "memory-per-id" reports the heap bytes per held id
+// (bytes/id), from the heap delta of a session holding 100,000
+// single-event operations against one holding the same events without ids.
+func BenchmarkAppendOperation(b *testing.B) {
+	ctx := context.Background()
+	turn := func(n int64) []AppendInput {
+		return []AppendInput{
+			{Type: TypeTurnStart, Data: []byte(fmt.Sprintf(`{"turn":%d}`, n))},
+			{Type: TypeUserMessage, Data: []byte(`{"id":"u","role":"user","content":[{"type":"text","text":"hello"}],"source":{"kind":"user"}}`), SurfaceOp: benchAppendOp()},
+			{Type: TypeTurnEnd, Data: []byte(fmt.Sprintf(`{"turn":%d,"reason":{"kind":"completed"}}`, n))},
+		}
+	}
+	for _, withID := range []bool{false, true, false, true} {
+		name := "group"
+		if withID {
+			name = "operation-id"
+		}
+		b.Run(name, func(b *testing.B) {
+			s, err := New(Options{Header: sdk.Header{ID: "bench"}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			n := int64(0)
+			for b.Loop() {
+				n++
+				if withID {
+					_, _, err = s.AppendOperation(ctx, fmt.Sprintf("turn-%d", n), -1, turn(n))
+				} else {
+					_, err = s.AppendGroup(ctx, turn(n))
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	b.Run("memory-per-id", func(b *testing.B) {
+		const ids = 100_000
+		note := AppendInput{Type: "x-bench/note", Data: []byte(`{}`), Ignorable: true}
+		heap := func(withID bool) (uint64, *Session) {
+			runtime.GC()
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			s, err := New(Options{Header: sdk.Header{ID: "bench"}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			for i := range ids {
+				if withID {
+					_, _, err = s.AppendOperation(ctx, "operation-"+strconv.Itoa(i), -1, []AppendInput{note})
+				} else {
+					_, err = s.Append(ctx, note)
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			return after.HeapAlloc - before.HeapAlloc, s
+		}
+		for b.Loop() {
+			plain, s1 := heap(false)
+			held, s2 := heap(true)
+			runtime.KeepAlive(s1)
+			runtime.KeepAlive(s2)
+			b.ReportMetric(float64(int64(held)-int64(plain))/ids, "bytes/id")
+		}
+	})
 }
