@@ -30,6 +30,8 @@ BENCH_SMOKE_SKIP = 100K|1M
 # test runs every test: the Go tests with the race detector, a smoke run of
 # the quick benchmarks (BENCH_SMOKE_PKGS), then the clients' (test-clients)
 # and the web viewer's in a browser (test-viewer).
+# The Go tests get -timeout=30m: cmd/logbook alone runs about ten minutes
+# under -race on a loaded 2-core machine, past go test's default of ten.
 # It builds the logbook binary once, into a temporary directory removed
 # afterwards, and hands it to every stage (LOGBOOK_TEST_BIN), so no test
 # package links one of its own. It says what each stage does, since the
@@ -41,7 +43,7 @@ test: ## run every test: Go with -race, the clients, the viewer (many minutes)
 	echo "make test: [2/6] building the race-instrumented standard library and packages (several minutes, silent)…" && \
 	$(GO) build -race ./... && \
 	echo "make test: [3/6] running the Go tests with the race detector (a line per package as it finishes)…" && \
-	LOGBOOK_TEST_BIN="$$bin/logbook" $(GO) test -race -count=1 ./... && \
+	LOGBOOK_TEST_BIN="$$bin/logbook" $(GO) test -race -count=1 -timeout=30m ./... && \
 	echo "make test: [4/6] a smoke run of the quick benchmarks, once each, so a benchmark a rule change breaks fails here (about 30 s)…" && \
 	LOGBOOK_TEST_BIN="$$bin/logbook" $(GO) test -count=1 -run='^$$' -bench=. -benchtime=1x -skip='$(BENCH_SMOKE_SKIP)' $(BENCH_SMOKE_PKGS) && \
 	echo "make test: [5/6] the TypeScript and Python clients against real logbook serve processes…" && \

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -149,7 +150,7 @@ func TestRunsAsAPluginUnderTheEngine(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
-	if !bytes.HasPrefix(lines[0], []byte(`{"type":"session","version":2,"id":"demo",`)) {
+	if !bytes.HasPrefix(lines[0], []byte(`{"type":"session","version":`+strconv.Itoa(sdk.FormatVersion)+`,"id":"demo",`)) {
 		t.Fatalf("first line is not the session header: %s", lines[0])
 	}
 	requireEqual(t, "the lines after the header", lines[1:], want)
