@@ -33,7 +33,7 @@ const (
 type store int
 
 const (
-	jsonlStore    store = iota // JSONL files <data>/<id>/events.v2.jsonl[.zst]
+	jsonlStore    store = iota // JSONL files <data>/<id>/events.v<format version>.jsonl[.zst]
 	sqliteStore                // one SQLite database, <data>/sessions.db
 	postgresStore              // a schema of its own in the test database
 	memoryStore                // in serve's plugin process only

@@ -4,7 +4,7 @@
 // 100,000 messages.
 
 import assert from "node:assert/strict";
-import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { availableParallelism, loadavg } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -315,10 +315,15 @@ describe("damaged logs", () => {
       { type: "turn/end", data: { turn: 1, reason: { kind: "completed" } } },
     ].map((l) => JSON.stringify(l) + "\n").join("");
     for (const id of ["clean", "torn", "corrupt"]) logbook([...global, "append", id], lines);
+    // The session's log file, whatever format version this build writes.
+    const logOf = (id) => {
+      const sub = join(dir, "data", id);
+      return join(sub, readdirSync(sub).find((n) => /^events\.v\d+\.jsonl$/.test(n)));
+    };
     // A torn tail: half an event after the last whole one.
-    appendFileSync(join(dir, "data", "torn", "events.v2.jsonl"), '{"seq":5,"time":1,"type":"tool/res');
+    appendFileSync(logOf("torn"), '{"seq":5,"time":1,"type":"tool/res');
     // Damage inside the committed log: event 2 (line 4, after the header).
-    const path = join(dir, "data", "corrupt", "events.v2.jsonl");
+    const path = logOf("corrupt");
     const l = readFileSync(path, "utf8").split("\n");
     l[3] = '{"seq":2,"time":1,"type":"step/sta';
     writeFileSync(path, l.join("\n"));
