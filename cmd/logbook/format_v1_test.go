@@ -118,14 +118,18 @@ func sqliteFormat(t *testing.T, data string) int {
 }
 
 // The previous release, built from git, refuses data this build wrote
-// (JSONL and SQLite) with FORMAT_TOO_NEW: `logbook inspect` and `logbook
-// events` name the session and the version, and change nothing.
+// (JSONL: FORMAT_TOO_NEW; SQLite: SCHEMA_MISMATCH): `logbook inspect` and
+// `logbook events` name the version, and change nothing.
 func TestPreviousReleaseRefusesThisBuildsData(t *testing.T) {
 	t.Parallel() // the build of the previous release overlaps the other tests
 	old := buildPreviousRelease(t)
-	for _, c := range []struct{ name, config string }{
-		{"jsonl", ""},
-		{"sqlite", `persistence "sqlite" {}`},
+	// A JSONL log names its format version, which the previous release
+	// finds too new. SQLite's schema moved with format version 3 (the
+	// operation column), so the previous release refuses the whole
+	// database first: SCHEMA_MISMATCH naming its user_version.
+	for _, c := range []struct{ name, config, code, names string }{
+		{"jsonl", "", "FORMAT_TOO_NEW", "v" + strconv.Itoa(sdk.FormatVersion)},
+		{"sqlite", `persistence "sqlite" {}`, "SCHEMA_MISMATCH", "user_version is 3"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			data := t.TempDir()
@@ -145,8 +149,8 @@ func TestPreviousReleaseRefusesThisBuildsData(t *testing.T) {
 				p := exec.Command(old, args...)
 				p.Dir, p.Stdout, p.Stderr = data, &stdout, &stderr
 				err := p.Run()
-				if cur := "v" + strconv.Itoa(sdk.FormatVersion); err == nil || !strings.Contains(stderr.String(), "FORMAT_TOO_NEW") || !strings.Contains(stderr.String(), cur) || stdout.Len() != 0 {
-					t.Fatalf("the previous release's logbook %s on this build's data: %v\nstdout %q\nstderr %q; want FORMAT_TOO_NEW naming %s", cmd, err, stdout.String(), stderr.String(), cur)
+				if err == nil || !strings.Contains(stderr.String(), c.code) || !strings.Contains(stderr.String(), c.names) || stdout.Len() != 0 {
+					t.Fatalf("the previous release's logbook %s on this build's data: %v\nstdout %q\nstderr %q; want %s naming %q", cmd, err, stdout.String(), stderr.String(), c.code, c.names)
 				}
 			}
 			if again := ok(t, data, "", append([]string{"events", "n"}, cfg...)...).stdout; again != events {
