@@ -1,0 +1,141 @@
+// Package foreigntest runs a foreign.Mapper over a source file into a real
+// in-memory lenient session, the way the importer does, so each dialect's
+// tests can check what its mapping appends (and that every input passes the
+// payload rules) without a store.
+package foreigntest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/klauspost/compress/zstd"
+	"github.com/seed-e5e476df/logbook/events"
+	"github.com/seed-e5e476df/logbook/provider"
+	"github.com/seed-e5e476df/logbook/runtime/internal/foreign"
+	"github.com/seed-e5e476df/logbook/runtime/internal/session"
+	"github.com/seed-e5e476df/logbook/sdk"
+)
+
+// rawType stands for the raw source-line record the importer writes; the
+// harness appends it so seqs are counted as in a real import.
+const rawType = "plugin:foreign/line"
+
+// Result is what a run appended.
+type Result struct {
+	// Session is the in-memory session the run appended to.
+	Session *session.Session
+	// Identity is what the dialect identified.
+	Identity foreign.Identity
+	// Damaged maps the number of each damaged line to its reason.
+	Damaged map[int]string
+	// Branches are the Branch names the mapper asked for, in order.
+	Branches []string
+	// Refused maps the number of each line whose inputs the session
+	// refused to the error (the line was kept raw only).
+	Refused map[int]error
+}
+
+// ReadLines reads a .jsonl or .jsonl.zst file into lines as the importer
+// does.
+func ReadLines(t testing.TB, path string) []foreign.Line {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.HasSuffix([]byte(path), []byte(".zst")) {
+		d, err := zstd.NewReader(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.Close()
+		if b, err = d.DecodeAll(b, nil); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+	}
+	return SplitLines(b)
+}
+
+// SplitLines splits file bytes into lines: every "\n" ends one, and bytes
+// after the last "\n" are a last line without Newline.
+func SplitLines(b []byte) []foreign.Line {
+	var out []foreign.Line
+	for n := 1; len(b) > 0; n++ {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			out = append(out, foreign.Line{N: n, Text: b})
+			break
+		}
+		out = append(out, foreign.Line{N: n, Text: b[:i:i], Newline: true})
+		b = b[i+1:]
+	}
+	return out
+}
+
+// Run identifies lines with d, then feeds them to a new mapper (End after
+// the last), appending a raw record per line and each Step's inputs as one
+// group to a lenient in-memory session. A refused group is reported to the
+// mapper with Accepted(false) and recorded in Result.Refused.
+func Run(t testing.TB, d foreign.Dialect, lines []foreign.Line) Result {
+	t.Helper()
+	id, err := d.Identify(lines)
+	if err != nil {
+		t.Fatalf("Identify: %v", err)
+	}
+	s, err := session.New(session.Options{Header: sdk.Header{FormatVersion: sdk.FormatVersion, ID: "foreigntest", Protocol: sdk.ProtocolLenient}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Result{Session: s, Identity: id, Damaged: map[int]string{}, Refused: map[int]error{}}
+	m := d.NewMapper(id)
+	ctx := context.Background()
+	apply := func(n int, st foreign.Step) {
+		if st.Damage != "" {
+			r.Damaged[n] = st.Damage
+		}
+		if st.Branch != "" {
+			r.Branches = append(r.Branches, st.Branch)
+		}
+		if len(st.Inputs) == 0 {
+			m.Accepted(true)
+			return
+		}
+		if _, err := s.AppendGroup(ctx, st.Inputs); err != nil {
+			r.Refused[n] = err
+			m.Accepted(false)
+			return
+		}
+		m.Accepted(true)
+	}
+	for _, l := range lines {
+		seq := sdk.Seq(s.Len())
+		data, _ := json.Marshal(map[string]any{"line": l.N})
+		if _, err := s.Append(ctx, events.Input{Type: rawType, Data: data, Ignorable: true}); err != nil {
+			t.Fatalf("raw record of line %d: %v", l.N, err)
+		}
+		apply(l.N, m.Line(l, seq))
+	}
+	apply(len(lines)+1, m.End(sdk.Seq(s.Len())))
+	return r
+}
+
+// Messages renders the session's messages in format (provider.MessageFormats).
+func (r Result) Messages(format string) ([]byte, error) {
+	ml, err := r.Session.Messages()
+	if err != nil {
+		return nil, err
+	}
+	msgs := make([][]byte, 0, ml.Len())
+	for _, m := range ml.All() {
+		msgs = append(msgs, m.JSON())
+	}
+	b, err := provider.Messages(format, msgs)
+	if err != nil {
+		return nil, fmt.Errorf("render %s: %w", format, err)
+	}
+	return b, nil
+}
