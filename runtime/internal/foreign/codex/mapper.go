@@ -9,6 +9,7 @@ import (
 	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/runtime/internal/foreign"
 	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/jsonv"
 )
 
 // mapper maps one rollout. It folds the lines into a queue of units (the
@@ -176,7 +177,7 @@ func (m *mapper) turnContext(payload json.RawMessage) {
 		m.model = tc.Model
 	}
 	cfg := events.Config{Provider: m.provider, Model: m.model,
-		Extra: marshal(headerExtra{tc.ApprovalPolicy, tc.SandboxPolicy, tc.Summary})}
+		Extra: marshal(headerExtra{safe(tc.ApprovalPolicy), safe(tc.SandboxPolicy), safe(tc.Summary)})}
 	if tc.Effort != nil {
 		cfg.ReasoningEffort = *tc.Effort
 	}
@@ -234,18 +235,21 @@ func (m *mapper) item(it item, n int) {
 			m.add(n, events.Reasoning(events.Thought{Text: t}))
 		}
 	case "function_call":
-		m.call(n, events.Call{ID: firstOf(it.CallID, it.ID), Name: it.Name, Arguments: it.Arguments})
+		m.call(n, it.Type, events.Call{ID: firstOf(it.CallID, it.ID), Name: it.Name, Arguments: it.Arguments})
 	case "custom_tool_call":
-		m.call(n, events.Call{ID: firstOf(it.CallID, it.ID), Name: it.Name, Arguments: it.Input})
+		m.call(n, it.Type, events.Call{ID: firstOf(it.CallID, it.ID), Name: it.Name, Arguments: it.Input})
 	case "local_shell_call":
-		m.call(n, events.Call{ID: firstOf(it.CallID, it.ID), Name: "local_shell", Arguments: string(compact(it.Action))})
+		m.call(n, it.Type, events.Call{ID: firstOf(it.CallID, it.ID), Name: "local_shell", Arguments: string(compact(it.Action))})
 	case "web_search_call":
 		m.add(n, events.PluginBlock("codex-web-search", marshal(struct {
 			Status string          `json:"status,omitempty"`
 			Action json.RawMessage `json:"action,omitempty"`
-		}{it.Status, it.Action})))
+		}{it.Status, safe(it.Action)})))
 	case "function_call_output", "custom_tool_call_output":
 		m.flush()
+		if !callID(it.CallID) {
+			return // answers no call a message could announce: kept raw
+		}
 		content, failed := output(it.Output)
 		m.queue = append(m.queue, ready(true, events.Tool(m.turn, m.step, events.ToolMessage{ID: id(n), CallID: it.CallID, Content: content, IsError: failed})))
 	}
@@ -277,11 +281,13 @@ func (m *mapper) add(n int, bs ...events.Block) {
 }
 
 // call adds a tool call to the assistant message being gathered; one
-// without an id cannot be answered and stays raw.
-func (m *mapper) call(n int, c events.Call) {
-	if c.ID == "" {
+// without a usable id (empty, or over logbook's 128 bytes) stays raw, and
+// one without a name is named after its item type.
+func (m *mapper) call(n int, typ string, c events.Call) {
+	if !callID(c.ID) {
 		return
 	}
+	c.Name = firstOf(c.Name, typ)
 	m.add(n, events.ToolCallBlock(c))
 	m.pending.calls = append(m.pending.calls, c)
 }
@@ -481,4 +487,21 @@ func firstOf(a, b string) string {
 		return a
 	}
 	return b
+}
+
+// callID reports whether id can be a logbook call id: 1 to 128 bytes.
+func callID(id string) bool { return id != "" && len(id) <= 128 }
+
+// safe is raw when logbook's JSON rules accept it (docs/format.md,
+// Lossless JSON), else nil: a member Codex wrote that logbook cannot
+// store (a duplicate name, -0, an unsafe integer) is left out of the typed
+// event, and stays in the raw record.
+func safe(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return nil
+	}
+	if _, err := jsonv.Parse(raw, jsonv.Options{}); err != nil {
+		return nil
+	}
+	return raw
 }
