@@ -56,6 +56,6 @@ func (dialect) Identify(lines []foreign.Line) (foreign.Identity, error) {
 }
 
 // NewMapper implements foreign.Dialect.
-func (dialect) NewMapper(id foreign.Identity) foreign.Mapper {
+func (dialect) NewMapper(foreign.Identity) foreign.Mapper {
 	return &mapper{provider: "openai", model: "unknown"}
 }
