@@ -12,30 +12,27 @@ import (
 // record is the part of a Claude Code line the mapping reads; the rest stays
 // in the raw record only.
 type record struct {
-	Type              string          `json:"type"`
-	Subtype           string          `json:"subtype"`
-	UUID              string          `json:"uuid"`
-	ParentUUID        *string         `json:"parentUuid"`
-	SessionID         string          `json:"sessionId"`
-	Version           string          `json:"version"`
-	CWD               string          `json:"cwd"`
-	IsSidechain       bool            `json:"isSidechain"`
-	AgentID           string          `json:"agentId"`
-	IsMeta            bool            `json:"isMeta"`
-	IsCompactSummary  bool            `json:"isCompactSummary"`
-	IsAPIErrorMessage bool            `json:"isApiErrorMessage"`
-	RequestID         string          `json:"requestId"`
-	Message           *apiMessage     `json:"message"`
-	CompactMetadata   *compactMeta    `json:"compactMetadata"`
-	LeafUUID          json.RawMessage `json:"leafUuid"`
-	Snapshot          json.RawMessage `json:"snapshot"`
+	Type              string       `json:"type"`
+	Subtype           string       `json:"subtype"`
+	UUID              string       `json:"uuid"`
+	ParentUUID        *string      `json:"parentUuid"`
+	SessionID         string       `json:"sessionId"`
+	Version           string       `json:"version"`
+	CWD               string       `json:"cwd"`
+	IsSidechain       bool         `json:"isSidechain"`
+	AgentID           string       `json:"agentId"`
+	IsMeta            bool         `json:"isMeta"`
+	IsCompactSummary  bool         `json:"isCompactSummary"`
+	IsAPIErrorMessage bool         `json:"isApiErrorMessage"`
+	RequestID         string       `json:"requestId"`
+	Message           *apiMessage  `json:"message"`
+	CompactMetadata   *compactMeta `json:"compactMetadata"`
 }
 
 // apiMessage is the Anthropic Messages API message a user or assistant
 // line carries.
 type apiMessage struct {
 	ID      string          `json:"id"`
-	Role    string          `json:"role"`
 	Model   string          `json:"model"`
 	Content json.RawMessage `json:"content"` // a string or an array of blocks
 	Usage   *apiUsage       `json:"usage"`
@@ -51,7 +48,6 @@ type apiUsage struct {
 
 // compactMeta is a compact_boundary line's compactMetadata.
 type compactMeta struct {
-	Trigger   string      `json:"trigger"`
 	PreTokens json.Number `json:"preTokens"`
 }
 
@@ -74,15 +70,6 @@ type apiBlock struct {
 		Data      string `json:"data"`
 	} `json:"source"`
 	raw json.RawMessage
-}
-
-// knownTypes are the line types Claude Code writes; Claims accepts a line of
-// another type only when it has a Claude Code member (sessionId,
-// parentUuid).
-var knownTypes = map[string]bool{
-	"user": true, "assistant": true, "system": true, "summary": true,
-	"file-history-snapshot": true, "queue-operation": true, "progress": true,
-	"attachment": true, "custom-title": true, "tag": true,
 }
 
 // parse reads one line. damage is "" for a Claude Code line and otherwise
