@@ -128,6 +128,19 @@ func TestIdentify(t *testing.T) {
 	if want := (foreign.Identity{Tool: "codex", SessionID: "c1", ParentSessionID: "p1", AgentID: "c1"}); err != nil || id != want {
 		t.Errorf("subagent: %+v %v, want %+v", id, err, want)
 	}
+	// Versions that name the parent only inside source, and a plain source.
+	nested := `{"timestamp":"t","type":"session_meta","payload":{"id":"c2","source":{"subagent":{"thread_spawn":{"parent_thread_id":"p2","depth":1}}}}}`
+	id, err = codex.New().Identify(foreigntest.SplitLines([]byte(nested + "\n")))
+	if want := (foreign.Identity{Tool: "codex", SessionID: "c2", ParentSessionID: "p2", AgentID: "c2"}); err != nil || id != want {
+		t.Errorf("subagent named in source: %+v %v, want %+v", id, err, want)
+	}
+	for _, src := range []string{`"cli"`, `{"subagent":"review"}`, `{"subagent":{"thread_spawn":{}}}`} {
+		main := `{"timestamp":"t","type":"session_meta","payload":{"id":"c3","source":` + src + `}}`
+		id, err = codex.New().Identify(foreigntest.SplitLines([]byte(main + "\n")))
+		if want := (foreign.Identity{Tool: "codex", SessionID: "c3"}); err != nil || id != want {
+			t.Errorf("source %s: %+v %v, want %+v", src, id, err, want)
+		}
+	}
 	if _, err := codex.New().Identify(foreigntest.SplitLines([]byte(`{"type":"user"}` + "\n"))); err == nil {
 		t.Error("a file without session_meta was identified")
 	}

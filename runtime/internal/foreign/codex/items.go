@@ -18,6 +18,30 @@ type sessionMeta struct {
 	BaseInstructions json.RawMessage `json:"base_instructions"` // {"text":…} or a string
 	Instructions     *string         `json:"instructions"`      // before base_instructions
 	ParentThreadID   string          `json:"parent_thread_id"`
+	// Source is where the session came from: a string ("cli", "exec", …)
+	// or an object; a spawned subagent's is
+	// {"subagent":{"thread_spawn":{"parent_thread_id":…}}}.
+	Source json.RawMessage `json:"source"`
+}
+
+// parentThread is the id of the thread that spawned this session, or ""
+// for a session no other started. Codex writes it in source (every version
+// with subagents) and, in later versions, also as parent_thread_id.
+func (m sessionMeta) parentThread() string {
+	if m.ParentThreadID != "" {
+		return m.ParentThreadID
+	}
+	var src struct {
+		Subagent struct {
+			ThreadSpawn struct {
+				ParentThreadID string `json:"parent_thread_id"`
+			} `json:"thread_spawn"`
+		} `json:"subagent"`
+	}
+	if len(m.Source) == 0 || m.Source[0] != '{' || json.Unmarshal(m.Source, &src) != nil {
+		return ""
+	}
+	return src.Subagent.ThreadSpawn.ParentThreadID
 }
 
 // systemPrompt is the session's base instructions, or "".
