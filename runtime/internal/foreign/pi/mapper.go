@@ -346,14 +346,15 @@ func (b *stepb) assistant(msg *message) {
 // its last answer.
 func (b *stepb) toolResult(msg *message) {
 	turn, step := b.lp.turn, b.lp.step
-	if ts, ok := b.m.t.calls[msg.ToolCallID]; ok {
+	call := callID(msg.ToolCallID)
+	if ts, ok := b.m.t.calls[call]; ok {
 		turn, step = ts[0], ts[1]
 	}
-	tm := events.ToolMessage{ID: b.id, CallID: msg.ToolCallID, Content: userBlocks(msg.Content), IsError: msg.IsError}
+	tm := events.ToolMessage{ID: b.id, CallID: call, Content: userBlocks(msg.Content), IsError: msg.IsError}
 	seq := b.put(events.Tool(turn, step, tm), b.plan(false, -1))
 	id := b.id
 	b.fns = append(b.fns, func() { b.m.t.results[id] = toolRec{seq: seq, turn: turn, step: step, msg: tm} })
-	if i := slices.Index(b.lp.open, msg.ToolCallID); i >= 0 {
+	if i := slices.Index(b.lp.open, call); i >= 0 {
 		b.lp.open = slices.Delete(slices.Clone(b.lp.open), i, i+1)
 		if len(b.lp.open) == 0 && b.lp.stepOpen && turn == b.lp.turn && step == b.lp.step {
 			b.add(events.StepEnd(turn, step))
