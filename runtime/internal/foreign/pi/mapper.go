@@ -116,6 +116,9 @@ func (m *mapper) Line(l foreign.Line, seq sdk.Seq) foreign.Step {
 		st.Branch = "branch-" + strconv.Itoa(m.branches)
 		m.cut = true
 		b.closeTurn(events.AbortedByUser())
+		// The branch child keeps the abandoned path: it ends there, so it
+		// gets the step and turn ends too.
+		st.BranchAfter = len(b.ins)
 	}
 	b.entry(e)
 	st.Inputs = b.ins

@@ -325,3 +325,18 @@ func TestLongCallIDsPair(t *testing.T) {
 		t.Errorf("messages %s", got)
 	}
 }
+
+// TestBranchChildEndsTheAbandonedTurn: a tree switch that leaves a turn
+// open (tree-v2's prompt "Go." had no answer) ends that turn before the
+// fork, so the branch child holds it closed, and main too.
+func TestBranchChildEndsTheAbandonedTurn(t *testing.T) {
+	r := run(t, "testdata/tree-v2.jsonl")
+	if len(r.BranchLens) != 1 {
+		t.Fatalf("branches %v", r.Branches)
+	}
+	child := r.Session.Events().Range(0, sdk.Offset(r.BranchLens[0])).Slice()
+	last := child[len(child)-1]
+	if last.Type() != events.TypeTurnEnd || !bytes.Contains(last.Data(), []byte(`"turn":3`)) {
+		t.Errorf("the child ends with %s %s, want turn 3's turn/end", last.Type(), last.Data())
+	}
+}
