@@ -412,3 +412,53 @@ func FuzzMapper(f *testing.F) {
 		}
 	})
 }
+
+// TestCompactAfterRewind: claude-code-log's fixtures of a rewind followed
+// by an automatic compaction. The rewind forks the abandoned attempt; the
+// checkpoint then replaces the path the file went on with (not the
+// abandoned attempt, already off the surface); the partial compaction's
+// preserved tail, rewritten after the summary, is typed after the
+// checkpoint.
+func TestCompactAfterRewind(t *testing.T) {
+	const summary = `{"role":"user","content":"This session is being continued from a previous conversation that ran out of context. Summary: the user asked for a plan."}`
+	for name, want := range map[string]string{
+		"dag_compact_after_rewind.jsonl":           `[` + summary + `,{"role":"user","content":"After compaction"},{"role":"assistant","content":"Final answer"}]`,
+		"dag_compact_after_rewind_preserved.jsonl": `[` + summary + `,{"role":"assistant","content":"Kept going"},{"role":"user","content":"After compaction"},{"role":"assistant","content":"Final answer"}]`,
+	} {
+		r := run(t, name)
+		if !slices.Equal(r.Branches, []string{"branch-1"}) {
+			t.Errorf("%s: branches %v", name, r.Branches)
+		}
+		if got := messages(t, r, "openai"); got != want {
+			t.Errorf("%s: messages\n got %s\nwant %s", name, got, want)
+		}
+		sums := ofType(typed(r), "compaction/summary")
+		if len(sums) != 1 || bytes.Contains(sums[0].Data(), []byte(`"First attempt"`)) {
+			t.Fatalf("%s: compaction summaries %v", name, sums)
+		}
+		var d struct{ ShadowedSeqs []sdk.Seq }
+		if err := json.Unmarshal(sums[0].Data(), &d); err != nil {
+			t.Fatal(err)
+		}
+		for _, seq := range d.ShadowedSeqs {
+			if e := r.Session.Events().At(int(seq)); bytes.Contains(e.Data(), []byte("First ")) {
+				t.Errorf("%s: the checkpoint shadows seq %d, of the abandoned attempt", name, seq)
+			}
+		}
+	}
+}
+
+// TestSubagentFileOfClaudeCode2: claude-code-log's subagents/agent-<id>
+// file (Claude Code 2.1, lines with agentId, a string prompt) is the
+// child of its session and types its prompt and answer.
+func TestSubagentFileOfClaudeCode2(t *testing.T) {
+	r := run(t, "agent-showcol1.jsonl")
+	want := foreign.Identity{Tool: "claude-code", SessionID: "showcol1", Version: "2.1.173", CWD: "/workspace/example-app",
+		ParentSessionID: "55550000-0000-4000-8000-000000000001", AgentID: "showcol1"}
+	if r.Identity != want {
+		t.Errorf("identity %+v, want %+v", r.Identity, want)
+	}
+	if got := messages(t, r, "anthropic"); !strings.HasPrefix(got, `[{"role":"user","content":[{"type":"text","text":"Survey src/web`) || !strings.Contains(got, "column layout") {
+		t.Errorf("messages %s", got)
+	}
+}
