@@ -462,3 +462,51 @@ func TestSubagentFileOfClaudeCode2(t *testing.T) {
 		t.Errorf("messages %s", got)
 	}
 }
+
+// TestEndLeavesARunningTurnOpen: End at a point where the turn is still
+// running (its tool result awaits the model, as when the mirror reads a
+// live session) closes nothing, so the lines appended later continue the
+// same turn; End after the model's answer closes it.
+func TestEndLeavesARunningTurnOpen(t *testing.T) {
+	file := `{"parentUuid":null,"type":"user","message":{"role":"user","content":"Why does make test fail?"},"uuid":"u1","sessionId":"7f3c"}
+{"parentUuid":"u1","type":"assistant","message":{"id":"msg_A","model":"m","content":[{"type":"tool_use","id":"toolu_1","name":"Bash","input":{}}]},"uuid":"a1"}
+{"parentUuid":"a1","type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"FAIL"}]},"uuid":"u2"}
+{"parentUuid":"u2","type":"assistant","message":{"id":"msg_B","model":"m","content":[{"type":"text","text":"A fixture is missing."}]},"uuid":"a2"}
+`
+	lines := foreigntest.SplitLines([]byte(file))
+	d := claudecode.New()
+	id, _ := d.Identify(lines)
+	m := d.NewMapper(id)
+	seq := sdk.Seq(0)
+	var types []string
+	feed := func(st foreign.Step) []string {
+		var got []string
+		for _, in := range st.Inputs {
+			got = append(got, in.Type)
+		}
+		seq += sdk.Seq(len(st.Inputs))
+		m.Accepted(true)
+		types = append(types, got...)
+		return got
+	}
+	for _, l := range lines[:2] {
+		feed(m.Line(l, seq))
+		seq++
+	}
+	if got := feed(m.End(seq)); !slices.Equal(got, []string{"request/header", "request/context", "step/start", "assistant/message", "tool/call"}) {
+		t.Errorf("End with a call running: %v, want the message and no ends", got)
+	}
+	feed(m.Line(lines[2], seq))
+	seq++
+	if got := feed(m.End(seq)); len(got) != 0 {
+		t.Errorf("End with a result awaiting the model: %v, want nothing", got)
+	}
+	feed(m.Line(lines[3], seq))
+	seq++
+	if got := feed(m.End(seq)); !slices.Equal(got, []string{"step/end", "step/start", "assistant/message", "step/end", "turn/end"}) {
+		t.Errorf("End after the answer: %v", got)
+	}
+	if n := len(slices.DeleteFunc(types, func(s string) bool { return s != "turn/start" })); n != 1 {
+		t.Errorf("%d turns, want 1: the lines after each End continue the turn", n)
+	}
+}
