@@ -464,8 +464,8 @@ func TestSubagentFileOfClaudeCode2(t *testing.T) {
 }
 
 // TestEndLeavesARunningTurnOpen: End at a point where the turn is still
-// running (its tool result awaits the model, as when the mirror reads a
-// live session) closes nothing, so the lines appended later continue the
+// running (its prompt, call or tool result awaits the model, as when the
+// mirror reads a live session) closes nothing, so the lines appended later continue the
 // same turn; End after the model's answer closes it.
 func TestEndLeavesARunningTurnOpen(t *testing.T) {
 	file := `{"parentUuid":null,"type":"user","message":{"role":"user","content":"Why does make test fail?"},"uuid":"u1","sessionId":"7f3c"}
@@ -489,10 +489,13 @@ func TestEndLeavesARunningTurnOpen(t *testing.T) {
 		types = append(types, got...)
 		return got
 	}
-	for _, l := range lines[:2] {
-		feed(m.Line(l, seq))
-		seq++
+	feed(m.Line(lines[0], seq))
+	seq++
+	if got := feed(m.End(seq)); len(got) != 0 {
+		t.Errorf("End with the prompt awaiting the model: %v, want nothing", got)
 	}
+	feed(m.Line(lines[1], seq))
+	seq++
 	if got := feed(m.End(seq)); !slices.Equal(got, []string{"request/header", "request/context", "step/start", "assistant/message", "tool/call"}) {
 		t.Errorf("End with a call running: %v, want the message and no ends", got)
 	}

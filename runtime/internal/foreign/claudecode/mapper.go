@@ -122,15 +122,14 @@ func (m *mapper) Accepted(ok bool) {
 
 // End completes the assistant message being merged. It closes the open
 // step and turn only when the turn is over as far as the file shows: the
-// model answered without tool calls, the user interrupted it, or no model
-// step came after its prompt. A turn whose last model step called tools,
-// or whose tool results await the model, is still running (a live session
-// the mirror follows, or one cut short): it stays open, and the lines
-// appended later continue it.
+// model answered without tool calls, or the user interrupted it. Any other
+// turn is still running (its prompt, tool calls or tool results await the
+// model: a live session the mirror follows, or one cut short): it stays
+// open, and the lines appended later continue it.
 func (m *mapper) End(next sdk.Seq) foreign.Step {
 	b := &builder{m: m, next: next}
 	m.flush(b)
-	if m.answered || m.aborted || !m.turnHasStep {
+	if m.answered || m.aborted {
 		m.closeTurn(b)
 	}
 	return foreign.Step{Inputs: b.inputs}
