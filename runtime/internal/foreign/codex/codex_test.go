@@ -341,3 +341,26 @@ func TestClaudeCodeLogRollouts(t *testing.T) {
 		t.Error("encrypted reasoning content reached a rendering")
 	}
 }
+
+// A turn_context whose effort is only in its collaboration mode (later
+// Codex versions) gives the header that effort; a top-level effort wins.
+func TestEffortFromCollaborationMode(t *testing.T) {
+	src := `{"timestamp":"t","type":"session_meta","payload":{"id":"s"}}
+{"timestamp":"t","type":"turn_context","payload":{"model":"gpt-5.5","collaboration_mode":{"mode":"default","settings":{"model":"gpt-5.5","reasoning_effort":"high"}}}}
+{"timestamp":"t","type":"turn_context","payload":{"model":"gpt-5.5","effort":"low","collaboration_mode":{"mode":"default","settings":{"reasoning_effort":"high"}}}}
+`
+	r := foreigntest.Run(t, codex.New(), foreigntest.SplitLines([]byte(src)))
+	var efforts []string
+	for _, e := range r.Session.Events().All() {
+		if e.Type() == "request/header" {
+			var d struct{ Header struct{ Config struct{ ReasoningEffort string } } }
+			if err := json.Unmarshal(e.Data(), &d); err != nil {
+				t.Fatal(err)
+			}
+			efforts = append(efforts, d.Header.Config.ReasoningEffort)
+		}
+	}
+	if strings.Join(efforts, ",") != "high,low" {
+		t.Errorf("header efforts %v, want high then low", efforts)
+	}
+}

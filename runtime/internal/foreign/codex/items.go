@@ -63,11 +63,27 @@ func (m sessionMeta) systemPrompt() string {
 
 // turnContext is the payload of turn_context as far as the header reads it.
 type turnContext struct {
-	Model          string          `json:"model"`
-	Effort         *string         `json:"effort"`
+	Model  string  `json:"model"`
+	Effort *string `json:"effort"`
+	// CollaborationMode, in later versions, holds the effort the turn runs
+	// with in settings.reasoning_effort (effort may then be absent).
+	CollaborationMode *struct {
+		Settings struct {
+			ReasoningEffort *string `json:"reasoning_effort"`
+		} `json:"settings"`
+	} `json:"collaboration_mode"`
 	Summary        json.RawMessage `json:"summary"`
 	ApprovalPolicy json.RawMessage `json:"approval_policy"`
 	SandboxPolicy  json.RawMessage `json:"sandbox_policy"`
+}
+
+// effort is the reasoning effort the turn runs with: effort, else the
+// collaboration mode's, else nil.
+func (tc turnContext) effort() *string {
+	if tc.Effort == nil && tc.CollaborationMode != nil {
+		return tc.CollaborationMode.Settings.ReasoningEffort
+	}
+	return tc.Effort
 }
 
 // part is one content part of a message, a reasoning summary or a tool
