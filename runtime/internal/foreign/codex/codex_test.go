@@ -353,7 +353,11 @@ func TestEffortFromCollaborationMode(t *testing.T) {
 	var efforts []string
 	for _, e := range r.Session.Events().All() {
 		if e.Type() == "request/header" {
-			var d struct{ Header struct{ Config struct{ ReasoningEffort string } } }
+			var d struct {
+				Header struct {
+					Config struct{ ReasoningEffort string }
+				}
+			}
 			if err := json.Unmarshal(e.Data(), &d); err != nil {
 				t.Fatal(err)
 			}
