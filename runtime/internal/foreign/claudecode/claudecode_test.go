@@ -289,23 +289,27 @@ func TestSubagentFiles(t *testing.T) {
 	if old.Identity.ParentSessionID != "5c0375b4-57a5-4f26-b12d-d022ee4e51b7" || old.Identity.AgentID != "" {
 		t.Errorf("old agent file identity %+v", old.Identity)
 	}
-	main := run(t, "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl")
+	main := run(t, "sidechain.jsonl")
 	if main.Identity.ParentSessionID != "" {
 		t.Errorf("main file identified as a subagent: %+v", main.Identity)
 	}
-	// The main chain has a command prompt and its isMeta expansion; the two
-	// Task subagents' prompts are sidechain lines.
+	// The main chain has one prompt; the Task subagent's prompt and answer
+	// are sidechain lines between the call and its result.
 	for _, e := range ofType(typed(main), "user/message") {
 		if bytes.Contains(e.Data(), []byte("Examine the package.json file(s)")) {
 			t.Errorf("a sidechain prompt inside the main file was typed: %.120s", e.Data())
 		}
 	}
-	if got := len(ofType(typed(main), "user/message")); got != 2 {
-		t.Errorf("%d user messages in the main file, want 2", got)
+	if got := len(ofType(typed(main), "user/message")); got != 1 {
+		t.Errorf("%d user messages in the main file, want 1", got)
 	}
-	// 22 main-chain assistant lines merge into 10 messages.
-	if got := len(ofType(typed(main), "assistant/message")); got != 10 {
-		t.Errorf("%d assistant messages in the main file, want 10", got)
+	if got := len(ofType(typed(main), "tool/result")); got != 1 {
+		t.Errorf("%d tool results in the main file, want 1", got)
+	}
+	// Three main-chain assistant lines merge into two messages; the
+	// sidechain's answer is not one of them.
+	if got := len(ofType(typed(main), "assistant/message")); got != 2 {
+		t.Errorf("%d assistant messages in the main file, want 2", got)
 	}
 }
 
