@@ -72,6 +72,9 @@ type Pusher struct {
 	// dropping is set by a drop and cleared by the next item queued, so
 	// that a full queue logs once per episode, not once per turn.
 	dropping atomic.Bool
+	// failing is set by a failed upload and cleared by the next that
+	// succeeds, for the same reason.
+	failing atomic.Bool
 
 	// cancel stops an upload in flight; done closes when the upload
 	// goroutine returned.
@@ -231,12 +234,43 @@ func (p *Pusher) upload(ctx context.Context) {
 			p.dropped.Add(uint64(len(spans)))
 			continue
 		}
-		if err := p.client.UploadTraces(ctx, []*tracepb.ResourceSpans{otlp.ResourceSpans(spans)}); err != nil {
-			p.failed.Add(uint64(len(spans)))
-			p.o.Logger.Warn("telemetry: an OTLP upload failed after its retries; its spans are lost", "spans", len(spans), "error", err)
+		if err := p.send(ctx, spans); err != nil {
+			n := p.failed.Add(uint64(len(spans)))
+			if !p.failing.Swap(true) {
+				p.o.Logger.Warn("telemetry: an OTLP upload failed after its retries; its spans are lost (logged once until an upload succeeds)",
+					"spans", len(spans), "failed_total", n, "error", err)
+			}
 			continue
 		}
+		if p.failing.Swap(false) {
+			p.o.Logger.Info("telemetry: OTLP uploads succeed again")
+		}
 		p.exported.Add(uint64(len(spans)))
+	}
+}
+
+// send uploads spans, retrying with backoff within Options.Timeout. The
+// exporter client retries the answers OTLP calls retryable (429, 502, 503,
+// 504) itself, but not a connection that fails (a collector restarting),
+// so every error is retried here until the timeout.
+func (p *Pusher) send(ctx context.Context, spans []*tracepb.Span) error {
+	rs := []*tracepb.ResourceSpans{otlp.ResourceSpans(spans)}
+	ctx, cancel := context.WithTimeout(ctx, p.o.Timeout)
+	defer cancel()
+	wait := 250 * time.Millisecond
+	for {
+		err := p.client.UploadTraces(ctx, rs)
+		if err == nil {
+			return nil
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		wait = min(2*wait, 5*time.Second)
 	}
 }
 
