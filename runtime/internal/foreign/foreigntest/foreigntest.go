@@ -7,22 +7,16 @@ package foreigntest
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
-	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/provider"
 	"github.com/seed-e5e476df/logbook/runtime/internal/foreign"
 	"github.com/seed-e5e476df/logbook/runtime/internal/session"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
-
-// rawType stands for the raw source-line record the importer writes; the
-// harness appends it so seqs are counted as in a real import.
-const rawType = "plugin:foreign/line"
 
 // Result is what a run appended.
 type Result struct {
@@ -77,8 +71,9 @@ func SplitLines(b []byte) []foreign.Line {
 }
 
 // Run identifies lines with d, then feeds them to a new mapper (End after
-// the last), appending a raw record per line and each Step's inputs as one
-// group to a lenient in-memory session. A refused group is reported to the
+// the last), appending each line's source/line record (with the Step's
+// damage) and the Step's inputs as one group to a lenient in-memory
+// session, as the importer does. A refused group is reported to the
 // mapper with Accepted(false) and recorded in Result.Refused.
 func Run(t testing.TB, d foreign.Dialect, lines []foreign.Line) Result {
 	t.Helper()
@@ -112,12 +107,11 @@ func Run(t testing.TB, d foreign.Dialect, lines []foreign.Line) Result {
 		m.Accepted(true)
 	}
 	for _, l := range lines {
-		seq := sdk.Seq(s.Len())
-		data, _ := json.Marshal(map[string]any{"line": l.N})
-		if _, err := s.Append(ctx, events.Input{Type: rawType, Data: data, Ignorable: true}); err != nil {
+		st := m.Line(l, sdk.Seq(s.Len()))
+		if _, err := s.Append(ctx, foreign.Record{Line: l, Damage: st.Damage}.Input()); err != nil {
 			t.Fatalf("raw record of line %d: %v", l.N, err)
 		}
-		apply(l.N, m.Line(l, seq))
+		apply(l.N, st)
 	}
 	apply(len(lines)+1, m.End(sdk.Seq(s.Len())))
 	return r
