@@ -1,6 +1,7 @@
 package foreign
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"strconv"
@@ -82,4 +83,26 @@ func (r Record) AppendSource(dst []byte) []byte {
 		dst = append(dst, '\n')
 	}
 	return dst
+}
+
+// SplitLines splits file bytes into lines: every "\n" ends one, and bytes
+// after the last "\n" are a last line without Newline. The lines share b.
+func SplitLines(b []byte) []Line {
+	var out []Line
+	for n := 1; len(b) > 0; n++ {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			out = append(out, Line{N: n, Text: b})
+			break
+		}
+		out = append(out, Line{N: n, Text: b[:i:i], Newline: true})
+		b = b[i+1:]
+	}
+	return out
+}
+
+// Same reports whether r holds exactly the bytes of l (its number, text
+// and line feed).
+func (r Record) Same(l Line) bool {
+	return r.N == l.N && r.Newline == l.Newline && bytes.Equal(r.Text, l.Text)
 }

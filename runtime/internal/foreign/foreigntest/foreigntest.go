@@ -54,21 +54,9 @@ func ReadLines(t testing.TB, path string) []foreign.Line {
 	return SplitLines(b)
 }
 
-// SplitLines splits file bytes into lines: every "\n" ends one, and bytes
-// after the last "\n" are a last line without Newline.
-func SplitLines(b []byte) []foreign.Line {
-	var out []foreign.Line
-	for n := 1; len(b) > 0; n++ {
-		i := bytes.IndexByte(b, '\n')
-		if i < 0 {
-			out = append(out, foreign.Line{N: n, Text: b})
-			break
-		}
-		out = append(out, foreign.Line{N: n, Text: b[:i:i], Newline: true})
-		b = b[i+1:]
-	}
-	return out
-}
+// SplitLines is foreign.SplitLines, the importer's split of a file into
+// lines.
+func SplitLines(b []byte) []foreign.Line { return foreign.SplitLines(b) }
 
 // Run identifies lines with d, then feeds them to a new mapper (End after
 // the last), appending each line's source/line record (with the Step's
