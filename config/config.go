@@ -143,6 +143,10 @@ type Config struct {
 	// Serve is the serve block: settings only logbook serve (and view)
 	// uses. Without the block it holds the defaults.
 	Serve Serve
+
+	// Telemetry is the telemetry block, or nil when there is none: then
+	// logbook serve pushes no traces (docs/operations.md, "Telemetry").
+	Telemetry *Telemetry
 }
 
 // Serve is the body of the serve block.

@@ -29,15 +29,23 @@ const largeExport = 10000
 
 // newExportCmd is `logbook export ID`.
 func newExportCmd(a *app) *cobra.Command {
-	return &cobra.Command{
+	var f exportFormat
+	cmd := &cobra.Command{
 		Use:         "export ID",
 		Annotations: offersJSONAnnotation(), // its output is JSON already
 		Short:       "Write a session as portable JSONL to stdout: the header line, then every envelope",
 		Example: "  logbook export s1 > s1.jsonl\n" +
-			"  logbook export s1 | ssh host logbook import -",
+			"  logbook export s1 | ssh host logbook import -\n" +
+			"  logbook export s1 --format otlp -o s1.otlp.json   # OpenTelemetry traces",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
+			if otlp, err := f.otlp(); err != nil || otlp {
+				if err != nil {
+					return err
+				}
+				return f.exportOTLP(ctx, a, args[0])
+			}
 			svc, err := a.service(ctx)
 			if err != nil {
 				return err
@@ -69,6 +77,8 @@ func newExportCmd(a *app) *cobra.Command {
 			return w.Flush()
 		},
 	}
+	f.register(cmd)
+	return cmd
 }
 
 // countingReader counts the bytes read through it as progress.

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -76,6 +77,11 @@ func (im *SourceImporter) importFile(ctx context.Context, path string, dialects 
 		return nil
 	}
 	f := im.files[path]
+	if f != nil && f.sess.s.Closed() {
+		// Released under the importer (serve's idle release): reopen.
+		delete(im.files, path)
+		f = nil
+	}
 	if f != nil && (f.size > len(data) || sha256.Sum256(data[:f.size]) != f.prefix) {
 		// Rewritten since the last call: start over from the store.
 		if err := im.forget(ctx, f); err != nil {
@@ -93,6 +99,9 @@ func (im *SourceImporter) importFile(ctx context.Context, path string, dialects 
 		if err != nil {
 			im.damage(path, 0, "not a "+d.Name()+" session: "+err.Error())
 			return nil
+		}
+		if ident.ParentSessionID != "" && ident.AgentID == "" {
+			ident.AgentID = agentFromName(path)
 		}
 		id := r.As
 		if id == "" {
@@ -115,6 +124,14 @@ func (im *SourceImporter) importFile(ctx context.Context, path string, dialects 
 	f.size = sourceLen(lines[:f.lines])
 	f.prefix = sha256.Sum256(data[:f.size])
 	return nil
+}
+
+// agentFromName is the agent id an old-style subagent file's name gives:
+// "agent-<id>.jsonl[.zst]" → <id>; else the name without its extensions.
+func agentFromName(path string) string {
+	n := filepath.Base(path)
+	n = strings.TrimSuffix(strings.TrimSuffix(n, ".zst"), ".jsonl")
+	return strings.TrimPrefix(n, "agent-")
 }
 
 // sourceLen is the number of source bytes lines cover.
@@ -282,7 +299,7 @@ func (im *SourceImporter) replay(ctx context.Context, f *sourceFile, lines []for
 	for i := 0; i < len(evs); {
 		ev := evs[i]
 		op := operationID(ev.Envelope)
-		if strings.HasPrefix(op, opEndPrefix) {
+		if strings.HasPrefix(op, opEndPrefix) && !strings.Contains(op, "/") {
 			st := f.m.End(ev.Seq)
 			ok := matches(evs[i:], st.Inputs)
 			f.m.Accepted(ok)
@@ -407,59 +424,149 @@ func (im *SourceImporter) branch(ctx context.Context, f *sourceFile, name string
 	return c.Release(ctx)
 }
 
-// pending is one line of a batch being built.
-type pending struct {
-	line   foreign.Line
-	seq    sdk.Seq // its raw record's
-	branch string
-	damage string
-	inputs int // how many inputs follow its raw record in the batch
+// batcher builds the operations of a pass: events in order, each
+// operation at most batchLines raw records and about batchBytes, and a
+// group holding a replace (or another surface event an operation must hold
+// alone, docs/format.md "Operation ids") in an operation with no other
+// surface event.
+type batcher struct {
+	im      *SourceImporter
+	f       *sourceFile
+	base    sdk.Seq // the seq of ins[0]
+	ins     []events.Input
+	start   string // the op id's start: "N" (raw record N) or "N/k" (group k of line N)
+	first   int    // the first line number the op covers
+	last    int    // the last one
+	raws    int
+	size    int
+	surface bool
+	forks   []fork // to make once the op is stored
+	lines   []foreign.Line
+	damaged []DamagedLine
+	stored  int // lines whose raw records the stored ops hold
 }
 
-// appendLines appends lines[f.lines:] in batches, then the mapper's End.
-// A batch the session refuses because of a line's inputs is undone: the
-// mapper is rebuilt from the log and the rest of the pass goes line by
-// line, each line's inputs tried alone (refused: the raw record alone,
-// Accepted(false)).
+// fork is a branch child to make: name, forked at seq.
+type fork struct {
+	name string
+	at   sdk.Seq
+}
+
+// next is the seq the next queued event gets.
+func (b *batcher) next() sdk.Seq { return b.base + sdk.Seq(len(b.ins)) }
+
+func (b *batcher) queue(ins []events.Input, start string, line int) {
+	if len(b.ins) == 0 {
+		b.start, b.first = start, line
+	}
+	b.last = line
+	for _, in := range ins {
+		b.size += len(in.Data)
+		if in.SurfaceOp != nil {
+			b.surface = true
+		}
+	}
+	b.ins = append(b.ins, ins...)
+}
+
+// flush appends the queued events as one operation.
+func (b *batcher) flush(ctx context.Context) error {
+	if len(b.ins) == 0 {
+		return nil
+	}
+	id := opPrefix + b.start + "-" + strconv.Itoa(b.last) + ":" + lineHash(b.lines[b.first-1:b.last])
+	if b.f.endOpen && !strings.Contains(b.start, "/") {
+		id += opAfterEnd
+	}
+	if err := b.im.appendOp(ctx, b.f, b.ins, id, b.base); err != nil {
+		return err
+	}
+	b.f.endOpen = false
+	b.f.lines += b.raws
+	b.im.summary.DamagedLines = append(b.im.summary.DamagedLines, b.damaged...)
+	for _, k := range b.forks {
+		if err := b.im.branch(ctx, b.f, k.name, k.at); err != nil {
+			return err
+		}
+	}
+	b.base = b.next()
+	b.ins, b.raws, b.size, b.surface, b.forks, b.damaged = b.ins[:0], 0, 0, false, nil, nil
+	return nil
+}
+
+// lonely reports whether a group holds a surface event an operation must
+// hold alone.
+func lonely(g []events.Input) bool {
+	for _, in := range g {
+		if in.SurfaceOp != nil && in.SurfaceOp.Replace || in.Type == events.TypeDeveloperMessage || strings.HasPrefix(in.Type, "projection:") {
+			return true
+		}
+	}
+	return false
+}
+
+// groups splits a Step's inputs into the atomic groups appended in order:
+// foreign.Groups of the inputs before the branch fork, then of those after.
+func groups(st foreign.Step) (before, after [][]events.Input) {
+	k := 0
+	if st.Branch != "" {
+		k = min(max(st.BranchAfter, 0), len(st.Inputs))
+	}
+	return foreign.Groups(st.Inputs[:k]), foreign.Groups(st.Inputs[k:])
+}
+
+// addStep queues a Step's groups after the raw record of line n, and the
+// branch fork after its first BranchAfter inputs.
+func (b *batcher) addStep(ctx context.Context, n int, st foreign.Step) error {
+	before, after := groups(st)
+	k := 0
+	for i, g := range append(before, after...) {
+		if i == len(before) && st.Branch != "" {
+			b.forks = append(b.forks, fork{name: st.Branch, at: b.next() - 1})
+		}
+		if lonely(g) {
+			if b.surface {
+				if err := b.flush(ctx); err != nil {
+					return err
+				}
+			}
+			b.queue(g, partStart(n, k), n)
+			if err := b.flush(ctx); err != nil {
+				return err
+			}
+		} else {
+			b.queue(g, partStart(n, k), n)
+		}
+		k++
+	}
+	if len(after) == 0 && st.Branch != "" {
+		b.forks = append(b.forks, fork{name: st.Branch, at: b.next() - 1})
+	}
+	return nil
+}
+
+// partStart is the op id start of group k (from 0) of line n's inputs,
+// used when the group opens an operation: "n/k+1".
+func partStart(n, k int) string { return strconv.Itoa(n) + "/" + strconv.Itoa(k+1) }
+
+// appendLines appends lines[f.lines:] as operations, then the mapper's
+// End. A batch the session refuses because of a line's inputs is undone:
+// the mapper is rebuilt from the log and the rest of the pass goes line by
+// line, each group of a line's inputs its own operation (a refused one
+// ends the line's groups and answers Accepted(false)).
 func (im *SourceImporter) appendLines(ctx context.Context, f *sourceFile, lines []foreign.Line) error {
 	single := false
 	for f.lines < len(lines) {
-		var (
-			batch []events.Input
-			items []pending
-			size  int
-		)
-		base := sdk.Seq(f.sess.Len())
-		for k := f.lines; k < len(lines) && len(items) < batchLines && size < batchBytes; k++ {
-			l := lines[k]
-			seq := base + sdk.Seq(len(batch))
-			st := f.m.Line(l, seq)
-			batch = append(batch, foreign.Record{Line: l, Damage: st.Damage}.Input())
-			batch = append(batch, st.Inputs...)
-			size += len(l.Text)
-			for _, in := range st.Inputs {
-				size += len(in.Data)
-			}
-			items = append(items, pending{line: l, seq: seq, branch: st.Branch, damage: st.Damage, inputs: len(st.Inputs)})
-			if single {
-				break
-			}
-			f.m.Accepted(true)
-		}
-		err := im.appendOp(ctx, f, batch, lineOpID(items, f.endOpen), base)
+		b := &batcher{im: im, f: f, base: sdk.Seq(f.sess.Len()), lines: lines}
+		var err error
 		if single {
-			if refused(err) && items[0].inputs > 0 {
-				batch = batch[:1]
-				items[0].inputs = 0
-				err = im.appendOp(ctx, f, batch, lineOpID(items, f.endOpen), base)
-				f.m.Accepted(false)
-			} else if err == nil {
-				f.m.Accepted(true)
-			}
+			err = im.appendOne(ctx, b, lines[f.lines])
+		} else {
+			err = im.appendBatch(ctx, b, lines)
 		}
 		if refused(err) && !single {
 			// Undo the speculative Accepted answers: rebuild the mapper
-			// from the log (which the refused batch did not touch).
+			// from the log, which the refused operation did not touch.
 			if _, err := im.replay(ctx, f, lines); err != nil {
 				return err
 			}
@@ -469,42 +576,102 @@ func (im *SourceImporter) appendLines(ctx context.Context, f *sourceFile, lines 
 		if err != nil {
 			return err
 		}
-		f.endOpen = false
-		for _, it := range items {
-			f.lines++
-			if it.damage != "" {
-				im.damage(f.path, it.line.N, it.damage)
-			}
-			if it.branch != "" {
-				if err := im.branch(ctx, f, it.branch, it.seq); err != nil {
-					return err
-				}
-			}
-		}
 	}
 	return im.end(ctx, f, lines[f.lines-1])
 }
 
-// end calls the mapper's End after a pass and appends its inputs as their
-// own operation; when it gives none, or the session refuses them, the next
-// batch's operation records the End instead.
+// appendBatch appends up to batchLines lines (fewer when a lonely group
+// closes an operation early), answering Accepted(true) ahead of the store.
+func (im *SourceImporter) appendBatch(ctx context.Context, b *batcher, lines []foreign.Line) error {
+	for k := b.f.lines; k < len(lines) && b.raws < batchLines && b.size < batchBytes; k++ {
+		l := lines[k]
+		raw := b.next()
+		st := b.f.m.Line(l, raw)
+		b.queue([]events.Input{foreign.Record{Line: l, Damage: st.Damage}.Input()}, strconv.Itoa(l.N), l.N)
+		b.raws++
+		if st.Damage != "" {
+			b.damaged = append(b.damaged, DamagedLine{File: b.f.path, Line: l.N, Reason: st.Damage})
+		}
+		b.f.m.Accepted(true)
+		if err := b.addStep(ctx, l.N, st); err != nil {
+			return err
+		}
+	}
+	return b.flush(ctx)
+}
+
+// appendOne appends one line: its raw record, then each group of its
+// inputs as an operation of its own, until one is refused.
+func (im *SourceImporter) appendOne(ctx context.Context, b *batcher, l foreign.Line) error {
+	raw := b.next()
+	st := b.f.m.Line(l, raw)
+	b.queue([]events.Input{foreign.Record{Line: l, Damage: st.Damage}.Input()}, strconv.Itoa(l.N), l.N)
+	b.raws++
+	if st.Damage != "" {
+		b.damaged = append(b.damaged, DamagedLine{File: b.f.path, Line: l.N, Reason: st.Damage})
+	}
+	if err := b.flush(ctx); err != nil {
+		return err
+	}
+	before, after := groups(st)
+	ok := true
+	for i, g := range append(before, after...) {
+		if i == len(before) && st.Branch != "" {
+			if err := im.branch(ctx, b.f, st.Branch, b.next()-1); err != nil {
+				return err
+			}
+		}
+		b.queue(g, partStart(l.N, i), l.N)
+		err := b.flush(ctx)
+		if refused(err) {
+			b.ins, b.size, b.surface = b.ins[:0], 0, false
+			ok = false
+			break
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if ok && len(after) == 0 && st.Branch != "" {
+		if err := im.branch(ctx, b.f, st.Branch, b.next()-1); err != nil {
+			return err
+		}
+	}
+	b.f.m.Accepted(ok)
+	return nil
+}
+
+// end calls the mapper's End after a pass and appends its inputs, each
+// group an operation ("import:end-<last>…"); when it gives none, or the
+// session refuses them, the next pass's first operation records the End
+// instead (":e").
 func (im *SourceImporter) end(ctx context.Context, f *sourceFile, last foreign.Line) error {
-	at := f.sess.Len()
-	st := f.m.End(sdk.Seq(at))
+	st := f.m.End(sdk.Seq(f.sess.Len()))
 	if len(st.Inputs) == 0 {
 		f.m.Accepted(true)
 		f.endOpen = true
 		return nil
 	}
-	id := opEndPrefix + strconv.Itoa(last.N) + ":" + lineHash([]foreign.Line{last})
-	err := im.appendOp(ctx, f, st.Inputs, id, sdk.Seq(at))
-	if refused(err) {
-		f.m.Accepted(false)
-		f.endOpen = true
-		return nil
-	}
-	if err != nil {
-		return err
+	h := lineHash([]foreign.Line{last})
+	for k, g := range foreign.Groups(st.Inputs) {
+		id := opEndPrefix + strconv.Itoa(last.N) + ":" + h
+		if k > 0 {
+			id = opEndPrefix + strconv.Itoa(last.N) + "/" + strconv.Itoa(k) + ":" + h
+		}
+		err := im.appendOp(ctx, f, g, id, sdk.Seq(f.sess.Len()))
+		if refused(err) && k == 0 {
+			f.m.Accepted(false)
+			f.endOpen = true
+			return nil
+		}
+		if refused(err) {
+			f.m.Accepted(false)
+			f.endOpen = false
+			return nil
+		}
+		if err != nil {
+			return err
+		}
 	}
 	f.m.Accepted(true)
 	f.endOpen = false
@@ -524,20 +691,6 @@ func (im *SourceImporter) appendOp(ctx context.Context, f *sourceFile, ins []eve
 	}
 	im.touched(f.id)
 	return nil
-}
-
-// lineOpID is the operation id of a batch of lines (see the top of this
-// file).
-func lineOpID(items []pending, afterEnd bool) string {
-	ls := make([]foreign.Line, len(items))
-	for i, it := range items {
-		ls[i] = it.line
-	}
-	id := opPrefix + strconv.Itoa(ls[0].N) + "-" + strconv.Itoa(ls[len(ls)-1].N) + ":" + lineHash(ls)
-	if afterEnd {
-		id += opAfterEnd
-	}
-	return id
 }
 
 // lineHash is the first 16 hex digits of the SHA-256 of the lines' source

@@ -126,8 +126,18 @@ func (s *Service) NewServer(o ServeOptions) (*Server, error) {
 // serves no more after that (close it). A service that
 // writes, with a retention block in its configuration, applies it (as GC
 // does) when Serve starts and then once an hour, logging every deletion.
+// With a telemetry block it pushes the spans of the turns that end to its
+// OTLP collector (docs/operations.md, "Telemetry") until it returns.
 // Serve closes ln and may be called once.
 func (srv *Server) Serve(ctx context.Context, ln net.Listener) error {
+	p, err := srv.s.startTelemetry(srv.log)
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
+	// The push stops after the shutdown released every session, so their
+	// last turns and root spans go out.
+	defer srv.s.stopTelemetry(ctx, p, srv.log)
 	if !srv.s.h.ReadOnly() && srv.s.cfg.Retention != nil {
 		rctx, stop := context.WithCancel(ctx)
 		done := make(chan struct{})
