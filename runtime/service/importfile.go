@@ -709,12 +709,13 @@ func lineHash(ls []foreign.Line) string {
 // failure).
 func refused(err error) bool {
 	e := sdk.ErrorOf(err)
-	if e == nil || e.Index == nil {
+	if e == nil || e.Index == nil && e.Seq == nil && e.Op != "session" {
 		return false
 	}
 	switch e.Code {
 	case sdk.CodeSeqConflict, sdk.CodeOperationConflict, sdk.CodeOperationIDInvalid, sdk.CodeSessionClosed,
-		sdk.CodeSessionReadOnly, sdk.CodeSessionFenced, sdk.CodeBackendBusy:
+		sdk.CodeSessionReadOnly, sdk.CodeSessionFenced, sdk.CodeBackendBusy, sdk.CodeSessionNotLive,
+		sdk.CodeIOError, sdk.CodeFlushFailed, sdk.CodeCorruptLog:
 		return false
 	}
 	return true

@@ -90,16 +90,17 @@ func (s *Service) ImportSource(ctx context.Context, r ImportSourceRequest) (Impo
 // of the file's lines are stored, so a file that grew costs only its new
 // lines. It is safe for concurrent use; its calls run one at a time.
 type SourceImporter struct {
-	svc     *Service
-	mu      sync.Mutex
-	files   map[string]*sourceFile // by absolute path
-	now     func() time.Time
-	summary *ImportSummary // the summary of the call in progress
+	svc      *Service
+	dialects []foreign.Dialect // builtinDialects
+	mu       sync.Mutex
+	files    map[string]*sourceFile // by absolute path
+	now      func() time.Time
+	summary  *ImportSummary // the summary of the call in progress
 }
 
 // NewSourceImporter returns an importer that holds nothing yet.
 func (s *Service) NewSourceImporter() *SourceImporter {
-	return &SourceImporter{svc: s, files: map[string]*sourceFile{}, now: time.Now}
+	return &SourceImporter{svc: s, dialects: builtinDialects(), files: map[string]*sourceFile{}, now: time.Now}
 }
 
 // Import reads r.Paths and appends what is new in each file to its session
@@ -111,7 +112,7 @@ func (im *SourceImporter) Import(ctx context.Context, r ImportSourceRequest) (Im
 	im.mu.Lock()
 	defer im.mu.Unlock()
 	sum := ImportSummary{Sessions: []string{}, DamagedLines: []DamagedLine{}}
-	dialects, err := pickDialects(r.From)
+	dialects, err := pickDialects(im.dialects, r.From)
 	if err != nil {
 		return sum, err
 	}
@@ -181,8 +182,7 @@ func (im *SourceImporter) forget(ctx context.Context, f *sourceFile) error {
 
 // pickDialects returns the dialects From allows: the one named, or all
 // of them for "auto"; anything else is USAGE naming the choices.
-func pickDialects(from string) ([]foreign.Dialect, error) {
-	all := builtinDialects()
+func pickDialects(all []foreign.Dialect, from string) ([]foreign.Dialect, error) {
 	if from == fromAuto {
 		if len(all) == 0 {
 			return nil, sdk.Errorf(sdk.CodeUsage, "import", "--from auto: this build has no dialect")
@@ -194,7 +194,11 @@ func pickDialects(from string) ([]foreign.Dialect, error) {
 			return []foreign.Dialect{d}, nil
 		}
 	}
-	return nil, sdk.Errorf(sdk.CodeUsage, "import", "--from %q: must be one of %s", from, strings.Join(DialectNames(), ", "))
+	names := []string{}
+	for _, d := range all {
+		names = append(names, d.Name())
+	}
+	return nil, sdk.Errorf(sdk.CodeUsage, "import", "--from %q: must be one of %s or auto", from, strings.Join(names, ", "))
 }
 
 // sourceFiles expands paths into the absolute paths of the .jsonl and
