@@ -51,6 +51,9 @@ func (s *sourceImport) run(ctx context.Context, a *app, paths []string, as strin
 		return err
 	}
 	sum, err := svc.ImportSource(ctx, service.ImportSourceRequest{From: s.from, Paths: paths, As: as})
+	if err != nil && sum.Files == 0 {
+		return err // refused before any file was read: nothing to sum up
+	}
 	if a.json {
 		b, jerr := json.Marshal(sum)
 		if jerr != nil {
