@@ -21,9 +21,9 @@ type exportFormat struct {
 
 // register adds the flags to export.
 func (f *exportFormat) register(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.format, "format", "", "write `FORMAT` instead of logbook's JSONL: otlp (OpenTelemetry traces as OTLP/JSON, GenAI semantic conventions)")
+	cmd.Flags().StringVar(&f.format, "format", "", "write `FORMAT` instead of logbook's JSONL: otlp (OpenTelemetry traces as OTLP/JSON, GenAI semantic conventions), or claude-code, codex, pi (the source file an import read, byte for byte)")
 	cmd.Flags().BoolVar(&f.content, "content", false, "with --format otlp: include message content (model inputs and outputs, tool arguments and results)")
-	cmd.Flags().StringVarP(&f.out, "output", "o", "", "with --format otlp: write to `FILE` instead of stdout")
+	cmd.Flags().StringVarP(&f.out, "output", "o", "", "with --format: write to `FILE` instead of stdout")
 }
 
 // otlp reports whether the flags ask for OTLP, refusing (USAGE) the flags
@@ -32,11 +32,11 @@ func (f *exportFormat) otlp() (bool, error) {
 	if f.format == "otlp" {
 		return true, nil
 	}
-	if f.content || f.out != "" {
-		return false, sdk.Errorf(sdk.CodeUsage, "export", "--content and -o go with --format otlp")
+	if f.content || f.out != "" && !isSourceFormat(f.format) {
+		return false, sdk.Errorf(sdk.CodeUsage, "export", "--content goes with --format otlp, -o with a --format")
 	}
-	if f.format != "" {
-		return false, sdk.Errorf(sdk.CodeUsage, "export", "--format %q is not a format export writes; use otlp, or leave --format out for logbook's JSONL", f.format)
+	if f.format != "" && !isSourceFormat(f.format) {
+		return false, sdk.Errorf(sdk.CodeUsage, "export", "--format %q is not a format export writes; use otlp, claude-code, codex or pi, or leave --format out for logbook's JSONL", f.format)
 	}
 	return false, nil
 }

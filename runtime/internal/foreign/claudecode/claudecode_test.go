@@ -27,7 +27,7 @@ func run(t *testing.T, name string) foreigntest.Result {
 func typed(r foreigntest.Result) []session.Event {
 	var out []session.Event
 	for _, e := range r.Session.Events().All() {
-		if !strings.HasPrefix(e.Type(), "plugin:") {
+		if e.Type() != events.TypeSourceLine {
 			out = append(out, e)
 		}
 	}
