@@ -15,6 +15,7 @@ package telemetry
 
 import (
 	"context"
+	"net/http"
 	"net/url"
 	"sync/atomic"
 	"time"
@@ -40,7 +41,8 @@ type Options struct {
 	Endpoint string
 	// Headers are sent with every upload.
 	Headers map[string]string
-	// Timeout bounds one upload, retries included.
+	// Timeout bounds one upload, retries included; it must be positive
+	// (config.DefaultTelemetryTimeout is the configuration's default).
 	Timeout time.Duration
 	// Queue is how many items (a turn's spans, a root span) may wait.
 	Queue int
@@ -51,7 +53,8 @@ type Options struct {
 // Stats are a Pusher's counts of spans since it started.
 type Stats struct {
 	// Exported spans the collector accepted; Dropped spans a full queue
-	// refused; Failed spans whose upload failed after its retries.
+	// refused or Close cut (in flight or still queued at its deadline);
+	// Failed spans whose upload failed after its retries.
 	Exported, Dropped, Failed uint64
 	// Queued is how many items wait for upload now.
 	Queued int
@@ -62,8 +65,11 @@ type Stats struct {
 type Pusher struct {
 	o      Options
 	client otlptrace.Client
-	queue  chan []*tracepb.Span
-	sub    *store.Subscription
+	// transport is the client's own, so that Close leaves no connection
+	// to the collector open.
+	transport *http.Transport
+	queue     chan []*tracepb.Span
+	sub       *store.Subscription
 	// sessions is the fold of each live session; the subscription's
 	// goroutine owns it, and Close once the subscription stopped.
 	sessions map[*session.Session]*fold
@@ -86,10 +92,13 @@ type Pusher struct {
 type fold struct {
 	b    *otlp.Builder
 	next int64 // -1 before the first event
+	// from is where the feed starts delivering the session for a Pusher
+	// that subscribed before it went live: its first live seq.
+	from sdk.Offset
 }
 
-// Start subscribes to st's feed and starts uploading. A bad endpoint is
-// CONFIG_INVALID.
+// Start subscribes to st's feed and starts uploading. A bad endpoint or a
+// timeout that is not positive is CONFIG_INVALID.
 func Start(st *store.Store, o Options) (*Pusher, error) {
 	if o.Logger == nil {
 		o.Logger = hclog.NewNullLogger()
@@ -101,12 +110,18 @@ func Start(st *store.Store, o Options) (*Pusher, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, sdk.Errorf(sdk.CodeConfigInvalid, "telemetry", "otlp_endpoint %q is not an http(s) URL such as http://127.0.0.1:4318", o.Endpoint)
 	}
+	if o.Timeout <= 0 {
+		return nil, sdk.Errorf(sdk.CodeConfigInvalid, "telemetry", "timeout %v must be positive, such as 10s", o.Timeout)
+	}
 	if u.Path == "" || u.Path == "/" {
 		u.Path = "/v1/traces"
 	}
+	// The exporter's default transport is shared by every client of the
+	// process: a client of its own can close its idle connections.
+	transport := http.DefaultTransport.(*http.Transport).Clone()
 	opts := []otlptracehttp.Option{
 		otlptracehttp.WithEndpointURL(u.String()),
-		otlptracehttp.WithTimeout(o.Timeout),
+		otlptracehttp.WithHTTPClient(&http.Client{Transport: transport, Timeout: o.Timeout}),
 		otlptracehttp.WithRetry(otlptracehttp.RetryConfig{
 			Enabled:         true,
 			InitialInterval: 250 * time.Millisecond,
@@ -118,11 +133,12 @@ func Start(st *store.Store, o Options) (*Pusher, error) {
 		opts = append(opts, otlptracehttp.WithHeaders(o.Headers))
 	}
 	p := &Pusher{
-		o:        o,
-		client:   otlptracehttp.NewClient(opts...),
-		queue:    make(chan []*tracepb.Span, o.Queue),
-		sessions: map[*session.Session]*fold{},
-		done:     make(chan struct{}),
+		o:         o,
+		client:    otlptracehttp.NewClient(opts...),
+		transport: transport,
+		queue:     make(chan []*tracepb.Span, o.Queue),
+		sessions:  map[*session.Session]*fold{},
+		done:      make(chan struct{}),
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	p.cancel = cancel
@@ -142,7 +158,7 @@ func (p *Pusher) Stats() Stats {
 
 // SessionLive starts the fold of s (store.Listener).
 func (p *Pusher) SessionLive(s *session.Session) {
-	p.sessions[s] = &fold{b: otlp.NewBuilder(s.ID(), otlp.Options{}), next: -1}
+	p.sessions[s] = &fold{b: otlp.NewBuilder(s.ID(), otlp.Options{}), next: -1, from: s.FirstLiveSeq()}
 }
 
 // Event folds e and queues the spans of the turn it ends (store.Listener).
@@ -152,12 +168,24 @@ func (p *Pusher) Event(s *session.Session, e session.Event) {
 		return
 	}
 	if f.next < 0 {
-		// The feed starts at the first live seq: fold what came before it
-		// (the header in force, a turn a resume closes) without pushing.
-		for _, old := range s.Events().Range(0, sdk.Offset(e.Seq())).All() {
-			f.b.Add(event(old))
-		}
+		f.catchUp(s, sdk.Offset(e.Seq()))
 	}
+	p.fold(s, f, e)
+}
+
+// catchUp folds the events of s before from, where the feed started (its
+// first live seq, or its length when the Pusher subscribed): the header in
+// force, a turn a resume closes; without pushing.
+func (f *fold) catchUp(s *session.Session, from sdk.Offset) {
+	for _, old := range s.Events().Range(0, from).All() {
+		f.b.Add(event(old))
+	}
+	f.next = int64(from)
+}
+
+// fold folds e, the next event of s, and queues the spans of the turn it
+// ends.
+func (p *Pusher) fold(s *session.Session, f *fold, e session.Event) {
 	f.next = int64(e.Seq()) + 1
 	if spans := f.b.Add(event(e)); len(spans) > 0 {
 		p.enqueue(s.ID(), spans)
@@ -182,12 +210,13 @@ func (p *Pusher) SessionReleased(s *session.Session) {
 func (p *Pusher) Close(ctx context.Context) error {
 	p.sub.Close()
 	for s, f := range p.sessions {
-		if f.next >= 0 {
-			for _, e := range s.Events().Range(sdk.Offset(f.next), s.Len()).All() {
-				if spans := f.b.Add(event(e)); len(spans) > 0 {
-					p.enqueue(s.ID(), spans)
-				}
-			}
+		if f.next < 0 {
+			// Announced, but no event delivered yet: the feed would
+			// have started at the session's first live seq.
+			f.catchUp(s, min(f.from, s.Len()))
+		}
+		for _, e := range s.Events().Range(sdk.Offset(f.next), s.Len()).All() {
+			p.fold(s, f, e)
 		}
 		p.SessionReleased(s)
 	}
@@ -199,7 +228,9 @@ func (p *Pusher) Close(ctx context.Context) error {
 		<-p.done
 	}
 	p.cancel()
-	return p.client.Stop(ctx)
+	err := p.client.Stop(ctx)
+	p.transport.CloseIdleConnections()
+	return err
 }
 
 // enqueue queues one item without waiting; a full queue drops it.
@@ -235,6 +266,12 @@ func (p *Pusher) upload(ctx context.Context) {
 			continue
 		}
 		if err := p.send(ctx, spans); err != nil {
+			if ctx.Err() != nil {
+				// Close cut it: dropped at shutdown, not refused by the
+				// collector.
+				p.dropped.Add(uint64(len(spans)))
+				continue
+			}
 			n := p.failed.Add(uint64(len(spans)))
 			if !p.failing.Swap(true) {
 				p.o.Logger.Warn("telemetry: an OTLP upload failed after its retries; its spans are lost (logged once until an upload succeeds)",
