@@ -30,27 +30,41 @@ BENCH_SMOKE_SKIP = 100K|1M
 # test runs every test: the Go tests with the race detector, a smoke run of
 # the quick benchmarks (BENCH_SMOKE_PKGS), then the clients' (test-clients)
 # and the web viewer's in a browser (test-viewer).
-# The Go tests get -timeout=30m: cmd/logbook alone runs about ten minutes
-# under -race on a loaded 2-core machine, past go test's default of ten.
+# The Go tests get -timeout=30m: cmd/logbook alone runs minutes under -race
+# on a loaded 2-core machine, past go test's default of ten on a slow one.
 # It builds the logbook binary once, into a temporary directory removed
 # afterwards, and hands it to every stage (LOGBOOK_TEST_BIN), so no test
-# package links one of its own. It says what each stage does, since the
-# first one is silent for minutes.
+# package links one of its own. While the Go code builds and its tests run,
+# the npm ci of clients/typescript and of viewer (network and disk, some
+# 800 MB) runs in the background, logging into that directory; the clients'
+# and the viewer's stages then use what it installed (NPM_CI=no) instead of
+# installing again. go test compiles the race-instrumented packages itself
+# (no go build -race first: that only linked the commands a second time and
+# held the tests back until every package had compiled). It says what each
+# stage does, since the second one is silent for minutes.
 test: ## run every test: Go with -race, the clients, the viewer (many minutes)
-	@bin=$$(mktemp -d) && trap 'rm -rf "$$bin"' EXIT && \
-	echo "make test: [1/6] building the logbook binary the tests run into $$bin…" && \
-	$(GO) build -o "$$bin/logbook" ./cmd/logbook && \
-	echo "make test: [2/6] building the race-instrumented standard library and packages (several minutes, silent)…" && \
-	$(GO) build -race ./... && \
-	echo "make test: [3/6] running the Go tests with the race detector (a line per package as it finishes)…" && \
-	LOGBOOK_TEST_BIN="$$bin/logbook" $(GO) test -race -count=1 -timeout=30m ./... && \
-	echo "make test: [4/6] a smoke run of the quick benchmarks, once each, so a benchmark a rule change breaks fails here (about 30 s)…" && \
-	LOGBOOK_TEST_BIN="$$bin/logbook" $(GO) test -count=1 -run='^$$' -bench=. -benchtime=1x -skip='$(BENCH_SMOKE_SKIP)' $(BENCH_SMOKE_PKGS) && \
-	echo "make test: [5/6] the TypeScript and Python clients against real logbook serve processes…" && \
-	LOGBOOK_TEST_BIN="$$bin/logbook" $(MAKE) --no-print-directory test-clients && \
-	echo "make test: [6/6] the web viewer in Chromium against real logbook serve processes…" && \
-	LOGBOOK_TEST_BIN="$$bin/logbook" $(MAKE) --no-print-directory test-viewer && \
+	@set -e; bin=$$(mktemp -d); trap 'wait; rm -rf "$$bin"' EXIT; \
+	echo "make test: [1/5] building the logbook binary the tests run into $$bin; npm ci of clients/typescript and viewer in the background (logs: $$bin/npm-*.log)…"; \
+	(cd clients/typescript && npm ci --no-audit --no-fund) >"$$bin/npm-clients.log" 2>&1 & npm_clients=$$!; \
+	(cd viewer && npm ci --no-audit --no-fund) >"$$bin/npm-viewer.log" 2>&1 & npm_viewer=$$!; \
+	$(GO) build -o "$$bin/logbook" ./cmd/logbook; \
+	echo "make test: [2/5] the Go tests with the race detector (first compiling the race-instrumented standard library and packages: several minutes, silent; then a line per package as it finishes)…"; \
+	LOGBOOK_TEST_BIN="$$bin/logbook" $(GO) test -race -count=1 -timeout=30m ./...; \
+	echo "make test: [3/5] a smoke run of the quick benchmarks, once each, so a benchmark a rule change breaks fails here (about 30 s)…"; \
+	LOGBOOK_TEST_BIN="$$bin/logbook" $(GO) test -count=1 -run='^$$' -bench=. -benchtime=1x -skip='$(BENCH_SMOKE_SKIP)' $(BENCH_SMOKE_PKGS); \
+	for p in clients:$$npm_clients viewer:$$npm_viewer; do \
+		if ! wait "$${p#*:}"; then echo "make test: npm ci for $${p%%:*} failed:" >&2; cat "$$bin/npm-$${p%%:*}.log" >&2; exit 1; fi; \
+	done; \
+	echo "make test: [4/5] the TypeScript and Python clients against real logbook serve processes…"; \
+	LOGBOOK_TEST_BIN="$$bin/logbook" $(MAKE) --no-print-directory test-clients NPM_CI=no; \
+	echo "make test: [5/5] the web viewer in Chromium against real logbook serve processes…"; \
+	LOGBOOK_TEST_BIN="$$bin/logbook" $(MAKE) --no-print-directory test-viewer NPM_CI=no; \
 	echo "make test: all passed"
+
+# NPM_CI=no makes test-clients and test-viewer use the node_modules already
+# in clients/typescript and viewer (make test installs them with npm ci
+# while the Go tests run) instead of running npm ci first.
+NPM_CI ?= yes
 
 # clients builds the TypeScript client's package: npm ci from its
 # lockfile, then npm pack, whose prepack builds src/ into
@@ -63,23 +77,29 @@ clients: ## build the TypeScript client (clients/typescript/dist) and its npm pa
 	echo "make clients: clients/typescript/dist built; package: bin/$$tgz"
 
 # test-clients runs the TypeScript client's tests (npm ci from its
-# lockfile, then npm test: tsc into build/, node --test, and vitest with
-# test/vitest/vitest.config.ts; one of them installs the package in a new project as the
-# README says) and the Python client's (unittest; one of them pip installs
-# it into a new venv), all against real `logbook serve` processes of the
-# binary LOGBOOK_TEST_BIN names, or else of one built into a temporary
-# directory, removed afterwards. Needs Node.js 20+, npm and Python 3.11+.
+# lockfile unless NPM_CI=no, then npm test: tsc into build/, node --test,
+# and vitest with test/vitest/vitest.config.ts; one of them installs the
+# package in a new project as the README says) and, at the same time, the
+# Python client's (unittest; one of them pip installs it into a new venv;
+# its output is printed when it ends), all against real `logbook serve`
+# processes of the binary LOGBOOK_TEST_BIN names, or else of one built into
+# a temporary directory, removed afterwards. Needs Node.js 20+, npm and
+# Python 3.11+.
 test-clients: ## the TypeScript and Python clients' tests (Node.js 20+, Python 3.11+)
-	@bin=$$(mktemp -d) && trap 'rm -rf "$$bin"' EXIT && \
-	logbook="$${LOGBOOK_TEST_BIN:-$$bin/logbook}" && \
-	if [ -z "$$LOGBOOK_TEST_BIN" ]; then echo "test-clients: building logbook into $$bin" && $(GO) build -o "$$logbook" ./cmd/logbook; fi && \
-	echo "test-clients: TypeScript (npm ci, tsc, node --test, vitest)" && \
-	(cd clients/typescript && npm ci --no-audit --no-fund && LOGBOOK_TEST_BIN="$$logbook" npm test) && \
-	echo "test-clients: Python (unittest)" && \
-	(cd clients/python && LOGBOOK_TEST_BIN="$$logbook" python3 -m unittest discover -v)
+	@set -e; bin=$$(mktemp -d); trap 'wait; rm -rf "$$bin"' EXIT; \
+	logbook="$${LOGBOOK_TEST_BIN:-$$bin/logbook}"; \
+	if [ -z "$$LOGBOOK_TEST_BIN" ]; then echo "test-clients: building logbook into $$bin"; $(GO) build -o "$$logbook" ./cmd/logbook; fi; \
+	echo "test-clients: Python (unittest) in the background, its output in $$bin/python.log until it ends"; \
+	(cd clients/python && LOGBOOK_TEST_BIN="$$logbook" python3 -m unittest discover -v) >"$$bin/python.log" 2>&1 & python=$$!; \
+	if [ "$(NPM_CI)" != no ]; then echo "test-clients: TypeScript npm ci"; (cd clients/typescript && npm ci --no-audit --no-fund); fi; \
+	echo "test-clients: TypeScript (tsc, node --test, vitest)"; \
+	(cd clients/typescript && LOGBOOK_TEST_BIN="$$logbook" npm test); \
+	python_ok=yes; wait $$python || python_ok=no; \
+	echo "test-clients: Python (unittest):"; cat "$$bin/python.log"; \
+	[ $$python_ok = yes ] || { echo "test-clients: the Python client's tests failed" >&2; exit 1; }
 
 # test-viewer runs the web viewer's tests in a real browser: npm ci from
-# viewer/package-lock.json, then node --test driving Chromium
+# viewer/package-lock.json (unless NPM_CI=no), then node --test driving Chromium
 # (CHROMIUM, default Debian's /usr/bin/chromium) through playwright-core
 # against real `logbook serve` processes of the binary LOGBOOK_TEST_BIN
 # names, or else of one built into a temporary directory. The first run also writes a 100,000-message store
@@ -91,8 +111,9 @@ test-viewer: ## the web viewer's tests in Chromium (CHROMIUM=path)
 	@bin=$$(mktemp -d) && trap 'rm -rf "$$bin"' EXIT && \
 	logbook="$${LOGBOOK_TEST_BIN:-$$bin/logbook}" && \
 	if [ -z "$$LOGBOOK_TEST_BIN" ]; then echo "test-viewer: building logbook into $$bin" && $(GO) build -o "$$logbook" ./cmd/logbook; fi && \
-	echo "test-viewer: npm ci and the browser tests" && \
-	(cd viewer && npm ci --no-audit --no-fund && LOGBOOK_TEST_BIN="$$logbook" LOGBOOK_CHROMIUM="$(CHROMIUM)" npm test)
+	if [ "$(NPM_CI)" != no ]; then echo "test-viewer: npm ci" && (cd viewer && npm ci --no-audit --no-fund); fi && \
+	echo "test-viewer: the browser tests" && \
+	(cd viewer && LOGBOOK_TEST_BIN="$$logbook" LOGBOOK_CHROMIUM="$(CHROMIUM)" npm test)
 
 # chaos runs the long fault suite (test/chaos): CHAOS_FAULTS faults per
 # backend (JSONL zstd and plain, SQLite, PostgreSQL, memory) against a real

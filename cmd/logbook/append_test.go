@@ -79,6 +79,7 @@ func TestAppendStopsAtTheFirstRejectedLine(t *testing.T) {
 		"unknown required type": {`{"type":"x/y","data":{}}`, sdk.CodeUnknownEventType},
 	} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel() // each case has its own data directory
 			data := t.TempDir()
 			r := lb(t, data, good+"\n"+tc.line+"\n"+crashLines[1]+"\n", "append", "s")
 			if r.code != 1 {
@@ -121,10 +122,11 @@ type writer struct {
 	stderr *bytes.Buffer
 }
 
-// startWriter starts `logbook append id -` in the background.
-func startWriter(t *testing.T, data, id string) *writer {
+// startWriter starts `logbook append id -` in the background, with flags
+// (--config FILE) after its own.
+func startWriter(t *testing.T, data, id string, flags ...string) *writer {
 	t.Helper()
-	cmd := exec.Command(logbookBin, "append", id, "-", "--data", data)
+	cmd := exec.Command(logbookBin, append([]string{"append", id, "-", "--data", data}, flags...)...)
 	cmd.Dir = data
 	w := &writer{cmd: cmd, lines: make(chan string, 100), stderr: &bytes.Buffer{}}
 	cmd.Stderr = w.stderr

@@ -44,6 +44,7 @@ type auditCrash struct {
 // data directory, for every syscall and N that a plain run makes (the
 // plain run under strace enumerates them first).
 func TestAuditAgreesWithStateAfterAKillAtEachSyscall(t *testing.T) {
+	t.Parallel() // its own data directories and config
 	strace, err := exec.LookPath("strace")
 	if err != nil {
 		if os.Getenv("CI") == "true" {

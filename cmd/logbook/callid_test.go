@@ -52,15 +52,14 @@ func longID(n int, wide bool) string {
 // process with SIGKILL mid-turn.
 func killedWriter(t *testing.T, data, cfg, id string, lines []string) {
 	t.Helper()
-	t.Setenv(configEnv, cfg)
-	w := startWriter(t, data, id)
+	w := startWriter(t, data, id, "--config", cfg)
 	for _, l := range lines {
 		w.send(t, l)
 	}
 	// Once the write-behind window stored them, the SIGKILL leaves the
 	// turn open.
 	deadline := time.Now().Add(cmdTimeout)
-	for len(ok(t, data, "", "events", id).lines()) < len(lines) {
+	for len(ok(t, data, "", "events", id, "--config", cfg).lines()) < len(lines) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the writer of %s never stored its %d events", id, len(lines))
 		}
@@ -105,8 +104,10 @@ func requireCloser(t *testing.T, what string, lines []string, callID, want strin
 // inspect, resume, fork and the salvage of a damaged log all work, with the
 // call id in the closers; one byte more is refused at append.
 func TestCallIDsUpToTheLimitSurviveACrash(t *testing.T) {
+	t.Parallel() // its own data directories and configs
 	for _, b := range callIDBackends {
 		t.Run(b.name, func(t *testing.T) {
+			t.Parallel() // each backend has its own data directory and config
 			data := t.TempDir()
 			cfg := writeConfig(t, t.TempDir(), "logbook.hcl", b.config)
 			run := func(args ...string) result { return ok(t, data, "", append(args, "--config", cfg)...) }

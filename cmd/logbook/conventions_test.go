@@ -211,6 +211,7 @@ func jsonLines(t *testing.T, what string, r result) {
 // --json (one document, or one a line), and the others refuse --json with
 // USAGE instead of ignoring it.
 func TestJSONEverywhere(t *testing.T) {
+	t.Parallel() // its own data directory and configs
 	data := t.TempDir()
 	mirrored := writeConfig(t, t.TempDir(), "mirrored.hcl", "persistence \"jsonl\" {}\npersistence \"sqlite\" {}\n")
 	ok(t, data, input(crashLines), "append", "m", "--config", mirrored)

@@ -11,6 +11,7 @@ import (
 // subprocesses, kills its crash worker, repairs, compacts and forks, and
 // leaves a store the printed commands can read.
 func TestDemo(t *testing.T) {
+	t.Parallel() // its own data directories
 	dir := filepath.Join(t.TempDir(), "demo")
 	start := time.Now()
 	r := runIn(t, t.TempDir(), "", "demo", "--data", dir)

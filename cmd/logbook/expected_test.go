@@ -106,6 +106,7 @@ func TestAppendExpectedSeqIsTheFirstLinesSeq(t *testing.T) {
 // With --continue the open appends nothing, so N is the stored length;
 // a created, empty session's first line is seq 0 with no marker before it.
 func TestAppendExpectedSeqWithContinueAndEmptySession(t *testing.T) {
+	t.Parallel() // its own data directory
 	data := t.TempDir()
 	ok(t, data, input(crashLines), "append", "s")
 	fail(t, data, finishLines[0]+"\n", sdk.CodeSeqConflict, "append", "s", "--continue", "--expected-seq", "11")

@@ -18,6 +18,7 @@ import (
 // none of them. The store's fault-FS tests are the deterministic proof;
 // this one needs strace and skips, saying so, without it.
 func TestAppendUnderInjectedFdatasyncReportsWhatIsDurable(t *testing.T) {
+	t.Parallel() // its own data directories
 	strace, err := exec.LookPath("strace")
 	if err != nil {
 		t.Skip("SKIPPED: strace is not installed (apt-get install strace); the fault-FS tests in runtime/internal/store cover the mechanism")

@@ -35,6 +35,7 @@ func bigTurns(n, pad int) string {
 // not listed) or the whole import; a retry of the import then succeeds and
 // the session exports to exactly the imported bytes.
 func TestImportKilledAtAnyPointIsAllOrNothing(t *testing.T) {
+	t.Parallel() // its own data directories and schemas
 	src := t.TempDir()
 	ok(t, src, bigTurns(4000, 400), "append", "big")
 	exported := ok(t, src, "", "export", "big").stdout
@@ -43,8 +44,7 @@ func TestImportKilledAtAnyPointIsAllOrNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	seed := time.Now().UnixNano()
-	t.Logf("kill points from seed %d; the export has %d bytes", seed, len(exported))
-	rng := rand.New(rand.NewPCG(uint64(seed), 0))
+	t.Logf("kill points from seed %d (a backend's from the stream of its place in jsonl, sqlite, postgres); the export has %d bytes", seed, len(exported))
 
 	// Plugin messages of about 1 MiB: the import travels as a few
 	// batches, as a large one does under the default limits.
@@ -61,8 +61,14 @@ func TestImportKilledAtAnyPointIsAllOrNothing(t *testing.T) {
 			return writeConfig(t, data, "pg.hcl", limits+fmt.Sprintf("persistence \"postgres\" {\n  dsn = %q\n  schema = %q\n}\n", dsn, pgtest.Schema(t, dsn)))
 		},
 	}
-	for name, config := range backends {
+	// The backends run in parallel: each has its own data directory (and
+	// schema), and its own random stream, since a *rand.Rand is not safe
+	// for concurrent use.
+	for stream, name := range []string{"jsonl", "sqlite", "postgres"} {
+		config := backends[name]
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			rng := rand.New(rand.NewPCG(uint64(seed), uint64(stream)))
 			data := t.TempDir()
 			cfg := config(t, data)
 			// How long a whole import takes here (the faster of two; the

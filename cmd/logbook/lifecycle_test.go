@@ -45,6 +45,7 @@ func fileDigest(t *testing.T, path string) (string, []byte) {
 // the stored file's SHA-256, a refused delete leaves the log byte for byte
 // and records nothing, and the id can be used again.
 func TestDeleteHoldAndAudit(t *testing.T) {
+	t.Parallel() // its own data directory
 	data := t.TempDir()
 	finished(t, data, "s")
 	finished(t, data, "keep")
@@ -110,6 +111,7 @@ func oldSession(t *testing.T, data, src, id string, at time.Time) {
 // nothing; gc deletes through the audited path (by retention), keeping
 // held sessions and parents of stored sessions.
 func TestGCAppliesTheRetentionBlock(t *testing.T) {
+	t.Parallel() // its own data directory and configs
 	data := t.TempDir()
 	cfg := writeConfig(t, t.TempDir(), "retention.hcl", "persistence \"jsonl\" {}\nretention {\n  max_age = \"30d\"\n}\n")
 	finished(t, data, "fresh")
@@ -158,6 +160,7 @@ func TestGCAppliesTheRetentionBlock(t *testing.T) {
 // serve applies the retention block when it starts (and hourly after),
 // and logs what it deleted.
 func TestServeAppliesRetentionAtStart(t *testing.T) {
+	t.Parallel() // its own data directory; serve on a free port
 	data := t.TempDir()
 	cfg := writeConfig(t, t.TempDir(), "retention.hcl", "persistence \"jsonl\" {}\nretention {\n  max_age = \"30d\"\n}\n")
 	finished(t, data, "fresh")
