@@ -20,7 +20,7 @@ var topSchema = schema{
 		"max_event_bytes", "rpc_max_bytes", "plugin_start_timeout", "auto_mtls",
 		"max_pending_bytes_total", "write_backpressure_timeout", "max_live_sessions",
 	},
-	blocks: []string{"persistence", "compaction", "plugin", "retention", "serve"},
+	blocks: []string{"persistence", "compaction", "plugin", "retention", "serve", "mirror"},
 }
 
 // pluginInfo is what the other blocks need to know about a plugin block.
@@ -86,7 +86,7 @@ func (d *decoder) top(body *hclsyntax.Body) *Config {
 			"rpc_max_bytes (%d) must be >= max_event_bytes + 1 MiB (%d)", c.RPCMaxBytes, sdk.MinRPCMaxBytes(int(c.MaxEventBytes)))
 	}
 
-	var persist, compact, plugs, retain, serve []*hclsyntax.Block
+	var persist, compact, plugs, retain, serve, mirror []*hclsyntax.Block
 	for _, b := range blocks {
 		switch b.Type {
 		case "persistence":
@@ -99,6 +99,8 @@ func (d *decoder) top(body *hclsyntax.Body) *Config {
 			retain = append(retain, b)
 		case "serve":
 			serve = append(serve, b)
+		case "mirror":
+			mirror = append(mirror, b)
 		}
 	}
 	plugins := d.plugins(c, plugs)
@@ -106,6 +108,7 @@ func (d *decoder) top(body *hclsyntax.Body) *Config {
 	d.compaction(c, compact, plugins)
 	d.retention(c, retain)
 	d.serve(c, serve)
+	d.mirrors(c, mirror)
 	return c
 }
 
