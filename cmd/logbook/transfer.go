@@ -90,6 +90,7 @@ func (c countingReader) Read(b []byte) (int, error) {
 // byte-identical).
 func newImportCmd(a *app) *cobra.Command {
 	var as string
+	var follow followFlags
 	cmd := &cobra.Command{
 		Use:         "import FILE",
 		Annotations: offersJSONAnnotation(), // its output is JSON already
@@ -106,9 +107,20 @@ func newImportCmd(a *app) *cobra.Command {
 		Example: "  logbook export s1 > s1.jsonl && logbook import s1.jsonl --data /elsewhere\n" +
 			"  logbook import s1.jsonl --as s1-copy        # a second copy beside the original\n" +
 			"  ssh host logbook export s1 | logbook import -",
-		Args: cobra.ExactArgs(1),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if follow.on {
+				return nil
+			}
+			return cobra.ExactArgs(1)(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
+			if err := follow.check(); err != nil {
+				return err
+			}
+			if follow.on {
+				return runFollow(ctx, a, "", args, follow.poll)
+			}
 			cfg, err := a.config()
 			if err != nil {
 				return err
@@ -178,6 +190,7 @@ func newImportCmd(a *app) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&as, "as", "", "store the session under this `ID` instead of the export's")
+	follow.register(cmd)
 	return cmd
 }
 

@@ -167,6 +167,17 @@ func cmpOr(d, def time.Duration) time.Duration {
 	return def
 }
 
+// Files returns the matching files New found (its starting state), sorted:
+// what a caller imports before it runs the Watcher. Call it before Run.
+func (w *Watcher) Files() []string {
+	files := make([]string, 0, len(w.seen))
+	for p := range w.seen {
+		files = append(files, p)
+	}
+	slices.Sort(files)
+	return files
+}
+
 // Mode returns the mode the Watcher runs in now.
 func (w *Watcher) Mode() Mode {
 	w.mu.Lock()

@@ -147,6 +147,9 @@ func TestNotifyReportsCreatedAndGrownFilesOnce(t *testing.T) {
 	if w.Mode() != ModeNotify || w.Why() != nil {
 		t.Fatalf("mode %s (%v), want %s", w.Mode(), w.Why(), ModeNotify)
 	}
+	if got, want := w.Files(), []string{filepath.Join(root, "old.jsonl")}; !slices.Equal(got, want) {
+		t.Fatalf("Files() = %v, want %v", got, want)
+	}
 	behaviour(t, root, w, 100*time.Millisecond)
 	if w.Mode() != ModeNotify {
 		t.Fatalf("mode %s after the run (%v), want %s", w.Mode(), w.Why(), ModeNotify)
