@@ -46,9 +46,18 @@ type Step struct {
 	// stands (raw record included) into the child "<id>-<Branch>" (for
 	// example "branch-1") before it appends Inputs.
 	Branch string
+	// BranchAfter is how many of Inputs are appended before the fork (to
+	// the session as it stands, so the child holds them too); 0 forks right
+	// after the raw record. A line that moves to another branch may first
+	// complete what belongs to the branch it leaves (an assistant message
+	// merged from several lines). Ignored without Branch.
+	BranchAfter int
 	// Inputs are the typed events the line completes, appended in order
-	// right after the raw record (or after the fork). They may complete
-	// earlier lines too (an assistant message merged from several lines).
+	// right after the raw record (the fork comes after the first
+	// BranchAfter of them). They may complete earlier lines too (an
+	// assistant message merged from several lines). They are appended as
+	// consecutive atomic groups (Groups), so a Step may hold several
+	// surface events; a replace is never grouped with another.
 	Inputs []events.Input
 	// Damage, when not "", says why the line could not be read (not JSON,
 	// torn, not this tool's): the raw record carries it and the import
@@ -88,4 +97,28 @@ type Dialect interface {
 	Identify(lines []Line) (Identity, error)
 	// NewMapper starts mapping a file of the session id identifies.
 	NewMapper(id Identity) Mapper
+}
+
+// Groups splits inputs into the consecutive atomic groups the importer
+// appends: a new group starts at each surface event after the group's
+// first, so a group holds at most one surface event (as session groups
+// require) and the log-only events after a surface event stay with it (a
+// compaction's summary, checkpoint and end go in together).
+func Groups(inputs []events.Input) [][]events.Input {
+	var out [][]events.Input
+	start, surface := 0, false
+	for i, in := range inputs {
+		if in.SurfaceOp == nil {
+			continue
+		}
+		if surface {
+			out = append(out, inputs[start:i:i])
+			start = i
+		}
+		surface = true
+	}
+	if start < len(inputs) {
+		out = append(out, inputs[start:])
+	}
+	return out
 }

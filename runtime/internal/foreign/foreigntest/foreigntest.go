@@ -15,6 +15,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/provider"
+	"github.com/seed-e5e476df/logbook/runtime/internal/compaction"
 	"github.com/seed-e5e476df/logbook/runtime/internal/foreign"
 	"github.com/seed-e5e476df/logbook/runtime/internal/session"
 	"github.com/seed-e5e476df/logbook/sdk"
@@ -34,6 +35,10 @@ type Result struct {
 	Damaged map[int]string
 	// Branches are the Branch names the mapper asked for, in order.
 	Branches []string
+	// BranchLens are the session's lengths when each branch was asked for
+	// (after the raw record and the Step's first BranchAfter inputs): the
+	// importer's fork child holds events 0 … len−1.
+	BranchLens []int
 	// Refused maps the number of each line whose inputs the session
 	// refused to the error (the line was kept raw only).
 	Refused map[int]error
@@ -77,39 +82,51 @@ func SplitLines(b []byte) []foreign.Line {
 }
 
 // Run identifies lines with d, then feeds them to a new mapper (End after
-// the last), appending a raw record per line and each Step's inputs as one
-// group to a lenient in-memory session. A refused group is reported to the
-// mapper with Accepted(false) and recorded in Result.Refused.
+// the last), appending a raw record per line and each Step's inputs, as
+// foreign.Groups splits them, to a lenient in-memory session that checks
+// the compaction invariants as the store does. A refused group is reported
+// to the mapper with Accepted(false) (the groups after it are not
+// appended) and recorded in Result.Refused.
 func Run(t testing.TB, d foreign.Dialect, lines []foreign.Line) Result {
 	t.Helper()
 	id, err := d.Identify(lines)
 	if err != nil {
 		t.Fatalf("Identify: %v", err)
 	}
-	s, err := session.New(session.Options{Header: sdk.Header{FormatVersion: sdk.FormatVersion, ID: "foreigntest", Protocol: sdk.ProtocolLenient}})
+	s, err := session.New(session.Options{
+		Header:     sdk.Header{FormatVersion: sdk.FormatVersion, ID: "foreigntest", Protocol: sdk.ProtocolLenient},
+		Relational: []session.Relational{compaction.NewValidator()},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := Result{Session: s, Identity: id, Damaged: map[int]string{}, Refused: map[int]error{}}
 	m := d.NewMapper(id)
 	ctx := context.Background()
+	appendGroups := func(n int, inputs []events.Input) bool {
+		for _, g := range foreign.Groups(inputs) {
+			if _, err := s.AppendGroup(ctx, g); err != nil {
+				r.Refused[n] = err
+				return false
+			}
+		}
+		return true
+	}
 	apply := func(n int, st foreign.Step) {
 		if st.Damage != "" {
 			r.Damaged[n] = st.Damage
 		}
+		before, after := st.Inputs, []events.Input(nil)
 		if st.Branch != "" {
+			k := min(max(st.BranchAfter, 0), len(st.Inputs))
+			before, after = st.Inputs[:k], st.Inputs[k:]
+		}
+		ok := appendGroups(n, before)
+		if ok && st.Branch != "" {
 			r.Branches = append(r.Branches, st.Branch)
+			r.BranchLens = append(r.BranchLens, int(s.Len()))
 		}
-		if len(st.Inputs) == 0 {
-			m.Accepted(true)
-			return
-		}
-		if _, err := s.AppendGroup(ctx, st.Inputs); err != nil {
-			r.Refused[n] = err
-			m.Accepted(false)
-			return
-		}
-		m.Accepted(true)
+		m.Accepted(ok && appendGroups(n, after))
 	}
 	for _, l := range lines {
 		seq := sdk.Seq(s.Len())
