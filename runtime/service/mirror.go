@@ -73,10 +73,21 @@ type MirrorPass struct {
 // docs/import.md, "The live mirror"). Make one with NewMirror, then Run it
 // once.
 type Mirror struct {
-	s       *Service
 	w       *sourcewatch.Watcher
 	sources []MirrorSource // Dir absolute and clean, deepest first
 	idle    time.Duration
+	// retryEvery is how often failed files are tried again (mirrorRetry).
+	retryEvery time.Duration
+	// newImporter makes the importer Run drives: the service's
+	// SourceImporter, or a unit test's stand-in.
+	newImporter func() importer
+}
+
+// importer is what a Mirror needs of a SourceImporter.
+type importer interface {
+	Import(ctx context.Context, r ImportSourceRequest) (ImportSummary, error)
+	ReleaseIdle(ctx context.Context, idle time.Duration) (int, error)
+	Close(ctx context.Context) error
 }
 
 // NewMirror starts watching o.Sources (so no write made after it returns
@@ -87,10 +98,14 @@ func (s *Service) NewMirror(o MirrorOptions) (*Mirror, error) {
 	if s.h.ReadOnly() {
 		return nil, sdk.Errorf(sdk.CodeSessionReadOnly, "mirror", "a read-only service cannot mirror sessions")
 	}
+	return newMirror(o, func() importer { return s.NewSourceImporter() })
+}
+
+func newMirror(o MirrorOptions, newImporter func() importer) (*Mirror, error) {
 	if len(o.Sources) == 0 {
 		return nil, sdk.Errorf(sdk.CodeUsage, "mirror", "no directory to mirror")
 	}
-	m := &Mirror{s: s, idle: o.IdleRelease}
+	m := &Mirror{idle: o.IdleRelease, retryEvery: mirrorRetry, newImporter: newImporter}
 	if m.idle <= 0 {
 		m.idle = config.DefaultMirrorIdleRelease
 	}
@@ -128,7 +143,7 @@ func (m *Mirror) Mode() (string, error) { return string(m.w.Mode()), m.w.Why() }
 // closed when it returns.
 func (m *Mirror) Run(ctx context.Context, report func(MirrorPass)) error {
 	defer m.w.Close()
-	im := m.s.NewSourceImporter()
+	im := m.newImporter()
 	closed := false
 	closeImporter := func() error {
 		closed = true
@@ -173,7 +188,7 @@ func (m *Mirror) Run(ctx context.Context, report func(MirrorPass)) error {
 		})
 	}()
 	defer func() { stop(); <-done }()
-	tick := time.NewTicker(min(mirrorRetry, m.idle/2))
+	tick := time.NewTicker(min(m.retryEvery, m.idle/2))
 	defer tick.Stop()
 	lastRetry := time.Now()
 	for {
@@ -188,7 +203,7 @@ func (m *Mirror) Run(ctx context.Context, report func(MirrorPass)) error {
 			if _, err := im.ReleaseIdle(ctx, m.idle); err != nil && ctx.Err() == nil {
 				m.report(report, MirrorPass{Err: err})
 			}
-			if len(retry) == 0 || now.Sub(lastRetry) < mirrorRetry {
+			if len(retry) == 0 || now.Sub(lastRetry) < m.retryEvery {
 				continue
 			}
 		}
@@ -219,7 +234,7 @@ func (m *Mirror) report(report func(MirrorPass), pass MirrorPass) {
 // importPaths imports paths, one request per dialect; the paths of a
 // request that failed go to retry. A request refused for the live-session
 // cap is tried once more after every idle session is released.
-func (m *Mirror) importPaths(ctx context.Context, im *SourceImporter, paths []string, retry map[string]struct{}) (ImportSummary, error) {
+func (m *Mirror) importPaths(ctx context.Context, im importer, paths []string, retry map[string]struct{}) (ImportSummary, error) {
 	byFrom := make(map[string][]string)
 	var froms []string
 	for _, p := range paths {
