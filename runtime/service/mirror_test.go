@@ -1,0 +1,159 @@
+package service_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seed-e5e476df/logbook/config"
+	"github.com/seed-e5e476df/logbook/runtime/service"
+)
+
+// claudeFixture is a real Claude Code session (its SOURCE.md names it).
+const (
+	claudeFixture = "../internal/foreign/claudecode/testdata/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl"
+	claudeID      = "claude-code-1af7fc5e-8455-4414-9ccd-011d40f70b2a"
+)
+
+// fixtureLines returns the fixture's lines, each with its line feed.
+func fixtureLines(tb testing.TB, path string) []string {
+	tb.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	return lines
+}
+
+// appendFile appends s to path (creating it).
+func appendFile(tb testing.TB, path, s string) {
+	tb.Helper()
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(s); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// rawRecords reads the session's events over /v1 and returns the types
+// of its events, or nil while the session does not exist.
+func rawRecords(tb testing.TB, base, id string) []string {
+	tb.Helper()
+	resp, err := http.Get(base + "/v1/sessions/" + id + "/events")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusNotFound {
+		return nil
+	}
+	if resp.StatusCode != http.StatusOK {
+		tb.Fatalf("GET events: %s", resp.Status)
+	}
+	var types []string
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		var env struct {
+			Type string `json:"type"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &env); err != nil {
+			tb.Fatalf("envelope %s: %v", sc.Bytes(), err)
+		}
+		if env.Type == "source/line" {
+			types = append(types, env.Type)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		tb.Fatal(err)
+	}
+	return types
+}
+
+// A serve with a mirror block shows each line a writer appends to a Claude
+// Code file over /v1 within a second, each line once, a line written in
+// two halves only once it is whole.
+func TestServeMirrorShowsEachLineWithinASecond(t *testing.T) {
+	ctx := context.Background()
+	src, data := t.TempDir(), t.TempDir()
+	project := filepath.Join(src, "-path-to-Demo")
+	if err := os.Mkdir(project, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse(fmt.Appendf(nil, "data_dir = %q\npersistence \"jsonl\" {}\nmirror \"claude-code\" {\n  dir = %q\n  idle_release = \"1s\"\n}\n", data, src), "mirror.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := service.Open(ctx, service.Options{Config: cfg, Executable: logbookBin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { svc.Close(ctx) })
+	srv, err := svc.NewServer(service.ServeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(sctx, ln) }()
+	t.Cleanup(func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	base := "http://" + ln.Addr().String()
+
+	lines := fixtureLines(t, claudeFixture)
+	file := filepath.Join(project, "1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl")
+	var took []time.Duration
+	for k, line := range lines {
+		half := len(line) / 2
+		appendFile(t, file, line[:half])
+		if k > 0 { // the torn half is not imported
+			time.Sleep(30 * time.Millisecond) // two mirror quiet periods
+			if n := len(rawRecords(t, base, claudeID)); n != k {
+				t.Fatalf("after half of line %d: %d raw records, want %d", k+1, n, k)
+			}
+		}
+		appendFile(t, file, line[half:])
+		start := time.Now()
+		for {
+			n := len(rawRecords(t, base, claudeID))
+			if n == k+1 {
+				break
+			}
+			if n > k+1 {
+				t.Fatalf("after line %d: %d raw records", k+1, n)
+			}
+			if time.Since(start) > time.Second {
+				t.Fatalf("line %d not served within 1s (%d raw records)", k+1, n)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		took = append(took, time.Since(start))
+	}
+	sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
+	t.Logf("%d lines: write to /v1 p50 %s, max %s", len(took), took[len(took)/2], took[len(took)-1])
+
+}
