@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/seed-e5e476df/logbook/config"
 	"github.com/seed-e5e476df/logbook/runtime/service"
+	"github.com/seed-e5e476df/logbook/sdk"
 )
 
 // claudeFixture is a real Claude Code session (its SOURCE.md names it).
@@ -156,4 +158,24 @@ func TestServeMirrorShowsEachLineWithinASecond(t *testing.T) {
 	sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
 	t.Logf("%d lines: write to /v1 p50 %s, max %s", len(took), took[len(took)/2], took[len(took)-1])
 
+}
+
+// A mirror block whose directory does not exist stops serve before it
+// listens, with CONFIG_INVALID naming the block and the directory.
+func TestServeMirrorDirMustExist(t *testing.T) {
+	ctx := context.Background()
+	missing := filepath.Join(t.TempDir(), "missing")
+	cfg, err := config.Parse(fmt.Appendf(nil, "persistence \"memory\" {}\nmirror \"codex\" {\n  dir = %q\n}\n", missing), "mirror.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := service.Open(ctx, service.Options{Config: cfg, Executable: logbookBin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close(ctx)
+	_, err = svc.NewServer(service.ServeOptions{})
+	if !errors.Is(err, sdk.CodeConfigInvalid) || !strings.Contains(err.Error(), `mirror "codex" cannot watch `+missing) {
+		t.Fatalf("NewServer: %v; want CONFIG_INVALID naming the mirror and its dir", err)
+	}
 }

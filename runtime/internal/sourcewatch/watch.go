@@ -30,8 +30,8 @@ const (
 // The defaults of Options.
 const (
 	// DefaultDebounce is how long a Watcher waits after a notification for
-	// another one before it reports: 15 ms.
-	DefaultDebounce = 15 * time.Millisecond
+	// another one before it reports: 10 ms.
+	DefaultDebounce = 10 * time.Millisecond
 	// DefaultMaxDelay bounds how long a change waits while notifications
 	// keep coming: 200 ms.
 	DefaultMaxDelay = 200 * time.Millisecond
