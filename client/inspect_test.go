@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/seed-e5e476df/logbook/client"
@@ -39,7 +40,7 @@ func TestInspectViewIsReadOnly(t *testing.T) {
 	if err := s.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.OpenFile(filepath.Join(data, "v", "events.v3.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
+	f, err := os.OpenFile(filepath.Join(data, "v", "events.v"+strconv.Itoa(sdk.FormatVersion)+".jsonl"), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

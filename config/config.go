@@ -148,6 +148,10 @@ type Config struct {
 	// tool: the directories logbook serve imports live (docs/import.md,
 	// "The live mirror").
 	Mirrors []Mirror
+
+	// Telemetry is the telemetry block, or nil when there is none: then
+	// logbook serve pushes no traces (docs/operations.md, "Telemetry").
+	Telemetry *Telemetry
 }
 
 // Mirror is one mirror "<tool>" block: a directory of another tool's

@@ -429,6 +429,15 @@ func TestRules(t *testing.T) {
 		{"retention unknown key", "retention {\n  max_age = \"1d\"\n  maxage = 1\n}" + mem, "t.hcl:3:3:", []string{`unknown key "maxage" in retention`}},
 		{"retention once", "retention {\n  max_age = \"1d\"\n}\nretention {\n  max_age = \"2d\"\n}" + mem, "t.hcl:4:1:", []string{"retention block is declared twice"}},
 
+		// telemetry
+		{"telemetry otlp_endpoint required", "telemetry {}" + mem, "t.hcl:1:1:", []string{"telemetry block needs otlp_endpoint"}},
+		{"telemetry otlp_endpoint an http URL", "telemetry {\n  otlp_endpoint = \"grpc://c:4317\"\n}" + mem, "t.hcl:2:3:", []string{`otlp_endpoint = "grpc://c:4317" is not an http(s) URL`}},
+		{"telemetry otlp_endpoint not empty", "telemetry {\n  otlp_endpoint = \"\"\n}" + mem, "t.hcl:2:3:", []string{`otlp_endpoint = "" is not an http(s) URL`}},
+		{"telemetry timeout bounds", "telemetry {\n  otlp_endpoint = \"http://c:4318\"\n  timeout = \"1ms\"\n}" + mem, "t.hcl:3:3:", []string{"timeout", "must be between 100ms and 5m0s"}},
+		{"telemetry queue bounds", "telemetry {\n  otlp_endpoint = \"http://c:4318\"\n  queue = 0\n}" + mem, "t.hcl:3:3:", []string{"queue = 0 must be between 1 and 1000000"}},
+		{"telemetry headers strings", "telemetry {\n  otlp_endpoint = \"http://c:4318\"\n  headers = [\"a\"]\n}" + mem, "t.hcl:3:3:", []string{"headers", "a map of strings"}},
+		{"telemetry once", "telemetry {\n  otlp_endpoint = \"http://c:4318\"\n}\ntelemetry {\n  otlp_endpoint = \"http://d:4318\"\n}" + mem, "t.hcl:4:1:", []string{"telemetry block is declared twice"}},
+
 		// persistence
 		{"persistence required", `data_dir = "d"`, "t.hcl:1:1:", []string{"at least one persistence block is required"}},
 		{"persistence needs one label", `persistence {}`, "t.hcl:1:1:", []string{"persistence block needs exactly one label"}},
@@ -972,6 +981,17 @@ func TestDefaultSourceDir(t *testing.T) {
 		if got := config.DefaultSourceDir(tool, "/h"); got != want {
 			t.Errorf("DefaultSourceDir(%q) = %q, want %q", tool, got, want)
 		}
+	}
+}
+
+func TestTelemetryBlock(t *testing.T) {
+	c := parse(t, "telemetry {\n  otlp_endpoint = \"https://collector:4318\"\n  headers = { \"x-api-key\" = \"k\" }\n}"+mem)
+	want := config.Telemetry{OTLPEndpoint: "https://collector:4318", Headers: map[string]string{"x-api-key": "k"}, Timeout: config.DefaultTelemetryTimeout, Queue: config.DefaultTelemetryQueue}
+	if c.Telemetry == nil || c.Telemetry.OTLPEndpoint != want.OTLPEndpoint || c.Telemetry.Headers["x-api-key"] != "k" || c.Telemetry.Timeout != want.Timeout || c.Telemetry.Queue != want.Queue {
+		t.Fatalf("Telemetry = %+v; want %+v", c.Telemetry, want)
+	}
+	if c := parse(t, mem); c.Telemetry != nil {
+		t.Fatalf("Telemetry without a block = %+v; want nil", c.Telemetry)
 	}
 }
 

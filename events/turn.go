@@ -18,6 +18,9 @@ const (
 	TypeTodoWrite        = "todo/write"
 	TypeRequestHeader    = "request/header"
 	TypeRequestContext   = "request/context"
+	// TypeSourceLine is source/line, one line of another tool's session
+	// file kept byte for byte by an import (docs/format.md).
+	TypeSourceLine = "source/line"
 )
 
 // TurnStart is turn/start: turn begins.

@@ -427,6 +427,15 @@ const (
 	CodeFormatMigrationRefused Code = "FORMAT_MIGRATION_REFUSED"
 )
 
+// Import: sessions imported from other tools' session files (docs/import.md).
+const (
+	// The session holds no source/line record of the tool asked for, so its
+	// source file cannot be written back: it was not imported from that
+	// tool's file. Raised by logbook export --format <tool>; Detail names the
+	// session and the tool.
+	CodeNotImported Code = "NOT_IMPORTED"
+)
+
 // Compaction: summarizing or pruning part of a session's surface.
 const (
 	// Another compaction or prune of this session is running or still open.
@@ -645,6 +654,7 @@ func AllCodes() []Code {
 		CodeFormatUnsupported,
 		CodeFormatUnknownEventType,
 		CodeFormatMigrationRefused,
+		CodeNotImported,
 		CodeCompactionBusy,
 		CodeCompactionNoOpenTurn,
 		CodeCompactionTurnOpen,

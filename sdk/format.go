@@ -32,8 +32,12 @@ type Edge struct {
 // 2→3: the header's "version" becomes 3 and nothing else changes: a v2
 // header has no "labels" member and a v2 envelope no "operation" member
 // (docs/format.md, "Operation ids"), so every envelope is kept byte-exact.
+//
+// 3→4: the header's "version" becomes 4 and nothing else changes: a v3 log
+// holds no source/line event (docs/format.md, "source/line"), so every
+// envelope is kept byte-exact.
 func migrations() []Edge {
-	return []Edge{{From: 1, To: 2}, {From: 2, To: 3}}
+	return []Edge{{From: 1, To: 2}, {From: 2, To: 3}, {From: 3, To: 4}}
 }
 
 // Migrations returns the migration edges in order, after checking that they

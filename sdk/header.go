@@ -9,7 +9,7 @@ import (
 
 // FormatVersion is the logbook on-disk format version this build writes and
 // reads (docs/format.md).
-const FormatVersion = 3
+const FormatVersion = 4
 
 // Header is a session's identity and lineage (docs/architecture.md), fixed at creation.
 type Header struct {

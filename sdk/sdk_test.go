@@ -91,12 +91,15 @@ func TestFormatGate(t *testing.T) {
 	if v, err := CheckFormatVersion("s", "2", "x"); err != nil || v != 2 {
 		t.Fatalf("v2: %d %v", v, err)
 	}
-	if v, err := CheckFormatVersion("s", "3", "x"); err != nil || v != 3 {
-		t.Fatalf("v3: %d %v", v, err)
+	for v := MinSupportedFormat; v <= FormatVersion; v++ {
+		if got, err := CheckFormatVersion("s", strconv.Itoa(v), "x"); err != nil || got != v {
+			t.Fatalf("v%d: %d %v", v, got, err)
+		}
 	}
-	_, err := CheckFormatVersion("s", "4", "/data/s/events.v4.jsonl")
-	if !errors.Is(err, CodeFormatTooNew) || !strings.Contains(err.Error(), "v4") || !strings.Contains(err.Error(), "upgrade logbook") || !strings.Contains(err.Error(), "/data/s/events.v4.jsonl") {
-		t.Fatalf("v4: %v", err)
+	next := "v" + strconv.Itoa(FormatVersion+1)
+	_, err := CheckFormatVersion("s", strconv.Itoa(FormatVersion+1), "/data/s/events."+next+".jsonl")
+	if !errors.Is(err, CodeFormatTooNew) || !strings.Contains(err.Error(), next) || !strings.Contains(err.Error(), "upgrade logbook") || !strings.Contains(err.Error(), "/data/s/events."+next+".jsonl") {
+		t.Fatalf("%s: %v", next, err)
 	}
 	if _, err := CheckFormatVersion("s", "0", ""); !errors.Is(err, CodeFormatUnsupported) {
 		t.Fatalf("v0: %v", err)
@@ -107,8 +110,8 @@ func TestFormatGate(t *testing.T) {
 		}
 	}
 	e := Migrations()
-	if len(e) != 2 {
-		t.Fatalf("format v3 has two edges, 1→2 and 2→3: %+v", e)
+	if len(e) != FormatVersion-MinSupportedFormat {
+		t.Fatalf("format v%d has one edge per version step from v%d: %+v", FormatVersion, MinSupportedFormat, e)
 	}
 	for i, edge := range e {
 		if edge.From != i+1 || edge.To != i+2 || edge.Header != nil || edge.Events != nil {

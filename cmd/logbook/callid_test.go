@@ -165,7 +165,7 @@ func damageSeq(t *testing.T, data, backend, id string, seq int) {
 		}
 		return
 	}
-	path := filepath.Join(data, jsonl.EncodeID(id), "events.v3.jsonl")
+	path := filepath.Join(data, jsonl.EncodeID(id), "events.v"+strconv.Itoa(sdk.FormatVersion)+".jsonl")
 	log, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -272,7 +272,7 @@ func tearTail(t *testing.T, data, backend, id string) {
 		}
 		return
 	}
-	f, err := os.OpenFile(filepath.Join(data, jsonl.EncodeID(id), "events.v3.jsonl"), os.O_WRONLY|os.O_APPEND, 0)
+	f, err := os.OpenFile(filepath.Join(data, jsonl.EncodeID(id), "events.v"+strconv.Itoa(sdk.FormatVersion)+".jsonl"), os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,7 +327,7 @@ func TestSalvageKilledAtEachStepLeavesChildAndArtifactTogether(t *testing.T) {
 				{"unlinkat", filepath.Join(dir, ".salvage.intent")},
 			}
 			if b.name == "jsonl" {
-				kills = append(kills, [2]string{"mkdir,mkdirat", "CHILD"}, [2]string{"linkat", "CHILD/events.v3.jsonl"})
+				kills = append(kills, [2]string{"mkdir,mkdirat", "CHILD"}, [2]string{"linkat", "CHILD/events.v" + strconv.Itoa(sdk.FormatVersion) + ".jsonl"})
 			}
 			for i, k := range kills {
 				child := "k" + strconv.Itoa(i)

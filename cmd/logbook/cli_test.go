@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -89,7 +90,7 @@ func TestSessions(t *testing.T) {
 
 	// A session that cannot be read is listed with its error; the list
 	// itself succeeds.
-	if err := os.WriteFile(filepath.Join(data, "a", "events.v3.jsonl.zst"), []byte("garbage"), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(data, "a", "events.v"+strconv.Itoa(sdk.FormatVersion)+".jsonl.zst"), []byte("garbage"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	r = ok(t, data, "", "sessions", "--json")

@@ -25,10 +25,14 @@ func (f *followFlags) register(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&f.poll, "poll", false, "with --follow: look at the files every 250ms instead of using file notifications (NFS)")
 }
 
-// check refuses --poll without --follow.
-func (f *followFlags) check() error {
+// check refuses --poll without --follow, and --as with it (a mirror
+// imports many sessions under their own ids).
+func (f *followFlags) check(as string) error {
 	if f.poll && !f.on {
 		return sdk.Errorf(sdk.CodeUsage, "import", "--poll needs --follow")
+	}
+	if f.on && as != "" {
+		return sdk.Errorf(sdk.CodeUsage, "import", "--as cannot be used with --follow: a mirror keeps each session's own id")
 	}
 	return nil
 }

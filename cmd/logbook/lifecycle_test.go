@@ -48,7 +48,7 @@ func TestDeleteHoldAndAudit(t *testing.T) {
 	data := t.TempDir()
 	finished(t, data, "s")
 	finished(t, data, "keep")
-	log := filepath.Join(data, "s", "events.v3.jsonl.zst")
+	log := filepath.Join(data, "s", "events.v"+strconv.Itoa(sdk.FormatVersion)+".jsonl.zst")
 	digest, before := fileDigest(t, log)
 
 	if r := ok(t, data, "", "hold", "s", "--reason", "LEGAL-7"); r.stdout != "held s: 11 events, "+digest+"\n" {

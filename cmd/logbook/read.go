@@ -287,8 +287,10 @@ func newRequestCmd(a *app) *cobra.Command {
 		Short:       "Print the exact request a model would be sent next: {header, context, messages}, or the provider's body (--at: right after event SEQ; --format openai|anthropic|openai-responses)",
 		Long: "request prints the request a model would be sent right after the last event (with\n" +
 			"--at SEQ, right after event SEQ): logbook's {header, context, messages}, or with\n" +
-			"--format openai|anthropic the provider's body. A provider format needs a\n" +
-			"request/header event up to that seq (it names the model), else REQUEST_HEADER_MISSING.",
+			"--format openai|anthropic|openai-responses the provider's body. A provider\n" +
+			"format needs a request/header event up to that seq (it names the model), else\n" +
+			"REQUEST_HEADER_MISSING, and refuses with TOOL_CALLS_PENDING while a step's calls\n" +
+			"have no result.",
 		Example: "  logbook request s1\n" +
 			"  logbook request s1 --at 12\n" +
 			"  logbook request s1 --at 12 --format anthropic",

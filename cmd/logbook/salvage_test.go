@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -49,8 +50,8 @@ type salvageCase struct {
 
 func salvageCases() []salvageCase {
 	return []salvageCase{
-		{name: "jsonl-zstd", config: `persistence "jsonl" { compression = "zstd" }`, file: "events.v3.jsonl.zst", unit: zstdFrame, excluded: 3},
-		{name: "jsonl-none", config: `persistence "jsonl" { compression = "none" }`, file: "events.v3.jsonl", unit: plainLine, excluded: 5},
+		{name: "jsonl-zstd", config: `persistence "jsonl" { compression = "zstd" }`, file: "events.v" + strconv.Itoa(sdk.FormatVersion) + ".jsonl.zst", unit: zstdFrame, excluded: 3},
+		{name: "jsonl-none", config: `persistence "jsonl" { compression = "none" }`, file: "events.v" + strconv.Itoa(sdk.FormatVersion) + ".jsonl", unit: plainLine, excluded: 5},
 		{name: "sqlite", config: `persistence "sqlite" {}`, excluded: 5},
 	}
 }
@@ -327,7 +328,7 @@ func TestSalvageOfALogThatBreaksAnEventRule(t *testing.T) {
 	data := t.TempDir()
 	cfg := writeConfig(t, t.TempDir(), "logbook.hcl", `persistence "jsonl" { compression = "none" }`)
 	ok(t, data, input(salvageCrash), "append", "s", "--config", cfg)
-	path := filepath.Join(data, "s", "events.v3.jsonl")
+	path := filepath.Join(data, "s", "events.v"+strconv.Itoa(sdk.FormatVersion)+".jsonl")
 	log, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

@@ -29,15 +29,27 @@ const largeExport = 10000
 
 // newExportCmd is `logbook export ID`.
 func newExportCmd(a *app) *cobra.Command {
-	return &cobra.Command{
+	var f exportFormat
+	cmd := &cobra.Command{
 		Use:         "export ID",
 		Annotations: offersJSONAnnotation(), // its output is JSON already
 		Short:       "Write a session as portable JSONL to stdout: the header line, then every envelope",
 		Example: "  logbook export s1 > s1.jsonl\n" +
-			"  logbook export s1 | ssh host logbook import -",
+			"  logbook export s1 | ssh host logbook import -\n" +
+			"  logbook export s1 --format otlp -o s1.otlp.json   # OpenTelemetry traces\n" +
+			"  logbook export claude-code-abc --format claude-code -o abc.jsonl   # an import's source file",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
+			if otlp, err := f.otlp(); err != nil || otlp {
+				if err != nil {
+					return err
+				}
+				return f.exportOTLP(ctx, a, args[0])
+			}
+			if isSourceFormat(f.format) {
+				return f.exportSource(ctx, a, args[0])
+			}
 			svc, err := a.service(ctx)
 			if err != nil {
 				return err
@@ -69,6 +81,8 @@ func newExportCmd(a *app) *cobra.Command {
 			return w.Flush()
 		},
 	}
+	f.register(cmd)
+	return cmd
 }
 
 // countingReader counts the bytes read through it as progress.
@@ -89,10 +103,13 @@ func (c countingReader) Read(b []byte) (int, error) {
 // replaces the header's id (envelopes carry no session id, so they stay
 // byte-identical).
 func newImportCmd(a *app) *cobra.Command {
-	var as string
-	var follow followFlags
+	var (
+		as     string
+		src    sourceImport
+		follow followFlags
+	)
 	cmd := &cobra.Command{
-		Use:         "import FILE",
+		Use:         "import FILE | import --from TOOL PATH...",
 		Annotations: offersJSONAnnotation(), // its output is JSON already
 		Short:       "Restore an export verbatim (same header, byte-identical events; --as NEW under another id); prints the stored header",
 		Long: "import stores the session an export holds (FILE, or - for stdin): its header\n" +
@@ -103,23 +120,32 @@ func newImportCmd(a *app) *cobra.Command {
 			"--as NEW stores it under the id NEW instead: only the header's id changes.\n" +
 			"Events carry no session id, so they stay byte-identical; what they record\n" +
 			"about other sessions (the header's parentSession, a salvage's salvagedFrom,\n" +
-			"paths of kept torn bytes) still names the originals.",
+			"paths of kept torn bytes) still names the originals." + sourceImportHelp,
 		Example: "  logbook export s1 > s1.jsonl && logbook import s1.jsonl --data /elsewhere\n" +
 			"  logbook import s1.jsonl --as s1-copy        # a second copy beside the original\n" +
-			"  ssh host logbook export s1 | logbook import -",
+			"  ssh host logbook export s1 | logbook import -\n" +
+			"  logbook import --from claude-code ~/.claude/projects\n" +
+			"  logbook import --from auto session.jsonl --as mine --json\n" +
+			"  logbook import --follow                     # live: each tool's own directory",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if follow.on {
 				return nil
 			}
-			return cobra.ExactArgs(1)(cmd, args)
+			return cobra.MinimumNArgs(1)(cmd, args)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			if err := follow.check(); err != nil {
+			if err := follow.check(as); err != nil {
 				return err
 			}
 			if follow.on {
-				return runFollow(ctx, a, "", args, follow.poll)
+				return runFollow(ctx, a, src.from, args, follow.poll)
+			}
+			if src.on() {
+				return src.run(ctx, a, args, as)
+			}
+			if len(args) != 1 {
+				return sdk.Errorf(sdk.CodeUsage, "import", "import takes one FILE (an export); to read other tools' files give --from TOOL")
 			}
 			cfg, err := a.config()
 			if err != nil {
@@ -189,7 +215,8 @@ func newImportCmd(a *app) *cobra.Command {
 			return writeLine(a.stdout, headerjson.Encode(st.Header))
 		},
 	}
-	cmd.Flags().StringVar(&as, "as", "", "store the session under this `ID` instead of the export's")
+	cmd.Flags().StringVar(&as, "as", "", "store the session under this `ID` instead of the export's (with --from: the one imported session's)")
+	src.register(cmd)
 	follow.register(cmd)
 	return cmd
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -20,7 +21,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 	for _, id := range []string{"s", "child"} {
 		exported := ok(t, src, "", "export", id).stdout
 		lines := strings.Split(strings.TrimSuffix(exported, "\n"), "\n")
-		if !strings.HasPrefix(lines[0], `{"type":"session","version":3,"id":"`+id+`"`) {
+		if !strings.HasPrefix(lines[0], `{"type":"session","version":`+strconv.Itoa(sdk.FormatVersion)+`,"id":"`+id+`"`) {
 			t.Fatalf("export header line %s", lines[0])
 		}
 		if got := strings.Join(lines[1:], "\n") + "\n"; got != ok(t, src, "", "events", id).stdout {
@@ -97,7 +98,7 @@ func TestImportRejectsBadExports(t *testing.T) {
 	}{
 		"empty":        {"", sdk.CodeSeedInvalid},
 		"bad header":   {`{"type":"session"}` + "\n", sdk.CodeSeedInvalid},
-		"newer format": {strings.Replace(lines[0], `"version":3`, `"version":4`, 1) + "\n", sdk.CodeFormatTooNew},
+		"newer format": {strings.Replace(lines[0], `"version":`+strconv.Itoa(sdk.FormatVersion), `"version":`+strconv.Itoa(sdk.FormatVersion+1), 1) + "\n", sdk.CodeFormatTooNew},
 		"missing event": {strings.Join(append([]string{strings.Replace(lines[0], `"id":"s"`, `"id":"t"`, 1)},
 			lines[2:]...), "\n") + "\n", sdk.CodeSeedInvalid},
 		"missing file": {"", sdk.CodeIOError},
@@ -172,7 +173,7 @@ func TestMigrateThenVerify(t *testing.T) {
 // jsonlFile is the plain JSONL log of session id (an id of lowercase
 // letters is its own directory name).
 func jsonlFile(data, id string) string {
-	return filepath.Join(data, id, "events.v3.jsonl")
+	return filepath.Join(data, id, "events.v"+strconv.Itoa(sdk.FormatVersion)+".jsonl")
 }
 
 func TestCorruptLog(t *testing.T) {

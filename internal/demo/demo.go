@@ -19,6 +19,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -256,7 +257,7 @@ func Run(ctx context.Context, o Options) error {
 	} {
 		t.say("  %s %s %s", bin, flags, c)
 	}
-	t.say("  zstd -dc %s | head", quote(filepath.Join(cfg.DataDir, "*", "events.v3.jsonl.zst")))
+	t.say("  zstd -dc %s | head", quote(filepath.Join(cfg.DataDir, "*", "events.v"+strconv.Itoa(sdk.FormatVersion)+".jsonl.zst")))
 	t.say("Look at them in a browser (the timeline, what the model saw at each seq, the fork tree): %s %s view %s", bin, flags, SessionID)
 	t.say("Serve them to other programs with: %s %s serve", bin, flags)
 	return nil

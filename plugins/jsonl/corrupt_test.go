@@ -268,34 +268,35 @@ func TestFormatVersionIsCheckedBeforeEvents(t *testing.T) {
 	}
 }
 
-// TestHighestGenerationIsTheLog: with events.v3 and events.v4 present, v4
-// is the log (its version-4 header is FORMAT_TOO_NEW naming it) and v3 is
-// left byte-identical; a generation whose header names another version is
+// TestHighestGenerationIsTheLog: with events.v<current> and the next
+// generation present, the next is the log (its header naming the next
+// version is FORMAT_TOO_NEW naming it) and the current one is left
+// byte-identical; a generation whose header names another version is
 // CORRUPT_LOG naming both.
 func TestHighestGenerationIsTheLog(t *testing.T) {
 	cfg := Config{Root: t.TempDir(), Compression: CompressionNone}
 	b := newTestBackend(t, cfg)
 	storeEvents(t, b, "s1", persistencetest.Batch(0, 2))
-	v3 := sessionLog(cfg, "s1")
-	before := mustRead(t, v3)
-	v4 := filepath.Join(filepath.Dir(v3), logName(4, false))
-	if err := os.WriteFile(v4, bytes.Replace(before, []byte(`"version":3`), []byte(`"version":4`), 1), 0o600); err != nil {
+	cur := sessionLog(cfg, "s1")
+	before := mustRead(t, cur)
+	next := filepath.Join(filepath.Dir(cur), logName(sdk.FormatVersion+1, false))
+	if err := os.WriteFile(next, bytes.Replace(before, versionMember(sdk.FormatVersion), versionMember(sdk.FormatVersion+1), 1), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	for _, a := range []sdk.Access{sdk.AccessRead, sdk.AccessWrite} {
 		_, err := b.Open(t.Context(), "s1", a)
-		persistencetest.RequireCode(t, err, sdk.CodeFormatTooNew, v4)
+		persistencetest.RequireCode(t, err, sdk.CodeFormatTooNew, next)
 	}
-	if !bytes.Equal(mustRead(t, v3), before) {
-		t.Fatal("events.v3 changed")
+	if !bytes.Equal(mustRead(t, cur), before) {
+		t.Fatal("the current generation changed")
 	}
-	if err := os.WriteFile(v4, before, 0o600); err != nil {
+	if err := os.WriteFile(next, before, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	_, err := b.Open(t.Context(), "s1", sdk.AccessRead)
-	persistencetest.RequireCode(t, err, sdk.CodeCorruptLog, v4, "format v3", "generation v4")
+	persistencetest.RequireCode(t, err, sdk.CodeCorruptLog, next, "format v"+strconv.Itoa(sdk.FormatVersion), "generation v"+strconv.Itoa(sdk.FormatVersion+1))
 	// Names that only look like generations are ignored.
-	for _, n := range []string{"events.v01.jsonl", "events.v0.jsonl", "events.v3.jsonl.zst.abc.tmp", "events.v9.json"} {
+	for _, n := range []string{"events.v01.jsonl", "events.v0.jsonl", "events.v" + strconv.Itoa(sdk.FormatVersion) + ".jsonl.zst.abc.tmp", "events.v9.json"} {
 		if _, _, ok := parseLogName(n); ok {
 			t.Errorf("parseLogName(%q) accepted it", n)
 		}

@@ -15,17 +15,17 @@
 //
 // enc(id) is EncodeID: a–z, 0–9, '_', '-' and a non-leading '.' stay, every
 // other byte becomes '~' and two uppercase hex digits. N is the format
-// version of the log's header (sdk.FormatVersion, 3, for what this build
+// version of the log's header (sdk.FormatVersion, 4, for what this build
 // writes; a header naming another version is CORRUPT_LOG): the highest
-// present is the log, lower ones are never touched. A v1 or v2 log is
-// migrated in memory by a read open and, by a write open, into events.v3
+// present is the log, lower ones are never touched. A v1, v2 or v3 log is
+// migrated in memory by a read open and, by a write open, into events.v4
 // beside it (migrate.go, docs/format.md "Format versions"). Directories
 // are created 0700, files 0600.
 //
 // A log is a sequence of lines, each ending in '\n'. Line 1 is the session
 // header, exactly sdk/headerjson.Encode:
 //
-//	{"type":"session","version":3,"id":…,"createdAt":…,"isSeeded":…,"delegationDepth":…,"cwd"?,…}
+//	{"type":"session","version":4,"id":…,"createdAt":…,"isSeeded":…,"delegationDepth":…,"cwd"?,…}
 //
 // Every further line is one event: its canonical envelope (docs/format.md),
 // byte for byte as appended, event k on line k+2. Canonical JSON escapes
@@ -35,7 +35,7 @@
 // Zstandard frames (RFC 8878), each with a content checksum (XXH64): frame
 // 1 holds exactly the header line, and every acknowledged Append batch is
 // exactly one more frame holding its lines. Each frame decodes to complete
-// lines, so `zstd -dc events.v3.jsonl.zst` prints the plain log.
+// lines, so `zstd -dc events.v4.jsonl.zst` prints the plain log.
 //
 // # Units, torn tails and corruption (docs/storage.md)
 //

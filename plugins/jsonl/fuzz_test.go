@@ -170,12 +170,15 @@ func deepEvent(depth int) []byte {
 // protocol it also carries "protocol":"lenient", a member v1 does not have
 // (CORRUPT_LOG).
 func asV1(header []byte, protocol bool) []byte {
-	h := bytes.Replace(header, []byte(`"version":3`), []byte(`"version":1`), 1)
+	h := bytes.Replace(header, versionMember(sdk.FormatVersion), versionMember(1), 1)
 	if protocol {
 		h = append(h[:len(h)-1:len(h)-1], `,"protocol":"lenient"}`...)
 	}
 	return h
 }
+
+// versionMember is the header member naming format version v.
+func versionMember(v int) []byte { return []byte(`"version":` + strconv.Itoa(v)) }
 
 func joinLines(lines [][]byte) []byte {
 	var b []byte
@@ -200,7 +203,7 @@ func lineSeeds() []seed {
 		return joinLines(ls)
 	}
 	hash := func(l []byte) []byte { l[0] = '#'; return l }
-	tooNew := bytes.Replace(clean, []byte(`"version":3`), []byte(`"version":4`), 1)
+	tooNew := bytes.Replace(clean, versionMember(sdk.FormatVersion), versionMember(sdk.FormatVersion+1), 1)
 	v1 := asV1(lines[0], false)
 	v1Protocol := asV1(lines[0], true)
 	return []seed{
@@ -215,8 +218,8 @@ func lineSeeds() []seed {
 		{"damaged-no-turn-end", damaged(2, hash, false), "1+torn"},
 		{"wrong-seq-then-turn-end", damaged(3, func(l []byte) []byte { return bytes.Replace(l, []byte(`"seq":2`), []byte(`"seq":7`), 1) }, true), "corrupt"},
 		{"not-canonical", damaged(3, func(l []byte) []byte { return append([]byte("{ "), l[1:]...) }, true), "corrupt"},
-		{"version-4-garbage", append(tooNew, "garbage\n\xff\n"...), "too-new"},
-		{"version-1.5", bytes.Replace(clean, []byte(`"version":3`), []byte(`"version":1.5`), 1), "corrupt"},
+		{"version-next-garbage", append(tooNew, "garbage\n\xff\n"...), "too-new"},
+		{"version-1.5", bytes.Replace(clean, versionMember(sdk.FormatVersion), []byte(`"version":1.5`), 1), "corrupt"},
 		{"version-1", joinLines(append([][]byte{v1}, lines[1:]...)), "5"},
 		{"version-1-protocol", joinLines(append([][]byte{v1Protocol}, lines[1:]...)), "corrupt"},
 		{"crlf", bytes.ReplaceAll(clean, []byte("\n"), []byte("\r\n")), "corrupt"},
@@ -240,7 +243,7 @@ func frameSeeds(tb testing.TB) []seed {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	tooNew := frame(bytes.Replace(lines[0], []byte(`"version":3`), []byte(`"version":4`), 1))
+	tooNew := frame(bytes.Replace(lines[0], versionMember(sdk.FormatVersion), versionMember(sdk.FormatVersion+1), 1))
 	v1, v1Protocol := frame(asV1(lines[0], false)), frame(asV1(lines[0], true))
 	skippable := []byte{0x50, 0x2A, 0x4D, 0x18, 4, 0, 0, 0, 1, 2, 3, 4}
 	mid := len(units[1]) / 2
@@ -260,7 +263,7 @@ func frameSeeds(tb testing.TB) []seed {
 		{"skippable-then-intact", join(units[0], skippable, units[1]), "corrupt"},
 		{"skippable-last", join(units[0], units[1], skippable), "2+torn"},
 		{"garbage-between", join(units[0], []byte("garbage"), units[1], units[2], units[3]), "corrupt"},
-		{"version-4-garbage", join(tooNew, []byte("\x28\xb5\x2f\xfd garbage")), "too-new"},
+		{"version-next-garbage", join(tooNew, []byte("\x28\xb5\x2f\xfd garbage")), "too-new"},
 		{"version-1", join(v1, units[1], units[2], units[3]), "5"},
 		{"version-1-protocol", join(v1Protocol, units[1], units[2], units[3]), "corrupt"},
 		{"header-frame-damaged", join(flip(units[0], len(units[0])-1), units[1]), "corrupt"},

@@ -151,8 +151,18 @@ func (s *Service) NewServer(o ServeOptions) (*Server, error) {
 // does) when Serve starts and then once an hour, logging every deletion.
 // With mirror blocks it runs a Mirror per block for as long as it serves,
 // logging each pass; at shutdown the mirrors release their sessions first.
+// With a telemetry block it pushes the spans of the turns that end to its
+// OTLP collector (docs/operations.md, "Telemetry") until it returns.
 // Serve closes ln and may be called once.
 func (srv *Server) Serve(ctx context.Context, ln net.Listener) error {
+	p, err := srv.s.startTelemetry(srv.log)
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
+	// The push stops after the shutdown released every session, so their
+	// last turns and root spans go out.
+	defer srv.s.stopTelemetry(ctx, p, srv.log)
 	if !srv.s.h.ReadOnly() && srv.s.cfg.Retention != nil {
 		rctx, stop := context.WithCancel(ctx)
 		done := make(chan struct{})
@@ -190,7 +200,7 @@ func (srv *Server) Serve(ctx context.Context, ln net.Listener) error {
 		wg.Wait()
 		stopServe()
 	}()
-	err := srv.srv.Serve(serveCtx, ln)
+	err = srv.srv.Serve(serveCtx, ln)
 	close(served)
 	<-stopped
 	return err

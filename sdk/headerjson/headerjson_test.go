@@ -2,11 +2,18 @@ package headerjson
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/seed-e5e476df/logbook/sdk"
 )
+
+// current is header JSON h, written with the version 3 member, as this
+// build writes it: with the current format version.
+func current(h string) string {
+	return strings.Replace(h, `"version":3`, `"version":`+strconv.Itoa(sdk.FormatVersion), 1)
+}
 
 func TestHeaderRoundTrip(t *testing.T) {
 	for _, h := range []sdk.Header{
@@ -21,11 +28,11 @@ func TestHeaderRoundTrip(t *testing.T) {
 			t.Fatalf("round trip of %s: %+v %v", b, got, err)
 		}
 	}
-	if got := string(Encode(sdk.Header{ID: "s", CreatedAt: 1})); got != `{"type":"session","version":3,"id":"s","createdAt":1,"isSeeded":false,"delegationDepth":0}` {
+	if got := string(Encode(sdk.Header{ID: "s", CreatedAt: 1})); got != current(`{"type":"session","version":3,"id":"s","createdAt":1,"isSeeded":false,"delegationDepth":0}`) {
 		t.Fatalf("canonical header: %s", got)
 	}
 	// Labels after protocol, keys sorted; none is no member.
-	if got := string(Encode(sdk.Header{ID: "s", CreatedAt: 1, Protocol: sdk.ProtocolLenient, Labels: map[string]string{"z": "1", "a": "2"}, IsSeeded: true, InheritedEventCount: 3})); got != `{"type":"session","version":3,"id":"s","createdAt":1,"isSeeded":true,"delegationDepth":0,"protocol":"lenient","labels":{"a":"2","z":"1"},"inheritedEventCount":3}` {
+	if got := string(Encode(sdk.Header{ID: "s", CreatedAt: 1, Protocol: sdk.ProtocolLenient, Labels: map[string]string{"z": "1", "a": "2"}, IsSeeded: true, InheritedEventCount: 3})); got != current(`{"type":"session","version":3,"id":"s","createdAt":1,"isSeeded":true,"delegationDepth":0,"protocol":"lenient","labels":{"a":"2","z":"1"},"inheritedEventCount":3}`) {
 		t.Fatalf("canonical labelled header: %s", got)
 	}
 	if got := string(Encode(sdk.Header{ID: "s", CreatedAt: 1, Labels: map[string]string{}})); strings.Contains(got, "labels") {
@@ -33,7 +40,7 @@ func TestHeaderRoundTrip(t *testing.T) {
 	}
 	// The member order of docs/storage.md: protocol after the optional
 	// strings, before inheritedEventCount.
-	if got := string(Encode(sdk.Header{ID: "s", CreatedAt: 1, AgentPreset: "p", Protocol: sdk.ProtocolLenient, IsSeeded: true, InheritedEventCount: 3})); got != `{"type":"session","version":3,"id":"s","createdAt":1,"isSeeded":true,"delegationDepth":0,"agentPreset":"p","protocol":"lenient","inheritedEventCount":3}` {
+	if got := string(Encode(sdk.Header{ID: "s", CreatedAt: 1, AgentPreset: "p", Protocol: sdk.ProtocolLenient, IsSeeded: true, InheritedEventCount: 3})); got != current(`{"type":"session","version":3,"id":"s","createdAt":1,"isSeeded":true,"delegationDepth":0,"agentPreset":"p","protocol":"lenient","inheritedEventCount":3}`) {
 		t.Fatalf("canonical lenient header: %s", got)
 	}
 	// Strict, given or not, is stored as no member.
@@ -49,17 +56,17 @@ func TestMigrateV1Header(t *testing.T) {
 		t.Fatalf("Decode(v1) = %+v, %v", h, err)
 	}
 	m, raw, err := Migrate(h, v1, "")
-	want := sdk.Header{FormatVersion: 3, ID: "s", CreatedAt: 1, IsSeeded: true, CWD: "/w", InheritedEventCount: 4}
+	want := sdk.Header{FormatVersion: sdk.FormatVersion, ID: "s", CreatedAt: 1, IsSeeded: true, CWD: "/w", InheritedEventCount: 4}
 	if err != nil || !m.Equal(want) || string(raw) != string(Encode(want)) {
 		t.Fatalf("Migrate(v1) = %+v, %s, %v; want %+v, strict, as Encode writes it", m, raw, err, want)
 	}
 	if m2, raw2, err := Migrate(m, raw, ""); err != nil || !m2.Equal(m) || &raw2[0] != &raw[0] {
-		t.Fatalf("Migrate(v3) = %+v, %v; want the header itself", m2, err)
+		t.Fatalf("Migrate(current) = %+v, %v; want the header itself", m2, err)
 	}
 	v2 := []byte(`{"type":"session","version":2,"id":"s","createdAt":1,"isSeeded":false,"delegationDepth":0,"protocol":"lenient"}`)
 	h, _ = Decode(v2, "s", "")
 	m, raw, err = Migrate(h, v2, "")
-	want = sdk.Header{FormatVersion: 3, ID: "s", CreatedAt: 1, Protocol: sdk.ProtocolLenient}
+	want = sdk.Header{FormatVersion: sdk.FormatVersion, ID: "s", CreatedAt: 1, Protocol: sdk.ProtocolLenient}
 	if err != nil || !m.Equal(want) || string(raw) != string(Encode(want)) {
 		t.Fatalf("Migrate(v2) = %+v, %s, %v; want %+v, only the version changed", m, raw, err, want)
 	}
@@ -67,21 +74,24 @@ func TestMigrateV1Header(t *testing.T) {
 
 func TestMigrateHeader(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
-		{`{"type":"session","version":1,"id":"s","createdAt":1,"isSeeded":false,"delegationDepth":0}`, `{"type":"session","version":3,"id":"s","createdAt":1,"isSeeded":false,"delegationDepth":0}`},
+		{`{"type":"session","version":1,"id":"s","createdAt":1,"isSeeded":false,"delegationDepth":0}`, current(`{"type":"session","version":3,"id":"s","createdAt":1,"isSeeded":false,"delegationDepth":0}`)},
 		// Only the top-level "version" changes, wherever it is; nested
 		// "version" names and values stay.
-		{`{"id":"v","cwd":{"version":1},"a":["version",1],"version":1,"x":1}`, `{"id":"v","cwd":{"version":1},"a":["version",1],"version":3,"x":1}`},
+		{`{"id":"v","cwd":{"version":1},"a":["version",1],"version":1,"x":1}`, current(`{"id":"v","cwd":{"version":1},"a":["version",1],"version":3,"x":1}`)},
 	} {
 		got, err := migrateHeader("s", 1, []byte(c.in))
 		if err != nil || string(got) != c.want {
 			t.Errorf("migrateHeader(%s) = %s, %v; want %s", c.in, got, err, c.want)
 		}
 	}
-	if got, err := migrateHeader("s", 2, []byte(`{"type":"session","version":2}`)); err != nil || string(got) != `{"type":"session","version":3}` {
-		t.Errorf("edge 2→3: %s %v", got, err)
+	for v := 2; v < sdk.FormatVersion; v++ {
+		in := `{"type":"session","version":` + strconv.Itoa(v) + `}`
+		if got, err := migrateHeader("s", v, []byte(in)); err != nil || string(got) != current(`{"type":"session","version":3}`) {
+			t.Errorf("edges from v%d: %s %v", v, got, err)
+		}
 	}
-	cur := []byte(`{"type":"session","version":3}`)
-	if got, err := migrateHeader("s", 3, cur); err != nil || string(got) != string(cur) {
+	cur := []byte(current(`{"type":"session","version":3}`))
+	if got, err := migrateHeader("s", sdk.FormatVersion, cur); err != nil || string(got) != string(cur) {
 		t.Errorf("a current header migrates to itself: %s %v", got, err)
 	}
 	for _, bad := range []string{`{"type":"session"}`, `{"version":"1"}`, `{"version":1`, `[1]`} {
@@ -98,7 +108,7 @@ func TestDecodeHeaderRules(t *testing.T) {
 		want string
 	}{
 		{`{"type":"session","version":2,"id":"s","createdAt":1,"isSeeded":false,"delegationDepth":0} garbage`, sdk.CodeCorruptLog, "lossless"},
-		{`{"type":"session","version":4,"id":"s","createdAt":1,"isSeeded":false,"delegationDepth":0}`, sdk.CodeFormatTooNew, "v4"},
+		{`{"type":"session","version":` + strconv.Itoa(sdk.FormatVersion+1) + `,"id":"s","createdAt":1,"isSeeded":false,"delegationDepth":0}`, sdk.CodeFormatTooNew, "v" + strconv.Itoa(sdk.FormatVersion+1)},
 		{`{"type":"session","version":2,"id":"s","createdAt":1,"isSeeded":false,"delegationDepth":0,"labels":{"a":"b"}}`, sdk.CodeCorruptLog, `unknown header member "labels"`},
 		{`{"type":"session","version":3,"id":"s","createdAt":1,"isSeeded":false,"delegationDepth":0,"labels":{}}`, sdk.CodeCorruptLog, `"labels" must not be empty`},
 		{`{"type":"session","version":3,"id":"s","createdAt":1,"isSeeded":false,"delegationDepth":0,"labels":["a"]}`, sdk.CodeCorruptLog, `"labels" must be an object`},

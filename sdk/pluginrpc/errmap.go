@@ -57,7 +57,7 @@ func StatusCode(c sdk.Code) codes.Code {
 		sdk.CodeStepNotIncreasing, sdk.CodeTurnStepMismatch, sdk.CodeToolCallNotAnnounced,
 		sdk.CodeToolCallRepeated, sdk.CodeToolResultUnmatched, sdk.CodeToolResultRepeated,
 		sdk.CodeToolCallsUnanswered, sdk.CodeToolCallsPending, sdk.CodeRequestHeaderMissing,
-		sdk.CodeOperationConflict:
+		sdk.CodeOperationConflict, sdk.CodeNotImported:
 		return codes.FailedPrecondition
 	}
 	return codes.InvalidArgument

@@ -148,7 +148,7 @@ func storeFixture(tb testing.TB, backend, dir string, w workload) {
 func logFile(tb testing.TB, root string) string {
 	var found string
 	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && strings.HasPrefix(d.Name(), "events.v3.jsonl") && strings.Contains(p, sessionID) {
+		if err == nil && !d.IsDir() && strings.HasPrefix(d.Name(), "events.v"+strconv.Itoa(sdk.FormatVersion)+".jsonl") && strings.Contains(p, sessionID) {
 			found = p
 		}
 		return nil

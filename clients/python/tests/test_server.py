@@ -304,6 +304,17 @@ class TokenAndRetryTest(unittest.TestCase):
         self.assertEqual(openai, json.loads(s.text("messages", format="openai")))
         self.assertEqual([m["role"] for m in s.messages(format="anthropic")], ["user", "assistant", "user", "assistant"])
         self.assertEqual(s.messages(at=1, format="openai"), [openai[0]])
+        self.assertEqual([i["type"] for i in s.messages(format="openai-responses")],
+                         ["message", "function_call", "function_call_output", "message"])
+        # At seq 3 the assistant message has announced c1 and no result has
+        # come: the provider formats refuse, naming the call; logbook's
+        # shows the messages.
+        for f in ("openai", "anthropic", "openai-responses"):
+            with self.assertRaises(LogbookError) as cm:
+                s.messages(at=3, format=f)
+            self.assertEqual((cm.exception.code, cm.exception.status, cm.exception.problem["meta"]["callIds"]),
+                             ("TOOL_CALLS_PENDING", 409, '["c1"]'))
+        self.assertEqual(len(s.messages(at=3)), 2)
         md = s.messages(format="markdown")
         self.assertIsInstance(md, str)
         self.assertTrue(md.startswith("## user\n\nlist the files"), md)
@@ -318,12 +329,16 @@ class TokenAndRetryTest(unittest.TestCase):
         # A header at seq 11: the provider bodies from there on, not before.
         header = ev.request_header(ev.Header(ev.Config(MODEL.provider, MODEL.name, max_tokens=1024)), "initial")
         s.append([header] + a_turn(2), flush=True)
-        for f in ("openai", "anthropic"):
+        for f in ("openai", "anthropic", "openai-responses"):
             body = s.request(format=f)
             self.assertEqual(body["model"], "claude-sonnet-4")
             self.assertEqual(body, json.loads(s.text("request", format=f)))
             self.assertEqual(s.request(at=11, format=f)["model"], "claude-sonnet-4")
             missing(at=10, format=f)
+            # Seq 15 announces c2, unanswered there.
+            with self.assertRaises(LogbookError) as cm:
+                s.request(at=15, format=f)
+            self.assertEqual((cm.exception.code, cm.exception.problem["meta"]["callIds"]), ("TOOL_CALLS_PENDING", '["c2"]'))
         self.assertEqual(s.request()["header"], {"config": {"provider": "anthropic", "model": "claude-sonnet-4", "maxTokens": 1024}})
 
     def test_views_holds_and_delete(self):

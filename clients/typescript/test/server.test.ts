@@ -412,6 +412,18 @@ test("messages and request in every format, now and as of a seq; a provider requ
     ["user", "assistant", "user", "assistant"],
   );
   assert.deepEqual(await s.messages({ at: 1, format: "openai" }), [openai[0]]);
+  const responses = await s.messages({ format: "openai-responses" });
+  assert.deepEqual(
+    responses.map((i) => (i as { type: string }).type),
+    ["message", "function_call", "function_call_output", "message"],
+  );
+  // At seq 3 the assistant message has announced c1 and no result has come:
+  // the provider formats refuse, naming the call; logbook's shows the messages.
+  const pending = (err: LogbookError) => err.code === "TOOL_CALLS_PENDING" && err.status === 409 && err.problem.meta?.callIds === '["c1"]';
+  for (const format of ["openai", "anthropic", "openai-responses"] as const) {
+    await assert.rejects(s.messages({ at: 3, format }), pending);
+  }
+  assert.equal((await s.messages({ at: 3 })).length, 2);
   const md = await s.messages({ format: "markdown" });
   assert.equal(typeof md, "string");
   assert.ok(md.startsWith("## user\n\nlist the files"), md);
@@ -426,12 +438,14 @@ test("messages and request in every format, now and as of a seq; a provider requ
 
   // A header at seq 11: the provider bodies from there on, not before.
   await s.append([ev.requestHeader({ config: { provider: model.provider, model: model.name, maxTokens: 1024 } }, "initial"), ...aTurn(2)], { flush: true });
-  for (const format of ["openai", "anthropic"] as const) {
-    const body = (await s.request({ format })) as { model: string; messages: unknown[] };
+  for (const format of ["openai", "anthropic", "openai-responses"] as const) {
+    const body = (await s.request({ format })) as { model: string };
     assert.equal(body.model, "claude-sonnet-4");
     assert.deepEqual(body, JSON.parse(await s.text("request", { format })));
     assert.equal(((await s.request({ at: 11, format })) as { model: string }).model, "claude-sonnet-4");
     await assert.rejects(s.request({ at: 10, format }), missing);
+    // Seq 15 announces c2, unanswered there.
+    await assert.rejects(s.request({ at: 15, format }), (err: LogbookError) => err.code === "TOOL_CALLS_PENDING" && err.problem.meta?.callIds === '["c2"]');
   }
   assert.deepEqual((await s.request()).header, { config: { provider: "anthropic", model: "claude-sonnet-4", maxTokens: 1024 } });
 });

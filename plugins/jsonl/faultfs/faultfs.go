@@ -63,7 +63,7 @@ type Fault struct {
 	// Op is the operation that fails.
 	Op Op
 	// Name is a path.Match pattern for the base name of the file or
-	// directory ("events.v3.jsonl", "*.tmp"); "" matches every name. For
+	// directory ("events.v4.jsonl", "*.tmp"); "" matches every name. For
 	// Link and Rename it is matched against the new name.
 	Name string
 	// Err is the error returned (wrapped in *fs.PathError); nil means

@@ -103,7 +103,7 @@ func TestTornTailIsRecordedAsSessionRecovered(t *testing.T) {
 	if err := e.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	logs, _ := filepath.Glob(filepath.Join(root, "torn", "events.v3.jsonl"))
+	logs, _ := filepath.Glob(filepath.Join(root, "torn", "events.v"+strconv.Itoa(sdk.FormatVersion)+".jsonl"))
 	if len(logs) != 1 {
 		t.Fatalf("log file not found under %s", root)
 	}

@@ -2,8 +2,10 @@ package engine
 
 import (
 	"context"
+	"github.com/seed-e5e476df/logbook/sdk"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/seed-e5e476df/logbook/config"
@@ -49,7 +51,7 @@ func TestDefaultConfigEndToEndAndOrderlyShutdown(t *testing.T) {
 	if err != nil || !res.Participated || res.Backends[0].DurableSeq != 9 {
 		t.Fatalf("flush %+v %v", res, err)
 	}
-	logs, _ := filepath.Glob(filepath.Join(dataDir, "*", "events.v3.jsonl.zst"))
+	logs, _ := filepath.Glob(filepath.Join(dataDir, "*", "events.v"+strconv.Itoa(sdk.FormatVersion)+".jsonl.zst"))
 	if len(logs) != 1 {
 		t.Fatalf("the default stores JSONL+zstd under data_dir; found %v", logs)
 	}

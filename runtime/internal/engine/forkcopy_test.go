@@ -119,7 +119,7 @@ func TestForkStoresTheSameChildWithAndWithoutCopyPrefix(t *testing.T) {
 // encoding).
 func logOf(t *testing.T, root, id string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(root, id, "events.v3.jsonl.zst"))
+	b, err := os.ReadFile(filepath.Join(root, id, "events.v"+strconv.Itoa(sdk.FormatVersion)+".jsonl.zst"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/seed-e5e476df/logbook/sdk"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -293,7 +294,7 @@ func TestV1DescribesATornTail(t *testing.T) {
 	s.ok(t, 201, "POST", "/v1/sessions", "application/json", []byte(`{"id":"t"}`))
 	s.ok(t, 200, "POST", "/v1/sessions/t/events", "application/x-ndjson", ndjson(turnLine(1), userLine("u1", "a"), userLine("u2", "b"), turnEndLine(1)))
 	s.ok(t, 204, "POST", "/v1/sessions/t/release", "application/json", nil)
-	f, err := os.OpenFile(filepath.Join(dir, "t", "events.v3.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
+	f, err := os.OpenFile(filepath.Join(dir, "t", "events.v"+strconv.Itoa(sdk.FormatVersion)+".jsonl"), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

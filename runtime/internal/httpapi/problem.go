@@ -168,7 +168,7 @@ func init() {
 			sdk.CodeStepAlreadyOpen, sdk.CodeStepNotOpen, sdk.CodeStepNotIncreasing, sdk.CodeTurnStepMismatch,
 			sdk.CodeToolCallNotAnnounced, sdk.CodeToolCallRepeated, sdk.CodeToolResultUnmatched,
 			sdk.CodeToolResultRepeated, sdk.CodeToolCallsUnanswered, sdk.CodeToolCallsPending,
-			sdk.CodeRequestHeaderMissing, sdk.CodeOperationConflict,
+			sdk.CodeRequestHeaderMissing, sdk.CodeOperationConflict, sdk.CodeNotImported,
 		}},
 		{http.StatusRequestEntityTooLarge, []sdk.Code{sdk.CodeEventTooLarge, sdk.CodeRequestTooLarge}},
 		{http.StatusUnsupportedMediaType, []sdk.Code{sdk.CodeUnsupportedMediaType}},

@@ -213,7 +213,7 @@ func TestFencedSessionSaysSo(t *testing.T) {
 	}
 	var logs []string
 	_ = filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && filepath.Base(filepath.Dir(path)) == "f" && strings.HasPrefix(d.Name(), "events.v3.jsonl") {
+		if err == nil && !d.IsDir() && filepath.Base(filepath.Dir(path)) == "f" && strings.HasPrefix(d.Name(), "events.v"+strconv.Itoa(sdk.FormatVersion)+".jsonl") {
 			logs = append(logs, path)
 		}
 		return err

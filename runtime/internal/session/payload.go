@@ -114,6 +114,8 @@ func checkPayload(typ string, data jsonv.Value, headerSeen bool) *sdk.Error {
 		s = shapeCompEnd
 	case "compaction/prune":
 		s = shapeCompPrune
+	case "source/line":
+		return c.sourceLine(data)
 	default:
 		return nil
 	}

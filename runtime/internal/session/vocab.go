@@ -25,7 +25,8 @@ func (c class) String() string {
 	return [...]string{"U", "S", "B", "L", "X", "P", "J", "R"}[c]
 }
 
-// The core event types of format version 1 (docs/format.md); those a
+// The core event types (docs/format.md; source/line from format version
+// 4 on); those a
 // harness writes are package events' constants.
 const (
 	TypeTurnStart         = events.TypeTurnStart
@@ -42,6 +43,7 @@ const (
 	TypeTodoWrite         = events.TypeTodoWrite
 	TypeRequestHeader     = events.TypeRequestHeader
 	TypeRequestContext    = events.TypeRequestContext
+	TypeSourceLine        = events.TypeSourceLine
 	TypeSessionEndSeed    = "session/end-seed"
 	TypeSessionRecovered  = "session/recovered"
 	TypeSessionSalvaged   = "session/salvaged"
@@ -73,6 +75,7 @@ var coreTypes = [...]string{
 	TypeTurnStart, TypeTurnEnd, TypeRequestHeader, TypeRequestContext, TypeSystemMessage, TypeDeveloperMessage,
 	TypeAssistantAttempt, TypeTodoWrite, TypeSessionEndSeed, TypeSessionRecovered,
 	TypeSessionSalvaged, TypeCompactionStart, TypeCompactionSummary, TypeCompactionEnd, TypeCompactionPrune,
+	TypeSourceLine,
 }
 
 func coreClass(typ string) (class, bool) {
@@ -82,7 +85,7 @@ func coreClass(typ string) (class, bool) {
 	case TypeTurnStart, TypeTurnEnd, TypeStepStart, TypeStepEnd:
 		return classB, true
 	case TypeAssistantAttempt, TypeToolCall, TypeTodoWrite, TypeRequestHeader, TypeRequestContext,
-		TypeCompactionStart, TypeCompactionSummary, TypeCompactionEnd, TypeCompactionPrune:
+		TypeCompactionStart, TypeCompactionSummary, TypeCompactionEnd, TypeCompactionPrune, TypeSourceLine:
 		return classL, true
 	case TypeSessionEndSeed, TypeSessionRecovered, TypeSessionSalvaged:
 		return classX, true
@@ -90,7 +93,7 @@ func coreClass(typ string) (class, bool) {
 	return classU, false
 }
 
-// IsCoreType reports whether typ is one of the core types of format version 1.
+// IsCoreType reports whether typ is one of the core types.
 func IsCoreType(typ string) bool {
 	_, ok := coreClass(typ)
 	return ok

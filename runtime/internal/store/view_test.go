@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/seed-e5e476df/logbook/plugins/jsonl"
@@ -107,7 +108,7 @@ func tornLog(t *testing.T) (*Store, string) {
 	if err := st.Release(ctx, s); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(dir, "s", "events.v3.jsonl")
+	path := filepath.Join(dir, "s", "events.v"+strconv.Itoa(sdk.FormatVersion)+".jsonl")
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)

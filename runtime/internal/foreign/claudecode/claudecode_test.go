@@ -27,7 +27,7 @@ func run(t *testing.T, name string) foreigntest.Result {
 func typed(r foreigntest.Result) []session.Event {
 	var out []session.Event
 	for _, e := range r.Session.Events().All() {
-		if !strings.HasPrefix(e.Type(), "plugin:") {
+		if e.Type() != events.TypeSourceLine {
 			out = append(out, e)
 		}
 	}
@@ -289,23 +289,27 @@ func TestSubagentFiles(t *testing.T) {
 	if old.Identity.ParentSessionID != "5c0375b4-57a5-4f26-b12d-d022ee4e51b7" || old.Identity.AgentID != "" {
 		t.Errorf("old agent file identity %+v", old.Identity)
 	}
-	main := run(t, "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl")
+	main := run(t, "sidechain.jsonl")
 	if main.Identity.ParentSessionID != "" {
 		t.Errorf("main file identified as a subagent: %+v", main.Identity)
 	}
-	// The main chain has a command prompt and its isMeta expansion; the two
-	// Task subagents' prompts are sidechain lines.
+	// The main chain has one prompt; the Task subagent's prompt and answer
+	// are sidechain lines between the call and its result.
 	for _, e := range ofType(typed(main), "user/message") {
 		if bytes.Contains(e.Data(), []byte("Examine the package.json file(s)")) {
 			t.Errorf("a sidechain prompt inside the main file was typed: %.120s", e.Data())
 		}
 	}
-	if got := len(ofType(typed(main), "user/message")); got != 2 {
-		t.Errorf("%d user messages in the main file, want 2", got)
+	if got := len(ofType(typed(main), "user/message")); got != 1 {
+		t.Errorf("%d user messages in the main file, want 1", got)
 	}
-	// 22 main-chain assistant lines merge into 10 messages.
-	if got := len(ofType(typed(main), "assistant/message")); got != 10 {
-		t.Errorf("%d assistant messages in the main file, want 10", got)
+	if got := len(ofType(typed(main), "tool/result")); got != 1 {
+		t.Errorf("%d tool results in the main file, want 1", got)
+	}
+	// Three main-chain assistant lines merge into two messages; the
+	// sidechain's answer is not one of them.
+	if got := len(ofType(typed(main), "assistant/message")); got != 2 {
+		t.Errorf("%d assistant messages in the main file, want 2", got)
 	}
 }
 
@@ -411,4 +415,105 @@ func FuzzMapper(f *testing.F) {
 			t.Fatalf("refused: %v", r.Refused)
 		}
 	})
+}
+
+// TestCompactAfterRewind: claude-code-log's fixtures of a rewind followed
+// by an automatic compaction. The rewind forks the abandoned attempt; the
+// checkpoint then replaces the path the file went on with (not the
+// abandoned attempt, already off the surface); the partial compaction's
+// preserved tail, rewritten after the summary, is typed after the
+// checkpoint.
+func TestCompactAfterRewind(t *testing.T) {
+	const summary = `{"role":"user","content":"This session is being continued from a previous conversation that ran out of context. Summary: the user asked for a plan."}`
+	for name, want := range map[string]string{
+		"dag_compact_after_rewind.jsonl":           `[` + summary + `,{"role":"user","content":"After compaction"},{"role":"assistant","content":"Final answer"}]`,
+		"dag_compact_after_rewind_preserved.jsonl": `[` + summary + `,{"role":"assistant","content":"Kept going"},{"role":"user","content":"After compaction"},{"role":"assistant","content":"Final answer"}]`,
+	} {
+		r := run(t, name)
+		if !slices.Equal(r.Branches, []string{"branch-1"}) {
+			t.Errorf("%s: branches %v", name, r.Branches)
+		}
+		if got := messages(t, r, "openai"); got != want {
+			t.Errorf("%s: messages\n got %s\nwant %s", name, got, want)
+		}
+		sums := ofType(typed(r), "compaction/summary")
+		if len(sums) != 1 || bytes.Contains(sums[0].Data(), []byte(`"First attempt"`)) {
+			t.Fatalf("%s: compaction summaries %v", name, sums)
+		}
+		var d struct{ ShadowedSeqs []sdk.Seq }
+		if err := json.Unmarshal(sums[0].Data(), &d); err != nil {
+			t.Fatal(err)
+		}
+		for _, seq := range d.ShadowedSeqs {
+			if e := r.Session.Events().At(int(seq)); bytes.Contains(e.Data(), []byte("First ")) {
+				t.Errorf("%s: the checkpoint shadows seq %d, of the abandoned attempt", name, seq)
+			}
+		}
+	}
+}
+
+// TestSubagentFileOfClaudeCode2: claude-code-log's subagents/agent-<id>
+// file (Claude Code 2.1, lines with agentId, a string prompt) is the
+// child of its session and types its prompt and answer.
+func TestSubagentFileOfClaudeCode2(t *testing.T) {
+	r := run(t, "agent-showcol1.jsonl")
+	want := foreign.Identity{Tool: "claude-code", SessionID: "showcol1", Version: "2.1.173", CWD: "/workspace/example-app",
+		ParentSessionID: "55550000-0000-4000-8000-000000000001", AgentID: "showcol1"}
+	if r.Identity != want {
+		t.Errorf("identity %+v, want %+v", r.Identity, want)
+	}
+	if got := messages(t, r, "anthropic"); !strings.HasPrefix(got, `[{"role":"user","content":[{"type":"text","text":"Survey src/web`) || !strings.Contains(got, "column layout") {
+		t.Errorf("messages %s", got)
+	}
+}
+
+// TestEndLeavesARunningTurnOpen: End at a point where the turn is still
+// running (its prompt, call or tool result awaits the model, as when the
+// mirror reads a live session) closes nothing, so the lines appended later continue the
+// same turn; End after the model's answer closes it.
+func TestEndLeavesARunningTurnOpen(t *testing.T) {
+	file := `{"parentUuid":null,"type":"user","message":{"role":"user","content":"Why does make test fail?"},"uuid":"u1","sessionId":"7f3c"}
+{"parentUuid":"u1","type":"assistant","message":{"id":"msg_A","model":"m","content":[{"type":"tool_use","id":"toolu_1","name":"Bash","input":{}}]},"uuid":"a1"}
+{"parentUuid":"a1","type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"FAIL"}]},"uuid":"u2"}
+{"parentUuid":"u2","type":"assistant","message":{"id":"msg_B","model":"m","content":[{"type":"text","text":"A fixture is missing."}]},"uuid":"a2"}
+`
+	lines := foreigntest.SplitLines([]byte(file))
+	d := claudecode.New()
+	id, _ := d.Identify(lines)
+	m := d.NewMapper(id)
+	seq := sdk.Seq(0)
+	var types []string
+	feed := func(st foreign.Step) []string {
+		var got []string
+		for _, in := range st.Inputs {
+			got = append(got, in.Type)
+		}
+		seq += sdk.Seq(len(st.Inputs))
+		m.Accepted(true)
+		types = append(types, got...)
+		return got
+	}
+	feed(m.Line(lines[0], seq))
+	seq++
+	if got := feed(m.End(seq)); len(got) != 0 {
+		t.Errorf("End with the prompt awaiting the model: %v, want nothing", got)
+	}
+	feed(m.Line(lines[1], seq))
+	seq++
+	if got := feed(m.End(seq)); !slices.Equal(got, []string{"request/header", "request/context", "step/start", "assistant/message", "tool/call"}) {
+		t.Errorf("End with a call running: %v, want the message and no ends", got)
+	}
+	feed(m.Line(lines[2], seq))
+	seq++
+	if got := feed(m.End(seq)); len(got) != 0 {
+		t.Errorf("End with a result awaiting the model: %v, want nothing", got)
+	}
+	feed(m.Line(lines[3], seq))
+	seq++
+	if got := feed(m.End(seq)); !slices.Equal(got, []string{"step/end", "step/start", "assistant/message", "step/end", "turn/end"}) {
+		t.Errorf("End after the answer: %v", got)
+	}
+	if n := len(slices.DeleteFunc(types, func(s string) bool { return s != "turn/start" })); n != 1 {
+		t.Errorf("%d turns, want 1: the lines after each End continue the turn", n)
+	}
 }

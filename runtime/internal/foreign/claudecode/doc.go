@@ -22,7 +22,9 @@
 // "prompt"); an assistant message merged from its lines is one step
 // (step/start, assistant/message, a tool/call per tool_use block), preceded
 // by request/header and request/context when its model changes; tool_result
-// blocks are tool/results; the turn ends at the next prompt or at End. A
+// blocks are tool/results; the turn ends at the next prompt, or at End
+// unless it is still running (its prompt, tool calls or results await the
+// model). A
 // compaction is a bracket whose checkpoint replaces the whole path; a
 // prompt that continues an earlier line (a rewind) forks the session into
 // branch-<n> and replaces the path after its parent. Every other line adds

@@ -28,6 +28,7 @@ type mapper struct {
 	turn, step         int  // the last turn opened and its last step
 	turnOpen, stepOpen bool // whether they are still open
 	turnHasStep        bool // the open turn has a model step
+	answered           bool // the open turn's last typed event is a model answer without tool calls
 	aborted            bool // the user interrupted the open turn
 	model              string
 	pend               *pending // the assistant message being merged, or nil
@@ -119,11 +120,18 @@ func (m *mapper) Accepted(ok bool) {
 	}
 }
 
-// End completes the assistant message being merged and closes the open
-// step and turn.
+// End completes the assistant message being merged. It closes the open
+// step and turn only when the turn is over as far as the file shows: the
+// model answered without tool calls, or the user interrupted it. Any other
+// turn is still running (its prompt, tool calls or tool results await the
+// model: a live session the mirror follows, or one cut short): it stays
+// open, and the lines appended later continue it.
 func (m *mapper) End(next sdk.Seq) foreign.Step {
 	b := &builder{m: m, next: next}
-	m.closeTurn(b)
+	m.flush(b)
+	if m.answered || m.aborted {
+		m.closeTurn(b)
+	}
 	return foreign.Step{Inputs: b.inputs}
 }
 
@@ -239,7 +247,7 @@ func (m *mapper) flush(b *builder) {
 		m.model = p.model
 	}
 	m.step++
-	m.stepOpen, m.turnHasStep = true, true
+	m.stepOpen, m.turnHasStep, m.answered = true, true, len(p.calls) == 0
 	b.add(events.StepStart(m.turn, m.step))
 	b.add(events.Assistant(m.turn, m.step, events.Reply{ID: p.id, Model: events.Model{Provider: provider, Name: p.model}, Content: p.blocks, Usage: p.usage}))
 	for _, c := range p.calls {
@@ -255,7 +263,7 @@ func (m *mapper) flush(b *builder) {
 func (m *mapper) openTurn(b *builder) {
 	m.turn++
 	m.step = 0
-	m.turnOpen, m.turnHasStep, m.aborted = true, false, false
+	m.turnOpen, m.turnHasStep, m.answered, m.aborted = true, false, false, false
 	b.add(events.TurnStart(m.turn))
 }
 
@@ -342,6 +350,7 @@ func hasResult(bs []apiBlock) bool {
 // other blocks, if any, as a user/message of kind "context".
 func (m *mapper) results(b *builder, r record, bs []apiBlock, n int) {
 	m.flush(b)
+	m.answered = false
 	count := 0
 	for _, bl := range bs {
 		if bl.Type == "tool_result" {

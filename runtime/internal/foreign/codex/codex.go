@@ -30,8 +30,9 @@ func (dialect) Claims(text []byte) bool {
 
 // Identify reads the session from the file's first session_meta (or an old
 // rollout's bare meta line): its id, cli_version and cwd (when absolute).
-// A session_meta whose parent_thread_id is set is a subagent's: its parent
-// and its own id become ParentSessionID and AgentID. Later session_meta
+// A session_meta that names the thread that spawned it (parent_thread_id,
+// or source.subagent.thread_spawn.parent_thread_id) is a subagent's: its
+// parent and its own id become ParentSessionID and AgentID. Later session_meta
 // lines (the parent's, copied into a fork) are not read.
 func (dialect) Identify(lines []foreign.Line) (foreign.Identity, error) {
 	for _, l := range lines {
@@ -47,8 +48,8 @@ func (dialect) Identify(lines []foreign.Line) (foreign.Identity, error) {
 		if filepath.IsAbs(m.CWD) {
 			id.CWD = m.CWD
 		}
-		if m.ParentThreadID != "" {
-			id.ParentSessionID, id.AgentID = m.ParentThreadID, m.ID
+		if parent := m.parentThread(); parent != "" {
+			id.ParentSessionID, id.AgentID = parent, m.ID
 		}
 		return id, nil
 	}

@@ -18,6 +18,30 @@ type sessionMeta struct {
 	BaseInstructions json.RawMessage `json:"base_instructions"` // {"text":…} or a string
 	Instructions     *string         `json:"instructions"`      // before base_instructions
 	ParentThreadID   string          `json:"parent_thread_id"`
+	// Source is where the session came from: a string ("cli", "exec", …)
+	// or an object; a spawned subagent's is
+	// {"subagent":{"thread_spawn":{"parent_thread_id":…}}}.
+	Source json.RawMessage `json:"source"`
+}
+
+// parentThread is the id of the thread that spawned this session, or ""
+// for a session no other started. Codex writes it in source (every version
+// with subagents) and, in later versions, also as parent_thread_id.
+func (m sessionMeta) parentThread() string {
+	if m.ParentThreadID != "" {
+		return m.ParentThreadID
+	}
+	var src struct {
+		Subagent struct {
+			ThreadSpawn struct {
+				ParentThreadID string `json:"parent_thread_id"`
+			} `json:"thread_spawn"`
+		} `json:"subagent"`
+	}
+	if len(m.Source) == 0 || m.Source[0] != '{' || json.Unmarshal(m.Source, &src) != nil {
+		return ""
+	}
+	return src.Subagent.ThreadSpawn.ParentThreadID
 }
 
 // systemPrompt is the session's base instructions, or "".
@@ -39,11 +63,27 @@ func (m sessionMeta) systemPrompt() string {
 
 // turnContext is the payload of turn_context as far as the header reads it.
 type turnContext struct {
-	Model          string          `json:"model"`
-	Effort         *string         `json:"effort"`
+	Model  string  `json:"model"`
+	Effort *string `json:"effort"`
+	// CollaborationMode, in later versions, holds the effort the turn runs
+	// with in settings.reasoning_effort (effort may then be absent).
+	CollaborationMode *struct {
+		Settings struct {
+			ReasoningEffort *string `json:"reasoning_effort"`
+		} `json:"settings"`
+	} `json:"collaboration_mode"`
 	Summary        json.RawMessage `json:"summary"`
 	ApprovalPolicy json.RawMessage `json:"approval_policy"`
 	SandboxPolicy  json.RawMessage `json:"sandbox_policy"`
+}
+
+// effort is the reasoning effort the turn runs with: effort, else the
+// collaboration mode's, else nil.
+func (tc turnContext) effort() *string {
+	if tc.Effort == nil && tc.CollaborationMode != nil {
+		return tc.CollaborationMode.Settings.ReasoningEffort
+	}
+	return tc.Effort
 }
 
 // part is one content part of a message, a reasoning summary or a tool

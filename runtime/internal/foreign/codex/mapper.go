@@ -178,8 +178,8 @@ func (m *mapper) turnContext(payload json.RawMessage) {
 	}
 	cfg := events.Config{Provider: m.provider, Model: m.model,
 		Extra: marshal(headerExtra{safe(tc.ApprovalPolicy), safe(tc.SandboxPolicy), safe(tc.Summary)})}
-	if tc.Effort != nil {
-		cfg.ReasoningEffort = *tc.Effort
+	if e := tc.effort(); e != nil {
+		cfg.ReasoningEffort = *e
 	}
 	key := string(events.RequestHeader(events.Header{Config: cfg}, "").Data)
 	if key == m.config {

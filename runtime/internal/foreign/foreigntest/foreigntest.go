@@ -7,7 +7,6 @@ package foreigntest
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"testing"
@@ -20,10 +19,6 @@ import (
 	"github.com/seed-e5e476df/logbook/runtime/internal/session"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
-
-// rawType stands for the raw source-line record the importer writes; the
-// harness appends it so seqs are counted as in a real import.
-const rawType = "plugin:foreign/line"
 
 // Result is what a run appended.
 type Result struct {
@@ -65,28 +60,17 @@ func ReadLines(t testing.TB, path string) []foreign.Line {
 	return SplitLines(b)
 }
 
-// SplitLines splits file bytes into lines: every "\n" ends one, and bytes
-// after the last "\n" are a last line without Newline.
-func SplitLines(b []byte) []foreign.Line {
-	var out []foreign.Line
-	for n := 1; len(b) > 0; n++ {
-		i := bytes.IndexByte(b, '\n')
-		if i < 0 {
-			out = append(out, foreign.Line{N: n, Text: b})
-			break
-		}
-		out = append(out, foreign.Line{N: n, Text: b[:i:i], Newline: true})
-		b = b[i+1:]
-	}
-	return out
-}
+// SplitLines is foreign.SplitLines, the importer's split of a file into
+// lines.
+func SplitLines(b []byte) []foreign.Line { return foreign.SplitLines(b) }
 
 // Run identifies lines with d, then feeds them to a new mapper (End after
-// the last), appending a raw record per line and each Step's inputs, as
-// foreign.Groups splits them, to a lenient in-memory session that checks
-// the compaction invariants as the store does. A refused group is reported
-// to the mapper with Accepted(false) (the groups after it are not
-// appended) and recorded in Result.Refused.
+// the last), appending each line's source/line record (with the Step's
+// damage) and the Step's inputs, as foreign.Groups splits them, to a
+// lenient in-memory session that checks the compaction invariants as the
+// store does. A refused group is reported to the mapper with
+// Accepted(false) (the groups after it are not appended) and recorded in
+// Result.Refused.
 func Run(t testing.TB, d foreign.Dialect, lines []foreign.Line) Result {
 	t.Helper()
 	id, err := d.Identify(lines)
@@ -129,12 +113,11 @@ func Run(t testing.TB, d foreign.Dialect, lines []foreign.Line) Result {
 		m.Accepted(ok && appendGroups(n, after))
 	}
 	for _, l := range lines {
-		seq := sdk.Seq(s.Len())
-		data, _ := json.Marshal(map[string]any{"line": l.N})
-		if _, err := s.Append(ctx, events.Input{Type: rawType, Data: data, Ignorable: true}); err != nil {
+		st := m.Line(l, sdk.Seq(s.Len()))
+		if _, err := s.Append(ctx, foreign.Record{Line: l, Damage: st.Damage}.Input()); err != nil {
 			t.Fatalf("raw record of line %d: %v", l.N, err)
 		}
-		apply(l.N, m.Line(l, seq))
+		apply(l.N, st)
 	}
 	apply(len(lines)+1, m.End(sdk.Seq(s.Len())))
 	return r

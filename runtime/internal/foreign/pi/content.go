@@ -2,13 +2,29 @@ package pi
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"strconv"
 	"strings"
 
 	"github.com/seed-e5e476df/logbook/events"
+	"github.com/seed-e5e476df/logbook/sdk"
 )
+
+// callID is the logbook call id of a pi tool call id (a tool call's id, a
+// tool result's toolCallId): the id itself when it is 1 to
+// sdk.MaxCallIDBytes bytes long, else "call-h" and the first 16 hex digits
+// of its SHA-256, so that a call and its result still pair and the store
+// takes both.
+func callID(id string) string {
+	if id != "" && len(id) <= sdk.MaxCallIDBytes {
+		return id
+	}
+	sum := sha256.Sum256([]byte(id))
+	return "call-h" + hex.EncodeToString(sum[:8])
+}
 
 // userBlocks converts a user-side content member (a string, or an array of
 // text and image blocks) to logbook blocks. Blocks of other types, and
@@ -57,7 +73,7 @@ func assistantBlocks(raw json.RawMessage) ([]events.Block, []events.Call) {
 			if b.ID == "" || b.Name == "" {
 				continue
 			}
-			c := events.Call{ID: b.ID, Name: b.Name, Arguments: compact(b.Arguments)}
+			c := events.Call{ID: callID(b.ID), Name: b.Name, Arguments: compact(b.Arguments)}
 			calls = append(calls, c)
 			out = append(out, events.ToolCallBlock(c))
 		}

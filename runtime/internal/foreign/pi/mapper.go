@@ -116,6 +116,9 @@ func (m *mapper) Line(l foreign.Line, seq sdk.Seq) foreign.Step {
 		st.Branch = "branch-" + strconv.Itoa(m.branches)
 		m.cut = true
 		b.closeTurn(events.AbortedByUser())
+		// The branch child keeps the abandoned path: it ends there, so it
+		// gets the step and turn ends too.
+		st.BranchAfter = len(b.ins)
 	}
 	b.entry(e)
 	st.Inputs = b.ins
@@ -346,14 +349,15 @@ func (b *stepb) assistant(msg *message) {
 // its last answer.
 func (b *stepb) toolResult(msg *message) {
 	turn, step := b.lp.turn, b.lp.step
-	if ts, ok := b.m.t.calls[msg.ToolCallID]; ok {
+	call := callID(msg.ToolCallID)
+	if ts, ok := b.m.t.calls[call]; ok {
 		turn, step = ts[0], ts[1]
 	}
-	tm := events.ToolMessage{ID: b.id, CallID: msg.ToolCallID, Content: userBlocks(msg.Content), IsError: msg.IsError}
+	tm := events.ToolMessage{ID: b.id, CallID: call, Content: userBlocks(msg.Content), IsError: msg.IsError}
 	seq := b.put(events.Tool(turn, step, tm), b.plan(false, -1))
 	id := b.id
 	b.fns = append(b.fns, func() { b.m.t.results[id] = toolRec{seq: seq, turn: turn, step: step, msg: tm} })
-	if i := slices.Index(b.lp.open, msg.ToolCallID); i >= 0 {
+	if i := slices.Index(b.lp.open, call); i >= 0 {
 		b.lp.open = slices.Delete(slices.Clone(b.lp.open), i, i+1)
 		if len(b.lp.open) == 0 && b.lp.stepOpen && turn == b.lp.turn && step == b.lp.step {
 			b.add(events.StepEnd(turn, step))

@@ -298,3 +298,45 @@ func TestRefusedStepLeavesStateUnchanged(t *testing.T) {
 		m2.Accepted(i != 5)
 	}
 }
+
+// TestLongCallIDsPair: a tool call id longer than logbook's call ids may
+// be is hashed the same way in the call and in its result, so the session
+// takes both and they pair; an id that fits is kept.
+func TestLongCallIDsPair(t *testing.T) {
+	long := strings.Repeat("c", sdk.MaxCallIDBytes+12)
+	src := `{"type":"session","version":3,"id":"p1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}
+{"type":"message","id":"e1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"hi","timestamp":1}}
+{"type":"message","id":"e2","parentId":"e1","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"LONG","name":"bash","arguments":{"c":1}},{"type":"toolCall","id":"short","name":"bash","arguments":{}}],"provider":"anthropic","model":"m","stopReason":"toolUse","timestamp":2}}
+{"type":"message","id":"e3","parentId":"e2","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"toolResult","toolCallId":"LONG","toolName":"bash","content":[{"type":"text","text":"one"}],"isError":false,"timestamp":3}}
+{"type":"message","id":"e4","parentId":"e3","timestamp":"2026-01-01T00:00:04.000Z","message":{"role":"toolResult","toolCallId":"short","toolName":"bash","content":[{"type":"text","text":"two"}],"isError":false,"timestamp":4}}
+{"type":"message","id":"e5","parentId":"e4","timestamp":"2026-01-01T00:00:05.000Z","message":{"role":"assistant","content":[{"type":"text","text":"done"}],"provider":"anthropic","model":"m","stopReason":"stop","timestamp":5}}
+`
+	r := foreigntest.Run(t, pi.New(), foreigntest.SplitLines([]byte(strings.ReplaceAll(src, "LONG", long))))
+	if len(r.Refused) != 0 {
+		t.Fatalf("refused: %v", r.Refused)
+	}
+	got, err := r.Messages("openai")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = `[{"role":"user","content":"hi"},{"role":"assistant","tool_calls":[{"id":"call-h`
+	if !bytes.HasPrefix(got, []byte(want)) || bytes.Contains(got, []byte(long)) ||
+		!bytes.Contains(got, []byte(`"tool_call_id":"short","content":"two"`)) || bytes.Count(got, []byte(`"tool_call_id":"call-h`)) != 1 {
+		t.Errorf("messages %s", got)
+	}
+}
+
+// TestBranchChildEndsTheAbandonedTurn: a tree switch that leaves a turn
+// open (tree-v2's prompt "Go." had no answer) ends that turn before the
+// fork, so the branch child holds it closed, and main too.
+func TestBranchChildEndsTheAbandonedTurn(t *testing.T) {
+	r := run(t, "testdata/tree-v2.jsonl")
+	if len(r.BranchLens) != 1 {
+		t.Fatalf("branches %v", r.Branches)
+	}
+	child := r.Session.Events().Range(0, sdk.Offset(r.BranchLens[0])).Slice()
+	last := child[len(child)-1]
+	if last.Type() != events.TypeTurnEnd || !bytes.Contains(last.Data(), []byte(`"turn":3`)) {
+		t.Errorf("the child ends with %s %s, want turn 3's turn/end", last.Type(), last.Data())
+	}
+}
