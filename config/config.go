@@ -144,9 +144,39 @@ type Config struct {
 	// uses. Without the block it holds the defaults.
 	Serve Serve
 
+	// Mirrors holds the mirror blocks in file order, at most one per
+	// tool: the directories logbook serve imports live (docs/import.md,
+	// "The live mirror").
+	Mirrors []Mirror
+
 	// Telemetry is the telemetry block, or nil when there is none: then
 	// logbook serve pushes no traces (docs/operations.md, "Telemetry").
 	Telemetry *Telemetry
+}
+
+// Mirror is one mirror "<tool>" block: a directory of another tool's
+// session files that logbook serve imports as they are written.
+type Mirror struct {
+	// Tool is the block label, the dialect the files are read in:
+	// "claude-code", "codex", "pi" or "auto" (detected per file).
+	Tool string
+
+	// Dir is the directory watched, with everything below it; absolute
+	// when the config file's path was (a relative dir is joined to the
+	// config file's directory, a leading "~/" to the home directory).
+	// Key dir; default DefaultSourceDir(Tool, home) (required for "auto").
+	Dir string
+
+	// Poll makes the mirror stat the files every 250 ms instead of using
+	// file notifications (for file systems such as NFS that do not
+	// notify of writes made elsewhere). Key poll; default false: it polls
+	// only where notifications fail.
+	Poll bool
+
+	// IdleRelease is how long a mirrored session stays live after the
+	// mirror last wrote to it; then the mirror flushes and releases it.
+	// Key idle_release; default 1m; ≥ 1s.
+	IdleRelease time.Duration
 }
 
 // Serve is the body of the serve block.

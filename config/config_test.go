@@ -410,6 +410,16 @@ func TestRules(t *testing.T) {
 		{"serve unknown key", "serve {\n  addr = \"x\"\n}" + mem, "t.hcl:2:3:", []string{`unknown key "addr" in serve`}},
 		{"serve once", "serve {}\nserve {}" + mem, "t.hcl:2:1:", []string{"serve block is declared twice"}},
 
+		// mirror
+		{"mirror needs a label", "mirror {}" + mem, "t.hcl:1:1:", []string{"mirror block needs exactly one label", `"claude-code"`}},
+		{"mirror label a tool", "mirror \"cursor\" {}" + mem, "t.hcl:1:8:", []string{`mirror "cursor": the label must be one of "auto", "claude-code", "codex", "pi"`}},
+		{"mirror once per tool", "mirror \"pi\" {}\nmirror \"pi\" {}" + mem, "t.hcl:2:8:", []string{`mirror "pi" is declared twice (first at t.hcl:1:1)`}},
+		{"mirror auto needs dir", "mirror \"auto\" {}" + mem, "t.hcl:1:1:", []string{`mirror "auto" needs dir`}},
+		{"mirror dir not empty", "mirror \"pi\" {\n  dir = \"\"\n}" + mem, "t.hcl:2:3:", []string{"dir", "must not be empty"}},
+		{"mirror poll a bool", "mirror \"pi\" {\n  poll = 1\n}" + mem, "t.hcl:2:3:", []string{"poll = 1", "true or false"}},
+		{"mirror idle_release at least 1s", "mirror \"pi\" {\n  idle_release = \"10ms\"\n}" + mem, "t.hcl:2:3:", []string{`idle_release = "10ms" must be >= 1s`}},
+		{"mirror unknown key", "mirror \"pi\" {\n  path = \"x\"\n}" + mem, "t.hcl:2:3:", []string{`unknown key "path" in mirror "pi"`, "allowed keys: dir, poll, idle_release"}},
+
 		// retention
 		{"retention max_age required", "retention {}" + mem, "t.hcl:1:1:", []string{"retention block needs max_age"}},
 		{"retention max_age a duration", "retention {\n  max_age = \"90 days\"\n}" + mem, "t.hcl:2:3:", []string{`max_age = "90 days"`, "units d, h"}},
@@ -922,6 +932,55 @@ func TestRetentionBlock(t *testing.T) {
 	}
 	if c := parse(t, mem); c.Retention != nil {
 		t.Fatalf("Retention without a block = %+v; want nil", c.Retention)
+	}
+}
+
+func TestMirrorBlocks(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	c, err := config.Parse([]byte("mirror \"claude-code\" {}\n"+
+		"mirror \"codex\" {\n  dir = \"rel/codex\"\n  poll = true\n  idle_release = \"30s\"\n}\n"+
+		"mirror \"pi\" {\n  dir = \"~/pi-sessions\"\n}\n"+
+		"mirror \"auto\" {\n  dir = \"/srv/sessions/\"\n}"+mem), "/etc/logbook/t.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []config.Mirror{
+		{Tool: "claude-code", Dir: filepath.Join(home, ".claude", "projects"), IdleRelease: time.Minute},
+		{Tool: "codex", Dir: "/etc/logbook/rel/codex", Poll: true, IdleRelease: 30 * time.Second},
+		{Tool: "pi", Dir: filepath.Join(home, "pi-sessions"), IdleRelease: time.Minute},
+		{Tool: "auto", Dir: "/srv/sessions", IdleRelease: time.Minute},
+	}
+	if !reflect.DeepEqual(c.Mirrors, want) {
+		t.Errorf("mirrors:\n got %+v\nwant %+v", c.Mirrors, want)
+	}
+	if c := parse(t, mem); c.Mirrors != nil {
+		t.Errorf("no mirror block: got %+v", c.Mirrors)
+	}
+}
+
+// Without a home directory a mirror needs an explicit dir, and "~/" means
+// nothing.
+func TestMirrorWithoutHome(t *testing.T) {
+	t.Setenv("HOME", "")
+	wantErr(t, "mirror \"codex\" {}"+mem, "t.hcl:1:1:", `mirror "codex" has no dir and there is no home directory`, "~/.codex/sessions")
+	wantErr(t, "mirror \"codex\" {\n  dir = \"~/x\"\n}"+mem, "t.hcl:2:3:", `dir = "~/x" starts with ~ but there is no home directory`)
+	if c := parse(t, "mirror \"codex\" {\n  dir = \"/x\"\n}"+mem); c.Mirrors[0].Dir != "/x" {
+		t.Errorf("dir %q, want /x", c.Mirrors[0].Dir)
+	}
+}
+
+func TestDefaultSourceDir(t *testing.T) {
+	for tool, want := range map[string]string{
+		"claude-code": "/h/.claude/projects",
+		"codex":       "/h/.codex/sessions",
+		"pi":          "/h/.pi/agent/sessions",
+		"auto":        "",
+		"cursor":      "",
+	} {
+		if got := config.DefaultSourceDir(tool, "/h"); got != want {
+			t.Errorf("DefaultSourceDir(%q) = %q, want %q", tool, got, want)
+		}
 	}
 }
 

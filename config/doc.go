@@ -44,6 +44,12 @@
 //	  spill_max_inline_bytes = 50000         # 0 = spill disabled
 //	}
 //
+//	mirror "claude-code" {                   # serve imports these files live
+//	  dir          = "~/.claude/projects"    # the default; relative: against the config file's directory
+//	  poll         = false                   # true: stat every 250ms instead of notifications
+//	  idle_release = "1m"                    # release a mirrored session idle this long; >= 1s
+//	}
+//
 //	plugin "my-backend" {
 //	  command = "/opt/logbook/my-backend"    # no command = a bundled plugin
 //	  args    = ["--quiet"]
@@ -70,7 +76,9 @@
 // called. Paths inside blocks (jsonl root, sqlite path, spill_root) that are
 // relative are joined to DataDir; see Config.ResolvePath. A plugin command
 // containing a path separator and not absolute is joined to the config file's
-// directory; a bare command name is kept for a PATH lookup.
+// directory; a bare command name is kept for a PATH lookup. A mirror dir
+// that is relative is joined to the config file's directory, and one that
+// starts with "~/" to the home directory.
 //
 // # Plugin config as JSON
 //

@@ -20,7 +20,7 @@ var topSchema = schema{
 		"max_event_bytes", "rpc_max_bytes", "plugin_start_timeout", "auto_mtls",
 		"max_pending_bytes_total", "write_backpressure_timeout", "max_live_sessions",
 	},
-	blocks: []string{"persistence", "compaction", "plugin", "retention", "serve", "telemetry"},
+	blocks: []string{"persistence", "compaction", "plugin", "retention", "serve", "mirror", "telemetry"},
 }
 
 // pluginInfo is what the other blocks need to know about a plugin block.
@@ -86,7 +86,7 @@ func (d *decoder) top(body *hclsyntax.Body) *Config {
 			"rpc_max_bytes (%d) must be >= max_event_bytes + 1 MiB (%d)", c.RPCMaxBytes, sdk.MinRPCMaxBytes(int(c.MaxEventBytes)))
 	}
 
-	var persist, compact, plugs, retain, serve, telemetry []*hclsyntax.Block
+	var persist, compact, plugs, retain, serve, mirror, telemetry []*hclsyntax.Block
 	for _, b := range blocks {
 		switch b.Type {
 		case "persistence":
@@ -99,6 +99,8 @@ func (d *decoder) top(body *hclsyntax.Body) *Config {
 			retain = append(retain, b)
 		case "serve":
 			serve = append(serve, b)
+		case "mirror":
+			mirror = append(mirror, b)
 		case "telemetry":
 			telemetry = append(telemetry, b)
 		}
@@ -108,6 +110,7 @@ func (d *decoder) top(body *hclsyntax.Body) *Config {
 	d.compaction(c, compact, plugins)
 	d.retention(c, retain)
 	d.serve(c, serve)
+	d.mirrors(c, mirror)
 	d.telemetry(c, telemetry)
 	return c
 }

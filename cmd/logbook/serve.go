@@ -57,7 +57,8 @@ func newServeCmd(a *app) *cobra.Command {
 			"UNSUPPORTED_MEDIA_TYPE before anything changes.\n\n" +
 			"SIGINT or SIGTERM shut it down gracefully: every session it holds is flushed and released.\n" +
 			"With a retention block in the config it applies it (as logbook gc does) when it starts and then\n" +
-			"once an hour, and logs every deletion.",
+			"once an hour, and logs every deletion. With mirror \"<tool>\" blocks it imports that tool's\n" +
+			"session files as they are written (docs/import.md, \"The live mirror\").",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()

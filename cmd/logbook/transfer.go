@@ -104,8 +104,9 @@ func (c countingReader) Read(b []byte) (int, error) {
 // byte-identical).
 func newImportCmd(a *app) *cobra.Command {
 	var (
-		as  string
-		src sourceImport
+		as     string
+		src    sourceImport
+		follow followFlags
 	)
 	cmd := &cobra.Command{
 		Use:         "import FILE | import --from TOOL PATH...",
@@ -124,10 +125,22 @@ func newImportCmd(a *app) *cobra.Command {
 			"  logbook import s1.jsonl --as s1-copy        # a second copy beside the original\n" +
 			"  ssh host logbook export s1 | logbook import -\n" +
 			"  logbook import --from claude-code ~/.claude/projects\n" +
-			"  logbook import --from auto session.jsonl --as mine --json",
-		Args: cobra.MinimumNArgs(1),
+			"  logbook import --from auto session.jsonl --as mine --json\n" +
+			"  logbook import --follow                     # live: each tool's own directory",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if follow.on {
+				return nil
+			}
+			return cobra.MinimumNArgs(1)(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
+			if err := follow.check(as); err != nil {
+				return err
+			}
+			if follow.on {
+				return runFollow(ctx, a, src.from, args, follow.poll)
+			}
 			if src.on() {
 				return src.run(ctx, a, args, as)
 			}
@@ -204,6 +217,7 @@ func newImportCmd(a *app) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&as, "as", "", "store the session under this `ID` instead of the export's (with --from: the one imported session's)")
 	src.register(cmd)
+	follow.register(cmd)
 	return cmd
 }
 

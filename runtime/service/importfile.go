@@ -119,7 +119,10 @@ func (im *SourceImporter) importFile(ctx context.Context, path string, dialects 
 		return nil
 	}
 	if err := im.appendLines(ctx, f, lines); err != nil {
-		return err
+		// The mapper may have seen lines the store does not hold, or a
+		// branch child may be missing: the next Import starts over from
+		// the log (replay), so a repeated call appends nothing twice.
+		return errors.Join(err, im.forget(ctx, f))
 	}
 	f.size = sourceLen(lines[:f.lines])
 	f.prefix = sha256.Sum256(data[:f.size])
@@ -161,8 +164,8 @@ func (im *SourceImporter) attach(ctx context.Context, path string, d foreign.Dia
 	}
 	f.sess = sess
 	rp, err := im.replay(ctx, f, lines)
-	if err != nil {
-		return nil, err
+	if err != nil { // a branch child could not be made: hold nothing
+		return nil, errors.Join(err, im.release(ctx, sess))
 	}
 	if rp.diverged < 0 {
 		im.files[path] = f
@@ -190,7 +193,7 @@ func (im *SourceImporter) attach(ctx context.Context, path string, d foreign.Dia
 		f.sess, f.id = rs, rid
 		rr, err := im.replay(ctx, f, lines)
 		if err != nil {
-			return nil, err
+			return nil, errors.Join(err, im.release(ctx, rs))
 		}
 		if rr.diverged < 0 {
 			im.files[path] = f

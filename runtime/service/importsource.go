@@ -165,8 +165,8 @@ func (im *SourceImporter) Close(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// forget releases f's session (unless another file still writes to it)
-// and drops f.
+// forget releases f's session (unless another file still writes to it,
+// or it was released under the importer) and drops f.
 func (im *SourceImporter) forget(ctx context.Context, f *sourceFile) error {
 	delete(im.files, f.path)
 	for _, o := range im.files {
@@ -174,7 +174,7 @@ func (im *SourceImporter) forget(ctx context.Context, f *sourceFile) error {
 			return nil
 		}
 	}
-	if f.sess == nil {
+	if f.sess == nil || f.sess.s.Closed() { // released under the importer
 		return nil
 	}
 	return f.sess.Release(ctx)

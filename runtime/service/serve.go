@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -77,6 +78,9 @@ type Server struct {
 	srv *server.Server
 	s   *Service
 	log hclog.Logger
+	// mirrors are the configuration's mirror blocks, watching since
+	// NewServer; Serve runs them.
+	mirrors []*Mirror
 }
 
 // NewServer builds the server of `logbook serve` over s. It serves s's
@@ -89,7 +93,9 @@ type Server struct {
 // service (Options.ReadOnly) serves reads only: every write is
 // SESSION_READ_ONLY. A token that is too short, a missing token off
 // loopback and an allowed host or origin that is not one are
-// CONFIG_INVALID.
+// CONFIG_INVALID. A service that writes starts watching the directories of
+// the configuration's mirror blocks here (one that does not exist is
+// CONFIG_INVALID naming it); Serve imports them.
 func (s *Service) NewServer(o ServeOptions) (*Server, error) {
 	if o.Addr == "" {
 		o.Addr = DefaultAddr
@@ -117,7 +123,24 @@ func (s *Service) NewServer(o ServeOptions) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Server{srv: srv, s: s, log: o.Logger}, nil
+	out := &Server{srv: srv, s: s, log: o.Logger}
+	if !s.h.ReadOnly() {
+		for _, mc := range s.cfg.Mirrors {
+			m, err := s.NewMirror(MirrorOptions{
+				Sources:     []MirrorSource{{From: mc.Tool, Dir: mc.Dir}},
+				Poll:        mc.Poll,
+				IdleRelease: mc.IdleRelease,
+			})
+			if err != nil {
+				for _, m := range out.mirrors {
+					m.w.Close()
+				}
+				return nil, sdk.Wrapf(sdk.CodeConfigInvalid, "serve", err, "mirror %q cannot watch %s (create it, or set dir in the mirror block)", mc.Tool, mc.Dir)
+			}
+			out.mirrors = append(out.mirrors, m)
+		}
+	}
+	return out, nil
 }
 
 // Serve serves on ln until ctx ends (or ln fails), then shuts down
@@ -126,6 +149,8 @@ func (s *Service) NewServer(o ServeOptions) (*Server, error) {
 // serves no more after that (close it). A service that
 // writes, with a retention block in its configuration, applies it (as GC
 // does) when Serve starts and then once an hour, logging every deletion.
+// With mirror blocks it runs a Mirror per block for as long as it serves,
+// logging each pass; at shutdown the mirrors release their sessions first.
 // With a telemetry block it pushes the spans of the turns that end to its
 // OTLP collector (docs/operations.md, "Telemetry") until it returns.
 // Serve closes ln and may be called once.
@@ -147,7 +172,62 @@ func (srv *Server) Serve(ctx context.Context, ln net.Listener) error {
 		}()
 		defer func() { stop(); <-done }() // the loop ends before the service closes
 	}
-	return srv.srv.Serve(ctx, ln)
+	if len(srv.mirrors) == 0 {
+		return srv.srv.Serve(ctx, ln)
+	}
+	// The mirrors stop (and release their sessions) before the server's
+	// shutdown releases every other live session.
+	serveCtx, stopServe := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopServe()
+	mctx, stopMirrors := context.WithCancel(ctx)
+	served := make(chan struct{})
+	var wg sync.WaitGroup
+	for _, m := range srv.mirrors {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			srv.runMirror(mctx, m)
+		}()
+	}
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		select {
+		case <-ctx.Done():
+		case <-served:
+		}
+		stopMirrors()
+		wg.Wait()
+		stopServe()
+	}()
+	err = srv.srv.Serve(serveCtx, ln)
+	close(served)
+	<-stopped
+	return err
+}
+
+// runMirror runs m until ctx ends, logging each pass that did something
+// (info), each failure and a switch to polling (warn).
+func (srv *Server) runMirror(ctx context.Context, m *Mirror) {
+	dir := m.sources[0].Dir
+	mode, _ := m.Mode()
+	srv.log.Info("mirror: watching", "from", m.sources[0].From, "dir", dir, "mode", mode)
+	err := m.Run(ctx, func(p MirrorPass) {
+		if p.Mode != mode {
+			mode = p.Mode
+			srv.log.Warn("mirror: polling", "dir", dir, "reason", p.Why)
+		}
+		if p.Err != nil {
+			srv.log.Warn("mirror: import failed; will retry", "dir", dir, "error", p.Err)
+		}
+		if p.Summary.Files > 0 {
+			srv.log.Info("mirror: imported", "dir", dir, "first", p.First, "files", p.Summary.Files,
+				"sessions", len(p.Summary.Sessions), "events", p.Summary.Events, "damaged_lines", len(p.Summary.DamagedLines))
+		}
+	})
+	if err != nil {
+		srv.log.Error("mirror: releasing its sessions failed", "dir", dir, "error", err)
+	}
 }
 
 // CheckServeAddr refuses (CONFIG_INVALID) serving on addr without a token
