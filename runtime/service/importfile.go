@@ -43,7 +43,7 @@ const (
 	opEndPrefix = "import:end-"
 	opAfterEnd  = ":e"
 	// A batch closes at batchLines lines or batchBytes bytes of inputs.
-	batchLines = 512
+	batchLines = 64
 	batchBytes = 512 << 10
 )
 
@@ -207,7 +207,7 @@ func (im *SourceImporter) revise(ctx context.Context, f *sourceFile, main *Sessi
 	if at == 0 {
 		o := im.createOptions(f)
 		o.ParentSession = main.ID()
-		return im.svc.Create(ctx, CreateRequest{ID: rid, Header: o, Stored: true})
+		return im.svc.Create(ctx, CreateRequest{ID: rid, Header: o})
 	}
 	cut := at - 1
 	return im.svc.Fork(ctx, ForkRequest{Source: main.ID(), At: &cut, As: rid})
@@ -247,7 +247,7 @@ func (im *SourceImporter) open(ctx context.Context, f *sourceFile, id string) (*
 		im.damage(f.path, 0, err.Error())
 		return nil, nil
 	}
-	sess, err = im.svc.Create(ctx, CreateRequest{ID: id, Header: o, Stored: true})
+	sess, err = im.svc.Create(ctx, CreateRequest{ID: id, Header: o})
 	if err != nil {
 		return nil, err
 	}
