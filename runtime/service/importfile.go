@@ -84,7 +84,7 @@ func (im *SourceImporter) importFile(ctx context.Context, path string, dialects 
 	}
 	if f != nil && (f.size > len(data) || sha256.Sum256(data[:f.size]) != f.prefix) {
 		// Rewritten since the last call: start over from the store.
-		if err := im.forget(ctx, f); err != nil {
+		if _, err := im.forget(ctx, f); err != nil {
 			return err
 		}
 		f = nil
