@@ -43,7 +43,7 @@ const (
 	opEndPrefix = "import:end-"
 	opAfterEnd  = ":e"
 	// A batch closes at batchLines lines or batchBytes bytes of inputs.
-	batchLines = 512
+	batchLines = 64
 	batchBytes = 512 << 10
 )
 
@@ -84,7 +84,7 @@ func (im *SourceImporter) importFile(ctx context.Context, path string, dialects 
 	}
 	if f != nil && (f.size > len(data) || sha256.Sum256(data[:f.size]) != f.prefix) {
 		// Rewritten since the last call: start over from the store.
-		if err := im.forget(ctx, f); err != nil {
+		if _, err := im.forget(ctx, f); err != nil {
 			return err
 		}
 		f = nil
@@ -122,7 +122,8 @@ func (im *SourceImporter) importFile(ctx context.Context, path string, dialects 
 		// The mapper may have seen lines the store does not hold, or a
 		// branch child may be missing: the next Import starts over from
 		// the log (replay), so a repeated call appends nothing twice.
-		return errors.Join(err, im.forget(ctx, f))
+		_, ferr := im.forget(ctx, f)
+		return errors.Join(err, ferr)
 	}
 	f.size = sourceLen(lines[:f.lines])
 	f.prefix = sha256.Sum256(data[:f.size])
@@ -210,7 +211,7 @@ func (im *SourceImporter) revise(ctx context.Context, f *sourceFile, main *Sessi
 	if at == 0 {
 		o := im.createOptions(f)
 		o.ParentSession = main.ID()
-		return im.svc.Create(ctx, CreateRequest{ID: rid, Header: o, Stored: true})
+		return im.svc.Create(ctx, CreateRequest{ID: rid, Header: o})
 	}
 	cut := at - 1
 	return im.svc.Fork(ctx, ForkRequest{Source: main.ID(), At: &cut, As: rid})
@@ -250,7 +251,7 @@ func (im *SourceImporter) open(ctx context.Context, f *sourceFile, id string) (*
 		im.damage(f.path, 0, err.Error())
 		return nil, nil
 	}
-	sess, err = im.svc.Create(ctx, CreateRequest{ID: id, Header: o, Stored: true})
+	sess, err = im.svc.Create(ctx, CreateRequest{ID: id, Header: o})
 	if err != nil {
 		return nil, err
 	}

@@ -147,8 +147,11 @@ func (im *SourceImporter) ReleaseIdle(ctx context.Context, idle time.Duration) (
 	var errs []error
 	for _, path := range slices.Sorted(maps.Keys(im.files)) {
 		if f := im.files[path]; !f.used.After(cut) {
-			errs = append(errs, im.forget(ctx, f))
-			released++
+			ok, err := im.forget(ctx, f)
+			errs = append(errs, err)
+			if ok {
+				released++
+			}
 		}
 	}
 	return released, errors.Join(errs...)
@@ -160,24 +163,26 @@ func (im *SourceImporter) Close(ctx context.Context) error {
 	defer im.mu.Unlock()
 	var errs []error
 	for _, path := range slices.Sorted(maps.Keys(im.files)) {
-		errs = append(errs, im.forget(ctx, im.files[path]))
+		_, err := im.forget(ctx, im.files[path])
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
 
 // forget releases f's session (unless another file still writes to it,
-// or it was released under the importer) and drops f.
-func (im *SourceImporter) forget(ctx context.Context, f *sourceFile) error {
+// or it was released under the importer) and drops f; released reports
+// whether it released the session.
+func (im *SourceImporter) forget(ctx context.Context, f *sourceFile) (released bool, err error) {
 	delete(im.files, f.path)
 	for _, o := range im.files {
 		if o.sess == f.sess {
-			return nil
+			return false, nil
 		}
 	}
 	if f.sess == nil || f.sess.s.Closed() { // released under the importer
-		return nil
+		return false, nil
 	}
-	return f.sess.Release(ctx)
+	return true, f.sess.Release(ctx)
 }
 
 // pickDialects returns the dialects From allows: the one named, or all

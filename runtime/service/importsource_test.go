@@ -186,6 +186,12 @@ func TestImportSourceIsIdempotentAndIncremental(t *testing.T) {
 			if _, err := im.Import(ctx, r); err != nil {
 				t.Fatal(err)
 			}
+			if n, err := im.ReleaseIdle(ctx, 0); n != 1 || err != nil {
+				t.Fatalf("ReleaseIdle(0) = %d, %v; want the one session released", n, err)
+			}
+			if sum, err := im.Import(ctx, r); err != nil || sum.Events != 0 {
+				t.Fatalf("an import after the release: %+v, %v; want it reopened, appending nothing", sum, err)
+			}
 			if err := im.Close(ctx); err != nil {
 				t.Fatal(err)
 			}
