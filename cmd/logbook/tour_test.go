@@ -10,22 +10,24 @@ import (
 	"testing"
 )
 
-// tourScript returns the shell block of the README's CLI tour, with PATH
-// and D pointed at bin and data, and without the commands that run until
-// interrupted (events --follow, view).
-func tourScript(t *testing.T, bin, data string) string {
+// readmeBlock returns the first sh block after the README heading, which
+// must start with the line export, with that line replaced by one pointing
+// PATH at bin and D at data, and without the commands that run until
+// interrupted (--follow, view).
+func readmeBlock(t *testing.T, heading, export, bin, data string) string {
 	t.Helper()
 	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	const export = "export PATH=$PWD/bin:$PATH D=/tmp/lb-tour\n"
-	_, block, ok := strings.Cut(string(readme), "## A five-minute tour with the CLI")
-	if _, block, ok = strings.Cut(block, "```sh\n"+export); !ok {
-		t.Fatalf("README.md's tour has no sh block starting with %q", export)
+	_, block, ok := strings.Cut(string(readme), heading)
+	if _, block, ok = strings.Cut(block, "```sh\n"+export+"\n"); !ok {
+		t.Fatalf("README.md's %q has no sh block starting with %q", heading, export)
 	}
 	block, _, _ = strings.Cut(block, "```")
-	script := []string{"set -e", "export PATH=" + bin + ":$PATH D=" + data}
+	rest := strings.TrimPrefix(export, "export PATH=$PWD/bin:$PATH D=/tmp/")
+	_, rest, _ = strings.Cut(rest, " ") // the variables after D, kept as written
+	script := []string{"set -e", strings.TrimSpace("export PATH=" + bin + ":$PATH D=" + data + " " + rest)}
 	for _, l := range strings.Split(block, "\n") {
 		if strings.Contains(l, " --follow ") || strings.HasPrefix(l, "logbook view ") {
 			continue
@@ -33,6 +35,11 @@ func tourScript(t *testing.T, bin, data string) string {
 		script = append(script, l)
 	}
 	return strings.Join(script, "\n")
+}
+
+// tourScript returns the shell block of the README's CLI tour.
+func tourScript(t *testing.T, bin, data string) string {
+	return readmeBlock(t, "## A five-minute tour with the CLI", "export PATH=$PWD/bin:$PATH D=/tmp/lb-tour", bin, data)
 }
 
 // The README's tour runs as written from a fresh data directory, and the
@@ -79,5 +86,41 @@ func TestREADMETourRunsAsWritten(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "s1.jsonl")); err != nil {
 		t.Errorf("the tour's export: %v", err)
+	}
+}
+
+// The README's import tour runs as written from the repository's root: the
+// Claude Code fixture and its subagent become two sessions, the directory
+// import adds nothing to them, the export gives the file back byte for
+// byte (cmp under set -e) and the OTLP export is written.
+func TestREADMEImportTourRunsAsWritten(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "bin")
+	if err := os.Mkdir(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(logbookBin, filepath.Join(bin, "logbook")); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	script := readmeBlock(t, "## Bringing your sessions: Claude Code, Codex and pi",
+		"export PATH=$PWD/bin:$PATH D=/tmp/lb-import F=runtime/internal/foreign/claudecode/testdata", bin, data)
+	ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "sh", "-c", script)
+	cmd.Dir = filepath.Join("..", "..")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("the import tour: %v\nstdout:\n%s\nstderr:\n%s", err, out.String(), errb.String())
+	}
+	const s = "claude-code-7f3c2a10-5b6e-4d21-9c8a-0e1f2a3b4c5d"
+	for _, want := range []string{"imported 2 file(s)", "  " + s + "\n", "  " + s + "-agent-a7e3f91\n", `"damagedLines":[{`, "TestTotal"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the import tour's stdout lacks %q:\n%s", want, out.String())
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(data, s+".otlp.json")); err != nil || !bytes.Contains(b, []byte(`"resourceSpans"`)) {
+		t.Errorf("the import tour's OTLP export: %v %.200s", err, b)
 	}
 }
