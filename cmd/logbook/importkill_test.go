@@ -117,9 +117,17 @@ func TestImportKilledAtAnyPointIsAllOrNothing(t *testing.T) {
 // SIGKILL after delay, unless it ended before; it reports which.
 func killImport(t *testing.T, data, file, id, cfg string, delay time.Duration) string {
 	t.Helper()
+	return killAfter(t, data, id, delay, "import", file, "--as", id, "--config", cfg, "--data", data)
+}
+
+// killAfter starts logbook with args in data and kills it with SIGKILL
+// after delay, unless it ended before (then it must have succeeded); it
+// reports which. id names the import in a failure.
+func killAfter(t *testing.T, data, id string, delay time.Duration, args ...string) string {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, logbookBin, "import", file, "--as", id, "--config", cfg, "--data", data)
+	cmd := exec.CommandContext(ctx, logbookBin, args...)
 	cmd.Dir = data
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -116,24 +114,5 @@ func TestImportFromKilledLosesAndDuplicatesNothing(t *testing.T) {
 // kills it with SIGKILL after delay, unless it ended before.
 func killSourceImport(t *testing.T, data, file, id string, delay time.Duration) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, logbookBin, "import", "--from", "pi", file, "--as", id, "--data", data)
-	cmd.Dir = data
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("the import of %s failed before the kill: %v", id, err)
-		}
-		return "after it ended"
-	case <-time.After(delay):
-	}
-	_ = cmd.Process.Kill()
-	<-done
-	return "killed"
+	return killAfter(t, data, id, delay, "import", "--from", "pi", file, "--as", id, "--data", data)
 }

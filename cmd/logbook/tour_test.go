@@ -37,6 +37,37 @@ func readmeBlock(t *testing.T, heading, export, bin, data string) string {
 	return strings.Join(script, "\n")
 }
 
+// tourDirs makes a temporary directory holding bin/logbook (the binary under
+// test) and the path of a data directory in it.
+func tourDirs(t *testing.T) (dir, bin, data string) {
+	t.Helper()
+	dir = t.TempDir()
+	bin = filepath.Join(dir, "bin")
+	if err := os.Mkdir(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(logbookBin, filepath.Join(bin, "logbook")); err != nil {
+		t.Fatal(err)
+	}
+	return dir, bin, filepath.Join(dir, "data")
+}
+
+// runScript runs script with sh -e in dir and returns its stdout and
+// stderr; a failure is fatal and shows both.
+func runScript(t *testing.T, dir, script string) (stdout, stderr *bytes.Buffer) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "sh", "-c", script)
+	cmd.Dir = dir
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v\nscript:\n%s\nstdout:\n%s\nstderr:\n%s", err, script, out.String(), errb.String())
+	}
+	return &out, &errb
+}
+
 // tourScript returns the shell block of the README's CLI tour.
 func tourScript(t *testing.T, bin, data string) string {
 	return readmeBlock(t, "## A five-minute tour with the CLI", "export PATH=$PWD/bin:$PATH D=/tmp/lb-tour", bin, data)
@@ -48,24 +79,8 @@ func tourScript(t *testing.T, bin, data string) string {
 // turn's first command after the lifecycle marker at 12, its --continue
 // with nothing written at open, and no open turn.
 func TestREADMETourRunsAsWritten(t *testing.T) {
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "bin")
-	if err := os.Mkdir(bin, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(logbookBin, filepath.Join(bin, "logbook")); err != nil {
-		t.Fatal(err)
-	}
-	data := filepath.Join(dir, "data")
-	ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "sh", "-c", tourScript(t, bin, data))
-	cmd.Dir = dir
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("the tour: %v\nstdout:\n%s\nstderr:\n%s", err, out.String(), errb.String())
-	}
+	dir, bin, data := tourDirs(t)
+	_, errb := runScript(t, dir, tourScript(t, bin, data))
 	for _, want := range []string{`logbook append: session "s1" is new`, `logbook append: resumed session "s1": wrote 1 event (seq 12–12): 0 closers`,
 		`logbook append: continued session "s1": the open turn goes on, no events written`} {
 		if !strings.Contains(errb.String(), want) {
@@ -94,26 +109,10 @@ func TestREADMETourRunsAsWritten(t *testing.T) {
 // import adds nothing to them, the export gives the file back byte for
 // byte (cmp under set -e) and the OTLP export is written.
 func TestREADMEImportTourRunsAsWritten(t *testing.T) {
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "bin")
-	if err := os.Mkdir(bin, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(logbookBin, filepath.Join(bin, "logbook")); err != nil {
-		t.Fatal(err)
-	}
-	data := filepath.Join(dir, "data")
+	_, bin, data := tourDirs(t)
 	script := readmeBlock(t, "## Bringing your sessions: Claude Code, Codex and pi",
 		"export PATH=$PWD/bin:$PATH D=/tmp/lb-import F=runtime/internal/foreign/claudecode/testdata", bin, data)
-	ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "sh", "-c", script)
-	cmd.Dir = filepath.Join("..", "..")
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("the import tour: %v\nstdout:\n%s\nstderr:\n%s", err, out.String(), errb.String())
-	}
+	out, _ := runScript(t, filepath.Join("..", ".."), script)
 	const s = "claude-code-7f3c2a10-5b6e-4d21-9c8a-0e1f2a3b4c5d"
 	for _, want := range []string{"imported 2 file(s)", "  " + s + "\n", "  " + s + "-agent-a7e3f91\n", `"damagedLines":[{`, "TestTotal"} {
 		if !strings.Contains(out.String(), want) {
