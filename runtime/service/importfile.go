@@ -90,14 +90,21 @@ func (im *SourceImporter) importFile(ctx context.Context, path string, dialects 
 		f = nil
 	}
 	if f == nil {
+		// A followed file may not name its session yet (a Claude Code file
+		// can start with a file-history-snapshot line): it is waited for,
+		// not reported, and tried again when it grows.
 		d := detect(dialects, lines)
 		if d == nil {
-			im.damage(path, 0, "no dialect claims any of its lines")
+			if !r.CompleteLinesOnly {
+				im.damage(path, 0, "no dialect claims any of its lines")
+			}
 			return nil
 		}
 		ident, err := d.Identify(lines)
 		if err != nil {
-			im.damage(path, 0, "not a "+d.Name()+" session: "+err.Error())
+			if !r.CompleteLinesOnly {
+				im.damage(path, 0, "not a "+d.Name()+" session: "+err.Error())
+			}
 			return nil
 		}
 		if ident.ParentSessionID != "" && ident.AgentID == "" {

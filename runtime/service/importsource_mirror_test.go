@@ -3,10 +3,12 @@ package service_test
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/seed-e5e476df/logbook/config"
+	"github.com/seed-e5e476df/logbook/runtime/internal/foreign"
 	"github.com/seed-e5e476df/logbook/runtime/internal/foreign/foreigntest"
 	"github.com/seed-e5e476df/logbook/runtime/service"
 	"github.com/seed-e5e476df/logbook/sdk"
@@ -136,5 +138,36 @@ func TestSourceImporterAcrossReleasesAndFailures(t *testing.T) {
 	}
 	if _, err := imp(a, b); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// While following, a Claude Code file whose lines name no session yet (it
+// starts with a file-history-snapshot) is waited for, not reported as
+// damage; the pass that brings the naming line imports the file whole. A
+// one-shot import of the same unnamed file reports it as damage of line 0.
+func TestFollowedFileThatNamesNoSessionYetIsWaitedFor(t *testing.T) {
+	ctx := context.Background()
+	svc := openMemory(t)
+	b, err := os.ReadFile(filepath.Join("..", "internal", "foreign", "claudecode", "testdata", "session.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := foreign.SplitLines(b)
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	writeFile(t, path, string(lines[0].Text)+"\n")
+	im := svc.NewSourceImporter()
+	t.Cleanup(func() { im.Close(ctx) })
+	follow := service.ImportSourceRequest{From: "claude-code", Paths: []string{path}, CompleteLinesOnly: true}
+	sum, err := im.Import(ctx, follow)
+	if err != nil || len(sum.DamagedLines) != 0 || len(sum.Sessions) != 0 {
+		t.Fatalf("a followed file naming no session yet: %+v, %v; want nothing reported or imported", sum, err)
+	}
+	once, err := svc.ImportSource(ctx, service.ImportSourceRequest{From: "claude-code", Paths: []string{path}})
+	if err != nil || len(once.DamagedLines) != 1 || once.DamagedLines[0].Line != 0 {
+		t.Fatalf("a one-shot import of it: %+v, %v; want damage of line 0", once, err)
+	}
+	writeFile(t, path, string(lines[0].Text)+"\n"+string(lines[1].Text)+"\n")
+	if sum, err = im.Import(ctx, follow); err != nil || len(sum.Sessions) != 1 || sum.Events < 2 {
+		t.Fatalf("the pass that brings the naming line: %+v, %v; want its session with both lines", sum, err)
 	}
 }
