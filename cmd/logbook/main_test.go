@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -150,10 +151,15 @@ var (
 )
 
 // normalize replaces what differs between runs (times, the data
-// directory) with placeholders.
+// directory) and the current format version with placeholders.
 func normalize(s, data string) string {
 	s = timeRE.ReplaceAllString(s, `"$1":T`)
 	s = createdRE.ReplaceAllString(s, "CREATED")
+	// The format version this build writes is V, so a version bump does
+	// not rewrite the goldens.
+	v := strconv.Itoa(sdk.FormatVersion)
+	s = strings.ReplaceAll(s, `"version":`+v+`,`, `"version":V,`)
+	s = strings.ReplaceAll(s, "  v"+v+"\n", "  vV\n")
 	return strings.ReplaceAll(s, data, "DATA")
 }
 

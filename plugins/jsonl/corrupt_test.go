@@ -229,10 +229,10 @@ func headerSizeOf(f []byte) int {
 	return n + fcs
 }
 
-// TestFormatVersionIsCheckedBeforeEvents: a header with version 4 is
-// FORMAT_TOO_NEW from Open, Stat and List even when every event line is
-// garbage (the header is decoded first), naming the file; restoring
-// version 3 then shows the damage.
+// TestFormatVersionIsCheckedBeforeEvents: a header with the next version
+// is FORMAT_TOO_NEW from Open, Stat and List even when every event line is
+// garbage (the header is decoded first), naming the file; restoring the
+// current version then shows the damage.
 func TestFormatVersionIsCheckedBeforeEvents(t *testing.T) {
 	for _, comp := range []string{CompressionZstd, CompressionNone} {
 		t.Run(comp, func(t *testing.T) {
@@ -240,7 +240,8 @@ func TestFormatVersionIsCheckedBeforeEvents(t *testing.T) {
 			b := newTestBackend(t, cfg)
 			storeEvents(t, b, "s1", persistencetest.Batch(0, 3), [][]byte{turnEnd(3)})
 			path := sessionLog(cfg, "s1")
-			setFormatVersion(t, path, "4")
+			next := sdk.FormatVersion + 1
+			setFormatVersion(t, path, strconv.Itoa(next))
 			data := mustRead(t, path)
 			hdrEnd := bytes.IndexByte(data, '\n') + 1
 			if comp == CompressionZstd {
@@ -252,16 +253,16 @@ func TestFormatVersionIsCheckedBeforeEvents(t *testing.T) {
 			}
 			for _, a := range []sdk.Access{sdk.AccessRead, sdk.AccessWrite} {
 				_, err := b.Open(t.Context(), "s1", a)
-				persistencetest.RequireCode(t, err, sdk.CodeFormatTooNew, "s1", 4, path, "upgrade logbook")
+				persistencetest.RequireCode(t, err, sdk.CodeFormatTooNew, "s1", next, path, "upgrade logbook")
 			}
 			_, err := b.Stat(t.Context(), "s1")
-			persistencetest.RequireCode(t, err, sdk.CodeFormatTooNew, "s1", 4)
+			persistencetest.RequireCode(t, err, sdk.CodeFormatTooNew, "s1", next)
 			var entry sdk.ListEntry
 			if err := b.List(t.Context(), func(e sdk.ListEntry) error { entry = e; return nil }); err != nil {
 				t.Fatal(err)
 			}
-			persistencetest.RequireCode(t, entry.Err, sdk.CodeFormatTooNew, "s1", 4)
-			setFormatVersion(t, path, "3")
+			persistencetest.RequireCode(t, entry.Err, sdk.CodeFormatTooNew, "s1", next)
+			setFormatVersion(t, path, strconv.Itoa(sdk.FormatVersion))
 			_, err = b.Open(t.Context(), "s1", sdk.AccessRead)
 			persistencetest.RequireCode(t, err, sdk.CodeCorruptLog, path)
 		})
