@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"time"
 
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/handles"
@@ -18,16 +19,22 @@ import (
 // header given as Opened.Header. Every batch events yields is sent at
 // once, cut into messages under the RPC size limit, so neither side holds
 // more than a message of it; the last message is marked done. When
-// events fails, or ctx ends, the stream is cancelled without done and the
-// plugin stores nothing. A plugin whose backend has no such capability
+// events fails, or ctx ends, the stream is ended without done, the plugin
+// stores nothing, and Import returns once the plugin has answered (or
+// abandonGrace after ctx ended), so a retry never finds it half made. A plugin whose backend has no such capability
 // answers Unimplemented, which becomes CONFIG_INVALID: the host asks only
 // plugins that declare sdk.CapabilityImport.
 func (c *persistenceClient) Import(ctx context.Context, h sdk.Header, events func(yield func(batch [][]byte) error) error) (sdk.Opened, error) {
 	if err := sdk.ValidateSessionID(h.ID); err != nil {
 		return sdk.Opened{}, err
 	}
-	sctx, cancel := context.WithCancel(ctx)
+	// The stream outlives ctx by up to abandonGrace, so that an import
+	// ctx ends can still wait for the plugin's answer to its abandoned
+	// stream (below) instead of being cut off before the plugin let go.
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
+	stop := context.AfterFunc(ctx, func() { time.AfterFunc(abandonGrace, cancel) })
+	defer stop()
 	st, err := c.rpc.Import(sctx)
 	if err != nil {
 		return sdk.Opened{}, importErr(ctx, h.ID, err)
@@ -92,6 +99,10 @@ func (c *persistenceClient) Import(ctx context.Context, h sdk.Header, events fun
 	o.Header = h
 	return o, nil
 }
+
+// abandonGrace is how long an import whose context ended still waits for
+// the plugin to answer its abandoned stream.
+const abandonGrace = 5 * time.Second
 
 // importErr is fromStatus, except that Unimplemented is CONFIG_INVALID:
 // the plugin declared a capability it does not serve.

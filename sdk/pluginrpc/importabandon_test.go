@@ -60,3 +60,43 @@ func TestFailedImportReturnsAfterThePluginAbandonedIt(t *testing.T) {
 		t.Fatal("Import returned before the plugin abandoned the import")
 	}
 }
+
+// An import whose context ends midway also returns only once the plugin has
+// abandoned it: the stream outlives the context by a grace period, so the
+// plugin's answer is awaited rather than cut off (a retry right after found
+// the create still pending, SESSION_ALREADY_EXISTS, in a loaded CI run).
+func TestCancelledImportReturnsAfterThePluginAbandonedIt(t *testing.T) {
+	b := &slowAbandon{Backend: memory.New()}
+	c := plugintest.Connect(t, pluginrpc.ServeConfig{
+		Info:        sdk.Info{Name: "store", Version: "0.1", Kinds: []sdk.Kind{sdk.KindPersistence}, Capabilities: []string{sdk.CapabilityImport}},
+		Persistence: b,
+	})
+	p, err := c.Persistence()
+	if err != nil {
+		t.Fatal(err)
+	}
+	imp, ok := persistencetest.Capability[sdk.Importer](p)
+	if !ok {
+		t.Fatal("the client offers no Importer")
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	_, err = imp.Import(ctx, sdk.Header{FormatVersion: sdk.FormatVersion, ID: "imp"}, func(yield func(batch [][]byte) error) error {
+		if err := yield(persistencetest.Batch(0, 2)); err != nil {
+			return err
+		}
+		cancel()
+		return yield(persistencetest.Batch(2, 2))
+	})
+	if err == nil {
+		t.Fatal("an import whose context ended midway succeeded")
+	}
+	if !b.abandoned.Load() {
+		t.Fatal("Import returned before the plugin abandoned the import")
+	}
+	if _, err := imp.Import(t.Context(), sdk.Header{FormatVersion: sdk.FormatVersion, ID: "imp"}, func(yield func(batch [][]byte) error) error {
+		return yield(persistencetest.Batch(0, 2))
+	}); err != nil {
+		t.Fatalf("a retry right after: %v", err)
+	}
+}
