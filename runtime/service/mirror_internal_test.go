@@ -80,6 +80,14 @@ func (f *fakeImporter) snapshot() (calls, imported []string) {
 	return slices.Clone(f.calls), slices.Clone(f.imported)
 }
 
+// mostLive is the most sessions f held live at once. It takes the lock:
+// the mirror may be importing another pass meanwhile.
+func (f *fakeImporter) mostLive() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.maxLive
+}
+
 // runMirror runs m over f until the test ends; passes come on the channel.
 func runMirror(t *testing.T, m *Mirror) (<-chan MirrorPass, func() error) {
 	ctx, cancel := context.WithCancel(context.Background())
@@ -150,8 +158,8 @@ func TestMirrorFirstPassInChunksThenChanges(t *testing.T) {
 	if !slices.Equal(calls, want) {
 		t.Fatalf("calls %v, want %v", calls, want)
 	}
-	if f.maxLive > mirrorFirstChunk {
-		t.Fatalf("held %d live at once, want at most %d", f.maxLive, mirrorFirstChunk)
+	if held := f.mostLive(); held > mirrorFirstChunk {
+		t.Fatalf("held %d live at once, want at most %d", held, mirrorFirstChunk)
 	}
 
 	cx := filepath.Join(codex, "2026", "12", "07", "rollout.jsonl")
@@ -203,8 +211,8 @@ func TestMirrorRetriesFailuresAndReleasesAtTheCap(t *testing.T) {
 	if !slices.Contains(calls, "release 0s") {
 		t.Fatalf("calls %v: the cap did not release", calls)
 	}
-	if f.maxLive > f.cap {
-		t.Fatalf("held %d live, above the cap %d", f.maxLive, f.cap)
+	if held := f.mostLive(); held > f.cap {
+		t.Fatalf("held %d live, above the cap %d", held, f.cap)
 	}
 
 	// A failure: reported, then retried with no further write.
