@@ -281,10 +281,14 @@ func (m *mapper) add(n int, bs ...events.Block) {
 }
 
 // call adds a tool call to the assistant message being gathered; one
-// without a usable id (empty, or over logbook's 128 bytes) stays raw, and
-// one without a name is named after its item type.
+// without a usable id (empty, or over logbook's 128 bytes) or with an id
+// the message announces already stays raw, and one without a name is named
+// after its item type.
 func (m *mapper) call(n int, typ string, c events.Call) {
 	if !callID(c.ID) {
+		return
+	}
+	if m.pending != nil && slices.ContainsFunc(m.pending.calls, func(p events.Call) bool { return p.ID == c.ID }) {
 		return
 	}
 	c.Name = firstOf(c.Name, typ)
