@@ -30,9 +30,10 @@ func (b *slowAbandon) Import(ctx context.Context, h sdk.Header, events func(yiel
 	return o, err
 }
 
-// An import whose events func fails returns only once the plugin has
-// abandoned it, so that a retry right after never finds it half made.
-func TestFailedImportReturnsAfterThePluginAbandonedIt(t *testing.T) {
+// connectSlowAbandon serves a slowAbandon backend as a plugin and returns
+// it with the client's Importer.
+func connectSlowAbandon(t *testing.T) (*slowAbandon, sdk.Importer) {
+	t.Helper()
 	b := &slowAbandon{Backend: memory.New()}
 	c := plugintest.Connect(t, pluginrpc.ServeConfig{
 		Info:        sdk.Info{Name: "store", Version: "0.1", Kinds: []sdk.Kind{sdk.KindPersistence}, Capabilities: []string{sdk.CapabilityImport}},
@@ -46,8 +47,15 @@ func TestFailedImportReturnsAfterThePluginAbandonedIt(t *testing.T) {
 	if !ok {
 		t.Fatal("the client offers no Importer")
 	}
+	return b, imp
+}
+
+// An import whose events func fails returns only once the plugin has
+// abandoned it, so that a retry right after never finds it half made.
+func TestFailedImportReturnsAfterThePluginAbandonedIt(t *testing.T) {
+	b, imp := connectSlowAbandon(t)
 	broken := errors.New("the export could not be read further")
-	_, err = imp.Import(t.Context(), sdk.Header{FormatVersion: sdk.FormatVersion, ID: "imp"}, func(yield func(batch [][]byte) error) error {
+	_, err := imp.Import(t.Context(), sdk.Header{FormatVersion: sdk.FormatVersion, ID: "imp"}, func(yield func(batch [][]byte) error) error {
 		if err := yield(persistencetest.Batch(0, 2)); err != nil {
 			return err
 		}
@@ -66,22 +74,10 @@ func TestFailedImportReturnsAfterThePluginAbandonedIt(t *testing.T) {
 // plugin's answer is awaited rather than cut off (a retry right after found
 // the create still pending, SESSION_ALREADY_EXISTS, in a loaded CI run).
 func TestCancelledImportReturnsAfterThePluginAbandonedIt(t *testing.T) {
-	b := &slowAbandon{Backend: memory.New()}
-	c := plugintest.Connect(t, pluginrpc.ServeConfig{
-		Info:        sdk.Info{Name: "store", Version: "0.1", Kinds: []sdk.Kind{sdk.KindPersistence}, Capabilities: []string{sdk.CapabilityImport}},
-		Persistence: b,
-	})
-	p, err := c.Persistence()
-	if err != nil {
-		t.Fatal(err)
-	}
-	imp, ok := persistencetest.Capability[sdk.Importer](p)
-	if !ok {
-		t.Fatal("the client offers no Importer")
-	}
+	b, imp := connectSlowAbandon(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	_, err = imp.Import(ctx, sdk.Header{FormatVersion: sdk.FormatVersion, ID: "imp"}, func(yield func(batch [][]byte) error) error {
+	_, err := imp.Import(ctx, sdk.Header{FormatVersion: sdk.FormatVersion, ID: "imp"}, func(yield func(batch [][]byte) error) error {
 		if err := yield(persistencetest.Batch(0, 2)); err != nil {
 			return err
 		}
