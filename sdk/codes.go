@@ -530,6 +530,14 @@ const (
 	// another site). Detail names the origin; add it with serve's
 	// allowed_origins when it is yours.
 	CodeOriginNotAllowed Code = "ORIGIN_NOT_ALLOWED"
+	// The request's credential is valid, but its role does not allow the
+	// operation (docs/operations.md, "Tenants, roles and tokens"). Detail
+	// names the role held and the role needed. It is answered before the
+	// session is looked up, so it says nothing about whether it exists.
+	CodePermissionDenied Code = "PERMISSION_DENIED"
+	// A tenant name does not match [a-z0-9][a-z0-9-]{0,62}. Detail names
+	// the rule and the offending byte.
+	CodeTenantInvalid Code = "TENANT_INVALID"
 )
 
 // Tool-error codes in data: strings stored in a tool/result's data.error.code, never returned as Go errors.
@@ -681,5 +689,7 @@ func AllCodes() []Code {
 		CodeRequestTooLarge,
 		CodeHostNotAllowed,
 		CodeOriginNotAllowed,
+		CodePermissionDenied,
+		CodeTenantInvalid,
 	}
 }

@@ -36,8 +36,13 @@ type Edge struct {
 // 3→4: the header's "version" becomes 4 and nothing else changes: a v3 log
 // holds no source/line event (docs/format.md, "source/line"), so every
 // envelope is kept byte-exact.
+//
+// 4→5: the header's "version" becomes 5 and nothing else changes: a v4
+// header has no "tenant" member, so the migrated session belongs to the
+// implicit tenant (docs/operations.md, "Tenants"), and every envelope is
+// kept byte-exact.
 func migrations() []Edge {
-	return []Edge{{From: 1, To: 2}, {From: 2, To: 3}, {From: 3, To: 4}}
+	return []Edge{{From: 1, To: 2}, {From: 2, To: 3}, {From: 3, To: 4}, {From: 4, To: 5}}
 }
 
 // Migrations returns the migration edges in order, after checking that they

@@ -9,12 +9,17 @@ import (
 
 // FormatVersion is the logbook on-disk format version this build writes and
 // reads (docs/format.md).
-const FormatVersion = 4
+const FormatVersion = 5
 
 // Header is a session's identity and lineage (docs/architecture.md), fixed at creation.
 type Header struct {
-	FormatVersion       int
-	ID                  string
+	FormatVersion int
+	ID            string
+	// Tenant is the tenant the session belongs to (ValidateTenant); "" is
+	// the implicit tenant (DefaultTenant), stored as no header member. Ids
+	// are unique within a tenant; fork, salvage and import children stay
+	// in their source's tenant.
+	Tenant              string
 	CreatedAt           int64  // epoch ms
 	CWD                 string // "" or absolute
 	ParentSession       string
@@ -170,7 +175,7 @@ func ValidateOperationID(id string) error {
 // Equal reports whether h and o are the same header: every field equal,
 // and the same labels (nil and empty alike mean none).
 func (h Header) Equal(o Header) bool {
-	return h.FormatVersion == o.FormatVersion && h.ID == o.ID && h.CreatedAt == o.CreatedAt && h.CWD == o.CWD &&
+	return h.FormatVersion == o.FormatVersion && h.ID == o.ID && h.Tenant == o.Tenant && h.CreatedAt == o.CreatedAt && h.CWD == o.CWD &&
 		h.ParentSession == o.ParentSession && h.Origin == o.Origin && h.DelegationDepth == o.DelegationDepth &&
 		h.AgentPreset == o.AgentPreset && h.IsSeeded == o.IsSeeded && h.InheritedEventCount == o.InheritedEventCount &&
 		h.Protocol == o.Protocol && maps.Equal(h.Labels, o.Labels)

@@ -29,6 +29,10 @@ func Encode(h sdk.Header) []byte {
 	b = strconv.AppendInt(b, int64(version), 10)
 	b = append(b, `,"id":`...)
 	b = jsonv.AppendString(b, h.ID)
+	if h.Tenant != "" {
+		b = append(b, `,"tenant":`...)
+		b = jsonv.AppendString(b, h.Tenant)
+	}
 	b = append(b, `,"createdAt":`...)
 	b = strconv.AppendInt(b, h.CreatedAt, 10)
 	b = append(b, `,"isSeeded":`...)
@@ -68,7 +72,7 @@ var headerMembers = map[string]bool{
 
 // since is the first format version whose header may hold each member
 // added after version 1; in an older header it is an unknown member.
-var since = map[string]int{"protocol": 2, "labels": 3}
+var since = map[string]int{"protocol": 2, "labels": 3, "tenant": 5}
 
 // Decode reads a stored session header (docs/storage.md, docs/format.md): the format
 // gate on the raw version first (FORMAT_TOO_NEW, FORMAT_UNSUPPORTED), then the
@@ -186,6 +190,13 @@ func Decode(b []byte, wantID, artifact string) (sdk.Header, error) {
 			return corrupt(`header member "protocol" must be "lenient" when present (a strict session has no member); got %s`, p.Bytes())
 		}
 		h.Protocol = sdk.ProtocolLenient
+	}
+	if t := root.Get("tenant"); t.Exists() {
+		name, ok := t.Str()
+		if !ok || name == sdk.DefaultTenant || sdk.ValidateTenant(name) != nil {
+			return corrupt(`header member "tenant" must be a tenant name other than %q (the implicit tenant has no member); got %s`, sdk.DefaultTenant, t.Bytes())
+		}
+		h.Tenant = name
 	}
 	if l := root.Get("labels"); l.Exists() {
 		if h.Labels, err = decodeLabels(l); err != nil {

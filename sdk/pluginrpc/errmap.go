@@ -30,7 +30,7 @@ func StatusCode(c sdk.Code) codes.Code {
 		return codes.NotFound
 	case sdk.CodeUnauthenticated:
 		return codes.Unauthenticated
-	case sdk.CodeHostNotAllowed, sdk.CodeOriginNotAllowed:
+	case sdk.CodeHostNotAllowed, sdk.CodeOriginNotAllowed, sdk.CodePermissionDenied:
 		return codes.PermissionDenied
 	case sdk.CodeCorruptLog:
 		return codes.DataLoss

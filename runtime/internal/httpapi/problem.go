@@ -149,6 +149,7 @@ func init() {
 		{http.StatusBadRequest, []sdk.Code{
 			sdk.CodeInvalidSessionID, sdk.CodeInvalidSeq, sdk.CodeEnvelopeInvalid,
 			sdk.CodeJSONSyntax, sdk.CodeJSONInvalidUTF8, sdk.CodeUsage, sdk.CodeOperationIDInvalid,
+			sdk.CodeTenantInvalid,
 		}},
 		{http.StatusUnauthorized, []sdk.Code{sdk.CodeUnauthenticated}},
 		{http.StatusNotFound, []sdk.Code{sdk.CodeSessionNotFound, sdk.CodeRouteNotFound}},
@@ -202,7 +203,7 @@ func init() {
 			sdk.CodeCompactionPersistenceFailed, sdk.CodeCompactionInvariant, sdk.CodeToolPairingCorrupt,
 		}},
 		{http.StatusServiceUnavailable, []sdk.Code{sdk.CodeBackendBusy, sdk.CodePluginUnavailable, sdk.CodeTooManyLiveSessions}},
-		{http.StatusForbidden, []sdk.Code{sdk.CodeHostNotAllowed, sdk.CodeOriginNotAllowed}},
+		{http.StatusForbidden, []sdk.Code{sdk.CodeHostNotAllowed, sdk.CodeOriginNotAllowed, sdk.CodePermissionDenied}},
 	}
 	for _, g := range groups {
 		for _, c := range g.codes {
