@@ -47,10 +47,10 @@ type Backend struct {
 // store is what the instances of one storage share about one tenant's
 // sessions.
 type store struct {
-	mu     sync.Mutex
-	name   string // random; the first part of every revision
-	tenant string // the Header.Tenant of every session stored here
-	all    *tenants
+	mu       sync.Mutex
+	name     string // random; the first part of every revision
+	tenant   string // the Header.Tenant of every session stored here
+	all      *tenants
 	sessions map[string]*session
 	// claims holds the write claim of every session of every instance:
 	// its write handle, or its create handle while it is not stored (an
