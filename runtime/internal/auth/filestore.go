@@ -32,8 +32,9 @@ func (f *fileBackend) where() string { return "token file " + strconv.Quote(f.pa
 
 func (f *fileBackend) close() error { return nil }
 
-// version is the file's inode, size and modification time: a replace
-// always makes a new inode. A missing file is "absent".
+// version is the file's inode, size, modification time and mode: a
+// replace always makes a new inode, a chmod changes the mode. A missing
+// file is "absent".
 func (f *fileBackend) version(context.Context) (string, error) {
 	fi, err := os.Stat(f.path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -46,7 +47,7 @@ func (f *fileBackend) version(context.Context) (string, error) {
 }
 
 func fileVersion(fi fs.FileInfo) string {
-	v := strconv.FormatInt(fi.Size(), 10) + ":" + strconv.FormatInt(fi.ModTime().UnixNano(), 10)
+	v := strconv.FormatInt(fi.Size(), 10) + ":" + strconv.FormatInt(fi.ModTime().UnixNano(), 10) + ":" + fi.Mode().String()
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		v += ":" + strconv.FormatUint(st.Dev, 10) + ":" + strconv.FormatUint(st.Ino, 10)
 	}
