@@ -3,9 +3,11 @@ package engine
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"slices"
 	"sync"
 
+	"github.com/seed-e5e476df/logbook/runtime/internal/compaction"
 	"github.com/seed-e5e476df/logbook/runtime/internal/store"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
@@ -27,8 +29,9 @@ type tenants struct {
 // TENANT_INVALID): for sdk.DefaultTenant the engine Start returned,
 // otherwise one built on the first call and returned by every later one.
 // A tenant's engine shares everything with the default tenant's but the
-// store (and the compactor that flushes through it): the plugin processes,
-// the projections, the summarizer and pruner, the spiller, the observer,
+// store, the compactor that flushes through it and the spiller's directory:
+// the plugin processes, the projections, the summarizer and pruner, the
+// observer,
 // and the limits max_live_sessions and max_pending_bytes_total, which
 // count the sessions and queued bytes of every tenant together. Its store
 // runs over each backend's view of the tenant (sdk.Tenancy.Tenant) and
@@ -91,10 +94,20 @@ func (e *Engine) newTenant(name string) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Engine{Store: st, Host: e.Host, Plugins: e.Plugins, Projections: e.Projections, Spiller: e.Spiller,
+	t := &Engine{Store: st, Host: e.Host, Plugins: e.Plugins, Projections: e.Projections,
 		backends: backends, storeOpts: so, compact: e.compact, cfg: e.cfg, root: e, tenant: name}
 	if e.compact != nil {
 		if t.Compactor, err = e.compact(st); err != nil {
+			return nil, err
+		}
+		// The tenant's spilled tool outputs sit apart from the others':
+		// under <spill_root>/.tenants/<name> (the store names its own
+		// directories session-<hash>, never so).
+		spill := e.cfg.Compaction.Spill
+		if spill.Root != "" {
+			spill.Root = filepath.Join(spill.Root, tenantsDir, name)
+		}
+		if t.Spiller, err = compaction.NewSpiller(spill, so.Logger); err != nil {
 			return nil, err
 		}
 	}
