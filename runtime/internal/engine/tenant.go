@@ -31,9 +31,9 @@ type tenants struct {
 // A tenant's engine shares everything with the default tenant's but the
 // store, the compactor that flushes through it and the spiller's directory:
 // the plugin processes, the projections, the summarizer and pruner, the
-// observer,
-// and the limits max_live_sessions and max_pending_bytes_total, which
-// count the sessions and queued bytes of every tenant together. Its store
+// observer, and the limits max_live_sessions and max_pending_bytes_total,
+// which count the sessions and queued bytes of every tenant together. Its
+// store
 // runs over each backend's view of the tenant (sdk.Tenancy.Tenant) and
 // gives every session it creates, forks, salvages or imports a
 // Header.Tenant of name. A backend without the tenants capability makes
