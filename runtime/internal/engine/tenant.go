@@ -33,9 +33,8 @@ type tenants struct {
 // the plugin processes, the projections, the summarizer and pruner, the
 // observer, and the limits max_live_sessions and max_pending_bytes_total,
 // which count the sessions and queued bytes of every tenant together. Its
-// store
-// runs over each backend's view of the tenant (sdk.Tenancy.Tenant) and
-// gives every session it creates, forks, salvages or imports a
+// store runs over each backend's view of the tenant (sdk.Tenancy.Tenant)
+// and gives every session it creates, forks, salvages or imports a
 // Header.Tenant of name. A backend without the tenants capability makes
 // every tenant but the default CONFIG_INVALID naming its plugin. Tenant
 // may be called on a tenant's engine too, with the same result. After
