@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
-	"slices"
 	"sync"
 
 	"github.com/seed-e5e476df/logbook/runtime/internal/compaction"
@@ -75,9 +74,6 @@ func (e *Engine) Tenant(name string) (*Engine, error) {
 func (e *Engine) newTenant(name string) (*Engine, error) {
 	backends := make([]store.Backend, len(e.backends))
 	for i, b := range e.backends {
-		if pl, ok := e.Plugins[b.Name]; ok && !slices.Contains(pl.Info().Capabilities, sdk.CapabilityTenants) {
-			return nil, noTenancy(b.Name, name)
-		}
 		view, err := TenantView(b, name)
 		if err != nil {
 			return nil, err
@@ -114,10 +110,10 @@ func (e *Engine) newTenant(name string) (*Engine, error) {
 }
 
 // TenantView returns backend b's view of the named tenant name: the
-// sdk.Tenancy.Tenant of its persistence. A backend that is no Tenancy is
-// CONFIG_INVALID naming its plugin.
+// sdk.Tenancy.Tenant of its persistence (store.TenancyOf). A backend
+// without that capability is CONFIG_INVALID naming its plugin.
 func TenantView(b store.Backend, name string) (sdk.Persistence, error) {
-	ty, ok := b.Persistence.(sdk.Tenancy)
+	ty, ok := store.TenancyOf(b.Persistence)
 	if !ok {
 		return nil, noTenancy(b.Name, name)
 	}
@@ -157,7 +153,7 @@ func (e *Engine) Tenants(ctx context.Context, fn func(name string) error) error 
 	if len(root.backends) == 0 {
 		return nil
 	}
-	ty, ok := root.backends[0].Persistence.(sdk.Tenancy)
+	ty, ok := store.TenancyOf(root.backends[0].Persistence)
 	if !ok {
 		return nil
 	}
@@ -200,9 +196,6 @@ func (e *Engine) Backend(name string) (sdk.Persistence, error) {
 	b := store.Backend{Name: name, Persistence: pl.Persistence()}
 	if e.root == nil {
 		return b.Persistence, nil
-	}
-	if !slices.Contains(pl.Info().Capabilities, sdk.CapabilityTenants) {
-		return nil, noTenancy(name, e.tenant)
 	}
 	return TenantView(b, e.tenant)
 }
