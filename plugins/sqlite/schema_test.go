@@ -202,13 +202,14 @@ func TestAppendRechecksTheDatabaseIdentity(t *testing.T) {
 		t.Fatal(err)
 	}
 	appendOK(t, b, o.Handle, persistencetest.Batch(0, 2))
-	rawExec(t, path, "PRAGMA user_version = 4")
+	newer := strconv.Itoa(sqlite.UserVersion + 1)
+	rawExec(t, path, "PRAGMA user_version = "+newer)
 	_, err = b.Append(t.Context(), o.Handle, 2, persistencetest.Batch(2, 1))
-	persistencetest.RequireCode(t, err, sdk.CodeSchemaMismatch, "user_version is 4")
+	persistencetest.RequireCode(t, err, sdk.CodeSchemaMismatch, "user_version is "+newer)
 	if n := queryInt(t, path, "SELECT count(*) FROM events"); n != 2 {
 		t.Fatalf("%d rows after a refused append; want 2", n)
 	}
-	rawExec(t, path, "PRAGMA user_version = 3")
+	rawExec(t, path, "PRAGMA user_version = "+strconv.Itoa(sqlite.UserVersion))
 	appendOK(t, b, o.Handle, persistencetest.Batch(2, 1)) // nothing was consumed
 }
 
