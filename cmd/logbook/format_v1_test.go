@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -143,8 +144,10 @@ func TestPreviousRelease(t *testing.T) {
 		return []string{"--config", writeConfig(t, t.TempDir(), "logbook.hcl", body)}
 	}
 	runOld := func(t *testing.T, data string, stdin string, args ...string) (stdout, stderr string, err error) {
+		ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
+		defer cancel()
 		var out, errb bytes.Buffer
-		p := exec.Command(old, append(args, "--data", data)...)
+		p := exec.CommandContext(ctx, old, append(args, "--data", data)...)
 		p.Dir, p.Stdin, p.Stdout, p.Stderr = data, strings.NewReader(stdin), &out, &errb
 		err = p.Run()
 		return out.String(), errb.String(), err
