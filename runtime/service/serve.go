@@ -274,4 +274,3 @@ func CheckToken(token string) error { return server.CheckToken(token) }
 // LoopbackAddr reports whether a host:port names a loopback address
 // ("localhost" or a loopback IP), one only this machine can reach.
 func LoopbackAddr(addr string) bool { return server.LoopbackAddr(addr) }
-
