@@ -104,17 +104,21 @@ type Server struct {
 // configuration's auth block (its token store and JWT keys) and
 // ServeOptions.Token (auth.NewVerifier); once any is configured every
 // request needs one and the role its route needs. An address that is not
-// loopback without any credential, a token store or key file that cannot
-// be read, and an allowed host or origin that is not one are
-// CONFIG_INVALID. A service that writes starts watching the directories of
-// the configuration's mirror blocks here (one that does not exist is
-// CONFIG_INVALID naming it); Serve imports them.
+// loopback without any credential, a Token shorter than MinTokenBytes, a
+// token store or key file that cannot be read, and an allowed host or
+// origin that is not one are CONFIG_INVALID. A service that writes starts
+// watching the directories of the configuration's mirror blocks here (one
+// that does not exist is CONFIG_INVALID naming it); Serve imports them.
+// Serve closes the token store NewServer opened.
 func (s *Service) NewServer(o ServeOptions) (*Server, error) {
 	if o.Addr == "" {
 		o.Addr = DefaultAddr
 	}
 	if o.Logger == nil {
 		o.Logger = hclog.NewNullLogger()
+	}
+	if err := CheckToken(o.Token); err != nil {
+		return nil, err
 	}
 	root, err := s.Tenant(sdk.DefaultTenant)
 	if err != nil {
