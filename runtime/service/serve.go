@@ -84,7 +84,8 @@ type Server struct {
 	srv      *server.Server
 	s        *Service
 	log      hclog.Logger
-	verifier *auth.Verifier // closed when Serve returns
+	verifier *auth.Verifier // closed by Close, which Serve calls as it returns
+	closed   sync.Once
 	// mirrors are the configuration's mirror blocks, watching since
 	// NewServer; Serve runs them.
 	mirrors []*Mirror
@@ -192,11 +193,7 @@ func (s *Service) NewServer(o ServeOptions) (*Server, error) {
 // OTLP collector (docs/operations.md, "Telemetry") until it returns.
 // Serve closes ln and may be called once.
 func (srv *Server) Serve(ctx context.Context, ln net.Listener) error {
-	defer func() {
-		if err := srv.verifier.Close(); err != nil {
-			srv.log.Warn("closing the token store", "error", err)
-		}
-	}()
+	defer srv.Close()
 	p, err := srv.s.startTelemetry(srv.log)
 	if err != nil {
 		_ = ln.Close()
@@ -246,6 +243,17 @@ func (srv *Server) Serve(ctx context.Context, ln net.Listener) error {
 	close(served)
 	<-stopped
 	return err
+}
+
+// Close stops the token store's watch NewServer started, for a server
+// that will not Serve. Serve calls it as it returns; later calls do
+// nothing.
+func (srv *Server) Close() {
+	srv.closed.Do(func() {
+		if err := srv.verifier.Close(); err != nil {
+			srv.log.Warn("closing the token store", "error", err)
+		}
+	})
 }
 
 // runMirror runs m until ctx ends, logging each pass that did something

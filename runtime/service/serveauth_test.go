@@ -48,15 +48,19 @@ func TestServeNeedsACredentialOffLoopback(t *testing.T) {
 	if _, err := svc.NewServer(service.ServeOptions{Addr: addr}); !errors.Is(err, sdk.CodeConfigInvalid) || !strings.Contains(err.Error(), "credential") {
 		t.Fatalf("NewServer off loopback without a credential: %v", err)
 	}
-	if _, err := svc.NewServer(service.ServeOptions{Addr: addr, Token: "legacy-token-0123456789"}); err != nil {
+	srv, err := svc.NewServer(service.ServeOptions{Addr: addr, Token: "legacy-token-0123456789"})
+	if err != nil {
 		t.Fatalf("NewServer off loopback with --token-file: %v", err)
 	}
+	srv.Close()
 	if _, _, err := store.Create(context.Background(), auth.Token{Name: "ci", Tenant: sdk.DefaultTenant, Role: auth.RoleRead}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.NewServer(service.ServeOptions{Addr: addr}); err != nil {
+	srv, err = svc.NewServer(service.ServeOptions{Addr: addr})
+	if err != nil {
 		t.Fatalf("NewServer off loopback with a token in the store: %v", err)
 	}
+	srv.Close()
 }
 
 // With tokens in the store every call needs one, on loopback too; a
