@@ -10,6 +10,9 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/seed-e5e476df/logbook/config"
+	"github.com/seed-e5e476df/logbook/runtime/internal/auth"
+	"github.com/seed-e5e476df/logbook/runtime/internal/host"
 	"github.com/seed-e5e476df/logbook/runtime/internal/server"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
@@ -37,12 +40,15 @@ const (
 // Every zero field takes the default it names.
 type ServeOptions struct {
 	// Addr is the address the server listens on, as given (host:port); an
-	// address that is not loopback requires Token. Default DefaultAddr.
+	// address that is not loopback requires a credential: Token, a token
+	// in the configuration's token store or a JWT key of its auth block.
+	// Default DefaultAddr.
 	Addr string
-	// Token is the bearer token every request but GET /healthz (and, on a
-	// loopback listener, /readyz, grpc.health.v1 and /metrics) must carry
-	// ("Authorization: Bearer <token>"), at least MinTokenBytes long.
-	// Default "": no authentication, allowed on loopback only.
+	// Token is the legacy bearer token of `serve --token-file`, at least
+	// MinTokenBytes long: an operator credential (name "token-file") of
+	// every tenant, besides those of the configuration's auth block. Once
+	// any credential is configured every request but GET /healthz must
+	// carry one ("Authorization: Bearer <credential>"). Default "": none.
 	Token string
 	// AllowedHosts are Host header values accepted besides the defaults
 	// and the configuration's serve { allowed_hosts } (a host name or IP,
@@ -75,27 +81,36 @@ type ServeOptions struct {
 // logbook.v1.Sessions API (gRPC, gRPC-Web and Connect's JSON), the /v1
 // resource API, health, /metrics with Options.Metrics, and the viewer.
 type Server struct {
-	srv *server.Server
-	s   *Service
-	log hclog.Logger
+	srv      *server.Server
+	s        *Service
+	log      hclog.Logger
+	verifier *auth.Verifier // closed by Close, which Serve calls as it returns
+	closed   sync.Once
 	// mirrors are the configuration's mirror blocks, watching since
 	// NewServer; Serve runs them.
 	mirrors []*Mirror
 }
 
-// NewServer builds the server of `logbook serve` over s. It serves s's
-// own sessions: a session a request makes live is live in s (Stat, Flush,
-// Release and the rest see it), one s made live is served to requests,
-// and the serve block's idle_release flushes and releases whichever of
-// them no one used for that long, which s's Flush and Release then answer
-// as released for idleness. Each request is limited to
-// sdk.MaxEventMessageBytes of the configured max_event_bytes. A read-only
-// service (Options.ReadOnly) serves reads only: every write is
-// SESSION_READ_ONLY. A token that is too short, a missing token off
-// loopback and an allowed host or origin that is not one are
-// CONFIG_INVALID. A service that writes starts watching the directories of
-// the configuration's mirror blocks here (one that does not exist is
-// CONFIG_INVALID naming it); Serve imports them.
+// NewServer builds the server of `logbook serve` over s. It serves the
+// sessions of every tenant of s (Tenant): each request runs on the
+// tenant of its credential (an operator may name another), on that
+// tenant's service alone. A session a request makes live is live in that
+// service (Stat, Flush, Release and the rest see it), one the service made
+// live is served to requests, and the serve block's idle_release flushes
+// and releases whichever of them no one used for that long, which the
+// service's Flush and Release then answer as released for idleness. Each
+// request is limited to sdk.MaxEventMessageBytes of the configured
+// max_event_bytes. A read-only service (Options.ReadOnly) serves reads
+// only: every write is SESSION_READ_ONLY. Credentials are the
+// configuration's auth block (its token store and JWT keys) and
+// ServeOptions.Token (auth.NewVerifier); once any is configured every
+// request needs one and the role its route needs. An address that is not
+// loopback without any credential, a Token shorter than MinTokenBytes, a
+// token store or key file that cannot be read, and an allowed host or
+// origin that is not one are CONFIG_INVALID. A service that writes starts
+// watching the directories of the configuration's mirror blocks here (one
+// that does not exist is CONFIG_INVALID naming it); Serve imports them.
+// Serve closes the token store NewServer opened.
 func (s *Service) NewServer(o ServeOptions) (*Server, error) {
 	if o.Addr == "" {
 		o.Addr = DefaultAddr
@@ -103,9 +118,30 @@ func (s *Service) NewServer(o ServeOptions) (*Server, error) {
 	if o.Logger == nil {
 		o.Logger = hclog.NewNullLogger()
 	}
+	if err := CheckToken(o.Token); err != nil {
+		return nil, err
+	}
+	root, err := s.Tenant(sdk.DefaultTenant)
+	if err != nil {
+		return nil, err
+	}
+	// The verifier opens the token store, which waits on the database
+	// when the primary is PostgreSQL; nothing cancels that but its own
+	// timeouts.
+	verifier, err := auth.NewVerifier(context.Background(), auth.Options{Config: s.cfg, LegacyToken: o.Token, Logger: o.Logger.Named("auth")})
+	if err != nil {
+		return nil, err
+	}
 	so := server.Options{
-		Addr:              o.Addr,
-		Token:             o.Token,
+		Addr:     o.Addr,
+		Verifier: verifier,
+		Tenant: func(name string) (*host.Host, error) {
+			t, err := root.Tenant(name)
+			if err != nil {
+				return nil, err
+			}
+			return t.h, nil
+		},
 		AllowedHosts:      append(slices.Clone(s.cfg.Serve.AllowedHosts), o.AllowedHosts...),
 		AllowedOrigins:    append(slices.Clone(s.cfg.Serve.AllowedOrigins), o.AllowedOrigins...),
 		MaxRequestBytes:   sdk.MaxEventMessageBytes(int(s.cfg.MaxEventBytes)),
@@ -119,11 +155,12 @@ func (s *Service) NewServer(o ServeOptions) (*Server, error) {
 	if !s.h.ReadOnly() {
 		so.IdleRelease = s.cfg.Serve.IdleRelease
 	}
-	srv, err := server.New(s.h, so)
+	srv, err := server.New(root.h, so)
 	if err != nil {
+		_ = verifier.Close()
 		return nil, err
 	}
-	out := &Server{srv: srv, s: s, log: o.Logger}
+	out := &Server{srv: srv, s: root, log: o.Logger, verifier: verifier}
 	if !s.h.ReadOnly() {
 		for _, mc := range s.cfg.Mirrors {
 			m, err := s.NewMirror(MirrorOptions{
@@ -135,6 +172,7 @@ func (s *Service) NewServer(o ServeOptions) (*Server, error) {
 				for _, m := range out.mirrors {
 					m.w.Close()
 				}
+				_ = verifier.Close()
 				return nil, sdk.Wrapf(sdk.CodeConfigInvalid, "serve", err, "mirror %q cannot watch %s (create it, or set dir in the mirror block)", mc.Tool, mc.Dir)
 			}
 			out.mirrors = append(out.mirrors, m)
@@ -145,8 +183,8 @@ func (s *Service) NewServer(o ServeOptions) (*Server, error) {
 
 // Serve serves on ln until ctx ends (or ln fails), then shuts down
 // gracefully: new calls are refused, calls in flight get a deadline, and
-// every live session of the service is flushed and released; the service
-// serves no more after that (close it). A service that
+// every live session of every tenant's service is flushed and released;
+// the service serves no more after that (close it). A service that
 // writes, with a retention block in its configuration, applies it (as GC
 // does) when Serve starts and then once an hour, logging every deletion.
 // With mirror blocks it runs a Mirror per block for as long as it serves,
@@ -155,6 +193,7 @@ func (s *Service) NewServer(o ServeOptions) (*Server, error) {
 // OTLP collector (docs/operations.md, "Telemetry") until it returns.
 // Serve closes ln and may be called once.
 func (srv *Server) Serve(ctx context.Context, ln net.Listener) error {
+	defer srv.Close()
 	p, err := srv.s.startTelemetry(srv.log)
 	if err != nil {
 		_ = ln.Close()
@@ -206,6 +245,17 @@ func (srv *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return err
 }
 
+// Close stops the token store's watch NewServer started, for a server
+// that will not Serve. Serve calls it as it returns; later calls do
+// nothing.
+func (srv *Server) Close() {
+	srv.closed.Do(func() {
+		if err := srv.verifier.Close(); err != nil {
+			srv.log.Warn("closing the token store", "error", err)
+		}
+	})
+}
+
 // runMirror runs m until ctx ends, logging each pass that did something
 // (info), each failure and a switch to polling (warn).
 func (srv *Server) runMirror(ctx context.Context, m *Mirror) {
@@ -230,10 +280,22 @@ func (srv *Server) runMirror(ctx context.Context, m *Mirror) {
 	}
 }
 
-// CheckServeAddr refuses (CONFIG_INVALID) serving on addr without a token
-// when addr is not loopback, as NewServer does, so a command line can
-// check its flags before it starts anything.
-func CheckServeAddr(addr, token string) error { return server.CheckAddr(addr, token) }
+// CheckServeAddr refuses (CONFIG_INVALID) serving on addr when it is not
+// loopback and no credential is configured: token (--token-file) is "",
+// the token store of cfg holds none, and cfg has no JWT key. NewServer
+// checks the same; a command line checks it before it starts anything.
+// A token store or key file that cannot be read is CONFIG_INVALID too.
+func CheckServeAddr(ctx context.Context, cfg *config.Config, addr, token string) error {
+	if server.LoopbackAddr(addr) {
+		return nil
+	}
+	v, err := auth.NewVerifier(ctx, auth.Options{Config: cfg, LegacyToken: token})
+	if err != nil {
+		return err
+	}
+	defer v.Close()
+	return server.CheckAddr(addr, v.Configured())
+}
 
 // CheckToken refuses (CONFIG_INVALID) a bearer token shorter than
 // MinTokenBytes; "" (no authentication) passes.
