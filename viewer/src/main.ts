@@ -19,7 +19,7 @@ function credential(): void {
   if (!el) return;
   void whoami().then((who) => {
     const t = tenant() || (who.tenant === "*" || !who.tenant ? "default" : who.tenant);
-    el.textContent = `${who.name || "anonymous"} · ${who.role} · tenant ${t}`;
+    el.textContent = `${who.name || "no credential"} · ${who.role} · tenant ${t}`;
     el.dataset.role = who.role;
     el.dataset.tenant = t;
   });
