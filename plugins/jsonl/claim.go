@@ -32,7 +32,7 @@ func (b *Backend) create(ctx context.Context, h sdk.Header, hidden bool) (sdk.Op
 	if err := handles.Ended(ctx, op, "create"); err != nil {
 		return sdk.Opened{}, err
 	}
-	if err := b.checkTenant(h); err != nil {
+	if err := handles.CheckTenant(op, h, b.tenant); err != nil {
 		return sdk.Opened{}, err
 	}
 	cfg, err := b.config()
@@ -81,6 +81,9 @@ func (b *Backend) claimNew(hd *handle, cfg Config) error {
 	}
 	if err := durable.On(vfs.Durable(b.fs)).MkdirAll(hd.dir); err != nil {
 		return handles.IOError(op, hd.id, "creating "+hd.dir, err)
+	}
+	if err := b.syncTenantDir(hd.id, cfg.Root); err != nil {
+		return err
 	}
 	lock, err := b.lockSession(hd.id, hd.dir)
 	if err != nil {

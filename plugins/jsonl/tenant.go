@@ -31,9 +31,12 @@ import (
 //
 // A tenant directory is made by the first Create (or CopyPrefix, Import)
 // of a session in it, with its parents, each parent fsynced after it gains
-// the entry (sdk/durable.MkdirAll), before that Create returns: the
-// session's own acknowledgement (the fsync of its log's directory) comes
-// after, so a crash never keeps a session whose tenant directory it loses.
+// the entry (sdk/durable.MkdirAll), before that Create returns; and the
+// first Create of each view in a process fsyncs .tenants and the root
+// all the same (syncTenantDir), as another process may have made them and
+// not synced them yet. The session's own acknowledgement (the fsync of
+// its log's directory) comes after, so a crash never keeps a session
+// whose tenant directory it loses.
 
 // tenantsDir is the directory under the root that holds one directory per
 // named tenant.
@@ -46,15 +49,6 @@ func tenantRoot(root, tenant string) string {
 		return root
 	}
 	return filepath.Join(root, tenantsDir, tenant)
-}
-
-// tenantDirOf names, for messages, where the sessions of the tenant whose
-// Header.Tenant is tenant live.
-func tenantDirOf(tenant string) string {
-	if tenant == "" {
-		return "the root"
-	}
-	return filepath.Join(tenantsDir, tenant) + " under the root"
 }
 
 var _ sdk.Tenancy = (*Backend)(nil)
@@ -156,14 +150,22 @@ func (b *Backend) holdsSession(dir string, cfg Config) (bool, error) {
 	return false, nil
 }
 
-// checkTenant refuses a header given to this view's Create, CopyPrefix or
-// Import that names another tenant than the view's (USAGE).
-func (b *Backend) checkTenant(h sdk.Header) error {
-	if h.Tenant == b.tenant {
+// syncTenantDir makes the directory of this view's named tenant, whose
+// sessions are under root, durable: it fsyncs .tenants and the root, the
+// directories holding its entries, once per view. sdk/durable.MkdirAll
+// syncs only the entries it made itself; one another process made a moment
+// ago may not be synced yet, and a crash would take the tenant directory,
+// and the session acknowledged in it, away.
+func (b *Backend) syncTenantDir(id, root string) error {
+	if b.tenant == "" || b.synced.Load() {
 		return nil
 	}
-	e := sdk.Errorf(sdk.CodeUsage, op, "the header names tenant %s but this is the view of tenant %s: create a session through its tenant's view, with Header.Tenant = sdk.HeaderTenant(tenant)",
-		strconv.Quote(sdk.TenantName(h.Tenant)), strconv.Quote(sdk.TenantName(b.tenant)))
-	e.SessionID = h.ID
-	return e
+	tenants := filepath.Dir(root)
+	for _, dir := range []string{tenants, filepath.Dir(tenants)} {
+		if err := b.fs.SyncDir(dir); err != nil {
+			return handles.IOError(op, id, "syncing "+dir, err)
+		}
+	}
+	b.synced.Store(true)
+	return nil
 }
