@@ -154,7 +154,7 @@ describe("tokens of two tenants, end to end", () => {
       const r = await op("POST", "/v1/sessions", t, { id });
       assert.equal(r.status, 201, `create ${t}/${id}: ${await r.text()}`);
       const rel = await op("POST", `/v1/sessions/${id}/release`, t, {});
-      assert.equal(rel.status, 200, `release ${t}/${id}: ${await rel.text()}`);
+      assert.equal(rel.status, 204, `release ${t}/${id}: ${await rel.text()}`);
     }
   });
   after(async () => srv?.stop());
@@ -233,7 +233,8 @@ describe("tokens of two tenants, end to end", () => {
     await page.fill("#tenant", "a");
     await page.press("#tenant", "Enter");
     await page.locator('tr[data-session="a-only"]').waitFor();
-    assert.deepEqual(await listed(page), ["a-only", "same-id"]);
+    const a = await listed(page); // and the session the write token's test created
+    assert.ok(a.includes("a-only") && a.includes("same-id") && !a.includes("b-only"), `listed ${a}`);
     await screenshot(page, "tenant-operator");
     await page.close();
   });
