@@ -11,7 +11,7 @@ export const roles = ["read", "write", "admin", "operator"] as const;
 /** A credential's role. */
 export type Role = (typeof roles)[number];
 
-/** GET /v1/whoami: the credential's name, its tenant ("*" for an operator of every tenant) and its role. */
+/** GET /v1/whoami: the credential's name, the tenant the call ran on (an operator's picked one, else "default") and its role. */
 export interface Whoami {
   name: string;
   tenant: string;

@@ -18,7 +18,7 @@ function credential(): void {
   const el = document.getElementById("whoami");
   if (!el) return;
   void whoami().then((who) => {
-    const t = tenant() || (who.tenant === "*" || !who.tenant ? "default" : who.tenant);
+    const t = tenant() || who.tenant || "default";
     el.textContent = `${who.name || "no credential"} · ${who.role} · tenant ${t}`;
     el.dataset.role = who.role;
     el.dataset.tenant = t;

@@ -1,7 +1,7 @@
 // The Sessions view: every stored session of the tenant, newest activity
 // first, with a filter by id or text; an operator picks the tenant.
 
-import { picksTenant, whoami, type Whoami } from "./access";
+import { picksTenant, whoami } from "./access";
 import { listActions } from "./actions";
 import { events as readEvents, getJSON, optional, Problem, sessionHash, sessionURL, setTenant, tenant, tenantPattern, unsupported, type Listed, type SessionInfo } from "./api";
 import { h, replace, when } from "./dom";
@@ -85,7 +85,7 @@ export async function sessionsView(root: HTMLElement, signal: AbortSignal): Prom
   replace(root, h("section", { class: "page" }, h("h1", {}, "Sessions"), toolbar, status, table));
   void whoami().then((who) => {
     if (signal.aborted) return;
-    if (picksTenant(who.role)) toolbar.append(" ", tenantPicker(who));
+    if (picksTenant(who.role)) toolbar.append(" ", tenantPicker());
     const actions = listActions(who);
     if (actions) toolbar.after(actions);
   });
@@ -119,8 +119,8 @@ interface Tenants {
  * suggestions. Picking one lists and opens that tenant's sessions: every
  * /v1 call of the tab then carries ?tenant=.
  */
-function tenantPicker(who: Whoami): HTMLElement {
-  const own = who.tenant && who.tenant !== "*" ? who.tenant : "default";
+function tenantPicker(): HTMLElement {
+  const own = "default"; // an operator's own tenant
   const input = h("input", {
     type: "text",
     id: "tenant",

@@ -55,7 +55,7 @@ describe("controls by role, whoami stubbed", () => {
     ["auditor", [], []], // a role this page does not know may only read
   ]) {
     test(`${/^[aeiou]/.test(role) ? "an" : "a"} ${role} credential gets ${list.length + session.length ? [...list, ...session].join(", ") : "no write control"}`, async () => {
-      const page = await stubbed({ name: `t-${role}`, tenant: role === "operator" ? "*" : "default", role });
+      const page = await stubbed({ name: `t-${role}`, tenant: "default", role });
       await page.goto(srv.url + "/");
       await page.locator('tr[data-session="demo"]').waitFor();
       await credentialShown(page, role);
@@ -96,7 +96,7 @@ describe("controls by role, whoami stubbed", () => {
   });
 
   test("an operator's picked tenant is named on every /v1 call after the pick", async () => {
-    const page = await stubbed({ name: "op", tenant: "*", role: "operator" });
+    const page = await stubbed({ name: "op", tenant: "default", role: "operator" });
     const calls = [];
     page.on("request", (r) => {
       const u = new URL(r.url());

@@ -42,7 +42,8 @@ class Client:
 
     def whoami(self) -> dict:
         """The credential the server sees: {"name", "tenant", "role"}; tenant
-        "*" for an operator of every tenant."""
+        is the one the call runs on: the credential's own, or for an
+        operator the client's tenant option, else "default"."""
         return json.loads(self.call("GET", "/v1/whoami"))
 
     def create(self, id: str | None = None, cwd: str | None = None, origin: str | None = None,

@@ -50,7 +50,8 @@ class TenantTest(unittest.TestCase):
 
     def test_whoami_names_the_credential(self):
         self.assertEqual(self.client("a-read").whoami(), {"name": "a-read", "tenant": "a", "role": "read"})
-        self.assertEqual(self.client("op").whoami(), {"name": "op", "tenant": "*", "role": "operator"})
+        self.assertEqual(self.client("op").whoami(), {"name": "op", "tenant": "default", "role": "operator"})
+        self.assertEqual(self.client("op", "b").whoami(), {"name": "op", "tenant": "b", "role": "operator"})
 
     def test_an_operators_tenant_option_addresses_that_tenant_on_v1(self):
         self.assertEqual(self.ids(self.client("op", "b")), ["b-only", "same"])

@@ -52,7 +52,8 @@ export interface SessionInfo {
 export interface Whoami {
     /** The token's name or the JWT's subject; "" without credentials configured. */
     name: string;
-    /** The credential's tenant; "*" for an operator of every tenant. */
+    /** The tenant the call runs on: the credential's own, or for an
+     * operator the one the client names (ClientOptions.tenant), else "default". */
     tenant: string;
     role: "read" | "write" | "admin" | "operator";
 }

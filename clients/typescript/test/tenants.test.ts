@@ -22,7 +22,7 @@ before(async () => {
     ["a-read", "a", "read"],
     ["a-write", "a", "write"],
   ] as const) {
-    const out = execFileSync(logbookBin(), ["--data", dataDir, "token", "create", "--tenant", tenant, "--role", role, "--name", name], { encoding: "utf8" });
+    const out = execFileSync(logbookBin(), ["--data", dataDir, "token", "create", "--tenant", tenant, "--role", role, "--name", name], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
     tokens[name] = out.trim().split("\n").at(-1)!;
   }
   srv = await Server.start({ dataDir });
@@ -51,7 +51,8 @@ async function failure(p: Promise<unknown>): Promise<LogbookError> {
 
 test("whoami names the credential", async () => {
   assert.deepEqual(await as("a-read").whoami(), { name: "a-read", tenant: "a", role: "read" });
-  assert.deepEqual(await as("op").whoami(), { name: "op", tenant: "*", role: "operator" });
+  assert.deepEqual(await as("op").whoami(), { name: "op", tenant: "default", role: "operator" });
+  assert.deepEqual(await as("op", "b").whoami(), { name: "op", tenant: "b", role: "operator" });
 });
 
 test("an operator's tenant option addresses that tenant's sessions on /v1", async () => {
