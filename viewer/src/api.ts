@@ -1,6 +1,7 @@
 // The viewer's client of the /v1 API on its own origin. Every call carries
 // the bearer token the page asked for (kept in sessionStorage), so the same
-// page works on a loopback server without a token and on one with.
+// page works on a loopback server without a token and on one with, and the
+// tenant an operator picked (?tenant=, also kept in sessionStorage).
 
 /** One stored event: the canonical envelope (docs/format.md). */
 export interface Envelope {
@@ -64,9 +65,33 @@ export function token(): string {
   return sessionStorage.getItem(tokenKey) ?? "";
 }
 
-/** Keeps the bearer token for this tab. */
+/** Keeps the bearer token for this tab; the tenant picked with the previous one is dropped. */
 export function setToken(t: string): void {
   sessionStorage.setItem(tokenKey, t.trim());
+  sessionStorage.removeItem(tenantKey);
+}
+
+const tenantKey = "logbook.tenant";
+
+/** The names a tenant may have (TENANT_INVALID otherwise). */
+export const tenantPattern = /^[a-z0-9][a-z0-9-]{0,62}$/;
+
+/** The tenant an operator picked for this tab, "" for the credential's own. */
+export function tenant(): string {
+  return sessionStorage.getItem(tenantKey) ?? "";
+}
+
+/** Picks the tenant every /v1 call of this tab names (?tenant=); "" for the credential's own. */
+export function setTenant(t: string): void {
+  if (t) sessionStorage.setItem(tenantKey, t);
+  else sessionStorage.removeItem(tenantKey);
+}
+
+/** url (relative to the page) with the picked tenant's ?tenant= added. */
+export function scoped(url: string): string {
+  const t = tenant();
+  if (!t) return url;
+  return `${url}${url.includes("?") ? "&" : "?"}tenant=${encodeURIComponent(t)}`;
 }
 
 /** Called when the server refuses the token (401); set by the app. */
@@ -100,9 +125,22 @@ async function problem(r: Response): Promise<Problem> {
 
 /** GETs a /v1 path and decodes its JSON answer. */
 export async function getJSON<T>(path: string, signal?: AbortSignal): Promise<T> {
-  const r = await fetch(path, { headers: headers("application/json"), signal });
+  const r = await fetch(scoped(path), { headers: headers("application/json"), signal });
   if (!r.ok) throw await problem(r);
   return (await r.json()) as T;
+}
+
+/**
+ * Sends a write (POST with a JSON body, or DELETE) to a /v1 path and
+ * decodes its JSON answer (undefined for an empty one).
+ */
+export async function send<T>(method: "POST" | "DELETE", path: string, body?: unknown): Promise<T | undefined> {
+  const h = headers("application/json") as Record<string, string>;
+  if (method === "POST") h["Content-Type"] = "application/json";
+  const r = await fetch(scoped(path), { method, headers: h, body: method === "POST" ? JSON.stringify(body ?? {}) : undefined });
+  if (!r.ok) throw await problem(r);
+  const text = await r.text();
+  return text ? (JSON.parse(text) as T) : undefined;
 }
 
 /**
@@ -119,7 +157,7 @@ export interface EventPage {
 
 /** Reads the events [from, to) of a session as NDJSON lines. */
 export async function events(id: string, from: number, to: number, signal?: AbortSignal): Promise<EventPage> {
-  const r = await fetch(sessionURL(id, "/events", { from, to }), {
+  const r = await fetch(scoped(sessionURL(id, "/events", { from, to })), {
     headers: headers("application/x-ndjson"),
     signal,
   });
@@ -143,7 +181,7 @@ export async function follow(id: string, from: number, onEvent: (e: Envelope) =>
     try {
       const h = headers("text/event-stream") as Record<string, string>;
       if (last >= 0) h["Last-Event-ID"] = String(last);
-      const r = await fetch(sessionURL(id, "/events", { from }), { headers: h, signal });
+      const r = await fetch(scoped(sessionURL(id, "/events", { from })), { headers: h, signal });
       if (!r.ok || !r.body) throw await problem(r);
       const reader = r.body.pipeThrough(new TextDecoderStream()).getReader();
       let buf = "";

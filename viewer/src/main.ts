@@ -1,9 +1,11 @@
 // The viewer's entry point: routes by the URL fragment (#/ for the
 // sessions, #/sessions/ID?seq=N for one session) and asks for the bearer
-// token once when the server wants one.
+// token once when the server wants one; the header names the credential
+// (GET /v1/whoami) and the tenant an operator picked.
 
 import "./style.css";
-import { setToken, setUnauthorizedHandler } from "./api";
+import { forget, whoami } from "./access";
+import { setToken, setUnauthorizedHandler, tenant } from "./api";
 import { h } from "./dom";
 import { sessionView, type Opened } from "./session";
 import { sessionsView } from "./sessions";
@@ -11,7 +13,20 @@ import { sessionsView } from "./sessions";
 const root = document.getElementById("app")!;
 let opened: Opened | undefined;
 
+/** Names the credential in the page's header: name, tenant, role. */
+function credential(): void {
+  const el = document.getElementById("whoami");
+  if (!el) return;
+  void whoami().then((who) => {
+    const t = tenant() || who.tenant || "default";
+    el.textContent = `${who.name || "no credential"} · ${who.role} · tenant ${t}`;
+    el.dataset.role = who.role;
+    el.dataset.tenant = t;
+  });
+}
+
 function route(): void {
+  credential();
   opened?.close();
   opened = undefined;
   const m = /^#\/sessions\/([^?]+)(?:\?(.*))?$/.exec(location.hash);
@@ -44,13 +59,14 @@ setUnauthorizedHandler(() => {
         method: "dialog",
         onsubmit: () => {
           setToken(input.value);
+          forget();
           asking = false;
           dialog.remove();
           route();
         },
       },
       h("h2", { id: "token-title" }, "This server needs a token"),
-      h("p", {}, "Paste the bearer token of its --token-file. It is kept for this tab only."),
+      h("p", {}, "Paste a token (logbook token create), a JWT, or the token of its --token-file. It is kept for this tab only."),
       h("label", { for: "token" }, "Token "),
       input,
       " ",

@@ -2,6 +2,8 @@
 // event (the event itself, what the model saw as of it, its provenance)
 // and the session's forks; a live session follows new events.
 
+import { whoami } from "./access";
+import { sessionActions } from "./actions";
 import { events as readEvents, follow, getJSON, optional, Problem, requestFormats, sessionHash, sessionURL, type Envelope, type SessionInfo } from "./api";
 import { h, replace, when } from "./dom";
 import { show } from "./events";
@@ -29,15 +31,22 @@ export function sessionView(root: HTMLElement, id: string, seq: number | undefin
   const title = h("h1", {}, id);
   const facts = h("p", { class: "facts", role: "status" }, "Opening…");
   const main = h("div", { class: "split" });
-  replace(root, h("section", { class: "page session" }, h("nav", { class: "crumbs" }, h("a", { href: "#/" }, "Sessions"), " / ", id), title, facts, main));
-  void open(id, seq, facts, main, stop.signal).catch((err) => {
+  const actions = h("div", { class: "actions-slot" });
+  replace(root, h("section", { class: "page session" }, h("nav", { class: "crumbs" }, h("a", { href: "#/" }, "Sessions"), " / ", id), title, facts, actions, main));
+  // The controls the credential may use, once whoami answers; they act
+  // on the picked event (fork) or the whole session.
+  const picked = { seq: seq ?? 0 };
+  void whoami().then((who) => {
+    if (!stop.signal.aborted) replace(actions, sessionActions(who, id, () => picked.seq));
+  });
+  void open(id, seq, facts, main, picked, stop.signal).catch((err) => {
     facts.textContent = err instanceof Problem ? `Cannot open ${id}: ${err.message}` : String(err);
     facts.classList.add("error");
   });
   return { close: () => stop.abort() };
 }
 
-async function open(id: string, seq: number | undefined, facts: HTMLElement, main: HTMLElement, signal: AbortSignal): Promise<void> {
+async function open(id: string, seq: number | undefined, facts: HTMLElement, main: HTMLElement, picked: { seq: number }, signal: AbortSignal): Promise<void> {
   const started = performance.now();
   const firstFrom = seq === undefined ? 0 : Math.max(0, Math.floor(seq / pageSize) * pageSize);
   // The first window of events draws the timeline; the session's
@@ -68,6 +77,7 @@ async function open(id: string, seq: number | undefined, facts: HTMLElement, mai
     }, 150);
   };
   tl.onPick = (s) => {
+    picked.seq = s;
     panel.pick(s);
     remark();
     const q = sessionHash(id, s);
@@ -79,6 +89,7 @@ async function open(id: string, seq: number | undefined, facts: HTMLElement, mai
   tl.render();
   if (seq !== undefined && seq < length) tl.pick(seq);
   else if (length > 0) {
+    picked.seq = 0;
     tl.marks.picked = 0;
     panel.pick(0);
     remark();

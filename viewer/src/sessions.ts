@@ -1,7 +1,9 @@
-// The Sessions view: every stored session, newest activity first, with a
-// filter by id or text.
+// The Sessions view: every stored session of the tenant, newest activity
+// first, with a filter by id or text; an operator picks the tenant.
 
-import { events as readEvents, getJSON, Problem, sessionHash, sessionURL, unsupported, type Listed, type SessionInfo } from "./api";
+import { picksTenant, whoami } from "./access";
+import { listActions } from "./actions";
+import { events as readEvents, getJSON, optional, Problem, sessionHash, sessionURL, setTenant, tenant, tenantPattern, unsupported, type Listed, type SessionInfo } from "./api";
 import { h, replace, when } from "./dom";
 
 /** A listed session and what the view learnt of it since. */
@@ -79,7 +81,14 @@ export async function sessionsView(root: HTMLElement, signal: AbortSignal): Prom
     ),
     body,
   );
-  replace(root, h("section", { class: "page" }, h("h1", {}, "Sessions"), h("div", { class: "toolbar" }, filter), status, table));
+  const toolbar = h("div", { class: "toolbar" }, filter);
+  replace(root, h("section", { class: "page" }, h("h1", {}, "Sessions"), toolbar, status, table));
+  void whoami().then((who) => {
+    if (signal.aborted) return;
+    if (picksTenant(who.role)) toolbar.append(" ", tenantPicker());
+    const actions = listActions(who);
+    if (actions) toolbar.after(actions);
+  });
   let all: Entry[];
   try {
     all = await listAll();
@@ -97,6 +106,53 @@ export async function sessionsView(root: HTMLElement, signal: AbortSignal): Prom
   filter.addEventListener("input", render);
   render();
   void details(all, body, signal);
+}
+
+/** The tenants GET /v1/tenants names, when the server has the route. */
+interface Tenants {
+  tenants: string[];
+}
+
+/**
+ * An operator's tenant picker: a name (checked against the tenant name
+ * rule before it is used) with the tenants the server lists as
+ * suggestions. Picking one lists and opens that tenant's sessions: every
+ * /v1 call of the tab then carries ?tenant=.
+ */
+function tenantPicker(): HTMLElement {
+  const own = "default"; // an operator's own tenant
+  const input = h("input", {
+    type: "text",
+    id: "tenant",
+    list: "tenant-names",
+    value: tenant() || own,
+    pattern: tenantPattern.source.slice(1, -1),
+    spellcheck: "false",
+    autocomplete: "off",
+    "aria-label": "Tenant (Enter to list its sessions)",
+  });
+  const names = h("datalist", { id: "tenant-names" });
+  void optional("tenants", () => getJSON<Tenants>("v1/tenants")).then(
+    (t) => {
+      for (const n of t?.tenants ?? []) names.append(h("option", { value: n }));
+    },
+    () => {},
+  );
+  const pick = () => {
+    const t = input.value.trim();
+    if (!tenantPattern.test(t)) {
+      input.setCustomValidity("a tenant name is a-z, 0-9 and -, starting with a letter or digit, at most 63");
+      input.reportValidity();
+      return;
+    }
+    input.setCustomValidity("");
+    if (t === (tenant() || own)) return;
+    setTenant(t === own ? "" : t);
+    window.dispatchEvent(new HashChangeEvent("hashchange"));
+  };
+  input.addEventListener("change", pick);
+  input.addEventListener("keydown", (ev: KeyboardEvent) => ev.key === "Enter" && pick());
+  return h("label", { class: "tenant" }, "Tenant ", input, names);
 }
 
 /** Sessions whose counts and state the view fetches (the rest show "…"). */

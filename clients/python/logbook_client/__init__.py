@@ -12,11 +12,14 @@ Event.data_text are the server's bytes; RawJSON sends text verbatim."""
 from . import events
 from ._json import RawJSON, encode_json, loads_lossless, member_text
 from .client import REPLAY_HEADER, AppendOutcome, Client, Session, encode_input, same_event
-from .errors import CONNECTION_FAILED, LogbookError, retryable
+from .errors import CONNECTION_FAILED, PERMISSION_DENIED, TENANT_INVALID, UNAUTHENTICATED, LogbookError, retryable
 from .events import Event, Input
 
 __all__ = [
     "CONNECTION_FAILED",
+    "PERMISSION_DENIED",
+    "TENANT_INVALID",
+    "UNAUTHENTICATED",
     "REPLAY_HEADER",
     "AppendOutcome",
     "Client",

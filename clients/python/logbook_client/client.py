@@ -22,13 +22,29 @@ DEFAULT_TIMEOUT = 30.0
 
 class Client:
     """The /v1 API of one server at base_url (e.g. "http://127.0.0.1:7420"),
-    with the bearer token when the server requires one. Safe to share
-    between threads."""
+    with the bearer token when the server requires one (a token of `logbook
+    token create`, a JWT, or the token of --token-file). Safe to share
+    between threads.
 
-    def __init__(self, base_url: str, token: str | None = None, timeout: float = DEFAULT_TIMEOUT) -> None:
+    tenant is the tenant every call addresses, for an operator's credential
+    (any other is refused with PERMISSION_DENIED unless it names its own
+    tenant): sent as ?tenant= on /v1 and as the Logbook-Tenant header on
+    any other path (Connect). None (the default) addresses the credential's
+    own tenant, an operator's being "default". A name outside
+    [a-z0-9][a-z0-9-]{0,62} is TENANT_INVALID."""
+
+    def __init__(self, base_url: str, token: str | None = None, timeout: float = DEFAULT_TIMEOUT,
+                 tenant: str | None = None) -> None:
         self.base_url = base_url.rstrip("/")
         self.token = token
         self.timeout = timeout
+        self.tenant = tenant
+
+    def whoami(self) -> dict:
+        """The credential the server sees: {"name", "tenant", "role"}; tenant
+        is the one the call runs on: the credential's own, or for an
+        operator the client's tenant option, else "default"."""
+        return json.loads(self.call("GET", "/v1/whoami"))
 
     def create(self, id: str | None = None, cwd: str | None = None, origin: str | None = None,
                delegation_depth: int | None = None, agent_preset: str | None = None,
@@ -70,8 +86,13 @@ class Client:
         """Send one request and return the open successful response; a problem
         answer or no answer raises LogbookError."""
         q = {k: _query_value(v) for k, v in (query or {}).items() if v is not None}
-        url = self.base_url + path + ("?" + urllib.parse.urlencode(q) if q else "")
         h = dict(headers or {})
+        if self.tenant is not None:
+            if path.startswith("/v1/"):
+                q["tenant"] = self.tenant
+            else:
+                h["Logbook-Tenant"] = self.tenant
+        url = self.base_url + path + ("?" + urllib.parse.urlencode(q) if q else "")
         if self.token is not None:
             h["Authorization"] = "Bearer " + self.token
         data = None

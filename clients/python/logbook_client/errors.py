@@ -8,6 +8,18 @@ CONNECTION_FAILED = "CONNECTION_FAILED"
 """The code of a request the server never answered (no connection, or it
 broke); a client-side code, retried like the server's unavailable ones."""
 
+UNAUTHENTICATED = "UNAUTHENTICATED"
+"""The code of a call without a credential, or with one the server does not
+accept (unknown, revoked, expired): status 401."""
+
+PERMISSION_DENIED = "PERMISSION_DENIED"
+"""The code of a call the credential's role may not make, or naming a tenant
+other than its own without being an operator's: status 403, whether the
+session exists or not."""
+
+TENANT_INVALID = "TENANT_INVALID"
+"""The code of a tenant name outside [a-z0-9][a-z0-9-]{0,62}: status 400."""
+
 
 class LogbookError(Exception):
     """A failed call: the server's problem (application/problem+json) or

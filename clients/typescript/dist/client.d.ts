@@ -5,8 +5,16 @@ import { type JSONValue } from "./json.js";
 export interface ClientOptions {
     /** The server's base URL, e.g. "http://127.0.0.1:7420". */
     baseUrl: string;
-    /** The bearer token, when the server requires one (--token-file). */
+    /** The bearer token, when the server requires one: a token of
+     * `logbook token create`, a JWT, or the token of --token-file. */
     token?: string;
+    /** The tenant every call addresses, for an operator's credential (any
+     * other credential is refused with PERMISSION_DENIED unless it names its
+     * own tenant): sent as ?tenant= on /v1 and as the Logbook-Tenant header
+     * on any other path (Connect). Default: the credential's own tenant (an
+     * operator's is "default"). A name outside [a-z0-9][a-z0-9-]{0,62} is
+     * TENANT_INVALID. */
+    tenant?: string;
     /** The fetch to use; default globalThis.fetch. */
     fetch?: typeof fetch;
 }
@@ -39,6 +47,15 @@ export interface SessionInfo {
         fromSeq: Seq;
     };
     warning?: string;
+}
+/** The credential a server sees (GET /v1/whoami). */
+export interface Whoami {
+    /** The token's name or the JWT's subject; "" without credentials configured. */
+    name: string;
+    /** The tenant the call runs on: the credential's own, or for an
+     * operator the one the client names (ClientOptions.tenant), else "default". */
+    tenant: string;
+    role: "read" | "write" | "admin" | "operator";
 }
 /** One page of GET /v1/sessions. */
 export interface SessionPage {
@@ -286,7 +303,11 @@ interface Call {
 export declare class Client {
     #private;
     readonly baseUrl: string;
+    /** The tenant every call addresses (ClientOptions.tenant); undefined for the credential's own. */
+    readonly tenant: string | undefined;
     constructor(o: ClientOptions);
+    /** whoami returns the credential the server sees: its name, tenant and role. */
+    whoami(): Promise<Whoami>;
     /** create makes a new session (id default: a generated one) with the header fields of o and returns it. */
     create(o?: CreateOptions): Promise<Session>;
     /** session returns the handle of session id, without a request. */

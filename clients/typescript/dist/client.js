@@ -6,12 +6,19 @@ import { readEvents } from "./sse.js";
  * called concurrently. */
 export class Client {
     baseUrl;
+    /** The tenant every call addresses (ClientOptions.tenant); undefined for the credential's own. */
+    tenant;
     #token;
     #fetch;
     constructor(o) {
         this.baseUrl = o.baseUrl.replace(/\/+$/, "");
         this.#token = o.token;
+        this.tenant = o.tenant;
         this.#fetch = o.fetch ?? globalThis.fetch;
+    }
+    /** whoami returns the credential the server sees: its name, tenant and role. */
+    async whoami() {
+        return (await (await this.call("GET", "/v1/whoami")).json());
     }
     /** create makes a new session (id default: a generated one) with the header fields of o and returns it. */
     async create(o = {}) {
@@ -41,6 +48,12 @@ export class Client {
         const headers = { ...c.headers };
         if (this.#token !== undefined)
             headers["Authorization"] = `Bearer ${this.#token}`;
+        if (this.tenant !== undefined) {
+            if (path.startsWith("/v1/"))
+                url.searchParams.set("tenant", this.tenant);
+            else
+                headers["Logbook-Tenant"] = this.tenant;
+        }
         let body;
         if (c.json !== undefined) {
             headers["Content-Type"] = "application/json";

@@ -2,6 +2,15 @@
  * could not connect, or the connection broke); a client-side code, retried
  * like the server's unavailable codes. */
 export const CONNECTION_FAILED = "CONNECTION_FAILED";
+/** The code of a call without a credential, or with one the server does
+ * not accept (unknown, revoked, expired): status 401. */
+export const UNAUTHENTICATED = "UNAUTHENTICATED";
+/** The code of a call the credential's role may not make, or naming a
+ * tenant other than its own without being an operator's: status 403,
+ * whether the session exists or not. */
+export const PERMISSION_DENIED = "PERMISSION_DENIED";
+/** The code of a tenant name outside [a-z0-9][a-z0-9-]{0,62}: status 400. */
+export const TENANT_INVALID = "TENANT_INVALID";
 /** LogbookError is every failure of a call: the server's problem (code,
  * status, detail and details) or CONNECTION_FAILED (status 0). Test the
  * code, never the message. */

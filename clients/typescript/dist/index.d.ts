@@ -1,6 +1,6 @@
 export { Client, Session, encodeInput, sameEvent } from "./client.js";
-export type { AppendOptions, AppendOutcome, AuditRecord, ClientOptions, CreateOptions, FlushResult, FollowOptions, HoldResult, Inspection, Lineage, LineageTree, MessageFormat, ModelRequest, Opened, RequestFormat, RetryOptions, SessionHeader, SessionInfo, SessionPage, Shadowed, Tokens, TranscriptEntry, View, ViewQuery, WhyNode, } from "./client.js";
-export { CONNECTION_FAILED, LogbookError, retryable } from "./errors.js";
+export type { AppendOptions, AppendOutcome, AuditRecord, ClientOptions, CreateOptions, FlushResult, FollowOptions, HoldResult, Inspection, Lineage, LineageTree, MessageFormat, ModelRequest, Opened, RequestFormat, RetryOptions, SessionHeader, SessionInfo, SessionPage, Shadowed, Tokens, TranscriptEntry, View, ViewQuery, Whoami, WhyNode, } from "./client.js";
+export { CONNECTION_FAILED, LogbookError, PERMISSION_DENIED, TENANT_INVALID, UNAUTHENTICATED, retryable } from "./errors.js";
 export type { Problem } from "./errors.js";
 export { RawJSON, rawJSON, encodeJSON } from "./json.js";
 export type { JSONValue } from "./json.js";

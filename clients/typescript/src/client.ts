@@ -7,8 +7,16 @@ import { readEvents } from "./sse.js";
 export interface ClientOptions {
   /** The server's base URL, e.g. "http://127.0.0.1:7420". */
   baseUrl: string;
-  /** The bearer token, when the server requires one (--token-file). */
+  /** The bearer token, when the server requires one: a token of
+   * `logbook token create`, a JWT, or the token of --token-file. */
   token?: string;
+  /** The tenant every call addresses, for an operator's credential (any
+   * other credential is refused with PERMISSION_DENIED unless it names its
+   * own tenant): sent as ?tenant= on /v1 and as the Logbook-Tenant header
+   * on any other path (Connect). Default: the credential's own tenant (an
+   * operator's is "default"). A name outside [a-z0-9][a-z0-9-]{0,62} is
+   * TENANT_INVALID. */
+  tenant?: string;
   /** The fetch to use; default globalThis.fetch. */
   fetch?: typeof fetch;
 }
@@ -40,6 +48,16 @@ export interface SessionInfo {
   /** The torn tail the next write open cuts, when there is one. */
   torn?: { bytes: number; fromSeq: Seq };
   warning?: string;
+}
+
+/** The credential a server sees (GET /v1/whoami). */
+export interface Whoami {
+  /** The token's name or the JWT's subject; "" without credentials configured. */
+  name: string;
+  /** The tenant the call runs on: the credential's own, or for an
+   * operator the one the client names (ClientOptions.tenant), else "default". */
+  tenant: string;
+  role: "read" | "write" | "admin" | "operator";
 }
 
 /** One page of GET /v1/sessions. */
@@ -277,13 +295,21 @@ interface Call {
  * called concurrently. */
 export class Client {
   readonly baseUrl: string;
+  /** The tenant every call addresses (ClientOptions.tenant); undefined for the credential's own. */
+  readonly tenant: string | undefined;
   readonly #token: string | undefined;
   readonly #fetch: typeof fetch;
 
   constructor(o: ClientOptions) {
     this.baseUrl = o.baseUrl.replace(/\/+$/, "");
     this.#token = o.token;
+    this.tenant = o.tenant;
     this.#fetch = o.fetch ?? globalThis.fetch;
+  }
+
+  /** whoami returns the credential the server sees: its name, tenant and role. */
+  async whoami(): Promise<Whoami> {
+    return (await (await this.call("GET", "/v1/whoami")).json()) as Whoami;
   }
 
   /** create makes a new session (id default: a generated one) with the header fields of o and returns it. */
@@ -316,6 +342,10 @@ export class Client {
     }
     const headers: Record<string, string> = { ...c.headers };
     if (this.#token !== undefined) headers["Authorization"] = `Bearer ${this.#token}`;
+    if (this.tenant !== undefined) {
+      if (path.startsWith("/v1/")) url.searchParams.set("tenant", this.tenant);
+      else headers["Logbook-Tenant"] = this.tenant;
+    }
     let body: string | undefined;
     if (c.json !== undefined) {
       headers["Content-Type"] = "application/json";

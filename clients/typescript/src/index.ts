@@ -26,9 +26,10 @@ export type {
   TranscriptEntry,
   View,
   ViewQuery,
+  Whoami,
   WhyNode,
 } from "./client.js";
-export { CONNECTION_FAILED, LogbookError, retryable } from "./errors.js";
+export { CONNECTION_FAILED, LogbookError, PERMISSION_DENIED, TENANT_INVALID, UNAUTHENTICATED, retryable } from "./errors.js";
 export type { Problem } from "./errors.js";
 export { RawJSON, rawJSON, encodeJSON } from "./json.js";
 export type { JSONValue } from "./json.js";
