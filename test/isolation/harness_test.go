@@ -81,7 +81,7 @@ func TestMinimalFromSchema(t *testing.T) {
 	}}}}
 	for _, c := range []struct {
 		name, schema, want string
-		ok               bool
+		ok                 bool
 	}{
 		{"required properties only", `{"type":"object","required":["a","n"],"properties":{"a":{"type":"string","minLength":2},"n":{"$ref":"#/components/schemas/N"},"x":{"type":"string"}}}`, `{"a":"xx","n":3}`, true},
 		{"the first enum value", `{"type":"string","enum":["b","a"]}`, `"b"`, true},

@@ -3,8 +3,8 @@ package isolation
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"maps"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
