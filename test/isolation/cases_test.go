@@ -43,6 +43,10 @@ type routeCase struct {
 	Query string
 	// Body is the request body, by hand; "" derives it from the schema.
 	Body string
+	// CreateMember is the member of the JSON body that names the session
+	// the call makes ("" = none): the tenant check is then that A may
+	// make an id B already has.
+	CreateMember string
 }
 
 // appendLine is an append input every session accepts first: a turn's
@@ -88,6 +92,10 @@ type methodCase struct {
 	// "" = session_id when the request has it, else the method names no
 	// session.
 	SessionField protoreflect.Name
+	// Creates says the session field names the session the call makes, not
+	// one it looks up: the tenant check is then that A may make an id B
+	// already has.
+	Creates bool
 	// Request is the rest of the request in protobuf JSON, by hand; ""
 	// leaves every other field at its zero value.
 	Request string
@@ -99,7 +107,7 @@ const appendEvent = `{"events":[{"type":"turn/start","data":"{\"turn\":1}"}]}`
 // methodCases holds a case for every method of logbook.v1.Sessions, by
 // name. A method without one fails TestEveryMethodHasACase.
 var methodCases = map[protoreflect.Name]methodCase{
-	"Create":        {Role: roleWrite},
+	"Create":        {Role: roleWrite, Creates: true},
 	"Open":          {Role: roleWrite},
 	"Append":        {Role: roleWrite, Request: appendEvent},
 	"AppendStream":  {Role: roleWrite, Request: appendEvent},

@@ -27,6 +27,8 @@ type call struct {
 	// NamesSession says the call names a session (its path or request
 	// carries the id); the tenant checks need one.
 	NamesSession bool
+	// Creates says the id names the session the call makes.
+	Creates bool
 }
 
 // routeCall builds the request of route r on session id.
@@ -90,6 +92,15 @@ func (s *spec) routeCall(r route, id string) (call, error) {
 	case r.BodyType != "":
 		return call{}, fmt.Errorf("%s: a %s body cannot be derived; give it in the case's Body", r.OperationID, r.BodyType)
 	}
+	if c.CreateMember != "" {
+		var body map[string]any
+		if err := json.Unmarshal(out.Body, &body); err != nil || body == nil {
+			return call{}, fmt.Errorf("%s: the body %q is not a JSON object to put %s in", r.OperationID, out.Body, c.CreateMember)
+		}
+		body[c.CreateMember] = id
+		out.Body, _ = json.Marshal(body)
+		out.Creates = true
+	}
 	return out, nil
 }
 
@@ -125,7 +136,8 @@ type rpcCall struct {
 	Method       protoreflect.MethodDescriptor
 	Role         role
 	Request      *dynamicpb.Message
-	NamesSession bool
+	NamesSession bool // the request names a session to look up
+	Creates      bool // the request names the session it makes
 }
 
 // Procedure is the method's path: /logbook.v1.Sessions/Name.
@@ -146,10 +158,10 @@ func methodCall(m protoreflect.MethodDescriptor, id string) (rpcCall, error) {
 			return rpcCall{}, fmt.Errorf("%s: case Request: %w", m.Name(), err)
 		}
 	}
-	out := rpcCall{Method: m, Role: c.Role, Request: req}
+	out := rpcCall{Method: m, Role: c.Role, Request: req, Creates: c.Creates}
 	if f := sessionField(m, c); f != nil {
 		req.Set(f, protoreflect.ValueOfString(id))
-		out.NamesSession = true
+		out.NamesSession = !c.Creates
 	}
 	return out, nil
 }
