@@ -43,11 +43,22 @@ type routeCase struct {
 	Query string
 	// Body is the request body, by hand; "" derives it from the schema.
 	Body string
+	// Missing is the code the route answers for an id that exists
+	// nowhere; "" = SESSION_NOT_FOUND. B's session must get the same.
+	Missing string
 	// CreateMember is the member of the JSON body that names the session
 	// the call makes ("" = none): the tenant check is then that A may
 	// make an id B already has.
 	CreateMember string
 }
+
+// notFound is what most routes answer for a session id that exists
+// nowhere; notLive what flush and release answer (they act on live
+// sessions only).
+const (
+	notFound = "SESSION_NOT_FOUND"
+	notLive  = "SESSION_NOT_LIVE"
+)
 
 // appendLine is an append input every session accepts first: a turn's
 // start.
@@ -71,9 +82,9 @@ var routeCases = map[string]routeCase{
 	"request":       {Role: roleRead},
 	"openSession":   {Role: roleWrite},
 	"fork":          {Role: roleWrite},
-	"flush":         {Role: roleWrite},
+	"flush":         {Role: roleWrite, Missing: notLive},
 	"compact":       {Role: roleWrite},
-	"release":       {Role: roleWrite},
+	"release":       {Role: roleWrite, Missing: notLive},
 	"hold":          {Role: roleAdmin, Body: `{"reason":"isolation"}`},
 	"releaseHold":   {Role: roleAdmin, Body: `{"reason":"isolation"}`},
 	"inspect":       {Role: roleRead},
@@ -96,6 +107,9 @@ type methodCase struct {
 	// one it looks up: the tenant check is then that A may make an id B
 	// already has.
 	Creates bool
+	// Missing is the code the method answers for an id that exists
+	// nowhere; "" = SESSION_NOT_FOUND. B's session must get the same.
+	Missing string
 	// Request is the rest of the request in protobuf JSON, by hand; ""
 	// leaves every other field at its zero value.
 	Request string
@@ -118,11 +132,11 @@ var methodCases = map[protoreflect.Name]methodCase{
 	"Header":        {Role: roleRead},
 	"Events":        {Role: roleRead},
 	"Fork":          {Role: roleWrite, SessionField: "source_id"},
-	"Flush":         {Role: roleWrite},
+	"Flush":         {Role: roleWrite, Missing: notLive},
 	"Compact":       {Role: roleWrite},
 	"Inspect":       {Role: roleRead},
 	"List":          {Role: roleRead},
-	"Release":       {Role: roleWrite},
+	"Release":       {Role: roleWrite, Missing: notLive},
 	"RequestHeader": {Role: roleRead},
 	"Request":       {Role: roleRead},
 	"Why":           {Role: roleRead},

@@ -114,7 +114,7 @@ func (w *world) seed(t *testing.T) {
 // userLine is an append input line of a user message with text.
 func userLine(id, text string) string {
 	in := events.UserText(events.TextMessage{ID: id, Text: text})
-	b, _ := json.Marshal(map[string]any{"type": in.Type, "data": in.Data})
+	b, _ := json.Marshal(map[string]any{"type": in.Type, "data": in.Data, "surfaceOp": "append"})
 	return string(b) + "\n"
 }
 

@@ -29,6 +29,8 @@ type call struct {
 	NamesSession bool
 	// Creates says the id names the session the call makes.
 	Creates bool
+	// Missing is the code an id that exists nowhere gets.
+	Missing string
 }
 
 // routeCall builds the request of route r on session id.
@@ -37,7 +39,7 @@ func (s *spec) routeCall(r route, id string) (call, error) {
 	if !ok {
 		return call{}, fmt.Errorf("%s has no case", r.OperationID)
 	}
-	out := call{Name: r.Method + " " + r.Path, Role: c.Role, Method: r.Method, BodyType: r.BodyType}
+	out := call{Name: r.Method + " " + r.Path, Role: c.Role, Method: r.Method, BodyType: r.BodyType, Missing: orNotFound(c.Missing)}
 	path := r.Path
 	q := url.Values{}
 	for _, p := range r.Params {
@@ -104,6 +106,14 @@ func (s *spec) routeCall(r route, id string) (call, error) {
 	return out, nil
 }
 
+// orNotFound is code, or SESSION_NOT_FOUND when it is "".
+func orNotFound(code string) string {
+	if code == "" {
+		return notFound
+	}
+	return code
+}
+
 // withTenant adds ?tenant=name to a /v1 target (an operator's way to
 // address another tenant).
 func withTenant(target, name string) string {
@@ -136,8 +146,9 @@ type rpcCall struct {
 	Method       protoreflect.MethodDescriptor
 	Role         role
 	Request      *dynamicpb.Message
-	NamesSession bool // the request names a session to look up
-	Creates      bool // the request names the session it makes
+	NamesSession bool   // the request names a session to look up
+	Creates      bool   // the request names the session it makes
+	Missing      string // the code an id that exists nowhere gets
 }
 
 // Procedure is the method's path: /logbook.v1.Sessions/Name.
@@ -158,7 +169,7 @@ func methodCall(m protoreflect.MethodDescriptor, id string) (rpcCall, error) {
 			return rpcCall{}, fmt.Errorf("%s: case Request: %w", m.Name(), err)
 		}
 	}
-	out := rpcCall{Method: m, Role: c.Role, Request: req, Creates: c.Creates}
+	out := rpcCall{Method: m, Role: c.Role, Request: req, Creates: c.Creates, Missing: orNotFound(c.Missing)}
 	if f := sessionField(m, c); f != nil {
 		req.Set(f, protoreflect.ValueOfString(id))
 		out.NamesSession = !c.Creates
