@@ -64,6 +64,7 @@ func TestIsolation(t *testing.T) {
 			}
 			w.seed(t)
 			w.revoke(t)
+			t.Run("whoami", w.whoami)
 			t.Run("lists", w.lists)
 			t.Run("search", w.search)
 			t.Run("follow", w.follow)
@@ -396,6 +397,34 @@ func (w *world) metrics(t *testing.T) {
 			if bytes.Contains(body, []byte(n)) {
 				t.Errorf("host %d: /metrics names %q", i, n)
 			}
+		}
+	}
+}
+
+// whoami: every credential of the walk is told its own name, tenant and
+// role; an operator is in the implicit tenant unless it names another.
+func (w *world) whoami(t *testing.T) {
+	type me struct{ Name, Tenant, Role string }
+	now := time.Now()
+	cases := []struct {
+		bearer, tenant string
+		want           me
+	}{
+		{w.d.token(tenantA, roleRead), "", me{tokenName(tenantA, roleRead), tenantA, "read"}},
+		{w.d.token(tenantB, roleAdmin), "", me{tokenName(tenantB, roleAdmin), tenantB, "admin"}},
+		{w.d.jwt("alpha-jwt", tenantA, roleWrite, now.Add(-time.Minute), now.Add(time.Hour)), "", me{"alpha-jwt", tenantA, "write"}},
+		{w.d.tokens["operator"], "", me{"operator", "default", "operator"}},
+		{w.d.tokens["operator"], tenantB, me{"operator", tenantB, "operator"}},
+	}
+	for _, c := range cases {
+		target := "/v1/whoami"
+		if c.tenant != "" {
+			target = withTenant(target, c.tenant)
+		}
+		body := w.mustV1(t, len(w.d.hosts)-1, c.bearer, http.MethodGet, target, "", "", http.StatusOK)
+		var got me
+		if err := json.Unmarshal(body, &got); err != nil || got != c.want {
+			t.Errorf("whoami as %s (tenant %q): %s (%v), want %+v", c.want.Name, c.tenant, body, err, c.want)
 		}
 	}
 }

@@ -176,10 +176,15 @@ func (w *world) check(t *testing.T, p probe, host int) {
 			}
 		}
 	}
+	// A tenant name that breaks the name rule is refused as such, for an
+	// operator too.
+	op := credential{"the operator token", w.d.tokens["operator"]}
+	if a := ask(op, "Not_A_Tenant", nowhereID); a.Status != http.StatusBadRequest || a.Code != "TENANT_INVALID" {
+		t.Errorf("%s with %s naming tenant Not_A_Tenant: %v, want 400 TENANT_INVALID", p.name, op.name, a)
+	}
 	// An operator addresses B explicitly; without naming it, it works in
 	// the implicit tenant, where B's session does not exist either.
 	if p.namesSession {
-		op := credential{"the operator token", w.d.tokens["operator"]}
 		if a, n := ask(op, "", theirsID), ask(op, "", nowhereID); a != n || a.Code != p.missing {
 			t.Errorf("%s with %s on B's session without naming B: %v; on no session: %v", p.name, op.name, a, n)
 		}
