@@ -8,6 +8,7 @@ require (
 	connectrpc.com/grpcreflect v1.3.1
 	github.com/anthropics/anthropic-sdk-go/v2 v2.15.0
 	github.com/fsnotify/fsnotify v1.10.1
+	github.com/go-jose/go-jose/v4 v4.1.9
 	github.com/google/uuid v1.6.0
 	github.com/hashicorp/go-hclog v1.6.3
 	github.com/hashicorp/go-plugin v1.8.0

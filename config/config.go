@@ -152,6 +152,11 @@ type Config struct {
 	// Telemetry is the telemetry block, or nil when there is none: then
 	// logbook serve pushes no traces (docs/operations.md, "Telemetry").
 	Telemetry *Telemetry
+
+	// Auth is the auth block: the token store and the JWT keys logbook
+	// serve accepts credentials from. Without the block it holds the
+	// defaults (Auth).
+	Auth Auth
 }
 
 // Mirror is one mirror "<tool>" block: a directory of another tool's

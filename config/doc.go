@@ -50,6 +50,18 @@
 //	  idle_release = "1m"                    # release a mirrored session idle this long; >= 1s
 //	}
 //
+//	auth {                                   # credentials serve accepts (docs/operations.md)
+//	  tokens_file = "tokens"                 # default <data_dir>/tokens, or the postgres primary's schema; relative: against data_dir
+//	  jwt {                                  # absent = no JWT accepted
+//	    public_key_file = "idp.pem"          # PEM public keys, or jwks_file = "idp.jwks" (exactly one); relative: against the config file's directory
+//	    issuer       = "https://id.example"  # required: the iss every token carries
+//	    audience     = "logbook"             # required: one of each token's aud
+//	    tenant_claim = "tenant"              # claim holding the tenant ("*" only with role operator)
+//	    role_claim   = "role"                # claim holding read | write | admin | operator
+//	    leeway       = "30s"                 # clock skew on exp, nbf, iat; 0 – 5m
+//	  }
+//	}
+//
 //	plugin "my-backend" {
 //	  command = "/opt/logbook/my-backend"    # no command = a bundled plugin
 //	  args    = ["--quiet"]
@@ -78,7 +90,9 @@
 // containing a path separator and not absolute is joined to the config file's
 // directory; a bare command name is kept for a PATH lookup. A mirror dir
 // that is relative is joined to the config file's directory, and one that
-// starts with "~/" to the home directory.
+// starts with "~/" to the home directory. The auth block's tokens_file is joined to
+// DataDir; its jwt key files (public_key_file, jwks_file) are joined to the
+// config file's directory.
 //
 // # Plugin config as JSON
 //

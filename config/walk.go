@@ -20,7 +20,7 @@ var topSchema = schema{
 		"max_event_bytes", "rpc_max_bytes", "plugin_start_timeout", "auto_mtls",
 		"max_pending_bytes_total", "write_backpressure_timeout", "max_live_sessions",
 	},
-	blocks: []string{"persistence", "compaction", "plugin", "retention", "serve", "mirror", "telemetry"},
+	blocks: []string{"persistence", "compaction", "plugin", "retention", "serve", "mirror", "telemetry", "auth"},
 }
 
 // pluginInfo is what the other blocks need to know about a plugin block.
@@ -86,7 +86,7 @@ func (d *decoder) top(body *hclsyntax.Body) *Config {
 			"rpc_max_bytes (%d) must be >= max_event_bytes + 1 MiB (%d)", c.RPCMaxBytes, sdk.MinRPCMaxBytes(int(c.MaxEventBytes)))
 	}
 
-	var persist, compact, plugs, retain, serve, mirror, telemetry []*hclsyntax.Block
+	var persist, compact, plugs, retain, serve, mirror, telemetry, auth []*hclsyntax.Block
 	for _, b := range blocks {
 		switch b.Type {
 		case "persistence":
@@ -103,6 +103,8 @@ func (d *decoder) top(body *hclsyntax.Body) *Config {
 			mirror = append(mirror, b)
 		case "telemetry":
 			telemetry = append(telemetry, b)
+		case "auth":
+			auth = append(auth, b)
 		}
 	}
 	plugins := d.plugins(c, plugs)
@@ -112,6 +114,7 @@ func (d *decoder) top(body *hclsyntax.Body) *Config {
 	d.serve(c, serve)
 	d.mirrors(c, mirror)
 	d.telemetry(c, telemetry)
+	d.auth(c, auth)
 	return c
 }
 

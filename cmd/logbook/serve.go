@@ -69,9 +69,6 @@ func newServeCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := service.CheckServeAddr(addr, token); err != nil {
-				return err
-			}
 			a.metrics = true
 			svc, err := a.service(ctx)
 			if err != nil {

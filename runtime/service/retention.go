@@ -88,13 +88,31 @@ func (s *Service) GC(ctx context.Context, o GCOptions) ([]RetentionDecision, err
 	return out, nil
 }
 
-// retentionLoop applies the retention block, when there is one, at once
-// and then every hour until ctx ends, logging on log each deletion and
-// each failure. It returns when ctx ends.
+// retentionLoop applies the retention block, when there is one, to every
+// tenant (Tenants, listed anew at each run), at once and then every hour
+// until ctx ends, logging on log each deletion and each failure. It
+// returns when ctx ends.
 func (s *Service) retentionLoop(ctx context.Context, log hclog.Logger) {
 	p, err := s.policy()
 	if err != nil {
 		return
 	}
-	retention.Loop(ctx, s.e.Store, p, retention.Interval, log)
+	retention.Loop(ctx, s.retentionTenants, p, retention.Interval, log)
+}
+
+// retentionTenants returns the store of every tenant that holds sessions.
+func (s *Service) retentionTenants(ctx context.Context) ([]retention.Tenant, error) {
+	names, err := s.Tenants(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]retention.Tenant, 0, len(names))
+	for _, name := range names {
+		t, err := s.Tenant(name)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, retention.Tenant{Name: name, Store: t.e.Store})
+	}
+	return out, nil
 }

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"crypto/subtle"
 	"net"
 	"net/http"
 	"slices"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/seed-e5e476df/logbook/runtime/internal/auth"
 	"github.com/seed-e5e476df/logbook/runtime/internal/server"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
@@ -37,12 +39,15 @@ const (
 // Every zero field takes the default it names.
 type ServeOptions struct {
 	// Addr is the address the server listens on, as given (host:port); an
-	// address that is not loopback requires Token. Default DefaultAddr.
+	// address that is not loopback requires a credential: Token, a token
+	// in the configuration's token store or a JWT key of its auth block.
+	// Default DefaultAddr.
 	Addr string
-	// Token is the bearer token every request but GET /healthz (and, on a
-	// loopback listener, /readyz, grpc.health.v1 and /metrics) must carry
-	// ("Authorization: Bearer <token>"), at least MinTokenBytes long.
-	// Default "": no authentication, allowed on loopback only.
+	// Token is the legacy bearer token of `serve --token-file`, at least
+	// MinTokenBytes long: an operator credential (name "token-file") of
+	// every tenant, besides those of the configuration's auth block. Once
+	// any credential is configured every request but GET /healthz must
+	// carry one ("Authorization: Bearer <credential>"). Default "": none.
 	Token string
 	// AllowedHosts are Host header values accepted besides the defaults
 	// and the configuration's serve { allowed_hosts } (a host name or IP,
@@ -105,7 +110,7 @@ func (s *Service) NewServer(o ServeOptions) (*Server, error) {
 	}
 	so := server.Options{
 		Addr:              o.Addr,
-		Token:             o.Token,
+		Verifier:          legacyToken(o.Token),
 		AllowedHosts:      append(slices.Clone(s.cfg.Serve.AllowedHosts), o.AllowedHosts...),
 		AllowedOrigins:    append(slices.Clone(s.cfg.Serve.AllowedOrigins), o.AllowedOrigins...),
 		MaxRequestBytes:   sdk.MaxEventMessageBytes(int(s.cfg.MaxEventBytes)),
@@ -230,11 +235,6 @@ func (srv *Server) runMirror(ctx context.Context, m *Mirror) {
 	}
 }
 
-// CheckServeAddr refuses (CONFIG_INVALID) serving on addr without a token
-// when addr is not loopback, as NewServer does, so a command line can
-// check its flags before it starts anything.
-func CheckServeAddr(addr, token string) error { return server.CheckAddr(addr, token) }
-
 // CheckToken refuses (CONFIG_INVALID) a bearer token shorter than
 // MinTokenBytes; "" (no authentication) passes.
 func CheckToken(token string) error { return server.CheckToken(token) }
@@ -242,3 +242,17 @@ func CheckToken(token string) error { return server.CheckToken(token) }
 // LoopbackAddr reports whether a host:port names a loopback address
 // ("localhost" or a loopback IP), one only this machine can reach.
 func LoopbackAddr(addr string) bool { return server.LoopbackAddr(addr) }
+
+// legacyToken verifies the --token-file token alone, until the auth
+// package's verifier is wired in. TODO(server): replace with
+// auth.NewVerifier.
+type legacyToken string
+
+func (t legacyToken) Configured() bool { return t != "" }
+
+func (t legacyToken) Verify(_ context.Context, bearer string) (auth.Principal, error) {
+	if t == "" || subtle.ConstantTimeCompare([]byte(bearer), []byte(t)) != 1 {
+		return auth.Principal{}, sdk.Errorf(sdk.CodeUnauthenticated, "auth", "unknown token")
+	}
+	return auth.Principal{Name: "token-file", Tenant: auth.AllTenants, Role: auth.RoleOperator}, nil
+}

@@ -88,6 +88,15 @@ type Service struct {
 	cfg *config.Config
 	// metrics, with Options.Metrics, observes the store; nil without.
 	metrics *metrics.Metrics
+	// log and readOnly are Options.Logger and Options.ReadOnly, which a
+	// tenant's service takes too.
+	log      hclog.Logger
+	readOnly bool
+	// root is the service Open returned, for a named tenant's service
+	// (Tenant); nil for that service itself. tenants are the named
+	// tenants' services, held by the root only.
+	root    *Service
+	tenants tenants
 }
 
 // Open starts the plugins o.Config names and the store over them. On
@@ -131,16 +140,35 @@ func Open(ctx context.Context, o Options) (*Service, error) {
 			return nil, err
 		}
 	}
-	s := &Service{e: e, cfg: o.Config, metrics: m, h: host.New(e, o.Logger)}
-	if o.ReadOnly {
-		s.h = host.NewReadOnly(e, o.Logger)
-	}
+	s := &Service{e: e, cfg: o.Config, metrics: m, log: o.Logger, readOnly: o.ReadOnly}
+	s.h = s.newHost(e)
 	return s, nil
 }
 
-// Close flushes and releases every live session, then stops the plugins.
-// It returns the flush errors joined; the plugins stop either way.
+// newHost returns the host of one tenant's engine, read-only when the
+// service is.
+func (s *Service) newHost(e *engine.Engine) *host.Host {
+	if s.readOnly {
+		return host.NewReadOnly(e, s.log)
+	}
+	return host.New(e, s.log)
+}
+
+// Close flushes and releases every live session of every tenant, then
+// stops the plugins. It returns the flush errors joined; the plugins stop
+// either way. Called on a tenant's service (Tenant) it closes the service
+// that tenant came from, every tenant included; a second Close does
+// nothing and returns nil.
 func (s *Service) Close(ctx context.Context) error {
+	if s.root != nil {
+		return s.root.Close(ctx)
+	}
+	if !s.tenants.close() {
+		return nil
+	}
+	for _, t := range s.tenants.all() {
+		t.h.Stop()
+	}
 	s.h.Stop()
 	return s.e.Close(ctx)
 }

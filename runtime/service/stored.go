@@ -10,22 +10,21 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
-// backend returns the running persistence plugin of the persistence block
-// called name; a name the configuration has no persistence block for is
-// CONFIG_INVALID. It stays inside the service: the store writes through
-// it, and only read-only opens may share it.
+// backend returns the persistence block called name as the service's
+// tenant sees it (the running plugin's view of the tenant); a name the
+// configuration has no persistence block for is CONFIG_INVALID. It stays
+// inside the service: the store writes through it, and only read-only
+// opens may share it.
 func (s *Service) backend(name string) (sdk.Persistence, error) {
-	pl, ok := s.e.Plugins[name]
-	if !ok || pl.Persistence() == nil {
-		return nil, sdk.Errorf(sdk.CodeConfigInvalid, "logbook", "no persistence block %q is configured", name)
-	}
-	return pl.Persistence(), nil
+	return s.e.Backend(name)
 }
 
-// primary returns the primary backend: the one of the first persistence
-// block, which every read and every write goes to first.
+// primary returns the primary backend as the service's tenant sees it:
+// the one of the first persistence block, which every read and every
+// write goes to first.
 func (s *Service) primary() sdk.Persistence {
-	return s.e.Plugins[s.cfg.Persistence[0].Name].Persistence()
+	p, _ := s.e.Backend(s.cfg.Persistence[0].Name) // a configured backend: never an error
+	return p
 }
 
 // StoredStatus is what StatStored reports of a stored session.

@@ -1,8 +1,3 @@
-// Package auth decides who a request to logbook serve comes from and what
-// it may do: the credentials (scoped bearer tokens, stored as hashes, and
-// JWTs verified against configured keys), the roles they carry and the
-// tenant they are scoped to (docs/operations.md, "Tenants, roles and
-// tokens").
 package auth
 
 import (

@@ -9,6 +9,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"slices"
 
@@ -59,6 +60,18 @@ type Engine struct {
 
 	backends []store.Backend // the persistence backends, in configuration order
 	probes   probes          // their last readiness probe (Ready)
+
+	// storeOpts are the options Store was made with, which a tenant's
+	// store copies; compact builds a compactor over a store (nil without
+	// a compaction block).
+	storeOpts store.Options
+	compact   func(*store.Store) (*compaction.Compactor, error)
+	// root is the engine Start returned, for the engine of a named tenant
+	// (Tenant); nil for that engine itself. tenants are the named
+	// tenants' engines, held by the root only.
+	root    *Engine
+	tenant  string // the tenant's name; sdk.DefaultTenant for the root
+	tenants tenants
 }
 
 // Start launches every configured plugin and builds the store. On failure
@@ -126,7 +139,7 @@ func Start(ctx context.Context, cfg *config.Config, opts Options) (*Engine, erro
 			}
 		}
 	}
-	st, err := store.New(store.Options{
+	so := store.Options{
 		Backends:                 backends,
 		Clock:                    opts.Clock,
 		WriteWindow:              cfg.WriteWindow,
@@ -148,13 +161,32 @@ func Start(ctx context.Context, cfg *config.Config, opts Options) (*Engine, erro
 		SalvageDir: salvageDir(cfg),
 		Logger:     opts.Logger,
 		Observer:   opts.Observer,
-	})
+	}
+	st, err := store.New(so)
 	if err != nil {
 		return fail(err)
 	}
-	e.Store = st
+	e.Store, e.storeOpts, e.tenant = st, so, sdk.DefaultTenant
 	e.backends = backends
 	if summarizer != nil {
+		e.compact = compactorOver(cfg, opts, summarizer, pruner)
+		if e.Compactor, err = e.compact(st); err != nil {
+			_ = st.Close(ctx)
+			return fail(err)
+		}
+		if e.Spiller, err = compaction.NewSpiller(cfg.Compaction.Spill, opts.Logger); err != nil {
+			_ = st.Close(ctx)
+			return fail(err)
+		}
+	}
+	return e, nil
+}
+
+// compactorOver returns what builds the compactor of one tenant's store:
+// every tenant's runs on the one summarizer and pruner, and flushes
+// through its own store.
+func compactorOver(cfg *config.Config, opts Options, summarizer, pruner *pluginhost.Plugin) func(*store.Store) (*compaction.Compactor, error) {
+	return func(st *store.Store) (*compaction.Compactor, error) {
 		co := compaction.Options{
 			Summarizer:  summarizer.Summarizer(),
 			Flush:       func(ctx context.Context, s *session.Session) error { _, err := st.Flush(ctx, s); return err },
@@ -168,16 +200,8 @@ func Start(ctx context.Context, cfg *config.Config, opts Options) (*Engine, erro
 		if pruner != nil {
 			co.Pruner = pruner.Pruner()
 		}
-		if e.Compactor, err = compaction.New(cfg.Compaction, co); err != nil {
-			_ = st.Close(ctx)
-			return fail(err)
-		}
-		if e.Spiller, err = compaction.NewSpiller(cfg.Compaction.Spill, opts.Logger); err != nil {
-			_ = st.Close(ctx)
-			return fail(err)
-		}
+		return compaction.New(cfg.Compaction, co)
 	}
-	return e, nil
 }
 
 // startCompaction starts the summarizer and pruner the compaction block
@@ -273,12 +297,17 @@ func (e *Engine) CheckCompact(start, end *sdk.Seq) error {
 	return nil
 }
 
-// Close shuts down in order: every live session is flushed and its handles
-// closed, then every plugin is stopped. It returns the store's errors.
+// Close shuts down in order: every live session of every tenant is
+// flushed and its handles closed, then every plugin is stopped. It returns
+// the stores' errors joined. Called on a tenant's engine (Tenant), it
+// closes that tenant's store only.
 func (e *Engine) Close(ctx context.Context) error {
-	var err error
+	if e.root != nil {
+		return e.Store.Close(ctx)
+	}
+	err := e.tenants.close(ctx)
 	if e.Store != nil {
-		err = e.Store.Close(ctx)
+		err = errors.Join(err, e.Store.Close(ctx))
 	}
 	e.Host.Close()
 	return err

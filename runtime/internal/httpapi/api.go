@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/seed-e5e476df/logbook/docs"
+	"github.com/seed-e5e476df/logbook/runtime/internal/auth"
 	"github.com/seed-e5e476df/logbook/runtime/internal/host"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
@@ -38,6 +39,9 @@ type Options struct {
 	// Heartbeat is how often an idle event stream (Server-Sent Events)
 	// sends a comment line. Default DefaultHeartbeat (15 s).
 	Heartbeat time.Duration
+	// Tenant is the name of the tenant whose host the API serves, which
+	// GET /v1/whoami reports. Default sdk.DefaultTenant.
+	Tenant string
 }
 
 // API is the /v1 resource API over a host's sessions, an http.Handler for
@@ -53,35 +57,62 @@ type API struct {
 type route struct {
 	method, pattern string
 	handle          func(a *API, w http.ResponseWriter, r *http.Request)
+	role            auth.Role // what a caller needs (Routes)
 }
+
+// Shorter names for the role column of routes.
+const (
+	read  = auth.RoleRead
+	write = auth.RoleWrite
+	admin = auth.RoleAdmin
+)
 
 // routes are every route of the API; docs/openapi.json documents each.
 var routes = []route{
-	{"POST", "/v1/sessions", (*API).createSession},
-	{"GET", "/v1/sessions", (*API).listSessions},
-	{"GET", "/v1/sessions/{id}", (*API).getSession},
-	{"DELETE", "/v1/sessions/{id}", (*API).deleteSession},
-	{"POST", "/v1/sessions/{id}/events", (*API).appendEvents},
-	{"POST", "/v1/sessions/{id}/events/group", (*API).appendGroup},
-	{"GET", "/v1/sessions/{id}/events", (*API).readEvents},
-	{"GET", "/v1/sessions/{id}/messages", (*API).messages},
-	{"GET", "/v1/sessions/{id}/transcript", (*API).transcript},
-	{"GET", "/v1/sessions/{id}/surface", (*API).surface},
-	{"GET", "/v1/sessions/{id}/header", (*API).requestHeader},
-	{"GET", "/v1/sessions/{id}/request", (*API).request},
-	{"POST", "/v1/sessions/{id}/open", (*API).openSession},
-	{"POST", "/v1/sessions/{id}/fork", (*API).fork},
-	{"POST", "/v1/sessions/{id}/flush", (*API).flush},
-	{"POST", "/v1/sessions/{id}/compact", (*API).compact},
-	{"POST", "/v1/sessions/{id}/release", (*API).release},
-	{"POST", "/v1/sessions/{id}/hold", (*API).hold},
-	{"POST", "/v1/sessions/{id}/release-hold", (*API).releaseHold},
-	{"GET", "/v1/sessions/{id}/inspect", (*API).inspect},
-	{"GET", "/v1/sessions/{id}/why", (*API).why},
-	{"GET", "/v1/sessions/{id}/shadowed", (*API).shadowed},
-	{"GET", "/v1/sessions/{id}/tokens", (*API).tokens},
-	{"GET", "/v1/sessions/{id}/lineage", (*API).lineage},
-	{"GET", "/v1/openapi.json", (*API).openapi},
+	{"POST", "/v1/sessions", (*API).createSession, write},
+	{"GET", "/v1/sessions", (*API).listSessions, read},
+	{"GET", "/v1/sessions/{id}", (*API).getSession, read},
+	{"DELETE", "/v1/sessions/{id}", (*API).deleteSession, admin},
+	{"POST", "/v1/sessions/{id}/events", (*API).appendEvents, write},
+	{"POST", "/v1/sessions/{id}/events/group", (*API).appendGroup, write},
+	{"GET", "/v1/sessions/{id}/events", (*API).readEvents, read},
+	{"GET", "/v1/sessions/{id}/messages", (*API).messages, read},
+	{"GET", "/v1/sessions/{id}/transcript", (*API).transcript, read},
+	{"GET", "/v1/sessions/{id}/surface", (*API).surface, read},
+	{"GET", "/v1/sessions/{id}/header", (*API).requestHeader, read},
+	{"GET", "/v1/sessions/{id}/request", (*API).request, read},
+	{"POST", "/v1/sessions/{id}/open", (*API).openSession, write},
+	{"POST", "/v1/sessions/{id}/fork", (*API).fork, write},
+	{"POST", "/v1/sessions/{id}/flush", (*API).flush, write},
+	{"POST", "/v1/sessions/{id}/compact", (*API).compact, write},
+	{"POST", "/v1/sessions/{id}/release", (*API).release, write},
+	{"POST", "/v1/sessions/{id}/hold", (*API).hold, admin},
+	{"POST", "/v1/sessions/{id}/release-hold", (*API).releaseHold, admin},
+	{"GET", "/v1/sessions/{id}/inspect", (*API).inspect, read},
+	{"GET", "/v1/sessions/{id}/why", (*API).why, read},
+	{"GET", "/v1/sessions/{id}/shadowed", (*API).shadowed, read},
+	{"GET", "/v1/sessions/{id}/tokens", (*API).tokens, read},
+	{"GET", "/v1/sessions/{id}/lineage", (*API).lineage, read},
+	{"GET", "/v1/whoami", (*API).whoami, read},
+	{"GET", "/v1/openapi.json", (*API).openapi, read},
+}
+
+// Route is one route of the API: its method, its http.ServeMux path
+// pattern, and the role a caller's credential needs for it (the roles of
+// docs/operations.md, "Security model").
+type Route struct {
+	Method, Pattern string
+	Role            auth.Role
+}
+
+// Routes returns every route of the API, in a new slice: the server's
+// role check reads them, before the request reaches the API.
+func Routes() []Route {
+	out := make([]Route, len(routes))
+	for i, rt := range routes {
+		out[i] = Route{Method: rt.method, Pattern: rt.pattern, Role: rt.role}
+	}
+	return out
 }
 
 // New returns the API over h's sessions.
@@ -91,6 +122,9 @@ func New(h *host.Host, o Options) *API {
 	}
 	if o.Heartbeat <= 0 {
 		o.Heartbeat = DefaultHeartbeat
+	}
+	if o.Tenant == "" {
+		o.Tenant = sdk.DefaultTenant
 	}
 	a := &API{h: h, opts: o, mux: http.NewServeMux()}
 	for _, rt := range routes {

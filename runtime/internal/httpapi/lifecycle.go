@@ -9,7 +9,7 @@ import (
 
 // The session lifecycle routes (docs/operations.md, "Deleting sessions,
 // holds and retention"): every change is audited by the store's backends
-// with by "api".
+// with by the request's principal (AuditBy).
 
 // lifecycleRequest is the optional body of the hold routes.
 type lifecycleRequest struct {
@@ -21,7 +21,7 @@ type lifecycleRequest struct {
 // it first; a read-only server (logbook view) refuses it with
 // SESSION_READ_ONLY.
 func (a *API) deleteSession(w http.ResponseWriter, r *http.Request) {
-	req := sdk.AuditRequest{Reason: r.URL.Query().Get("reason"), By: sdk.ByAPI}
+	req := sdk.AuditRequest{Reason: r.URL.Query().Get("reason"), By: AuditBy(r.Context())}
 	if _, err := a.h.Delete(r.Context(), r.PathValue("id"), req); err != nil {
 		NewProblem(err).Write(w)
 		return
@@ -44,7 +44,7 @@ func (a *API) setHold(w http.ResponseWriter, r *http.Request, held bool) {
 		p.Write(w)
 		return
 	}
-	rec, changed, err := a.h.SetHold(r.Context(), r.PathValue("id"), held, sdk.AuditRequest{Reason: req.Reason, By: sdk.ByAPI})
+	rec, changed, err := a.h.SetHold(r.Context(), r.PathValue("id"), held, sdk.AuditRequest{Reason: req.Reason, By: AuditBy(r.Context())})
 	if err != nil {
 		NewProblem(err).Write(w)
 		return

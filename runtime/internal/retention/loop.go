@@ -7,20 +7,41 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/seed-e5e476df/logbook/runtime/internal/store"
+	"github.com/seed-e5e476df/logbook/sdk"
 )
 
 // Interval is how often Loop applies the policy.
 const Interval = time.Hour
 
-// Loop applies p to st at once and then every interval until ctx ends,
-// logging on log each deletion (info), each session it could not delete
-// or read (warn), and a run that failed as a whole (error). It returns
-// when ctx ends.
-func Loop(ctx context.Context, st *store.Store, p Policy, interval time.Duration, log hclog.Logger) {
+// Tenant is one tenant's store, which Loop applies the policy to.
+type Tenant struct {
+	// Name is the tenant's name, logged beside every decision but the
+	// default tenant's.
+	Name  string
+	Store *store.Store
+}
+
+// Loop applies p at once and then every interval until ctx ends to the
+// store of every tenant that tenants returns at that time, one after the
+// other, logging on log each deletion (info), each session it could not
+// delete or read (warn), and a run that failed as a whole (error). A
+// tenants that fails is logged and the run skipped. It returns when ctx
+// ends.
+func Loop(ctx context.Context, tenants func(context.Context) ([]Tenant, error), p Policy, interval time.Duration, log hclog.Logger) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
-		RunOnce(ctx, st, p, time.Now(), log)
+		ts, err := tenants(ctx)
+		if err != nil && ctx.Err() == nil {
+			log.Error("retention: listing the tenants failed", "error", err)
+		}
+		for _, tn := range ts {
+			l := log
+			if tn.Name != sdk.DefaultTenant {
+				l = log.With("tenant", tn.Name)
+			}
+			RunOnce(ctx, tn.Store, p, time.Now(), l)
+		}
 		select {
 		case <-ctx.Done():
 			return

@@ -24,7 +24,7 @@ import (
 // it reaches the store, on every protocol; the right one is accepted.
 func TestUnauthenticatedRefused(t *testing.T) {
 	e := startEngine(t, headless(t.TempDir()))
-	r := serve(t, e, server.Options{Token: "s3cret-token-0123456789"})
+	r := serve(t, e, server.Options{Verifier: operator("s3cret-token-0123456789")})
 	ctx := context.Background()
 	conn := grpcConn(t, r)
 	rpc := logbookv1.NewSessionsClient(conn)
@@ -81,8 +81,8 @@ type fakeAddr struct {
 
 func (f fakeAddr) Addr() net.Addr { return f.addr }
 
-// Without a token, only loopback addresses are served; a token shorter than
-// 16 bytes and a negative timeout are refused.
+// Without a credential, only loopback addresses are served; a legacy token
+// shorter than 16 bytes and a negative timeout are refused.
 func TestNonLoopbackWithoutTokenRefused(t *testing.T) {
 	e := startEngine(t, headless(t.TempDir()))
 	for _, addr := range []string{"0.0.0.0:7420", ":7420", "[::]:7420", "192.0.2.10:7420", "example.com:7420", "garbage"} {
@@ -90,7 +90,7 @@ func TestNonLoopbackWithoutTokenRefused(t *testing.T) {
 		if !errors.Is(err, sdk.CodeConfigInvalid) || !strings.Contains(err.Error(), "token") {
 			t.Errorf("New(%q) without a token: %v", addr, err)
 		}
-		if _, err := server.New(newHost(e), server.Options{Addr: addr, Token: "a-token-of-16-bytes"}); err != nil {
+		if _, err := server.New(newHost(e), server.Options{Addr: addr, Verifier: operator("a-token-of-16-bytes")}); err != nil {
 			t.Errorf("New(%q) with a token: %v", addr, err)
 		}
 	}
@@ -99,8 +99,8 @@ func TestNonLoopbackWithoutTokenRefused(t *testing.T) {
 			t.Errorf("New(%q): %v", addr, err)
 		}
 	}
-	if _, err := server.New(newHost(e), server.Options{Token: "fifteen-bytes!!"}); !errors.Is(err, sdk.CodeConfigInvalid) || !strings.Contains(err.Error(), "at least 16") {
-		t.Errorf("New with a 15-byte token: %v", err)
+	if err := server.CheckToken("fifteen-bytes!!"); !errors.Is(err, sdk.CodeConfigInvalid) || !strings.Contains(err.Error(), "at least 16") {
+		t.Errorf("CheckToken of a 15-byte token: %v", err)
 	}
 	for _, o := range []server.Options{{ReadHeaderTimeout: -1}, {ReadTimeout: -1}, {IdleTimeout: -1}} {
 		if _, err := server.New(newHost(e), o); !errors.Is(err, sdk.CodeConfigInvalid) {

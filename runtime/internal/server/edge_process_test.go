@@ -257,7 +257,7 @@ func TestAllowedHostsNarrowOffLoopback(t *testing.T) {
 		{"narrowed", []string{"logbook.internal"}, []string{"logbook.internal:7420", "LOGBOOK.internal"}, []string{"evil.example", "localhost:7420", "192.0.2.10:7420"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			srv, err := server.New(newHost(e), server.Options{Token: token, AllowedHosts: c.allowed})
+			srv, err := server.New(newHost(e), server.Options{Verifier: operator(token), AllowedHosts: c.allowed})
 			if err != nil {
 				t.Fatal(err)
 			}

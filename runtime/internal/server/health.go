@@ -13,6 +13,7 @@ import (
 	"connectrpc.com/connect"
 	"connectrpc.com/grpchealth"
 
+	"github.com/seed-e5e476df/logbook/runtime/internal/auth"
 	"github.com/seed-e5e476df/logbook/runtime/internal/engine"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/proto/logbook/v1/logbookv1connect"
@@ -21,22 +22,16 @@ import (
 // The health endpoints.
 const (
 	// HealthzPath answers 200 while the process serves HTTP at all; it
-	// never needs the bearer token and says nothing else.
+	// never needs a credential and says nothing else.
 	HealthzPath = "/healthz"
 	// ReadyzPath answers 200 when the engine is ready (engine.Ready), else
-	// 503 with an application/problem+json body naming what is not. Off
-	// loopback it needs the bearer token. Only a caller that sent the
-	// token gets each check's error text (which may name a database's
-	// user, name and address); the server logs it.
+	// 503 with an application/problem+json body naming what is not. Once
+	// a credential is configured (always off loopback) it needs one, of
+	// any role. Only an operator's credential gets each check's error text
+	// (which may name a database's user, name and address); the server
+	// logs it.
 	ReadyzPath = "/readyz"
 )
-
-// healthProcedures are the grpc.health.v1 paths; like ReadyzPath they need
-// the token off loopback.
-var healthProcedures = map[string]bool{
-	"/" + grpchealth.HealthV1ServiceName + "/Check": true,
-	"/" + grpchealth.HealthV1ServiceName + "/Watch": true,
-}
 
 // mountHealth adds /healthz, /readyz and grpc.health.v1 to mux.
 func (s *Server) mountHealth(mux *http.ServeMux) {
@@ -52,14 +47,12 @@ func (s *Server) mountHealth(mux *http.ServeMux) {
 // takes.
 const viewerPattern = "/"
 
-// public reports whether a request may go without the bearer token:
-// HealthzPath, on a local listener ReadyzPath, grpc.health.v1 and
-// MetricsPath, or a GET or HEAD the viewer serves (Options.Viewer; static
-// files, no data). Only exact paths match, so no other path can pass for
-// one.
+// public reports whether a request goes without a credential even when
+// one is configured: HealthzPath, or a GET or HEAD the viewer serves
+// (Options.Viewer; static files, no data). Only exact paths match, so no
+// other path can pass for one.
 func (s *Server) public(r *http.Request) bool {
-	p := r.URL.Path
-	if p == HealthzPath || s.local && (p == ReadyzPath || healthProcedures[p] || p == MetricsPath) {
+	if r.URL.Path == HealthzPath {
 		return true
 	}
 	if s.opts.Viewer == nil || r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -109,14 +102,15 @@ type checkBody struct {
 	Name      string `json:"name"`
 	Ready     bool   `json:"ready"`
 	Code      string `json:"code,omitempty"`
-	// Error is the check's error text, only for a caller that sent the
-	// bearer token: it may name what the backend connects to.
+	// Error is the check's error text, only for an operator's credential:
+	// it may name what the backend connects to.
 	Error string `json:"error,omitempty"`
 }
 
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	checks, ok := s.ready(r.Context())
-	detailed := s.opts.Token != "" && s.authorized(r)
+	p, ok := auth.FromContext(r.Context())
+	detailed := ok && p.Role == auth.RoleOperator
 	body := readyBody{Title: "ready", Status: http.StatusOK, Checks: make([]checkBody, len(checks))}
 	var down []string
 	for i, c := range checks {

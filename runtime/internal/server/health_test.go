@@ -7,14 +7,16 @@ import (
 	"github.com/seed-e5e476df/logbook/runtime/internal/server"
 )
 
-// With a token, exactly the health paths answer without it: a path that
-// merely starts like one, or climbs out of one, still needs the token.
+// With a credential configured, only /healthz answers without one, on
+// loopback too: a path that merely starts like it, or climbs out of it,
+// /readyz and grpc.health.v1 all need one.
 func TestHealthPathsNeedNoToken(t *testing.T) {
 	e := startEngine(t, headless(t.TempDir()))
-	r := serve(t, e, server.Options{Token: "health-token-0123456789"})
+	r := serve(t, e, server.Options{Verifier: operator("health-token-0123456789")})
 	for path, want := range map[string]int{
 		"/healthz":                             http.StatusOK,
-		"/readyz":                              http.StatusOK,
+		"/readyz":                              http.StatusUnauthorized,
+		"/grpc.health.v1.Health/Check":         http.StatusUnauthorized,
 		"/healthzx":                            http.StatusUnauthorized,
 		"/readyz/":                             http.StatusUnauthorized,
 		"/healthz/../logbook.v1.Sessions/List": http.StatusUnauthorized,

@@ -2,27 +2,16 @@ package server
 
 import (
 	"context"
-	"net/http"
 	"sync"
 	"time"
 )
-
-// visits marks each request's context as one visit of the host
-// (host.Host.Visit), so the sessions it uses stay held while it runs.
-func (s *Server) visits(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx, done := s.h.Visit(r.Context())
-		defer done()
-		next.ServeHTTP(w, r.WithContext(ctx))
-	})
-}
 
 // idleCheckDivisor sets how often, as a fraction of Options.IdleRelease,
 // the server looks for idle sessions: a session is released at most a
 // quarter of IdleRelease late.
 const idleCheckDivisor = 4
 
-// releaseIdle starts releasing the sessions no request used for
+// releaseIdle starts releasing the sessions, of every tenant's host, no request used for
 // Options.IdleRelease (none when it is 0) until ctx ends or stop is
 // called; stop waits for a release under way and may be called again.
 func (s *Server) releaseIdle(ctx context.Context) (stop func()) {
@@ -42,7 +31,10 @@ func (s *Server) releaseIdle(ctx context.Context) (stop func()) {
 				return
 			case <-t.C:
 				rctx, rcancel := context.WithTimeout(ctx, releaseTimeout)
-				n := s.h.ReleaseIdle(rctx, idle)
+				n := 0
+				for _, h := range s.hosts() {
+					n += h.ReleaseIdle(rctx, idle)
+				}
 				rcancel()
 				if n > 0 && s.opts.Metrics != nil {
 					s.opts.Metrics.IdleReleased(n)

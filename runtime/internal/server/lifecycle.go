@@ -6,16 +6,17 @@ import (
 
 	"connectrpc.com/connect"
 
+	"github.com/seed-e5e476df/logbook/runtime/internal/httpapi"
 	"github.com/seed-e5e476df/logbook/sdk"
 	logbookv1 "github.com/seed-e5e476df/logbook/sdk/proto/logbook/v1"
 )
 
-// Hold puts a legal hold on a stored session (host.SetHold), by "api".
+// Hold puts a legal hold on a stored session (host.SetHold), by the principal (httpapi.AuditBy).
 func (v *service) Hold(ctx context.Context, req *connect.Request[logbookv1.SessionsHoldRequest]) (*connect.Response[logbookv1.SessionsHoldReply], error) {
 	return v.setHold(ctx, req.Msg, true)
 }
 
-// ReleaseHold lifts a legal hold (host.SetHold), by "api".
+// ReleaseHold lifts a legal hold (host.SetHold), by the principal (httpapi.AuditBy).
 func (v *service) ReleaseHold(ctx context.Context, req *connect.Request[logbookv1.SessionsHoldRequest]) (*connect.Response[logbookv1.SessionsHoldReply], error) {
 	return v.setHold(ctx, req.Msg, false)
 }
@@ -23,7 +24,7 @@ func (v *service) ReleaseHold(ctx context.Context, req *connect.Request[logbookv
 // setHold serves Hold (held) and ReleaseHold; the record is left out when
 // nothing changed.
 func (v *service) setHold(ctx context.Context, m *logbookv1.SessionsHoldRequest, held bool) (*connect.Response[logbookv1.SessionsHoldReply], error) {
-	rec, changed, err := v.s.h.SetHold(ctx, m.GetSessionId(), held, sdk.AuditRequest{Reason: m.GetReason(), By: sdk.ByAPI})
+	rec, changed, err := v.h.SetHold(ctx, m.GetSessionId(), held, sdk.AuditRequest{Reason: m.GetReason(), By: httpapi.AuditBy(ctx)})
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}

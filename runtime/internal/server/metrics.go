@@ -11,16 +11,17 @@ import (
 	logbookv1 "github.com/seed-e5e476df/logbook/sdk/proto/logbook/v1"
 )
 
-// MetricsPath serves Options.Metrics in the Prometheus text format. It
-// needs the bearer token unless the server listens on loopback (or
-// another listener only this machine reaches).
+// MetricsPath serves Options.Metrics in the Prometheus text format. Once a
+// credential is configured (always off loopback) it needs one, of any
+// role; it names no session and no tenant.
 const MetricsPath = "/metrics"
 
-// mountSessions mounts the Sessions handler at its service path (which
-// answers an unknown method in the caller's protocol) and at each
-// method's own path, so that a call's route, the pattern that served it,
-// names its method.
-func mountSessions(mux *http.ServeMux, path string, h http.Handler) {
+// mountSessions mounts h, which serves logbook.v1.Sessions, at its
+// service path (where an unknown method is answered in the caller's
+// protocol) and at each method's own path, so that a call's route, the
+// pattern that served it, names its method.
+func mountSessions(mux *http.ServeMux, h http.Handler) {
+	path := sessionsPrefix
 	mux.Handle(path, h)
 	methods := logbookv1.File_logbook_v1_sessions_proto.Services().ByName("Sessions").Methods()
 	for i := range methods.Len() {

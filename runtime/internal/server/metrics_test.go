@@ -15,19 +15,27 @@ func getMetrics(t *testing.T, url, token string) (int, string) {
 	return getAuthed(t, url, server.MetricsPath, token)
 }
 
-// /metrics is open on a loopback listener, token or not, and needs the
-// token on a listener others can reach; without Options.Metrics there is
-// no /metrics at all.
-func TestMetricsTokenOffLoopback(t *testing.T) {
+// /metrics is open on a loopback listener without credentials, and needs
+// one once a credential is configured, on loopback too, and always on a
+// listener others can reach; without Options.Metrics there is no /metrics
+// at all.
+func TestMetricsNeedACredential(t *testing.T) {
 	const token = "metrics-token-0123456789"
 	e := startEngine(t, headless(t.TempDir()))
 
-	r := serve(t, e, server.Options{Token: token, Metrics: metrics.New()})
-	if code, body := getMetrics(t, r.url, ""); code != http.StatusOK || !strings.Contains(body, "logbook_appended_events_total 0") {
-		t.Fatalf("/metrics on loopback without the token: %d %.200s", code, body)
+	open := serve(t, e, server.Options{Metrics: metrics.New()})
+	if code, body := getMetrics(t, open.url, ""); code != http.StatusOK || !strings.Contains(body, "logbook_appended_events_total 0") {
+		t.Fatalf("/metrics on loopback without credentials: %d %.200s", code, body)
+	}
+	r := serve(t, e, server.Options{Verifier: operator(token), Metrics: metrics.New()})
+	if code, _ := getMetrics(t, r.url, ""); code != http.StatusUnauthorized {
+		t.Fatalf("/metrics on loopback without the token: %d", code)
+	}
+	if code, body := getMetrics(t, r.url, token); code != http.StatusOK || !strings.Contains(body, "logbook_appended_events_total 0") {
+		t.Fatalf("/metrics on loopback with the token: %d %.200s", code, body)
 	}
 
-	url := serveOffLoopback(t, e, server.Options{Token: token, Metrics: metrics.New()})
+	url := serveOffLoopback(t, e, server.Options{Verifier: operator(token), Metrics: metrics.New()})
 	if code, _ := getMetrics(t, url, ""); code != http.StatusUnauthorized {
 		t.Fatalf("/metrics off loopback without the token: %d", code)
 	}

@@ -13,8 +13,10 @@ import (
 
 	"github.com/seed-e5e476df/logbook/config"
 	"github.com/seed-e5e476df/logbook/internal/pgtest"
+	"github.com/seed-e5e476df/logbook/runtime/internal/auth"
 	"github.com/seed-e5e476df/logbook/runtime/internal/engine"
 	"github.com/seed-e5e476df/logbook/runtime/internal/server"
+	"github.com/seed-e5e476df/logbook/sdk"
 )
 
 // getAuthed GETs path at url, with the token when it is not "".
@@ -67,7 +69,7 @@ func serveOffLoopback(t *testing.T, e *engine.Engine, o server.Options) string {
 func TestReadyzNeedsTheTokenOffLoopback(t *testing.T) {
 	const token = "readyz-token-0123456789"
 	e := startEngine(t, headless(t.TempDir()))
-	url := serveOffLoopback(t, e, server.Options{Token: token})
+	url := serveOffLoopback(t, e, server.Options{Verifier: operator(token)})
 	for path, want := range map[string]int{
 		server.HealthzPath:             http.StatusOK,
 		server.ReadyzPath:              http.StatusUnauthorized,
@@ -156,14 +158,16 @@ func TestReadyzHidesConnectionDetails(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := startEngine(t, cfg)
-	const token = "readyz-token-0123456789"
-	r := serve(t, e, server.Options{Token: token})
-	if code, body := getReady(t, r.url, ""); code != http.StatusOK {
+	const token, reader = "readyz-token-0123456789", "readyz-reader-0123456789"
+	verifier := operator(token)
+	verifier[reader] = auth.Principal{Name: "reader", Tenant: sdk.DefaultTenant, Role: auth.RoleRead}
+	r := serve(t, e, server.Options{Verifier: verifier})
+	if code, body := getReady(t, r.url, reader); code != http.StatusOK {
 		t.Fatalf("/readyz with the database up: %d %s", code, body)
 	}
 
 	// Once the database is cut off, the probe's error names what it
-	// failed to connect to (an authenticated caller sees it) ...
+	// failed to connect to (an operator sees it) ...
 	proxy.cut()
 	var detailed string
 	for deadline := time.Now().Add(engine.ProbeTTL + engine.ProbeTimeout + 20*time.Second); ; {
@@ -176,14 +180,14 @@ func TestReadyzHidesConnectionDetails(t *testing.T) {
 			t.Fatalf("/readyz with the token never named the database: %d %s", code, body)
 		}
 	}
-	// ... and an unauthenticated caller sees only what is not ready.
-	code, body := getReady(t, r.url, "")
+	// ... and any other credential sees only what is not ready.
+	code, body := getReady(t, r.url, reader)
 	if code != http.StatusServiceUnavailable || !strings.Contains(body, "not ready") || !strings.Contains(body, "backend postgres") {
 		t.Fatalf("/readyz with the database down: %d %s", code, body)
 	}
 	for _, secret := range []string{user, "dbname", "database", "test", addr.String(), fmt.Sprint(addr.Port), "127.0.0.1"} {
 		if strings.Contains(body, secret) {
-			t.Errorf("the unauthenticated /readyz body shows %q: %s\n(with the token: %s)", secret, body, detailed)
+			t.Errorf("the reader's /readyz body shows %q: %s\n(with the token: %s)", secret, body, detailed)
 		}
 	}
 }

@@ -2,8 +2,6 @@ package server
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"net"
@@ -17,6 +15,7 @@ import (
 	"connectrpc.com/grpcreflect"
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/seed-e5e476df/logbook/runtime/internal/auth"
 	"github.com/seed-e5e476df/logbook/runtime/internal/host"
 	"github.com/seed-e5e476df/logbook/runtime/internal/httpapi"
 	"github.com/seed-e5e476df/logbook/runtime/internal/metrics"
@@ -58,13 +57,28 @@ type Options struct {
 	// Addr is the TCP address ListenAndServe listens on; default
 	// DefaultAddr (127.0.0.1:7420).
 	Addr string
-	// Token is the bearer token every request but HealthzPath (and, on a
-	// loopback listener, ReadyzPath, grpc.health.v1 and MetricsPath) must carry
-	// ("Authorization: Bearer <token>"), compared in constant time. Empty
-	// disables authentication, which New and Serve allow only on a
-	// loopback address: anything else is refused with CONFIG_INVALID, as
-	// is a token shorter than MinTokenBytes.
-	Token string
+	// Verifier authenticates requests (auth.Verifier). Once it has a
+	// credential (Verifier.Configured), and always on a listener that is
+	// not loopback, every request but HealthzPath and the viewer's files
+	// must carry one it accepts ("Authorization: Bearer <credential>"):
+	// else 401 UNAUTHENTICATED; and its principal's role must be the one
+	// its route needs (a role table covering every /v1 route and every
+	// logbook.v1.Sessions procedure; a route missing from it needs
+	// auth.RoleOperator): else 403 PERMISSION_DENIED, before any session
+	// is looked up. Default nil: no credentials, which New and Serve allow
+	// only on a loopback address (anything else is CONFIG_INVALID); every
+	// request then acts as an operator.
+	Verifier Verifier
+	// Tenant returns the host of a tenant other than sdk.DefaultTenant
+	// (whose host is New's), given a valid name: service.Service.Tenant's.
+	// The server calls it the first time a request runs on that tenant
+	// (its principal's own, or the one an operator names with
+	// ?tenant= on /v1 or the Logbook-Tenant header on logbook.v1.Sessions)
+	// and keeps the host and the handlers it builds over it: idle release
+	// and shutdown cover every such host. Its error is the request's.
+	// Default nil: only the implicit tenant is served; naming another is
+	// CONFIG_INVALID.
+	Tenant func(name string) (*host.Host, error)
 	// MaxRequestBytes bounds one request message (each message of a
 	// stream); a larger one is refused with ResourceExhausted. Default
 	// sdk.MaxEventMessageBytes(sdk.DefaultMaxEventBytes) (2 × 16 MiB +
@@ -133,10 +147,11 @@ type Options struct {
 	AllowedOrigins []string
 }
 
-// Server serves the sessions of one host (package host) over HTTP: the
-// logbook.v1.Sessions API over gRPC, gRPC-Web and Connect's JSON, plus
-// gRPC server reflection, and the /v1 JSON API. Both translate their wire
-// formats onto that host, which holds the write ownership of every
+// Server serves the sessions of its tenants' hosts (package host) over
+// HTTP: the logbook.v1.Sessions API over gRPC, gRPC-Web and Connect's
+// JSON, plus gRPC server reflection, and the /v1 JSON API. Both translate
+// their wire formats onto the host of the request's tenant (built for it
+// alone), which holds the write ownership of every
 // session made live through it (by this server or by anyone else sharing
 // the host) until Release, an idle release or shutdown. A read-only host
 // (host.NewReadOnly, logbook view) makes a read-only server: every write,
@@ -145,15 +160,16 @@ type Options struct {
 type Server struct {
 	opts    Options
 	log     hclog.Logger
-	token   [sha256.Size]byte // SHA-256 of Options.Token, compared in constant time
 	handler http.Handler
 	mux     *http.ServeMux // the routes, which public consults for Options.Viewer
+	access  *access
 
-	h      *host.Host // the sessions it serves, shared with whoever built it
-	calls  inflight
-	served atomic.Bool // Serve was called
+	h       *host.Host // the implicit tenant's sessions, shared with whoever built it
+	tenants tenants    // every tenant served so far, h's included
+	calls   inflight
+	served  atomic.Bool // Serve was called
 	// local is set by Serve, before it serves, when the listener is
-	// local: MetricsPath, ReadyzPath and grpc.health.v1 then need no token.
+	// local: without a configured credential requests then need none.
 	local bool
 
 	readyMu  sync.Mutex
@@ -163,11 +179,12 @@ type Server struct {
 	edge *edge
 }
 
-// New returns a server of h's sessions: its requests, and its idle
-// release (Options.IdleRelease), act on h, so whoever shares h sees every
-// session the server makes live and every one it releases. It refuses
-// (CONFIG_INVALID) an empty token with an address that is not loopback,
-// and a negative limit.
+// New returns a server of h's sessions, the implicit tenant's, and of the
+// hosts Options.Tenant returns for the others: its requests, and its idle
+// release (Options.IdleRelease), act on them, so whoever shares h sees
+// every session the server makes live and every one it releases. It
+// refuses (CONFIG_INVALID) an address that is not loopback without a
+// configured credential, and a negative limit.
 func New(h *host.Host, o Options) (*Server, error) {
 	if h == nil {
 		return nil, sdk.Errorf(sdk.CodeConfigInvalid, "serve", "the server needs a host")
@@ -197,40 +214,47 @@ func New(h *host.Host, o Options) (*Server, error) {
 		return nil, sdk.Errorf(sdk.CodeConfigInvalid, "serve", "MaxRequestBytes %d, ShutdownTimeout %v, ReadHeaderTimeout %v, ReadTimeout %v, IdleTimeout %v and IdleRelease %v must not be negative",
 			o.MaxRequestBytes, o.ShutdownTimeout, o.ReadHeaderTimeout, o.ReadTimeout, o.IdleTimeout, o.IdleRelease)
 	}
-	if err := CheckAddr(o.Addr, o.Token); err != nil {
-		return nil, err
-	}
-	if err := CheckToken(o.Token); err != nil {
-		return nil, err
-	}
 	if err := checkEdgeOptions(o.AllowedHosts, o.AllowedOrigins); err != nil {
 		return nil, err
 	}
 	s := &Server{opts: o, log: o.Logger, h: h}
-	s.token = sha256.Sum256([]byte(o.Token))
+	if err := CheckAddr(o.Addr, s.credentials()); err != nil {
+		return nil, err
+	}
 	s.calls.idle = make(chan struct{})
+	implicit := s.newTenant(sdk.DefaultTenant, h)
+	s.tenants.byName = map[string]*tenant{sdk.DefaultTenant: implicit}
+	s.tenants.order = []*tenant{implicit}
 
 	mux := http.NewServeMux()
-	path, sessions := logbookv1connect.NewSessionsHandler(&service{s}, s.sessionsOptions()...)
-	mountSessions(mux, path, sessions)
+	mountSessions(mux, serveTenant(true))
 	reflector := grpcreflect.NewStaticReflector(logbookv1connect.SessionsName)
 	mux.Handle(grpcreflect.NewHandlerV1(reflector))
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
 	s.mountHealth(mux)
-	mux.Handle("/v1/", httpapi.New(h, httpapi.Options{MaxRequestBytes: o.MaxRequestBytes}))
+	mux.Handle("/v1/", serveTenant(false))
 	if o.Viewer != nil {
 		mux.Handle(viewerPattern, o.Viewer)
 	}
 	s.mux = mux
-	s.handler = s.instrument(mux, s.middleware(s.visits(mux)))
+	s.access = newAccess(mux)
+	s.handler = s.instrument(mux, s.middleware(mux))
 	return s, nil
 }
 
-// CheckAddr refuses (CONFIG_INVALID) an empty token with an address that
-// is not loopback, as New does; a command line can check its flags with it
-// before it starts anything.
-func CheckAddr(addr, token string) error {
-	if token == "" && !LoopbackAddr(addr) {
+// guarded reports whether requests need a credential: always off a local
+// listener, and on one once a credential is configured.
+func (s *Server) guarded() bool { return !s.local || s.credentials() }
+
+// credentials reports whether Options.Verifier has a credential.
+func (s *Server) credentials() bool {
+	return s.opts.Verifier != nil && s.opts.Verifier.Configured()
+}
+
+// CheckAddr refuses (CONFIG_INVALID) to serve on an address that is not
+// loopback without any credential configured, as New does.
+func CheckAddr(addr string, credentials bool) error {
+	if !credentials && !LoopbackAddr(addr) {
 		return noTokenError(addr)
 	}
 	return nil
@@ -247,7 +271,7 @@ func CheckToken(token string) error {
 }
 
 func noTokenError(addr string) error {
-	return sdk.Errorf(sdk.CodeConfigInvalid, "serve", "%s is not a loopback address: a bearer token is required to serve on it (logbook serve --token-file FILE), or listen on 127.0.0.1", addr)
+	return sdk.Errorf(sdk.CodeConfigInvalid, "serve", "%s is not a loopback address: a credential is required to serve on it (logbook token create, an auth { jwt } key, or logbook serve --token-file FILE), or listen on 127.0.0.1", addr)
 }
 
 // LoopbackAddr reports whether a host:port names a loopback address
@@ -287,12 +311,13 @@ func (s *Server) ListenAndServe(ctx context.Context) error {
 // Serve serves on ln until ctx is done (or ln fails), then shuts down
 // gracefully: new calls are refused, live tails end, calls in flight get
 // Options.ShutdownTimeout to finish before their connections are closed,
-// and then every session its host holds is flushed and released (the
-// host is stopped: its tails end, and a server sharing it refuses every
-// call). It returns the joined release errors (and the listener's error,
+// and then every session its tenants' hosts hold is flushed and released
+// (each host is stopped: its tails end, and a server sharing it refuses
+// every call). It returns the joined release errors (and the listener's error,
 // if it failed). Serve closes ln, and may be called once.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	if s.opts.Token == "" && !localListener(ln.Addr()) {
+	local := localListener(ln.Addr())
+	if !local && !s.credentials() {
 		ln.Close()
 		return noTokenError(ln.Addr().String())
 	}
@@ -300,7 +325,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		ln.Close()
 		return sdk.Errorf(sdk.CodeConfigInvalid, "serve", "Serve was called twice on one server")
 	}
-	s.local = localListener(ln.Addr())
+	s.local = local
 	s.edge = newEdge(ln.Addr(), s.opts.AllowedHosts, s.opts.AllowedOrigins)
 	var protocols http.Protocols
 	protocols.SetHTTP1(true)
@@ -314,7 +339,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		MaxHeaderBytes:    1 << 20,
 		ErrorLog:          s.log.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
 	}
-	s.log.Info("serving logbook.v1.Sessions", "addr", ln.Addr().String(), "auth", s.opts.Token != "")
+	s.log.Info("serving logbook.v1.Sessions", "addr", ln.Addr().String(), "auth", s.guarded())
 	stopIdle := s.releaseIdle(ctx)
 	defer stopIdle() // at a failed listener; after a shutdown it is stopped already
 	done := make(chan error, 1)
@@ -324,7 +349,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	case <-ctx.Done():
 	case serveErr = <-done:
 	}
-	s.h.Stop()
+	s.stopTenants()
 	sctx, cancel := context.WithTimeout(context.Background(), s.opts.ShutdownTimeout)
 	if err := hs.Shutdown(sctx); err != nil {
 		s.log.Warn("calls still running at the shutdown deadline; closing their connections", "timeout", s.opts.ShutdownTimeout)
@@ -343,16 +368,25 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	stopIdle()
 	rctx, rcancel := context.WithTimeout(context.Background(), releaseTimeout)
 	defer rcancel()
-	return errors.Join(serveErr, s.h.ReleaseAll(rctx))
+	errs := []error{serveErr}
+	for _, h := range s.hosts() {
+		errs = append(errs, h.ReleaseAll(rctx))
+	}
+	return errors.Join(errs...)
 }
 
-// middleware refuses, in the error format of the caller's protocol, a
-// request whose Host the server does not accept (HOST_NOT_ALLOWED), one
-// from a page of a foreign origin (ORIGIN_NOT_ALLOWED), one without the
-// bearer token, and any during shutdown; it answers the CORS preflights of
-// allowed origins, counts the calls in flight and sets the body's read
-// deadlines (bodyDeadlines). A refusal is decided on the headers and
-// answered at once, without reading the body.
+// middleware refuses, in the error format of the caller's protocol and in
+// this order, a request whose Host the server does not accept
+// (HOST_NOT_ALLOWED), one from a page of a foreign origin
+// (ORIGIN_NOT_ALLOWED), one without a valid credential (UNAUTHENTICATED),
+// one whose principal's role is below its route's (PERMISSION_DENIED),
+// one naming a tenant that is not a name (TENANT_INVALID) or that its
+// principal may not address (PERMISSION_DENIED), and any during shutdown.
+// It answers the CORS preflights of allowed origins, puts the principal
+// (auth.NewContext) and the tenant in the request's context, counts the
+// calls in flight and sets the body's read deadlines (bodyDeadlines). A
+// refusal is decided on the headers and answered at once, without
+// reading the body, and before any session is looked up.
 func (s *Server) middleware(next http.Handler) http.Handler {
 	ew := connect.NewErrorWriter()
 	deadlines := bodyDeadlines{readTimeout: s.opts.ReadTimeout, idleTimeout: s.opts.IdleTimeout}
@@ -401,11 +435,32 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 			}
 			allowCORS(w.Header(), r.Header.Get("Origin"))
 		}
-		if s.opts.Token != "" && !s.public(r) && !s.authorized(r) {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="logbook"`)
-			const why = "a valid bearer token is required (Authorization: Bearer <token>)"
-			refuse(w, r, &sdk.Error{Code: sdk.CodeUnauthenticated, Op: "serve", Detail: why}, connect.NewError(connect.CodeUnauthenticated, errors.New(why)))
-			return
+		ctx := r.Context()
+		var p auth.Principal
+		authenticated := false
+		if s.guarded() && !s.public(r) {
+			var err error
+			if p, err = s.authenticate(ctx, r); err != nil {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="logbook"`)
+				const why = "a valid bearer credential is required (Authorization: Bearer <token>)"
+				s.log.Debug("unauthenticated", "path", r.URL.Path, "why", err)
+				refuse(w, r, &sdk.Error{Code: sdk.CodeUnauthenticated, Op: "serve", Detail: why}, connect.NewError(connect.CodeUnauthenticated, errors.New(why)))
+				return
+			}
+			authenticated = true
+			ctx = auth.NewContext(ctx, p)
+			if need := s.access.need(r); !p.Role.Allows(need) {
+				refuse(w, r, sdk.Errorf(sdk.CodePermissionDenied, "serve", "credential %q has role %s; %s %s needs %s", p.Name, p.Role, r.Method, r.URL.Path, need), nil)
+				return
+			}
+		}
+		name := ""
+		if tenantRequest(r) {
+			var err error
+			if name, err = tenantName(r, p, authenticated); err != nil {
+				refuse(w, r, sdk.ErrorOf(err), nil)
+				return
+			}
 		}
 		if s.h.Stopping() || !s.calls.enter() {
 			const why = "the server is shutting down"
@@ -413,21 +468,31 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 			return
 		}
 		defer s.calls.leave()
+		if name != "" {
+			t, err := s.tenant(name)
+			if err != nil {
+				refuse(w, r, sdk.ErrorOf(err), nil)
+				return
+			}
+			ctx = withTenant(ctx, t)
+		}
+		r = r.WithContext(ctx)
 		deadlines.wrap(w, r)
 		next.ServeHTTP(w, r)
 	})
 }
 
-// authorized compares the request's bearer token with Options.Token in
-// constant time (over their SHA-256 digests, so not even the length leaks).
-func (s *Server) authorized(r *http.Request) bool {
-	h := r.Header.Get("Authorization")
-	scheme, tok, ok := strings.Cut(h, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return false
+// authenticate returns the principal of the request's bearer credential
+// (Options.Verifier); an error when it has none or the verifier refuses it.
+func (s *Server) authenticate(ctx context.Context, r *http.Request) (auth.Principal, error) {
+	cred := bearer(r)
+	if cred == "" {
+		return auth.Principal{}, errors.New("no bearer credential")
 	}
-	got := sha256.Sum256([]byte(strings.TrimSpace(tok)))
-	return subtle.ConstantTimeCompare(got[:], s.token[:]) == 1
+	if s.opts.Verifier == nil {
+		return auth.Principal{}, errors.New("no credential is configured")
+	}
+	return s.opts.Verifier.Verify(ctx, cred)
 }
 
 // inflight counts the calls being served, so shutdown can wait for the

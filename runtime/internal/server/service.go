@@ -9,6 +9,7 @@ import (
 
 	"github.com/seed-e5e476df/logbook/events"
 	"github.com/seed-e5e476df/logbook/runtime/internal/host"
+	"github.com/seed-e5e476df/logbook/runtime/internal/httpapi"
 	"github.com/seed-e5e476df/logbook/runtime/internal/session"
 	"github.com/seed-e5e476df/logbook/runtime/internal/store"
 	"github.com/seed-e5e476df/logbook/sdk"
@@ -23,9 +24,10 @@ const (
 	chunkBytes  = 1 << 20
 )
 
-// service implements logbookv1connect.SessionsHandler over the server's
-// store. Every error it returns went through toConnect.
-type service struct{ s *Server }
+// service implements logbookv1connect.SessionsHandler over one tenant's
+// host: it reaches that tenant's sessions only. Every error it returns
+// went through toConnect.
+type service struct{ h *host.Host }
 
 // Create makes a new live session, holds it, and flushes it before it
 // replies, as the CLI's create does: a session whose Create succeeded is
@@ -34,7 +36,7 @@ type service struct{ s *Server }
 // or Release retries), and the reply is the flush's error.
 func (v *service) Create(ctx context.Context, req *connect.Request[logbookv1.SessionsCreateRequest]) (*connect.Response[logbookv1.SessionsCreateReply], error) {
 	m := req.Msg
-	sess, err := v.s.h.CreateStored(ctx, store.CreateOptions{
+	sess, err := v.h.CreateStored(ctx, store.CreateOptions{
 		ID: m.GetSessionId(), CWD: m.GetCwd(), Origin: m.GetOrigin(), DelegationDepth: m.GetDelegationDepth(),
 		AgentPreset: m.GetAgentPreset(), ParentSession: m.GetParentSession(), Protocol: m.GetProtocol(), Labels: m.GetLabels(),
 	})
@@ -47,7 +49,7 @@ func (v *service) Create(ctx context.Context, req *connect.Request[logbookv1.Ses
 // Open resumes a stored session (repairing it) and holds it, or reports
 // the live one.
 func (v *service) Open(ctx context.Context, req *connect.Request[logbookv1.SessionsOpenRequest]) (*connect.Response[logbookv1.SessionsOpenReply], error) {
-	o, err := v.s.h.Acquire(ctx, req.Msg.GetSessionId())
+	o, err := v.h.Acquire(ctx, req.Msg.GetSessionId())
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}
@@ -182,7 +184,7 @@ func (v *service) appendOnce(ctx context.Context, m *logbookv1.SessionsAppendReq
 		return nil, appendError(err, host.AppendResult{})
 	}
 	r.Group = r.Group || group
-	res, err := v.s.h.Append(ctx, m.GetSessionId(), r)
+	res, err := v.h.Append(ctx, m.GetSessionId(), r)
 	if err != nil {
 		return nil, appendError(err, res)
 	}
@@ -220,7 +222,7 @@ func (v *service) appendStream(ctx context.Context, stream *connect.ClientStream
 		}
 		switch id := m.GetSessionId(); {
 		case ap == nil:
-			if ap, err = v.s.h.Appender(ctx, id); err != nil {
+			if ap, err = v.h.Appender(ctx, id); err != nil {
 				return nil, err
 			}
 		case id != "" && id != ap.SessionID():
@@ -239,7 +241,7 @@ func (v *service) appendStream(ctx context.Context, stream *connect.ClientStream
 				return ap, err
 			}
 		}
-		if v.s.h.Stopping() {
+		if v.h.Stopping() {
 			return ap, &sdk.Error{Code: sdk.CodePluginUnavailable, Op: "server", SessionID: ap.SessionID(),
 				Detail: "the server is shutting down; the events appended so far are flushed"}
 		}
@@ -276,7 +278,7 @@ func (v *service) Messages(ctx context.Context, req *connect.Request[logbookv1.S
 // Transcript returns the append-origin surface events with their messages
 // as recorded.
 func (v *service) Transcript(ctx context.Context, req *connect.Request[logbookv1.SessionsTranscriptRequest]) (*connect.Response[logbookv1.SessionsTranscriptReply], error) {
-	sess, err := v.s.h.At(ctx, req.Msg.GetSessionId(), nil)
+	sess, err := v.h.At(ctx, req.Msg.GetSessionId(), nil)
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}
@@ -309,7 +311,7 @@ func (v *service) Surface(ctx context.Context, req *connect.Request[logbookv1.Se
 // Header returns the session header and the log length: the live
 // session's, else those of the stored log as it stands.
 func (v *service) Header(ctx context.Context, req *connect.Request[logbookv1.SessionsHeaderRequest]) (*connect.Response[logbookv1.SessionsHeaderReply], error) {
-	sess, err := v.s.h.At(ctx, req.Msg.GetSessionId(), nil)
+	sess, err := v.h.At(ctx, req.Msg.GetSessionId(), nil)
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}
@@ -330,7 +332,7 @@ func (v *service) Events(ctx context.Context, req *connect.Request[logbookv1.Ses
 		return toConnect(&sdk.Error{Code: sdk.CodeInvalidSeq, Op: "events", SessionID: id,
 			Detail: "from " + strconv.FormatInt(next, 10) + " and to " + strconv.FormatInt(end, 10) + " must satisfy 0 ≤ from ≤ to"}, nil)
 	}
-	err := v.s.h.Tail(ctx, host.TailRequest{ID: id, From: next, End: end, Follow: m.GetFollow()}, &eventChunker{stream: stream})
+	err := v.h.Tail(ctx, host.TailRequest{ID: id, From: next, End: end, Follow: m.GetFollow()}, &eventChunker{stream: stream})
 	if errors.Is(err, host.ErrStopping) {
 		return connect.NewError(connect.CodeUnavailable, err)
 	}
@@ -376,7 +378,7 @@ func (v *service) Fork(ctx context.Context, req *connect.Request[logbookv1.Sessi
 		at := sdk.Seq(m.GetAt())
 		r.Boundary = &at
 	}
-	child, err := v.s.h.Fork(ctx, r)
+	child, err := v.h.Fork(ctx, r)
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}
@@ -386,7 +388,7 @@ func (v *service) Fork(ctx context.Context, req *connect.Request[logbookv1.Sessi
 // Flush flushes a live session on every backend (host.Flush: one the
 // server released for idleness answers its final flush).
 func (v *service) Flush(ctx context.Context, req *connect.Request[logbookv1.SessionsFlushRequest]) (*connect.Response[logbookv1.SessionsFlushReply], error) {
-	sess, res, err := v.s.h.Flush(ctx, req.Msg.GetSessionId())
+	sess, res, err := v.h.Flush(ctx, req.Msg.GetSessionId())
 	if err != nil {
 		return nil, toConnect(err, fencedMeta(sess != nil && sess.Fenced() != nil))
 	}
@@ -398,7 +400,7 @@ func (v *service) Flush(ctx context.Context, req *connect.Request[logbookv1.Sess
 // compaction fails: host.Borrow).
 func (v *service) Compact(ctx context.Context, req *connect.Request[logbookv1.SessionsCompactRequest]) (*connect.Response[logbookv1.SessionsCompactReply], error) {
 	m := req.Msg
-	evs, err := v.s.h.Compact(ctx, m.GetSessionId(), (*sdk.Seq)(m.StartSeq), (*sdk.Seq)(m.EndSeq), m.GetSourceCommandId())
+	evs, err := v.h.Compact(ctx, m.GetSessionId(), (*sdk.Seq)(m.StartSeq), (*sdk.Seq)(m.EndSeq), m.GetSourceCommandId())
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}
@@ -409,7 +411,7 @@ func (v *service) Compact(ctx context.Context, req *connect.Request[logbookv1.Se
 // would append and the torn bytes a write open would cut; it never writes.
 func (v *service) Inspect(ctx context.Context, req *connect.Request[logbookv1.SessionsInspectRequest]) (*connect.Response[logbookv1.SessionsInspectReply], error) {
 	id := req.Msg.GetSessionId()
-	in, err := v.s.h.Inspect(ctx, id)
+	in, err := v.h.Inspect(ctx, id)
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}
@@ -434,7 +436,7 @@ func (v *service) Inspect(ctx context.Context, req *connect.Request[logbookv1.Se
 
 // List lists the live and stored sessions by id.
 func (v *service) List(ctx context.Context, _ *connect.Request[logbookv1.SessionsListRequest]) (*connect.Response[logbookv1.SessionsListReply], error) {
-	entries, err := v.s.h.List(ctx)
+	entries, err := v.h.List(ctx)
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}
@@ -455,9 +457,9 @@ func (v *service) List(ctx context.Context, _ *connect.Request[logbookv1.Session
 	return connect.NewResponse(reply), nil
 }
 
-// Delete deletes a stored session (host.Delete), by "api".
+// Delete deletes a stored session (host.Delete), by the principal (httpapi.AuditBy).
 func (v *service) Delete(ctx context.Context, req *connect.Request[logbookv1.SessionsDeleteRequest]) (*connect.Response[logbookv1.SessionsDeleteReply], error) {
-	rec, err := v.s.h.Delete(ctx, req.Msg.GetSessionId(), sdk.AuditRequest{Reason: req.Msg.GetReason(), By: sdk.ByAPI})
+	rec, err := v.h.Delete(ctx, req.Msg.GetSessionId(), sdk.AuditRequest{Reason: req.Msg.GetReason(), By: httpapi.AuditBy(ctx)})
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}
@@ -467,7 +469,7 @@ func (v *service) Delete(ctx context.Context, req *connect.Request[logbookv1.Ses
 // Release flushes and releases a live session (host.Release: one the
 // server released for idleness is released already).
 func (v *service) Release(ctx context.Context, req *connect.Request[logbookv1.SessionsReleaseRequest]) (*connect.Response[logbookv1.SessionsReleaseReply], error) {
-	if err := v.s.h.Release(ctx, req.Msg.GetSessionId()); err != nil {
+	if err := v.h.Release(ctx, req.Msg.GetSessionId()); err != nil {
 		return nil, toConnect(err, nil)
 	}
 	return connect.NewResponse(&logbookv1.SessionsReleaseReply{}), nil

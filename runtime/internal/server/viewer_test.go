@@ -18,7 +18,7 @@ func TestViewerMountedWithoutToken(t *testing.T) {
 		_, _ = io.WriteString(w, "viewer "+r.Method+" "+r.URL.Path)
 	})
 	e := startEngine(t, headless(t.TempDir()))
-	r := serve(t, e, server.Options{Token: token, Viewer: page})
+	r := serve(t, e, server.Options{Verifier: operator(token), Viewer: page})
 	get := func(method, path, tok string) (int, string) {
 		t.Helper()
 		req, err := http.NewRequest(method, r.url+path, nil)

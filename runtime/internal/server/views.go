@@ -39,7 +39,7 @@ func (v *service) viewAt(ctx context.Context, op, id string, at *int64) (*sessio
 	if err != nil {
 		return nil, err
 	}
-	return v.s.h.At(ctx, id, seq)
+	return v.h.At(ctx, id, seq)
 }
 
 // RequestHeader returns the folded request header, empty when the log has
@@ -90,11 +90,11 @@ func (v *service) Why(ctx context.Context, req *connect.Request[logbookv1.Sessio
 	if seq < 0 || seq > sdk.MaxSeq {
 		return nil, toConnect(&sdk.Error{Code: sdk.CodeInvalidSeq, Op: "why", SessionID: id, Detail: "seq " + strconv.FormatInt(seq, 10) + " is outside 0 … 2^53−1"}, nil)
 	}
-	sess, err := v.s.h.At(ctx, id, nil)
+	sess, err := v.h.At(ctx, id, nil)
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}
-	b, err := httpapi.Why(ctx, v.s.h, sess, seq)
+	b, err := httpapi.Why(ctx, v.h, sess, seq)
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}
@@ -108,7 +108,7 @@ func (v *service) Shadowed(ctx context.Context, req *connect.Request[logbookv1.S
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}
-	seqs, by, err := httpapi.Shadowed(ctx, v.s.h, sess)
+	seqs, by, err := httpapi.Shadowed(ctx, v.h, sess)
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}
@@ -135,7 +135,7 @@ func (v *service) Tokens(ctx context.Context, req *connect.Request[logbookv1.Ses
 
 // Lineage returns the session's fork family.
 func (v *service) Lineage(ctx context.Context, req *connect.Request[logbookv1.SessionsLineageRequest]) (*connect.Response[logbookv1.SessionsLineageReply], error) {
-	b, err := httpapi.Lineage(ctx, v.s.h, req.Msg.GetSessionId())
+	b, err := httpapi.Lineage(ctx, v.h, req.Msg.GetSessionId())
 	if err != nil {
 		return nil, toConnect(err, nil)
 	}

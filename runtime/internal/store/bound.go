@@ -42,12 +42,15 @@ type pendingBound struct {
 	waiters []*boundWaiter // in arrival order
 }
 
-// boundWaiter is an append to session id waiting for room. granted (under
-// mu) says its bytes were added to the total; ready is closed then.
-// closed is closed when the session is released under it (dropWaiters).
+// boundWaiter is an append to session id (its live entry ls, which tells
+// apart sessions of one id in two tenants' stores) waiting for room.
+// granted (under mu) says its bytes were added to the total; ready is
+// closed then. closed is closed when the session is released under it
+// (dropWaiters).
 type boundWaiter struct {
 	n       int64
 	id      string
+	ls      *live
 	granted bool
 	ready   chan struct{}
 	closed  chan struct{}
@@ -55,16 +58,16 @@ type boundWaiter struct {
 
 // reserve adds n bytes to the total once they fit, waiting behind earlier
 // waiters up to the timeout (then BACKEND_BUSY naming the bound), until
-// ctx ends (its error), or until session id is released (SESSION_CLOSED;
-// closed, when set, reports that it was, and dropWaiters ends the wait).
-// On error nothing was added.
-func (p *pendingBound) reserve(ctx context.Context, n int64, id string, closed func() bool) error {
+// ctx ends (its error), or until the session id of ls is released
+// (SESSION_CLOSED; dropWaiters(ls) ends the wait). ls may be nil (an
+// append of no session). On error nothing was added.
+func (p *pendingBound) reserve(ctx context.Context, n int64, id string, ls *live) error {
 	if n <= 0 || p.waiting.Load() == 0 && p.tryAdd(n) {
 		return nil
 	}
-	w := &boundWaiter{n: n, id: id, ready: make(chan struct{}), closed: make(chan struct{})}
+	w := &boundWaiter{n: n, id: id, ls: ls, ready: make(chan struct{}), closed: make(chan struct{})}
 	p.mu.Lock()
-	if closed != nil && closed() {
+	if ls != nil && ls.s.Closed() {
 		// Released before w was listed: dropWaiters did not see it.
 		p.mu.Unlock()
 		return closedWhileWaiting(id, "max_pending_bytes_total")
@@ -128,18 +131,18 @@ func (p *pendingBound) grant() {
 	}
 }
 
-// dropWaiters ends the wait of every append to session id, which its
-// release closed: each fails with SESSION_CLOSED, unless it was admitted
-// first. The session is marked closed before, so an append that lists
-// itself later sees it so (reserve).
-func (p *pendingBound) dropWaiters(id string) {
+// dropWaiters ends the wait of every append to the session of ls, which
+// its release closed: each fails with SESSION_CLOSED, unless it was
+// admitted first. The session is marked closed before, so an append that
+// lists itself later sees it so (reserve).
+func (p *pendingBound) dropWaiters(ls *live) {
 	if p.waiting.Load() == 0 {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, w := range p.waiters {
-		if w.id == id {
+		if w.ls == ls {
 			select {
 			case <-w.closed:
 			default:

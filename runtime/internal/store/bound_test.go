@@ -208,7 +208,7 @@ func TestPendingBytesTotalWaitEndsWithRoomOrContext(t *testing.T) {
 	cctx, cancel := context.WithCancel(ctx)
 	cancelled := make(chan error, 1)
 	go func() { _, err := b.Append(cctx, bigNote(0)); cancelled <- err }()
-	waitWaiters(t, &st.pending, 1)
+	waitWaiters(t, st.pending, 1)
 	cancel()
 	select {
 	case err := <-cancelled:
@@ -221,7 +221,7 @@ func TestPendingBytesTotalWaitEndsWithRoomOrContext(t *testing.T) {
 
 	done := make(chan error, 1)
 	go func() { _, err := b.Append(ctx, bigNote(1)); done <- err }()
-	waitWaiters(t, &st.pending, 1)
+	waitWaiters(t, st.pending, 1)
 	sb.open()
 	select {
 	case err := <-done:
@@ -351,7 +351,7 @@ func TestPendingBytesTotalWaiterOfAReleasedSession(t *testing.T) {
 	fill(t, st, a)
 	done := make(chan error, 1)
 	go func() { _, err := b.Append(ctx, bigNote(0)); done <- err }()
-	waitWaiters(t, &st.pending, 1)
+	waitWaiters(t, st.pending, 1)
 	if err := st.Release(ctx, b); err != nil {
 		t.Fatal(err)
 	}

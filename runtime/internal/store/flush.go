@@ -159,7 +159,7 @@ func (st *Store) release(ctx context.Context, ls *live, final bool) (FlushResult
 	}
 	ls.ctl.Close()
 	ls.spaceFreed() // an append waiting for queue room wakes and finds the session closed
-	st.pending.dropWaiters(ls.s.ID())
+	st.pending.dropWaiters(ls)
 	ls.ctl.Settle() // every append has committed, and is queued, or failed
 	res, ferr := ls.flush(ctx)
 	var fe *FlushError

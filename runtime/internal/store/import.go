@@ -24,7 +24,8 @@ import (
 // byte for byte (an earlier run of it that completed), succeeds without
 // writing; any other stored session under the id is
 // SESSION_ALREADY_EXISTS. A header of an older format version is migrated
-// first, so the session is stored at the current one.
+// first, so the session is stored at the current one, and its Tenant is
+// the store's (Options.Tenant).
 func (st *Store) Import(ctx context.Context, h sdk.Header, envelopes [][]byte) error {
 	if err := sdk.ValidateSessionID(h.ID); err != nil {
 		return err
@@ -35,6 +36,9 @@ func (st *Store) Import(ctx context.Context, h sdk.Header, envelopes [][]byte) e
 	if err != nil {
 		return err
 	}
+	// The session is the importing store's tenant's, whichever tenant
+	// exported it.
+	h.Tenant = st.opts.Tenant
 	if err := st.checkFree(ctx, h.ID); err != nil {
 		return st.unlessImported(ctx, err, h, envelopes)
 	}

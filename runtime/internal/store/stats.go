@@ -1,9 +1,9 @@
 package store
 
-// Stats is a snapshot of a store's live sessions and their write-behind
-// queues (Store.Stats).
+// Stats is a snapshot of the live sessions and their write-behind queues
+// of a store and of every store sharing its budget (Store.Stats).
 type Stats struct {
-	// LiveSessions counts the sessions live in the store.
+	// LiveSessions counts the live sessions.
 	LiveSessions int
 	// Queues holds, per configured backend in configuration order, the
 	// sums over the live sessions' queues of that backend.
@@ -27,22 +27,26 @@ type QueueStats struct {
 	Bytes int64
 }
 
-// Stats returns a snapshot of the live sessions and their queues. It takes
-// each queue's lock briefly, one at a time, and never waits for a write:
-// a scrape of metrics may call it as often as it likes.
+// Stats returns a snapshot of the live sessions and their queues, in this
+// store and every store sharing its budget (the other tenants'): the
+// process-wide figures the budget bounds. It takes each queue's lock
+// briefly, one at a time, and never waits for a write: a scrape of
+// metrics may call it as often as it likes.
 func (st *Store) Stats() Stats {
 	s := Stats{Queues: make([]QueueStats, len(st.opts.Backends)),
 		PendingBytes: st.pending.total.Load(), MaxPendingBytesTotal: st.pending.limit}
 	for i, b := range st.opts.Backends {
 		s.Queues[i].Backend = b.Name
 	}
-	st.mu.Lock()
-	s.LiveSessions = len(st.live)
-	all := make([]*live, 0, len(st.live))
-	for _, ls := range st.live {
-		all = append(all, ls)
+	var all []*live
+	for _, o := range st.budget.members() {
+		o.mu.Lock()
+		for _, ls := range o.live {
+			all = append(all, ls)
+		}
+		o.mu.Unlock()
 	}
-	st.mu.Unlock()
+	s.LiveSessions = len(all)
 	for _, ls := range all {
 		for i, q := range ls.queues {
 			q.mu.Lock()

@@ -83,6 +83,17 @@ type Options struct {
 	// Observer, when set, receives the store's measurements (Observer);
 	// default nil, which costs nothing.
 	Observer Observer
+	// Tenant is the Header.Tenant of every session the store creates,
+	// forks, salvages or imports (sdk.HeaderTenant of the tenant's name):
+	// "" for the implicit tenant, the default. The backends are that
+	// tenant's views (sdk.Tenancy).
+	Tenant string
+	// Budget, when set, is the limits this store shares with the stores of
+	// the other tenants (Store.Budget of one of them): MaxLiveSessions,
+	// MaxPendingBytesTotal and WriteBackpressureTimeout are then the
+	// budget's and this store's are ignored. Default nil: a budget of the
+	// store's own.
+	Budget *Budget
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -172,7 +183,8 @@ type Store struct {
 	closed    bool
 	feed      feed
 
-	pending pendingBound // the queues' bytes, process-wide
+	budget  *Budget       // the limits shared with the other tenants' stores
+	pending *pendingBound // the queues' bytes, process-wide (budget.pending)
 }
 
 // live is a live session and its backends' queues.
@@ -207,15 +219,21 @@ func (ls *live) backends() []*backend {
 	return bs
 }
 
-// New returns a store over the given backends.
+// New returns a store over the given backends. A store made with
+// Options.Budget counts against that budget from now on.
 func New(opts Options) (*Store, error) {
 	o, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
 	}
+	b := o.Budget
+	if b == nil {
+		b = newBudget(o)
+	}
 	st := &Store{opts: o, clock: o.Clock, log: o.Logger, live: map[string]*live{}, releasing: map[string]chan struct{}{},
-		pending: pendingBound{limit: o.MaxPendingBytesTotal, timeout: o.WriteBackpressureTimeout, clock: o.Clock}}
+		budget: b, pending: b.pending}
 	st.feed.init()
+	b.join(st)
 	return st, nil
 }
 
@@ -248,7 +266,7 @@ func (st *Store) sessionOptions(h sdk.Header, ls *live) session.Options {
 		o.Admit = func(ctx context.Context, bytes int64) error {
 			// Each queue takes the unit; OnCommit queues what this reserves.
 			n := bytes * int64(len(ls.queues))
-			if err := st.pending.reserve(ctx, n, h.ID, ls.s.Closed); err != nil {
+			if err := st.pending.reserve(ctx, n, h.ID, ls); err != nil {
 				return err
 			}
 			if ls.s.Closed() {
@@ -424,6 +442,7 @@ func (st *Store) createWith(ctx context.Context, h sdk.Header, seed []session.Ev
 // backends that can (nil: none) — queues every event a backend does not
 // hold yet and makes it live.
 func (st *Store) createFrom(ctx context.Context, h sdk.Header, pc *prefixSource, build func(session.Options) (*session.Session, error)) (*session.Session, error) {
+	h.Tenant = st.opts.Tenant
 	ls := &live{space: make(chan struct{}), inherited: h.InheritedEventCount}
 	s, err := build(st.sessionOptions(h, ls))
 	if err != nil {
