@@ -50,8 +50,13 @@ type app struct {
 	stdout io.Writer // results only
 	stderr io.Writer // logs, progress, the final error line
 
+	// tenant is --tenant of the commands acting within a tenant
+	// (tenant.go); current, set while eachTenant runs a command in one
+	// tenant, replaces it.
+	tenant, current string
+
 	cfg *config.Config
-	svc *service.Service
+	svc *service.Service // the service Open returned (the default tenant's)
 	// metrics, set before the service starts, makes it collect the
 	// measurements serve publishes at /metrics; readOnly makes it a
 	// read-only service (view).
@@ -117,9 +122,26 @@ func (a *app) logger() hclog.Logger {
 }
 
 // service starts the configured plugins and the store on first use and
-// returns the running service; later calls return the same one. close
-// shuts it down.
+// returns the service of the command's tenant (--tenant, default
+// "default"); later calls return the same one. close shuts it down.
 func (a *app) service(ctx context.Context) (*service.Service, error) {
+	root, err := a.rootService(ctx)
+	if err != nil {
+		return nil, err
+	}
+	name := a.current
+	if name == "" {
+		name = a.tenant
+	}
+	if name == "" {
+		return root, nil // a command without --tenant
+	}
+	return root.Tenant(name)
+}
+
+// rootService starts the configured plugins and the store on first use
+// and returns the service Open returned, the default tenant's.
+func (a *app) rootService(ctx context.Context) (*service.Service, error) {
 	if a.svc != nil {
 		return a.svc, nil
 	}
@@ -228,6 +250,7 @@ func newRoot(a *app) *cobra.Command {
 	for _, newCmd := range commands {
 		root.AddCommand(newCmd(a))
 	}
+	addTenantFlags(a, root)
 	requireCodes(root)
 	return root
 }
@@ -283,7 +306,8 @@ func requireCodes(c *cobra.Command) {
 }
 
 // execute runs the CLI with args and returns the exit status: 0 on
-// success, 1 for a rejected operation, 2 for a usage error. On failure the
+// success, 1 for a rejected operation, 2 for a usage error (a --tenant
+// that is no tenant name, TENANT_INVALID, included). On failure the
 // last line written to stderr is `logbook: <CODE>: <message>`.
 func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
@@ -312,7 +336,7 @@ func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		msg += salvageHint(err)
 	}
 	fmt.Fprintf(stderr, "logbook: %s: %s\n", code, msg)
-	if code == sdk.CodeUsage {
+	if code == sdk.CodeUsage || code == sdk.CodeTenantInvalid {
 		return 2
 	}
 	return 1

@@ -66,6 +66,7 @@ type Engine struct {
 	// a compaction block).
 	storeOpts store.Options
 	compact   func(*store.Store) (*compaction.Compactor, error)
+	cfg       *config.Config
 	// root is the engine Start returned, for the engine of a named tenant
 	// (Tenant); nil for that engine itself. tenants are the named
 	// tenants' engines, held by the root only.
@@ -158,7 +159,7 @@ func Start(ctx context.Context, cfg *config.Config, opts Options) (*Engine, erro
 		// compaction/* events itself, but a client's Append must not break
 		// the bracket rules either.
 		Relational: func() []session.Relational { return []session.Relational{compaction.NewValidator()} },
-		SalvageDir: salvageDir(cfg),
+		SalvageDir: salvageDir(cfg, sdk.DefaultTenant),
 		Logger:     opts.Logger,
 		Observer:   opts.Observer,
 	}
@@ -166,7 +167,7 @@ func Start(ctx context.Context, cfg *config.Config, opts Options) (*Engine, erro
 	if err != nil {
 		return fail(err)
 	}
-	e.Store, e.storeOpts, e.tenant = st, so, sdk.DefaultTenant
+	e.Store, e.storeOpts, e.tenant, e.cfg = st, so, sdk.DefaultTenant, cfg
 	e.backends = backends
 	if summarizer != nil {
 		e.compact = compactorOver(cfg, opts, summarizer, pruner)
@@ -314,18 +315,29 @@ func (e *Engine) Close(ctx context.Context) error {
 }
 
 // salvageDir is where Salvage keeps the damaged bytes a salvaged child
-// leaves out, beside the primary backend's sessions: ".salvaged" under a
-// JSONL root (a name that is never a session directory), "<file>.salvaged"
-// beside a SQLite database file, else ".salvaged" under data_dir.
-func salvageDir(cfg *config.Config) string {
+// of tenant leaves out, beside the primary backend's sessions of that
+// tenant: ".salvaged" under a JSONL root (a name that is never a session
+// directory), or under the tenant's directory <root>/.tenants/<tenant>
+// (docs/storage.md); "<file>.salvaged" beside a SQLite database file, else
+// ".salvaged" under data_dir, each with a directory .tenants/<tenant>
+// below it for a named tenant (no salvage artifact is ever named so).
+func salvageDir(cfg *config.Config, tenant string) string {
 	const name = ".salvaged"
+	named := func(dir string) string {
+		if tenant == sdk.DefaultTenant {
+			return dir
+		}
+		return filepath.Join(dir, tenantsDir, tenant)
+	}
 	if len(cfg.Persistence) > 0 {
 		switch p := cfg.Persistence[0]; {
-		case p.JSONL != nil:
+		case p.JSONL != nil && tenant == sdk.DefaultTenant:
 			return filepath.Join(p.JSONL.Root, name)
+		case p.JSONL != nil:
+			return filepath.Join(p.JSONL.Root, tenantsDir, tenant, name)
 		case p.SQLite != nil && p.SQLite.Path != ":memory:":
-			return p.SQLite.Path + name
+			return named(p.SQLite.Path + name)
 		}
 	}
-	return cfg.ResolvePath(name)
+	return named(cfg.ResolvePath(name))
 }

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"slices"
 	"sync"
 
@@ -11,9 +10,10 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
-// tenantsDir is the directory, under the default tenant's salvage
-// directory, that holds a directory per named tenant: no salvage artifact
-// or hidden salvage file is ever named so.
+// tenantsDir is the directory that holds a directory per named tenant:
+// under a JSONL root (docs/storage.md), and under the default tenant's
+// salvage directory elsewhere (no salvage artifact or hidden salvage file
+// is ever named so).
 const tenantsDir = ".tenants"
 
 // tenants are the named tenants' engines, built on first use.
@@ -85,14 +85,14 @@ func (e *Engine) newTenant(name string) (*Engine, error) {
 	so := e.storeOpts
 	so.Backends, so.Tenant, so.Budget = backends, sdk.HeaderTenant(name), e.Store.Budget()
 	if so.SalvageDir != "" {
-		so.SalvageDir = filepath.Join(so.SalvageDir, tenantsDir, name)
+		so.SalvageDir = salvageDir(e.cfg, name)
 	}
 	st, err := store.New(so)
 	if err != nil {
 		return nil, err
 	}
 	t := &Engine{Store: st, Host: e.Host, Plugins: e.Plugins, Projections: e.Projections, Spiller: e.Spiller,
-		backends: backends, storeOpts: so, compact: e.compact, root: e, tenant: name}
+		backends: backends, storeOpts: so, compact: e.compact, cfg: e.cfg, root: e, tenant: name}
 	if e.compact != nil {
 		if t.Compactor, err = e.compact(st); err != nil {
 			return nil, err
