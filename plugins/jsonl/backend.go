@@ -28,18 +28,31 @@ const (
 // Backend is the JSONL backend: an sdk.Persistence over one root directory
 // (docs/storage.md). Every method is safe for concurrent use. Calls on one handle
 // are serialized; calls on different handles and sessions run in parallel.
+//
+// The Backend New returns is the implicit tenant, whose sessions are the
+// root's; Tenant returns the view of a named tenant (tenant.go), a
+// Backend of its own over <root>/.tenants/<name> that shares the
+// configuration, codecs and file system with it.
 type Backend struct {
-	fs      vfs.FS
-	now     func() int64 // epoch ms, for torn-<ms>.bin
-	handles *handles.Table[handle]
+	*shared
+	tenant  string                  // Header.Tenant of this view's sessions: "" for the implicit tenant
+	handles *handles.Table[handle]  // this view's open handles: another view's are unknown here
 	claims  *handles.Claims[handle] // the in-process claim table: session id → pending create or write handle
+}
+
+// shared is what every tenant view of one backend has in common.
+type shared struct {
+	fs  vfs.FS
+	now func() int64 // epoch ms, for torn-<ms>.bin
 
 	mu         sync.Mutex
 	cfg        Config
 	configured bool
-	enc        *zstd.Encoder // made on first use for cfg.ZstdLevel
-	fastEnc    *zstd.Encoder // made on first use at the fastest level (CopyPrefix's split frames)
-	dec        *zstd.Decoder // made on first use
+	enc        *zstd.Encoder       // made on first use for cfg.ZstdLevel
+	fastEnc    *zstd.Encoder       // made on first use at the fastest level (CopyPrefix's split frames)
+	dec        *zstd.Decoder       // made on first use
+	base       *Backend            // the implicit tenant; never changes
+	views      map[string]*Backend // the named tenants' views made so far, by name
 }
 
 // Option tunes New.
@@ -86,7 +99,14 @@ func newBackend(o options) *Backend {
 	if o.now == nil {
 		o.now = func() int64 { return time.Now().UnixMilli() }
 	}
-	return &Backend{fs: o.fs, now: o.now, handles: handles.NewTable[handle](op), claims: handles.NewClaims[handle]()}
+	sh := &shared{fs: o.fs, now: o.now, views: map[string]*Backend{}}
+	sh.base = newView(sh, "")
+	return sh.base
+}
+
+// newView returns the view of the tenant whose Header.Tenant is tenant.
+func newView(sh *shared, tenant string) *Backend {
+	return &Backend{shared: sh, tenant: tenant, handles: handles.NewTable[handle](op), claims: handles.NewClaims[handle]()}
 }
 
 // handle is one open handle. Its fields after mu are guarded by mu; name,
@@ -190,20 +210,25 @@ func (b *Backend) Close(_ context.Context, handle string) error {
 	return nil
 }
 
-// config returns the configuration, or CONFIG_INVALID before Configure.
+// config returns the configuration as this view sees it, its Root the
+// view's tenant root (tenantRoot), or CONFIG_INVALID before Configure.
 func (b *Backend) config() (Config, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if !b.configured {
 		return Config{}, configInvalid(`the jsonl backend is not configured: its plugin block needs config { root = "<directory>" }`)
 	}
-	return b.cfg, nil
+	c := b.cfg
+	c.Root = tenantRoot(c.Root, b.tenant)
+	return c, nil
 }
 
 // newHandle makes a handle with a name never used by this instance; Put
 // registers it once it is ready.
 func (b *Backend) newHandle(id string, write bool, dir string) *handle {
-	return &handle{name: b.handles.NewName(), id: id, write: write, dir: dir}
+	hd := &handle{name: b.handles.NewName(), id: id, write: write, dir: dir}
+	hd.chk.tenant = b.tenant
+	return hd
 }
 
 // lock resolves the open handle name for a call (what) while ctx is live,

@@ -32,6 +32,9 @@ func (b *Backend) create(ctx context.Context, h sdk.Header, hidden bool) (sdk.Op
 	if err := handles.Ended(ctx, op, "create"); err != nil {
 		return sdk.Opened{}, err
 	}
+	if err := b.checkTenant(h); err != nil {
+		return sdk.Opened{}, err
+	}
 	cfg, err := b.config()
 	if err != nil {
 		return sdk.Opened{}, err

@@ -126,8 +126,8 @@ func checkRoot(fsys vfs.FS, root string) error {
 
 // Configure implements sdk.Configurable: it applies the plugin block's
 // config (see ParseConfig). The plugin host calls it once, before any other
-// call; a backend made by New may be reconfigured only while it has no
-// open handle.
+// call; a backend made by New may be reconfigured only while none of its
+// tenant views has an open handle. Every view sees the new configuration.
 func (b *Backend) Configure(ctx context.Context, config []byte) error {
 	if err := handles.Ended(ctx, op, "configure"); err != nil {
 		return err
@@ -141,7 +141,11 @@ func (b *Backend) Configure(ctx context.Context, config []byte) error {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if n := b.handles.Len(); n > 0 {
+	n := b.base.handles.Len()
+	for _, v := range b.views {
+		n += v.handles.Len()
+	}
+	if n > 0 {
 		return configInvalid("the jsonl backend has %d open handles; it can be configured only before use", n)
 	}
 	b.cfg = c
@@ -153,8 +157,9 @@ func (b *Backend) Configure(ctx context.Context, config []byte) error {
 // ServeConfig is what a jsonl plugin process serves: Info (name "jsonl",
 // kind persistence, the config schema, the capabilities
 // sdk.CapabilityCopyPrefix, sdk.CapabilityCheckpoint, sdk.CapabilityWatch,
-// sdk.CapabilityReadFrames, sdk.CapabilityDelete and sdk.CapabilityImport) and one unconfigured Backend on the
-// OS file system as both the Persistence and the Configurable. Both
+// sdk.CapabilityReadFrames, sdk.CapabilityDelete, sdk.CapabilityImport and
+// sdk.CapabilityTenants) and one unconfigured Backend on the OS file
+// system as both the Persistence and the Configurable. Both
 // cmd/logbook (`logbook plugin jsonl`) and cmd/logbook-jsonl serve it.
 func ServeConfig(version string) pluginrpc.ServeConfig {
 	b := newBackend(options{fs: vfs.OS()})
@@ -164,7 +169,7 @@ func ServeConfig(version string) pluginrpc.ServeConfig {
 			Version:      version,
 			Kinds:        []sdk.Kind{sdk.KindPersistence},
 			ConfigSchema: ConfigSchema,
-			Capabilities: []string{sdk.CapabilityCopyPrefix, sdk.CapabilityCheckpoint, sdk.CapabilityWatch, sdk.CapabilityReadFrames, sdk.CapabilityDelete, sdk.CapabilityImport},
+			Capabilities: []string{sdk.CapabilityCopyPrefix, sdk.CapabilityCheckpoint, sdk.CapabilityWatch, sdk.CapabilityReadFrames, sdk.CapabilityDelete, sdk.CapabilityImport, sdk.CapabilityTenants},
 		},
 		Persistence:  b,
 		Configurable: b,

@@ -12,20 +12,25 @@
 //	<root>/<enc(id)>/checkpoint.v1.bin            the host's checkpoint, bound to a log prefix (checkpoint.go)
 //	<root>/<enc(id)>/torn-<epoch ms>.bin          bytes cut by a repair (0600)
 //	<root>/<enc(id)>/.<name>.<12 hex>.tmp          a durable write in progress (sdk/durable)
+//	<root>/.tenants/<tenant>/…                    a named tenant's sessions, laid out as the root (tenant.go)
 //
 // enc(id) is EncodeID: a–z, 0–9, '_', '-' and a non-leading '.' stay, every
 // other byte becomes '~' and two uppercase hex digits. N is the format
-// version of the log's header (sdk.FormatVersion, 4, for what this build
+// version of the log's header (sdk.FormatVersion, 5, for what this build
 // writes; a header naming another version is CORRUPT_LOG): the highest
-// present is the log, lower ones are never touched. A v1, v2 or v3 log is
-// migrated in memory by a read open and, by a write open, into events.v4
+// present is the log, lower ones are never touched. A log of v1 to v4 is
+// migrated in memory by a read open and, by a write open, into events.v5
 // beside it (migrate.go, docs/format.md "Format versions"). Directories
 // are created 0700, files 0600.
 //
 // A log is a sequence of lines, each ending in '\n'. Line 1 is the session
 // header, exactly sdk/headerjson.Encode:
 //
-//	{"type":"session","version":4,"id":…,"createdAt":…,"isSeeded":…,"delegationDepth":…,"cwd"?,…}
+//	{"type":"session","version":5,"id":…,"tenant"?,"createdAt":…,"isSeeded":…,"delegationDepth":…,"cwd"?,…}
+//
+// "tenant" is the named tenant whose directory holds the log (none for
+// the implicit tenant, the root); a header naming another tenant than the
+// directory's is CORRUPT_LOG.
 //
 // Every further line is one event: its canonical envelope (docs/format.md),
 // byte for byte as appended, event k on line k+2. Canonical JSON escapes
@@ -35,7 +40,7 @@
 // Zstandard frames (RFC 8878), each with a content checksum (XXH64): frame
 // 1 holds exactly the header line, and every acknowledged Append batch is
 // exactly one more frame holding its lines. Each frame decodes to complete
-// lines, so `zstd -dc events.v4.jsonl.zst` prints the plain log.
+// lines, so `zstd -dc events.v5.jsonl.zst` prints the plain log.
 //
 // # Units, torn tails and corruption (docs/storage.md)
 //

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -13,27 +14,35 @@ import (
 )
 
 // storeV1 stores session s1 with events in b over ffs and turns it into the
-// log a v1 build wrote: events.v1 with a version-1 header, no v2 file
-// (durably: a crash does not bring it back). It
-// returns the v1 log's path and bytes.
+// log a v1 build wrote (storeAt).
 func storeV1(t *testing.T, b *Backend, ffs *faultfs.FS, cfg Config, batches ...[][]byte) (string, []byte) {
 	t.Helper()
+	return storeAt(t, b, ffs, cfg, 1, batches...)
+}
+
+// storeAt stores session s1 with events in b over ffs and turns it into the
+// log a build of format version from wrote: events.v<from> with a header
+// of that version, no file of the current generation (durably: a crash does
+// not bring it back). It returns the old log's path and bytes.
+func storeAt(t *testing.T, b *Backend, ffs *faultfs.FS, cfg Config, from int, batches ...[][]byte) (string, []byte) {
+	t.Helper()
 	storeEvents(t, b, "s1", batches...)
-	v2 := sessionLog(cfg, "s1")
+	cur := sessionLog(cfg, "s1")
 	zst := cfg.Compression == CompressionZstd
-	v1 := filepath.Join(filepath.Dir(v2), logName(1, zst))
-	data := withFormatVersion(t, ffsRead(t, ffs, v2), zst, "1")
-	if err := ffs.WriteFile(v1, data, filePerm); err != nil {
+	old := filepath.Join(filepath.Dir(cur), logName(from, zst))
+	data := withFormatVersion(t, ffsRead(t, ffs, cur), zst, strconv.Itoa(from))
+	if err := ffs.WriteFile(old, data, filePerm); err != nil {
 		t.Fatal(err)
 	}
-	if err := ffs.Remove(v2); err != nil {
+	if err := ffs.Remove(cur); err != nil {
 		t.Fatal(err)
 	}
-	// The removal is durable, so that a crash does not bring v2 back.
-	if err := ffs.SyncDir(filepath.Dir(v2)); err != nil {
+	// The removal is durable, so that a crash does not bring the current
+	// generation back.
+	if err := ffs.SyncDir(filepath.Dir(cur)); err != nil {
 		t.Fatal(err)
 	}
-	return v1, data
+	return old, data
 }
 
 // dirNames lists the session directory of s1.
@@ -47,63 +56,67 @@ func dirNames(t *testing.T, ffs *faultfs.FS, cfg Config) []string {
 	return names
 }
 
-// TestMigrationWritesANewGeneration: a read open of a v1 log serves the
-// current header and writes nothing; a write open links events.v3 holding
-// the current header and the same event bytes, leaves events.v1
-// byte-identical, and appends go to v3. A torn tail of v1 is kept in an
-// artifact and left in v1; v3 starts without it.
+// TestMigrationWritesANewGeneration: a read open of a log of an older
+// format version (v1, and the one before the current, whose edge is the
+// last) serves the current header and writes nothing; a write open links
+// events.v<sdk.FormatVersion> holding the current header and the same event
+// bytes, leaves the old log byte-identical, and appends go to the new one.
+// A torn tail of the old log is kept in an artifact and left there; the
+// new generation starts without it.
 func TestMigrationWritesANewGeneration(t *testing.T) {
-	for _, comp := range []string{CompressionZstd, CompressionNone} {
-		t.Run(comp, func(t *testing.T) {
-			b, ffs, cfg := faultBackend(t, comp)
-			events := persistencetest.Batch(0, 5)
-			v1, before := storeV1(t, b, ffs, cfg, events[:3], events[3:])
-			torn := append(bytes.Clone(before), "{\"seq\":5,"...)
-			if err := ffs.WriteFile(v1, torn, filePerm); err != nil {
-				t.Fatal(err)
-			}
-			names := dirNames(t, ffs, cfg)
+	for _, from := range []int{1, sdk.FormatVersion - 1} {
+		for _, comp := range []string{CompressionZstd, CompressionNone} {
+			t.Run("v"+strconv.Itoa(from)+"/"+comp, func(t *testing.T) {
+				b, ffs, cfg := faultBackend(t, comp)
+				events := persistencetest.Batch(0, 5)
+				v1, before := storeAt(t, b, ffs, cfg, from, events[:3], events[3:])
+				torn := append(bytes.Clone(before), "{\"seq\":5,"...)
+				if err := ffs.WriteFile(v1, torn, filePerm); err != nil {
+					t.Fatal(err)
+				}
+				names := dirNames(t, ffs, cfg)
 
-			r, err := b.Open(t.Context(), "s1", sdk.AccessRead)
-			if err != nil || r.Header.FormatVersion != sdk.FormatVersion || r.Torn.Bytes == 0 {
-				t.Fatalf("Open(read) of v1 = %+v, %v; want the v%d header and the torn tail reported", r, err, sdk.FormatVersion)
-			}
-			requireEqualEvents(t, "read open of v1", persistencetest.ReadAll(t, b, r.Handle), events)
-			if err := b.Close(t.Context(), r.Handle); err != nil {
-				t.Fatal(err)
-			}
-			if got := dirNames(t, ffs, cfg); !slices.Equal(got, names) || !bytes.Equal(ffsRead(t, ffs, v1), torn) {
-				t.Fatalf("a read open changed the session directory: %v, was %v", got, names)
-			}
+				r, err := b.Open(t.Context(), "s1", sdk.AccessRead)
+				if err != nil || r.Header.FormatVersion != sdk.FormatVersion || r.Torn.Bytes == 0 {
+					t.Fatalf("Open(read) of the old log = %+v, %v; want the v%d header and the torn tail reported", r, err, sdk.FormatVersion)
+				}
+				requireEqualEvents(t, "read open of the old log", persistencetest.ReadAll(t, b, r.Handle), events)
+				if err := b.Close(t.Context(), r.Handle); err != nil {
+					t.Fatal(err)
+				}
+				if got := dirNames(t, ffs, cfg); !slices.Equal(got, names) || !bytes.Equal(ffsRead(t, ffs, v1), torn) {
+					t.Fatalf("a read open changed the session directory: %v, was %v", got, names)
+				}
 
-			w, err := b.Open(t.Context(), "s1", sdk.AccessWrite)
-			if err != nil || w.Header.FormatVersion != sdk.FormatVersion || w.NextSeq != 5 || w.Torn.Artifact == "" {
-				t.Fatalf("Open(write) of v1 = %+v, %v; want v%d, next seq 5 and the torn tail kept", w, err, sdk.FormatVersion)
-			}
-			if !bytes.Equal(ffsRead(t, ffs, v1), torn) {
-				t.Fatal("the write open changed events.v1")
-			}
-			more := persistencetest.Batch(5, 2)
-			if _, err := b.Append(t.Context(), w.Handle, 5, more); err != nil {
-				t.Fatal(err)
-			}
-			requireEqualEvents(t, "the migrated log", persistencetest.ReadAll(t, b, w.Handle), append(slices.Clone(events), more...))
-			if err := b.Close(t.Context(), w.Handle); err != nil {
-				t.Fatal(err)
-			}
-			v2 := ffsRead(t, ffs, sessionLog(cfg, "s1"))
-			us, oldUnits := units(t, v2, comp == CompressionZstd), units(t, before, comp == CompressionZstd)
-			if !bytes.Equal(v2[us[1][0]:us[len(oldUnits)-1][1]], before[oldUnits[1][0]:]) {
-				t.Fatal("events.v3 does not hold events.v1's event bytes as they were")
-			}
-			if !bytes.Equal(ffsRead(t, ffs, v1), torn) {
-				t.Fatal("an append after the migration changed events.v1")
-			}
-			st, err := b.Stat(t.Context(), "s1")
-			if err != nil || st.FormatVersion != sdk.FormatVersion {
-				t.Fatalf("Stat after the migration = %+v, %v", st, err)
-			}
-		})
+				w, err := b.Open(t.Context(), "s1", sdk.AccessWrite)
+				if err != nil || w.Header.FormatVersion != sdk.FormatVersion || w.NextSeq != 5 || w.Torn.Artifact == "" {
+					t.Fatalf("Open(write) of the old log = %+v, %v; want v%d, next seq 5 and the torn tail kept", w, err, sdk.FormatVersion)
+				}
+				if !bytes.Equal(ffsRead(t, ffs, v1), torn) {
+					t.Fatal("the write open changed the old log")
+				}
+				more := persistencetest.Batch(5, 2)
+				if _, err := b.Append(t.Context(), w.Handle, 5, more); err != nil {
+					t.Fatal(err)
+				}
+				requireEqualEvents(t, "the migrated log", persistencetest.ReadAll(t, b, w.Handle), append(slices.Clone(events), more...))
+				if err := b.Close(t.Context(), w.Handle); err != nil {
+					t.Fatal(err)
+				}
+				v2 := ffsRead(t, ffs, sessionLog(cfg, "s1"))
+				us, oldUnits := units(t, v2, comp == CompressionZstd), units(t, before, comp == CompressionZstd)
+				if !bytes.Equal(v2[us[1][0]:us[len(oldUnits)-1][1]], before[oldUnits[1][0]:]) {
+					t.Fatal("the new generation does not hold the old log's event bytes as they were")
+				}
+				if !bytes.Equal(ffsRead(t, ffs, v1), torn) {
+					t.Fatal("an append after the migration changed the old log")
+				}
+				st, err := b.Stat(t.Context(), "s1")
+				if err != nil || st.FormatVersion != sdk.FormatVersion {
+					t.Fatalf("Stat after the migration = %+v, %v", st, err)
+				}
+			})
+		}
 	}
 }
 

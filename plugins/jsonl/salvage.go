@@ -106,7 +106,7 @@ func (b *Backend) scanFile(id, path string, zst bool, f vfs.File) (scannedLog, e
 	if err := readFull(f, data, 0); err != nil {
 		return scannedLog{}, handles.IOError(op, id, "reading "+path, err)
 	}
-	chk := checker{scanning: true}
+	chk := checker{scanning: true, tenant: b.tenant}
 	if chk.dec, err = b.decoder(zst); err != nil {
 		return scannedLog{}, err
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"runtime"
 	"slices"
+	"strconv"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/seed-e5e476df/logbook/sdk"
@@ -83,6 +84,9 @@ type checker struct {
 	// scanning keeps scratch buffers of any size between the frames of
 	// one whole-log scan; endScan drops the large ones.
 	scanning bool
+	// tenant is the Header.Tenant every header this checker reads must
+	// name: the tenant of the view whose directory holds the log.
+	tenant string
 	// trust, when set, is the checkpoint whose binding vouches for a
 	// prefix of the log (checkpoint.go): a whole-log scan takes that
 	// prefix's frames from its table without decoding them, and checks
@@ -493,9 +497,10 @@ func (c *checker) scanDamaged(data []byte, zst bool, id, path string) (sdk.Heade
 }
 
 // header decodes the header unit at the start of data: the format gate,
-// the identity check and the header shape (CORRUPT_LOG when the unit is
-// not good; st says why, unitIncomplete when data ends inside it). It
-// returns the unit's length.
+// the identity check, the header shape and the tenant check (CORRUPT_LOG
+// when the unit is not good, st saying why, unitIncomplete when data ends
+// inside it; CORRUPT_LOG when the header names another tenant than
+// c.tenant). It returns the unit's length.
 func (c *checker) header(data []byte, zst bool, id, path string) (sdk.Header, int, unitStatus, error) {
 	line, n, st, reason := c.headerUnit(data, zst)
 	if st != unitGood {
@@ -504,6 +509,11 @@ func (c *checker) header(data []byte, zst bool, id, path string) (sdk.Header, in
 		return sdk.Header{}, 0, st, e
 	}
 	h, err := headerjson.Decode(line, id, path)
+	if err == nil && h.Tenant != c.tenant {
+		err = corruptAt(id, path, fmt.Sprintf("the header names tenant %s but the log is stored in the directory of tenant %s; a session belongs to the tenant whose directory holds it (docs/storage.md, \"Tenants\"): move the session directory back to %s",
+			strconv.Quote(sdk.TenantName(h.Tenant)), strconv.Quote(sdk.TenantName(c.tenant)), tenantDirOf(h.Tenant)))
+		h = sdk.Header{}
+	}
 	return h, n, st, err
 }
 

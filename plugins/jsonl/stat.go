@@ -94,7 +94,7 @@ func (b *Backend) readHeader(id, path string, zst bool, f vfs.File) (storedHeade
 	if err != nil {
 		return storedHeader{}, handles.IOError(op, id, "fstat "+path, err)
 	}
-	chk := checker{}
+	chk := checker{tenant: b.tenant}
 	if chk.dec, err = b.decoder(zst); err != nil {
 		return storedHeader{}, err
 	}
