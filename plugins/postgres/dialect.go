@@ -87,3 +87,6 @@ func (s *store) beginChange(ctx context.Context) (sqlstore.Tx, func() error, fun
 	}
 	return tx{t}, func() error { return t.Commit(ctx) }, func() { t.Rollback(context.Background()) }, nil
 }
+
+// Tenant implements sqlstore.Dialect.
+func (s *store) Tenant() string { return "" }

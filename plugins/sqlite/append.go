@@ -57,7 +57,7 @@ func (b *Backend) Append(ctx context.Context, handle string, firstSeq sdk.Seq, e
 
 // commit runs one append transaction for hd (materializing a pending
 // create when rows is non-empty or materialize is set); hd.ops is held.
-func (b *Backend) commit(ctx context.Context, st *store, hd *handle, firstSeq sdk.Seq, rows *batchRows, materialize bool) (sdk.Durable, error) {
+func (b *Backend) commit(ctx context.Context, st space, hd *handle, firstSeq sdk.Seq, rows *batchRows, materialize bool) (sdk.Durable, error) {
 	b.mu.Lock()
 	closed, hdr, h, inc := hd.closed, hd.pending, hd.header, hd.incarnation
 	b.mu.Unlock()
@@ -139,7 +139,7 @@ func (b *Backend) Flush(ctx context.Context, handle string) (sdk.Durable, error)
 // header of a pending create (materialized here) or nil; inc the
 // incarnation the handle owns. It returns the new durable state and the
 // session's incarnation.
-func (s *store) appendTx(ctx context.Context, id string, hdr []byte, h sdk.Header, inc string, firstSeq sdk.Seq, rows *batchRows) (d sdk.Durable, _ string, err error) {
+func (s space) appendTx(ctx context.Context, id string, hdr []byte, h sdk.Header, inc string, firstSeq sdk.Seq, rows *batchRows) (d sdk.Durable, _ string, err error) {
 	tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE
 	if err != nil {
 		return d, "", s.dbErr(ctx, id, "append", err)
@@ -160,7 +160,7 @@ func (s *store) appendTx(ctx context.Context, id string, hdr []byte, h sdk.Heade
 		return fail(handles.AlreadyExists(op, id, "another instance or process stored it first"))
 	case hdr != nil:
 		inc = uuid.NewString()
-		if _, err := tx.StmtContext(ctx, s.stmts.insertSession).ExecContext(ctx, id, sdk.FormatVersion, h.CreatedAt, string(hdr), inc); err != nil {
+		if _, err := tx.StmtContext(ctx, s.stmts.insertSession).ExecContext(ctx, s.tenant, id, sdk.FormatVersion, h.CreatedAt, string(hdr), inc); err != nil {
 			return fail(err)
 		}
 		r = sessionRow{incarnation: inc}
@@ -180,7 +180,7 @@ func (s *store) appendTx(ctx context.Context, id string, hdr []byte, h sdk.Heade
 			return fail(err)
 		}
 		next := int64(firstSeq) + int64(n)
-		if err := tx.StmtContext(ctx, s.stmts.advance).QueryRowContext(ctx, next, id).Scan(&r.revision); err != nil {
+		if err := tx.StmtContext(ctx, s.stmts.advance).QueryRowContext(ctx, next, s.tenant, id).Scan(&r.revision); err != nil {
 			return fail(err)
 		}
 		r.nextSeq = next
@@ -194,12 +194,12 @@ func (s *store) appendTx(ctx context.Context, id string, hdr []byte, h sdk.Heade
 // insert inserts the batch's rows with the prepared statements, insertRows
 // at a time, each run as soon as its rows are prepared. A bad event stops
 // it with that event's error.
-func (s *store) insert(ctx context.Context, tx *sql.Tx, id string, rows *batchRows) error {
+func (s space) insert(ctx context.Context, tx *sql.Tx, id string, rows *batchRows) error {
 	var args []any
 	bind := func(rows []row) []any {
 		args = args[:0]
 		for _, ev := range rows {
-			args = append(args, id, ev.seq, ev.typ, ev.time, ev.dataValue(), nullText(ev.surfaceOp), nullText(ev.sources), ev.ignorableValue(), nullText(ev.operation))
+			args = append(args, s.tenant, id, ev.seq, ev.typ, ev.time, ev.dataValue(), nullText(ev.surfaceOp), nullText(ev.sources), ev.ignorableValue(), nullText(ev.operation))
 		}
 		return args
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 
+	"github.com/seed-e5e476df/logbook/plugins/internal/sqlstore"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/handles"
 )
@@ -32,6 +33,13 @@ type Backend struct {
 	handles     *handles.Table[handle]
 	pending     *handles.Claims[handle] // session id → create handle, until materialized
 	shut        bool
+	// tenant is the tenant whose view b is: "" for the implicit tenant,
+	// the configured Backend (Tenant).
+	tenant string
+	// root is the configured Backend of a tenant's view; nil on the
+	// configured Backend, which holds the views.
+	root  *Backend
+	views sqlstore.Views[*Backend]
 }
 
 // handle is an open handle of a Backend.
@@ -104,7 +112,7 @@ func (b *Backend) configure(ctx context.Context, cfg Config) error {
 // of the same file in this process would be: it shares the connection and
 // the write claims, and has its own handles and creates. For an in-memory
 // database it is the only way to reach the same data twice. Release it
-// with Shutdown.
+// with Shutdown. The peer of a tenant's view is a view of that tenant.
 func (b *Backend) Peer() (*Backend, error) {
 	st, err := b.store()
 	if err != nil {
@@ -114,14 +122,33 @@ func (b *Backend) Peer() (*Backend, error) {
 	st.refs++
 	st.mu.Unlock()
 	p := New()
-	p.st, p.compressMin = st, b.compressMin
+	p.st, p.compressMin, p.tenant = st.store, b.compressMin, b.tenant
 	return p, nil
 }
 
-// Shutdown closes every handle of b (releasing their claims) and, when b
-// was the last Backend over its database in this process, closes the
-// database. Later calls fail with CONFIG_INVALID. Shutdown is idempotent.
+// Shutdown closes every handle of b and of its tenants' views (releasing
+// their claims) and, when b was the last configured Backend over its
+// database in this process, closes the database. Later calls fail with
+// CONFIG_INVALID. Shutdown is idempotent. On a tenant's view it closes
+// the view's handles only.
 func (b *Backend) Shutdown() error {
+	if b.root != nil {
+		b.closeHandles()
+		return nil
+	}
+	for _, v := range b.views.All() {
+		v.closeHandles()
+	}
+	if st := b.closeHandles(); st != nil {
+		return st.unref()
+	}
+	return nil
+}
+
+// closeHandles closes every handle of b, releasing their claims, and
+// marks b shut down; it returns b's store when b was configured and not
+// shut down before.
+func (b *Backend) closeHandles() *store {
 	b.mu.Lock()
 	st := b.st
 	if b.shut || st == nil {
@@ -136,26 +163,27 @@ func (b *Backend) Shutdown() error {
 	}
 	b.pending = handles.NewClaims[handle]()
 	b.mu.Unlock()
+	sp := space{st, b.tenant}
 	for _, hd := range hs {
 		if hd.write {
-			st.release(hd.id, hd)
+			sp.release(hd.id, hd)
 		}
 	}
-	return st.unref()
+	return st
 }
 
-// store returns b's database, or CONFIG_INVALID before Configure and after
-// Shutdown.
-func (b *Backend) store() (*store, error) {
+// store returns b's tenant's part of its database, or CONFIG_INVALID
+// before Configure and after Shutdown.
+func (b *Backend) store() (space, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	switch {
 	case b.shut:
-		return nil, configErr("this sqlite backend was shut down")
+		return space{}, configErr("this sqlite backend was shut down")
 	case b.st == nil:
-		return nil, configErr("this sqlite backend is not configured; Configure it with its path first")
+		return space{}, configErr("this sqlite backend is not configured; Configure it with its path first")
 	}
-	return b.st, nil
+	return space{b.st, b.tenant}, nil
 }
 
 // Describe reports the name "sqlite", format version 1, compression
@@ -189,7 +217,7 @@ func (b *Backend) Close(_ context.Context, handle string) error {
 	}
 	hd.closed = true
 	b.pending.Release(hd.id, hd)
-	st := b.st
+	st := space{b.st, b.tenant}
 	b.mu.Unlock()
 	if hd.write {
 		st.release(hd.id, hd)

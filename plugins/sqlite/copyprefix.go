@@ -15,8 +15,8 @@ var _ sdk.PrefixCopier = (*Backend)(nil)
 
 // copyRowsSQL copies a session's rows up to a seq into another session,
 // verbatim: the stored data (TEXT or zstd BLOB) is never decoded.
-const copyRowsSQL = "INSERT INTO events(session_id, " + eventColumns + ") SELECT ?, " + eventColumns +
-	" FROM events WHERE session_id = ? AND seq <= ? ORDER BY seq"
+const copyRowsSQL = "INSERT INTO events(tenant, session_id, " + eventColumns + ") SELECT tenant, ?, " + eventColumns +
+	" FROM events WHERE tenant = ? AND session_id = ? AND seq <= ? ORDER BY seq"
 
 // CopyPrefix implements sdk.PrefixCopier (docs/storage.md): it creates the
 // session child as Create does, then in one BEGIN IMMEDIATE transaction
@@ -43,7 +43,7 @@ func (b *Backend) CopyPrefix(ctx context.Context, source string, boundary sdk.Se
 // commitWhole materializes the pending create of the write handle named
 // handle in the transaction tx runs (CopyPrefix, Import), given its
 // session id and canonical header, with the bookkeeping of commit.
-func (b *Backend) commitWhole(ctx context.Context, st *store, handle string, tx func(id string, hdr []byte, h sdk.Header) (sdk.Durable, string, error)) (sdk.Durable, error) {
+func (b *Backend) commitWhole(ctx context.Context, st space, handle string, tx func(id string, hdr []byte, h sdk.Header) (sdk.Durable, string, error)) (sdk.Durable, error) {
 	hd, err := b.writable(handle)
 	if err != nil {
 		return sdk.Durable{}, err
@@ -76,7 +76,7 @@ func (b *Backend) commitWhole(ctx context.Context, st *store, handle string, tx 
 // canonical header) is inserted with a new incarnation. fail maps an
 // error of the transaction, named what; on error tx is nil or rolled
 // back.
-func (s *store) beginNew(ctx context.Context, id string, hdr []byte, h sdk.Header, what string) (tx *sql.Tx, inc string, fail func(error) (sdk.Durable, string, error), err error) {
+func (s space) beginNew(ctx context.Context, id string, hdr []byte, h sdk.Header, what string) (tx *sql.Tx, inc string, fail func(error) (sdk.Durable, string, error), err error) {
 	fail = func(err error) (sdk.Durable, string, error) {
 		return sdk.Durable{}, "", s.dbErr(ctx, id, what, err)
 	}
@@ -97,7 +97,7 @@ func (s *store) beginNew(ctx context.Context, id string, hdr []byte, h sdk.Heade
 		return tx, "", fail, handles.AlreadyExists(op, id, "another instance or process stored it first")
 	}
 	inc = uuid.NewString()
-	if _, err := tx.StmtContext(ctx, s.stmts.insertSession).ExecContext(ctx, id, sdk.FormatVersion, h.CreatedAt, string(hdr), inc); err != nil {
+	if _, err := tx.StmtContext(ctx, s.stmts.insertSession).ExecContext(ctx, s.tenant, id, sdk.FormatVersion, h.CreatedAt, string(hdr), inc); err != nil {
 		return tx, "", fail, err
 	}
 	return tx, inc, fail, nil
@@ -105,7 +105,7 @@ func (s *store) beginNew(ctx context.Context, id string, hdr []byte, h sdk.Heade
 
 // copyTx is the transaction of CopyPrefix: the child's sessions row (hdr,
 // its canonical header) and the source's rows up to boundary.
-func (s *store) copyTx(ctx context.Context, id string, hdr []byte, h sdk.Header, source string, boundary sdk.Seq) (sdk.Durable, string, error) {
+func (s space) copyTx(ctx context.Context, id string, hdr []byte, h sdk.Header, source string, boundary sdk.Seq) (sdk.Durable, string, error) {
 	tx, inc, fail, err := s.beginNew(ctx, id, hdr, h, "copy prefix")
 	if err != nil {
 		return fail(err)
@@ -128,7 +128,7 @@ func (s *store) copyTx(ctx context.Context, id string, hdr []byte, h sdk.Header,
 		}
 		return fail(newErr(sdk.CodeInvalidBoundary, source, "boundary %d is outside the stored events of %s (last seq %s)", boundary, strconv.Quote(source), last).WithSeq(int64(boundary)))
 	}
-	res, err := tx.ExecContext(ctx, copyRowsSQL, id, source, int64(boundary))
+	res, err := tx.ExecContext(ctx, copyRowsSQL, id, s.tenant, source, int64(boundary))
 	if err != nil {
 		return fail(err)
 	}
@@ -138,7 +138,7 @@ func (s *store) copyTx(ctx context.Context, id string, hdr []byte, h sdk.Header,
 		return fail(corruptAt(source, 0, "session %s holds %d rows for seqs 0 … %d; %d are missing", strconv.Quote(source), n, boundary, int64(boundary)+1-n))
 	}
 	r := sessionRow{incarnation: inc, nextSeq: int64(boundary) + 1}
-	if err := tx.StmtContext(ctx, s.stmts.advance).QueryRowContext(ctx, r.nextSeq, id).Scan(&r.revision); err != nil {
+	if err := tx.StmtContext(ctx, s.stmts.advance).QueryRowContext(ctx, r.nextSeq, s.tenant, id).Scan(&r.revision); err != nil {
 		return fail(err)
 	}
 	if err := tx.Commit(); err != nil {

@@ -31,18 +31,18 @@ var _ sdk.Deleter = (*Backend)(nil)
 // its torn-row artifacts in <path>.torn/. The lock file stays, as every
 // lock file does.
 func (b *Backend) Delete(ctx context.Context, id string, r sdk.AuditRequest) (sdk.AuditRecord, error) {
-	var st *store
-	rec, err := sqlstore.Delete(ctx, op, id, r, func() (*store, func(), error) {
+	var st space
+	rec, err := sqlstore.Delete(ctx, op, id, r, func() (space, func(), error) {
 		var err error
 		if st, err = b.store(); err != nil {
-			return nil, nil, err
+			return space{}, nil, err
 		}
 		hd := &handle{name: "delete", id: id, write: true}
 		if err := st.acquire(id, hd); err != nil {
 			if errors.Is(err, errClaimed) {
-				return nil, nil, handles.DeleteOwned(op, id, "the write claim is held "+strings.TrimPrefix(err.Error(), errClaimed.Error()+" "))
+				return space{}, nil, handles.DeleteOwned(op, id, "the write claim is held "+strings.TrimPrefix(err.Error(), errClaimed.Error()+" "))
 			}
-			return nil, nil, withSession(err, id)
+			return space{}, nil, withSession(err, id)
 		}
 		return st, func() { st.release(id, hd) }, nil
 	})
@@ -54,30 +54,31 @@ func (b *Backend) Delete(ctx context.Context, id string, r sdk.AuditRequest) (sd
 
 // removeArtifacts removes the torn-row artifacts of session id: the files
 // of <path>.torn/ named artifactName(id, ms) for some epoch ms.
-func (s *store) removeArtifacts(id string) error {
-	if s.tornDir == "" {
+func (s space) removeArtifacts(id string) error {
+	dir := s.tornDirOf()
+	if dir == "" {
 		return nil
 	}
-	names, err := os.ReadDir(s.tornDir)
+	names, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
-		return newErr(sdk.CodeIOError, id, "listing %s for the torn-row artifacts of the deleted session: %v", s.tornDir, err)
+		return newErr(sdk.CodeIOError, id, "listing %s for the torn-row artifacts of the deleted session: %v", dir, err)
 	}
 	removed := false
 	for _, e := range names {
 		if !isArtifactOf(e.Name(), id) {
 			continue
 		}
-		if err := os.Remove(filepath.Join(s.tornDir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return newErr(sdk.CodeIOError, id, "removing the torn-row artifact %s of the deleted session: %v", filepath.Join(s.tornDir, e.Name()), err)
+		if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return newErr(sdk.CodeIOError, id, "removing the torn-row artifact %s of the deleted session: %v", filepath.Join(dir, e.Name()), err)
 		}
 		removed = true
 	}
 	if removed {
-		if err := durable.SyncDir(s.tornDir); err != nil {
-			return newErr(sdk.CodeIOError, id, "syncing %s: %v", s.tornDir, err)
+		if err := durable.SyncDir(dir); err != nil {
+			return newErr(sdk.CodeIOError, id, "syncing %s: %v", dir, err)
 		}
 	}
 	return nil

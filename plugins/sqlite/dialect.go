@@ -38,7 +38,7 @@ func (t tx) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Ro
 
 // Salvage implements sqlstore.Salvager: the store's damage scan and its
 // read of a valid prefix.
-func (s *store) Salvage() sqlstore.Salvage {
+func (s space) Salvage() sqlstore.Salvage {
 	return sqlstore.Salvage{
 		Op:    op,
 		Scan:  s.scanDamaged,
@@ -49,7 +49,7 @@ func (s *store) Salvage() sqlstore.Salvage {
 // Lifecycle implements sqlstore.Lifecycler, the store's delete
 // capability: the audit table keeps the time in Unix microseconds; a
 // change runs in a BEGIN IMMEDIATE transaction after the identity check.
-func (s *store) Lifecycle() sqlstore.Lifecycle {
+func (s space) Lifecycle() sqlstore.Lifecycle {
 	return sqlstore.Lifecycle{
 		Begin: s.beginChange,
 		Lock: func(ctx context.Context, t sqlstore.Tx, id string) (bool, error) {
@@ -57,11 +57,11 @@ func (s *store) Lifecycle() sqlstore.Lifecycle {
 			return found, err
 		},
 		InsertAudit: func(r sdk.AuditRecord) (string, []any) {
-			return "INSERT INTO audit(time_us, op, session_id, events, digest, reason, actor) VALUES (?, ?, ?, ?, ?, ?, ?)",
-				[]any{r.Time.UnixMicro(), string(r.Op), r.Session, int64(r.Events), r.Digest, r.Reason, r.By}
+			return "INSERT INTO audit(tenant, time_us, op, session_id, events, digest, reason, actor) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+				[]any{s.tenant, r.Time.UnixMicro(), string(r.Op), r.Session, int64(r.Events), r.Digest, r.Reason, r.By}
 		},
 		Audit: func(ctx context.Context) ([]sdk.AuditRecord, error) {
-			rows, err := s.db.QueryContext(ctx, "SELECT time_us, op, session_id, events, digest, reason, actor FROM audit ORDER BY id")
+			rows, err := s.db.QueryContext(ctx, "SELECT time_us, op, session_id, events, digest, reason, actor FROM audit WHERE tenant = ? ORDER BY id", s.tenant)
 			if err != nil {
 				return nil, err
 			}

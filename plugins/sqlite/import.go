@@ -29,7 +29,7 @@ func (b *Backend) Import(ctx context.Context, h sdk.Header, events func(yield fu
 
 // importTx is the transaction of Import: the sessions row (hdr, the
 // canonical header) and the rows of every batch of events.
-func (s *store) importTx(ctx context.Context, id string, hdr []byte, h sdk.Header, compressMin int, events func(yield func(batch [][]byte) error) error) (sdk.Durable, string, error) {
+func (s space) importTx(ctx context.Context, id string, hdr []byte, h sdk.Header, compressMin int, events func(yield func(batch [][]byte) error) error) (sdk.Durable, string, error) {
 	tx, inc, fail, err := s.beginNew(ctx, id, hdr, h, "import")
 	if err != nil {
 		return fail(err)
@@ -54,7 +54,7 @@ func (s *store) importTx(ctx context.Context, id string, hdr []byte, h sdk.Heade
 	if err != nil {
 		return fail(err)
 	}
-	if err := tx.StmtContext(ctx, s.stmts.advance).QueryRowContext(ctx, r.nextSeq, id).Scan(&r.revision); err != nil {
+	if err := tx.StmtContext(ctx, s.stmts.advance).QueryRowContext(ctx, r.nextSeq, s.tenant, id).Scan(&r.revision); err != nil {
 		return fail(err)
 	}
 	if err := tx.Commit(); err != nil {

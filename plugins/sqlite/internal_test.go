@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -95,7 +96,7 @@ func TestEveryPragmaReadsBack(t *testing.T) {
 			defer b.Shutdown()
 			for pragma, want := range map[string]string{
 				"trusted_schema": "0", "foreign_keys": "1", "busy_timeout": "1234", "synchronous": "2",
-				"journal_mode": mode, "application_id": "1280264002", "user_version": "3",
+				"journal_mode": mode, "application_id": "1280264002", "user_version": strconv.Itoa(UserVersion),
 			} {
 				var got string
 				if err := b.st.db.QueryRowContext(t.Context(), "PRAGMA "+pragma).Scan(&got); err != nil {

@@ -30,20 +30,20 @@ type claim struct {
 // errClaimed is returned by acquire when another handle holds the claim.
 var errClaimed = errors.New("claimed")
 
-// lockPath is the lock file of session id: <enc(id)>.lock, which fits
-// 255 bytes for every valid id (and would be shortened by durable.FitName
-// otherwise).
-func (s *store) lockPath(id string) string {
-	return filepath.Join(s.path+".locks", durable.FitName(encID(id), ".lock"))
+// lockPath is the lock file of session id of s's tenant: <enc(id)>.lock
+// in the tenant's lock directory (lockDir), which fits 255 bytes for every
+// valid id (and would be shortened by durable.FitName otherwise).
+func (s space) lockPath(id string) string {
+	return filepath.Join(s.dir(s.path+".locks"), durable.FitName(encID(id), ".lock"))
 }
 
 // acquire takes the write claim on id for hd. It returns errClaimed
 // (wrapped, naming the holder) when a handle of this process or another
 // process holds it.
-func (s *store) acquire(id string, hd *handle) error {
+func (s space) acquire(id string, hd *handle) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if c, ok := s.claims[id]; ok {
+	if c, ok := s.claims[s.claimKey(id)]; ok {
 		if c.owner == hd {
 			return nil
 		}
@@ -53,6 +53,11 @@ func (s *store) acquire(id string, hd *handle) error {
 	if !s.memory {
 		if err := secureDir(s.path+".locks", "lock directory"); err != nil {
 			return err
+		}
+		if dir := s.dir(s.path + ".locks"); dir != s.path+".locks" {
+			if err := secureDir(dir, "lock directory of tenant "+strconv.Quote(s.tenant)); err != nil {
+				return err
+			}
 		}
 		path := s.lockPath(id)
 		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
@@ -77,7 +82,7 @@ func (s *store) acquire(id string, hd *handle) error {
 		}
 		c.file = f
 	}
-	s.claims[id] = c
+	s.claims[s.claimKey(id)] = c
 	return nil
 }
 
@@ -86,10 +91,10 @@ func (s *store) acquire(id string, hd *handle) error {
 // lock file: it holds the lock shared for a moment, which a claimer waits
 // out (flockclaim). It names the holder, or returns "" when the claim is
 // free.
-func (s *store) claimedElsewhere(id string) (string, error) {
+func (s space) claimedElsewhere(id string) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if c, ok := s.claims[id]; ok {
+	if c, ok := s.claims[s.claimKey(id)]; ok {
 		return "handle " + c.owner.name + " of this process", nil
 	}
 	if s.memory {
@@ -114,14 +119,14 @@ func (s *store) claimedElsewhere(id string) (string, error) {
 }
 
 // release drops hd's claim on id, if it holds it.
-func (s *store) release(id string, hd *handle) {
+func (s space) release(id string, hd *handle) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c, ok := s.claims[id]
+	c, ok := s.claims[s.claimKey(id)]
 	if !ok || c.owner != hd {
 		return
 	}
-	delete(s.claims, id)
+	delete(s.claims, s.claimKey(id))
 	if c.file != nil {
 		c.file.Close() // closing the only descriptor drops the flock
 	}
@@ -131,9 +136,9 @@ func (s *store) release(id string, hd *handle) {
 // table, and a lock file that is still the one it locked (a lock file
 // removed or replaced behind its back lets another process lock the new
 // one). It returns OWNERSHIP_LOST otherwise.
-func (s *store) holds(id string, hd *handle) error {
+func (s space) holds(id string, hd *handle) error {
 	s.mu.Lock()
-	c, ok := s.claims[id]
+	c, ok := s.claims[s.claimKey(id)]
 	s.mu.Unlock()
 	lost := func(why string) error {
 		return newErr(sdk.CodeOwnershipLost, id, "handle %s no longer holds the write claim on session %s: %s", strconv.Quote(hd.name), strconv.Quote(id), why)

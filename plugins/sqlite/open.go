@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 
+	"github.com/seed-e5e476df/logbook/plugins/internal/sqlstore"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/handles"
 )
 
-// Create takes the write claim on h.ID (the in-process claim table, then
+// Create refuses a header whose Tenant is not b's tenant (USAGE), then
+// takes the write claim on h.ID (the in-process claim table, then
 // the flock of its lock file) and returns its write handle: from then on,
 // until the handle closes, a Create of the id in any process is
 // SESSION_ALREADY_EXISTS and an Open(write) ALREADY_OWNED. The session is
@@ -26,6 +28,9 @@ func (b *Backend) create(ctx context.Context, h sdk.Header, hidden bool) (sdk.Op
 	}
 	st, err := b.store()
 	if err != nil {
+		return sdk.Opened{}, err
+	}
+	if err := sqlstore.CheckHeaderTenant(op, st.tenant, h); err != nil {
 		return sdk.Opened{}, err
 	}
 	h, hdr, err := handles.CheckCreate(op, h, st.path)

@@ -53,7 +53,7 @@ func (b *Backend) Read(ctx context.Context, handle string, offset sdk.Offset, le
 
 // end returns how far hd may read, and its session's row
 // (sqlstore.End).
-func (b *Backend) end(ctx context.Context, st *store, hd *handle, advance bool) (int64, sessionRow, error) {
+func (b *Backend) end(ctx context.Context, st space, hd *handle, advance bool) (int64, sessionRow, error) {
 	var r sessionRow
 	end, err := sqlstore.End(op, hd.id, &b.mu, &hd.view, func() bool { return hd.pending != nil }, func() (sqlstore.Stored, error) {
 		var found bool
@@ -70,8 +70,8 @@ func (b *Backend) end(ctx context.Context, st *store, hd *handle, advance bool) 
 // up to about sqlstore.ChunkBytes and returns their envelopes, fresh. A missing or
 // undecodable row is CORRUPT_LOG naming its seq: it lies below next_seq,
 // inside what was committed.
-func (s *store) readChunk(ctx context.Context, id string, from, stop int64) ([][]byte, error) {
-	rows, err := s.stmts.events.QueryContext(ctx, id, from, stop, sqlstore.ChunkEvents)
+func (s space) readChunk(ctx context.Context, id string, from, stop int64) ([][]byte, error) {
+	rows, err := s.stmts.events.QueryContext(ctx, s.tenant, id, from, stop, sqlstore.ChunkEvents)
 	if err != nil {
 		return nil, s.dbErr(ctx, id, "read", err)
 	}

@@ -23,7 +23,7 @@ func (b *Backend) ReadDamaged(ctx context.Context, id string, fn func(events [][
 
 // scanDamaged reads the sessions row of id and scans its rows in one read
 // transaction.
-func (s *store) scanDamaged(ctx context.Context, id string) (sqlstore.Scanned, error) {
+func (s space) scanDamaged(ctx context.Context, id string) (sqlstore.Scanned, error) {
 	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return sqlstore.Scanned{}, s.dbErr(ctx, id, "read damaged", err)

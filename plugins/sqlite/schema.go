@@ -17,17 +17,48 @@ import (
 // PRAGMA user_version (the schema version).
 const (
 	ApplicationID = 1280264002 // 0x4C4F4742, "LOGB"
-	UserVersion   = 3
+	UserVersion   = 4
 )
 
-// schema is the reference DDL of docs/storage.md, in creation order; since
-// is the schema version (user_version) that added the table, and columns
-// are the columns later versions added to it. An older database is
-// migrated by creating the tables and adding the columns of the versions
-// after its own (version 2: the audit and holds tables; version 3: the
-// operation column of events).
+// schema is the reference DDL of docs/storage.md at UserVersion, in
+// creation order. Version 4 added the tenant column (” the implicit
+// tenant) to every table keyed by session and made it the first column
+// of their keys: (tenant, id), (tenant, session_id, seq), (tenant,
+// session_id); audit rows carry it too.
 var schema = []table{
-	{name: "store_state", since: 1, ddl: `CREATE TABLE store_state(singleton INTEGER PRIMARY KEY CHECK (singleton = 1), store_id TEXT NOT NULL) STRICT`},
+	{name: "store_state", ddl: `CREATE TABLE store_state(singleton INTEGER PRIMARY KEY CHECK (singleton = 1), store_id TEXT NOT NULL) STRICT`},
+	{name: "sessions", autoIndex: true, ddl: `CREATE TABLE sessions(
+  tenant TEXT NOT NULL DEFAULT '', id TEXT NOT NULL, format_version INTEGER NOT NULL, created_at INTEGER NOT NULL,
+  header TEXT NOT NULL,
+  next_seq INTEGER NOT NULL, incarnation TEXT NOT NULL, revision INTEGER NOT NULL,
+  PRIMARY KEY(tenant, id)) STRICT`},
+	{name: "events", autoIndex: true, ddl: `CREATE TABLE events(
+  tenant TEXT NOT NULL DEFAULT '', session_id TEXT NOT NULL,
+  seq INTEGER NOT NULL, type TEXT NOT NULL, time INTEGER NOT NULL,
+  data ANY NOT NULL,
+  surface_op TEXT, source_event_seqs TEXT,
+  ignorable INTEGER CHECK (ignorable IS NULL OR ignorable = 1),
+  operation TEXT,
+  PRIMARY KEY(tenant, session_id, seq),
+  FOREIGN KEY(tenant, session_id) REFERENCES sessions(tenant, id) ON DELETE CASCADE) STRICT`},
+	{name: "audit", ddl: `CREATE TABLE audit(
+  id INTEGER PRIMARY KEY, tenant TEXT NOT NULL DEFAULT '', time_us INTEGER NOT NULL, op TEXT NOT NULL, session_id TEXT NOT NULL,
+  events INTEGER NOT NULL, digest TEXT NOT NULL, reason TEXT NOT NULL, actor TEXT NOT NULL) STRICT`},
+	{name: "holds", autoIndex: true, ddl: `CREATE TABLE holds(
+  tenant TEXT NOT NULL DEFAULT '', session_id TEXT NOT NULL,
+  PRIMARY KEY(tenant, session_id),
+  FOREIGN KEY(tenant, session_id) REFERENCES sessions(tenant, id) ON DELETE CASCADE) STRICT`},
+}
+
+// legacy is the reference DDL of the schema versions before tenants (1 to
+// 3), in creation order; since is the version that added the table, and
+// columns are the columns later versions added to it (version 2: the
+// audit and holds tables; version 3: the operation column of events). A
+// database of one of them is brought to version 3 by creating the tables
+// and adding the columns of the versions after its own, then to version 4
+// by rebuilding its tables (migrate).
+var legacy = []table{
+	{name: "store_state", since: 1, ddl: schema[0].ddl},
 	{name: "sessions", since: 1, autoIndex: true, ddl: `CREATE TABLE sessions(
   id TEXT PRIMARY KEY, format_version INTEGER NOT NULL, created_at INTEGER NOT NULL,
   header TEXT NOT NULL,
@@ -48,6 +79,19 @@ var schema = []table{
   events INTEGER NOT NULL, digest TEXT NOT NULL, reason TEXT NOT NULL, actor TEXT NOT NULL) STRICT`},
 	{name: "holds", since: 2, autoIndex: true, ddl: `CREATE TABLE holds(
   session_id TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE) STRICT`},
+}
+
+// lastLegacy is the last schema version before tenants.
+const lastLegacy = 3
+
+// rebuilt are the tables version 4 rebuilds, children after their parent,
+// each with the columns its rows are copied with: the legacy table's
+// columns, and ” for the tenant of every copied row.
+var rebuilt = []struct{ name, columns string }{
+	{"sessions", "id, format_version, created_at, header, next_seq, incarnation, revision"},
+	{"events", "session_id, seq, type, time, data, surface_op, source_event_seqs, ignorable, operation"},
+	{"audit", "id, time_us, op, session_id, events, digest, reason, actor"},
+	{"holds", "session_id"},
 }
 
 // table is one table of the reference schema.
@@ -98,8 +142,12 @@ func (o schemaObject) String() string { return o.typ + " " + strconv.Quote(o.nam
 // makes for their non-integer primary keys. SQL text is compared after
 // normalizeSQL.
 func expectedObjects(version int64) []schemaObject {
+	tables := schema
+	if version <= lastLegacy {
+		tables = legacy
+	}
 	var want []schemaObject
-	for _, t := range schema {
+	for _, t := range tables {
 		if t.since > version {
 			continue
 		}
@@ -216,8 +264,10 @@ func (id identity) mismatch() string {
 // initialize gives a pristine database the schema, its store id and its
 // identity pragmas, inside tx (BEGIN IMMEDIATE), and returns the store id.
 func initialize(ctx context.Context, tx *sql.Tx) (string, error) {
-	if err := migrate(ctx, tx, 0); err != nil {
-		return "", err
+	for _, t := range schema {
+		if _, err := tx.ExecContext(ctx, t.ddl); err != nil {
+			return "", err
+		}
 	}
 	storeID := uuid.NewString()
 	if _, err := tx.ExecContext(ctx, "INSERT INTO store_state(singleton, store_id) VALUES (1, ?)", storeID); err != nil {
@@ -226,31 +276,66 @@ func initialize(ctx context.Context, tx *sql.Tx) (string, error) {
 	if _, err := tx.ExecContext(ctx, "PRAGMA application_id = "+strconv.Itoa(ApplicationID)); err != nil {
 		return "", err
 	}
+	if _, err := tx.ExecContext(ctx, "PRAGMA user_version = "+strconv.Itoa(UserVersion)); err != nil {
+		return "", err
+	}
 	return storeID, nil
 }
 
-// migrate creates the tables added after version from and adds the
-// columns added after it to the older tables, inside tx (BEGIN
-// IMMEDIATE), and sets user_version to UserVersion.
+// migrate brings a database of schema version from (1 … 3) to
+// UserVersion inside tx (BEGIN IMMEDIATE), so that a crash or a failure
+// anywhere leaves it as it was: first to version 3 (the tables and
+// columns added after from), then to version 4 by rebuilding the tables
+// keyed by session, since SQLite cannot change a primary key in place.
+// The legacy tables are renamed away (SQLite renames the references of
+// their children with them), the reference tables created, every row
+// copied with the tenant ” (the implicit tenant), and the legacy tables
+// dropped, children first, so that no ON DELETE CASCADE fires on a copied
+// row. user_version is set last.
 func migrate(ctx context.Context, tx *sql.Tx, from int64) error {
-	for _, t := range schema {
+	exec := func(q string) error {
+		_, err := tx.ExecContext(ctx, q)
+		return err
+	}
+	for _, t := range legacy {
 		if t.since > from {
-			if _, err := tx.ExecContext(ctx, t.ddlAt(UserVersion)); err != nil {
+			if err := exec(t.ddlAt(lastLegacy)); err != nil {
 				return err
 			}
 			continue
 		}
 		for _, c := range t.columns {
-			if c.since <= from {
-				continue
-			}
-			if _, err := tx.ExecContext(ctx, "ALTER TABLE "+t.name+" ADD COLUMN "+c.def); err != nil {
-				return err
+			if c.since > from {
+				if err := exec("ALTER TABLE " + t.name + " ADD COLUMN " + c.def); err != nil {
+					return err
+				}
 			}
 		}
 	}
-	_, err := tx.ExecContext(ctx, "PRAGMA user_version = "+strconv.Itoa(UserVersion))
-	return err
+	for _, r := range rebuilt {
+		if err := exec("ALTER TABLE " + r.name + " RENAME TO " + r.name + "_v3"); err != nil {
+			return err
+		}
+	}
+	for _, t := range schema {
+		if !slices.ContainsFunc(rebuilt, func(r struct{ name, columns string }) bool { return r.name == t.name }) {
+			continue
+		}
+		if err := exec(t.ddl); err != nil {
+			return err
+		}
+	}
+	for _, r := range rebuilt {
+		if err := exec("INSERT INTO " + r.name + "(tenant, " + r.columns + ") SELECT '', " + r.columns + " FROM " + r.name + "_v3"); err != nil {
+			return err
+		}
+	}
+	for _, name := range []string{"holds", "events", "audit", "sessions"} {
+		if err := exec("DROP TABLE " + name + "_v3"); err != nil {
+			return err
+		}
+	}
+	return exec("PRAGMA user_version = " + strconv.Itoa(UserVersion))
 }
 
 // schemaMismatch is the SCHEMA_MISMATCH error for the database at path.

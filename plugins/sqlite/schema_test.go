@@ -1,7 +1,6 @@
 package sqlite_test
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -80,61 +79,6 @@ func TestNewDatabaseGetsTheSchemaAndItsIdentity(t *testing.T) {
 	}
 }
 
-// A database of schema version 1 (no audit or holds table, no operation
-// column) or 2 (no operation column) is migrated on open: the later tables
-// and columns are added, and an event with an operation member then
-// round-trips byte-exact.
-func TestOlderDatabaseIsMigratedOnOpen(t *testing.T) {
-	for _, c := range []struct {
-		version int
-		drop    []string
-	}{
-		{1, []string{"DROP TABLE audit", "DROP TABLE holds", "ALTER TABLE events DROP COLUMN operation"}},
-		{2, []string{"ALTER TABLE events DROP COLUMN operation"}},
-	} {
-		t.Run("v"+strconv.Itoa(c.version), func(t *testing.T) {
-			path := newDatabase(t)
-			b := openBackend(t, sqlite.DefaultConfig(path))
-			o, err := b.Create(t.Context(), sdk.Header{FormatVersion: sdk.FormatVersion, ID: "s1", CreatedAt: 1})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := b.Append(t.Context(), o.Handle, 0, persistencetest.Batch(0, 2)); err != nil {
-				t.Fatal(err)
-			}
-			closeAfter(t, b)
-			for _, q := range append(c.drop, "PRAGMA user_version = "+strconv.Itoa(c.version)) {
-				rawExec(t, path, q)
-			}
-			b = openBackend(t, sqlite.DefaultConfig(path))
-			defer closeAfter(t, b)
-			if got := queryInt(t, path, "PRAGMA user_version"); got != sqlite.UserVersion {
-				t.Fatalf("user_version after the migration = %d; want %d", got, sqlite.UserVersion)
-			}
-			if _, changed, err := b.SetHold(t.Context(), "s1", true, sdk.AuditRequest{By: sdk.ByCLI}); err != nil || !changed {
-				t.Fatalf("SetHold on the migrated database = %t, %v", changed, err)
-			}
-			if st, err := b.Stat(t.Context(), "s1"); err != nil || st.EventCount != 2 {
-				t.Fatalf("Stat of the migrated session = %+v, %v; want 2 events", st, err)
-			}
-			w, err := b.Open(t.Context(), "s1", sdk.AccessWrite)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ev := []byte(`{"seq":2,"time":3,"type":"x-test/note","data":{},"ignorable":true,"operation":{"id":"op \"1\"","count":1}}`)
-			if _, err := b.Append(t.Context(), w.Handle, 2, [][]byte{ev}); err != nil {
-				t.Fatal(err)
-			}
-			if got := persistencetest.ReadAll(t, b, w.Handle); len(got) != 3 || !bytes.Equal(got[2], ev) {
-				t.Fatalf("the operation event read back as %q; want %s", got, ev)
-			}
-			if got := queryString(t, path, "SELECT operation FROM events WHERE seq = 2"); got != `{"id":"op \"1\"","count":1}` {
-				t.Fatalf("operation column = %s", got)
-			}
-		})
-	}
-}
-
 func closeAfter(t *testing.T, b *sqlite.Backend) {
 	t.Helper()
 	if err := b.Shutdown(); err != nil {
@@ -202,13 +146,14 @@ func TestAppendRechecksTheDatabaseIdentity(t *testing.T) {
 		t.Fatal(err)
 	}
 	appendOK(t, b, o.Handle, persistencetest.Batch(0, 2))
-	rawExec(t, path, "PRAGMA user_version = 4")
+	newer := strconv.Itoa(sqlite.UserVersion + 1)
+	rawExec(t, path, "PRAGMA user_version = "+newer)
 	_, err = b.Append(t.Context(), o.Handle, 2, persistencetest.Batch(2, 1))
-	persistencetest.RequireCode(t, err, sdk.CodeSchemaMismatch, "user_version is 4")
+	persistencetest.RequireCode(t, err, sdk.CodeSchemaMismatch, "user_version is "+newer)
 	if n := queryInt(t, path, "SELECT count(*) FROM events"); n != 2 {
 		t.Fatalf("%d rows after a refused append; want 2", n)
 	}
-	rawExec(t, path, "PRAGMA user_version = 3")
+	rawExec(t, path, "PRAGMA user_version = "+strconv.Itoa(sqlite.UserVersion))
 	appendOK(t, b, o.Handle, persistencetest.Batch(2, 1)) // nothing was consumed
 }
 

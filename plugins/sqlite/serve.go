@@ -16,7 +16,7 @@ const ConfigSchema = `persistence "sqlite" {
 
 // ServeConfig returns what a plugin process serving this backend runs with
 // pluginrpc.Serve: Info{Name: "sqlite", Kinds: [persistence], Capabilities:
-// [sdk.CapabilityCopyPrefix, sdk.CapabilityWatch, sdk.CapabilityDelete, sdk.CapabilityImport]} reporting version, and one unconfigured Backend as both the Persistence and the
+// [sdk.CapabilityCopyPrefix, sdk.CapabilityWatch, sdk.CapabilityDelete, sdk.CapabilityImport, sdk.CapabilityTenants]} reporting version, and one unconfigured Backend as both the Persistence and the
 // Configurable (the host configures it before any other call).
 func ServeConfig(version string) pluginrpc.ServeConfig {
 	b := New()
@@ -26,7 +26,7 @@ func ServeConfig(version string) pluginrpc.ServeConfig {
 			Version:      version,
 			Kinds:        []sdk.Kind{sdk.KindPersistence},
 			ConfigSchema: ConfigSchema,
-			Capabilities: []string{sdk.CapabilityCopyPrefix, sdk.CapabilityWatch, sdk.CapabilityDelete, sdk.CapabilityImport},
+			Capabilities: []string{sdk.CapabilityCopyPrefix, sdk.CapabilityWatch, sdk.CapabilityDelete, sdk.CapabilityImport, sdk.CapabilityTenants},
 		},
 		Persistence:  b,
 		Configurable: b,

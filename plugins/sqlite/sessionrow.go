@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"strconv"
 
+	"github.com/seed-e5e476df/logbook/plugins/internal/sqlstore"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/headerjson"
 )
@@ -20,9 +21,9 @@ type sessionRow struct {
 
 // session reads the sessions row of id with stmt (st.stmts.session, or
 // its form in a transaction).
-func (s *store) session(ctx context.Context, stmt *sql.Stmt, id string) (sessionRow, bool, error) {
+func (s space) session(ctx context.Context, stmt *sql.Stmt, id string) (sessionRow, bool, error) {
 	var r sessionRow
-	err := stmt.QueryRowContext(ctx, id).Scan(&r.formatVersion, &r.header, &r.nextSeq, &r.incarnation, &r.revision)
+	err := stmt.QueryRowContext(ctx, s.tenant, id).Scan(&r.formatVersion, &r.header, &r.nextSeq, &r.incarnation, &r.revision)
 	if err == sql.ErrNoRows {
 		return r, false, nil
 	}
@@ -36,10 +37,14 @@ func (s *store) revision(r sessionRow) string {
 
 // header applies the format gate of docs/format.md to sessions.format_version,
 // then decodes the header column (its own version gate, identity and
-// shape).
-func (s *store) header(r sessionRow, id string) (sdk.Header, error) {
+// shape), whose tenant must be the row's, s's tenant (CORRUPT_LOG).
+func (s space) header(r sessionRow, id string) (sdk.Header, error) {
 	if _, err := sdk.CheckFormatVersion(id, strconv.FormatInt(r.formatVersion, 10), s.path); err != nil {
 		return sdk.Header{}, err
 	}
-	return headerjson.Decode(r.header, id, s.path)
+	h, err := headerjson.Decode(r.header, id, s.path)
+	if err != nil {
+		return sdk.Header{}, err
+	}
+	return h, sqlstore.CheckStoredTenant(op, s.tenant, h, strconv.Quote(s.path))
 }

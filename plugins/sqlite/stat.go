@@ -18,14 +18,14 @@ import (
 // the time of the last event (the envelope's), or the creation time
 // without events.
 func (b *Backend) Stat(ctx context.Context, id string) (sdk.Stat, error) {
-	return sqlstore.Stat(ctx, op, id, b.store, (*store).stat)
+	return sqlstore.Stat(ctx, op, id, b.store, (space).stat)
 }
 
 // stat reads the sessions row of id with the statistics of its rows, in
 // one snapshot.
-func (s *store) stat(ctx context.Context, id string) (sqlstore.Session, error) {
+func (s space) stat(ctx context.Context, id string) (sqlstore.Session, error) {
 	l := listed{id: id}
-	err := s.stmts.stat.QueryRowContext(ctx, id).Scan(&l.formatVersion, &l.header, &l.nextSeq, &l.incarnation, &l.revision, &l.rows.count, &l.rows.lo, &l.rows.hi, &l.lastTime)
+	err := s.stmts.stat.QueryRowContext(ctx, s.tenant, id).Scan(&l.formatVersion, &l.header, &l.nextSeq, &l.incarnation, &l.revision, &l.rows.count, &l.rows.lo, &l.rows.hi, &l.lastTime)
 	if err == sql.ErrNoRows {
 		return sqlstore.Session{}, handles.NotFound(op, id)
 	}
@@ -43,7 +43,7 @@ func (s *store) stat(ctx context.Context, id string) (sqlstore.Session, error) {
 // while the backend holds nothing and may call b; an error from fn ends the
 // listing and is returned as is.
 func (b *Backend) List(ctx context.Context, fn func(sdk.ListEntry) error) error {
-	return sqlstore.List(ctx, op, fn, b.store, b.pendingEntries, (*store).list)
+	return sqlstore.List(ctx, op, fn, b.store, b.pendingEntries, (space).list)
 }
 
 // pendingEntries lists b's pending creates.
@@ -53,7 +53,7 @@ func (b *Backend) pendingEntries() []sdk.ListEntry {
 
 // list is one page of List (sqlstore.List): the entries of the sessions
 // rows with ids after after.
-func (s *store) list(ctx context.Context, after string, _ bool) ([]sdk.ListEntry, error) {
+func (s space) list(ctx context.Context, after string, _ bool) ([]sdk.ListEntry, error) {
 	page, err := s.sessions(ctx, after)
 	if err != nil {
 		return nil, err
@@ -69,7 +69,7 @@ func (s *store) list(ctx context.Context, after string, _ bool) ([]sdk.ListEntry
 // past the format gate and the header check, and rows that match its
 // next_seq (checkRows), or the error of the first that fails. The schema
 // keeps no size (SizeBytes -1: summing the rows would read every event).
-func (s *store) described(ctx context.Context, l listed) sqlstore.Session {
+func (s space) described(ctx context.Context, l listed) sqlstore.Session {
 	d := sqlstore.Session{ID: l.id, Revision: s.revision(l.sessionRow), NextSeq: l.nextSeq, SizeBytes: -1, Activity: l.lastTime}
 	if d.Header, d.Err = s.header(l.sessionRow, l.id); d.Err == nil {
 		d.Err = s.checkRows(ctx, l.id, l.nextSeq, l.rows)
@@ -87,11 +87,11 @@ type listed struct {
 
 // sessions reads one page of sessions rows with ids after after, in id
 // order, each with the statistics of its events rows.
-func (s *store) sessions(ctx context.Context, after string) ([]listed, error) {
+func (s space) sessions(ctx context.Context, after string) ([]listed, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT s.id, s.format_version, s.header, s.next_seq, s.incarnation, s.revision,
 		count(e.seq), coalesce(min(e.seq), -1), coalesce(max(e.seq), -1), `+lastTimeSQL+`
-		FROM (SELECT * FROM sessions WHERE id > ? ORDER BY id LIMIT ?) AS s LEFT JOIN events AS e ON e.session_id = s.id
-		GROUP BY s.id ORDER BY s.id`, after, sqlstore.ListPage)
+		FROM (SELECT * FROM sessions WHERE tenant = ? AND id > ? ORDER BY id LIMIT ?) AS s LEFT JOIN events AS e ON e.tenant = s.tenant AND e.session_id = s.id
+		GROUP BY s.id ORDER BY s.id`, s.tenant, after, sqlstore.ListPage)
 	if err != nil {
 		return nil, s.dbErr(ctx, "", "list", err)
 	}

@@ -41,7 +41,7 @@ type store struct {
 
 	mu      sync.Mutex
 	refs    int // Backends using the store
-	claims  map[string]*claim
+	claims  map[claimKey]*claim
 	tornDir string // where torn rows go; for memory, made on first use
 }
 
@@ -171,7 +171,7 @@ func (s *store) dsn() string {
 // schema inside BEGIN IMMEDIATE, sets the journal mode and prepares the
 // statements.
 func (s *store) connect(ctx context.Context) (err error) {
-	s.claims = map[string]*claim{}
+	s.claims = map[claimKey]*claim{}
 	s.db, err = sql.Open("sqlite", s.dsn())
 	if err != nil {
 		return s.dbErr(ctx, "", "opening the database", err)
@@ -304,8 +304,10 @@ func (s *store) shrinkWAL() {
 	}
 }
 
-// tornDirectory returns the directory for torn-row artifacts, creating it.
-func (s *store) tornDirectory() (string, error) {
+// tornDirectory returns the directory for the torn-row artifacts of s's
+// tenant, creating it: the store's torn-row directory, or the tenant's
+// directory in it.
+func (s space) tornDirectory() (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.memory && s.tornDir == "" {
@@ -314,7 +316,23 @@ func (s *store) tornDirectory() (string, error) {
 			return "", sdk.Wrap(sdk.CodeIOError, op, err)
 		}
 		s.tornDir = dir
+	} else if err := secureDir(s.tornDir, "torn-row directory"); err != nil {
+		return "", err
+	}
+	dir := s.dir(s.tornDir)
+	if dir == s.tornDir {
 		return dir, nil
 	}
-	return s.tornDir, secureDir(s.tornDir, "torn-row directory")
+	return dir, secureDir(dir, "torn-row directory of tenant "+strconv.Quote(s.tenant))
+}
+
+// tornDirOf is the directory of s's tenant's torn-row artifacts, "" when
+// none was made yet.
+func (s space) tornDirOf() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.tornDir == "" {
+		return ""
+	}
+	return s.dir(s.tornDir)
 }

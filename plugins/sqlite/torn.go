@@ -21,7 +21,7 @@ import (
 // write handle, and the torn-row scan; then, for a write open of a torn
 // log, the cut in a BEGIN IMMEDIATE transaction of its own. A claim taken
 // here is the caller's to release on error.
-func (s *store) openSession(ctx context.Context, id string, hd *handle) (sdk.Opened, error) {
+func (s space) openSession(ctx context.Context, id string, hd *handle) (sdk.Opened, error) {
 	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true}) // a deferred BEGIN: a snapshot
 	if err != nil {
 		return sdk.Opened{}, s.dbErr(ctx, id, "open", err)
@@ -107,7 +107,7 @@ func (s *store) openSession(ctx context.Context, id string, hd *handle) (sdk.Ope
 // migrates again. A sessions row no longer at version from (another
 // process migrated or deleted the session after this open read it) is
 // OWNERSHIP_LOST, as in PostgreSQL. It returns the new sessions row.
-func (s *store) migrate(ctx context.Context, id string, from int, header []byte) (sessionRow, error) {
+func (s space) migrate(ctx context.Context, id string, from int, header []byte) (sessionRow, error) {
 	fail := func(err error) (sessionRow, error) {
 		return sessionRow{}, s.dbErr(ctx, id, "storing the format migration", err)
 	}
@@ -119,7 +119,7 @@ func (s *store) migrate(ctx context.Context, id string, from int, header []byte)
 	if err := s.checkIdentity(ctx, tx); err != nil {
 		return fail(err)
 	}
-	res, err := tx.ExecContext(ctx, "UPDATE sessions SET format_version = ?, header = ?, revision = revision + 1 WHERE id = ? AND format_version = ?", sdk.FormatVersion, string(header), id, from)
+	res, err := tx.ExecContext(ctx, "UPDATE sessions SET format_version = ?, header = ?, revision = revision + 1 WHERE tenant = ? AND id = ? AND format_version = ?", sdk.FormatVersion, string(header), s.tenant, id, from)
 	if err != nil {
 		return fail(err)
 	}
@@ -145,8 +145,8 @@ func (s *store) migrate(ctx context.Context, id string, from int, header []byte)
 // comes back as its raw columns with the reason (rawLine). With keep, scan
 // also returns the envelopes of the valid prefix (sqlstore.Scan.Events),
 // so that the handle's first Read need not decode the rows again.
-func (s *store) scan(ctx context.Context, tx *sql.Tx, id string, nextSeq int64, keep bool) (*sqlstore.Scan, error) {
-	rows, err := tx.QueryContext(ctx, "SELECT "+rowColumns+" FROM events WHERE session_id = ? ORDER BY seq", id)
+func (s space) scan(ctx context.Context, tx *sql.Tx, id string, nextSeq int64, keep bool) (*sqlstore.Scan, error) {
+	rows, err := tx.QueryContext(ctx, "SELECT "+rowColumns+" FROM events WHERE tenant = ? AND session_id = ? ORDER BY seq", s.tenant, id)
 	if err != nil {
 		return nil, s.dbErr(ctx, id, "scanning for a torn tail", err)
 	}
@@ -183,7 +183,7 @@ func (s *store) scan(ctx context.Context, tx *sql.Tx, id string, nextSeq int64, 
 // to <path>.torn/<enc(id)>.<epoch ms>.jsonl (fsynced), deletes them, and
 // sets next_seq to the end of the valid prefix (revision + 1). It returns
 // the new sessions row and the scan with Torn.Artifact set.
-func (s *store) cut(ctx context.Context, id string) (sessionRow, *sqlstore.Scan, error) {
+func (s space) cut(ctx context.Context, id string) (sessionRow, *sqlstore.Scan, error) {
 	tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE
 	if err != nil {
 		return sessionRow{}, nil, s.dbErr(ctx, id, "cutting the torn tail", err)
@@ -216,10 +216,10 @@ func (s *store) cut(ctx context.Context, id string) (sessionRow, *sqlstore.Scan,
 	if sc.Torn.Artifact, err = writeArtifact(dir, id, sc.Lines); err != nil {
 		return fail(err)
 	}
-	if _, err := tx.ExecContext(ctx, "DELETE FROM events WHERE session_id = ? AND seq >= ?", id, sc.End); err != nil {
+	if _, err := tx.ExecContext(ctx, "DELETE FROM events WHERE tenant = ? AND session_id = ? AND seq >= ?", s.tenant, id, sc.End); err != nil {
 		return fail(err)
 	}
-	if err := tx.StmtContext(ctx, s.stmts.advance).QueryRowContext(ctx, sc.End, id).Scan(&r.revision); err != nil {
+	if err := tx.StmtContext(ctx, s.stmts.advance).QueryRowContext(ctx, sc.End, s.tenant, id).Scan(&r.revision); err != nil {
 		return fail(err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -273,7 +273,7 @@ type rowStats struct{ count, lo, hi int64 }
 // scanned as an open would, and the error is the open's CORRUPT_LOG for
 // committed damage, else a CORRUPT_LOG that names the torn rows a write
 // open would cut.
-func (s *store) checkRows(ctx context.Context, id string, nextSeq int64, rs rowStats) error {
+func (s space) checkRows(ctx context.Context, id string, nextSeq int64, rs rowStats) error {
 	if rs.count == nextSeq && (nextSeq == 0 || rs.lo == 0 && rs.hi == nextSeq-1) {
 		return nil
 	}

@@ -7,10 +7,31 @@ import (
 )
 
 // Dialect is what a backend supplies to the shared code: its name in
-// errors, how its driver's errors map to codes, and how its SQL is spelled
-// and run. A backend's store implements it; the shared code calls it from
-// any goroutine, so it must be safe for concurrent use.
+// errors, how its driver's errors map to codes, how its SQL is spelled
+// and run, and the tenant its statements address. A backend's view of one
+// tenant implements it; the shared code calls it from any goroutine, so it
+// must be safe for concurrent use.
 type Dialect interface {
+	Errors
+	// Table is the name of the table t as a statement writes it
+	// (qualified by a schema where the backend has one).
+	Table(t string) string
+	// Param is the placeholder of the n-th argument of a statement, from 1
+	// ("?1", "$1").
+	Param(n int) string
+	// Tenant is the tenant whose sessions the statements address: the
+	// value of the tenant column of every row they read or write ("" the
+	// implicit tenant). Every statement of the shared code is scoped by
+	// it (Scope), so a dialect is one tenant's view of the database.
+	Tenant() string
+	// QueryRow runs a query outside any transaction and returns its first
+	// row.
+	QueryRow(ctx context.Context, query string, args ...any) Row
+}
+
+// Errors is the part of a Dialect that maps a driver's errors (DBErr):
+// a backend's store has it whatever the tenant.
+type Errors interface {
 	// Op is the Op of every *sdk.Error the shared code returns for the
 	// backend ("sqlite", "postgres").
 	Op() string
@@ -23,15 +44,6 @@ type Dialect interface {
 	// Cause is what the *sdk.Error of a driver error wraps: err, or err
 	// with secrets blanked out of its text.
 	Cause(err error) error
-	// Table is the name of the table t as a statement writes it
-	// (qualified by a schema where the backend has one).
-	Table(t string) string
-	// Param is the placeholder of the n-th argument of a statement, from 1
-	// ("?1", "$1").
-	Param(n int) string
-	// QueryRow runs a query outside any transaction and returns its first
-	// row.
-	QueryRow(ctx context.Context, query string, args ...any) Row
 }
 
 // Row is one row of a query: *sql.Row and pgx.Row both are. Scan reports
@@ -67,4 +79,11 @@ func Collect[T any](rows Rows, scan func(Row) (T, error)) ([]T, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// Scope is the condition that scopes a statement to d's tenant: the
+// tenant column of the table alias prefix (with its dot, or "") equal to
+// the placeholder of argument n, whose value is d.Tenant().
+func Scope(d Dialect, prefix string, n int) string {
+	return prefix + "tenant = " + d.Param(n)
 }

@@ -24,7 +24,7 @@ func CorruptAt(op, id string, seq int64, format string, args ...any) *sdk.Error 
 // unchanged; when ctx has ended it is IO_ERROR wrapping ctx's error and
 // err; else the code d.Classify gives, or IO_ERROR. All but an *sdk.Error
 // wrap d.Cause(err).
-func DBErr(ctx context.Context, d Dialect, id, what string, err error) error {
+func DBErr(ctx context.Context, d Errors, id, what string, err error) error {
 	if err == nil {
 		return nil
 	}

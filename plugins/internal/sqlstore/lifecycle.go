@@ -17,7 +17,8 @@ type Tx interface {
 }
 
 // Lifecycle is the delete capability (sdk.Deleter) of a backend whose
-// tables are sessions (id), holds (session_id) and an audit log: Delete,
+// tables are sessions (tenant, id), holds (tenant, session_id) and an
+// audit log, each row carrying its tenant: Delete,
 // SetHold, Held and Audit are written once here, and the backend supplies
 // its transactions, its audit columns and how it claims a session. A
 // record is inserted in the transaction that makes the change it records,
@@ -27,17 +28,18 @@ type Lifecycle struct {
 	// Begin begins a write transaction (and makes any check the backend
 	// needs before a change); commit and rollback end it.
 	Begin func(ctx context.Context) (tx Tx, commit func() error, rollback func(), err error)
-	// Lock reads the sessions row of id in tx, locking it where the
-	// backend needs that to order a hold and a delete of one session;
-	// found is false without a row.
+	// Lock reads the sessions row of id of the dialect's tenant in tx,
+	// locking it where the backend needs that to order a hold and a
+	// delete of one session; found is false without a row.
 	Lock func(ctx context.Context, tx Tx, id string) (found bool, err error)
-	// InsertAudit is the statement that inserts rec into the audit log,
-	// and its arguments.
+	// InsertAudit is the statement that inserts rec into the audit log
+	// with the dialect's tenant, and its arguments.
 	InsertAudit func(rec sdk.AuditRecord) (query string, args []any)
-	// Audit reads the whole audit log in insertion order.
+	// Audit reads the audit log of the dialect's tenant in insertion
+	// order.
 	Audit func(ctx context.Context) ([]sdk.AuditRecord, error)
-	// Purge names the tables whose rows of a session (column session_id)
-	// a Delete removes before the sessions row, beside what the schema
+	// Purge names the tables whose rows of a session (columns tenant and
+	// session_id) a Delete removes before the sessions row, beside what the schema
 	// cascades.
 	Purge []string
 }
@@ -84,11 +86,11 @@ func Delete[S Lifecycler](ctx context.Context, op, id string, r sdk.AuditRequest
 			return err
 		}
 		for _, t := range l.Purge {
-			if err := tx.Exec(ctx, "DELETE FROM "+d.Table(t)+" WHERE session_id = "+d.Param(1), id); err != nil {
+			if err := tx.Exec(ctx, "DELETE FROM "+d.Table(t)+" WHERE "+Scope(d, "", 1)+" AND session_id = "+d.Param(2), d.Tenant(), id); err != nil {
 				return err
 			}
 		}
-		return tx.Exec(ctx, "DELETE FROM "+d.Table("sessions")+" WHERE id = "+d.Param(1), id)
+		return tx.Exec(ctx, "DELETE FROM "+d.Table("sessions")+" WHERE "+Scope(d, "", 1)+" AND id = "+d.Param(2), d.Tenant(), id)
 	})
 	if err != nil {
 		return sdk.AuditRecord{}, err
@@ -127,11 +129,11 @@ func SetHold[S Lifecycler](ctx context.Context, op, id string, held bool, r sdk.
 		if err := l.insert(ctx, tx, rec); err != nil {
 			return err
 		}
-		q := "INSERT INTO " + d.Table("holds") + "(session_id) VALUES (" + d.Param(1) + ")"
+		q := "INSERT INTO " + d.Table("holds") + "(tenant, session_id) VALUES (" + d.Param(1) + ", " + d.Param(2) + ")"
 		if !held {
-			q = "DELETE FROM " + d.Table("holds") + " WHERE session_id = " + d.Param(1)
+			q = "DELETE FROM " + d.Table("holds") + " WHERE " + Scope(d, "", 1) + " AND session_id = " + d.Param(2)
 		}
-		err = tx.Exec(ctx, q, id)
+		err = tx.Exec(ctx, q, d.Tenant(), id)
 		changed = err == nil
 		return err
 	})
@@ -156,7 +158,7 @@ func Held[S Dialect](ctx context.Context, op, id string, open func() (S, error))
 		return false, err
 	}
 	var stored, held bool
-	err = d.QueryRow(ctx, "SELECT EXISTS(SELECT 1 FROM "+d.Table("sessions")+" WHERE id = "+d.Param(1)+"), EXISTS(SELECT 1 FROM "+d.Table("holds")+" WHERE session_id = "+d.Param(1)+")", id).Scan(&stored, &held)
+	err = d.QueryRow(ctx, "SELECT EXISTS(SELECT 1 FROM "+d.Table("sessions")+" WHERE "+Scope(d, "", 1)+" AND id = "+d.Param(2)+"), EXISTS(SELECT 1 FROM "+d.Table("holds")+" WHERE "+Scope(d, "", 1)+" AND session_id = "+d.Param(2)+")", d.Tenant(), id).Scan(&stored, &held)
 	if err != nil {
 		return false, DBErr(ctx, d, id, "held", err)
 	}
@@ -210,7 +212,7 @@ func (l Lifecycle) held(ctx context.Context, d Dialect, tx Tx, id string) (bool,
 		return false, err
 	}
 	var held bool
-	err = tx.QueryRow(ctx, "SELECT EXISTS(SELECT 1 FROM "+d.Table("holds")+" WHERE session_id = "+d.Param(1)+")", id).Scan(&held)
+	err = tx.QueryRow(ctx, "SELECT EXISTS(SELECT 1 FROM "+d.Table("holds")+" WHERE "+Scope(d, "", 1)+" AND session_id = "+d.Param(2)+")", d.Tenant(), id).Scan(&held)
 	return held, err
 }
 

@@ -1,0 +1,110 @@
+package sqlstore
+
+import (
+	"context"
+	"strconv"
+	"sync"
+
+	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/handles"
+)
+
+// The tenants of a SQL backend (sdk.Tenancy, docs/storage.md "Tenants"):
+// every table keyed by session has a tenant column, '' for the implicit
+// tenant, and the name of a named tenant otherwise; a backend's view of
+// one tenant runs every statement scoped by it (Dialect.Tenant, Scope).
+
+// TenantsQuery is the query that lists the named tenants holding at
+// least one session, ascending, over the sessions table as the backend
+// writes it (Dialect.Table): it reads the primary key's index only.
+func TenantsQuery(sessions string) string {
+	return "SELECT DISTINCT tenant FROM " + sessions + " WHERE tenant <> '' ORDER BY tenant"
+}
+
+// Views are a backend's views of its named tenants, one per name, made on
+// first use: asking for a name again returns the same view. The zero
+// value is ready to use; it is safe for concurrent use.
+type Views[V any] struct {
+	mu    sync.Mutex
+	views map[string]V
+}
+
+// Get returns the view of the tenant name, made by open when it is the
+// first ask. name must be a valid tenant name other than
+// sdk.DefaultTenant, whose view is the backend itself (TENANT_INVALID).
+func (vs *Views[V]) Get(op, name string, open func(tenant string) (V, error)) (V, error) {
+	var zero V
+	if err := sdk.ValidateTenant(name); err != nil {
+		return zero, err
+	}
+	if name == sdk.DefaultTenant {
+		return zero, sdk.Errorf(sdk.CodeTenantInvalid, op, "tenant %s is the implicit tenant: its view is the backend itself, not a Tenant view", strconv.Quote(name))
+	}
+	vs.mu.Lock()
+	defer vs.mu.Unlock()
+	if v, ok := vs.views[name]; ok {
+		return v, nil
+	}
+	v, err := open(name)
+	if err != nil {
+		return zero, err
+	}
+	if vs.views == nil {
+		vs.views = map[string]V{}
+	}
+	vs.views[name] = v
+	return v, nil
+}
+
+// All returns every view made so far, in no order.
+func (vs *Views[V]) All() []V {
+	vs.mu.Lock()
+	defer vs.mu.Unlock()
+	out := make([]V, 0, len(vs.views))
+	for _, v := range vs.views {
+		out = append(out, v)
+	}
+	return out
+}
+
+// CheckHeaderTenant is the check a tenant's view makes of a header given
+// to its Create or Import: the header's Tenant must be the view's tenant
+// ("" the implicit one), USAGE naming both otherwise.
+func CheckHeaderTenant(op, tenant string, h sdk.Header) error {
+	if h.Tenant == tenant {
+		return nil
+	}
+	return sdk.Errorf(sdk.CodeUsage, op, "the header of session %s names tenant %s; this is the view of tenant %s: create it through that tenant's view",
+		strconv.Quote(h.ID), strconv.Quote(sdk.TenantName(h.Tenant)), strconv.Quote(sdk.TenantName(tenant))).WithSession(h.ID)
+}
+
+// CheckStoredTenant checks the header decoded from a sessions row of
+// tenant: a header naming another tenant than the row's tenant column is
+// CORRUPT_LOG, naming both and where the row is.
+func CheckStoredTenant(op, tenant string, h sdk.Header, where string) error {
+	if h.Tenant == tenant {
+		return nil
+	}
+	return NewErr(op, sdk.CodeCorruptLog, h.ID, "the stored header of session %s in %s names tenant %s but its row belongs to tenant %s",
+		strconv.Quote(h.ID), where, strconv.Quote(sdk.TenantName(h.Tenant)), strconv.Quote(sdk.TenantName(tenant)))
+}
+
+// Tenants implements sdk.Tenancy.Tenants: after ctx is checked, names
+// reads the named tenants holding sessions (TenantsQuery), then fn gets
+// each in ascending order while the backend holds nothing; an error of fn
+// ends the listing and is returned as is.
+func Tenants(ctx context.Context, op string, names func(ctx context.Context) ([]string, error), fn func(name string) error) error {
+	if err := handles.Ended(ctx, op, "tenants"); err != nil {
+		return err
+	}
+	ns, err := names(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range ns {
+		if err := fn(n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
