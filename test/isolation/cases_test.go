@@ -93,6 +93,7 @@ var routeCases = map[string]routeCase{
 	"tokens":        {Role: roleRead},
 	"lineage":       {Role: roleRead},
 	"openapi":       {Role: roleRead},
+	"whoami":        {Role: roleRead},
 }
 
 // methodCase is what the walk needs to know of a logbook.v1.Sessions
