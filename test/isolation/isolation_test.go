@@ -15,6 +15,10 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
+	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/dynamicpb"
@@ -64,6 +68,7 @@ func TestIsolation(t *testing.T) {
 			}
 			w.seed(t)
 			w.revoke(t)
+			t.Run("server routes", w.serverRoutes)
 			t.Run("whoami", w.whoami)
 			t.Run("lists", w.lists)
 			t.Run("search", w.search)
@@ -427,4 +432,59 @@ func (w *world) whoami(t *testing.T) {
 			t.Errorf("whoami as %s (tenant %q): %s (%v), want %+v", c.want.Name, c.tenant, body, err, c.want)
 		}
 	}
+}
+
+// serverRoutes: besides /v1 and Sessions, only GET /healthz answers
+// without a credential; /readyz, /metrics, gRPC health and reflection
+// refuse every credential the walk refuses, and accept a read token.
+func (w *world) serverRoutes(t *testing.T) {
+	for i := range w.d.hosts {
+		w.mustV1(t, i, "", http.MethodGet, "/healthz", "", "", http.StatusOK)
+		for _, cred := range w.refused() {
+			for _, path := range []string{"/readyz", "/metrics"} {
+				w.mustV1(t, i, cred.bearer, http.MethodGet, path, "", "", http.StatusUnauthorized)
+			}
+			if code := w.health(t, i, cred.bearer); code != codes.Unauthenticated {
+				t.Errorf("host %d: gRPC health with %s: %s, want Unauthenticated", i, cred.name, code)
+			}
+			if code := w.reflect(t, i, cred.bearer); code != codes.Unauthenticated {
+				t.Errorf("host %d: gRPC reflection with %s: %s, want Unauthenticated", i, cred.name, code)
+			}
+		}
+		read := w.d.token(tenantA, roleRead)
+		w.mustV1(t, i, read, http.MethodGet, "/metrics", "", "", http.StatusOK)
+		if code := w.health(t, i, read); code != codes.OK {
+			t.Errorf("host %d: gRPC health with a read token: %s", i, code)
+		}
+	}
+}
+
+// health calls grpc.health.v1.Health/Check on host with token and
+// returns its code.
+func (w *world) health(t *testing.T, host int, token string) codes.Code {
+	ctx, cancel := context.WithTimeout(t.Context(), callTimeout)
+	defer cancel()
+	if token != "" {
+		ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+token)
+	}
+	_, err := healthpb.NewHealthClient(w.conns[host]).Check(ctx, &healthpb.HealthCheckRequest{})
+	return status.Code(err)
+}
+
+// reflect asks the reflection service of host, with token, for its
+// services and returns the code of the answer.
+func (w *world) reflect(t *testing.T, host int, token string) codes.Code {
+	ctx, cancel := context.WithTimeout(t.Context(), callTimeout)
+	defer cancel()
+	if token != "" {
+		ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+token)
+	}
+	s, err := reflectionpb.NewServerReflectionClient(w.conns[host]).ServerReflectionInfo(ctx)
+	if err == nil {
+		err = s.Send(&reflectionpb.ServerReflectionRequest{MessageRequest: &reflectionpb.ServerReflectionRequest_ListServices{}})
+	}
+	if err == nil {
+		_, err = s.Recv()
+	}
+	return status.Code(err)
 }
