@@ -2,7 +2,6 @@ package service
 
 import (
 	"context"
-	"crypto/subtle"
 	"net"
 	"net/http"
 	"slices"
@@ -12,6 +11,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/seed-e5e476df/logbook/runtime/internal/auth"
+	"github.com/seed-e5e476df/logbook/runtime/internal/host"
 	"github.com/seed-e5e476df/logbook/runtime/internal/server"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
@@ -80,24 +80,31 @@ type ServeOptions struct {
 // logbook.v1.Sessions API (gRPC, gRPC-Web and Connect's JSON), the /v1
 // resource API, health, /metrics with Options.Metrics, and the viewer.
 type Server struct {
-	srv *server.Server
-	s   *Service
-	log hclog.Logger
+	srv      *server.Server
+	s        *Service
+	log      hclog.Logger
+	verifier *auth.Verifier // closed when Serve returns
 	// mirrors are the configuration's mirror blocks, watching since
 	// NewServer; Serve runs them.
 	mirrors []*Mirror
 }
 
-// NewServer builds the server of `logbook serve` over s. It serves s's
-// own sessions: a session a request makes live is live in s (Stat, Flush,
-// Release and the rest see it), one s made live is served to requests,
-// and the serve block's idle_release flushes and releases whichever of
-// them no one used for that long, which s's Flush and Release then answer
-// as released for idleness. Each request is limited to
-// sdk.MaxEventMessageBytes of the configured max_event_bytes. A read-only
-// service (Options.ReadOnly) serves reads only: every write is
-// SESSION_READ_ONLY. A token that is too short, a missing token off
-// loopback and an allowed host or origin that is not one are
+// NewServer builds the server of `logbook serve` over s. It serves the
+// sessions of every tenant of s (Tenant): each request runs on the
+// tenant of its credential (an operator may name another), on that
+// tenant's service alone. A session a request makes live is live in that
+// service (Stat, Flush, Release and the rest see it), one the service made
+// live is served to requests, and the serve block's idle_release flushes
+// and releases whichever of them no one used for that long, which the
+// service's Flush and Release then answer as released for idleness. Each
+// request is limited to sdk.MaxEventMessageBytes of the configured
+// max_event_bytes. A read-only service (Options.ReadOnly) serves reads
+// only: every write is SESSION_READ_ONLY. Credentials are the
+// configuration's auth block (its token store and JWT keys) and
+// ServeOptions.Token (auth.NewVerifier); once any is configured every
+// request needs one and the role its route needs. An address that is not
+// loopback without any credential, a token store or key file that cannot
+// be read, and an allowed host or origin that is not one are
 // CONFIG_INVALID. A service that writes starts watching the directories of
 // the configuration's mirror blocks here (one that does not exist is
 // CONFIG_INVALID naming it); Serve imports them.
@@ -108,9 +115,27 @@ func (s *Service) NewServer(o ServeOptions) (*Server, error) {
 	if o.Logger == nil {
 		o.Logger = hclog.NewNullLogger()
 	}
+	root, err := s.Tenant(sdk.DefaultTenant)
+	if err != nil {
+		return nil, err
+	}
+	// The verifier opens the token store, which waits on the database
+	// when the primary is PostgreSQL; nothing cancels that but its own
+	// timeouts.
+	verifier, err := auth.NewVerifier(context.Background(), auth.Options{Config: s.cfg, LegacyToken: o.Token, Logger: o.Logger.Named("auth")})
+	if err != nil {
+		return nil, err
+	}
 	so := server.Options{
-		Addr:              o.Addr,
-		Verifier:          legacyToken(o.Token),
+		Addr:     o.Addr,
+		Verifier: verifier,
+		Tenant: func(name string) (*host.Host, error) {
+			t, err := root.Tenant(name)
+			if err != nil {
+				return nil, err
+			}
+			return t.h, nil
+		},
 		AllowedHosts:      append(slices.Clone(s.cfg.Serve.AllowedHosts), o.AllowedHosts...),
 		AllowedOrigins:    append(slices.Clone(s.cfg.Serve.AllowedOrigins), o.AllowedOrigins...),
 		MaxRequestBytes:   sdk.MaxEventMessageBytes(int(s.cfg.MaxEventBytes)),
@@ -124,11 +149,12 @@ func (s *Service) NewServer(o ServeOptions) (*Server, error) {
 	if !s.h.ReadOnly() {
 		so.IdleRelease = s.cfg.Serve.IdleRelease
 	}
-	srv, err := server.New(s.h, so)
+	srv, err := server.New(root.h, so)
 	if err != nil {
+		_ = verifier.Close()
 		return nil, err
 	}
-	out := &Server{srv: srv, s: s, log: o.Logger}
+	out := &Server{srv: srv, s: root, log: o.Logger, verifier: verifier}
 	if !s.h.ReadOnly() {
 		for _, mc := range s.cfg.Mirrors {
 			m, err := s.NewMirror(MirrorOptions{
@@ -140,6 +166,7 @@ func (s *Service) NewServer(o ServeOptions) (*Server, error) {
 				for _, m := range out.mirrors {
 					m.w.Close()
 				}
+				_ = verifier.Close()
 				return nil, sdk.Wrapf(sdk.CodeConfigInvalid, "serve", err, "mirror %q cannot watch %s (create it, or set dir in the mirror block)", mc.Tool, mc.Dir)
 			}
 			out.mirrors = append(out.mirrors, m)
@@ -150,8 +177,8 @@ func (s *Service) NewServer(o ServeOptions) (*Server, error) {
 
 // Serve serves on ln until ctx ends (or ln fails), then shuts down
 // gracefully: new calls are refused, calls in flight get a deadline, and
-// every live session of the service is flushed and released; the service
-// serves no more after that (close it). A service that
+// every live session of every tenant's service is flushed and released;
+// the service serves no more after that (close it). A service that
 // writes, with a retention block in its configuration, applies it (as GC
 // does) when Serve starts and then once an hour, logging every deletion.
 // With mirror blocks it runs a Mirror per block for as long as it serves,
@@ -160,6 +187,11 @@ func (s *Service) NewServer(o ServeOptions) (*Server, error) {
 // OTLP collector (docs/operations.md, "Telemetry") until it returns.
 // Serve closes ln and may be called once.
 func (srv *Server) Serve(ctx context.Context, ln net.Listener) error {
+	defer func() {
+		if err := srv.verifier.Close(); err != nil {
+			srv.log.Warn("closing the token store", "error", err)
+		}
+	}()
 	p, err := srv.s.startTelemetry(srv.log)
 	if err != nil {
 		_ = ln.Close()
@@ -242,17 +274,3 @@ func CheckToken(token string) error { return server.CheckToken(token) }
 // LoopbackAddr reports whether a host:port names a loopback address
 // ("localhost" or a loopback IP), one only this machine can reach.
 func LoopbackAddr(addr string) bool { return server.LoopbackAddr(addr) }
-
-// legacyToken verifies the --token-file token alone, until the auth
-// package's verifier is wired in. TODO(server): replace with
-// auth.NewVerifier.
-type legacyToken string
-
-func (t legacyToken) Configured() bool { return t != "" }
-
-func (t legacyToken) Verify(_ context.Context, bearer string) (auth.Principal, error) {
-	if t == "" || subtle.ConstantTimeCompare([]byte(bearer), []byte(t)) != 1 {
-		return auth.Principal{}, sdk.Errorf(sdk.CodeUnauthenticated, "auth", "unknown token")
-	}
-	return auth.Principal{Name: "token-file", Tenant: auth.AllTenants, Role: auth.RoleOperator}, nil
-}

@@ -63,8 +63,8 @@ var rpcRoles = map[string]auth.Role{
 // pattern of the server's mux): health, metrics and reflection say
 // nothing of any tenant's sessions, so any credential may read them.
 var serverRoles = map[string]auth.Role{
-	"GET " + ReadyzPath:  auth.RoleRead,
-	"GET " + MetricsPath: auth.RoleRead,
+	"GET " + ReadyzPath:                          auth.RoleRead,
+	"GET " + MetricsPath:                         auth.RoleRead,
 	"/grpc.reflection.v1.ServerReflection/":      auth.RoleRead,
 	"/grpc.reflection.v1alpha.ServerReflection/": auth.RoleRead,
 	"/grpc.health.v1.Health/":                    auth.RoleRead,

@@ -6,6 +6,8 @@ import (
 
 	"connectrpc.com/connect"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/errinfo"
@@ -51,18 +53,29 @@ func toConnect(err error, extra map[string]string) error {
 		info.Metadata[k] = v
 	}
 	out := connect.NewError(connectCode(e.Code), errors.New(errinfo.Clip(err.Error())))
-	if d, derr := connect.NewErrorDetail(info); derr == nil {
+	if d, derr := errorDetail(info); derr == nil {
 		out.AddDetail(d)
 	}
 	out.Meta().Set(codeHeader, string(e.Code))
 	return out
 }
 
+// errorDetail wraps an ErrorInfo as an error detail encoded
+// deterministically (its metadata map in key order), so equal errors are
+// equal bytes: another tenant's session answers exactly as a missing one.
+func errorDetail(info *errdetails.ErrorInfo) (*connect.ErrorDetail, error) {
+	pb := &anypb.Any{}
+	if err := anypb.MarshalFrom(pb, info, proto.MarshalOptions{Deterministic: true}); err != nil {
+		return nil, err
+	}
+	return connect.NewErrorDetail(pb)
+}
+
 // withExtra adds extra to an error that carries no logbook code, in an
 // ErrorInfo of the logbook domain without a reason.
 func withExtra(ce *connect.Error, extra map[string]string) *connect.Error {
 	if len(extra) > 0 {
-		if d, err := connect.NewErrorDetail(&errdetails.ErrorInfo{Domain: errinfo.Domain, Metadata: extra}); err == nil {
+		if d, err := errorDetail(&errdetails.ErrorInfo{Domain: errinfo.Domain, Metadata: extra}); err == nil {
 			ce.AddDetail(d)
 		}
 	}

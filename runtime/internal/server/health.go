@@ -109,8 +109,8 @@ type checkBody struct {
 
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	checks, ok := s.ready(r.Context())
-	p, ok := auth.FromContext(r.Context())
-	detailed := ok && p.Role == auth.RoleOperator
+	p, authenticated := auth.FromContext(r.Context())
+	detailed := authenticated && p.Role == auth.RoleOperator
 	body := readyBody{Title: "ready", Status: http.StatusOK, Checks: make([]checkBody, len(checks))}
 	var down []string
 	for i, c := range checks {

@@ -46,6 +46,7 @@ var parity = []parityEntry{
 	{"Shadowed", "shadowed", ""},
 	{"Tokens", "tokens", ""},
 	{"Lineage", "lineage", ""},
+	{"", "whoami", "the credential's name, tenant and role: a Connect client knows the credential it sends"},
 	{"", "openapi", "the /v1 API's own description; a Connect client reads sessions.proto or asks the server's gRPC reflection"},
 }
 
