@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,12 +10,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/seed-e5e476df/logbook/plugins/sqlite"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
-// previousRelease is the last commit of format version 1: its logbook
-// writes v1 logs and refuses v2 ones.
-const previousRelease = "c033b8f"
+// previousRelease is the last commit before tenants (format version 4,
+// SQLite schema version 3): its logbook writes v4 logs, which this build
+// reads as the implicit tenant's, and refuses v5 ones.
+const previousRelease = "b0faf68"
 
 // copyFixture copies testdata/format-v1/<name> (the data a v1 build wrote,
 // see its README.md) into a new data directory.
@@ -117,47 +120,120 @@ func sqliteFormat(t *testing.T, data string) int {
 	return v
 }
 
-// The previous release, built from git, refuses data this build wrote
-// (JSONL: FORMAT_TOO_NEW; SQLite: SCHEMA_MISMATCH): `logbook inspect` and
-// `logbook events` name the version, and change nothing.
-func TestPreviousReleaseRefusesThisBuildsData(t *testing.T) {
+// The previous release, built from git once for both checks:
+//   - it refuses data this build wrote (JSONL: FORMAT_TOO_NEW; SQLite:
+//     SCHEMA_MISMATCH): `logbook inspect` and `logbook events` name the
+//     version, and change nothing;
+//   - data it wrote opens unchanged in this build's implicit tenant: the
+//     same events with or without --tenant default, listed under the
+//     default tenant only, absent from a named tenant, and (JSONL) not
+//     rewritten by the reads.
+func TestPreviousRelease(t *testing.T) {
 	t.Parallel() // the build of the previous release overlaps the other tests
 	old := buildPreviousRelease(t)
-	// A JSONL log names its format version, which the previous release
-	// finds too new. SQLite's schema moved with format version 3 (the
-	// operation column), so the previous release refuses the whole
-	// database first: SCHEMA_MISMATCH naming its user_version.
-	for _, c := range []struct{ name, config, code, names string }{
-		{"jsonl", "", "FORMAT_TOO_NEW", "v" + strconv.Itoa(sdk.FormatVersion)},
-		{"sqlite", `persistence "sqlite" {}`, "SCHEMA_MISMATCH", "user_version is 3"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			data := t.TempDir()
-			var cfg []string
-			if c.config != "" {
-				cfg = []string{"--config", writeConfig(t, t.TempDir(), "logbook.hcl", c.config)}
-			}
-			turn, err := os.ReadFile(filepath.Join("testdata", "format-v1", "turn.ndjson"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			ok(t, data, string(turn), append([]string{"append", "n"}, cfg...)...)
-			events := ok(t, data, "", append([]string{"events", "n"}, cfg...)...).stdout
-			for _, cmd := range []string{"inspect", "events"} {
-				args := append([]string{cmd, "n", "--data", data}, cfg...)
-				var stdout, stderr bytes.Buffer
-				p := exec.Command(old, args...)
-				p.Dir, p.Stdout, p.Stderr = data, &stdout, &stderr
-				err := p.Run()
-				if err == nil || !strings.Contains(stderr.String(), c.code) || !strings.Contains(stderr.String(), c.names) || stdout.Len() != 0 {
-					t.Fatalf("the previous release's logbook %s on this build's data: %v\nstdout %q\nstderr %q; want %s naming %q", cmd, err, stdout.String(), stderr.String(), c.code, c.names)
-				}
-			}
-			if again := ok(t, data, "", append([]string{"events", "n"}, cfg...)...).stdout; again != events {
-				t.Fatal("the previous release's refusal changed the session")
-			}
-		})
+	turn, err := os.ReadFile(filepath.Join("testdata", "format-v1", "turn.ndjson"))
+	if err != nil {
+		t.Fatal(err)
 	}
+	backends := []struct{ name, config string }{{"jsonl", ""}, {"sqlite", `persistence "sqlite" {}`}}
+	config := func(t *testing.T, body string) []string {
+		if body == "" {
+			return nil
+		}
+		return []string{"--config", writeConfig(t, t.TempDir(), "logbook.hcl", body)}
+	}
+	runOld := func(t *testing.T, data string, stdin string, args ...string) (stdout, stderr string, err error) {
+		var out, errb bytes.Buffer
+		p := exec.Command(old, append(args, "--data", data)...)
+		p.Dir, p.Stdin, p.Stdout, p.Stderr = data, strings.NewReader(stdin), &out, &errb
+		err = p.Run()
+		return out.String(), errb.String(), err
+	}
+	t.Run("refuses this build's data", func(t *testing.T) {
+		// A JSONL log names its format version, which the previous release
+		// finds too new. SQLite's schema moved with tenants (the tenant
+		// column), so the previous release refuses the whole database
+		// first: SCHEMA_MISMATCH naming its user_version.
+		names := map[string]struct{ code, names string }{
+			"jsonl":  {"FORMAT_TOO_NEW", "v" + strconv.Itoa(sdk.FormatVersion)},
+			"sqlite": {"SCHEMA_MISMATCH", "user_version is " + strconv.Itoa(sqlite.UserVersion)},
+		}
+		for _, c := range backends {
+			t.Run(c.name, func(t *testing.T) {
+				data, cfg := t.TempDir(), config(t, c.config)
+				ok(t, data, string(turn), append([]string{"append", "n"}, cfg...)...)
+				events := ok(t, data, "", append([]string{"events", "n"}, cfg...)...).stdout
+				for _, cmd := range []string{"inspect", "events"} {
+					stdout, stderr, err := runOld(t, data, "", append([]string{cmd, "n"}, cfg...)...)
+					want := names[c.name]
+					if err == nil || !strings.Contains(stderr, want.code) || !strings.Contains(stderr, want.names) || stdout != "" {
+						t.Fatalf("the previous release's logbook %s on this build's data: %v\nstdout %q\nstderr %q; want %s naming %q", cmd, err, stdout, stderr, want.code, want.names)
+					}
+				}
+				if again := ok(t, data, "", append([]string{"events", "n"}, cfg...)...).stdout; again != events {
+					t.Fatal("the previous release's refusal changed the session")
+				}
+			})
+		}
+	})
+	t.Run("its data opens in the implicit tenant", func(t *testing.T) {
+		for _, c := range backends {
+			t.Run(c.name, func(t *testing.T) {
+				data, cfg := t.TempDir(), config(t, c.config)
+				if _, stderr, err := runOld(t, data, string(turn), append([]string{"append", "o"}, cfg...)...); err != nil {
+					t.Fatalf("the previous release's append: %v\n%s", err, stderr)
+				}
+				want, stderr, err := runOld(t, data, "", append([]string{"events", "o"}, cfg...)...)
+				if err != nil || want == "" {
+					t.Fatalf("the previous release's events: %v\n%s", err, stderr)
+				}
+				tree := func() string { return dirListing(t, data) }
+				before := tree()
+				for _, args := range [][]string{{"events", "o"}, {"events", "o", "--tenant", "default"}} {
+					if got := ok(t, data, "", append(args, cfg...)...).stdout; got != want {
+						t.Fatalf("logbook %v on the previous release's data:\n%s\nwant what it printed:\n%s", args, got, want)
+					}
+				}
+				if c.name == "jsonl" {
+					if after := tree(); after != before {
+						t.Fatalf("reading the previous release's data changed the data directory:\n%s\nwas\n%s", after, before)
+					}
+				}
+				all := ok(t, data, "", append([]string{"sessions", "--tenant", "*", "--json"}, cfg...)...).stdout
+				if lines := strings.Split(strings.TrimSpace(all), "\n"); len(lines) != 1 || !strings.HasPrefix(lines[0], `{"tenant":"default","result":[{"id":"o"`) {
+					t.Fatalf("sessions --tenant '*' on the previous release's data: %s; want the default tenant alone, with session o", all)
+				}
+				wantFail(t, lb(t, data, "", append([]string{"events", "o", "--tenant", "b"}, cfg...)...), sdk.CodeSessionNotFound)
+				header := ok(t, data, "", append([]string{"header", "o"}, cfg...)...).stdout
+				if strings.Contains(header, `"tenant"`) {
+					t.Fatalf("the header of a session of the implicit tenant names a tenant: %s", header)
+				}
+			})
+		}
+	})
+}
+
+// dirListing lists every file under dir with its size and modification
+// time, one a line, in walk order.
+func dirListing(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		fmt.Fprintf(&b, "%s %v %d %d\n", rel, d.IsDir(), info.Size(), info.ModTime().UnixNano())
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }
 
 // buildPreviousRelease builds the logbook binary of previousRelease from

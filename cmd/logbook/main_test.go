@@ -123,7 +123,7 @@ func ok(t *testing.T, data, stdin string, args ...string) result {
 func wantFail(t *testing.T, r result, code sdk.Code, args ...string) {
 	t.Helper()
 	exit := 1
-	if code == sdk.CodeUsage {
+	if code == sdk.CodeUsage || code == sdk.CodeTenantInvalid {
 		exit = 2
 	}
 	if r.code != exit {

@@ -21,7 +21,7 @@ const Name = "memory"
 // Capabilities returns the optional capabilities a Backend implements, as
 // the memory plugin declares them in its sdk.Info.
 func Capabilities() []string {
-	return []string{sdk.CapabilityWatch, sdk.CapabilityDelete, sdk.CapabilityImport}
+	return []string{sdk.CapabilityWatch, sdk.CapabilityDelete, sdk.CapabilityImport, sdk.CapabilityTenants}
 }
 
 const (
@@ -34,18 +34,23 @@ const (
 	readChunkBytes  = 1 << 20
 )
 
-// Backend is one instance of the in-memory backend. The zero value is not
-// usable; call New or Peer. All methods are safe for concurrent use.
+// Backend is one instance of the in-memory backend, or one tenant's view
+// of an instance (Tenant). The zero value is not usable; call New or Peer.
+// All methods are safe for concurrent use.
 type Backend struct {
 	st *store
 
-	handles *handles.Table[handle] // open handles of this instance
+	handles *handles.Table[handle] // open handles of this view of this instance
+	inst    *instance
 }
 
-// store is what the instances of one storage share.
+// store is what the instances of one storage share about one tenant's
+// sessions.
 type store struct {
 	mu       sync.Mutex
 	name     string // random; the first part of every revision
+	tenant   string // the Header.Tenant of every session stored here
+	all      *tenants
 	sessions map[string]*session
 	// claims holds the write claim of every session of every instance:
 	// its write handle, or its create handle while it is not stored (an
@@ -89,19 +94,36 @@ type handle struct {
 
 // New returns an instance over a fresh, empty store.
 func New() *Backend {
+	all := &tenants{named: map[string]*store{}}
+	all.implicit = newStore("", all)
+	return newInstance(all.implicit)
+}
+
+// newStore returns the empty store of the tenant whose Header.Tenant is
+// tenant.
+func newStore(tenant string, all *tenants) *store {
 	var r [6]byte
 	_, _ = rand.Read(r[:]) // crypto/rand.Read never fails (Go ≥ 1.24)
-	return newInstance(&store{name: hex.EncodeToString(r[:]), sessions: map[string]*session{}, claims: handles.NewClaims[handle](), grown: make(chan struct{}), held: map[string]bool{}})
+	return &store{name: hex.EncodeToString(r[:]), tenant: tenant, all: all, sessions: map[string]*session{},
+		claims: handles.NewClaims[handle](), grown: make(chan struct{}), held: map[string]bool{}}
 }
 
 // Peer returns a second instance over b's store, as another process over
-// the same data directory would open it: it sees the stored sessions and
-// competes for the same write claims, but has its own handles and its own
-// unmaterialized creates.
+// the same data directory would open it: it sees the stored sessions of
+// every tenant and competes for the same write claims, but has its own
+// handles and its own unmaterialized creates. The peer of a tenant view is
+// the same tenant's view of the new instance.
 func (b *Backend) Peer() *Backend { return newInstance(b.st) }
 
+// newInstance returns the view of a new instance over st: the implicit
+// tenant's, or a named tenant's (then the instance's view of that tenant).
 func newInstance(st *store) *Backend {
-	return &Backend{st: st, handles: handles.NewTable[handle](op)}
+	in := &instance{views: map[string]*Backend{}}
+	b := &Backend{st: st, handles: handles.NewTable[handle](op), inst: in}
+	if st.tenant != "" {
+		in.views[st.tenant] = b
+	}
+	return b
 }
 
 // Describe reports the name "memory", format version 1 and no compression.
@@ -128,6 +150,9 @@ func (b *Backend) create(ctx context.Context, h sdk.Header, hidden bool) (sdk.Op
 	}
 	h, hdr, err := handles.CheckCreate(op, h, artifact)
 	if err != nil {
+		return sdk.Opened{}, err
+	}
+	if err := handles.CheckTenant(op, h, b.st.tenant); err != nil {
 		return sdk.Opened{}, err
 	}
 
@@ -171,7 +196,7 @@ func (b *Backend) Open(ctx context.Context, id string, access sdk.Access) (sdk.O
 		}
 		return sdk.Opened{}, handles.NotFound(op, id)
 	}
-	h, err := headerjson.Decode(s.header, id, artifact)
+	h, err := b.st.decode(s, id)
 	if err != nil {
 		return sdk.Opened{}, err
 	}
@@ -362,7 +387,7 @@ func (b *Backend) Stat(ctx context.Context, id string) (sdk.Stat, error) {
 	if err != nil {
 		return sdk.Stat{}, err
 	}
-	h, err := headerjson.Decode(s.header, id, artifact)
+	h, err := b.st.decode(s, id)
 	if err != nil {
 		return sdk.Stat{}, err
 	}
@@ -386,7 +411,7 @@ func (b *Backend) List(ctx context.Context, fn func(sdk.ListEntry) error) error 
 	})
 	for id, s := range b.st.sessions {
 		e := sdk.ListEntry{ID: id, EventCount: int64(len(s.events))}
-		if h, err := headerjson.Decode(s.header, id, artifact); err != nil {
+		if h, err := b.st.decode(s, id); err != nil {
 			e.Err = err
 		} else {
 			e.Header, e.Revision, e.LastActivity = h, b.st.revision(s), lastActivity(s, h)

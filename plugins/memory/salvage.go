@@ -6,7 +6,6 @@ import (
 
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/handles"
-	"github.com/seed-e5e476df/logbook/sdk/headerjson"
 )
 
 // damage marks a stored log as damaged from one event on (Damage).
@@ -38,7 +37,7 @@ func (b *Backend) ReadDamaged(ctx context.Context, id string, fn func(events [][
 		b.st.mu.Unlock()
 		return sdk.Damaged{}, err
 	}
-	h, err := headerjson.Decode(s.header, id, artifact)
+	h, err := b.st.decode(s, id)
 	if err != nil {
 		b.st.mu.Unlock()
 		return sdk.Damaged{}, err

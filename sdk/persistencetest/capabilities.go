@@ -31,6 +31,7 @@ var capabilities = []capability{
 	{name: sdk.CapabilityDelete, iface: "sdk.Deleter", implementedBy: is[sdk.Deleter]},
 	{name: sdk.CapabilityImport, iface: "sdk.Importer", implementedBy: is[sdk.Importer]},
 	{name: sdk.CapabilityCheckpoint, iface: "sdk.Checkpointer", implementedBy: is[sdk.Checkpointer]},
+	{name: sdk.CapabilityTenants, iface: "sdk.Tenancy", implementedBy: is[sdk.Tenancy]},
 	{name: capSalvage, iface: "sdk.SalvageReader", implementedBy: is[sdk.SalvageReader], undeclared: true},
 }
 
@@ -123,7 +124,7 @@ func implementation[T any](t *testing.T, p sdk.Persistence) T {
 
 // Capability returns p's optional capability T — sdk.Watcher,
 // sdk.PrefixCopier, sdk.Importer, sdk.Checkpointer, sdk.FrameReader,
-// sdk.SalvageReader or sdk.Deleter — and whether p has it. A backend
+// sdk.SalvageReader, sdk.Deleter or sdk.Tenancy — and whether p has it. A backend
 // reached through a host's plugin proxy implements none of these
 // interfaces; it reports each by an accessor named after it, such as
 // Watcher() (sdk.Watcher, bool), by what the plugin declared, and that
@@ -166,6 +167,10 @@ func Capability[T any](p sdk.Persistence) (T, bool) {
 	case *sdk.Deleter:
 		if a, ok := p.(interface{ Deleter() (sdk.Deleter, bool) }); ok {
 			return answer[T](a.Deleter())
+		}
+	case *sdk.Tenancy:
+		if a, ok := p.(interface{ Tenancy() (sdk.Tenancy, bool) }); ok {
+			return answer[T](a.Tenancy())
 		}
 	}
 	t, ok := p.(T)

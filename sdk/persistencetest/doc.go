@@ -96,6 +96,16 @@
 //	             follows IntactUnitsProveDamage; SESSION_NOT_FOUND (also a
 //	             pending create), INVALID_SESSION_ID, fn's error; nothing
 //	             changes
+//	Tenancy      (tenants) the same id in the implicit tenant and in tenants b
+//	             and c is three sessions with their own events, headers
+//	             naming their tenant; List, Stat, Open, Delete, holds, the
+//	             audit log, Watch, CopyPrefix, ReadDamaged and Import of a
+//	             view see and touch only its tenant's sessions; a header of
+//	             another tenant is USAGE and claims nothing; a handle is
+//	             HANDLE_CLOSED in every other view; TENANT_INVALID; Tenants
+//	             lists b and c in order, never the implicit tenant nor one
+//	             with only a pending create; another instance (Reopen)
+//	             keeps them apart. RunTenancy runs this group alone.
 //
 // Every expected failure is checked with errors.Is against its code, for
 // an *sdk.Error, and for the offending values in its message (RequireCode).

@@ -134,22 +134,27 @@ func Run(t *testing.T, h Harness) {
 	s := &suite{h: h}
 	t.Run("Capabilities", s.checkDeclared)
 	for _, g := range groups() {
-		t.Run(g.name, func(t *testing.T) {
-			if g.capability != "" {
-				s.requireCapability(t, g.capability)
-			}
-			for _, r := range g.rules {
-				t.Run(r.name, func(t *testing.T) {
-					for _, hook := range r.needs {
-						if !s.has(hook) {
-							t.Skipf("Harness.%s is nil: this rule needs it (see the persistencetest package documentation)", hook)
-						}
-					}
-					r.run(t, s)
-				})
-			}
-		})
+		s.runGroup(t, g)
 	}
+}
+
+// runGroup runs the rules of g as subtests of a subtest named after it.
+func (s *suite) runGroup(t *testing.T, g group) {
+	t.Run(g.name, func(t *testing.T) {
+		if g.capability != "" {
+			s.requireCapability(t, g.capability)
+		}
+		for _, r := range g.rules {
+			t.Run(r.name, func(t *testing.T) {
+				for _, hook := range r.needs {
+					if !s.has(hook) {
+						t.Skipf("Harness.%s is nil: this rule needs it (see the persistencetest package documentation)", hook)
+					}
+				}
+				r.run(t, s)
+			})
+		}
+	})
 }
 
 func groups() []group {
@@ -179,6 +184,7 @@ func groups() []group {
 		{"Import", importRules, sdk.CapabilityImport},
 		{"Checkpoint", checkpointRules, sdk.CapabilityCheckpoint},
 		{"SalvageReader", salvageRules, capSalvage},
+		{"Tenancy", tenancyRules, sdk.CapabilityTenants},
 	}
 }
 

@@ -100,9 +100,14 @@ func TestBudgetSharesPendingBytesTotal(t *testing.T) {
 }
 
 // Options.Tenant is the Header.Tenant of every session the store
-// creates and forks.
+// creates, forks and imports (whatever the imported header said), over a
+// backend's view of the tenant, which refuses any other.
 func TestTenantStampsHeaders(t *testing.T) {
-	st, err := New(Options{Tenant: "b"})
+	view, err := mem().(sdk.Tenancy).Tenant("b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := New(Options{Tenant: "b", Backends: []Backend{{Name: "mem", Persistence: view}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,13 +117,24 @@ func TestTenantStampsHeaders(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustAppend(t, s, note(0))
-	child, err := st.Fork(ctx, ForkRequest{Source: s, ChildID: "c"})
+	if _, err := st.Flush(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	c, err := st.Fork(ctx, ForkRequest{Source: s, ChildID: "c"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, x := range []struct{ what, tenant string }{{"created", s.Header().Tenant}, {"forked", child.Header().Tenant}} {
-		if x.tenant != "b" {
-			t.Errorf("%s session: Header.Tenant %q; want %q", x.what, x.tenant, "b")
+	if _, err := st.Flush(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	h := s.Header()
+	h.ID, h.Tenant = "imported", "" // an export of the implicit tenant's
+	if err := st.Import(ctx, h, stored(t, view, "s")); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"s", "c", "imported"} {
+		if st, err := view.Stat(ctx, id); err != nil || st.Header.Tenant != "b" {
+			t.Errorf("%s: stored Header.Tenant %q (%v); want %q", id, st.Header.Tenant, err, "b")
 		}
 	}
 }
