@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/klauspost/compress/zstd"
@@ -38,6 +39,10 @@ type Backend struct {
 	tenant  string                  // Header.Tenant of this view's sessions: "" for the implicit tenant
 	handles *handles.Table[handle]  // this view's open handles: another view's are unknown here
 	claims  *handles.Claims[handle] // the in-process claim table: session id → pending create or write handle
+	// synced is set once the directories holding this named tenant's
+	// directory were fsynced after it existed (syncTenantDir); Configure
+	// clears it.
+	synced atomic.Bool
 }
 
 // shared is what every tenant view of one backend has in common.

@@ -82,6 +82,9 @@ func (b *Backend) claimNew(hd *handle, cfg Config) error {
 	if err := durable.On(vfs.Durable(b.fs)).MkdirAll(hd.dir); err != nil {
 		return handles.IOError(op, hd.id, "creating "+hd.dir, err)
 	}
+	if err := b.syncTenantDir(hd.id, cfg.Root); err != nil {
+		return err
+	}
 	lock, err := b.lockSession(hd.id, hd.dir)
 	if err != nil {
 		if errors.Is(err, syscall.EWOULDBLOCK) {

@@ -150,6 +150,9 @@ func (b *Backend) Configure(ctx context.Context, config []byte) error {
 	}
 	b.cfg = c
 	b.configured = true
+	for _, v := range b.views {
+		v.synced.Store(false) // another root
+	}
 	b.enc = nil // made for the new level on first use
 	return nil
 }

@@ -24,7 +24,8 @@ const holdEnv = "LOGBOOK_JSONL_TEST_HOLD"
 type holdSpec struct {
 	Config Config
 	ID     string
-	Create bool // create the session (and store nothing) instead of opening it
+	Create bool   // create the session (and store nothing) instead of opening it
+	Tenant string // the named tenant whose view holds it; "" for the implicit tenant
 }
 
 // holdProcess opens spec.ID for writing (or creates it, when spec.Create),
@@ -37,14 +38,18 @@ func holdProcess(raw string) {
 		fmt.Println("error", err)
 		os.Exit(1)
 	}
+	var b sdk.Persistence
 	b, err := New(spec.Config)
+	if err == nil && spec.Tenant != "" {
+		b, err = b.(*Backend).Tenant(spec.Tenant)
+	}
 	if err != nil {
 		fmt.Println("error", err)
 		os.Exit(1)
 	}
 	var o sdk.Opened
 	if spec.Create {
-		o, err = b.Create(context.Background(), sdk.Header{FormatVersion: sdk.FormatVersion, ID: spec.ID, CreatedAt: 1})
+		o, err = b.Create(context.Background(), sdk.Header{FormatVersion: sdk.FormatVersion, ID: spec.ID, Tenant: spec.Tenant, CreatedAt: 1})
 	} else {
 		o, err = b.Open(context.Background(), spec.ID, sdk.AccessWrite)
 	}
@@ -208,4 +213,42 @@ func TestTwoPluginProcessesShareOneRoot(t *testing.T) {
 	if _, err := b.Open(t.Context(), "s1", sdk.AccessWrite); err != nil {
 		t.Fatalf("Open(write) in the second process after the first closed: %v", err)
 	}
+}
+
+// TestTenantClaimAcrossKilledProcess: another OS process holding tenant
+// a's s1 for writing makes tenant a's Open(write) here ALREADY_OWNED, and
+// only tenant a's: the same id in tenant b and in the implicit tenant
+// opens for writing. Once that process dies by SIGKILL, the kernel
+// releases its lock and tenant a's s1 opens for writing here.
+func TestTenantClaimAcrossKilledProcess(t *testing.T) {
+	cfg := Config{Root: t.TempDir(), Compression: CompressionZstd}
+	b := newTestBackend(t, cfg)
+	for _, name := range []string{"a", "b", sdk.DefaultTenant} {
+		v := b
+		if name != sdk.DefaultTenant {
+			v = view(t, b, name)
+		}
+		storeIn(t, v, name, "s1", persistencetest.Batch(0, 1))
+	}
+	cmd, _ := startHolder(t, holdSpec{Config: cfg, ID: "s1", Tenant: "a"})
+	a := view(t, b, "a")
+	_, err := a.Open(t.Context(), "s1", sdk.AccessWrite)
+	persistencetest.RequireCode(t, err, sdk.CodeAlreadyOwned, filepath.Join(cfg.Root, ".tenants", "a", "s1", lockName))
+	for _, v := range []*Backend{view(t, b, "b"), b} {
+		w, err := v.Open(t.Context(), "s1", sdk.AccessWrite)
+		if err != nil {
+			t.Fatalf("tenant %s's s1 while another process holds tenant a's: %v", sdk.TenantName(v.tenant), err)
+		}
+		v.Close(t.Context(), w.Handle)
+	}
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	w, err := a.Open(t.Context(), "s1", sdk.AccessWrite)
+	if err != nil {
+		t.Fatalf("Open(write) of tenant a's s1 after its holder was killed: %v", err)
+	}
+	if _, err := a.Append(t.Context(), w.Handle, 1, persistencetest.Batch(1, 1)); err != nil {
+		t.Fatal(err)
+	}
+	a.Close(t.Context(), w.Handle)
 }

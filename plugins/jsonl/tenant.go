@@ -31,9 +31,12 @@ import (
 //
 // A tenant directory is made by the first Create (or CopyPrefix, Import)
 // of a session in it, with its parents, each parent fsynced after it gains
-// the entry (sdk/durable.MkdirAll), before that Create returns: the
-// session's own acknowledgement (the fsync of its log's directory) comes
-// after, so a crash never keeps a session whose tenant directory it loses.
+// the entry (sdk/durable.MkdirAll), before that Create returns; and the
+// first Create of each view in a process fsyncs .tenants and the root
+// all the same (syncTenantDir), as another process may have made them and
+// not synced them yet. The session's own acknowledgement (the fsync of
+// its log's directory) comes after, so a crash never keeps a session
+// whose tenant directory it loses.
 
 // tenantsDir is the directory under the root that holds one directory per
 // named tenant.
@@ -166,4 +169,24 @@ func (b *Backend) checkTenant(h sdk.Header) error {
 		strconv.Quote(sdk.TenantName(h.Tenant)), strconv.Quote(sdk.TenantName(b.tenant)))
 	e.SessionID = h.ID
 	return e
+}
+
+// syncTenantDir makes the directory of this view's named tenant, whose
+// sessions are under root, durable: it fsyncs .tenants and the root, the
+// directories holding its entries, once per view. sdk/durable.MkdirAll
+// syncs only the entries it made itself; one another process made a moment
+// ago may not be synced yet, and a crash would take the tenant directory,
+// and the session acknowledged in it, away.
+func (b *Backend) syncTenantDir(id, root string) error {
+	if b.tenant == "" || b.synced.Load() {
+		return nil
+	}
+	tenants := filepath.Dir(root)
+	for _, dir := range []string{tenants, filepath.Dir(tenants)} {
+		if err := b.fs.SyncDir(dir); err != nil {
+			return handles.IOError(op, id, "syncing "+dir, err)
+		}
+	}
+	b.synced.Store(true)
+	return nil
 }

@@ -546,3 +546,22 @@ func TestTenantDirectoryIsDurable(t *testing.T) {
 		})
 	}
 }
+
+// TestTenantDirectoryMadeElsewhereIsSynced: a tenant directory another
+// process made a moment ago and has not synced yet is synced by the first
+// Create in it here, so the session acknowledged in it survives a crash.
+func TestTenantDirectoryMadeElsewhereIsSynced(t *testing.T) {
+	b, ffs, cfg := faultBackend(t, CompressionNone)
+	storeIn(t, b, sdk.DefaultTenant, "s0") // the root, durably
+	for _, dir := range []string{filepath.Join(cfg.Root, ".tenants"), filepath.Join(cfg.Root, ".tenants", "a")} {
+		if err := ffs.Mkdir(dir, 0o700); err != nil { // the other process, before its fsync
+			t.Fatal(err)
+		}
+	}
+	storeIn(t, view(t, b, "a"), "a", "s1", persistencetest.Batch(0, 2))
+	ffs.Crash()
+	after := newTestBackend(t, cfg, WithFS(ffs))
+	if _, events := readEvents(t, view(t, after, "a"), "s1", sdk.AccessRead); len(events) != 2 {
+		t.Fatalf("after the crash tenant a's s1 holds %d events; want 2", len(events))
+	}
+}
