@@ -23,7 +23,7 @@ type row struct {
 // prepare checks a batch (every element a canonical envelope with seq
 // firstSeq + index) and turns it into rows, compressing envelopes of
 // compressMin bytes or more when that is smaller.
-func (s *store) prepare(id string, firstSeq sdk.Seq, events [][]byte, compressMin int) ([]row, int64, error) {
+func (s space) prepare(id string, firstSeq sdk.Seq, events [][]byte, compressMin int) ([]row, int64, error) {
 	rows := make([]row, len(events))
 	var size int64
 	var c envelope.Checker
@@ -94,7 +94,7 @@ type claimState struct {
 // commit runs one append transaction for hd, materializing a pending
 // create when rows is non-empty or for a flush; a flush of a stored
 // session only checks the claim. hd.ops is held.
-func (b *Backend) commit(ctx context.Context, st *store, hd *handle, firstSeq sdk.Seq, rows []row, size int64, flush bool) (sdk.Durable, error) {
+func (b *Backend) commit(ctx context.Context, st space, hd *handle, firstSeq sdk.Seq, rows []row, size int64, flush bool) (sdk.Durable, error) {
 	b.mu.Lock()
 	closed := hd.closed
 	cs := claimState{pending: hd.pending, header: hd.header, oc: hd.oc, epoch: hd.epoch, inc: hd.incarnation, anySeq: flush}
@@ -126,7 +126,7 @@ func (b *Backend) commit(ctx context.Context, st *store, hd *handle, firstSeq sd
 }
 
 // appendTx is the append transaction of docs/storage.md.
-func (s *store) appendTx(ctx context.Context, hd *handle, cs claimState, firstSeq sdk.Seq, rows []row, size int64, hook func()) (sessionRow, error) {
+func (s space) appendTx(ctx context.Context, hd *handle, cs claimState, firstSeq sdk.Seq, rows []row, size int64, hook func()) (sessionRow, error) {
 	id := hd.id
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
@@ -160,9 +160,9 @@ func (s *store) appendTx(ctx context.Context, hd *handle, cs claimState, firstSe
 	if len(rows) > 0 {
 		next := int64(firstSeq) + int64(len(rows))
 		err := tx.QueryRow(ctx, "UPDATE "+s.q()+".sessions SET next_seq = $3, revision = revision + 1, size_bytes = size_bytes + $4, last_activity = now() "+
-			"WHERE id = $1 AND next_seq = $2 AND owner_epoch = $5 AND incarnation = $6 AND "+heldSQL("$7", "$8", "$9")+
+			"WHERE tenant = $10 AND id = $1 AND next_seq = $2 AND owner_epoch = $5 AND incarnation = $6 AND "+heldSQL("$7", "$8", "$9")+
 			" RETURNING "+sessionCols,
-			id, int64(firstSeq), next, size, cs.epoch, cs.inc, pid, hi, lo).Scan(
+			id, int64(firstSeq), next, size, cs.epoch, cs.inc, pid, hi, lo, s.tenant).Scan(
 			&r.header, &r.nextSeq, &r.incarnation, &r.revision, &r.sizeBytes, &r.epoch, &r.host, &r.activity)
 		if errors.Is(err, pgx.ErrNoRows) {
 			r, err := s.checkClaim(ctx, tx, hd, cs)
@@ -186,7 +186,7 @@ func (s *store) appendTx(ctx context.Context, hd *handle, cs claimState, firstSe
 	}
 	// Watches of the session, on any host, learn of the batch when it
 	// commits (docs/storage.md, "Following a session written elsewhere").
-	if _, err := tx.Exec(ctx, "SELECT pg_notify($1, $2)", s.channel(), id); err != nil {
+	if _, err := tx.Exec(ctx, "SELECT pg_notify($1, $2)", s.channel(), s.payload(id)); err != nil {
 		return fail(err)
 	}
 	if err := tx.Commit(ctx); err != nil {
@@ -199,12 +199,12 @@ func (s *store) appendTx(ctx context.Context, hd *handle, cs claimState, firstSe
 // 1, this host as the owner), only while hd's claim is held:
 // SESSION_ALREADY_EXISTS when another host stored the id first,
 // OWNERSHIP_LOST when the claim is gone.
-func (s *store) materialize(ctx context.Context, tx pgx.Tx, hd *handle, cs claimState) (sessionRow, error) {
+func (s space) materialize(ctx context.Context, tx pgx.Tx, hd *handle, cs claimState) (sessionRow, error) {
 	hi, lo := keyHalves(hd.key)
 	r := sessionRow{header: cs.pending, incarnation: uuid.NewString(), epoch: 1, host: s.host, sizeBytes: int64(len(cs.pending))}
-	tag, err := tx.Exec(ctx, "INSERT INTO "+s.q()+".sessions(id, header, created_at, next_seq, incarnation, revision, size_bytes, owner_epoch, owner_host, last_activity) "+
-		"SELECT $1, $2, $3, 0, $4, 0, octet_length($2), 1, $5, now() WHERE "+heldSQL("$6", "$7", "$8"),
-		hd.id, string(cs.pending), cs.header.CreatedAt, r.incarnation, s.host, int64(cs.oc.pid), hi, lo)
+	tag, err := tx.Exec(ctx, "INSERT INTO "+s.q()+".sessions(tenant, id, header, created_at, next_seq, incarnation, revision, size_bytes, owner_epoch, owner_host, last_activity) "+
+		"SELECT $9, $1, $2, $3, 0, $4, 0, octet_length($2), 1, $5, now() WHERE "+heldSQL("$6", "$7", "$8"),
+		hd.id, string(cs.pending), cs.header.CreatedAt, r.incarnation, s.host, int64(cs.oc.pid), hi, lo, s.tenant)
 	switch {
 	case isUniqueViolation(err):
 		return r, handles.AlreadyExists(op, hd.id, "another host stored it first")
@@ -220,12 +220,12 @@ func (s *store) materialize(ctx context.Context, tx pgx.Tx, hd *handle, cs claim
 // OWNERSHIP_LOST when the session is gone or was replaced, another owner
 // took over (a higher owner epoch), or the advisory lock is no longer
 // held by the ownership connection hd's claim is on.
-func (s *store) checkClaim(ctx context.Context, q querier, hd *handle, cs claimState) (sessionRow, error) {
+func (s space) checkClaim(ctx context.Context, q querier, hd *handle, cs claimState) (sessionRow, error) {
 	hi, lo := keyHalves(hd.key)
 	var r sessionRow
 	var held bool
-	err := scanSession(q.QueryRow(ctx, "SELECT "+sessionCols+", "+heldSQL("$2", "$3", "$4")+" FROM "+s.q()+".sessions WHERE id = $1",
-		hd.id, int64(cs.oc.pid), hi, lo), &r, &held)
+	err := scanSession(q.QueryRow(ctx, "SELECT "+sessionCols+", "+heldSQL("$2", "$3", "$4")+" FROM "+s.q()+".sessions WHERE tenant = $5 AND id = $1",
+		hd.id, int64(cs.oc.pid), hi, lo, s.tenant), &r, &held)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return r, lostErr(hd.id, "the session is no longer stored")
@@ -242,14 +242,14 @@ func (s *store) checkClaim(ctx context.Context, q querier, hd *handle, cs claimS
 }
 
 // insert stores the batch's rows with one multi-row INSERT over arrays.
-func (s *store) insert(ctx context.Context, tx pgx.Tx, id string, rows []row) error {
+func (s space) insert(ctx context.Context, tx pgx.Tx, id string, rows []row) error {
 	seqs := make([]int64, len(rows))
 	zs := make([]bool, len(rows))
 	envs := make([][]byte, len(rows))
 	for i, r := range rows {
 		seqs[i], zs[i], envs[i] = r.seq, r.zstd, r.stored
 	}
-	_, err := tx.Exec(ctx, "INSERT INTO "+s.q()+".events(session_id, seq, zstd, envelope) SELECT $1, * FROM unnest($2::bigint[], $3::boolean[], $4::bytea[])", id, seqs, zs, envs)
+	_, err := tx.Exec(ctx, "INSERT INTO "+s.q()+".events(tenant, session_id, seq, zstd, envelope) SELECT $5, $1, * FROM unnest($2::bigint[], $3::boolean[], $4::bytea[])", id, seqs, zs, envs, s.tenant)
 	return err
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 
+	"github.com/seed-e5e476df/logbook/plugins/internal/sqlstore"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/handles"
 )
@@ -36,6 +37,14 @@ type Backend struct {
 	// beforeCAS, when set (tests), runs in an append transaction just
 	// before its compare-and-set.
 	beforeCAS func()
+	// tenant is the tenant whose view b is: "" for the implicit tenant,
+	// the configured Backend (Tenant).
+	tenant string
+	// root is the configured Backend of a tenant's view, whose st, own
+	// and listener the view shares; nil on the configured Backend, which
+	// holds the views.
+	root  *Backend
+	views sqlstore.Views[*Backend]
 }
 
 // handle is an open handle of a Backend.
@@ -106,23 +115,29 @@ func (b *Backend) configure(ctx context.Context, cfg Config) error {
 	return nil
 }
 
-// Shutdown closes every handle of b, releases its write claims (by
-// closing the ownership connection) and closes its pool. Later calls fail
-// with CONFIG_INVALID. Shutdown is idempotent.
+// Shutdown closes every handle of b and of its tenants' views, releases
+// their write claims (by closing the ownership connection) and closes its
+// pool. Later calls fail with CONFIG_INVALID. Shutdown is idempotent. On
+// a tenant's view it closes the view's handles and releases their claims
+// only.
 func (b *Backend) Shutdown() error {
-	b.mu.Lock()
-	st := b.st
-	if b.shut || st == nil {
-		b.shut = true
-		b.mu.Unlock()
+	if b.root != nil {
+		hs, _ := b.closeHandles()
+		for _, hd := range hs {
+			if hd.write && hd.oc != nil {
+				b.own.unlock(hd.oc, hd.key)
+			}
+		}
 		return nil
 	}
-	b.shut = true
-	for _, hd := range b.handles.Drain() {
-		hd.closed = true
+	for _, v := range b.views.All() {
+		v.closeHandles()
 	}
-	b.claims, b.pending = handles.NewClaims[handle](), handles.NewClaims[handle]()
-	lis := b.lis
+	if _, ok := b.closeHandles(); !ok {
+		return nil
+	}
+	b.mu.Lock()
+	st, lis := b.st, b.lis
 	b.mu.Unlock()
 	if lis != nil {
 		lis.close()
@@ -132,18 +147,36 @@ func (b *Backend) Shutdown() error {
 	return nil
 }
 
-// store returns b's database, or CONFIG_INVALID before Configure and after
-// Shutdown.
-func (b *Backend) store() (*store, error) {
+// closeHandles closes every handle of b and marks b shut down; it returns
+// the handles, and false when b was not configured or shut down before.
+func (b *Backend) closeHandles() ([]*handle, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.shut || b.st == nil {
+		b.shut = true
+		return nil, false
+	}
+	b.shut = true
+	hs := b.handles.Drain()
+	for _, hd := range hs {
+		hd.closed = true
+	}
+	b.claims, b.pending = handles.NewClaims[handle](), handles.NewClaims[handle]()
+	return hs, true
+}
+
+// store returns b's tenant's part of its database, or CONFIG_INVALID
+// before Configure and after Shutdown.
+func (b *Backend) store() (space, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	switch {
 	case b.shut:
-		return nil, configErr("this postgres backend was shut down")
+		return space{}, configErr("this postgres backend was shut down")
 	case b.st == nil:
-		return nil, configErr("this postgres backend is not configured; Configure it with its dsn first")
+		return space{}, configErr("this postgres backend is not configured; Configure it with its dsn first")
 	}
-	return b.st, nil
+	return space{b.st, b.tenant}, nil
 }
 
 // Describe reports the name "postgres", format version 1, and compression

@@ -14,11 +14,11 @@ import (
 var _ sdk.Checkpointer = (*Backend)(nil)
 
 // digestSQL is the binding of a checkpoint: SHA-256, computed by the
-// server, over the stored rows of events [0, $2) of session $1, each as
-// its length (4 bytes) and its bytes, in seq order.
-func (s *store) digestSQL() string {
+// server, over the stored rows of events [0, $2) of session $1 of tenant
+// $3, each as its length (4 bytes) and its bytes, in seq order.
+func (s space) digestSQL() string {
 	return "SELECT sha256(coalesce(string_agg(int4send(length(envelope)) || envelope, ''::bytea ORDER BY seq), ''::bytea)), count(*) FROM " +
-		s.q() + ".events WHERE session_id = $1 AND seq < $2"
+		s.q() + ".events WHERE tenant = $3 AND session_id = $1 AND seq < $2"
 }
 
 // WriteCheckpoint implements sdk.Checkpointer: it stores data as the
@@ -56,14 +56,14 @@ func (b *Backend) WriteCheckpoint(ctx context.Context, handle string, events sdk
 	}
 	var digest []byte
 	var n int64
-	if err := tx.QueryRow(ctx, st.digestSQL(), hd.id, int64(events)).Scan(&digest, &n); err != nil {
+	if err := tx.QueryRow(ctx, st.digestSQL(), hd.id, int64(events), st.tenant).Scan(&digest, &n); err != nil {
 		return st.dbErr(ctx, hd.id, "write checkpoint", err)
 	}
 	if n != int64(events) {
 		return corruptAt(hd.id, n, "session %q has %d rows for its first %d events", hd.id, n, events)
 	}
-	_, err = tx.Exec(ctx, "INSERT INTO "+st.q()+".checkpoints(session_id, incarnation, events, digest, data) VALUES ($1, $2, $3, $4, $5) "+
-		"ON CONFLICT (session_id) DO UPDATE SET incarnation = $2, events = $3, digest = $4, data = $5", hd.id, r.incarnation, int64(events), digest, data)
+	_, err = tx.Exec(ctx, "INSERT INTO "+st.q()+".checkpoints(tenant, session_id, incarnation, events, digest, data) VALUES ($6, $1, $2, $3, $4, $5) "+
+		"ON CONFLICT (tenant, session_id) DO UPDATE SET incarnation = $2, events = $3, digest = $4, data = $5", hd.id, r.incarnation, int64(events), digest, data, st.tenant)
 	if err == nil {
 		err = tx.Commit(ctx)
 	}
@@ -92,7 +92,7 @@ func (b *Backend) ReadCheckpoint(ctx context.Context, handle string) (sdk.Offset
 		want, data   []byte
 	)
 	err = st.pool.QueryRow(ctx, "SELECT c.incarnation, c.events, c.digest, c.data, s.incarnation, s.next_seq FROM "+st.q()+".checkpoints c JOIN "+
-		st.q()+".sessions s ON s.id = c.session_id WHERE c.session_id = $1", hd.id).Scan(&inc, &events, &want, &data, &now, &next)
+		st.q()+".sessions s ON s.tenant = c.tenant AND s.id = c.session_id WHERE c.tenant = $2 AND c.session_id = $1", hd.id, st.tenant).Scan(&inc, &events, &want, &data, &now, &next)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, nil, false, nil
 	}

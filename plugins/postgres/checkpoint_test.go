@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/seed-e5e476df/logbook/internal/pgtest"
-	"github.com/seed-e5e476df/logbook/plugins/postgres"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/persistencetest"
 )
@@ -46,38 +45,5 @@ func TestCheckpointIsBoundToTheRowsItCovers(t *testing.T) {
 				t.Fatalf("ReadCheckpoint after a covered row changed: found %v, %v; want not found", found, err)
 			}
 		})
-	}
-}
-
-// TestOlderSchemaIsMigrated: a schema at version 1 (before checkpoints,
-// the audit log and holds) is brought to the current version when a
-// backend opens it, its sessions kept.
-func TestOlderSchemaIsMigrated(t *testing.T) {
-	dsn := pgtest.DSN(t)
-	schema := pgtest.Schema(t, dsn)
-	cfg := postgres.DefaultConfig(dsn)
-	cfg.Schema = schema
-	a := openBackend(t, cfg)
-	o, err := a.Create(t.Context(), sdk.Header{ID: "s1", CreatedAt: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	appendEvents(t, a, o.Handle, 0, 2)
-	a.Close(t.Context(), o.Handle)
-	pgtest.Exec(t, dsn, "DROP TABLE "+schema+".checkpoints; DROP TABLE "+schema+".holds; DROP TABLE "+schema+".audit; UPDATE "+schema+".schema_version SET version = 1")
-	b := openBackend(t, cfg)
-	var v int
-	if err := pgtest.Conn(t, dsn).QueryRow(t.Context(), "SELECT version FROM "+schema+".schema_version").Scan(&v); err != nil || v != postgres.SchemaVersion {
-		t.Fatalf("schema_version after the migration: %d, %v; want %d", v, err, postgres.SchemaVersion)
-	}
-	w, err := b.Open(t.Context(), "s1", sdk.AccessWrite)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.WriteCheckpoint(t.Context(), w.Handle, 2, []byte("x")); err != nil {
-		t.Fatalf("a checkpoint after the migration: %v", err)
-	}
-	if _, changed, err := b.SetHold(t.Context(), "s1", true, sdk.AuditRequest{By: sdk.ByCLI}); err != nil || !changed {
-		t.Fatalf("a hold after the migration: %t, %v", changed, err)
 	}
 }

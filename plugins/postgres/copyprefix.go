@@ -34,7 +34,7 @@ func (b *Backend) CopyPrefix(ctx context.Context, source string, boundary sdk.Se
 
 // copyTx materializes the pending create of the write handle named handle
 // as the copy of source's prefix (wholeTx).
-func (b *Backend) copyTx(ctx context.Context, st *store, handle string, source string, boundary sdk.Seq) (sdk.Durable, error) {
+func (b *Backend) copyTx(ctx context.Context, st space, handle string, source string, boundary sdk.Seq) (sdk.Durable, error) {
 	return b.wholeTx(ctx, st, handle, "copying a prefix", func(tx pgx.Tx, id string, r *sessionRow) error {
 		src, found, err := st.session(ctx, tx, source, false)
 		if err != nil {
@@ -49,8 +49,8 @@ func (b *Backend) copyTx(ctx context.Context, st *store, handle string, source s
 		if boundary < 0 || int64(boundary) >= src.nextSeq {
 			return newErr(sdk.CodeInvalidBoundary, source, "boundary %d is outside session %q, whose last seq is %d", boundary, source, src.nextSeq-1).WithSeq(int64(boundary))
 		}
-		tag, err := tx.Exec(ctx, "INSERT INTO "+st.q()+".events(session_id, seq, zstd, envelope) SELECT $1, seq, zstd, envelope FROM "+st.q()+
-			".events WHERE session_id = $2 AND seq <= $3", id, source, int64(boundary))
+		tag, err := tx.Exec(ctx, "INSERT INTO "+st.q()+".events(tenant, session_id, seq, zstd, envelope) SELECT tenant, $1, seq, zstd, envelope FROM "+st.q()+
+			".events WHERE tenant = $4 AND session_id = $2 AND seq <= $3", id, source, int64(boundary), st.tenant)
 		if err != nil {
 			return err
 		}
@@ -59,8 +59,8 @@ func (b *Backend) copyTx(ctx context.Context, st *store, handle string, source s
 		}
 		r.nextSeq = int64(boundary) + 1
 		return tx.QueryRow(ctx, "UPDATE "+st.q()+".sessions SET next_seq = $2, revision = 1, size_bytes = size_bytes + "+
-			"(SELECT coalesce(sum(octet_length(envelope)), 0) FROM "+st.q()+".events WHERE session_id = $1) WHERE id = $1 RETURNING revision, size_bytes",
-			id, r.nextSeq).Scan(&r.revision, &r.sizeBytes)
+			"(SELECT coalesce(sum(octet_length(envelope)), 0) FROM "+st.q()+".events WHERE tenant = $3 AND session_id = $1) WHERE tenant = $3 AND id = $1 RETURNING revision, size_bytes",
+			id, r.nextSeq, st.tenant).Scan(&r.revision, &r.sizeBytes)
 	})
 }
 
@@ -69,7 +69,7 @@ func (b *Backend) copyTx(ctx context.Context, st *store, handle string, source s
 // the sessions row, then fill, which inserts the events of session id and
 // sets r's next seq, revision and size; watches are told at the commit.
 // It does the bookkeeping of commit; what names the work in errors.
-func (b *Backend) wholeTx(ctx context.Context, st *store, handle, what string, fill func(tx pgx.Tx, id string, r *sessionRow) error) (sdk.Durable, error) {
+func (b *Backend) wholeTx(ctx context.Context, st space, handle, what string, fill func(tx pgx.Tx, id string, r *sessionRow) error) (sdk.Durable, error) {
 	hd, err := b.writable(handle)
 	if err != nil {
 		return sdk.Durable{}, err
@@ -94,7 +94,7 @@ func (b *Backend) wholeTx(ctx context.Context, st *store, handle, what string, f
 	if err := fill(tx, hd.id, &r); err != nil {
 		return fail(err)
 	}
-	if _, err := tx.Exec(ctx, "SELECT pg_notify($1, $2)", st.channel(), hd.id); err != nil {
+	if _, err := tx.Exec(ctx, "SELECT pg_notify($1, $2)", st.channel(), st.payload(hd.id)); err != nil {
 		return fail(err)
 	}
 	if err := tx.Commit(ctx); err != nil {

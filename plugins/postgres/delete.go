@@ -24,21 +24,21 @@ var _ sdk.Deleter = (*Backend)(nil)
 // transaction inserts the audit record and deletes the sessions row (its
 // events and checkpoint cascade) and its torn_rows artifacts.
 func (b *Backend) Delete(ctx context.Context, id string, r sdk.AuditRequest) (sdk.AuditRecord, error) {
-	return sqlstore.Delete(ctx, op, id, r, func() (*store, func(), error) {
+	return sqlstore.Delete(ctx, op, id, r, func() (space, func(), error) {
 		st, err := b.store()
 		if err != nil {
-			return nil, nil, err
+			return space{}, nil, err
 		}
 		if b.pending.Holder(id) != nil {
-			return nil, nil, handles.DeleteOwned(op, id, "it was created in this instance and is not stored yet")
+			return space{}, nil, handles.DeleteOwned(op, id, "it was created in this instance and is not stored yet")
 		}
-		hd := &handle{name: "delete", id: id, write: true, key: lockKey(st.schema, id)}
+		hd := &handle{name: "delete", id: id, write: true, key: st.lockKey(id)}
 		oc, why, err := b.claim(ctx, st, hd)
 		if err != nil {
-			return nil, nil, err
+			return space{}, nil, err
 		}
 		if why != "" {
-			return nil, nil, handles.DeleteOwned(op, id, why)
+			return space{}, nil, handles.DeleteOwned(op, id, why)
 		}
 		return st, func() { b.release(hd, oc) }, nil
 	})

@@ -39,7 +39,7 @@ func (t tx) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Ro
 
 // Salvage implements sqlstore.Salvager: the store's damage scan and its
 // read of a valid prefix.
-func (s *store) Salvage() sqlstore.Salvage {
+func (s space) Salvage() sqlstore.Salvage {
 	return sqlstore.Salvage{Op: op, Scan: s.scanDamaged, Fetch: s.fetch}
 }
 
@@ -47,7 +47,7 @@ func (s *store) Salvage() sqlstore.Salvage {
 // capability: a change locks the sessions row first, so a hold and a
 // delete of one session never interleave, and a Delete removes the
 // session's torn_rows artifacts with it.
-func (s *store) Lifecycle() sqlstore.Lifecycle {
+func (s space) Lifecycle() sqlstore.Lifecycle {
 	return sqlstore.Lifecycle{
 		Begin: s.beginChange,
 		Lock: func(ctx context.Context, t sqlstore.Tx, id string) (bool, error) {
@@ -55,11 +55,11 @@ func (s *store) Lifecycle() sqlstore.Lifecycle {
 			return found, err
 		},
 		InsertAudit: func(r sdk.AuditRecord) (string, []any) {
-			return "INSERT INTO " + s.q() + ".audit(at, op, session_id, events, digest, reason, actor) VALUES ($1, $2, $3, $4, $5, $6, $7)",
-				[]any{r.Time, string(r.Op), r.Session, int64(r.Events), r.Digest, r.Reason, r.By}
+			return "INSERT INTO " + s.q() + ".audit(tenant, at, op, session_id, events, digest, reason, actor) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+				[]any{s.tenant, r.Time, string(r.Op), r.Session, int64(r.Events), r.Digest, r.Reason, r.By}
 		},
 		Audit: func(ctx context.Context) ([]sdk.AuditRecord, error) {
-			rows, err := s.pool.Query(ctx, "SELECT at, op, session_id, events, digest, reason, actor FROM "+s.q()+".audit ORDER BY seq")
+			rows, err := s.pool.Query(ctx, "SELECT at, op, session_id, events, digest, reason, actor FROM "+s.q()+".audit WHERE tenant = $1 ORDER BY seq", s.tenant)
 			if err != nil {
 				return nil, err
 			}
@@ -88,5 +88,3 @@ func (s *store) beginChange(ctx context.Context) (sqlstore.Tx, func() error, fun
 	return tx{t}, func() error { return t.Commit(ctx) }, func() { t.Rollback(context.Background()) }, nil
 }
 
-// Tenant implements sqlstore.Dialect.
-func (s *store) Tenant() string { return "" }

@@ -43,8 +43,8 @@ func (b *Backend) Import(ctx context.Context, h sdk.Header, events func(yield fu
 			if err != nil {
 				return err
 			}
-			return tx.QueryRow(ctx, "UPDATE "+st.q()+".sessions SET next_seq = $2, revision = 1, size_bytes = size_bytes + $3 WHERE id = $1 RETURNING revision, size_bytes",
-				id, r.nextSeq, size).Scan(&r.revision, &r.sizeBytes)
+			return tx.QueryRow(ctx, "UPDATE "+st.q()+".sessions SET next_seq = $2, revision = 1, size_bytes = size_bytes + $3 WHERE tenant = $4 AND id = $1 RETURNING revision, size_bytes",
+				id, r.nextSeq, size, st.tenant).Scan(&r.revision, &r.sizeBytes)
 		})
 	}, b.Close)
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/seed-e5e476df/logbook/plugins/internal/sqlstore"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/handles"
 	"github.com/seed-e5e476df/logbook/sdk/headerjson"
@@ -31,6 +32,9 @@ func (b *Backend) create(ctx context.Context, h sdk.Header, hidden bool) (sdk.Op
 	if err != nil {
 		return sdk.Opened{}, err
 	}
+	if err := sqlstore.CheckHeaderTenant(op, st.tenant, h); err != nil {
+		return sdk.Opened{}, err
+	}
 	h, hdr, err := handles.CheckCreate(op, h, st.where())
 	if err != nil {
 		return sdk.Opened{}, err
@@ -45,7 +49,7 @@ func (b *Backend) create(ctx context.Context, h sdk.Header, hidden bool) (sdk.Op
 	} else if found {
 		return sdk.Opened{}, handles.AlreadyExists(op, h.ID, "it is stored")
 	}
-	hd := &handle{name: b.handles.NewName(), id: h.ID, write: true, key: lockKey(st.schema, h.ID), pending: hdr, header: h}
+	hd := &handle{name: b.handles.NewName(), id: h.ID, write: true, key: st.lockKey(h.ID), pending: hdr, header: h}
 	oc, why, err := b.claim(ctx, st, hd)
 	if err != nil {
 		return sdk.Opened{}, err
@@ -81,7 +85,7 @@ func (b *Backend) create(ctx context.Context, h sdk.Header, hidden bool) (sdk.Op
 // claim takes the write claim on hd.id: this instance's claim table, then
 // the advisory lock. why is set, and nothing is held, when another handle
 // of this instance or another host holds it.
-func (b *Backend) claim(ctx context.Context, st *store, hd *handle) (oc *ownerConn, why string, err error) {
+func (b *Backend) claim(ctx context.Context, st space, hd *handle) (oc *ownerConn, why string, err error) {
 	b.mu.Lock()
 	_, ok := b.claims.Take(hd.id, hd)
 	b.mu.Unlock()
@@ -118,7 +122,7 @@ func (b *Backend) Open(ctx context.Context, id string, access sdk.Access) (sdk.O
 		return sdk.Opened{}, err
 	}
 	write := access == sdk.AccessWrite
-	hd := &handle{name: b.handles.NewName(), id: id, write: write, key: lockKey(st.schema, id)}
+	hd := &handle{name: b.handles.NewName(), id: id, write: write, key: st.lockKey(id)}
 	r, found, err := st.session(ctx, st.pool, id, false)
 	if err != nil {
 		return sdk.Opened{}, err
@@ -181,7 +185,7 @@ func (b *Backend) Open(ctx context.Context, id string, access sdk.Access) (sdk.O
 // missing is Open's error for a session without a row: ALREADY_OWNED for
 // a write open of a session being created (its claim is held), else
 // SESSION_NOT_FOUND.
-func (b *Backend) missing(ctx context.Context, st *store, hd *handle) error {
+func (b *Backend) missing(ctx context.Context, st space, hd *handle) error {
 	if !hd.write {
 		return handles.NotFound(op, hd.id)
 	}
@@ -202,8 +206,8 @@ func (b *Backend) missing(ctx context.Context, st *store, hd *handle) error {
 // header (revision + 1); the event rows stay as they are, as every edge
 // of this build keeps them byte-exact. Until it commits the session is
 // the old version, which the next write open migrates again.
-func (s *store) migrate(ctx context.Context, id string, epoch int64, from, to []byte) error {
-	tag, err := s.pool.Exec(ctx, "UPDATE "+s.q()+".sessions SET header = $2, revision = revision + 1 WHERE id = $1 AND owner_epoch = $3 AND header = $4", id, string(to), epoch, string(from))
+func (s space) migrate(ctx context.Context, id string, epoch int64, from, to []byte) error {
+	tag, err := s.pool.Exec(ctx, "UPDATE "+s.q()+".sessions SET header = $2, revision = revision + 1 WHERE tenant = $5 AND id = $1 AND owner_epoch = $3 AND header = $4", id, string(to), epoch, string(from), s.tenant)
 	if err != nil {
 		return s.dbErr(ctx, id, "storing the format migration", err)
 	}
@@ -217,9 +221,9 @@ func (s *store) migrate(ctx context.Context, id string, epoch int64, from, to []
 // owner: owner_epoch + 1 and owner_host, committed before it returns. An
 // append of an earlier owner checks the epoch in its own transaction, so
 // from here on none can commit (docs/storage.md, "Ownership and fencing").
-func (s *store) bumpEpoch(ctx context.Context, id string) (int64, error) {
+func (s space) bumpEpoch(ctx context.Context, id string) (int64, error) {
 	var epoch int64
-	err := s.pool.QueryRow(ctx, "UPDATE "+s.q()+".sessions SET owner_epoch = owner_epoch + 1, owner_host = $2 WHERE id = $1 RETURNING owner_epoch", id, s.host).Scan(&epoch)
+	err := s.pool.QueryRow(ctx, "UPDATE "+s.q()+".sessions SET owner_epoch = owner_epoch + 1, owner_host = $2 WHERE tenant = $3 AND id = $1 RETURNING owner_epoch", id, s.host, s.tenant).Scan(&epoch)
 	if err == pgx.ErrNoRows {
 		return 0, handles.NotFound(op, id)
 	}
@@ -232,7 +236,7 @@ func (s *store) bumpEpoch(ctx context.Context, id string) (int64, error) {
 // openScan reads the session row and scans its rows in one snapshot
 // (docs/storage.md, "Torn rows"), cuts a torn tail for a write handle,
 // and fills hd's incarnation and first-read cache.
-func (s *store) openScan(ctx context.Context, hd *handle) (sdk.Opened, error) {
+func (s space) openScan(ctx context.Context, hd *handle) (sdk.Opened, error) {
 	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
 		return sdk.Opened{}, s.dbErr(ctx, hd.id, "open", err)

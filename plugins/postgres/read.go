@@ -50,7 +50,7 @@ func (b *Backend) Read(ctx context.Context, handle string, offset sdk.Offset, le
 
 // end returns how far hd may read, and its session's row
 // (sqlstore.End).
-func (b *Backend) end(ctx context.Context, st *store, hd *handle, advance bool) (int64, sessionRow, error) {
+func (b *Backend) end(ctx context.Context, st space, hd *handle, advance bool) (int64, sessionRow, error) {
 	var r sessionRow
 	end, err := sqlstore.End(op, hd.id, &b.mu, &hd.view, func() bool { return hd.pending != nil }, func() (sqlstore.Stored, error) {
 		var found bool
@@ -63,17 +63,17 @@ func (b *Backend) end(ctx context.Context, st *store, hd *handle, advance bool) 
 
 // fetch reads and checks the events from seq on, up to readQueryEvents of
 // them and not past stop (readRows).
-func (s *store) fetch(ctx context.Context, id string, seq, stop int64) ([][]byte, error) {
+func (s space) fetch(ctx context.Context, id string, seq, stop int64) ([][]byte, error) {
 	return s.readRows(ctx, id, seq, min(stop, seq+readQueryEvents))
 }
 
 // readRows reads and checks the events [from, stop), fresh. A missing or
 // bad row is CORRUPT_LOG naming its seq: it lies below next_seq, inside
 // what was committed.
-func (s *store) readRows(ctx context.Context, id string, from, stop int64) ([][]byte, error) {
+func (s space) readRows(ctx context.Context, id string, from, stop int64) ([][]byte, error) {
 	out := make([][]byte, 0, stop-from)
 	want := from
-	err := s.checkedRows(ctx, s.pool, id, "SELECT seq, zstd, envelope FROM "+s.q()+".events WHERE session_id = $1 AND seq >= $2 AND seq < $3 ORDER BY seq", func(chunk []storedRow) error {
+	err := s.checkedRows(ctx, s.pool, id, "SELECT seq, zstd, envelope FROM "+s.q()+".events WHERE tenant = $4 AND session_id = $1 AND seq >= $2 AND seq < $3 ORDER BY seq", func(chunk []storedRow) error {
 		for _, r := range chunk {
 			if r.seq != want {
 				return corruptAt(id, want, "the row of event seq %d is missing below next_seq in %s", want, s.where())
@@ -85,7 +85,7 @@ func (s *store) readRows(ctx context.Context, id string, from, stop int64) ([][]
 			want++
 		}
 		return nil
-	}, id, from, stop)
+	}, id, from, stop, s.tenant)
 	if err != nil {
 		return nil, err
 	}

@@ -26,7 +26,7 @@ const checkChunk = 256
 // checking overlap; fn gets the checked rows in order, a chunk at a time,
 // on the checking goroutine. An error of fn stops the reading and is
 // returned.
-func (s *store) checkedRows(ctx context.Context, q querier, id, query string, fn func([]storedRow) error, args ...any) error {
+func (s space) checkedRows(ctx context.Context, q querier, id, query string, fn func([]storedRow) error, args ...any) error {
 	rows, err := q.Query(ctx, query, args...)
 	if err != nil {
 		return s.dbErr(ctx, id, "reading the rows", err)

@@ -25,7 +25,7 @@ func (b *Backend) ReadDamaged(ctx context.Context, id string, fn func(events [][
 
 // scanDamaged reads the sessions row of id and scans its rows in one
 // snapshot, keeping the valid prefix's envelopes when they fit.
-func (s *store) scanDamaged(ctx context.Context, id string) (sqlstore.Scanned, error) {
+func (s space) scanDamaged(ctx context.Context, id string) (sqlstore.Scanned, error) {
 	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
 		return sqlstore.Scanned{}, s.dbErr(ctx, id, "read damaged", err)

@@ -38,9 +38,9 @@ func (s *store) check(c *envelope.Checker, seq int64, zstd bool, stored []byte) 
 // scan examines every events row of session id in seq order
 // (sqlstore.Scan), in q's snapshot. With keep, the valid prefix's
 // envelopes come back too (sqlstore.Scan.Events).
-func (s *store) scan(ctx context.Context, q querier, id string, nextSeq int64, keep bool) (*sqlstore.Scan, error) {
+func (s space) scan(ctx context.Context, q querier, id string, nextSeq int64, keep bool) (*sqlstore.Scan, error) {
 	out := sqlstore.NewScan(op, id, nextSeq, keep)
-	err := s.checkedRows(ctx, q, id, "SELECT seq, zstd, envelope FROM "+s.q()+".events WHERE session_id = $1 ORDER BY seq", func(chunk []storedRow) error {
+	err := s.checkedRows(ctx, q, id, "SELECT seq, zstd, envelope FROM "+s.q()+".events WHERE tenant = $2 AND session_id = $1 ORDER BY seq", func(chunk []storedRow) error {
 		for i := range chunk {
 			r := &chunk[i]
 			if err := out.Row(r.seq, r.env, r.reason, func() []byte { return undecodableLine(r.seq, r.zstd, r.stored, r.reason) }); err != nil {
@@ -48,7 +48,7 @@ func (s *store) scan(ctx context.Context, q querier, id string, nextSeq int64, k
 			}
 		}
 		return nil
-	}, id)
+	}, id, s.tenant)
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +60,7 @@ func (s *store) scan(ctx context.Context, q querier, id string, nextSeq int64, k
 // locked, it scans again, keeps the torn rows as one torn_rows row (the
 // artifact lines, newline-terminated), deletes them and sets next_seq to
 // the end of the valid prefix (revision + 1).
-func (s *store) cut(ctx context.Context, id string) (sessionRow, *sqlstore.Scan, error) {
+func (s space) cut(ctx context.Context, id string) (sessionRow, *sqlstore.Scan, error) {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return sessionRow{}, nil, s.dbErr(ctx, id, "cutting the torn tail", err)
@@ -85,15 +85,15 @@ func (s *store) cut(ctx context.Context, id string) (sessionRow, *sqlstore.Scan,
 	}
 	buf := sc.Artifact()
 	var cutID int64
-	if err := tx.QueryRow(ctx, "INSERT INTO "+s.q()+".torn_rows(session_id, cut_at, lines) VALUES ($1, now(), $2) RETURNING cut_id", id, buf).Scan(&cutID); err != nil {
+	if err := tx.QueryRow(ctx, "INSERT INTO "+s.q()+".torn_rows(tenant, session_id, cut_at, lines) VALUES ($3, $1, now(), $2) RETURNING cut_id", id, buf, s.tenant).Scan(&cutID); err != nil {
 		return fail(err)
 	}
-	if _, err := tx.Exec(ctx, "DELETE FROM "+s.q()+".events WHERE session_id = $1 AND seq >= $2", id, sc.End); err != nil {
+	if _, err := tx.Exec(ctx, "DELETE FROM "+s.q()+".events WHERE tenant = $3 AND session_id = $1 AND seq >= $2", id, sc.End, s.tenant); err != nil {
 		return fail(err)
 	}
 	err = tx.QueryRow(ctx, "UPDATE "+s.q()+".sessions SET next_seq = $2, revision = revision + 1, last_activity = now(), "+
-		"size_bytes = octet_length(header) + (SELECT coalesce(sum(octet_length(envelope)), 0) FROM "+s.q()+".events WHERE session_id = $1) WHERE id = $1 RETURNING revision, size_bytes",
-		id, sc.End).Scan(&r.revision, &r.sizeBytes)
+		"size_bytes = octet_length(header) + (SELECT coalesce(sum(octet_length(envelope)), 0) FROM "+s.q()+".events WHERE tenant = $3 AND session_id = $1) WHERE tenant = $3 AND id = $1 RETURNING revision, size_bytes",
+		id, sc.End, s.tenant).Scan(&r.revision, &r.sizeBytes)
 	if err != nil {
 		return fail(err)
 	}

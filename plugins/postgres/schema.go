@@ -61,6 +61,27 @@ var migrations = []string{
 		actor      text NOT NULL);
 	CREATE TABLE %s.holds(
 		session_id text PRIMARY KEY REFERENCES %s.sessions(id) ON DELETE CASCADE);`,
+	// 4: tenants (docs/storage.md, "Tenants"): a tenant column, '' for the
+	// implicit tenant (every existing row), on every table keyed by
+	// session, first in the keys; torn_rows and audit rows carry it.
+	// The foreign keys go first, as they depend on the primary key of
+	// sessions, and come back over (tenant, session_id).
+	`ALTER TABLE %s.events DROP CONSTRAINT events_session_id_fkey;
+	ALTER TABLE %s.checkpoints DROP CONSTRAINT checkpoints_session_id_fkey;
+	ALTER TABLE %s.holds DROP CONSTRAINT holds_session_id_fkey;
+	ALTER TABLE %s.sessions ADD COLUMN tenant text NOT NULL DEFAULT '',
+		DROP CONSTRAINT sessions_pkey, ADD PRIMARY KEY (tenant, id);
+	ALTER TABLE %s.events ADD COLUMN tenant text NOT NULL DEFAULT '',
+		DROP CONSTRAINT events_pkey, ADD PRIMARY KEY (tenant, session_id, seq),
+		ADD FOREIGN KEY (tenant, session_id) REFERENCES %s.sessions(tenant, id) ON DELETE CASCADE;
+	ALTER TABLE %s.checkpoints ADD COLUMN tenant text NOT NULL DEFAULT '',
+		DROP CONSTRAINT checkpoints_pkey, ADD PRIMARY KEY (tenant, session_id),
+		ADD FOREIGN KEY (tenant, session_id) REFERENCES %s.sessions(tenant, id) ON DELETE CASCADE;
+	ALTER TABLE %s.holds ADD COLUMN tenant text NOT NULL DEFAULT '',
+		DROP CONSTRAINT holds_pkey, ADD PRIMARY KEY (tenant, session_id),
+		ADD FOREIGN KEY (tenant, session_id) REFERENCES %s.sessions(tenant, id) ON DELETE CASCADE;
+	ALTER TABLE %s.torn_rows ADD COLUMN tenant text NOT NULL DEFAULT '';
+	ALTER TABLE %s.audit ADD COLUMN tenant text NOT NULL DEFAULT '';`,
 }
 
 // SchemaVersion is the version of the schema this build creates and

@@ -18,7 +18,8 @@ const ConfigSchema = `persistence "postgres" {
 // ServeConfig returns what a plugin process serving this backend runs with
 // pluginrpc.Serve: Info{Name: "postgres", Kinds: [persistence], Capabilities:
 // [sdk.CapabilityCopyPrefix, sdk.CapabilityCheckpoint,
-// sdk.CapabilityWatch, sdk.CapabilityDelete, sdk.CapabilityImport]} reporting
+// sdk.CapabilityWatch, sdk.CapabilityDelete, sdk.CapabilityImport,
+// sdk.CapabilityTenants]} reporting
 // version, and one unconfigured Backend as both the Persistence and the
 // Configurable (the host configures it before any other call).
 func ServeConfig(version string) pluginrpc.ServeConfig {
@@ -29,7 +30,7 @@ func ServeConfig(version string) pluginrpc.ServeConfig {
 			Version:      version,
 			Kinds:        []sdk.Kind{sdk.KindPersistence},
 			ConfigSchema: ConfigSchema,
-			Capabilities: []string{sdk.CapabilityCopyPrefix, sdk.CapabilityCheckpoint, sdk.CapabilityWatch, sdk.CapabilityDelete, sdk.CapabilityImport},
+			Capabilities: []string{sdk.CapabilityCopyPrefix, sdk.CapabilityCheckpoint, sdk.CapabilityWatch, sdk.CapabilityDelete, sdk.CapabilityImport, sdk.CapabilityTenants},
 		},
 		Persistence:  b,
 		Configurable: b,

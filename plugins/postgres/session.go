@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/seed-e5e476df/logbook/plugins/internal/sqlstore"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/headerjson"
 )
@@ -37,13 +38,13 @@ func scanSession(row pgx.Row, r *sessionRow, extra ...any) error {
 }
 
 // session reads the sessions row of id.
-func (s *store) session(ctx context.Context, q querier, id string, lock bool) (sessionRow, bool, error) {
+func (s space) session(ctx context.Context, q querier, id string, lock bool) (sessionRow, bool, error) {
 	var r sessionRow
-	sql := "SELECT " + sessionCols + " FROM " + s.q() + ".sessions WHERE id = $1"
+	sql := "SELECT " + sessionCols + " FROM " + s.q() + ".sessions WHERE tenant = $2 AND id = $1"
 	if lock {
 		sql += " FOR UPDATE"
 	}
-	err := scanSession(q.QueryRow(ctx, sql, id), &r)
+	err := scanSession(q.QueryRow(ctx, sql, id, s.tenant), &r)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return r, false, nil
 	}
@@ -54,19 +55,24 @@ func (s *store) session(ctx context.Context, q querier, id string, lock bool) (s
 }
 
 // header decodes a sessions row's header: the format gate of
-// docs/format.md first, then identity and shape.
-func (s *store) header(r sessionRow, id string) (sdk.Header, error) {
-	return headerjson.Decode(r.header, id, s.where())
+// docs/format.md first, then identity and shape; its tenant must be the
+// row's, s's tenant (CORRUPT_LOG).
+func (s space) header(r sessionRow, id string) (sdk.Header, error) {
+	h, err := headerjson.Decode(r.header, id, s.where())
+	if err != nil {
+		return sdk.Header{}, err
+	}
+	return h, sqlstore.CheckStoredTenant(op, s.tenant, h, s.where())
 }
 
 func (s *store) rev(r sessionRow) string { return s.revision(r.incarnation, r.revision) }
 
 // ownerOf describes who holds the write claim on id, for ALREADY_OWNED:
 // the host the sessions row names, or that the session is being created.
-func (s *store) ownerOf(ctx context.Context, id string) string {
+func (s space) ownerOf(ctx context.Context, id string) string {
 	var host string
 	var epoch int64
-	err := s.pool.QueryRow(ctx, "SELECT owner_host, owner_epoch FROM "+s.q()+".sessions WHERE id = $1", id).Scan(&host, &epoch)
+	err := s.pool.QueryRow(ctx, "SELECT owner_host, owner_epoch FROM "+s.q()+".sessions WHERE tenant = $2 AND id = $1", id, s.tenant).Scan(&host, &epoch)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return "another host is creating it (it is not stored yet)"

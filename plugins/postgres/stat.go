@@ -14,11 +14,11 @@ import (
 // where they are), LastActivity = last_activity (the database's clock at
 // the last write).
 func (b *Backend) Stat(ctx context.Context, id string) (sdk.Stat, error) {
-	return sqlstore.Stat(ctx, op, id, b.store, (*store).stat)
+	return sqlstore.Stat(ctx, op, id, b.store, (space).stat)
 }
 
 // stat reads the sessions row of id.
-func (s *store) stat(ctx context.Context, id string) (sqlstore.Session, error) {
+func (s space) stat(ctx context.Context, id string) (sqlstore.Session, error) {
 	r, found, err := s.session(ctx, s.pool, id, false)
 	if err != nil {
 		return sqlstore.Session{}, err
@@ -38,7 +38,7 @@ func (s *store) stat(ctx context.Context, id string) (sqlstore.Session, error) {
 // no connection and may call b; an error from fn ends the listing and is
 // returned as is.
 func (b *Backend) List(ctx context.Context, fn func(sdk.ListEntry) error) error {
-	return sqlstore.List(ctx, op, fn, b.store, b.pendingEntries, (*store).list)
+	return sqlstore.List(ctx, op, fn, b.store, b.pendingEntries, (space).list)
 }
 
 // pendingEntries lists b's pending creates.
@@ -48,7 +48,7 @@ func (b *Backend) pendingEntries() []sdk.ListEntry {
 
 // list is one page of List (sqlstore.List): the entries of the sessions
 // rows from the first, or with ids after after.
-func (s *store) list(ctx context.Context, after string, first bool) ([]sdk.ListEntry, error) {
+func (s space) list(ctx context.Context, after string, first bool) ([]sdk.ListEntry, error) {
 	page, err := s.sessions(ctx, after, first)
 	if err != nil {
 		return nil, err
@@ -65,7 +65,7 @@ func (s *store) list(ctx context.Context, after string, first bool) ([]sdk.ListE
 // SizeBytes the bytes its header and its events rows store (compressed
 // where they are), Activity last_activity (the database's clock at the
 // last write).
-func (s *store) described(l listed) sqlstore.Session {
+func (s space) described(l listed) sqlstore.Session {
 	d := sqlstore.Session{ID: l.id, Revision: s.rev(l.sessionRow), NextSeq: l.nextSeq, SizeBytes: l.sizeBytes, Activity: l.activity}
 	d.Header, d.Err = s.header(l.sessionRow, l.id)
 	return d
@@ -79,8 +79,8 @@ type listed struct {
 
 // sessions reads one page of sessions rows in id order: from the start,
 // or with ids after after.
-func (s *store) sessions(ctx context.Context, after string, first bool) ([]listed, error) {
-	rows, err := s.pool.Query(ctx, "SELECT "+sessionCols+", id FROM "+s.q()+".sessions WHERE $1 OR id > $2 ORDER BY id LIMIT $3", first, after, sqlstore.ListPage)
+func (s space) sessions(ctx context.Context, after string, first bool) ([]listed, error) {
+	rows, err := s.pool.Query(ctx, "SELECT "+sessionCols+", id FROM "+s.q()+".sessions WHERE tenant = $4 AND ($1 OR id > $2) ORDER BY id LIMIT $3", first, after, sqlstore.ListPage, s.tenant)
 	if err != nil {
 		return nil, s.dbErr(ctx, "", "list", err)
 	}

@@ -15,7 +15,8 @@ import (
 var _ sdk.Watcher = (*Backend)(nil)
 
 // channel is the LISTEN/NOTIFY channel of the schema: every committed
-// append batch notifies it with its session id as the payload.
+// append batch notifies it with its session's payload (space.payload: the
+// id, and the tenant of a named tenant's session).
 func (s *store) channel() string { return "logbook:" + s.schema }
 
 // Watch implements sdk.Watcher with LISTEN/NOTIFY: each append transaction
@@ -36,11 +37,12 @@ func (b *Backend) Watch(ctx context.Context, id string, from sdk.Offset, fn func
 	if err := sdk.ValidateSessionID(id); err != nil {
 		return err
 	}
-	wake := b.listen().subscribe(id)
-	defer b.listen().unsubscribe(id, wake)
+	lis := b.rootOf().listen()
+	wake := lis.subscribe(st.payload(id))
+	defer lis.unsubscribe(st.payload(id), wake)
 	return sqlstore.Watch(ctx, st, id, from, fn, func(ctx context.Context) (int64, bool, error) {
 		var length int64
-		err := st.pool.QueryRow(ctx, "SELECT next_seq FROM "+st.q()+".sessions WHERE id = $1", id).Scan(&length)
+		err := st.pool.QueryRow(ctx, "SELECT next_seq FROM "+st.q()+".sessions WHERE tenant = $1 AND id = $2", st.tenant, id).Scan(&length)
 		if err == pgx.ErrNoRows {
 			return 0, false, nil
 		}
@@ -48,7 +50,8 @@ func (b *Backend) Watch(ctx context.Context, id string, from sdk.Offset, fn func
 	}, wake)
 }
 
-// listen returns b's listener, making it on first use.
+// listen returns b's listener, making it on first use: the configured
+// Backend's serves its tenants' views too.
 func (b *Backend) listen() *listener {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -63,14 +66,14 @@ func (b *Backend) listen() *listener {
 type listener struct {
 	s    *store
 	mu   sync.Mutex
-	subs map[string]map[chan struct{}]bool // session id → wake-ups of its watches
+	subs map[string]map[chan struct{}]bool // session payload (space.payload) → wake-ups of its watches
 	n    int
 	stop context.CancelFunc // of the running connection loop; nil when none runs
 	done chan struct{}      // closed when that loop has ended
 }
 
-// subscribe returns a wake-up channel for a watch of id, starting the
-// connection loop for the first watch.
+// subscribe returns a wake-up channel for a watch of the session whose
+// payload is id, starting the connection loop for the first watch.
 func (l *listener) subscribe(id string) chan struct{} {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -105,7 +108,8 @@ func (l *listener) unsubscribe(id string, ch chan struct{}) {
 	}
 }
 
-// wake wakes the watches of id, or of every session when all is set.
+// wake wakes the watches of the session whose payload is id, or of every
+// session when all is set.
 func (l *listener) wake(id string, all bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
