@@ -168,10 +168,6 @@ func Capability[T any](p sdk.Persistence) (T, bool) {
 		if a, ok := p.(interface{ Deleter() (sdk.Deleter, bool) }); ok {
 			return answer[T](a.Deleter())
 		}
-	case *sdk.Tenancy:
-		if a, ok := p.(interface{ Tenancy() (sdk.Tenancy, bool) }); ok {
-			return answer[T](a.Tenancy())
-		}
 	}
 	t, ok := p.(T)
 	return t, ok

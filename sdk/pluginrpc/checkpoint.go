@@ -17,9 +17,9 @@ import (
 
 // WriteCheckpoint serves the backend's sdk.Checkpointer.
 func (s *persistenceServer) WriteCheckpoint(ctx context.Context, req *logbookv1.WriteCheckpointRequest) (*logbookv1.Empty, error) {
-	c, ok := s.impl.(sdk.Checkpointer)
-	if !ok {
-		return nil, errNoCheckpoints
+	c, err := served[sdk.Checkpointer](ctx, s, noCheckpoints)
+	if err != nil {
+		return nil, err
 	}
 	if err := c.WriteCheckpoint(ctx, req.GetHandle(), sdk.Offset(req.GetEvents()), req.GetData()); err != nil {
 		return nil, toStatus(err)
@@ -29,9 +29,9 @@ func (s *persistenceServer) WriteCheckpoint(ctx context.Context, req *logbookv1.
 
 // ReadCheckpoint serves the backend's sdk.Checkpointer.
 func (s *persistenceServer) ReadCheckpoint(ctx context.Context, req *logbookv1.HandleRequest) (*logbookv1.CheckpointReply, error) {
-	c, ok := s.impl.(sdk.Checkpointer)
-	if !ok {
-		return nil, errNoCheckpoints
+	c, err := served[sdk.Checkpointer](ctx, s, noCheckpoints)
+	if err != nil {
+		return nil, err
 	}
 	events, data, found, err := c.ReadCheckpoint(ctx, req.GetHandle())
 	if err != nil {
@@ -40,7 +40,7 @@ func (s *persistenceServer) ReadCheckpoint(ctx context.Context, req *logbookv1.H
 	return &logbookv1.CheckpointReply{Found: found, Events: int64(events), Data: data}, nil
 }
 
-var errNoCheckpoints = status.Error(codes.Unimplemented, "this persistence backend stores no checkpoints (it implements no sdk.Checkpointer)")
+const noCheckpoints = "this persistence backend stores no checkpoints (it implements no sdk.Checkpointer)"
 
 // WriteCheckpoint implements sdk.Checkpointer over the plugin.
 func (c *persistenceClient) WriteCheckpoint(ctx context.Context, handle string, events sdk.Offset, data []byte) error {

@@ -10,25 +10,31 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/headerjson"
 	logbookv1 "github.com/seed-e5e476df/logbook/sdk/proto/logbook/v1"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
 
-// persistenceClient implements sdk.Persistence over gRPC.
+// persistenceClient implements sdk.Persistence over gRPC, for the
+// implicit tenant or, as a tenant view (Tenant), for one named tenant.
 type persistenceClient struct {
-	rpc      logbookv1.PersistenceClient
-	done     context.Context // ends when the plugin process is gone
+	rpc      logbookv1.PersistenceClient // sends the view's tenant metadata
+	cc       grpc.ClientConnInterface    // the plugin connection, without tenant metadata
+	views    *tenantViews                // shared by the client and its views
+	done     context.Context             // ends when the plugin process is gone
 	maxBytes int
 
 	mu      sync.Mutex
 	streams map[string]*appendStream // by handle
 }
 
-func newPersistenceClient(done context.Context, rpc logbookv1.PersistenceClient, maxBytes int) *persistenceClient {
+// newPersistenceClient returns the implicit tenant's client over cc.
+func newPersistenceClient(done context.Context, cc grpc.ClientConnInterface, maxBytes int) *persistenceClient {
 	if done == nil {
 		done = context.Background()
 	}
-	return &persistenceClient{rpc: rpc, done: done, maxBytes: maxBytes, streams: map[string]*appendStream{}}
+	return &persistenceClient{rpc: logbookv1.NewPersistenceClient(cc), cc: cc, views: &tenantViews{views: map[string]*persistenceClient{}},
+		done: done, maxBytes: maxBytes, streams: map[string]*appendStream{}}
 }
 
 func (c *persistenceClient) Describe(ctx context.Context) (sdk.Description, error) {

@@ -18,18 +18,15 @@ import (
 // into CONFIG_INVALID, since the host asks only plugins that declare
 // sdk.CapabilityDelete.
 
-// deleter returns the backend's sdk.Deleter, or the Unimplemented status.
-func (s *persistenceServer) deleter() (sdk.Deleter, error) {
-	d, ok := s.impl.(sdk.Deleter)
-	if !ok {
-		return nil, status.Error(codes.Unimplemented, "this persistence backend cannot delete sessions (it implements no sdk.Deleter)")
-	}
-	return d, nil
+// deleter returns the call's backend as an sdk.Deleter, or the
+// Unimplemented status.
+func (s *persistenceServer) deleter(ctx context.Context) (sdk.Deleter, error) {
+	return served[sdk.Deleter](ctx, s, "this persistence backend cannot delete sessions (it implements no sdk.Deleter)")
 }
 
 // Delete serves sdk.Deleter.Delete.
 func (s *persistenceServer) Delete(ctx context.Context, req *logbookv1.DeleteRequest) (*logbookv1.AuditRecord, error) {
-	d, err := s.deleter()
+	d, err := s.deleter(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +39,7 @@ func (s *persistenceServer) Delete(ctx context.Context, req *logbookv1.DeleteReq
 
 // SetHold serves sdk.Deleter.SetHold.
 func (s *persistenceServer) SetHold(ctx context.Context, req *logbookv1.SetHoldRequest) (*logbookv1.SetHoldReply, error) {
-	d, err := s.deleter()
+	d, err := s.deleter(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +56,7 @@ func (s *persistenceServer) SetHold(ctx context.Context, req *logbookv1.SetHoldR
 
 // Held serves sdk.Deleter.Held.
 func (s *persistenceServer) Held(ctx context.Context, req *logbookv1.StatRequest) (*logbookv1.HeldReply, error) {
-	d, err := s.deleter()
+	d, err := s.deleter(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +69,7 @@ func (s *persistenceServer) Held(ctx context.Context, req *logbookv1.StatRequest
 
 // Audit serves sdk.Deleter.Audit: one message per record.
 func (s *persistenceServer) Audit(_ *logbookv1.AuditRequest, stream logbookv1.Persistence_AuditServer) error {
-	d, err := s.deleter()
+	d, err := s.deleter(stream.Context())
 	if err != nil {
 		return err
 	}

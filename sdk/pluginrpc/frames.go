@@ -19,9 +19,9 @@ import (
 
 // ReadFrames serves the backend's sdk.FrameReader.
 func (s *persistenceServer) ReadFrames(req *logbookv1.ReadRequest, stream logbookv1.Persistence_ReadFramesServer) error {
-	fr, ok := s.impl.(sdk.FrameReader)
-	if !ok {
-		return status.Error(codes.Unimplemented, "this persistence backend cannot read frames (it implements no sdk.FrameReader)")
+	fr, err := served[sdk.FrameReader](stream.Context(), s, "this persistence backend cannot read frames (it implements no sdk.FrameReader)")
+	if err != nil {
+		return err
 	}
 	var msg []*logbookv1.StoredFrame
 	size := 0

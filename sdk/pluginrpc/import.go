@@ -119,9 +119,9 @@ func importErr(ctx context.Context, id string, err error) error {
 // it stores them; a stream that fails or ends before a message with done
 // fails the import, and the backend stores nothing.
 func (s *persistenceServer) Import(stream logbookv1.Persistence_ImportServer) error {
-	imp, ok := s.impl.(sdk.Importer)
-	if !ok {
-		return status.Error(codes.Unimplemented, "this persistence backend cannot import a session (it implements no sdk.Importer)")
+	imp, err := served[sdk.Importer](stream.Context(), s, "this persistence backend cannot import a session (it implements no sdk.Importer)")
+	if err != nil {
+		return err
 	}
 	first, err := stream.Recv()
 	if err != nil {

@@ -31,7 +31,9 @@ type ServeConfig struct {
 	// to fork), and sdk.CapabilityWatch only when it implements sdk.Watcher
 	// (which the host then uses to follow sessions other hosts write), and
 	// sdk.CapabilityDelete only when it implements sdk.Deleter, and
-	// sdk.CapabilityImport only when it implements sdk.Importer.
+	// sdk.CapabilityImport only when it implements sdk.Importer, and
+	// sdk.CapabilityTenants only when it implements sdk.Tenancy (whose
+	// views then serve the calls that name a tenant).
 	Persistence sdk.Persistence
 	Summarizer  sdk.Summarizer
 	Pruner      sdk.Pruner
@@ -211,6 +213,11 @@ func (c ServeConfig) Validate() error {
 	if slices.Contains(c.Info.Capabilities, sdk.CapabilityWatch) {
 		if _, ok := c.Persistence.(sdk.Watcher); !ok {
 			return invalid("plugin %q declares capability %q but its Persistence does not implement sdk.Watcher", c.Info.Name, sdk.CapabilityWatch)
+		}
+	}
+	if slices.Contains(c.Info.Capabilities, sdk.CapabilityTenants) {
+		if _, ok := c.Persistence.(sdk.Tenancy); !ok {
+			return invalid("plugin %q declares capability %q but its Persistence does not implement sdk.Tenancy", c.Info.Name, sdk.CapabilityTenants)
 		}
 	}
 	if c.RPCMaxBytes != 0 && (c.RPCMaxBytes < minRPCMaxBytes || c.RPCMaxBytes > sdk.MaxRPCMaxBytes) {

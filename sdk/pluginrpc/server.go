@@ -13,8 +13,6 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk/errinfo"
 	"github.com/seed-e5e476df/logbook/sdk/headerjson"
 	logbookv1 "github.com/seed-e5e476df/logbook/sdk/proto/logbook/v1"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
@@ -75,11 +73,16 @@ func isEmptyObject(b []byte) bool {
 type persistenceServer struct {
 	logbookv1.UnimplementedPersistenceServer
 	impl       sdk.Persistence
-	chunkBytes int // most event bytes (with framing) per ReadChunk
+	chunkBytes int         // most event bytes (with framing) per ReadChunk
+	views      serverViews // impl's tenant views (backend)
 }
 
 func (s *persistenceServer) Describe(ctx context.Context, _ *logbookv1.DescribeRequest) (*logbookv1.DescribeReply, error) {
-	d, err := s.impl.Describe(ctx)
+	p, err := s.backend(ctx)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	d, err := p.Describe(ctx)
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -92,6 +95,10 @@ func (s *persistenceServer) Describe(ctx context.Context, _ *logbookv1.DescribeR
 }
 
 func (s *persistenceServer) Create(ctx context.Context, req *logbookv1.CreateRequest) (*logbookv1.HandleReply, error) {
+	p, err := s.backend(ctx)
+	if err != nil {
+		return nil, toStatus(err)
+	}
 	h, err := headerjson.Decode(req.GetHeader(), "", "")
 	if err != nil {
 		if sdk.CodeOf(err) == sdk.CodeCorruptLog {
@@ -100,7 +107,7 @@ func (s *persistenceServer) Create(ctx context.Context, req *logbookv1.CreateReq
 		}
 		return nil, toStatus(err)
 	}
-	o, err := s.impl.Create(ctx, h)
+	o, err := p.Create(ctx, h)
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -113,9 +120,9 @@ func (s *persistenceServer) Create(ctx context.Context, req *logbookv1.CreateReq
 // CopyPrefix serves the backend's sdk.PrefixCopier, or answers
 // Unimplemented when the backend has none.
 func (s *persistenceServer) CopyPrefix(ctx context.Context, req *logbookv1.CopyPrefixRequest) (*logbookv1.HandleReply, error) {
-	pc, ok := s.impl.(sdk.PrefixCopier)
-	if !ok {
-		return nil, status.Error(codes.Unimplemented, "this persistence backend cannot copy a prefix (it implements no sdk.PrefixCopier)")
+	pc, err := served[sdk.PrefixCopier](ctx, s, "this persistence backend cannot copy a prefix (it implements no sdk.PrefixCopier)")
+	if err != nil {
+		return nil, err
 	}
 	h, err := decodeHeader(req.GetHeader(), "CopyPrefix")
 	if err != nil {
@@ -142,7 +149,11 @@ func decodeHeader(b []byte, call string) (sdk.Header, error) {
 }
 
 func (s *persistenceServer) Open(ctx context.Context, req *logbookv1.OpenRequest) (*logbookv1.HandleReply, error) {
-	o, err := s.impl.Open(ctx, req.GetId(), sdk.Access(req.GetAccess()))
+	p, err := s.backend(ctx)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	o, err := p.Open(ctx, req.GetId(), sdk.Access(req.GetAccess()))
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -166,6 +177,10 @@ func handleReply(o sdk.Opened) *logbookv1.HandleReply {
 // stream with its status, so later batches on it are never applied.
 func (s *persistenceServer) Append(stream logbookv1.Persistence_AppendServer) error {
 	ctx := stream.Context()
+	p, err := s.backend(ctx)
+	if err != nil {
+		return toStatus(err)
+	}
 	for {
 		req, err := stream.Recv()
 		if errors.Is(err, io.EOF) {
@@ -174,7 +189,7 @@ func (s *persistenceServer) Append(stream logbookv1.Persistence_AppendServer) er
 		if err != nil {
 			return err
 		}
-		d, err := s.impl.Append(ctx, req.GetHandle(), sdk.Seq(req.GetFirstSeq()), req.GetEvents())
+		d, err := p.Append(ctx, req.GetHandle(), sdk.Seq(req.GetFirstSeq()), req.GetEvents())
 		releaseRequest(req) // the backend keeps nothing Append hands it
 		if err != nil {
 			return toStatus(err)
@@ -193,7 +208,11 @@ func (s *persistenceServer) Read(req *logbookv1.ReadRequest, stream logbookv1.Pe
 	c := rechunker{max: s.chunkBytes, send: func(events [][]byte) error {
 		return stream.Send(&logbookv1.ReadChunk{Events: events})
 	}}
-	err := s.impl.Read(stream.Context(), req.GetHandle(), sdk.Offset(req.GetOffset()), req.GetLength(), c.add)
+	p, err := s.backend(stream.Context())
+	if err != nil {
+		return toStatus(err)
+	}
+	err = p.Read(stream.Context(), req.GetHandle(), sdk.Offset(req.GetOffset()), req.GetLength(), c.add)
 	if err := c.finish(); err != nil {
 		return err
 	}
@@ -248,9 +267,9 @@ func (c *rechunker) finish() error {
 // Read does, then the tail in pieces of at most chunkBytes, then the
 // summary. Events read before a failure are sent before its status.
 func (s *persistenceServer) ReadDamaged(req *logbookv1.ReadDamagedRequest, stream logbookv1.Persistence_ReadDamagedServer) error {
-	sr, ok := s.impl.(sdk.SalvageReader)
-	if !ok {
-		return status.Error(codes.Unimplemented, "this persistence backend cannot read a damaged log (it implements no sdk.SalvageReader)")
+	sr, err := served[sdk.SalvageReader](stream.Context(), s, "this persistence backend cannot read a damaged log (it implements no sdk.SalvageReader)")
+	if err != nil {
+		return err
 	}
 	c := rechunker{max: s.chunkBytes, send: func(events [][]byte) error {
 		return stream.Send(&logbookv1.DamagedPart{Part: &logbookv1.DamagedPart_Events{Events: &logbookv1.ReadChunk{Events: events}}})
@@ -288,7 +307,11 @@ func eventFieldSize(n int) int {
 
 // Flush flushes the backend.
 func (s *persistenceServer) Flush(ctx context.Context, req *logbookv1.HandleRequest) (*logbookv1.FlushReply, error) {
-	d, err := s.impl.Flush(ctx, req.GetHandle())
+	p, err := s.backend(ctx)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	d, err := p.Flush(ctx, req.GetHandle())
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -296,14 +319,22 @@ func (s *persistenceServer) Flush(ctx context.Context, req *logbookv1.HandleRequ
 }
 
 func (s *persistenceServer) Close(ctx context.Context, req *logbookv1.HandleRequest) (*logbookv1.Empty, error) {
-	if err := s.impl.Close(ctx, req.GetHandle()); err != nil {
+	p, err := s.backend(ctx)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	if err := p.Close(ctx, req.GetHandle()); err != nil {
 		return nil, toStatus(err)
 	}
 	return &logbookv1.Empty{}, nil
 }
 
 func (s *persistenceServer) Stat(ctx context.Context, req *logbookv1.StatRequest) (*logbookv1.StatReply, error) {
-	st, err := s.impl.Stat(ctx, req.GetId())
+	p, err := s.backend(ctx)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	st, err := p.Stat(ctx, req.GetId())
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -321,8 +352,12 @@ func (s *persistenceServer) Stat(ctx context.Context, req *logbookv1.StatRequest
 }
 
 func (s *persistenceServer) List(_ *logbookv1.ListRequest, stream logbookv1.Persistence_ListServer) error {
+	p, err := s.backend(stream.Context())
+	if err != nil {
+		return toStatus(err)
+	}
 	var sendErr error
-	err := s.impl.List(stream.Context(), func(e sdk.ListEntry) error {
+	err = p.List(stream.Context(), func(e sdk.ListEntry) error {
 		r := &logbookv1.ListEntry{Id: e.ID, Revision: e.Revision, Error: errorToProto(e.Err)}
 		if e.Header.ID != "" {
 			r.Header = headerjson.Encode(e.Header)

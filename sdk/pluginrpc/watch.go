@@ -19,12 +19,12 @@ import (
 
 // Watch serves the backend's sdk.Watcher: one reply per length it reports.
 func (s *persistenceServer) Watch(req *logbookv1.WatchRequest, stream logbookv1.Persistence_WatchServer) error {
-	w, ok := s.impl.(sdk.Watcher)
-	if !ok {
-		return status.Error(codes.Unimplemented, "this persistence backend cannot watch a session (it implements no sdk.Watcher)")
+	w, err := served[sdk.Watcher](stream.Context(), s, "this persistence backend cannot watch a session (it implements no sdk.Watcher)")
+	if err != nil {
+		return err
 	}
 	var sendErr error
-	err := w.Watch(stream.Context(), req.GetSessionId(), sdk.Offset(req.GetFrom()), func(length sdk.Offset) error {
+	err = w.Watch(stream.Context(), req.GetSessionId(), sdk.Offset(req.GetFrom()), func(length sdk.Offset) error {
 		sendErr = stream.Send(&logbookv1.WatchReply{Length: int64(length)})
 		return sendErr
 	})

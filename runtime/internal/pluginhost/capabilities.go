@@ -59,22 +59,30 @@ func (x persistenceProxy) Deleter() (sdk.Deleter, bool) {
 	return deleteProxy(x), x.declares(sdk.CapabilityDelete)
 }
 
-type watchProxy struct{ p *Plugin }
+// watchProxy has the layout of persistenceProxy, whose tenant it serves.
+type watchProxy struct {
+	p      *Plugin
+	tenant string
+}
 
 // Watch is sdk.Watcher over the current plugin process.
 func (x watchProxy) Watch(ctx context.Context, id string, from sdk.Offset, fn func(length sdk.Offset) error) error {
-	c, err := adapter[sdk.Watcher](x.p, sdk.KindPersistence)
+	c, err := view[sdk.Watcher](x.p, x.tenant)
 	if err != nil {
 		return err
 	}
 	return x.p.observe(c.Watch(ctx, id, from, fn))
 }
 
-type prefixCopierProxy struct{ p *Plugin }
+// prefixCopierProxy has the layout of persistenceProxy, whose tenant it serves.
+type prefixCopierProxy struct {
+	p      *Plugin
+	tenant string
+}
 
 // CopyPrefix is sdk.PrefixCopier over the current plugin process.
 func (x prefixCopierProxy) CopyPrefix(ctx context.Context, source string, boundary sdk.Seq, child sdk.Header) (sdk.Opened, error) {
-	c, err := adapter[sdk.PrefixCopier](x.p, sdk.KindPersistence)
+	c, err := view[sdk.PrefixCopier](x.p, x.tenant)
 	if err != nil {
 		return sdk.Opened{}, err
 	}
@@ -82,11 +90,15 @@ func (x prefixCopierProxy) CopyPrefix(ctx context.Context, source string, bounda
 	return o, x.p.observe(err)
 }
 
-type importProxy struct{ p *Plugin }
+// importProxy has the layout of persistenceProxy, whose tenant it serves.
+type importProxy struct {
+	p      *Plugin
+	tenant string
+}
 
 // Import is sdk.Importer over the current plugin process.
 func (x importProxy) Import(ctx context.Context, h sdk.Header, events func(yield func(batch [][]byte) error) error) (sdk.Opened, error) {
-	c, err := adapter[sdk.Importer](x.p, sdk.KindPersistence)
+	c, err := view[sdk.Importer](x.p, x.tenant)
 	if err != nil {
 		return sdk.Opened{}, err
 	}
@@ -94,11 +106,15 @@ func (x importProxy) Import(ctx context.Context, h sdk.Header, events func(yield
 	return o, x.p.observe(err)
 }
 
-type checkpointProxy struct{ p *Plugin }
+// checkpointProxy has the layout of persistenceProxy, whose tenant it serves.
+type checkpointProxy struct {
+	p      *Plugin
+	tenant string
+}
 
 // WriteCheckpoint is sdk.Checkpointer over the current plugin process.
 func (x checkpointProxy) WriteCheckpoint(ctx context.Context, handle string, events sdk.Offset, data []byte) error {
-	c, err := adapter[sdk.Checkpointer](x.p, sdk.KindPersistence)
+	c, err := view[sdk.Checkpointer](x.p, x.tenant)
 	if err != nil {
 		return err
 	}
@@ -107,7 +123,7 @@ func (x checkpointProxy) WriteCheckpoint(ctx context.Context, handle string, eve
 
 // ReadCheckpoint is sdk.Checkpointer over the current plugin process.
 func (x checkpointProxy) ReadCheckpoint(ctx context.Context, handle string) (sdk.Offset, []byte, bool, error) {
-	c, err := adapter[sdk.Checkpointer](x.p, sdk.KindPersistence)
+	c, err := view[sdk.Checkpointer](x.p, x.tenant)
 	if err != nil {
 		return 0, nil, false, err
 	}
@@ -115,11 +131,15 @@ func (x checkpointProxy) ReadCheckpoint(ctx context.Context, handle string) (sdk
 	return events, data, found, x.p.observe(err)
 }
 
-type frameProxy struct{ p *Plugin }
+// frameProxy has the layout of persistenceProxy, whose tenant it serves.
+type frameProxy struct {
+	p      *Plugin
+	tenant string
+}
 
 // ReadFrames is sdk.FrameReader over the current plugin process.
 func (x frameProxy) ReadFrames(ctx context.Context, handle string, off sdk.Offset, n int64, fn func([]sdk.Frame) error) (bool, error) {
-	c, err := adapter[sdk.FrameReader](x.p, sdk.KindPersistence)
+	c, err := view[sdk.FrameReader](x.p, x.tenant)
 	if err != nil {
 		return false, err
 	}
@@ -127,11 +147,15 @@ func (x frameProxy) ReadFrames(ctx context.Context, handle string, off sdk.Offse
 	return framed, x.p.observe(err)
 }
 
-type salvageProxy struct{ p *Plugin }
+// salvageProxy has the layout of persistenceProxy, whose tenant it serves.
+type salvageProxy struct {
+	p      *Plugin
+	tenant string
+}
 
 // ReadDamaged is sdk.SalvageReader over the current plugin process.
 func (x salvageProxy) ReadDamaged(ctx context.Context, id string, fn func([][]byte) error) (sdk.Damaged, error) {
-	c, err := adapter[sdk.SalvageReader](x.p, sdk.KindPersistence)
+	c, err := view[sdk.SalvageReader](x.p, x.tenant)
 	if err != nil {
 		return sdk.Damaged{}, err
 	}
@@ -139,11 +163,15 @@ func (x salvageProxy) ReadDamaged(ctx context.Context, id string, fn func([][]by
 	return d, x.p.observe(err)
 }
 
-type deleteProxy struct{ p *Plugin }
+// deleteProxy has the layout of persistenceProxy, whose tenant it serves.
+type deleteProxy struct {
+	p      *Plugin
+	tenant string
+}
 
 // Delete is sdk.Deleter over the current plugin process.
 func (x deleteProxy) Delete(ctx context.Context, id string, r sdk.AuditRequest) (sdk.AuditRecord, error) {
-	d, err := adapter[sdk.Deleter](x.p, sdk.KindPersistence)
+	d, err := view[sdk.Deleter](x.p, x.tenant)
 	if err != nil {
 		return sdk.AuditRecord{}, err
 	}
@@ -153,7 +181,7 @@ func (x deleteProxy) Delete(ctx context.Context, id string, r sdk.AuditRequest) 
 
 // SetHold is sdk.Deleter over the current plugin process.
 func (x deleteProxy) SetHold(ctx context.Context, id string, held bool, r sdk.AuditRequest) (sdk.AuditRecord, bool, error) {
-	d, err := adapter[sdk.Deleter](x.p, sdk.KindPersistence)
+	d, err := view[sdk.Deleter](x.p, x.tenant)
 	if err != nil {
 		return sdk.AuditRecord{}, false, err
 	}
@@ -163,7 +191,7 @@ func (x deleteProxy) SetHold(ctx context.Context, id string, held bool, r sdk.Au
 
 // Held is sdk.Deleter over the current plugin process.
 func (x deleteProxy) Held(ctx context.Context, id string) (bool, error) {
-	d, err := adapter[sdk.Deleter](x.p, sdk.KindPersistence)
+	d, err := view[sdk.Deleter](x.p, x.tenant)
 	if err != nil {
 		return false, err
 	}
@@ -173,7 +201,7 @@ func (x deleteProxy) Held(ctx context.Context, id string) (bool, error) {
 
 // Audit is sdk.Deleter over the current plugin process.
 func (x deleteProxy) Audit(ctx context.Context, fn func(sdk.AuditRecord) error) error {
-	d, err := adapter[sdk.Deleter](x.p, sdk.KindPersistence)
+	d, err := view[sdk.Deleter](x.p, x.tenant)
 	if err != nil {
 		return err
 	}

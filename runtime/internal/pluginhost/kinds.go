@@ -21,8 +21,11 @@ func adapter[T any](p *Plugin, k sdk.Kind) (T, error) {
 // Watcher, PrefixCopier, Importer, Checkpointer, FrameReader, SalvageReader
 // and Deleter, each returning (capability, bool) — by what the plugin
 // declared at its start (sdk.Info.Capabilities); the value itself
-// implements none of the capability interfaces.
-func (p *Plugin) Persistence() sdk.Persistence { return persistenceProxy{p} }
+// implements none of the capability interfaces but sdk.Tenancy, whose
+// Tenant works only when the plugin declared sdk.CapabilityTenants and
+// returns a view with the same accessors that follows the plugin across
+// restarts too.
+func (p *Plugin) Persistence() sdk.Persistence { return persistenceProxy{p: p} }
 
 // Summarizer returns a summarizer that follows the plugin across restarts;
 // it also implements sdk.RangeSelector.
@@ -34,10 +37,16 @@ func (p *Plugin) Pruner() sdk.Pruner { return prunerProxy{p} }
 // Projector returns a projector that follows the plugin across restarts.
 func (p *Plugin) Projector() sdk.Projector { return projectorProxy{p} }
 
-type persistenceProxy struct{ p *Plugin }
+// persistenceProxy is the backend of a persistence plugin that follows it
+// across restarts: the implicit tenant's when tenant is "", else the view
+// of the named tenant.
+type persistenceProxy struct {
+	p      *Plugin
+	tenant string
+}
 
 func (x persistenceProxy) get() (sdk.Persistence, error) {
-	return adapter[sdk.Persistence](x.p, sdk.KindPersistence)
+	return view[sdk.Persistence](x.p, x.tenant)
 }
 
 func (x persistenceProxy) Describe(ctx context.Context) (sdk.Description, error) {

@@ -70,6 +70,86 @@ func (Access) EnumDescriptor() ([]byte, []int) {
 	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{0}
 }
 
+type TenantsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TenantsRequest) Reset() {
+	*x = TenantsRequest{}
+	mi := &file_logbook_v1_persistence_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TenantsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TenantsRequest) ProtoMessage() {}
+
+func (x *TenantsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_logbook_v1_persistence_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TenantsRequest.ProtoReflect.Descriptor instead.
+func (*TenantsRequest) Descriptor() ([]byte, []int) {
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{0}
+}
+
+type TenantsReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TenantsReply) Reset() {
+	*x = TenantsReply{}
+	mi := &file_logbook_v1_persistence_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TenantsReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TenantsReply) ProtoMessage() {}
+
+func (x *TenantsReply) ProtoReflect() protoreflect.Message {
+	mi := &file_logbook_v1_persistence_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TenantsReply.ProtoReflect.Descriptor instead.
+func (*TenantsReply) Descriptor() ([]byte, []int) {
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *TenantsReply) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
 type FramesChunk struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Frames        []*StoredFrame         `protobuf:"bytes,1,rep,name=frames,proto3" json:"frames,omitempty"`
@@ -80,7 +160,7 @@ type FramesChunk struct {
 
 func (x *FramesChunk) Reset() {
 	*x = FramesChunk{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[0]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -92,7 +172,7 @@ func (x *FramesChunk) String() string {
 func (*FramesChunk) ProtoMessage() {}
 
 func (x *FramesChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[0]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -105,7 +185,7 @@ func (x *FramesChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FramesChunk.ProtoReflect.Descriptor instead.
 func (*FramesChunk) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{0}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *FramesChunk) GetFrames() []*StoredFrame {
@@ -138,7 +218,7 @@ type StoredFrame struct {
 
 func (x *StoredFrame) Reset() {
 	*x = StoredFrame{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[1]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -150,7 +230,7 @@ func (x *StoredFrame) String() string {
 func (*StoredFrame) ProtoMessage() {}
 
 func (x *StoredFrame) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[1]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -163,7 +243,7 @@ func (x *StoredFrame) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StoredFrame.ProtoReflect.Descriptor instead.
 func (*StoredFrame) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{1}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *StoredFrame) GetOffset() int64 {
@@ -212,7 +292,7 @@ type DeleteRequest struct {
 
 func (x *DeleteRequest) Reset() {
 	*x = DeleteRequest{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[2]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -224,7 +304,7 @@ func (x *DeleteRequest) String() string {
 func (*DeleteRequest) ProtoMessage() {}
 
 func (x *DeleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[2]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -237,7 +317,7 @@ func (x *DeleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteRequest.ProtoReflect.Descriptor instead.
 func (*DeleteRequest) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{2}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *DeleteRequest) GetSessionId() string {
@@ -273,7 +353,7 @@ type SetHoldRequest struct {
 
 func (x *SetHoldRequest) Reset() {
 	*x = SetHoldRequest{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[3]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -285,7 +365,7 @@ func (x *SetHoldRequest) String() string {
 func (*SetHoldRequest) ProtoMessage() {}
 
 func (x *SetHoldRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[3]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -298,7 +378,7 @@ func (x *SetHoldRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetHoldRequest.ProtoReflect.Descriptor instead.
 func (*SetHoldRequest) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{3}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *SetHoldRequest) GetSessionId() string {
@@ -339,7 +419,7 @@ type SetHoldReply struct {
 
 func (x *SetHoldReply) Reset() {
 	*x = SetHoldReply{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[4]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -351,7 +431,7 @@ func (x *SetHoldReply) String() string {
 func (*SetHoldReply) ProtoMessage() {}
 
 func (x *SetHoldReply) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[4]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -364,7 +444,7 @@ func (x *SetHoldReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetHoldReply.ProtoReflect.Descriptor instead.
 func (*SetHoldReply) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{4}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *SetHoldReply) GetChanged() bool {
@@ -390,7 +470,7 @@ type HeldReply struct {
 
 func (x *HeldReply) Reset() {
 	*x = HeldReply{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[5]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -402,7 +482,7 @@ func (x *HeldReply) String() string {
 func (*HeldReply) ProtoMessage() {}
 
 func (x *HeldReply) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[5]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -415,7 +495,7 @@ func (x *HeldReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeldReply.ProtoReflect.Descriptor instead.
 func (*HeldReply) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{5}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *HeldReply) GetHeld() bool {
@@ -433,7 +513,7 @@ type AuditRequest struct {
 
 func (x *AuditRequest) Reset() {
 	*x = AuditRequest{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[6]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -445,7 +525,7 @@ func (x *AuditRequest) String() string {
 func (*AuditRequest) ProtoMessage() {}
 
 func (x *AuditRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[6]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -458,7 +538,7 @@ func (x *AuditRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuditRequest.ProtoReflect.Descriptor instead.
 func (*AuditRequest) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{6}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{8}
 }
 
 // AuditRecord is one record of a backend's audit log.
@@ -477,7 +557,7 @@ type AuditRecord struct {
 
 func (x *AuditRecord) Reset() {
 	*x = AuditRecord{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[7]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -489,7 +569,7 @@ func (x *AuditRecord) String() string {
 func (*AuditRecord) ProtoMessage() {}
 
 func (x *AuditRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[7]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -502,7 +582,7 @@ func (x *AuditRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuditRecord.ProtoReflect.Descriptor instead.
 func (*AuditRecord) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{7}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *AuditRecord) GetTimeUnixMicros() int64 {
@@ -564,7 +644,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[8]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -576,7 +656,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[8]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -589,7 +669,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{8}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *WatchRequest) GetSessionId() string {
@@ -615,7 +695,7 @@ type WatchReply struct {
 
 func (x *WatchReply) Reset() {
 	*x = WatchReply{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[9]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -627,7 +707,7 @@ func (x *WatchReply) String() string {
 func (*WatchReply) ProtoMessage() {}
 
 func (x *WatchReply) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[9]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -640,7 +720,7 @@ func (x *WatchReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchReply.ProtoReflect.Descriptor instead.
 func (*WatchReply) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{9}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *WatchReply) GetLength() int64 {
@@ -661,7 +741,7 @@ type WriteCheckpointRequest struct {
 
 func (x *WriteCheckpointRequest) Reset() {
 	*x = WriteCheckpointRequest{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[10]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -673,7 +753,7 @@ func (x *WriteCheckpointRequest) String() string {
 func (*WriteCheckpointRequest) ProtoMessage() {}
 
 func (x *WriteCheckpointRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[10]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -686,7 +766,7 @@ func (x *WriteCheckpointRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteCheckpointRequest.ProtoReflect.Descriptor instead.
 func (*WriteCheckpointRequest) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{10}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *WriteCheckpointRequest) GetHandle() string {
@@ -721,7 +801,7 @@ type CheckpointReply struct {
 
 func (x *CheckpointReply) Reset() {
 	*x = CheckpointReply{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[11]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -733,7 +813,7 @@ func (x *CheckpointReply) String() string {
 func (*CheckpointReply) ProtoMessage() {}
 
 func (x *CheckpointReply) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[11]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -746,7 +826,7 @@ func (x *CheckpointReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckpointReply.ProtoReflect.Descriptor instead.
 func (*CheckpointReply) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{11}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *CheckpointReply) GetFound() bool {
@@ -778,7 +858,7 @@ type DescribeRequest struct {
 
 func (x *DescribeRequest) Reset() {
 	*x = DescribeRequest{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[12]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -790,7 +870,7 @@ func (x *DescribeRequest) String() string {
 func (*DescribeRequest) ProtoMessage() {}
 
 func (x *DescribeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[12]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -803,7 +883,7 @@ func (x *DescribeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DescribeRequest.ProtoReflect.Descriptor instead.
 func (*DescribeRequest) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{12}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{14}
 }
 
 type DescribeReply struct {
@@ -826,7 +906,7 @@ type DescribeReply struct {
 
 func (x *DescribeReply) Reset() {
 	*x = DescribeReply{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[13]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -838,7 +918,7 @@ func (x *DescribeReply) String() string {
 func (*DescribeReply) ProtoMessage() {}
 
 func (x *DescribeReply) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[13]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -851,7 +931,7 @@ func (x *DescribeReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DescribeReply.ProtoReflect.Descriptor instead.
 func (*DescribeReply) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{13}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *DescribeReply) GetName() string {
@@ -905,7 +985,7 @@ type CreateRequest struct {
 
 func (x *CreateRequest) Reset() {
 	*x = CreateRequest{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[14]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -917,7 +997,7 @@ func (x *CreateRequest) String() string {
 func (*CreateRequest) ProtoMessage() {}
 
 func (x *CreateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[14]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -930,7 +1010,7 @@ func (x *CreateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateRequest.ProtoReflect.Descriptor instead.
 func (*CreateRequest) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{14}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *CreateRequest) GetHeader() []byte {
@@ -950,7 +1030,7 @@ type OpenRequest struct {
 
 func (x *OpenRequest) Reset() {
 	*x = OpenRequest{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[15]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -962,7 +1042,7 @@ func (x *OpenRequest) String() string {
 func (*OpenRequest) ProtoMessage() {}
 
 func (x *OpenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[15]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -975,7 +1055,7 @@ func (x *OpenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenRequest.ProtoReflect.Descriptor instead.
 func (*OpenRequest) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{15}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *OpenRequest) GetId() string {
@@ -1009,7 +1089,7 @@ type HandleReply struct {
 
 func (x *HandleReply) Reset() {
 	*x = HandleReply{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[16]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1021,7 +1101,7 @@ func (x *HandleReply) String() string {
 func (*HandleReply) ProtoMessage() {}
 
 func (x *HandleReply) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[16]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1034,7 +1114,7 @@ func (x *HandleReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandleReply.ProtoReflect.Descriptor instead.
 func (*HandleReply) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{16}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *HandleReply) GetHandle() string {
@@ -1097,7 +1177,7 @@ type AppendRequest struct {
 
 func (x *AppendRequest) Reset() {
 	*x = AppendRequest{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[17]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1109,7 +1189,7 @@ func (x *AppendRequest) String() string {
 func (*AppendRequest) ProtoMessage() {}
 
 func (x *AppendRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[17]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1122,7 +1202,7 @@ func (x *AppendRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendRequest.ProtoReflect.Descriptor instead.
 func (*AppendRequest) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{17}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *AppendRequest) GetHandle() string {
@@ -1156,7 +1236,7 @@ type AppendReply struct {
 
 func (x *AppendReply) Reset() {
 	*x = AppendReply{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[18]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1168,7 +1248,7 @@ func (x *AppendReply) String() string {
 func (*AppendReply) ProtoMessage() {}
 
 func (x *AppendReply) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[18]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1181,7 +1261,7 @@ func (x *AppendReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendReply.ProtoReflect.Descriptor instead.
 func (*AppendReply) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{18}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *AppendReply) GetNextSeq() int64 {
@@ -1209,7 +1289,7 @@ type ReadRequest struct {
 
 func (x *ReadRequest) Reset() {
 	*x = ReadRequest{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[19]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1221,7 +1301,7 @@ func (x *ReadRequest) String() string {
 func (*ReadRequest) ProtoMessage() {}
 
 func (x *ReadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[19]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1234,7 +1314,7 @@ func (x *ReadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadRequest.ProtoReflect.Descriptor instead.
 func (*ReadRequest) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{19}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ReadRequest) GetHandle() string {
@@ -1267,7 +1347,7 @@ type ReadChunk struct {
 
 func (x *ReadChunk) Reset() {
 	*x = ReadChunk{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[20]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1279,7 +1359,7 @@ func (x *ReadChunk) String() string {
 func (*ReadChunk) ProtoMessage() {}
 
 func (x *ReadChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[20]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1292,7 +1372,7 @@ func (x *ReadChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadChunk.ProtoReflect.Descriptor instead.
 func (*ReadChunk) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{20}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ReadChunk) GetEvents() [][]byte {
@@ -1311,7 +1391,7 @@ type HandleRequest struct {
 
 func (x *HandleRequest) Reset() {
 	*x = HandleRequest{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[21]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1323,7 +1403,7 @@ func (x *HandleRequest) String() string {
 func (*HandleRequest) ProtoMessage() {}
 
 func (x *HandleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[21]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1336,7 +1416,7 @@ func (x *HandleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandleRequest.ProtoReflect.Descriptor instead.
 func (*HandleRequest) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{21}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *HandleRequest) GetHandle() string {
@@ -1356,7 +1436,7 @@ type FlushReply struct {
 
 func (x *FlushReply) Reset() {
 	*x = FlushReply{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[22]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1368,7 +1448,7 @@ func (x *FlushReply) String() string {
 func (*FlushReply) ProtoMessage() {}
 
 func (x *FlushReply) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[22]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1381,7 +1461,7 @@ func (x *FlushReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlushReply.ProtoReflect.Descriptor instead.
 func (*FlushReply) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{22}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *FlushReply) GetDurableNextSeq() int64 {
@@ -1407,7 +1487,7 @@ type StatRequest struct {
 
 func (x *StatRequest) Reset() {
 	*x = StatRequest{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[23]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1419,7 +1499,7 @@ func (x *StatRequest) String() string {
 func (*StatRequest) ProtoMessage() {}
 
 func (x *StatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[23]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1432,7 +1512,7 @@ func (x *StatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatRequest.ProtoReflect.Descriptor instead.
 func (*StatRequest) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{23}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *StatRequest) GetId() string {
@@ -1456,7 +1536,7 @@ type StatReply struct {
 
 func (x *StatReply) Reset() {
 	*x = StatReply{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[24]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1468,7 +1548,7 @@ func (x *StatReply) String() string {
 func (*StatReply) ProtoMessage() {}
 
 func (x *StatReply) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[24]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1481,7 +1561,7 @@ func (x *StatReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatReply.ProtoReflect.Descriptor instead.
 func (*StatReply) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{24}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *StatReply) GetHeader() []byte {
@@ -1534,7 +1614,7 @@ type ListRequest struct {
 
 func (x *ListRequest) Reset() {
 	*x = ListRequest{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[25]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1546,7 +1626,7 @@ func (x *ListRequest) String() string {
 func (*ListRequest) ProtoMessage() {}
 
 func (x *ListRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[25]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1559,7 +1639,7 @@ func (x *ListRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRequest.ProtoReflect.Descriptor instead.
 func (*ListRequest) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{25}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{27}
 }
 
 type ListEntry struct {
@@ -1576,7 +1656,7 @@ type ListEntry struct {
 
 func (x *ListEntry) Reset() {
 	*x = ListEntry{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[26]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1588,7 +1668,7 @@ func (x *ListEntry) String() string {
 func (*ListEntry) ProtoMessage() {}
 
 func (x *ListEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[26]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1601,7 +1681,7 @@ func (x *ListEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEntry.ProtoReflect.Descriptor instead.
 func (*ListEntry) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{26}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ListEntry) GetId() string {
@@ -1655,7 +1735,7 @@ type ReadDamagedRequest struct {
 
 func (x *ReadDamagedRequest) Reset() {
 	*x = ReadDamagedRequest{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[27]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1667,7 +1747,7 @@ func (x *ReadDamagedRequest) String() string {
 func (*ReadDamagedRequest) ProtoMessage() {}
 
 func (x *ReadDamagedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[27]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1680,7 +1760,7 @@ func (x *ReadDamagedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadDamagedRequest.ProtoReflect.Descriptor instead.
 func (*ReadDamagedRequest) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{27}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ReadDamagedRequest) GetId() string {
@@ -1706,7 +1786,7 @@ type DamagedPart struct {
 
 func (x *DamagedPart) Reset() {
 	*x = DamagedPart{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[28]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1718,7 +1798,7 @@ func (x *DamagedPart) String() string {
 func (*DamagedPart) ProtoMessage() {}
 
 func (x *DamagedPart) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[28]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1731,7 +1811,7 @@ func (x *DamagedPart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DamagedPart.ProtoReflect.Descriptor instead.
 func (*DamagedPart) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{28}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *DamagedPart) GetPart() isDamagedPart_Part {
@@ -1807,7 +1887,7 @@ type DamagedSummary struct {
 
 func (x *DamagedSummary) Reset() {
 	*x = DamagedSummary{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[29]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1819,7 +1899,7 @@ func (x *DamagedSummary) String() string {
 func (*DamagedSummary) ProtoMessage() {}
 
 func (x *DamagedSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[29]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1832,7 +1912,7 @@ func (x *DamagedSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DamagedSummary.ProtoReflect.Descriptor instead.
 func (*DamagedSummary) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{29}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *DamagedSummary) GetHeader() []byte {
@@ -1895,7 +1975,7 @@ type ImportRequest struct {
 
 func (x *ImportRequest) Reset() {
 	*x = ImportRequest{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[30]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1907,7 +1987,7 @@ func (x *ImportRequest) String() string {
 func (*ImportRequest) ProtoMessage() {}
 
 func (x *ImportRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[30]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1920,7 +2000,7 @@ func (x *ImportRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportRequest.ProtoReflect.Descriptor instead.
 func (*ImportRequest) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{30}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ImportRequest) GetHeader() []byte {
@@ -1955,7 +2035,7 @@ type CopyPrefixRequest struct {
 
 func (x *CopyPrefixRequest) Reset() {
 	*x = CopyPrefixRequest{}
-	mi := &file_logbook_v1_persistence_proto_msgTypes[31]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1967,7 +2047,7 @@ func (x *CopyPrefixRequest) String() string {
 func (*CopyPrefixRequest) ProtoMessage() {}
 
 func (x *CopyPrefixRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_logbook_v1_persistence_proto_msgTypes[31]
+	mi := &file_logbook_v1_persistence_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1980,7 +2060,7 @@ func (x *CopyPrefixRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CopyPrefixRequest.ProtoReflect.Descriptor instead.
 func (*CopyPrefixRequest) Descriptor() ([]byte, []int) {
-	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{31}
+	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *CopyPrefixRequest) GetSourceId() string {
@@ -2009,7 +2089,10 @@ var File_logbook_v1_persistence_proto protoreflect.FileDescriptor
 const file_logbook_v1_persistence_proto_rawDesc = "" +
 	"\n" +
 	"\x1clogbook/v1/persistence.proto\x12\n" +
-	"logbook.v1\x1a\x15logbook/v1/info.proto\"Z\n" +
+	"logbook.v1\x1a\x15logbook/v1/info.proto\"\x10\n" +
+	"\x0eTenantsRequest\"\"\n" +
+	"\fTenantsReply\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"Z\n" +
 	"\vFramesChunk\x12/\n" +
 	"\x06frames\x18\x01 \x03(\v2\x17.logbook.v1.StoredFrameR\x06frames\x12\x1a\n" +
 	"\bunframed\x18\x02 \x01(\bR\bunframed\"y\n" +
@@ -2152,7 +2235,7 @@ const file_logbook_v1_persistence_proto_rawDesc = "" +
 	"\x06Access\x12\x16\n" +
 	"\x12ACCESS_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vACCESS_READ\x10\x01\x12\x10\n" +
-	"\fACCESS_WRITE\x10\x022\x82\n" +
+	"\fACCESS_WRITE\x10\x022\xc5\n" +
 	"\n" +
 	"\vPersistence\x12B\n" +
 	"\bDescribe\x12\x1b.logbook.v1.DescribeRequest\x1a\x19.logbook.v1.DescribeReply\x12<\n" +
@@ -2176,7 +2259,8 @@ const file_logbook_v1_persistence_proto_rawDesc = "" +
 	"\x06Delete\x12\x19.logbook.v1.DeleteRequest\x1a\x17.logbook.v1.AuditRecord\x12?\n" +
 	"\aSetHold\x12\x1a.logbook.v1.SetHoldRequest\x1a\x18.logbook.v1.SetHoldReply\x126\n" +
 	"\x04Held\x12\x17.logbook.v1.StatRequest\x1a\x15.logbook.v1.HeldReply\x12<\n" +
-	"\x05Audit\x12\x18.logbook.v1.AuditRequest\x1a\x17.logbook.v1.AuditRecord0\x01BAZ?github.com/seed-e5e476df/logbook/sdk/proto/logbook/v1;logbookv1b\x06proto3"
+	"\x05Audit\x12\x18.logbook.v1.AuditRequest\x1a\x17.logbook.v1.AuditRecord0\x01\x12A\n" +
+	"\aTenants\x12\x1a.logbook.v1.TenantsRequest\x1a\x18.logbook.v1.TenantsReply0\x01BAZ?github.com/seed-e5e476df/logbook/sdk/proto/logbook/v1;logbookv1b\x06proto3"
 
 var (
 	file_logbook_v1_persistence_proto_rawDescOnce sync.Once
@@ -2191,93 +2275,97 @@ func file_logbook_v1_persistence_proto_rawDescGZIP() []byte {
 }
 
 var file_logbook_v1_persistence_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_logbook_v1_persistence_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
+var file_logbook_v1_persistence_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
 var file_logbook_v1_persistence_proto_goTypes = []any{
 	(Access)(0),                    // 0: logbook.v1.Access
-	(*FramesChunk)(nil),            // 1: logbook.v1.FramesChunk
-	(*StoredFrame)(nil),            // 2: logbook.v1.StoredFrame
-	(*DeleteRequest)(nil),          // 3: logbook.v1.DeleteRequest
-	(*SetHoldRequest)(nil),         // 4: logbook.v1.SetHoldRequest
-	(*SetHoldReply)(nil),           // 5: logbook.v1.SetHoldReply
-	(*HeldReply)(nil),              // 6: logbook.v1.HeldReply
-	(*AuditRequest)(nil),           // 7: logbook.v1.AuditRequest
-	(*AuditRecord)(nil),            // 8: logbook.v1.AuditRecord
-	(*WatchRequest)(nil),           // 9: logbook.v1.WatchRequest
-	(*WatchReply)(nil),             // 10: logbook.v1.WatchReply
-	(*WriteCheckpointRequest)(nil), // 11: logbook.v1.WriteCheckpointRequest
-	(*CheckpointReply)(nil),        // 12: logbook.v1.CheckpointReply
-	(*DescribeRequest)(nil),        // 13: logbook.v1.DescribeRequest
-	(*DescribeReply)(nil),          // 14: logbook.v1.DescribeReply
-	(*CreateRequest)(nil),          // 15: logbook.v1.CreateRequest
-	(*OpenRequest)(nil),            // 16: logbook.v1.OpenRequest
-	(*HandleReply)(nil),            // 17: logbook.v1.HandleReply
-	(*AppendRequest)(nil),          // 18: logbook.v1.AppendRequest
-	(*AppendReply)(nil),            // 19: logbook.v1.AppendReply
-	(*ReadRequest)(nil),            // 20: logbook.v1.ReadRequest
-	(*ReadChunk)(nil),              // 21: logbook.v1.ReadChunk
-	(*HandleRequest)(nil),          // 22: logbook.v1.HandleRequest
-	(*FlushReply)(nil),             // 23: logbook.v1.FlushReply
-	(*StatRequest)(nil),            // 24: logbook.v1.StatRequest
-	(*StatReply)(nil),              // 25: logbook.v1.StatReply
-	(*ListRequest)(nil),            // 26: logbook.v1.ListRequest
-	(*ListEntry)(nil),              // 27: logbook.v1.ListEntry
-	(*ReadDamagedRequest)(nil),     // 28: logbook.v1.ReadDamagedRequest
-	(*DamagedPart)(nil),            // 29: logbook.v1.DamagedPart
-	(*DamagedSummary)(nil),         // 30: logbook.v1.DamagedSummary
-	(*ImportRequest)(nil),          // 31: logbook.v1.ImportRequest
-	(*CopyPrefixRequest)(nil),      // 32: logbook.v1.CopyPrefixRequest
-	(*PluginError)(nil),            // 33: logbook.v1.PluginError
-	(*Empty)(nil),                  // 34: logbook.v1.Empty
+	(*TenantsRequest)(nil),         // 1: logbook.v1.TenantsRequest
+	(*TenantsReply)(nil),           // 2: logbook.v1.TenantsReply
+	(*FramesChunk)(nil),            // 3: logbook.v1.FramesChunk
+	(*StoredFrame)(nil),            // 4: logbook.v1.StoredFrame
+	(*DeleteRequest)(nil),          // 5: logbook.v1.DeleteRequest
+	(*SetHoldRequest)(nil),         // 6: logbook.v1.SetHoldRequest
+	(*SetHoldReply)(nil),           // 7: logbook.v1.SetHoldReply
+	(*HeldReply)(nil),              // 8: logbook.v1.HeldReply
+	(*AuditRequest)(nil),           // 9: logbook.v1.AuditRequest
+	(*AuditRecord)(nil),            // 10: logbook.v1.AuditRecord
+	(*WatchRequest)(nil),           // 11: logbook.v1.WatchRequest
+	(*WatchReply)(nil),             // 12: logbook.v1.WatchReply
+	(*WriteCheckpointRequest)(nil), // 13: logbook.v1.WriteCheckpointRequest
+	(*CheckpointReply)(nil),        // 14: logbook.v1.CheckpointReply
+	(*DescribeRequest)(nil),        // 15: logbook.v1.DescribeRequest
+	(*DescribeReply)(nil),          // 16: logbook.v1.DescribeReply
+	(*CreateRequest)(nil),          // 17: logbook.v1.CreateRequest
+	(*OpenRequest)(nil),            // 18: logbook.v1.OpenRequest
+	(*HandleReply)(nil),            // 19: logbook.v1.HandleReply
+	(*AppendRequest)(nil),          // 20: logbook.v1.AppendRequest
+	(*AppendReply)(nil),            // 21: logbook.v1.AppendReply
+	(*ReadRequest)(nil),            // 22: logbook.v1.ReadRequest
+	(*ReadChunk)(nil),              // 23: logbook.v1.ReadChunk
+	(*HandleRequest)(nil),          // 24: logbook.v1.HandleRequest
+	(*FlushReply)(nil),             // 25: logbook.v1.FlushReply
+	(*StatRequest)(nil),            // 26: logbook.v1.StatRequest
+	(*StatReply)(nil),              // 27: logbook.v1.StatReply
+	(*ListRequest)(nil),            // 28: logbook.v1.ListRequest
+	(*ListEntry)(nil),              // 29: logbook.v1.ListEntry
+	(*ReadDamagedRequest)(nil),     // 30: logbook.v1.ReadDamagedRequest
+	(*DamagedPart)(nil),            // 31: logbook.v1.DamagedPart
+	(*DamagedSummary)(nil),         // 32: logbook.v1.DamagedSummary
+	(*ImportRequest)(nil),          // 33: logbook.v1.ImportRequest
+	(*CopyPrefixRequest)(nil),      // 34: logbook.v1.CopyPrefixRequest
+	(*PluginError)(nil),            // 35: logbook.v1.PluginError
+	(*Empty)(nil),                  // 36: logbook.v1.Empty
 }
 var file_logbook_v1_persistence_proto_depIdxs = []int32{
-	2,  // 0: logbook.v1.FramesChunk.frames:type_name -> logbook.v1.StoredFrame
-	8,  // 1: logbook.v1.SetHoldReply.record:type_name -> logbook.v1.AuditRecord
+	4,  // 0: logbook.v1.FramesChunk.frames:type_name -> logbook.v1.StoredFrame
+	10, // 1: logbook.v1.SetHoldReply.record:type_name -> logbook.v1.AuditRecord
 	0,  // 2: logbook.v1.OpenRequest.access:type_name -> logbook.v1.Access
-	33, // 3: logbook.v1.ListEntry.error:type_name -> logbook.v1.PluginError
-	21, // 4: logbook.v1.DamagedPart.events:type_name -> logbook.v1.ReadChunk
-	30, // 5: logbook.v1.DamagedPart.summary:type_name -> logbook.v1.DamagedSummary
-	13, // 6: logbook.v1.Persistence.Describe:input_type -> logbook.v1.DescribeRequest
-	15, // 7: logbook.v1.Persistence.Create:input_type -> logbook.v1.CreateRequest
-	16, // 8: logbook.v1.Persistence.Open:input_type -> logbook.v1.OpenRequest
-	18, // 9: logbook.v1.Persistence.Append:input_type -> logbook.v1.AppendRequest
-	20, // 10: logbook.v1.Persistence.Read:input_type -> logbook.v1.ReadRequest
-	22, // 11: logbook.v1.Persistence.Flush:input_type -> logbook.v1.HandleRequest
-	22, // 12: logbook.v1.Persistence.Close:input_type -> logbook.v1.HandleRequest
-	24, // 13: logbook.v1.Persistence.Stat:input_type -> logbook.v1.StatRequest
-	26, // 14: logbook.v1.Persistence.List:input_type -> logbook.v1.ListRequest
-	28, // 15: logbook.v1.Persistence.ReadDamaged:input_type -> logbook.v1.ReadDamagedRequest
-	32, // 16: logbook.v1.Persistence.CopyPrefix:input_type -> logbook.v1.CopyPrefixRequest
-	31, // 17: logbook.v1.Persistence.Import:input_type -> logbook.v1.ImportRequest
-	11, // 18: logbook.v1.Persistence.WriteCheckpoint:input_type -> logbook.v1.WriteCheckpointRequest
-	22, // 19: logbook.v1.Persistence.ReadCheckpoint:input_type -> logbook.v1.HandleRequest
-	9,  // 20: logbook.v1.Persistence.Watch:input_type -> logbook.v1.WatchRequest
-	20, // 21: logbook.v1.Persistence.ReadFrames:input_type -> logbook.v1.ReadRequest
-	3,  // 22: logbook.v1.Persistence.Delete:input_type -> logbook.v1.DeleteRequest
-	4,  // 23: logbook.v1.Persistence.SetHold:input_type -> logbook.v1.SetHoldRequest
-	24, // 24: logbook.v1.Persistence.Held:input_type -> logbook.v1.StatRequest
-	7,  // 25: logbook.v1.Persistence.Audit:input_type -> logbook.v1.AuditRequest
-	14, // 26: logbook.v1.Persistence.Describe:output_type -> logbook.v1.DescribeReply
-	17, // 27: logbook.v1.Persistence.Create:output_type -> logbook.v1.HandleReply
-	17, // 28: logbook.v1.Persistence.Open:output_type -> logbook.v1.HandleReply
-	19, // 29: logbook.v1.Persistence.Append:output_type -> logbook.v1.AppendReply
-	21, // 30: logbook.v1.Persistence.Read:output_type -> logbook.v1.ReadChunk
-	23, // 31: logbook.v1.Persistence.Flush:output_type -> logbook.v1.FlushReply
-	34, // 32: logbook.v1.Persistence.Close:output_type -> logbook.v1.Empty
-	25, // 33: logbook.v1.Persistence.Stat:output_type -> logbook.v1.StatReply
-	27, // 34: logbook.v1.Persistence.List:output_type -> logbook.v1.ListEntry
-	29, // 35: logbook.v1.Persistence.ReadDamaged:output_type -> logbook.v1.DamagedPart
-	17, // 36: logbook.v1.Persistence.CopyPrefix:output_type -> logbook.v1.HandleReply
-	17, // 37: logbook.v1.Persistence.Import:output_type -> logbook.v1.HandleReply
-	34, // 38: logbook.v1.Persistence.WriteCheckpoint:output_type -> logbook.v1.Empty
-	12, // 39: logbook.v1.Persistence.ReadCheckpoint:output_type -> logbook.v1.CheckpointReply
-	10, // 40: logbook.v1.Persistence.Watch:output_type -> logbook.v1.WatchReply
-	1,  // 41: logbook.v1.Persistence.ReadFrames:output_type -> logbook.v1.FramesChunk
-	8,  // 42: logbook.v1.Persistence.Delete:output_type -> logbook.v1.AuditRecord
-	5,  // 43: logbook.v1.Persistence.SetHold:output_type -> logbook.v1.SetHoldReply
-	6,  // 44: logbook.v1.Persistence.Held:output_type -> logbook.v1.HeldReply
-	8,  // 45: logbook.v1.Persistence.Audit:output_type -> logbook.v1.AuditRecord
-	26, // [26:46] is the sub-list for method output_type
-	6,  // [6:26] is the sub-list for method input_type
+	35, // 3: logbook.v1.ListEntry.error:type_name -> logbook.v1.PluginError
+	23, // 4: logbook.v1.DamagedPart.events:type_name -> logbook.v1.ReadChunk
+	32, // 5: logbook.v1.DamagedPart.summary:type_name -> logbook.v1.DamagedSummary
+	15, // 6: logbook.v1.Persistence.Describe:input_type -> logbook.v1.DescribeRequest
+	17, // 7: logbook.v1.Persistence.Create:input_type -> logbook.v1.CreateRequest
+	18, // 8: logbook.v1.Persistence.Open:input_type -> logbook.v1.OpenRequest
+	20, // 9: logbook.v1.Persistence.Append:input_type -> logbook.v1.AppendRequest
+	22, // 10: logbook.v1.Persistence.Read:input_type -> logbook.v1.ReadRequest
+	24, // 11: logbook.v1.Persistence.Flush:input_type -> logbook.v1.HandleRequest
+	24, // 12: logbook.v1.Persistence.Close:input_type -> logbook.v1.HandleRequest
+	26, // 13: logbook.v1.Persistence.Stat:input_type -> logbook.v1.StatRequest
+	28, // 14: logbook.v1.Persistence.List:input_type -> logbook.v1.ListRequest
+	30, // 15: logbook.v1.Persistence.ReadDamaged:input_type -> logbook.v1.ReadDamagedRequest
+	34, // 16: logbook.v1.Persistence.CopyPrefix:input_type -> logbook.v1.CopyPrefixRequest
+	33, // 17: logbook.v1.Persistence.Import:input_type -> logbook.v1.ImportRequest
+	13, // 18: logbook.v1.Persistence.WriteCheckpoint:input_type -> logbook.v1.WriteCheckpointRequest
+	24, // 19: logbook.v1.Persistence.ReadCheckpoint:input_type -> logbook.v1.HandleRequest
+	11, // 20: logbook.v1.Persistence.Watch:input_type -> logbook.v1.WatchRequest
+	22, // 21: logbook.v1.Persistence.ReadFrames:input_type -> logbook.v1.ReadRequest
+	5,  // 22: logbook.v1.Persistence.Delete:input_type -> logbook.v1.DeleteRequest
+	6,  // 23: logbook.v1.Persistence.SetHold:input_type -> logbook.v1.SetHoldRequest
+	26, // 24: logbook.v1.Persistence.Held:input_type -> logbook.v1.StatRequest
+	9,  // 25: logbook.v1.Persistence.Audit:input_type -> logbook.v1.AuditRequest
+	1,  // 26: logbook.v1.Persistence.Tenants:input_type -> logbook.v1.TenantsRequest
+	16, // 27: logbook.v1.Persistence.Describe:output_type -> logbook.v1.DescribeReply
+	19, // 28: logbook.v1.Persistence.Create:output_type -> logbook.v1.HandleReply
+	19, // 29: logbook.v1.Persistence.Open:output_type -> logbook.v1.HandleReply
+	21, // 30: logbook.v1.Persistence.Append:output_type -> logbook.v1.AppendReply
+	23, // 31: logbook.v1.Persistence.Read:output_type -> logbook.v1.ReadChunk
+	25, // 32: logbook.v1.Persistence.Flush:output_type -> logbook.v1.FlushReply
+	36, // 33: logbook.v1.Persistence.Close:output_type -> logbook.v1.Empty
+	27, // 34: logbook.v1.Persistence.Stat:output_type -> logbook.v1.StatReply
+	29, // 35: logbook.v1.Persistence.List:output_type -> logbook.v1.ListEntry
+	31, // 36: logbook.v1.Persistence.ReadDamaged:output_type -> logbook.v1.DamagedPart
+	19, // 37: logbook.v1.Persistence.CopyPrefix:output_type -> logbook.v1.HandleReply
+	19, // 38: logbook.v1.Persistence.Import:output_type -> logbook.v1.HandleReply
+	36, // 39: logbook.v1.Persistence.WriteCheckpoint:output_type -> logbook.v1.Empty
+	14, // 40: logbook.v1.Persistence.ReadCheckpoint:output_type -> logbook.v1.CheckpointReply
+	12, // 41: logbook.v1.Persistence.Watch:output_type -> logbook.v1.WatchReply
+	3,  // 42: logbook.v1.Persistence.ReadFrames:output_type -> logbook.v1.FramesChunk
+	10, // 43: logbook.v1.Persistence.Delete:output_type -> logbook.v1.AuditRecord
+	7,  // 44: logbook.v1.Persistence.SetHold:output_type -> logbook.v1.SetHoldReply
+	8,  // 45: logbook.v1.Persistence.Held:output_type -> logbook.v1.HeldReply
+	10, // 46: logbook.v1.Persistence.Audit:output_type -> logbook.v1.AuditRecord
+	2,  // 47: logbook.v1.Persistence.Tenants:output_type -> logbook.v1.TenantsReply
+	27, // [27:48] is the sub-list for method output_type
+	6,  // [6:27] is the sub-list for method input_type
 	6,  // [6:6] is the sub-list for extension type_name
 	6,  // [6:6] is the sub-list for extension extendee
 	0,  // [0:6] is the sub-list for field type_name
@@ -2289,9 +2377,9 @@ func file_logbook_v1_persistence_proto_init() {
 		return
 	}
 	file_logbook_v1_info_proto_init()
-	file_logbook_v1_persistence_proto_msgTypes[24].OneofWrappers = []any{}
 	file_logbook_v1_persistence_proto_msgTypes[26].OneofWrappers = []any{}
-	file_logbook_v1_persistence_proto_msgTypes[28].OneofWrappers = []any{
+	file_logbook_v1_persistence_proto_msgTypes[28].OneofWrappers = []any{}
+	file_logbook_v1_persistence_proto_msgTypes[30].OneofWrappers = []any{
 		(*DamagedPart_Events)(nil),
 		(*DamagedPart_Tail)(nil),
 		(*DamagedPart_Summary)(nil),
@@ -2302,7 +2390,7 @@ func file_logbook_v1_persistence_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_logbook_v1_persistence_proto_rawDesc), len(file_logbook_v1_persistence_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   32,
+			NumMessages:   34,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

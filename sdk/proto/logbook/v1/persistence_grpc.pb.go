@@ -39,6 +39,7 @@ const (
 	Persistence_SetHold_FullMethodName         = "/logbook.v1.Persistence/SetHold"
 	Persistence_Held_FullMethodName            = "/logbook.v1.Persistence/Held"
 	Persistence_Audit_FullMethodName           = "/logbook.v1.Persistence/Audit"
+	Persistence_Tenants_FullMethodName         = "/logbook.v1.Persistence/Tenants"
 )
 
 // PersistenceClient is the client API for Persistence service.
@@ -121,6 +122,15 @@ type PersistenceClient interface {
 	SetHold(ctx context.Context, in *SetHoldRequest, opts ...grpc.CallOption) (*SetHoldReply, error)
 	Held(ctx context.Context, in *StatRequest, opts ...grpc.CallOption) (*HeldReply, error)
 	Audit(ctx context.Context, in *AuditRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[AuditRecord], error)
+	// Tenants streams the name of every named tenant holding at least one
+	// stored session, ascending, one per reply (the implicit tenant is never
+	// named). Every other call is scoped to one tenant by the request
+	// metadata "logbook-tenant: <name>" (absent: the implicit tenant), and a
+	// handle is valid only under the tenant it was opened under. Only a
+	// plugin that declares the capability "tenants" in GetInfo is asked; one
+	// without it answers UNIMPLEMENTED, and USAGE to any call carrying the
+	// metadata.
+	Tenants(ctx context.Context, in *TenantsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[TenantsReply], error)
 }
 
 type persistenceClient struct {
@@ -391,6 +401,25 @@ func (c *persistenceClient) Audit(ctx context.Context, in *AuditRequest, opts ..
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Persistence_AuditClient = grpc.ServerStreamingClient[AuditRecord]
 
+func (c *persistenceClient) Tenants(ctx context.Context, in *TenantsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[TenantsReply], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Persistence_ServiceDesc.Streams[8], Persistence_Tenants_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[TenantsRequest, TenantsReply]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Persistence_TenantsClient = grpc.ServerStreamingClient[TenantsReply]
+
 // PersistenceServer is the server API for Persistence service.
 // All implementations must embed UnimplementedPersistenceServer
 // for forward compatibility.
@@ -471,6 +500,15 @@ type PersistenceServer interface {
 	SetHold(context.Context, *SetHoldRequest) (*SetHoldReply, error)
 	Held(context.Context, *StatRequest) (*HeldReply, error)
 	Audit(*AuditRequest, grpc.ServerStreamingServer[AuditRecord]) error
+	// Tenants streams the name of every named tenant holding at least one
+	// stored session, ascending, one per reply (the implicit tenant is never
+	// named). Every other call is scoped to one tenant by the request
+	// metadata "logbook-tenant: <name>" (absent: the implicit tenant), and a
+	// handle is valid only under the tenant it was opened under. Only a
+	// plugin that declares the capability "tenants" in GetInfo is asked; one
+	// without it answers UNIMPLEMENTED, and USAGE to any call carrying the
+	// metadata.
+	Tenants(*TenantsRequest, grpc.ServerStreamingServer[TenantsReply]) error
 	mustEmbedUnimplementedPersistenceServer()
 }
 
@@ -540,6 +578,9 @@ func (UnimplementedPersistenceServer) Held(context.Context, *StatRequest) (*Held
 }
 func (UnimplementedPersistenceServer) Audit(*AuditRequest, grpc.ServerStreamingServer[AuditRecord]) error {
 	return status.Error(codes.Unimplemented, "method Audit not implemented")
+}
+func (UnimplementedPersistenceServer) Tenants(*TenantsRequest, grpc.ServerStreamingServer[TenantsReply]) error {
+	return status.Error(codes.Unimplemented, "method Tenants not implemented")
 }
 func (UnimplementedPersistenceServer) mustEmbedUnimplementedPersistenceServer() {}
 func (UnimplementedPersistenceServer) testEmbeddedByValue()                     {}
@@ -858,6 +899,17 @@ func _Persistence_Audit_Handler(srv interface{}, stream grpc.ServerStream) error
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Persistence_AuditServer = grpc.ServerStreamingServer[AuditRecord]
 
+func _Persistence_Tenants_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(TenantsRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(PersistenceServer).Tenants(m, &grpc.GenericServerStream[TenantsRequest, TenantsReply]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Persistence_TenantsServer = grpc.ServerStreamingServer[TenantsReply]
+
 // Persistence_ServiceDesc is the grpc.ServiceDesc for Persistence service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -954,6 +1006,11 @@ var Persistence_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "Audit",
 			Handler:       _Persistence_Audit_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "Tenants",
+			Handler:       _Persistence_Tenants_Handler,
 			ServerStreams: true,
 		},
 	},
