@@ -32,7 +32,7 @@ func (b *Backend) create(ctx context.Context, h sdk.Header, hidden bool) (sdk.Op
 	if err := handles.Ended(ctx, op, "create"); err != nil {
 		return sdk.Opened{}, err
 	}
-	if err := b.checkTenant(h); err != nil {
+	if err := handles.CheckTenant(op, h, b.tenant); err != nil {
 		return sdk.Opened{}, err
 	}
 	cfg, err := b.config()

@@ -7,11 +7,11 @@ import (
 	"io"
 	"runtime"
 	"slices"
-	"strconv"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/envelope"
+	"github.com/seed-e5e476df/logbook/sdk/handles"
 	"github.com/seed-e5e476df/logbook/sdk/headerjson"
 	"github.com/seed-e5e476df/logbook/sdk/jsonv"
 )
@@ -509,10 +509,10 @@ func (c *checker) header(data []byte, zst bool, id, path string) (sdk.Header, in
 		return sdk.Header{}, 0, st, e
 	}
 	h, err := headerjson.Decode(line, id, path)
-	if err == nil && h.Tenant != c.tenant {
-		err = corruptAt(id, path, fmt.Sprintf("the header names tenant %s but the log is stored in the directory of tenant %s; a session belongs to the tenant whose directory holds it (docs/storage.md, \"Tenants\"): move the session directory back to %s",
-			strconv.Quote(sdk.TenantName(h.Tenant)), strconv.Quote(sdk.TenantName(c.tenant)), tenantDirOf(h.Tenant)))
-		h = sdk.Header{}
+	if err == nil {
+		if err = handles.StoredTenant(op, h, c.tenant, path); err != nil {
+			h = sdk.Header{}
+		}
 	}
 	return h, n, st, err
 }

@@ -51,15 +51,6 @@ func tenantRoot(root, tenant string) string {
 	return filepath.Join(root, tenantsDir, tenant)
 }
 
-// tenantDirOf names, for messages, where the sessions of the tenant whose
-// Header.Tenant is tenant live.
-func tenantDirOf(tenant string) string {
-	if tenant == "" {
-		return "the root"
-	}
-	return filepath.Join(tenantsDir, tenant) + " under the root"
-}
-
 var _ sdk.Tenancy = (*Backend)(nil)
 
 // Tenant implements sdk.Tenancy: the view of the named tenant name, a
@@ -157,18 +148,6 @@ func (b *Backend) holdsSession(dir string, cfg Config) (bool, error) {
 		}
 	}
 	return false, nil
-}
-
-// checkTenant refuses a header given to this view's Create, CopyPrefix or
-// Import that names another tenant than the view's (USAGE).
-func (b *Backend) checkTenant(h sdk.Header) error {
-	if h.Tenant == b.tenant {
-		return nil
-	}
-	e := sdk.Errorf(sdk.CodeUsage, op, "the header names tenant %s but this is the view of tenant %s: create a session through its tenant's view, with Header.Tenant = sdk.HeaderTenant(tenant)",
-		strconv.Quote(sdk.TenantName(h.Tenant)), strconv.Quote(sdk.TenantName(b.tenant)))
-	e.SessionID = h.ID
-	return e
 }
 
 // syncTenantDir makes the directory of this view's named tenant, whose
