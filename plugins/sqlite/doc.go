@@ -7,14 +7,18 @@
 // # On-disk format
 //
 // The database is identified by PRAGMA application_id = 1280264002
-// (0x4C4F4742, "LOGB") and PRAGMA user_version = 3, and holds exactly the
+// (0x4C4F4742, "LOGB") and PRAGMA user_version = 4, and holds exactly the
 // schema of docs/storage.md:
 //
 //	store_state(singleton = 1, store_id)          one row; store_id is a random UUID
-//	sessions(id, format_version, created_at, header, next_seq, incarnation, revision)
-//	events(session_id, seq, type, time, data, surface_op, source_event_seqs, ignorable, operation)
-//	audit(id, time_us, op, session_id, events, digest, reason, actor)   the audit log (version 2)
-//	holds(session_id)                             sessions under a legal hold (version 2)
+//	sessions(tenant, id, format_version, created_at, header, next_seq, incarnation, revision)
+//	events(tenant, session_id, seq, type, time, data, surface_op, source_event_seqs, ignorable, operation)
+//	audit(id, tenant, time_us, op, session_id, events, digest, reason, actor)   the audit log (version 2)
+//	holds(tenant, session_id)                     sessions under a legal hold (version 2)
+//
+// tenant (version 4) is '' for the implicit tenant and the tenant's name
+// otherwise, first in every key: a Backend is one tenant's view, and
+// Tenant returns the others' (sdk.Tenancy; space.go).
 //
 // All tables are STRICT. A session row holds the canonical header
 // JSON (sdk/headerjson, the JSONL header line), its logbook format version
@@ -37,6 +41,7 @@
 //
 //	<path>.locks/<enc(id)>.lock               flock target of the write claim (0700 dir, 0600 files, never deleted)
 //	<path>.torn/<enc(id)>.<epoch ms>.jsonl    rows a write open cut (0700 dir, 0600 files)
+//	<path>.locks/<tenant>/, <path>.torn/<tenant>/   the same for a named tenant's sessions
 //
 // enc(id) is the file-name encoding of docs/storage.md; a torn-row file's
 // name is shortened with a hash when it would pass 255 bytes
@@ -56,8 +61,9 @@
 // FULL, each read back. Inside BEGIN IMMEDIATE a pristine database
 // (application_id 0, user_version 0, no schema objects) gets the schema, a
 // store id and its identity pragmas; any other database must have
-// application_id 1280264002, user_version 3 (or 1 or 2, which get the
-// tables and columns of the later versions in that transaction) and
+// application_id 1280264002, user_version 4 (or 1, 2 or 3, migrated in
+// that transaction: the tables and columns of versions 2 and 3, then the
+// tables keyed by session rebuilt with their tenant column) and
 // schema objects equal to the
 // reference DDL (compared after normalizing whitespace, comments and case;
 // SQLite's statistics tables are ignored), or Open fails with
@@ -75,7 +81,7 @@
 //     both); the rows inserted; next_seq and revision + 1 written; COMMIT.
 //     Any error rolls back, so a rejected batch changes nothing. SQLITE_BUSY
 //     after busy_timeout is BACKEND_BUSY (retryable). Normal appends never
-//     update or delete a row; the (session_id, seq) primary key makes a
+//     update or delete a row; the (tenant, session_id, seq) primary key makes a
 //     second row for a seq impossible, and a row some other writer left
 //     past next_seq is reported as SEQ_CONFLICT.
 //   - Read: rows offset ≤ seq < min(offset+length, end) by seq, in chunks
