@@ -3,9 +3,10 @@ package engine
 import (
 	"context"
 	"errors"
-	"slices"
+	"path/filepath"
 	"sync"
 
+	"github.com/seed-e5e476df/logbook/runtime/internal/compaction"
 	"github.com/seed-e5e476df/logbook/runtime/internal/store"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
@@ -27,12 +28,12 @@ type tenants struct {
 // TENANT_INVALID): for sdk.DefaultTenant the engine Start returned,
 // otherwise one built on the first call and returned by every later one.
 // A tenant's engine shares everything with the default tenant's but the
-// store (and the compactor that flushes through it): the plugin processes,
-// the projections, the summarizer and pruner, the spiller, the observer,
-// and the limits max_live_sessions and max_pending_bytes_total, which
-// count the sessions and queued bytes of every tenant together. Its store
-// runs over each backend's view of the tenant (sdk.Tenancy.Tenant) and
-// gives every session it creates, forks, salvages or imports a
+// store, the compactor that flushes through it and the spiller's directory:
+// the plugin processes, the projections, the summarizer and pruner, the
+// observer, and the limits max_live_sessions and max_pending_bytes_total,
+// which count the sessions and queued bytes of every tenant together. Its
+// store runs over each backend's view of the tenant (sdk.Tenancy.Tenant)
+// and gives every session it creates, forks, salvages or imports a
 // Header.Tenant of name. A backend without the tenants capability makes
 // every tenant but the default CONFIG_INVALID naming its plugin. Tenant
 // may be called on a tenant's engine too, with the same result. After
@@ -73,9 +74,6 @@ func (e *Engine) Tenant(name string) (*Engine, error) {
 func (e *Engine) newTenant(name string) (*Engine, error) {
 	backends := make([]store.Backend, len(e.backends))
 	for i, b := range e.backends {
-		if pl, ok := e.Plugins[b.Name]; ok && !slices.Contains(pl.Info().Capabilities, sdk.CapabilityTenants) {
-			return nil, noTenancy(b.Name, name)
-		}
 		view, err := TenantView(b, name)
 		if err != nil {
 			return nil, err
@@ -91,10 +89,20 @@ func (e *Engine) newTenant(name string) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Engine{Store: st, Host: e.Host, Plugins: e.Plugins, Projections: e.Projections, Spiller: e.Spiller,
+	t := &Engine{Store: st, Host: e.Host, Plugins: e.Plugins, Projections: e.Projections,
 		backends: backends, storeOpts: so, compact: e.compact, cfg: e.cfg, root: e, tenant: name}
 	if e.compact != nil {
 		if t.Compactor, err = e.compact(st); err != nil {
+			return nil, err
+		}
+		// The tenant's spilled tool outputs sit apart from the others':
+		// under <spill_root>/.tenants/<name> (the store names its own
+		// directories session-<hash>, never so).
+		spill := e.cfg.Compaction.Spill
+		if spill.Root != "" {
+			spill.Root = filepath.Join(spill.Root, tenantsDir, name)
+		}
+		if t.Spiller, err = compaction.NewSpiller(spill, so.Logger); err != nil {
 			return nil, err
 		}
 	}
@@ -102,10 +110,10 @@ func (e *Engine) newTenant(name string) (*Engine, error) {
 }
 
 // TenantView returns backend b's view of the named tenant name: the
-// sdk.Tenancy.Tenant of its persistence. A backend that is no Tenancy is
-// CONFIG_INVALID naming its plugin.
+// sdk.Tenancy.Tenant of its persistence (store.TenancyOf). A backend
+// without that capability is CONFIG_INVALID naming its plugin.
 func TenantView(b store.Backend, name string) (sdk.Persistence, error) {
-	ty, ok := b.Persistence.(sdk.Tenancy)
+	ty, ok := store.TenancyOf(b.Persistence)
 	if !ok {
 		return nil, noTenancy(b.Name, name)
 	}
@@ -145,7 +153,7 @@ func (e *Engine) Tenants(ctx context.Context, fn func(name string) error) error 
 	if len(root.backends) == 0 {
 		return nil
 	}
-	ty, ok := root.backends[0].Persistence.(sdk.Tenancy)
+	ty, ok := store.TenancyOf(root.backends[0].Persistence)
 	if !ok {
 		return nil
 	}
@@ -188,9 +196,6 @@ func (e *Engine) Backend(name string) (sdk.Persistence, error) {
 	b := store.Backend{Name: name, Persistence: pl.Persistence()}
 	if e.root == nil {
 		return b.Persistence, nil
-	}
-	if !slices.Contains(pl.Info().Capabilities, sdk.CapabilityTenants) {
-		return nil, noTenancy(name, e.tenant)
 	}
 	return TenantView(b, e.tenant)
 }

@@ -27,7 +27,15 @@ type (
 		SalvageReader() (sdk.SalvageReader, bool)
 	}
 	deleterAccessor interface{ Deleter() (sdk.Deleter, bool) }
+	tenancyAccessor interface{ Tenancy() (sdk.Tenancy, bool) }
 )
+
+// TenancyOf returns p's capability "tenants" (sdk.Tenancy), found as every
+// other capability is: through a plugin proxy's accessor, else by p's own
+// type. The engine builds a named tenant's store over its Tenant views.
+func TenancyOf(p sdk.Persistence) (sdk.Tenancy, bool) {
+	return capability(p, tenancyAccessor.Tenancy)
+}
 
 // capability returns p's capability T: what p's accessor A reports when p
 // has one, else p itself when its type implements T.
