@@ -181,7 +181,7 @@ func TestEveryCommandHasExamples(t *testing.T) {
 			}
 			if strings.TrimSpace(sub.Example) == "" {
 				t.Errorf("'%s' has no Example for its --help", sub.CommandPath())
-			} else if !strings.Contains(sub.Example, "logbook "+sub.Name()) {
+			} else if !strings.Contains(sub.Example, sub.CommandPath()) {
 				t.Errorf("the examples of '%s' never run it: %q", sub.CommandPath(), sub.Example)
 			}
 			walk(sub)

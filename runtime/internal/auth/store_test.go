@@ -13,12 +13,12 @@ import (
 )
 
 // fileConfig is a configuration whose token store is <dir>/tokens.
-func fileConfig(t *testing.T) *config.Config {
+func fileConfig(t testing.TB) *config.Config {
 	t.Helper()
 	return &config.Config{DataDir: t.TempDir()}
 }
 
-func openStore(t *testing.T, cfg *config.Config) *Store {
+func openStore(t testing.TB, cfg *config.Config) *Store {
 	t.Helper()
 	s, err := OpenStore(context.Background(), cfg)
 	if err != nil {
@@ -160,4 +160,3 @@ func TestConcurrentCreatesKeepEveryToken(t *testing.T) {
 		t.Fatalf("List = %d tokens, %v; want %d (a writer lost another's token)", len(list), err, n)
 	}
 }
-
