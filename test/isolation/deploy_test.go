@@ -89,7 +89,9 @@ func deploy(t *testing.T, name string, hosts int, block backendBlock) *deploymen
 	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg := block(t) + fmt.Sprintf("auth {\n  jwt {\n    public_key_file = %s\n    issuer          = %s\n    audience        = %s\n  }\n}\n",
+	// The compaction block makes compact reach the session (without one it
+	// is refused before any lookup, which would prove nothing).
+	cfg := block(t) + "compaction {\n  summarizer = \"compactor-summary\"\n}\n" + fmt.Sprintf("auth {\n  jwt {\n    public_key_file = %s\n    issuer          = %s\n    audience        = %s\n  }\n}\n",
 		strconv.Quote(keyFile), strconv.Quote(jwtIssuer), strconv.Quote(jwtAudience))
 	if err := os.WriteFile(d.config, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
