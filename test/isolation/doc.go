@@ -12,12 +12,23 @@
 //   - a revoked token and an expired JWT get 401 UNAUTHENTICATED.
 //
 // Every route and every method must have a case in the test's tables
-// (routes_test.go, methods_test.go): a route or method added later without
-// one fails TestEveryRouteHasACase or TestEveryMethodHasACase before any
-// server starts, so nothing reaches the API unproven.
+// (routeCases and methodCases, cases_test.go: the role it requires and
+// what of its request the schema cannot give): a route or method added
+// later without one fails TestEveryRouteHasACase or
+// TestEveryMethodHasACase before any server starts, and the walk itself
+// refuses to build a request without one. TestProbesReachTheSession
+// proves, on a serve without credentials, that every request reaches the
+// session it names (an id that exists nowhere gets its case's code, a
+// stored one is found), so the tenant check cannot pass on a request the
+// server refused for its shape.
 //
-// Besides the walk, it checks that lists and search return only the
-// tenant's sessions across pages, that SSE follow (/v1) and Watch-backed
-// Events follow (Connect) deliver only the tenant's events on the other
-// host, and that /metrics names no session and no tenant.
+// Besides the walk, it checks that lists (/v1 page by page, gRPC whole)
+// and `logbook search --tenant` return only the tenant's sessions, that
+// an SSE follower (/v1) and an Events follower (gRPC) on the last host
+// (the second PostgreSQL host, fed through the backend's Watch) of a
+// session id both tenants hold see only their tenant's events, that a
+// revoked token is refused on every host within revocationBound, that
+// /healthz alone is public, that whoami tells each credential its scope,
+// that /metrics names no session and no tenant, and that B's session is
+// unchanged after the walk.
 package isolation
