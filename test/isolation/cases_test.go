@@ -68,7 +68,7 @@ const appendLine = `{"type":"turn/start","data":{"turn":1}}` + "\n"
 // operationId. A route without one fails TestEveryRouteHasACase, so a route
 // added to the API cannot skip the walk.
 var routeCases = map[string]routeCase{
-	"createSession": {Role: roleWrite},
+	"createSession": {Role: roleWrite, CreateMember: "id"},
 	"listSessions":  {Role: roleRead},
 	"getSession":    {Role: roleRead},
 	"deleteSession": {Role: roleAdmin, Query: "reason=isolation"},

@@ -21,6 +21,7 @@ func TestEveryRouteBuilds(t *testing.T) {
 		t.Fatal(err)
 	}
 	const id = "a b/c"
+	creates := 0
 	for _, r := range s.routes {
 		c, err := s.routeCall(r, id)
 		if err != nil {
@@ -33,11 +34,20 @@ func TestEveryRouteBuilds(t *testing.T) {
 		if c.BodyType == "application/json" && !json.Valid(c.Body) {
 			t.Errorf("%s: body %q is not JSON", c.Name, c.Body)
 		}
+		if c.Creates {
+			creates++
+			if !strings.Contains(string(c.Body), `"a b/c"`) {
+				t.Errorf("%s makes a session, but its body %s does not name it", c.Name, c.Body)
+			}
+		}
 		for _, p := range r.Params {
 			if p.In == "query" && p.Required && !strings.Contains(c.Target, p.Name+"=") {
 				t.Errorf("%s: target %s lacks the required %s", c.Name, c.Target, p.Name)
 			}
 		}
+	}
+	if creates != 1 {
+		t.Errorf("%d routes make a session by the id they name, want 1 (createSession)", creates)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -381,9 +382,19 @@ func lineIf(cond bool, line string) string {
 	return ""
 }
 
-// unchanged: after the walk, B's session has what it had, as B sees it.
+// unchanged: after the walk, B's session has what it had, as B sees it,
+// B lists what it listed before, and A lists its own sessions and the
+// twins it made (ids B holds too) besides.
 func (w *world) unchanged(t *testing.T) {
+	wantA := append(ownSessions(tenantA), twinID("v1"), twinID("connect"), twinID("grpc"))
+	slices.Sort(wantA)
 	for i := range w.d.hosts {
+		if got, want := w.pages(t, i, w.d.token(tenantB, roleRead), ""), ownSessions(tenantB); !slices.Equal(got, want) {
+			t.Errorf("host %d: after the walk %s lists %v, want %v", i, tenantB, got, want)
+		}
+		if got := w.pages(t, i, w.d.token(tenantA, roleRead), ""); !slices.Equal(got, wantA) {
+			t.Errorf("host %d: after the walk %s lists %v, want %v", i, tenantA, got, wantA)
+		}
 		body := w.mustV1(t, i, w.d.token(tenantB, roleRead), http.MethodGet, "/v1/sessions/"+theirsID+"/events", "", "", http.StatusOK)
 		if n := bytes.Count(bytes.TrimSpace(body), []byte("\n")) + 1; n != 2 || !bytes.Contains(body, []byte(needle+" of "+theirsID)) {
 			t.Errorf("host %d: B's session after the walk holds %d events:\n%s", i, n, body)
@@ -480,11 +491,14 @@ func (w *world) reflect(t *testing.T, host int, token string) codes.Code {
 		ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+token)
 	}
 	s, err := reflectionpb.NewServerReflectionClient(w.conns[host]).ServerReflectionInfo(ctx)
-	if err == nil {
-		err = s.Send(&reflectionpb.ServerReflectionRequest{MessageRequest: &reflectionpb.ServerReflectionRequest_ListServices{}})
+	if err != nil {
+		return status.Code(err)
 	}
-	if err == nil {
-		_, err = s.Recv()
+	// A Send on a stream the server already ended says io.EOF; the
+	// stream's status comes with the Recv.
+	if err := s.Send(&reflectionpb.ServerReflectionRequest{MessageRequest: &reflectionpb.ServerReflectionRequest_ListServices{}}); err != nil && !errors.Is(err, io.EOF) {
+		return status.Code(err)
 	}
+	_, err = s.Recv()
 	return status.Code(err)
 }

@@ -171,7 +171,8 @@ func (w *world) check(t *testing.T, p probe, host int) {
 				t.Errorf("%s with %s naming tenant %s: %v, want 403 PERMISSION_DENIED", p.name, cred.name, tenantB, a)
 			}
 		case p.creates && cred.name == w.credentials(p.role)[0].name:
-			if a := ask(cred, "", twinID(p.door)); a.Status >= 300 {
+			a := ask(cred, "", twinID(p.door))
+			if a.Status >= 300 {
 				t.Errorf("%s with %s of the id %s B holds: %v, want it made in A", p.name, cred.name, twinID(p.door), a)
 			}
 		}
