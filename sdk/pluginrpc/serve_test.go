@@ -55,6 +55,7 @@ func TestValidate(t *testing.T) {
 		}, "does not implement sdk.RangeSelector"},
 		{"copy-prefix without PrefixCopier", func(c *ServeConfig) { c.Info.Capabilities = []string{sdk.CapabilityCopyPrefix} }, "does not implement sdk.PrefixCopier"},
 		{"read-frames without FrameReader", func(c *ServeConfig) { c.Info.Capabilities = []string{sdk.CapabilityReadFrames} }, "does not implement sdk.FrameReader"},
+		{"tenants without Tenancy", func(c *ServeConfig) { c.Info.Capabilities = []string{sdk.CapabilityTenants} }, "does not implement sdk.Tenancy"},
 		{"RPCMaxBytes too small", func(c *ServeConfig) { c.RPCMaxBytes = 1000 }, "RPCMaxBytes = 1000"},
 		{"RPCMaxBytes negative", func(c *ServeConfig) { c.RPCMaxBytes = -1 }, "RPCMaxBytes = -1"},
 		{"RPCMaxBytes 64 KiB", func(c *ServeConfig) { c.RPCMaxBytes = 64 << 10 }, ""},
