@@ -13,12 +13,13 @@ import (
 
 var _ sdk.Checkpointer = (*Backend)(nil)
 
-// digestSQL is the binding of a checkpoint: SHA-256, computed by the
-// server, over the stored rows of events [0, $2) of session $1 of tenant
-// $3, each as its length (4 bytes) and its bytes, in seq order.
-func (s space) digestSQL() string {
+// digestQuery is the binding of a checkpoint, and its arguments: SHA-256,
+// computed by the server, over the stored rows of events [0, events) of
+// session id of s's tenant, each as its length (4 bytes) and its bytes, in
+// seq order, and the count of those rows.
+func (s space) digestQuery(id string, events int64) (string, []any) {
 	return "SELECT sha256(coalesce(string_agg(int4send(length(envelope)) || envelope, ''::bytea ORDER BY seq), ''::bytea)), count(*) FROM " +
-		s.q() + ".events WHERE tenant = $3 AND session_id = $1 AND seq < $2"
+		s.q() + ".events WHERE tenant = $3 AND session_id = $1 AND seq < $2", []any{id, events, s.tenant}
 }
 
 // WriteCheckpoint implements sdk.Checkpointer: it stores data as the
@@ -56,7 +57,8 @@ func (b *Backend) WriteCheckpoint(ctx context.Context, handle string, events sdk
 	}
 	var digest []byte
 	var n int64
-	if err := tx.QueryRow(ctx, st.digestSQL(), hd.id, int64(events), st.tenant).Scan(&digest, &n); err != nil {
+	q, args := st.digestQuery(hd.id, int64(events))
+	if err := tx.QueryRow(ctx, q, args...).Scan(&digest, &n); err != nil {
 		return st.dbErr(ctx, hd.id, "write checkpoint", err)
 	}
 	if n != int64(events) {
@@ -104,7 +106,8 @@ func (b *Backend) ReadCheckpoint(ctx context.Context, handle string) (sdk.Offset
 	}
 	var got []byte
 	var n int64
-	if err := st.pool.QueryRow(ctx, st.digestSQL(), hd.id, events).Scan(&got, &n); err != nil {
+	q, args := st.digestQuery(hd.id, events)
+	if err := st.pool.QueryRow(ctx, q, args...).Scan(&got, &n); err != nil {
 		return 0, nil, false, st.dbErr(ctx, hd.id, "read checkpoint", err)
 	}
 	if n != events || !bytes.Equal(got, want) {

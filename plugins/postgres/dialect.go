@@ -87,4 +87,3 @@ func (s *store) beginChange(ctx context.Context) (sqlstore.Tx, func() error, fun
 	}
 	return tx{t}, func() error { return t.Commit(ctx) }, func() { t.Rollback(context.Background()) }, nil
 }
-

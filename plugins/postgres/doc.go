@@ -24,7 +24,7 @@
 // Version 2 adds checkpoints(session_id, incarnation, events, digest,
 // data): the host's checkpoint, bound to the session's incarnation and to
 // a SHA-256 the server computes over the covered rows. Version 3 adds
-// audit and holds. Version 4 adds tenant text ('' the implicit tenant) to
+// audit and holds. Version 4 adds tenant text (empty for the implicit tenant) to
 // every table keyed by session, first in its key ((tenant, id), (tenant,
 // session_id, seq), …), and to torn_rows and audit: a Backend is one
 // tenant's view, and Tenant returns the others' (sdk.Tenancy; space.go),

@@ -6,7 +6,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/seed-e5e476df/logbook/plugins/internal/sqlstore"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/handles"
 	"github.com/seed-e5e476df/logbook/sdk/headerjson"
@@ -32,7 +31,7 @@ func (b *Backend) create(ctx context.Context, h sdk.Header, hidden bool) (sdk.Op
 	if err != nil {
 		return sdk.Opened{}, err
 	}
-	if err := sqlstore.CheckHeaderTenant(op, st.tenant, h); err != nil {
+	if err := handles.CheckTenant(op, h, st.tenant); err != nil {
 		return sdk.Opened{}, err
 	}
 	h, hdr, err := handles.CheckCreate(op, h, st.where())

@@ -7,8 +7,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/seed-e5e476df/logbook/plugins/internal/sqlstore"
 	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/handles"
 	"github.com/seed-e5e476df/logbook/sdk/headerjson"
 )
 
@@ -62,7 +62,7 @@ func (s space) header(r sessionRow, id string) (sdk.Header, error) {
 	if err != nil {
 		return sdk.Header{}, err
 	}
-	return h, sqlstore.CheckStoredTenant(op, s.tenant, h, s.where())
+	return h, handles.StoredTenant(op, h, s.tenant, s.where())
 }
 
 func (s *store) rev(r sessionRow) string { return s.revision(r.incarnation, r.revision) }

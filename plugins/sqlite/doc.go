@@ -16,7 +16,7 @@
 //	audit(id, tenant, time_us, op, session_id, events, digest, reason, actor)   the audit log (version 2)
 //	holds(tenant, session_id)                     sessions under a legal hold (version 2)
 //
-// tenant (version 4) is '' for the implicit tenant and the tenant's name
+// tenant (version 4) is empty for the implicit tenant and the tenant's name
 // otherwise, first in every key: a Backend is one tenant's view, and
 // Tenant returns the others' (sdk.Tenancy; space.go).
 //

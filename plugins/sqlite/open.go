@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 
-	"github.com/seed-e5e476df/logbook/plugins/internal/sqlstore"
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/handles"
 )
@@ -30,7 +29,7 @@ func (b *Backend) create(ctx context.Context, h sdk.Header, hidden bool) (sdk.Op
 	if err != nil {
 		return sdk.Opened{}, err
 	}
-	if err := sqlstore.CheckHeaderTenant(op, st.tenant, h); err != nil {
+	if err := handles.CheckTenant(op, h, st.tenant); err != nil {
 		return sdk.Opened{}, err
 	}
 	h, hdr, err := handles.CheckCreate(op, h, st.path)

@@ -5,8 +5,8 @@ import (
 	"database/sql"
 	"strconv"
 
-	"github.com/seed-e5e476df/logbook/plugins/internal/sqlstore"
 	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/handles"
 	"github.com/seed-e5e476df/logbook/sdk/headerjson"
 )
 
@@ -46,5 +46,5 @@ func (s space) header(r sessionRow, id string) (sdk.Header, error) {
 	if err != nil {
 		return sdk.Header{}, err
 	}
-	return h, sqlstore.CheckStoredTenant(op, s.tenant, h, strconv.Quote(s.path))
+	return h, handles.StoredTenant(op, h, s.tenant, strconv.Quote(s.path))
 }

@@ -67,28 +67,6 @@ func (vs *Views[V]) All() []V {
 	return out
 }
 
-// CheckHeaderTenant is the check a tenant's view makes of a header given
-// to its Create or Import: the header's Tenant must be the view's tenant
-// ("" the implicit one), USAGE naming both otherwise.
-func CheckHeaderTenant(op, tenant string, h sdk.Header) error {
-	if h.Tenant == tenant {
-		return nil
-	}
-	return sdk.Errorf(sdk.CodeUsage, op, "the header of session %s names tenant %s; this is the view of tenant %s: create it through that tenant's view",
-		strconv.Quote(h.ID), strconv.Quote(sdk.TenantName(h.Tenant)), strconv.Quote(sdk.TenantName(tenant))).WithSession(h.ID)
-}
-
-// CheckStoredTenant checks the header decoded from a sessions row of
-// tenant: a header naming another tenant than the row's tenant column is
-// CORRUPT_LOG, naming both and where the row is.
-func CheckStoredTenant(op, tenant string, h sdk.Header, where string) error {
-	if h.Tenant == tenant {
-		return nil
-	}
-	return NewErr(op, sdk.CodeCorruptLog, h.ID, "the stored header of session %s in %s names tenant %s but its row belongs to tenant %s",
-		strconv.Quote(h.ID), where, strconv.Quote(sdk.TenantName(h.Tenant)), strconv.Quote(sdk.TenantName(tenant)))
-}
-
 // Tenants implements sdk.Tenancy.Tenants: after ctx is checked, names
 // reads the named tenants holding sessions (TenantsQuery), then fn gets
 // each in ascending order while the backend holds nothing; an error of fn
