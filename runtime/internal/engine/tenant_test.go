@@ -64,6 +64,9 @@ func TestTenantEngine(t *testing.T) {
 	if _, err := e.Store.Create(ctx, store.CreateOptions{ID: "s1"}); err != nil {
 		t.Fatalf("the same id in the default tenant: %v", err)
 	}
+	if _, err := a.Store.Flush(ctx, s); err != nil { // Tenants lists stored sessions' tenants
+		t.Fatal(err)
+	}
 	var names []string
 	if err := e.Tenants(ctx, func(n string) error { names = append(names, n); return nil }); err != nil || strings.Join(names, ",") != "default,a" {
 		t.Fatalf("Tenants: %v, %v; want default,a", names, err)
