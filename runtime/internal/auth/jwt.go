@@ -112,20 +112,23 @@ func (v *jwtVerifier) verify(token string, hash [sha256.Size]byte) (Principal, e
 	}
 	h := tok.Headers[0]
 	var payload json.RawMessage
-	verified := false
+	tried, verified := 0, false
 	for _, k := range keys.keys {
-		if h.KeyID != "" && k.KeyID != h.KeyID || k.Algorithm != "" && k.Algorithm != h.Algorithm {
+		// A key without a kid (every PEM key) is tried for every token; a
+		// key with one only for tokens naming it or naming none.
+		if h.KeyID != "" && k.KeyID != "" && k.KeyID != h.KeyID || k.Algorithm != "" && k.Algorithm != h.Algorithm {
 			continue
 		}
+		tried++
 		if tok.Claims(k.Key, &payload) == nil {
 			verified = true
 			break
 		}
 	}
-	if !verified {
-		if h.KeyID != "" && !slices.ContainsFunc(keys.keys, func(k jose.JSONWebKey) bool { return k.KeyID == h.KeyID }) {
-			return Principal{}, unauthenticated("JWT kid %s names no configured key", quoteClip(h.KeyID))
-		}
+	switch {
+	case tried == 0 && h.KeyID != "":
+		return Principal{}, unauthenticated("JWT kid %s names no configured key for %s", quoteClip(h.KeyID), h.Algorithm)
+	case !verified:
 		return Principal{}, unauthenticated("JWT signature does not verify with the configured keys")
 	}
 	p, exp, err := checkClaims(payload, &v.cfg, now)

@@ -141,9 +141,12 @@ func TestJWTAcceptedAlgorithms(t *testing.T) {
 		{jose.RS256, rsaKey}, {jose.RS512, rsaKey}, {jose.PS256, rsaKey}, {jose.PS384, rsaKey},
 		{jose.ES256, ecKey}, {jose.EdDSA, edKey},
 	} {
-		p, err := v.Verify(context.Background(), sign(t, tc.alg, tc.key, "", claims()))
-		if err != nil || p != (Principal{Name: "alice@example.com", Tenant: "acme", Role: RoleWrite}) {
-			t.Errorf("%s: Verify = %+v, %v", tc.alg, p, err)
+		// PEM keys have no kid: a token naming one is checked against them all.
+		for _, kid := range []string{"", "idp-2026"} {
+			p, err := v.Verify(context.Background(), sign(t, tc.alg, tc.key, kid, claims()))
+			if err != nil || p != (Principal{Name: "alice@example.com", Tenant: "acme", Role: RoleWrite}) {
+				t.Errorf("%s, kid %q: Verify = %+v, %v", tc.alg, kid, p, err)
+			}
 		}
 	}
 }
@@ -261,7 +264,7 @@ func TestJWKSKeySelectionAndRotation(t *testing.T) {
 		}
 	}
 	_, err := v.Verify(ctx, sign(t, jose.ES256, ecKey, "nope", claims()))
-	wantUnauthenticated(t, err, "", `JWT kid "nope" names no configured key`)
+	wantUnauthenticated(t, err, "", `JWT kid "nope" names no configured key for ES256`)
 	// The key is rotated out: its tokens, cached or not, are refused once
 	// the file is re-read.
 	writeJWKS(rsaPub)

@@ -19,6 +19,10 @@ import (
 // within about this long (plus one database round trip).
 const PollInterval = 250 * time.Millisecond
 
+// refreshTimeout bounds one re-read of the token store, so a database
+// that stops answering cannot stall the polling.
+const refreshTimeout = 5 * time.Second
+
 // LegacyTokenName is the Principal.Name of the --token-file token.
 const LegacyTokenName = "token-file"
 
@@ -121,7 +125,7 @@ func (v *Verifier) Verify(_ context.Context, bearer string) (Principal, error) {
 		if t, ok := v.store.lookup(hash); ok {
 			return t.principal(), nil
 		}
-		return Principal{}, unauthenticated("unknown or revoked token (checked against %s)", v.store.Where())
+		return Principal{}, unauthenticated("unknown or revoked token")
 	}
 	if v.jwt == nil {
 		if strings.Count(bearer, ".") == 2 {
@@ -154,7 +158,9 @@ func (v *Verifier) poll(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		err := v.store.refresh(ctx)
+		rctx, cancel := context.WithTimeout(ctx, refreshTimeout)
+		err := v.store.refresh(rctx)
+		cancel()
 		if err != nil && sdk.CodeOf(err) == sdk.CodeConfigInvalid {
 			v.store.clear()
 		}
