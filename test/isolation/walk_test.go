@@ -3,6 +3,7 @@ package isolation
 import (
 	"context"
 	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -43,6 +44,7 @@ type world struct {
 	d     *deployment
 	spec  *spec
 	conns []*grpc.ClientConn // one per host
+	calls atomic.Int64       // calls the walk made, for its log
 }
 
 // probes are every route of docs/openapi.json on /v1 and every Sessions
@@ -124,6 +126,7 @@ func (w *world) check(t *testing.T, p probe, host int) {
 	ctx := t.Context()
 	ask := func(cred credential, tenant, id string) answer {
 		t.Helper()
+		w.calls.Add(1)
 		a, err := p.do(ctx, host, cred.bearer, tenant, id)
 		if err != nil {
 			t.Fatalf("%s with %s on %s: %v", p.name, cred.name, id, err)
@@ -199,7 +202,9 @@ func (w *world) check(t *testing.T, p probe, host int) {
 
 // walk runs check on every probe at host.
 func (w *world) walk(t *testing.T, host int) {
-	for _, p := range w.probes(t) {
+	probes := w.probes(t)
+	for _, p := range probes {
 		t.Run(p.name, func(t *testing.T) { w.check(t, p, host) })
 	}
+	t.Logf("%s: %d probes (/v1 routes, Connect and gRPC methods), %d calls on host %d", w.d.name, len(probes), w.calls.Load(), host)
 }
