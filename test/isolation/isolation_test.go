@@ -77,6 +77,7 @@ func TestIsolation(t *testing.T) {
 			last := len(d.hosts) - 1
 			t.Run("walk", func(t *testing.T) { w.walk(t, last) })
 			t.Run("unchanged", w.unchanged)
+			t.Run("audit", w.audit)
 			t.Run("metrics", w.metrics)
 		})
 	}
@@ -501,4 +502,39 @@ func (w *world) reflect(t *testing.T, host int, token string) codes.Code {
 	}
 	_, err = s.Recv()
 	return status.Code(err)
+}
+
+// audit: a hold and its release by A's admin token, and a hold by A's
+// admin JWT, are recorded in A's audit log with the credential's name as
+// by (never the token), and B's audit log holds none of them.
+func (w *world) audit(t *testing.T) {
+	now := time.Now()
+	id := pageID(tenantA, 0)
+	tok := w.d.token(tenantA, roleAdmin)
+	jwt := w.d.jwt("alpha-auditor", tenantA, roleAdmin, now.Add(-time.Minute), now.Add(time.Hour))
+	for _, bearer := range []string{tok, jwt} {
+		w.mustV1(t, 0, bearer, http.MethodPost, "/v1/sessions/"+id+"/hold", "application/json", `{"reason":"isolation audit"}`, http.StatusOK)
+		w.mustV1(t, 0, bearer, http.MethodPost, "/v1/sessions/"+id+"/release-hold", "application/json", `{"reason":"isolation audit"}`, http.StatusOK)
+	}
+	out := w.d.logbook(t, "audit", "--tenant", tenantA, "--session", id, "--json")
+	var by []string
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var rec struct {
+			By string `json:"by"`
+		}
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("audit --json line %q: %v", line, err)
+		}
+		by = append(by, rec.By)
+	}
+	want := []string{tokenName(tenantA, roleAdmin), tokenName(tenantA, roleAdmin), "alpha-auditor", "alpha-auditor"}
+	if !slices.Equal(by, want) {
+		t.Errorf("%s's audit of %s: by %v, want %v\n%s", tenantA, id, by, want, out)
+	}
+	if strings.Contains(out, tok) || strings.Contains(out, jwt) {
+		t.Errorf("the audit log holds a credential:\n%s", out)
+	}
+	if other := w.d.logbook(t, "audit", "--tenant", tenantB, "--json"); strings.Contains(other, id) || strings.Contains(other, "alpha-auditor") {
+		t.Errorf("%s's audit log holds %s's records:\n%s", tenantB, tenantA, other)
+	}
 }
