@@ -42,9 +42,13 @@ func newServeCmd(a *app) *cobra.Command {
 			"Events and problem+json errors (docs/openapi.json, also at GET /v1/openapi.json):\n\n" +
 			"  curl http://127.0.0.1:7420/v1/sessions/s1/events\n\n" +
 			"A browser at / gets the web viewer (docs/viewer.md), which reads the same API.\n" +
-			"It listens on 127.0.0.1:7420 by default and says where on stderr. With --token-file every\n" +
-			"request needs \"Authorization: Bearer <token>\"; an address that is not loopback requires it.\n" +
-			"GET /healthz answers without the token; GET /readyz, grpc.health.v1.Health and /metrics do on loopback.\n" +
+			"It listens on 127.0.0.1:7420 by default and says where on stderr. Once any credential is\n" +
+			"configured (a token of logbook token create, an auth { jwt } key, or --token-file, an operator\n" +
+			"token of every tenant) every request but GET /healthz and the viewer's files needs\n" +
+			"\"Authorization: Bearer <credential>\" (401 UNAUTHENTICATED) with the role its route needs\n" +
+			"(403 PERMISSION_DENIED; read < write < admin < operator), loopback included; an address that\n" +
+			"is not loopback requires a credential. A request runs on its credential's tenant; an operator\n" +
+			"names another with ?tenant=T on /v1 or the Logbook-Tenant header. GET /v1/whoami says who you are.\n" +
 			"A session no request used for idle_release (config serve block, default 10m) is flushed and released.\n" +
 			"\n" +
 			"No web page can drive it (docs/operations.md, \"Security model\"): on a loopback address a\n" +
@@ -67,6 +71,13 @@ func newServeCmd(a *app) *cobra.Command {
 			}
 			token, err := readToken(tokenFile, a.stderr)
 			if err != nil {
+				return err
+			}
+			cfg, err := a.config()
+			if err != nil {
+				return err
+			}
+			if err := service.CheckServeAddr(ctx, cfg, addr, token); err != nil {
 				return err
 			}
 			a.metrics = true
@@ -96,8 +107,8 @@ func newServeCmd(a *app) *cobra.Command {
 			return srv.Serve(ctx, ln)
 		},
 	}
-	cmd.Flags().StringVar(&addr, "addr", service.DefaultAddr, "listen `ADDRESS` (host:port); an address that is not loopback requires --token-file")
-	cmd.Flags().StringVar(&tokenFile, "token-file", "", "`FILE` holding the bearer token every request must carry (at least 16 bytes; keep the file private: serve warns when its group or others may read it)")
+	cmd.Flags().StringVar(&addr, "addr", service.DefaultAddr, "listen `ADDRESS` (host:port); an address that is not loopback requires a credential (a token in the store, a JWT key or --token-file)")
+	cmd.Flags().StringVar(&tokenFile, "token-file", "", "`FILE` holding a bearer token accepted as an operator of every tenant, named token-file in audit records (at least 16 bytes; keep the file private: serve warns when its group or others may read it)")
 	cmd.Flags().DurationVar(&readHeaderTimeout, "read-header-timeout", service.DefaultReadHeaderTimeout, "how long a request's headers may take to arrive (`DURATION`)")
 	cmd.Flags().DurationVar(&readTimeout, "read-timeout", service.DefaultReadTimeout,
 		"how long a request may take to arrive (`DURATION`): all of a unary call, and each message of a stream from its first byte; a client trickling bytes is cut off after it; answers, such as an Events follow, are not bounded by it")

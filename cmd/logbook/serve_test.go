@@ -11,7 +11,8 @@ import (
 
 // The serve command's own refusals, before it starts anything: an
 // unreadable or empty token file is a usage error (exit 2); a non-loopback
-// address without a token is CONFIG_INVALID (exit 1).
+// address without any credential (no --token-file, no token in the store,
+// no JWT key) is CONFIG_INVALID (exit 1).
 func TestServeRefusals(t *testing.T) {
 	dir := t.TempDir()
 	empty := filepath.Join(dir, "empty")
@@ -30,7 +31,7 @@ func TestServeRefusals(t *testing.T) {
 		{[]string{"serve", "--token-file", filepath.Join(dir, "missing")}, 2, "logbook: USAGE: cannot read --token-file"},
 		{[]string{"serve", "--token-file", empty}, 2, "logbook: USAGE: --token-file " + empty + " is empty"},
 		{[]string{"serve", "--token-file", short}, 1, "logbook: CONFIG_INVALID: --token-file " + short + ": the bearer token is 15 bytes; it must be at least 16"},
-		{[]string{"serve", "--addr", "0.0.0.0:7420"}, 1, "logbook: CONFIG_INVALID: 0.0.0.0:7420 is not a loopback address: a bearer token is required"},
+		{[]string{"serve", "--addr", "0.0.0.0:7420"}, 1, "logbook: CONFIG_INVALID: 0.0.0.0:7420 is not a loopback address: a credential is required"},
 		{[]string{"serve", "extra"}, 2, "logbook: USAGE: "},
 	} {
 		var stdout, stderr bytes.Buffer

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/seed-e5e476df/logbook/config"
 	"github.com/seed-e5e476df/logbook/runtime/internal/auth"
 	"github.com/seed-e5e476df/logbook/runtime/internal/host"
 	"github.com/seed-e5e476df/logbook/runtime/internal/server"
@@ -265,6 +266,23 @@ func (srv *Server) runMirror(ctx context.Context, m *Mirror) {
 	if err != nil {
 		srv.log.Error("mirror: releasing its sessions failed", "dir", dir, "error", err)
 	}
+}
+
+// CheckServeAddr refuses (CONFIG_INVALID) serving on addr when it is not
+// loopback and no credential is configured: token (--token-file) is "",
+// the token store of cfg holds none, and cfg has no JWT key. NewServer
+// checks the same; a command line checks it before it starts anything.
+// A token store or key file that cannot be read is CONFIG_INVALID too.
+func CheckServeAddr(ctx context.Context, cfg *config.Config, addr, token string) error {
+	if server.LoopbackAddr(addr) {
+		return nil
+	}
+	v, err := auth.NewVerifier(ctx, auth.Options{Config: cfg, LegacyToken: token})
+	if err != nil {
+		return err
+	}
+	defer v.Close()
+	return server.CheckAddr(addr, v.Configured())
 }
 
 // CheckToken refuses (CONFIG_INVALID) a bearer token shorter than

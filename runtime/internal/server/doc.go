@@ -1,8 +1,9 @@
 // Package server is `logbook serve`: the logbook.v1.Sessions API
-// (sdk/proto/logbook/v1/sessions.proto) over the sessions of a host
-// (runtime/internal/host), for harnesses in other languages and for
+// (sdk/proto/logbook/v1/sessions.proto) over the sessions of its tenants'
+// hosts (runtime/internal/host), for harnesses in other languages and for
 // scripts. The session service (runtime/service) starts it over its own
-// host, so the server and the service share one table of live sessions.
+// hosts, one per tenant, so the server and the service share each
+// tenant's table of live sessions.
 //
 // # Protocols
 //
@@ -19,9 +20,25 @@
 // Beside them, under /v1/, the same port serves the resource API of
 // package httpapi: sessions and logs as HTTP resources with native JSON
 // and NDJSON bodies, problem+json errors and Server-Sent Events, described
-// by docs/openapi.json. Both protocols translate onto the one host
-// (runtime/internal/host), so they see the same live sessions, behind the
-// same token and limits.
+// by docs/openapi.json. Both protocols translate onto the host of the
+// request's tenant (runtime/internal/host), so they see the same live
+// sessions, behind the same credentials and limits.
+//
+// # Credentials, roles and tenants
+//
+// Once a credential is configured (Options.Verifier; always off
+// loopback), every request but /healthz and the viewer's files needs a
+// bearer credential (401 UNAUTHENTICATED), whose principal
+// (auth.Principal) must have the role its route needs (403
+// PERMISSION_DENIED, decided on the headers before any session is looked
+// up; the role table is httpapi.Routes for /v1 and rpcRoles for
+// logbook.v1.Sessions, and a route missing from it needs operator). The
+// request then runs on its principal's tenant, or the one an operator
+// names (?tenant= on /v1, the Logbook-Tenant header on
+// logbook.v1.Sessions): its handlers are built over that tenant's host
+// alone (Options.Tenant), so another tenant's session is
+// SESSION_NOT_FOUND exactly as a missing one, byte for byte. Audit
+// records of its changes name the principal (httpapi.AuditBy).
 //
 // For example:
 //
@@ -114,22 +131,23 @@
 // 200 when the engine is ready (engine.Ready: every plugin process runs
 // and every persistence backend answers a probe within a deadline), else
 // 503 with an application/problem+json body naming what is not; each
-// check's error text only for a caller that sent the bearer token.
+// check's error text only for an operator's credential.
 // grpc.health.v1.Health Check answers SERVING exactly when /readyz
 // answers 200, and Watch sends each change (checking once a second) until
-// shutdown ends it. /healthz never needs the token; /readyz and
-// grpc.health.v1 need it off loopback.
+// shutdown ends it. /healthz never needs a credential; /readyz and
+// grpc.health.v1 need one of any role once one is configured.
 //
 // # Metrics
 //
 // With Options.Metrics (runtime/internal/metrics), GET /metrics serves Prometheus
-// metrics, open on a loopback listener and behind the token on any other;
+// metrics, behind a credential of any role once one is configured;
 // every request is counted by route (the mux pattern, one per RPC method)
-// and status, and every error reply by its logbook code.
+// and status, and every error reply by its logbook code: no session id
+// and no tenant name appears.
 //
 // # Security and limits
 //
-// No web page can drive the server. Before the token and before routing,
+// No web page can drive the server. Before the credential and before routing,
 // on every route, a request whose Host the listener does not answer is
 // refused with HOST_NOT_ALLOWED (on loopback: localhost, *.localhost, the
 // loopback IPs, the listen address and Options.AllowedHosts; off
@@ -141,11 +159,10 @@
 // headers. The /v1 API requires every POST's media type, body or not
 // (package httpapi), so a cross-site "simple" request changes nothing.
 //
-// The server listens on 127.0.0.1:7420 by default. With a token (at least
-// MinTokenBytes long), every request needs "Authorization: Bearer <token>",
-// compared in constant time and decided on the headers: a refused request
-// is answered at once, without waiting for its body; an address that is
-// not loopback requires a token. Each request message (each message of a
+// The server listens on 127.0.0.1:7420 by default. Credentials are
+// decided on the headers: a refused request is answered at once, without
+// waiting for its body; an address that is not loopback requires a
+// configured credential. Each request message (each message of a
 // stream) is limited to MaxRequestBytes.
 //
 // Slow clients are cut off: a request's headers must arrive within

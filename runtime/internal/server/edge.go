@@ -227,9 +227,10 @@ func sameAuthority(origin, host string) bool {
 // The CORS answers for an allowed origin.
 const (
 	corsMethods = "GET, HEAD, POST, DELETE"
-	// corsRequestHeaders are the headers a page may send: the token, the
-	// media type, the /v1 API's Last-Event-ID, and Connect's, gRPC-Web's.
-	corsRequestHeaders = "Authorization, Content-Type, Accept, Last-Event-ID, " +
+	// corsRequestHeaders are the headers a page may send: the credential,
+	// the media type, the /v1 API's Last-Event-ID, the tenant an operator
+	// names, and Connect's, gRPC-Web's.
+	corsRequestHeaders = "Authorization, Content-Type, Accept, Last-Event-ID, Logbook-Tenant, " +
 		"Connect-Protocol-Version, Connect-Timeout-Ms, Connect-Accept-Encoding, Connect-Content-Encoding, " +
 		"Grpc-Timeout, X-Grpc-Web, X-User-Agent"
 	// corsExposedHeaders are the response headers a page may read: the
