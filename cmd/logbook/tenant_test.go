@@ -44,15 +44,15 @@ func TestTenantFlag(t *testing.T) {
 		t.Fatalf("tenant a's s has %d events, tenant b's %d; want a's longer", strings.Count(ea, "\n"), strings.Count(eb, "\n"))
 	}
 	refused(sdk.CodeSessionNotFound, "events", "s")
-	if h := run("", "header", "s", "--tenant", "a"); !strings.Contains(h, `"tenant":"a"`) {
-		t.Fatalf("the header of tenant a's session: %s", h)
+	if h, _, _ := strings.Cut(run("", "export", "s", "--tenant", "a"), "\n"); !strings.Contains(h, `"id":"s","tenant":"a"`) {
+		t.Fatalf("the exported header of tenant a's session: %s", h)
 	}
 
 	run("", "fork", "s", "--as", "c", "--tenant", "a")
 	refused(sdk.CodeSessionNotFound, "events", "c", "--tenant", "b")
 	exported := strings.Replace(run("", "export", "s", "--tenant", "b"), `"id":"s"`, `"id":"imp"`, 1)
 	run(exported, "import", "-", "--tenant", "a")
-	if h := run("", "header", "imp", "--tenant", "a"); !strings.Contains(h, `"tenant":"a"`) {
+	if h, _, _ := strings.Cut(run("", "export", "imp", "--tenant", "a"), "\n"); !strings.Contains(h, `"id":"imp","tenant":"a"`) {
 		t.Fatalf("an export of tenant b imported into a: %s", h)
 	}
 	refused(sdk.CodeSessionNotFound, "events", "imp", "--tenant", "b")
@@ -103,14 +103,17 @@ func TestTenantFlag(t *testing.T) {
 	}
 	run("", "gc", "--dry-run", "--tenant", "*")
 
-	run("", "delete", "s", "--tenant", "b", "--reason", "test")
-	refused(sdk.CodeSessionNotFound, "events", "s", "--tenant", "b")
-	run("", "events", "s", "--tenant", "a")
-	if out := run("", "audit", "--tenant", "a"); strings.Contains(out, "delete") {
-		t.Fatalf("tenant a's audit log holds b's deletion:\n%s", out)
+	run("", "delete", "imp", "--tenant", "a", "--reason", "test")
+	refused(sdk.CodeSessionNotFound, "events", "imp", "--tenant", "a")
+	run("", "events", "s", "--tenant", "b")
+	if out := run("", "audit", "--tenant", "b"); strings.Contains(out, "delete") {
+		t.Fatalf("tenant b's audit log holds a's deletion:\n%s", out)
 	}
-	if out := run("", "audit", "--tenant", "*"); !strings.Contains(out, "tenant b:") || strings.Count(out, "delete") != 1 {
-		t.Fatalf("audit --tenant '*':\n%s", out)
+	out := run("", "audit", "--tenant", "*")
+	_, inA, _ := strings.Cut(out, "tenant a:\n")
+	inA, inB, _ := strings.Cut(inA, "tenant b:\n")
+	if strings.Count(out, "delete") != 1 || !strings.Contains(inA, "delete") || !strings.Contains(inB, "TIME") {
+		t.Fatalf("audit --tenant '*': want a's deletion under tenant a alone:\n%s", out)
 	}
 
 	for _, bad := range []string{"A", "-a", "a_b", ""} {
