@@ -51,11 +51,8 @@ type instance struct {
 // tenant name other than sdk.DefaultTenant (TENANT_INVALID). Asking a view
 // gives the same views as asking the instance.
 func (b *Backend) Tenant(name string) (sdk.Persistence, error) {
-	if err := sdk.ValidateTenant(name); err != nil {
+	if err := handles.CheckViewName(op, name); err != nil {
 		return nil, err
-	}
-	if name == sdk.DefaultTenant {
-		return nil, sdk.Errorf(sdk.CodeTenantInvalid, op, "tenant %q is the implicit tenant: use the backend itself, not a view of it", name)
 	}
 	in := b.inst
 	in.mu.Lock()

@@ -28,3 +28,17 @@ func StoredTenant(op string, h sdk.Header, tenant, where string) error {
 	return sdk.Errorf(sdk.CodeCorruptLog, op, "%s: the stored header of session %s names tenant %s, but it is stored among the sessions of tenant %s",
 		where, strconv.Quote(h.ID), strconv.Quote(sdk.TenantName(h.Tenant)), strconv.Quote(sdk.TenantName(tenant))).WithSession(h.ID)
 }
+
+// CheckViewName checks the name given to sdk.Tenancy.Tenant: a valid
+// tenant name (TENANT_INVALID naming the rule) other than
+// sdk.DefaultTenant, whose sessions the backend itself serves
+// (TENANT_INVALID saying so).
+func CheckViewName(op, name string) error {
+	if err := sdk.ValidateTenant(name); err != nil {
+		return err
+	}
+	if name == sdk.DefaultTenant {
+		return sdk.Errorf(sdk.CodeTenantInvalid, op, "tenant %s is the implicit tenant: use the backend itself, not a view of it", strconv.Quote(name))
+	}
+	return nil
+}

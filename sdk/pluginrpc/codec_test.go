@@ -56,7 +56,8 @@ func randomEvents(r *rand.Rand) [][]byte {
 func TestBatchCodecDecodesAsProto(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for i := range 300 {
-		req := &logbookv1.AppendRequest{Handle: []string{"", "h-1", "hände"}[i%3], FirstSeq: []int64{0, 1, 1 << 53, -1}[i%4], Events: randomEvents(r)}
+		req := &logbookv1.AppendRequest{Handle: []string{"", "h-1", "hände"}[i%3], FirstSeq: []int64{0, 1, 1 << 53, -1}[i%4], Events: randomEvents(r),
+			Tenant: []string{"", "", "acme", "b"}[i%5%4]}
 		b, err := proto.Marshal(req)
 		if err != nil {
 			t.Fatal(err)
@@ -88,6 +89,8 @@ func TestBatchCodecFallsBackToProto(t *testing.T) {
 		"unknown field":        protowire.AppendVarint(protowire.AppendTag(append([]byte(nil), valid...), 9, protowire.VarintType), 5),
 		"events as varint":     protowire.AppendVarint(protowire.AppendTag(nil, appendEventsField, protowire.VarintType), 1),
 		"handle not UTF-8":     protowire.AppendBytes(protowire.AppendTag(nil, appendHandleField, protowire.BytesType), []byte{0xff}),
+		"tenant not UTF-8":     protowire.AppendBytes(protowire.AppendTag(nil, appendTenantField, protowire.BytesType), []byte{0xff}),
+		"tenant as varint":     protowire.AppendVarint(protowire.AppendTag(nil, appendTenantField, protowire.VarintType), 1),
 		"truncated":            valid[:len(valid)-2],
 		"repeated scalar wins": protowire.AppendVarint(protowire.AppendTag(append([]byte(nil), valid...), appendFirstSeqField, protowire.VarintType), 9),
 		"interleaved repeated": append(append([]byte(nil), valid...), valid...),
@@ -126,8 +129,8 @@ func FuzzBatchCodec(f *testing.F) {
 
 // Encoding a batch message yields exactly protobuf's encoding, in kept
 // buffers that gRPC's Free gives back for the next message: also an append
-// request larger than one chunk, one without a handle, and one with
-// unknown fields (which goes to protobuf's encoder).
+// request larger than one chunk, one without a handle, one naming a
+// tenant, and one with unknown fields (which goes to protobuf's encoder).
 func TestBatchCodecEncodesAsProto(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	var big [][]byte
@@ -144,6 +147,7 @@ func TestBatchCodecEncodesAsProto(t *testing.T) {
 		for _, m := range []proto.Message{
 			&logbookv1.AppendRequest{Handle: "h", FirstSeq: int64(i), Events: randomEvents(r)},
 			&logbookv1.AppendRequest{FirstSeq: int64(i), Events: randomEvents(r)},
+			&logbookv1.AppendRequest{Handle: "h", FirstSeq: int64(i), Events: randomEvents(r), Tenant: "acme"},
 			&logbookv1.AppendRequest{Handle: "handle", FirstSeq: 1 << 40, Events: big},
 			unknown,
 			&logbookv1.ReadChunk{Events: randomEvents(r)},

@@ -202,30 +202,35 @@ func TestSplitBatchKeepsEveryRequestUnderTheLimit(t *testing.T) {
 		maxBytes := 4<<10 + rng.IntN(64<<10)
 		n := rng.IntN(300)
 		handle := strings.Repeat("h", rng.IntN(40))
+		tenant, tenantFraming := "", 0 // a tenant view's appends name it
+		if rng.IntN(2) == 0 {
+			tenant = strings.Repeat("t", 1+rng.IntN(sdk.MaxTenantBytes))
+			tenantFraming = 2 + len(tenant)
+		}
 		events := make([][]byte, n)
 		for i := range events {
 			size := rng.IntN(maxBytes / 3)
 			if rng.IntN(10) == 0 {
 				// As large as fits alone: framing is 13 bytes plus the handle
 				// for the request and 4 for the event.
-				size = maxBytes - len(handle) - 17 - rng.IntN(3)
+				size = maxBytes - len(handle) - tenantFraming - 17 - rng.IntN(3)
 			}
 			events[i] = make([]byte, size)
 		}
 		first := sdk.Seq(rng.Int64N(sdk.MaxSeq))
-		parts, err := splitBatch(handle, "", first, events, maxBytes)
+		parts, err := splitBatch(handle, tenant, first, events, maxBytes)
 		if err != nil {
 			t.Fatalf("iter %d: %v", iter, err)
 		}
 		var joined [][]byte
 		seq := first
 		for i, p := range parts {
-			req := &logbookv1.AppendRequest{Handle: handle, FirstSeq: int64(seq), Events: p}
+			req := &logbookv1.AppendRequest{Handle: handle, FirstSeq: int64(seq), Events: p, Tenant: tenant}
 			if size := proto.Size(req); size > maxBytes {
 				t.Fatalf("iter %d: part %d encodes to %d > %d", iter, i, size, maxBytes)
 			}
 			if i < len(parts)-1 {
-				next := &logbookv1.AppendRequest{Handle: handle, FirstSeq: int64(seq), Events: append(append([][]byte(nil), p...), parts[i+1][0])}
+				next := &logbookv1.AppendRequest{Handle: handle, FirstSeq: int64(seq), Events: append(append([][]byte(nil), p...), parts[i+1][0]), Tenant: tenant}
 				if proto.Size(next) <= maxBytes-13 { // base reserves 10 varint bytes, an empty handle and a zero first_seq are omitted
 					t.Fatalf("iter %d: part %d could take the next event", iter, i)
 				}

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/handles"
 	logbookv1 "github.com/seed-e5e476df/logbook/sdk/proto/logbook/v1"
 )
 
@@ -30,17 +31,15 @@ type tenantViews struct {
 }
 
 // Tenant implements sdk.Tenancy: the view of tenant name, whose requests
-// name the tenant and which keeps its own Append streams. The same name gives the same view; a view's Tenant gives the
-// same views as the client's. name must be a valid tenant name other than
+// name the tenant and which keeps its own Append streams. The same name
+// gives the same view; a view's Tenant gives the same views as the
+// client's. name must be a valid tenant name other than
 // sdk.DefaultTenant (TENANT_INVALID). A plugin that does not declare
 // sdk.CapabilityTenants answers every call of a view with USAGE; the host
 // asks only plugins that declare it.
 func (c *persistenceClient) Tenant(name string) (sdk.Persistence, error) {
-	if err := sdk.ValidateTenant(name); err != nil {
+	if err := handles.CheckViewName(errOp, name); err != nil {
 		return nil, err
-	}
-	if name == sdk.DefaultTenant {
-		return nil, sdk.Errorf(sdk.CodeTenantInvalid, errOp, "tenant %s is the implicit tenant: use the backend itself, not a view of it", strconv.Quote(name))
 	}
 	t := c.views
 	t.mu.Lock()

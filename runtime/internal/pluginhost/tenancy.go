@@ -2,9 +2,9 @@ package pluginhost
 
 import (
 	"context"
-	"strconv"
 
 	"github.com/seed-e5e476df/logbook/sdk"
+	"github.com/seed-e5e476df/logbook/sdk/handles"
 )
 
 // view returns the plugin's current persistence adapter as T: the
@@ -32,11 +32,8 @@ func view[T any](p *Plugin, tenant string) (T, error) {
 // be a valid tenant name other than sdk.DefaultTenant (TENANT_INVALID).
 // The view of a view is the plugin's view of that name.
 func (x persistenceProxy) Tenant(name string) (sdk.Persistence, error) {
-	if err := sdk.ValidateTenant(name); err != nil {
+	if err := handles.CheckViewName("plugin", name); err != nil {
 		return nil, err
-	}
-	if name == sdk.DefaultTenant {
-		return nil, sdk.Errorf(sdk.CodeTenantInvalid, "plugin", "tenant %s is the implicit tenant: use the backend itself, not a view of it", strconv.Quote(name))
 	}
 	if err := x.tenancy(); err != nil {
 		return nil, err

@@ -109,3 +109,14 @@ func TestTenantNamesAreCheckedByTheProxy(t *testing.T) {
 		}
 	}
 }
+
+// A plugin that did not declare the capability "tenants" has no tenant
+// views and no tenant list: CONFIG_INVALID naming the plugin, before any
+// call reaches it.
+func TestAPluginWithoutTenantsRefusesTenantViews(t *testing.T) {
+	p := &Plugin{spec: Spec{Name: "plain"}, cur: &conn{info: sdk.Info{Name: "plain", Kinds: []sdk.Kind{sdk.KindPersistence}, Capabilities: []string{sdk.CapabilityWatch}}}}
+	_, err := p.Persistence().(sdk.Tenancy).Tenant("b")
+	persistencetest.RequireCode(t, err, sdk.CodeConfigInvalid, `"plain"`, sdk.CapabilityTenants)
+	err = p.Persistence().(sdk.Tenancy).Tenants(t.Context(), func(string) error { return nil })
+	persistencetest.RequireCode(t, err, sdk.CodeConfigInvalid, `"plain"`, sdk.CapabilityTenants)
+}
