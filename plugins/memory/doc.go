@@ -85,6 +85,16 @@
 //     its events before the damage and locates the damage in the log's
 //     JSONL image (header line, then one line per event), whose lines from
 //     the damaged event on are the tail.
+//   - Tenants. The backend is an sdk.Tenancy: each tenant has a store of
+//     its own (sessions, claims, holds, audit log), shared by every
+//     instance of the storage (Peer) and created when first asked for;
+//     the Backend New returns is the implicit tenant's. Tenant(name)
+//     returns the instance's view of a tenant, the same one on every call,
+//     with a handle table of its own, so a handle is HANDLE_CLOSED in any
+//     other view. A view's Create and Import refuse a header whose Tenant
+//     is not the view's with USAGE, and a stored header naming another
+//     tenant reads as CORRUPT_LOG. Tenants names the tenants with at least
+//     one stored session.
 //   - Errors are *sdk.Error with Op "memory".
 //
 // # Test hooks

@@ -47,3 +47,28 @@ func ExampleBackend_Import() {
 	// stored: SESSION_NOT_FOUND
 	// retried: events 5
 }
+
+// The same id in two tenants is two sessions: each view sees only its own,
+// and a view refuses a header of another tenant.
+func ExampleBackend_Tenant() {
+	ctx := context.Background()
+	b := memory.New()
+	acme, _ := b.Tenant("acme")
+	for _, p := range []sdk.Persistence{b, acme} {
+		h := sdk.Header{FormatVersion: sdk.FormatVersion, ID: "s", CreatedAt: 1_764_000_000_000}
+		if p == acme {
+			h.Tenant = "acme"
+		}
+		o, _ := p.Create(ctx, h)
+		_, _ = p.Flush(ctx, o.Handle)
+	}
+	st, _ := acme.Stat(ctx, "s")
+	fmt.Printf("tenant %q holds session %q\n", st.Header.Tenant, st.Header.ID)
+	_, err := acme.Create(ctx, sdk.Header{FormatVersion: sdk.FormatVersion, ID: "t", CreatedAt: 1})
+	fmt.Println(sdk.CodeOf(err))
+	_ = b.Tenants(ctx, func(name string) error { fmt.Println("tenant", name); return nil })
+	// Output:
+	// tenant "acme" holds session "s"
+	// USAGE
+	// tenant acme
+}

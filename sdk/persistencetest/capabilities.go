@@ -126,7 +126,7 @@ func implementation[T any](t *testing.T, p sdk.Persistence) T {
 // sdk.PrefixCopier, sdk.Importer, sdk.Checkpointer, sdk.FrameReader,
 // sdk.SalvageReader, sdk.Deleter or sdk.Tenancy — and whether p has it. A backend
 // reached through a host's plugin proxy implements none of these
-// interfaces; it reports each by an accessor named after it, such as
+// interfaces but sdk.Tenancy; it reports each other one by an accessor named after it, such as
 // Watcher() (sdk.Watcher, bool), by what the plugin declared, and that
 // accessor's answer is the one returned. Any other backend has T when its
 // type implements T.

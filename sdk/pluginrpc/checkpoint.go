@@ -17,7 +17,7 @@ import (
 
 // WriteCheckpoint serves the backend's sdk.Checkpointer.
 func (s *persistenceServer) WriteCheckpoint(ctx context.Context, req *logbookv1.WriteCheckpointRequest) (*logbookv1.Empty, error) {
-	c, err := served[sdk.Checkpointer](ctx, s, noCheckpoints)
+	c, err := served[sdk.Checkpointer](s, req.GetTenant(), noCheckpoints)
 	if err != nil {
 		return nil, err
 	}
@@ -29,7 +29,7 @@ func (s *persistenceServer) WriteCheckpoint(ctx context.Context, req *logbookv1.
 
 // ReadCheckpoint serves the backend's sdk.Checkpointer.
 func (s *persistenceServer) ReadCheckpoint(ctx context.Context, req *logbookv1.HandleRequest) (*logbookv1.CheckpointReply, error) {
-	c, err := served[sdk.Checkpointer](ctx, s, noCheckpoints)
+	c, err := served[sdk.Checkpointer](s, req.GetTenant(), noCheckpoints)
 	if err != nil {
 		return nil, err
 	}
@@ -47,7 +47,7 @@ func (c *persistenceClient) WriteCheckpoint(ctx context.Context, handle string, 
 	if err := checkHandle(handle); err != nil {
 		return err
 	}
-	_, err := c.rpc.WriteCheckpoint(ctx, &logbookv1.WriteCheckpointRequest{Handle: handle, Events: int64(events), Data: data})
+	_, err := c.rpc.WriteCheckpoint(ctx, &logbookv1.WriteCheckpointRequest{Handle: handle, Events: int64(events), Data: data, Tenant: c.tenant})
 	if st, ok := status.FromError(err); ok && st.Code() == codes.Unimplemented {
 		return &sdk.Error{Code: sdk.CodeConfigInvalid, Op: errOp, Detail: "the persistence plugin stores no checkpoints", Err: err}
 	}
@@ -60,7 +60,7 @@ func (c *persistenceClient) ReadCheckpoint(ctx context.Context, handle string) (
 	if err := checkHandle(handle); err != nil {
 		return 0, nil, false, err
 	}
-	r, err := c.rpc.ReadCheckpoint(ctx, &logbookv1.HandleRequest{Handle: handle})
+	r, err := c.rpc.ReadCheckpoint(ctx, &logbookv1.HandleRequest{Handle: handle, Tenant: c.tenant})
 	if st, ok := status.FromError(err); ok && st.Code() == codes.Unimplemented {
 		return 0, nil, false, nil
 	}

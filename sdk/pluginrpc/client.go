@@ -57,7 +57,9 @@ func (c *Client) Configure(ctx context.Context, config []byte) error {
 // Info().Capabilities for sdk.CapabilityCopyPrefix before relying on
 // CopyPrefix (the host does). It is an sdk.FrameReader too,
 // whose ReadFrames reports framed false for a plugin without the
-// capability sdk.CapabilityReadFrames.
+// capability sdk.CapabilityReadFrames. It is an sdk.Tenancy as well,
+// whose views a plugin without the capability sdk.CapabilityTenants
+// answers with USAGE (and Tenants with CONFIG_INVALID).
 func (c *Client) Persistence() (sdk.Persistence, error) {
 	return dispense[*persistenceClient](c, string(sdk.KindPersistence))
 }

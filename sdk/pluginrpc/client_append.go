@@ -23,7 +23,7 @@ func (c *persistenceClient) Append(ctx context.Context, handle string, firstSeq 
 	if err := checkHandle(handle); err != nil {
 		return sdk.Durable{}, err
 	}
-	parts, err := splitBatch(handle, firstSeq, events, c.maxBytes)
+	parts, err := splitBatch(handle, c.tenant, firstSeq, events, c.maxBytes)
 	if err != nil {
 		return sdk.Durable{}, err
 	}
@@ -33,7 +33,7 @@ func (c *persistenceClient) Append(ctx context.Context, handle string, firstSeq 
 	var d sdk.Durable
 	seq := firstSeq
 	for _, part := range parts {
-		r, err := s.roundTrip(ctx, c, &logbookv1.AppendRequest{Handle: handle, FirstSeq: int64(seq), Events: part})
+		r, err := s.roundTrip(ctx, c, &logbookv1.AppendRequest{Handle: handle, FirstSeq: int64(seq), Events: part, Tenant: c.tenant})
 		if err != nil {
 			return sdk.Durable{}, err
 		}
@@ -46,9 +46,13 @@ func (c *persistenceClient) Append(ctx context.Context, handle string, firstSeq 
 // splitBatch cuts events into the consecutive parts sent as one request
 // each, so that no request encodes to more than maxBytes. An empty batch is
 // one empty part: the backend decides what it means.
-func splitBatch(handle string, firstSeq sdk.Seq, events [][]byte, maxBytes int) ([][][]byte, error) {
-	// handle (field 1) and the largest first_seq (field 2, 10-byte varint).
+func splitBatch(handle, tenant string, firstSeq sdk.Seq, events [][]byte, maxBytes int) ([][][]byte, error) {
+	// handle (field 1), the largest first_seq (field 2, 10-byte varint)
+	// and the tenant (field 4) when there is one.
 	base := 1 + protowire.SizeBytes(len(handle)) + 1 + 10
+	if tenant != "" {
+		base += 1 + protowire.SizeBytes(len(tenant))
+	}
 	var parts [][][]byte
 	start, size := 0, base
 	for i, e := range events {

@@ -10,7 +10,6 @@ import (
 	"github.com/seed-e5e476df/logbook/sdk"
 	"github.com/seed-e5e476df/logbook/sdk/headerjson"
 	logbookv1 "github.com/seed-e5e476df/logbook/sdk/proto/logbook/v1"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -18,22 +17,22 @@ import (
 // persistenceClient implements sdk.Persistence over gRPC, for the
 // implicit tenant or, as a tenant view (Tenant), for one named tenant.
 type persistenceClient struct {
-	rpc      logbookv1.PersistenceClient // sends the view's tenant metadata
-	cc       grpc.ClientConnInterface    // the plugin connection, without tenant metadata
-	views    *tenantViews                // shared by the client and its views
-	done     context.Context             // ends when the plugin process is gone
+	rpc      logbookv1.PersistenceClient
+	tenant   string          // the tenant every request names; "" for the implicit one
+	views    *tenantViews    // shared by the client and its views
+	done     context.Context // ends when the plugin process is gone
 	maxBytes int
 
 	mu      sync.Mutex
 	streams map[string]*appendStream // by handle
 }
 
-// newPersistenceClient returns the implicit tenant's client over cc.
-func newPersistenceClient(done context.Context, cc grpc.ClientConnInterface, maxBytes int) *persistenceClient {
+// newPersistenceClient returns the implicit tenant's client over rpc.
+func newPersistenceClient(done context.Context, rpc logbookv1.PersistenceClient, maxBytes int) *persistenceClient {
 	if done == nil {
 		done = context.Background()
 	}
-	return &persistenceClient{rpc: logbookv1.NewPersistenceClient(cc), cc: cc, views: &tenantViews{views: map[string]*persistenceClient{}},
+	return &persistenceClient{rpc: rpc, views: &tenantViews{views: map[string]*persistenceClient{}},
 		done: done, maxBytes: maxBytes, streams: map[string]*appendStream{}}
 }
 
@@ -51,7 +50,7 @@ func (c *persistenceClient) Create(ctx context.Context, h sdk.Header) (sdk.Opene
 	if err := sdk.ValidateSessionID(h.ID); err != nil {
 		return sdk.Opened{}, err // proto strings cannot carry it, and the header JSON would alter it
 	}
-	r, err := c.rpc.Create(ctx, &logbookv1.CreateRequest{Header: headerjson.Encode(h)})
+	r, err := c.rpc.Create(ctx, &logbookv1.CreateRequest{Header: headerjson.Encode(h), Tenant: c.tenant})
 	if err != nil {
 		return sdk.Opened{}, fromStatus(ctx, "persistence.Create", err)
 	}
@@ -71,7 +70,7 @@ func (c *persistenceClient) CopyPrefix(ctx context.Context, source string, bound
 	if err := sdk.ValidateSessionID(child.ID); err != nil {
 		return sdk.Opened{}, err
 	}
-	r, err := c.rpc.CopyPrefix(ctx, &logbookv1.CopyPrefixRequest{SourceId: source, Boundary: int64(boundary), Header: headerjson.Encode(child)})
+	r, err := c.rpc.CopyPrefix(ctx, &logbookv1.CopyPrefixRequest{SourceId: source, Boundary: int64(boundary), Header: headerjson.Encode(child), Tenant: c.tenant})
 	if err != nil {
 		if st, ok := status.FromError(err); ok && st.Code() == codes.Unimplemented {
 			return sdk.Opened{}, &sdk.Error{Code: sdk.CodeConfigInvalid, Op: errOp, SessionID: child.ID,
@@ -88,7 +87,7 @@ func (c *persistenceClient) Open(ctx context.Context, id string, access sdk.Acce
 	if err := sdk.ValidateSessionID(id); err != nil {
 		return sdk.Opened{}, err
 	}
-	r, err := c.rpc.Open(ctx, &logbookv1.OpenRequest{Id: id, Access: logbookv1.Access(access)})
+	r, err := c.rpc.Open(ctx, &logbookv1.OpenRequest{Id: id, Access: logbookv1.Access(access), Tenant: c.tenant})
 	if err != nil {
 		return sdk.Opened{}, fromStatus(ctx, "persistence.Open", err)
 	}
@@ -121,7 +120,7 @@ func (c *persistenceClient) Read(ctx context.Context, handle string, offset sdk.
 	const call = "persistence.Read"
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	st, err := c.rpc.Read(rctx, &logbookv1.ReadRequest{Handle: handle, Offset: int64(offset), Length: length})
+	st, err := c.rpc.Read(rctx, &logbookv1.ReadRequest{Handle: handle, Offset: int64(offset), Length: length, Tenant: c.tenant})
 	if err != nil {
 		return fromStatus(ctx, call, err)
 	}
@@ -146,7 +145,7 @@ func (c *persistenceClient) Flush(ctx context.Context, handle string) (sdk.Durab
 	if err := checkHandle(handle); err != nil {
 		return sdk.Durable{}, err
 	}
-	return flushResult(ctx)(c.rpc.Flush(ctx, &logbookv1.HandleRequest{Handle: handle}))
+	return flushResult(ctx)(c.rpc.Flush(ctx, &logbookv1.HandleRequest{Handle: handle, Tenant: c.tenant}))
 }
 
 // flushResult returns the function that turns a Flush's gRPC reply, or
@@ -175,7 +174,7 @@ func (c *persistenceClient) Close(ctx context.Context, handle string) error {
 		s.reset()
 		s.mu.Unlock()
 	}
-	_, err := c.rpc.Close(ctx, &logbookv1.HandleRequest{Handle: handle})
+	_, err := c.rpc.Close(ctx, &logbookv1.HandleRequest{Handle: handle, Tenant: c.tenant})
 	return fromStatus(ctx, "persistence.Close", err)
 }
 
@@ -183,7 +182,7 @@ func (c *persistenceClient) Stat(ctx context.Context, id string) (sdk.Stat, erro
 	if err := sdk.ValidateSessionID(id); err != nil {
 		return sdk.Stat{}, err
 	}
-	r, err := c.rpc.Stat(ctx, &logbookv1.StatRequest{Id: id})
+	r, err := c.rpc.Stat(ctx, &logbookv1.StatRequest{Id: id, Tenant: c.tenant})
 	if err != nil {
 		return sdk.Stat{}, fromStatus(ctx, "persistence.Stat", err)
 	}
@@ -208,7 +207,7 @@ func (c *persistenceClient) List(ctx context.Context, fn func(sdk.ListEntry) err
 	const call = "persistence.List"
 	lctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	st, err := c.rpc.List(lctx, &logbookv1.ListRequest{})
+	st, err := c.rpc.List(lctx, &logbookv1.ListRequest{Tenant: c.tenant})
 	if err != nil {
 		return fromStatus(ctx, call, err)
 	}
@@ -254,7 +253,7 @@ func (c *persistenceClient) ReadDamaged(ctx context.Context, id string, fn func(
 	const call = "persistence.ReadDamaged"
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	st, err := c.rpc.ReadDamaged(rctx, &logbookv1.ReadDamagedRequest{Id: id})
+	st, err := c.rpc.ReadDamaged(rctx, &logbookv1.ReadDamagedRequest{Id: id, Tenant: c.tenant})
 	if err != nil {
 		return sdk.Damaged{}, readDamagedError(ctx, id, err)
 	}

@@ -85,6 +85,7 @@ const (
 	appendHandleField   = 1
 	appendFirstSeqField = 2
 	appendEventsField   = 3
+	appendTenantField   = 4
 	chunkEventsField    = 1
 )
 
@@ -119,6 +120,12 @@ func decodeAppendFrames(data mem.BufferSlice, m *logbookv1.AppendRequest, held *
 				return false
 			}
 			m.Events = append(m.Events, v)
+		case num == appendTenantField && typ == protowire.BytesType:
+			v, ok := c.field()
+			if !ok || !utf8.Valid(v) {
+				return false
+			}
+			m.Tenant = string(v)
 		default:
 			return false
 		}
@@ -226,7 +233,7 @@ const appendChunkBytes = 256 << 10
 // earlier batches warmed and that gRPC gives back one by one as it writes
 // them, where one buffer of the message's size would be fresh memory for
 // the runtime to clear and the system to fault in, every batch. ok is
-// false when m holds anything but the three fields encoded here (a field
+// false when m holds anything but the four fields encoded here (a field
 // added to the message later, unknown fields); the caller then encodes it
 // with protobuf.
 func marshalAppend(m *logbookv1.AppendRequest) (out mem.BufferSlice, ok bool) {
@@ -239,6 +246,9 @@ func marshalAppend(m *logbookv1.AppendRequest) (out mem.BufferSlice, ok bool) {
 	}
 	for _, e := range m.Events {
 		size += 1 + protowire.SizeBytes(len(e))
+	}
+	if m.Tenant != "" {
+		size += 1 + protowire.SizeBytes(len(m.Tenant))
 	}
 	if size != proto.Size(m) {
 		return nil, false
@@ -255,6 +265,10 @@ func marshalAppend(m *logbookv1.AppendRequest) (out mem.BufferSlice, ok bool) {
 	for _, e := range m.Events {
 		w.write(protowire.AppendVarint(protowire.AppendTag(head[:0], appendEventsField, protowire.BytesType), uint64(len(e))))
 		w.write(e)
+	}
+	if m.Tenant != "" {
+		w.write(protowire.AppendVarint(protowire.AppendTag(head[:0], appendTenantField, protowire.BytesType), uint64(len(m.Tenant))))
+		w.write([]byte(m.Tenant))
 	}
 	return w.done(), true
 }

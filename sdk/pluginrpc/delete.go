@@ -20,13 +20,13 @@ import (
 
 // deleter returns the call's backend as an sdk.Deleter, or the
 // Unimplemented status.
-func (s *persistenceServer) deleter(ctx context.Context) (sdk.Deleter, error) {
-	return served[sdk.Deleter](ctx, s, "this persistence backend cannot delete sessions (it implements no sdk.Deleter)")
+func (s *persistenceServer) deleter(tenant string) (sdk.Deleter, error) {
+	return served[sdk.Deleter](s, tenant, "this persistence backend cannot delete sessions (it implements no sdk.Deleter)")
 }
 
 // Delete serves sdk.Deleter.Delete.
 func (s *persistenceServer) Delete(ctx context.Context, req *logbookv1.DeleteRequest) (*logbookv1.AuditRecord, error) {
-	d, err := s.deleter(ctx)
+	d, err := s.deleter(req.GetTenant())
 	if err != nil {
 		return nil, err
 	}
@@ -39,7 +39,7 @@ func (s *persistenceServer) Delete(ctx context.Context, req *logbookv1.DeleteReq
 
 // SetHold serves sdk.Deleter.SetHold.
 func (s *persistenceServer) SetHold(ctx context.Context, req *logbookv1.SetHoldRequest) (*logbookv1.SetHoldReply, error) {
-	d, err := s.deleter(ctx)
+	d, err := s.deleter(req.GetTenant())
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +56,7 @@ func (s *persistenceServer) SetHold(ctx context.Context, req *logbookv1.SetHoldR
 
 // Held serves sdk.Deleter.Held.
 func (s *persistenceServer) Held(ctx context.Context, req *logbookv1.StatRequest) (*logbookv1.HeldReply, error) {
-	d, err := s.deleter(ctx)
+	d, err := s.deleter(req.GetTenant())
 	if err != nil {
 		return nil, err
 	}
@@ -68,8 +68,8 @@ func (s *persistenceServer) Held(ctx context.Context, req *logbookv1.StatRequest
 }
 
 // Audit serves sdk.Deleter.Audit: one message per record.
-func (s *persistenceServer) Audit(_ *logbookv1.AuditRequest, stream logbookv1.Persistence_AuditServer) error {
-	d, err := s.deleter(stream.Context())
+func (s *persistenceServer) Audit(req *logbookv1.AuditRequest, stream logbookv1.Persistence_AuditServer) error {
+	d, err := s.deleter(req.GetTenant())
 	if err != nil {
 		return err
 	}
@@ -89,7 +89,7 @@ func (c *persistenceClient) Delete(ctx context.Context, id string, r sdk.AuditRe
 	if err := sdk.ValidateSessionID(id); err != nil {
 		return sdk.AuditRecord{}, err
 	}
-	rec, err := c.rpc.Delete(ctx, &logbookv1.DeleteRequest{SessionId: id, Reason: r.Reason, By: r.By})
+	rec, err := c.rpc.Delete(ctx, &logbookv1.DeleteRequest{SessionId: id, Reason: r.Reason, By: r.By, Tenant: c.tenant})
 	if err != nil {
 		return sdk.AuditRecord{}, deleteErr(ctx, "persistence.Delete", id, err)
 	}
@@ -101,7 +101,7 @@ func (c *persistenceClient) SetHold(ctx context.Context, id string, held bool, r
 	if err := sdk.ValidateSessionID(id); err != nil {
 		return sdk.AuditRecord{}, false, err
 	}
-	reply, err := c.rpc.SetHold(ctx, &logbookv1.SetHoldRequest{SessionId: id, Held: held, Reason: r.Reason, By: r.By})
+	reply, err := c.rpc.SetHold(ctx, &logbookv1.SetHoldRequest{SessionId: id, Held: held, Reason: r.Reason, By: r.By, Tenant: c.tenant})
 	if err != nil {
 		return sdk.AuditRecord{}, false, deleteErr(ctx, "persistence.SetHold", id, err)
 	}
@@ -116,7 +116,7 @@ func (c *persistenceClient) Held(ctx context.Context, id string) (bool, error) {
 	if err := sdk.ValidateSessionID(id); err != nil {
 		return false, err
 	}
-	reply, err := c.rpc.Held(ctx, &logbookv1.StatRequest{Id: id})
+	reply, err := c.rpc.Held(ctx, &logbookv1.StatRequest{Id: id, Tenant: c.tenant})
 	if err != nil {
 		return false, deleteErr(ctx, "persistence.Held", id, err)
 	}
@@ -129,7 +129,7 @@ func (c *persistenceClient) Audit(ctx context.Context, fn func(sdk.AuditRecord) 
 	const call = "persistence.Audit"
 	actx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	st, err := c.rpc.Audit(actx, &logbookv1.AuditRequest{})
+	st, err := c.rpc.Audit(actx, &logbookv1.AuditRequest{Tenant: c.tenant})
 	for err == nil {
 		var r *logbookv1.AuditRecord
 		if r, err = st.Recv(); err == nil {

@@ -30,7 +30,15 @@
 // plus 1 MiB of headroom on both ends.
 //
 // Every protocol feature is in the .proto: neither end reads or sets gRPC
-// metadata.
+// metadata. The tenant of a persistence request (sdk.Tenancy) is its field
+// tenant: a tenant view of the client (Tenant) names its tenant in every
+// request, in each message of the long-lived Append stream and in the
+// first of an Import stream; the implicit tenant's requests name none. The
+// server serves each request on the backend's view of the tenant it names
+// (asked once per name and kept), refuses a tenant on a backend that is
+// no sdk.Tenancy with USAGE and an invalid name with TENANT_INVALID.
+// Handles belong to the view that issued them: another tenant's handle is
+// HANDLE_CLOSED. The list of tenants is the Tenants call.
 //
 // # Errors
 //

@@ -213,7 +213,7 @@ func TestSplitBatchKeepsEveryRequestUnderTheLimit(t *testing.T) {
 			events[i] = make([]byte, size)
 		}
 		first := sdk.Seq(rng.Int64N(sdk.MaxSeq))
-		parts, err := splitBatch(handle, first, events, maxBytes)
+		parts, err := splitBatch(handle, "", first, events, maxBytes)
 		if err != nil {
 			t.Fatalf("iter %d: %v", iter, err)
 		}
@@ -240,7 +240,7 @@ func TestSplitBatchKeepsEveryRequestUnderTheLimit(t *testing.T) {
 			t.Fatalf("iter %d: parts carry %d events, want %d", iter, len(joined), n)
 		}
 	}
-	parts, err := splitBatch("h", 0, nil, 4<<10)
+	parts, err := splitBatch("h", "", 0, nil, 4<<10)
 	if err != nil || len(parts) != 1 || len(parts[0]) != 0 {
 		t.Fatalf("empty batch = %v, %v", parts, err)
 	}

@@ -19,7 +19,7 @@ import (
 
 // ReadFrames serves the backend's sdk.FrameReader.
 func (s *persistenceServer) ReadFrames(req *logbookv1.ReadRequest, stream logbookv1.Persistence_ReadFramesServer) error {
-	fr, err := served[sdk.FrameReader](stream.Context(), s, "this persistence backend cannot read frames (it implements no sdk.FrameReader)")
+	fr, err := served[sdk.FrameReader](s, req.GetTenant(), "this persistence backend cannot read frames (it implements no sdk.FrameReader)")
 	if err != nil {
 		return err
 	}
@@ -77,7 +77,7 @@ func (c *persistenceClient) ReadFrames(ctx context.Context, handle string, offse
 	const call = "persistence.ReadFrames"
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	st, err := c.rpc.ReadFrames(rctx, &logbookv1.ReadRequest{Handle: handle, Offset: int64(offset), Length: length})
+	st, err := c.rpc.ReadFrames(rctx, &logbookv1.ReadRequest{Handle: handle, Offset: int64(offset), Length: length, Tenant: c.tenant})
 	if err != nil {
 		return false, fromStatus(ctx, call, err)
 	}

@@ -39,10 +39,10 @@ func (c *persistenceClient) Import(ctx context.Context, h sdk.Header, events fun
 	if err != nil {
 		return sdk.Opened{}, importErr(ctx, h.ID, err)
 	}
-	req := &logbookv1.ImportRequest{Header: headerjson.Encode(h)}
-	// Every message leaves room for the header (sent only in the first)
-	// and done.
-	limit := c.maxBytes - (1 + protowire.SizeBytes(len(req.Header))) - 2
+	req := &logbookv1.ImportRequest{Header: headerjson.Encode(h), Tenant: c.tenant}
+	// Every message leaves room for the header and the tenant (sent only
+	// in the first) and done.
+	limit := c.maxBytes - (1 + protowire.SizeBytes(len(req.Header))) - (1 + protowire.SizeBytes(len(req.Tenant))) - 2
 	send := func() error {
 		err := st.Send(req)
 		req = &logbookv1.ImportRequest{}
@@ -61,7 +61,7 @@ func (c *persistenceClient) Import(ctx context.Context, h sdk.Header, events fun
 		if err := handles.Ended(ctx, errOp, "import"); err != nil {
 			return err
 		}
-		parts, err := splitBatch("", next, batch, limit)
+		parts, err := splitBatch("", "", next, batch, limit)
 		if err != nil {
 			return err
 		}
@@ -119,11 +119,11 @@ func importErr(ctx context.Context, id string, err error) error {
 // it stores them; a stream that fails or ends before a message with done
 // fails the import, and the backend stores nothing.
 func (s *persistenceServer) Import(stream logbookv1.Persistence_ImportServer) error {
-	imp, err := served[sdk.Importer](stream.Context(), s, "this persistence backend cannot import a session (it implements no sdk.Importer)")
+	first, err := stream.Recv()
 	if err != nil {
 		return err
 	}
-	first, err := stream.Recv()
+	imp, err := served[sdk.Importer](s, first.GetTenant(), "this persistence backend cannot import a session (it implements no sdk.Importer)")
 	if err != nil {
 		return err
 	}

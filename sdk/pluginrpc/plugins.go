@@ -142,7 +142,7 @@ func (p *persistencePlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) err
 }
 
 func (p *persistencePlugin) GRPCClient(done context.Context, _ *plugin.GRPCBroker, cc *grpc.ClientConn) (any, error) {
-	return newPersistenceClient(done, cc, rpcLimit(p.maxBytes)), nil
+	return newPersistenceClient(done, logbookv1.NewPersistenceClient(cc), rpcLimit(p.maxBytes)), nil
 }
 
 type summarizerPlugin struct {

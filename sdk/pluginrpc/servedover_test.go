@@ -28,7 +28,7 @@ func serveOver(t *testing.T, backend sdk.Persistence, opts ...grpc.ServerOption)
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = conn.Close() })
-	return newPersistenceClient(nil, conn, rpcLimit(0))
+	return newPersistenceClient(nil, logbookv1.NewPersistenceClient(conn), rpcLimit(0))
 }
 
 // plainLog is a backend with no optional capability; no test calls it.

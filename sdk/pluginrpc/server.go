@@ -78,7 +78,7 @@ type persistenceServer struct {
 }
 
 func (s *persistenceServer) Describe(ctx context.Context, _ *logbookv1.DescribeRequest) (*logbookv1.DescribeReply, error) {
-	p, err := s.backend(ctx)
+	p, err := s.backend("")
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -95,7 +95,7 @@ func (s *persistenceServer) Describe(ctx context.Context, _ *logbookv1.DescribeR
 }
 
 func (s *persistenceServer) Create(ctx context.Context, req *logbookv1.CreateRequest) (*logbookv1.HandleReply, error) {
-	p, err := s.backend(ctx)
+	p, err := s.backend(req.GetTenant())
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -120,7 +120,7 @@ func (s *persistenceServer) Create(ctx context.Context, req *logbookv1.CreateReq
 // CopyPrefix serves the backend's sdk.PrefixCopier, or answers
 // Unimplemented when the backend has none.
 func (s *persistenceServer) CopyPrefix(ctx context.Context, req *logbookv1.CopyPrefixRequest) (*logbookv1.HandleReply, error) {
-	pc, err := served[sdk.PrefixCopier](ctx, s, "this persistence backend cannot copy a prefix (it implements no sdk.PrefixCopier)")
+	pc, err := served[sdk.PrefixCopier](s, req.GetTenant(), "this persistence backend cannot copy a prefix (it implements no sdk.PrefixCopier)")
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +149,7 @@ func decodeHeader(b []byte, call string) (sdk.Header, error) {
 }
 
 func (s *persistenceServer) Open(ctx context.Context, req *logbookv1.OpenRequest) (*logbookv1.HandleReply, error) {
-	p, err := s.backend(ctx)
+	p, err := s.backend(req.GetTenant())
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -177,10 +177,6 @@ func handleReply(o sdk.Opened) *logbookv1.HandleReply {
 // stream with its status, so later batches on it are never applied.
 func (s *persistenceServer) Append(stream logbookv1.Persistence_AppendServer) error {
 	ctx := stream.Context()
-	p, err := s.backend(ctx)
-	if err != nil {
-		return toStatus(err)
-	}
 	for {
 		req, err := stream.Recv()
 		if errors.Is(err, io.EOF) {
@@ -188,6 +184,11 @@ func (s *persistenceServer) Append(stream logbookv1.Persistence_AppendServer) er
 		}
 		if err != nil {
 			return err
+		}
+		p, err := s.backend(req.GetTenant())
+		if err != nil {
+			releaseRequest(req)
+			return toStatus(err)
 		}
 		d, err := p.Append(ctx, req.GetHandle(), sdk.Seq(req.GetFirstSeq()), req.GetEvents())
 		releaseRequest(req) // the backend keeps nothing Append hands it
@@ -208,7 +209,7 @@ func (s *persistenceServer) Read(req *logbookv1.ReadRequest, stream logbookv1.Pe
 	c := rechunker{max: s.chunkBytes, send: func(events [][]byte) error {
 		return stream.Send(&logbookv1.ReadChunk{Events: events})
 	}}
-	p, err := s.backend(stream.Context())
+	p, err := s.backend(req.GetTenant())
 	if err != nil {
 		return toStatus(err)
 	}
@@ -267,7 +268,7 @@ func (c *rechunker) finish() error {
 // Read does, then the tail in pieces of at most chunkBytes, then the
 // summary. Events read before a failure are sent before its status.
 func (s *persistenceServer) ReadDamaged(req *logbookv1.ReadDamagedRequest, stream logbookv1.Persistence_ReadDamagedServer) error {
-	sr, err := served[sdk.SalvageReader](stream.Context(), s, "this persistence backend cannot read a damaged log (it implements no sdk.SalvageReader)")
+	sr, err := served[sdk.SalvageReader](s, req.GetTenant(), "this persistence backend cannot read a damaged log (it implements no sdk.SalvageReader)")
 	if err != nil {
 		return err
 	}
@@ -307,7 +308,7 @@ func eventFieldSize(n int) int {
 
 // Flush flushes the backend.
 func (s *persistenceServer) Flush(ctx context.Context, req *logbookv1.HandleRequest) (*logbookv1.FlushReply, error) {
-	p, err := s.backend(ctx)
+	p, err := s.backend(req.GetTenant())
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -319,7 +320,7 @@ func (s *persistenceServer) Flush(ctx context.Context, req *logbookv1.HandleRequ
 }
 
 func (s *persistenceServer) Close(ctx context.Context, req *logbookv1.HandleRequest) (*logbookv1.Empty, error) {
-	p, err := s.backend(ctx)
+	p, err := s.backend(req.GetTenant())
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -330,7 +331,7 @@ func (s *persistenceServer) Close(ctx context.Context, req *logbookv1.HandleRequ
 }
 
 func (s *persistenceServer) Stat(ctx context.Context, req *logbookv1.StatRequest) (*logbookv1.StatReply, error) {
-	p, err := s.backend(ctx)
+	p, err := s.backend(req.GetTenant())
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -351,8 +352,8 @@ func (s *persistenceServer) Stat(ctx context.Context, req *logbookv1.StatRequest
 	return r, nil
 }
 
-func (s *persistenceServer) List(_ *logbookv1.ListRequest, stream logbookv1.Persistence_ListServer) error {
-	p, err := s.backend(stream.Context())
+func (s *persistenceServer) List(req *logbookv1.ListRequest, stream logbookv1.Persistence_ListServer) error {
+	p, err := s.backend(req.GetTenant())
 	if err != nil {
 		return toStatus(err)
 	}

@@ -19,7 +19,7 @@ import (
 
 // Watch serves the backend's sdk.Watcher: one reply per length it reports.
 func (s *persistenceServer) Watch(req *logbookv1.WatchRequest, stream logbookv1.Persistence_WatchServer) error {
-	w, err := served[sdk.Watcher](stream.Context(), s, "this persistence backend cannot watch a session (it implements no sdk.Watcher)")
+	w, err := served[sdk.Watcher](s, req.GetTenant(), "this persistence backend cannot watch a session (it implements no sdk.Watcher)")
 	if err != nil {
 		return err
 	}
@@ -45,7 +45,7 @@ func (c *persistenceClient) Watch(ctx context.Context, id string, from sdk.Offse
 	const call = "persistence.Watch"
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	st, err := c.rpc.Watch(wctx, &logbookv1.WatchRequest{SessionId: id, From: int64(from)})
+	st, err := c.rpc.Watch(wctx, &logbookv1.WatchRequest{SessionId: id, From: int64(from), Tenant: c.tenant})
 	for err == nil {
 		var r *logbookv1.WatchReply
 		if r, err = st.Recv(); err == nil {

@@ -285,7 +285,8 @@ type DeleteRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
 	Reason        string                 `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
-	By            string                 `protobuf:"bytes,3,opt,name=by,proto3" json:"by,omitempty"` // "cli", "retention", "api", …
+	By            string                 `protobuf:"bytes,3,opt,name=by,proto3" json:"by,omitempty"`         // "cli", "retention", "api", …
+	Tenant        string                 `protobuf:"bytes,4,opt,name=tenant,proto3" json:"tenant,omitempty"` // the tenant (see Tenants); "" is the implicit tenant
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -341,12 +342,20 @@ func (x *DeleteRequest) GetBy() string {
 	return ""
 }
 
+func (x *DeleteRequest) GetTenant() string {
+	if x != nil {
+		return x.Tenant
+	}
+	return ""
+}
+
 type SetHoldRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
 	Held          bool                   `protobuf:"varint,2,opt,name=held,proto3" json:"held,omitempty"` // true: hold; false: release
 	Reason        string                 `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
 	By            string                 `protobuf:"bytes,4,opt,name=by,proto3" json:"by,omitempty"`
+	Tenant        string                 `protobuf:"bytes,5,opt,name=tenant,proto3" json:"tenant,omitempty"` // the tenant (see Tenants); "" is the implicit tenant
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -405,6 +414,13 @@ func (x *SetHoldRequest) GetReason() string {
 func (x *SetHoldRequest) GetBy() string {
 	if x != nil {
 		return x.By
+	}
+	return ""
+}
+
+func (x *SetHoldRequest) GetTenant() string {
+	if x != nil {
+		return x.Tenant
 	}
 	return ""
 }
@@ -507,6 +523,7 @@ func (x *HeldReply) GetHeld() bool {
 
 type AuditRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
+	Tenant        string                 `protobuf:"bytes,1,opt,name=tenant,proto3" json:"tenant,omitempty"` // the tenant (see Tenants); "" is the implicit tenant
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -539,6 +556,13 @@ func (x *AuditRequest) ProtoReflect() protoreflect.Message {
 // Deprecated: Use AuditRequest.ProtoReflect.Descriptor instead.
 func (*AuditRequest) Descriptor() ([]byte, []int) {
 	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *AuditRequest) GetTenant() string {
+	if x != nil {
+		return x.Tenant
+	}
+	return ""
 }
 
 // AuditRecord is one record of a backend's audit log.
@@ -637,7 +661,8 @@ func (x *AuditRecord) GetBy() string {
 type WatchRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	From          int64                  `protobuf:"varint,2,opt,name=from,proto3" json:"from,omitempty"` // the first reply waits until the stored length is ≥ from
+	From          int64                  `protobuf:"varint,2,opt,name=from,proto3" json:"from,omitempty"`    // the first reply waits until the stored length is ≥ from
+	Tenant        string                 `protobuf:"bytes,3,opt,name=tenant,proto3" json:"tenant,omitempty"` // the tenant (see Tenants); "" is the implicit tenant
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -684,6 +709,13 @@ func (x *WatchRequest) GetFrom() int64 {
 		return x.From
 	}
 	return 0
+}
+
+func (x *WatchRequest) GetTenant() string {
+	if x != nil {
+		return x.Tenant
+	}
+	return ""
 }
 
 type WatchReply struct {
@@ -735,6 +767,7 @@ type WriteCheckpointRequest struct {
 	Handle        string                 `protobuf:"bytes,1,opt,name=handle,proto3" json:"handle,omitempty"`
 	Events        int64                  `protobuf:"varint,2,opt,name=events,proto3" json:"events,omitempty"` // the events it covers: [0, events)
 	Data          []byte                 `protobuf:"bytes,3,opt,name=data,proto3" json:"data,omitempty"`      // the host's encoding, opaque to the backend
+	Tenant        string                 `protobuf:"bytes,4,opt,name=tenant,proto3" json:"tenant,omitempty"`  // the tenant (see Tenants); "" is the implicit tenant
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -788,6 +821,13 @@ func (x *WriteCheckpointRequest) GetData() []byte {
 		return x.Data
 	}
 	return nil
+}
+
+func (x *WriteCheckpointRequest) GetTenant() string {
+	if x != nil {
+		return x.Tenant
+	}
+	return ""
 }
 
 type CheckpointReply struct {
@@ -979,6 +1019,7 @@ func (x *DescribeReply) GetDescriptorsOpen() int64 {
 type CreateRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Header        []byte                 `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"` // canonical session header JSON
+	Tenant        string                 `protobuf:"bytes,2,opt,name=tenant,proto3" json:"tenant,omitempty"` // the tenant (see Tenants); "" is the implicit tenant
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1020,10 +1061,18 @@ func (x *CreateRequest) GetHeader() []byte {
 	return nil
 }
 
+func (x *CreateRequest) GetTenant() string {
+	if x != nil {
+		return x.Tenant
+	}
+	return ""
+}
+
 type OpenRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	Access        Access                 `protobuf:"varint,2,opt,name=access,proto3,enum=logbook.v1.Access" json:"access,omitempty"`
+	Tenant        string                 `protobuf:"bytes,3,opt,name=tenant,proto3" json:"tenant,omitempty"` // the tenant (see Tenants); "" is the implicit tenant
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1070,6 +1119,13 @@ func (x *OpenRequest) GetAccess() Access {
 		return x.Access
 	}
 	return Access_ACCESS_UNSPECIFIED
+}
+
+func (x *OpenRequest) GetTenant() string {
+	if x != nil {
+		return x.Tenant
+	}
+	return ""
 }
 
 // HandleReply answers Create and Open. Handles are opaque strings bound to
@@ -1171,6 +1227,7 @@ type AppendRequest struct {
 	Handle        string                 `protobuf:"bytes,1,opt,name=handle,proto3" json:"handle,omitempty"`
 	FirstSeq      int64                  `protobuf:"varint,2,opt,name=first_seq,json=firstSeq,proto3" json:"first_seq,omitempty"` // must equal the stored next seq (compare-and-set)
 	Events        [][]byte               `protobuf:"bytes,3,rep,name=events,proto3" json:"events,omitempty"`                      // canonical envelopes, seqs first_seq, first_seq+1, …
+	Tenant        string                 `protobuf:"bytes,4,opt,name=tenant,proto3" json:"tenant,omitempty"`                      // the tenant (see Tenants), on every message
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1224,6 +1281,13 @@ func (x *AppendRequest) GetEvents() [][]byte {
 		return x.Events
 	}
 	return nil
+}
+
+func (x *AppendRequest) GetTenant() string {
+	if x != nil {
+		return x.Tenant
+	}
+	return ""
 }
 
 type AppendReply struct {
@@ -1283,6 +1347,7 @@ type ReadRequest struct {
 	Handle        string                 `protobuf:"bytes,1,opt,name=handle,proto3" json:"handle,omitempty"`
 	Offset        int64                  `protobuf:"varint,2,opt,name=offset,proto3" json:"offset,omitempty"`
 	Length        int64                  `protobuf:"varint,3,opt,name=length,proto3" json:"length,omitempty"` // -1: to the end
+	Tenant        string                 `protobuf:"bytes,4,opt,name=tenant,proto3" json:"tenant,omitempty"`  // the tenant (see Tenants); "" is the implicit tenant
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1338,6 +1403,13 @@ func (x *ReadRequest) GetLength() int64 {
 	return 0
 }
 
+func (x *ReadRequest) GetTenant() string {
+	if x != nil {
+		return x.Tenant
+	}
+	return ""
+}
+
 type ReadChunk struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Events        [][]byte               `protobuf:"bytes,1,rep,name=events,proto3" json:"events,omitempty"` // consecutive canonical envelopes
@@ -1385,6 +1457,7 @@ func (x *ReadChunk) GetEvents() [][]byte {
 type HandleRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Handle        string                 `protobuf:"bytes,1,opt,name=handle,proto3" json:"handle,omitempty"`
+	Tenant        string                 `protobuf:"bytes,2,opt,name=tenant,proto3" json:"tenant,omitempty"` // the tenant (see Tenants); "" is the implicit tenant
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1422,6 +1495,13 @@ func (*HandleRequest) Descriptor() ([]byte, []int) {
 func (x *HandleRequest) GetHandle() string {
 	if x != nil {
 		return x.Handle
+	}
+	return ""
+}
+
+func (x *HandleRequest) GetTenant() string {
+	if x != nil {
+		return x.Tenant
 	}
 	return ""
 }
@@ -1481,6 +1561,7 @@ func (x *FlushReply) GetRevision() string {
 type StatRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Tenant        string                 `protobuf:"bytes,2,opt,name=tenant,proto3" json:"tenant,omitempty"` // the tenant (see Tenants); "" is the implicit tenant
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1518,6 +1599,13 @@ func (*StatRequest) Descriptor() ([]byte, []int) {
 func (x *StatRequest) GetId() string {
 	if x != nil {
 		return x.Id
+	}
+	return ""
+}
+
+func (x *StatRequest) GetTenant() string {
+	if x != nil {
+		return x.Tenant
 	}
 	return ""
 }
@@ -1608,6 +1696,7 @@ func (x *StatReply) GetLastActivity() int64 {
 
 type ListRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
+	Tenant        string                 `protobuf:"bytes,1,opt,name=tenant,proto3" json:"tenant,omitempty"` // the tenant (see Tenants); "" is the implicit tenant
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1640,6 +1729,13 @@ func (x *ListRequest) ProtoReflect() protoreflect.Message {
 // Deprecated: Use ListRequest.ProtoReflect.Descriptor instead.
 func (*ListRequest) Descriptor() ([]byte, []int) {
 	return file_logbook_v1_persistence_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *ListRequest) GetTenant() string {
+	if x != nil {
+		return x.Tenant
+	}
+	return ""
 }
 
 type ListEntry struct {
@@ -1729,6 +1825,7 @@ func (x *ListEntry) GetEventCount() int64 {
 type ReadDamagedRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Tenant        string                 `protobuf:"bytes,2,opt,name=tenant,proto3" json:"tenant,omitempty"` // the tenant (see Tenants); "" is the implicit tenant
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1766,6 +1863,13 @@ func (*ReadDamagedRequest) Descriptor() ([]byte, []int) {
 func (x *ReadDamagedRequest) GetId() string {
 	if x != nil {
 		return x.Id
+	}
+	return ""
+}
+
+func (x *ReadDamagedRequest) GetTenant() string {
+	if x != nil {
+		return x.Tenant
 	}
 	return ""
 }
@@ -1969,6 +2073,7 @@ type ImportRequest struct {
 	Header        []byte                 `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"` // the session's canonical header JSON; first message only
 	Events        [][]byte               `protobuf:"bytes,2,rep,name=events,proto3" json:"events,omitempty"` // canonical envelopes, the seqs after those already sent
 	Done          bool                   `protobuf:"varint,3,opt,name=done,proto3" json:"done,omitempty"`    // the last message: store the session
+	Tenant        string                 `protobuf:"bytes,4,opt,name=tenant,proto3" json:"tenant,omitempty"` // the tenant (see Tenants); first message only
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2024,11 +2129,19 @@ func (x *ImportRequest) GetDone() bool {
 	return false
 }
 
+func (x *ImportRequest) GetTenant() string {
+	if x != nil {
+		return x.Tenant
+	}
+	return ""
+}
+
 type CopyPrefixRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	SourceId      string                 `protobuf:"bytes,1,opt,name=source_id,json=sourceId,proto3" json:"source_id,omitempty"`
 	Boundary      int64                  `protobuf:"varint,2,opt,name=boundary,proto3" json:"boundary,omitempty"` // inclusive: the last event copied
 	Header        []byte                 `protobuf:"bytes,3,opt,name=header,proto3" json:"header,omitempty"`      // the new session's canonical header JSON
+	Tenant        string                 `protobuf:"bytes,4,opt,name=tenant,proto3" json:"tenant,omitempty"`      // the tenant (see Tenants); "" is the implicit tenant
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2084,6 +2197,13 @@ func (x *CopyPrefixRequest) GetHeader() []byte {
 	return nil
 }
 
+func (x *CopyPrefixRequest) GetTenant() string {
+	if x != nil {
+		return x.Tenant
+	}
+	return ""
+}
+
 var File_logbook_v1_persistence_proto protoreflect.FileDescriptor
 
 const file_logbook_v1_persistence_proto_rawDesc = "" +
@@ -2101,24 +2221,27 @@ const file_logbook_v1_persistence_proto_rawDesc = "" +
 	"\x05first\x18\x02 \x01(\x03R\x05first\x12\x14\n" +
 	"\x05count\x18\x03 \x01(\x03R\x05count\x12\x12\n" +
 	"\x04data\x18\x04 \x01(\fR\x04data\x12\x12\n" +
-	"\x04more\x18\x05 \x01(\bR\x04more\"V\n" +
+	"\x04more\x18\x05 \x01(\bR\x04more\"n\n" +
 	"\rDeleteRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x0e\n" +
-	"\x02by\x18\x03 \x01(\tR\x02by\"k\n" +
+	"\x02by\x18\x03 \x01(\tR\x02by\x12\x16\n" +
+	"\x06tenant\x18\x04 \x01(\tR\x06tenant\"\x83\x01\n" +
 	"\x0eSetHoldRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x12\n" +
 	"\x04held\x18\x02 \x01(\bR\x04held\x12\x16\n" +
 	"\x06reason\x18\x03 \x01(\tR\x06reason\x12\x0e\n" +
-	"\x02by\x18\x04 \x01(\tR\x02by\"Y\n" +
+	"\x02by\x18\x04 \x01(\tR\x02by\x12\x16\n" +
+	"\x06tenant\x18\x05 \x01(\tR\x06tenant\"Y\n" +
 	"\fSetHoldReply\x12\x18\n" +
 	"\achanged\x18\x01 \x01(\bR\achanged\x12/\n" +
 	"\x06record\x18\x02 \x01(\v2\x17.logbook.v1.AuditRecordR\x06record\"\x1f\n" +
 	"\tHeldReply\x12\x12\n" +
-	"\x04held\x18\x01 \x01(\bR\x04held\"\x0e\n" +
-	"\fAuditRequest\"\xbe\x01\n" +
+	"\x04held\x18\x01 \x01(\bR\x04held\"&\n" +
+	"\fAuditRequest\x12\x16\n" +
+	"\x06tenant\x18\x01 \x01(\tR\x06tenant\"\xbe\x01\n" +
 	"\vAuditRecord\x12(\n" +
 	"\x10time_unix_micros\x18\x01 \x01(\x03R\x0etimeUnixMicros\x12\x0e\n" +
 	"\x02op\x18\x02 \x01(\tR\x02op\x12\x1d\n" +
@@ -2127,18 +2250,20 @@ const file_logbook_v1_persistence_proto_rawDesc = "" +
 	"\x06events\x18\x04 \x01(\x03R\x06events\x12\x16\n" +
 	"\x06digest\x18\x05 \x01(\tR\x06digest\x12\x16\n" +
 	"\x06reason\x18\x06 \x01(\tR\x06reason\x12\x0e\n" +
-	"\x02by\x18\a \x01(\tR\x02by\"A\n" +
+	"\x02by\x18\a \x01(\tR\x02by\"Y\n" +
 	"\fWatchRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x12\n" +
-	"\x04from\x18\x02 \x01(\x03R\x04from\"$\n" +
+	"\x04from\x18\x02 \x01(\x03R\x04from\x12\x16\n" +
+	"\x06tenant\x18\x03 \x01(\tR\x06tenant\"$\n" +
 	"\n" +
 	"WatchReply\x12\x16\n" +
-	"\x06length\x18\x01 \x01(\x03R\x06length\"\\\n" +
+	"\x06length\x18\x01 \x01(\x03R\x06length\"t\n" +
 	"\x16WriteCheckpointRequest\x12\x16\n" +
 	"\x06handle\x18\x01 \x01(\tR\x06handle\x12\x16\n" +
 	"\x06events\x18\x02 \x01(\x03R\x06events\x12\x12\n" +
-	"\x04data\x18\x03 \x01(\fR\x04data\"S\n" +
+	"\x04data\x18\x03 \x01(\fR\x04data\x12\x16\n" +
+	"\x06tenant\x18\x04 \x01(\tR\x06tenant\"S\n" +
 	"\x0fCheckpointReply\x12\x14\n" +
 	"\x05found\x18\x01 \x01(\bR\x05found\x12\x16\n" +
 	"\x06events\x18\x02 \x01(\x03R\x06events\x12\x12\n" +
@@ -2150,12 +2275,14 @@ const file_logbook_v1_persistence_proto_rawDesc = "" +
 	"\vcompression\x18\x03 \x01(\tR\vcompression\x126\n" +
 	"\x17descriptors_per_session\x18\x04 \x01(\x05R\x15descriptorsPerSession\x12)\n" +
 	"\x10descriptor_limit\x18\x05 \x01(\x03R\x0fdescriptorLimit\x12)\n" +
-	"\x10descriptors_open\x18\x06 \x01(\x03R\x0fdescriptorsOpen\"'\n" +
+	"\x10descriptors_open\x18\x06 \x01(\x03R\x0fdescriptorsOpen\"?\n" +
 	"\rCreateRequest\x12\x16\n" +
-	"\x06header\x18\x01 \x01(\fR\x06header\"I\n" +
+	"\x06header\x18\x01 \x01(\fR\x06header\x12\x16\n" +
+	"\x06tenant\x18\x02 \x01(\tR\x06tenant\"a\n" +
 	"\vOpenRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12*\n" +
-	"\x06access\x18\x02 \x01(\x0e2\x12.logbook.v1.AccessR\x06access\"\xdc\x01\n" +
+	"\x06access\x18\x02 \x01(\x0e2\x12.logbook.v1.AccessR\x06access\x12\x16\n" +
+	"\x06tenant\x18\x03 \x01(\tR\x06tenant\"\xdc\x01\n" +
 	"\vHandleReply\x12\x16\n" +
 	"\x06handle\x18\x01 \x01(\tR\x06handle\x12\x16\n" +
 	"\x06header\x18\x02 \x01(\fR\x06header\x12\x19\n" +
@@ -2164,28 +2291,32 @@ const file_logbook_v1_persistence_proto_rawDesc = "" +
 	"\n" +
 	"torn_bytes\x18\x05 \x01(\x03R\ttornBytes\x12\"\n" +
 	"\rtorn_from_seq\x18\x06 \x01(\x03R\vtornFromSeq\x12#\n" +
-	"\rtorn_artifact\x18\a \x01(\tR\ftornArtifact\"\\\n" +
+	"\rtorn_artifact\x18\a \x01(\tR\ftornArtifact\"t\n" +
 	"\rAppendRequest\x12\x16\n" +
 	"\x06handle\x18\x01 \x01(\tR\x06handle\x12\x1b\n" +
 	"\tfirst_seq\x18\x02 \x01(\x03R\bfirstSeq\x12\x16\n" +
-	"\x06events\x18\x03 \x03(\fR\x06events\"D\n" +
+	"\x06events\x18\x03 \x03(\fR\x06events\x12\x16\n" +
+	"\x06tenant\x18\x04 \x01(\tR\x06tenant\"D\n" +
 	"\vAppendReply\x12\x19\n" +
 	"\bnext_seq\x18\x01 \x01(\x03R\anextSeq\x12\x1a\n" +
-	"\brevision\x18\x02 \x01(\tR\brevision\"U\n" +
+	"\brevision\x18\x02 \x01(\tR\brevision\"m\n" +
 	"\vReadRequest\x12\x16\n" +
 	"\x06handle\x18\x01 \x01(\tR\x06handle\x12\x16\n" +
 	"\x06offset\x18\x02 \x01(\x03R\x06offset\x12\x16\n" +
-	"\x06length\x18\x03 \x01(\x03R\x06length\"#\n" +
+	"\x06length\x18\x03 \x01(\x03R\x06length\x12\x16\n" +
+	"\x06tenant\x18\x04 \x01(\tR\x06tenant\"#\n" +
 	"\tReadChunk\x12\x16\n" +
-	"\x06events\x18\x01 \x03(\fR\x06events\"'\n" +
+	"\x06events\x18\x01 \x03(\fR\x06events\"?\n" +
 	"\rHandleRequest\x12\x16\n" +
-	"\x06handle\x18\x01 \x01(\tR\x06handle\"R\n" +
+	"\x06handle\x18\x01 \x01(\tR\x06handle\x12\x16\n" +
+	"\x06tenant\x18\x02 \x01(\tR\x06tenant\"R\n" +
 	"\n" +
 	"FlushReply\x12(\n" +
 	"\x10durable_next_seq\x18\x01 \x01(\x03R\x0edurableNextSeq\x12\x1a\n" +
-	"\brevision\x18\x02 \x01(\tR\brevision\"\x1d\n" +
+	"\brevision\x18\x02 \x01(\tR\brevision\"5\n" +
 	"\vStatRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"\x8b\x02\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
+	"\x06tenant\x18\x02 \x01(\tR\x06tenant\"\x8b\x02\n" +
 	"\tStatReply\x12\x16\n" +
 	"\x06header\x18\x01 \x01(\fR\x06header\x12\x1a\n" +
 	"\brevision\x18\x02 \x01(\tR\brevision\x12%\n" +
@@ -2197,8 +2328,9 @@ const file_logbook_v1_persistence_proto_rawDesc = "" +
 	"\rlast_activity\x18\x06 \x01(\x03H\x02R\flastActivity\x88\x01\x01B\x0e\n" +
 	"\f_event_countB\r\n" +
 	"\v_size_bytesB\x10\n" +
-	"\x0e_last_activity\"\r\n" +
-	"\vListRequest\"\xf0\x01\n" +
+	"\x0e_last_activity\"%\n" +
+	"\vListRequest\x12\x16\n" +
+	"\x06tenant\x18\x01 \x01(\tR\x06tenant\"\xf0\x01\n" +
 	"\tListEntry\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
 	"\x06header\x18\x02 \x01(\fR\x06header\x12\x1a\n" +
@@ -2208,9 +2340,10 @@ const file_logbook_v1_persistence_proto_rawDesc = "" +
 	"\vevent_count\x18\x06 \x01(\x03H\x01R\n" +
 	"eventCount\x88\x01\x01B\x10\n" +
 	"\x0e_last_activityB\x0e\n" +
-	"\f_event_count\"$\n" +
+	"\f_event_count\"<\n" +
 	"\x12ReadDamagedRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"\x94\x01\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
+	"\x06tenant\x18\x02 \x01(\tR\x06tenant\"\x94\x01\n" +
 	"\vDamagedPart\x12/\n" +
 	"\x06events\x18\x01 \x01(\v2\x15.logbook.v1.ReadChunkH\x00R\x06events\x12\x14\n" +
 	"\x04tail\x18\x02 \x01(\fH\x00R\x04tail\x126\n" +
@@ -2223,15 +2356,17 @@ const file_logbook_v1_persistence_proto_rawDesc = "" +
 	"\rdamage_offset\x18\x04 \x01(\x03R\fdamageOffset\x12!\n" +
 	"\fdamage_bytes\x18\x05 \x01(\x03R\vdamageBytes\x124\n" +
 	"\x16intact_events_excluded\x18\x06 \x01(\x03R\x14intactEventsExcluded\x12#\n" +
-	"\rdamage_reason\x18\a \x01(\tR\fdamageReason\"S\n" +
+	"\rdamage_reason\x18\a \x01(\tR\fdamageReason\"k\n" +
 	"\rImportRequest\x12\x16\n" +
 	"\x06header\x18\x01 \x01(\fR\x06header\x12\x16\n" +
 	"\x06events\x18\x02 \x03(\fR\x06events\x12\x12\n" +
-	"\x04done\x18\x03 \x01(\bR\x04done\"d\n" +
+	"\x04done\x18\x03 \x01(\bR\x04done\x12\x16\n" +
+	"\x06tenant\x18\x04 \x01(\tR\x06tenant\"|\n" +
 	"\x11CopyPrefixRequest\x12\x1b\n" +
 	"\tsource_id\x18\x01 \x01(\tR\bsourceId\x12\x1a\n" +
 	"\bboundary\x18\x02 \x01(\x03R\bboundary\x12\x16\n" +
-	"\x06header\x18\x03 \x01(\fR\x06header*C\n" +
+	"\x06header\x18\x03 \x01(\fR\x06header\x12\x16\n" +
+	"\x06tenant\x18\x04 \x01(\tR\x06tenant*C\n" +
 	"\x06Access\x12\x16\n" +
 	"\x12ACCESS_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vACCESS_READ\x10\x01\x12\x10\n" +

@@ -124,12 +124,14 @@ type PersistenceClient interface {
 	Audit(ctx context.Context, in *AuditRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[AuditRecord], error)
 	// Tenants streams the name of every named tenant holding at least one
 	// stored session, ascending, one per reply (the implicit tenant is never
-	// named). Every other call is scoped to one tenant by the request
-	// metadata "logbook-tenant: <name>" (absent: the implicit tenant), and a
-	// handle is valid only under the tenant it was opened under. Only a
-	// plugin that declares the capability "tenants" in GetInfo is asked; one
-	// without it answers UNIMPLEMENTED, and USAGE to any call carrying the
-	// metadata.
+	// named). Every other request but Describe names the tenant it is for
+	// in its field tenant ("" is the implicit tenant; an Append stream names
+	// it in every message, an Import stream in its first), and a handle is
+	// valid only under the tenant it was opened under (HANDLE_CLOSED under
+	// any other). Only a plugin that declares the capability "tenants" in
+	// GetInfo is asked; one without it answers Tenants with UNIMPLEMENTED
+	// and any request naming a tenant with USAGE; an invalid name is
+	// TENANT_INVALID.
 	Tenants(ctx context.Context, in *TenantsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[TenantsReply], error)
 }
 
@@ -502,12 +504,14 @@ type PersistenceServer interface {
 	Audit(*AuditRequest, grpc.ServerStreamingServer[AuditRecord]) error
 	// Tenants streams the name of every named tenant holding at least one
 	// stored session, ascending, one per reply (the implicit tenant is never
-	// named). Every other call is scoped to one tenant by the request
-	// metadata "logbook-tenant: <name>" (absent: the implicit tenant), and a
-	// handle is valid only under the tenant it was opened under. Only a
-	// plugin that declares the capability "tenants" in GetInfo is asked; one
-	// without it answers UNIMPLEMENTED, and USAGE to any call carrying the
-	// metadata.
+	// named). Every other request but Describe names the tenant it is for
+	// in its field tenant ("" is the implicit tenant; an Append stream names
+	// it in every message, an Import stream in its first), and a handle is
+	// valid only under the tenant it was opened under (HANDLE_CLOSED under
+	// any other). Only a plugin that declares the capability "tenants" in
+	// GetInfo is asked; one without it answers Tenants with UNIMPLEMENTED
+	// and any request naming a tenant with USAGE; an invalid name is
+	// TENANT_INVALID.
 	Tenants(*TenantsRequest, grpc.ServerStreamingServer[TenantsReply]) error
 	mustEmbedUnimplementedPersistenceServer()
 }
