@@ -1,8 +1,11 @@
 package postgres_test
 
 import (
+	"context"
+	"errors"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/seed-e5e476df/logbook/internal/pgtest"
 	"github.com/seed-e5e476df/logbook/plugins/internal/sqlstore/sqlstoretest"
@@ -142,5 +145,99 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// hosts returns two Backends over one new schema, as two hosts are, and
+// each one's view of tenant a.
+func hosts(t *testing.T) (h1, h2 *postgres.Backend, a1, a2 sdk.Persistence) {
+	t.Helper()
+	dsn := pgtest.DSN(t)
+	cfg := postgres.DefaultConfig(dsn)
+	cfg.Schema = pgtest.Schema(t, dsn)
+	cfg.HostName = "h1"
+	h1 = openBackend(t, cfg)
+	cfg.HostName = "h2"
+	h2 = openBackend(t, cfg)
+	var err error
+	a1, err = h1.Tenant("a")
+	must(t, err)
+	a2, err = h2.Tenant("a")
+	must(t, err)
+	return h1, h2, a1, a2
+}
+
+// Ownership is per tenant and id across hosts: while host 1 writes a/s1,
+// host 2 may write the implicit tenant's s1 but not a/s1
+// (ALREADY_OWNED naming host 1).
+func TestOwnershipIsPerTenantAcrossHosts(t *testing.T) {
+	h1, h2, a1, a2 := hosts(t)
+	for _, c := range []struct {
+		p      sdk.Persistence
+		tenant string
+	}{{h1, ""}, {a1, "a"}} {
+		o, err := c.p.Create(t.Context(), sdk.Header{ID: "s1", Tenant: c.tenant, CreatedAt: 1})
+		must(t, err)
+		appendEvents(t, c.p, o.Handle, 0, 1)
+		must(t, c.p.Close(t.Context(), o.Handle))
+	}
+	w, err := a1.Open(t.Context(), "s1", sdk.AccessWrite)
+	must(t, err)
+	defer a1.Close(t.Context(), w.Handle)
+	o, err := h2.Open(t.Context(), "s1", sdk.AccessWrite)
+	if err != nil {
+		t.Fatalf("host 2's write open of the implicit tenant's s1 while host 1 writes a/s1: %v", err)
+	}
+	appendEvents(t, h2, o.Handle, 1, 1)
+	must(t, h2.Close(t.Context(), o.Handle))
+	_, err = a2.Open(t.Context(), "s1", sdk.AccessWrite)
+	persistencetest.RequireCode(t, err, sdk.CodeAlreadyOwned, `"h1"`)
+	appendEvents(t, a1, w.Handle, 1, 1) // host 1's claim on a/s1 held throughout
+}
+
+// A watch of a/s1 on one host wakes for a/s1 appended on another host,
+// never for the implicit tenant's s1 (the notification carries the tenant).
+func TestWatchAcrossHostsIsPerTenant(t *testing.T) {
+	h1, _, a1, a2 := hosts(t)
+	handles := map[string]string{}
+	for _, c := range []struct {
+		p      sdk.Persistence
+		tenant string
+	}{{h1, ""}, {a1, "a"}} {
+		o, err := c.p.Create(t.Context(), sdk.Header{ID: "s1", Tenant: c.tenant, CreatedAt: 1})
+		must(t, err)
+		appendEvents(t, c.p, o.Handle, 0, 1)
+		handles[c.tenant] = o.Handle
+		defer c.p.Close(t.Context(), o.Handle)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	got := make(chan sdk.Offset, 4)
+	done := make(chan error, 1)
+	go func() {
+		done <- a2.(sdk.Watcher).Watch(ctx, "s1", 2, func(n sdk.Offset) error { got <- n; return nil })
+	}()
+	appendEvents(t, h1, handles[""], 1, 3)
+	select {
+	case n := <-got:
+		t.Fatalf("host 2's watch of a/s1 reported %d after the implicit tenant's s1 grew on host 1", n)
+	case err := <-done:
+		t.Fatalf("the watch ended: %v", err)
+	case <-time.After(time.Second):
+	}
+	appendEvents(t, a1, handles["a"], 1, 1)
+	select {
+	case n := <-got:
+		if n != 2 {
+			t.Fatalf("host 2's watch of a/s1 reported %d; want 2", n)
+		}
+	case err := <-done:
+		t.Fatalf("the watch ended: %v", err)
+	case <-ctx.Done():
+		t.Fatal("host 2's watch of a/s1 never reported host 1's append")
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the watch ended with %v; want context.Canceled", err)
 	}
 }

@@ -317,11 +317,9 @@ func migrate(ctx context.Context, tx *sql.Tx, from int64) error {
 			return err
 		}
 	}
-	for _, t := range schema {
-		if !slices.ContainsFunc(rebuilt, func(r struct{ name, columns string }) bool { return r.name == t.name }) {
-			continue
-		}
-		if err := exec(t.ddl); err != nil {
+	for _, r := range rebuilt {
+		i := slices.IndexFunc(schema, func(t table) bool { return t.name == r.name })
+		if err := exec(schema[i].ddl); err != nil {
 			return err
 		}
 	}

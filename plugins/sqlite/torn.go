@@ -289,7 +289,7 @@ func (s space) checkRows(ctx context.Context, id string, nextSeq int64, rs rowSt
 		return nil // repaired since the caller's snapshot
 	}
 	return corruptAt(id, sc.End, "the events rows of session %s in %s (%s) do not match its next_seq %d: it ends in a torn tail from seq %d (%s stored from there), which reads leave out and the next write open (logbook resume or append) cuts and keeps in %s",
-		strconv.Quote(id), strconv.Quote(s.path), rs, nextSeq, sc.End, rowCount(sc.Rows), strconv.Quote(s.path+".torn"))
+		strconv.Quote(id), strconv.Quote(s.path), rs, nextSeq, sc.End, rowCount(sc.Rows), strconv.Quote(s.dir(s.path+".torn")))
 }
 
 // String describes the rows: "no rows", "1 row, seq 4", "3 rows, seqs 0 … 3".

@@ -20,6 +20,11 @@
 //     tables sessions, holds and an audit log (Lifecycle).
 //   - CopyPrefix and Import: Materialize, the frame of a create stored
 //     whole in one transaction that is abandoned on failure.
+//   - Tenants: a Dialect is one tenant's view of the database (Tenant),
+//     and every statement of the shared code is scoped by it (Scope);
+//     Views keeps a backend's views, one per tenant name, and Tenants
+//     lists the named tenants (TenantsQuery). sqlstoretest checks that
+//     every call of a view reads and writes its tenant's rows only.
 //   - Errors: DBErr maps a driver error to an *sdk.Error (a passed-through
 //     *sdk.Error, an ended context, the backend's codes, else IO_ERROR);
 //     NewErr and CorruptAt build the backend's own.
