@@ -34,7 +34,9 @@ func TestTenantFlag(t *testing.T) {
 	t.Parallel() // its own data directory and config
 	data := t.TempDir()
 	cfg := writeConfig(t, t.TempDir(), "tenants.hcl", "persistence \"jsonl\" {}\npersistence \"sqlite\" {\n  path = \"mirror.db\"\n}\nretention {\n  max_age = \"30d\"\n}\n")
-	run := func(stdin string, args ...string) string { return ok(t, data, stdin, append(args, "--config", cfg)...).stdout }
+	run := func(stdin string, args ...string) string {
+		return ok(t, data, stdin, append(args, "--config", cfg)...).stdout
+	}
 	refused := func(code sdk.Code, args ...string) { fail(t, data, "", code, append(args, "--config", cfg)...) }
 
 	run(input(crashLines, finishLines), "append", "s", "--tenant", "a")
