@@ -531,7 +531,7 @@ const (
 	// allowed_origins when it is yours.
 	CodeOriginNotAllowed Code = "ORIGIN_NOT_ALLOWED"
 	// The request's credential is valid, but its role does not allow the
-	// operation (docs/operations.md, "Tenants, roles and tokens"). Detail
+	// operation (docs/operations.md, "Security model", "Roles"). Detail
 	// names the role held and the role needed. It is answered before the
 	// session is looked up, so it says nothing about whether it exists.
 	CodePermissionDenied Code = "PERMISSION_DENIED"
