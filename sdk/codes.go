@@ -505,9 +505,10 @@ const (
 
 // HTTP API: requests the /v1 JSON API of logbook serve refuses before any operation runs.
 const (
-	// A request carries no bearer token, or the wrong one, and the server
-	// requires one. Send "Authorization: Bearer <token>" with the token of
-	// the server's --token-file.
+	// A request carries no credential, or one the server does not accept
+	// (unknown, revoked or expired), and the server requires one. Send
+	// "Authorization: Bearer <credential>": a token of logbook token
+	// create, a JWT, or the token of the server's --token-file.
 	CodeUnauthenticated Code = "UNAUTHENTICATED"
 	// No route of the API has the request's path. Detail names the path;
 	// the API's routes are listed in docs/openapi.json.
