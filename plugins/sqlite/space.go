@@ -88,7 +88,7 @@ func (b *Backend) Tenants(ctx context.Context, fn func(name string) error) error
 	}, fn)
 }
 
-// tenantsSQL is sqlstore.TenantsSQL over the sessions table.
+// tenantsSQL is sqlstore.TenantsQuery over the sessions table.
 var tenantsSQL = sqlstore.TenantsQuery("sessions")
 
 // rootOf is the Backend whose views b's views are: b, or the Backend b is

@@ -28,9 +28,14 @@ type NewToken struct {
 
 // TokenInfo describes a stored token; the secret is never stored.
 type TokenInfo struct {
-	Name    string    `json:"name"`
-	Tenant  string    `json:"tenant"`
-	Role    string    `json:"role"`
+	// Name names the token in `logbook token revoke` and in the by of
+	// the audit records its requests make.
+	Name string `json:"name"`
+	// Tenant is the tenant it is scoped to, or "*" for an operator.
+	Tenant string `json:"tenant"`
+	// Role is read, write, admin or operator.
+	Role string `json:"role"`
+	// Created is when it was made, in UTC.
 	Created time.Time `json:"created"`
 }
 
@@ -83,6 +88,7 @@ func (t *TokenStore) Revoke(ctx context.Context, name string) error { return t.s
 // Close releases the store's database connections, if any.
 func (t *TokenStore) Close() error { return t.s.Close() }
 
+// tokenInfo describes t to callers outside the runtime.
 func tokenInfo(t auth.Token) TokenInfo {
 	return TokenInfo{Name: t.Name, Tenant: t.Tenant, Role: t.Role.String(), Created: t.Created}
 }
