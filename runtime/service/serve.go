@@ -142,6 +142,7 @@ func (s *Service) NewServer(o ServeOptions) (*Server, error) {
 			}
 			return t.h, nil
 		},
+		Tenants:           root.Tenants,
 		AllowedHosts:      append(slices.Clone(s.cfg.Serve.AllowedHosts), o.AllowedHosts...),
 		AllowedOrigins:    append(slices.Clone(s.cfg.Serve.AllowedOrigins), o.AllowedOrigins...),
 		MaxRequestBytes:   sdk.MaxEventMessageBytes(int(s.cfg.MaxEventBytes)),

@@ -29,6 +29,7 @@
 // session id both tenants hold see only their tenant's events, that a
 // revoked token is refused on every host within revocationBound, that
 // /healthz alone is public, that whoami tells each credential its scope,
+// that an operator's GET /v1/tenants lists both tenants,
 // that /metrics names no session and no tenant, and that B's session is
 // unchanged after the walk.
 package isolation

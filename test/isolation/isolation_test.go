@@ -71,6 +71,7 @@ func TestIsolation(t *testing.T) {
 			w.revoke(t)
 			t.Run("server routes", w.serverRoutes)
 			t.Run("whoami", w.whoami)
+			t.Run("tenants", w.tenants)
 			t.Run("lists", w.lists)
 			t.Run("search", w.search)
 			t.Run("follow", w.follow)
@@ -414,6 +415,18 @@ func (w *world) metrics(t *testing.T) {
 			if bytes.Contains(body, []byte(n)) {
 				t.Errorf("host %d: /metrics names %q", i, n)
 			}
+		}
+	}
+}
+
+// tenants: the operator lists the tenants that hold sessions, the
+// implicit one first, on every host (the walk proves every lower role is
+// refused).
+func (w *world) tenants(t *testing.T) {
+	want := `{"tenants":["default","` + tenantA + `","` + tenantB + `"]}`
+	for host := range w.d.hosts {
+		if b := w.mustV1(t, host, w.d.tokens["operator"], http.MethodGet, "/v1/tenants", "", "", http.StatusOK); strings.TrimSpace(string(b)) != want {
+			t.Errorf("GET /v1/tenants as the operator on host %d: %s, want %s", host, b, want)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -42,6 +43,11 @@ type Options struct {
 	// Tenant is the name of the tenant whose host the API serves, which
 	// GET /v1/whoami reports. Default sdk.DefaultTenant.
 	Tenant string
+	// Tenants lists the tenants that hold sessions, sdk.DefaultTenant
+	// first (service.Service.Tenants), which GET /v1/tenants answers; it
+	// spans every tenant, so the route needs an operator. Default nil:
+	// the API knows only sdk.DefaultTenant.
+	Tenants func(ctx context.Context) ([]string, error)
 }
 
 // API is the /v1 resource API over a host's sessions, an http.Handler for
@@ -62,9 +68,10 @@ type route struct {
 
 // Shorter names for the role column of routes.
 const (
-	read  = auth.RoleRead
-	write = auth.RoleWrite
-	admin = auth.RoleAdmin
+	read     = auth.RoleRead
+	write    = auth.RoleWrite
+	admin    = auth.RoleAdmin
+	operator = auth.RoleOperator
 )
 
 // routes are every route of the API; docs/openapi.json documents each.
@@ -94,6 +101,7 @@ var routes = []route{
 	{"GET", "/v1/sessions/{id}/tokens", (*API).tokens, read},
 	{"GET", "/v1/sessions/{id}/lineage", (*API).lineage, read},
 	{"GET", "/v1/whoami", (*API).whoami, read},
+	{"GET", "/v1/tenants", (*API).listTenants, operator},
 	{"GET", "/v1/openapi.json", (*API).openapi, read},
 }
 

@@ -12,7 +12,8 @@ import (
 
 // Every logbook.v1.Sessions procedure and every /v1 route has a role in
 // the table, and the roles are those of the security model: read for
-// views, write for changes, admin for delete and holds.
+// views, write for changes, admin for delete and holds, operator for the
+// one route that spans tenants (GET /v1/tenants).
 func TestRoleTableCoversEveryRoute(t *testing.T) {
 	methods := logbookv1.File_logbook_v1_sessions_proto.Services().ByName("Sessions").Methods()
 	for i := range methods.Len() {
@@ -30,10 +31,13 @@ func TestRoleTableCoversEveryRoute(t *testing.T) {
 		"POST /v1/sessions": auth.RoleWrite, "DELETE /v1/sessions/{id}": auth.RoleAdmin,
 		"POST /v1/sessions/{id}/open": auth.RoleWrite, "POST /v1/sessions/{id}/hold": auth.RoleAdmin,
 		"GET /v1/whoami": auth.RoleRead, "GET /v1/openapi.json": auth.RoleRead,
-		"GET /v1/sessions/{id}/events": auth.RoleRead,
+		"GET /v1/sessions/{id}/events": auth.RoleRead, "GET /v1/tenants": auth.RoleOperator,
 	}
 	for _, rt := range httpapi.Routes() {
-		if rt.Role < auth.RoleRead || rt.Role > auth.RoleAdmin {
+		if rt.Role == auth.RoleOperator && rt.Method+" "+rt.Pattern != "GET /v1/tenants" {
+			t.Errorf("%s %s needs an operator: only a route that spans tenants does", rt.Method, rt.Pattern)
+		}
+		if rt.Role < auth.RoleRead || rt.Role > auth.RoleOperator {
 			t.Errorf("%s %s has role %v", rt.Method, rt.Pattern, rt.Role)
 		}
 		if w, ok := want[rt.Method+" "+rt.Pattern]; ok && w != rt.Role {

@@ -79,6 +79,11 @@ type Options struct {
 	// Default nil: only the implicit tenant is served; naming another is
 	// CONFIG_INVALID.
 	Tenant func(name string) (*host.Host, error)
+	// Tenants lists the tenants that hold sessions, sdk.DefaultTenant
+	// first (service.Service.Tenants's), for GET /v1/tenants, which only
+	// an operator may call. Default nil: the list is sdk.DefaultTenant
+	// alone.
+	Tenants func(ctx context.Context) ([]string, error)
 	// MaxRequestBytes bounds one request message (each message of a
 	// stream); a larger one is refused with ResourceExhausted. Default
 	// sdk.MaxEventMessageBytes(sdk.DefaultMaxEventBytes) (2 × 16 MiB +

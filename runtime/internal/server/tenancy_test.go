@@ -311,6 +311,34 @@ func TestWhoami(t *testing.T) {
 	}
 }
 
+// GET /v1/tenants answers an operator the tenants of Options.Tenants,
+// whichever tenant it names; every other role gets 403 PERMISSION_DENIED,
+// its own tenant named or not. Without Options.Tenants (and without
+// credentials) the list is the implicit tenant alone.
+func TestListTenants(t *testing.T) {
+	r := serveTenants(t, server.Options{Tenants: func(context.Context) ([]string, error) {
+		return []string{"default", "a", "b"}, nil
+	}})
+	for _, q := range []string{"", "?tenant=b"} {
+		code, _, b := call(t, r, "GET", "/v1/tenants"+q, "tok-op", "")
+		if want := `{"tenants":["default","a","b"]}`; code != http.StatusOK || strings.TrimSpace(string(b)) != want {
+			t.Errorf("tenants%s as the operator: %d %s, want %s", q, code, b, want)
+		}
+	}
+	for _, tok := range []string{"tok-read-a", "tok-write-a", "tok-admin-a", "tok-write-b"} {
+		for _, q := range []string{"", "?tenant=a"} {
+			code, hdr, b := call(t, r, "GET", "/v1/tenants"+q, tok, "")
+			if code != http.StatusForbidden || codeOf(hdr, b) != "PERMISSION_DENIED" {
+				t.Errorf("tenants%s as %s: %d %s, want 403 PERMISSION_DENIED", q, tok, code, b)
+			}
+		}
+	}
+	open := serve(t, startEngine(t, headless(t.TempDir())), server.Options{})
+	if code, _, b := call(t, open, "GET", "/v1/tenants", "", ""); code != http.StatusOK || strings.TrimSpace(string(b)) != `{"tenants":["default"]}` {
+		t.Errorf("tenants without credentials or a tenant list: %d %s", code, b)
+	}
+}
+
 // The audit records of a request's changes name its credential (by), on
 // /v1 and on logbook.v1.Sessions; without credentials they say "api".
 func TestAuditByTheCredential(t *testing.T) {

@@ -33,7 +33,7 @@ type tenants struct {
 // newTenant builds the handlers of a tenant's host.
 func (s *Server) newTenant(name string, h *host.Host) *tenant {
 	t := &tenant{name: name, h: h}
-	t.api = httpapi.New(h, httpapi.Options{MaxRequestBytes: s.opts.MaxRequestBytes, Tenant: name})
+	t.api = httpapi.New(h, httpapi.Options{MaxRequestBytes: s.opts.MaxRequestBytes, Tenant: name, Tenants: s.opts.Tenants})
 	_, t.rpc = logbookv1connect.NewSessionsHandler(&service{h: h}, s.sessionsOptions()...)
 	return t
 }
