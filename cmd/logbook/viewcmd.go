@@ -33,12 +33,14 @@ func newViewCmd(a *app) *cobra.Command {
 			"compact, release) with SESSION_READ_ONLY. A followed event stream\n" +
 			"(GET /v1/sessions/ID/events?follow=true) shows the events other processes append. It\n" +
 			"listens on a loopback address only (--addr, default a free port on 127.0.0.1), prints one\n" +
-			"line, the URL to open (with #/sessions/ID when ID is given), opens nothing itself, and runs\n" +
+			"line, the URL to open (with #/sessions/ID when ID is given, and ?tenant=NAME, which the viewer\n" +
+			"picks for its tab, with --tenant NAME), opens nothing itself, and runs\n" +
 			"until SIGINT or SIGTERM. Like serve it answers only requests whose Host is localhost, a loopback\n" +
 			"IP or the listen address (--allowed-host adds one) and refuses pages of other origins\n" +
 			"(--allowed-origin allows one).",
 		Example: "  logbook view                          # prints the URL to open in a browser\n" +
 			"  logbook view s1                       # the URL opens session s1\n" +
+			"  logbook view --tenant team-a s1       # session s1 of tenant team-a\n" +
 			"  logbook view --addr 127.0.0.1:7421",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -47,7 +49,7 @@ func newViewCmd(a *app) *cobra.Command {
 				return err
 			}
 			if !service.LoopbackAddr(addr) {
-				return sdk.Errorf(sdk.CodeUsage, "view", "--addr %s is not a loopback address: view serves this machine only (for example 127.0.0.1:0); to serve others, use logbook serve --token-file", addr)
+				return sdk.Errorf(sdk.CodeUsage, "view", "--addr %s is not a loopback address: view serves this machine only (for example 127.0.0.1:0); to serve others, use logbook serve with a credential (a token of logbook token create, a JWT key in the config's auth { jwt { … } } block, or --token-file)", addr)
 			}
 			a.readOnly = true
 			svc, err := a.service(ctx)
@@ -74,6 +76,11 @@ func newViewCmd(a *app) *cobra.Command {
 				return &sdk.Error{Code: sdk.CodeIOError, Op: "view", Detail: "cannot listen on " + addr, Err: err}
 			}
 			link := "http://" + ln.Addr().String() + "/"
+			if a.tenant != sdk.DefaultTenant {
+				// The server serves every tenant; the viewer picks this one
+				// for its tab from ?tenant= (docs/viewer.md).
+				link += "?tenant=" + url.QueryEscape(a.tenant)
+			}
 			if len(args) == 1 {
 				link += "#/sessions/" + url.PathEscape(args[0])
 			}

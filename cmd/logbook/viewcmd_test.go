@@ -26,31 +26,7 @@ func TestViewServesReadOnly(t *testing.T) {
 	data := t.TempDir()
 	finished(t, data, "s")
 	started := time.Now()
-	cmd := exec.Command(logbookBin, "view", "s", "--data", data)
-	cmd.Dir = data
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	out := bufio.NewReader(stdout)
-	first := make(chan string, 1)
-	go func() {
-		line, _ := out.ReadString('\n')
-		first <- line
-	}()
-	var link string
-	select {
-	case link = <-first:
-	case <-time.After(cmdTimeout):
-		t.Fatalf("logbook view printed nothing within %v; stderr:\n%s", cmdTimeout, stderr.String())
-	}
-	link = strings.TrimSuffix(link, "\n")
+	cmd, out, stderr, link := startView(t, data, "s")
 	if !viewURL.MatchString(link) {
 		t.Fatalf("logbook view printed %q; stderr:\n%s", link, stderr.String())
 	}
@@ -163,6 +139,71 @@ func TestViewServesReadOnly(t *testing.T) {
 		t.Logf("logbook view exited %v after SIGINT", time.Since(signalled))
 	case <-time.After(cmdTimeout):
 		t.Fatal("logbook view did not exit after SIGINT")
+	}
+}
+
+// startView starts `logbook view` with args over data and returns the
+// process (killed at cleanup), its stdout after the first line, its
+// stderr, and that first line: the URL.
+func startView(t *testing.T, data string, args ...string) (*exec.Cmd, *bufio.Reader, *bytes.Buffer, string) {
+	t.Helper()
+	cmd := exec.Command(logbookBin, append([]string{"view", "--data", data}, args...)...)
+	cmd.Dir = data
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := new(bytes.Buffer)
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	out := bufio.NewReader(stdout)
+	first := make(chan string, 1)
+	go func() {
+		line, _ := out.ReadString('\n')
+		first <- line
+	}()
+	select {
+	case link := <-first:
+		return cmd, out, stderr, strings.TrimSuffix(link, "\n")
+	case <-time.After(cmdTimeout):
+		t.Fatalf("logbook view printed nothing within %v; stderr:\n%s", cmdTimeout, stderr.String())
+		return nil, nil, nil, ""
+	}
+}
+
+// view --tenant T finds the session in T and prints a URL whose
+// ?tenant=T makes the viewer's calls run on T (the server serves every
+// tenant; the page picks T from the address): the session is listed
+// there and not in the default tenant. The default tenant's URL has no
+// ?tenant=.
+func TestViewTenantLink(t *testing.T) {
+	data := t.TempDir()
+	ok(t, data, input(crashLines, finishLines), "append", "s", "--tenant", "team-a")
+	fail(t, data, "", "SESSION_NOT_FOUND", "view", "s")
+	_, _, stderr, link := startView(t, data, "s", "--tenant", "team-a")
+	m := regexp.MustCompile(`^(http://127\.0\.0\.1:\d+)/\?tenant=team-a#/sessions/s$`).FindStringSubmatch(link)
+	if m == nil {
+		t.Fatalf("logbook view --tenant team-a printed %q; stderr:\n%s", link, stderr.String())
+	}
+	for _, c := range []struct {
+		query  string
+		listed bool
+	}{{"?tenant=team-a", true}, {"", false}} {
+		resp, err := http.Get(m[1] + "/v1/sessions" + c.query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || strings.Contains(string(b), `"id":"s"`) != c.listed {
+			t.Errorf("GET /v1/sessions%s: %d %s; want s listed: %v", c.query, resp.StatusCode, b, c.listed)
+		}
+	}
+	if _, _, _, link := startView(t, data); !regexp.MustCompile(`^http://127\.0\.0\.1:\d+/$`).MatchString(link) {
+		t.Errorf("logbook view (default tenant) printed %q, want no ?tenant=", link)
 	}
 }
 

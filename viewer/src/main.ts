@@ -1,11 +1,12 @@
 // The viewer's entry point: routes by the URL fragment (#/ for the
 // sessions, #/sessions/ID?seq=N for one session) and asks for the bearer
 // token once when the server wants one; the header names the credential
-// (GET /v1/whoami) and the tenant an operator picked.
+// (GET /v1/whoami) and the tenant an operator picked (or the address's
+// ?tenant= picked).
 
 import "./style.css";
 import { forget, whoami } from "./access";
-import { setToken, setUnauthorizedHandler, tenant } from "./api";
+import { setTenant, setToken, setUnauthorizedHandler, tenant, tenantPattern } from "./api";
 import { h } from "./dom";
 import { sessionView, type Opened } from "./session";
 import { sessionsView } from "./sessions";
@@ -78,5 +79,22 @@ setUnauthorizedHandler(() => {
   input.focus();
 });
 
+/**
+ * Picks the tenant a link names (?tenant=NAME, as `logbook view --tenant`
+ * prints it) for this tab, as the operator's Tenant box does; a name that
+ * breaks the tenant name rule is ignored. The parameter is then dropped
+ * from the address, so a reload keeps a tenant picked later.
+ */
+function tenantFromLink(): void {
+  const params = new URLSearchParams(location.search);
+  const t = params.get("tenant");
+  if (t === null) return;
+  if (tenantPattern.test(t)) setTenant(t === "default" ? "" : t);
+  params.delete("tenant");
+  const q = params.toString();
+  history.replaceState(null, "", `${location.pathname}${q ? `?${q}` : ""}${location.hash}`);
+}
+
+tenantFromLink();
 window.addEventListener("hashchange", route);
 route();

@@ -4,7 +4,8 @@
 // - with GET /v1/whoami stubbed (page.route) over the demo's store, the
 //   controls each role gets on the Sessions view and a session's view, a
 //   whoami that fails or names an unknown role (read-only), and an
-//   operator's tenant picker (every /v1 call then names the tenant);
+//   operator's tenant picker (every /v1 call then names the tenant), also
+//   preset by a link's ?tenant=;
 // - end to end, with tokens of `logbook token create` in two tenants: a
 //   read token's page has no write control, a write token's has them and
 //   they act in its tenant, tenant A's page never lists B's sessions nor
@@ -118,6 +119,23 @@ describe("controls by role, whoami stubbed", () => {
     const listed = calls.filter((u) => u.pathname === "/v1/sessions");
     assert.ok(listed.length > 0, "the Sessions view listed again");
     for (const u of calls) assert.equal(u.searchParams.get("tenant"), "team-b", `${u.pathname}${u.search}`);
+    await page.close();
+  });
+
+  test("a link's ?tenant= picks the tenant for the tab and leaves the address", async () => {
+    const page = await stubbed({ name: "op", tenant: "default", role: "operator" });
+    const calls = [];
+    page.on("request", (r) => {
+      const u = new URL(r.url());
+      if (u.pathname.startsWith("/v1/")) calls.push(u);
+    });
+    await page.goto(srv.url + "/?tenant=team-b");
+    await page.locator('#whoami[data-tenant="team-b"]').waitFor();
+    await page.waitForFunction(() => document.querySelector("#tenant")?.value === "team-b");
+    assert.equal(await page.evaluate(() => location.search), "", "the parameter leaves the address");
+    assert.ok(calls.some((u) => u.pathname === "/v1/sessions"), "the Sessions view listed");
+    for (const u of calls) assert.equal(u.searchParams.get("tenant"), "team-b", `${u.pathname}${u.search}`);
+    assert.deepEqual(page.errors, []);
     await page.close();
   });
 });
