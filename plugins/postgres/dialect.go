@@ -23,6 +23,15 @@ func (s *store) QueryRow(ctx context.Context, query string, args ...any) sqlstor
 	return s.pool.QueryRow(ctx, query, args...)
 }
 
+// Query implements sqlstore.Dialect on the pool.
+func (s *store) Query(ctx context.Context, query string, args ...any) (sqlstore.Rows, func(), error) {
+	rows, err := s.pool.Query(ctx, query, args...)
+	if err != nil {
+		return nil, nil, err
+	}
+	return rows, rows.Close, nil
+}
+
 // tx adapts a pgx.Tx to sqlstore.Tx.
 type tx struct{ pgx.Tx }
 

@@ -61,38 +61,17 @@ func (s space) payload(id string) string {
 // shutting the configured Backend down shuts its views down.
 func (b *Backend) Tenant(name string) (sdk.Persistence, error) {
 	root := b.rootOf()
-	if _, err := root.store(); err != nil {
-		return nil, err
-	}
-	return root.views.Get(op, name, func(tenant string) (*Backend, error) {
+	return sqlstore.Tenant(op, name, root.store, &root.views, func(tenant string) *Backend {
 		v := New()
 		v.st, v.own, v.compressMin, v.tenant, v.root = root.st, root.own, root.compressMin, tenant, root
-		return v, nil
+		return v
 	})
 }
 
 // Tenants implements sdk.Tenancy: the named tenants holding at least one
 // stored session, ascending.
 func (b *Backend) Tenants(ctx context.Context, fn func(name string) error) error {
-	st, err := b.store()
-	if err != nil {
-		return err
-	}
-	return sqlstore.Tenants(ctx, op, func(ctx context.Context) ([]string, error) {
-		rows, err := st.pool.Query(ctx, sqlstore.TenantsQuery(st.Table("sessions")))
-		if err != nil {
-			return nil, st.dbErr(ctx, "", "listing the tenants", err)
-		}
-		defer rows.Close()
-		names, err := sqlstore.Collect(rows, func(r sqlstore.Row) (string, error) {
-			var n string
-			return n, r.Scan(&n)
-		})
-		if err != nil {
-			return nil, st.dbErr(ctx, "", "listing the tenants", err)
-		}
-		return names, nil
-	}, fn)
+	return sqlstore.Tenants(ctx, op, b.store, fn)
 }
 
 // rootOf is the Backend whose views b's views are: b, or the Backend b is

@@ -22,6 +22,15 @@ func (s *store) QueryRow(ctx context.Context, query string, args ...any) sqlstor
 	return s.db.QueryRowContext(ctx, query, args...)
 }
 
+// Query implements sqlstore.Dialect.
+func (s *store) Query(ctx context.Context, query string, args ...any) (sqlstore.Rows, func(), error) {
+	rows, err := s.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, nil, err
+	}
+	return rows, func() { rows.Close() }, nil
+}
+
 // tx adapts a *sql.Tx to sqlstore.Tx.
 type tx struct{ *sql.Tx }
 

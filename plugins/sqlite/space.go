@@ -54,42 +54,18 @@ func (s space) dir(base string) string {
 // shutting the configured Backend down shuts its views down.
 func (b *Backend) Tenant(name string) (sdk.Persistence, error) {
 	root := b.rootOf()
-	if _, err := root.store(); err != nil {
-		return nil, err
-	}
-	return root.views.Get(op, name, func(tenant string) (*Backend, error) {
+	return sqlstore.Tenant(op, name, root.store, &root.views, func(tenant string) *Backend {
 		v := New()
 		v.st, v.compressMin, v.tenant, v.root = root.st, root.compressMin, tenant, root
-		return v, nil
+		return v
 	})
 }
 
 // Tenants implements sdk.Tenancy: the named tenants holding at least one
 // stored session, ascending.
 func (b *Backend) Tenants(ctx context.Context, fn func(name string) error) error {
-	st, err := b.store()
-	if err != nil {
-		return err
-	}
-	return sqlstore.Tenants(ctx, op, func(ctx context.Context) ([]string, error) {
-		rows, err := st.db.QueryContext(ctx, tenantsSQL)
-		if err != nil {
-			return nil, st.dbErr(ctx, "", "listing the tenants", err)
-		}
-		defer rows.Close()
-		names, err := sqlstore.Collect(rows, func(r sqlstore.Row) (string, error) {
-			var n string
-			return n, r.Scan(&n)
-		})
-		if err != nil {
-			return nil, st.dbErr(ctx, "", "listing the tenants", err)
-		}
-		return names, nil
-	}, fn)
+	return sqlstore.Tenants(ctx, op, b.store, fn)
 }
-
-// tenantsSQL is sqlstore.TenantsQuery over the sessions table.
-var tenantsSQL = sqlstore.TenantsQuery("sessions")
 
 // rootOf is the Backend whose views b's views are: b, or the Backend b is
 // a view of.

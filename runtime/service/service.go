@@ -13,6 +13,7 @@ import (
 	"github.com/seed-e5e476df/logbook/runtime/internal/host"
 	"github.com/seed-e5e476df/logbook/runtime/internal/metrics"
 	"github.com/seed-e5e476df/logbook/runtime/internal/store"
+	"github.com/seed-e5e476df/logbook/runtime/internal/tenantmap"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
@@ -96,7 +97,7 @@ type Service struct {
 	// (Tenant); nil for that service itself. tenants are the named
 	// tenants' services, held by the root only.
 	root    *Service
-	tenants tenants
+	tenants tenantmap.Map[*Service]
 }
 
 // Open starts the plugins o.Config names and the store over them. On
@@ -163,10 +164,11 @@ func (s *Service) Close(ctx context.Context) error {
 	if s.root != nil {
 		return s.root.Close(ctx)
 	}
-	if !s.tenants.close() {
+	tenants, open := s.tenants.Close("the service is closed")
+	if !open {
 		return nil
 	}
-	for _, t := range s.tenants.all() {
+	for _, t := range tenants {
 		t.h.Stop()
 	}
 	s.h.Stop()

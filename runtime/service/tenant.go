@@ -1,38 +1,6 @@
 package service
 
-import (
-	"context"
-	"sync"
-
-	"github.com/seed-e5e476df/logbook/sdk"
-)
-
-// tenants are the named tenants' services, built on first use.
-type tenants struct {
-	mu     sync.Mutex
-	m      map[string]*Service
-	closed bool
-}
-
-// close marks the services closed; it reports whether they were open.
-func (ts *tenants) close() bool {
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	was := !ts.closed
-	ts.closed = true
-	return was
-}
-
-// all returns every tenant's service built so far.
-func (ts *tenants) all() []*Service {
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	out := make([]*Service, 0, len(ts.m))
-	for _, t := range ts.m {
-		out = append(out, t)
-	}
-	return out
-}
+import "context"
 
 // Tenant returns the service of tenant name, whose every method acts
 // within that tenant: its sessions, ids, listing, search, audit log,
@@ -48,36 +16,19 @@ func (ts *tenants) all() []*Service {
 // capability makes every other name CONFIG_INVALID naming its plugin.
 // After Close it is SESSION_CLOSED. Safe for concurrent use.
 func (s *Service) Tenant(name string) (*Service, error) {
-	if err := sdk.ValidateTenant(name); err != nil {
-		return nil, err
-	}
 	root := s
 	if s.root != nil {
 		root = s.root
 	}
-	if name == sdk.DefaultTenant {
-		return root, nil
-	}
-	ts := &root.tenants
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	if ts.closed {
-		return nil, sdk.Errorf(sdk.CodeSessionClosed, "tenant", "the service is closed")
-	}
-	if t, ok := ts.m[name]; ok {
+	return root.tenants.Get(name, root, func(name string) (*Service, error) {
+		e, err := root.e.Tenant(name)
+		if err != nil {
+			return nil, err
+		}
+		t := &Service{e: e, cfg: root.cfg, metrics: root.metrics, log: root.log, readOnly: root.readOnly, root: root}
+		t.h = root.newHost(e)
 		return t, nil
-	}
-	e, err := root.e.Tenant(name)
-	if err != nil {
-		return nil, err
-	}
-	t := &Service{e: e, cfg: root.cfg, metrics: root.metrics, log: root.log, readOnly: root.readOnly, root: root}
-	t.h = root.newHost(e)
-	if ts.m == nil {
-		ts.m = map[string]*Service{}
-	}
-	ts.m[name] = t
-	return t, nil
+	})
 }
 
 // TenantName returns the name of the service's tenant: sdk.DefaultTenant

@@ -27,6 +27,9 @@ type Dialect interface {
 	// QueryRow runs a query outside any transaction and returns its first
 	// row.
 	QueryRow(ctx context.Context, query string, args ...any) Row
+	// Query runs a query outside any transaction and returns its rows
+	// and done, which closes them; with an error, rows and done are nil.
+	Query(ctx context.Context, query string, args ...any) (rows Rows, done func(), err error)
 }
 
 // Errors is the part of a Dialect that maps a driver's errors (DBErr):

@@ -22,8 +22,8 @@
 //     whole in one transaction that is abandoned on failure.
 //   - Tenants: a Dialect is one tenant's view of the database (Tenant),
 //     and every statement of the shared code is scoped by it (Scope);
-//     Views keeps a backend's views, one per tenant name, and Tenants
-//     lists the named tenants (TenantsQuery). sqlstoretest checks that
+//     Views keeps a backend's views, one per tenant name, Tenant hands
+//     them out, and Tenants lists the named tenants (TenantsQuery). sqlstoretest checks that
 //     every call of a view reads and writes its tenant's rows only.
 //   - Errors: DBErr maps a driver error to an *sdk.Error (a passed-through
 //     *sdk.Error, an ended context, the backend's codes, else IO_ERROR);

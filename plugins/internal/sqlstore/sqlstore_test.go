@@ -32,6 +32,9 @@ func (fakeDialect) Param(n int) string    { return "?" + strconv.Itoa(n) }
 func (fakeDialect) QueryRow(context.Context, string, ...any) Row {
 	panic("not used")
 }
+func (fakeDialect) Query(context.Context, string, ...any) (Rows, func(), error) {
+	panic("not used")
+}
 
 func TestReadRangeCutsChunksAtTheEventAndByteLimits(t *testing.T) {
 	small := make([][]byte, 1200)

@@ -67,17 +67,32 @@ func (vs *Views[V]) All() []V {
 	return out
 }
 
-// Tenants implements sdk.Tenancy.Tenants: after ctx is checked, names
-// reads the named tenants holding sessions (TenantsQuery), then fn gets
-// each in ascending order while the backend holds nothing; an error of fn
-// ends the listing and is returned as is.
-func Tenants(ctx context.Context, op string, names func(ctx context.Context) ([]string, error), fn func(name string) error) error {
+// Tenant implements sdk.Tenancy.Tenant for a backend's configured
+// instance, whose views vs keeps: after open checks the instance's store,
+// the view of the tenant name (Views.Get), made by view on the first ask.
+func Tenant[S any, V sdk.Persistence](op, name string, open func() (S, error), vs *Views[V], view func(tenant string) V) (sdk.Persistence, error) {
+	if _, err := open(); err != nil {
+		return nil, err
+	}
+	return vs.Get(op, name, func(tenant string) (V, error) { return view(tenant), nil })
+}
+
+// Tenants implements sdk.Tenancy.Tenants: after the backend's store
+// (open) and ctx are checked, the store runs TenantsQuery over its
+// sessions table, then fn gets each named tenant in ascending order while
+// the backend holds nothing; an error of the query is mapped by DBErr, and
+// an error of fn ends the listing and is returned as is.
+func Tenants[S Dialect](ctx context.Context, op string, open func() (S, error), fn func(name string) error) error {
+	st, err := open()
+	if err != nil {
+		return err
+	}
 	if err := handles.Ended(ctx, op, "tenants"); err != nil {
 		return err
 	}
-	ns, err := names(ctx)
+	ns, err := tenantNames(ctx, st)
 	if err != nil {
-		return err
+		return DBErr(ctx, st, "", "listing the tenants", err)
 	}
 	for _, n := range ns {
 		if err := fn(n); err != nil {
@@ -85,4 +100,17 @@ func Tenants(ctx context.Context, op string, names func(ctx context.Context) ([]
 		}
 	}
 	return nil
+}
+
+// tenantNames reads the named tenants of d's database (TenantsQuery).
+func tenantNames(ctx context.Context, d Dialect) ([]string, error) {
+	rows, done, err := d.Query(ctx, TenantsQuery(d.Table("sessions")))
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	return Collect(rows, func(r Row) (string, error) {
+		var n string
+		return n, r.Scan(&n)
+	})
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/seed-e5e476df/logbook/runtime/internal/pluginhost"
 	"github.com/seed-e5e476df/logbook/runtime/internal/session"
 	"github.com/seed-e5e476df/logbook/runtime/internal/store"
+	"github.com/seed-e5e476df/logbook/runtime/internal/tenantmap"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
@@ -72,7 +73,7 @@ type Engine struct {
 	// tenants' engines, held by the root only.
 	root    *Engine
 	tenant  string // the tenant's name; sdk.DefaultTenant for the root
-	tenants tenants
+	tenants tenantmap.Map[*Engine]
 }
 
 // Start launches every configured plugin and builds the store. On failure
@@ -306,7 +307,11 @@ func (e *Engine) Close(ctx context.Context) error {
 	if e.root != nil {
 		return e.Store.Close(ctx)
 	}
-	err := e.tenants.close(ctx)
+	var err error
+	tenants, _ := e.tenants.Close("the engine is closed")
+	for _, t := range tenants {
+		err = errors.Join(err, t.Store.Close(ctx))
+	}
 	if e.Store != nil {
 		err = errors.Join(err, e.Store.Close(ctx))
 	}

@@ -2,9 +2,7 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"path/filepath"
-	"sync"
 
 	"github.com/seed-e5e476df/logbook/runtime/internal/compaction"
 	"github.com/seed-e5e476df/logbook/runtime/internal/store"
@@ -16,13 +14,6 @@ import (
 // salvage directory elsewhere (no salvage artifact or hidden salvage file
 // is ever named so).
 const tenantsDir = ".tenants"
-
-// tenants are the named tenants' engines, built on first use.
-type tenants struct {
-	mu     sync.Mutex
-	m      map[string]*Engine
-	closed bool
-}
 
 // Tenant returns the engine of tenant name (sdk.ValidateTenant, else
 // TENANT_INVALID): for sdk.DefaultTenant the engine Start returned,
@@ -39,34 +30,11 @@ type tenants struct {
 // may be called on a tenant's engine too, with the same result. After
 // Close it is SESSION_CLOSED.
 func (e *Engine) Tenant(name string) (*Engine, error) {
-	if err := sdk.ValidateTenant(name); err != nil {
-		return nil, err
-	}
 	root := e
 	if e.root != nil {
 		root = e.root
 	}
-	if name == sdk.DefaultTenant {
-		return root, nil
-	}
-	ts := &root.tenants
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	if ts.closed {
-		return nil, sdk.Errorf(sdk.CodeSessionClosed, "tenant", "the engine is closed")
-	}
-	if t, ok := ts.m[name]; ok {
-		return t, nil
-	}
-	t, err := root.newTenant(name)
-	if err != nil {
-		return nil, err
-	}
-	if ts.m == nil {
-		ts.m = map[string]*Engine{}
-	}
-	ts.m[name] = t
-	return t, nil
+	return root.tenants.Get(name, root, root.newTenant)
 }
 
 // newTenant builds the engine of the named tenant name over the root's
@@ -158,22 +126,6 @@ func (e *Engine) Tenants(ctx context.Context, fn func(name string) error) error 
 		return nil
 	}
 	return ty.Tenants(ctx, fn)
-}
-
-// close closes every tenant's store, and refuses tenants from then on.
-func (ts *tenants) close(ctx context.Context) error {
-	ts.mu.Lock()
-	ts.closed = true
-	all := make([]*Engine, 0, len(ts.m))
-	for _, t := range ts.m {
-		all = append(all, t)
-	}
-	ts.mu.Unlock()
-	var err error
-	for _, t := range all {
-		err = errors.Join(err, t.Store.Close(ctx))
-	}
-	return err
 }
 
 // Backend returns the persistence plugin called name as the engine's
