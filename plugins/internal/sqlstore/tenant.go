@@ -74,7 +74,11 @@ func Tenant[S any, V sdk.Persistence](op, name string, open func() (S, error), v
 	if _, err := open(); err != nil {
 		return nil, err
 	}
-	return vs.Get(op, name, func(tenant string) (V, error) { return view(tenant), nil })
+	v, err := vs.Get(op, name, func(tenant string) (V, error) { return view(tenant), nil })
+	if err != nil {
+		return nil, err // not v: a nil view in a non-nil interface
+	}
+	return v, nil
 }
 
 // Tenants implements sdk.Tenancy.Tenants: after the backend's store
