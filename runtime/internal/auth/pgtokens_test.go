@@ -1,4 +1,4 @@
-package auth
+package auth_test
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"github.com/seed-e5e476df/logbook/config"
 	"github.com/seed-e5e476df/logbook/internal/pgtest"
 	"github.com/seed-e5e476df/logbook/plugins/postgres"
+	"github.com/seed-e5e476df/logbook/runtime/internal/auth"
+	_ "github.com/seed-e5e476df/logbook/runtime/pgtokens" // the postgres token table
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 
@@ -25,18 +27,18 @@ func pgConfig(t *testing.T) (*config.Config, string) {
 func TestPGStoreCreateListRevoke(t *testing.T) {
 	ctx := context.Background()
 	cfg, schema := pgConfig(t)
-	s := openStore(t, cfg)
+	s := auth.OpenTestStore(t, cfg)
 	if want := `table "` + schema + `".auth_tokens`; s.Where() != want {
 		t.Fatalf("Where = %s; want %s", s.Where(), want)
 	}
-	secret, tok, err := s.Create(ctx, Token{Name: "ci", Tenant: "acme", Role: RoleAdmin})
-	if err != nil || !strings.HasPrefix(secret, TokenPrefix) {
+	secret, tok, err := s.Create(ctx, auth.Token{Name: "ci", Tenant: "acme", Role: auth.RoleAdmin})
+	if err != nil || !strings.HasPrefix(secret, auth.TokenPrefix) {
 		t.Fatalf("Create = %q, %v", secret, err)
 	}
-	if _, _, err := s.Create(ctx, Token{Name: "ci", Tenant: "b", Role: RoleRead}); sdk.CodeOf(err) != sdk.CodeUsage || !strings.Contains(err.Error(), `a token named "ci" exists`) {
+	if _, _, err := s.Create(ctx, auth.Token{Name: "ci", Tenant: "b", Role: auth.RoleRead}); sdk.CodeOf(err) != sdk.CodeUsage || !strings.Contains(err.Error(), `a token named "ci" exists`) {
 		t.Fatalf("duplicate Create = %v; want USAGE naming it", err)
 	}
-	list, err := openStore(t, cfg).List(ctx)
+	list, err := auth.OpenTestStore(t, cfg).List(ctx)
 	if err != nil || len(list) != 1 || list[0] != tok {
 		t.Fatalf("List = %+v, %v; want [%+v]", list, err, tok)
 	}
@@ -63,5 +65,5 @@ func TestPGStoreCreateListRevoke(t *testing.T) {
 
 func TestRevocationReachesEveryHostWithinASecondPostgres(t *testing.T) {
 	cfg, _ := pgConfig(t)
-	testRevocationOnTwoHosts(t, cfg)
+	auth.RevocationOnTwoHosts(t, cfg)
 }

@@ -1,22 +1,42 @@
-package auth
+// Package pgtokens keeps the scoped tokens of logbook serve in the
+// schema of a postgres primary persistence, so that every host serving it
+// sees one set of tokens and their revocation within a second: two tables,
+// auth_tokens (the SHA-256 of each secret, never the secret) and
+// auth_tokens_state (a change counter the verifiers poll), created on
+// first use. It registers itself with the host for the plugin "postgres"
+// when imported:
+//
+//	import _ "github.com/seed-e5e476df/logbook/runtime/pgtokens"
+//
+// The logbook binary imports it. A program that embeds logbook with
+// another primary need not, and links no PostgreSQL driver for its tokens.
+package pgtokens
 
 import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/seed-e5e476df/logbook/plugins/postgres"
+	"github.com/seed-e5e476df/logbook/runtime/internal/auth"
 	"github.com/seed-e5e476df/logbook/sdk"
 )
+
+func init() {
+	auth.RegisterTokenTable("postgres", func(ctx context.Context, raw json.RawMessage) (auth.TokenTable, error) {
+		return open(ctx, raw)
+	})
+}
+
+// op names the operation in errors.
+const op = "auth"
 
 // pgTables creates the token tables in a schema (%s, quoted) when they are
 // missing: the tokens, and a counter every change bumps in the same
@@ -32,19 +52,19 @@ const pgTables = `CREATE TABLE IF NOT EXISTS %s.auth_tokens(
 		changes   bigint NOT NULL);
 	INSERT INTO %s.auth_tokens_state(changes) VALUES (0) ON CONFLICT DO NOTHING;`
 
-// pgBackend keeps the tokens in the postgres primary's schema.
-type pgBackend struct {
+// table keeps the tokens in the postgres primary's schema.
+type table struct {
 	pool   *pgxpool.Pool
 	schema string
 	dsn    string // for redacting its password from errors
 }
 
-// openPGBackend connects to the database of the postgres persistence
-// block's config (postgres.ParseConfig) and creates the token tables in
-// its schema when they are missing. A schema that does not exist yet is
-// first created as the postgres backend creates it, so that the backend
-// later finds a logbook schema.
-func openPGBackend(ctx context.Context, raw json.RawMessage) (*pgBackend, error) {
+// open connects to the database of the postgres persistence block's
+// config (postgres.ParseConfig) and creates the token tables in its schema
+// when they are missing. A schema that does not exist yet is first created
+// as the postgres backend creates it, so that the backend later finds a
+// logbook schema.
+func open(ctx context.Context, raw json.RawMessage) (*table, error) {
 	cfg, err := postgres.ParseConfig(raw)
 	if err != nil {
 		return nil, err
@@ -54,7 +74,7 @@ func openPGBackend(ctx context.Context, raw json.RawMessage) (*pgBackend, error)
 		return nil, sdk.Errorf(sdk.CodeConfigInvalid, op, "the postgres dsn does not parse")
 	}
 	pc.MaxConns, pc.MinConns = 2, 0
-	b := &pgBackend{schema: cfg.Schema, dsn: cfg.DSN}
+	b := &table{schema: cfg.Schema, dsn: cfg.DSN}
 	if b.pool, err = pgxpool.NewWithConfig(ctx, pc); err != nil {
 		return nil, b.dbErr("connecting to the database", err)
 	}
@@ -66,11 +86,13 @@ func openPGBackend(ctx context.Context, raw json.RawMessage) (*pgBackend, error)
 }
 
 // q is the quoted schema name.
-func (b *pgBackend) q() string { return pgx.Identifier{b.schema}.Sanitize() }
+func (b *table) q() string { return pgx.Identifier{b.schema}.Sanitize() }
 
-func (b *pgBackend) where() string { return "table " + b.q() + ".auth_tokens" }
+// Where names the table.
+func (b *table) Where() string { return "table " + b.q() + ".auth_tokens" }
 
-func (b *pgBackend) close() error {
+// Close closes the pool.
+func (b *table) Close() error {
 	b.pool.Close()
 	return nil
 }
@@ -78,7 +100,7 @@ func (b *pgBackend) close() error {
 // ensure creates the schema (through the postgres backend) and the token
 // tables when they are missing, under a transaction advisory lock so that
 // processes starting together create them once.
-func (b *pgBackend) ensure(ctx context.Context, cfg postgres.Config) error {
+func (b *table) ensure(ctx context.Context, cfg postgres.Config) error {
 	var logbookSchema bool
 	if err := b.pool.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", b.q()+".schema_version").Scan(&logbookSchema); err != nil {
 		return b.dbErr("checking the schema", err)
@@ -100,8 +122,8 @@ func (b *pgBackend) ensure(ctx context.Context, cfg postgres.Config) error {
 	})
 }
 
-// version is the change counter.
-func (b *pgBackend) version(ctx context.Context) (string, error) {
+// Version is the change counter.
+func (b *table) Version(ctx context.Context) (string, error) {
 	var n int64
 	if err := b.pool.QueryRow(ctx, "SELECT changes FROM "+b.q()+".auth_tokens_state").Scan(&n); err != nil {
 		return "", b.dbErr("reading the token change counter", err)
@@ -109,9 +131,9 @@ func (b *pgBackend) version(ctx context.Context) (string, error) {
 	return strconv.FormatInt(n, 10), nil
 }
 
-// load reads the counter and the rows in one snapshot.
-func (b *pgBackend) load(ctx context.Context) (*tokenSet, string, error) {
-	var set *tokenSet
+// Rows reads the counter and the rows in one snapshot.
+func (b *table) Rows(ctx context.Context) ([]auth.TokenRow, string, error) {
+	var out []auth.TokenRow
 	var n int64
 	err := pgx.BeginTxFunc(ctx, b.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		if err := tx.QueryRow(ctx, "SELECT changes FROM "+b.q()+".auth_tokens_state").Scan(&n); err != nil {
@@ -121,69 +143,58 @@ func (b *pgBackend) load(ctx context.Context) (*tokenSet, string, error) {
 		if err != nil {
 			return err
 		}
-		var entries []entry
-		for rows.Next() {
-			var ft fileToken
-			var hash []byte
-			var created time.Time
-			if err := rows.Scan(&ft.Name, &hash, &ft.Tenant, &ft.Role, &created); err != nil {
-				return err
-			}
-			ft.SHA256, ft.Created = hex.EncodeToString(hash), created.UTC().Format(time.RFC3339Nano)
-			e, err := ft.entry()
-			if err != nil {
-				return sdk.Errorf(sdk.CodeConfigInvalid, op, "%s: row %s: %s", b.where(), strconv.Quote(ft.Name), detail(err))
-			}
-			entries = append(entries, e)
-		}
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		set = newTokenSet(entries)
-		return nil
+		out, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (auth.TokenRow, error) {
+			var r auth.TokenRow
+			err := row.Scan(&r.Name, &r.SHA256, &r.Tenant, &r.Role, &r.Created)
+			return r, err
+		})
+		return err
 	})
 	if err != nil {
 		return nil, "", b.dbErr("reading the tokens", err)
 	}
-	return set, strconv.FormatInt(n, 10), nil
+	return out, strconv.FormatInt(n, 10), nil
 }
 
-func (b *pgBackend) create(ctx context.Context, e entry) error {
-	return b.tx(ctx, "storing the token", func(tx pgx.Tx) error {
+// Insert stores r and bumps the counter, unless a row of r's name exists.
+func (b *table) Insert(ctx context.Context, r auth.TokenRow) (bool, error) {
+	inserted := false
+	err := b.tx(ctx, "storing the token", func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, "INSERT INTO "+b.q()+".auth_tokens(name, sha256, tenant, role, created_at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (name) DO NOTHING",
-			e.Name, e.hash[:], e.Tenant, e.Role.String(), e.Created)
-		if err != nil {
+			r.Name, r.SHA256, r.Tenant, r.Role, r.Created)
+		if err != nil || tag.RowsAffected() == 0 {
 			return err
 		}
-		if tag.RowsAffected() == 0 {
-			return duplicate(e.Name, b.where())
-		}
+		inserted = true
 		return b.bump(ctx, tx)
 	})
+	return inserted, err
 }
 
-func (b *pgBackend) revoke(ctx context.Context, name string) error {
-	return b.tx(ctx, "revoking the token", func(tx pgx.Tx) error {
+// Delete removes the row called name and bumps the counter, if there is
+// one.
+func (b *table) Delete(ctx context.Context, name string) (bool, error) {
+	deleted := false
+	err := b.tx(ctx, "revoking the token", func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, "DELETE FROM "+b.q()+".auth_tokens WHERE name = $1", name)
-		if err != nil {
+		if err != nil || tag.RowsAffected() == 0 {
 			return err
 		}
-		if tag.RowsAffected() == 0 {
-			return unknown(name, b.where())
-		}
+		deleted = true
 		return b.bump(ctx, tx)
 	})
+	return deleted, err
 }
 
 // bump counts a change, in the transaction that makes it.
-func (b *pgBackend) bump(ctx context.Context, tx pgx.Tx) error {
+func (b *table) bump(ctx context.Context, tx pgx.Tx) error {
 	_, err := tx.Exec(ctx, "UPDATE "+b.q()+".auth_tokens_state SET changes = changes + 1")
 	return err
 }
 
 // tx runs fn in a transaction; a database error is IO_ERROR saying what
 // was being done.
-func (b *pgBackend) tx(ctx context.Context, what string, fn func(pgx.Tx) error) error {
+func (b *table) tx(ctx context.Context, what string, fn func(pgx.Tx) error) error {
 	if err := pgx.BeginFunc(ctx, b.pool, fn); err != nil {
 		return b.dbErr(what, err)
 	}
@@ -192,7 +203,7 @@ func (b *pgBackend) tx(ctx context.Context, what string, fn func(pgx.Tx) error) 
 
 // dbErr reports a database error as IO_ERROR, with the DSN's password
 // removed from its text; an *sdk.Error passes unchanged.
-func (b *pgBackend) dbErr(what string, err error) error {
+func (b *table) dbErr(what string, err error) error {
 	var e *sdk.Error
 	if errors.As(err, &e) {
 		return err
@@ -201,5 +212,5 @@ func (b *pgBackend) dbErr(what string, err error) error {
 	if pc, perr := pgxpool.ParseConfig(b.dsn); perr == nil && pc.ConnConfig.Password != "" {
 		msg = strings.ReplaceAll(msg, pc.ConnConfig.Password, "********")
 	}
-	return sdk.Errorf(sdk.CodeIOError, op, "%s: %s in schema %s: %s", b.where(), what, strconv.Quote(b.schema), msg)
+	return sdk.Errorf(sdk.CodeIOError, op, "%s: %s in schema %s: %s", b.Where(), what, strconv.Quote(b.schema), msg)
 }

@@ -1,0 +1,8 @@
+package auth
+
+// What the external tests (package auth_test, which link the postgres
+// token table of package runtime/pgtokens) share with the internal ones.
+var (
+	OpenTestStore        = openStore
+	RevocationOnTwoHosts = testRevocationOnTwoHosts
+)
