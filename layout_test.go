@@ -37,13 +37,14 @@ func publicPackages(t *testing.T) []string {
 }
 
 // The public packages are the doors: the embedder's (logbook, events,
-// provider, config, runtime/service), the daemon client, the plugin
+// provider, config, runtime/service, and runtime/service/pgtokens for a
+// postgres primary's tokens), the daemon client, the plugin
 // author's (sdk and the helpers listed here, plugins/…) and the embedded
 // assets (viewer, docs). The engine room stays under runtime/internal; a
 // new sdk package is a new promise to plugin authors and is added here on
 // purpose.
 func TestPublicPackagesAreTheDoors(t *testing.T) {
-	doors := []string{"", "events", "provider", "client", "config", "runtime/service", "viewer", "docs",
+	doors := []string{"", "events", "provider", "client", "config", "runtime/service", "runtime/service/pgtokens", "viewer", "docs",
 		"sdk", "sdk/pluginrpc", "sdk/persistencetest", "sdk/persistencefault", "sdk/plugintest",
 		"sdk/proto/logbook/v1", "sdk/proto/logbook/v1/logbookv1connect",
 		"sdk/jsonv", "sdk/headerjson", "sdk/envelope", "sdk/durable", "sdk/flockclaim", "sdk/handles",

@@ -23,7 +23,7 @@ import (
 	_ "github.com/seed-e5e476df/logbook/plugins/pruner/bundle"
 	_ "github.com/seed-e5e476df/logbook/plugins/sqlite/bundle"
 	// The tokens of a postgres primary, kept in its database.
-	_ "github.com/seed-e5e476df/logbook/runtime/pgtokens"
+	_ "github.com/seed-e5e476df/logbook/runtime/service/pgtokens"
 )
 
 // version is the release stamp, set with -ldflags "-X main.version=…";

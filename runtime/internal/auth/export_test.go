@@ -1,7 +1,7 @@
 package auth
 
 // What the external tests (package auth_test, which link the postgres
-// token table of package runtime/pgtokens) share with the internal ones.
+// token table of package runtime/service/pgtokens) share with the internal ones.
 var (
 	OpenTestStore        = openStore
 	RevocationOnTwoHosts = testRevocationOnTwoHosts

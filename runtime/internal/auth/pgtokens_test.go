@@ -10,7 +10,7 @@ import (
 	"github.com/seed-e5e476df/logbook/internal/pgtest"
 	"github.com/seed-e5e476df/logbook/plugins/postgres"
 	"github.com/seed-e5e476df/logbook/runtime/internal/auth"
-	_ "github.com/seed-e5e476df/logbook/runtime/pgtokens" // the postgres token table
+	_ "github.com/seed-e5e476df/logbook/runtime/service/pgtokens" // the postgres token table
 	"github.com/seed-e5e476df/logbook/sdk"
 )
 

@@ -61,7 +61,7 @@ func OpenStore(ctx context.Context, cfg *config.Config) (*Store, error) {
 	case len(cfg.Persistence) > 0 && cfg.Persistence[0].Name == "postgres":
 		open, ok := tokenTable(cfg.Persistence[0].Name)
 		if !ok {
-			return nil, sdk.Errorf(sdk.CodeConfigInvalid, op, "the postgres primary keeps the tokens in its database, and this program does not link that token store: import github.com/seed-e5e476df/logbook/runtime/pgtokens (the logbook binary does), or set auth { tokens_file }")
+			return nil, sdk.Errorf(sdk.CodeConfigInvalid, op, "the postgres primary keeps the tokens in its database, and this program does not link that token store: import github.com/seed-e5e476df/logbook/runtime/service/pgtokens (the logbook binary does), or set auth { tokens_file }")
 		}
 		t, err := open(ctx, cfg.Persistence[0].Config)
 		if err != nil {

@@ -6,7 +6,7 @@
 // first use. It registers itself with the host for the plugin "postgres"
 // when imported:
 //
-//	import _ "github.com/seed-e5e476df/logbook/runtime/pgtokens"
+//	import _ "github.com/seed-e5e476df/logbook/runtime/service/pgtokens"
 //
 // The logbook binary imports it. A program that embeds logbook with
 // another primary need not, and links no PostgreSQL driver for its tokens.
