@@ -47,6 +47,7 @@ var parity = []parityEntry{
 	{"Tokens", "tokens", ""},
 	{"Lineage", "lineage", ""},
 	{"", "whoami", "the credential's name, tenant and role: a Connect client knows the credential it sends"},
+	{"", "listTenants", "the tenants an operator may address: a question about the server, not a session, asked by the viewer's tenant picker; a Connect client names its tenant in Logbook-Tenant"},
 	{"", "openapi", "the /v1 API's own description; a Connect client reads sessions.proto or asks the server's gRPC reflection"},
 }
 
